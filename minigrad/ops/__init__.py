@@ -1,0 +1,8 @@
+"""The differentiable ops, one small `Function` class each, grouped by kind."""
+from .elementwise import (Abs, Add, Cast, Clamp, Div, Exp, Gelu, Log, MaskedFill, Maximum,
+                          Minimum, Mul, Neg, Pow, Relu, Sigmoid, Sqrt, Sub, Tanh, Where)
+from .index import Embedding, Gather, GetItem, IndexSelect
+from .matmul import MatMul
+from .reduce import Amax, Amin, LogSumExp, Mean, Sum, Var
+from .shape import Cat, Expand, Permute, Reshape, Stack
+from .softmax import Dropout, LogSoftmax, Softmax

@@ -1,0 +1,51 @@
+"""Helpers shared by the ops: broadcasting gradients back and validating `dim` arguments."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    """Sum `grad` over the axes that broadcasting stretched, so it has `shape` again.
+
+    Broadcasting copies an input along new leading axes and along axes of size 1; the chain rule
+    says each copy's gradient flows back to the same element, so those axes are summed.
+    """
+    if grad.shape == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1)
+    if axes:
+        grad = grad.sum(axis=axes, keepdims=True)
+    return grad.reshape(shape)
+
+
+def normalize_dim(dim: int, ndim: int, op: str) -> int:
+    """A dim in [-ndim, ndim) as a non-negative int, or an IndexError naming the op."""
+    n = max(ndim, 1)
+    if not isinstance(dim, (int, np.integer)) or not -n <= dim < n:
+        raise IndexError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dims "
+                         f"(expected a value in [{-n}, {n - 1}])")
+    return int(dim) % n
+
+
+def normalize_dims(dim, ndim: int, op: str):
+    """`None` (all dims), an int, or a tuple of ints, as a sorted tuple of non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    out = tuple(sorted({normalize_dim(d, ndim, op) for d in dims}))
+    if len(out) != len(dims):
+        raise ValueError(f"{op}: dim {dim} names the same dimension twice")
+    return out
+
+
+def expand_reduced(grad: np.ndarray, shape: tuple, dims: tuple, keepdim: bool) -> np.ndarray:
+    """Put back the reduced axes of `grad` (as size 1) so it broadcasts against `shape`."""
+    if not keepdim:
+        grad = np.expand_dims(grad, dims) if dims else grad
+    return np.broadcast_to(grad, shape)
+
+
+def shape_of(x) -> tuple:
+    return np.shape(x)

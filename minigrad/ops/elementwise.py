@@ -1,0 +1,324 @@
+"""Elementwise ops. Each gradient is the local derivative times the incoming gradient, then
+`unbroadcast` sums it back to the input's shape (NumPy broadcasting in the forward pass)."""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from ..autograd import Function
+from ._util import unbroadcast
+
+
+def _pair(ctx, a, b):
+    ctx.shapes = (np.shape(a), np.shape(b))
+
+
+def _back(ctx, ga, gb):
+    """Gradients for (a, b) reduced to their shapes; None where no gradient is needed."""
+    need = ctx.needs_input_grad
+    return (unbroadcast(ga, ctx.shapes[0]) if need[0] and ga is not None else None,
+            unbroadcast(gb, ctx.shapes[1]) if len(need) > 1 and need[1] and gb is not None else None)
+
+
+class Add(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        _pair(ctx, a, b)
+        return np.add(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _back(ctx, g, g)
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        _pair(ctx, a, b)
+        return np.subtract(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _back(ctx, g, -g if ctx.needs_input_grad[1] else None)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        _pair(ctx, a, b)
+        ctx.save_for_backward(a, b)
+        return np.multiply(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved
+        need = ctx.needs_input_grad
+        return _back(ctx, g * b if need[0] else None, g * a if need[1] else None)
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        _pair(ctx, a, b)
+        ctx.save_for_backward(a, b)
+        return np.divide(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved
+        need = ctx.needs_input_grad
+        return _back(ctx, g / b if need[0] else None, -g * a / (b * b) if need[1] else None)
+
+
+class Pow(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        _pair(ctx, a, b)
+        out = np.power(a, b)
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, out = ctx.saved
+        need = ctx.needs_input_grad
+        ga = g * b * np.power(a, b - 1) if need[0] else None
+        gb = None
+        if need[1]:  # d(a^b)/db = a^b log a, taken as 0 where a == 0 (PyTorch does the same)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gb = g * np.where(a > 0, out * np.log(np.where(a > 0, a, 1)), 0)
+        return _back(ctx, ga, gb)
+
+
+class Maximum(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        _pair(ctx, a, b)
+        ctx.save_for_backward(a, b)
+        return np.maximum(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved
+        # ties split the gradient evenly, as PyTorch does
+        wa = (a > b) + 0.5 * (a == b)
+        return _back(ctx, g * wa, g * (1 - wa))
+
+
+class Minimum(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        _pair(ctx, a, b)
+        ctx.save_for_backward(a, b)
+        return np.minimum(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved
+        wa = (a < b) + 0.5 * (a == b)
+        return _back(ctx, g * wa, g * (1 - wa))
+
+
+class Neg(Function):
+    @staticmethod
+    def forward(ctx, a):
+        return np.negative(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = np.exp(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.saved[0]
+
+
+class Log(Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.log(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g / ctx.saved[0]
+
+
+class Sqrt(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = np.sqrt(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return g / (2 * ctx.saved[0])
+
+
+class Abs(Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.abs(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * np.sign(ctx.saved[0])
+
+
+class Tanh(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = np.tanh(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        y = ctx.saved[0]
+        return g * (1 - y * y)
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx, a):
+        # exp of a non-positive number only, so neither branch overflows
+        e = np.exp(-np.abs(a))
+        out = np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        y = ctx.saved[0]
+        return g * y * (1 - y)
+
+
+class Relu(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = np.maximum(a, 0)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * (ctx.saved[0] > 0)
+
+
+@numba.vectorize(["float32(float32)", "float64(float64)"], cache=True)
+def _erf(x):  # NumPy has no erf; Numba compiles the C library's
+    return math.erf(x)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+
+
+class Gelu(Function):
+    """x * Phi(x); `approximate="tanh"` uses 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+
+    @staticmethod
+    def forward(ctx, a, approximate="none"):
+        ctx.approximate = approximate
+        ctx.save_for_backward(a)
+        if approximate == "tanh":
+            return 0.5 * a * (1 + np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a ** 3)))
+        if approximate != "none":
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        return 0.5 * a * (1 + _erf(a / math.sqrt(2)))
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.saved[0]
+        if ctx.approximate == "tanh":
+            t = np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a ** 3))
+            dt = (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a * a)
+            return g * (0.5 * (1 + t) + 0.5 * a * dt)
+        cdf = 0.5 * (1 + _erf(a / math.sqrt(2)))
+        pdf = np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
+        return g * (cdf + a * pdf)
+
+
+class Clamp(Function):
+    @staticmethod
+    def forward(ctx, a, min=None, max=None):
+        ctx.save_for_backward(a)
+        ctx.bounds = (min, max)
+        return np.clip(a, min, max)
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.saved[0]
+        lo, hi = ctx.bounds
+        inside = np.ones(a.shape, dtype=bool)
+        if lo is not None:
+            inside &= a >= lo
+        if hi is not None:
+            inside &= a <= hi
+        return g * inside
+
+
+class Cast(Function):
+    """Change dtype; the gradient is cast back to the input's dtype."""
+
+    @staticmethod
+    def forward(ctx, a, dtype=None):
+        ctx.in_dtype = a.dtype
+        return a.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.astype(ctx.in_dtype)
+
+
+class Where(Function):
+    """`where(cond, a, b)`: a where cond is True, else b; gradients flow to the chosen side."""
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        ctx.shapes = (np.shape(cond), np.shape(a), np.shape(b))
+        ctx.save_for_backward(cond)
+        return np.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        cond = ctx.saved[0]
+        need = ctx.needs_input_grad
+        zero = np.zeros((), g.dtype)
+        ga = unbroadcast(np.where(cond, g, zero), ctx.shapes[1]) if need[1] else None
+        gb = unbroadcast(np.where(cond, zero, g), ctx.shapes[2]) if need[2] else None
+        return None, ga, gb
+
+
+class MaskedFill(Function):
+    """Replace elements where `mask` is True by `value`; those elements get no gradient."""
+
+    @staticmethod
+    def forward(ctx, a, mask, value=0.0):
+        if not np.issubdtype(np.asarray(mask).dtype, np.bool_):
+            raise TypeError(f"masked_fill: mask must be a bool tensor, got {np.asarray(mask).dtype}")
+        try:
+            out = np.where(mask, np.asarray(value, dtype=a.dtype), a)
+        except ValueError:
+            raise ValueError(f"masked_fill: mask of shape {np.shape(mask)} does not broadcast "
+                             f"to the tensor's shape {a.shape}") from None
+        if out.shape != a.shape:
+            raise ValueError(f"masked_fill: mask of shape {np.shape(mask)} does not broadcast "
+                             f"to the tensor's shape {a.shape}")
+        ctx.save_for_backward(mask)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.where(ctx.saved[0], np.zeros((), g.dtype), g), None

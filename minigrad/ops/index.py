@@ -1,0 +1,139 @@
+"""Indexing ops: `x[...]`, `gather` and `index_select`.
+
+Their gradients scatter the incoming gradient back to the positions that were read, with
+*add*: an element read twice (a repeated index) receives both gradients.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import Function
+from ._util import normalize_dim
+
+
+def _is_basic(index) -> bool:
+    """True for ints, slices, None and Ellipsis only: such an index never repeats an element."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis
+               for i in items)
+
+
+def _check_index(a, index):
+    items = index if isinstance(index, tuple) else (index,)
+    dim = 0
+    for item in items:
+        if item is None:
+            continue
+        if item is Ellipsis:
+            dim = a.ndim - sum(1 for i in items if i is not None and i is not Ellipsis) + dim
+            continue
+        arr = np.asarray(item) if not isinstance(item, slice) else None
+        if arr is not None and arr.dtype == np.bool_:
+            dim += max(arr.ndim, 1)
+            continue
+        if dim >= a.ndim:
+            raise IndexError(f"index: too many indices for a tensor of shape {a.shape}")
+        if arr is not None and arr.size:
+            n = a.shape[dim]
+            if arr.max() >= n or arr.min() < -n:
+                bad = arr.max() if arr.max() >= n else arr.min()
+                raise IndexError(f"index: index {bad} is out of range for dim {dim} "
+                                 f"of size {n} (tensor shape {a.shape})")
+        dim += 1
+
+
+class GetItem(Function):
+    @staticmethod
+    def forward(ctx, a, index=None):
+        ctx.shape, ctx.dtype, ctx.index = a.shape, a.dtype, index
+        try:
+            out = a[index]
+        except IndexError:
+            _check_index(a, index)
+            raise
+        return np.asarray(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        grad = np.zeros(ctx.shape, dtype=g.dtype)
+        if _is_basic(ctx.index):
+            grad[ctx.index] = g
+        else:
+            np.add.at(grad, ctx.index, g)
+        return grad
+
+
+def _along(index, dim, ndim):
+    """Index arrays that address `index` along `dim` and every other dim in order."""
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[dim] = index
+    return tuple(grids)
+
+
+class Gather(Function):
+    """out[i][j][k] = a[i][index[i][j][k]][k] for dim=1 (PyTorch's `gather`)."""
+
+    @staticmethod
+    def forward(ctx, a, dim=0, index=None):
+        d = normalize_dim(dim, a.ndim, "gather")
+        index = np.asarray(index)
+        if index.ndim != a.ndim:
+            raise ValueError(f"gather: index has {index.ndim} dims but the input of shape "
+                             f"{a.shape} has {a.ndim}")
+        if index.size and (index.max() >= a.shape[d] or index.min() < -a.shape[d]):
+            raise IndexError(f"gather: index out of range for dim {d} of size {a.shape[d]}")
+        ctx.shape, ctx.dim, ctx.index = a.shape, d, index
+        return a[_along(index, d, a.ndim)]
+
+    @staticmethod
+    def backward(ctx, g):
+        grad = np.zeros(ctx.shape, dtype=g.dtype)
+        np.add.at(grad, _along(ctx.index, ctx.dim, len(ctx.shape)), g)
+        return grad
+
+
+class IndexSelect(Function):
+    """Pick whole slices along `dim` by a 1-D index (rows of an embedding table, for example)."""
+
+    @staticmethod
+    def forward(ctx, a, dim=0, index=None):
+        d = normalize_dim(dim, a.ndim, "index_select")
+        index = np.asarray(index)
+        if index.ndim > 1:
+            raise ValueError(f"index_select: index must be 1-D, got shape {index.shape}")
+        if index.size and (index.max() >= a.shape[d] or index.min() < -a.shape[d]):
+            bad = index.max() if index.max() >= a.shape[d] else index.min()
+            raise IndexError(f"index_select: index {bad} is out of range for dim {d} of "
+                             f"size {a.shape[d]}")
+        ctx.shape, ctx.dim, ctx.index = a.shape, d, index
+        return np.take(a, index, axis=d)
+
+    @staticmethod
+    def backward(ctx, g):
+        grad = np.zeros(ctx.shape, dtype=g.dtype)
+        np.add.at(grad, (slice(None),) * ctx.dim + (ctx.index,), g)
+        return grad
+
+
+class Embedding(Function):
+    """Rows of `weight` (V, D) for integer `ids` of any shape: output ids.shape + (D,)."""
+
+    @staticmethod
+    def forward(ctx, weight, ids=None, padding_idx=None):
+        ids = np.asarray(ids)
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"embedding: ids must be integers, got dtype {ids.dtype}")
+        if ids.size and (ids.max() >= weight.shape[0] or ids.min() < 0):
+            bad = ids.max() if ids.max() >= weight.shape[0] else ids.min()
+            raise IndexError(f"embedding: id {bad} is out of range for a table of "
+                             f"{weight.shape[0]} rows")
+        ctx.shape, ctx.ids, ctx.padding_idx = weight.shape, ids, padding_idx
+        return weight[ids]
+
+    @staticmethod
+    def backward(ctx, g):
+        grad = np.zeros(ctx.shape, dtype=g.dtype)
+        np.add.at(grad, ctx.ids.reshape(-1), g.reshape(-1, ctx.shape[1]))
+        if ctx.padding_idx is not None:  # the padding row is never trained
+            grad[ctx.padding_idx] = 0
+        return grad

@@ -1,0 +1,111 @@
+"""Reductions over `dim` (an int, a tuple, or None for all) with `keepdim`.
+
+The gradient of a reduction is spread back over the reduced axes: `expand_reduced` reinserts
+them as size-1 axes and broadcasts, which is the one place every reduction shares.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import Function
+from ._util import expand_reduced, normalize_dims
+
+
+class Sum(Function):
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False):
+        ctx.dims = normalize_dims(dim, a.ndim, "sum")
+        ctx.shape, ctx.keepdim = a.shape, keepdim
+        return np.asarray(a.sum(axis=ctx.dims, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        return expand_reduced(g, ctx.shape, ctx.dims, ctx.keepdim)
+
+
+class Mean(Function):
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False):
+        ctx.dims = normalize_dims(dim, a.ndim, "mean")
+        ctx.shape, ctx.keepdim = a.shape, keepdim
+        ctx.count = int(np.prod([a.shape[d] for d in ctx.dims]))
+        return np.asarray(a.mean(axis=ctx.dims, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        return expand_reduced(g / ctx.count, ctx.shape, ctx.dims, ctx.keepdim)
+
+
+class Amax(Function):
+    """Largest value over dims; tied maxima share the gradient equally (PyTorch's amax rule)."""
+
+    sign = 1
+
+    @classmethod
+    def forward(cls, ctx, a, dim=None, keepdim=False):
+        name = "amax" if cls.sign > 0 else "amin"
+        ctx.dims = normalize_dims(dim, a.ndim, name)
+        if a.size == 0:
+            raise ValueError(f"{name}: cannot reduce an empty tensor of shape {a.shape}")
+        out = (a.max if cls.sign > 0 else a.min)(axis=ctx.dims, keepdims=True)
+        ctx.save_for_backward(a, out)
+        ctx.keepdim = keepdim
+        return out if keepdim else np.squeeze(out, axis=ctx.dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, out = ctx.saved
+        hit = a == out
+        if not ctx.keepdim:
+            g = np.expand_dims(g, ctx.dims)
+        return g * hit / hit.sum(axis=ctx.dims, keepdims=True)
+
+
+class Amin(Amax):
+    sign = -1
+
+
+class Var(Function):
+    """Variance with `correction` (1 = unbiased, PyTorch's default; 0 = biased)."""
+
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False, correction=1):
+        ctx.dims = normalize_dims(dim, a.ndim, "var")
+        n = int(np.prod([a.shape[d] for d in ctx.dims]))
+        ctx.denom = max(n - correction, 0)
+        centered = a - a.mean(axis=ctx.dims, keepdims=True)
+        ctx.save_for_backward(centered)
+        ctx.keepdim = keepdim
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray((centered * centered).sum(axis=ctx.dims, keepdims=keepdim)
+                              / a.dtype.type(ctx.denom))
+
+    @staticmethod
+    def backward(ctx, g):
+        centered = ctx.saved[0]
+        g = expand_reduced(g, centered.shape, ctx.dims, ctx.keepdim)
+        return g * 2 * centered / centered.dtype.type(ctx.denom)
+
+
+class LogSumExp(Function):
+    """log(sum(exp(a))) computed around the maximum, so large inputs do not overflow."""
+
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False):
+        ctx.dims = normalize_dims(dim, a.ndim, "logsumexp")
+        m = a.max(axis=ctx.dims, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)  # an all -inf slice gives -inf, not NaN
+        with np.errstate(divide="ignore"):
+            out = np.log(np.exp(a - m).sum(axis=ctx.dims, keepdims=True)) + m
+        ctx.save_for_backward(a, out)
+        ctx.keepdim = keepdim
+        return out if keepdim else np.squeeze(out, axis=ctx.dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, out = ctx.saved
+        if not ctx.keepdim:
+            g = np.expand_dims(g, ctx.dims)
+        with np.errstate(invalid="ignore"):
+            p = np.exp(a - out)
+        return g * np.nan_to_num(p)

@@ -1,0 +1,99 @@
+"""Ops that move elements without changing them: reshape, permute, expand, cat, stack.
+
+Their gradients move the incoming gradient back the opposite way.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import Function
+from ._util import normalize_dim, unbroadcast
+
+
+class Reshape(Function):
+    @staticmethod
+    def forward(ctx, a, shape=None):
+        ctx.shape = a.shape
+        try:
+            return a.reshape(shape)
+        except ValueError:
+            raise ValueError(f"reshape: cannot reshape a tensor of shape {a.shape} "
+                             f"({a.size} elements) into {tuple(shape)}") from None
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.shape)
+
+
+class Permute(Function):
+    @staticmethod
+    def forward(ctx, a, dims=None):
+        dims = tuple(normalize_dim(d, a.ndim, "permute") for d in dims)
+        if sorted(dims) != list(range(a.ndim)):
+            raise ValueError(f"permute: dims {dims} are not a permutation of the "
+                             f"{a.ndim} dims of a tensor of shape {a.shape}")
+        ctx.inverse = tuple(np.argsort(dims))
+        return a.transpose(dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.transpose(ctx.inverse)
+
+
+class Expand(Function):
+    """Broadcast to a larger shape without copying; the gradient sums the copies."""
+
+    @staticmethod
+    def forward(ctx, a, shape=None):
+        ctx.shape = a.shape
+        shape = tuple(a.shape[i - len(shape) + a.ndim] if s == -1 else s
+                      for i, s in enumerate(shape))
+        try:
+            return np.broadcast_to(a, shape)
+        except ValueError:
+            raise ValueError(f"expand: cannot expand shape {a.shape} to {shape}") from None
+
+    @staticmethod
+    def backward(ctx, g):
+        return unbroadcast(g, ctx.shape)
+
+
+class Cat(Function):
+    """Join tensors along an existing dim."""
+
+    @staticmethod
+    def forward(ctx, *arrays, dim=0):
+        if not arrays:
+            raise ValueError("cat: expected a non-empty sequence of tensors")
+        d = normalize_dim(dim, arrays[0].ndim, "cat")
+        for i, x in enumerate(arrays):
+            if x.ndim != arrays[0].ndim or any(
+                    x.shape[k] != arrays[0].shape[k] for k in range(x.ndim) if k != d):
+                raise ValueError(f"cat: tensor {i} has shape {x.shape}, which does not match "
+                                 f"{arrays[0].shape} except in dim {d}")
+        ctx.dim = d
+        ctx.bounds = np.cumsum([x.shape[d] for x in arrays])[:-1]
+        return np.concatenate(arrays, axis=d)
+
+    @staticmethod
+    def backward(ctx, g):
+        return tuple(np.split(g, ctx.bounds, axis=ctx.dim))
+
+
+class Stack(Function):
+    """Join same-shaped tensors along a new dim."""
+
+    @staticmethod
+    def forward(ctx, *arrays, dim=0):
+        if not arrays:
+            raise ValueError("stack: expected a non-empty sequence of tensors")
+        for i, x in enumerate(arrays):
+            if x.shape != arrays[0].shape:
+                raise ValueError(f"stack: tensor {i} has shape {x.shape} but tensor 0 has "
+                                 f"{arrays[0].shape}; all must be equal")
+        ctx.dim = normalize_dim(dim, arrays[0].ndim + 1, "stack")
+        return np.stack(arrays, axis=ctx.dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return tuple(np.moveaxis(g, ctx.dim, 0))

@@ -1,0 +1,71 @@
+"""Softmax, log-softmax and dropout: the ops whose forward and backward are fused kernels.
+
+The kernels work on the last axis; another `dim` is moved to the end and back.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import kernels
+from ..autograd import Function
+from ._util import normalize_dim
+
+
+def _to_last(a, dim, op):
+    d = normalize_dim(dim, a.ndim, op)
+    return d, (a if d == a.ndim - 1 or a.ndim == 0 else np.moveaxis(a, d, -1))
+
+
+def _from_last(a, d, ndim):
+    return a if d == ndim - 1 or ndim == 0 else np.moveaxis(a, -1, d)
+
+
+class Softmax(Function):
+    """exp(x_i - max) / sum_j exp(x_j - max); -inf entries get 0, an all -inf row gives 0s."""
+
+    @staticmethod
+    def forward(ctx, a, dim=-1):
+        ctx.dim, x = _to_last(a, dim, "softmax")
+        y = kernels.softmax(x)
+        ctx.save_for_backward(y)
+        return _from_last(y, ctx.dim, a.ndim)
+
+    @staticmethod
+    def backward(ctx, g):
+        y = ctx.saved[0]
+        _, g = _to_last(g, ctx.dim, "softmax")
+        return _from_last(kernels.softmax_backward(y, g), ctx.dim, y.ndim)
+
+
+class LogSoftmax(Function):
+    """x_i - logsumexp(x); the gradient is g - softmax(x) * sum(g)."""
+
+    @staticmethod
+    def forward(ctx, a, dim=-1):
+        ctx.dim, x = _to_last(a, dim, "log_softmax")
+        y = kernels.log_softmax(x)
+        ctx.save_for_backward(y)
+        return _from_last(y, ctx.dim, a.ndim)
+
+    @staticmethod
+    def backward(ctx, g):
+        y = ctx.saved[0]
+        _, g = _to_last(g, ctx.dim, "log_softmax")
+        return _from_last(kernels.log_softmax_backward(y, g), ctx.dim, y.ndim)
+
+
+class Dropout(Function):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (inverted dropout).
+
+    The mask comes from a counter-based hash of (seed, element index), so backward regenerates
+    it from the seed instead of storing it.
+    """
+
+    @staticmethod
+    def forward(ctx, a, p=0.5, seed=0):
+        ctx.p, ctx.seed = p, seed
+        return kernels.dropout(np.ascontiguousarray(a), p, seed)
+
+    @staticmethod
+    def backward(ctx, g):
+        return kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)

@@ -1,0 +1,394 @@
+"""`Tensor`: a NumPy array, plus what reverse-mode autograd needs to know about it.
+
+`data` is the array; `grad` (a Tensor) is filled by `backward()`; `grad_fn` is the node that
+made this tensor (None for leaves); `requires_grad` says whether gradients flow to it. Every
+math method calls one op class from `minigrad.ops`, where the forward and backward live.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ops
+from .autograd import is_grad_enabled, run_backward
+
+_FLOATS = (np.float16, np.float32, np.float64)
+
+
+def _data(x):
+    return x.data if isinstance(x, Tensor) else x
+
+
+def _binary(op, name, a, b):
+    try:
+        return op.apply(a, b)
+    except ValueError as e:
+        if "broadcast" not in str(e) or name in str(e)[:20]:
+            raise
+        raise ValueError(f"{name}: shapes {np.shape(_data(a))} and {np.shape(_data(b))} "
+                         f"cannot be broadcast together") from None
+
+
+class Tensor:
+    """An n-dimensional array that records the ops applied to it, so it can differentiate them."""
+
+    __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
+
+    def __init__(self, data, dtype=None, requires_grad=False):
+        if isinstance(data, Tensor):
+            data = data.data
+        arr = np.array(data, dtype=dtype)
+        if dtype is None and arr.dtype == np.float64 and not isinstance(data, np.ndarray):
+            arr = arr.astype(np.float32)  # Python floats become float32, as in PyTorch
+        self._init(arr, requires_grad)
+
+    def _init(self, arr, requires_grad=False):
+        if requires_grad and arr.dtype.type not in _FLOATS:
+            raise TypeError(f"tensor: only floating-point tensors can require gradients, "
+                            f"got dtype {arr.dtype}")
+        self.data = arr
+        self.grad = None
+        self.grad_fn = None
+        self.requires_grad = bool(requires_grad)
+        self._vc = [0]  # version counter, shared with the nodes that saved this tensor
+        self._acc = None
+        self._hooks = None
+        self._name = None
+
+    @classmethod
+    def _wrap(cls, arr):
+        """Wrap an array without copying it (internal: ops already made a fresh array)."""
+        t = cls.__new__(cls)
+        t._init(arr if isinstance(arr, np.ndarray) else np.asarray(arr))
+        return t
+
+    # --- description ----------------------------------------------------------------------
+    shape = property(lambda self: self.data.shape)
+    ndim = property(lambda self: self.data.ndim)
+    dtype = property(lambda self: self.data.dtype)
+    is_leaf = property(lambda self: self.grad_fn is None)
+    T = property(lambda self: self.permute(*reversed(range(self.ndim))))
+    _version = property(lambda self: self._vc[0])
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.data.shape
+        return self.data.shape[ops.shape.normalize_dim(dim, self.ndim, "size")]
+
+    def numel(self):
+        return self.data.size
+
+    def dim(self):
+        return self.data.ndim
+
+    def item(self):
+        if self.data.size != 1:
+            raise ValueError(f"item: only a tensor with one element can be converted to a "
+                             f"Python number, this one has shape {self.shape}")
+        return self.data.reshape(()).item()
+
+    def numpy(self):
+        return self.data
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __bool__(self):
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        body = np.array2string(self.data, separator=", ", prefix="tensor(", precision=4)
+        extra = f", dtype={self.dtype}"
+        if self.grad_fn is not None:
+            extra += f", grad_fn=<{self.grad_fn.name()}>"
+        elif self.requires_grad:
+            extra += ", requires_grad=True"
+        return f"tensor({body}{extra})"
+
+    # --- autograd -------------------------------------------------------------------------
+    def backward(self, gradient=None, retain_graph=False):
+        """Accumulate d(self)/d(leaf) into every leaf's `.grad` (added to what is there)."""
+        if not self.requires_grad:
+            raise RuntimeError("backward: this tensor does not require grad and has no grad_fn; "
+                               "create its inputs with requires_grad=True")
+        if gradient is None:
+            if self.data.size != 1:
+                raise RuntimeError(f"backward: grad can be implicitly created only for scalar "
+                                   f"outputs, this one has shape {self.shape}; pass "
+                                   f"gradient= of that shape")
+            g = np.ones(self.shape, dtype=self.dtype)
+        else:
+            g = np.asarray(_data(gradient), dtype=self.dtype)
+            if g.shape != self.shape:
+                raise ValueError(f"backward: gradient has shape {g.shape} but the tensor has "
+                                 f"shape {self.shape}")
+        run_backward(self, g, retain_graph=retain_graph)
+
+    def detach(self):
+        """The same data, cut off from the graph."""
+        return Tensor._wrap(self.data)
+
+    def requires_grad_(self, flag=True):
+        if flag and self.dtype.type not in _FLOATS:
+            raise TypeError(f"requires_grad_: dtype {self.dtype} cannot require gradients")
+        self.requires_grad = flag
+        return self
+
+    def retain_grad(self):
+        """Keep `.grad` on this non-leaf tensor after backward."""
+        if self.grad_fn is not None:
+            import weakref
+            self.grad_fn._retain = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """Call `hook(grad)` when this tensor's gradient is computed; a return value replaces it."""
+        if not self.requires_grad:
+            raise RuntimeError("register_hook: the tensor does not require grad")
+        owner = self.grad_fn if self.grad_fn is not None else self
+        owner._hooks = (owner._hooks or []) + [hook]
+        return hook
+
+    # --- in-place updates (for optimizers and initialisers, under no_grad) ----------------
+    def _inplace(self, name, fn):
+        if is_grad_enabled() and self.requires_grad:
+            raise RuntimeError(f"{name}: a tensor that requires grad cannot be changed in place "
+                               f"while recording a graph; wrap the update in minigrad.no_grad()")
+        fn(self.data)
+        self._vc[0] += 1
+        return self
+
+    def zero_(self):
+        return self._inplace("zero_", lambda d: d.fill(0))
+
+    def fill_(self, value):
+        return self._inplace("fill_", lambda d: d.fill(value))
+
+    def add_(self, other, alpha=1):
+        return self._inplace("add_", lambda d: np.add(d, _data(other) * alpha, out=d, casting="unsafe"))
+
+    def sub_(self, other, alpha=1):
+        return self._inplace("sub_", lambda d: np.subtract(d, _data(other) * alpha, out=d, casting="unsafe"))
+
+    def mul_(self, other):
+        return self._inplace("mul_", lambda d: np.multiply(d, _data(other), out=d, casting="unsafe"))
+
+    def div_(self, other):
+        return self._inplace("div_", lambda d: np.divide(d, _data(other), out=d, casting="unsafe"))
+
+    def copy_(self, src):
+        src = np.asarray(_data(src))
+        if np.broadcast_shapes(src.shape, self.shape) != self.shape:
+            raise ValueError(f"copy_: source of shape {src.shape} does not fit a tensor of "
+                             f"shape {self.shape}")
+        return self._inplace("copy_", lambda d: np.copyto(d, src, casting="unsafe"))
+
+    # --- arithmetic -----------------------------------------------------------------------
+    def __add__(self, o): return _binary(ops.Add, "add", self, o)
+    def __radd__(self, o): return _binary(ops.Add, "add", o, self)
+    def __sub__(self, o): return _binary(ops.Sub, "sub", self, o)
+    def __rsub__(self, o): return _binary(ops.Sub, "sub", o, self)
+    def __mul__(self, o): return _binary(ops.Mul, "mul", self, o)
+    def __rmul__(self, o): return _binary(ops.Mul, "mul", o, self)
+    def __truediv__(self, o): return _binary(ops.Div, "div", self, o)
+    def __rtruediv__(self, o): return _binary(ops.Div, "div", o, self)
+    def __pow__(self, o): return _binary(ops.Pow, "pow", self, o)
+    def __rpow__(self, o): return _binary(ops.Pow, "pow", o, self)
+    def __neg__(self): return ops.Neg.apply(self)
+    def __matmul__(self, o): return ops.MatMul.apply(self, o)
+    def __rmatmul__(self, o): return ops.MatMul.apply(o, self)
+    add, sub, mul, div, matmul, neg = __add__, __sub__, __mul__, __truediv__, __matmul__, __neg__
+
+    # comparisons give bool tensors that carry no gradient
+    def __eq__(self, o): return Tensor._wrap(np.equal(self.data, _data(o)))
+    def __ne__(self, o): return Tensor._wrap(np.not_equal(self.data, _data(o)))
+    def __lt__(self, o): return Tensor._wrap(np.less(self.data, _data(o)))
+    def __le__(self, o): return Tensor._wrap(np.less_equal(self.data, _data(o)))
+    def __gt__(self, o): return Tensor._wrap(np.greater(self.data, _data(o)))
+    def __ge__(self, o): return Tensor._wrap(np.greater_equal(self.data, _data(o)))
+    def __invert__(self): return Tensor._wrap(np.logical_not(self.data))
+    def __and__(self, o): return Tensor._wrap(np.logical_and(self.data, _data(o)))
+    def __or__(self, o): return Tensor._wrap(np.logical_or(self.data, _data(o)))
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+
+    def exp(self): return ops.Exp.apply(self)
+    def log(self): return ops.Log.apply(self)
+    def sqrt(self): return ops.Sqrt.apply(self)
+    def abs(self): return ops.Abs.apply(self)
+    def tanh(self): return ops.Tanh.apply(self)
+    def sigmoid(self): return ops.Sigmoid.apply(self)
+    def relu(self): return ops.Relu.apply(self)
+    def gelu(self, approximate="none"): return ops.Gelu.apply(self, approximate=approximate)
+    def maximum(self, o): return _binary(ops.Maximum, "maximum", self, o)
+    def minimum(self, o): return _binary(ops.Minimum, "minimum", self, o)
+    def clamp(self, min=None, max=None): return ops.Clamp.apply(self, min=min, max=max)
+    clip = clamp
+
+    # --- reductions -----------------------------------------------------------------------
+    def sum(self, dim=None, keepdim=False): return ops.Sum.apply(self, dim=dim, keepdim=keepdim)
+    def mean(self, dim=None, keepdim=False): return ops.Mean.apply(self, dim=dim, keepdim=keepdim)
+    def amax(self, dim=None, keepdim=False): return ops.Amax.apply(self, dim=dim, keepdim=keepdim)
+    def amin(self, dim=None, keepdim=False): return ops.Amin.apply(self, dim=dim, keepdim=keepdim)
+    def logsumexp(self, dim=None, keepdim=False):
+        return ops.LogSumExp.apply(self, dim=dim, keepdim=keepdim)
+
+    def var(self, dim=None, keepdim=False, unbiased=True, correction=None):
+        c = correction if correction is not None else int(unbiased)
+        return ops.Var.apply(self, dim=dim, keepdim=keepdim, correction=c)
+
+    def std(self, dim=None, keepdim=False, unbiased=True, correction=None):
+        return self.var(dim, keepdim, unbiased, correction).sqrt()
+
+    def max(self, dim=None, keepdim=False):
+        """The largest element; with `dim`, a (values, indices) pair as in PyTorch."""
+        if dim is None:
+            return self.amax()
+        return _MinMax(self.amax(dim, keepdim), self.argmax(dim, keepdim))
+
+    def min(self, dim=None, keepdim=False):
+        if dim is None:
+            return self.amin()
+        return _MinMax(self.amin(dim, keepdim), self.argmin(dim, keepdim))
+
+    def argmax(self, dim=None, keepdim=False):
+        return _arg(np.argmax, "argmax", self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return _arg(np.argmin, "argmin", self, dim, keepdim)
+
+    # --- shapes ---------------------------------------------------------------------------
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return ops.Reshape.apply(self, shape=tuple(shape))
+    view = reshape
+
+    def permute(self, *dims):
+        dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+        return ops.Permute.apply(self, dims=tuple(dims))
+
+    def transpose(self, dim0, dim1):
+        d0 = ops.shape.normalize_dim(dim0, self.ndim, "transpose")
+        d1 = ops.shape.normalize_dim(dim1, self.ndim, "transpose")
+        dims = list(range(self.ndim))
+        dims[d0], dims[d1] = dims[d1], dims[d0]
+        return self.permute(*dims)
+
+    def t(self):
+        return self.transpose(0, 1) if self.ndim == 2 else self
+
+    def unsqueeze(self, dim):
+        d = ops.shape.normalize_dim(dim, self.ndim + 1, "unsqueeze")
+        return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return self.reshape(tuple(n for n in self.shape if n != 1))
+        dims = ops.reduce.normalize_dims(dim, self.ndim, "squeeze")
+        return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in dims or n != 1))
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.ndim == 0:
+            return self.reshape(1)
+        s = ops.shape.normalize_dim(start_dim, self.ndim, "flatten")
+        e = ops.shape.normalize_dim(end_dim, self.ndim, "flatten")
+        return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
+
+    def expand(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return ops.Expand.apply(self, shape=tuple(shape))
+
+    def expand_as(self, other): return self.expand(other.shape)
+    def contiguous(self): return self
+    def clone(self): return self + 0 if self.requires_grad else Tensor._wrap(self.data.copy())
+
+    def __getitem__(self, index):
+        return ops.GetItem.apply(self, index=_index(index))
+
+    def split(self, split_size, dim=0):
+        """Pieces of `split_size` along dim (the last may be smaller), or of the given sizes."""
+        d = ops.shape.normalize_dim(dim, self.ndim, "split")
+        n = self.shape[d]
+        sizes = ([split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
+                 if isinstance(split_size, int) else list(split_size))
+        if sum(sizes) != n:
+            raise ValueError(f"split: sizes {sizes} do not add up to {n}, the size of dim {d}")
+        bounds = np.cumsum([0] + sizes)
+        pre = (slice(None),) * d
+        return tuple(self[pre + (slice(int(a), int(b)),)] for a, b in zip(bounds[:-1], bounds[1:]))
+
+    def chunk(self, chunks, dim=0):
+        n = self.shape[ops.shape.normalize_dim(dim, self.ndim, "chunk")]
+        return self.split(-(-n // chunks), dim)
+
+    # --- indexing and masking -------------------------------------------------------------
+    def masked_fill(self, mask, value):
+        return ops.MaskedFill.apply(self, _data(mask), value=value)
+
+    def gather(self, dim, index):
+        return ops.Gather.apply(self, dim=dim, index=_data(index))
+
+    def index_select(self, dim, index):
+        return ops.IndexSelect.apply(self, dim=dim, index=_data(index))
+
+    def softmax(self, dim=-1): return ops.Softmax.apply(self, dim=dim)
+    def log_softmax(self, dim=-1): return ops.LogSoftmax.apply(self, dim=dim)
+
+    # --- dtypes ---------------------------------------------------------------------------
+    def to(self, dtype):
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype:
+            return self
+        if self.requires_grad and dtype.type in _FLOATS:
+            return ops.Cast.apply(self, dtype=dtype)
+        return Tensor._wrap(self.data.astype(dtype))
+
+    def float(self): return self.to(np.float32)
+    def double(self): return self.to(np.float64)
+    def long(self): return self.to(np.int64)
+    def int(self): return self.to(np.int32)
+    def bool(self): return self.to(np.bool_)
+    def type_as(self, other): return self.to(other.dtype)
+    def is_floating_point(self): return self.dtype.type in _FLOATS
+
+
+class _MinMax(tuple):
+    """(values, indices), like PyTorch's named tuple from `max(dim)`."""
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+
+def _arg(fn, name, t, dim, keepdim):
+    if dim is None:
+        return Tensor._wrap(np.asarray(fn(t.data)))
+    d = ops.shape.normalize_dim(dim, t.ndim, name)
+    return Tensor._wrap(fn(t.data, axis=d, keepdims=keepdim))
+
+
+def _index(index):
+    """Tensors inside an index become arrays, so NumPy's indexing rules apply unchanged."""
+    if isinstance(index, tuple):
+        return tuple(_data(i) for i in index)
+    if isinstance(index, list):
+        return np.asarray(index)
+    return _data(index)
