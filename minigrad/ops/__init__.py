@@ -6,3 +6,4 @@ from .matmul import MatMul
 from .reduce import Amax, Amin, LogSumExp, Mean, Sum, Var
 from .shape import Cat, Expand, Permute, Reshape, Stack
 from .softmax import Dropout, LogSoftmax, Softmax
+from .fused import CrossEntropy, LayerNorm, Linear

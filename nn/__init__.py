@@ -1,0 +1,10 @@
+"""`minigrad.nn`: modules, layers, attention and losses, mirroring `torch.nn`."""
+from . import functional, init, utils
+from .attention import MultiheadAttention
+from .container import ModuleDict, ModuleList, Sequential
+from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU, Sigmoid,
+                     Softmax, Tanh)
+from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .module import Module, Parameter
+from .normalization import BatchNorm1d, LayerNorm
+from .positional import PositionalEncoding, sinusoidal_table

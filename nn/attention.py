@@ -1,0 +1,146 @@
+"""Multi-head attention (Vaswani et al., 2017, section 3.2.2).
+
+Each head h projects the inputs with its own W_Q, W_K, W_V (E -> E/H each), runs scaled
+dot-product attention, and the heads' outputs are concatenated and mixed by W_O:
+
+    head_h = softmax(Q W_Q^h (K W_K^h)^T / sqrt(d_k) + mask) V W_V^h
+    output = concat(head_1, ..., head_H) W_O
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.functional import cat
+from minigrad.tensor import _data
+
+from . import functional as F
+from . import init
+from .layers import Linear
+from .module import Module, Parameter
+
+
+class MultiheadAttention(Module):
+    """PyTorch's `nn.MultiheadAttention`: same arguments, parameter names, shapes and masks.
+
+    `in_proj_weight` (3E, E) stacks the three projections: rows [0, E) are W_Q, [E, 2E) W_K and
+    [2E, 3E) W_V; inside each block, head h owns rows [h*d_k, (h+1)*d_k) with d_k = E / H.
+    (With kdim or vdim different from E, they are separate `q_proj_weight`, `k_proj_weight` and
+    `v_proj_weight` instead.) `out_proj` is W_O.
+
+    Masks follow this module's PyTorch convention: in a bool `attn_mask` or `key_padding_mask`,
+    True means "may NOT attend"; float masks are added to the scores. A query whose keys are
+    all masked gets an output of zeros, never NaN. Inputs are (L, B, E) unless batch_first.
+    """
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None,
+                 batch_first=False, dtype=np.float32):
+        super().__init__()
+        if embed_dim % num_heads:
+            raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} is not divisible by "
+                             f"num_heads {num_heads}")
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.head_dim = embed_dim // num_heads
+        self.kdim, self.vdim = kdim or embed_dim, vdim or embed_dim
+        self.dropout, self.batch_first = dropout, batch_first
+        self._same_dims = self.kdim == embed_dim and self.vdim == embed_dim
+        E = embed_dim
+        if self._same_dims:
+            self.in_proj_weight = Parameter(np.empty((3 * E, E), dtype))
+        else:
+            self.q_proj_weight = Parameter(np.empty((E, E), dtype))
+            self.k_proj_weight = Parameter(np.empty((E, self.kdim), dtype))
+            self.v_proj_weight = Parameter(np.empty((E, self.vdim), dtype))
+        self.in_proj_bias = Parameter(np.zeros(3 * E, dtype)) if bias else None
+        self.out_proj = Linear(E, E, bias=bias, dtype=dtype)
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        if self._same_dims:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+                init.xavier_uniform_(w)
+        if self.in_proj_bias is not None:
+            init.zeros_(self.in_proj_bias)
+            init.zeros_(self.out_proj.bias)
+
+    def _projection(self, i):
+        """(weight, bias) of W_Q (i=0), W_K (i=1) or W_V (i=2)."""
+        E = self.embed_dim
+        w = (self.in_proj_weight[i * E:(i + 1) * E] if self._same_dims else
+             (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)[i])
+        b = self.in_proj_bias[i * E:(i + 1) * E] if self.in_proj_bias is not None else None
+        return w, b
+
+    def _heads(self, x):
+        """(B, T, E) -> (B, H, T, d_k)."""
+        B, T, _ = x.shape
+        return x.reshape(B, T, self.num_heads, self.head_dim).permute(0, 2, 1, 3)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
+                attn_mask=None, average_attn_weights=True, is_causal=False, cache=None):
+        """Returns (output, weights): output like `query`; weights (B, L, S) averaged over heads,
+        or (B, H, L, S) with average_attn_weights=False, or None when need_weights=False.
+
+        `cache` (a dict, for decoding under no_grad) keeps this layer's keys and values between
+        calls: with cache["static"] True they are computed once (cross-attention on a fixed
+        memory); otherwise each call's new keys and values are appended (self-attention, one
+        new position at a time).
+        """
+        if not self.batch_first:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        if query.ndim != 3 or query.shape[-1] != self.embed_dim:
+            raise ValueError(f"MultiheadAttention: query must be (B, L, {self.embed_dim}) "
+                             f"(batch_first={self.batch_first}), got shape {query.shape}")
+        q = self._heads(F.linear(query, *self._projection(0)))
+        if cache is not None and cache.get("static") and "k" in cache:
+            k, v = cache["k"], cache["v"]
+        else:
+            k = self._heads(F.linear(key, *self._projection(1)))
+            v = self._heads(F.linear(value, *self._projection(2)))
+            if cache is not None:
+                if "k" in cache and not cache.get("static"):
+                    k, v = cat([cache["k"], k], dim=2), cat([cache["v"], v], dim=2)
+                cache["k"], cache["v"] = k, v
+        B, _, L, _ = q.shape
+        S = k.shape[2]
+        allowed, additive = self._masks(attn_mask, key_padding_mask, is_causal, B, L, S)
+        out, weights = F.attention(q, k, v, allowed, additive, self.dropout, training=self.training)
+        out = self.out_proj(out.permute(0, 2, 1, 3).reshape(B, L, self.embed_dim))
+        if not self.batch_first:
+            out = out.transpose(0, 1)
+        if not need_weights:
+            return out, None
+        return out, (weights.mean(1) if average_attn_weights else weights)
+
+    def _masks(self, attn_mask, key_padding_mask, is_causal, B, L, S):
+        """Merge the masks into `allowed` (bool, (B or 1, H or 1, L, S)) and `additive` (float)."""
+        allowed = additive = None
+        if attn_mask is not None:
+            m = np.asarray(_data(attn_mask))
+            if m.shape == (B * self.num_heads, L, S):
+                m = m.reshape(B, self.num_heads, L, S)
+            elif m.shape != (L, S):
+                raise ValueError(f"MultiheadAttention: attn_mask must have shape {(L, S)} or "
+                                 f"{(B * self.num_heads, L, S)}, got {m.shape}")
+            if m.dtype == np.bool_:
+                allowed = ~m
+            else:
+                additive = m.astype(np.float32 if m.dtype != np.float64 else m.dtype)
+        elif is_causal:
+            allowed = np.tril(np.ones((L, S), dtype=bool), S - L)
+        if key_padding_mask is not None:
+            kp = np.asarray(_data(key_padding_mask))
+            if kp.shape != (B, S):
+                raise ValueError(f"MultiheadAttention: key_padding_mask must have shape "
+                                 f"{(B, S)} (batch, keys), got {kp.shape}")
+            kp = kp[:, None, None, :]
+            if kp.dtype == np.bool_:
+                allowed = ~kp if allowed is None else allowed & ~kp
+            else:
+                additive = kp if additive is None else additive + kp
+        return allowed, additive
+
+    def extra_repr(self):
+        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "
+                f"dropout={self.dropout}, batch_first={self.batch_first}")

@@ -1,0 +1,208 @@
+"""`minigrad.nn.functional`: the layers as plain functions (PyTorch's `torch.nn.functional`)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from minigrad import ops
+from minigrad.functional import dropout, one_hot  # noqa: F401  (re-exported, as in PyTorch)
+from minigrad.tensor import Tensor, _data
+
+
+def linear(input, weight, bias=None):
+    """input (..., D_in) @ weight.T (D_in, D_out) + bias -> (..., D_out)."""
+    return ops.Linear.apply(input, weight, bias) if bias is not None else ops.Linear.apply(input, weight)
+
+
+def relu(input):
+    return input.relu()
+
+
+def gelu(input, approximate="none"):
+    return input.gelu(approximate)
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def leaky_relu(input, negative_slope=0.01):
+    """x for x > 0, negative_slope * x otherwise (graph attention uses it for its scores)."""
+    return input.maximum(input * negative_slope) if negative_slope <= 1 else input.minimum(input * negative_slope)
+
+
+def softmax(input, dim=-1):
+    return input.softmax(dim)
+
+
+def log_softmax(input, dim=-1):
+    return input.log_softmax(dim)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the last len(normalized_shape) dims: biased variance, eps inside the root."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[-len(shape):]) != shape:
+        raise ValueError(f"layer_norm: input of shape {input.shape} does not end with the "
+                         f"normalized shape {shape}")
+    args = [input] + [t for t in (weight, bias) if t is not None]
+    if bias is not None and weight is None:
+        raise ValueError("layer_norm: a bias needs a weight")
+    return ops.LayerNorm.apply(*args, ndims=len(shape), eps=eps)
+
+
+def embedding(input, weight, padding_idx=None):
+    """Rows of `weight` (V, D) for integer ids of any shape (B, T) -> (B, T, D)."""
+    return ops.Embedding.apply(weight, ids=_data(input), padding_idx=padding_idx)
+
+
+def pad(input, pad, value=0.0):
+    """Pad the last dims: `pad` = (left, right) for the last dim, then the one before, ..."""
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: padding {pad} must have an even length of at most "
+                         f"2 * {input.ndim}")
+    widths = [(0, 0)] * input.ndim
+    for i in range(len(pad) // 2):
+        widths[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    out_shape = tuple(n + a + b for n, (a, b) in zip(input.shape, widths))
+    from minigrad.creation import full
+    from minigrad.functional import cat
+    pieces = input
+    for d, (a, b) in enumerate(widths):  # concatenate constant blocks on each side
+        parts = []
+        if a:
+            parts.append(full(pieces.shape[:d] + (a,) + pieces.shape[d + 1:], value, dtype=input.dtype))
+        parts.append(pieces)
+        if b:
+            parts.append(full(pieces.shape[:d] + (b,) + pieces.shape[d + 1:], value, dtype=input.dtype))
+        if len(parts) > 1:
+            pieces = cat(parts, dim=d)
+    assert pieces.shape == out_shape
+    return pieces
+
+
+def _check_reduction(reduction, op):
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """Cross entropy of logits (N, C) (or (N, C, d...)) against class ids (N,) (or (N, d...)).
+
+    Label smoothing and ignore_index combine as in PyTorch: ignored rows count for nothing and
+    "mean" divides by the number of rows that are not ignored.
+    """
+    _check_reduction(reduction, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    tgt = np.asarray(_data(target))
+    if not np.issubdtype(tgt.dtype, np.integer):
+        raise TypeError(f"cross_entropy: target must hold class ids (integers), got {tgt.dtype}")
+    logits = input
+    if input.ndim == 1:
+        logits, tgt = input.reshape(1, -1), tgt.reshape(1)
+    elif input.ndim > 2:  # (N, C, d1, ...) -> (N * d1 * ..., C), PyTorch's layout
+        logits = input.permute(0, *range(2, input.ndim), 1).reshape(-1, input.shape[1])
+        tgt = tgt.reshape(-1)
+    if tgt.shape[0] != logits.shape[0]:
+        raise ValueError(f"cross_entropy: input of shape {input.shape} and target of shape "
+                         f"{np.shape(_data(target))} do not match")
+    loss = ops.CrossEntropy.apply(logits, target=tgt, ignore_index=ignore_index,
+                                  label_smoothing=label_smoothing, reduction=reduction)
+    if reduction == "none" and input.ndim != 2:
+        loss = loss.reshape(np.shape(_data(target)))
+    return loss
+
+
+def nll_loss(input, target, ignore_index=-100, reduction="mean"):
+    """Negative log-likelihood of log-probabilities (N, C) at class ids (N,)."""
+    _check_reduction(reduction, "nll_loss")
+    tgt = np.asarray(_data(target))
+    keep = tgt != ignore_index
+    picked = input.gather(1, np.where(keep, tgt, 0)[:, None])[:, 0]
+    losses = -picked * Tensor._wrap(keep.astype(input.dtype))
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / max(int(keep.sum()), 1) if keep.any() else losses.sum() * np.nan
+
+
+def mse_loss(input, target, reduction="mean"):
+    _check_reduction(reduction, "mse_loss")
+    if input.shape != np.shape(_data(target)):
+        raise ValueError(f"mse_loss: input shape {input.shape} and target shape "
+                         f"{np.shape(_data(target))} differ")
+    d = (input - target) ** 2
+    return d if reduction == "none" else d.sum() if reduction == "sum" else d.mean()
+
+
+def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight=None):
+    """BCE on logits, written as max(x, 0) - x*y + log(1 + exp(-|x|)), which never overflows."""
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    if input.shape != np.shape(_data(target)):
+        raise ValueError(f"binary_cross_entropy_with_logits: input shape {input.shape} and "
+                         f"target shape {np.shape(_data(target))} differ")
+    softplus_neg = ((-input.abs()).exp() + 1).log()  # log(1 + exp(-|x|))
+    if pos_weight is None:
+        loss = input.relu() - input * target + softplus_neg
+    else:  # log_weight scales the positive term, as PyTorch's pos_weight
+        log_weight = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + log_weight * (softplus_neg + (-input).relu())
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, training=True):
+    """softmax(Q K^T * scale + mask) V with Q (..., L, E), K (..., S, E), V (..., S, Ev).
+
+    PyTorch's SDPA convention: a bool `attn_mask` is True where attention is ALLOWED; a float
+    mask is added to the scores. A query whose keys are all masked gets zeros, never NaN.
+    """
+    out, _ = attention(query, key, value, allowed=_allowed(attn_mask, is_causal, query, key),
+                       additive=attn_mask if _is_float(attn_mask) else None,
+                       dropout_p=dropout_p, scale=scale, training=training)
+    return out
+
+
+def _is_float(mask):
+    return mask is not None and np.issubdtype(np.asarray(_data(mask)).dtype, np.floating)
+
+
+def _allowed(attn_mask, is_causal, query, key):
+    allowed = None
+    if attn_mask is not None and not _is_float(attn_mask):
+        allowed = np.asarray(_data(attn_mask), dtype=bool)
+    if is_causal:
+        causal = np.tril(np.ones((query.shape[-2], key.shape[-2]), dtype=bool))
+        allowed = causal if allowed is None else allowed & causal
+    return allowed
+
+
+def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, training=True):
+    """The core of every attention layer; returns (output, weights).
+
+    q (..., L, E), k (..., S, E), v (..., S, Ev); `allowed` a bool array broadcastable to
+    (..., L, S), True where a query may look at a key; `additive` a float mask added to scores.
+    """
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"attention: queries of shape {q.shape} and keys of shape {k.shape} "
+                         f"differ in their last dim")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"attention: {k.shape[-2]} keys but {v.shape[-2]} values "
+                         f"(shapes {k.shape} and {v.shape})")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = (q * scale) @ k.transpose(-2, -1)  # scaling q is cheaper than scaling L x S scores
+    if additive is not None:  # cast, so a float64 mask does not promote float32 scores
+        scores = scores + np.asarray(_data(additive), dtype=scores.dtype)
+    if allowed is not None:
+        scores = scores.masked_fill(~np.asarray(allowed, dtype=bool), float("-inf"))
+    weights = scores.softmax(-1)
+    if dropout_p > 0.0 and training:
+        weights = dropout(weights, dropout_p)
+    return weights @ v, weights

@@ -1,0 +1,88 @@
+"""Weight initialisers (`minigrad.nn.init`), PyTorch's formulas, drawing from minigrad's seeded
+generator. Each fills a tensor in place and returns it.
+
+Xavier/Glorot keeps the variance of activations and gradients alike across a layer by using
+both fans: std = gain * sqrt(2 / (fan_in + fan_out)). Kaiming/He uses one fan and the ReLU gain
+sqrt(2), since ReLU zeroes half of its inputs.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from minigrad.random import generator
+
+
+def _fill(tensor, values):
+    tensor.data[...] = values
+    tensor._vc[0] += 1
+    return tensor
+
+
+def calculate_fans(tensor):
+    """(fan_in, fan_out) of a weight (out, in, *kernel), as PyTorch computes them."""
+    shape = tensor.shape
+    if len(shape) < 2:
+        raise ValueError(f"init: fans need a tensor with at least 2 dims, got shape {shape}")
+    receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def calculate_gain(nonlinearity, param=None):
+    gains = {"linear": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3, "relu": math.sqrt(2.0),
+             "selu": 0.75}
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity not in gains:
+        raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}")
+    return gains[nonlinearity]
+
+
+def uniform_(tensor, a=0.0, b=1.0):
+    return _fill(tensor, generator().uniform(a, b, tensor.shape))
+
+
+def normal_(tensor, mean=0.0, std=1.0):
+    return _fill(tensor, generator().normal(mean, std, tensor.shape))
+
+
+def constant_(tensor, val):
+    return _fill(tensor, val)
+
+
+def zeros_(tensor):
+    return _fill(tensor, 0)
+
+
+def ones_(tensor):
+    return _fill(tensor, 1)
+
+
+def xavier_uniform_(tensor, gain=1.0):
+    fan_in, fan_out = calculate_fans(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound)
+
+
+def xavier_normal_(tensor, gain=1.0):
+    fan_in, fan_out = calculate_fans(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    fan_in, fan_out = calculate_fans(tensor)
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"kaiming init: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan = fan_in if mode == "fan_in" else fan_out
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity))

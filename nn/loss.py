@@ -1,0 +1,50 @@
+"""Loss modules: thin wrappers that keep their options and call `minigrad.nn.functional`."""
+from __future__ import annotations
+
+from . import functional as F
+from .module import Module
+
+
+class CrossEntropyLoss(Module):
+    """Cross entropy on logits (N, C) and class ids (N,), with ignore_index and smoothing."""
+
+    def __init__(self, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+        super().__init__()
+        self.ignore_index, self.reduction, self.label_smoothing = ignore_index, reduction, label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, self.ignore_index, self.reduction,
+                               self.label_smoothing)
+
+
+class NLLLoss(Module):
+    """Negative log-likelihood of log-probabilities (N, C) at class ids (N,)."""
+
+    def __init__(self, ignore_index=-100, reduction="mean"):
+        super().__init__()
+        self.ignore_index, self.reduction = ignore_index, reduction
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, self.ignore_index, self.reduction)
+
+
+class MSELoss(Module):
+    """Mean squared error."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return F.mse_loss(input, target, self.reduction)
+
+
+class BCEWithLogitsLoss(Module):
+    """Binary cross entropy on logits (stable for large |logits|)."""
+
+    def __init__(self, reduction="mean", pos_weight=None):
+        super().__init__()
+        self.reduction, self.pos_weight = reduction, pos_weight
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.reduction, self.pos_weight)

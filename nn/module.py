@@ -1,0 +1,262 @@
+"""`Module` and `Parameter`: how layers keep their weights and find each other's.
+
+Assigning a `Parameter` or a `Module` to an attribute registers it, so `named_parameters()`
+can walk the tree and produce PyTorch's dotted names (`encoder.layers.0.linear1.weight`), which
+are also the keys of `state_dict()`.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from minigrad.autograd import current_module_path, module_scope
+from minigrad.tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A tensor that is a module's weight: it requires grad and is found by `parameters()`."""
+
+    def __init__(self, data, requires_grad=True):
+        arr = data.data if isinstance(data, Tensor) else np.asarray(data)
+        if not np.issubdtype(arr.dtype, np.floating):
+            arr = arr.astype(np.float32)
+        self._init(arr, requires_grad)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class Module:
+    """Base class of every layer and model: subclasses set attributes and define `forward`."""
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    # --- registration -----------------------------------------------------------------------
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}: call super().__init__() before "
+                                 f"assigning attribute {name!r}")
+        for table in (self._parameters, self._modules, self._buffers):
+            table.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        for table in (self._parameters, self._modules, self._buffers):
+            table.pop(name, None)
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name, param):
+        setattr(self, name, param)
+        if param is None:
+            self._parameters[name] = None
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """A tensor that is state but not a parameter (BatchNorm's running mean)."""
+        object.__setattr__(self, name, tensor)
+        if persistent:
+            self._buffers[name] = tensor
+
+    def add_module(self, name, module):
+        setattr(self, name, module)
+
+    # --- calling ----------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        for hook in self._forward_pre_hooks.values():
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        parent = current_module_path()
+        if parent is None:  # the outermost call names every module once, for graph rendering
+            _name_tree(self)
+        path = self.__dict__.get("_path") or type(self).__name__
+        with module_scope(path):
+            out = self.forward(*args, **kwargs)
+        for hook in self._forward_hooks.values():
+            result = hook(self, args, out)
+            if result is not None:
+                out = result
+        return out
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def register_forward_hook(self, hook):
+        """`hook(module, args, output)` runs after forward; a non-None return replaces output."""
+        return _register(self._forward_hooks, hook)
+
+    def register_forward_pre_hook(self, hook):
+        return _register(self._forward_pre_hooks, hook)
+
+    # --- traversal --------------------------------------------------------------------------
+    def named_modules(self, prefix=""):
+        seen = set()
+        stack = [(prefix, self)]
+        while stack:
+            name, m = stack.pop()
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            yield name, m
+            children = [((f"{name}.{k}" if name else k), c) for k, c in m._modules.items()
+                        if c is not None]
+            stack.extend(reversed(children))
+
+    def modules(self):
+        return (m for _, m in self.named_modules())
+
+    def named_children(self):
+        return ((k, m) for k, m in self._modules.items() if m is not None)
+
+    def children(self):
+        return (m for _, m in self.named_children())
+
+    def named_parameters(self, prefix="", recurse=True):
+        seen = set()
+        mods = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for name, m in mods:
+            for k, p in m._parameters.items():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{name}.{k}" if name else k), p
+
+    def parameters(self, recurse=True):
+        return (p for _, p in self.named_parameters(recurse=recurse))
+
+    def named_buffers(self):
+        for name, m in self.named_modules():
+            for k, b in m._buffers.items():
+                if b is not None:
+                    yield (f"{name}.{k}" if name else k), b
+
+    def buffers(self):
+        return (b for _, b in self.named_buffers())
+
+    # --- modes and gradients ----------------------------------------------------------------
+    def train(self, mode=True):
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.data.fill(0)
+
+    def requires_grad_(self, flag=True):
+        for p in self.parameters():
+            p.requires_grad = flag
+        return self
+
+    def apply(self, fn):
+        """Call `fn(module)` on every sub-module (children first) and on self."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, dtype):
+        """Convert every floating parameter and buffer to `dtype` in place."""
+        for t in list(self.parameters()) + list(self.buffers()):
+            if np.issubdtype(t.data.dtype, np.floating):
+                t.data = t.data.astype(dtype)
+        return self
+
+    def double(self):
+        return self.to(np.float64)
+
+    def float(self):
+        return self.to(np.float32)
+
+    # --- state ------------------------------------------------------------------------------
+    def state_dict(self):
+        """Parameters and persistent buffers by dotted name, as detached tensors (copies)."""
+        out = OrderedDict()
+        for name, t in list(self.named_parameters()) + list(self.named_buffers()):
+            out[name] = Tensor._wrap(np.array(t.data, copy=True))
+        return out
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy values into parameters and buffers; errors list every key and shape problem."""
+        own = dict(list(self.named_parameters()) + list(self.named_buffers()))
+        given = {k: np.asarray(v.data if isinstance(v, Tensor) else v) for k, v in state_dict.items()}
+        missing = [k for k in own if k not in given]
+        unexpected = [k for k in given if k not in own]
+        mismatched = [f"{k}: checkpoint {given[k].shape}, model {own[k].shape}"
+                      for k in own if k in given and given[k].shape != own[k].shape]
+        problems = []
+        if strict and missing:
+            problems.append("missing keys: " + ", ".join(missing))
+        if strict and unexpected:
+            problems.append("unexpected keys: " + ", ".join(unexpected))
+        if mismatched:
+            problems.append("shape mismatches: " + "; ".join(mismatched))
+        if problems:
+            raise RuntimeError(f"load_state_dict for {type(self).__name__}: " + " | ".join(problems))
+        for k, t in own.items():
+            if k in given:
+                t.data = given[k].astype(t.data.dtype, copy=True)
+                t._vc[0] += 1
+        return _IncompatibleKeys(missing, unexpected)
+
+    # --- description ------------------------------------------------------------------------
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__}({self.extra_repr()}"]
+        for name, m in self._modules.items():
+            sub = repr(m).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {sub}")
+        return lines[0] + ")" if len(lines) == 1 else "\n".join(lines) + "\n)"
+
+    def num_parameters(self):
+        return sum(p.data.size for p in self.parameters())
+
+    def summary(self, depth=None, print_fn=print):
+        """A table of every parameter (shape, count) with totals per sub-module; returns it."""
+        from .summary import summary_table
+        text = summary_table(self, depth)
+        if print_fn is not None:
+            print_fn(text)
+        return text
+
+
+class _IncompatibleKeys(tuple):
+    def __new__(cls, missing, unexpected):
+        t = super().__new__(cls, (missing, unexpected))
+        t.missing_keys, t.unexpected_keys = missing, unexpected
+        return t
+
+
+def _register(table, hook):
+    key = id(hook)
+    table[key] = hook
+
+    class Handle:
+        def remove(self):
+            table.pop(key, None)
+    return Handle()
+
+
+def _name_tree(root):
+    """Store each sub-module's dotted path on it, so ops can be grouped by module when drawn."""
+    for name, m in root.named_modules():
+        object.__setattr__(m, "_path", name or type(root).__name__)
+    for name, p in root.named_parameters():
+        p._name = name
