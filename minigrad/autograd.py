@@ -12,6 +12,7 @@ import contextlib
 import functools
 import threading
 import traceback
+import weakref
 
 import numpy as np
 
@@ -40,7 +41,7 @@ class _GradMode(contextlib.ContextDecorator):
     def __call__(self, fn):  # a fresh instance per call keeps nested/recursive use safe
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with type(self)(self.enabled):
+            with _GradMode(self.enabled):
                 return fn(*args, **kwargs)
         return wrapper
 
@@ -171,6 +172,7 @@ class Function(Node):
         ctx.module_path = current_module_path()
         ctx.out_shape = out.data.shape
         ctx.out_dtype = out.data.dtype
+        ctx.out_ref = weakref.ref(out)  # the graph renderer reads values through it
         ctx._hooks = None
         ctx._retain = None
         ctx._freed = False

@@ -1,0 +1,212 @@
+"""The encoder-decoder Transformer of "Attention Is All You Need", built from `minigrad.nn`.
+
+Each encoder layer is self-attention then a position-wise feed-forward network; each decoder
+layer is masked self-attention, cross-attention over the encoder's output (the "memory"), then
+the feed-forward network. Every sublayer is wrapped in a residual connection and layer norm:
+    post-norm (the paper, the default):  x = LayerNorm(x + Sublayer(x))
+    pre-norm (norm_first=True):          x = x + Sublayer(LayerNorm(x))
+Constructor arguments, forward arguments and state-dict keys are those of `torch.nn.Transformer`.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from minigrad.tensor import Tensor
+from minigrad.nn import Dropout, LayerNorm, Linear, Module, ModuleList, MultiheadAttention
+from minigrad.nn import functional as F
+
+
+def _activation(name):
+    if callable(name):
+        return name
+    if name == "relu":
+        return F.relu
+    if name == "gelu":
+        return F.gelu
+    raise ValueError(f"Transformer: activation must be 'relu', 'gelu' or a callable, got {name!r}")
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention and a feed-forward network, each with a residual connection and norm."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first)
+        self.linear1 = Linear(d_model, dim_feedforward)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.norm_first = norm_first
+        self.activation = _activation(activation)
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        """src (B, S, D) if batch_first else (S, B, D); returns the same shape."""
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff_block(self.norm2(x))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff_block(x))
+
+    def _sa_block(self, x, mask, key_padding_mask, is_causal):
+        out, _ = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=key_padding_mask,
+                                need_weights=False, is_causal=is_causal)
+        return self.dropout1(out)
+
+    def _ff_block(self, x):
+        """The position-wise feed-forward network: max(0, x W1 + b1) W2 + b2."""
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerDecoderLayer(Module):
+    """Masked self-attention, cross-attention over the memory, and a feed-forward network."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                                 batch_first=batch_first)
+        self.linear1 = Linear(d_model, dim_feedforward)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.norm_first = norm_first
+        self.activation = _activation(activation)
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False,
+                cache=None, return_attention=False):
+        """tgt (B, T, D), memory (B, S, D) when batch_first. With `return_attention`, returns
+        (output, cross-attention weights (B, H, T, S)). `cache` is a dict this layer fills with
+        its keys and values, so decoding can feed one new position at a time."""
+        sa_cache = ca_cache = None
+        if cache is not None:
+            sa_cache = cache.setdefault("self", {})
+            ca_cache = cache.setdefault("cross", {"static": True})
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal, sa_cache)
+            ca, weights = self._mha_block(self.norm2(x), memory, memory_mask,
+                                          memory_key_padding_mask, ca_cache, return_attention)
+            x = x + ca
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal, sa_cache))
+            ca, weights = self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
+                                          ca_cache, return_attention)
+            x = self.norm2(x + ca)
+            x = self.norm3(x + self._ff_block(x))
+        return (x, weights) if return_attention else x
+
+    def _sa_block(self, x, mask, key_padding_mask, is_causal, cache):
+        out, _ = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=key_padding_mask,
+                                need_weights=False, is_causal=is_causal, cache=cache)
+        return self.dropout1(out)
+
+    def _mha_block(self, x, mem, mask, key_padding_mask, cache, need_weights):
+        out, weights = self.multihead_attn(x, mem, mem, attn_mask=mask,
+                                           key_padding_mask=key_padding_mask,
+                                           need_weights=need_weights, cache=cache,
+                                           average_attn_weights=False)
+        return self.dropout2(out), weights
+
+    def _ff_block(self, x):
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerEncoder(Module):
+    """A stack of `num_layers` copies of an encoder layer, optionally ending with a norm."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                      is_causal=bool(is_causal))
+        return self.norm(x) if self.norm is not None else x
+
+
+class TransformerDecoder(Module):
+    """A stack of `num_layers` copies of a decoder layer, optionally ending with a norm."""
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False,
+                cache=None, return_attention=False):
+        """With `return_attention`, returns (output, [cross-attention (B, H, T, S) per layer])."""
+        x, attns = tgt, []
+        for i, layer in enumerate(self.layers):
+            out = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                        tgt_key_padding_mask=tgt_key_padding_mask,
+                        memory_key_padding_mask=memory_key_padding_mask,
+                        tgt_is_causal=bool(tgt_is_causal),
+                        cache=None if cache is None else cache.setdefault(i, {}),
+                        return_attention=return_attention)
+            x, w = out if return_attention else (out, None)
+            attns.append(w)
+        x = self.norm(x) if self.norm is not None else x
+        return (x, attns) if return_attention else x
+
+
+class Transformer(Module):
+    """`torch.nn.Transformer`: an encoder and a decoder stack, each ending with a layer norm."""
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
+                 dim_feedforward=2048, dropout=0.1, activation="relu", custom_encoder=None,
+                 custom_decoder=None, layer_norm_eps=1e-5, batch_first=False, norm_first=False):
+        super().__init__()
+        kw = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
+                  layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first)
+        self.encoder = custom_encoder or TransformerEncoder(
+            TransformerEncoderLayer(d_model, nhead, **kw), num_encoder_layers,
+            LayerNorm(d_model, eps=layer_norm_eps))
+        self.decoder = custom_decoder or TransformerDecoder(
+            TransformerDecoderLayer(d_model, nhead, **kw), num_decoder_layers,
+            LayerNorm(d_model, eps=layer_norm_eps))
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+                src_key_padding_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal=False):
+        """src (B, S, D) and tgt (B, T, D) when batch_first (else (S, B, D), (T, B, D))."""
+        b = 0 if self.batch_first else 1
+        if src.shape[b] != tgt.shape[b]:
+            raise ValueError(f"Transformer: src of shape {src.shape} and tgt of shape "
+                             f"{tgt.shape} have different batch sizes")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise ValueError(f"Transformer: src and tgt must have d_model={self.d_model} "
+                             f"features, got {src.shape} and {tgt.shape}")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, dtype=np.float32):
+        """(sz, sz) float mask: 0 on and below the diagonal, -inf above (future positions)."""
+        return Tensor._wrap(np.triu(np.full((sz, sz), -np.inf, dtype=dtype), k=1))
