@@ -1,0 +1,74 @@
+"""Turning sentence pairs into padded batches of token ids.
+
+Sentences of similar length are batched together (bucketing), so little of each batch is
+padding; the order of the batches is shuffled every epoch from (seed, epoch), so a resumed run
+sees exactly the batches an uninterrupted run would have seen.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Batch:
+    """src (B, S); tgt_in (B, T) starts with <bos>; tgt_out (B, T) ends with <eos>; pad = 0."""
+    src: np.ndarray
+    tgt_in: np.ndarray
+    tgt_out: np.ndarray
+    pad_id: int
+
+    @property
+    def n_tokens(self) -> int:
+        """Target tokens that count in the loss (not padding)."""
+        return int((self.tgt_out != self.pad_id).sum())
+
+    @property
+    def src_mask(self) -> np.ndarray:
+        """(B, S) True at padding."""
+        return self.src == self.pad_id
+
+
+def pad_batch(seqs, pad_id, width=None) -> np.ndarray:
+    """A list of id lists -> (B, max length) int64 array padded with pad_id."""
+    width = width or max((len(s) for s in seqs), default=1)
+    out = np.full((len(seqs), max(width, 1)), pad_id, dtype=np.int64)
+    for i, s in enumerate(seqs):
+        out[i, :len(s)] = s
+    return out
+
+
+def encode_pairs(pairs, src_tok, tgt_tok):
+    """[(src text, tgt text)] -> [(src ids, tgt ids with <bos> ... <eos>)]."""
+    return [(src_tok.encode(s), tgt_tok.encode(t, add_bos=True, add_eos=True)) for s, t in pairs]
+
+
+def make_batch(examples, pad_id) -> Batch:
+    src = pad_batch([s for s, _ in examples], pad_id)
+    tgt = pad_batch([t for _, t in examples], pad_id)
+    return Batch(src, tgt[:, :-1], tgt[:, 1:], pad_id)
+
+
+def bucket_batches(examples, batch_size, seed, epoch, shuffle=True):
+    """Index lists of one epoch's batches: sort by length (with a seeded tie-break), cut into
+    batches of `batch_size`, shuffle the batch order. Same (seed, epoch) -> same batches."""
+    rng = np.random.default_rng([seed, epoch])
+    noise = rng.random(len(examples)) if shuffle else np.zeros(len(examples))
+    lengths = np.array([(len(s), len(t)) for s, t in examples]).reshape(-1, 2)
+    order = np.lexsort((noise, lengths[:, 1], lengths[:, 0]))
+    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    if shuffle:
+        rng.shuffle(batches)
+    return batches
+
+
+def iterate_batches(examples, batch_size, pad_id, seed=0, epoch=0, shuffle=True, start=0):
+    """Yield (index within epoch, Batch), starting at batch `start` (for resuming)."""
+    batches = bucket_batches(examples, batch_size, seed, epoch, shuffle)
+    for i in range(start, len(batches)):
+        yield i, make_batch([examples[j] for j in batches[i]], pad_id)
+
+
+def num_batches(n_examples, batch_size):
+    return -(-n_examples // batch_size)

@@ -1,0 +1,265 @@
+"""Training a translator: the loop, validation, checkpoints and resuming.
+
+One step is teacher forcing: the decoder reads the reference target shifted right (<bos> y1 ..
+y_{n-1}) and is scored on predicting y1 .. y_n <eos>, all positions at once, with label-smoothed
+cross entropy that ignores padding. Adam with the warm-up schedule updates the weights after the
+gradients are clipped to a maximum norm.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import minigrad
+from minigrad import nn, optim
+from minigrad.nn.utils import clip_grad_norm_
+from minigrad.optim.lr_scheduler import WarmupScheduler
+
+from . import checkpoint as ckpt
+from .batching import encode_pairs, iterate_batches, make_batch, num_batches
+from .metrics import corpus_bleu
+from .tokenizers import BPETokenizer, WordTokenizer
+
+
+@dataclass
+class TrainConfig:
+    """Every setting of a run; stored in the checkpoint so a run can be resumed or reused."""
+    arch: str = "transformer"
+    d_model: int = 128
+    nhead: int = 4
+    num_encoder_layers: int = 2
+    num_decoder_layers: int = 2
+    dim_feedforward: int = 512
+    dropout: float = 0.1
+    max_len: int = 64
+    tokenizer: str = "word"
+    bpe_merges: int = 1000
+    min_freq: int = 1
+    epochs: int = 6
+    batch_size: int = 64
+    lr_factor: float = 1.0
+    warmup: int = 400
+    label_smoothing: float = 0.1
+    clip_norm: float = 1.0
+    seed: int = 0
+    checkpoint_every: int = 500
+    valid_bleu_sentences: int = 200
+    time_limit: float = 0.0  # seconds; 0 = no limit
+
+
+def build_tokenizers(config: TrainConfig, train_pairs):
+    """Fit source and target tokenizers on the training text."""
+    if config.tokenizer == "word":
+        fit = lambda texts: WordTokenizer.fit(texts, min_freq=config.min_freq)  # noqa: E731
+    elif config.tokenizer == "bpe":
+        fit = lambda texts: BPETokenizer.fit(texts, num_merges=config.bpe_merges)  # noqa: E731
+    else:
+        raise ValueError(f"train: tokenizer must be 'word' or 'bpe', got {config.tokenizer!r}")
+    return fit([s for s, _ in train_pairs]), fit([t for _, t in train_pairs])
+
+
+def build_model(config: TrainConfig, src_vocab: int, tgt_vocab: int):
+    """The architecture named by `config.arch`, initialised from `config.seed`."""
+    minigrad.manual_seed(config.seed)
+    if config.arch == "transformer":
+        from .seq2seq import Seq2SeqTransformer
+        return Seq2SeqTransformer(src_vocab, tgt_vocab, d_model=config.d_model,
+                                  nhead=config.nhead,
+                                  num_encoder_layers=config.num_encoder_layers,
+                                  num_decoder_layers=config.num_decoder_layers,
+                                  dim_feedforward=config.dim_feedforward,
+                                  dropout=config.dropout, max_len=config.max_len + 2)
+    if config.arch in ("rnn", "rnn-attention"):
+        from .rnn_seq2seq import build_seq2seq_rnn
+        return build_seq2seq_rnn(config.arch, src_vocab, tgt_vocab, dropout=config.dropout)
+    raise ValueError(f"train: arch must be 'transformer', 'rnn' or 'rnn-attention', "
+                     f"got {config.arch!r}")
+
+
+def translate_ids(model, src_ids, beam=1, max_len=64, bos_id=1, eos_id=2):
+    """Decode a batch of source ids (B, S) -> (token array (B, L), cross-attention or None)."""
+    from .decoding import beam_search, greedy_decode
+    from .seq2seq import Seq2SeqTransformer
+    if isinstance(model, Seq2SeqTransformer):
+        out = (beam_search(model, src_ids, beam_size=beam, max_len=max_len, bos_id=bos_id,
+                           eos_id=eos_id) if beam > 1 else
+               greedy_decode(model, src_ids, max_len=max_len, bos_id=bos_id, eos_id=eos_id))
+        return out.tokens, out.cross_attention
+    tokens, attn = model.greedy_decode(src_ids, max_len, bos_id, eos_id)
+    return tokens, ([attn[:, None]] if attn is not None else None)
+
+
+def translate(model, src_tok, tgt_tok, sentences, beam=1, batch_size=100, max_len=64):
+    """Translate a list of source sentences; returns the list of target sentences."""
+    out = []
+    for i in range(0, len(sentences), batch_size):
+        chunk = sentences[i:i + batch_size]
+        src = make_batch([(src_tok.encode(s), [0]) for s in chunk], src_tok.pad_id).src
+        tokens, _ = translate_ids(model, src, beam, max_len, tgt_tok.bos_id, tgt_tok.eos_id)
+        out.extend(tgt_tok.decode(row) for row in tokens)
+    return out
+
+
+def evaluate_bleu(model, src_tok, tgt_tok, pairs, beam=1, max_len=64):
+    """Corpus BLEU of the model's translations of `pairs` against their references."""
+    hyps = translate(model, src_tok, tgt_tok, [s for s, _ in pairs], beam=beam, max_len=max_len)
+    return corpus_bleu(hyps, [t for _, t in pairs]), hyps
+
+
+@minigrad.no_grad()
+def validation_loss(model, examples, batch_size, pad_id, label_smoothing=0.0):
+    """Mean per-token cross entropy on held-out pairs (dropout off)."""
+    was = model.training
+    model.eval()
+    total = count = 0.0
+    for _, batch in iterate_batches(examples, batch_size, pad_id, shuffle=False):
+        n = batch.n_tokens
+        total += model.loss(batch.src, batch.tgt_in, batch.tgt_out, label_smoothing).item() * n
+        count += n
+    model.train(was)
+    return total / max(count, 1)
+
+
+class Trainer:
+    """Runs training epochs with progress bars, metrics, checkpoints and Ctrl-C handling."""
+
+    def __init__(self, config: TrainConfig, train_pairs, valid_pairs, out_dir,
+                 tokenizers=None, log=print, progress=True):
+        self.config, self.out_dir, self.log, self.progress = config, Path(out_dir), log, progress
+        self.valid_pairs = valid_pairs
+        self.src_tok, self.tgt_tok = tokenizers or build_tokenizers(config, train_pairs)
+        self.pad_id = self.tgt_tok.pad_id
+        self.train_ex = self._encode(train_pairs)
+        self.valid_ex = self._encode(valid_pairs)
+        self.model = build_model(config, len(self.src_tok), len(self.tgt_tok))
+        self.optimizer = optim.Adam(self.model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+        self.scheduler = WarmupScheduler(self.optimizer, config.d_model, config.warmup,
+                                         config.lr_factor)
+        self.state = {"step": 0, "epoch": 0, "batch": 0, "history": []}
+        self.metrics_path = self.out_dir / "metrics.jsonl"
+
+    def _encode(self, pairs):
+        ex = encode_pairs(pairs, self.src_tok, self.tgt_tok)
+        limit = self.config.max_len
+        return [(s[:limit], t[:limit + 2]) for s, t in ex]
+
+    @classmethod
+    def resume(cls, out_dir, train_pairs, valid_pairs, log=print, progress=True, **overrides):
+        """Continue the run saved in `out_dir` exactly where its checkpoint left it."""
+        state = ckpt.load_checkpoint(out_dir)
+        config = TrainConfig(**{**state["config"], **overrides})
+        self = cls(config, train_pairs, valid_pairs, out_dir,
+                   tokenizers=(state["src_tok"], state["tgt_tok"]), log=log, progress=progress)
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.state = dict(state["progress"])
+        self.state["history"] = list(self.state.get("history", []))
+        ckpt.restore_rng(state)
+        ckpt.truncate_metrics(self.metrics_path, self.state["step"])
+        return self
+
+    def save(self):
+        return ckpt.save_checkpoint(self.out_dir, self.model, self.optimizer, self.scheduler,
+                                    dataclasses.asdict(self.config), self.state,
+                                    self.src_tok, self.tgt_tok)
+
+    def train_step(self, batch):
+        """One optimisation step; returns the (label-smoothed) loss."""
+        loss = self.model.loss(batch.src, batch.tgt_in, batch.tgt_out, self.config.label_smoothing)
+        self.optimizer.zero_grad()
+        loss.backward()
+        if self.config.clip_norm:
+            clip_grad_norm_(self.model.parameters(), self.config.clip_norm)
+        self.optimizer.step()
+        self.scheduler.step()
+        return loss.item()
+
+    def fit(self, max_steps=None):
+        """Train until `config.epochs` (or `max_steps`, or the time limit); returns the state."""
+        cfg, self.out_dir = self.config, self.out_dir
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.model.train()
+        start = time.perf_counter()
+        try:
+            while self.state["epoch"] < cfg.epochs:
+                if self._run_epoch(start, max_steps):
+                    break
+        except KeyboardInterrupt:
+            self.save()
+            self.log(f"\ninterrupted at step {self.state['step']}: checkpoint written to "
+                     f"{self.out_dir}; continue with --resume")
+            raise
+        self.save()
+        return self.state
+
+    def _run_epoch(self, start, max_steps):
+        """Train the rest of the current epoch; True when a step or time limit stopped it."""
+        from tqdm import tqdm
+        cfg, st = self.config, self.state
+        total = num_batches(len(self.train_ex), cfg.batch_size)
+        bar = tqdm(total=total, initial=st["batch"], disable=not self.progress,
+                   desc=f"epoch {st['epoch'] + 1}/{cfg.epochs}", leave=False, dynamic_ncols=True)
+        tokens, t0 = 0, time.perf_counter()
+        for i, batch in iterate_batches(self.train_ex, cfg.batch_size, self.pad_id, cfg.seed,
+                                        st["epoch"], start=st["batch"]):
+            lr = self.optimizer.param_groups[0]["lr"]
+            loss = self.train_step(batch)
+            if not math.isfinite(loss):
+                raise FloatingPointError(f"train: loss became {loss} at step {st['step'] + 1}")
+            st["step"] += 1
+            st["batch"] = i + 1
+            tokens += batch.n_tokens
+            speed = tokens / max(time.perf_counter() - t0, 1e-9)
+            st["history"].append([st["step"], round(loss, 5)])
+            bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{speed:,.0f}", lr=f"{lr:.2e}")
+            bar.update(1)
+            if st["step"] % 50 == 0:
+                ckpt.append_metrics(self.metrics_path, {"step": st["step"], "epoch": st["epoch"] + 1,
+                                                        "loss": loss, "lr": lr, "tokens_per_s": speed})
+            if cfg.checkpoint_every and st["step"] % cfg.checkpoint_every == 0:
+                self.save()
+            out_of_time = cfg.time_limit and time.perf_counter() - start > cfg.time_limit
+            if (max_steps is not None and st["step"] >= max_steps) or out_of_time:
+                bar.close()
+                return True
+        bar.close()
+        st["epoch"] += 1
+        st["batch"] = 0
+        self._end_epoch(speed if tokens else 0.0)
+        return False
+
+    def _end_epoch(self, speed):
+        """Validation loss and BLEU, logged to the console and the metrics file."""
+        cfg, st = self.config, self.state
+        vloss = validation_loss(self.model, self.valid_ex, cfg.batch_size, self.pad_id)
+        sample = self.valid_pairs[:cfg.valid_bleu_sentences]
+        bleu = evaluate_bleu(self.model, self.src_tok, self.tgt_tok, sample,
+                             max_len=cfg.max_len)[0] if sample else float("nan")
+        recent = [l for _, l in st["history"][-50:]]
+        record = {"step": st["step"], "epoch": st["epoch"], "train_loss": float(np.mean(recent)),
+                  "valid_loss": vloss, "valid_bleu": bleu, "tokens_per_s": speed}
+        st.setdefault("valid", []).append([st["step"], vloss, bleu])
+        ckpt.append_metrics(self.metrics_path, record)
+        self.log(f"epoch {st['epoch']:>2}  step {st['step']:>5}  train loss {record['train_loss']:.3f}  "
+                 f"valid loss {vloss:.3f}  valid BLEU {bleu:5.1f}  {speed:,.0f} tok/s")
+
+
+def load_trained(directory):
+    """(model, src_tok, tgt_tok, config) from a checkpoint directory, in eval mode."""
+    state = ckpt.load_checkpoint(directory)
+    config = TrainConfig(**state["config"])
+    model = build_model(config, len(state["src_tok"]), len(state["tgt_tok"]))
+    model.load_state_dict(state["model"])
+    model.eval()
+    return model, state["src_tok"], state["tgt_tok"], config
+
+
+def config_from_json(text: str) -> TrainConfig:
+    return TrainConfig(**json.loads(text))
