@@ -8,3 +8,6 @@ from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, Parameter
 from .normalization import BatchNorm1d, LayerNorm
 from .positional import PositionalEncoding, sinusoidal_table
+from .rnn import GRU, RNN, GRUCell, RNNCell
+from .scores import (AdditiveScore, BilinearScore, DotScore, ScaledDotScore, attend,
+                     diversity_penalty)

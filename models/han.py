@@ -1,0 +1,182 @@
+"""Hierarchical attention network (Yang et al., 2016) for document classification.
+
+Documents are sentences of words, so attention is applied at two levels:
+
+    word level      h_it = BiGRU_w(embed(w_it))                      per sentence i
+                    u_it = tanh(W_w h_it + b_w)                      keys
+                    alpha_it = softmax_t(u_w^T u_it)                 u_w: a LEARNED query
+                    s_i = sum_t alpha_it h_it                        sentence vector
+    sentence level  h_i = BiGRU_s(s_i)
+                    beta_i = softmax_i(u_s^T tanh(W_s h_i + b_s))    u_s: another learned query
+                    v = sum_i beta_i h_i                             document vector
+    classifier      p(y | doc) = softmax(W_c v + b_c)
+
+There is no output sequence to supply a query, so each level learns one fixed query vector
+that says what to look for: u_w "which words matter", u_s "which sentences matter". The
+weights alpha and beta are the explanation: `forward(docs, return_attention=True)` returns them.
+
+`make_han_dataset` generates documents whose class is decided by ONE key sentence, the only
+one holding the marker word, next to the class keyword. Other sentences hold keywords of
+random classes as distractors, so counting keywords (what a bag of words sees) is a weak
+guess; the network must find the marked sentence. `train_han_demo` trains the model and
+checks that the sentence attention indeed peaks on the key sentence.
+
+A caveat the demo can show: the attention weighs BiGRU states, and the state of a sentence
+next to the key one also carries the key's content. Once the loss is near zero nothing ties
+the weights to the key sentence itself, so with a large step size they may drift to a
+neighbour (lr=0.02, 10 epochs, seed 0: accuracy 100 %, key sentence picked in 91 % of test
+documents) while the defaults keep 100 %. Attention weights are evidence, not proof.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import minigrad
+from minigrad.nn import Embedding, Linear, Module, Parameter, init
+from minigrad.nn import functional as F
+from minigrad.nn.rnn import GRU
+from minigrad.nn.scores import DotScore, attend
+from minigrad.tensor import _data
+
+PAD, MARKER = 0, 1  # word ids; class keywords follow, then filler words
+
+
+class AttentionPooling(Module):
+    """Attention with a learned query: h (B, S, D) -> (sum_i alpha_i h_i (B, D), alpha (B, S))."""
+
+    def __init__(self, dim, attn_dim=None):
+        super().__init__()
+        attn_dim = attn_dim or dim
+        self.proj = Linear(dim, attn_dim)
+        self.query = Parameter(np.empty(attn_dim, np.float32))
+        init.uniform_(self.query, -1.0 / np.sqrt(attn_dim), 1.0 / np.sqrt(attn_dim))
+        self.score = DotScore()  # u^T tanh(W h + b): a dot score against projected keys
+
+    def forward(self, h, mask=None):
+        keys = self.proj(h).tanh()
+        query = self.query.reshape(1, -1).expand(h.shape[0], self.query.shape[0])
+        return attend(self.score(query, keys), h, mask)
+
+
+class HierarchicalAttentionNetwork(Module):
+    """Word BiGRU + attention -> sentence vectors -> sentence BiGRU + attention -> classes."""
+
+    def __init__(self, vocab_size, num_classes, emb_dim=32, word_hidden=32, sent_hidden=32,
+                 pad_id=PAD):
+        super().__init__()
+        self.pad_id = pad_id
+        self.embed = Embedding(vocab_size, emb_dim, padding_idx=pad_id)
+        self.word_gru = GRU(emb_dim, word_hidden, batch_first=True, bidirectional=True)
+        self.word_attn = AttentionPooling(2 * word_hidden)
+        self.sent_gru = GRU(2 * word_hidden, sent_hidden, batch_first=True, bidirectional=True)
+        self.sent_attn = AttentionPooling(2 * sent_hidden)
+        self.classifier = Linear(2 * sent_hidden, num_classes)
+
+    def forward(self, docs, return_attention=False):
+        """docs ids (B, N, W) padded with pad_id -> logits (B, C); with return_attention also
+        word weights (B, N, W) and sentence weights (B, N) (zero on padding)."""
+        docs = np.asarray(_data(docs))
+        if docs.ndim != 3:
+            raise ValueError(f"HierarchicalAttentionNetwork: docs must be word ids (B, sentences,"
+                             f" words), got shape {docs.shape}")
+        B, N, W = docs.shape
+        words = docs.reshape(B * N, W)  # every sentence of every document is one sequence
+        word_mask = words != self.pad_id
+        h, _ = self.word_gru(self.embed(words), mask=word_mask)
+        sents, word_w = self.word_attn(h, word_mask)  # an all-padding sentence gets zeros
+        sent_mask = word_mask.any(-1).reshape(B, N)
+        h, _ = self.sent_gru(sents.reshape(B, N, -1), mask=sent_mask)
+        doc, sent_w = self.sent_attn(h, sent_mask)
+        logits = self.classifier(doc)
+        if return_attention:
+            return logits, word_w.reshape(B, N, W), sent_w
+        return logits
+
+
+# --- the generated task ---------------------------------------------------------------------
+
+def make_han_dataset(n_docs, seed, n_classes=4, sents=(3, 6), words=(4, 7), n_filler=24,
+                     distractor_p=0.7):
+    """Documents whose class is told by one key sentence -> (docs (n, N, W), labels (n,),
+    key_positions (n,)).
+
+    Word ids: 0 padding, 1 the marker, 2..2+C-1 the class keywords, then `n_filler` fillers.
+    Every document has a random number of sentences in `sents` and of words per sentence in
+    `words`. The key sentence, at a random position, holds the marker and keyword of the
+    document's class; each other sentence holds, with probability `distractor_p`, the keyword
+    of a random class (maybe the true one) and no marker. Sizes are inclusive ranges.
+    """
+    rng = np.random.default_rng(seed)
+    first_filler = 2 + n_classes
+    N, W = sents[1], words[1]
+    docs = np.zeros((n_docs, N, W), np.int64)
+    labels = rng.integers(0, n_classes, n_docs)
+    key_pos = np.zeros(n_docs, np.int64)
+    for d in range(n_docs):
+        n = rng.integers(sents[0], sents[1] + 1)
+        key_pos[d] = rng.integers(0, n)
+        for i in range(n):
+            length = rng.integers(words[0], words[1] + 1)
+            sent = rng.integers(first_filler, first_filler + n_filler, length)
+            special = ([MARKER, 2 + labels[d]] if i == key_pos[d] else
+                       [2 + rng.integers(n_classes)] if rng.random() < distractor_p else [])
+            slots = rng.choice(length, size=len(special), replace=False)
+            sent[slots] = special
+            docs[d, i, :length] = sent
+    return docs, labels, key_pos
+
+
+def keyword_count_baseline(docs, n_classes):
+    """What a bag of words can do here: predict the class whose keyword occurs most often."""
+    counts = np.stack([(docs == 2 + c).sum((1, 2)) for c in range(n_classes)], axis=1)
+    return counts.argmax(1)
+
+
+def train_han_demo(n_docs=800, epochs=6, seed=0, verbose=True, batch_size=32, lr=0.01,
+                   n_classes=4, test_fraction=0.25, **model_kw):
+    """Train a HAN on `make_han_dataset` and report what it learned (a dict: accuracy, the
+    majority-class and keyword-count baselines, key_sentence_hit_rate, losses, seconds)."""
+    from minigrad.optim import Adam
+
+    start = time.perf_counter()
+    docs, labels, key_pos = make_han_dataset(n_docs, seed, n_classes=n_classes)
+    n_test = int(n_docs * test_fraction)
+    train, test = slice(n_test, None), slice(0, n_test)
+    minigrad.manual_seed(seed)
+    model = HierarchicalAttentionNetwork(int(docs.max()) + 1, n_classes, **model_kw)
+    opt = Adam(model.parameters(), lr=lr)
+    rng = np.random.default_rng(seed)
+    losses = []
+    for epoch in range(epochs):
+        order = n_test + rng.permutation(n_docs - n_test)  # the test documents come first
+        for i in range(0, len(order), batch_size):
+            idx = order[i:i + batch_size]
+            loss = F.cross_entropy(model(docs[idx]), labels[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        if verbose:
+            n_batches = -(-len(order) // batch_size)
+            print(f"epoch {epoch + 1}/{epochs}: mean loss {np.mean(losses[-n_batches:]):.3f}")
+    model.eval()
+    with minigrad.no_grad():
+        logits, _, sent_w = model(docs[test], return_attention=True)
+    pred = logits.data.argmax(1)
+    majority = np.bincount(labels[train], minlength=n_classes).argmax()
+    result = dict(
+        accuracy=float((pred == labels[test]).mean()),
+        majority_baseline=float((labels[test] == majority).mean()),
+        keyword_count_baseline=float(
+            (keyword_count_baseline(docs[test], n_classes) == labels[test]).mean()),
+        key_sentence_hit_rate=float((sent_w.data.argmax(1) == key_pos[test]).mean()),
+        losses=losses, seconds=time.perf_counter() - start, model=model)
+    if verbose:
+        print(f"test accuracy {result['accuracy']:.3f} (majority class "
+              f"{result['majority_baseline']:.3f}, keyword counting "
+              f"{result['keyword_count_baseline']:.3f}); sentence attention on the key sentence "
+              f"in {result['key_sentence_hit_rate']:.1%} of test documents "
+              f"({result['seconds']:.1f} s)")
+    return result
