@@ -123,6 +123,11 @@ def nll_loss(input, target, ignore_index=-100, reduction="mean"):
     """Negative log-likelihood of log-probabilities (N, C) at class ids (N,)."""
     _check_reduction(reduction, "nll_loss")
     tgt = np.asarray(_data(target))
+    if not np.issubdtype(tgt.dtype, np.integer):
+        raise TypeError(f"nll_loss: target must hold class ids (integers), got {tgt.dtype}")
+    if input.ndim != 2 or tgt.shape != input.shape[:1]:
+        raise ValueError(f"nll_loss: input of shape {input.shape} and target of shape "
+                         f"{tgt.shape} do not match (expected (N, C) and (N,))")
     keep = tgt != ignore_index
     picked = input.gather(1, np.where(keep, tgt, 0)[:, None])[:, 0]
     losses = -picked * Tensor._wrap(keep.astype(input.dtype))
@@ -143,17 +148,20 @@ def mse_loss(input, target, reduction="mean"):
 
 
 def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight=None):
-    """BCE on logits, written as max(x, 0) - x*y + log(1 + exp(-|x|)), which never overflows."""
+    """BCE on logits: (1 - y) x + w softplus(-x), with w = 1 + (pos_weight - 1) y.
+
+    softplus(-x) = log(1 + e^-x) is computed as logsumexp([0, -x]), which never overflows and,
+    unlike max(x, 0) + log(1 + e^-|x|), has the right gradient at x = 0.
+    """
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     if input.shape != np.shape(_data(target)):
         raise ValueError(f"binary_cross_entropy_with_logits: input shape {input.shape} and "
                          f"target shape {np.shape(_data(target))} differ")
-    softplus_neg = ((-input.abs()).exp() + 1).log()  # log(1 + exp(-|x|))
-    if pos_weight is None:
-        loss = input.relu() - input * target + softplus_neg
-    else:  # log_weight scales the positive term, as PyTorch's pos_weight
-        log_weight = (pos_weight - 1) * target + 1
-        loss = (1 - target) * input + log_weight * (softplus_neg + (-input).relu())
+    from minigrad.creation import zeros_like
+    from minigrad.functional import stack
+    softplus_neg = stack([zeros_like(input), -input]).logsumexp(0)
+    weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * input + weight * softplus_neg
     return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
 
 

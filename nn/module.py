@@ -6,6 +6,7 @@ are also the keys of `state_dict()`.
 """
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 
 import numpy as np
@@ -184,16 +185,27 @@ class Module:
         return self.to(np.float32)
 
     # --- state ------------------------------------------------------------------------------
+    def _state_items(self, prefix=""):
+        """(name, tensor) of every parameter and persistent buffer, module by module, in
+        PyTorch's order; a tensor shared by two modules (tied weights) appears under both."""
+        for k, p in self._parameters.items():
+            if p is not None:
+                yield prefix + k, p
+        for k, b in self._buffers.items():
+            if b is not None:
+                yield prefix + k, b
+        for k, m in self._modules.items():
+            if m is not None:
+                yield from m._state_items(prefix + k + ".")
+
     def state_dict(self):
         """Parameters and persistent buffers by dotted name, as detached tensors (copies)."""
-        out = OrderedDict()
-        for name, t in list(self.named_parameters()) + list(self.named_buffers()):
-            out[name] = Tensor._wrap(np.array(t.data, copy=True))
-        return out
+        return OrderedDict((name, Tensor._wrap(np.array(t.data, copy=True)))
+                           for name, t in self._state_items())
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy values into parameters and buffers; errors list every key and shape problem."""
-        own = dict(list(self.named_parameters()) + list(self.named_buffers()))
+        own = dict(self._state_items())
         given = {k: np.asarray(v.data if isinstance(v, Tensor) else v) for k, v in state_dict.items()}
         missing = [k for k in own if k not in given]
         unexpected = [k for k in given if k not in own]
@@ -244,8 +256,11 @@ class _IncompatibleKeys(tuple):
         return t
 
 
+_hook_ids = itertools.count()
+
+
 def _register(table, hook):
-    key = id(hook)
+    key = next(_hook_ids)  # not id(hook): the same function may be registered twice
     table[key] = hook
 
     class Handle:
