@@ -24,7 +24,7 @@ class Seq2SeqTransformer(Module):
     def __init__(self, src_vocab, tgt_vocab, d_model=128, nhead=4, num_encoder_layers=2,
                  num_decoder_layers=2, dim_feedforward=512, dropout=0.1, max_len=256, pad_id=0,
                  share_embeddings=False, tie_output=False, output_bias=True, norm_first=False,
-                 activation="relu"):
+                 activation="relu", relative_positions=0):
         super().__init__()
         if share_embeddings and src_vocab != tgt_vocab:
             raise ValueError(f"Seq2SeqTransformer: share_embeddings needs one vocabulary, got "
@@ -35,14 +35,16 @@ class Seq2SeqTransformer(Module):
                            dim_feedforward=dim_feedforward, dropout=dropout, max_len=max_len,
                            pad_id=pad_id, share_embeddings=share_embeddings,
                            tie_output=tie_output, output_bias=output_bias,
-                           norm_first=norm_first, activation=activation)
+                           norm_first=norm_first, activation=activation,
+                           relative_positions=relative_positions)
         self.d_model, self.pad_id = d_model, pad_id
         self.src_embed = Embedding(src_vocab, d_model, padding_idx=pad_id)
         self.tgt_embed = self.src_embed if share_embeddings else Embedding(tgt_vocab, d_model, padding_idx=pad_id)
         self.pos = PositionalEncoding(d_model, max_len=max_len, dropout=dropout)
         self.transformer = Transformer(d_model, nhead, num_encoder_layers, num_decoder_layers,
                                        dim_feedforward, dropout, activation=activation,
-                                       batch_first=True, norm_first=norm_first)
+                                       batch_first=True, norm_first=norm_first,
+                                       relative_positions=relative_positions)
         self.generator = Linear(d_model, tgt_vocab, bias=output_bias)
         # Xavier on every matrix, as the Annotated Transformer does: N(0, 1) embeddings times
         # sqrt(d_model) would start the model far from where it trains well

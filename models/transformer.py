@@ -32,9 +32,10 @@ class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward network, each with a residual connection and norm."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False):
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, relative_positions=0):
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
+                                            relative_positions=relative_positions)
         self.linear1 = Linear(d_model, dim_feedforward)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model)
@@ -68,9 +69,10 @@ class TransformerDecoderLayer(Module):
     """Masked self-attention, cross-attention over the memory, and a feed-forward network."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False):
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, relative_positions=0):
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
+                                            relative_positions=relative_positions)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
                                                  batch_first=batch_first)
         self.linear1 = Linear(d_model, dim_feedforward)
@@ -175,10 +177,14 @@ class Transformer(Module):
 
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
                  dim_feedforward=2048, dropout=0.1, activation="relu", custom_encoder=None,
-                 custom_decoder=None, layer_norm_eps=1e-5, batch_first=False, norm_first=False):
+                 custom_decoder=None, layer_norm_eps=1e-5, batch_first=False, norm_first=False,
+                 relative_positions=0):
+        """`relative_positions=k` (not in PyTorch) gives every self-attention learned relative
+        position embeddings for distances clipped to [-k, k] (Shaw et al., 2018)."""
         super().__init__()
         kw = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
-                  layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first)
+                  layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first,
+                  relative_positions=relative_positions)
         self.encoder = custom_encoder or TransformerEncoder(
             TransformerEncoderLayer(d_model, nhead, **kw), num_encoder_layers,
             LayerNorm(d_model, eps=layer_norm_eps))

@@ -27,13 +27,19 @@ class MultiheadAttention(Module):
     (With kdim or vdim different from E, they are separate `q_proj_weight`, `k_proj_weight` and
     `v_proj_weight` instead.) `out_proj` is W_O.
 
+    Two options from the second lecture (off by default, so the module stays PyTorch's):
+    `relative_positions=k` adds learned embeddings of the clipped distance j - i in [-k, k]
+    to the keys and values (Shaw et al., 2018; shared by the heads, `rel_k`/`rel_v` of shape
+    (2k + 1, d_k)); `diversity=True` stores ||A A^T - I||_F^2 of each query's heads, averaged,
+    as `self.diversity_penalty` after every forward, to add to the loss.
+
     Masks follow this module's PyTorch convention: in a bool `attn_mask` or `key_padding_mask`,
     True means "may NOT attend"; float masks are added to the scores. A query whose keys are
     all masked gets an output of zeros, never NaN. Inputs are (L, B, E) unless batch_first.
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None,
-                 batch_first=False, dtype=np.float32):
+                 batch_first=False, dtype=np.float32, relative_positions=0, diversity=False):
         super().__init__()
         if embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} is not divisible by "
@@ -52,6 +58,12 @@ class MultiheadAttention(Module):
             self.v_proj_weight = Parameter(np.empty((E, self.vdim), dtype))
         self.in_proj_bias = Parameter(np.zeros(3 * E, dtype)) if bias else None
         self.out_proj = Linear(E, E, bias=bias, dtype=dtype)
+        self.relative_positions, self.diversity = relative_positions, diversity
+        self.diversity_penalty = None
+        if relative_positions:
+            n = 2 * relative_positions + 1
+            self.rel_k = Parameter(np.empty((n, self.head_dim), dtype))
+            self.rel_v = Parameter(np.empty((n, self.head_dim), dtype))
         self._reset_parameters()
 
     def _reset_parameters(self):
@@ -63,6 +75,17 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.zeros_(self.in_proj_bias)
             init.zeros_(self.out_proj.bias)
+        if self.relative_positions:
+            init.xavier_uniform_(self.rel_k)
+            init.xavier_uniform_(self.rel_v)
+
+    def _relative_tables(self, L, S):
+        """(L, S, d_k) embeddings of the clipped distance j - i; the L queries are the last L
+        of the S positions (with a decoding cache, earlier positions are keys only)."""
+        i = np.arange(S - L, S)[:, None]
+        j = np.arange(S)[None, :]
+        idx = np.clip(j - i, -self.relative_positions, self.relative_positions) + self.relative_positions
+        return F.embedding(idx, self.rel_k), F.embedding(idx, self.rel_v)
 
     def _projection(self, i):
         """(weight, bias) of W_Q (i=0), W_K (i=1) or W_V (i=2)."""
@@ -105,7 +128,14 @@ class MultiheadAttention(Module):
         B, _, L, _ = q.shape
         S = k.shape[2]
         allowed, additive = self._masks(attn_mask, key_padding_mask, is_causal, B, L, S)
-        out, weights = F.attention(q, k, v, allowed, additive, self.dropout, training=self.training)
+        rel_k = rel_v = None
+        if self.relative_positions:
+            rel_k, rel_v = self._relative_tables(L, S)
+        out, weights = F.attention(q, k, v, allowed, additive, self.dropout, training=self.training,
+                                   rel_k=rel_k, rel_v=rel_v)
+        if self.diversity:  # each query's (H, S) matrix of head distributions
+            from .scores import diversity_penalty
+            self.diversity_penalty = diversity_penalty(weights.transpose(1, 2))
         out = self.out_proj(out.permute(0, 2, 1, 3).reshape(B, L, self.embed_dim))
         if not self.batch_first:
             out = out.transpose(0, 1)

@@ -192,11 +192,14 @@ def _allowed(attn_mask, is_causal, query, key):
     return allowed
 
 
-def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, training=True):
+def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, training=True,
+              rel_k=None, rel_v=None):
     """The core of every attention layer; returns (output, weights).
 
     q (..., L, E), k (..., S, E), v (..., S, Ev); `allowed` a bool array broadcastable to
     (..., L, S), True where a query may look at a key; `additive` a float mask added to scores.
+    `rel_k` (L, S, E) and `rel_v` (L, S, Ev) are relative-position embeddings (Shaw et al.,
+    2018) added to key j and value j when query i looks at them.
     """
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"attention: queries of shape {q.shape} and keys of shape {k.shape} "
@@ -205,7 +208,10 @@ def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, t
         raise ValueError(f"attention: {k.shape[-2]} keys but {v.shape[-2]} values "
                          f"(shapes {k.shape} and {v.shape})")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-    scores = (q * scale) @ k.transpose(-2, -1)  # scaling q is cheaper than scaling L x S scores
+    q = q * scale  # scaling q is cheaper than scaling the L x S scores
+    scores = q @ k.transpose(-2, -1)
+    if rel_k is not None:  # q_i . a_ij for every (i, j): one batched product per query i
+        scores = scores + _per_query(q, rel_k.transpose(-2, -1))
     if additive is not None:  # cast, so a float64 mask does not promote float32 scores
         scores = scores + np.asarray(_data(additive), dtype=scores.dtype)
     if allowed is not None:
@@ -213,4 +219,16 @@ def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, t
     weights = scores.softmax(-1)
     if dropout_p > 0.0 and training:
         weights = dropout(weights, dropout_p)
-    return weights @ v, weights
+    out = weights @ v
+    if rel_v is not None:
+        out = out + _per_query(weights, rel_v)
+    return out, weights
+
+
+def _per_query(x, table):
+    """x (..., L, A) times table (L, A, C) separately for every position i: (..., L, C)."""
+    lead = x.shape[:-2]
+    L, A = x.shape[-2:]
+    xi = x.reshape(-1, L, A).permute(1, 0, 2)  # (L, N, A): query position i leads
+    out = xi @ table  # (L, N, C)
+    return out.permute(1, 0, 2).reshape(lead + (L, table.shape[-1]))
