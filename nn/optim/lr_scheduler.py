@@ -1,0 +1,136 @@
+"""Learning-rate schedules: change each parameter group's 'lr' as training goes on.
+
+A scheduler is stepped once per optimizer step (or per epoch) *after* `optimizer.step()`:
+
+    opt = Adam(model.parameters(), lr=1.0)
+    sched = WarmupScheduler(opt, d_model=512, warmup_steps=4000)
+    for batch in data:
+        loss(batch).backward(); opt.step(); opt.zero_grad(); sched.step()
+
+`last_epoch` counts the `step()` calls; the constructor makes the first one, so right after
+construction `last_epoch` is 0 and the optimizer already holds the rate for the first update.
+
+Why warm-up? At the start Adam's second-moment estimate v rests on a handful of gradients, so
+its per-weight step sizes are unreliable, and a Transformer's layer norms and attention are not
+yet well conditioned: a full-size learning rate then can blow training up. "Attention Is All
+You Need" ramps the rate up linearly for `warmup_steps` updates, then lets it decay like
+1/sqrt(step) (the "Noam" schedule, after Noam Shazeer):
+
+    lr(step) = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
+
+The two branches meet at step == warmup, where the rate peaks. Steps count from 1.
+
+Schedules here are closed-form functions of `last_epoch` and the groups' initial rates, so two
+schedulers on one optimizer overwrite rather than compose each other.
+"""
+from __future__ import annotations
+
+
+class LRScheduler:
+    """Base class: subclasses define `get_lr()` from `self.last_epoch` and `self.base_lrs`."""
+
+    def __init__(self, optimizer, last_epoch=-1):
+        self.optimizer = optimizer
+        groups = optimizer.param_groups
+        if last_epoch == -1:
+            for g in groups:
+                g.setdefault("initial_lr", g["lr"])
+        elif any("initial_lr" not in g for g in groups):
+            raise KeyError(f"{type(self).__name__}: resuming at last_epoch={last_epoch} needs "
+                           f"'initial_lr' in every parameter group (load the optimizer's state "
+                           f"first)")
+        self.base_lrs = [g["initial_lr"] for g in groups]
+        self.last_epoch = last_epoch
+        self.step()
+
+    def get_lr(self):
+        """The learning rate of every group at `self.last_epoch`."""
+        raise NotImplementedError(f"{type(self).__name__} does not define get_lr")
+
+    def step(self):
+        """Advance one step and write the new rates into the optimizer's groups."""
+        self.last_epoch += 1
+        lrs = list(self.get_lr())
+        for g, lr in zip(self.optimizer.param_groups, lrs):
+            g["lr"] = lr
+        self._last_lr = lrs
+
+    def get_last_lr(self):
+        """The rates set by the latest `step()` (one per parameter group)."""
+        return list(self._last_lr)
+
+    def state_dict(self):
+        """Everything but the optimizer and functions: numbers and lists, so minigrad.save works."""
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("optimizer", "lr_lambdas") and not callable(v)}
+
+    def load_state_dict(self, state_dict):
+        """Resume the schedule (the optimizer's own lr is restored by its load_state_dict)."""
+        self.__dict__.update(state_dict)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(last_epoch={self.last_epoch}, lr={self._last_lr})"
+
+
+class LambdaLR(LRScheduler):
+    """lr = initial_lr * lr_lambda(last_epoch); one function, or a list with one per group."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        n = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n:
+                raise ValueError(f"LambdaLR: expected {n} lr_lambdas (one per parameter group), "
+                                 f"got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * n
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [base * fn(self.last_epoch) for base, fn in zip(self.base_lrs, self.lr_lambdas)]
+
+
+class StepLR(LRScheduler):
+    """lr = initial_lr * gamma ** (last_epoch // step_size): decay by gamma every step_size."""
+
+    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        if not isinstance(step_size, int) or step_size < 1:
+            raise ValueError(f"StepLR: step_size must be a positive int, got {step_size!r}")
+        self.step_size, self.gamma = step_size, gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [base * self.gamma ** (self.last_epoch // self.step_size)
+                for base in self.base_lrs]
+
+
+def noam_lr(step, d_model, warmup_steps=4000, factor=1.0):
+    """The Transformer's rate at `step` (counted from 1): linear warm-up, then 1/sqrt decay."""
+    if step < 1:
+        raise ValueError(f"noam_lr: steps count from 1, got {step}")
+    if d_model <= 0 or warmup_steps <= 0:
+        raise ValueError(f"noam_lr: d_model and warmup_steps must be positive, got "
+                         f"{d_model} and {warmup_steps}")
+    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
+
+
+class WarmupScheduler(LRScheduler):
+    """The Noam schedule, `noam_lr(last_epoch + 1, ...)`; the optimizer's own lr is ignored.
+
+    After construction the optimizer holds step 1's rate, so the first `optimizer.step()` uses
+    it; each `scheduler.step()` then moves on to the next step's rate.
+    """
+
+    def __init__(self, optimizer, d_model, warmup_steps=4000, factor=1.0, last_epoch=-1):
+        noam_lr(1, d_model, warmup_steps, factor)  # validates the arguments
+        self.d_model, self.warmup_steps, self.factor = d_model, warmup_steps, factor
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        lr = noam_lr(self.last_epoch + 1, self.d_model, self.warmup_steps, self.factor)
+        return [lr] * len(self.optimizer.param_groups)
+
+
+NoamLR = WarmupScheduler
+
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "WarmupScheduler", "NoamLR", "noam_lr"]
