@@ -163,12 +163,18 @@ class Function(Node):
         ctx.inputs = tensor_inputs
         ctx.needs_input_grad = tuple(t is not None for t in tensor_inputs)
         ctx._saved_versions = None
-        if ctx.saved:  # remember versions of the tensors whose data we saved
-            ids = {id(s) for s in ctx.saved}
+        if out.data.base is not None:  # a view shares its base's version counter, as in PyTorch
+            base = out.data.base
+            for t in args:
+                if isinstance(t, Tensor) and _root(t.data) is base:
+                    out._vc = t._vc
+                    break
+        if ctx.saved:  # remember versions of the tensors whose memory backward will read
+            roots = {id(_root(a)) for a in ctx.saved if isinstance(a, np.ndarray)}
             ctx._saved_versions = [(t._vc, t._vc[0], t.shape) for t in args
-                                   if isinstance(t, Tensor) and id(t.data) in ids]
-            if id(out.data) in ids:
-                ctx._saved_versions.append((out._vc, 0, out.shape))
+                                   if isinstance(t, Tensor) and id(_root(t.data)) in roots]
+            if id(_root(out.data)) in roots:
+                ctx._saved_versions.append((out._vc, out._vc[0], out.shape))
         ctx.module_path = current_module_path()
         ctx.out_shape = out.data.shape
         ctx.out_dtype = out.data.dtype
@@ -188,6 +194,11 @@ class Function(Node):
     @staticmethod
     def backward(ctx, grad):
         raise NotImplementedError("Function subclasses define backward")
+
+
+def _root(a):
+    """The array that owns `a`'s memory (NumPy points every view's `base` at the owner)."""
+    return a if a.base is None else a.base
 
 
 def _node_of(t):
@@ -351,7 +362,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
             num_flat[j] = (plus - minus) / (2 * eps)
         err = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
         if err.size and err.max() > 0:
-            k = np.unravel_index(int(np.argmax(err)), err.shape)
+            k = tuple(int(i) for i in np.unravel_index(int(np.argmax(err)), err.shape))
             if raise_exception:
                 raise AssertionError(
                     f"gradcheck: input {i} (shape {x.shape}) gradient mismatch at index {k}: "

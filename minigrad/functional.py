@@ -33,6 +33,11 @@ def where(condition, input, other):
     cond = np.asarray(_data(condition))
     if cond.dtype != np.bool_:
         raise TypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
+    try:
+        np.broadcast_shapes(cond.shape, np.shape(_data(input)), np.shape(_data(other)))
+    except ValueError:
+        raise ValueError(f"where: shapes {cond.shape}, {np.shape(_data(input))} and "
+                         f"{np.shape(_data(other))} cannot be broadcast together") from None
     like = input if isinstance(input, Tensor) else other if isinstance(other, Tensor) else None
     return ops.Where.apply(cond, _as_tensor(input, like), _as_tensor(other, like))
 

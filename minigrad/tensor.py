@@ -146,8 +146,10 @@ class Tensor:
         run_backward(self, g, retain_graph=retain_graph)
 
     def detach(self):
-        """The same data, cut off from the graph."""
-        return Tensor._wrap(self.data)
+        """The same data, cut off from the graph (sharing the version counter, as in PyTorch)."""
+        t = Tensor._wrap(self.data)
+        t._vc = self._vc
+        return t
 
     def requires_grad_(self, flag=True):
         if flag and self.dtype.type not in _FLOATS:
@@ -198,7 +200,11 @@ class Tensor:
 
     def copy_(self, src):
         src = np.asarray(_data(src))
-        if np.broadcast_shapes(src.shape, self.shape) != self.shape:
+        try:
+            fits = np.broadcast_shapes(src.shape, self.shape) == self.shape
+        except ValueError:
+            fits = False
+        if not fits:
             raise ValueError(f"copy_: source of shape {src.shape} does not fit a tensor of "
                              f"shape {self.shape}")
         return self._inplace("copy_", lambda d: np.copyto(d, src, casting="unsafe"))
@@ -263,12 +269,12 @@ class Tensor:
         """The largest element; with `dim`, a (values, indices) pair as in PyTorch."""
         if dim is None:
             return self.amax()
-        return _MinMax(self.amax(dim, keepdim), self.argmax(dim, keepdim))
+        return _MinMax((self.amax(dim, keepdim), self.argmax(dim, keepdim)))
 
     def min(self, dim=None, keepdim=False):
         if dim is None:
             return self.amin()
-        return _MinMax(self.amin(dim, keepdim), self.argmin(dim, keepdim))
+        return _MinMax((self.amin(dim, keepdim), self.argmin(dim, keepdim)))
 
     def argmax(self, dim=None, keepdim=False):
         return _arg(np.argmax, "argmax", self, dim, keepdim)

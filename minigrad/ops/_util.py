@@ -37,7 +37,7 @@ def normalize_dims(dim, ndim: int, op: str):
     out = tuple(sorted({normalize_dim(d, ndim, op) for d in dims}))
     if len(out) != len(dims):
         raise ValueError(f"{op}: dim {dim} names the same dimension twice")
-    return out
+    return out if ndim else ()  # a 0-d tensor accepts dim 0 or -1, as in PyTorch
 
 
 def expand_reduced(grad: np.ndarray, shape: tuple, dims: tuple, keepdim: bool) -> np.ndarray:

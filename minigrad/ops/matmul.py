@@ -26,6 +26,13 @@ class MatMul(Function):
             k = b.shape[-2 if b.ndim > 1 else 0]
             raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: inner "
                              f"dimensions {a.shape[-1]} and {k} differ")
+        if a.ndim > 2 and b.ndim > 2:
+            try:
+                np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+            except ValueError:
+                raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: batch "
+                                 f"dimensions {a.shape[:-2]} and {b.shape[:-2]} do not "
+                                 f"broadcast") from None
         if a.dtype != b.dtype:
             raise TypeError(f"matmul: operands have different dtypes {a.dtype} and {b.dtype}; "
                             f"convert one with .float() or .double()")

@@ -1,0 +1,666 @@
+"""The autograd engine: backward, accumulation, graphs, hooks, grad modes, version counter,
+anomaly detection and gradcheck itself."""
+import re
+import sys
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import AccumulateGrad, Function, gradcheck
+
+
+def leaf(values, dtype=mg.float64):
+    return mg.tensor(values, dtype=dtype, requires_grad=True)
+
+
+# --- deep graphs ----------------------------------------------------------------------------
+
+def test_chain_of_100k_ops_backpropagates_without_recursion_error():
+    limit = sys.getrecursionlimit()
+    x = leaf(1.0)
+    y = x
+    for _ in range(100_000):
+        y = y * 1.00001
+    assert sys.getrecursionlimit() == limit
+    y.backward()
+    assert x.grad.item() == pytest.approx(1.00001 ** 100_000, rel=1e-9)
+    del y  # freeing a 100,000-node graph must not overflow either
+
+
+def test_wide_graph_sums_every_path():
+    x = leaf([1.0, 2.0])
+    total = x * 0
+    for i in range(1, 501):
+        total = total + x * float(i)
+    total.sum().backward()
+    assert x.grad.tolist() == [125250.0, 125250.0]
+
+
+def test_diamond_graph_gradients_add():
+    x = leaf([1.0, -2.0, 3.0])
+    y = x * 2
+    z = y * y + y  # dz/dx = (2y + 1) * 2
+    z.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), (2 * 2 * x.numpy() + 1) * 2)
+
+
+def test_same_tensor_used_twice_in_one_op():
+    x = leaf([3.0, 4.0])
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [6.0, 8.0]
+    x.grad = None
+    (x @ x).backward()
+    assert x.grad.tolist() == [6.0, 8.0]
+
+
+# --- accumulation, retain_graph -------------------------------------------------------------
+
+def test_gradients_accumulate_across_backward_calls():
+    x = leaf([1.0, 2.0])
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [4.0, 6.0]
+
+
+def test_zero_grad_style_reset():
+    x = leaf([1.0, 2.0])
+    (x * 3).sum().backward()
+    x.grad = None  # what Optimizer.zero_grad(set_to_none=True) does
+    (x * 5).sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0]
+    g = x.grad
+    with mg.no_grad():
+        x.grad.zero_()  # the other zero_grad style: in place
+    (x * 7).sum().backward()
+    assert x.grad.tolist() == [7.0, 7.0]
+    assert x.grad.dtype == np.float64
+
+
+def test_leaf_grads_are_fresh_arrays():
+    # Add passes its incoming gradient through unchanged: the leaves must still get copies
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    g = np.array([1.0, 1.0])
+    (x + w).backward(g)
+    g[:] = 100.0
+    assert x.grad.tolist() == [1.0, 1.0] and w.grad.tolist() == [1.0, 1.0]
+    x.grad.mul_(5.0)
+    assert w.grad.tolist() == [1.0, 1.0]
+
+
+def test_retain_graph_allows_second_backward():
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.tolist() == [4.0, 8.0]
+
+
+def test_second_backward_without_retain_graph_raises():
+    x = leaf([1.0, 2.0])
+    y = (x * x).exp().sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward()
+
+
+def test_second_backward_through_shared_subgraph_raises():
+    x = leaf([1.0, 2.0])
+    h = x.exp()
+    a, b = h.sum(), (h * 2).sum()
+    a.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        b.backward()
+
+
+def test_non_scalar_backward_needs_gradient():
+    x = leaf(np.ones((2, 3)))
+    y = x * 2
+    with pytest.raises(RuntimeError, match=re.escape("(2, 3)")):
+        y.backward()
+    assert x.grad is None
+
+
+def test_single_element_non_scalar_backward_is_allowed():
+    x = leaf([[2.0]])
+    (x * 3).backward()
+    assert x.grad.tolist() == [[3.0]]
+
+
+def test_backward_with_explicit_gradient():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * x
+    y.backward(mg.tensor(np.array([1.0, 0.5, -1.0])))
+    assert x.grad.tolist() == [2.0, 2.0, -6.0]
+    x.grad = None
+    (x * 2).backward(np.array([1.0, 2.0, 3.0]))
+    assert x.grad.tolist() == [2.0, 4.0, 6.0]
+    x.grad = None
+    (x * 2).sum().backward(mg.tensor(3.0))
+    assert x.grad.tolist() == [6.0, 6.0, 6.0]
+
+
+def test_backward_gradient_shape_must_match():
+    x = leaf([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"backward: .*\(2,\).*\(3,\)"):
+        (x * 2).backward(np.ones(2))
+
+
+def test_backward_on_tensor_without_grad_raises():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        mg.tensor([1.0, 2.0]).sum().backward()
+
+
+def test_backward_on_leaf_accumulates():
+    x = leaf([1.0, 2.0])
+    x.backward(np.array([3.0, 4.0]))
+    x.backward(np.array([1.0, 1.0]))
+    assert x.grad.tolist() == [4.0, 5.0]
+
+
+def test_float32_grads_stay_float32():
+    x = leaf([1.0, 2.0], dtype=mg.float32)
+    (x * x).sum().backward()
+    assert x.grad.dtype == np.float32
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
+# --- requires_grad, detach, is_leaf ---------------------------------------------------------
+
+def test_requires_grad_propagation():
+    x = leaf([1.0, 2.0])
+    c = mg.tensor(np.array([3.0, 4.0]))
+    assert (x + c).requires_grad and (c + x).requires_grad
+    assert (x * 2).requires_grad and (2 * x).requires_grad
+    assert (x.exp() @ c).requires_grad
+    assert not (c * c).requires_grad and (c * c).grad_fn is None
+    assert not x.argmax().requires_grad
+    assert not (x > 1).requires_grad
+    out = x * c
+    out.sum().backward()
+    assert c.grad is None
+    assert x.grad.tolist() == [3.0, 4.0]
+
+
+def test_requires_grad_underscore():
+    c = mg.tensor([1.0, 2.0])
+    assert c.requires_grad_() is c
+    assert c.requires_grad and c.is_leaf
+    (c * c).sum().backward()
+    assert c.grad.tolist() == [2.0, 4.0]
+    c.requires_grad_(False)
+    assert not (c * 2).requires_grad
+
+
+def test_detach():
+    x = leaf([1.0, 2.0])
+    y = x * 3
+    d = y.detach()
+    assert not d.requires_grad and d.grad_fn is None and d.is_leaf
+    np.testing.assert_array_equal(d.numpy(), y.numpy())
+    assert np.shares_memory(d.numpy(), y.numpy())  # same data, like PyTorch
+    z = (x * x.detach()).sum()  # the detached factor is a constant
+    z.backward()
+    assert x.grad.tolist() == [1.0, 2.0]
+    with pytest.raises(RuntimeError):
+        (d * 2).sum().backward()
+
+
+def test_is_leaf():
+    x = leaf([1.0])
+    c = mg.tensor([1.0])
+    assert x.is_leaf and c.is_leaf
+    y = x * 2
+    assert not y.is_leaf
+    assert (c * 2).is_leaf  # nothing to differentiate: no graph recorded
+    assert y.detach().is_leaf
+    with mg.no_grad():
+        assert (x * 2).is_leaf
+
+
+def test_retain_grad():
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    y.retain_grad()
+    h = y * 5  # not retained
+    z = (h * y).sum()  # dz/dy = 10 y
+    z.retain_grad()
+    z.backward()
+    np.testing.assert_allclose(y.grad.numpy(), 10 * y.numpy())
+    assert h.grad is None
+    assert z.grad.item() == 1.0
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 10 * y.numpy())
+    # a retained gradient is an ordinary tensor: it can be reset in place like a leaf's
+    y.grad.zero_()
+    z.grad.zero_()
+    assert y.grad.tolist() == [0.0, 0.0] and z.grad.item() == 0.0
+
+
+def test_retain_grad_on_leaf_is_harmless():
+    x = leaf([1.0, 2.0])
+    x.retain_grad()
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+# --- hooks ----------------------------------------------------------------------------------
+
+def test_hook_on_leaf_replaces_gradient():
+    x = leaf([1.0, 2.0])
+    seen = []
+    x.register_hook(lambda g: seen.append(g.tolist()))  # returns None: observe only
+    x.register_hook(lambda g: g * 10)
+    (x * x).sum().backward()
+    assert seen == [[2.0, 4.0]]
+    assert x.grad.tolist() == [20.0, 40.0]
+
+
+def test_hook_on_non_leaf_replaces_gradient_flowing_on():
+    x = leaf([1.0, 2.0])
+    y = x * 3
+    seen = []
+
+    def hook(g):
+        seen.append(g.tolist())
+        return mg.tensor(np.array([1.0, -1.0]))
+
+    assert y.register_hook(hook) is hook
+    (y * y).sum().backward()  # dL/dy = 2y = [6, 12], replaced by [1, -1]
+    assert seen == [[6.0, 12.0]]
+    assert x.grad.tolist() == [3.0, -3.0]
+
+
+def test_hooks_chain_in_registration_order():
+    x = leaf([1.0])
+    x.register_hook(lambda g: g + 1)
+    x.register_hook(lambda g: g * 10)
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [30.0]
+
+
+def test_hook_on_tensor_without_grad_raises():
+    with pytest.raises(RuntimeError, match="register_hook"):
+        mg.tensor([1.0]).register_hook(lambda g: g)
+
+
+def test_hook_sees_total_gradient_of_tensor_used_twice():
+    x = leaf([1.0, 2.0])
+    y = x * 1
+    seen = []
+    y.register_hook(lambda g: seen.append(g.tolist()))
+    (y * 2 + y * 3).sum().backward()
+    assert seen == [[5.0, 5.0]]
+
+
+# --- graph structure ------------------------------------------------------------------------
+
+def test_grad_fn_names_and_next_functions():
+    a, b, c = leaf([1.0, 2.0]), leaf([3.0, 4.0]), leaf([5.0, 6.0])
+    out = a * b + c
+    assert out.grad_fn.name() == "AddBackward"
+    (mul, i0), (acc, i1) = out.grad_fn.next_functions
+    assert i0 == 0 and i1 == 0
+    assert mul.name() == "MulBackward"
+    assert isinstance(acc, AccumulateGrad) and acc.name() == "AccumulateGrad"
+    assert acc.variable is c
+    assert acc.next_functions == ()
+    (acc_a, _), (acc_b, _) = mul.next_functions
+    assert acc_a.variable is a and acc_b.variable is b
+    # one accumulator per leaf, shared by every use
+    sq = a * a
+    assert sq.grad_fn.next_functions[0][0] is sq.grad_fn.next_functions[1][0]
+    assert sq.grad_fn.next_functions[0][0] is acc_a
+
+
+def test_next_functions_with_non_grad_input():
+    a = leaf([1.0])
+    out = a * mg.tensor([2.0])
+    (n0, _), (n1, _) = out.grad_fn.next_functions
+    assert n0.variable is a and n1 is None
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda x: x.sum(), "SumBackward"), (lambda x: x.mean(), "MeanBackward"),
+    (lambda x: x.exp(), "ExpBackward"), (lambda x: x @ x.T, "MatMulBackward"),
+    (lambda x: x.reshape(-1), "ReshapeBackward"), (lambda x: x.T, "PermuteBackward"),
+    (lambda x: x[0], "GetItemBackward"), (lambda x: x.softmax(-1), "SoftmaxBackward"),
+    (lambda x: x - 1, "SubBackward"), (lambda x: x / 2, "DivBackward"),
+    (lambda x: -x, "NegBackward"), (lambda x: x ** 2, "PowBackward"),
+    (lambda x: mg.cat([x, x]), "CatBackward"), (lambda x: x.relu(), "ReluBackward"),
+])
+def test_grad_fn_names(make, name):
+    x = leaf(np.ones((2, 2)))
+    assert make(x).grad_fn.name() == name
+
+
+def test_graph_walk_reaches_every_leaf():
+    a, b, c = leaf([1.0]), leaf([2.0]), leaf([3.0])
+    out = ((a * b).exp() + c.sum()) / a
+    found, stack = set(), [out.grad_fn]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, AccumulateGrad):
+            found.add(id(node.variable))
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    assert found == {id(a), id(b), id(c)}
+
+
+# --- grad modes -----------------------------------------------------------------------------
+
+def test_no_grad_context():
+    x = leaf([1.0, 2.0])
+    assert mg.is_grad_enabled()
+    with mg.no_grad():
+        assert not mg.is_grad_enabled()
+        y = x * 2
+    assert mg.is_grad_enabled()
+    assert not y.requires_grad and y.grad_fn is None
+    assert (x * 2).requires_grad
+
+
+def test_enable_grad_inside_no_grad_nested():
+    x = leaf([1.0])
+    with mg.no_grad():
+        with mg.enable_grad():
+            assert mg.is_grad_enabled()
+            y = x * 2
+            with mg.no_grad():
+                assert not mg.is_grad_enabled()
+                z = x * 2
+            assert mg.is_grad_enabled()
+        assert not mg.is_grad_enabled()
+        w = x * 2
+    assert mg.is_grad_enabled()
+    assert y.requires_grad and not z.requires_grad and not w.requires_grad
+
+
+def test_grad_mode_restored_after_exception():
+    with pytest.raises(KeyError):
+        with mg.no_grad():
+            raise KeyError
+    assert mg.is_grad_enabled()
+
+
+def test_no_grad_decorator():
+    x = leaf([1.0, 2.0])
+
+    @mg.no_grad()
+    def f(t):
+        assert not mg.is_grad_enabled()
+        return t * 2
+
+    y = f(x)
+    assert not y.requires_grad
+    assert mg.is_grad_enabled()
+    assert f.__name__ == "f"
+
+
+def test_enable_grad_decorator_inside_no_grad():
+    x = leaf([1.0, 2.0])
+
+    @mg.enable_grad()
+    def g(t):
+        return t * 2
+
+    with mg.no_grad():
+        y = g(x)
+        assert not mg.is_grad_enabled()
+    assert y.requires_grad
+
+
+def test_no_grad_decorator_recursive_and_nested():
+    @mg.no_grad()
+    def depth(n):
+        assert not mg.is_grad_enabled()
+        return 0 if n == 0 else 1 + depth(n - 1)
+
+    @mg.enable_grad()
+    def outer():
+        assert mg.is_grad_enabled()
+        r = depth(3)
+        assert mg.is_grad_enabled()
+        return r
+
+    with mg.no_grad():
+        assert outer() == 3
+        assert not mg.is_grad_enabled()
+    assert mg.is_grad_enabled()
+
+
+# --- version counter ------------------------------------------------------------------------
+
+SAVES_INPUT = {
+    "mul": lambda x: x * mg.tensor(np.array([2.0, 3.0])),
+    "mul by leaf": lambda x: mg.tensor(np.array([2.0, 3.0]), requires_grad=True) * x,
+    "div": lambda x: mg.tensor(np.array([2.0, 3.0])) / x,
+    "pow": lambda x: x ** 3,
+    "log": lambda x: x.log(),
+    "abs": lambda x: x.abs(),
+    "maximum": lambda x: x.maximum(mg.tensor(np.array([0.0, 0.0]))),
+    "clamp": lambda x: x.clamp(0.0, 5.0),
+    "gelu": lambda x: x.gelu(),
+    "matmul 1-D @ 2-D": lambda x: x @ mg.tensor(np.arange(6.0).reshape(2, 3)),
+    "matmul 2-D @ 1-D": lambda x: mg.tensor(np.arange(6.0).reshape(3, 2)) @ x,
+}
+
+
+@pytest.mark.parametrize("name", list(SAVES_INPUT))
+def test_modifying_saved_input_in_place_is_detected(name):
+    x = leaf([1.0, 2.0])
+    loss = SAVES_INPUT[name](x).sum()
+    with mg.no_grad():
+        x.mul_(2.0)
+    assert x._version == 1
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
+
+
+SAVES_OUTPUT = {
+    "exp": lambda x: x.exp(),
+    "sqrt": lambda x: x.sqrt(),
+    "tanh": lambda x: x.tanh(),
+    "sigmoid": lambda x: x.sigmoid(),
+    "relu": lambda x: x.relu(),
+    "softmax last dim": lambda x: x.softmax(-1),
+    "softmax dim 0": lambda x: x.softmax(0),
+    "log_softmax dim 0": lambda x: x.log_softmax(0),
+}
+
+
+@pytest.mark.parametrize("name", list(SAVES_OUTPUT))
+def test_modifying_saved_output_in_place_is_detected(name):
+    x = leaf(np.array([[1.0, 2.0, 0.5], [0.25, 3.0, 1.5]]))
+    out = SAVES_OUTPUT[name](x)
+    loss = out.sum()  # SumBackward saves nothing: only `name`'s node can notice
+    with mg.no_grad():
+        out.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_modifying_saved_matrix_in_place_is_detected(side):
+    w = leaf(np.arange(6.0).reshape(2, 3))
+    other = mg.tensor(np.ones((3, 2)))
+    loss = (w @ other if side == "left" else other @ w).sum()
+    with mg.no_grad():
+        w.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
+
+
+def test_in_place_change_of_leaf_used_through_a_view_is_detected():
+    # the nn.Linear pattern, x @ W.T, then an optimizer step on W before backward:
+    # W.T shares W's data, so the product's saved operand changed too
+    w = leaf(np.arange(6.0).reshape(2, 3))
+    x = leaf(np.ones((4, 3)))
+    loss = (x @ w.T).sum()
+    with mg.no_grad():
+        w.sub_(1.0)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
+
+
+def test_version_error_names_op_and_versions():
+    x = leaf([1.0, 2.0])
+    loss = (x * x).sum()
+    with mg.no_grad():
+        x.add_(1.0)
+        x.add_(1.0)
+    with pytest.raises(RuntimeError, match=r"MulBackward.*\(2,\).*modified in place.*version 0.*2"):
+        loss.backward()
+
+
+def test_in_place_change_through_detached_alias_is_detected():
+    # detach() shares the data; PyTorch shares the version counter too, so this is caught
+    x = leaf([1.0, 2.0])
+    loss = (x * x).sum()
+    d = x.detach()
+    d.mul_(10.0)  # allowed: d does not require grad
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
+
+
+def test_in_place_change_of_unsaved_tensor_is_fine():
+    x = leaf([1.0, 2.0])
+    loss = (x + 1.0).sum() + (x - 2.0).exp().sum() * 0.0 + x.sum()  # Add/Sub/Sum save no x
+    with mg.no_grad():
+        x.add_(5.0)
+    loss.backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_in_place_change_after_backward_is_fine():
+    x = leaf([1.0, 2.0])
+    loss = (x * x).sum()
+    loss.backward(retain_graph=True)
+    with mg.no_grad():
+        x.sub_(x.grad, alpha=0.1)  # an SGD step
+    np.testing.assert_allclose(x.numpy(), [0.8, 1.6])
+    y = (x * x).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2 + 1.6, 4 + 3.2])
+
+
+def test_version_counter_increments():
+    t = mg.zeros(3)
+    assert t._version == 0
+    t.add_(1).mul_(2)
+    t.zero_()
+    assert t._version == 3
+    assert (t * 2)._version == 0
+
+
+# --- anomaly detection ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("make, opname", [
+    (lambda x: x.sqrt(), "SqrtBackward"),   # 1 / (2 sqrt(0)) = inf
+    (lambda x: x.log(), "LogBackward"),     # 1 / 0 = inf
+    (lambda x: x.sqrt() * 0.0, "SqrtBackward"),  # 0 / 0 = NaN
+])
+def test_detect_anomaly_names_the_op(make, opname):
+    x = leaf([0.0, 1.0])
+    with np.errstate(all="ignore"):
+        with mg.detect_anomaly():
+            loss = make(x).sum()
+            with pytest.raises(RuntimeError, match=opname) as info:
+                loss.backward()
+    assert "NaN or inf" in str(info.value)
+    assert "test_autograd.py" in str(info.value)  # where the op was created
+    assert x.grad is None
+
+
+def test_anomaly_off_does_not_raise():
+    x = leaf([0.0, 1.0])
+    with np.errstate(all="ignore"):
+        (x.sqrt() * 0.0).sum().backward()
+        assert np.isnan(x.grad.numpy()[0]) and x.grad.numpy()[1] == 0.0
+        x.grad = None
+        with mg.detect_anomaly():
+            pass
+        x.log().sum().backward()  # off again after the block
+    assert np.isinf(x.grad.numpy()[0])
+
+
+def test_detect_anomaly_as_decorator_and_finite_grads_pass():
+    @mg.detect_anomaly()
+    def run(x):
+        x.sqrt().sum().backward()
+
+    x = leaf([4.0, 1.0])
+    run(x)  # finite: fine
+    assert x.grad.tolist() == [0.25, 0.5]
+    with np.errstate(all="ignore"):
+        with pytest.raises(RuntimeError, match="SqrtBackward"):
+            run(leaf([0.0]))
+
+
+# --- gradcheck ------------------------------------------------------------------------------
+
+class _BadSquare(Function):
+    """x**2 with a deliberately wrong backward (forgets the factor 2)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * a
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.saved[0]
+
+
+class _GoodSquare(_BadSquare):
+    @staticmethod
+    def backward(ctx, g):
+        return 2 * g * ctx.saved[0]
+
+
+def test_gradcheck_passes_for_correct_function():
+    x = leaf(np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]))
+    assert gradcheck(lambda t: _GoodSquare.apply(t), [x]) is True
+    assert gradcheck(lambda a, b: (a * b).sum(1), [x, leaf(np.ones((2, 3)))])
+
+
+def test_gradcheck_reports_wrong_gradient_with_index_and_values():
+    a = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    x = leaf(a)
+    w = np.random.default_rng(0).standard_normal(a.shape)  # gradcheck's output weighting
+    analytic, numeric = w * a, 2 * w * a
+    err = np.abs(analytic - numeric) - (1e-5 + 1e-3 * np.abs(numeric))
+    k = tuple(int(i) for i in np.unravel_index(int(np.argmax(err)), a.shape))
+    with pytest.raises(AssertionError) as info:
+        gradcheck(lambda t: _BadSquare.apply(t), [x])
+    msg = str(info.value)
+    assert "input 0" in msg
+    assert f"index {k}" in msg  # plain ints: "index (1, 2)", not "(np.int64(1), ...)"
+    assert f"{analytic[k]:.8g}" in msg
+    assert f"{numeric[k]:.8g}"[:6] in msg
+
+
+def test_gradcheck_names_the_wrong_input():
+    x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    with pytest.raises(AssertionError, match="input 1"):
+        gradcheck(lambda a, b: a * _BadSquare.apply(b), [x, y])
+
+
+def test_gradcheck_without_raising_returns_false():
+    x = leaf([1.0, 2.0])
+    assert gradcheck(lambda t: _BadSquare.apply(t), [x], raise_exception=False) is False
+    assert gradcheck(lambda t: _GoodSquare.apply(t), [x], raise_exception=False) is True
+
+
+def test_gradcheck_rejects_float32():
+    x = leaf([1.0, 2.0], dtype=mg.float32)
+    with pytest.raises(TypeError, match="float64"):
+        gradcheck(lambda t: t * t, [x])
+
+
+def test_custom_function_in_graph():
+    x = leaf([1.0, 3.0])
+    y = _GoodSquare.apply(x)
+    assert y.grad_fn.name() == "_GoodSquareBackward"
+    assert y.requires_grad
+    (y * 2).sum().backward()
+    assert x.grad.tolist() == [4.0, 12.0]
