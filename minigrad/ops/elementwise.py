@@ -103,7 +103,7 @@ class Maximum(Function):
     def backward(ctx, g):
         a, b = ctx.saved
         # ties split the gradient evenly, as PyTorch does
-        wa = (a > b) + 0.5 * (a == b)
+        wa = ((a > b) + 0.5 * (a == b)).astype(g.dtype)
         return _back(ctx, g * wa, g * (1 - wa))
 
 
@@ -117,7 +117,7 @@ class Minimum(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved
-        wa = (a < b) + 0.5 * (a == b)
+        wa = ((a < b) + 0.5 * (a == b)).astype(g.dtype)
         return _back(ctx, g * wa, g * (1 - wa))
 
 
