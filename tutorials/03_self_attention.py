@@ -1,0 +1,329 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # 3. From RNN attention to self-attention
+#
+# An RNN encoder reads "I enjoyed the movie transformers" one word at a time: the state for
+# word $t$ is computed from the state for word $t-1$, so the five states come out in sequence
+# even though the whole sentence was available from the start. Adding attention to the decoder
+# helps with alignment but not with this wait: at one decoder step all the weights
+# $\alpha_{t1}, \dots, \alpha_{tn}$ can be computed together, yet step $t+1$ needs the state of
+# step $t$.
+#
+# Self-attention drops the recurrence. Every word of a sentence is compared with every word of
+# the *same* sentence, itself included, and each comparison needs only the two words'
+# embeddings. Nothing waits for anything, so all outputs can be computed at once. This tutorial
+# builds it by hand on the lecture's five-word example, then as one matrix formula, and checks
+# both against `minigrad.nn.functional.scaled_dot_product_attention`.
+
+# %%
+import math
+import os
+import sys
+
+try:
+    HERE = os.path.dirname(os.path.abspath(__file__))
+except NameError:  # inside Jupyter, which runs in the notebook's own folder
+    HERE = os.getcwd()
+sys.path.insert(0, HERE)
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import minigrad as mg
+from minigrad.nn import functional as F
+from _common import SMALL, savefig
+
+np.set_printoptions(precision=4, suppress=True)
+
+# %% [markdown]
+# ## The running example
+#
+# Five words, each embedded in $\mathbb{R}^3$. We stack the embeddings as the *rows* of a
+# $(T, D) = (5, 3)$ matrix $X$. (The lecture stacks them as columns of $H$; rows are the
+# convention of minigrad and PyTorch, and the two are transposes of each other.)
+
+# %%
+words = ["I", "enjoyed", "the", "movie", "transformers"]
+X = np.array([[1, 0, 0],
+              [0, 1, 0],
+              [1, 1, 0],
+              [1, 0, 1],
+              [1, 1, 1]], dtype=np.float64)
+T, D = X.shape
+assert (T, D) == (5, 3)
+
+# %% [markdown]
+# ## Queries, keys and values
+#
+# Attention needs a pair of vectors: one that asks and one that is asked. In RNN attention the
+# asker was the decoder state and the asked were the encoder states. Here one embedding has to
+# play three roles, so three learned matrices turn it into three vectors:
+#
+# $$\mathbf{q}_j = W_Q \mathbf{h}_j \ \text{(query: what word $j$ looks for)},\quad
+#   \mathbf{k}_j = W_K \mathbf{h}_j \ \text{(key: what word $j$ offers to be matched on)},\quad
+#   \mathbf{v}_j = W_V \mathbf{h}_j \ \text{(value: what word $j$ hands over)}.$$
+#
+# As in the lecture, queries, keys and values are two-dimensional, so each $W$ is $(2, 3)$. The
+# lecture leaves the entries to training; the small integers below are our own choice, picked
+# so that the arithmetic is easy to follow.
+
+# %%
+W_Q = np.array([[1, 0, 1], [0, 1, 0]], dtype=np.float64)
+W_K = np.array([[0, 1, 1], [1, 0, 0]], dtype=np.float64)
+W_V = np.array([[1, 1, 0], [0, 1, 1]], dtype=np.float64)
+
+q = [W_Q @ h for h in X]  # one query per word
+k = [W_K @ h for h in X]
+v = [W_V @ h for h in X]
+for word, qj, kj, vj in zip(words, q, k, v):
+    print(f"{word:>13}: q = {qj}, k = {kj}, v = {vj}")
+
+# %% [markdown]
+# For "I" ($\mathbf{h}_1 = [1, 0, 0]$) this gives $\mathbf{q}_1 = [1, 0]$, $\mathbf{k}_1 = [0, 1]$
+# and $\mathbf{v}_1 = [1, 0]$: each is just the first column of its matrix.
+
+# %%
+assert q[0].tolist() == [1, 0] and k[0].tolist() == [0, 1] and v[0].tolist() == [1, 0]
+
+# %% [markdown]
+# ## One output by hand: $\mathbf{z}_1$, the new vector for "I"
+#
+# Hold the query of "I" fixed and score it against every key with a dot product. Divide by
+# $\sqrt{d_k}$ (here $d_k = 2$; the reason comes later), turn the scores into weights with a
+# softmax, and mix the values with those weights:
+#
+# $$e_{1j} = \frac{\mathbf{q}_1 \cdot \mathbf{k}_j}{\sqrt{d_k}}, \qquad
+#   \alpha_{1j} = \frac{\exp(e_{1j})}{\sum_{j'} \exp(e_{1j'})}, \qquad
+#   \mathbf{z}_1 = \sum_j \alpha_{1j} \mathbf{v}_j .$$
+
+# %%
+d_k = 2
+raw = [float(q[0] @ k[j]) for j in range(T)]
+scores = [s / math.sqrt(d_k) for s in raw]
+exps = [math.exp(s) for s in scores]
+alpha = [e / sum(exps) for e in exps]
+z1 = sum(a * vj for a, vj in zip(alpha, v))
+for word, r, a in zip(words, raw, alpha):
+    print(f"q_1 . k({word:>12}) = {r:.0f}   weight = {a:.4f}")
+print("z_1 =", z1)
+
+# %% [markdown]
+# The raw scores are $[0, 1, 1, 1, 2]$: "I" matches "transformers" best. After the softmax,
+# "transformers" gets weight $\approx 0.367$ and "I" itself $\approx 0.089$, and
+# $\mathbf{z}_1 \approx [1.55, 1.28]$. The weights sum to 1, so $\mathbf{z}_1$ is a weighted
+# average of the five value vectors.
+
+# %%
+assert raw == [0, 1, 1, 1, 2]
+assert round(alpha[4], 3) == 0.367 and round(alpha[0], 3) == 0.089
+assert math.isclose(sum(alpha), 1.0)
+assert np.round(z1, 2).tolist() == [1.55, 1.28]
+
+# %% [markdown]
+# ## All outputs at once
+#
+# Doing word 1, then word 2, then word 3 would bring the RNN's sequential loop back. But every
+# step above is linear algebra, so it stacks. With the embeddings as rows of $X$:
+#
+# $$Q = X W_Q^\top,\quad K = X W_K^\top,\quad V = X W_V^\top \qquad \text{each } (T, d_k),$$
+#
+# $$Z = \operatorname{softmax}\!\Big(\frac{Q K^\top}{\sqrt{d_k}}\Big)\, V .$$
+#
+# $QK^\top$ is $(T, T)$: entry $(i, j)$ is $\mathbf{q}_i \cdot \mathbf{k}_j$. The softmax runs
+# along each row, and $Z$ is $(T, d_k)$ with row $i$ holding $\mathbf{z}_i$. This is the
+# lecture's $\operatorname{softmax}(Q^\top K/\sqrt{d_k})V^\top$ written for row-stacked
+# matrices.
+
+# %%
+def softmax_rows(s):
+    e = np.exp(s - s.max(axis=-1, keepdims=True))  # subtracting the row max avoids overflow
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+Q, K, V = X @ W_Q.T, X @ W_K.T, X @ W_V.T
+A = softmax_rows(Q @ K.T / math.sqrt(d_k))  # (T, T) attention weights
+Z = A @ V                                   # (T, d_k) outputs
+print("A =\n", A)
+print("Z =\n", Z)
+assert A.shape == (T, T) and Z.shape == (T, d_k)
+assert np.allclose(A[0], alpha) and np.allclose(Z[0], z1)  # row 1 is what we did by hand
+assert np.allclose(A.sum(axis=1), 1.0)
+
+# %% [markdown]
+# Why is row $i$ of $Z$ the right thing? Row $i$ of a matrix product is a combination of the
+# rows of the right-hand factor, weighted by row $i$ of the left-hand factor. Here that reads
+# $\mathbf{z}_i = \sum_j \alpha_{ij}\mathbf{v}_j$, exactly the one-word formula. Check it for
+# "enjoyed", word 2:
+
+# %%
+z2_by_rows = sum(A[1, j] * V[j] for j in range(T))
+assert np.allclose(Z[1], z2_by_rows)
+
+# %% [markdown]
+# The whole block is four steps, MatMul, Scale, Softmax, MatMul, and with the three projections
+# in front it is called one **head** of attention. Here are its weights: row $i$ is the
+# distribution of word $i$'s attention over the sentence.
+
+# %%
+fig, ax = plt.subplots(figsize=(5.5, 4.5))
+im = ax.imshow(A, cmap="viridis", vmin=0, vmax=A.max())
+ax.set_xticks(range(T), words, rotation=30)
+ax.set_yticks(range(T), words)
+for i in range(T):
+    for j in range(T):
+        ax.text(j, i, f"{A[i, j]:.2f}", ha="center", va="center", color="w", fontsize=8)
+ax.set_title("Self-attention weights, running example")
+ax.set_xlabel("key (attended-to word)")
+ax.set_ylabel("query (word being updated)")
+fig.colorbar(im, ax=ax, label="weight")
+savefig(fig, "03_attention_weights")
+
+# %% [markdown]
+# ## The same thing with minigrad
+#
+# `scaled_dot_product_attention(query, key, value)` takes tensors shaped $(\dots, T, d_k)$ and
+# returns $(\dots, T, d_v)$. Leading dimensions are batch dimensions, so a batch of sentences
+# of shape $(B, T, d_k)$ is handled in one call.
+
+# %%
+Qt, Kt, Vt = (mg.tensor(M, dtype=mg.float64) for M in (Q, K, V))
+Z_mg = F.scaled_dot_product_attention(Qt, Kt, Vt)
+assert np.allclose(Z_mg.numpy(), Z, atol=1e-12)
+
+batch = mg.tensor(np.stack([Q, Q]), dtype=mg.float64)  # (B, T, d_k) = (2, 5, 2)
+Z_batch = F.scaled_dot_product_attention(batch, mg.tensor(np.stack([K, K])),
+                                         mg.tensor(np.stack([V, V])))
+assert Z_batch.shape == (2, T, d_k) and np.allclose(Z_batch.numpy()[1], Z, atol=1e-6)
+print("scaled_dot_product_attention agrees with the formula")
+
+# %% [markdown]
+# Self-attention is also differentiable end to end, so $W_Q$, $W_K$ and $W_V$ can be learned:
+# autograd (tutorial 1) gives their gradients through the whole formula.
+
+# %%
+Wq_t = mg.tensor(W_Q, dtype=mg.float64, requires_grad=True)
+Xt = mg.tensor(X, dtype=mg.float64)
+out = F.scaled_dot_product_attention(Xt @ Wq_t.T, Kt, Vt)
+out.sum().backward()
+assert Wq_t.grad.shape == (2, 3)
+assert mg.autograd.gradcheck(lambda w: F.scaled_dot_product_attention(Xt @ w.T, Kt, Vt),
+                             [mg.tensor(W_Q, dtype=mg.float64, requires_grad=True)])
+
+# %% [markdown]
+# ## Why divide by $\sqrt{d_k}$?
+#
+# The lecture states the scale without a reason; the original paper gives one. If the entries
+# of $\mathbf{q}$ and $\mathbf{k}$ are independent with mean 0 and variance 1, then
+# $\mathbf{q}\cdot\mathbf{k}$ is a sum of $d_k$ such products and has variance $d_k$. Large
+# scores push the softmax towards a one-hot vector, where its gradient almost vanishes.
+# Dividing by $\sqrt{d_k}$ brings the variance back to 1. A quick simulation with $d_k = 64$:
+
+# %%
+rng = np.random.default_rng(0)
+n_samples = 4_000 if SMALL else 40_000
+qs, ks = rng.standard_normal((2, n_samples, 64))
+dots = (qs * ks).sum(axis=1)
+print(f"variance of q.k: {dots.var():.1f};  after dividing by 8: {(dots / 8).var():.3f}")
+assert 0.85 * 64 < dots.var() < 1.15 * 64
+assert 0.85 < (dots / 8).var() < 1.15
+
+# %% [markdown]
+# The effect on the weights: with ten keys, the largest softmax weight of a row (averaged over
+# many random rows) as $d_k$ grows. Without the scale a single key soon takes nearly all the
+# weight; with it the rows stay spread out.
+
+# %%
+dims = [2, 8, 32, 128, 512]
+n_rows = 200 if SMALL else 2_000
+
+
+def mean_max_weight(d, scaled):
+    qv = rng.standard_normal((n_rows, 1, d))
+    kv = rng.standard_normal((n_rows, 10, d))
+    s = (qv * kv).sum(-1) / (math.sqrt(d) if scaled else 1.0)
+    return softmax_rows(s).max(axis=1).mean()
+
+
+unscaled = [mean_max_weight(d, False) for d in dims]
+scaled = [mean_max_weight(d, True) for d in dims]
+fig, ax = plt.subplots(figsize=(6, 4))
+ax.semilogx(dims, unscaled, "o-", label="softmax(q.k)")
+ax.semilogx(dims, scaled, "s-", label="softmax(q.k / sqrt(d_k))")
+ax.set_xticks(dims, [str(d) for d in dims])
+ax.set_title("Softmax saturation with and without the 1/sqrt(d_k) scale")
+ax.set_xlabel("key dimension d_k")
+ax.set_ylabel("mean of the largest weight (10 keys)")
+ax.set_ylim(0, 1.05)
+ax.legend()
+savefig(fig, "03_scale_saturation")
+print("unscaled:", np.round(unscaled, 3), " scaled:", np.round(scaled, 3))
+
+# %% [markdown]
+# At $d_k = 512$ the unscaled rows put more than 0.9 of their weight on one key on average,
+# while the scaled rows stay below 0.5.
+
+# %%
+assert unscaled[-1] > 0.9 and scaled[-1] < 0.5
+
+# %% [markdown]
+# ## Test yourself
+#
+# **1. (The lecture's Q2.)** Two words have $\mathbf{q}_1 = [1, 0]$, $\mathbf{k}_1 = [1, 0]$,
+# $\mathbf{k}_2 = [0, 1]$, $\mathbf{v}_1 = [2, 0]$, $\mathbf{v}_2 = [0, 2]$ and $d_k = 2$.
+# Compute $\mathbf{z}_1$.
+#
+# *Answer.* The question gives the vectors directly. One way to produce them from the running
+# example is to take its first two words, "I" $= [1, 0, 0]$ and "enjoyed" $= [0, 1, 0]$, with
+# $W_Q = W_K = \begin{bmatrix}1&0&0\\0&1&0\end{bmatrix}$ and $W_V = 2W_Q$.
+# The scores are $1$ and $0$, divided by $\sqrt 2$ they are $0.707$ and $0$; the softmax gives
+# $\alpha_{11} = e^{0.707}/(e^{0.707} + 1) = 2.028/3.028 = 0.670$ and $\alpha_{12} = 0.330$;
+# so $\mathbf{z}_1 = 0.670\,[2, 0] + 0.330\,[0, 2] = [1.34, 0.66]$.
+
+# %%
+H2 = X[:2]                                       # "I", "enjoyed"
+W_Q2 = np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float64)
+W_K2, W_V2 = W_Q2, 2 * W_Q2
+Q2, K2, V2 = H2 @ W_Q2.T, H2 @ W_K2.T, H2 @ W_V2.T
+assert Q2[0].tolist() == [1, 0] and K2.tolist() == [[1, 0], [0, 1]]
+assert V2.tolist() == [[2, 0], [0, 2]]
+e11 = (Q2[0] @ K2[0]) / math.sqrt(2)
+assert round(e11, 3) == 0.707 and Q2[0] @ K2[1] == 0
+assert round(math.exp(e11), 3) == 2.028 and round(math.exp(e11) + 1, 3) == 3.028
+a11 = math.exp(e11) / (math.exp(e11) + 1)
+assert round(a11, 3) == 0.670 and round(1 - a11, 3) == 0.330
+z1_q2 = F.scaled_dot_product_attention(*(mg.tensor(M, dtype=mg.float64) for M in (Q2, K2, V2)))
+print("z_1 =", z1_q2.numpy()[0])
+assert np.round(z1_q2.numpy()[0], 2).tolist() == [1.34, 0.66]
+
+# %% [markdown]
+# **2.** A sentence of $T = 7$ words goes through one head with $d_k = d_v = 64$. What are the
+# shapes of $QK^\top$, of the weights and of $Z$? Does anything depend on $T$ besides these
+# shapes?
+#
+# *Answer.* $QK^\top$ and the weights are $(7, 7)$, $Z$ is $(7, 64)$. The weight matrices
+# $W_Q, W_K, W_V$ are $(64, D)$ whatever $T$ is, so the same head serves sentences of any length.
+
+# %%
+Q7, K7, V7 = (mg.randn(7, 64) for _ in range(3))
+scores7 = Q7 @ K7.T
+assert scores7.shape == (7, 7)
+assert F.scaled_dot_product_attention(Q7, K7, V7).shape == (7, 64)
+
+# %% [markdown]
+# **3.** If every key is the same vector, what does self-attention return for each word?
+#
+# *Answer.* Every score in a row is equal, so every weight is $1/T$ and every output is the plain
+# average of the values, identical for all words: the queries no longer matter.
+
+# %%
+K_same = np.tile(K[2], (T, 1))
+Z_same = F.scaled_dot_product_attention(Qt, mg.tensor(K_same, dtype=mg.float64), Vt).numpy()
+assert np.allclose(Z_same, V.mean(axis=0))
+print("all exercises check out")
