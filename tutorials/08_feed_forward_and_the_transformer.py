@@ -1,0 +1,405 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 8. The feed-forward network, Add & Norm, and the whole Transformer
+#
+# Tutorials 3 to 7 built the parts that let tokens exchange information (attention, masks,
+# positions) and the layer norm. Three pieces remain before the full model stands:
+#
+# 1. the **position-wise feed-forward network** that follows every attention sublayer;
+# 2. the **Add & Norm** wrapper (residual connection plus layer norm) around every sublayer;
+# 3. the **assembly**: 6 encoder layers, 6 decoder layers, embeddings and an output layer.
+#
+# Along the way we count parameters with `summary()` and reproduce the lecture's tables,
+# including where its round numbers come from.
+
+# %%
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
+sys.path.insert(0, HERE)
+from _common import SMALL, savefig  # noqa: E402,F401  (output folder and the small-run switch)
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+import minigrad as mg  # noqa: E402
+from minigrad import nn  # noqa: E402
+from minigrad.models import (Seq2SeqTransformer, Transformer, TransformerDecoderLayer,  # noqa: E402
+                             TransformerEncoderLayer)
+
+mg.manual_seed(0)
+
+
+def count(module):
+    """Number of trainable numbers in a module (a weight shared by two layers counts once)."""
+    return sum(p.numel() for p in module.parameters())
+
+
+def print_totals(model, depth):
+    """`summary()` lists every parameter, then totals per sub-module; print just the totals."""
+    lines = model.summary(depth=depth, print_fn=None).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("module"))
+    print("\n".join(lines[start:]))
+
+
+# %% [markdown]
+# ## The position-wise feed-forward network
+#
+# Attention mixes information *across* positions; afterwards each position is processed *on
+# its own* by a small two-layer network with a ReLU in between. It widens the 512 features
+# to 2048 and narrows them back to 512:
+#
+# $$\mathrm{FFN}(\mathbf z) = \max(0,\ \mathbf z W_1 + \mathbf b_1)\, W_2 + \mathbf b_2,
+#   \qquad W_1 \in \mathbb R^{512 \times 2048},\ W_2 \in \mathbb R^{2048 \times 512}.$$
+#
+# (This is the paper's row-vector convention: a token is a row $\mathbf z$.) The wide middle
+# layer gives the block room for a nonlinear transformation of each token's vector.
+# Counting weights and biases:
+#
+# $$512 \cdot 2048 + 2048 + 2048 \cdot 512 + 512 = 2{,}099{,}712 \approx 2 \text{ million}.$$
+
+# %%
+d_model, d_ff = 512, 2048
+ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
+n_ffn = count(ffn)
+print(f"FFN parameters: {n_ffn:,}")
+assert n_ffn == 512 * 2048 + 2048 + 2048 * 512 + 512 == 2_099_712
+
+# %% [markdown]
+# "Position-wise" means the same weights are applied to every token independently, exactly
+# like a 1x1 convolution along the sequence. Two checks on a (B, T, D) batch: running the FFN
+# on the whole batch equals running it on one position at a time, and changing one token
+# changes the output at that position only.
+
+# %%
+B, T = 2, 5
+z = mg.randn(B, T, d_model)
+full = ffn(z).numpy()
+for t in range(T):
+    assert np.allclose(full[:, t], ffn(z[:, t]).numpy(), atol=1e-4)
+
+z_changed = z.numpy().copy()
+z_changed[:, 2] += 1.0                                    # disturb token 2 only
+moved = np.abs(ffn(mg.tensor(z_changed)).numpy() - full).max(axis=(0, 2))
+print("largest change of the output per position:", moved.round(4))
+assert moved[2] > 0 and np.all(moved[[0, 1, 3, 4]] == 0)
+
+# %% [markdown]
+# ## Add & Norm
+#
+# Every sublayer (self-attention, cross-attention, feed-forward) is wrapped the same way. The
+# paper adds the sublayer's output to its input (the residual connection, as in ResNet) and
+# then applies layer norm:
+#
+# $$\text{post-norm:}\quad \mathbf x \leftarrow \mathrm{LayerNorm}\big(\mathbf x + \mathrm{Sublayer}(\mathbf x)\big).$$
+#
+# Many later models move the norm to the front of the branch instead:
+#
+# $$\text{pre-norm:}\quad \mathbf x \leftarrow \mathbf x + \mathrm{Sublayer}\big(\mathrm{LayerNorm}(\mathbf x)\big).$$
+#
+# `TransformerEncoderLayer(..., norm_first=False)` is the paper's post-norm (the default) and
+# `norm_first=True` is pre-norm. To see that the layer is nothing more than these formulas,
+# rebuild its output by hand from its own submodules. Dropout is switched off with `eval()` so
+# the two computations are deterministic.
+
+# %%
+small_d, small_heads, small_ff = 64, 4, 256
+layer = TransformerEncoderLayer(small_d, small_heads, small_ff, batch_first=True).eval()
+x = mg.randn(B, T, small_d)
+
+
+def ffn_of(lay, h):
+    return lay.linear2(lay.linear1(h).relu())
+
+
+with mg.no_grad():
+    attn_out, _ = layer.self_attn(x, x, x)
+    h = layer.norm1(x + attn_out)                          # Add & Norm after attention
+    by_hand = layer.norm2(h + ffn_of(layer, h))            # Add & Norm after the FFN
+    assert np.allclose(layer(x).numpy(), by_hand.numpy(), atol=1e-5)
+
+    pre = TransformerEncoderLayer(small_d, small_heads, small_ff, batch_first=True,
+                                  norm_first=True).eval()
+    n1 = pre.norm1(x)
+    h = x + pre.self_attn(n1, n1, n1)[0]
+    by_hand_pre = h + ffn_of(pre, pre.norm2(h))
+    assert np.allclose(pre(x).numpy(), by_hand_pre.numpy(), atol=1e-5)
+print("post-norm and pre-norm layers match their formulas")
+
+# %% [markdown]
+# What difference does the position of the norm make? In pre-norm the residual path runs from
+# the input to the output untouched by any normalisation. If both sublayers output zeros (for
+# instance because their last weights are zero), a pre-norm layer is exactly the identity,
+# while a post-norm layer still normalises its input. A clean identity path is what lets
+# gradients cross many layers easily.
+
+# %%
+with mg.no_grad():
+    for lay in (layer, pre):
+        for p in (lay.self_attn.out_proj.weight, lay.self_attn.out_proj.bias,
+                  lay.linear2.weight, lay.linear2.bias):
+            p.data[...] = 0.0
+    assert np.allclose(pre(x).numpy(), x.numpy(), atol=1e-6)           # identity
+    assert not np.allclose(layer(x).numpy(), x.numpy(), atol=1e-2)     # LayerNorm(x) instead
+    assert np.allclose(layer(x).numpy(), layer.norm2(layer.norm1(x)).numpy(), atol=1e-5)
+
+# %% [markdown]
+# The price of pre-norm: nothing rescales the running sum, so the vectors on the residual path
+# grow as layers add to them. Post-norm resets each token to mean 0 and standard deviation 1
+# after every sublayer. Push one random batch through 12 freshly initialised layers of each
+# kind and track the average per-token standard deviation.
+
+# %%
+depth = 12
+x = mg.randn(B, 10, small_d)
+spread = {}
+with mg.no_grad():
+    for norm_first in (False, True):
+        mg.manual_seed(1)
+        stack = [TransformerEncoderLayer(small_d, small_heads, small_ff, dropout=0.0,
+                                         batch_first=True, norm_first=norm_first)
+                 for _ in range(depth)]
+        h, stds = x, []
+        for lay in stack:
+            h = lay(h)
+            stds.append(float(h.numpy().std(-1).mean()))
+        spread["pre-norm" if norm_first else "post-norm"] = stds
+print({k: [round(s, 2) for s in v] for k, v in spread.items()})
+assert np.allclose(spread["post-norm"], 1.0, atol=1e-2)
+assert spread["pre-norm"][-1] > 1.2 * spread["pre-norm"][0]
+
+fig, ax = plt.subplots(figsize=(7, 3.5))
+for name, stds in spread.items():
+    ax.plot(range(1, depth + 1), stds, "o-", label=name)
+ax.set_xlabel("encoder layer")
+ax.set_ylabel("mean per-token standard deviation")
+ax.set_title("Size of the residual stream through 12 untrained encoder layers")
+ax.legend()
+savefig(fig, "08_pre_vs_post_norm")
+
+# %% [markdown]
+# Both variants train; the paper used post-norm together with the learning-rate warm-up of
+# tutorial 9. The rest of this tutorial uses the paper's post-norm.
+#
+# ## One encoder layer, counted
+#
+# An encoder layer is multi-head self-attention and an FFN, each followed by Add & Norm. Here
+# is the paper's size ($d_{model} = 512$, 8 heads of $d_k = 64$, $d_{ff} = 2048$) as
+# `summary()` reports it.
+
+# %%
+enc_layer = TransformerEncoderLayer(512, 8, 2048)
+table = enc_layer.summary()
+n_enc = count(enc_layer)
+assert n_enc == 3_152_384
+
+# %% [markdown]
+# The lecture puts one encoder layer at "about 3 million" and its table adds up to 3,148,288.
+# The difference of 4,096 is two kinds of small vectors that its table leaves out:
+#
+# * the biases of the four attention projections $W_Q, W_K, W_V, W_O$: $4 \times 512 = 2{,}048$;
+# * the two layer norms, each with a $\gamma$ and a $\beta$ of 512: $2 \times 1{,}024 = 2{,}048$.
+#
+# The rows of the summary let us take them out again. (One more slip: the lecture's slide prints
+# 32,178 for one head's $64 \times 512$ matrix; the product is 32,768.)
+
+# %%
+rows = {name: p.numel() for name, p in enc_layer.named_parameters()}
+attn_biases = rows["self_attn.in_proj_bias"] + rows["self_attn.out_proj.bias"]
+norms = sum(n for name, n in rows.items() if name.startswith("norm"))
+lecture_count = n_enc - attn_biases - norms
+print(f"attention biases {attn_biases:,}, layer norms {norms:,}, "
+      f"without them {lecture_count:,}")
+assert attn_biases == 2_048 and norms == 2_048 and lecture_count == 3_148_288
+
+# %% [markdown]
+# And the lecture's table line by line, read from the actual weight matrices. `in_proj_weight`
+# (1536 x 512) stacks $W_Q$, $W_K$ and $W_V$ for all heads; head $h$ owns rows
+# $64h$ to $64h + 63$ of each block.
+
+# %%
+W = enc_layer.self_attn.in_proj_weight
+W_Q_all, W_K_all, W_V_all = W[0:512], W[512:1024], W[1024:1536]
+W_Q_head0 = W_Q_all[0:64]
+lecture_table = [
+    ("W_Q, one head", W_Q_head0.shape, W_Q_head0.numel()),
+    ("W_Q, all 8 heads", W_Q_all.shape, W_Q_all.numel()),
+    ("W_K, all 8 heads", W_K_all.shape, W_K_all.numel()),
+    ("W_V, all 8 heads", W_V_all.shape, W_V_all.numel()),
+    ("W_O", enc_layer.self_attn.out_proj.weight.shape, enc_layer.self_attn.out_proj.weight.numel()),
+    ("FFN (with biases)", "512-2048-512", count(enc_layer.linear1) + count(enc_layer.linear2)),
+]
+for name, shape, n in lecture_table:
+    print(f"{name:<20} {str(shape):<14} {n:>12,}")
+print(f"{'one encoder layer':<35} {sum(n for *_, n in lecture_table[1:]):>12,}")
+assert [n for *_, n in lecture_table] == [32_768, 262_144, 262_144, 262_144, 262_144, 2_099_712]
+assert sum(n for *_, n in lecture_table[1:]) == lecture_count
+# none of these shapes involves the sentence length T: the same weights serve any sentence
+
+# %% [markdown]
+# ## One decoder layer
+#
+# A decoder layer has three sublayers, each with Add & Norm: masked self-attention,
+# cross-attention (queries from the decoder, keys and values from the encoder's output) and the
+# same kind of FFN. Two attention blocks of 1,050,624 each (weights and biases), the FFN and three
+# layer norms:
+#
+# $$2 \times 1{,}050{,}624 + 2{,}099{,}712 + 3 \times 1{,}024 = 4{,}204{,}032 \approx 4 \text{ million}.$$
+
+# %%
+dec_layer = TransformerDecoderLayer(512, 8, 2048)
+n_dec = count(dec_layer)
+print(f"decoder layer: {n_dec:,}")
+assert count(dec_layer.self_attn) == count(dec_layer.multihead_attn) == 1_050_624
+assert n_dec == 2 * 1_050_624 + 2_099_712 + 3 * 1_024 == 4_204_032
+
+# %% [markdown]
+# ## The stack: `Transformer()`
+#
+# `minigrad.models.Transformer` takes PyTorch's arguments and defaults: 6 encoder layers, 6
+# decoder layers, and a final layer norm on each stack. It works on vectors; embeddings and the
+# output layer come later. Its summary has almost 200 parameter rows, so we print only the
+# totals of the first two levels of sub-modules.
+
+# %%
+transformer = Transformer()                                # d_model 512, 8 heads, 6 + 6 layers
+print_totals(transformer, depth=2)
+n_transformer = count(transformer)
+assert n_transformer == 6 * n_enc + 6 * n_dec + 2 * 1_024 == 44_140_544
+
+# %% [markdown]
+# The lecture also counts the depth: each encoder layer has one attention layer and the FFN's
+# two linear layers, each decoder layer two attention layers and two linear layers, so the
+# network is $6 \times 3 + 6 \times 4 = 42$ layers deep. Counting the modules gives the same.
+
+# %%
+modules = dict(transformer.named_modules())
+n_attention = sum(isinstance(m, nn.MultiheadAttention) for m in modules.values())
+n_ffn_linear = sum(name.endswith(("linear1", "linear2")) for name in modules)
+print(f"{n_attention} attention layers + {n_ffn_linear} FFN linear layers")
+assert n_attention == 6 * 1 + 6 * 2 and n_ffn_linear == 12 * 2
+assert n_attention + n_ffn_linear == 6 * 3 + 6 * 4 == 42
+
+# %% [markdown]
+# ## The whole translation model
+#
+# `Seq2SeqTransformer` adds what turns token ids into vectors and vectors back into words:
+#
+# * an embedding table for source tokens and one for target tokens (each multiplied by
+#   $\sqrt{d_{model}}$, then the sinusoidal positions of tutorial 6 are added);
+# * the `Transformer` above;
+# * a linear output layer $W_D$ from 512 features to one score per vocabulary word, followed by a
+#   softmax.
+#
+# First a toy size, to see the shapes: source ids (B, S) and target ids (B, T) in, one score
+# per target word and position out, (B, T, V).
+
+# %%
+toy = Seq2SeqTransformer(src_vocab=11, tgt_vocab=13, d_model=32, nhead=4, num_encoder_layers=2,
+                         num_decoder_layers=2, dim_feedforward=64)
+src_ids = np.array([[5, 6, 7, 8, 9], [4, 5, 6, 0, 0]])     # 0 is padding
+tgt_in = np.array([[1, 7, 8, 9], [1, 4, 0, 0]])             # 1 is <bos>
+logits = toy(src_ids, tgt_in)
+print("logits:", logits.shape)
+assert logits.shape == (2, 4, 13)
+
+# %% [markdown]
+# Now the paper's base model. Its sentences were encoded with a vocabulary of about 37,000
+# sub-word tokens **shared** by source and target, so one embedding table serves both, and the
+# output layer reuses it too (its weight is the same matrix, "tied"). The paper mentions no
+# output bias, so we leave it out. Building this model takes a few seconds: 63 million numbers
+# are initialised. In the totals below the shared table appears twice, under `src_embed` and
+# under `generator`, but the model's total counts it once.
+
+# %%
+V = 37_000
+base = Seq2SeqTransformer(V, V, d_model=512, nhead=8, num_encoder_layers=6,
+                          num_decoder_layers=6, dim_feedforward=2048, share_embeddings=True,
+                          tie_output=True, output_bias=False)
+print_totals(base, depth=1)
+n_base = count(base)
+print(f"the whole model: {n_base:,} parameters")
+assert base.src_embed is base.tgt_embed and base.generator.weight is base.tgt_embed.weight
+assert n_base == n_transformer + V * 512 == 63_084_544
+
+# %% [markdown]
+# So the base Transformer has about 63 million parameters, close to the "65 M" the paper
+# reports (its vocabulary size is only given approximately). The output layer alone, a
+# $512 \times 37{,}000$ matrix, is about 19 million of them, almost a third. With an output bias
+# (one number per word, as PyTorch's `Linear` has by default) the count grows by exactly
+# 37,000. And sharing matters: three separate matrices (source embedding, target embedding,
+# output layer) would push the model past 100 million.
+
+# %%
+n_output = base.generator.weight.numel()
+assert n_output == 18_944_000
+print(f"output layer share: {n_output / n_base:.1%}")
+assert 0.30 <= n_output / n_base < 0.31
+with_bias = n_base + V                                      # what output_bias=True would add
+untied = n_transformer + 3 * V * 512
+print(f"with an output bias: {with_bias:,}; with three separate tables: {untied:,}")
+assert with_bias == 63_121_544 and untied == 100_972_544
+del base  # free the 250 MB
+
+# %% [markdown]
+# ## Summary
+#
+# | part | parameters |
+# |---|---|
+# | FFN (512 → 2048 → 512) | 2,099,712 |
+# | multi-head attention (weights + biases) | 1,050,624 |
+# | encoder layer (lecture's count without biases and norms: 3,148,288) | 3,152,384 |
+# | decoder layer | 4,204,032 |
+# | `Transformer()` (6 + 6 layers, 2 final norms) | 44,140,544 |
+# | with one shared, tied 37,000-word embedding | 63,084,544 |
+#
+# Tutorial 9 trains such a model; tutorial 10 does it for real on a small translation task.
+
+# %% [markdown]
+# ## Test yourself
+#
+# **1.** How many parameters has the FFN of a smaller model with $d_{model} = 256$ and
+# $d_{ff} = 1024$?
+#
+# *Answer.* $256 \cdot 1024 + 1024 + 1024 \cdot 256 + 256 = 525{,}568$.
+
+# %%
+q1 = TransformerEncoderLayer(256, 4, 1024)
+assert count(q1.linear1) + count(q1.linear2) == 256 * 1024 + 1024 + 1024 * 256 + 256 == 525_568
+
+# %% [markdown]
+# **2.** And the whole encoder layer of that model? Write the count as a formula in $d$ and
+# $d_{ff}$.
+#
+# *Answer.* Attention $4d^2 + 4d$, FFN $2 d\, d_{ff} + d_{ff} + d$, two layer norms $4d$. For
+# $d = 256$: $263{,}168 + 525{,}568 + 1{,}024 = 789{,}760$.
+
+# %%
+def encoder_layer_count(d, d_ff):
+    return (4 * d * d + 4 * d) + (2 * d * d_ff + d_ff + d) + 4 * d
+
+
+assert count(q1) == encoder_layer_count(256, 1024) == 789_760
+assert encoder_layer_count(512, 2048) == n_enc
+
+# %% [markdown]
+# **3.** Does doubling the number of heads (8 → 16, same $d_{model} = 512$) change the count?
+#
+# *Answer.* No. Each head becomes half as wide ($d_k = 32$), so the stacked projection matrices
+# keep their $512 \times 512$ shapes. The number of heads only decides how those matrices are cut.
+
+# %%
+assert count(TransformerEncoderLayer(512, 16, 2048)) == n_enc
+print("all checks passed")

@@ -1,0 +1,412 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 11. Beyond the Transformer
+#
+# Attention is older and broader than the Transformer. This last tutorial follows the second
+# lecture through four other places where it appears, each kept short:
+#
+# 1. the **recurrent encoder-decoder with attention**, where attention started, on the same
+#    translation task as tutorial 10;
+# 2. **BERT**, a Transformer encoder pre-trained by filling in masked words;
+# 3. **graph attention (GAT)**, attention over a node's neighbours in a graph;
+# 4. **hierarchical attention (HAN)**, attention over words and then over sentences to
+#    classify documents.
+#
+# With `MINIGRAD_TUTORIAL_SMALL=1` every model is trained only briefly and the checks are
+# limited to "the loss falls"; the comparisons quoted in the text need the normal run.
+
+# %%
+import os
+import sys
+
+# small matrices: one thread per product is faster than several (see tutorial 10)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+HERE = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
+sys.path.insert(0, HERE)
+from _common import SMALL, out_path, savefig  # noqa: E402  (output folder and the small-run switch)
+
+import time  # noqa: E402
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+import minigrad as mg  # noqa: E402
+from minigrad import optim  # noqa: E402
+from minigrad.models import bert, gat, han  # noqa: E402
+from minigrad.models import corpus as toy  # noqa: E402
+from minigrad.models.batching import encode_pairs, iterate_batches, make_batch  # noqa: E402
+from minigrad.models.metrics import corpus_bleu  # noqa: E402
+from minigrad.models.plots import plot_attention  # noqa: E402
+from minigrad.models.rnn_seq2seq import build_seq2seq_rnn  # noqa: E402
+from minigrad.models.tokenizers import WordTokenizer  # noqa: E402
+from minigrad.models.train import translate  # noqa: E402
+from minigrad.nn.scores import SCORES  # noqa: E402
+from minigrad.nn.utils import clip_grad_norm_  # noqa: E402
+from minigrad.optim.lr_scheduler import WarmupScheduler  # noqa: E402
+
+t_start = time.perf_counter()
+
+
+def falls(losses, k=5):
+    """Mean of the last k losses below the mean of the first k."""
+    return float(np.mean(losses[-k:])) < float(np.mean(losses[:k]))
+
+
+# %% [markdown]
+# ## 1. The recurrent encoder-decoder, with and without attention
+#
+# Before Transformers, translation used two recurrent networks. The encoder reads the source
+# one word at a time, $\mathbf h_i = f(\mathbf h_{i-1}, \mathbf x_i)$; the decoder then writes the
+# target one word at a time. In the plain version the decoder receives a single vector
+# $\mathbf c$, the encoder's final state, which must hold the whole sentence: the longer the
+# sentence, the harder that squeeze, and nothing links a target word to the source words it
+# translates.
+#
+# Attention (Bahdanau et al., 2015) keeps *all* encoder states. At every decoder step $t$ the
+# decoder state is compared with each of them by a similarity function, the scores are
+# normalised into weights, and their weighted sum becomes that step's context:
+#
+# $$\alpha_{ti} = \frac{\exp \operatorname{sim}(\mathbf s_t, \mathbf h_i)}{\sum_k \exp \operatorname{sim}(\mathbf s_t, \mathbf h_k)},
+#   \qquad \mathbf c_t = \sum_i \alpha_{ti}\, \mathbf h_i .$$
+#
+# The lecture lists several similarity functions, all available in `minigrad.nn.scores`: the dot
+# product $\mathbf s^\top \mathbf h$, its scaled version $\mathbf s^\top \mathbf h/\sqrt d$, the bilinear
+# form $\mathbf s^\top W \mathbf h$, and the additive form $\mathbf w^\top \tanh(U\mathbf s + W\mathbf h)$, a
+# small network of its own.
+
+# %%
+print("similarity functions:", sorted(SCORES))
+assert {"dot", "scaled_dot", "bilinear", "additive"} <= set(SCORES)
+
+# %% [markdown]
+# We train both versions on the toy corpus of tutorial 10. Instead of the `Trainer`, here is the
+# loop it runs, written out: batches of similar-length sentences, the label-smoothed loss on
+# teacher-forced targets, gradient clipping, Adam and the warm-up schedule.
+
+# %%
+n_train = 1_000 if SMALL else 12_000
+data = toy.generate_corpus(n_train, 20, 30 if SMALL else 300, seed=0)
+src_tok = WordTokenizer.fit([s for s, _ in data.train])
+tgt_tok = WordTokenizer.fit([t for _, t in data.train])
+examples = encode_pairs(data.train, src_tok, tgt_tok)
+sizes = dict(emb_dim=16, hidden=32) if SMALL else dict(emb_dim=64, hidden=128)
+rnn_steps = 20 if SMALL else 400
+
+
+def train_rnn(arch, steps, batch_size=64):
+    mg.manual_seed(0)
+    model = build_seq2seq_rnn(arch, len(src_tok), len(tgt_tok), dropout=0.1, **sizes)
+    opt = optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    # the Noam schedule again; d_model=128 only sets its scale: peak 8.4e-3 (small) or 3.75e-3
+    warmup = 10 if SMALL else 50
+    sched = WarmupScheduler(opt, d_model=128, warmup_steps=warmup, factor=0.3)
+    losses, epoch = [], 0
+    while len(losses) < steps:
+        for _, batch in iterate_batches(examples, batch_size, tgt_tok.pad_id, seed=0, epoch=epoch):
+            loss = model.loss(batch.src, batch.tgt_in, batch.tgt_out, label_smoothing=0.1)
+            opt.zero_grad()
+            loss.backward()
+            clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+            if len(losses) == steps:
+                break
+        epoch += 1
+    return model.eval(), losses
+
+
+rnn_results = {}
+for arch in ("rnn", "rnn-attention"):
+    t0 = time.perf_counter()
+    model, losses = train_rnn(arch, rnn_steps)
+    hyps = translate(model, src_tok, tgt_tok, [s for s, _ in data.test],
+                     max_len=24 if SMALL else 64)
+    bleu_score = corpus_bleu(hyps, [t for _, t in data.test])
+    rnn_results[arch] = dict(model=model, losses=losses, bleu=bleu_score, hyps=hyps)
+    print(f"{arch:<14} {model.num_parameters():>8,} parameters, "
+          f"loss {np.mean(losses[:5]):.2f} -> {np.mean(losses[-5:]):.2f}, "
+          f"test BLEU {bleu_score:5.1f} ({time.perf_counter() - t0:.0f} s)")
+    assert falls(losses)
+
+# %% [markdown]
+# With the same number of updates the attention model translates far better: in the normal run
+# its BLEU is more than 10 points above the plain model's. On short sentences like these, a
+# recurrent model with attention is a strong baseline; compare its BLEU with the Transformer's
+# in tutorial 10. What it cannot do is run in parallel: its encoder needs $S$ steps one after
+# another, and its decoder $T$ more, while a Transformer layer processes all positions at once.
+# That, more than accuracy on toy data, is why the Transformer took over.
+
+# %%
+if not SMALL:
+    assert rnn_results["rnn-attention"]["bleu"] > rnn_results["rnn"]["bleu"] + 10
+
+# %% [markdown]
+# The attention weights $\alpha_{ti}$ make the model inspectable, as in tutorial 10. Here is a
+# test sentence whose word order changes in translation.
+
+# %%
+attn_model = rnn_results["rnn-attention"]["model"]
+def reorders(src):
+    a = [j for j in toy.alignment(src) if j is not None]
+    return any(later < earlier for earlier, later in zip(a, a[1:]))
+
+
+# a reordered sentence, preferably one the model translated exactly
+candidates = [s for s, _ in data.test if reorders(s) and 6 <= len(s.split()) <= 10]
+exact_ones = [s for (s, r), hyp in zip(data.test, rnn_results["rnn-attention"]["hyps"])
+              if hyp == r and s in candidates]
+sentence = (exact_ones or candidates or [data.test[0][0]])[0]
+src_ids = src_tok.encode(sentence)
+tokens, weights = attn_model.greedy_decode(make_batch([(src_ids, [0])], src_tok.pad_id).src,
+                                           24 if SMALL else 64, tgt_tok.bos_id, tgt_tok.eos_id)
+out_ids = [int(i) for i in tokens[0] if i != tgt_tok.pad_id]
+print("source:     ", sentence)
+print("reference:  ", toy.translate_reference(sentence))
+print("translation:", tgt_tok.decode(out_ids))
+plot_attention(weights[0], [src_tok.id_to_token(i) for i in src_ids],
+               [tgt_tok.id_to_token(i) for i in out_ids], out_path("11_rnn_attention.png"),
+               title=f"Attention of the recurrent decoder (additive score)\n{sentence}")
+print("saved", out_path("11_rnn_attention.png"))
+assert np.allclose(weights[0, :len(out_ids)].sum(-1), 1.0, atol=1e-4)
+
+# %% [markdown]
+# ## 2. BERT: pre-training an encoder on unlabelled text
+#
+# BERT keeps only the Transformer's **encoder** and trains it on plain text, which exists in
+# huge amounts, before it is adapted to a task with few labels. The input is a pair of
+# sentences,
+#
+# $$[\mathrm{CLS}]\ S\ [\mathrm{SEP}]\ S'\ [\mathrm{SEP}],$$
+#
+# and each position gets the sum of a token embedding, a segment embedding (0 for $S$, 1 for
+# $S'$) and a learned position embedding. Two training criteria are summed:
+#
+# * **masked language model (MLM)**: hide 15 % of the words and predict them from both sides
+#   of the context;
+# * **next-sentence prediction (NSP)**: from the output at [CLS], decide whether $S'$ really
+#   followed $S$ in the text or was drawn at random.
+#
+# `minigrad.models.bert` has a small topical text generator to play with.
+
+# %%
+bcorpus = bert.make_bert_corpus(n_docs=200 if SMALL else 800, seed=0)
+vocab = bcorpus.vocab
+doc = bcorpus.docs[0]
+ids, segments = bert.encode_pair(doc[0], doc[1], vocab)
+print(vocab.decode(ids))
+print("segments:", segments)
+assert ids[0] == vocab.cls_id and ids.count(vocab.sep_id) == 2
+assert segments == [0] * (len(doc[0]) + 2) + [1] * (len(doc[1]) + 1)
+
+# %% [markdown]
+# Of the selected 15 %, BERT replaces 80 % with [MASK], 10 % with a random word, and leaves
+# 10 % unchanged. The model must then predict the original word at all selected positions.
+# Because some visible words are also targets, it cannot assume that only [MASK] positions
+# matter, and it keeps a useful vector at every position. `mask_tokens` does this; on a large
+# batch the proportions come out as designed.
+
+# %%
+rng = np.random.default_rng(0)
+big_ids, _, _ = bert.nsp_batch(bcorpus, np.arange(len(bcorpus.docs)), 4000, rng)
+masked, labels = bert.mask_tokens(big_ids, vocab, rng)
+ordinary = ~vocab.is_special(big_ids)
+selected = labels != -100
+share = selected.sum() / ordinary.sum()
+to_mask = (masked[selected] == vocab.mask_id).mean()
+unchanged = (masked[selected] == big_ids[selected]).mean()
+print(f"selected {share:.3f} of ordinary tokens; of these [MASK] {to_mask:.3f}, "
+      f"unchanged {unchanged:.3f}, random {1 - to_mask - unchanged:.3f}")
+assert abs(share - 0.15) < 0.01 and abs(to_mask - 0.8) < 0.02 and abs(unchanged - 0.1) < 0.02
+
+# %% [markdown]
+# A short pre-training run. A masked word is predicted well above the "always guess the most
+# common word" baseline once the model has learned which words go together; NSP needs longer.
+
+# %%
+pre = bert.pretrain_demo(steps=40 if SMALL else 400, n_docs=200 if SMALL else 800,
+                         eval_pairs=300 if SMALL else 1000, verbose=False)
+print(f"MLM accuracy {pre['mlm_accuracy']:.3f} (most-common-word baseline "
+      f"{pre['unigram_baseline']:.3f}), NSP accuracy {pre['nsp_accuracy']:.3f}, "
+      f"{pre['seconds']:.0f} s")
+assert pre["mlm_accuracy"] > pre["unigram_baseline"]
+
+# %% [markdown]
+# How big are the real ones? A BERT encoder's parameters are its three embedding tables, a
+# layer norm, $L$ encoder layers (tutorial 8's count) and the pooler on [CLS]. We check a formula
+# against a small `BertEncoder` and then apply it to the published sizes (30,522 word pieces,
+# 512 positions): BERT-base ($d = 768$, 12 layers) and BERT-large ($d = 1024$, 24 layers).
+
+# %%
+def bert_encoder_parameters(V, d, layers, d_ff, max_len=512, segments=2):
+    embeddings = (V + segments + max_len) * d + 2 * d
+    layer = (4 * d * d + 4 * d) + (2 * d * d_ff + d_ff + d) + 4 * d
+    return embeddings + layers * layer + (d * d + d)
+
+
+small_bert = bert.BertEncoder(len(vocab), d_model=32, nhead=4, num_layers=2, dim_feedforward=64)
+assert small_bert.num_parameters() == bert_encoder_parameters(len(vocab), 32, 2, 64, max_len=64)
+base_count = bert_encoder_parameters(30_522, 768, 12, 3072)
+print(f"BERT-base: {base_count:,} parameters")
+assert base_count == 109_482_240                  # the "110 M" of the paper and the lecture
+
+# %% [markdown]
+# The lecture compares sizes: the translation Transformer has about 65 M parameters (tutorial
+# 8), BERT-base about 110 M, BERT-large about 340 M (Test yourself 3) and GPT-3 175 billion. GPT-3
+# is a stack of 96 decoder-style layers with $d = 12{,}288$ and $d_{ff} = 4d$ (no cross-attention,
+# so each layer is counted like an encoder layer), a 50,257-token vocabulary and 2,048 positions.
+# The same bookkeeping lands on 175 billion.
+
+# %%
+d3 = 12_288
+gpt3_layer = (4 * d3 * d3 + 4 * d3) + (2 * d3 * 4 * d3 + 4 * d3 + d3) + 4 * d3
+gpt3 = (50_257 + 2_048) * d3 + 96 * gpt3_layer + 2 * d3          # embeddings, layers, final norm
+print(f"GPT-3: {gpt3:,} parameters")
+assert round(gpt3 / 1e9) == 175
+
+# %% [markdown]
+#
+# ## 3. Graph attention
+#
+# In a sentence a word's context is the words around it; in a graph a node's context is its
+# **neighbours**. A graph attention layer (Veličković et al., 2018) gives every node a weighted
+# average of its neighbours' projected features, with weights from a small scoring function:
+#
+# $$e_{ij} = \mathrm{LeakyReLU}\big(\mathbf a^\top [W\mathbf h_i \,\|\, W\mathbf h_j]\big), \qquad
+#   \alpha_{ij} = \frac{\exp e_{ij}}{\sum_{k \in N(i)} \exp e_{ik}}, \qquad
+#   \mathbf h'_i = \sum_{j \in N(i)} \alpha_{ij}\, W\mathbf h_j .$$
+#
+# $N(i)$ holds $i$'s neighbours and $i$ itself. Pairs without an edge get no weight at all, so
+# this is self-attention with a mask given by the graph. As in the Transformer, several heads
+# run side by side.
+
+# %%
+adjacency = np.zeros((5, 5), dtype=bool)
+for i, j in [(0, 1), (0, 2), (0, 3), (3, 4)]:               # node 0 is a hub, 4 hangs off 3
+    adjacency[i, j] = adjacency[j, i] = True
+mg.manual_seed(0)
+layer = gat.GATLayer(in_features=6, out_features=4, heads=2)
+h_out, alpha = layer(mg.randn(5, 6), adjacency, return_attention=True)
+alpha = alpha.numpy()
+print("output", h_out.shape, "(nodes, heads x features); attention", alpha.shape)
+print("head 0 weights of node 0:", alpha[0, 0].round(3))
+assert np.allclose(alpha.sum(-1), 1.0, atol=1e-5)
+allowed = adjacency | np.eye(5, dtype=bool)
+assert np.all(alpha[:, ~allowed] == 0)                      # no edge, no attention
+
+# %% [markdown]
+# The lecture's setting is multi-label node classification: each node may carry several labels,
+# so each label gets its own sigmoid ("is label $y$ present?") and binary cross-entropy, instead
+# of one softmax. `gat_demo` builds a random graph with communities; a node's labels depend on
+# its community, its own features are very noisy, and its neighbours are mostly from its own
+# community. A plain MLP sees one node's features only; the GAT averages over the neighbourhood
+# and so sees through much of the noise.
+
+# %%
+g = gat.gat_demo(seed=0, epochs=30 if SMALL else 100, n_nodes=200 if SMALL else 500, verbose=False)
+print(f"test micro-F1: GAT {g['gat_f1']:.3f}, MLP {g['mlp_f1']:.3f}")
+assert g["gat_f1"] > g["mlp_f1"]
+
+# %% [markdown]
+# ## 4. Hierarchical attention for documents
+#
+# A document is a sequence of sentences, a sentence a sequence of words. A hierarchical attention
+# network (Yang et al., 2016) applies attention at both levels to classify documents:
+#
+# * a bidirectional GRU reads each sentence's words; attention with a **learned query vector**
+#   $\mathbf u_w$ ("which words matter?") pools them into a sentence vector;
+# * a second bidirectional GRU reads the sentence vectors; attention with a second learned
+#   query $\mathbf u_s$ ("which sentences matter?") pools them into a document vector;
+# * a linear layer and a softmax give the class.
+#
+# There is no output sequence here to supply queries, so the queries are simply parameters.
+# `make_han_dataset` writes documents whose class is given away by a single key sentence (it
+# holds a marker word and the class keyword), while other sentences hold keywords of random
+# classes as distractors.
+
+# %%
+docs, doc_labels, key_pos = han.make_han_dataset(4, seed=0)
+print("document 0 (word ids, 0 = padding), class", doc_labels[0], "key sentence", key_pos[0])
+print(docs[0])
+assert han.MARKER in docs[0, key_pos[0]]
+
+# %%
+h = han.train_han_demo(n_docs=400 if SMALL else 800, epochs=3 if SMALL else 6, verbose=False)
+print(f"test accuracy {h['accuracy']:.3f}; counting keywords {h['keyword_count_baseline']:.3f}; "
+      f"majority class {h['majority_baseline']:.3f}; sentence attention peaks on the key "
+      f"sentence in {h['key_sentence_hit_rate']:.0%} of test documents")
+assert falls(h["losses"])
+if not SMALL:
+    assert h["accuracy"] > h["keyword_count_baseline"] and h["key_sentence_hit_rate"] > 0.8
+
+# %% [markdown]
+# The sentence weights $\beta_i$ show where the model looked. For a test document:
+
+# %%
+test_docs, test_labels, test_keys = han.make_han_dataset(400 if SMALL else 800, seed=0)
+with mg.no_grad():
+    _, word_w, sent_w = h["model"](test_docs[:1], return_attention=True)
+beta = sent_w.numpy()[0]
+n_sent = int((test_docs[0] != 0).any(-1).sum())
+fig, ax = plt.subplots(figsize=(6, 3.2))
+colors = ["C3" if i == test_keys[0] else "C0" for i in range(n_sent)]
+ax.bar(range(n_sent), beta[:n_sent], color=colors)
+ax.set_xticks(range(n_sent))
+ax.set_xlabel("sentence of the document (red: the key sentence)")
+ax.set_ylabel("sentence attention weight")
+ax.set_title("Hierarchical attention: where one document's classification looked")
+savefig(fig, "11_han_sentence_attention")
+assert np.isclose(beta.sum(), 1.0, atol=1e-5) and np.all(beta[n_sent:] == 0)
+
+# %% [markdown]
+# ## Test yourself
+#
+# **1.** What fraction of all ordinary tokens does BERT's masking turn into [MASK]? Into a
+# random word? How many are targets while staying visible?
+#
+# *Answer.* $0.15 \times 0.8 = 12\,\%$ become [MASK], $0.15 \times 0.1 = 1.5\,\%$ a random word, and
+# $1.5\,\%$ stay unchanged but must still be predicted.
+
+# %%
+assert np.isclose(0.15 * 0.8, 0.12) and np.isclose(0.15 * 0.1, 0.015)
+assert abs((masked[ordinary] == vocab.mask_id).mean() - 0.12) < 0.01
+
+# %% [markdown]
+# **2.** In a GAT layer whose attention vector $\mathbf a$ is all zeros, what weights does a node
+# with three neighbours give them?
+#
+# *Answer.* Every score is $\mathrm{LeakyReLU}(0) = 0$, so the softmax is uniform over the
+# neighbourhood, which includes the node itself: four weights of $1/4$. (This is node 0 of our
+# little graph.)
+
+# %%
+with mg.no_grad():
+    layer.att_dst.data[...] = 0.0
+    layer.att_src.data[...] = 0.0
+    _, uniform = layer(mg.randn(5, 6), adjacency, return_attention=True)
+assert np.allclose(uniform.numpy()[:, 0, [0, 1, 2, 3]], 0.25)
+
+# %% [markdown]
+# **3.** Use the formula above for BERT-large: $d = 1024$, 24 layers, $d_{ff} = 4096$, the same
+# 30,522-token vocabulary.
+#
+# *Answer.* Embeddings $(30{,}522 + 2 + 512) \cdot 1024 + 2048 = 31{,}782{,}912$; each layer
+# $4{,}198{,}400 + 8{,}393{,}728 + 4{,}096 = 12{,}596{,}224$, times 24 is $302{,}309{,}376$; pooler
+# $1{,}049{,}600$. In all $335{,}141{,}888$, the "340 M" usually quoted.
+
+# %%
+large_count = bert_encoder_parameters(30_522, 1024, 24, 4096)
+assert large_count == 31_782_912 + 302_309_376 + 1_049_600 == 335_141_888
+print(f"all checks passed in {time.perf_counter() - t_start:.0f} s")
