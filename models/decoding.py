@@ -60,17 +60,19 @@ def _check(model, src, max_len):
         raise ValueError(f"decode: src must be a batch of token ids (B, S), got shape {src.shape}")
     if max_len < 1:
         raise ValueError(f"decode: max_len must be at least 1, got {max_len}")
-    if max_len + 1 > model.pos.max_len:
+    if max_len > model.pos.max_len:  # the last token is never fed back, so max_len fits
         raise ValueError(f"decode: max_len {max_len} exceeds the model's max_len "
-                         f"{model.pos.max_len - 1}")
+                         f"{model.pos.max_len}")
     return src
 
 
-def _pad_after_eos(tokens, eos_id, pad_id):
-    """Replace every token after a sequence's first <eos> by padding."""
+def _finish(tokens, cross, eos_id, pad_id):
+    """Decoded output: tokens after a sequence's first <eos> become padding and their
+    cross-attention rows zeros (what they would be depends on whether a cache was used)."""
     done = np.cumsum(tokens == eos_id, axis=1) > 0
     after = np.concatenate([np.zeros((tokens.shape[0], 1), bool), done[:, :-1]], axis=1)
-    return np.where(after, pad_id, tokens)
+    keep = (~after)[:, None, :, None]
+    return np.where(after, pad_id, tokens), [a * keep for a in cross]
 
 
 @no_grad()
@@ -96,7 +98,7 @@ def greedy_decode(model, src, max_len=50, bos_id=1, eos_id=2, use_cache=True):
                 break
         cross = [np.stack([step[l] for step in attn_steps], axis=2)
                  for l in range(len(attn_steps[0]))]
-        return Decoded(_pad_after_eos(prefix[:, 1:], eos_id, model.pad_id), cross)
+        return Decoded(*_finish(prefix[:, 1:], cross, eos_id, model.pad_id))
     finally:
         model.train(was_training)
 
@@ -150,8 +152,8 @@ def beam_search(model, src, beam_size=4, max_len=50, bos_id=1, eos_id=2, alpha=0
                 break
         final = scores / length_penalty(prefix_len(prefix, eos_id, model.pad_id).reshape(B, K), alpha)
         pick = np.arange(B) * K + final.argmax(1)
-        tokens = _pad_after_eos(prefix[pick, 1:], eos_id, model.pad_id)
-        return Decoded(tokens, [h[pick] for h in history], final.max(1))
+        tokens, cross = _finish(prefix[pick, 1:], [h[pick] for h in history], eos_id, model.pad_id)
+        return Decoded(tokens, cross, final.max(1))
     finally:
         model.train(was_training)
 
