@@ -95,14 +95,21 @@ def translate_ids(model, src_ids, beam=1, max_len=64, bos_id=1, eos_id=2):
     return tokens, ([attn[:, None]] if attn is not None else None)
 
 
+def length_limit(src_len, max_len):
+    """Longest output allowed for a source of `src_len` tokens: 2 * src_len + 5, as decoders
+    usually cap it, so a model caught repeating itself stops early."""
+    return int(min(max_len, 2 * src_len + 5))
+
+
 def translate(model, src_tok, tgt_tok, sentences, beam=1, batch_size=100, max_len=64):
     """Translate a list of source sentences; returns the list of target sentences."""
     out = []
     for i in range(0, len(sentences), batch_size):
-        chunk = sentences[i:i + batch_size]
-        src = make_batch([(src_tok.encode(s), [0]) for s in chunk], src_tok.pad_id).src
-        tokens, _ = translate_ids(model, src, beam, max_len, tgt_tok.bos_id, tgt_tok.eos_id)
-        out.extend(tgt_tok.decode(row) for row in tokens)
+        ids = [src_tok.encode(s) for s in sentences[i:i + batch_size]]
+        src = make_batch([(x, [0]) for x in ids], src_tok.pad_id).src
+        limit = length_limit(src.shape[1], max_len)
+        tokens, _ = translate_ids(model, src, beam, limit, tgt_tok.bos_id, tgt_tok.eos_id)
+        out.extend(tgt_tok.decode(row[:length_limit(len(x), max_len)]) for row, x in zip(tokens, ids))
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
+from ..kernels import layernorm
 from ..autograd import Function
 
 
@@ -50,39 +51,32 @@ class LayerNorm(Function):
     With x_hat the normalised input and h = g * weight, the input gradient is
         dx = (h - mean(h) - x_hat * mean(h * x_hat)) / sqrt(var + eps)
     (means over the normalised dims): the two subtracted terms are the paths through the
-    mean and the variance.
+    mean and the variance. The rows are flattened to (N, D) and handed to a fused kernel.
     """
 
     @staticmethod
     def forward(ctx, x, weight=None, bias=None, ndims=1, eps=1e-5):
-        axes = tuple(range(x.ndim - ndims, x.ndim))
-        mu = x.mean(axis=axes, keepdims=True)
-        xc = x - mu
-        var = np.mean(xc * xc, axis=axes, keepdims=True)
-        rstd = 1.0 / np.sqrt(var + x.dtype.type(eps))
-        xhat = xc * rstd
+        d = int(np.prod(x.shape[x.ndim - ndims:]))
+        flat = lambda t: None if t is None else t.reshape(-1)  # noqa: E731
+        fwd = layernorm.layer_norm_numba if kernels.get_backend() == "numba" else \
+            layernorm.layer_norm_reference
+        y, xhat, rstd = fwd(x.reshape(-1, d), flat(weight), flat(bias), eps)
         ctx.save_for_backward(xhat, rstd, weight)
-        ctx.axes = axes
-        if weight is None:
-            return xhat
-        out = xhat * weight
-        if bias is not None:
-            out += bias
-        return out
+        ctx.shapes = (x.shape, None if weight is None else weight.shape)
+        return y.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, g):
         xhat, rstd, weight = ctx.saved
-        lead = tuple(range(xhat.ndim - len(ctx.axes)))
+        x_shape, w_shape = ctx.shapes
+        bwd = layernorm.layer_norm_backward_numba if kernels.get_backend() == "numba" else \
+            layernorm.layer_norm_backward_reference
+        dx, dw, db = bwd(g.reshape(xhat.shape), xhat, rstd,
+                         None if weight is None else weight.reshape(-1))
         need = ctx.needs_input_grad
-        h = g * weight if weight is not None else g
-        gx = None
-        if need[0]:
-            gx = rstd * (h - h.mean(axis=ctx.axes, keepdims=True)
-                         - xhat * np.mean(h * xhat, axis=ctx.axes, keepdims=True))
-        gw = (g * xhat).sum(axis=lead) if len(need) > 1 and need[1] else None
-        gb = g.sum(axis=lead) if len(need) > 2 and need[2] else None
-        return gx, gw, gb
+        gw = dw.reshape(w_shape) if len(need) > 1 and need[1] else None
+        gb = db.reshape(w_shape) if len(need) > 2 and need[2] else None
+        return dx.reshape(x_shape), gw, gb
 
 
 class CrossEntropy(Function):
