@@ -42,9 +42,9 @@ class TrainConfig:
     bpe_merges: int = 1000
     min_freq: int = 1
     epochs: int = 6
-    batch_size: int = 64
+    batch_size: int = 128
     lr_factor: float = 1.0
-    warmup: int = 400
+    warmup: int = 300
     label_smoothing: float = 0.1
     clip_norm: float = 1.0
     seed: int = 0
