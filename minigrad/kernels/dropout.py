@@ -1,0 +1,47 @@
+"""Numba dropout with a counter-based random mask.
+
+A usual generator is a sequence: number i depends on numbers 0..i-1, so
+threads must coordinate and the mask depends on how work was split. A
+counter-based generator is a hash of (key, i) instead: element i's random
+bits are splitmix64(key + (i+1) * GAMMA), computed independently. So
+
+* the loop is a plain `prange`, with no generator state to share;
+* the mask is the same for any number of threads (and equals the NumPy
+  reference in .reference bit for bit);
+* the backward pass needs no stored mask: calling dropout on the gradient
+  with the same seed regenerates it.
+
+Element i is kept when its top 53 bits are >= p * 2^53 (probability 1-p)
+and then scaled by 1/(1-p), so the expected output equals the input.
+"""
+import numpy as np
+from numba import njit, prange
+
+from .reference import GAMMA
+
+
+@njit(cache=True)
+def _bits(key, i):
+    """splitmix64 of counter i under `key` (uint64 arithmetic wraps)."""
+    z = key + (np.uint64(i) + np.uint64(1)) * np.uint64(GAMMA)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(parallel=True, cache=True)
+def dropout_flat(x, out, key, threshold, scale):
+    """out[i] = x[i] * (scale if kept else 0); x, out 1-D contiguous."""
+    zero = x.dtype.type(0)
+    for i in prange(x.size):
+        keep = (_bits(key, i) >> np.uint64(11)) >= threshold
+        out[i] = x[i] * (scale if keep else zero)
+
+
+@njit(parallel=True, cache=True)
+def mask_flat(out, key, threshold, scale):
+    """out[i] = scale if element i is kept else 0."""
+    zero = out.dtype.type(0)
+    for i in prange(out.size):
+        keep = (_bits(key, i) >> np.uint64(11)) >= threshold
+        out[i] = scale if keep else zero

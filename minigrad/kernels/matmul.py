@@ -1,0 +1,358 @@
+"""Numba matrix multiply: a register-tiled micro-kernel on packed panels.
+
+Each output tile C[i:i+MR, j:j+NR] (8 x 32 float32) lives in 16 vector
+registers while we walk down K: per step we load a row of B's panel as two
+vectors, broadcast MR values of A, and do 16 vector multiply-adds. Every
+value loaded is reused 8 or 16 times, so the loop runs at the speed of the
+FMA units rather than of memory: the idea behind every fast BLAS.
+
+The details that make it fast:
+
+* Explicit SIMD vectors. LLVM's auto-vectoriser will not keep a 2-D tile
+  of accumulators in registers (and on Intel it prefers 256-bit vectors),
+  so the tiny `vload_first`/`vfma`/... intrinsics below hand it 64-byte vectors
+  (16 float32 or 8 float64) directly: AVX-512 zmm registers where
+  available; elsewhere LLVM splits them into smaller ones.
+* Packing. B is copied into column panels (NR columns, row after row), A
+  into row panels if its rows are not contiguous (e.g. the transposed view
+  in a weight gradient). Then the micro-kernel reads memory sequentially:
+  a strided operand would touch a new cache line and page on every k, and
+  B rows of a wide matrix all map to the same few L1 sets. Packing reads
+  through strides, so ANY input layout works. Operands that are already
+  fine (row-major A, a B no wider than one panel) are used in place.
+* Ragged edges. The last column panel is read and written with masked
+  vector loads/stores; rows past M re-read the last row and are dropped.
+  Odd sizes need no zero padding.
+* K-blocking: K is walked in chunks of KC, so the B chunk (KC x NR) stays
+  in L1 while a group of row panels streams past it.
+
+Work items are (batch, column panel, group of row panels): the batched
+attention products (256 x (20x32 @ 32x20)) are parallel over the batch,
+large 2-D products over tiles. All matmuls of the "numba" backend run here,
+so Numba's thread pool never alternates with OpenBLAS's (perf-notes
+hazard 1).
+"""
+import math
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.core.extending import intrinsic, models, register_model
+
+VBYTES = 64   # one AVX-512 register
+MR = 8        # rows of the micro-tile
+NV = 2        # vectors per micro-tile row, so NR = NV * (VBYTES // itemsize)
+GROUP = 16    # row panels per work item (they share one B chunk in L1)
+KC_BYTES = 24576  # KC * NR * itemsize: the B chunk that should stay in L1
+
+
+# ---------------------------------------------------------------- SIMD ----
+class Vec(types.Type):
+    """A register of VBYTES bytes holding `dtype` lanes (an LLVM vector)."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.width = VBYTES // (dtype.bitwidth // 8)
+        super().__init__(name=f"Vec({dtype}x{self.width})")
+
+
+@register_model(Vec)
+class _VecModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        lane = dmm.lookup(fe_type.dtype).get_value_type()
+        super().__init__(dmm, fe_type, ir.VectorType(lane, fe_type.width))
+
+
+def _vptr(context, builder, sig, args):
+    """(pointer to element args[1] of the 1-D array args[0] as a vector*, vector type)"""
+    data = context.make_array(sig.args[0])(context, builder, args[0]).data
+    p = builder.gep(data, [context.cast(builder, args[1], sig.args[1], types.intp)])
+    vt = ir.VectorType(data.type.pointee, VBYTES // (sig.args[0].dtype.bitwidth // 8))
+    return builder.bitcast(p, vt.as_pointer()), vt
+
+
+def _llvm(builder, name, ret, args):
+    """Call LLVM's intrinsic `name`, e.g. llvm.fma.v16f32."""
+    fnty = ir.FunctionType(ret, [a.type for a in args])
+    return builder.call(cgutils.get_or_insert_function(builder.module, fnty, name), args)
+
+
+def _first_lanes(context, builder, n, nty, width):
+    """The mask (0 < n, 1 < n, ..., width-1 < n)."""
+    n = context.cast(builder, n, nty, types.int64)
+    i64s = ir.VectorType(ir.IntType(64), width)
+    splat = builder.insert_element(ir.Constant(i64s, ir.Undefined), n, ir.IntType(32)(0))
+    splat = builder.shuffle_vector(splat, ir.Constant(i64s, ir.Undefined),
+                                   ir.Constant(ir.VectorType(ir.IntType(32), width), [0] * width))
+    return builder.icmp_signed("<", ir.Constant(i64s, list(range(width))), splat)
+
+
+def _suffix(vt):
+    return f"v{vt.count}{vt.element.intrinsic_name}"   # e.g. v16f32
+
+
+@intrinsic
+def vzero(typingctx, arr):
+    def codegen(context, builder, sig, args):
+        return ir.Constant(context.get_value_type(sig.return_type), None)
+    return Vec(arr.dtype)(arr), codegen
+
+
+@intrinsic
+def vload_first(typingctx, arr, idx, n):
+    """Lanes 0..n-1 from arr[idx:], the others 0; memory past them is not read."""
+    def codegen(context, builder, sig, args):
+        ptr, vt = _vptr(context, builder, sig, args)
+        mask = _first_lanes(context, builder, args[2], sig.args[2], vt.count)
+        align = ir.IntType(32)(arr.dtype.bitwidth // 8)
+        return _llvm(builder, f"llvm.masked.load.{_suffix(vt)}.p0", vt,
+                     [ptr, align, mask, ir.Constant(vt, None)])
+    return Vec(arr.dtype)(arr, idx, n), codegen
+
+
+@intrinsic
+def vstore_first(typingctx, arr, idx, v, n):
+    """Store lanes 0..n-1 of v to arr[idx:] (all of them when n >= width)."""
+    def codegen(context, builder, sig, args):
+        ptr, vt = _vptr(context, builder, sig, args)
+        mask = _first_lanes(context, builder, args[3], sig.args[3], vt.count)
+        align = ir.IntType(32)(arr.dtype.bitwidth // 8)
+        _llvm(builder, f"llvm.masked.store.{_suffix(vt)}.p0", ir.VoidType(),
+              [args[2], ptr, align, mask])
+    return types.none(arr, idx, v, n), codegen
+
+
+@intrinsic
+def vbroadcast(typingctx, arr, idx):
+    """All lanes = arr[idx] (on AVX-512 it folds into the FMA as `{1to16}`)."""
+    def codegen(context, builder, sig, args):
+        ptr, vt = _vptr(context, builder, sig, args)
+        x = builder.load(builder.bitcast(ptr, vt.element.as_pointer()))
+        one = builder.insert_element(ir.Constant(vt, ir.Undefined), x, ir.IntType(32)(0))
+        return builder.shuffle_vector(one, ir.Constant(vt, ir.Undefined),
+                                      ir.Constant(ir.VectorType(ir.IntType(32), vt.count),
+                                                  [0] * vt.count))
+    return Vec(arr.dtype)(arr, idx), codegen
+
+
+@intrinsic
+def vfma(typingctx, a, b, c):
+    """a * b + c, lane by lane, each one fused multiply-add."""
+    def codegen(context, builder, sig, args):
+        return _llvm(builder, f"llvm.fma.{_suffix(args[0].type)}", args[0].type, args)
+    return c(a, b, c), codegen
+
+
+@intrinsic
+def vadd(typingctx, a, b):
+    def codegen(context, builder, sig, args):
+        return builder.fadd(*args)
+    return a(a, b), codegen
+
+
+# ------------------------------------------------------------- packing ----
+@njit(parallel=True, cache=True)
+def _pack(X, st, sk, sv, nv, K, P, Xp):
+    """Copy X into panels: Xp[t, p, k, c] = X[t*st + k*sk + (p*P + c)*sv].
+
+    For B, v runs along N (P = NR); for A, along M (P = MR). The last panel
+    may be ragged: its missing lanes are never read (masked loads, clamped
+    rows), so we do not zero them. Work items are (batch, block of 32 k)
+    and loop over all panels inside: the 32 source rows, and their memory
+    pages, stay hot while we visit them (a transposed source would
+    otherwise touch a new page on every k).
+    """
+    npan = (nv + P - 1) // P
+    nkb = (K + 31) // 32
+    nb = len(Xp) // (npan * K * P)
+    for w in prange(nb * nkb):
+        t = w // nkb
+        k0 = (w % nkb) * 32
+        for p in range(npan):
+            n = min(P, nv - p * P)
+            for k in range(k0, min(K, k0 + 32)):
+                src = t * st + k * sk + p * P * sv
+                dst = ((t * npan + p) * K + k) * P
+                # copy through views: no negative-index checks, and a
+                # contiguous view (sv == 1) lets LLVM vectorise the copy
+                to = Xp[dst:dst + n]
+                if sv == 1:
+                    run = X[src:src + n]
+                    for c in range(n):
+                        to[c] = run[c]
+                else:
+                    run = X[src:src + (n - 1) * sv + 1:sv]
+                    for c in range(n):
+                        to[c] = run[c]
+
+
+# ------------------------------------------------------- micro-kernel ----
+@njit(cache=True)
+def _store_row(C, off, cols, W, v0, v1, first):
+    # The first K chunk writes C, later ones add to it. Masked loads/stores
+    # touch only the valid columns of a ragged last panel (all lanes otherwise).
+    n0, n1 = min(cols, W), max(cols - W, 0)
+    if not first:
+        v0 = vadd(v0, vload_first(C, off, n0))
+        v1 = vadd(v1, vload_first(C, off + W, n1))
+    vstore_first(C, off, v0, n0)
+    vstore_first(C, off + W, v1, n1)
+
+
+@njit(parallel=True, cache=True)
+def _gemm(A, sa, B, sb, C, ia, ib, M, N, K):
+    """C[t] = A[ia[t]] @ B[ib[t]] for every t.
+
+    A, B and C are flat arrays. Row r of row panel p, column k of A is at
+    t*sa[0] + p*sa[1] + k*sa[2] + r*sa[3]; column c of column panel p,
+    row k of B at t*sb[0] + p*sb[1] + k*sb[2] + c. These cover both the
+    packed buffers and arrays used in place. C is C-ordered (len(ia), M, N).
+    """
+    W = VBYTES // C.itemsize
+    NR = NV * W
+    KC = max(1, KC_BYTES // (NR * C.itemsize))
+    npi = (M + MR - 1) // MR
+    npj = (N + NR - 1) // NR
+    ngroups = (npi + GROUP - 1) // GROUP
+    for w in prange(len(ia) * npj * ngroups):
+        t = w // (npj * ngroups)
+        jp = (w // ngroups) % npj
+        g = w % ngroups
+        cols = min(NR, N - jp * NR)
+        # a ragged last column panel loads only its valid lanes
+        n0 = min(cols, W)
+        n1 = max(cols - W, 0)
+        for k0 in range(0, K, KC):
+            kc = min(KC, K - k0)
+            first = k0 == 0
+            for ip in range(g * GROUP, min(npi, (g + 1) * GROUP)):
+                rows = min(MR, M - ip * MR)
+                # rows past M re-read the last row; their results are dropped
+                last, s3 = rows - 1, sa[3]
+                r1, r2, r3 = min(1, last) * s3, min(2, last) * s3, min(3, last) * s3
+                r4, r5, r6 = min(4, last) * s3, min(5, last) * s3, min(6, last) * s3
+                r7 = min(7, last) * s3
+                a = ia[t] * sa[0] + ip * sa[1] + k0 * sa[2]
+                b = ib[t] * sb[0] + jp * sb[1] + k0 * sb[2]
+                c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = vzero(C)
+                c40 = c41 = c50 = c51 = c60 = c61 = c70 = c71 = vzero(C)
+                for _ in range(kc):   # the hot loop: 2 loads, 8 broadcasts, 16 FMAs
+                    b0, b1 = vload_first(B, b, n0), vload_first(B, b + W, n1)
+                    x = vbroadcast(A, a)
+                    c00, c01 = vfma(x, b0, c00), vfma(x, b1, c01)
+                    x = vbroadcast(A, a + r1)
+                    c10, c11 = vfma(x, b0, c10), vfma(x, b1, c11)
+                    x = vbroadcast(A, a + r2)
+                    c20, c21 = vfma(x, b0, c20), vfma(x, b1, c21)
+                    x = vbroadcast(A, a + r3)
+                    c30, c31 = vfma(x, b0, c30), vfma(x, b1, c31)
+                    x = vbroadcast(A, a + r4)
+                    c40, c41 = vfma(x, b0, c40), vfma(x, b1, c41)
+                    x = vbroadcast(A, a + r5)
+                    c50, c51 = vfma(x, b0, c50), vfma(x, b1, c51)
+                    x = vbroadcast(A, a + r6)
+                    c60, c61 = vfma(x, b0, c60), vfma(x, b1, c61)
+                    x = vbroadcast(A, a + r7)
+                    c70, c71 = vfma(x, b0, c70), vfma(x, b1, c71)
+                    a += sa[2]
+                    b += sb[2]
+                off = (t * M + ip * MR) * N + jp * NR
+                _store_row(C, off, cols, W, c00, c01, first)
+                if rows > 1:
+                    _store_row(C, off + N, cols, W, c10, c11, first)
+                if rows > 2:
+                    _store_row(C, off + 2 * N, cols, W, c20, c21, first)
+                if rows > 3:
+                    _store_row(C, off + 3 * N, cols, W, c30, c31, first)
+                if rows > 4:
+                    _store_row(C, off + 4 * N, cols, W, c40, c41, first)
+                if rows > 5:
+                    _store_row(C, off + 5 * N, cols, W, c50, c51, first)
+                if rows > 6:
+                    _store_row(C, off + 6 * N, cols, W, c60, c61, first)
+                if rows > 7:
+                    _store_row(C, off + 7 * N, cols, W, c70, c71, first)
+
+
+# ------------------------------------------------------------- driver ----
+_workspace = {}
+
+
+def _scratch(name, size, dtype):
+    # Packing buffers are reused between calls: a fresh multi-MB allocation
+    # costs page faults on every call (more than the packing itself).
+    # Safe because the kernels hold the GIL.
+    key = (name, np.dtype(dtype))
+    buf = _workspace.get(key)
+    if buf is None or buf.size < size:
+        buf = _workspace[key] = np.empty(max(size, 4096), dtype)
+    return buf[:size]
+
+
+def _flat(x):
+    """x's memory as one read-only 1-D array, and x's strides in elements.
+
+    One array type for every input keeps Numba to one compiled kernel per
+    dtype instead of one per combination of memory layouts.
+    """
+    if x.flags.c_contiguous:
+        flat = x.reshape(-1).view()
+        flat.flags.writeable = False
+    else:
+        if any(s < 0 or s % x.itemsize or (s == 0 and n > 1)
+               for n, s in zip(x.shape, x.strides)):
+            x = np.ascontiguousarray(x)
+            return _flat(x)
+        extent = 1 + sum((n - 1) * s for n, s in zip(x.shape, x.strides)) // x.itemsize
+        flat = np.lib.stride_tricks.as_strided(x, (extent,), (x.itemsize,), writeable=False)
+    return flat, tuple(s // x.itemsize for s in x.strides)
+
+
+def matmul_batched(A3, B3, ia, ib):
+    """C[t] = A3[ia[t]] @ B3[ib[t]] for t in range(len(ia)); any strides."""
+    na, M, K = A3.shape
+    nb, _, N = B3.shape
+    dtype = A3.dtype
+    NR = NV * (VBYTES // dtype.itemsize)
+    A, (a0, a1, a2) = _flat(A3)
+    if a2 == 1:  # rows of A are contiguous: read A in place
+        sa = (a0, MR * a1, 1, a1)
+    else:        # e.g. a transposed view: pack into MR-row panels
+        npi = -(-M // MR)
+        Ap = _scratch("a", na * npi * K * MR, dtype)
+        _pack(A, a0, a2, a1, M, K, MR, Ap)
+        A, sa = _flat(Ap)[0], (npi * K * MR, K * MR, MR, 1)
+    B, (b0, b1, b2) = _flat(B3)
+    if b2 == 1 and N <= NR:  # one contiguous panel: read B in place
+        sb = (b0, 0, b1)
+    else:  # pack, so a panel's K x NR chunk is contiguous (no cache conflicts)
+        npj = -(-N // NR)
+        Bp = _scratch("b", nb * npj * K * NR, dtype)
+        _pack(B, b0, b1, b2, N, K, NR, Bp)
+        B, sb = _flat(Bp)[0], (npj * K * NR, K * NR, NR)
+    C = np.empty((len(ia), M, N), dtype)
+    _gemm(A, sa, B, sb, C.reshape(-1), ia, ib, M, N, K)
+    return C
+
+
+def matmul(a, b):
+    """np.matmul semantics for a.ndim >= 2, b.ndim >= 2 (inputs pre-checked)."""
+    M, K = a.shape[-2:]
+    N = b.shape[-1]
+    if b.ndim == 2 and a.ndim > 2:
+        # one big (rows, K) @ (K, N) instead of many small ones (hazard 2)
+        return matmul(a.reshape(-1, K), b).reshape(a.shape[:-1] + (N,))
+    same = a.shape[:-2] == b.shape[:-2]
+    batch = a.shape[:-2] if same else np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    nbatch = math.prod(batch)
+    if M * N * nbatch == 0 or K == 0:
+        return np.zeros(batch + (M, N), a.dtype)
+    A3 = a.reshape((-1, M, K))
+    B3 = b.reshape((-1, K, N))
+    if same:
+        ia = ib = np.arange(nbatch)
+    else:  # broadcast batch dims: map each output batch to its operands
+        ia = np.broadcast_to(np.arange(len(A3)).reshape(a.shape[:-2]), batch).ravel()
+        ib = np.broadcast_to(np.arange(len(B3)).reshape(b.shape[:-2]), batch).ravel()
+    return matmul_batched(A3, B3, ia, ib).reshape(batch + (M, N))

@@ -1,0 +1,109 @@
+"""NumPy reference kernels: the "numpy" backend, and the ground truth in tests.
+
+Each function is the plain, vectorised NumPy version of a Numba kernel, with
+the same semantics for edge cases (-inf entries, all -inf rows). Inputs are
+validated by `minigrad.kernels`; these functions assume correct shapes and
+dtypes.
+
+The dropout mask is NOT drawn from a NumPy generator: it is the same
+counter-based hash as the Numba kernel (splitmix64 of the seed and the flat
+element index), computed here in vectorised uint64 arithmetic, so both
+backends produce the identical mask bit for bit.
+"""
+import numpy as np
+
+
+def matmul(a, b):
+    if b.ndim == 2 and a.ndim > 2:
+        # (B, T, K) @ (K, N) as one (B*T, K) @ (K, N) product: NumPy would
+        # otherwise run B small matmuls (perf-notes hazard 2)
+        k, n = b.shape
+        return np.matmul(a.reshape(-1, k), b).reshape(a.shape[:-1] + (n,))
+    return np.matmul(a, b)
+
+
+def _row_max(x):
+    # the max of each row, but 0 for an all -inf row, so x - max stays -inf
+    # there (not NaN) and exp gives exactly 0
+    m = np.max(x, axis=-1, keepdims=True)
+    return np.where(m == -np.inf, np.zeros_like(m), m)
+
+
+def softmax(x):
+    e = np.exp(x - _row_max(x))
+    s = np.sum(e, axis=-1, keepdims=True)
+    # an all -inf row has s == 0: give zeros rather than 0/0
+    return e / np.where(s == 0, np.ones_like(s), s)
+
+
+def softmax_backward(y, grad):
+    return y * (grad - np.sum(grad * y, axis=-1, keepdims=True))
+
+
+def log_softmax(x):
+    m = _row_max(x)
+    s = np.sum(np.exp(x - m), axis=-1, keepdims=True)
+    # log(0) would make an all -inf row -inf - (-inf) = NaN; keep it -inf
+    lse = m + np.log(np.where(s == 0, np.ones_like(s), s))
+    return x - lse
+
+
+def log_softmax_backward(y, grad):
+    dx = grad - np.exp(y) * np.sum(grad, axis=-1, keepdims=True)
+    dead = np.all(y == -np.inf, axis=-1, keepdims=True)   # all -inf rows
+    return np.where(dead, np.zeros_like(dx), dx)
+
+
+# ------------------------------------------------------------- dropout ----
+GAMMA = 0x9E3779B97F4A7C15   # splitmix64's increment (2^64 / golden ratio)
+_M64 = (1 << 64) - 1
+
+
+def _mix_int(z):
+    """splitmix64's finaliser on a Python int (used once per call)."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def dropout_key(seed):
+    """The per-call key: the seed scrambled once, so that seeds s and s+1
+    give unrelated masks rather than shifted copies of one stream."""
+    return _mix_int((seed + GAMMA) & _M64)
+
+
+def dropout_threshold(p):
+    """Element i is kept when (hash(i) >> 11) >= threshold: 53 random bits
+    against p * 2^53, an exact integer comparison."""
+    return int(p * (1 << 53))
+
+
+def keep_mask(n, p, seed):
+    """Boolean keep-mask of n elements: bits(i) = mix(key + (i+1) * GAMMA).
+
+    In-place uint64 ufuncs (they wrap mod 2^64, as the hash wants) keep
+    the temporaries down to two arrays.
+    """
+    u = np.uint64
+    z = np.arange(1, n + 1, dtype=u)
+    z *= u(GAMMA)
+    z += u(dropout_key(seed))
+    t = np.empty_like(z)
+    for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+        np.right_shift(z, u(shift), out=t)
+        z ^= t
+        z *= u(mult)
+    np.right_shift(z, u(31), out=t)
+    z ^= t
+    z >>= u(11)
+    return z >= u(dropout_threshold(p))
+
+
+def dropout_mask(shape, p, seed, dtype):
+    keep = keep_mask(int(np.prod(shape)), p, seed).reshape(shape)
+    scale = np.dtype(dtype).type(1.0 / (1.0 - p))
+    return np.where(keep, scale, np.dtype(dtype).type(0))
+
+
+def dropout(x, p, seed):
+    return x * dropout_mask(x.shape, p, seed, x.dtype)

@@ -1,0 +1,171 @@
+"""Numba softmax and log-softmax, forward and backward, one fused pass per row.
+
+Why fused: the NumPy version makes a temporary array for every step
+(x - max, exp, sum, divide), each a full trip through memory. Here a row
+(24 or 2000 floats) is loaded into L1 once and every step works on it
+there; rows are independent, so they are spread over threads (`prange`).
+
+Why our own exp: this Numba build has no SVML, so `np.exp` inside a loop is
+a scalar libm call and blocks vectorisation. For float32 we write exp in
+the kernel: exp(x) = 2^n * exp(r) with n = round(x / ln 2) and
+|r| <= ln(2)/2, exp(r) by a degree-7 polynomial (Cephes' expf, relative
+error ~1e-7), and 2^n built directly from its bits: (n + 127) << 23 is
+the float32 exponent field. All of that is plain arithmetic, so LLVM
+vectorises the loop. float64 keeps np.exp (exact, slower).
+
+The row maximum uses explicit SIMD vectors (from .matmul): LLVM will not
+vectorise a max reduction without fast-math flags that would also drop
+NaN/inf semantics.
+
+Edge cases (as in .reference): -inf entries get probability 0; an all -inf
+row gives softmax 0, log_softmax -inf and a zero log_softmax gradient.
+"""
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.core.extending import intrinsic, overload
+
+from .matmul import _llvm, _suffix, vload_first
+
+SUM_FLAGS = {"reassoc", "contract"}  # lets LLVM vectorise sums; keeps inf/NaN
+
+
+# ------------------------------------------------------------------ exp ----
+@intrinsic
+def _f32_from_bits(typingctx, i):
+    """Reinterpret the low 32 bits of an integer as a float32."""
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(builder.trunc(args[0], ir.IntType(32)), ir.FloatType())
+    return types.float32(i), codegen
+
+
+def fast_exp(x):
+    """exp(x) in kernels: a vectorisable polynomial for float32 (x <= 88:
+    the kernels only need x <= 0), np.exp for float64."""
+    return np.exp(x)
+
+
+@overload(fast_exp)
+def _fast_exp_impl(x):
+    if x != types.float32:
+        return lambda x: np.exp(x)
+    f = np.float32
+
+    def exp32(x):
+        xc = f(-88.0) if x < f(-88.0) else x   # keeps 2^n a normal float;
+        xc = f(88.0) if xc > f(88.0) else xc   # NaN passes through
+        n = np.floor(xc * f(1.44269504) + f(0.5))      # round(x / ln 2)
+        r = xc - n * f(0.693359375) - n * f(-2.12194440e-4)  # x - n ln2, in 2 steps
+        p = f(1.9875691500e-4)
+        p = p * r + f(1.3981999507e-3)
+        p = p * r + f(8.3334519073e-3)
+        p = p * r + f(4.1665795894e-2)
+        p = p * r + f(1.6666665459e-1)
+        p = p * r + f(5.0000001201e-1)
+        e = (p * r * r + r + f(1.0)) * _f32_from_bits((np.int32(n) + 127) << 23)
+        if x < f(-87.33):    # below the smallest normal float32 (and -inf): exactly 0
+            e = f(0.0)
+        if x > f(88.72):     # overflow
+            e = f(np.inf)
+        return e
+    return exp32
+
+
+# ------------------------------------------------------------ row max ----
+@intrinsic
+def _vmax(typingctx, a, b):
+    """Lane-wise max that propagates NaN (llvm.maximum)."""
+    def codegen(context, builder, sig, args):
+        return _llvm(builder, f"llvm.maximum.{_suffix(args[0].type)}", args[0].type, args)
+    return a(a, b), codegen
+
+
+@intrinsic
+def _vhmax(typingctx, v):
+    """The largest lane of v (NaN if any lane is NaN)."""
+    def codegen(context, builder, sig, args):
+        vt = args[0].type
+        return _llvm(builder, f"llvm.vector.reduce.fmaximum.{_suffix(vt)}", vt.element, args)
+    return v.dtype(v), codegen
+
+
+@njit(cache=True)
+def _row_max(row):
+    n = len(row)
+    W = 64 // row.itemsize
+    m = row[0]
+    if n >= W:
+        v = vload_first(row, 0, W)
+        for j in range(W, n - W + 1, W):
+            v = _vmax(v, vload_first(row, j, W))
+        m = _vhmax(v)
+    for j in range(n - n % W, n):
+        if row[j] > m:
+            m = row[j]
+    return m
+
+
+# ------------------------------------------------------------ kernels ----
+# x, y, g, dx are C-contiguous (rows, n) arrays of one dtype. Sums start from
+# `zero` of that dtype: float32 data is summed in float32 (in 16 partial sums
+# once vectorised), so nothing is converted to float64 and back.
+@njit(parallel=True, cache=True, fastmath=SUM_FLAGS)
+def softmax_2d(x, y):
+    zero = x.dtype.type(0)
+    for i in prange(x.shape[0]):
+        xi, yi = x[i], y[i]
+        m = _row_max(xi)
+        if m == -np.inf:      # all -inf: exp(x - 0) = 0 everywhere, not NaN
+            m = zero
+        s = zero
+        for j in range(len(xi)):
+            e = fast_exp(xi[j] - m)
+            yi[j] = e
+            s += e
+        inv = x.dtype.type(1) / s if s > 0 else zero
+        for j in range(len(yi)):
+            yi[j] *= inv
+
+
+@njit(parallel=True, cache=True, fastmath=SUM_FLAGS)
+def softmax_backward_2d(y, g, dx):
+    zero = y.dtype.type(0)
+    for i in prange(y.shape[0]):
+        yi, gi, di = y[i], g[i], dx[i]
+        dot = zero
+        for j in range(len(yi)):
+            dot += gi[j] * yi[j]
+        for j in range(len(yi)):
+            di[j] = yi[j] * (gi[j] - dot)
+
+
+@njit(parallel=True, cache=True, fastmath=SUM_FLAGS)
+def log_softmax_2d(x, y):
+    zero = x.dtype.type(0)
+    for i in prange(x.shape[0]):
+        xi, yi = x[i], y[i]
+        m = _row_max(xi)
+        if m == -np.inf:
+            m = zero
+        s = zero
+        for j in range(len(xi)):
+            s += fast_exp(xi[j] - m)
+        lse = m + np.log(s) if s > 0 else m   # an all -inf row stays -inf
+        for j in range(len(xi)):
+            yi[j] = xi[j] - lse
+
+
+@njit(parallel=True, cache=True, fastmath=SUM_FLAGS)
+def log_softmax_backward_2d(y, g, dx):
+    zero = y.dtype.type(0)
+    for i in prange(y.shape[0]):
+        yi, gi, di = y[i], g[i], dx[i]
+        if _row_max(yi) == -np.inf:   # an all -inf row: zero gradient
+            di[:] = 0
+            continue
+        sg = zero
+        for j in range(len(gi)):
+            sg += gi[j]
+        for j in range(len(yi)):
+            di[j] = gi[j] - fast_exp(yi[j]) * sg

@@ -1,0 +1,326 @@
+"""minigrad.kernels: every kernel against its NumPy reference, on both backends."""
+import os
+import subprocess
+import sys
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from minigrad import kernels
+from minigrad.kernels import reference as ref
+
+# the autouse fixture only restores the backend, which each example sets itself
+FAST = settings(max_examples=25, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
+DTYPES = [np.float32, np.float64]
+
+
+@pytest.fixture(autouse=True)
+def restore_backend():
+    before = kernels.get_backend()
+    yield
+    kernels.set_backend(before)
+
+
+@pytest.fixture(params=kernels.BACKENDS)
+def backend(request):
+    kernels.set_backend(request.param)
+    return request.param
+
+
+def tol(dtype, k=1):
+    """Tolerance for a sum of k products of O(1) numbers."""
+    eps = 1e-6 if dtype == np.float32 else 1e-13
+    return dict(rtol=50 * eps, atol=50 * eps * np.sqrt(k))
+
+
+def layout(x, how):
+    """The same values as x, in another memory layout."""
+    if how == "transposed":   # a view of the transpose's copy, F-like strides
+        return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
+    if how == "strided":      # every other element of a bigger array
+        big = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+        big[..., ::2] = x
+        return big[..., ::2]
+    return x
+
+
+# ---------------------------------------------------------------- matmul ----
+@st.composite
+def matmul_case(draw):
+    dims = st.integers(1, 40)
+    m, k, n = draw(dims), draw(dims), draw(dims)
+    batch = draw(st.lists(st.integers(1, 3), max_size=2))
+    # each operand keeps a batch dim, drops it to 1 (broadcast) or drops it entirely
+    ba = [b if draw(st.booleans()) else 1 for b in batch]
+    bb = [b if draw(st.booleans()) else 1 for b in batch]
+    if draw(st.booleans()):
+        bb = bb[draw(st.integers(0, len(bb))):]
+    dtype = draw(st.sampled_from(DTYPES))
+    how = draw(st.sampled_from(["contiguous", "transposed", "strided"])), \
+        draw(st.sampled_from(["contiguous", "transposed", "strided"]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    return tuple(ba) + (m, k), tuple(bb) + (k, n), dtype, how, seed
+
+
+@FAST
+@given(case=matmul_case())
+@pytest.mark.parametrize("name", kernels.BACKENDS)
+def test_matmul_matches_numpy(name, case):
+    kernels.set_backend(name)
+    sa, sb, dtype, (ha, hb), seed = case
+    r = np.random.default_rng(seed)
+    a = layout(r.standard_normal(sa).astype(dtype), ha)
+    b = layout(r.standard_normal(sb).astype(dtype), hb)
+    out = kernels.matmul(a, b)
+    expect = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    assert out.shape == expect.shape and out.dtype == dtype
+    np.testing.assert_allclose(out, expect, **tol(dtype, sa[-1]))
+
+
+MODEL_SHAPES = [  # the toy Transformer's products, forward and backward
+    ((256, 20, 32), (256, 32, 20)),   # Q K^T
+    ((256, 23, 23), (256, 23, 32)),   # A V (odd T)
+    ((64, 20, 128), (128, 512)),      # Linear on a 3-D input: flattened
+    ((1280, 512), (512, 128)),
+    ((1280, 128), (128, 2000)),       # output logits
+]
+
+
+@pytest.mark.parametrize("sa, sb", MODEL_SHAPES)
+def test_matmul_model_shapes(backend, sa, sb):
+    r = np.random.default_rng(0)
+    a = r.standard_normal(sa, dtype=np.float32)
+    b = r.standard_normal(sb, dtype=np.float32)
+    np.testing.assert_allclose(kernels.matmul(a, b), np.matmul(a, b), rtol=1e-4, atol=1e-3)
+    # and the backward products: g @ b^T and a^T @ g, on transposed views
+    g = r.standard_normal(np.matmul(a, b).shape, dtype=np.float32)
+    bt = np.swapaxes(b, -1, -2)
+    np.testing.assert_allclose(kernels.matmul(g, bt), np.matmul(g, bt), rtol=1e-4, atol=1e-3)
+    if a.ndim == b.ndim:
+        at = np.swapaxes(a, -1, -2)
+        np.testing.assert_allclose(kernels.matmul(at, g), np.matmul(at, g), rtol=1e-4, atol=1e-3)
+
+
+def test_matmul_weight_grad_transposed_view(backend):
+    r = np.random.default_rng(1)
+    g = r.standard_normal((1280, 512), dtype=np.float32)
+    x = r.standard_normal((1280, 128), dtype=np.float32)
+    np.testing.assert_allclose(kernels.matmul(g.T, x), g.T @ x, rtol=1e-4, atol=1e-3)
+
+
+def test_matmul_edge_cases(backend):
+    a = np.ones((2, 0, 3), np.float32)
+    assert kernels.matmul(a, np.ones((3, 4), np.float32)).shape == (2, 0, 4)
+    z = kernels.matmul(np.ones((2, 0)), np.ones((0, 3)))
+    assert z.shape == (2, 3) and not z.any()
+    i = np.arange(6).reshape(2, 3)
+    assert kernels.matmul(i, i.T).dtype == i.dtype
+    np.testing.assert_array_equal(kernels.matmul(i, i.T), i @ i.T)   # integers: exact
+    one = kernels.matmul(np.full((1, 1), 3.0), np.full((1, 1), 2.0))
+    assert one.shape == (1, 1) and one[0, 0] == 6.0
+    # zero strides (broadcast_to) and negative strides (reversed views)
+    r = np.random.default_rng(4)
+    a = np.broadcast_to(r.standard_normal((1, 5, 3)), (4, 5, 3))
+    b = np.broadcast_to(r.standard_normal((3, 1)), (3, 40))
+    np.testing.assert_allclose(kernels.matmul(a, b), np.matmul(a, b), rtol=1e-12)
+    c = r.standard_normal((6, 7, 9))[::-1, ::-2, ::-1]
+    np.testing.assert_allclose(kernels.matmul(c, c.swapaxes(1, 2)), np.matmul(c, c.swapaxes(1, 2)),
+                               rtol=1e-12)
+
+
+def test_matmul_errors():
+    with pytest.raises(ValueError, match=r"matmul: cannot multiply \(2, 3\) by \(4, 5\): "
+                                         r"inner dimensions 3 and 4 differ"):
+        kernels.matmul(np.ones((2, 3)), np.ones((4, 5)))
+    with pytest.raises(ValueError, match=r"batch dimensions \(2,\) and \(3,\)"):
+        kernels.matmul(np.ones((2, 4, 5)), np.ones((3, 5, 6)))
+    with pytest.raises(ValueError, match=r"at least 2 dimensions.*\(3,\)"):
+        kernels.matmul(np.ones(3), np.ones((3, 2)))
+    with pytest.raises(TypeError, match="matmul: dtypes differ: float32 and float64"):
+        kernels.matmul(np.ones((2, 2), np.float32), np.ones((2, 2), np.float64))
+    with pytest.raises(TypeError, match="unsupported dtype complex128"):
+        kernels.matmul(np.ones((2, 2), complex), np.ones((2, 2), complex))
+
+
+def test_backend_switch():
+    kernels.set_backend("numpy")
+    assert kernels.get_backend() == "numpy"
+    with pytest.raises(ValueError, match="'cuda'"):
+        kernels.set_backend("cuda")
+    assert kernels.get_backend() == "numpy"
+
+
+def test_backend_env_var():
+    code = "from minigrad import kernels; print(kernels.get_backend())"
+    env = dict(os.environ, MINIGRAD_BACKEND="numpy")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.stdout.strip() == "numpy", run.stderr
+    env["MINIGRAD_BACKEND"] = "fortran"
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.returncode != 0 and "MINIGRAD_BACKEND" in run.stderr and "'fortran'" in run.stderr
+
+
+# --------------------------------------------------------------- softmax ----
+@st.composite
+def logits(draw):
+    lead = tuple(draw(st.lists(st.integers(1, 5), max_size=2)))
+    n = draw(st.integers(1, 70))
+    dtype = draw(st.sampled_from(DTYPES))
+    r = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    scale = draw(st.sampled_from([1.0, 30.0, 1e4]))
+    x = (r.standard_normal(lead + (n,)) * scale).astype(dtype)
+    x[r.random(x.shape) < draw(st.sampled_from([0.0, 0.3]))] = -np.inf   # masked entries
+    rows = x.reshape(-1, n)
+    rows[r.random(len(rows)) < 0.2] = -np.inf                            # all -inf rows
+    g = r.standard_normal(x.shape).astype(dtype)
+    if draw(st.booleans()) and x.ndim >= 2:   # non-contiguous input
+        x, g = layout(x, "strided"), layout(g, "strided")
+    return x, g
+
+
+def close(a, b, dtype):
+    np.testing.assert_allclose(a, b, rtol=2e-5 if dtype == np.float32 else 1e-12,
+                               atol=2e-6 if dtype == np.float32 else 1e-13)
+
+
+@FAST
+@given(case=logits())
+@pytest.mark.parametrize("name", kernels.BACKENDS)
+def test_softmax_matches_reference(name, case):
+    kernels.set_backend(name)
+    x, g = case
+    dead = np.all(x == -np.inf, axis=-1)
+    y = kernels.softmax(x)
+    assert y.dtype == x.dtype and y.shape == x.shape and not np.isnan(y).any()
+    close(y, ref.softmax(x.astype(np.float64)), x.dtype)
+    np.testing.assert_allclose(y.sum(-1)[~dead], 1, rtol=1e-5)
+    assert (y[dead] == 0).all() and (y[x == -np.inf] == 0).all()
+    dx = kernels.softmax_backward(y, g)
+    assert not np.isnan(dx).any()
+    close(dx, ref.softmax_backward(y, g), x.dtype)
+
+
+@FAST
+@given(case=logits())
+@pytest.mark.parametrize("name", kernels.BACKENDS)
+def test_log_softmax_matches_reference(name, case):
+    kernels.set_backend(name)
+    x, g = case
+    dead = np.all(x == -np.inf, axis=-1)
+    y = kernels.log_softmax(x)
+    assert y.dtype == x.dtype and not np.isnan(y).any()
+    expect = ref.log_softmax(x.astype(np.float64))
+    assert ((y == -np.inf) == (expect == -np.inf)).all()
+    fin = np.isfinite(expect)
+    # absolute error: |y| can reach 1e4, where float32 spacing is 1e-3
+    np.testing.assert_allclose(y[fin], expect[fin], rtol=2e-6 if x.dtype == np.float32 else 1e-12,
+                               atol=1e-5 if x.dtype == np.float32 else 1e-12)
+    assert (y[dead] == -np.inf).all()
+    dx = kernels.log_softmax_backward(y, g)
+    assert not np.isnan(dx).any() and (dx[dead] == 0).all()
+    close(dx, ref.log_softmax_backward(y, g), x.dtype)
+
+
+def test_softmax_extremes(backend):
+    x = np.array([[1e4, -1e4, 0.0], [-np.inf, 5.0, -np.inf], [-np.inf] * 3], np.float32)
+    np.testing.assert_allclose(kernels.softmax(x), [[1, 0, 0], [0, 1, 0], [0, 0, 0]])
+    ly = kernels.log_softmax(x)
+    np.testing.assert_allclose(ly[0], [0, -2e4, -1e4])
+    assert ly[1, 1] == 0 and (ly[2] == -np.inf).all()
+    assert (kernels.log_softmax_backward(ly, np.ones_like(x))[2] == 0).all()
+
+
+@pytest.mark.parametrize("shape", [(3072, 24), (768, 2000)])
+def test_softmax_model_shapes(backend, shape):
+    x = np.random.default_rng(2).standard_normal(shape, dtype=np.float32) * 8
+    close(kernels.softmax(x), ref.softmax(x.astype(np.float64)), np.float32)
+    close(kernels.log_softmax(x), ref.log_softmax(x.astype(np.float64)), np.float32)
+
+
+def test_softmax_gradients_by_finite_differences(backend):
+    r = np.random.default_rng(3)
+    x, g = r.standard_normal((2, 5)), r.standard_normal((2, 5))
+    for fwd, bwd in [(kernels.softmax, kernels.softmax_backward),
+                     (kernels.log_softmax, kernels.log_softmax_backward)]:
+        dx = bwd(fwd(x), g)
+        num = np.zeros_like(x)
+        for idx in np.ndindex(x.shape):
+            e = np.zeros_like(x)
+            e[idx] = 1e-6
+            num[idx] = np.sum(g * (fwd(x + e) - fwd(x - e))) / 2e-6
+        np.testing.assert_allclose(dx, num, rtol=1e-6, atol=1e-8)
+
+
+def test_softmax_errors():
+    with pytest.raises(TypeError, match="softmax: unsupported dtype int64"):
+        kernels.softmax(np.arange(3))
+    with pytest.raises(ValueError, match=r"softmax_backward: output of shape \(2, 3\) and "
+                                         r"gradient of shape \(3, 2\) differ"):
+        kernels.softmax_backward(np.ones((2, 3)), np.ones((3, 2)))
+    with pytest.raises(TypeError, match="log_softmax_backward: dtypes differ: float32 and float64"):
+        kernels.log_softmax_backward(np.ones(3, np.float32), np.ones(3))
+    with pytest.raises(ValueError, match="log_softmax: expected at least 1 dimension"):
+        kernels.log_softmax(np.array(1.0))
+
+
+# --------------------------------------------------------------- dropout ----
+@FAST
+@given(shape=st.lists(st.integers(1, 9), min_size=1, max_size=3),
+       p=st.floats(0, 0.95), seed=st.integers(0, 2**64 - 1), dtype=st.sampled_from(DTYPES))
+def test_dropout_mask_identical_between_backends(shape, p, seed, dtype):
+    masks = []
+    for name in kernels.BACKENDS:
+        kernels.set_backend(name)
+        masks.append(kernels.dropout_mask(shape, p, seed, dtype))
+        x = np.random.default_rng(seed % 2**32).standard_normal(shape).astype(dtype)
+        np.testing.assert_array_equal(kernels.dropout(x, p, seed), x * masks[-1])
+    np.testing.assert_array_equal(masks[0], masks[1])
+    assert masks[0].dtype == dtype and masks[0].shape == tuple(shape)
+    assert set(np.unique(masks[0])) <= {0, dtype(1 / (1 - p))}
+
+
+def test_dropout_statistics_and_determinism(backend):
+    for p in (0.1, 0.5):
+        m = kernels.dropout_mask((1000, 1000), p, seed=7, dtype=np.float64)
+        assert abs((m > 0).mean() - (1 - p)) < 3e-3
+        assert abs(m.mean() - 1) < 6e-3
+        np.testing.assert_array_equal(m, kernels.dropout_mask((1000, 1000), p, 7, np.float64))
+        assert (m != kernels.dropout_mask((1000, 1000), p, 8, np.float64)).any()
+    x = np.random.default_rng(0).standard_normal((64, 20, 128)).astype(np.float32)
+    np.testing.assert_array_equal(kernels.dropout(x, 0.0, 5), x)
+    # backward = dropout of the gradient with the same seed
+    g = np.ones_like(x)
+    np.testing.assert_array_equal(kernels.dropout(g, 0.1, 5) * x, kernels.dropout(x, 0.1, 5))
+    xt = x.transpose(2, 0, 1)   # non-contiguous: the flat C-order index decides
+    np.testing.assert_array_equal(kernels.dropout(xt, 0.3, 1),
+                                  xt * kernels.dropout_mask(xt.shape, 0.3, 1, np.float32))
+
+
+def test_dropout_same_for_any_thread_count():
+    kernels.set_backend("numba")
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = kernels.dropout_mask((300, 1001), 0.2, 42, np.float32)
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_array_equal(one, kernels.dropout_mask((300, 1001), 0.2, 42, np.float32))
+
+
+def test_dropout_errors():
+    x = np.ones(4, np.float32)
+    with pytest.raises(ValueError, match=r"dropout: p must be in \[0, 1\), got 1.0"):
+        kernels.dropout(x, 1.0, 0)
+    with pytest.raises(ValueError, match="p must be in"):
+        kernels.dropout_mask((2,), -0.1, 0)
+    with pytest.raises(ValueError, match=r"seed must be in \[0, 2\*\*64\)"):
+        kernels.dropout(x, 0.5, -1)
+    with pytest.raises(ValueError, match="seed must be in"):
+        kernels.dropout(x, 0.5, 2**64)
+    with pytest.raises(TypeError, match="dropout: seed must be an integer"):
+        kernels.dropout(x, 0.5, 1.5)
+    with pytest.raises(TypeError, match="dropout: unsupported dtype int64"):
+        kernels.dropout(np.arange(4), 0.5, 0)
