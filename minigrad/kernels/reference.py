@@ -44,8 +44,8 @@ def log_softmax(x):
     m = _row_max(x)
     s = np.sum(np.exp(x - m), axis=-1, keepdims=True)
     # log(0) would make an all -inf row -inf - (-inf) = NaN; keep it -inf
-    lse = m + np.log(np.where(s == 0, np.ones_like(s), s))
-    return x - lse
+    # subtract m first: m + log(s) would round log(s) away when |m| is large
+    return (x - m) - np.log(np.where(s == 0, np.ones_like(s), s))
 
 
 def log_softmax_backward(y, grad):

@@ -151,9 +151,11 @@ def log_softmax_2d(x, y):
         s = zero
         for j in range(len(xi)):
             s += fast_exp(xi[j] - m)
-        lse = m + np.log(s) if s > 0 else m   # an all -inf row stays -inf
+        # (x - m) - log(s), not x - (m + log(s)): m + log(s) would round away log(s) when
+        # |m| is large (1e4 in float32 has an ulp of 1e-3); an all -inf row stays -inf
+        ls = np.log(s) if s > 0 else zero
         for j in range(len(xi)):
-            yi[j] = xi[j] - lse
+            yi[j] = (xi[j] - m) - ls
 
 
 @njit(parallel=True, cache=True, fastmath=SUM_FLAGS)
