@@ -1,9 +1,9 @@
 """`minigrad-viz`: draw the computation graph behind the toy Transformer's loss.
 
-    minigrad-viz --max-depth 1 --out transformer_graph.svg
+    minigrad-viz --max-depth 3 --out transformer_graph.svg
 
-Depth 0 shows one box per top-level module, depth 1 the encoder and decoder layers, depth 2
-the attention and feed-forward blocks inside them; no depth draws every op.
+Depth 1 shows the embeddings, encoder, decoder and output layer as boxes, depth 2 each
+layer, depth 3 the attention and feed-forward blocks inside them; -1 draws every op.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def transformer_loss(vocab=2000, batch=2, length=6, d_model=128, nhead=4, layers
 def main(argv=None):
     p = argparse.ArgumentParser(prog="minigrad-viz", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--max-depth", type=int, default=1,
+    p.add_argument("--max-depth", type=int, default=3,
                    help="collapse modules deeper than this (-1: draw every op; default: %(default)s)")
     p.add_argument("--out", default="transformer_graph.svg",
                    help="output file; its suffix picks the format: svg, png or pdf (default: %(default)s)")

@@ -89,7 +89,7 @@ class Seq2SeqTransformer(Module):
     def loss(self, src, tgt_in, tgt_out, label_smoothing=0.0):
         """Mean label-smoothed cross entropy over the non-padding target tokens."""
         from minigrad.nn import functional as F
-        logits = self.forward(src, tgt_in)
+        logits = self(src, tgt_in)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                np.asarray(_data(tgt_out)).reshape(-1),
                                ignore_index=self.pad_id, label_smoothing=label_smoothing)

@@ -21,6 +21,10 @@ from .train import TrainConfig
 DEFAULTS = dataclasses.asdict(TrainConfig())
 
 
+class CliError(Exception):
+    """A problem with what the user asked for: printed as one line, exit status 2."""
+
+
 def _add_data_options(p):
     g = p.add_argument_group("data (the built-in corpus unless TSV files are given)")
     g.add_argument("--train-file", help="training pairs, one 'source<TAB>target' per line (UTF-8)")
@@ -73,7 +77,7 @@ def _load_data(args):
             return pairs
         train, valid, test = read(args.train_file), read(args.valid_file), read(args.test_file)
         if not train:
-            raise SystemExit(f"error: {args.train_file} holds no sentence pairs")
+            raise CliError(f"{args.train_file} holds no sentence pairs")
         return train, valid or train[:200], test
     c = corpus_mod.generate_corpus(args.n_train, args.n_valid, args.n_test, seed=args.data_seed)
     return c.train, c.valid, c.test
@@ -101,7 +105,7 @@ def cmd_train(args):
         print(f"resuming {args.out} at step {trainer.state['step']}")
     else:
         if (Path(args.out) / "checkpoint.npz").exists() and not args.overwrite:
-            raise SystemExit(f"error: {args.out} already holds a checkpoint; pass --resume to "
+            raise CliError(f"{args.out} already holds a checkpoint; pass --resume to "
                              f"continue it or --overwrite to start again")
         trainer = Trainer(_config(args), train, valid, args.out, progress=not args.no_progress)
     print(f"{len(train):,} training pairs, vocabularies {len(trainer.src_tok):,} / "
@@ -125,7 +129,7 @@ def cmd_translate(args):
     print(tgt_tok.decode(out_ids))
     if args.attention:
         if attn is None:
-            raise SystemExit("error: this architecture has no attention weights to plot")
+            raise CliError("this architecture has no attention weights to plot")
         _heatmap(attn, src_tok, tgt_tok, ids, out_ids, args.attention, args.sentence)
         print(f"attention heat map: {args.attention}")
 
@@ -213,7 +217,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         result = args.func(args)
-    except (corpus_mod.TsvError, FileNotFoundError, ValueError) as e:
+    except (CliError, corpus_mod.TsvError, FileNotFoundError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -77,8 +77,9 @@ class Module:
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
-        parent = current_module_path()
-        if parent is None:  # the outermost call names every module once, for graph rendering
+        if current_module_path() is None and self.__dict__.get("_tree_root") in (None, self):
+            # the outermost call names every module (for graph rendering), unless a larger
+            # model that contains this one already named it
             _name_tree(self)
         path = self.__dict__.get("_path") or type(self).__name__
         with module_scope(path):
@@ -273,5 +274,6 @@ def _name_tree(root):
     """Store each sub-module's dotted path on it, so ops can be grouped by module when drawn."""
     for name, m in root.named_modules():
         object.__setattr__(m, "_path", name or type(root).__name__)
+        object.__setattr__(m, "_tree_root", root)
     for name, p in root.named_parameters():
         p._name = name

@@ -317,3 +317,21 @@ def test_viz_stays_in_the_core_layer():
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert not any(m.startswith(("minigrad.nn", "minigrad.models", "nn", "models"))
                    or m in (".nn", ".models") for m in imported)
+
+
+def test_minigrad_viz_command_draws_the_transformer(tmp_path):
+    """The `minigrad-viz` console script: DOT always, SVG where Graphviz is installed."""
+    from minigrad.models import graph_demo
+
+    dot_path = tmp_path / "t.dot"
+    assert graph_demo.main(["--max-depth", "2", "--out", str(dot_path), "--dot-only"]) == 0
+    text = dot_path.read_text()
+    assert "transformer.encoder.layers.0" in text and "transformer.decoder.layers.1" in text
+    assert "generator.weight" in text and "CrossEntropy" in text
+    full = tmp_path / "full.dot"
+    assert graph_demo.main(["--max-depth", "-1", "--out", str(full), "--dot-only"]) == 0
+    assert full.read_text().count("->") > 3 * text.count("->")
+    if shutil.which("dot"):
+        svg = tmp_path / "t.svg"
+        assert graph_demo.main(["--max-depth", "1", "--out", str(svg)]) == 0
+        assert "<svg" in svg.read_text()

@@ -1,0 +1,136 @@
+"""The translator's training loop and command line: learning, checkpoints, resuming, Ctrl-C."""
+import json
+
+import numpy as np
+import pytest
+
+from minigrad.models import corpus
+from minigrad.models import translate as cli
+from minigrad.models.train import Trainer, TrainConfig, load_trained
+
+TINY = dict(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=32,
+            batch_size=16, epochs=2, warmup=20, checkpoint_every=0, valid_bleu_sentences=10,
+            max_len=20)
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    c = corpus.generate_corpus(160, 20, 20, seed=3)
+    return c.train, c.valid, c.test
+
+
+def _trainer(tmp_path, pairs, name="run", **kw):
+    train, valid, _ = pairs
+    return Trainer(TrainConfig(**{**TINY, **kw}), train, valid, tmp_path / name,
+                   log=lambda *a: None, progress=False)
+
+
+def test_a_few_steps_lower_the_loss(tmp_path, pairs):
+    t = _trainer(tmp_path, pairs, dropout=0.0, epochs=8)
+    t.fit()
+    losses = [l for _, l in t.state["history"]]
+    assert np.mean(losses[-5:]) < 0.9 * np.mean(losses[:5])
+
+
+def test_same_seed_same_numbers(tmp_path, pairs):
+    a = _trainer(tmp_path, pairs, "a")
+    a.fit(max_steps=6)
+    b = _trainer(tmp_path, pairs, "b")
+    b.fit(max_steps=6)
+    assert a.state["history"] == b.state["history"]
+
+
+def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path, pairs):
+    whole = _trainer(tmp_path, pairs, "whole")
+    whole.fit(max_steps=17)  # crosses an epoch boundary (10 batches an epoch)
+    first = _trainer(tmp_path, pairs, "split")
+    first.fit(max_steps=7)
+    train, valid, _ = pairs
+    resumed = Trainer.resume(tmp_path / "split", train, valid, log=lambda *a: None, progress=False)
+    assert resumed.state["step"] == 7
+    resumed.fit(max_steps=17)
+    assert resumed.state["history"] == whole.state["history"]
+    for (k, a), (_, b) in zip(whole.model.state_dict().items(), resumed.model.state_dict().items()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=k)
+
+
+def test_ctrl_c_writes_a_checkpoint_and_resume_matches(tmp_path, pairs, monkeypatch):
+    whole = _trainer(tmp_path, pairs, "whole")
+    whole.fit(max_steps=9)
+    t = _trainer(tmp_path, pairs, "interrupted")
+    original = Trainer.train_step
+
+    def interrupt_at_step_5(self, batch):
+        if self.state["step"] == 5:
+            raise KeyboardInterrupt
+        return original(self, batch)
+
+    monkeypatch.setattr(Trainer, "train_step", interrupt_at_step_5)
+    with pytest.raises(KeyboardInterrupt):
+        t.fit()
+    monkeypatch.setattr(Trainer, "train_step", original)
+    assert (tmp_path / "interrupted" / "checkpoint.npz").exists()
+    train, valid, _ = pairs
+    resumed = Trainer.resume(tmp_path / "interrupted", train, valid, log=lambda *a: None,
+                             progress=False)
+    assert resumed.state["step"] == 5
+    resumed.fit(max_steps=9)
+    assert resumed.state["history"] == whole.state["history"]
+
+
+def test_checkpoint_files_and_metrics(tmp_path, pairs):
+    t = _trainer(tmp_path, pairs, epochs=1, checkpoint_every=4)
+    t.fit()
+    out = tmp_path / "run"
+    for name in ("checkpoint.npz", "config.json", "src_tokenizer.json", "tgt_tokenizer.json",
+                 "metrics.jsonl"):
+        assert (out / name).exists(), name
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert any("valid_bleu" in r for r in records)
+    assert not list(out.glob("*.tmp*")) and not list(out.glob(".*tmp*"))
+    model, src_tok, tgt_tok, config = load_trained(out)
+    assert config.d_model == 16 and not model.training
+
+
+def test_cli_data_train_translate_evaluate(tmp_path, capsys):
+    data = tmp_path / "data"
+    assert cli.main(["data", "--out", str(data), "--n-train", "120", "--n-valid", "10",
+                     "--n-test", "10"]) == 0
+    run = tmp_path / "run"
+    args = ["train", "--out", str(run), "--train-file", str(data / "train.tsv"),
+            "--valid-file", str(data / "valid.tsv"), "--d-model", "16", "--nhead", "2",
+            "--num-encoder-layers", "1", "--num-decoder-layers", "1", "--dim-feedforward", "32",
+            "--epochs", "1", "--batch-size", "16", "--no-progress", "--valid-bleu-sentences", "5"]
+    assert cli.main(args) == 0
+    assert cli.main(args) == 2  # an existing checkpoint is not overwritten without --overwrite
+    assert "already holds a checkpoint" in capsys.readouterr().err
+    png = tmp_path / "attn.png"
+    src = corpus.read_tsv(data / "test.tsv")[0][0][0]
+    assert cli.main(["translate", src, "--checkpoint", str(run), "--attention", str(png)]) == 0
+    assert png.exists() and png.stat().st_size > 1000
+    assert cli.main(["evaluate", "--checkpoint", str(run), "--test-file", str(data / "test.tsv"),
+                     "--beam", "2"]) == 0
+    assert "BLEU" in capsys.readouterr().out
+
+
+def test_cli_reports_bad_tsv_lines(tmp_path, capsys):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("a b\tc d\nno tab here\n", encoding="utf-8")
+    assert cli.main(["train", "--out", str(tmp_path / "r"), "--train-file", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.tsv" in err and "line 2" in err
+
+
+def test_every_subcommand_has_help(capsys):
+    for sub in ("data", "train", "translate", "evaluate", "demo"):
+        with pytest.raises(SystemExit) as e:
+            cli.main([sub, "--help"])
+        assert e.value.code == 0
+        assert "--" in capsys.readouterr().out
+
+
+def test_rnn_architectures_train_through_the_same_loop(tmp_path, pairs):
+    for arch in ("rnn", "rnn-attention"):
+        t = _trainer(tmp_path, pairs, arch, arch=arch)
+        t.fit(max_steps=3)
+        assert len(t.state["history"]) == 3
