@@ -35,9 +35,7 @@ and the default corpus has ~330 source and ~1,000 target word types.  With
 """
 from __future__ import annotations
 
-import os
 import random
-import tempfile
 from dataclasses import dataclass
 
 # ---------------------------------------------------------------- lexicon --
@@ -501,96 +499,6 @@ def generate_corpus(n_train: int = 20000, n_valid: int = 1000, n_test: int = 100
     return Corpus(items[:n_train], items[n_train:n_train + n_valid], items[n_train + n_valid:])
 
 
-# --------------------------------------------------------------- TSV files --
-class TsvError(ValueError):
-    """A malformed line in a TSV file; the message names the file and the line."""
-
-    def __init__(self, path: str, line_no: int, problem: str):
-        super().__init__(f"{path}, line {line_no}: {problem}")
-        self.path, self.line_no, self.problem = path, line_no, problem
-
-
-def atomic_write_text(path, text: str) -> None:
-    """Write UTF-8 `text` to a temporary file, then os.replace it: all or nothing."""
-    path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
-                               prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())        # the data is on disk before the rename
-        os.chmod(tmp, 0o644)            # mkstemp makes private (0600) files
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):         # never leave half-written files behind
-            os.unlink(tmp)
-        raise
-
-
-def _tsv_problem(raw: bytes) -> tuple[list[str], str | None]:
-    """Split one line into its two sides, or say what is wrong with it."""
-    try:
-        parts = raw.decode("utf-8").split("\t")
-    except UnicodeDecodeError as e:
-        return [], f"invalid UTF-8 (byte {e.start + 1} of the line)"
-    if not raw.strip():
-        return parts, "empty line"
-    if len(parts) != 2:
-        return parts, ("no tab between source and target" if len(parts) == 1
-                       else f"{len(parts) - 1} tabs, expected exactly one")
-    for side, text in zip(("source", "target"), parts):
-        if not text.strip():
-            return parts, f"empty {side} side"
-    return parts, None
-
-
-def write_tsv(pairs, path) -> None:
-    """Write (source, target) pairs as "src<TAB>tgt" lines, atomically."""
-    lines = []
-    for i, pair in enumerate(pairs):
-        ok = isinstance(pair, (tuple, list)) and len(pair) == 2 \
-            and all(isinstance(text, str) for text in pair)
-        line = "\t".join(pair) if ok else ""
-        problem = _tsv_problem(line.encode("utf-8"))[1]     # what read_tsv rejects
-        if not ok or "\n" in line or "\r" in line:
-            problem = "not a (source, target) pair of one-line strings"
-        if problem:
-            raise ValueError(f"write_tsv: pair {i} {pair!r}: {problem}")
-        lines.append(line + "\n")
-    atomic_write_text(path, "".join(lines))
-
-
-def read_tsv(path, skip_bad_lines: bool = False) -> tuple[list[tuple[str, str]], int]:
-    """Read "src<TAB>tgt" lines; a bad line raises TsvError, or is skipped and counted."""
-    path = os.fspath(path)
-    with open(path, "rb") as f:         # bytes: decode line by line to know where
-        raw_lines = f.read().removeprefix(b"\xef\xbb\xbf").split(b"\n")
-    while raw_lines and not raw_lines[-1].strip():
-        raw_lines.pop()                 # blank trailing lines are fine
-    pairs, skipped = [], 0
-    for line_no, raw in enumerate(raw_lines, start=1):
-        parts, problem = _tsv_problem(raw.removesuffix(b"\r"))
-        if problem is None:
-            pairs.append((parts[0], parts[1]))
-        elif skip_bad_lines:
-            skipped += 1
-        else:
-            raise TsvError(path, line_no, problem)
-    return pairs, skipped
-
-
-def write_corpus(corpus: Corpus, directory) -> dict[str, str]:
-    """Write train.tsv, valid.tsv and test.tsv; return {"train": path, ...}."""
-    os.makedirs(directory, exist_ok=True)
-    paths = {split: os.path.join(os.fspath(directory), f"{split}.tsv")
-             for split in ("train", "valid", "test")}
-    for split, path in paths.items():
-        write_tsv(getattr(corpus, split), path)
-    return paths
-
-
-def read_corpus(directory, skip_bad_lines: bool = False) -> Corpus:
-    """Read the three files written by `write_corpus` back into a Corpus."""
-    return Corpus(*(read_tsv(os.path.join(os.fspath(directory), f"{split}.tsv"),
-                             skip_bad_lines)[0] for split in ("train", "valid", "test")))
+# the TSV reading and writing lives in tsv.py; these names are part of this module's API
+from .tsv import (TsvError, atomic_write_text, read_corpus, read_tsv, write_corpus,  # noqa: E402,F401
+                  write_tsv)
