@@ -1,0 +1,376 @@
+"""minigrad benchmarks (issue 8): kernels, autograd overhead, training step vs PyTorch, scaling,
+decoding speed and a per-op profile. Prints tables, writes JSON and a PNG.
+
+    python bench/run.py [--quick] [--json out.json] [--png out.png]
+                        [--sections kernels,autograd,step,scaling,decoding,profile]
+
+Every time is a median over repeats. The training-step comparison runs each library in its own
+subprocess (bench/step_worker.py), alternating minigrad, torch, minigrad, torch, ... because
+their thread pools interfere (see ../shared/perf-notes.md, hazard 1). Memory is the peak RSS
+(ru_maxrss) growth of each worker process over its RSS right after importing its library --
+the same measure for both libraries. Nothing here changes OPENBLAS_CORETYPE or thread
+variables; the values in effect are printed.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+import minigrad  # noqa: E402
+
+SECTIONS = ["kernels", "autograd", "step", "scaling", "decoding", "profile"]
+WORKER = str(HERE / "step_worker.py")
+
+
+def _env_info():
+    import numba
+    info = dict(OPENBLAS_CORETYPE=os.environ.get("OPENBLAS_CORETYPE", "(unset)"),
+                OPENBLAS_NUM_THREADS=os.environ.get("OPENBLAS_NUM_THREADS", "(unset)"),
+                OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "(unset)"),
+                NUMBA_NUM_THREADS=os.environ.get("NUMBA_NUM_THREADS", "(unset)"),
+                numba_threads=numba.get_num_threads(), cpus=os.cpu_count(),
+                minigrad_backend=minigrad.get_backend(), numpy=np.__version__,
+                numba=numba.__version__, python=sys.version.split()[0],
+                loadavg_start=list(os.getloadavg()))
+    try:
+        from threadpoolctl import threadpool_info
+        info["blas_threads"] = [(p.get("internal_api"), p.get("num_threads"))
+                                for p in threadpool_info()]
+    except ImportError:
+        pass
+    return info
+
+
+def _worker(lib, extra, timeout=1800):
+    cmd = [sys.executable, WORKER, "--lib", lib, *map(str, extra)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(ROOT))
+    if r.returncode != 0:
+        raise RuntimeError(f"step_worker {lib} failed:\n{r.stderr[-3000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _torch_available():
+    r = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True)
+    return r.returncode == 0
+
+
+# ------------------------------------------------------------------ 1. kernels --
+def sec_kernels(quick):
+    import bench_kernels
+    res = bench_kernels.run(quick=quick)
+    print("\n== 1. kernels: Numba vs NumPy (us, medians) ==")
+    bench_kernels._print(res)
+    return res
+
+
+# ------------------------------------------------------------- 2. autograd overhead --
+def sec_autograd(quick):
+    """Per-op cost of forward + backward on 4x4 float32 tensors.
+
+    For each op a chain of N applications is built and backpropagated (y.sum().backward());
+    per-op cost = (median time of the N-chain - median time of the 1-chain) / (N - 1), so the
+    final sum/backward call and fixed costs cancel. Exp chains overflow to inf after 4 links;
+    values do not change the cost of a 4x4 op (no denormals), so errors are silenced."""
+    N, reps = (8, 30) if quick else (64, 200)
+    rng = np.random.default_rng(0)
+    x = minigrad.tensor(rng.standard_normal((4, 4)).astype(np.float32), requires_grad=True)
+    w = minigrad.tensor(np.eye(4, dtype=np.float32), requires_grad=True)
+    ops = {
+        "add": lambda y: y + x,
+        "mul": lambda y: y * x,
+        "exp": lambda y: y.exp(),
+        "matmul 4x4": lambda y: y @ w,
+        "sum (dim=-1, keepdim)": lambda y: y.sum(-1, keepdim=True),
+    }
+
+    def chain(fn, n):
+        y = x
+        for _ in range(n):
+            y = fn(y)
+        y.sum().backward()
+
+    def timed(fn, n):
+        ts = []
+        for _ in range(reps):
+            x.grad = w.grad = None
+            t = time.perf_counter()
+            chain(fn, n)
+            ts.append(time.perf_counter() - t)
+        return statistics.median(ts)
+
+    # raw NumPy cost of the same forward op, for reference
+    xa, wa = x.data, w.data
+    raw = {"add": lambda: xa + xa, "mul": lambda: xa * xa, "exp": lambda: np.exp(xa),
+           "matmul 4x4": lambda: xa @ wa, "sum (dim=-1, keepdim)": lambda: xa.sum(-1, keepdims=True)}
+    rows = []
+    with np.errstate(all="ignore"):
+        for name, fn in ops.items():
+            for _ in range(3):
+                chain(fn, N)
+            t1, tn = timed(fn, 1), timed(fn, N)
+            # interleave once more and keep the median of the two estimates
+            t1b, tnb = timed(fn, 1), timed(fn, N)
+            per = statistics.median([(tn - t1) / (N - 1), (tnb - t1b) / (N - 1)])
+            f = raw[name]
+            rts = []
+            for _ in range(reps):
+                t = time.perf_counter()
+                f()
+                rts.append(time.perf_counter() - t)
+            rows.append(dict(op=name, per_op_us=per * 1e6, numpy_forward_us=statistics.median(rts) * 1e6,
+                             chain_n=N, chain_1_us=t1 * 1e6))
+    print(f"\n== 2. autograd overhead: forward+backward per op on 4x4 float32 "
+          f"(chain of {N} minus chain of 1, medians of {reps}) ==")
+    print(f"{'op':<24}{'fwd+bwd us/op':>15}{'raw numpy fwd us':>18}")
+    for r in rows:
+        print(f"{r['op']:<24}{r['per_op_us']:>15.1f}{r['numpy_forward_us']:>18.2f}")
+    return dict(method=sec_autograd.__doc__.strip(), rows=rows)
+
+
+# ------------------------------------------------------------------ 3. step --
+def _toy_args(quick):
+    if quick:
+        return dict(size=["--d-model", 32, "--nhead", 4, "--layers", 1, "--ffn", 64, "--vocab", 100,
+                          "--batch", 8, "--len", 8],
+                    steps=["--warmup-steps", 1, "--steps", 2], rounds=1)
+    return dict(size=["--d-model", 128, "--nhead", 4, "--layers", 2, "--ffn", 512, "--vocab", 2000,
+                      "--batch", 64, "--len", 20, "--dropout", 0.1],
+                steps=["--warmup-steps", 3, "--steps", 10], rounds=3)
+
+
+def sec_step(quick, threads=2):
+    a = _toy_args(quick)
+    have_torch = _torch_available()
+    libs = ["minigrad", "torch"] if have_torch else ["minigrad"]
+    runs = {lib: [] for lib in libs}
+    for _ in range(a["rounds"]):
+        for lib in libs:  # alternate the processes
+            runs[lib].append(_worker(lib, a["size"] + a["steps"] + ["--threads", threads]))
+    res = dict(config=" ".join(map(str, a["size"])), rounds=a["rounds"],
+               torch_available=have_torch, libs={})
+    print(f"\n== 3. training step, toy configuration ({res['config']}; dropout 0.1, Adam "
+          f"(0.9, 0.98, 1e-9) + warm-up, label smoothing 0.1, clip 1.0) ==")
+    print(f"each library in its own process, alternated, {a['rounds']} round(s) x "
+          f"{a['steps'][3]} timed steps after {a['steps'][1]} warm-up steps; "
+          f"memory = peak RSS (ru_maxrss) growth over RSS after importing the library")
+    if not have_torch:
+        print("(PyTorch not importable: its column is skipped)")
+    print(f"{'library':<10}{'median ms':>11}{'min ms':>9}{'tokens/s':>11}{'peak RSS growth MB':>20}"
+          f"{'peak RSS MB':>13}  threads")
+    for lib in libs:
+        steps = [t for r in runs[lib] for t in r["step_ms"]]
+        med = statistics.median(steps)
+        r0 = runs[lib][0]
+        growth = statistics.median(r["peak_rss_growth_mb"] for r in runs[lib])
+        peak = statistics.median(r["peak_rss_mb"] for r in runs[lib])
+        thr = (f"numba {r0.get('numba_threads')}, backend {r0.get('backend')}" if lib == "minigrad"
+               else f"torch {r0.get('torch_threads')} (interop {r0.get('torch_interop_threads')})")
+        res["libs"][lib] = dict(median_ms=med, min_ms=min(steps), round_medians_ms=[r["median_ms"] for r in runs[lib]],
+                                tokens_per_s=r0["batch"] * r0["len"] / (med / 1e3),
+                                peak_rss_growth_mb=growth, peak_rss_mb=peak, threads=thr,
+                                OPENBLAS_CORETYPE=r0["OPENBLAS_CORETYPE"], runs=runs[lib])
+        d = res["libs"][lib]
+        print(f"{lib:<10}{med:>11.1f}{min(steps):>9.1f}{d['tokens_per_s']:>11.0f}{growth:>20.0f}"
+              f"{peak:>13.0f}  {thr}")
+    print(f"OPENBLAS_CORETYPE={runs['minigrad'][0]['OPENBLAS_CORETYPE']}  load avg "
+          f"{os.getloadavg()[0]:.2f}")
+    if have_torch:
+        m, t = res["libs"]["minigrad"], res["libs"]["torch"]
+        res["ratio_time"] = m["median_ms"] / t["median_ms"]
+        res["ratio_memory"] = m["peak_rss_growth_mb"] / max(t["peak_rss_growth_mb"], 1e-9)
+        print(f"ratio of medians minigrad/torch: time {res['ratio_time']:.2f} (target <= 1.0), "
+              f"peak RSS growth {res['ratio_memory']:.2f} (target <= 1.5)")
+    return res
+
+
+# ------------------------------------------------------------------ 4. scaling --
+def sec_scaling(quick):
+    """minigrad step time against sequence length and d_model, each point in its own worker
+    process with the per-op profiler on (adds ~1 us per op call). Attention share = time of all
+    ops whose module path contains "attn" (the whole multi-head attention blocks: projections,
+    head reshapes, QK^T, mask, softmax, attention dropout, AV, out_proj) over the step's time;
+    "core" counts only MatMul/Softmax/MaskedFill/Dropout inside those blocks."""
+    if quick:
+        lens, dms = [8, 16], [16, 32]
+        base = ["--nhead", 2, "--layers", 1, "--vocab", 100, "--warmup-steps", 1, "--steps", 2]
+        tokens, batch_d = 64, 4
+    else:
+        lens, dms = [16, 32, 64, 128, 256], [64, 128, 256, 512]
+        base = ["--nhead", 4, "--layers", 2, "--vocab", 2000, "--warmup-steps", 2, "--steps", 5]
+        tokens, batch_d = 1024, 64
+    res = dict(method=sec_scaling.__doc__.strip(), by_len=[], by_d_model=[],
+               batch_rule=f"length sweep: batch = max(1, {tokens} // length) (about {tokens} "
+                          f"target tokens per step), d_model 128 (quick: 32), FFN 4 x d_model; "
+                          f"d_model sweep: batch {batch_d}, length {8 if quick else 20}, FFN 4 x d_model")
+    dm0 = 32 if quick else 128
+    for L in lens:
+        b = max(1, tokens // L)
+        r = _worker("minigrad", base + ["--d-model", dm0, "--ffn", 4 * dm0, "--len", L,
+                                        "--batch", b, "--profile"])
+        res["by_len"].append(dict(len=L, batch=b, median_ms=r["median_ms"],
+                                  ms_per_1k_tokens=r["median_ms"] / (b * L) * 1000,
+                                  attn_share=r["attn_share"], attn_core_share=r["attn_core_share"]))
+    for d in dms:
+        r = _worker("minigrad", base + ["--d-model", d, "--ffn", 4 * d, "--len", 8 if quick else 20,
+                                        "--batch", batch_d, "--profile"])
+        res["by_d_model"].append(dict(d_model=d, median_ms=r["median_ms"],
+                                      attn_share=r["attn_share"], attn_core_share=r["attn_core_share"]))
+    print("\n== 4. scaling (minigrad, median ms per training step) ==")
+    print(res["batch_rule"])
+    print(f"{'length':>7}{'batch':>7}{'ms/step':>10}{'ms/1k tok':>11}{'attn share':>12}{'attn core':>11}")
+    for r in res["by_len"]:
+        print(f"{r['len']:>7}{r['batch']:>7}{r['median_ms']:>10.1f}{r['ms_per_1k_tokens']:>11.1f}"
+              f"{r['attn_share']:>12.1%}{r['attn_core_share']:>11.1%}")
+    print(f"{'d_model':>7}{'':>7}{'ms/step':>10}{'':>11}{'attn share':>12}{'attn core':>11}")
+    for r in res["by_d_model"]:
+        print(f"{r['d_model']:>7}{'':>7}{r['median_ms']:>10.1f}{'':>11}{r['attn_share']:>12.1%}"
+              f"{r['attn_core_share']:>11.1%}")
+    print("attention share: ops under module paths containing 'attn' / step time "
+          "(core: MatMul, Softmax, MaskedFill, Dropout only)")
+    return res
+
+
+# ------------------------------------------------------------------ 5. decoding --
+def sec_decoding(quick):
+    """Sentences per second, randomly initialised toy model (eval mode), eos_id=-1 so every
+    sentence is decoded to the full max_len (no early stop)."""
+    from minigrad.models import Seq2SeqTransformer, beam_search, greedy_decode
+    minigrad.manual_seed(0)
+    if quick:
+        model = Seq2SeqTransformer(100, 100, 32, 4, 1, 1, 64, 0.1, max_len=64)
+        B, S, max_len, reps = 4, 8, 5, 1
+    else:
+        model = Seq2SeqTransformer(2000, 2000, 128, 4, 2, 2, 512, 0.1, max_len=64)
+        B, S, max_len, reps = 64, 20, 30, 3
+    src = np.random.default_rng(0).integers(3, 100 if quick else 2000, (B, S))
+    rows = []
+    for name, fn in [("greedy", lambda c: greedy_decode(model, src, max_len, 1, -1, use_cache=c)),
+                     ("beam 4", lambda c: beam_search(model, src, 4, max_len, 1, -1, use_cache=c))]:
+        for cache in (True, False):
+            fn(cache) if not quick else None  # warm-up (Numba compiles)
+            ts = []
+            for _ in range(reps):
+                t = time.perf_counter()
+                fn(cache)
+                ts.append(time.perf_counter() - t)
+            med = statistics.median(ts)
+            rows.append(dict(method=name, kv_cache=cache, batch=B, max_len=max_len,
+                             seconds=med, sentences_per_s=B / med))
+    print(f"\n== 5. decoding: {B} source sentences of length {S}, {max_len} tokens each "
+          f"(eos_id=-1, no early stop), medians of {reps} ==")
+    print(f"{'method':<10}{'kv cache':>10}{'s / batch':>11}{'sentences/s':>13}")
+    for r in rows:
+        print(f"{r['method']:<10}{str(r['kv_cache']):>10}{r['seconds']:>11.3f}{r['sentences_per_s']:>13.1f}")
+    return dict(method=sec_decoding.__doc__.strip(), src_len=S, rows=rows)
+
+
+# ------------------------------------------------------------------ 6. profile --
+def sec_profile(quick):
+    a = _toy_args(quick)
+    r = _worker("minigrad", a["size"] + a["steps"] + ["--profile"])
+    print(f"\n== 6. profile of one minigrad training step by op (d_model {a['size'][1]}; mean over {r['steps']} steps, median step {r['median_ms']:.1f} ms) ==")
+    print("forward/backward = exclusive time inside each op class's forward/backward "
+          "(bench/op_profile.py); 'other' = graph bookkeeping, engine, optimizer, clipping")
+    from op_profile import print_table
+    print_table(r["profile"])
+    return dict(median_ms=r["median_ms"], rows=r["profile"], attn_share=r["attn_share"])
+
+
+# ------------------------------------------------------------------ plot --
+def plot(results, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    panels = [k for k in ("scaling", "step", "profile") if k in results]
+    if not panels:
+        panels = ["none"]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+    for ax, key in zip(axes[0], panels):
+        if key == "scaling":
+            s = results["scaling"]
+            ax.plot([r["len"] for r in s["by_len"]], [r["ms_per_1k_tokens"] for r in s["by_len"]],
+                    "o-", label="vs length (ms per 1k target tokens)")
+            ax.plot([r["d_model"] for r in s["by_d_model"]], [r["median_ms"] for r in s["by_d_model"]],
+                    "s-", label="vs d_model (ms per step)")
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("sequence length / d_model")
+            ax.set_ylabel("milliseconds")
+            ax.set_title("minigrad training-step scaling")
+            ax.legend(fontsize=8)
+        elif key == "step":
+            libs = results["step"]["libs"]
+            names = list(libs)
+            ax.bar(names, [libs[n]["median_ms"] for n in names], color=["tab:blue", "tab:orange"][:len(names)])
+            ax.set_ylabel("median ms per training step")
+            ax.set_xlabel("library (each in its own process)")
+            ax.set_title("toy Transformer training step")
+        elif key == "profile":
+            rows = [r for r in results["profile"]["rows"] if not r["op"].startswith("other")][:10]
+            ax.barh([r["op"] for r in rows][::-1], [r["fwd_ms"] for r in rows][::-1], label="forward")
+            ax.barh([r["op"] for r in rows][::-1], [r["bwd_ms"] for r in rows][::-1],
+                    left=[r["fwd_ms"] for r in rows][::-1], label="backward")
+            ax.set_xlabel("ms per step")
+            ax.set_ylabel("op")
+            ax.set_title("minigrad step profile (top 10 ops)")
+            ax.legend(fontsize=8)
+        else:
+            ax.text(0.5, 0.5, "no plottable section run", ha="center")
+            ax.set_title("minigrad benchmarks")
+            ax.set_xlabel("-")
+            ax.set_ylabel("-")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, a few seconds per section")
+    ap.add_argument("--json", metavar="PATH", help="write all results as JSON")
+    ap.add_argument("--png", metavar="PATH", help="write a plot (scaling, step, profile)")
+    ap.add_argument("--sections", default=",".join(SECTIONS),
+                    help=f"comma-separated subset of {','.join(SECTIONS)}")
+    args = ap.parse_args(argv)
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    bad = [s for s in sections if s not in SECTIONS]
+    if bad:
+        ap.error(f"unknown section(s) {bad}; choose from {SECTIONS}")
+    env = _env_info()
+    print(f"minigrad benchmarks  quick={args.quick}  backend={env['minigrad_backend']}  "
+          f"OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']}  OPENBLAS_NUM_THREADS="
+          f"{env['OPENBLAS_NUM_THREADS']}  OMP_NUM_THREADS={env['OMP_NUM_THREADS']}  "
+          f"numba threads {env['numba_threads']}  torch threads 2 (set_num_threads)  "
+          f"cpus {env['cpus']}  load avg {env['loadavg_start'][0]:.2f}")
+    if "blas_threads" in env:
+        print(f"BLAS pools: {env['blas_threads']}")
+    results = {"env": env, "quick": args.quick, "sections": sections}
+    funcs = dict(kernels=sec_kernels, autograd=sec_autograd, step=sec_step, scaling=sec_scaling,
+                 decoding=sec_decoding, profile=sec_profile)
+    for s in SECTIONS:
+        if s in sections:
+            t = time.perf_counter()
+            results[s] = funcs[s](args.quick)
+            results[s + "_wall_s"] = time.perf_counter() - t
+    results["env"]["loadavg_end"] = list(os.getloadavg())
+    print(f"\nload average at end: {results['env']['loadavg_end']}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2, default=float))
+    if args.png:
+        plot(results, args.png)
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""Time training steps of the toy Transformer in ONE library, in this process; print one JSON line.
+
+    python bench/step_worker.py --lib minigrad|torch [--d-model 128] [--nhead 4] [--layers 2]
+        [--ffn 512] [--vocab 2000] [--batch 64] [--len 20] [--dropout 0.1]
+        [--warmup-steps 3] [--steps 10] [--threads 2] [--profile]
+
+A step: forward + label-smoothed (0.1) cross entropy, zero_grad, backward, clip_grad_norm_(1.0),
+Adam(betas (0.9, 0.98), eps 1e-9) step, Noam warm-up scheduler step. The batch is random token
+ids in 3..vocab-1 (no padding), source and target of the same length, fixed seed; the same batch
+every step.
+
+Memory: `resource.getrusage(RUSAGE_SELF).ru_maxrss` (peak resident set size of this process)
+read after imports (before the model exists) and after the timed steps. We report both and
+their difference, "peak_rss_growth_mb": the most memory the model, optimizer state, activations
+and gradients (and the library's allocator caches) added on top of the imported library. Both
+libraries are measured the same way, each in its own process.
+
+--profile (minigrad only) additionally times every op's forward/backward during the timed steps
+(see op_profile.py) and reports the share of time in attention.
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _maxrss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+def _batch(args):
+    import numpy as np
+    r = np.random.default_rng(0)
+    src = r.integers(3, args.vocab, (args.batch, args.len))
+    tgt = r.integers(3, args.vocab, (args.batch, args.len + 1))
+    tgt[:, 0] = 1  # <bos>
+    return src, tgt[:, :-1], tgt[:, 1:]
+
+
+def minigrad_stepper(args):
+    import numpy as np
+    import minigrad
+    from minigrad import optim
+    from minigrad.models import Seq2SeqTransformer
+    from minigrad.nn.utils import clip_grad_norm_
+    from minigrad.optim.lr_scheduler import WarmupScheduler
+    if hasattr(minigrad, "manual_seed"):
+        minigrad.manual_seed(0)
+    model = Seq2SeqTransformer(args.vocab, args.vocab, args.d_model, args.nhead, args.layers,
+                               args.layers, args.ffn, args.dropout,
+                               max_len=max(256, args.len + 2), pad_id=0)
+    model.train()
+    opt = optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    sched = WarmupScheduler(opt, args.d_model, 4000, 1.0)
+    src, tin, tout = _batch(args)
+
+    def step():
+        loss = model.loss(src, tin, tout, 0.1)
+        opt.zero_grad()
+        loss.backward()
+        clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        return float(loss.item())
+
+    info = dict(backend=minigrad.get_backend(), numpy=np.__version__)
+    try:
+        import numba
+        info.update(numba=numba.__version__, numba_threads=numba.get_num_threads())
+    except ImportError:
+        pass
+    return step, info
+
+
+def torch_stepper(args):
+    import math
+    import torch
+    from torch import nn
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+
+    class PosEnc(nn.Module):
+        def __init__(self, d, max_len, p):
+            super().__init__()
+            pos = torch.arange(max_len).unsqueeze(1)
+            div = torch.exp(torch.arange(0, d, 2) * (-math.log(10000.0) / d))
+            pe = torch.zeros(max_len, d)
+            pe[:, 0::2] = torch.sin(pos * div)
+            pe[:, 1::2] = torch.cos(pos * div)
+            self.register_buffer("pe", pe)
+            self.drop = nn.Dropout(p)
+
+        def forward(self, x):
+            return self.drop(x + self.pe[: x.shape[1]])
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            d = args.d_model
+            self.src_embed = nn.Embedding(args.vocab, d, padding_idx=0)
+            self.tgt_embed = nn.Embedding(args.vocab, d, padding_idx=0)
+            self.pos = PosEnc(d, max(256, args.len + 2), args.dropout)
+            self.transformer = nn.Transformer(d, args.nhead, args.layers, args.layers, args.ffn,
+                                              args.dropout, batch_first=True, norm_first=False)
+            self.generator = nn.Linear(d, args.vocab)
+            for p in self.parameters():
+                if p.dim() > 1:
+                    nn.init.xavier_uniform_(p)
+
+        def forward(self, src, tin):
+            d = math.sqrt(self.transformer.d_model)
+            mask = torch.triu(torch.ones(tin.shape[1], tin.shape[1], dtype=torch.bool), 1)
+            h = self.transformer(self.pos(self.src_embed(src) * d), self.pos(self.tgt_embed(tin) * d),
+                                 tgt_mask=mask, tgt_is_causal=True,
+                                 src_key_padding_mask=src == 0, tgt_key_padding_mask=tin == 0,
+                                 memory_key_padding_mask=src == 0)
+            return self.generator(h)
+
+    model = Model()
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    noam = lambda s: args.d_model ** -0.5 * min((s + 1) ** -0.5, (s + 1) * 4000 ** -1.5)  # noqa
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, noam)
+    src, tin, tout = (torch.from_numpy(a) for a in _batch(args))
+    lossf = nn.CrossEntropyLoss(ignore_index=0, label_smoothing=0.1)
+
+    def step():
+        logits = model(src, tin)
+        loss = lossf(logits.reshape(-1, logits.shape[-1]), tout.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        return float(loss.item())
+
+    return step, dict(torch=torch.__version__, torch_threads=torch.get_num_threads(),
+                      torch_interop_threads=torch.get_num_interop_threads())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lib", choices=["minigrad", "torch"], required=True)
+    ap.add_argument("--d-model", type=int, default=128)
+    ap.add_argument("--nhead", type=int, default=4)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--ffn", type=int, default=512)
+    ap.add_argument("--vocab", type=int, default=2000)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--len", type=int, default=20)
+    ap.add_argument("--dropout", type=float, default=0.1)
+    ap.add_argument("--warmup-steps", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
+    ap.add_argument("--profile", action="store_true", help="minigrad: per-op times, attention share")
+    args = ap.parse_args()
+
+    t_import = time.perf_counter()
+    rss_import = _maxrss_mb()  # python + numpy (+ torch/numba once imported below)
+    if args.lib == "minigrad":
+        import minigrad  # noqa: F401  (import before the baseline so it is not counted)
+    else:
+        import torch  # noqa: F401
+    rss_import = _maxrss_mb()
+    step, info = (minigrad_stepper if args.lib == "minigrad" else torch_stepper)(args)
+    for _ in range(args.warmup_steps):
+        step()
+    rss_warm = _maxrss_mb()
+    prof = None
+    if args.profile:
+        from op_profile import OpProfiler
+        prof = OpProfiler().__enter__()
+    times, losses = [], []
+    try:
+        for _ in range(args.steps):
+            t = time.perf_counter()
+            losses.append(step())
+            times.append(time.perf_counter() - t)
+    finally:
+        if prof is not None:
+            prof.__exit__(None, None, None)
+    rss_peak = _maxrss_mb()
+    med = statistics.median(times)
+    out = dict(lib=args.lib, d_model=args.d_model, len=args.len, batch=args.batch,
+               steps=args.steps, warmup_steps=args.warmup_steps,
+               step_ms=[t * 1e3 for t in times], median_ms=med * 1e3,
+               tokens_per_s=args.batch * args.len / med, losses=losses[-3:],
+               rss_after_import_mb=rss_import, rss_after_warmup_mb=rss_warm,
+               peak_rss_mb=rss_peak, peak_rss_growth_mb=rss_peak - rss_import,
+               peak_rss_growth_during_timed_mb=rss_peak - rss_warm,
+               OPENBLAS_CORETYPE=os.environ.get("OPENBLAS_CORETYPE", "(unset)"),
+               loadavg=os.getloadavg()[0], setup_s=time.perf_counter() - t_import, **info)
+    if prof is not None:
+        n = args.steps
+        whole, core = prof.attention_ms()
+        out.update(attn_ms=whole / n, attn_core_ms=core / n, ops_ms=prof.total_ms() / n,
+                   attn_share=whole / n / out["median_ms"], attn_core_share=core / n / out["median_ms"],
+                   profile=[{k: (v / n if k in ("fwd_ms", "bwd_ms", "total_ms") else v)
+                             for k, v in r.items()}
+                            for r in prof.table(step_ms=sum(times) * 1e3, top=15)])
+        for r in out["profile"]:
+            if r["op"].startswith("other"):
+                r["calls"] = 0
+            else:
+                r["calls"] = r["calls"] // n
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
