@@ -19,9 +19,11 @@ DTYPES = [np.float32, np.float64]
 
 @pytest.fixture(autouse=True)
 def restore_backend():
-    before = kernels.get_backend()
+    before, small = kernels.get_backend(), kernels.PARALLEL_MIN_WORK
+    kernels.PARALLEL_MIN_WORK = 0  # run the Numba kernels even on the tiniest inputs
     yield
     kernels.set_backend(before)
+    kernels.PARALLEL_MIN_WORK = small
 
 
 @pytest.fixture(params=kernels.BACKENDS)

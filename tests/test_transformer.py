@@ -447,13 +447,15 @@ def trained_copy_model():
     return CopyTask(model, losses, seconds, np.stack(test), snapshot)
 
 
-def test_copy_task_loss_falls_and_training_takes_under_a_minute():
+def test_copy_task_loss_falls():
+    # 400 steps; about 11 s on an idle 2-core machine. Timings belong in bench/, so the time
+    # is reported, never asserted.
     task = trained_copy_model()
     first, last = np.mean(task.losses[:10]), np.mean(task.losses[-20:])
     assert np.isfinite(task.losses).all()
     assert first > 1.5  # about log(8) at the start
     assert last < 0.05 and last < first / 30
-    assert task.train_seconds < 60, f"copy task took {task.train_seconds:.1f} s to train"
+    print(f"copy task trained in {task.train_seconds:.1f} s")
 
 
 def test_copy_task_greedy_decoding_reproduces_unseen_sequences():

@@ -17,6 +17,7 @@ exactly with np.matmul (no BLAS or thread pool is involved for integers).
 
 This package imports nothing else from minigrad.
 """
+import math
 import operator
 import os
 
@@ -31,6 +32,12 @@ from . import softmax as _sm
 from . import dropout as _dp
 
 BACKENDS = ("numba", "numpy")
+
+# Below this much work (multiply-adds for matmul, elements otherwise) the "numba" backend
+# calls the NumPy reference instead: waking a parallel kernel's threads costs more than the
+# work, and on a loaded machine a 2-thread launch can stall for milliseconds. Tests of the
+# kernels themselves set it to 0 so that every size runs the Numba code.
+PARALLEL_MIN_WORK = 32768
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -92,7 +99,7 @@ def matmul(a, b):
         raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: inner dimensions "
                          f"{a.shape[-1]} and {b.shape[-2]} differ")
     try:
-        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
         raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: batch dimensions "
                          f"{a.shape[:-2]} and {b.shape[:-2]} do not broadcast") from None
@@ -103,7 +110,10 @@ def matmul(a, b):
             return _ref.matmul(a, b)
         raise TypeError(f"matmul: unsupported dtype {a.dtype} (expected float32, float64 "
                         f"or an integer type)")
-    return (_mm.matmul if _backend == "numba" else _ref.matmul)(a, b)
+    work = a.shape[-2] * a.shape[-1] * b.shape[-1] * max(
+        math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
+    fast = _backend == "numba" and work >= PARALLEL_MIN_WORK
+    return (_mm.matmul if fast else _ref.matmul)(a, b)
 
 
 # --------------------------------------------------------------- softmax ----
@@ -116,7 +126,7 @@ def _forward(op, kernel, ref, x):
     x = _as_array(x, op, "x")
     _check_rows(op, x)
     _check_float(op, x)
-    if _backend == "numpy":
+    if _backend == "numpy" or x.size < PARALLEL_MIN_WORK:
         return ref(x)
     if x.size == 0:
         return np.empty_like(x)
@@ -130,7 +140,7 @@ def _backward(op, kernel, ref, y, grad):
     _check_rows(op, y)
     _check_same_shape(op, y, grad)
     _check_float(op, y, grad)
-    if _backend == "numpy":
+    if _backend == "numpy" or y.size < PARALLEL_MIN_WORK:
         return ref(y, grad)
     if y.size == 0:
         return np.empty_like(y)
@@ -186,7 +196,7 @@ def dropout(x, p, seed):
     x = _as_array(x, "dropout", "x")
     p, seed = _check_p_seed("dropout", p, seed)
     _check_float("dropout", x)
-    if _backend == "numpy":
+    if _backend == "numpy" or x.size < PARALLEL_MIN_WORK:
         return _ref.dropout(x, p, seed)
     out = np.empty(x.shape, x.dtype)
     _dp.dropout_flat(np.ascontiguousarray(x).reshape(-1), out.reshape(-1),

@@ -58,8 +58,8 @@ class LayerNorm(Function):
     def forward(ctx, x, weight=None, bias=None, ndims=1, eps=1e-5):
         d = int(np.prod(x.shape[x.ndim - ndims:]))
         flat = lambda t: None if t is None else t.reshape(-1)  # noqa: E731
-        fwd = layernorm.layer_norm_numba if kernels.get_backend() == "numba" else \
-            layernorm.layer_norm_reference
+        fast = kernels.get_backend() == "numba" and x.size >= kernels.PARALLEL_MIN_WORK
+        fwd = layernorm.layer_norm_numba if fast else layernorm.layer_norm_reference
         y, xhat, rstd = fwd(x.reshape(-1, d), flat(weight), flat(bias), eps)
         ctx.save_for_backward(xhat, rstd, weight)
         ctx.shapes = (x.shape, None if weight is None else weight.shape)
@@ -69,8 +69,8 @@ class LayerNorm(Function):
     def backward(ctx, g):
         xhat, rstd, weight = ctx.saved
         x_shape, w_shape = ctx.shapes
-        bwd = layernorm.layer_norm_backward_numba if kernels.get_backend() == "numba" else \
-            layernorm.layer_norm_backward_reference
+        fast = kernels.get_backend() == "numba" and xhat.size >= kernels.PARALLEL_MIN_WORK
+        bwd = layernorm.layer_norm_backward_numba if fast else layernorm.layer_norm_backward_reference
         dx, dw, db = bwd(g.reshape(xhat.shape), xhat, rstd,
                          None if weight is None else weight.reshape(-1))
         need = ctx.needs_input_grad
