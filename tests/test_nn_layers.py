@@ -15,21 +15,7 @@ import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.autograd import gradcheck
 from minigrad.nn import init
-
-
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
-def t64(arr, requires_grad=True):
-    return mg.tensor(np.asarray(arr, dtype=np.float64), dtype=np.float64,
-                     requires_grad=requires_grad)
-
-
-def t32(arr, requires_grad=False):
-    return mg.tensor(np.asarray(arr, dtype=np.float32), dtype=np.float32,
-                     requires_grad=requires_grad)
+from helpers import t32, t64  # noqa: E402
 
 
 def away_from_zero(rng, shape, low=0.2, high=2.0):
