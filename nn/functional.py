@@ -69,7 +69,6 @@ def pad(input, pad, value=0.0):
     widths = [(0, 0)] * input.ndim
     for i in range(len(pad) // 2):
         widths[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
-    out_shape = tuple(n + a + b for n, (a, b) in zip(input.shape, widths))
     from minigrad.creation import full
     from minigrad.functional import cat
     pieces = input
@@ -82,7 +81,6 @@ def pad(input, pad, value=0.0):
             parts.append(full(pieces.shape[:d] + (b,) + pieces.shape[d + 1:], value, dtype=input.dtype))
         if len(parts) > 1:
             pieces = cat(parts, dim=d)
-    assert pieces.shape == out_shape
     return pieces
 
 

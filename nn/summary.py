@@ -16,7 +16,7 @@ def summary_table(model, depth=None) -> str:
         if depth is not None and level > depth:
             continue
         total = sum(p.data.size for p in m.parameters())
-        if total == 0 or (not name and False):
+        if total == 0:  # parameter-free modules (dropout, activations) add nothing to the table
             continue
         label = name or f"{type(model).__name__} (all)"
         lines.append(f"{label:<{width}}  {type(m).__name__:<18} {total:>12,}")

@@ -11,7 +11,7 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.autograd import gradcheck
-from helpers import t32, t64  # noqa: E402
+from helpers import t32, t64
 
 
 def log_softmax(x, axis=-1):

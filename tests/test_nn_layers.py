@@ -15,7 +15,7 @@ import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.autograd import gradcheck
 from minigrad.nn import init
-from helpers import t32, t64  # noqa: E402
+from helpers import t32, t64
 
 
 def away_from_zero(rng, shape, low=0.2, high=2.0):
