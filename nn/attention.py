@@ -98,8 +98,7 @@ class MultiheadAttention(Module):
     def _heads(self, x):
         """(B, T, E) -> (B, H, T, d_k)."""
         B, T, _ = x.shape
-        # one copy into head-major order now saves the batched matmuls several copies later
-        return x.reshape(B, T, self.num_heads, self.head_dim).permute(0, 2, 1, 3).contiguous()
+        return x.reshape(B, T, self.num_heads, self.head_dim).permute(0, 2, 1, 3)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False, cache=None):

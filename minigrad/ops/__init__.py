@@ -4,6 +4,6 @@ from .elementwise import (Abs, Add, Cast, Clamp, Div, Exp, Gelu, Log, MaskedFill
 from .index import Embedding, Gather, GetItem, IndexSelect
 from .matmul import MatMul
 from .reduce import Amax, Amin, LogSumExp, Mean, Sum, Var
-from .shape import Cat, Contiguous, Expand, Permute, Reshape, Stack
+from .shape import Cat, Expand, Permute, Reshape, Stack
 from .softmax import Dropout, LogSoftmax, Softmax
 from .fused import CrossEntropy, LayerNorm, Linear

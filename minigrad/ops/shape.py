@@ -98,15 +98,3 @@ class Stack(Function):
     def backward(ctx, g):
         return tuple(np.moveaxis(g, ctx.dim, 0))
 
-
-class Contiguous(Function):
-    """A C-ordered copy (when the input is not one already): later ops that need contiguous
-    memory, such as a batched matmul over merged leading dims, then need no copy of their own."""
-
-    @staticmethod
-    def forward(ctx, a):
-        return np.ascontiguousarray(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g
