@@ -2,7 +2,7 @@
 
     python bench/compare_archs.py [--quick] [--pairs 5000] [--time-limit 60] [--json PATH]
 
-Each architecture trains through `minigrad.models.train.Trainer` (the translator's own loop:
+Each architecture trains through `minigrad.translate.train.Trainer` (the translator's own loop:
 Adam + warm-up, label smoothing 0.1, clipping 1.0, default model sizes of `build_model`) on the
 same generated training pairs for the same wall-clock budget (`TrainConfig.time_limit`; the
 budget includes the per-epoch validation the Trainer runs), then is scored by greedy decoding
@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from minigrad.models.corpus import generate_corpus  # noqa: E402
-from minigrad.models.train import Trainer, TrainConfig, evaluate_bleu  # noqa: E402
+from minigrad.translate.corpus import generate_corpus  # noqa: E402
+from minigrad.translate.train import Trainer, TrainConfig, evaluate_bleu  # noqa: E402
 
 ARCHS = ["rnn", "rnn-attention", "transformer"]
 

@@ -23,6 +23,17 @@ from .tensor import Tensor
 
 __version__ = "0.1.0"
 
+# The layers above the core, reachable as attributes the way `torch.optim` is after `import torch`.
+# They are imported on first use, so the core never imports the layers built on it.
+_LAZY_SUBMODULES = ("nn", "optim", "models", "translate", "demos", "viz", "serialization")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'minigrad' has no attribute {name!r}")
+
 
 def save(obj, path):
     """Write nested dicts/lists of tensors, arrays, numbers and strings to `path` (no pickle)."""

@@ -12,10 +12,8 @@ import math
 
 import numpy as np
 
-from minigrad.tensor import Tensor, _data
-from minigrad.nn import Embedding, Linear, Module, PositionalEncoding, init
-
-from .transformer import Transformer
+from minigrad.tensor import _data
+from minigrad.nn import Embedding, Linear, Module, PositionalEncoding, Transformer, init
 
 
 class Seq2SeqTransformer(Module):

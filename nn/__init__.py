@@ -11,3 +11,5 @@ from .positional import PositionalEncoding, sinusoidal_table
 from .rnn import GRU, RNN, GRUCell, RNNCell
 from .scores import (AdditiveScore, BilinearScore, DotScore, ScaledDotScore, attend,
                      diversity_penalty)
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)

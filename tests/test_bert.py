@@ -5,9 +5,9 @@ import pytest
 
 import minigrad
 from minigrad.autograd import gradcheck, no_grad
+from minigrad.demos.bert import finetune_demo, make_bert_corpus, nsp_batch, pad_batch, pretrain_demo
 from minigrad.models.bert import (BertEncoder, BertForPreTraining, BertForSequenceClassification,
-                                  BertVocab, finetune_demo, make_bert_corpus, mask_tokens,
-                                  nsp_batch, pad_batch, pretrain_demo, pretraining_loss)
+                                  BertVocab, mask_tokens, pretraining_loss)
 
 V = 12
 IDS = np.array([[1, 5, 6, 2, 7, 8, 9, 2],

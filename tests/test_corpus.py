@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from minigrad.models.corpus import (Corpus, TsvError, alignment, describe_example,
+from minigrad.translate.corpus import (Corpus, TsvError, alignment, describe_example,
                                     generate_corpus, read_corpus, read_tsv,
                                     translate_reference, write_corpus, write_tsv)
 

@@ -5,7 +5,8 @@ import pytest
 
 import minigrad
 from minigrad.autograd import gradcheck, no_grad
-from minigrad.models.gat import GAT, MLP, GATLayer, gat_demo, make_sbm_graph, micro_f1
+from minigrad.demos.gat import gat_demo, make_sbm_graph, micro_f1
+from minigrad.models.gat import GAT, MLP, GATLayer
 
 
 def path_graph(n, extra=()):

@@ -6,8 +6,8 @@ import pytest
 
 import minigrad as mg
 from minigrad.autograd import gradcheck
-from minigrad.models.han import (MARKER, PAD, AttentionPooling, HierarchicalAttentionNetwork,
-                                 keyword_count_baseline, make_han_dataset, train_han_demo)
+from minigrad.demos.han import keyword_count_baseline, make_han_dataset, train_han_demo
+from minigrad.models.han import MARKER, PAD, AttentionPooling, HierarchicalAttentionNetwork
 
 
 def test_dataset_structure_and_determinism():

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minigrad.models.metrics import (BleuResult, corpus_bleu, corpus_bleu_details,
+from minigrad.translate.metrics import (BleuResult, corpus_bleu, corpus_bleu_details,
                                      edit_distance, sentence_bleu, wer)
 
 sacrebleu = pytest.importorskip("sacrebleu")

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minigrad.models.corpus import generate_corpus
-from minigrad.models.tokenizers import (BPETokenizer, TokenizerFileError, WordTokenizer,
+from minigrad.translate.corpus import generate_corpus
+from minigrad.translate.tokenizers import (BPETokenizer, TokenizerFileError, WordTokenizer,
                                         load_tokenizer)
 
 

@@ -4,9 +4,9 @@ import json
 import numpy as np
 import pytest
 
-from minigrad.models import corpus
-from minigrad.models import translate as cli
-from minigrad.models.train import Trainer, TrainConfig, load_trained
+from minigrad.translate import corpus
+from minigrad.translate import cli
+from minigrad.translate.train import Trainer, TrainConfig, load_trained
 
 TINY = dict(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=32,
             batch_size=16, epochs=2, warmup=20, checkpoint_every=0, valid_bleu_sentences=10,

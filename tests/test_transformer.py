@@ -1,4 +1,4 @@
-"""The encoder-decoder Transformer (`minigrad.models`): the lecture's parameter tables, PyTorch
+"""The encoder-decoder Transformer (`minigrad.nn` layers, `minigrad.models` model): the lecture's parameter tables, PyTorch
 compatibility (state-dict keys, shapes and outputs, both ways), causality and padding leaks,
 a float64 gradcheck through the whole model, and the Annotated Transformer's copy task.
 
@@ -14,9 +14,9 @@ import pytest
 
 import minigrad as mg
 from minigrad.autograd import gradcheck, no_grad
-from minigrad.models import (Seq2SeqTransformer, Transformer, TransformerDecoder,
-                             TransformerDecoderLayer, TransformerEncoder,
-                             TransformerEncoderLayer, greedy_decode)
+from minigrad.models import Seq2SeqTransformer, greedy_decode
+from minigrad.nn import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                         TransformerEncoderLayer)
 from minigrad.optim import Adam
 from minigrad.optim.lr_scheduler import WarmupScheduler
 

@@ -321,7 +321,7 @@ def test_viz_stays_in_the_core_layer():
 
 def test_minigrad_viz_command_draws_the_transformer(tmp_path):
     """The `minigrad-viz` console script: DOT always, SVG where Graphviz is installed."""
-    from minigrad.models import graph_demo
+    from minigrad.translate import graph_demo
 
     dot_path = tmp_path / "t.dot"
     assert graph_demo.main(["--max-depth", "2", "--out", str(dot_path), "--dot-only"]) == 0

@@ -40,7 +40,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import nn
-from minigrad.models import Transformer
+from minigrad.nn import Transformer
 from minigrad.nn import functional as F
 from _common import SMALL, savefig
 

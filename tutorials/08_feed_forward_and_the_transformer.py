@@ -36,8 +36,8 @@ import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
 from minigrad import nn  # noqa: E402
-from minigrad.models import (Seq2SeqTransformer, Transformer, TransformerDecoderLayer,  # noqa: E402
-                             TransformerEncoderLayer)
+from minigrad.models import Seq2SeqTransformer  # noqa: E402
+from minigrad.nn import Transformer, TransformerDecoderLayer, TransformerEncoderLayer  # noqa: E402
 
 mg.manual_seed(0)
 
@@ -268,7 +268,7 @@ assert n_dec == 2 * 1_050_624 + 2_099_712 + 3 * 1_024 == 4_204_032
 # %% [markdown]
 # ## The stack: `Transformer()`
 #
-# `minigrad.models.Transformer` takes PyTorch's arguments and defaults: 6 encoder layers, 6
+# `minigrad.nn.Transformer` takes PyTorch's arguments and defaults: 6 encoder layers, 6
 # decoder layers, and a final layer norm on each stack. It works on vectors; embeddings and the
 # output layer come later. Its summary has almost 200 parameter rows, so we print only the
 # totals of the first two levels of sub-modules.

@@ -37,9 +37,9 @@ import numpy as np  # noqa: E402
 import minigrad as mg  # noqa: E402
 from minigrad import nn, optim  # noqa: E402
 from minigrad.models import Seq2SeqTransformer  # noqa: E402
-from minigrad.models.batching import encode_pairs, make_batch  # noqa: E402
-from minigrad.models.corpus import generate_corpus  # noqa: E402
-from minigrad.models.tokenizers import WordTokenizer  # noqa: E402
+from minigrad.translate.batching import encode_pairs, make_batch  # noqa: E402
+from minigrad.translate.corpus import generate_corpus  # noqa: E402
+from minigrad.translate.tokenizers import WordTokenizer  # noqa: E402
 from minigrad.nn import functional as F  # noqa: E402
 from minigrad.optim.lr_scheduler import WarmupScheduler, noam_lr  # noqa: E402
 

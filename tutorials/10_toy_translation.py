@@ -41,13 +41,13 @@ import time  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from minigrad.models import corpus as toy  # noqa: E402
-from minigrad.models.batching import make_batch  # noqa: E402
+from minigrad.translate import corpus as toy  # noqa: E402
+from minigrad.translate.batching import make_batch  # noqa: E402
 from minigrad.models.decoding import beam_search, greedy_decode  # noqa: E402
-from minigrad.models.metrics import corpus_bleu, corpus_bleu_details  # noqa: E402
-from minigrad.models.plots import plot_attention  # noqa: E402
-from minigrad.models.tokenizers import WordTokenizer  # noqa: E402
-from minigrad.models.train import TrainConfig, Trainer, evaluate_bleu, translate  # noqa: E402
+from minigrad.translate.metrics import corpus_bleu, corpus_bleu_details  # noqa: E402
+from minigrad.translate.plots import plot_attention  # noqa: E402
+from minigrad.translate.tokenizers import WordTokenizer  # noqa: E402
+from minigrad.translate.train import TrainConfig, Trainer, evaluate_bleu, translate  # noqa: E402
 from minigrad.optim.lr_scheduler import noam_lr  # noqa: E402
 
 t_start = time.perf_counter()
@@ -55,7 +55,7 @@ t_start = time.perf_counter()
 # %% [markdown]
 # ## The task: a language with a different word order
 #
-# `minigrad.models.corpus` invents a target language that is built like Tamil in a few
+# `minigrad.translate.corpus` invents a target language that is built like Tamil in a few
 # respects, so that translating is more than swapping words:
 #
 # * the verb goes to the **end** of the clause (subject, object, verb);

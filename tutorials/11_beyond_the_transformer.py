@@ -44,14 +44,15 @@ import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
 from minigrad import optim  # noqa: E402
-from minigrad.models import bert, gat, han  # noqa: E402
-from minigrad.models import corpus as toy  # noqa: E402
-from minigrad.models.batching import encode_pairs, iterate_batches, make_batch  # noqa: E402
-from minigrad.models.metrics import corpus_bleu  # noqa: E402
-from minigrad.models.plots import plot_attention  # noqa: E402
+from minigrad import models  # noqa: E402
+from minigrad.demos import bert, gat, han  # noqa: E402
+from minigrad.translate import corpus as toy  # noqa: E402
+from minigrad.translate.batching import encode_pairs, iterate_batches, make_batch  # noqa: E402
+from minigrad.translate.metrics import corpus_bleu  # noqa: E402
+from minigrad.translate.plots import plot_attention  # noqa: E402
 from minigrad.models.rnn_seq2seq import build_seq2seq_rnn  # noqa: E402
-from minigrad.models.tokenizers import WordTokenizer  # noqa: E402
-from minigrad.models.train import translate  # noqa: E402
+from minigrad.translate.tokenizers import WordTokenizer  # noqa: E402
+from minigrad.translate.train import translate  # noqa: E402
 from minigrad.nn.scores import SCORES  # noqa: E402
 from minigrad.nn.utils import clip_grad_norm_  # noqa: E402
 from minigrad.optim.lr_scheduler import WarmupScheduler  # noqa: E402
@@ -199,7 +200,7 @@ assert np.allclose(weights[0, :len(out_ids)].sum(-1), 1.0, atol=1e-4)
 # * **next-sentence prediction (NSP)**: from the output at [CLS], decide whether $S'$ really
 #   followed $S$ in the text or was drawn at random.
 #
-# `minigrad.models.bert` has a small topical text generator to play with.
+# `minigrad.demos.bert` has a small topical text generator to play with.
 
 # %%
 bcorpus = bert.make_bert_corpus(n_docs=200 if SMALL else 800, seed=0)
@@ -221,7 +222,7 @@ assert segments == [0] * (len(doc[0]) + 2) + [1] * (len(doc[1]) + 1)
 # %%
 rng = np.random.default_rng(0)
 big_ids, _, _ = bert.nsp_batch(bcorpus, np.arange(len(bcorpus.docs)), 4000, rng)
-masked, labels = bert.mask_tokens(big_ids, vocab, rng)
+masked, labels = models.mask_tokens(big_ids, vocab, rng)
 ordinary = ~vocab.is_special(big_ids)
 selected = labels != -100
 share = selected.sum() / ordinary.sum()
@@ -256,7 +257,7 @@ def bert_encoder_parameters(V, d, layers, d_ff, max_len=512, segments=2):
     return embeddings + layers * layer + (d * d + d)
 
 
-small_bert = bert.BertEncoder(len(vocab), d_model=32, nhead=4, num_layers=2, dim_feedforward=64)
+small_bert = models.BertEncoder(len(vocab), d_model=32, nhead=4, num_layers=2, dim_feedforward=64)
 assert small_bert.num_parameters() == bert_encoder_parameters(len(vocab), 32, 2, 64, max_len=64)
 base_count = bert_encoder_parameters(30_522, 768, 12, 3072)
 print(f"BERT-base: {base_count:,} parameters")
@@ -297,7 +298,7 @@ adjacency = np.zeros((5, 5), dtype=bool)
 for i, j in [(0, 1), (0, 2), (0, 3), (3, 4)]:               # node 0 is a hub, 4 hangs off 3
     adjacency[i, j] = adjacency[j, i] = True
 mg.manual_seed(0)
-layer = gat.GATLayer(in_features=6, out_features=4, heads=2)
+layer = models.GATLayer(in_features=6, out_features=4, heads=2)
 h_out, alpha = layer(mg.randn(5, 6), adjacency, return_attention=True)
 alpha = alpha.numpy()
 print("output", h_out.shape, "(nodes, heads x features); attention", alpha.shape)
@@ -340,7 +341,7 @@ assert g["gat_f1"] > g["mlp_f1"]
 docs, doc_labels, key_pos = han.make_han_dataset(4, seed=0)
 print("document 0 (word ids, 0 = padding), class", doc_labels[0], "key sentence", key_pos[0])
 print(docs[0])
-assert han.MARKER in docs[0, key_pos[0]]
+assert models.han.MARKER in docs[0, key_pos[0]]
 
 # %%
 h = han.train_han_demo(n_docs=400 if SMALL else 800, epochs=3 if SMALL else 6, verbose=False)

@@ -14,8 +14,13 @@ import copy
 import numpy as np
 
 from minigrad.tensor import Tensor
-from minigrad.nn import Dropout, LayerNorm, Linear, Module, ModuleList, MultiheadAttention
-from minigrad.nn import functional as F
+
+from . import functional as F
+from .attention import MultiheadAttention
+from .container import ModuleList
+from .layers import Dropout, Linear
+from .module import Module
+from .normalization import LayerNorm
 
 
 def _activation(name):

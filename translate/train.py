@@ -68,7 +68,7 @@ def build_model(config: TrainConfig, src_vocab: int, tgt_vocab: int):
     """The architecture named by `config.arch`, initialised from `config.seed`."""
     minigrad.manual_seed(config.seed)
     if config.arch == "transformer":
-        from .seq2seq import Seq2SeqTransformer
+        from minigrad.models import Seq2SeqTransformer
         return Seq2SeqTransformer(src_vocab, tgt_vocab, d_model=config.d_model,
                                   nhead=config.nhead,
                                   num_encoder_layers=config.num_encoder_layers,
@@ -76,7 +76,7 @@ def build_model(config: TrainConfig, src_vocab: int, tgt_vocab: int):
                                   dim_feedforward=config.dim_feedforward,
                                   dropout=config.dropout, max_len=config.max_len + 2)
     if config.arch in ("rnn", "rnn-attention"):
-        from .rnn_seq2seq import build_seq2seq_rnn
+        from minigrad.models.rnn_seq2seq import build_seq2seq_rnn
         return build_seq2seq_rnn(config.arch, src_vocab, tgt_vocab, dropout=config.dropout)
     raise ValueError(f"train: arch must be 'transformer', 'rnn' or 'rnn-attention', "
                      f"got {config.arch!r}")
@@ -84,8 +84,8 @@ def build_model(config: TrainConfig, src_vocab: int, tgt_vocab: int):
 
 def translate_ids(model, src_ids, beam=1, max_len=64, bos_id=1, eos_id=2):
     """Decode a batch of source ids (B, S) -> (token array (B, L), cross-attention or None)."""
-    from .decoding import beam_search, greedy_decode
-    from .seq2seq import Seq2SeqTransformer
+    from minigrad.models import beam_search, greedy_decode
+    from minigrad.models import Seq2SeqTransformer
     if isinstance(model, Seq2SeqTransformer):
         out = (beam_search(model, src_ids, beam_size=beam, max_len=max_len, bos_id=bos_id,
                            eos_id=eos_id) if beam > 1 else

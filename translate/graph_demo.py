@@ -15,7 +15,7 @@ import numpy as np
 import minigrad
 from minigrad.viz import draw_graph, render_graph
 
-from .seq2seq import Seq2SeqTransformer
+from minigrad.models import Seq2SeqTransformer
 
 
 def transformer_loss(vocab=2000, batch=2, length=6, d_model=128, nhead=4, layers=2, seed=0):
