@@ -48,7 +48,7 @@ def run(quick=False, pairs=5000, time_limit=60.0, test_pairs=500, archs=ARCHS):
             bleu = evaluate_bleu(tr.model, tr.src_tok, tr.tgt_tok, corpus.test, beam=1,
                                  max_len=cfg.max_len)[0]
             eval_s = time.perf_counter() - t1
-        n_params = sum(int(p.data.size) for p in tr.model.parameters())
+        n_params = sum(int(p.numpy().size) for p in tr.model.parameters())
         rows.append(dict(arch=arch, test_bleu_greedy=float(bleu), train_s=train_s,
                          steps=state["step"], epochs_done=state["epoch"], params=n_params,
                          final_loss=state["history"][-1][1] if state["history"] else None,

@@ -110,7 +110,7 @@ def sec_autograd(quick):
         return statistics.median(ts)
 
     # raw NumPy cost of the same forward op, for reference
-    xa, wa = x.data, w.data
+    xa, wa = x.numpy(), w.numpy()
     raw = {"add": lambda: xa + xa, "mul": lambda: xa * xa, "exp": lambda: np.exp(xa),
            "matmul 4x4": lambda: xa @ wa, "sum (dim=-1, keepdim)": lambda: xa.sum(-1, keepdims=True)}
     rows = []

@@ -151,10 +151,10 @@ def evaluate_pretraining(model, corpus, doc_ids, n_pairs=1000, seed=1):
         mlm_logits, nsp_logits = model(masked, types)
     model.train()
     sel = labels != -100
-    mlm_pred = mlm_logits.data.argmax(-1)[sel]
+    mlm_pred = mlm_logits._array.argmax(-1)[sel]
     baseline = np.bincount(labels[sel]).max() / sel.sum()  # always guess the commonest word
     return dict(mlm_accuracy=float((mlm_pred == labels[sel]).mean()), unigram_baseline=float(baseline),
-                nsp_accuracy=float((nsp_logits.data.argmax(-1) == is_next).mean()))
+                nsp_accuracy=float((nsp_logits._array.argmax(-1) == is_next).mean()))
 
 
 def pretrain_demo(steps=1000, seed=0, verbose=True, n_docs=800, n_topics=8, batch_size=64,
@@ -217,7 +217,7 @@ def _finetune(bert, corpus, x, y, test_x, test_y, steps, lr, seed):
         opt.step()
     model.eval()
     with no_grad():
-        pred = model(pad_batch(test_x)).data.argmax(-1)
+        pred = model(pad_batch(test_x))._array.argmax(-1)
     return float((pred == test_y).mean())
 
 

@@ -75,7 +75,7 @@ def train_node_classifier(model, graph, epochs=100, lr=0.01, weight_decay=5e-4):
         opt.step()
         model.eval()
         with no_grad():
-            logits = model(x, adj).data
+            logits = model(x, adj)._array
         val = micro_f1(logits[graph.val_mask], y[graph.val_mask])
         if val > best[0]:  # model selection on validation nodes, as in early stopping
             best = (val, micro_f1(logits[graph.test_mask], y[graph.test_mask]))

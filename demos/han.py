@@ -82,14 +82,14 @@ def train_han_demo(n_docs=800, epochs=6, seed=0, verbose=True, batch_size=32, lr
     model.eval()
     with minigrad.no_grad():
         logits, _, sent_w = model(docs[test], return_attention=True)
-    pred = logits.data.argmax(1)
+    pred = logits._array.argmax(1)
     majority = np.bincount(labels[train], minlength=n_classes).argmax()
     result = dict(
         accuracy=float((pred == labels[test]).mean()),
         majority_baseline=float((labels[test] == majority).mean()),
         keyword_count_baseline=float(
             (keyword_count_baseline(docs[test], n_classes) == labels[test]).mean()),
-        key_sentence_hit_rate=float((sent_w.data.argmax(1) == key_pos[test]).mean()),
+        key_sentence_hit_rate=float((sent_w._array.argmax(1) == key_pos[test]).mean()),
         losses=losses, seconds=time.perf_counter() - start, model=model)
     if verbose:
         print(f"test accuracy {result['accuracy']:.3f} (majority class "

@@ -148,7 +148,7 @@ class Function(Node):
     def apply(cls, *args, **kwargs):
         from .tensor import Tensor
 
-        arrays = [a.data if isinstance(a, Tensor) else a for a in args]
+        arrays = [a._array if isinstance(a, Tensor) else a for a in args]
         ctx = cls.__new__(cls)
         ctx.saved = ()
         out = Tensor._wrap(cls.forward(ctx, *arrays, **kwargs))
@@ -158,26 +158,26 @@ class Function(Node):
                               for a in args)
         if not any(t is not None for t in tensor_inputs):
             return out
-        if not np.issubdtype(out.data.dtype, np.floating):
+        if not np.issubdtype(out._array.dtype, np.floating):
             return out  # integer and bool results (argmax, comparisons) carry no gradient
         ctx.inputs = tensor_inputs
         ctx.needs_input_grad = tuple(t is not None for t in tensor_inputs)
         ctx._saved_versions = None
-        if out.data.base is not None:  # a view shares its base's version counter, as in PyTorch
-            base = out.data.base
+        if out._array.base is not None:  # a view shares its base's version counter, as in PyTorch
+            base = out._array.base
             for t in args:
-                if isinstance(t, Tensor) and _root(t.data) is base:
+                if isinstance(t, Tensor) and _root(t._array) is base:
                     out._vc = t._vc
                     break
         if ctx.saved:  # remember versions of the tensors whose memory backward will read
             roots = {id(_root(a)) for a in ctx.saved if isinstance(a, np.ndarray)}
             ctx._saved_versions = [(t._vc, t._vc[0], t.shape) for t in args
-                                   if isinstance(t, Tensor) and id(_root(t.data)) in roots]
-            if id(_root(out.data)) in roots:
+                                   if isinstance(t, Tensor) and id(_root(t._array)) in roots]
+            if id(_root(out._array)) in roots:
                 ctx._saved_versions.append((out._vc, out._vc[0], out.shape))
         ctx.module_path = current_module_path()
-        ctx.out_shape = out.data.shape
-        ctx.out_dtype = out.data.dtype
+        ctx.out_shape = out._array.shape
+        ctx.out_dtype = out._array.dtype
         ctx.out_ref = weakref.ref(out)  # the graph renderer reads values through it
         ctx._hooks = None
         ctx._retain = None
@@ -277,7 +277,7 @@ def run_backward(tensor, grad, retain_graph=False):
         if node._retain is not None:
             target = node._retain()
             if target is not None:
-                target.grad = _wrap_grad(g) if target.grad is None else _wrap_grad(target.grad.data + g)
+                target.grad = _wrap_grad(g) if target.grad is None else _wrap_grad(target.grad._array + g)
         _check_versions(node)
         in_grads = node.backward(node, g)
         if not isinstance(in_grads, tuple):
@@ -307,13 +307,13 @@ def _accumulate(t, g):
             new = hook(_wrap_grad(g))
             if new is not None:
                 g = np.asarray(getattr(new, "data", new))
-    g = np.asarray(g, dtype=t.data.dtype)
-    if g.shape != t.data.shape:
-        g = np.broadcast_to(g, t.data.shape)
+    g = np.asarray(g, dtype=t._array.dtype)
+    if g.shape != t._array.shape:
+        g = np.broadcast_to(g, t._array.shape)
     if t.grad is None:
         t.grad = _wrap_grad(np.array(g, copy=True))
     else:
-        t.grad.data = t.grad.data + g
+        t.grad._array = t.grad._array + g
 
 
 # --- numerical gradient check -------------------------------------------------------------------
@@ -328,8 +328,8 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
 
     inputs = [x if isinstance(x, Tensor) else Tensor._wrap(np.asarray(x)) for x in inputs]
     for i, x in enumerate(inputs):
-        if x.requires_grad and x.data.dtype != np.float64:
-            raise TypeError(f"gradcheck: input {i} has dtype {x.data.dtype}; use float64 "
+        if x.requires_grad and x._array.dtype != np.float64:
+            raise TypeError(f"gradcheck: input {i} has dtype {x._array.dtype}; use float64 "
                             f"(float32 rounding swamps a central difference)")
     with enable_grad():
         out = fn(*inputs)
@@ -338,19 +338,19 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
 
     def objective():
         with no_grad():
-            return float(np.sum(fn(*inputs).data * w))
+            return float(np.sum(fn(*inputs)._array * w))
 
     for x in inputs:
         x.grad = None
     with enable_grad():
         out = fn(*inputs)
-        out.backward(Tensor._wrap(w.astype(out.data.dtype)))
+        out.backward(Tensor._wrap(w.astype(out._array.dtype)))
     for i, x in enumerate(inputs):
         if not x.requires_grad:
             continue
-        analytic = np.zeros_like(x.data) if x.grad is None else x.grad.data
-        numeric = np.zeros_like(x.data)
-        flat = x.data.reshape(-1)  # a view: perturbations write through to x
+        analytic = np.zeros_like(x._array) if x.grad is None else x.grad._array
+        numeric = np.zeros_like(x._array)
+        flat = x._array.reshape(-1)  # a view: perturbations write through to x
         num_flat = numeric.reshape(-1)
         for j in range(flat.size):
             orig = flat[j]

@@ -47,7 +47,7 @@ def _encode(obj, arrays, path):
     if isinstance(obj, float):
         return float(obj)
     if isinstance(obj, Tensor):
-        return {"t": "tensor", "i": _add(arrays, obj.data, path), "rg": obj.requires_grad}
+        return {"t": "tensor", "i": _add(arrays, obj._array, path), "rg": obj.requires_grad}
     if isinstance(obj, np.ndarray):
         return {"t": "array", "i": _add(arrays, obj, path)}
     if isinstance(obj, bytes):

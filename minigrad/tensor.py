@@ -1,6 +1,7 @@
 """`Tensor`: a NumPy array, plus what reverse-mode autograd needs to know about it.
 
-`data` is the array; `grad` (a Tensor) is filled by `backward()`; `grad_fn` is the node that
+`_array` is the NumPy array (`numpy()` returns it, without a copy); `data` is, as in PyTorch, a
+Tensor that shares that array but not the graph; `grad` (a Tensor) is filled by `backward()`; `grad_fn` is the node that
 made this tensor (None for leaves); `requires_grad` says whether gradients flow to it. Every
 math method calls one op class from `minigrad.ops`, where the forward and backward live.
 """
@@ -15,7 +16,7 @@ _FLOATS = (np.float16, np.float32, np.float64)
 
 
 def _data(x):
-    return x.data if isinstance(x, Tensor) else x
+    return x._array if isinstance(x, Tensor) else x
 
 
 def _binary(op, name, a, b):
@@ -35,7 +36,7 @@ class Tensor:
 
     def __init__(self, data, dtype=None, requires_grad=False):
         if isinstance(data, Tensor):
-            data = data.data
+            data = data._array
         arr = np.array(data, dtype=dtype)
         if dtype is None and arr.dtype == np.float64 and not isinstance(data, np.ndarray):
             arr = arr.astype(np.float32)  # Python floats become float32, as in PyTorch
@@ -45,7 +46,7 @@ class Tensor:
         if requires_grad and arr.dtype.type not in _FLOATS:
             raise TypeError(f"tensor: only floating-point tensors can require gradients, "
                             f"got dtype {arr.dtype}")
-        self.data = arr
+        self._array = arr
         self.grad = None
         self.grad_fn = None
         self.requires_grad = bool(requires_grad)
@@ -62,43 +63,56 @@ class Tensor:
         return t
 
     # --- description ----------------------------------------------------------------------
-    shape = property(lambda self: self.data.shape)
-    ndim = property(lambda self: self.data.ndim)
-    dtype = property(lambda self: self.data.dtype)
+    shape = property(lambda self: self._array.shape)
+    ndim = property(lambda self: self._array.ndim)
+    dtype = property(lambda self: self._array.dtype)
     is_leaf = property(lambda self: self.grad_fn is None)
     T = property(lambda self: self.permute(*reversed(range(self.ndim))))
     _version = property(lambda self: self._vc[0])
 
     def size(self, dim=None):
         if dim is None:
-            return self.data.shape
-        return self.data.shape[ops.shape.normalize_dim(dim, self.ndim, "size")]
+            return self._array.shape
+        return self._array.shape[ops.shape.normalize_dim(dim, self.ndim, "size")]
 
     def numel(self):
-        return self.data.size
+        return self._array.size
 
     def dim(self):
-        return self.data.ndim
+        return self._array.ndim
 
     def item(self):
-        if self.data.size != 1:
+        if self._array.size != 1:
             raise ValueError(f"item: only a tensor with one element can be converted to a "
                              f"Python number, this one has shape {self.shape}")
-        return self.data.reshape(()).item()
+        return self._array.reshape(()).item()
 
     def numpy(self):
-        return self.data
+        return self._array
+
+    @property
+    def data(self):
+        """This tensor's values as a new leaf that shares memory and is outside autograd.
+
+        As in PyTorch, changes made through `.data` are invisible to autograd (no version bump):
+        `p.data.mul_(0.9)` is how old code updated weights. Prefer `detach()` under `no_grad()`."""
+        return Tensor._wrap(self._array)
+
+    @data.setter
+    def data(self, value):
+        arr = value._array if isinstance(value, Tensor) else np.asarray(value)
+        self._array = arr
 
     def tolist(self):
-        return self.data.tolist()
+        return self._array.tolist()
 
     def __array__(self, dtype=None, copy=None):
-        return self.data if dtype is None else self.data.astype(dtype)
+        return self._array if dtype is None else self._array.astype(dtype)
 
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._array.shape[0]
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -118,7 +132,7 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self):
-        body = np.array2string(self.data, separator=", ", prefix="tensor(", precision=4)
+        body = np.array2string(self._array, separator=", ", prefix="tensor(", precision=4)
         extra = f", dtype={self.dtype}"
         if self.grad_fn is not None:
             extra += f", grad_fn=<{self.grad_fn.name()}>"
@@ -133,7 +147,7 @@ class Tensor:
             raise RuntimeError("backward: this tensor does not require grad and has no grad_fn; "
                                "create its inputs with requires_grad=True")
         if gradient is None:
-            if self.data.size != 1:
+            if self._array.size != 1:
                 raise RuntimeError(f"backward: grad can be implicitly created only for scalar "
                                    f"outputs, this one has shape {self.shape}; pass "
                                    f"gradient= of that shape")
@@ -147,7 +161,7 @@ class Tensor:
 
     def detach(self):
         """The same data, cut off from the graph (sharing the version counter, as in PyTorch)."""
-        t = Tensor._wrap(self.data)
+        t = Tensor._wrap(self._array)
         t._vc = self._vc
         return t
 
@@ -176,7 +190,7 @@ class Tensor:
         if is_grad_enabled() and self.requires_grad:
             raise RuntimeError(f"{name}: a tensor that requires grad cannot be changed in place "
                                f"while recording a graph; wrap the update in minigrad.no_grad()")
-        fn(self.data)
+        fn(self._array)
         self._vc[0] += 1
         return self
 
@@ -226,15 +240,15 @@ class Tensor:
     add, sub, mul, div, matmul, neg = __add__, __sub__, __mul__, __truediv__, __matmul__, __neg__
 
     # comparisons give bool tensors that carry no gradient
-    def __eq__(self, o): return Tensor._wrap(np.equal(self.data, _data(o)))
-    def __ne__(self, o): return Tensor._wrap(np.not_equal(self.data, _data(o)))
-    def __lt__(self, o): return Tensor._wrap(np.less(self.data, _data(o)))
-    def __le__(self, o): return Tensor._wrap(np.less_equal(self.data, _data(o)))
-    def __gt__(self, o): return Tensor._wrap(np.greater(self.data, _data(o)))
-    def __ge__(self, o): return Tensor._wrap(np.greater_equal(self.data, _data(o)))
-    def __invert__(self): return Tensor._wrap(np.logical_not(self.data))
-    def __and__(self, o): return Tensor._wrap(np.logical_and(self.data, _data(o)))
-    def __or__(self, o): return Tensor._wrap(np.logical_or(self.data, _data(o)))
+    def __eq__(self, o): return Tensor._wrap(np.equal(self._array, _data(o)))
+    def __ne__(self, o): return Tensor._wrap(np.not_equal(self._array, _data(o)))
+    def __lt__(self, o): return Tensor._wrap(np.less(self._array, _data(o)))
+    def __le__(self, o): return Tensor._wrap(np.less_equal(self._array, _data(o)))
+    def __gt__(self, o): return Tensor._wrap(np.greater(self._array, _data(o)))
+    def __ge__(self, o): return Tensor._wrap(np.greater_equal(self._array, _data(o)))
+    def __invert__(self): return Tensor._wrap(np.logical_not(self._array))
+    def __and__(self, o): return Tensor._wrap(np.logical_and(self._array, _data(o)))
+    def __or__(self, o): return Tensor._wrap(np.logical_or(self._array, _data(o)))
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
     def exp(self): return ops.Exp.apply(self)
@@ -325,7 +339,7 @@ class Tensor:
 
     def expand_as(self, other): return self.expand(other.shape)
     def contiguous(self): return self  # the kernels accept any strides; nothing to do
-    def clone(self): return self + 0 if self.requires_grad else Tensor._wrap(self.data.copy())
+    def clone(self): return self + 0 if self.requires_grad else Tensor._wrap(self._array.copy())
 
     def __getitem__(self, index):
         return ops.GetItem.apply(self, index=_index(index))
@@ -366,7 +380,7 @@ class Tensor:
             return self
         if self.requires_grad and dtype.type in _FLOATS:
             return ops.Cast.apply(self, dtype=dtype)
-        return Tensor._wrap(self.data.astype(dtype))
+        return Tensor._wrap(self._array.astype(dtype))
 
     def float(self): return self.to(np.float32)
     def double(self): return self.to(np.float64)
@@ -386,9 +400,9 @@ class _MinMax(tuple):
 
 def _arg(fn, name, t, dim, keepdim):
     if dim is None:
-        return Tensor._wrap(np.asarray(fn(t.data)))
+        return Tensor._wrap(np.asarray(fn(t._array)))
     d = ops.shape.normalize_dim(dim, t.ndim, name)
-    return Tensor._wrap(fn(t.data, axis=d, keepdims=keepdim))
+    return Tensor._wrap(fn(t._array, axis=d, keepdims=keepdim))
 
 
 def _index(index):

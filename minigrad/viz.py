@@ -114,9 +114,9 @@ def _tensor_lines(t, show_shapes, show_values, show_grads):
     if show_shapes and t is not None:
         lines.append(f"{tuple(t.shape)} {t.dtype}")
     if show_values:
-        lines.append(_summary("data", t.data) if t is not None else "data: (freed)")
+        lines.append(_summary("data", t._array) if t is not None else "data: (freed)")
     if show_grads and t is not None and t.grad is not None:
-        lines.append(_summary("grad", t.grad.data))
+        lines.append(_summary("grad", t.grad._array))
     return lines
 
 

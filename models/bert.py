@@ -77,7 +77,7 @@ class BertEncoder(Module):
         for emb in (self.tok_embed, self.seg_embed, self.pos_embed):
             # BERT's N(0, 0.02): the tied MLM output starts with small logits, not N(0, 1)'s huge ones
             init.normal_(emb.weight, std=0.02)
-        self.tok_embed.weight.data[pad_id] = 0
+        self.tok_embed.weight._array[pad_id] = 0
         self.norm = LayerNorm(d_model)
         self.dropout = Dropout(dropout)
         layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,

@@ -39,9 +39,9 @@ class _Stepper:
         hidden, attns = self.model.decode(ids, self.memory, self.src_pad, cache=self.cache,
                                           offset=t - 1 if self.use_cache else 0,
                                           return_attention=True)
-        logp = self.model.generator(hidden[:, -1]).log_softmax(-1).data
+        logp = self.model.generator(hidden[:, -1]).log_softmax(-1)._array
         logp[:, self.model.pad_id] = -np.inf  # padding is never a word to generate
-        return logp, [a.data[:, :, -1] for a in attns]
+        return logp, [a._array[:, :, -1] for a in attns]
 
     def reorder(self, index):
         """Keep the cached keys and values of the hypotheses picked by `index` (beam search)."""

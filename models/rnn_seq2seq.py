@@ -144,12 +144,12 @@ class Seq2SeqRNN(Module):
             state, done, tokens, attn = None, np.zeros(B, dtype=bool), [], []
             for _ in range(max_len):
                 logits, state, w = self.decode(prev, enc, state)  # one step: T = 1
-                scores = logits.data[:, -1].copy()
+                scores = logits._array[:, -1].copy()
                 scores[:, self.pad_id] = -np.inf  # padding is never a word to generate
                 nxt = np.where(done, self.pad_id, scores.argmax(-1))
                 tokens.append(nxt)
                 if w is not None:
-                    attn.append(w.data[:, -1])
+                    attn.append(w._array[:, -1])
                 done |= nxt == eos_id
                 if done.all():
                     break

@@ -50,7 +50,7 @@ class Seq2SeqTransformer(Module):
             if p.ndim > 1:
                 init.xavier_uniform_(p)
         for emb in (self.src_embed, self.tgt_embed):
-            emb.weight.data[pad_id] = 0
+            emb.weight._array[pad_id] = 0
         if tie_output:  # one matrix both embeds target tokens and scores them (section 3.4)
             self.generator.weight = self.tgt_embed.weight
 

@@ -15,7 +15,7 @@ from minigrad.random import generator
 
 
 def _fill(tensor, values):
-    tensor.data[...] = values
+    tensor._array[...] = values
     tensor._vc[0] += 1
     return tensor
 

@@ -19,7 +19,7 @@ class Parameter(Tensor):
     """A tensor that is a module's weight: it requires grad and is found by `parameters()`."""
 
     def __init__(self, data, requires_grad=True):
-        arr = data.data if isinstance(data, Tensor) else np.asarray(data)
+        arr = data._array if isinstance(data, Tensor) else np.asarray(data)
         if not np.issubdtype(arr.dtype, np.floating):
             arr = arr.astype(np.float32)
         self._init(arr, requires_grad)
@@ -158,7 +158,7 @@ class Module:
             if set_to_none:
                 p.grad = None
             elif p.grad is not None:
-                p.grad.data.fill(0)
+                p.grad._array.fill(0)
 
     def requires_grad_(self, flag=True):
         for p in self.parameters():
@@ -175,8 +175,8 @@ class Module:
     def to(self, dtype):
         """Convert every floating parameter and buffer to `dtype` in place."""
         for t in list(self.parameters()) + list(self.buffers()):
-            if np.issubdtype(t.data.dtype, np.floating):
-                t.data = t.data.astype(dtype)
+            if np.issubdtype(t._array.dtype, np.floating):
+                t._array = t._array.astype(dtype)
         return self
 
     def double(self):
@@ -201,13 +201,13 @@ class Module:
 
     def state_dict(self):
         """Parameters and persistent buffers by dotted name, as detached tensors (copies)."""
-        return OrderedDict((name, Tensor._wrap(np.array(t.data, copy=True)))
+        return OrderedDict((name, Tensor._wrap(np.array(t._array, copy=True)))
                            for name, t in self._state_items())
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy values into parameters and buffers; errors list every key and shape problem."""
         own = dict(self._state_items())
-        given = {k: np.asarray(v.data if isinstance(v, Tensor) else v) for k, v in state_dict.items()}
+        given = {k: np.asarray(v._array if isinstance(v, Tensor) else v) for k, v in state_dict.items()}
         missing = [k for k in own if k not in given]
         unexpected = [k for k in given if k not in own]
         mismatched = [f"{k}: checkpoint {given[k].shape}, model {own[k].shape}"
@@ -223,7 +223,7 @@ class Module:
             raise RuntimeError(f"load_state_dict for {type(self).__name__}: " + " | ".join(problems))
         for k, t in own.items():
             if k in given:
-                t.data = given[k].astype(t.data.dtype, copy=True)
+                t._array = given[k].astype(t._array.dtype, copy=True)
                 t._vc[0] += 1
         return _IncompatibleKeys(missing, unexpected)
 
@@ -239,7 +239,7 @@ class Module:
         return lines[0] + ")" if len(lines) == 1 else "\n".join(lines) + "\n)"
 
     def num_parameters(self):
-        return sum(p.data.size for p in self.parameters())
+        return sum(p._array.size for p in self.parameters())
 
     def summary(self, depth=None, print_fn=print):
         """A table of every parameter (shape, count) with totals per sub-module; returns it."""

@@ -71,10 +71,10 @@ class BatchNorm1d(Module):
             if self.training and self.track_running_stats:
                 with no_grad():
                     m = self.momentum
-                    unbiased = var.data.reshape(-1) * count / max(count - 1, 1)
-                    self.running_mean.data[...] = (1 - m) * self.running_mean.data + m * mean.data.reshape(-1)
-                    self.running_var.data[...] = (1 - m) * self.running_var.data + m * unbiased
-                    self.num_batches_tracked.data[...] += 1
+                    unbiased = var._array.reshape(-1) * count / max(count - 1, 1)
+                    self.running_mean._array[...] = (1 - m) * self.running_mean._array + m * mean._array.reshape(-1)
+                    self.running_var._array[...] = (1 - m) * self.running_var._array + m * unbiased
+                    self.num_batches_tracked._array[...] += 1
         else:
             mean = self.running_mean.reshape(shape)
             var = self.running_var.reshape(shape)

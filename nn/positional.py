@@ -47,7 +47,7 @@ class PositionalEncoding(Module):
         if x.shape[-1] != self.d_model:
             raise ValueError(f"PositionalEncoding: input of shape {x.shape} does not have "
                              f"d_model={self.d_model} features")
-        pe = self.pe.data[offset:offset + t].astype(x.dtype, copy=False)
+        pe = self.pe._array[offset:offset + t].astype(x.dtype, copy=False)
         x = x + (pe if self.batch_first else pe[:, None, :])
         return F.dropout(x, self.p, self.training)
 

@@ -29,12 +29,12 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     norm_type = float(norm_type)
     if not grads:
         return Tensor._wrap(np.array(0.0, np.float32))
-    dtype = grads[0].data.dtype
+    dtype = grads[0]._array.dtype
     if norm_type == math.inf:
-        total = max(float(np.max(np.abs(g.data))) if g.data.size else 0.0 for g in grads)
+        total = max(float(np.max(np.abs(g._array))) if g._array.size else 0.0 for g in grads)
     elif norm_type > 0:
         # norm of the per-tensor norms == norm of everything concatenated, without the copy
-        norms = np.array([_norm(g.data, norm_type) for g in grads], np.float64)
+        norms = np.array([_norm(g._array, norm_type) for g in grads], np.float64)
         total = float(np.sum(norms ** norm_type) ** (1.0 / norm_type))
     else:
         raise ValueError(f"clip_grad_norm_: norm_type must be positive or inf, got {norm_type}")
@@ -45,7 +45,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     coef = max_norm / (total + 1e-6)
     if coef < 1 or math.isnan(coef):  # NaN spreads to the grads, as in PyTorch
         for g in grads:
-            np.multiply(g.data, coef, out=g.data, casting="unsafe")
+            np.multiply(g._array, coef, out=g._array, casting="unsafe")
             g._vc[0] += 1
     return Tensor._wrap(np.array(total, dtype))
 
@@ -64,26 +64,26 @@ def clip_grad_value_(parameters, clip_value):
     """Clamp every gradient element to [-clip_value, clip_value] in place."""
     c = float(clip_value)
     for g in _grads(parameters):
-        np.clip(g.data, -c, c, out=g.data)
+        np.clip(g._array, -c, c, out=g._array)
         g._vc[0] += 1
 
 
 def parameters_to_vector(parameters):
     """All parameters flattened and concatenated into one new 1-D tensor."""
-    return Tensor._wrap(np.concatenate([p.data.reshape(-1) for p in _params(parameters)]))
+    return Tensor._wrap(np.concatenate([p._array.reshape(-1) for p in _params(parameters)]))
 
 
 def vector_to_parameters(vec, parameters):
     """Copy consecutive pieces of a 1-D `vec` into the parameters (in place, data kept)."""
-    v = np.asarray(vec.data if isinstance(vec, Tensor) else vec)
+    v = np.asarray(vec._array if isinstance(vec, Tensor) else vec)
     params = _params(parameters)
-    total = sum(p.data.size for p in params)
+    total = sum(p._array.size for p in params)
     if v.ndim != 1 or v.size != total:
         raise ValueError(f"vector_to_parameters: expected a 1-D vector of {total} elements, "
                          f"got shape {v.shape}")
     i = 0
     for p in params:
-        n = p.data.size
-        np.copyto(p.data, v[i:i + n].reshape(p.data.shape), casting="unsafe")
+        n = p._array.size
+        np.copyto(p._array, v[i:i + n].reshape(p._array.shape), casting="unsafe")
         p._vc[0] += 1
         i += n

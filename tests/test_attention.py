@@ -46,12 +46,12 @@ def test_sdpa_no_mask_and_scale():
     rng = np.random.default_rng(0)
     q, k, v = qkv(rng, Ev=3)
     out = F.scaled_dot_product_attention(t64(q, False), t64(k, False), t64(v, False))
-    np.testing.assert_allclose(out.data, sdpa_reference(q, k, v)[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out.numpy(), sdpa_reference(q, k, v)[0], rtol=1e-10, atol=1e-12)
     assert out.shape == (2, 3, 4, 3)
     out = F.scaled_dot_product_attention(t64(q, False), t64(k, False), t64(v, False), scale=0.7)
-    np.testing.assert_allclose(out.data, sdpa_reference(q, k, v, scale=0.7)[0], rtol=1e-10,
+    np.testing.assert_allclose(out.numpy(), sdpa_reference(q, k, v, scale=0.7)[0], rtol=1e-10,
                                atol=1e-12)
-    assert not np.allclose(out.data, sdpa_reference(q, k, v)[0])
+    assert not np.allclose(out.numpy(), sdpa_reference(q, k, v)[0])
 
 
 def test_sdpa_bool_mask_true_means_allowed():
@@ -61,14 +61,14 @@ def test_sdpa_bool_mask_true_means_allowed():
     allowed[:, 0] = True  # no fully masked rows here
     out = F.scaled_dot_product_attention(t64(q, False), t64(k, False), t64(v, False),
                                          attn_mask=mg.tensor(allowed))
-    np.testing.assert_allclose(out.data, sdpa_reference(q, k, v, allowed=allowed)[0],
+    np.testing.assert_allclose(out.numpy(), sdpa_reference(q, k, v, allowed=allowed)[0],
                                rtol=1e-10, atol=1e-12)
     # (B, 1, L, S) broadcasts over heads
     per_batch = rng.random((2, 1, 4, 6)) < 0.5
     per_batch[..., 2] = True
     out = F.scaled_dot_product_attention(t64(q, False), t64(k, False), t64(v, False),
                                          attn_mask=per_batch)
-    np.testing.assert_allclose(out.data, sdpa_reference(q, k, v, allowed=per_batch)[0],
+    np.testing.assert_allclose(out.numpy(), sdpa_reference(q, k, v, allowed=per_batch)[0],
                                rtol=1e-10, atol=1e-12)
 
 
@@ -78,14 +78,14 @@ def test_sdpa_float_mask_is_added():
     bias = rng.standard_normal((4, 6)) * 2
     out = F.scaled_dot_product_attention(t64(q, False), t64(k, False), t64(v, False),
                                          attn_mask=bias)
-    np.testing.assert_allclose(out.data, sdpa_reference(q, k, v, additive=bias)[0],
+    np.testing.assert_allclose(out.numpy(), sdpa_reference(q, k, v, additive=bias)[0],
                                rtol=1e-10, atol=1e-12)
     # -inf in a float mask blocks like False in a bool mask
     minf = np.where(rng.random((4, 6)) < 0.5, -np.inf, 0.0)
     minf[:, 1] = 0.0
     out = F.scaled_dot_product_attention(t64(q, False), t64(k, False), t64(v, False),
                                          attn_mask=t64(minf, False))
-    np.testing.assert_allclose(out.data, sdpa_reference(q, k, v, allowed=minf == 0)[0],
+    np.testing.assert_allclose(out.numpy(), sdpa_reference(q, k, v, allowed=minf == 0)[0],
                                rtol=1e-10, atol=1e-12)
 
 
@@ -95,10 +95,10 @@ def test_sdpa_is_causal():
     out = F.scaled_dot_product_attention(t64(q, False), t64(k, False), t64(v, False),
                                          is_causal=True)
     causal = np.tril(np.ones((4, 4), bool))
-    np.testing.assert_allclose(out.data, sdpa_reference(q, k, v, allowed=causal)[0],
+    np.testing.assert_allclose(out.numpy(), sdpa_reference(q, k, v, allowed=causal)[0],
                                rtol=1e-10, atol=1e-12)
     # the first query sees only the first key: its output is v[..., 0, :]
-    np.testing.assert_allclose(out.data[..., 0, :], v[..., 0, :], rtol=1e-12)
+    np.testing.assert_allclose(out.numpy()[..., 0, :], v[..., 0, :], rtol=1e-12)
 
 
 def test_sdpa_fully_masked_row_gives_zeros_forward_and_backward():
@@ -107,17 +107,17 @@ def test_sdpa_fully_masked_row_gives_zeros_forward_and_backward():
     allowed = np.ones((4, 6), bool)
     allowed[2] = False
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
-    assert np.isfinite(out.data).all()
-    np.testing.assert_array_equal(out.data[..., 2, :], 0)
+    assert np.isfinite(out.numpy()).all()
+    np.testing.assert_array_equal(out.numpy()[..., 2, :], 0)
     out.backward(t64(rng.standard_normal(out.shape), False))
     for t in (q, k, v):
-        assert np.isfinite(t.grad.data).all()
-    np.testing.assert_array_equal(q.grad.data[..., 2, :], 0)
+        assert np.isfinite(t.grad.numpy()).all()
+    np.testing.assert_array_equal(q.grad.numpy()[..., 2, :], 0)
     # float -inf mask on a whole row: the same
     minf = np.where(allowed, 0.0, -np.inf)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=minf)
-    assert np.isfinite(out.data).all()
-    np.testing.assert_array_equal(out.data[..., 2, :], 0)
+    assert np.isfinite(out.numpy()).all()
+    np.testing.assert_array_equal(out.numpy()[..., 2, :], 0)
 
 
 def test_sdpa_gradcheck():
@@ -147,13 +147,13 @@ def test_sdpa_matches_torch(torch):
         out = F.scaled_dot_product_attention(a, b, c, **ours_kw)
         tq_, tk_, tv_ = (x.clone().requires_grad_() for x in (tq, tk, tv))
         ref = TF.scaled_dot_product_attention(tq_, tk_, tv_, **torch_kw)
-        np.testing.assert_allclose(out.data, ref.detach().numpy(), rtol=1e-9, atol=1e-12,
+        np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-9, atol=1e-12,
                                    err_msg=str(ours_kw.keys()))
-        g = np.cos(out.data)
+        g = np.cos(out.numpy())
         out.backward(t64(g, False))
         ref.backward(torch.tensor(g))
         for mine, theirs in ((a, tq_), (b, tk_), (c, tv_)):
-            np.testing.assert_allclose(mine.grad.data, theirs.grad.numpy(), rtol=1e-8,
+            np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-8,
                                        atol=1e-10)
 
 
@@ -173,8 +173,8 @@ def make_mha(E=8, H=2, seed=0, **kw):
     m = nn.MultiheadAttention(E, H, **kw)
     rng = np.random.default_rng(seed + 100)
     if m.in_proj_bias is not None:  # non-zero biases, so bias handling is exercised too
-        m.in_proj_bias.data[...] = rng.standard_normal(m.in_proj_bias.shape) * 0.1
-        m.out_proj.bias.data[...] = rng.standard_normal(m.out_proj.bias.shape) * 0.1
+        m.in_proj_bias.numpy()[...] = rng.standard_normal(m.in_proj_bias.shape) * 0.1
+        m.out_proj.bias.numpy()[...] = rng.standard_normal(m.out_proj.bias.shape) * 0.1
     return m
 
 
@@ -182,7 +182,7 @@ def mha_reference(m, q, k, v, allowed=None, additive=None):
     """NumPy MHA for batch-first inputs (B, L, E), all in float64; returns (out, per-head w)."""
     E, H = m.embed_dim, m.num_heads
     d = E // H
-    sd = {n: np.asarray(t.data, np.float64) for n, t in m.state_dict().items()}
+    sd = {n: np.asarray(t.numpy(), np.float64) for n, t in m.state_dict().items()}
     if "in_proj_weight" in sd:
         wq, wk, wv = np.split(sd["in_proj_weight"], 3)
     else:
@@ -207,8 +207,8 @@ def test_mha_matches_numpy_reference_and_head_layout():
     x = rng.standard_normal((2, 5, 8))
     out, w = m(t32(x), t32(x), t32(x), average_attn_weights=False)
     ref, ref_w = mha_reference(m, x, x, x)
-    np.testing.assert_allclose(out.data, ref, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(w.data, ref_w, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(w.numpy(), ref_w, rtol=1e-4, atol=1e-6)
     assert out.dtype == np.float32
 
 
@@ -222,8 +222,8 @@ def test_mha_batch_first_true_and_false_agree():
     ob, wb = b(t32(q.transpose(1, 0, 2)), t32(k.transpose(1, 0, 2)), t32(k.transpose(1, 0, 2)))
     assert oa.shape == (2, 3, 8) and ob.shape == (3, 2, 8)
     assert wa.shape == wb.shape == (2, 3, 4)
-    np.testing.assert_allclose(ob.data.transpose(1, 0, 2), oa.data, rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(wb.data, wa.data, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(ob.numpy().transpose(1, 0, 2), oa.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(wb.numpy(), wa.numpy(), rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match="batch_first"):
         a(t32(np.zeros((2, 3, 5))), t32(np.zeros((2, 3, 5))), t32(np.zeros((2, 3, 5))))
 
@@ -238,8 +238,8 @@ def test_mha_kdim_vdim_separate_projection_weights():
     out, w = m(t32(q), t32(k), t32(v))
     assert out.shape == (2, 4, 8) and w.shape == (2, 4, 6)
     ref, ref_w = mha_reference(m, q, k, v)
-    np.testing.assert_allclose(out.data, ref, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(w.data, ref_w.mean(1), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(w.numpy(), ref_w.mean(1), rtol=1e-4, atol=1e-6)
     # kdim == embed_dim but vdim different still needs separate weights
     m2 = nn.MultiheadAttention(8, 2, vdim=4)
     assert "v_proj_weight" in dict(m2.named_parameters())
@@ -255,11 +255,11 @@ def test_mha_need_weights_and_average_attn_weights():
     out_heads, w_heads = m(q, kv, kv, average_attn_weights=False)
     assert w_avg.shape == (2, 3, 5)
     assert w_heads.shape == (2, 4, 3, 5)
-    np.testing.assert_allclose(w_heads.data.mean(1), w_avg.data, rtol=1e-6)
-    np.testing.assert_allclose(out_heads.data, out_avg.data)
-    np.testing.assert_allclose(out.data, out_avg.data, rtol=1e-6)
+    np.testing.assert_allclose(w_heads.numpy().mean(1), w_avg.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(out_heads.numpy(), out_avg.numpy())
+    np.testing.assert_allclose(out.numpy(), out_avg.numpy(), rtol=1e-6)
     # the heads really differ (per-head weights are not copies of the average)
-    assert np.abs(w_heads.data[:, 0] - w_heads.data[:, 1]).max() > 1e-3
+    assert np.abs(w_heads.numpy()[:, 0] - w_heads.numpy()[:, 1]).max() > 1e-3
 
 
 def test_mha_attention_weights_sum_to_one():
@@ -272,12 +272,12 @@ def test_mha_attention_weights_sum_to_one():
     for kw in [{}, {"attn_mask": causal}, {"key_padding_mask": kpm},
                {"attn_mask": causal, "key_padding_mask": kpm}]:
         _, w = m(x, x, x, average_attn_weights=False, **kw)
-        np.testing.assert_allclose(w.data.sum(-1), 1, rtol=1e-5)
-        assert (w.data >= 0).all()
+        np.testing.assert_allclose(w.numpy().sum(-1), 1, rtol=1e-5)
+        assert (w.numpy() >= 0).all()
         if "attn_mask" in kw:
-            assert not w.data[..., causal].any()
+            assert not w.numpy()[..., causal].any()
         if "key_padding_mask" in kw:
-            assert not w.data[1, :, :, 4:].any()
+            assert not w.numpy()[1, :, :, 4:].any()
 
 
 def test_mha_bool_mask_true_means_not_allowed_and_float_masks_add():
@@ -288,20 +288,20 @@ def test_mha_bool_mask_true_means_not_allowed_and_float_masks_add():
     blocked[:, 0] = False
     out, w = m(t32(x), t32(x), t32(x), attn_mask=blocked, average_attn_weights=False)
     ref, ref_w = mha_reference(m, x, x, x, allowed=~blocked)
-    np.testing.assert_allclose(out.data, ref, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(w.data, ref_w, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(w.numpy(), ref_w, rtol=1e-4, atol=1e-6)
     bias = rng.standard_normal((4, 4))
     out, w = m(t32(x), t32(x), t32(x), attn_mask=bias.astype(np.float32),
                average_attn_weights=False)
     ref, ref_w = mha_reference(m, x, x, x, additive=bias)
-    np.testing.assert_allclose(out.data, ref, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-5)
     # (B * H, L, S): batch-major, one mask per (batch, head)
     per_head = rng.standard_normal((4, 4, 4))
     out, w = m(t32(x), t32(x), t32(x), attn_mask=per_head.astype(np.float32),
                average_attn_weights=False)
     ref, ref_w = mha_reference(m, x, x, x, additive=per_head.reshape(2, 2, 4, 4))
-    np.testing.assert_allclose(out.data, ref, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(w.data, ref_w, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(w.numpy(), ref_w, rtol=1e-4, atol=1e-6)
     with pytest.raises(ValueError, match="attn_mask"):
         m(t32(x), t32(x), t32(x), attn_mask=np.zeros((3, 4), bool))
     with pytest.raises(ValueError, match="key_padding_mask"):
@@ -315,24 +315,24 @@ def test_mha_fully_masked_query_row_gives_zeros_not_nan():
     blocked = np.zeros((3, 4), bool)
     blocked[1] = True  # query 1 may attend to nothing
     out, w = m(q, kv, kv, attn_mask=blocked, average_attn_weights=False)
-    assert np.isfinite(out.data).all() and np.isfinite(w.data).all()
-    np.testing.assert_array_equal(w.data[:, :, 1], 0)
+    assert np.isfinite(out.numpy()).all() and np.isfinite(w.numpy()).all()
+    np.testing.assert_array_equal(w.numpy()[:, :, 1], 0)
     # the attention output of that row is zero; out_proj then adds only its bias
-    np.testing.assert_allclose(out.data[:, 1], np.broadcast_to(m.out_proj.bias.data, (2, 8)),
+    np.testing.assert_allclose(out.numpy()[:, 1], np.broadcast_to(m.out_proj.bias.numpy(), (2, 8)),
                                rtol=1e-12, atol=1e-12)
     out.backward(t64(rng.standard_normal(out.shape), False))
     for t in [q, kv] + list(m.parameters()):
-        assert np.isfinite(t.grad.data).all()
-    np.testing.assert_array_equal(q.grad.data[:, 1], 0)
+        assert np.isfinite(t.grad.numpy()).all()
+    np.testing.assert_array_equal(q.grad.numpy()[:, 1], 0)
     # all keys padded for one batch element: the same, through key_padding_mask
     m.zero_grad()
     kpm = np.zeros((2, 4), bool)
     kpm[0] = True
     out, w = m(q, kv, kv, key_padding_mask=kpm)
-    assert np.isfinite(out.data).all()
-    np.testing.assert_array_equal(w.data[0], 0)
+    assert np.isfinite(out.numpy()).all()
+    np.testing.assert_array_equal(w.numpy()[0], 0)
     out.sum().backward()
-    assert all(np.isfinite(p.grad.data).all() for p in m.parameters())
+    assert all(np.isfinite(p.grad.numpy()).all() for p in m.parameters())
 
 
 def test_mha_causal_mask_leak():
@@ -348,18 +348,18 @@ def test_mha_causal_mask_leak():
                {"attn_mask": np.where(causal, -np.inf, 0).astype(np.float32)}]:
         a, _ = m(t32(x), t32(x), t32(x), **kw)
         b, _ = m(t32(x2), t32(x2), t32(x2), **kw)
-        np.testing.assert_allclose(a.data[:, :t + 1], b.data[:, :t + 1], rtol=1e-6, atol=1e-6)
-        assert np.abs(a.data[:, t + 1:] - b.data[:, t + 1:]).max() > 1e-2  # the change is seen
+        np.testing.assert_allclose(a.numpy()[:, :t + 1], b.numpy()[:, :t + 1], rtol=1e-6, atol=1e-6)
+        assert np.abs(a.numpy()[:, t + 1:] - b.numpy()[:, t + 1:]).max() > 1e-2  # the change is seen
         # gradient of the early outputs w.r.t. later inputs is exactly zero
         xg = t32(x, True)
         out, _ = m(xg, xg, xg, **kw)
         out[:, :t + 1].sum().backward()
-        np.testing.assert_array_equal(xg.grad.data[:, t + 1:], 0)
-        assert np.abs(xg.grad.data[:, :t + 1]).max() > 0
+        np.testing.assert_array_equal(xg.grad.numpy()[:, t + 1:], 0)
+        assert np.abs(xg.grad.numpy()[:, :t + 1]).max() > 0
     # without the mask the earlier outputs DO change (the test can detect a leak)
     a, _ = m(t32(x), t32(x), t32(x))
     b, _ = m(t32(x2), t32(x2), t32(x2))
-    assert np.abs(a.data[:, :t + 1] - b.data[:, :t + 1]).max() > 1e-2
+    assert np.abs(a.numpy()[:, :t + 1] - b.numpy()[:, :t + 1]).max() > 1e-2
 
 
 def test_mha_padding_leak():
@@ -378,12 +378,12 @@ def test_mha_padding_leak():
     for mask in (kpm, np.where(kpm, -np.inf, 0.0).astype(np.float32)):
         a, wa = m(t32(q), t32(kv), t32(kv), key_padding_mask=mask)
         b, wb = m(t32(q), t32(kv2), t32(kv2), key_padding_mask=mask)
-        np.testing.assert_allclose(a.data, b.data, rtol=1e-6, atol=1e-6)
-        np.testing.assert_allclose(wa.data, wb.data, rtol=1e-6, atol=1e-7)
-        assert not wa.data[0, :, 3:].any() and not wa.data[1, :, 4:].any()
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(wa.numpy(), wb.numpy(), rtol=1e-6, atol=1e-7)
+        assert not wa.numpy()[0, :, 3:].any() and not wa.numpy()[1, :, 4:].any()
     a, _ = m(t32(q), t32(kv), t32(kv))
     b, _ = m(t32(q), t32(kv2), t32(kv2))
-    assert np.abs(a.data - b.data).max() > 1e-2
+    assert np.abs(a.numpy() - b.numpy()).max() > 1e-2
     # through SDPA (True = allowed): padded keys and values do not matter either
     qh, kh, vh = qkv(rng, shape_q=(2, 2, 3, 4), S=5)
     allowed = ~kpm[:, None, None, :]
@@ -392,7 +392,7 @@ def test_mha_padding_leak():
     vh2[1, :, 4:] -= 7.0
     o1 = F.scaled_dot_product_attention(t64(qh, False), t64(kh, False), t64(vh, False), allowed)
     o2 = F.scaled_dot_product_attention(t64(qh, False), t64(kh2, False), t64(vh2, False), allowed)
-    np.testing.assert_allclose(o1.data, o2.data, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(o1.numpy(), o2.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_mha_gradcheck_with_masks():
@@ -418,12 +418,12 @@ def test_mha_dropout_only_in_training():
     m.eval()
     a, wa = m(x, x, x)
     b, wb = m(x, x, x)
-    np.testing.assert_array_equal(a.data, b.data)
-    np.testing.assert_allclose(wa.data.sum(-1), 1, rtol=1e-5)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_allclose(wa.numpy().sum(-1), 1, rtol=1e-5)
     m.train()
     mg.manual_seed(0)
     c, _ = m(x, x, x)
-    assert not np.allclose(c.data, a.data)
+    assert not np.allclose(c.numpy(), a.numpy())
 
 
 # --- torch parity ---------------------------------------------------------------------------
@@ -484,15 +484,15 @@ def test_mha_matches_torch_outputs_and_weights(torch, case, batch_first):
         qt = torch.tensor(q, requires_grad=True)
         yo, wo = ours(qo, t32(k), t32(v), average_attn_weights=avg, **kw)
         yt, wt = theirs(qt, torch.tensor(k), torch.tensor(v), average_attn_weights=avg, **tkw)
-        np.testing.assert_allclose(yo.data, yt.detach().numpy(), rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(wo.data, wt.detach().numpy(), rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(wo.numpy(), wt.detach().numpy(), rtol=1e-4, atol=1e-6)
         g = np.cos(q)
         yo.backward(t32(g))
         yt.backward(torch.tensor(g))
-        np.testing.assert_allclose(qo.grad.data, qt.grad.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(qo.grad.numpy(), qt.grad.numpy(), rtol=1e-4, atol=1e-5)
     tp = dict(theirs.named_parameters())
     for n, p in ours.named_parameters():
-        np.testing.assert_allclose(p.grad.data, tp[n].grad.numpy(), rtol=1e-4, atol=1e-5,
+        np.testing.assert_allclose(p.grad.numpy(), tp[n].grad.numpy(), rtol=1e-4, atol=1e-5,
                                    err_msg=n)
 
 
@@ -506,8 +506,8 @@ def test_mha_kdim_vdim_matches_torch(torch):
     yo, wo = ours(t32(q), t32(k), t32(v), key_padding_mask=kpm)
     yt, wt = theirs(torch.tensor(q), torch.tensor(k), torch.tensor(v),
                     key_padding_mask=torch.tensor(kpm))
-    np.testing.assert_allclose(yo.data, yt.detach().numpy(), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(wo.data, wt.detach().numpy(), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(wo.numpy(), wt.detach().numpy(), rtol=1e-4, atol=1e-6)
 
 
 # --- key/value cache ------------------------------------------------------------------------
@@ -523,17 +523,17 @@ def test_kv_cache_self_attention_equals_full_causal_forward(batch_first):
         full, full_w = m(t32(xin), t32(xin), t32(xin), is_causal=True)
         explicit, _ = m(t32(xin), t32(xin), t32(xin),
                         attn_mask=np.triu(np.ones((T, T), bool), 1))
-        np.testing.assert_allclose(full.data, explicit.data, rtol=1e-6, atol=1e-6)
-        full = full.data if batch_first else full.data.transpose(1, 0, 2)
+        np.testing.assert_allclose(full.numpy(), explicit.numpy(), rtol=1e-6, atol=1e-6)
+        full = full.numpy() if batch_first else full.numpy().transpose(1, 0, 2)
         cache = {}
         for t in range(T):
             step = x[:, t:t + 1] if batch_first else x[:, t:t + 1].transpose(1, 0, 2)
             out, w = m(t32(step), t32(step), t32(step), cache=cache, is_causal=True)
-            out = out.data if batch_first else out.data.transpose(1, 0, 2)
+            out = out.numpy() if batch_first else out.numpy().transpose(1, 0, 2)
             np.testing.assert_allclose(out[:, 0], full[:, t], rtol=1e-5, atol=1e-6,
                                        err_msg=f"position {t}")
             assert w.shape == (B, 1, t + 1)
-            np.testing.assert_allclose(w.data[:, 0], full_w.data[:, t, :t + 1], rtol=1e-5,
+            np.testing.assert_allclose(w.numpy()[:, 0], full_w.numpy()[:, t, :t + 1], rtol=1e-5,
                                        atol=1e-6)
             assert cache["k"].shape == (B, 2, t + 1, 4) and cache["v"].shape == (B, 2, t + 1, 4)
 
@@ -552,8 +552,8 @@ def test_kv_cache_static_cross_attention_equals_no_cache():
             # after the first call the memory's keys and values come from the cache
             kv = mem if t == 0 else t32(np.full((2, 6, 8), 99.0))
             out, w = m(t32(y[:, t:t + 1]), kv, kv, key_padding_mask=kpm, cache=cache)
-            np.testing.assert_allclose(out.data[:, 0], ref.data[:, t], rtol=1e-5, atol=1e-6)
-            np.testing.assert_allclose(w.data[:, 0], ref_w.data[:, t], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(out.numpy()[:, 0], ref.numpy()[:, t], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(w.numpy()[:, 0], ref_w.numpy()[:, t], rtol=1e-5, atol=1e-6)
             assert cache["k"].shape == (2, 2, 6, 4)
 
 
@@ -563,7 +563,7 @@ def test_positional_encoding_p0_and_formula():
     d = 16
     pe = nn.PositionalEncoding(d, max_len=100)
     x = np.zeros((1, 50, d), np.float32)
-    p = pe(t32(x)).data[0]
+    p = pe(t32(x)).numpy()[0]
     np.testing.assert_array_equal(p[0], np.tile([0.0, 1.0], d // 2))
     for pos in (1, 7, 49):
         for i in (0, 1, 3, 7):
@@ -574,7 +574,7 @@ def test_positional_encoding_p0_and_formula():
     np.testing.assert_allclose(p, table, atol=1e-6)
     # the input is added to the encoding
     xs = np.random.default_rng(0).standard_normal((2, 50, d)).astype(np.float32)
-    np.testing.assert_allclose(pe(t32(xs)).data, xs + table, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(pe(t32(xs)).numpy(), xs + table, rtol=1e-6, atol=1e-6)
     # odd d_model: the last (even) dimension is a sine
     np.testing.assert_allclose(nn.sinusoidal_table(3, 5)[0], [0, 1, 0, 1, 0])
 
@@ -600,16 +600,16 @@ def test_positional_encoding_too_long_raises_clear_error_and_offset():
     with pytest.raises(ValueError, match="max_len"):
         pe(t32(np.zeros((1, 3, 8))), offset=8)
     table = nn.sinusoidal_table(10, 8)
-    out = pe(t32(np.zeros((2, 3, 8))), offset=4).data
+    out = pe(t32(np.zeros((2, 3, 8))), offset=4).numpy()
     np.testing.assert_allclose(out[0], table[4:7], atol=1e-7)
     np.testing.assert_allclose(out[1], table[4:7], atol=1e-7)
     # one token at a time with offset t equals slicing the full encoding
-    full = pe(t32(np.zeros((1, 6, 8)))).data
+    full = pe(t32(np.zeros((1, 6, 8)))).numpy()
     for t in range(6):
-        np.testing.assert_allclose(pe(t32(np.zeros((1, 1, 8))), offset=t).data[0, 0], full[0, t])
+        np.testing.assert_allclose(pe(t32(np.zeros((1, 1, 8))), offset=t).numpy()[0, 0], full[0, t])
     # time-first layout
     pe_tf = nn.PositionalEncoding(8, max_len=10, batch_first=False)
-    out = pe_tf(t32(np.zeros((3, 2, 8)))).data
+    out = pe_tf(t32(np.zeros((3, 2, 8)))).numpy()
     np.testing.assert_allclose(out[:, 0], table[:3], atol=1e-7)
     np.testing.assert_allclose(out[:, 1], table[:3], atol=1e-7)
     with pytest.raises(ValueError, match="d_model"):
@@ -621,9 +621,9 @@ def test_positional_encoding_dropout_and_gradient():
     x = t32(np.ones((4, 10, 8)), True)
     mg.manual_seed(0)
     y = pe(x)
-    assert (y.data == 0).mean() > 0.3
+    assert (y.numpy() == 0).mean() > 0.3
     y.sum().backward()
     assert x.grad.shape == x.shape
     pe.eval()
-    np.testing.assert_allclose(pe(t32(np.zeros((1, 10, 8)))).data[0],
+    np.testing.assert_allclose(pe(t32(np.zeros((1, 10, 8)))).numpy()[0],
                                nn.sinusoidal_table(10, 8), atol=1e-7)

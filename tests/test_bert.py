@@ -102,13 +102,13 @@ def test_padding_does_not_leak():
     model = tiny(dropout=0.5).eval()
     real, real_types = IDS[:1, :7], TYPES[:1, :7]
     with no_grad():
-        alone = model(real, real_types).data
-        padded = model(np.pad(real, ((0, 0), (0, 3))), np.pad(real_types, ((0, 0), (0, 3)))).data
+        alone = model(real, real_types).numpy()
+        padded = model(np.pad(real, ((0, 0), (0, 3))), np.pad(real_types, ((0, 0), (0, 3)))).numpy()
         garbage = np.concatenate([real, [[9, 3, 11]]], 1)  # ordinary tokens, masked explicitly
         mask = np.concatenate([np.ones((1, 7)), np.zeros((1, 3))], 1)
-        hidden = model(garbage, np.pad(real_types, ((0, 0), (0, 3)), constant_values=1), mask).data
+        hidden = model(garbage, np.pad(real_types, ((0, 0), (0, 3)), constant_values=1), mask).numpy()
         batched = model(pad_batch([list(real[0]), [1, 5, 2, 6, 6, 6, 7, 8, 9, 2]]),
-                        pad_batch([list(real_types[0]), [0] * 3 + [1] * 7])).data
+                        pad_batch([list(real_types[0]), [0] * 3 + [1] * 7])).numpy()
     np.testing.assert_allclose(padded[:, :7], alone, atol=1e-12)
     np.testing.assert_allclose(hidden[:, :7], alone, atol=1e-12)
     np.testing.assert_allclose(batched[:1, :7], alone, atol=1e-12)

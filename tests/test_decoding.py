@@ -30,7 +30,7 @@ def random_model(seed, eos_bias=0.0, dtype=np.float64):
                                num_encoder_layers=NUM_LAYERS, num_decoder_layers=NUM_LAYERS,
                                dim_feedforward=32, dropout=0.1, max_len=MAX_LEN, pad_id=PAD)
     model.to(dtype)
-    model.generator.bias.data[EOS] += eos_bias
+    model.generator.bias.numpy()[EOS] += eos_bias
     return model
 
 
@@ -93,7 +93,7 @@ def sequence_logprob(model, src, tokens):
     was = model.training
     model.eval()
     with no_grad():
-        logp = model(src, tgt_in).log_softmax(-1).data
+        logp = model(src, tgt_in).log_softmax(-1).numpy()
     model.train(was)
     picked = np.take_along_axis(logp, tokens[:, :, None], axis=2)[:, :, 0]
     return np.where(valid_positions(tokens), picked, 0.0).sum(1)

@@ -44,8 +44,8 @@ def test_attention_pooling_gradcheck_and_mask():
     assert [k for k, _ in pool.named_parameters()] == ["query", "proj.weight", "proj.bias"]
     assert gradcheck(lambda h, *p: mg.cat([t.reshape(-1) for t in pool(h, mask)]), [h] + params)
     pooled, weights = pool(h, mask)
-    assert pooled.shape == (2, 4) and np.all(weights.data[0, 3:] == 0)
-    np.testing.assert_allclose(weights.data.sum(-1), 1.0)
+    assert pooled.shape == (2, 4) and np.all(weights.numpy()[0, 3:] == 0)
+    np.testing.assert_allclose(weights.numpy().sum(-1), 1.0)
 
 
 def test_forward_shapes_weights_and_padding_invariance():
@@ -57,12 +57,12 @@ def test_forward_shapes_weights_and_padding_invariance():
         # more padding (an extra empty sentence, longer sentences) must change nothing
         wider = np.zeros((5, docs.shape[1] + 1, docs.shape[2] + 2), np.int64)
         wider[:, :docs.shape[1], :docs.shape[2]] = docs
-        np.testing.assert_allclose(model(wider).data, logits.data, atol=1e-5)
+        np.testing.assert_allclose(model(wider).numpy(), logits.numpy(), atol=1e-5)
     assert logits.shape == (5, 4) and word_w.shape == docs.shape and sent_w.shape == docs.shape[:2]
     real_words, real_sents = docs != PAD, (docs != PAD).any(-1)
-    assert np.all(word_w.data[~real_words] == 0) and np.all(sent_w.data[~real_sents] == 0)
-    np.testing.assert_allclose(word_w.data.sum(-1)[real_sents], 1.0, rtol=1e-5)
-    np.testing.assert_allclose(sent_w.data.sum(-1), 1.0, rtol=1e-5)
+    assert np.all(word_w.numpy()[~real_words] == 0) and np.all(sent_w.numpy()[~real_sents] == 0)
+    np.testing.assert_allclose(word_w.numpy().sum(-1)[real_sents], 1.0, rtol=1e-5)
+    np.testing.assert_allclose(sent_w.numpy().sum(-1), 1.0, rtol=1e-5)
     with pytest.raises(ValueError, match="sentences"):
         model(docs[0])
 

@@ -104,20 +104,20 @@ def test_cross_entropy_matches_reference(reduction, smoothing, ignore):
                                reduction=reduction)(t64(logits, False), mg.tensor(target))
     ref = ce_reference(logits, target, ignore, smoothing, reduction)
     assert loss.shape == np.shape(ref)
-    np.testing.assert_allclose(loss.data, ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(loss.numpy(), ref, rtol=1e-12, atol=1e-12)
     if reduction == "none":
-        assert not loss.data[target == ignore].any()
+        assert not loss.numpy()[target == ignore].any()
     # float32 too
     loss32 = F.cross_entropy(t32(logits), target, ignore_index=ignore, reduction=reduction,
                              label_smoothing=smoothing)
     assert loss32.dtype == np.float32
-    np.testing.assert_allclose(loss32.data, ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(loss32.numpy(), ref, rtol=1e-5, atol=1e-6)
 
 
 def test_cross_entropy_mean_divides_by_rows_not_ignored():
     logits, target = ce_case()
     losses = F.cross_entropy(t64(logits, False), target, reduction="none",
-                             label_smoothing=0.3).data
+                             label_smoothing=0.3).numpy()
     mean = F.cross_entropy(t64(logits, False), target, label_smoothing=0.3).item()
     assert mean == pytest.approx(losses.sum() / 5)  # 7 rows, 2 ignored
     assert mean != pytest.approx(losses.sum() / 7)
@@ -132,7 +132,7 @@ def test_cross_entropy_nd_inputs(reduction):
     loss = F.cross_entropy(t64(logits, False), target, reduction=reduction, label_smoothing=0.1)
     ref = ce_reference(logits, target, label_smoothing=0.1, reduction=reduction)
     assert loss.shape == np.shape(ref)
-    np.testing.assert_allclose(loss.data, ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(loss.numpy(), ref, rtol=1e-12, atol=1e-12)
     x = t64(rng.standard_normal((2, 3, 4)))
     tgt = rng.integers(0, 3, (2, 4))
     tgt[1, 0] = -100
@@ -160,7 +160,7 @@ def test_cross_entropy_gradient_formula():
     keep = target != -100
     q[np.arange(7)[keep], target[keep]] += 0.9
     expected = np.where(keep[:, None], p - q, 0) / keep.sum()
-    np.testing.assert_allclose(x.grad.data, expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-10, atol=1e-12)
 
 
 def test_cross_entropy_stable_at_large_logits():
@@ -171,16 +171,16 @@ def test_cross_entropy_stable_at_large_logits():
             for reduction in REDUCTIONS:
                 x = mg.tensor(logits.astype(dtype), dtype=dtype, requires_grad=True)
                 loss = F.cross_entropy(x, target, reduction=reduction, label_smoothing=smoothing)
-                assert np.isfinite(loss.data).all(), (dtype, smoothing, reduction)
+                assert np.isfinite(loss.numpy()).all(), (dtype, smoothing, reduction)
                 ref = ce_reference(logits, target, label_smoothing=smoothing, reduction=reduction)
-                np.testing.assert_allclose(loss.data, ref, rtol=1e-5)
+                np.testing.assert_allclose(loss.numpy(), ref, rtol=1e-5)
                 (loss.sum() if reduction == "none" else loss).backward()
-                assert np.isfinite(x.grad.data).all(), (dtype, smoothing, reduction)
+                assert np.isfinite(x.grad.numpy()).all(), (dtype, smoothing, reduction)
     # a confident, correct prediction has zero loss and zero gradient
     x = t64([[1e4, -1e4]])
     loss = F.cross_entropy(x, np.array([0]))
     loss.backward()
-    assert loss.item() == 0.0 and not x.grad.data.any()
+    assert loss.item() == 0.0 and not x.grad.numpy().any()
 
 
 def test_cross_entropy_all_rows_ignored():
@@ -190,10 +190,10 @@ def test_cross_entropy_all_rows_ignored():
     mean = F.cross_entropy(x, target)
     assert np.isnan(mean.item())  # as PyTorch: 0 / 0
     assert F.cross_entropy(x, target, reduction="sum").item() == 0.0
-    assert not F.cross_entropy(x, target, reduction="none").data.any()
+    assert not F.cross_entropy(x, target, reduction="none").numpy().any()
     s = F.cross_entropy(x, target, reduction="sum", label_smoothing=0.2)
     s.backward()
-    assert s.item() == 0.0 and not x.grad.data.any()
+    assert s.item() == 0.0 and not x.grad.numpy().any()
 
 
 def test_cross_entropy_single_example_1d():
@@ -241,11 +241,11 @@ def test_cross_entropy_matches_torch(torch, reduction, smoothing, nd):
     tx = torch.tensor(logits, requires_grad=True)
     tloss = torch.nn.functional.cross_entropy(tx, torch.tensor(target), reduction=reduction,
                                               label_smoothing=smoothing)
-    np.testing.assert_allclose(loss.data, tloss.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(loss.numpy(), tloss.detach().numpy(), rtol=1e-10, atol=1e-12)
     g = rng.standard_normal(loss.shape)
     loss.backward(t64(g, False))
     tloss.backward(torch.tensor(g))
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_cross_entropy_smoothing_ignore_index_mean_matches_torch(torch):
@@ -262,7 +262,7 @@ def test_cross_entropy_smoothing_ignore_index_mean_matches_torch(torch):
     assert loss.item() == pytest.approx(ce_reference(logits, target, 3, 0.15), rel=1e-5)
     loss.backward()
     tloss.backward()
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-7)
     # all ignored: nan, as torch
     allign = np.full(9, 3)
     assert np.isnan(F.cross_entropy(t32(logits), allign, ignore_index=3).item())
@@ -279,18 +279,18 @@ def test_nll_loss_matches_reference_and_gradcheck(reduction):
     target = rng.integers(0, 4, 6)
     target[2] = -100
     loss = nn.NLLLoss(reduction=reduction)(t64(logp, False), mg.tensor(target))
-    np.testing.assert_allclose(loss.data, nll_reference(logp, target, reduction=reduction),
+    np.testing.assert_allclose(loss.numpy(), nll_reference(logp, target, reduction=reduction),
                                rtol=1e-12, atol=1e-12)
     assert gradcheck(lambda x: F.nll_loss(x, target, reduction=reduction), [t64(logp)])
     target2 = np.where(target == -100, 1, target)
     loss = F.nll_loss(t64(logp, False), target2, ignore_index=1, reduction=reduction)
-    np.testing.assert_allclose(loss.data, nll_reference(logp, target2, 1, reduction),
+    np.testing.assert_allclose(loss.numpy(), nll_reference(logp, target2, 1, reduction),
                                rtol=1e-12, atol=1e-12)
     # log_softmax + nll_loss == cross_entropy
     x = rng.standard_normal((6, 4))
     via_nll = F.nll_loss(t64(x, False).log_softmax(-1), target, reduction=reduction)
-    np.testing.assert_allclose(via_nll.data,
-                               F.cross_entropy(t64(x, False), target, reduction=reduction).data,
+    np.testing.assert_allclose(via_nll.numpy(),
+                               F.cross_entropy(t64(x, False), target, reduction=reduction).numpy(),
                                rtol=1e-12, atol=1e-12)
 
 
@@ -299,7 +299,7 @@ def test_nll_loss_all_ignored_and_stable():
     loss = F.nll_loss(logp, np.array([1, 2]))
     assert np.isfinite(loss.item())
     loss.backward()
-    assert np.isfinite(logp.grad.data).all()
+    assert np.isfinite(logp.grad.numpy()).all()
     assert np.isnan(F.nll_loss(logp, np.array([-100, -100])).item())
 
 
@@ -339,11 +339,11 @@ def test_nll_loss_matches_torch(torch):
         loss = F.nll_loss(x, target, reduction=reduction)
         tx = torch.tensor(logp, requires_grad=True)
         tloss = torch.nn.functional.nll_loss(tx, torch.tensor(target), reduction=reduction)
-        np.testing.assert_allclose(loss.data, tloss.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(loss.numpy(), tloss.detach().numpy(), rtol=1e-12)
         g = np.ones(loss.shape)
         loss.backward(t64(g, False))
         tloss.backward(torch.tensor(g))
-        np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
 
 
 # --- MSE ------------------------------------------------------------------------------------
@@ -353,11 +353,11 @@ def test_mse_loss(reduction):
     rng = np.random.default_rng(8)
     x, y = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
     loss = nn.MSELoss(reduction=reduction)(t64(x, False), t64(y, False))
-    np.testing.assert_allclose(loss.data, mse_reference(x, y, reduction), rtol=1e-12)
+    np.testing.assert_allclose(loss.numpy(), mse_reference(x, y, reduction), rtol=1e-12)
     assert gradcheck(lambda a, b: F.mse_loss(a, b, reduction=reduction), [t64(x), t64(y)])
     big = np.array([1e4, -1e4])
     loss = F.mse_loss(t64(big), t64(-big, False), reduction=reduction)
-    assert np.isfinite(loss.data).all()
+    assert np.isfinite(loss.numpy()).all()
 
 
 def test_mse_loss_errors_and_torch(torch):
@@ -371,7 +371,7 @@ def test_mse_loss_errors_and_torch(torch):
     F.mse_loss(a, t64(y, False)).backward()
     ta = torch.tensor(x, requires_grad=True)
     torch.nn.functional.mse_loss(ta, torch.tensor(y)).backward()
-    np.testing.assert_allclose(a.grad.data, ta.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
 
 
 def test_mse_loss_errors_without_torch():
@@ -397,14 +397,14 @@ def test_bce_with_logits_matches_reference_and_gradcheck(reduction, with_pw):
     x, y = bce_case()
     pw = np.array([0.5, 2.0, 3.0]) if with_pw else None
     loss = nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=pw)(t64(x, False), t64(y, False))
-    np.testing.assert_allclose(loss.data, bce_reference(x, y, pw, reduction), rtol=1e-12,
+    np.testing.assert_allclose(loss.numpy(), bce_reference(x, y, pw, reduction), rtol=1e-12,
                                atol=1e-12)
     assert gradcheck(lambda a, b: F.binary_cross_entropy_with_logits(
         a, b, reduction=reduction, pos_weight=pw), [t64(x), t64(y)])
     if with_pw:  # pos_weight as a tensor works the same
         loss_t = F.binary_cross_entropy_with_logits(t64(x, False), t64(y, False), reduction,
                                                     pos_weight=t64(pw, False))
-        np.testing.assert_allclose(loss_t.data, loss.data, rtol=1e-12)
+        np.testing.assert_allclose(loss_t.numpy(), loss.numpy(), rtol=1e-12)
 
 
 def test_bce_with_logits_stable_at_large_logits():
@@ -415,14 +415,14 @@ def test_bce_with_logits_stable_at_large_logits():
             xt = mg.tensor(x.astype(dtype), dtype=dtype, requires_grad=True)
             loss = F.binary_cross_entropy_with_logits(xt, mg.tensor(y.astype(dtype), dtype=dtype),
                                                       reduction="none", pos_weight=pw)
-            assert np.isfinite(loss.data).all()
-            np.testing.assert_allclose(loss.data, bce_reference(x, y, pw, "none"), rtol=1e-6)
+            assert np.isfinite(loss.numpy()).all()
+            np.testing.assert_allclose(loss.numpy(), bce_reference(x, y, pw, "none"), rtol=1e-6)
             loss.sum().backward()
-            assert np.isfinite(xt.grad.data).all()
+            assert np.isfinite(xt.grad.numpy()).all()
             # the gradient is pw * y * (sigmoid - 1) + (1 - y) * sigmoid
             sig = 1 / (1 + np.exp(-np.clip(x, -500, 500)))
             pwv = 1.0 if pw is None else pw
-            np.testing.assert_allclose(xt.grad.data, pwv * y * (sig - 1) + (1 - y) * sig,
+            np.testing.assert_allclose(xt.grad.numpy(), pwv * y * (sig - 1) + (1 - y) * sig,
                                        atol=1e-6)
 
 
@@ -438,7 +438,7 @@ def test_bce_with_logits_gradient_at_zero_logit(pw):
     F.binary_cross_entropy_with_logits(x, t64(y, False), reduction="sum",
                                        pos_weight=pos_weight).backward()
     lw = 1 + (pwv - 1) * y
-    np.testing.assert_allclose(x.grad.data, lw * 0.5 - pwv * y, atol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), lw * 0.5 - pwv * y, atol=1e-12)
 
 
 def test_bce_with_logits_errors():
@@ -461,11 +461,11 @@ def test_bce_with_logits_matches_torch(torch):
             tloss = torch.nn.functional.binary_cross_entropy_with_logits(
                 ta, torch.tensor(y), reduction=reduction,
                 pos_weight=None if p is None else torch.tensor(p))
-            np.testing.assert_allclose(loss.data, tloss.detach().numpy(), rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(loss.numpy(), tloss.detach().numpy(), rtol=1e-12, atol=1e-14)
             g = np.ones(loss.shape)
             loss.backward(t64(g, False))
             tloss.backward(torch.tensor(g))
-            np.testing.assert_allclose(a.grad.data, ta.grad.numpy(), rtol=1e-10, atol=1e-14)
+            np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-14)
 
 
 def test_loss_modules_keep_options():
@@ -474,5 +474,5 @@ def test_loss_modules_keep_options():
     assert list(ce.parameters()) == []
     logits, target = ce_case(seed=12)
     target = np.abs(target) % 5
-    np.testing.assert_allclose(ce(t64(logits, False), target).data,
+    np.testing.assert_allclose(ce(t64(logits, False), target).numpy(),
                                ce_reference(logits, target, 0, 0.1, "sum"), rtol=1e-12)

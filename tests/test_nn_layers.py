@@ -116,7 +116,7 @@ def test_state_dict_of_tied_weights_has_both_names_as_pytorch():
     assert list(m.state_dict()) == ["emb.weight", "gen.weight"]
     w = np.arange(15, dtype=np.float32).reshape(5, 3)
     m.load_state_dict({"emb.weight": w, "gen.weight": w})
-    np.testing.assert_array_equal(m.gen.weight.data, w)
+    np.testing.assert_array_equal(m.gen.weight.numpy(), w)
 
 
 def test_children_and_named_modules():
@@ -169,9 +169,9 @@ def test_zero_grad_set_to_none_true_and_false():
     m.zero_grad(set_to_none=False)
     for p in m.parameters():
         assert p.grad is not None and p.grad.shape == p.shape
-        assert not p.grad.data.any()
+        assert not p.grad.numpy().any()
     m(x).sum().backward()
-    assert any(p.grad.data.any() for p in m.parameters())
+    assert any(p.grad.numpy().any() for p in m.parameters())
     m.zero_grad()  # default: set_to_none=True
     assert all(p.grad is None for p in m.parameters())
 
@@ -188,14 +188,14 @@ def test_apply_visits_children_first_then_self():
             init.zeros_(mod.weight)
             init.ones_(mod.bias)
     m.apply(zero_linear)
-    np.testing.assert_array_equal(m[0].weight.data, 0)
-    np.testing.assert_array_equal(inner[1].bias.data, 1)
+    np.testing.assert_array_equal(m[0].weight.numpy(), 0)
+    np.testing.assert_array_equal(inner[1].bias.numpy(), 1)
 
 
 def test_forward_hook_modifies_output_and_handle_removes_it():
     lin = nn.Linear(3, 2)
     x = t32(np.arange(6).reshape(2, 3))
-    base = lin(x).data.copy()
+    base = lin(x).numpy().copy()
     calls = []
 
     def hook(module, args, output):
@@ -203,18 +203,18 @@ def test_forward_hook_modifies_output_and_handle_removes_it():
         return output * 2
 
     handle = lin.register_forward_hook(hook)
-    np.testing.assert_allclose(lin(x).data, 2 * base, rtol=1e-6)
+    np.testing.assert_allclose(lin(x).numpy(), 2 * base, rtol=1e-6)
     assert calls[0][0] is lin and calls[0][1] is x
     handle.remove()
-    np.testing.assert_array_equal(lin(x).data, base)
+    np.testing.assert_array_equal(lin(x).numpy(), base)
     assert len(calls) == 1
     # a hook returning None leaves the output alone
     h2 = lin.register_forward_hook(lambda m, a, o: None)
-    np.testing.assert_array_equal(lin(x).data, base)
+    np.testing.assert_array_equal(lin(x).numpy(), base)
     h2.remove()
     # a pre-hook can replace the input
     pre = lin.register_forward_pre_hook(lambda m, args: (args[0] * 0,))
-    np.testing.assert_allclose(lin(x).data, np.broadcast_to(lin.bias.data, base.shape), rtol=1e-6)
+    np.testing.assert_allclose(lin(x).numpy(), np.broadcast_to(lin.bias.numpy(), base.shape), rtol=1e-6)
     pre.remove()
 
 
@@ -222,22 +222,22 @@ def test_same_hook_registered_twice_runs_twice_and_handles_are_independent():
     # As PyTorch: every registration gets its own handle (torch gives 4x, then 2x after one remove)
     lin = nn.Linear(2, 2)
     x = t32(np.ones((1, 2)))
-    base = lin(x).data.copy()
+    base = lin(x).numpy().copy()
 
     def double(m, a, o):
         return o * 2
 
     h1 = lin.register_forward_hook(double)
     lin.register_forward_hook(double)
-    np.testing.assert_allclose(lin(x).data, 4 * base, rtol=1e-6)
+    np.testing.assert_allclose(lin(x).numpy(), 4 * base, rtol=1e-6)
     h1.remove()
-    np.testing.assert_allclose(lin(x).data, 2 * base, rtol=1e-6)
+    np.testing.assert_allclose(lin(x).numpy(), 2 * base, rtol=1e-6)
 
 
 def test_hook_on_submodule_fires_inside_parent_forward():
     m = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
     grabbed = {}
-    m[1].register_forward_hook(lambda mod, a, o: grabbed.setdefault("act", o.data.copy()))
+    m[1].register_forward_hook(lambda mod, a, o: grabbed.setdefault("act", o.numpy().copy()))
     m(t32(np.ones((4, 2))))
     assert grabbed["act"].shape == (4, 3) and (grabbed["act"] >= 0).all()
 
@@ -277,9 +277,9 @@ def test_summary_lists_every_parameter_and_totals():
         row = [ln for ln in lines if ln.split() and ln.split()[0] == name]
         assert len(row) == 1, name
         assert str(tuple(p.shape)) in row[0]
-        assert row[0].rstrip().endswith(f"{p.data.size:,}")
+        assert row[0].rstrip().endswith(f"{p.numpy().size:,}")
     total = net.num_parameters()
-    assert total == sum(p.data.size for p in net.parameters())
+    assert total == sum(p.numpy().size for p in net.parameters())
     assert f"{total:,}" in text
     # per-module totals
     for name in ("encoder", "encoder.layers.0.self_attn", "heads.cls"):
@@ -318,48 +318,48 @@ def test_state_dict_round_trip_gives_identical_outputs():
     assert set(sd) == {"fc1.weight", "fc1.bias", "bn.weight", "bn.bias", "bn.running_mean",
                        "bn.running_var", "bn.num_batches_tracked", "fc2.weight", "fc2.bias",
                        "emb.weight"}
-    assert int(sd["bn.num_batches_tracked"].data) == 3
+    assert int(sd["bn.num_batches_tracked"].numpy()) == 3
     mg.manual_seed(1)
     b = Small().eval()
-    assert not np.allclose(b(ids).data, a(ids).data)
+    assert not np.allclose(b(ids).numpy(), a(ids).numpy())
     res = b.load_state_dict(sd)
     assert list(res.missing_keys) == [] and list(res.unexpected_keys) == []
-    np.testing.assert_array_equal(b(ids).data, a(ids).data)
+    np.testing.assert_array_equal(b(ids).numpy(), a(ids).numpy())
     # numpy arrays load too
     mg.manual_seed(2)
     c = Small().eval()
-    c.load_state_dict({k: np.array(v.data) for k, v in sd.items()})
-    np.testing.assert_array_equal(c(ids).data, a(ids).data)
-    assert c.bn.num_batches_tracked.data.dtype == np.int64
+    c.load_state_dict({k: np.array(v.numpy()) for k, v in sd.items()})
+    np.testing.assert_array_equal(c(ids).numpy(), a(ids).numpy())
+    assert c.bn.num_batches_tracked.numpy().dtype == np.int64
 
 
 def test_state_dict_holds_copies_not_views():
     lin = nn.Linear(2, 2)
     sd = lin.state_dict()
-    sd["weight"].data[...] = 123.0
-    assert not np.any(lin.weight.data == 123.0)
+    sd["weight"].numpy()[...] = 123.0
+    assert not np.any(lin.weight.numpy() == 123.0)
     arr = np.zeros((2, 2), np.float32)
     lin.load_state_dict({"weight": arr, "bias": np.zeros(2, np.float32)})
     arr[...] = 7.0
-    np.testing.assert_array_equal(lin.weight.data, 0)
+    np.testing.assert_array_equal(lin.weight.numpy(), 0)
 
 
 def test_load_state_dict_strict_errors_list_every_problem():
     m = Small()
-    sd = {k: np.array(v.data) for k, v in m.state_dict().items()}
+    sd = {k: np.array(v.numpy()) for k, v in m.state_dict().items()}
     del sd["fc1.bias"], sd["bn.running_var"]
     sd["fc3.weight"] = np.zeros((2, 2), np.float32)
     sd["extra"] = np.zeros(1, np.float32)
     sd["fc2.weight"] = np.zeros((5, 6), np.float32)
     sd["emb.weight"] = np.zeros((7, 5), np.float32)
-    before = m.fc2.weight.data.copy()
+    before = m.fc2.weight.numpy().copy()
     with pytest.raises(RuntimeError) as exc:
         m.load_state_dict(sd)
     msg = str(exc.value)
     for needle in ("missing", "fc1.bias", "bn.running_var", "unexpected", "fc3.weight", "extra",
                    "fc2.weight", "(5, 6)", "(3, 6)", "emb.weight", "(7, 5)", "(7, 4)"):
         assert needle in msg, needle
-    np.testing.assert_array_equal(m.fc2.weight.data, before)  # nothing loaded on error
+    np.testing.assert_array_equal(m.fc2.weight.numpy(), before)  # nothing loaded on error
     # strict=False: missing / unexpected are reported, shape mismatches still raise
     with pytest.raises(RuntimeError, match="fc2.weight"):
         m.load_state_dict(sd, strict=False)
@@ -368,7 +368,7 @@ def test_load_state_dict_strict_errors_list_every_problem():
     res = m.load_state_dict(sd, strict=False)
     assert sorted(res.missing_keys) == ["bn.running_var", "fc1.bias"]
     assert sorted(res.unexpected_keys) == ["extra", "fc3.weight"]
-    np.testing.assert_array_equal(m.fc2.weight.data, 1)
+    np.testing.assert_array_equal(m.fc2.weight.numpy(), 1)
 
 
 def test_non_persistent_buffer_not_in_state_dict():
@@ -389,14 +389,14 @@ def test_gradcheck_linear():
 
 def test_gradcheck_embedding_and_padding_row_gets_zero_grad():
     emb = nn.Embedding(6, 3, padding_idx=2).double()
-    np.testing.assert_array_equal(emb.weight.data[2], 0)
+    np.testing.assert_array_equal(emb.weight.numpy()[2], 0)
     ids = mg.tensor(np.array([[0, 2, 5], [2, 2, 1]]))
     # the padding row is frozen: autograd gives it zero even though it is read three times
     out = emb(ids)
     assert out.shape == (2, 3, 3)
-    np.testing.assert_array_equal(out.data[0, 1], 0)
+    np.testing.assert_array_equal(out.numpy()[0, 1], 0)
     out.backward(mg.tensor(np.ones((2, 3, 3))))
-    g = emb.weight.grad.data
+    g = emb.weight.grad.numpy()
     np.testing.assert_array_equal(g[2], 0)
     np.testing.assert_array_equal(g[0], 1)
     np.testing.assert_array_equal(g[1], 1)
@@ -415,12 +415,12 @@ def test_gradcheck_embedding_and_padding_row_gets_zero_grad():
 def test_gradcheck_layernorm_int_and_tuple_shapes():
     rng = np.random.default_rng(1)
     ln = nn.LayerNorm(5)
-    ln.weight.data[...] = rng.standard_normal(5)
-    ln.bias.data[...] = rng.standard_normal(5)
+    ln.weight.numpy()[...] = rng.standard_normal(5)
+    ln.bias.numpy()[...] = rng.standard_normal(5)
     module_gradcheck(ln, t64(rng.standard_normal((3, 5))))
     ln2 = nn.LayerNorm((3, 4))
     assert ln2.weight.shape == (3, 4)
-    ln2.weight.data[...] = rng.standard_normal((3, 4))
+    ln2.weight.numpy()[...] = rng.standard_normal((3, 4))
     module_gradcheck(ln2, t64(rng.standard_normal((2, 3, 4))))
     module_gradcheck(nn.LayerNorm(4, elementwise_affine=False), t64(rng.standard_normal((2, 4))))
 
@@ -429,16 +429,16 @@ def test_gradcheck_batchnorm_train_2d_and_3d():
     rng = np.random.default_rng(2)
     for shape in [(5, 3), (4, 3, 2)]:
         bn = nn.BatchNorm1d(3)
-        bn.weight.data[...] = rng.standard_normal(3)
-        bn.bias.data[...] = rng.standard_normal(3)
+        bn.weight.numpy()[...] = rng.standard_normal(3)
+        bn.bias.numpy()[...] = rng.standard_normal(3)
         module_gradcheck(bn, t64(rng.standard_normal(shape)))
 
 
 def test_gradcheck_batchnorm_eval():
     rng = np.random.default_rng(3)
     bn = nn.BatchNorm1d(3).double()
-    bn.running_mean.data[...] = rng.standard_normal(3)
-    bn.running_var.data[...] = rng.uniform(0.5, 2, 3)
+    bn.running_mean.numpy()[...] = rng.standard_normal(3)
+    bn.running_var.numpy()[...] = rng.uniform(0.5, 2, 3)
     bn.eval()
     module_gradcheck(bn, t64(rng.standard_normal((4, 3, 2))))
 
@@ -456,16 +456,16 @@ def test_gradcheck_activations(make):
 def test_activation_values():
     x = np.linspace(-4, 4, 17)
     xt = t64(x, requires_grad=False)
-    np.testing.assert_allclose(nn.ReLU()(xt).data, np.maximum(x, 0))
-    np.testing.assert_allclose(nn.LeakyReLU(0.2)(xt).data, np.where(x > 0, x, 0.2 * x))
-    np.testing.assert_allclose(nn.Tanh()(xt).data, np.tanh(x))
-    np.testing.assert_allclose(nn.Sigmoid()(xt).data, 1 / (1 + np.exp(-x)))
+    np.testing.assert_allclose(nn.ReLU()(xt).numpy(), np.maximum(x, 0))
+    np.testing.assert_allclose(nn.LeakyReLU(0.2)(xt).numpy(), np.where(x > 0, x, 0.2 * x))
+    np.testing.assert_allclose(nn.Tanh()(xt).numpy(), np.tanh(x))
+    np.testing.assert_allclose(nn.Sigmoid()(xt).numpy(), 1 / (1 + np.exp(-x)))
     erf = np.vectorize(math.erf)
-    np.testing.assert_allclose(nn.GELU()(xt).data, 0.5 * x * (1 + erf(x / math.sqrt(2))),
+    np.testing.assert_allclose(nn.GELU()(xt).numpy(), 0.5 * x * (1 + erf(x / math.sqrt(2))),
                                rtol=1e-12, atol=1e-12)
     tanh_gelu = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
-    np.testing.assert_allclose(nn.GELU("tanh")(xt).data, tanh_gelu, rtol=1e-12, atol=1e-12)
-    s = nn.Softmax(0)(t64(x.reshape(17, 1), False)).data
+    np.testing.assert_allclose(nn.GELU("tanh")(xt).numpy(), tanh_gelu, rtol=1e-12, atol=1e-12)
+    s = nn.Softmax(0)(t64(x.reshape(17, 1), False)).numpy()
     np.testing.assert_allclose(s[:, 0], np.exp(x) / np.exp(x).sum())
     assert nn.Identity()(xt) is xt
 
@@ -482,9 +482,9 @@ def test_activations_match_torch(torch):
         ours(xt).backward(t64(np.cos(x), False))
         tx = torch.tensor(x, requires_grad=True)
         theirs(tx).backward(torch.tensor(np.cos(x)))
-        np.testing.assert_allclose(ours(xt).data, theirs(tx).detach().numpy(), rtol=1e-10,
+        np.testing.assert_allclose(ours(xt).numpy(), theirs(tx).detach().numpy(), rtol=1e-10,
                                    atol=1e-12, err_msg=repr(ours))
-        np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=1e-10, atol=1e-12,
+        np.testing.assert_allclose(xt.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12,
                                    err_msg=repr(ours))
 
 
@@ -505,13 +505,13 @@ def test_pad_values_and_gradcheck(pad, value):
     widths = [(0, 0)] * 3
     for i in range(len(pad) // 2):
         widths[2 - i] = (pad[2 * i], pad[2 * i + 1])
-    np.testing.assert_array_equal(out.data, np.pad(x, widths, constant_values=value))
+    np.testing.assert_array_equal(out.numpy(), np.pad(x, widths, constant_values=value))
     assert gradcheck(lambda a: F.pad(a, pad, value=value), [t64(x)])
 
 
 def test_pad_matches_torch(torch):
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-    ours = F.pad(t32(x), (1, 0, 0, 2), value=9.0).data
+    ours = F.pad(t32(x), (1, 0, 0, 2), value=9.0).numpy()
     theirs = torch.nn.functional.pad(torch.tensor(x), (1, 0, 0, 2), value=9.0).numpy()
     np.testing.assert_array_equal(ours, theirs)
 
@@ -529,14 +529,14 @@ def test_layernorm_output_has_mean_0_and_variance_1_before_affine():
     rng = np.random.default_rng(8)
     x = rng.standard_normal((4, 3, 6)) * 5 + 3
     ln = nn.LayerNorm(6, elementwise_affine=False).double()
-    y = ln(t64(x, False)).data
+    y = ln(t64(x, False)).numpy()
     np.testing.assert_allclose(y.mean(-1), 0, atol=1e-12)
     np.testing.assert_allclose(y.var(-1), 1, atol=1e-4)  # eps = 1e-5 inside the root
     ln2 = nn.LayerNorm((3, 6)).double()
     w, b = rng.standard_normal((3, 6)), rng.standard_normal((3, 6))
-    ln2.weight.data[...] = w
-    ln2.bias.data[...] = b
-    z = (ln2(t64(x, False)).data - b) / w
+    ln2.weight.numpy()[...] = w
+    ln2.bias.numpy()[...] = b
+    z = (ln2(t64(x, False)).numpy() - b) / w
     np.testing.assert_allclose(z.mean((-2, -1)), 0, atol=1e-10)
     np.testing.assert_allclose(z.var((-2, -1)), 1, atol=1e-4)
     # the last dim alone is NOT normalised by a (3, 6) layer norm
@@ -548,7 +548,7 @@ def test_layernorm_formula_biased_variance_eps_inside_root():
     x = rng.standard_normal((5, 4))
     ln = nn.LayerNorm(4, eps=0.5).double()
     ref = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 0.5)
-    np.testing.assert_allclose(ln(t64(x, False)).data, ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ln(t64(x, False)).numpy(), ref, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="normalized shape"):
         ln(t64(np.zeros((2, 5)), False))
 
@@ -556,28 +556,28 @@ def test_layernorm_formula_biased_variance_eps_inside_root():
 def test_batchnorm_train_then_eval_uses_running_stats():
     rng = np.random.default_rng(10)
     bn = nn.BatchNorm1d(3, momentum=0.2).double()
-    bn.weight.data[...] = [1.0, 2.0, -1.0]
-    bn.bias.data[...] = [0.0, 0.5, 1.0]
+    bn.weight.numpy()[...] = [1.0, 2.0, -1.0]
+    bn.bias.numpy()[...] = [0.0, 0.5, 1.0]
     rm, rv = np.zeros(3), np.ones(3)
     for step in range(3):
         x = rng.standard_normal((6, 3, 2)) * (step + 1) + step
-        y = bn(t64(x, False)).data
+        y = bn(t64(x, False)).numpy()
         mean, var = x.mean((0, 2)), x.var((0, 2))
         ref = (x - mean[None, :, None]) / np.sqrt(var[None, :, None] + 1e-5)
-        ref = ref * bn.weight.data[None, :, None] + bn.bias.data[None, :, None]
+        ref = ref * bn.weight.numpy()[None, :, None] + bn.bias.numpy()[None, :, None]
         np.testing.assert_allclose(y, ref, rtol=1e-10, atol=1e-12)
         rm = 0.8 * rm + 0.2 * mean
         rv = 0.8 * rv + 0.2 * x.var((0, 2), ddof=1)  # unbiased for the running estimate
-        np.testing.assert_allclose(bn.running_mean.data, rm, rtol=1e-12)
-        np.testing.assert_allclose(bn.running_var.data, rv, rtol=1e-12)
-    assert int(bn.num_batches_tracked.data) == 3
+        np.testing.assert_allclose(bn.running_mean.numpy(), rm, rtol=1e-12)
+        np.testing.assert_allclose(bn.running_var.numpy(), rv, rtol=1e-12)
+    assert int(bn.num_batches_tracked.numpy()) == 3
     bn.eval()
     x = rng.standard_normal((4, 3))
-    y = bn(t64(x, False)).data
-    ref = (x - rm) / np.sqrt(rv + 1e-5) * bn.weight.data + bn.bias.data
+    y = bn(t64(x, False)).numpy()
+    ref = (x - rm) / np.sqrt(rv + 1e-5) * bn.weight.numpy() + bn.bias.numpy()
     np.testing.assert_allclose(y, ref, rtol=1e-10)
-    np.testing.assert_allclose(bn.running_mean.data, rm)  # eval does not update
-    assert int(bn.num_batches_tracked.data) == 3
+    np.testing.assert_allclose(bn.running_mean.numpy(), rm)  # eval does not update
+    assert int(bn.num_batches_tracked.numpy()) == 3
     # eval works on a single example; training mode normalises with batch statistics
     assert bn(t64(x[:1], False)).shape == (1, 3)
 
@@ -586,9 +586,9 @@ def test_batchnorm_2d_train_matches_formula():
     rng = np.random.default_rng(11)
     x = rng.standard_normal((8, 4)) * 3 + 1
     bn = nn.BatchNorm1d(4).double()
-    y = bn(t64(x, False)).data
+    y = bn(t64(x, False)).numpy()
     np.testing.assert_allclose(y, (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-10)
-    np.testing.assert_allclose(bn.running_var.data, 0.9 + 0.1 * x.var(0, ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(bn.running_var.numpy(), 0.9 + 0.1 * x.var(0, ddof=1), rtol=1e-12)
 
 
 def test_batchnorm_one_sample_in_training_raises():
@@ -608,25 +608,25 @@ def test_dropout_train_and_eval():
     mg.manual_seed(0)
     drop = nn.Dropout(0.25)
     x = t32(np.ones((200, 50)))
-    y = drop(x).data
+    y = drop(x).numpy()
     kept = y != 0
     assert 0.2 < 1 - kept.mean() < 0.3
     np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6)
     drop.eval()
-    np.testing.assert_array_equal(drop(x).data, x.data)
+    np.testing.assert_array_equal(drop(x).numpy(), x.numpy())
     drop.train()
     # seeded: same seed, same mask
     mg.manual_seed(3)
-    a = drop(x).data
+    a = drop(x).numpy()
     mg.manual_seed(3)
-    b = drop(x).data
+    b = drop(x).numpy()
     np.testing.assert_array_equal(a, b)
-    assert not np.array_equal(a, drop(x).data)
+    assert not np.array_equal(a, drop(x).numpy())
     # gradient flows through the kept elements only, with the same scale
     xg = t32(np.ones((10, 10)), requires_grad=True)
     out = drop(xg)
     out.sum().backward()
-    np.testing.assert_allclose(xg.grad.data, out.data, rtol=1e-6)
+    np.testing.assert_allclose(xg.grad.numpy(), out.numpy(), rtol=1e-6)
     assert nn.Dropout(0.0)(x) is x
     with pytest.raises(ValueError):
         nn.Dropout(1.5)
@@ -642,35 +642,35 @@ def test_xavier_statistics():
     mg.manual_seed(0)
     w = init.xavier_uniform_(_param((300, 200)))
     bound = math.sqrt(6 / 500)
-    assert np.abs(w.data).max() <= bound + 1e-7
-    assert np.abs(w.data).max() > 0.99 * bound
-    assert abs(w.data.std() - bound / math.sqrt(3)) < 0.01 * bound
-    assert abs(w.data.mean()) < 0.01 * bound
+    assert np.abs(w.numpy()).max() <= bound + 1e-7
+    assert np.abs(w.numpy()).max() > 0.99 * bound
+    assert abs(w.numpy().std() - bound / math.sqrt(3)) < 0.01 * bound
+    assert abs(w.numpy().mean()) < 0.01 * bound
     w = init.xavier_uniform_(_param((300, 200)), gain=2.0)
-    assert 1.98 * bound < np.abs(w.data).max() <= 2 * bound + 1e-7
+    assert 1.98 * bound < np.abs(w.numpy()).max() <= 2 * bound + 1e-7
     w = init.xavier_normal_(_param((300, 200)))
     std = math.sqrt(2 / 500)
-    assert abs(w.data.std() - std) < 0.02 * std and abs(w.data.mean()) < 0.02 * std
+    assert abs(w.numpy().std() - std) < 0.02 * std and abs(w.numpy().mean()) < 0.02 * std
 
 
 def test_kaiming_statistics():
     mg.manual_seed(1)
     w = init.kaiming_uniform_(_param((400, 250)))  # a=0: ReLU gain sqrt(2)
     bound = math.sqrt(6 / 250)
-    assert bound * 0.99 < np.abs(w.data).max() <= bound + 1e-7
+    assert bound * 0.99 < np.abs(w.numpy()).max() <= bound + 1e-7
     w = init.kaiming_uniform_(_param((400, 250)), mode="fan_out", nonlinearity="relu")
     bound = math.sqrt(6 / 400)
-    assert bound * 0.99 < np.abs(w.data).max() <= bound + 1e-7
+    assert bound * 0.99 < np.abs(w.numpy()).max() <= bound + 1e-7
     w = init.kaiming_normal_(_param((400, 250)))
     std = math.sqrt(2 / 250)
-    assert abs(w.data.std() - std) < 0.02 * std
+    assert abs(w.numpy().std() - std) < 0.02 * std
     w = init.kaiming_normal_(_param((400, 250)), mode="fan_out", nonlinearity="tanh")
     std = 5 / 3 / math.sqrt(400)
-    assert abs(w.data.std() - std) < 0.02 * std
+    assert abs(w.numpy().std() - std) < 0.02 * std
     # conv-style weights: fan_in = in_channels * kernel size
     w = init.kaiming_uniform_(_param((64, 16, 5)), nonlinearity="relu")
     bound = math.sqrt(6 / 80)
-    assert bound * 0.98 < np.abs(w.data).max() <= bound + 1e-7
+    assert bound * 0.98 < np.abs(w.numpy()).max() <= bound + 1e-7
     with pytest.raises(ValueError, match="mode"):
         init.kaiming_normal_(_param((2, 2)), mode="fan_avg")
     with pytest.raises(ValueError):
@@ -680,13 +680,13 @@ def test_kaiming_statistics():
 def test_simple_inits_and_gains():
     p = _param((3, 4))
     assert init.constant_(p, 2.5) is p
-    np.testing.assert_array_equal(p.data, 2.5)
-    np.testing.assert_array_equal(init.zeros_(p).data, 0)
-    np.testing.assert_array_equal(init.ones_(p).data, 1)
+    np.testing.assert_array_equal(p.numpy(), 2.5)
+    np.testing.assert_array_equal(init.zeros_(p).numpy(), 0)
+    np.testing.assert_array_equal(init.ones_(p).numpy(), 1)
     mg.manual_seed(0)
-    u = init.uniform_(_param((1000,)), -0.5, 2.0).data
+    u = init.uniform_(_param((1000,)), -0.5, 2.0).numpy()
     assert u.min() >= -0.5 and u.max() < 2.0 and abs(u.mean() - 0.75) < 0.05
-    n = init.normal_(_param((20000,)), 3.0, 0.5).data
+    n = init.normal_(_param((20000,)), 3.0, 0.5).numpy()
     assert abs(n.mean() - 3.0) < 0.02 and abs(n.std() - 0.5) < 0.02
     assert init.calculate_gain("relu") == pytest.approx(math.sqrt(2))
     assert init.calculate_gain("tanh") == pytest.approx(5 / 3)
@@ -709,47 +709,47 @@ def test_seeded_init_is_deterministic():
     c = Net()
     for (n, pa), (_, pb), (_, pc) in zip(a.named_parameters(), b.named_parameters(),
                                          c.named_parameters()):
-        np.testing.assert_array_equal(pa.data, pb.data, err_msg=n)
-        if pa.data.std() > 0:
-            assert not np.array_equal(pa.data, pc.data), n
+        np.testing.assert_array_equal(pa.numpy(), pb.numpy(), err_msg=n)
+        if pa.numpy().std() > 0:
+            assert not np.array_equal(pa.numpy(), pc.numpy()), n
     mg.manual_seed(5)
-    w1 = init.xavier_normal_(_param((4, 4))).data.copy()
+    w1 = init.xavier_normal_(_param((4, 4))).numpy().copy()
     mg.manual_seed(5)
-    np.testing.assert_array_equal(init.xavier_normal_(_param((4, 4))).data, w1)
+    np.testing.assert_array_equal(init.xavier_normal_(_param((4, 4))).numpy(), w1)
 
 
 def test_default_inits_as_pytorch():
     mg.manual_seed(0)
     lin = nn.Linear(256, 300)
     bound = 1 / math.sqrt(256)
-    assert bound * 0.99 < np.abs(lin.weight.data).max() <= bound
-    assert abs(lin.weight.data.std() - bound / math.sqrt(3)) < 0.02 * bound
-    assert np.abs(lin.bias.data).max() <= bound and lin.bias.data.std() > 0.5 * bound / math.sqrt(3)
+    assert bound * 0.99 < np.abs(lin.weight.numpy()).max() <= bound
+    assert abs(lin.weight.numpy().std() - bound / math.sqrt(3)) < 0.02 * bound
+    assert np.abs(lin.bias.numpy()).max() <= bound and lin.bias.numpy().std() > 0.5 * bound / math.sqrt(3)
     assert lin.weight.dtype == np.float32
     emb = nn.Embedding(500, 64)
-    assert abs(emb.weight.data.std() - 1) < 0.02 and abs(emb.weight.data.mean()) < 0.02
+    assert abs(emb.weight.numpy().std() - 1) < 0.02 and abs(emb.weight.numpy().mean()) < 0.02
     ln = nn.LayerNorm(7)
-    np.testing.assert_array_equal(ln.weight.data, 1)
-    np.testing.assert_array_equal(ln.bias.data, 0)
+    np.testing.assert_array_equal(ln.weight.numpy(), 1)
+    np.testing.assert_array_equal(ln.bias.numpy(), 0)
     bn = nn.BatchNorm1d(5)
-    np.testing.assert_array_equal(bn.weight.data, 1)
-    np.testing.assert_array_equal(bn.bias.data, 0)
-    np.testing.assert_array_equal(bn.running_mean.data, 0)
-    np.testing.assert_array_equal(bn.running_var.data, 1)
+    np.testing.assert_array_equal(bn.weight.numpy(), 1)
+    np.testing.assert_array_equal(bn.bias.numpy(), 0)
+    np.testing.assert_array_equal(bn.running_mean.numpy(), 0)
+    np.testing.assert_array_equal(bn.running_var.numpy(), 1)
     E = 64
     mha = nn.MultiheadAttention(E, 4)
     xb = math.sqrt(6 / (E + 3 * E))  # xavier_uniform on the stacked (3E, E) matrix
-    assert 0.98 * xb < np.abs(mha.in_proj_weight.data).max() <= xb
-    np.testing.assert_array_equal(mha.in_proj_bias.data, 0)
-    np.testing.assert_array_equal(mha.out_proj.bias.data, 0)
-    assert np.abs(mha.out_proj.weight.data).max() <= 1 / math.sqrt(E)
+    assert 0.98 * xb < np.abs(mha.in_proj_weight.numpy()).max() <= xb
+    np.testing.assert_array_equal(mha.in_proj_bias.numpy(), 0)
+    np.testing.assert_array_equal(mha.out_proj.bias.numpy(), 0)
+    assert np.abs(mha.out_proj.weight.numpy()).max() <= 1 / math.sqrt(E)
 
 
 def test_lecture_parameter_counts():
     assert nn.MultiheadAttention(512, 8, bias=False).num_parameters() == 1_048_576
     ffn = nn.Sequential(nn.Linear(512, 2048), nn.ReLU(), nn.Linear(2048, 512))
     assert ffn.num_parameters() == 2_099_712
-    assert sum(p.data.size for p in ffn.parameters()) == 2_099_712
+    assert sum(p.numpy().size for p in ffn.parameters()) == 2_099_712
     assert nn.MultiheadAttention(512, 8).num_parameters() == 1_048_576 + 3 * 512 + 512
 
 
@@ -776,7 +776,7 @@ def _from_torch(ours, theirs):
 def _compare_grads(ours, theirs, rtol=1e-4, atol=1e-5):
     tp = dict(theirs.named_parameters())
     for name, p in ours.named_parameters():
-        np.testing.assert_allclose(p.grad.data, tp[name].grad.numpy(), rtol=rtol, atol=atol,
+        np.testing.assert_allclose(p.grad.numpy(), tp[name].grad.numpy(), rtol=rtol, atol=atol,
                                    err_msg=name)
 
 
@@ -787,17 +787,17 @@ def test_linear_matches_torch(torch):
     x = np.random.default_rng(0).standard_normal((3, 2, 5)).astype(np.float32)
     xo, xt = t32(x, True), torch.tensor(x, requires_grad=True)
     yo, yt = ours(xo), theirs(xt)
-    np.testing.assert_allclose(yo.data, yt.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-6)
     g = np.cos(x[..., :4])
     yo.backward(t32(g))
     yt.backward(torch.tensor(g))
     _compare_grads(ours, theirs)
-    np.testing.assert_allclose(xo.grad.data, xt.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
     # and our weights load into torch
     theirs2 = torch.nn.Linear(5, 4, bias=False)
     ours2 = nn.Linear(5, 4, bias=False)
-    theirs2.load_state_dict({k: torch.tensor(v.data) for k, v in ours2.state_dict().items()})
-    np.testing.assert_allclose(theirs2(torch.tensor(x)).detach().numpy(), ours2(t32(x)).data,
+    theirs2.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours2.state_dict().items()})
+    np.testing.assert_allclose(theirs2(torch.tensor(x)).detach().numpy(), ours2(t32(x)).numpy(),
                                rtol=1e-5, atol=1e-6)
 
 
@@ -812,12 +812,12 @@ def test_layernorm_matches_torch(torch, shape):
     x = (np.random.default_rng(1).standard_normal((2, 3, 4)) * 4 + 2).astype(np.float32)
     xo, xt = t32(x, True), torch.tensor(x, requires_grad=True)
     yo, yt = ours(xo), theirs(xt)
-    np.testing.assert_allclose(yo.data, yt.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-5)
     g = np.sin(x)
     yo.backward(t32(g))
     yt.backward(torch.tensor(g))
     _compare_grads(ours, theirs)
-    np.testing.assert_allclose(xo.grad.data, xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("shape", [(6, 3), (4, 3, 5)])
@@ -833,20 +833,20 @@ def test_batchnorm_matches_torch(torch, shape):
         x = (rng.standard_normal(shape) * (step + 2) + step).astype(np.float32)
         xo, xt = t32(x, True), torch.tensor(x, requires_grad=True)
         yo, yt = ours(xo), theirs(xt)
-        np.testing.assert_allclose(yo.data, yt.detach().numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-4, atol=1e-5)
         g = np.cos(x)
         ours.zero_grad()
         theirs.zero_grad()
         yo.backward(t32(g))
         yt.backward(torch.tensor(g))
         _compare_grads(ours, theirs)
-        np.testing.assert_allclose(xo.grad.data, xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
     for k, v in theirs.state_dict().items():
-        np.testing.assert_allclose(ours.state_dict()[k].data, v.numpy(), rtol=1e-5, err_msg=k)
+        np.testing.assert_allclose(ours.state_dict()[k].numpy(), v.numpy(), rtol=1e-5, err_msg=k)
     ours.eval()
     theirs.eval()
     x = rng.standard_normal(shape).astype(np.float32)
-    np.testing.assert_allclose(ours(t32(x)).data, theirs(torch.tensor(x)).detach().numpy(),
+    np.testing.assert_allclose(ours(t32(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(),
                                rtol=1e-5, atol=1e-5)
 
 
@@ -856,7 +856,7 @@ def test_embedding_matches_torch(torch):
     ours = _from_torch(nn.Embedding(9, 4, padding_idx=1), theirs)
     ids = np.array([[1, 2, 3], [8, 1, 2]])
     yo, yt = ours(mg.tensor(ids)), theirs(torch.tensor(ids))
-    np.testing.assert_allclose(yo.data, yt.detach().numpy())
+    np.testing.assert_allclose(yo.numpy(), yt.detach().numpy())
     g = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
     yo.backward(t32(g))
     yt.backward(torch.tensor(g))
@@ -874,13 +874,13 @@ def test_multihead_attention_state_dict_matches_torch(torch):
         v = rng.standard_normal((4, 2, kwargs.get("vdim", 8))).astype(np.float32)
         qo, qt = t32(q, True), torch.tensor(q, requires_grad=True)
         (yo, wo), (yt, wt) = ours(qo, t32(k), t32(v)), theirs(qt, torch.tensor(k), torch.tensor(v))
-        np.testing.assert_allclose(yo.data, yt.detach().numpy(), rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(wo.data, wt.detach().numpy(), rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(wo.numpy(), wt.detach().numpy(), rtol=1e-4, atol=1e-6)
         g = np.cos(q)
         yo.backward(t32(g))
         yt.backward(torch.tensor(g))
         _compare_grads(ours, theirs)
-        np.testing.assert_allclose(qo.grad.data, qt.grad.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(qo.grad.numpy(), qt.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
 def test_nested_model_state_dict_keys_match_torch(torch):
@@ -896,5 +896,5 @@ def test_nested_model_state_dict_keys_match_torch(torch):
     x = np.random.default_rng(5).standard_normal((5, 4)).astype(np.float32)
     ours.eval()
     theirs.eval()
-    np.testing.assert_allclose(ours(t32(x)).data, theirs(torch.tensor(x)).detach().numpy(),
+    np.testing.assert_allclose(ours(t32(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(),
                                rtol=1e-5, atol=1e-5)

@@ -43,7 +43,7 @@ def run(opt_factory, steps=5, dtype=np.float64):
     for t in range(steps):
         feed(params, t)
         opt.step()
-    return [p.data.copy() for p in params], opt
+    return [p.numpy().copy() for p in params], opt
 
 
 # --- NumPy references (the formulas as written in PyTorch's documentation) ------------------
@@ -94,7 +94,7 @@ ADAM_CONFIGS = [dict(lr=0.01), dict(lr=0.02, betas=(0.8, 0.99), eps=1e-6),
 
 @pytest.mark.parametrize("cfg", SGD_CONFIGS)
 def test_sgd_matches_reference(cfg):
-    start = [p.data.copy() for p in Toy().parameters()]
+    start = [p.numpy().copy() for p in Toy().parameters()]
     got, _ = run(lambda ps: SGD(ps, **cfg), steps=6)
     for a, b in zip(got, sgd_ref(start, 6, **cfg)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
@@ -103,7 +103,7 @@ def test_sgd_matches_reference(cfg):
 @pytest.mark.parametrize("cfg", ADAM_CONFIGS)
 @pytest.mark.parametrize("cls", [Adam, AdamW])
 def test_adam_and_adamw_match_reference(cls, cfg):
-    start = [p.data.copy() for p in Toy().parameters()]
+    start = [p.numpy().copy() for p in Toy().parameters()]
     got, opt = run(lambda ps: cls(ps, **cfg), steps=7)
     defaults = {"weight_decay": 1e-2} if cls is AdamW else {}
     expect = adam_ref(start, 7, decoupled=cls is AdamW, **{**defaults, **cfg})
@@ -119,26 +119,26 @@ def test_adamw_default_weight_decay_and_bias_correction_first_step():
     p.grad = mg.Tensor(np.array([0.5, -4.0, 1e-3]))
     Adam([p], lr=0.1).step()
     g = np.array([0.5, -4.0, 1e-3])
-    np.testing.assert_allclose(p.data, [1.0, -2.0, 3.0] - 0.1 * g / (np.abs(g) + 1e-8),
+    np.testing.assert_allclose(p.numpy(), [1.0, -2.0, 3.0] - 0.1 * g / (np.abs(g) + 1e-8),
                                rtol=1e-12)
     q = Parameter(np.ones(2))  # lr = 0 (a schedule starting at zero) moves only the moments
     q.grad = mg.Tensor(np.full(2, 2.0))
     opt = Adam([q], lr=0.0)
     opt.step()
-    assert (q.data == 1).all() and opt.state[q]["exp_avg"].data[0] == pytest.approx(0.2)
+    assert (q.numpy() == 1).all() and opt.state[q]["exp_avg"].numpy()[0] == pytest.approx(0.2)
 
 
 @pytest.mark.parametrize("cls,cfg", [(SGD, dict(lr=0.1, momentum=0.9, nesterov=True)),
                                      (Adam, dict(lr=0.01, weight_decay=0.01)),
                                      (AdamW, dict(lr=0.01, weight_decay=0.01))])
 def test_float32_large_and_noncontiguous_parameters(cls, cfg):
-    """Chunked updates cover every element; dtype, identity and views of p.data survive."""
+    """Chunked updates cover every element; dtype, identity and views of p.numpy() survive."""
     rng = np.random.default_rng(3)
     big = Parameter(rng.standard_normal(150_001).astype(np.float32))   # more than 2 chunks
     fortran = Parameter(np.asfortranarray(rng.standard_normal((5, 7)).astype(np.float32)))
     params = [big, fortran]
-    start = [p.data.astype(np.float64) for p in params]
-    ids, view = [id(p.data) for p in params], big.data[10:20]
+    start = [p.numpy().astype(np.float64) for p in params]
+    ids, view = [id(p.numpy()) for p in params], big.numpy()[10:20]
     opt = cls(params, **cfg)
     for t in range(3):
         feed(params, t)
@@ -148,20 +148,20 @@ def test_float32_large_and_noncontiguous_parameters(cls, cfg):
     ref = sgd_ref(start, 3, **cfg) if cls is SGD else adam_ref(start, 3, decoupled=cls is AdamW,
                                                                    **cfg)
     for p, r in zip(params, ref):
-        assert p.data.dtype == np.float32 and [id(p.data) for p in params] == ids
-        np.testing.assert_allclose(p.data, r, rtol=2e-5, atol=2e-6)
-    np.testing.assert_array_equal(view, big.data[10:20])
-    assert not fortran.data.flags.c_contiguous
+        assert p.numpy().dtype == np.float32 and [id(p.numpy()) for p in params] == ids
+        np.testing.assert_allclose(p.numpy(), r, rtol=2e-5, atol=2e-6)
+    np.testing.assert_array_equal(view, big.numpy()[10:20])
+    assert not fortran.numpy().flags.c_contiguous
 
 
 def test_params_without_grad_are_skipped_and_grads_untouched():
     m = Toy()
     m.b.grad = mg.Tensor(np.ones(3))
-    w0 = m.w.data.copy()
+    w0 = m.w.numpy().copy()
     opt = Adam(m.parameters(), lr=0.1, weight_decay=0.5)
     opt.step()
-    np.testing.assert_array_equal(m.w.data, w0)
-    np.testing.assert_array_equal(m.b.grad.data, np.ones(3))  # weight decay did not leak in
+    np.testing.assert_array_equal(m.w.numpy(), w0)
+    np.testing.assert_array_equal(m.b.grad.numpy(), np.ones(3))  # weight decay did not leak in
     assert m.w not in opt.state and opt.state[m.b]["step"] == 1
 
 
@@ -172,7 +172,7 @@ def test_zero_grad():
     opt = SGD(m.parameters(), lr=0.1)
     g = m.w.grad
     opt.zero_grad(set_to_none=False)
-    assert m.w.grad is g and not g.data.any()
+    assert m.w.grad is g and not g.numpy().any()
     opt.zero_grad()
     assert m.w.grad is None and m.b.grad is None
 
@@ -242,10 +242,10 @@ def test_state_dict_format():
     assert [g["params"] for g in sd["param_groups"]] == [[0], [1]]
     assert sd["param_groups"][1]["lr"] == 0.5 and sd["param_groups"][0]["betas"] == (0.9, 0.999)
     # a snapshot: stepping again does not change it
-    before = sd["state"][0]["exp_avg"].data.copy()
+    before = sd["state"][0]["exp_avg"].numpy().copy()
     opt.param_groups[0]["params"][0].grad = mg.Tensor(np.ones((4, 3)))
     opt.step()
-    np.testing.assert_array_equal(sd["state"][0]["exp_avg"].data, before)
+    np.testing.assert_array_equal(sd["state"][0]["exp_avg"].numpy(), before)
 
 
 @pytest.mark.parametrize("make", [
@@ -278,9 +278,9 @@ def test_checkpoint_round_trip_continues_identically(make, tmp_path):
         feed(params2, t)
         opt2.step()
     for a, b in zip(full, params2):
-        np.testing.assert_array_equal(a, b.data)
+        np.testing.assert_array_equal(a, b.numpy())
     for s in opt2.state.values():
-        assert all(v.data.dtype == dtype for v in s.values() if isinstance(v, mg.Tensor))
+        assert all(v.numpy().dtype == dtype for v in s.values() if isinstance(v, mg.Tensor))
 
 
 def test_load_state_dict_errors():
@@ -312,9 +312,9 @@ def test_warmup_scheduler_counts_steps_from_one():
     assert sched.last_epoch == 0 and opt.param_groups[0]["lr"] == noam_lr(1, 512, 4000, 2.0)
     for step in range(1, 6):
         p.grad = mg.Tensor(np.ones(1))
-        before = p.data.copy()
+        before = p.numpy().copy()
         opt.step()  # step `step` uses that step's rate
-        np.testing.assert_allclose(before - p.data, noam_lr(step, 512, 4000, 2.0), rtol=1e-12)
+        np.testing.assert_allclose(before - p.numpy(), noam_lr(step, 512, 4000, 2.0), rtol=1e-12)
         sched.step()
     assert sched.get_last_lr() == [noam_lr(6, 512, 4000, 2.0)]
 
@@ -368,19 +368,19 @@ def test_clip_grad_norm():
     assert isinstance(norm, mg.Tensor) and norm.item() == pytest.approx(total, rel=1e-12)
     coef = 1.0 / (total + 1e-6)
     for p, g in zip(m.parameters(), gs):
-        np.testing.assert_allclose(p.grad.data, g * 10 * coef, rtol=1e-12)
-    after = math.sqrt(sum(np.sum(p.grad.data ** 2) for p in m.parameters()))
+        np.testing.assert_allclose(p.grad.numpy(), g * 10 * coef, rtol=1e-12)
+    after = math.sqrt(sum(np.sum(p.grad.numpy() ** 2) for p in m.parameters()))
     assert after == pytest.approx(1.0, rel=1e-5)
     # below the threshold nothing changes
-    before = [p.grad.data.copy() for p in m.parameters()]
+    before = [p.grad.numpy().copy() for p in m.parameters()]
     clip_grad_norm_(m.parameters(), max_norm=100.0)
     for p, b in zip(m.parameters(), before):
-        np.testing.assert_array_equal(p.grad.data, b)
+        np.testing.assert_array_equal(p.grad.numpy(), b)
     inf = clip_grad_norm_(m.parameters(), max_norm=100.0, norm_type="inf")
     assert inf.item() == pytest.approx(max(np.abs(b).max() for b in before))
     one = clip_grad_norm_(m.parameters(), max_norm=100.0, norm_type=1)
     assert one.item() == pytest.approx(sum(np.abs(b).sum() for b in before))
-    m.b.grad.data[0] = np.nan
+    m.b.grad.numpy()[0] = np.nan
     with pytest.raises(RuntimeError, match="non-finite|nan"):
         clip_grad_norm_(m.parameters(), 1.0, error_if_nonfinite=True)
     assert clip_grad_norm_([Parameter(np.ones(2))], 1.0).item() == 0.0  # no grads at all
@@ -389,15 +389,15 @@ def test_clip_grad_norm():
 def test_clip_grad_value_and_vectors():
     m = Toy()
     for p in m.parameters():
-        p.grad = mg.Tensor(np.linspace(-3, 3, p.data.size).reshape(p.shape))
+        p.grad = mg.Tensor(np.linspace(-3, 3, p.numpy().size).reshape(p.shape))
     clip_grad_value_(m.parameters(), 1.0)
-    assert all(np.abs(p.grad.data).max() == 1.0 for p in m.parameters())
+    assert all(np.abs(p.grad.numpy()).max() == 1.0 for p in m.parameters())
     vec = parameters_to_vector(m.parameters())
     assert vec.shape == (15,)
-    ids = [id(p.data) for p in m.parameters()]
+    ids = [id(p.numpy()) for p in m.parameters()]
     vector_to_parameters(mg.Tensor(np.arange(15.0)), m.parameters())
-    np.testing.assert_array_equal(m.b.data, [12, 13, 14])
-    assert [id(p.data) for p in m.parameters()] == ids
+    np.testing.assert_array_equal(m.b.numpy(), [12, 13, 14])
+    assert [id(p.numpy()) for p in m.parameters()] == ids
     with pytest.raises(ValueError, match="15 elements"):
         vector_to_parameters(np.zeros(4), m.parameters())
 
@@ -411,7 +411,7 @@ def test_against_torch(name, cfg, dtype):
     torch = pytest.importorskip("torch")
     ours, _ = run(lambda ps: {"SGD": SGD, "Adam": Adam, "AdamW": AdamW}[name](ps, **cfg),
                   steps=6, dtype=dtype)
-    tparams = [torch.nn.Parameter(torch.from_numpy(p.data.copy())) for p in Toy(dtype).parameters()]
+    tparams = [torch.nn.Parameter(torch.from_numpy(p.numpy().copy())) for p in Toy(dtype).parameters()]
     topt = getattr(torch.optim, name)(tparams, **cfg)
     for t in range(6):
         for p, g in zip(tparams, grads_for(t, [p.detach().numpy() for p in tparams])):
@@ -426,14 +426,14 @@ def test_clip_grad_norm_against_torch():
     torch = pytest.importorskip("torch")
     m = Toy()
     gs = [g * 7 for g in grads_for(0, list(m.parameters()))]
-    tps = [torch.nn.Parameter(torch.from_numpy(p.data.copy())) for p in m.parameters()]
+    tps = [torch.nn.Parameter(torch.from_numpy(p.numpy().copy())) for p in m.parameters()]
     for p, tp, g in zip(m.parameters(), tps, gs):
         p.grad, tp.grad = mg.Tensor(g.copy()), torch.from_numpy(g.copy())
     ours = clip_grad_norm_(m.parameters(), 2.0)
     theirs = torch.nn.utils.clip_grad_norm_(tps, 2.0)
     assert ours.item() == pytest.approx(theirs.item(), rel=1e-12)
     for p, tp in zip(m.parameters(), tps):
-        np.testing.assert_allclose(p.grad.data, tp.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-12)
 
 
 def test_optimizer_base_is_abstract():

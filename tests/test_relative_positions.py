@@ -25,29 +25,29 @@ def test_relative_tables_clip_distances():
     m = _mha(relative_positions=2)
     rk, _ = m._relative_tables(4, 4)
     # distance j - i = 3 is clipped to 2, the last row of the table
-    assert np.allclose(rk.data[0, 3], m.rel_k.data[4])
-    assert np.allclose(rk.data[3, 0], m.rel_k.data[0])
-    assert np.allclose(rk.data[1, 1], m.rel_k.data[2])
+    assert np.allclose(rk.numpy()[0, 3], m.rel_k.numpy()[4])
+    assert np.allclose(rk.numpy()[3, 0], m.rel_k.numpy()[0])
+    assert np.allclose(rk.numpy()[1, 1], m.rel_k.numpy()[2])
 
 
 def test_relative_mha_is_not_permutation_equivariant():
     m = _mha(relative_positions=3)
     x = mg.randn(1, 5, 8, dtype=mg.float64)
     perm = [4, 2, 0, 1, 3]
-    out = m(x, x, x)[0].data
-    out_p = m(x[:, perm], x[:, perm], x[:, perm])[0].data
+    out = m(x, x, x)[0].numpy()
+    out_p = m(x[:, perm], x[:, perm], x[:, perm])[0].numpy()
     assert not np.allclose(out[:, perm], out_p)
     plain = _mha()
-    assert np.allclose(plain(x, x, x)[0].data[:, perm], plain(x[:, perm], x[:, perm], x[:, perm])[0].data)
+    assert np.allclose(plain(x, x, x)[0].numpy()[:, perm], plain(x[:, perm], x[:, perm], x[:, perm])[0].numpy())
 
 
 def test_relative_causal_leak():
     m = _mha(relative_positions=2)
     x = mg.randn(1, 6, 8, dtype=mg.float64)
-    y = x.data.copy()
+    y = x.numpy().copy()
     y[:, 4:] += 1.0
-    a = m(x, x, x, is_causal=True)[0].data
-    b = m(mg.tensor(y), mg.tensor(y), mg.tensor(y), is_causal=True)[0].data
+    a = m(x, x, x, is_causal=True)[0].numpy()
+    b = m(mg.tensor(y), mg.tensor(y), mg.tensor(y), is_causal=True)[0].numpy()
     assert np.allclose(a[:, :4], b[:, :4])
     assert not np.allclose(a[:, 4:], b[:, 4:])
 
@@ -57,10 +57,10 @@ def test_relative_padding_leak():
     x = mg.randn(2, 6, 8, dtype=mg.float64)
     pad = np.zeros((2, 6), bool)
     pad[1, 4:] = True
-    y = x.data.copy()
+    y = x.numpy().copy()
     y[1, 4:] = 7.0
-    a = m(x, x, x, key_padding_mask=pad)[0].data
-    b = m(mg.tensor(y), mg.tensor(y), mg.tensor(y), key_padding_mask=pad)[0].data
+    a = m(x, x, x, key_padding_mask=pad)[0].numpy()
+    b = m(mg.tensor(y), mg.tensor(y), mg.tensor(y), key_padding_mask=pad)[0].numpy()
     assert np.allclose(a[:, :4], b[:, :4])
     assert np.allclose(a[0], b[0])
 
@@ -86,10 +86,10 @@ def test_relative_transformer_leaks_and_learns():
     rng = np.random.default_rng(0)
     src = rng.integers(3, 12, (4, 6))
     tgt = rng.integers(3, 12, (4, 6))
-    logits = model(src, tgt).data
+    logits = model(src, tgt).numpy()
     tgt2 = tgt.copy()
     tgt2[:, 3:] = rng.integers(3, 12, (4, 3))
-    assert np.allclose(logits[:, :3], model(src, tgt2).data[:, :3], atol=1e-6)
+    assert np.allclose(logits[:, :3], model(src, tgt2).numpy()[:, :3], atol=1e-6)
     names = [n for n, _ in model.named_parameters()]
     assert "transformer.encoder.layers.0.self_attn.rel_k" in names
     assert "transformer.decoder.layers.0.multihead_attn.rel_k" not in names

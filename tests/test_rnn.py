@@ -88,13 +88,13 @@ def test_initialisation_is_uniform_within_one_over_sqrt_hidden():
     mg.manual_seed(0)
     bound = 1 / math.sqrt(16)
     for m in (GRU(8, 16, num_layers=2), GRUCell(8, 16), RNNCell(8, 16)):
-        values = np.concatenate([p.data.ravel() for p in m.parameters()])
+        values = np.concatenate([p.numpy().ravel() for p in m.parameters()])
         assert np.abs(values).max() <= bound and np.abs(values).max() > 0.9 * bound
         assert abs(values.mean()) < 0.02
 
 
 def _torch_copy(torch, module, torch_module):
-    torch_module.load_state_dict({k: torch.tensor(v.data) for k, v in module.state_dict().items()})
+    torch_module.load_state_dict({k: torch.tensor(v.numpy()) for k, v in module.state_dict().items()})
     return torch_module.double()
 
 
@@ -106,8 +106,8 @@ def test_cells_match_torch(cls, tcls, kw):
     cell = cls(5, 4, **kw).double()
     tcell = _torch_copy(torch, cell, getattr(torch.nn, tcls)(5, 4, **kw))
     x, h = rand(3, 5, grad=False), rand(3, 4, seed=1, grad=False)
-    expected = tcell(torch.tensor(x.data), torch.tensor(h.data)).detach().numpy()
-    np.testing.assert_allclose(cell(x, h).data, expected, atol=1e-12)
+    expected = tcell(torch.tensor(x.numpy()), torch.tensor(h.numpy())).detach().numpy()
+    np.testing.assert_allclose(cell(x, h).numpy(), expected, atol=1e-12)
 
 
 @pytest.mark.parametrize("batch_first", [False, True])
@@ -121,9 +121,9 @@ def test_gru_matches_torch(batch_first):
     x = x if batch_first else x.transpose(0, 1)
     h0 = rand(4, 3, 4, seed=1, grad=False)
     out, h_n = gru(x, h0)
-    t_out, t_h = tgru(torch.tensor(x.data), torch.tensor(h0.data))
-    np.testing.assert_allclose(out.data, t_out.detach().numpy(), atol=1e-12)
-    np.testing.assert_allclose(h_n.data, t_h.detach().numpy(), atol=1e-12)
+    t_out, t_h = tgru(torch.tensor(x.numpy()), torch.tensor(h0.numpy()))
+    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(h_n.numpy(), t_h.detach().numpy(), atol=1e-12)
 
 
 def test_gru_mask_matches_torch_packed_sequences():
@@ -134,12 +134,12 @@ def test_gru_mask_matches_torch_packed_sequences():
                                                 batch_first=True))
     x, lengths = rand(3, 6, 5, grad=False), np.array([6, 2, 4])
     out, h_n = gru(x, lengths=lengths)
-    packed = torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x.data), torch.tensor(lengths),
+    packed = torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x.numpy()), torch.tensor(lengths),
                                                      batch_first=True, enforce_sorted=False)
     t_out, t_h = tgru(packed)
     t_out, _ = torch.nn.utils.rnn.pad_packed_sequence(t_out, batch_first=True, total_length=6)
-    np.testing.assert_allclose(out.data, t_out.detach().numpy(), atol=1e-12)
-    np.testing.assert_allclose(h_n.data, t_h.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(h_n.numpy(), t_h.detach().numpy(), atol=1e-12)
 
 
 def test_rnn_layer_matches_torch():
@@ -148,7 +148,7 @@ def test_rnn_layer_matches_torch():
     rnn = RNN(5, 4, nonlinearity="relu", bidirectional=True).double()
     trnn = _torch_copy(torch, rnn, torch.nn.RNN(5, 4, nonlinearity="relu", bidirectional=True))
     x = rand(6, 2, 5, grad=False)
-    np.testing.assert_allclose(rnn(x)[0].data, trnn(torch.tensor(x.data))[0].detach().numpy(),
+    np.testing.assert_allclose(rnn(x)[0].numpy(), trnn(torch.tensor(x.numpy()))[0].detach().numpy(),
                                atol=1e-12)
 
 
@@ -163,8 +163,8 @@ def test_gru_layer_equals_its_cells_step_by_step():
     out, h_n = gru(x)
     for t in range(5):
         h = cell(x[t], h)
-        np.testing.assert_allclose(out.data[t], h.data, atol=1e-12)
-    np.testing.assert_allclose(h_n.data[0], h.data, atol=1e-12)
+        np.testing.assert_allclose(out.numpy()[t], h.numpy(), atol=1e-12)
+    np.testing.assert_allclose(h_n.numpy()[0], h.numpy(), atol=1e-12)
 
 
 def test_padding_is_skipped_like_a_shorter_sequence():
@@ -175,9 +175,9 @@ def test_padding_is_skipped_like_a_shorter_sequence():
     mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)
     out, h_n = gru(x, mask=mask)
     alone, alone_h = gru(x[:1, :3])
-    np.testing.assert_allclose(out.data[0, :3], alone.data[0], atol=1e-12)
-    assert np.all(out.data[0, 3:] == 0)
-    np.testing.assert_allclose(h_n.data[:, 0], alone_h.data[:, 0], atol=1e-12)
+    np.testing.assert_allclose(out.numpy()[0, :3], alone.numpy()[0], atol=1e-12)
+    assert np.all(out.numpy()[0, 3:] == 0)
+    np.testing.assert_allclose(h_n.numpy()[:, 0], alone_h.numpy()[:, 0], atol=1e-12)
 
 
 def test_batch_first_and_unbatched_inputs_agree():
@@ -187,21 +187,21 @@ def test_batch_first_and_unbatched_inputs_agree():
     out, h_n = gru(x)
     gru.batch_first = True
     out_bf, h_bf = gru(x.transpose(0, 1))
-    np.testing.assert_allclose(out_bf.data, out.data.transpose(1, 0, 2), atol=1e-12)
-    np.testing.assert_allclose(h_bf.data, h_n.data, atol=1e-12)
+    np.testing.assert_allclose(out_bf.numpy(), out.numpy().transpose(1, 0, 2), atol=1e-12)
+    np.testing.assert_allclose(h_bf.numpy(), h_n.numpy(), atol=1e-12)
     out_1, h_1 = gru(x[:, 0])  # unbatched (T, D)
-    np.testing.assert_allclose(out_1.data, out.data[:, 0], atol=1e-12)
-    np.testing.assert_allclose(h_1.data, h_n.data[:, 0], atol=1e-12)
+    np.testing.assert_allclose(out_1.numpy(), out.numpy()[:, 0], atol=1e-12)
+    np.testing.assert_allclose(h_1.numpy(), h_n.numpy()[:, 0], atol=1e-12)
 
 
 def test_dropout_between_layers_only_while_training():
     mg.manual_seed(8)
     gru = GRU(3, 4, num_layers=2, dropout=0.5)
     x = mg.randn(6, 2, 3)
-    a, b = gru(x)[0].data, gru(x)[0].data
+    a, b = gru(x)[0].numpy(), gru(x)[0].numpy()
     assert not np.allclose(a, b)
     gru.eval()
-    np.testing.assert_array_equal(gru(x)[0].data, gru(x)[0].data)
+    np.testing.assert_array_equal(gru(x)[0].numpy(), gru(x)[0].numpy())
 
 
 def test_shape_errors_name_the_problem():
@@ -231,9 +231,9 @@ def _reference_scores(module, s, h):
     if isinstance(module, DotScore):
         return np.einsum("bld,bsd->bls", s, h)
     if isinstance(module, BilinearScore):
-        return np.einsum("bld,de,bse->bls", s, module.W.weight.data, h)
-    W, U, b, v = (module.W.weight.data, module.U.weight.data, module.U.bias.data,
-                  module.v.data)
+        return np.einsum("bld,de,bse->bls", s, module.W.weight.numpy(), h)
+    W, U, b, v = (module.W.weight.numpy(), module.U.weight.numpy(), module.U.bias.numpy(),
+                  module.v.numpy())
     hidden = np.tanh((s @ W.T)[:, :, None] + (h @ U.T + b)[:, None])
     return hidden @ v
 
@@ -242,12 +242,12 @@ def _reference_scores(module, s, h):
 def test_score_formulas_shapes_and_gradcheck(index):
     score = _scores()[index]
     h, s3, s2 = rand(2, 5, 4), rand(2, 3, 4, seed=1), rand(2, 4, seed=2)
-    np.testing.assert_allclose(score(s3, h).data, _reference_scores(score, s3.data, h.data),
+    np.testing.assert_allclose(score(s3, h).numpy(), _reference_scores(score, s3.numpy(), h.numpy()),
                                atol=1e-12)
     assert score(s2, h).shape == (2, 5)
-    np.testing.assert_allclose(score(s2, h).data, score(s2.unsqueeze(1), h).data[:, 0])
+    np.testing.assert_allclose(score(s2, h).numpy(), score(s2.unsqueeze(1), h).numpy()[:, 0])
     # prepared keys give the same scores: a decoder prepares them once per source sentence
-    np.testing.assert_allclose(score.score(s3, score.prepare_keys(h)).data, score(s3, h).data)
+    np.testing.assert_allclose(score.score(s3, score.prepare_keys(h)).numpy(), score(s3, h).numpy())
     inputs = [s3, h] + list(score.parameters())
     assert gradcheck(lambda s, k, *p: score(s, k), inputs)
     assert gradcheck(lambda s, k, *p: score(s, k), [s2, h] + list(score.parameters()))
@@ -269,12 +269,12 @@ def test_attend_gradcheck_masking_and_fully_masked_rows():
     mask = np.array([[1, 1, 0, 1, 0], [0, 0, 0, 0, 0]], dtype=bool)
     context, weights = attend(scores, values, mask)
     assert context.shape == (2, 3, 4) and weights.shape == (2, 3, 5)
-    np.testing.assert_allclose(weights.data[0].sum(-1), 1.0)
-    assert np.all(weights.data[0][:, ~mask[0]] == 0)
-    assert np.all(weights.data[1] == 0) and np.all(context.data[1] == 0)  # zeros, not NaN
+    np.testing.assert_allclose(weights.numpy()[0].sum(-1), 1.0)
+    assert np.all(weights.numpy()[0][:, ~mask[0]] == 0)
+    assert np.all(weights.numpy()[1] == 0) and np.all(context.numpy()[1] == 0)  # zeros, not NaN
     assert gradcheck(lambda s, v: attend(s, v, mask)[0], [scores, values])
     c2, w2 = attend(scores[:, 0], values, mask)  # one query per batch row: (B, S) scores
-    np.testing.assert_allclose(c2.data, context.data[:, 0], atol=1e-12)
+    np.testing.assert_allclose(c2.numpy(), context.numpy()[:, 0], atol=1e-12)
     assert gradcheck(lambda s, v: flat(*attend(s, v)), [rand(2, 5, seed=2), values])
 
 

@@ -67,8 +67,8 @@ def test_shapes_and_attention_weights(attention):
         assert weights is None
     else:
         assert weights.shape == (4, tgt_in.shape[1], src.shape[1])
-        np.testing.assert_allclose(weights.data.sum(-1), 1.0, rtol=1e-5)
-        assert np.all(weights.data[np.broadcast_to((src == PAD)[:, None], weights.shape)] == 0)
+        np.testing.assert_allclose(weights.numpy().sum(-1), 1.0, rtol=1e-5)
+        assert np.all(weights.numpy()[np.broadcast_to((src == PAD)[:, None], weights.shape)] == 0)
 
 
 @pytest.mark.parametrize("attention", ATTENTIONS)
@@ -81,16 +81,16 @@ def test_padding_tokens_do_not_leak(attention):
     pad = src == PAD
     assert pad.any()
     with mg.no_grad():
-        before = model(src, tgt_in).data
+        before = model(src, tgt_in).numpy()
         # swap the padding embedding for a random vector: if padded steps were read at all,
         # the outputs would move (changing the ids would only change the mask)
-        model.src_embed.weight.data[PAD] = np.random.default_rng(2).standard_normal(8)
-        after = model(src, tgt_in).data
+        model.src_embed.weight.numpy()[PAD] = np.random.default_rng(2).standard_normal(8)
+        after = model(src, tgt_in).numpy()
     np.testing.assert_allclose(before, after, rtol=0, atol=1e-6)
     # and a longer padded tail changes nothing either
     wider = np.concatenate([src, np.full((4, 3), PAD)], axis=1)
     with mg.no_grad():
-        np.testing.assert_allclose(model(wider, tgt_in).data, after, atol=1e-6)
+        np.testing.assert_allclose(model(wider, tgt_in).numpy(), after, atol=1e-6)
 
 
 def test_decoder_is_causal():
@@ -100,8 +100,8 @@ def test_decoder_is_causal():
     changed = tgt_in.copy()
     changed[:, 3:] = 5
     with mg.no_grad():
-        np.testing.assert_allclose(model(src, tgt_in).data[:, :3],
-                                   model(src, changed).data[:, :3], rtol=0, atol=1e-6)
+        np.testing.assert_allclose(model(src, tgt_in).numpy()[:, :3],
+                                   model(src, changed).numpy()[:, :3], rtol=0, atol=1e-6)
 
 
 @pytest.mark.parametrize("attention", [None, "bilinear"])
@@ -122,11 +122,11 @@ def test_greedy_decode_matches_teacher_forcing_on_its_own_output(attention):
         if (tokens[b] == EOS).any():
             n = int(np.argmax(tokens[b] == EOS)) + 1
             assert np.all(tokens[b, n:] == PAD)
-        scores = logits.data[b, :n].copy()
+        scores = logits.numpy()[b, :n].copy()
         scores[:, PAD] = -np.inf
         np.testing.assert_array_equal(tokens[b, :n], scores.argmax(-1))
         if weights is not None:
-            np.testing.assert_allclose(weights[b, :n], tf_weights.data[b, :n], atol=1e-6)
+            np.testing.assert_allclose(weights[b, :n], tf_weights.numpy()[b, :n], atol=1e-6)
 
 
 def test_factory_and_errors():

@@ -40,7 +40,7 @@ def test_tensor_copies_its_data():
     a[0] = 100.0
     assert t.tolist() == [1.0, 2.0, 3.0]
     u = mg.tensor(t)
-    t.data[1] = -1.0
+    t.numpy()[1] = -1.0
     assert u.tolist() == [1.0, 2.0, 3.0]
     assert u.dtype == np.float64  # a float64 tensor stays float64
 
@@ -96,7 +96,7 @@ def test_zeros_like_ones_like():
     assert mg.ones_like(i, dtype=mg.float32).dtype == np.float32
     assert mg.zeros_like(src, requires_grad=True).requires_grad
     # a fresh tensor, not a view of the source
-    z.data[0, 0] = 5
+    z.numpy()[0, 0] = 5
     assert src.numpy()[0, 0] == 0
 
 
@@ -316,13 +316,13 @@ def test_inplace_ops_without_grad():
 
 def test_inplace_on_requires_grad_under_no_grad():
     w = mg.tensor([1.0, 2.0], requires_grad=True)
-    data = w.data
+    data = w.numpy()
     with mg.no_grad():
         w.mul_(3.0)
         w.add_(mg.tensor([1.0, 1.0]))
         w.copy_(w.numpy() * 2)
     assert w.tolist() == [8.0, 14.0]
-    assert w.data is data  # really in place
+    assert w.numpy() is data  # really in place
     assert w.requires_grad and w.is_leaf
     with mg.no_grad():
         w.zero_()
@@ -345,3 +345,21 @@ def test_inplace_on_non_grad_tensor_allowed_with_grad_enabled():
     t = mg.zeros(3)
     t.add_(2)
     assert t.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_data_is_a_detached_tensor_sharing_memory_as_in_pytorch():
+    """`.data` as older PyTorch code uses it: `p.data.mul_()`, `x.data.clone()`, `t.data = ...`."""
+    p = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    d = p.data
+    assert isinstance(d, mg.Tensor) and not d.requires_grad and d.grad_fn is None
+    d.mul_(2.0)                                       # writes through to p
+    np.testing.assert_array_equal(p.numpy(), [2.0, 4.0, 6.0])
+    c = p.data.clone()
+    c.add_(1.0)                                       # a clone does not
+    np.testing.assert_array_equal(p.numpy(), [2.0, 4.0, 6.0])
+    assert p.data.unsqueeze(1).shape == (3, 1)
+    p.data = mg.tensor([5.0, 6.0, 7.0])               # assignment replaces the values
+    np.testing.assert_array_equal(p.numpy(), [5.0, 6.0, 7.0])
+    assert p.requires_grad and p.is_leaf
+    (p * p).sum().backward()
+    np.testing.assert_array_equal(p.grad.numpy(), [10.0, 12.0, 14.0])

@@ -26,7 +26,7 @@ VOCAB = 37_000  # the paper's shared English-German BPE vocabulary
 
 
 def count(module):
-    return sum(p.data.size for p in module.parameters())
+    return sum(p.numpy().size for p in module.parameters())
 
 
 # --- the lecture's parameter tables ---------------------------------------------------------
@@ -69,7 +69,7 @@ def lecture_count(layer):
     """The lecture's count: weight matrices and feed-forward biases only, i.e. every named
     parameter except the attention biases (`self_attn.in_proj_bias`, `self_attn.out_proj.bias`,
     ...) and the layer norms (`norm1.weight`, `norm1.bias`, ...)."""
-    return sum(p.data.size for name, p in layer.named_parameters()
+    return sum(p.numpy().size for name, p in layer.named_parameters()
                if not (("attn" in name and "bias" in name) or "norm" in name))
 
 
@@ -88,7 +88,7 @@ def test_encoder_layer_has_3_152_384_parameters(base_encoder_layer):
 def test_encoder_layer_without_attention_biases_and_norms_is_the_lectures_3_148_288(
         base_encoder_layer):
     d, f = 512, 2048
-    left_out = {n: p.data.size for n, p in base_encoder_layer.named_parameters()
+    left_out = {n: p.numpy().size for n, p in base_encoder_layer.named_parameters()
                 if ("attn" in n and "bias" in n) or "norm" in n}
     assert left_out == {"self_attn.in_proj_bias": 3 * d, "self_attn.out_proj.bias": d,
                         "norm1.weight": d, "norm1.bias": d, "norm2.weight": d, "norm2.bias": d}
@@ -174,10 +174,10 @@ def run_both(ours, theirs, torch, batch_first, dtype):
     src, tgt, src_pad, tgt_pad, mask = inputs(batch_first, dtype)
     with no_grad():
         out = ours(mg.tensor(src), mg.tensor(tgt), tgt_mask=mask, src_key_padding_mask=src_pad,
-                   tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=src_pad).data
+                   tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=src_pad).numpy()
     with torch.no_grad():
         ref = theirs(torch.from_numpy(src), torch.from_numpy(tgt),
-                     tgt_mask=torch.from_numpy(np.asarray(mask.data)),
+                     tgt_mask=torch.from_numpy(np.asarray(mask.numpy())),
                      src_key_padding_mask=torch.from_numpy(src_pad),
                      tgt_key_padding_mask=torch.from_numpy(tgt_pad),
                      memory_key_padding_mask=torch.from_numpy(src_pad)).numpy()
@@ -186,18 +186,18 @@ def run_both(ours, theirs, torch, batch_first, dtype):
 
 
 def test_generate_square_subsequent_mask():
-    m = np.asarray(Transformer.generate_square_subsequent_mask(4).data)
+    m = np.asarray(Transformer.generate_square_subsequent_mask(4).numpy())
     assert m.shape == (4, 4) and m.dtype == np.float32
     assert np.array_equal(np.isneginf(m), np.triu(np.ones((4, 4), bool), k=1))
     assert (m[np.tril(np.ones((4, 4), bool))] == 0).all()
-    m64 = Transformer.generate_square_subsequent_mask(3, dtype=np.float64).data
+    m64 = Transformer.generate_square_subsequent_mask(3, dtype=np.float64).numpy()
     assert m64.dtype == np.float64
 
 
 def test_generate_square_subsequent_mask_equals_torch():
     torch = pytest.importorskip("torch")
     for n in (1, 2, 7):
-        ours = np.asarray(Transformer.generate_square_subsequent_mask(n).data)
+        ours = np.asarray(Transformer.generate_square_subsequent_mask(n).numpy())
         ref = torch.nn.Transformer.generate_square_subsequent_mask(n).numpy()
         assert ours.dtype == ref.dtype
         assert np.array_equal(ours, ref)
@@ -227,10 +227,10 @@ def test_our_weights_in_torch_give_the_same_outputs(norm_first, batch_first, dty
     mg.manual_seed(1)
     ours = Transformer(**SMALL, norm_first=norm_first, batch_first=batch_first).to(dtype).eval()
     for p in ours.parameters():  # nonzero biases and norms, so every parameter matters
-        p.data += np.random.default_rng(p.data.size).normal(0, 0.1, p.shape).astype(dtype)
+        p.numpy()[...] += np.random.default_rng(p.numpy().size).normal(0, 0.1, p.shape).astype(dtype)
     tdtype = torch.float64 if dtype == np.float64 else torch.float32
     theirs = torch_transformer(torch, tdtype, norm_first=norm_first, batch_first=batch_first)
-    result = theirs.load_state_dict({k: torch.from_numpy(np.array(v.data))
+    result = theirs.load_state_dict({k: torch.from_numpy(np.array(v.numpy()))
                                      for k, v in ours.state_dict().items()}, strict=True)
     assert not result.missing_keys and not result.unexpected_keys
     out, ref = run_both(ours, theirs, torch, batch_first, dtype)
@@ -251,7 +251,7 @@ def test_torch_weights_in_ours_give_the_same_outputs(norm_first, dtype, tol):
     ours = Transformer(**SMALL, norm_first=norm_first, batch_first=True).to(dtype).eval()
     ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
     for k, v in theirs.state_dict().items():
-        assert np.array_equal(dict(ours.named_parameters())[k].data, v.numpy())
+        assert np.array_equal(dict(ours.named_parameters())[k].numpy(), v.numpy())
     out, ref = run_both(ours, theirs, torch, True, dtype)
     np.testing.assert_allclose(out, ref, rtol=tol, atol=tol)
 
@@ -273,21 +273,21 @@ def test_decoder_output_at_t_ignores_later_target_tokens(norm_first):
     src[1, 5:] = 0
     tgt = rng.integers(3, 13, (3, 9))
     with no_grad():
-        base = model(src, tgt).data
+        base = model(src, tgt).numpy()
         assert base.shape == (3, 9, 13)
         for t in range(9):
             changed = tgt.copy()
             changed[:, t + 1:] = rng.integers(3, 13, changed[:, t + 1:].shape)
             if t + 1 < 9:
                 assert (changed != tgt).any()
-            out = model(src, changed).data
+            out = model(src, changed).numpy()
             np.testing.assert_allclose(out[:, :t + 1], base[:, :t + 1], rtol=1e-5, atol=1e-5)
             if t + 2 < 9:  # the change is visible later on: the check above is not vacuous
                 assert np.abs(out[:, t + 1:] - base[:, t + 1:]).max() > 1e-4
         # padding the future instead of changing it does not matter either
         padded = tgt.copy()
         padded[:, 4:] = 0
-        np.testing.assert_allclose(model(src, padded).data[:, :4], base[:, :4], rtol=1e-5,
+        np.testing.assert_allclose(model(src, padded).numpy()[:, :4], base[:, :4], rtol=1e-5,
                                    atol=1e-5)
 
 
@@ -304,11 +304,11 @@ def test_encoder_output_at_real_positions_ignores_padding(norm_first):
         # more padding on the right: real positions are unchanged
         longer = np.concatenate([src, np.zeros((2, 5), src.dtype)], axis=1)
         memory2, _ = model.encode(longer)
-        np.testing.assert_allclose(memory2.data[0, :6], memory.data[0], rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(memory2.data[1, :4], memory.data[1, :4], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(memory2.numpy()[0, :6], memory.numpy()[0], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(memory2.numpy()[1, :4], memory.numpy()[1, :4], rtol=1e-5, atol=1e-5)
         # and the decoder's logits do not change either
         tgt = rng.integers(3, 13, (2, 5))
-        np.testing.assert_allclose(model(longer, tgt).data, model(src, tgt).data, rtol=1e-5,
+        np.testing.assert_allclose(model(longer, tgt).numpy(), model(src, tgt).numpy(), rtol=1e-5,
                                    atol=1e-5)
 
 
@@ -321,14 +321,14 @@ def test_values_at_padded_source_positions_do_not_leak(norm_first):
     garbage = src.copy()
     garbage[src_pad] = np.random.default_rng(5).normal(0, 10, garbage[src_pad].shape)
     with no_grad():
-        mem = model.encoder(mg.tensor(src), src_key_padding_mask=src_pad).data
-        mem2 = model.encoder(mg.tensor(garbage), src_key_padding_mask=src_pad).data
+        mem = model.encoder(mg.tensor(src), src_key_padding_mask=src_pad).numpy()
+        mem2 = model.encoder(mg.tensor(garbage), src_key_padding_mask=src_pad).numpy()
         np.testing.assert_allclose(mem2[~src_pad], mem[~src_pad], rtol=1e-10, atol=1e-10)
         assert np.abs(mem2[src_pad] - mem[src_pad]).max() > 1e-3  # they did change there
         out = model(mg.tensor(src), mg.tensor(tgt), tgt_mask=mask, src_key_padding_mask=src_pad,
-                    memory_key_padding_mask=src_pad).data
+                    memory_key_padding_mask=src_pad).numpy()
         out2 = model(mg.tensor(garbage), mg.tensor(tgt), tgt_mask=mask,
-                     src_key_padding_mask=src_pad, memory_key_padding_mask=src_pad).data
+                     src_key_padding_mask=src_pad, memory_key_padding_mask=src_pad).numpy()
         np.testing.assert_allclose(out2, out, rtol=1e-10, atol=1e-10)
 
 
@@ -338,11 +338,11 @@ def test_causal_mask_bool_float_and_is_causal_agree():
     src, tgt, _, _, mask = inputs(True, np.float64)
     T = tgt.shape[1]
     with no_grad():
-        a = model(mg.tensor(src), mg.tensor(tgt), tgt_mask=mask).data
+        a = model(mg.tensor(src), mg.tensor(tgt), tgt_mask=mask).numpy()
         b = model(mg.tensor(src), mg.tensor(tgt),
-                  tgt_mask=np.triu(np.ones((T, T), bool), k=1)).data
-        c = model(mg.tensor(src), mg.tensor(tgt), tgt_is_causal=True).data
-        d = model(mg.tensor(src), mg.tensor(tgt)).data  # no mask: attends to the future
+                  tgt_mask=np.triu(np.ones((T, T), bool), k=1)).numpy()
+        c = model(mg.tensor(src), mg.tensor(tgt), tgt_is_causal=True).numpy()
+        d = model(mg.tensor(src), mg.tensor(tgt)).numpy()  # no mask: attends to the future
     np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(c, a, rtol=1e-12, atol=1e-12)
     assert np.abs(d - a).max() > 1e-3
@@ -359,7 +359,7 @@ def test_gradcheck_through_a_tiny_transformer(norm_first):
     params = dict(model.named_parameters())
     rng = np.random.default_rng(4)
     for p in params.values():  # move biases and norms away from 0 and 1
-        p.data += rng.normal(0, 0.1, p.shape)
+        p.numpy()[...] += rng.normal(0, 0.1, p.shape)
     B, S, T = 2, 4, 3
     src = mg.tensor(rng.standard_normal((B, S, 8)), dtype=mg.float64, requires_grad=True)
     tgt = mg.tensor(rng.standard_normal((B, T, 8)), dtype=mg.float64, requires_grad=True)
@@ -384,13 +384,13 @@ def test_gradcheck_through_a_tiny_transformer(norm_first):
     def fn(src, tgt, *_):
         out = model(src, tgt, tgt_mask=mask, src_key_padding_mask=src_pad,
                     memory_key_padding_mask=src_pad)
-        assert out.data.dtype == np.float64
+        assert out.numpy().dtype == np.float64
         return out
 
     assert gradcheck(fn, [src, tgt] + [params[n] for n in checked], eps=1e-6, atol=1e-6,
                      rtol=1e-4)
     # the padded source position gets no gradient at all
-    assert np.abs(src.grad.data[1, 3:]).max() == 0
+    assert np.abs(src.grad.numpy()[1, 3:]).max() == 0
 
 
 # --- the copy task --------------------------------------------------------------------------

@@ -262,7 +262,7 @@ def test_show_values_and_grads():
     loss.backward()
     after = labels()
     da = (1 - math.tanh(-4.0) ** 2) * (-3.0 + 1.0)
-    assert after["a"][-1] == f"grad: {float(a.grad.data):.4g}"
+    assert after["a"][-1] == f"grad: {float(a.grad.numpy()):.4g}"
     assert float(after["a"][-1].split()[-1]) == pytest.approx(da, rel=1e-3)
     assert after["Add"][-1].startswith("grad: ")  # d retained its grad
     assert after["Mul"][-1] == "data: -6"         # c did not

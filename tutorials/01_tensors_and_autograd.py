@@ -43,7 +43,7 @@ from _common import SMALL, out_path, savefig
 # %% [markdown]
 # ## A tensor is an array that remembers where it came from
 #
-# A minigrad `Tensor` wraps a NumPy array (`.data`). If it is created with
+# A minigrad `Tensor` wraps a NumPy array (`.numpy()` returns it). If it is created with
 # `requires_grad=True`, every operation applied to it is recorded, and the result carries a
 # `grad_fn`: the node of the graph that produced it.
 

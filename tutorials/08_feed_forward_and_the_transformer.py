@@ -150,7 +150,7 @@ with mg.no_grad():
     for lay in (layer, pre):
         for p in (lay.self_attn.out_proj.weight, lay.self_attn.out_proj.bias,
                   lay.linear2.weight, lay.linear2.bias):
-            p.data[...] = 0.0
+            p.numpy()[...] = 0.0
     assert np.allclose(pre(x).numpy(), x.numpy(), atol=1e-6)           # identity
     assert not np.allclose(layer(x).numpy(), x.numpy(), atol=1e-2)     # LayerNorm(x) instead
     assert np.allclose(layer(x).numpy(), layer.norm2(layer.norm1(x)).numpy(), atol=1e-5)

@@ -394,8 +394,8 @@ assert abs((masked[ordinary] == vocab.mask_id).mean() - 0.12) < 0.01
 
 # %%
 with mg.no_grad():
-    layer.att_dst.data[...] = 0.0
-    layer.att_src.data[...] = 0.0
+    layer.att_dst.numpy()[...] = 0.0
+    layer.att_src.numpy()[...] = 0.0
     _, uniform = layer(mg.randn(5, 6), adjacency, return_attention=True)
 assert np.allclose(uniform.numpy()[:, 0, [0, 1, 2, 3]], 0.25)
 

@@ -69,10 +69,10 @@ class Adam(Optimizer):
         beta1, beta2 = group["betas"]
         if not state:  # lazily, so parameters that never get a gradient cost no memory
             state["step"] = 0
-            state["exp_avg"] = Tensor._wrap(np.zeros(p.data.shape, p.data.dtype))
-            state["exp_avg_sq"] = Tensor._wrap(np.zeros(p.data.shape, p.data.dtype))
+            state["exp_avg"] = Tensor._wrap(np.zeros(p._array.shape, p._array.dtype))
+            state["exp_avg_sq"] = Tensor._wrap(np.zeros(p._array.shape, p._array.dtype))
             if amsgrad:
-                state["max_exp_avg_sq"] = Tensor._wrap(np.zeros(p.data.shape, p.data.dtype))
+                state["max_exp_avg_sq"] = Tensor._wrap(np.zeros(p._array.shape, p._array.dtype))
         state["step"] += 1
         t = state["step"]
         step_size = lr / (1 - beta1 ** t)
@@ -81,9 +81,9 @@ class Adam(Optimizer):
         # the same update with the constants gathered, so one pass over the data fewer.
         eps_c = eps * c
         inv_step = -1.0 / (step_size * c) if step_size else 0.0
-        arrays = [state["exp_avg"].data, state["exp_avg_sq"].data]
+        arrays = [state["exp_avg"]._array, state["exp_avg_sq"]._array]
         if amsgrad:
-            arrays.append(state["max_exp_avg_sq"].data)
+            arrays.append(state["max_exp_avg_sq"]._array)
         decay = wd != 0 and self._decoupled
         for pc, gc, m, v, *rest in self._slices(p, grad, *arrays, scratch=2):
             *vmax, tmp, g2 = rest

@@ -90,7 +90,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 else:
-                    p.grad.data.fill(0)
+                    p.grad._array.fill(0)
                     p.grad._vc[0] += 1
 
     def step(self, closure=None):
@@ -103,25 +103,25 @@ class Optimizer:
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = p.grad.data
-                if grad.shape != p.data.shape:
+                grad = p.grad._array
+                if grad.shape != p._array.shape:
                     raise ValueError(f"{type(self).__name__}: gradient of shape {grad.shape} does "
-                                     f"not match its parameter of shape {p.data.shape}")
+                                     f"not match its parameter of shape {p._array.shape}")
                 self._update(p, grad, self.state[p], group)
-                p._vc[0] += 1  # p.data changed in place: autograd must notice
+                p._vc[0] += 1  # p._array changed in place: autograd must notice
         return loss
 
     def _update(self, p, grad, state, group):
-        """Change `p.data` in place, given its gradient array, its state dict and its group."""
+        """Change `p._array` in place, given its gradient array, its state dict and its group."""
         raise NotImplementedError(f"{type(self).__name__} does not define _update")
 
     def _slices(self, p, *arrays, scratch=1):
-        """Yield matching 1-D slices of `p.data` and `arrays` (shaped like p), plus scratch.
+        """Yield matching 1-D slices of `p._array` and `arrays` (shaped like p), plus scratch.
 
         Each tuple is (p, *arrays, *buffers) for at most CHUNK elements. A non-contiguous
         parameter cannot be flattened without a copy, so it comes back whole instead.
         """
-        data = p.data
+        data = p._array
         n = data.size
         contiguous = data.flags.c_contiguous
         stride = CHUNK if contiguous else n  # where scratch buffer i starts
@@ -185,7 +185,7 @@ class Optimizer:
 
 
 def _copy(v):
-    return Tensor._wrap(np.array(v.data, copy=True)) if isinstance(v, Tensor) else v
+    return Tensor._wrap(np.array(v._array, copy=True)) if isinstance(v, Tensor) else v
 
 
 def _cast(v, p, key, name):
@@ -194,9 +194,9 @@ def _cast(v, p, key, name):
         return int(np.asarray(getattr(v, "data", v)))
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
-    arr = np.asarray(v.data if isinstance(v, Tensor) else v)
-    if arr.shape != p.data.shape:
+    arr = np.asarray(v._array if isinstance(v, Tensor) else v)
+    if arr.shape != p._array.shape:
         raise ValueError(f"{name}.load_state_dict: state '{key}' has shape {arr.shape} but its "
-                         f"parameter has shape {p.data.shape}")
-    dtype = p.data.dtype if np.issubdtype(arr.dtype, np.floating) else arr.dtype
+                         f"parameter has shape {p._array.shape}")
+    dtype = p._array.dtype if np.issubdtype(arr.dtype, np.floating) else arr.dtype
     return Tensor._wrap(np.array(arr, dtype=dtype, order="C", copy=True))

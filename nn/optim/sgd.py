@@ -53,8 +53,8 @@ class SGD(Optimizer):
         buf = state.get("momentum_buffer")
         first = mu != 0 and buf is None
         if first:  # allocated once; the first step copies the gradient into it below
-            buf = state["momentum_buffer"] = Tensor._wrap(np.empty(p.data.shape, p.data.dtype))
-        state_arrays = (buf.data,) if mu != 0 else ()
+            buf = state["momentum_buffer"] = Tensor._wrap(np.empty(p._array.shape, p._array.dtype))
+        state_arrays = (buf._array,) if mu != 0 else ()
         for pc, gc, *rest in self._slices(p, grad, *state_arrays, scratch=2):
             *bc, t1, t2 = rest
             d = gc
