@@ -22,15 +22,9 @@
 
 # %%
 import math
-import os
 import shutil
-import sys
 
-try:
-    HERE = os.path.dirname(os.path.abspath(__file__))
-except NameError:  # inside Jupyter, which runs in the notebook's own folder
-    HERE = os.getcwd()
-sys.path.insert(0, HERE)
+from _common import SMALL, out_path, savefig, show_image
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -38,12 +32,11 @@ import numpy as np
 import minigrad as mg
 from minigrad.autograd import gradcheck
 from minigrad.viz import draw_graph, render_graph
-from _common import SMALL, out_path, savefig
 
 # %% [markdown]
 # ## A tensor is an array that remembers where it came from
 #
-# A minigrad `Tensor` wraps a NumPy array (`.data`). If it is created with
+# A minigrad `Tensor` wraps a NumPy array (`t.numpy()` returns it). If it is created with
 # `requires_grad=True`, every operation applied to it is recorded, and the result carries a
 # `grad_fn`: the node of the graph that produced it.
 
@@ -264,7 +257,7 @@ with open(dot_file, "w") as f:
     f.write(graph.source)
 print("saved", dot_file)
 if shutil.which("dot"):
-    print("saved", render_graph(graph, out_path("01_neuron_graph.png"), format="png"))
+    show_image(render_graph(graph, out_path("01_neuron_graph.png"), format="png"))
 else:
     print("Graphviz `dot` not found: only the .dot file was written")
 

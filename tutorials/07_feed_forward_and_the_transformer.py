@@ -11,9 +11,9 @@
 # ---
 
 # %% [markdown]
-# # 8. The feed-forward network, Add & Norm, and the whole Transformer
+# # 7. The feed-forward network, Add & Norm, and the whole Transformer
 #
-# Tutorials 3 to 7 built the parts that let tokens exchange information (attention, masks,
+# Tutorials 2 to 6 built the parts that let tokens exchange information (attention, masks,
 # positions) and the layer norm. Three pieces remain before the full model stands:
 #
 # 1. the **position-wise feed-forward network** that follows every attention sublayer;
@@ -24,20 +24,16 @@
 # including where its round numbers come from.
 
 # %%
-import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
-sys.path.insert(0, HERE)
-from _common import SMALL, savefig  # noqa: E402,F401  (output folder and the small-run switch)
+from _common import SMALL, savefig
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-import minigrad as mg  # noqa: E402
-from minigrad import nn  # noqa: E402
-from minigrad.models import Seq2SeqTransformer  # noqa: E402
-from minigrad.nn import Transformer, TransformerDecoderLayer, TransformerEncoderLayer  # noqa: E402
+import minigrad as mg
+from minigrad import nn
+from minigrad.models import Seq2SeqTransformer
+from minigrad.nn import Transformer, TransformerDecoderLayer, TransformerEncoderLayer
 
 mg.manual_seed(0)
 
@@ -150,7 +146,7 @@ with mg.no_grad():
     for lay in (layer, pre):
         for p in (lay.self_attn.out_proj.weight, lay.self_attn.out_proj.bias,
                   lay.linear2.weight, lay.linear2.bias):
-            p.data[...] = 0.0
+            p.zero_()
     assert np.allclose(pre(x).numpy(), x.numpy(), atol=1e-6)           # identity
     assert not np.allclose(layer(x).numpy(), x.numpy(), atol=1e-2)     # LayerNorm(x) instead
     assert np.allclose(layer(x).numpy(), layer.norm2(layer.norm1(x)).numpy(), atol=1e-5)
@@ -187,11 +183,11 @@ ax.set_xlabel("encoder layer")
 ax.set_ylabel("mean per-token standard deviation")
 ax.set_title("Size of the residual stream through 12 untrained encoder layers")
 ax.legend()
-savefig(fig, "08_pre_vs_post_norm")
+savefig(fig, "07_pre_vs_post_norm")
 
 # %% [markdown]
 # Both variants train; the paper used post-norm together with the learning-rate warm-up of
-# tutorial 9. The rest of this tutorial uses the paper's post-norm.
+# tutorial 8. The rest of this tutorial uses the paper's post-norm.
 #
 # ## One encoder layer, counted
 #
@@ -298,7 +294,7 @@ assert n_attention + n_ffn_linear == 6 * 3 + 6 * 4 == 42
 # `Seq2SeqTransformer` adds what turns token ids into vectors and vectors back into words:
 #
 # * an embedding table for source tokens and one for target tokens (each multiplied by
-#   $\sqrt{d_{model}}$, then the sinusoidal positions of tutorial 6 are added);
+#   $\sqrt{d_{model}}$, then the sinusoidal positions of tutorial 5 are added);
 # * the `Transformer` above;
 # * a linear output layer $W_D$ from 512 features to one score per vocabulary word, followed by a
 #   softmax.
@@ -365,7 +361,7 @@ del base  # free the 250 MB
 # | `Transformer()` (6 + 6 layers, 2 final norms) | 44,140,544 |
 # | with one shared, tied 37,000-word embedding | 63,084,544 |
 #
-# Tutorial 9 trains such a model; tutorial 10 does it for real on a small translation task.
+# Tutorial 8 trains such a model; tutorial 9 does it for real on a small translation task.
 
 # %% [markdown]
 # ## Test yourself

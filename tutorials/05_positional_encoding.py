@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 6. Positional encoding
+# # 5. Positional encoding
 #
 # An RNN knows the order of the words because it reads them in order. Self-attention does
 # not read in any order: each output is a weighted sum over *all* positions, and a sum does not
@@ -19,21 +19,14 @@
 
 # %%
 import math
-import os
-import sys
 
-try:
-    HERE = os.path.dirname(os.path.abspath(__file__))
-except NameError:  # inside Jupyter, which runs in the notebook's own folder
-    HERE = os.getcwd()
-sys.path.insert(0, HERE)
+from _common import SMALL, savefig
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
 from minigrad import nn
-from _common import SMALL, savefig
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -149,7 +142,7 @@ ax.set_xlabel("dimension (even: sine, odd: cosine)")
 ax.set_ylabel("position j")
 ax.set_yticks(range(9))
 fig.colorbar(im, ax=ax, label="PE value")
-savefig(fig, "06_positional_heatmap")
+savefig(fig, "05_positional_heatmap")
 
 # %% [markdown]
 # Row 0 is the alternating $0, 1$ pattern, and the last columns are almost constant over these
@@ -236,7 +229,7 @@ axes[1].set_title("Distance between the encodings of two positions")
 axes[1].set_xlabel("offset |j - k|")
 axes[1].set_ylabel("||p_j - p_k||")
 axes[1].legend()
-savefig(fig, "06_positional_distance")
+savefig(fig, "05_positional_distance")
 
 # %% [markdown]
 # ## Positions break the symmetry

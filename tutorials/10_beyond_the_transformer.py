@@ -11,13 +11,13 @@
 # ---
 
 # %% [markdown]
-# # 11. Beyond the Transformer
+# # 10. Beyond the Transformer
 #
 # Attention is older and broader than the Transformer. This last tutorial follows the second
 # lecture through four other places where it appears, each kept short:
 #
 # 1. the **recurrent encoder-decoder with attention**, where attention started, on the same
-#    translation task as tutorial 10;
+#    translation task as tutorial 9;
 # 2. **BERT**, a Transformer encoder pre-trained by filling in masked words;
 # 3. **graph attention (GAT)**, attention over a node's neighbours in a graph;
 # 4. **hierarchical attention (HAN)**, attention over words and then over sentences to
@@ -28,34 +28,32 @@
 
 # %%
 import os
-import sys
 
-# small matrices: one thread per product is faster than several (see tutorial 10)
+# small matrices: one thread per product is faster than several (see tutorial 9)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-HERE = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
-sys.path.insert(0, HERE)
-from _common import SMALL, out_path, savefig  # noqa: E402  (output folder and the small-run switch)
 
-import time  # noqa: E402
+import time
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from _common import SMALL, out_path, savefig, show_image
 
-import minigrad as mg  # noqa: E402
-from minigrad import optim  # noqa: E402
-from minigrad import models  # noqa: E402
-from minigrad.demos import bert, gat, han  # noqa: E402
-from minigrad.translate import corpus as toy  # noqa: E402
-from minigrad.translate.batching import encode_pairs, iterate_batches, make_batch  # noqa: E402
-from minigrad.translate.metrics import corpus_bleu  # noqa: E402
-from minigrad.translate.plots import plot_attention  # noqa: E402
-from minigrad.models.rnn_seq2seq import build_seq2seq_rnn  # noqa: E402
-from minigrad.translate.tokenizers import WordTokenizer  # noqa: E402
-from minigrad.translate.train import translate  # noqa: E402
-from minigrad.nn.scores import SCORES  # noqa: E402
-from minigrad.nn.utils import clip_grad_norm_  # noqa: E402
-from minigrad.optim.lr_scheduler import WarmupScheduler  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+
+import minigrad as mg
+from minigrad import optim
+from minigrad import models
+from minigrad.demos import bert, gat, han
+from minigrad.translate import corpus as toy
+from minigrad.translate.batching import encode_pairs, iterate_batches, make_batch
+from minigrad.translate.metrics import corpus_bleu
+from minigrad.translate.plots import plot_attention
+from minigrad.models.rnn_seq2seq import build_seq2seq_rnn
+from minigrad.translate.tokenizers import WordTokenizer
+from minigrad.translate.train import translate
+from minigrad.nn.scores import SCORES
+from minigrad.nn.utils import clip_grad_norm_
+from minigrad.optim.lr_scheduler import WarmupScheduler
 
 t_start = time.perf_counter()
 
@@ -92,7 +90,7 @@ print("similarity functions:", sorted(SCORES))
 assert {"dot", "scaled_dot", "bilinear", "additive"} <= set(SCORES)
 
 # %% [markdown]
-# We train both versions on the toy corpus of tutorial 10. Instead of the `Trainer`, here is the
+# We train both versions on the toy corpus of tutorial 9. Instead of the `Trainer`, here is the
 # loop it runs, written out: batches of similar-length sentences, the label-smoothed loss on
 # teacher-forced targets, gradient clipping, Adam and the warm-up schedule.
 
@@ -146,7 +144,7 @@ for arch in ("rnn", "rnn-attention"):
 # With the same number of updates the attention model translates far better: in the normal run
 # its BLEU is more than 10 points above the plain model's. On short sentences like these, a
 # recurrent model with attention is a strong baseline; compare its BLEU with the Transformer's
-# in tutorial 10. What it cannot do is run in parallel: its encoder needs $S$ steps one after
+# in tutorial 9. What it cannot do is run in parallel: its encoder needs $S$ steps one after
 # another, and its decoder $T$ more, while a Transformer layer processes all positions at once.
 # That, more than accuracy on toy data, is why the Transformer took over.
 
@@ -155,7 +153,7 @@ if not SMALL:
     assert rnn_results["rnn-attention"]["bleu"] > rnn_results["rnn"]["bleu"] + 10
 
 # %% [markdown]
-# The attention weights $\alpha_{ti}$ make the model inspectable, as in tutorial 10. Here is a
+# The attention weights $\alpha_{ti}$ make the model inspectable, as in tutorial 9. Here is a
 # test sentence whose word order changes in translation.
 
 # %%
@@ -178,9 +176,9 @@ print("source:     ", sentence)
 print("reference:  ", toy.translate_reference(sentence))
 print("translation:", tgt_tok.decode(out_ids))
 plot_attention(weights[0], [src_tok.id_to_token(i) for i in src_ids],
-               [tgt_tok.id_to_token(i) for i in out_ids], out_path("11_rnn_attention.png"),
+               [tgt_tok.id_to_token(i) for i in out_ids], out_path("10_rnn_attention.png"),
                title=f"Attention of the recurrent decoder (additive score)\n{sentence}")
-print("saved", out_path("11_rnn_attention.png"))
+show_image(out_path("10_rnn_attention.png"))
 assert np.allclose(weights[0, :len(out_ids)].sum(-1), 1.0, atol=1e-4)
 
 # %% [markdown]
@@ -246,7 +244,7 @@ assert pre["mlm_accuracy"] > pre["unigram_baseline"]
 
 # %% [markdown]
 # How big are the real ones? A BERT encoder's parameters are its three embedding tables, a
-# layer norm, $L$ encoder layers (tutorial 8's count) and the pooler on [CLS]. We check a formula
+# layer norm, $L$ encoder layers (tutorial 7's count) and the pooler on [CLS]. We check a formula
 # against a small `BertEncoder` and then apply it to the published sizes (30,522 word pieces,
 # 512 positions): BERT-base ($d = 768$, 12 layers) and BERT-large ($d = 1024$, 24 layers).
 
@@ -265,7 +263,7 @@ assert base_count == 109_482_240                  # the "110 M" of the paper and
 
 # %% [markdown]
 # The lecture compares sizes: the translation Transformer has about 65 M parameters (tutorial
-# 8), BERT-base about 110 M, BERT-large about 340 M (Test yourself 3) and GPT-3 175 billion. GPT-3
+# 7), BERT-base about 110 M, BERT-large about 340 M (Test yourself 3) and GPT-3 175 billion. GPT-3
 # is a stack of 96 decoder-style layers with $d = 12{,}288$ and $d_{ff} = 4d$ (no cross-attention,
 # so each layer is counted like an encoder layer), a 50,257-token vocabulary and 2,048 positions.
 # The same bookkeeping lands on 175 billion.
@@ -368,7 +366,7 @@ ax.set_xticks(range(n_sent))
 ax.set_xlabel("sentence of the document (red: the key sentence)")
 ax.set_ylabel("sentence attention weight")
 ax.set_title("Hierarchical attention: where one document's classification looked")
-savefig(fig, "11_han_sentence_attention")
+savefig(fig, "10_han_sentence_attention")
 assert np.isclose(beta.sum(), 1.0, atol=1e-5) and np.all(beta[n_sent:] == 0)
 
 # %% [markdown]
@@ -394,8 +392,8 @@ assert abs((masked[ordinary] == vocab.mask_id).mean() - 0.12) < 0.01
 
 # %%
 with mg.no_grad():
-    layer.att_dst.data[...] = 0.0
-    layer.att_src.data[...] = 0.0
+    layer.att_dst.zero_()
+    layer.att_src.zero_()
     _, uniform = layer(mg.randn(5, 6), adjacency, return_attention=True)
 assert np.allclose(uniform.numpy()[:, 0, [0, 1, 2, 3]], 0.25)
 

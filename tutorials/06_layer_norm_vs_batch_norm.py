@@ -11,12 +11,12 @@
 # ---
 
 # %% [markdown]
-# # 7. Layer norm versus batch norm
+# # 6. Layer norm versus batch norm
 #
 # Stack six encoder layers and six decoder layers and count the attention layers and the two
 # linear layers of every feed-forward network: the Transformer is 42 layers deep. Two tools keep
 # such a deep network trainable. Residual connections give the gradient a short path back to
-# the input (tutorial 8), and a normalisation layer keeps the activations on a stable scale.
+# the input (tutorial 7), and a normalisation layer keeps the activations on a stable scale.
 #
 # There are two well-known normalisation layers, and they use the *same* formula. What differs
 # is the set of numbers that the mean and the variance are taken over. This tutorial makes that
@@ -27,18 +27,14 @@
 # 2. batch norm behaves differently in training and in evaluation, layer norm does not.
 
 # %%
-import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
-sys.path.insert(0, HERE)
-from _common import SMALL, savefig  # noqa: E402  (output folder and the small-run switch)
+from _common import SMALL, savefig
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-import minigrad as mg  # noqa: E402
-from minigrad import nn  # noqa: E402
+import minigrad as mg
+from minigrad import nn
 
 # %% [markdown]
 # ## One formula, two choices of axis
@@ -156,7 +152,7 @@ axes[0].set_yticks(range(B * T), labels)
 axes[0].set_ylabel("token (sentence, position)")
 fig.suptitle("One (B, T, D) tensor normalised over each token's features (layer norm) "
              "or over all tokens (batch norm)")
-savefig(fig, "07_layer_vs_batch_norm")
+savefig(fig, "06_layer_vs_batch_norm")
 
 # %% [markdown]
 # ## Consequence 1: a batch of one
@@ -269,7 +265,7 @@ ax.set_xlabel("training batches seen")
 ax.set_ylabel("stored mean")
 ax.set_title("Batch norm's running mean (momentum 0.1) approaches the data's mean")
 ax.legend()
-savefig(fig, "07_running_mean")
+savefig(fig, "06_running_mean")
 
 # %% [markdown]
 # Layer norm stores no statistics at all (it has no buffers), so training and evaluation give
@@ -293,7 +289,7 @@ layer_norm.train()
 # | batch of one | degenerate (refused in training) | fine |
 # | train vs eval | different (running statistics) | identical |
 #
-# The Transformer applies layer norm after every sublayer. Tutorial 8 puts it, together with the
+# The Transformer applies layer norm after every sublayer. Tutorial 7 puts it, together with the
 # residual connection, into the "Add & Norm" block.
 
 # %% [markdown]

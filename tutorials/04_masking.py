@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 5. Masking
+# # 4. Masking
 #
 # Self-attention lets every position look at every other position. Two situations call for
 # hiding some of them:
@@ -26,14 +26,8 @@
 
 # %%
 import math
-import os
-import sys
 
-try:
-    HERE = os.path.dirname(os.path.abspath(__file__))
-except NameError:  # inside Jupyter, which runs in the notebook's own folder
-    HERE = os.getcwd()
-sys.path.insert(0, HERE)
+from _common import SMALL, savefig
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -42,7 +36,6 @@ import minigrad as mg
 from minigrad import nn
 from minigrad.nn import Transformer
 from minigrad.nn import functional as F
-from _common import SMALL, savefig
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -99,7 +92,7 @@ for ax, (m, title, cmap) in zip(axes, panels):
     ax.set_yticks(range(T))
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Causal masking: each position attends only to itself and earlier positions")
-savefig(fig, "05_causal_mask")
+savefig(fig, "04_causal_mask")
 
 # %% [markdown]
 # ## Bool masks, and two opposite conventions
@@ -247,7 +240,7 @@ for ax, m, title in zip(axes, [wb.numpy()[1], w2], ["padding mask", "padding + c
     ax.set_ylabel("query position")
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Attention weights of a 3-token sentence padded to 5")
-savefig(fig, "05_padding_mask")
+savefig(fig, "04_padding_mask")
 
 # %% [markdown]
 # ## Test yourself

@@ -7,9 +7,9 @@
 # ---
 
 # %% [markdown]
-# # 4. Multi-head attention
+# # 3. Multi-head attention
 #
-# One head of self-attention (tutorial 3) gives every word one way of gathering context. A word
+# One head of self-attention (tutorial 2) gives every word one way of gathering context. A word
 # often needs several at once. In "The animal didn't cross the street because it was too
 # tired", the word "it" should link to "animal" (what it refers to) and also to "was" (the verb
 # it is the subject of). One softmax row cannot put most of its weight in two places.
@@ -23,14 +23,8 @@
 # lecture's sublayer.
 
 # %%
-import os
-import sys
 
-try:
-    HERE = os.path.dirname(os.path.abspath(__file__))
-except NameError:  # inside Jupyter, which runs in the notebook's own folder
-    HERE = os.getcwd()
-sys.path.insert(0, HERE)
+from _common import SMALL, savefig
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -38,7 +32,6 @@ import numpy as np
 import minigrad as mg
 from minigrad import nn
 from minigrad.nn import functional as F
-from _common import SMALL, savefig
 
 # %% [markdown]
 # ## Keeping the sizes in check
@@ -181,7 +174,7 @@ for ax, m, title in zip(axes, maps, titles):
     ax.set_ylabel("query")
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Per-head attention weights of an untrained 2-head layer")
-savefig(fig, "04_head_weights")
+savefig(fig, "03_head_weights")
 
 # %% [markdown]
 # ## Counting the lecture's parameters

@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # 10. A toy translator, end to end
+# # 9. A toy translator, end to end
 #
 # Everything so far comes together here: we generate a parallel corpus, turn words into ids,
 # train a small Transformer with teacher forcing, label smoothing and the warm-up schedule,
@@ -24,31 +24,29 @@
 
 # %%
 import os
-import sys
 
 # The matrices here are small: splitting each product over several threads costs more than it
 # saves (far more on a busy machine), so use one thread unless you say otherwise. This has to
 # happen before NumPy and Numba are first imported.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-HERE = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
-sys.path.insert(0, HERE)
-from _common import SMALL, out_path, savefig  # noqa: E402  (output folder and the small-run switch)
 
-import math  # noqa: E402
-import time  # noqa: E402
+import math
+import time
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from _common import SMALL, out_path, savefig, show_image
 
-from minigrad.translate import corpus as toy  # noqa: E402
-from minigrad.translate.batching import make_batch  # noqa: E402
-from minigrad.models.decoding import beam_search, greedy_decode  # noqa: E402
-from minigrad.translate.metrics import corpus_bleu, corpus_bleu_details  # noqa: E402
-from minigrad.translate.plots import plot_attention  # noqa: E402
-from minigrad.translate.tokenizers import WordTokenizer  # noqa: E402
-from minigrad.translate.train import TrainConfig, Trainer, evaluate_bleu, translate  # noqa: E402
-from minigrad.optim.lr_scheduler import noam_lr  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+
+from minigrad.translate import corpus as toy
+from minigrad.translate.batching import make_batch
+from minigrad.models.decoding import beam_search, greedy_decode
+from minigrad.translate.metrics import corpus_bleu, corpus_bleu_details
+from minigrad.translate.plots import plot_attention
+from minigrad.translate.tokenizers import WordTokenizer
+from minigrad.translate.train import TrainConfig, Trainer, evaluate_bleu, translate
+from minigrad.optim.lr_scheduler import noam_lr
 
 t_start = time.perf_counter()
 
@@ -114,14 +112,14 @@ assert src_tok.encode("zebra") == [src_tok.unk_id]            # never seen in tr
 # %% [markdown]
 # The target vocabulary is larger than the source's: every inflected form ("house-LOC",
 # "house-PL-LOC", ...) is a word of its own. A batch is a (B, S) array of source ids and the
-# (B, T) pair `tgt_in`/`tgt_out` of tutorial 9, all padded with 0.
+# (B, T) pair `tgt_in`/`tgt_out` of tutorial 8, all padded with 0.
 
 # %% [markdown]
 # ## Training
 #
 # `TrainConfig` holds every setting of a run and `Trainer` runs it: it builds the tokenizers
 # (we pass ours), batches sentences of similar length together, and performs the steps of
-# tutorial 9: teacher forcing, cross entropy with label smoothing 0.1, Adam with
+# tutorial 8: teacher forcing, cross entropy with label smoothing 0.1, Adam with
 # $\beta = (0.9, 0.98)$ and the warm-up schedule, plus gradient clipping. At the end of each
 # pass over the data it reports the validation loss and BLEU, and it writes a checkpoint to
 # its output folder.
@@ -145,7 +143,7 @@ else:
                          dim_feedforward=256, batch_size=64, warmup=100, lr_factor=0.5,
                          epochs=100, checkpoint_every=0, valid_bleu_sentences=100, seed=0)
     max_steps = 700
-trainer = Trainer(config, data.train, data.valid, out_path("10_translator"),
+trainer = Trainer(config, data.train, data.valid, out_path("09_translator"),
                   tokenizers=(src_tok, tgt_tok), progress=False)
 model = trainer.model
 print(f"{model.num_parameters():,} parameters; training for {max_steps} steps")
@@ -168,7 +166,7 @@ assert losses[-5:].mean() < losses[:5].mean() - (0.3 if SMALL else 2.0)
 # %% [markdown]
 # The loss starts near $\ln V$ (the model's first guesses are close to uniform over the $V$
 # target words) and falls. Because of label smoothing it cannot fall below the entropy of the
-# smoothed target (tutorial 9), drawn as a dashed line.
+# smoothed target (tutorial 8), drawn as a dashed line.
 
 # %%
 V = len(tgt_tok)
@@ -191,7 +189,7 @@ ax.set_ylabel("label-smoothed cross entropy (nats per token)")
 ax.set_ylim(0, 1.3 * math.log(V))
 ax.set_title("Training the toy translator")
 ax.legend(loc="upper right")
-savefig(fig, "10_loss_curve")
+savefig(fig, "09_loss_curve")
 
 # %% [markdown]
 # ## Translating: greedy decoding and beam search
@@ -319,9 +317,9 @@ out_words = [tgt_tok.id_to_token(i) for i in out_ids]
 print("source:     ", sentence)
 print("reference:  ", toy.translate_reference(sentence))
 print("translation:", tgt_tok.decode(out_ids))
-plot_attention(weights, src_words, out_words, out_path("10_cross_attention.png"),
+plot_attention(weights, src_words, out_words, out_path("09_cross_attention.png"),
                title=f"Cross-attention, last decoder layer, mean of the heads\n{sentence}")
-print("saved", out_path("10_cross_attention.png"))
+show_image(out_path("09_cross_attention.png"))
 assert np.allclose(weights.sum(-1), 1.0, atol=1e-4)        # each row is a distribution
 
 # %% [markdown]

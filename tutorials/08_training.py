@@ -11,9 +11,9 @@
 # ---
 
 # %% [markdown]
-# # 9. Training: teacher forcing, label smoothing, warm-up
+# # 8. Training: teacher forcing, label smoothing, warm-up
 #
-# Tutorial 8 left us with a complete model. Three choices decide how it learns:
+# Tutorial 7 left us with a complete model. Three choices decide how it learns:
 #
 # 1. **teacher forcing**: what the decoder reads while it is being trained;
 # 2. **label smoothing**: what "the right answer" looks like to the loss;
@@ -22,26 +22,23 @@
 # Each is small in code, and each is explained here with numbers you can check by hand.
 
 # %%
-import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
-sys.path.insert(0, HERE)
-from _common import SMALL, savefig  # noqa: E402,F401  (output folder and the small-run switch)
 
-import math  # noqa: E402
+import math
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from _common import SMALL, savefig
 
-import minigrad as mg  # noqa: E402
-from minigrad import nn, optim  # noqa: E402
-from minigrad.models import Seq2SeqTransformer  # noqa: E402
-from minigrad.translate.batching import encode_pairs, make_batch  # noqa: E402
-from minigrad.translate.corpus import generate_corpus  # noqa: E402
-from minigrad.translate.tokenizers import WordTokenizer  # noqa: E402
-from minigrad.nn import functional as F  # noqa: E402
-from minigrad.optim.lr_scheduler import WarmupScheduler, noam_lr  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+
+import minigrad as mg
+from minigrad import nn, optim
+from minigrad.models import Seq2SeqTransformer
+from minigrad.translate.batching import encode_pairs, make_batch
+from minigrad.translate.corpus import generate_corpus
+from minigrad.translate.tokenizers import WordTokenizer
+from minigrad.nn import functional as F
+from minigrad.optim.lr_scheduler import WarmupScheduler, noam_lr
 
 mg.manual_seed(0)
 
@@ -61,7 +58,7 @@ mg.manual_seed(0)
 # | `tgt_in` (reads) | ⟨bos⟩ | $y_1$ | ... | $y_{n-1}$ | $y_n$ |
 # | `tgt_out` (predicts) | $y_1$ | $y_2$ | ... | $y_n$ | ⟨eos⟩ |
 #
-# Let us see it on sentence pairs of the toy corpus of tutorial 10 (English-like source,
+# Let us see it on sentence pairs of the toy corpus of tutorial 9 (English-like source,
 # an invented verb-final target language).
 
 # %%
@@ -91,7 +88,7 @@ n0 = len(pairs[0][1].split())
 assert batch.tgt_out[0, n0] == tgt_tok.eos_id
 
 # %% [markdown]
-# Why is this fast? Because of the causal mask (tutorial 5), position $t$ of the decoder cannot
+# Why is this fast? Because of the causal mask (tutorial 4), position $t$ of the decoder cannot
 # see positions after $t$. So one forward pass over the whole `tgt_in` gives, at every position,
 # exactly what we would get by feeding that position's prefix alone. All $T$ predictions are
 # trained in parallel. We check it on a small untrained model: the logits for position $t$ from
@@ -186,7 +183,7 @@ assert np.abs(best_logits.grad.numpy()).max() < 1e-6
 # %% [markdown]
 # The floor grows with the vocabulary, because the smoothed mass is spread over more words.
 # For a vocabulary of a thousand words (the size of the toy translator's target vocabulary in
-# tutorial 10) it is about 1 nat, so a training loss with smoothing levels off near there rather
+# tutorial 9) it is about 1 nat, so a training loss with smoothing levels off near there rather
 # than at 0.
 
 # %%
@@ -249,7 +246,7 @@ ax.set_xlabel("training step")
 ax.set_ylabel("learning rate")
 ax.set_title("The final schedule, noam_lr(step, d_model, warmup)")
 ax.legend()
-savefig(fig, "09_warmup_schedule")
+savefig(fig, "08_warmup_schedule")
 
 # %% [markdown]
 # ### The lecture's Q8
@@ -295,7 +292,7 @@ assert np.isclose(seen[999], q8[1000]) and np.isclose(seen[3999], q8[4000])
 print(f"rate of step 1: {seen[0]:.3g}, step 1000: {seen[999]:.3g}, step 4000: {seen[3999]:.3g}")
 
 # %% [markdown]
-# Tutorial 10 uses the same schedule with a tiny model, where `factor` (a constant multiplier)
+# Tutorial 9 uses the same schedule with a tiny model, where `factor` (a constant multiplier)
 # and a short warm-up keep the steps sensible: a smaller $d_{model}$ already means larger
 # rates, since the factor $d_{model}^{-0.5}$ grows as $d_{model}$ shrinks.
 

@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 3. From RNN attention to self-attention
+# # 2. From RNN attention to self-attention
 #
 # An RNN encoder reads "I enjoyed the movie transformers" one word at a time: the state for
 # word $t$ is computed from the state for word $t-1$, so the five states come out in sequence
@@ -24,21 +24,14 @@
 
 # %%
 import math
-import os
-import sys
 
-try:
-    HERE = os.path.dirname(os.path.abspath(__file__))
-except NameError:  # inside Jupyter, which runs in the notebook's own folder
-    HERE = os.getcwd()
-sys.path.insert(0, HERE)
+from _common import SMALL, savefig
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
 from minigrad.nn import functional as F
-from _common import SMALL, savefig
 
 np.set_printoptions(precision=4, suppress=True)
 
@@ -183,7 +176,7 @@ ax.set_title("Self-attention weights, running example")
 ax.set_xlabel("key (attended-to word)")
 ax.set_ylabel("query (word being updated)")
 fig.colorbar(im, ax=ax, label="weight")
-savefig(fig, "03_attention_weights")
+savefig(fig, "02_attention_weights")
 
 # %% [markdown]
 # ## The same thing with minigrad
@@ -262,7 +255,7 @@ ax.set_xlabel("key dimension d_k")
 ax.set_ylabel("mean of the largest weight (10 keys)")
 ax.set_ylim(0, 1.05)
 ax.legend()
-savefig(fig, "03_scale_saturation")
+savefig(fig, "02_scale_saturation")
 print("unscaled:", np.round(unscaled, 3), " scaled:", np.round(scaled, 3))
 
 # %% [markdown]
