@@ -39,6 +39,7 @@ from _common import SMALL, out_path, savefig, show_image
 import matplotlib.pyplot as plt
 import numpy as np
 
+import minigrad as mg
 from minigrad.translate import corpus as toy
 from minigrad.translate.batching import make_batch
 from minigrad.models.decoding import beam_search, greedy_decode
@@ -143,8 +144,10 @@ else:
                          dim_feedforward=256, batch_size=64, warmup=100, lr_factor=0.5,
                          epochs=100, checkpoint_every=0, valid_bleu_sentences=100, seed=0)
     max_steps = 700
+# the trainer's validation loss has no label smoothing: say so where it is printed
 trainer = Trainer(config, data.train, data.valid, out_path("09_translator"),
-                  tokenizers=(src_tok, tgt_tok), progress=False)
+                  tokenizers=(src_tok, tgt_tok), progress=False,
+                  log=lambda msg: print(msg.replace("valid loss", "valid loss (unsmoothed)")))
 model = trainer.model
 print(f"{model.num_parameters():,} parameters; training for {max_steps} steps")
 assert config.label_smoothing == 0.1
@@ -190,6 +193,27 @@ ax.set_ylim(0, 1.3 * math.log(V))
 ax.set_title("Training the toy translator")
 ax.legend(loc="upper right")
 savefig(fig, "09_loss_curve")
+
+# %% [markdown]
+# ### A note on the validation loss printed during training
+#
+# At the end of each pass over the data the trainer printed a line with `valid loss`. That
+# number is the plain cross entropy, computed **without** label smoothing, so it measures how
+# much probability the model gives the reference word, and it is not bounded by the smoothing
+# floor. (Our log function above tags it "unsmoothed".) It can therefore lie *below* the
+# dashed line, where the training loss can never go. With smoothing, the same model's
+# validation loss is always at or above the floor:
+
+# %%
+from minigrad.translate.train import validation_loss
+
+valid_plain = validation_loss(model, trainer.valid_ex, config.batch_size, tgt_tok.pad_id)
+valid_smooth = validation_loss(model, trainer.valid_ex, config.batch_size, tgt_tok.pad_id,
+                               label_smoothing=eps)
+print(f"validation loss: unsmoothed {valid_plain:.3f}, with smoothing {valid_smooth:.3f}, "
+      f"floor {floor:.3f}")
+assert valid_smooth >= floor - 1e-3 and valid_smooth > valid_plain
+
 
 # %% [markdown]
 # ## Translating: greedy decoding and beam search
@@ -242,10 +266,7 @@ assert round(details.score, 2) == round(100 * (5 / 6 * 3 / 5 * 2 / 4 * 1 / 3) **
 
 # %% [markdown]
 # Now the whole test set: `evaluate_bleu` translates every source sentence and scores the
-# results against the references, once with greedy decoding and once with a beam of 4. (The
-# word error rate, WER, is the other measure the lecture mentions: the word insertions,
-# deletions and substitutions needed to turn the hypothesis into the reference, per reference
-# word.)
+# results against the references, once with greedy decoding and once with a beam of 4.
 
 # %%
 t0 = time.perf_counter()
@@ -287,6 +308,59 @@ out_b = beam_search(model, src_batch, beam_size=4, max_len=max_len)
 assert tgt_tok.decode(out_g.tokens[0]) == greedy[0] and tgt_tok.decode(out_b.tokens[0]) == beam[0]
 print("tokens", out_g.tokens.shape, "cross-attention per layer", out_g.cross_attention[-1].shape,
       "(B, heads, generated words, source words)")
+
+# %% [markdown]
+# ## WER, the other measure
+#
+# The lecture also names the **word error rate**: the smallest number of word substitutions,
+# deletions and insertions that turn the hypothesis into the reference, divided by the number
+# of reference words. The smallest number of edits is the edit (Levenshtein) distance, found by
+# filling a table: cell $(i, j)$ holds the distance between the first $i$ hypothesis words and
+# the first $j$ reference words,
+#
+# $$d_{i,j} = \min\big(d_{i-1,j} + 1,\ \ d_{i,j-1} + 1,\ \ d_{i-1,j-1} + [h_i \ne r_j]\big),
+#   \qquad d_{i,0} = i,\ d_{0,j} = j,$$
+#
+# (delete $h_i$, insert $r_j$, or substitute, free when the words agree). By hand: hypothesis
+# "the cat sit on mat" against reference "the cat sat on the mat" needs one substitution (sit →
+# sat) and one insertion (the): distance 2, WER $= 2/6 \approx 0.333$. Unlike BLEU, lower is
+# better, and WER ignores word order beyond the alignment it finds.
+
+# %%
+from minigrad.translate.metrics import edit_distance, wer
+
+hyp_words, ref_words = "the cat sit on mat".split(), "the cat sat on the mat".split()
+table = np.zeros((len(hyp_words) + 1, len(ref_words) + 1), dtype=int)
+table[:, 0] = np.arange(len(hyp_words) + 1)
+table[0, :] = np.arange(len(ref_words) + 1)
+for i, h in enumerate(hyp_words, 1):
+    for j, r in enumerate(ref_words, 1):
+        table[i, j] = min(table[i - 1, j] + 1, table[i, j - 1] + 1, table[i - 1, j - 1] + (h != r))
+print(table)
+assert table[-1, -1] == edit_distance(hyp_words, ref_words) == 2
+assert math.isclose(wer(["the cat sit on mat"], ["the cat sat on the mat"]), 2 / 6)
+
+fig, ax = plt.subplots(figsize=(6, 4.5))
+ax.imshow(table, cmap="Blues")
+for i in range(table.shape[0]):
+    for j in range(table.shape[1]):
+        ax.text(j, i, str(table[i, j]), ha="center", va="center")
+ax.set_xticks(range(len(ref_words) + 1), ["-"] + ref_words)
+ax.set_yticks(range(len(hyp_words) + 1), ["-"] + hyp_words)
+ax.set_xlabel("reference words")
+ax.set_ylabel("hypothesis words")
+ax.set_title("Edit-distance table: bottom right = 2 edits, WER 2/6")
+savefig(fig, "09_edit_distance_table")
+
+# %% [markdown]
+# On the test set, for both decoders:
+
+# %%
+wer_greedy, wer_beam = wer(greedy, references), wer(beam, references)
+print(f"test WER: greedy {wer_greedy:.3f}, beam 4 {wer_beam:.3f}  "
+      f"(BLEU {bleu_greedy:.1f} and {bleu_beam:.1f})")
+if not SMALL:
+    assert wer_greedy < 0.5 and wer_beam < 0.5
 
 # %% [markdown]
 # ## Looking inside: the cross-attention of a reordered sentence
@@ -340,6 +414,156 @@ if out_words[:len(reference_words)] == reference_words:
 else:
     print("the translation differs from the reference, "
           "so the alignment does not apply word for word")
+
+# %% [markdown]
+# ### Every head of the trained model
+#
+# The map above averages the heads. With `average_attn_weights=False` the attention layers
+# return one map per head, shape (B, H, queries, keys). Here are the four heads of the trained
+# encoder's last self-attention layer (source word to source word) and of the last decoder
+# layer's cross-attention (generated word to source word) for the same sentence. Heads of one
+# layer often divide the work: some look at the word itself or a neighbour, some at the word
+# that the current one is aligned with.
+
+# %%
+src_arr = np.array([src_ids])
+with mg.no_grad():
+    h_enc = model._embed(model.src_embed, src_arr)              # embeddings + positions
+    for enc_layer in model.transformer.encoder.layers:
+        _, enc_heads = enc_layer.self_attn(h_enc, h_enc, h_enc, average_attn_weights=False)
+        h_enc = enc_layer(h_enc)
+    h_enc = model.transformer.encoder.norm(h_enc)
+    assert np.allclose(h_enc.numpy(), model.encode(src_arr)[0].numpy(), atol=1e-5)
+enc_heads = enc_heads.numpy()[0]                                # (H, S, S), last encoder layer
+cross_heads = out.cross_attention[-1][0]                        # (H, T, S), last decoder layer
+n_h = enc_heads.shape[0]
+assert enc_heads.shape == (config.nhead, len(src_ids), len(src_ids)) and cross_heads.shape[0] == n_h
+assert np.allclose(enc_heads.sum(-1), 1.0, atol=1e-4)
+
+fig, axes = plt.subplots(2, n_h, figsize=(3.4 * n_h, 7), layout="constrained")
+for h in range(n_h):
+    for row, (maps, ylabels, title) in enumerate(
+            [(enc_heads, src_words, "encoder self-attention"),
+             (cross_heads[:, :len(out_words)], out_words, "cross-attention")]):
+        ax = axes[row, h]
+        ax.imshow(maps[h], cmap="viridis", vmin=0, vmax=1)
+        ax.set_xticks(range(len(src_words)), src_words, rotation=70, fontsize=7)
+        ax.set_yticks(range(len(ylabels)), ylabels, fontsize=7)
+        ax.set_title(f"{title}, head {h + 1}", fontsize=9)
+fig.suptitle("Per-head attention of the trained translator (last layers)")
+savefig(fig, "09_trained_heads")
+
+# %% [markdown]
+# ## Subword units: byte-pair encoding
+#
+# Word tokens have a cost the lecture points out: every inflected form is a separate entry, so
+# the target vocabulary is large, and a form never seen in training is ⟨unk⟩ even if its stem
+# and its suffix are both well known. Real translators and BERT cut words into **subword**
+# pieces instead. Byte-pair encoding (BPE) learns the pieces from the training text:
+#
+# 1. start with every word spelt as characters, after a word-start marker "▁";
+# 2. count every pair of adjacent symbols, weighted by how often the word occurs;
+# 3. merge the most frequent pair into one new symbol everywhere, and add it to the vocabulary;
+# 4. repeat for as many merges as wanted.
+#
+# Frequent words end up as one symbol, rare ones as a few common pieces (stems and suffixes).
+# Our target language, with its many suffixed forms, is the kind of language where this pays.
+# Here are the first merges, computed by hand on the target side of the training data, and
+# compared with `BPETokenizer.fit` (ties go to the alphabetically first pair in both).
+
+# %%
+from collections import Counter
+
+from minigrad.translate.tokenizers import BPETokenizer, MARKER
+
+word_freq = Counter(w for _, t in data.train for w in t.split())
+spelled = {w: [MARKER, *w] for w in word_freq}
+
+
+def most_frequent_pair(spelled, word_freq):
+    pairs = Counter()
+    for w, symbols in spelled.items():
+        for pair in zip(symbols, symbols[1:]):
+            pairs[pair] += word_freq[w]
+    best = max(pairs.values())
+    return min(p for p, n in pairs.items() if n == best), best
+
+
+def merge_pair(symbols, pair):
+    out_, i = [], 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
+            out_.append(symbols[i] + symbols[i + 1])
+            i += 2
+        else:
+            out_.append(symbols[i])
+            i += 1
+    return out_
+
+
+example_word = max(word_freq, key=lambda w: (len(w) >= 8, word_freq[w]))
+by_hand_merges = []
+for step in range(8):
+    pair, n = most_frequent_pair(spelled, word_freq)
+    spelled = {w: merge_pair(s, pair) for w, s in spelled.items()}
+    by_hand_merges.append(pair)
+    print(f"merge {step + 1}: {pair[0]!r} + {pair[1]!r} ({n} times)  "
+          f"{example_word!r} is now {' '.join(spelled[example_word])}")
+assert by_hand_merges == BPETokenizer.fit([t for _, t in data.train], num_merges=8).merges
+
+# %% [markdown]
+# Now a BPE target tokenizer with a few hundred merges, against the word tokenizer: the
+# vocabulary shrinks, the sentences get longer (more tokens each), and no target word of the
+# test set is unknown any more.
+
+# %%
+n_merges = 100 if SMALL else 400
+bpe_tok = BPETokenizer.fit([t for _, t in data.train], num_merges=n_merges)
+test_targets = [t for _, t in data.test]
+unk_word = sum(tgt_tok.unk_id in tgt_tok.encode(t) for t in test_targets)
+unk_bpe = sum(bpe_tok.unk_id in bpe_tok.encode(t) for t in test_targets)
+length_word = np.mean([len(tgt_tok.encode(t)) for t in test_targets])
+length_bpe = np.mean([len(bpe_tok.encode(t)) for t in test_targets])
+print(f"target vocabulary: words {len(tgt_tok)}, BPE {len(bpe_tok)} ({n_merges} merges)")
+print(f"tokens per test sentence: words {length_word:.1f}, BPE {length_bpe:.1f}; "
+      f"test sentences with an unknown token: words {unk_word}, BPE {unk_bpe}")
+assert len(bpe_tok) < len(tgt_tok) and length_bpe > length_word and unk_bpe == 0
+assert all(bpe_tok.decode(bpe_tok.encode(t)) == t for t in test_targets)
+
+# %% [markdown]
+# And the real question: does the translator do better with subword targets? We train the same
+# model, for the same number of steps, with the BPE tokenizer on the target side, and score the
+# decoded *words* with BLEU and WER against the same references.
+
+# %%
+bpe_trainer = Trainer(config, data.train, data.valid, out_path("09_translator_bpe"),
+                      tokenizers=(src_tok, bpe_tok), progress=False, log=lambda msg: None)
+bpe_trainer.fit(max_steps=max_steps)
+bpe_model = bpe_trainer.model.eval()
+bleu_bpe, hyps_bpe = evaluate_bleu(bpe_model, src_tok, bpe_tok, data.test, beam=1,
+                                   max_len=3 * max_len)
+wer_bpe = wer(hyps_bpe, references)
+print(f"greedy test BLEU: words {bleu_greedy:.1f}, BPE {bleu_bpe:.1f};  "
+      f"WER: words {wer_greedy:.3f}, BPE {wer_bpe:.3f}")
+if not SMALL:
+    assert bleu_bpe > 25
+
+fig, axes = plt.subplots(1, 3, figsize=(11, 3.2), layout="constrained")
+names = ["words", f"BPE ({n_merges} merges)"]
+for ax, values, title in zip(axes, [[len(tgt_tok), len(bpe_tok)], [length_word, length_bpe],
+                                    [bleu_greedy, bleu_bpe]],
+                             ["target vocabulary", "tokens per sentence", "test BLEU (greedy)"]):
+    ax.bar(names, values, color=["C0", "C1"])
+    ax.set_title(title)
+fig.suptitle(f"Word tokens against BPE subwords, same model and {max_steps} steps")
+savefig(fig, "09_bpe_vs_words")
+
+# %% [markdown]
+# With the same number of updates the two are close on this language; the BPE model predicts
+# more tokens per sentence (each update teaches it less of a whole sentence) but shares what it
+# learns about a stem or a suffix across every word that contains it, and it can spell forms
+# it never saw. On real languages, with vocabularies of hundreds of thousands of word forms,
+# that sharing is what makes subwords the standard.
 
 # %% [markdown]
 # ## Test yourself
