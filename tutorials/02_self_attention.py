@@ -24,14 +24,16 @@
 
 # %%
 import math
+import shutil
 
-from _common import SMALL, savefig
+from _common import SMALL, out_path, savefig, show_image
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
 from minigrad.nn import functional as F
+from minigrad.viz import draw_graph, render_graph
 
 np.set_printoptions(precision=4, suppress=True)
 
@@ -210,13 +212,41 @@ assert mg.autograd.gradcheck(lambda w: F.scaled_dot_product_attention(Xt @ w.T, 
                              [mg.tensor(W_Q, dtype=mg.float64, requires_grad=True)])
 
 # %% [markdown]
+# ## The head as a computation graph
+#
+# Written with minigrad tensors, the head you just built by hand is a short chain of recorded
+# operations: two matrix products of the projections, the product $QK^\top$, the scale, the
+# softmax, and the product with $V$. `minigrad.viz.draw_graph` draws what autograd recorded
+# (blue: the inputs that ask for gradients; grey: operations, with the shape they produce).
+
+# %%
+X_leaf = mg.tensor(X, dtype=mg.float64)
+Wq_leaf, Wk_leaf, Wv_leaf = (mg.tensor(M, dtype=mg.float64, requires_grad=True)
+                             for M in (W_Q, W_K, W_V))
+Q_g, K_g, V_g = X_leaf @ Wq_leaf.T, X_leaf @ Wk_leaf.T, X_leaf @ Wv_leaf.T
+Z_g = ((Q_g @ K_g.T) * (1 / math.sqrt(d_k))).softmax(-1) @ V_g      # MatMul, scale, softmax, MatMul
+assert np.allclose(Z_g.numpy(), Z)
+head_graph = draw_graph(Z_g, params={"W_Q": Wq_leaf, "W_K": Wk_leaf, "W_V": Wv_leaf})
+for op in ("MatMul", "Mul", "Softmax"):
+    assert op in head_graph.source, op
+dot_path = out_path("02_head_graph.dot")
+with open(dot_path, "w") as f:
+    f.write(head_graph.source)
+if shutil.which("dot"):
+    show_image(render_graph(head_graph, out_path("02_head_graph.png"), format="png"))
+else:
+    print("Graphviz `dot` not found: only", dot_path, "was written")
+
+# %% [markdown]
 # ## Why divide by $\sqrt{d_k}$?
 #
-# The lecture states the scale without a reason; the original paper gives one. If the entries
-# of $\mathbf{q}$ and $\mathbf{k}$ are independent with mean 0 and variance 1, then
-# $\mathbf{q}\cdot\mathbf{k}$ is a sum of $d_k$ such products and has variance $d_k$. Large
-# scores push the softmax towards a one-hot vector, where its gradient almost vanishes.
-# Dividing by $\sqrt{d_k}$ brings the variance back to 1. A quick simulation with $d_k = 64$:
+# The first lecture only names the scale; the second lecture (and the original paper) gives the
+# reason. A dot product in $d_k$ dimensions is a sum of $d_k$ terms. If the entries of
+# $\mathbf{q}$ and $\mathbf{k}$ are independent with mean 0 and variance 1, each term has
+# variance 1, so the sum has variance $d_k$ and a spread (standard deviation) of $\sqrt{d_k}$.
+# Scores that spread widely push the softmax towards a vector of one 1 and zeros, a degenerate
+# distribution where its gradient almost vanishes. Dividing by $\sqrt{d_k}$ brings the variance
+# back to 1 whatever the dimension, and the weights stay a proper spread-out distribution. A quick simulation with $d_k = 64$:
 
 # %%
 rng = np.random.default_rng(0)
