@@ -296,18 +296,55 @@ print("unscaled:", np.round(unscaled, 3), " scaled:", np.round(scaled, 3))
 assert unscaled[-1] > 0.9 and scaled[-1] < 0.5
 
 # %% [markdown]
+# ## Exercise: one head of attention
+#
+# Write `attention(Q, K, V)` for NumPy arrays $Q$ $(T, d_k)$, $K$ $(S, d_k)$, $V$ $(S, d_v)$:
+# $\operatorname{softmax}(QK^\top/\sqrt{d_k})\,V$, with the softmax along each row.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_attention
+
+
+def attention(Q, K, V):
+    """softmax(Q K^T / sqrt(d_k)) V for Q (T, d_k), K (S, d_k), V (S, d_v) -> (T, d_v)."""
+    raise NotImplementedError
+
+
+check(check_attention, attention)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def attention(Q, K, V):
+    """softmax(Q K^T / sqrt(d_k)) V for Q (T, d_k), K (S, d_k), V (S, d_v) -> (T, d_v)."""
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights @ V
+
+
+assert check(check_attention, attention)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1. (The lecture's Q2.)** Two words have $\mathbf{q}_1 = [1, 0]$, $\mathbf{k}_1 = [1, 0]$,
 # $\mathbf{k}_2 = [0, 1]$, $\mathbf{v}_1 = [2, 0]$, $\mathbf{v}_2 = [0, 2]$ and $d_k = 2$.
 # Compute $\mathbf{z}_1$.
 #
-# *Answer.* The question gives the vectors directly. One way to produce them from the running
+# <details><summary>Answer</summary>
+#
+# The question gives the vectors directly. One way to produce them from the running
 # example is to take its first two words, "I" $= [1, 0, 0]$ and "enjoyed" $= [0, 1, 0]$, with
 # $W_Q = W_K = \begin{bmatrix}1&0&0\\0&1&0\end{bmatrix}$ and $W_V = 2W_Q$.
 # The scores are $1$ and $0$, divided by $\sqrt 2$ they are $0.707$ and $0$; the softmax gives
 # $\alpha_{11} = e^{0.707}/(e^{0.707} + 1) = 2.028/3.028 = 0.670$ and $\alpha_{12} = 0.330$;
 # so $\mathbf{z}_1 = 0.670\,[2, 0] + 0.330\,[0, 2] = [1.34, 0.66]$.
+#
+# </details>
 
 # %%
 H2 = X[:2]                                       # "I", "enjoyed"
@@ -330,8 +367,12 @@ assert np.round(z1_q2.numpy()[0], 2).tolist() == [1.34, 0.66]
 # shapes of $QK^\top$, of the weights and of $Z$? Does anything depend on $T$ besides these
 # shapes?
 #
-# *Answer.* $QK^\top$ and the weights are $(7, 7)$, $Z$ is $(7, 64)$. The weight matrices
+# <details><summary>Answer</summary>
+#
+# $QK^\top$ and the weights are $(7, 7)$, $Z$ is $(7, 64)$. The weight matrices
 # $W_Q, W_K, W_V$ are $(64, D)$ whatever $T$ is, so the same head serves sentences of any length.
+#
+# </details>
 
 # %%
 Q7, K7, V7 = (mg.randn(7, 64) for _ in range(3))
@@ -342,8 +383,12 @@ assert F.scaled_dot_product_attention(Q7, K7, V7).shape == (7, 64)
 # %% [markdown]
 # **3.** If every key is the same vector, what does self-attention return for each word?
 #
-# *Answer.* Every score in a row is equal, so every weight is $1/T$ and every output is the plain
+# <details><summary>Answer</summary>
+#
+# Every score in a row is equal, so every weight is $1/T$ and every output is the plain
 # average of the values, identical for all words: the queries no longer matter.
+#
+# </details>
 
 # %%
 K_same = np.tile(K[2], (T, 1))

@@ -378,13 +378,49 @@ print("largest weight of any head, without / with the penalty:",
       round(float(w_without.max()), 2), round(float(w_with.max()), 2))
 
 # %% [markdown]
+# ## Exercise: splitting the heads
+#
+# Write `split_heads(x, n_heads)` turning a projected tensor $(B, T, E)$ into
+# $(B, H, T, E/H)$, where head $h$ gets features $h\,d_k$ to $(h+1)\,d_k - 1$ of every position
+# (use the tensor methods `reshape` and `permute`).
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_split_heads
+
+
+def split_heads(x, n_heads):
+    """(B, T, E) -> (B, H, T, E / H)."""
+    raise NotImplementedError
+
+
+check(check_split_heads, split_heads)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def split_heads(x, n_heads):
+    """(B, T, E) -> (B, H, T, E / H)."""
+    B, T, E = x.shape
+    return x.reshape(B, T, n_heads, E // n_heads).permute(0, 2, 1, 3)
+
+
+assert check(check_split_heads, split_heads)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1. (The lecture's Q4.)** Does the count of 1,048,576 depend on the sentence length $T$?
 # Run the big layer on sentences of two different lengths to see.
 #
-# *Answer.* No. Every matrix is $64 \times 512$ or $512 \times 512$; $T$ appears in no shape.
+# <details><summary>Answer</summary>
+#
+# No. Every matrix is $64 \times 512$ or $512 \times 512$; $T$ appears in no shape.
 # The same weights take $(B, T, 512)$ to $(B, T, 512)$ for any $T$.
+#
+# </details>
 
 # %%
 big.batch_first = True  # so the inputs below are (B, T, D)
@@ -399,8 +435,12 @@ assert big.num_parameters() == 1_048_576
 # concatenation had 4096 numbers per word and $W_O$ were $(512, 4096)$. How many parameters
 # would the sublayer have?
 #
-# *Answer.* $3 \times 8 \times 512^2 = 6{,}291{,}456$ for the projections plus
+# <details><summary>Answer</summary>
+#
+# $3 \times 8 \times 512^2 = 6{,}291{,}456$ for the projections plus
 # $512 \times 4096 = 2{,}097{,}152$ for $W_O$: $8{,}388{,}608$, eight times as many.
+#
+# </details>
 
 # %%
 wide = 3 * 8 * 512 * 512 + 512 * 4096
@@ -411,8 +451,12 @@ assert wide == 8_388_608 == 8 * total
 # **3.** In `MultiheadAttention(512, 8)`, which rows of `in_proj_weight` hold $W_K$ of the
 # fourth head (head index 3, counting from 0)? Check that they compute that head's keys.
 #
-# *Answer.* The key block starts at row 512 and head 3 owns rows $3 \times 64$ to
+# <details><summary>Answer</summary>
+#
+# The key block starts at row 512 and head 3 owns rows $3 \times 64$ to
 # $4 \times 64$ inside it, so rows 704 to 767 (the slice `704:768`).
+#
+# </details>
 
 # %%
 start = 512 + 3 * 64

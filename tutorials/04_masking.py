@@ -243,19 +243,53 @@ fig.suptitle("Attention weights of a 3-token sentence padded to 5")
 savefig(fig, "04_padding_mask")
 
 # %% [markdown]
+# ## Exercise: the causal mask
+#
+# Write `causal_mask(T)` returning the $(T, T)$ float array that is 0 on and below the
+# diagonal and $-\infty$ above it, without calling `generate_square_subsequent_mask`.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_causal_mask
+
+
+def causal_mask(T):
+    """(T, T): 0 where key j <= query i, -inf where j > i."""
+    raise NotImplementedError
+
+
+check(check_causal_mask, causal_mask)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def causal_mask(T):
+    """(T, T): 0 where key j <= query i, -inf where j > i."""
+    return np.triu(np.full((T, T), -np.inf), k=1)
+
+
+assert check(check_causal_mask, causal_mask)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1. (The lecture's Q5.)** In masked self-attention with $T = 3$, row 2 of the scaled scores is
 # $[1, 1, 5]$. What are $\alpha_{21}, \alpha_{22}, \alpha_{23}$? What would they be without the
 # mask?
 #
-# *Answer.* The mask adds $[0, 0, -\infty]$ to row 2, so the softmax sees $[1, 1, -\infty]$ and
+# <details><summary>Answer</summary>
+#
+# The mask adds $[0, 0, -\infty]$ to row 2, so the softmax sees $[1, 1, -\infty]$ and
 # returns $[0.5, 0.5, 0]$. Without the mask, $e^5 \approx 148.4$ swamps $e^1 \approx 2.72$ and
 # the row is about $[0.018, 0.018, 0.965]$: position 2 would mostly read word 3, the future word
 # that teacher forcing puts in front of it.
 #
 # To reproduce it, take $d_k = 1$ (so the scale $1/\sqrt{d_k}$ is 1), every query equal to $1$
 # and keys $1, 1, 5$: every row of the scaled scores is then $[1, 1, 5]$.
+#
+# </details>
 
 # %%
 q3 = mg.tensor([[1.0], [1.0], [1.0]], dtype=mg.float64)
@@ -275,8 +309,12 @@ assert np.round(unmasked[1], 3).tolist() == [0.018, 0.018, 0.965]
 # **2.** With a causal mask over $T$ positions, how many (query, key) pairs are allowed? For
 # $T = 3$?
 #
-# *Answer.* Row $t$ allows $t$ keys, so $1 + 2 + \dots + T = T(T+1)/2$ pairs; for $T = 3$ that
+# <details><summary>Answer</summary>
+#
+# Row $t$ allows $t$ keys, so $1 + 2 + \dots + T = T(T+1)/2$ pairs; for $T = 3$ that
 # is 6 of the 9.
+#
+# </details>
 
 # %%
 for n in (3, 10):
@@ -288,9 +326,13 @@ assert 3 * 4 // 2 == 6
 # **3.** A plain softmax of a row that is $-\infty$ everywhere is $0/0$, NaN. When can that
 # happen, and what does minigrad return?
 #
-# *Answer.* When every key of a query is masked, for example a padding query that also has a
+# <details><summary>Answer</summary>
+#
+# When every key of a query is masked, for example a padding query that also has a
 # causal mask, or a sentence that is all padding. minigrad returns weights and an output of
 # zeros for such a query instead of NaN, so one empty row cannot poison a whole batch.
+#
+# </details>
 
 # %%
 with np.errstate(invalid="ignore"):

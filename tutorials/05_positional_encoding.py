@@ -368,14 +368,54 @@ savefig(fig, "05_relative_positions")
 assert rel_layer.rel_k.numel() + rel_layer.rel_v.numel() == 2 * (2 * k_clip + 1) * D
 
 # %% [markdown]
+# ## Exercise: the sinusoid table
+#
+# Write `sinusoid_table(max_len, d_model)` returning the $(max\_len, d_{model})$ table
+# $PE_{(j, 2i)} = \sin(\omega_i j)$, $PE_{(j, 2i+1)} = \cos(\omega_i j)$ with
+# $\omega_i = 10000^{-2i/d_{model}}$, without calling `nn.sinusoidal_table`.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_sinusoid_table
+
+
+def sinusoid_table(max_len, d_model):
+    """(max_len, d_model) sinusoidal positional encodings."""
+    raise NotImplementedError
+
+
+check(check_sinusoid_table, sinusoid_table)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def sinusoid_table(max_len, d_model):
+    """(max_len, d_model) sinusoidal positional encodings."""
+    j = np.arange(max_len)[:, None]
+    omega = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    table = np.zeros((max_len, d_model))
+    table[:, 0::2] = np.sin(omega * j)
+    table[:, 1::2] = np.cos(omega * j)
+    return table
+
+
+assert check(check_sinusoid_table, sinusoid_table)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1.** What are the first two entries of $\mathbf{p}_1$, and the last two, for
 # $d_{model} = 512$?
 #
-# *Answer.* The first pair turns at $\omega_0 = 1$: $[\sin 1, \cos 1] \approx [0.841, 0.540]$.
+# <details><summary>Answer</summary>
+#
+# The first pair turns at $\omega_0 = 1$: $[\sin 1, \cos 1] \approx [0.841, 0.540]$.
 # The last pair turns at $\omega_{255} \approx 1.04 \times 10^{-4}$: about $[0.0001, 1.0000]$,
 # barely different from position 0.
+#
+# </details>
 
 # %%
 p1 = table512[1]
@@ -385,10 +425,14 @@ assert np.round(p1[-2:], 4).tolist() == [0.0001, 1.0]
 # %% [markdown]
 # **2.** Why is a one-hot position vector a poor choice? (The lecture's Q3, second half.)
 #
-# *Answer.* Any two different one-hot vectors are $\sqrt 2$ apart, so positions 1 and 2 look
+# <details><summary>Answer</summary>
+#
+# Any two different one-hot vectors are $\sqrt 2$ apart, so positions 1 and 2 look
 # exactly as far apart as positions 1 and 9; the encoding carries no notion of nearness. It
 # also needs one dimension per possible position, fixed in advance. Sinusoids use a fixed
 # width for any length, and their distance grows with the offset.
+#
+# </details>
 
 # %%
 onehot = np.eye(10)
@@ -400,10 +444,14 @@ assert D_sin[1, 2] < D_sin[1, 5] < D_sin[1, 7]
 # the same for every position, with $\mathbf{p}_{j+k} = R_k\,\mathbf{p}_j$. (The paper gives
 # this as a reason to hope the model can learn to attend by relative position.)
 #
-# *Answer.* For each pair, $\sin(\omega(j+k)) = \sin(\omega j)\cos(\omega k) + \cos(\omega j)\sin(\omega k)$
+# <details><summary>Answer</summary>
+#
+# For each pair, $\sin(\omega(j+k)) = \sin(\omega j)\cos(\omega k) + \cos(\omega j)\sin(\omega k)$
 # and $\cos(\omega(j+k)) = \cos(\omega j)\cos(\omega k) - \sin(\omega j)\sin(\omega k)$: a
 # $2 \times 2$ rotation by $\omega_i k$. $R_k$ is block-diagonal with one such block per pair,
 # and it does not involve $j$.
+#
+# </details>
 
 # %%
 def shift_matrix(k, d):

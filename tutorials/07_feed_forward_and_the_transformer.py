@@ -530,12 +530,50 @@ del base  # free the 250 MB
 # Tutorial 8 trains such a model; tutorial 9 does it for real on a small translation task.
 
 # %% [markdown]
+# ## Exercise: Add & Norm
+#
+# Write `add_and_norm(x, sublayer, norm, norm_first)`, the wrapper around every sublayer:
+# post-norm $\mathrm{norm}(x + \mathrm{sublayer}(x))$ when `norm_first` is False (the paper), and
+# pre-norm $x + \mathrm{sublayer}(\mathrm{norm}(x))$ when it is True. `sublayer` and `norm` are
+# modules; call them like functions.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_add_and_norm
+
+
+def add_and_norm(x, sublayer, norm, norm_first=False):
+    """The residual connection and layer norm around one sublayer."""
+    raise NotImplementedError
+
+
+check(check_add_and_norm, add_and_norm)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def add_and_norm(x, sublayer, norm, norm_first=False):
+    """The residual connection and layer norm around one sublayer."""
+    if norm_first:
+        return x + sublayer(norm(x))
+    return norm(x + sublayer(x))
+
+
+assert check(check_add_and_norm, add_and_norm)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1.** How many parameters has the FFN of a smaller model with $d_{model} = 256$ and
 # $d_{ff} = 1024$?
 #
-# *Answer.* $256 \cdot 1024 + 1024 + 1024 \cdot 256 + 256 = 525{,}568$.
+# <details><summary>Answer</summary>
+#
+# $256 \cdot 1024 + 1024 + 1024 \cdot 256 + 256 = 525{,}568$.
+#
+# </details>
 
 # %%
 q1 = TransformerEncoderLayer(256, 4, 1024)
@@ -545,8 +583,12 @@ assert count(q1.linear1) + count(q1.linear2) == 256 * 1024 + 1024 + 1024 * 256 +
 # **2.** And the whole encoder layer of that model? Write the count as a formula in $d$ and
 # $d_{ff}$.
 #
-# *Answer.* Attention $4d^2 + 4d$, FFN $2 d\, d_{ff} + d_{ff} + d$, two layer norms $4d$. For
+# <details><summary>Answer</summary>
+#
+# Attention $4d^2 + 4d$, FFN $2 d\, d_{ff} + d_{ff} + d$, two layer norms $4d$. For
 # $d = 256$: $263{,}168 + 525{,}568 + 1{,}024 = 789{,}760$.
+#
+# </details>
 
 # %%
 def encoder_layer_count(d, d_ff):
@@ -559,8 +601,12 @@ assert encoder_layer_count(512, 2048) == n_enc
 # %% [markdown]
 # **3.** Does doubling the number of heads (8 → 16, same $d_{model} = 512$) change the count?
 #
-# *Answer.* No. Each head becomes half as wide ($d_k = 32$), so the stacked projection matrices
+# <details><summary>Answer</summary>
+#
+# No. Each head becomes half as wide ($d_k = 32$), so the stacked projection matrices
 # keep their $512 \times 512$ shapes. The number of heads only decides how those matrices are cut.
+#
+# </details>
 
 # %%
 assert count(TransformerEncoderLayer(512, 16, 2048)) == n_enc

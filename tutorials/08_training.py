@@ -297,13 +297,48 @@ print(f"rate of step 1: {seen[0]:.3g}, step 1000: {seen[999]:.3g}, step 4000: {s
 # rates, since the factor $d_{model}^{-0.5}$ grows as $d_{model}$ shrinks.
 
 # %% [markdown]
+# ## Exercise: the warm-up schedule
+#
+# Write `noam(step, d_model, warmup)`, the learning rate
+# $d_{model}^{-0.5}\min(\text{step}^{-0.5}, \text{step}\cdot\text{warmup}^{-1.5})$, without calling
+# `noam_lr`. The checker tries the lecture's Q8 steps.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_noam
+
+
+def noam(step, d_model, warmup):
+    """The Transformer's learning rate at `step` (counting from 1)."""
+    raise NotImplementedError
+
+
+check(check_noam, noam)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def noam(step, d_model, warmup):
+    """The Transformer's learning rate at `step` (counting from 1)."""
+    return d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+assert check(check_noam, noam)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1.** A model with $d_{model} = 256$ uses 1000 warm-up steps. At which step does the rate
 # peak, and what is the peak?
 #
-# *Answer.* At step 1000, the end of the warm-up: $256^{-0.5} \times 1000^{-0.5} = 0.0625 \times
+# <details><summary>Answer</summary>
+#
+# At step 1000, the end of the warm-up: $256^{-0.5} \times 1000^{-0.5} = 0.0625 \times
 # 0.03162 \approx 1.98 \times 10^{-3}$.
+#
+# </details>
 
 # %%
 peak_step = max(range(1, 5001), key=lambda s: noam_lr(s, 256, 1000))
@@ -314,8 +349,12 @@ assert f"{noam_lr(1000, 256, 1000):.3g}" == "0.00198"
 # **2.** With $d_{model} = 512$ and warm-up 4000, the rate at step 1000 is $1.75 \times 10^{-4}$.
 # At what later step does the decaying rate fall back to that value?
 #
-# *Answer.* Solve $\text{step}^{-0.5} = 1000 \times 4000^{-1.5}$:
+# <details><summary>Answer</summary>
+#
+# Solve $\text{step}^{-0.5} = 1000 \times 4000^{-1.5}$:
 # $\text{step} = (4000^{1.5}/1000)^2 = 4000^3/1000^2 = 64{,}000$.
+#
+# </details>
 
 # %%
 assert 4000 ** 3 // 1000 ** 2 == 64_000
@@ -325,9 +364,13 @@ assert math.isclose(noam_lr(64_000, 512, 4000), noam_lr(1000, 512, 4000))
 # **3.** Four classes, correct class 2, label smoothing $\epsilon = 0.2$ in PyTorch's form. What
 # is the target distribution?
 #
-# *Answer.* Every class gets $0.2/4 = 0.05$, and the correct one another $0.8$:
+# <details><summary>Answer</summary>
+#
+# Every class gets $0.2/4 = 0.05$, and the correct one another $0.8$:
 # $q = [0.05, 0.05, 0.85, 0.05]$. The smoothed loss is therefore $-\sum_c q_c \log p_c$ for any
 # logits, which minigrad's `cross_entropy` reproduces.
+#
+# </details>
 
 # %%
 q3 = np.full(4, 0.2 / 4)
@@ -342,8 +385,12 @@ assert np.isclose(-(q3 * logp3).sum(),
 # %% [markdown]
 # **4.** The reference is "⟨bos⟩ naan padam paarththen ⟨eos⟩". What are `tgt_in` and `tgt_out`?
 #
-# *Answer.* `tgt_in` = ⟨bos⟩ naan padam paarththen; `tgt_out` = naan padam paarththen ⟨eos⟩:
+# <details><summary>Answer</summary>
+#
+# `tgt_in` = ⟨bos⟩ naan padam paarththen; `tgt_out` = naan padam paarththen ⟨eos⟩:
 # the same sequence without its last and without its first token.
+#
+# </details>
 
 # %%
 q4_tok = WordTokenizer.fit(["naan padam paarththen"])

@@ -566,13 +566,56 @@ savefig(fig, "09_bpe_vs_words")
 # that sharing is what makes subwords the standard.
 
 # %% [markdown]
+# ## Exercise: one BPE merge
+#
+# Write `merge(symbols, pair)`: the list `symbols` with every adjacent occurrence of `pair`
+# replaced by the joined symbol, scanning left to right (so merging `("a", "a")` in
+# `a a a` gives `aa a`). This is step 3 of BPE.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_merge_pair
+
+
+def merge(symbols, pair):
+    """Join every adjacent occurrence of pair = (left, right) in the list of symbols."""
+    raise NotImplementedError
+
+
+check(check_merge_pair, merge)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def merge(symbols, pair):
+    """Join every adjacent occurrence of pair = (left, right) in the list of symbols."""
+    out, i = [], 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
+            out.append(symbols[i] + symbols[i + 1])
+            i += 2                            # both symbols are used up
+        else:
+            out.append(symbols[i])
+            i += 1
+    return out
+
+
+assert check(check_merge_pair, merge)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1.** A hypothesis "the cat sat on" is scored against the reference "the cat sat on the mat".
 # What is its BLEU?
 #
-# *Answer.* All its n-grams match (4/4, 3/3, 2/2, 1/1), so the precisions are all 1. But it has
+# <details><summary>Answer</summary>
+#
+# All its n-grams match (4/4, 3/3, 2/2, 1/1), so the precisions are all 1. But it has
 # 4 words against 6: BP $= e^{1 - 6/4} = e^{-0.5} \approx 0.6065$, and BLEU $\approx 60.65$.
+#
+# </details>
 
 # %%
 short = corpus_bleu(["the cat sat on"], ["the cat sat on the mat"])
@@ -583,9 +626,13 @@ assert round(short, 2) == round(100 * math.exp(-0.5), 2) == 60.65
 # $d_{ff}$, the layer counts and the vocabulary sizes $V_s$, $V_t$ (two separate embedding
 # tables, an output layer with bias).
 #
-# *Answer.* Embeddings $V_s d + V_t d$; each encoder layer $4d^2 + 4d + 2 d\, d_{ff} + d_{ff} + d + 4d$;
+# <details><summary>Answer</summary>
+#
+# Embeddings $V_s d + V_t d$; each encoder layer $4d^2 + 4d + 2 d\, d_{ff} + d_{ff} + d + 4d$;
 # each decoder layer $8d^2 + 8d + 2 d\, d_{ff} + d_{ff} + d + 6d$; two final layer norms $4d$; the
 # output layer $d V_t + V_t$.
+#
+# </details>
 
 # %%
 def translator_parameters(d, d_ff, n_enc, n_dec, Vs, Vt):
@@ -603,9 +650,13 @@ assert model.num_parameters() == translator_parameters(
 # heavy boxes to the market", which source word does the last target word translate, and which
 # target word translates "farmer"?
 #
-# *Answer.* The last target word is the verb "carried" (source word 3). "farmer" is the head of
+# <details><summary>Answer</summary>
+#
+# The last target word is the verb "carried" (source word 3). "farmer" is the head of
 # the subject, and in a noun phrase the noun comes first, so it is target word 0, ahead of its
 # adjective "old".
+#
+# </details>
 
 # %%
 assert toy.alignment(example)[-1] == 3

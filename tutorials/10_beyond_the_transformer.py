@@ -579,13 +579,51 @@ savefig(fig, "10_han_sentence_attention")
 assert np.isclose(beta.sum(), 1.0, atol=1e-5) and np.all(beta[n_sent:] == 0)
 
 # %% [markdown]
+# ## Exercise: attention over a graph's neighbours
+#
+# Write `neighbour_softmax(scores, adjacency)`: given raw scores $e_{ij}$ $(N, N)$ and a
+# boolean adjacency matrix, return the GAT weights $\alpha_{ij}$, a softmax of each row over node
+# $i$'s neighbours *and $i$ itself*, with exactly 0 for every other pair.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_neighbour_softmax
+
+
+def neighbour_softmax(scores, adjacency):
+    """(N, N) scores, (N, N) bool edges -> (N, N) weights over N(i), which includes i."""
+    raise NotImplementedError
+
+
+check(check_neighbour_softmax, neighbour_softmax)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def neighbour_softmax(scores, adjacency):
+    """(N, N) scores, (N, N) bool edges -> (N, N) weights over N(i), which includes i."""
+    allowed = adjacency | np.eye(len(scores), dtype=bool)
+    masked = np.where(allowed, scores, -np.inf)
+    weights = np.exp(masked - masked.max(axis=1, keepdims=True))
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+assert check(check_neighbour_softmax, neighbour_softmax)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1.** What fraction of all ordinary tokens does BERT's masking turn into [MASK]? Into a
 # random word? How many are targets while staying visible?
 #
-# *Answer.* $0.15 \times 0.8 = 12\,\%$ become [MASK], $0.15 \times 0.1 = 1.5\,\%$ a random word, and
+# <details><summary>Answer</summary>
+#
+# $0.15 \times 0.8 = 12\,\%$ become [MASK], $0.15 \times 0.1 = 1.5\,\%$ a random word, and
 # $1.5\,\%$ stay unchanged but must still be predicted.
+#
+# </details>
 
 # %%
 assert np.isclose(0.15 * 0.8, 0.12) and np.isclose(0.15 * 0.1, 0.015)
@@ -595,9 +633,13 @@ assert abs((masked[ordinary] == vocab.mask_id).mean() - 0.12) < 0.01
 # **2.** In a GAT layer whose attention vector $\mathbf a$ is all zeros, what weights does a node
 # with three neighbours give them?
 #
-# *Answer.* Every score is $\mathrm{LeakyReLU}(0) = 0$, so the softmax is uniform over the
+# <details><summary>Answer</summary>
+#
+# Every score is $\mathrm{LeakyReLU}(0) = 0$, so the softmax is uniform over the
 # neighbourhood, which includes the node itself: four weights of $1/4$. (This is node 0 of our
 # little graph.)
+#
+# </details>
 
 # %%
 with mg.no_grad():
@@ -610,9 +652,13 @@ assert np.allclose(uniform.numpy()[:, 0, [0, 1, 2, 3]], 0.25)
 # **3.** Use the formula above for BERT-large: $d = 1024$, 24 layers, $d_{ff} = 4096$, the same
 # 30,522-token vocabulary.
 #
-# *Answer.* Embeddings $(30{,}522 + 2 + 512) \cdot 1024 + 2048 = 31{,}782{,}912$; each layer
+# <details><summary>Answer</summary>
+#
+# Embeddings $(30{,}522 + 2 + 512) \cdot 1024 + 2048 = 31{,}782{,}912$; each layer
 # $4{,}198{,}400 + 8{,}393{,}728 + 4{,}096 = 12{,}596{,}224$, times 24 is $302{,}309{,}376$; pooler
 # $1{,}049{,}600$. In all $335{,}141{,}888$, the "340 M" usually quoted.
+#
+# </details>
 
 # %%
 large_count = bert_encoder_parameters(30_522, 1024, 24, 4096)

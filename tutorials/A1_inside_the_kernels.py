@@ -384,13 +384,49 @@ assert not np.array_equal(m, kernels.dropout_mask(shape, p, seed + 1))
 # never in one.
 
 # %% [markdown]
+# ## Exercise: a softmax that does not overflow
+#
+# Write `softmax(x)` over the last axis of a NumPy array that stays finite for scores like
+# 1000 (where `np.exp` overflows). Hint: $\operatorname{softmax}(x) = \operatorname{softmax}(x - c)$
+# for any constant $c$ per row.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_stable_softmax
+
+
+def softmax(x):
+    """Softmax over the last axis, safe for large scores."""
+    raise NotImplementedError
+
+
+check(check_stable_softmax, softmax)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def softmax(x):
+    """Softmax over the last axis, safe for large scores."""
+    e = np.exp(x - x.max(axis=-1, keepdims=True))   # the largest exponent is now 0
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+assert check(check_stable_softmax, softmax)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1.** How many floating-point operations (counting a multiply and an add as two) does the
 # feed-forward product $(1280, 128) @ (128, 512)$ of the full-size example take?
 #
-# *Answer.* Each of the $1280 \times 512$ outputs needs 128 multiply-adds:
+# <details><summary>Answer</summary>
+#
+# Each of the $1280 \times 512$ outputs needs 128 multiply-adds:
 # $2 \times 1280 \times 128 \times 512 = 167{,}772{,}160$, about 0.17 GFLOP.
+#
+# </details>
 
 # %%
 assert 2 * 1280 * 128 * 512 == 167_772_160
@@ -401,9 +437,13 @@ print(f"in this run: {2 * a_ff.shape[0] * 128 * 512:,} FLOP for batch {batch}")
 # **2.** Count the trips through memory of the reference softmax *backward*,
 # `y * (g - (g * y).sum(-1, keepdims=True))`, and of a fused kernel.
 #
-# *Answer.* `g * y` reads two arrays and writes one; the sum reads it; `g - s` reads one and
+# <details><summary>Answer</summary>
+#
+# `g * y` reads two arrays and writes one; the sum reads it; `g - s` reads one and
 # writes one; `y * (...)` reads two and writes one: 6 reads and 3 writes, 9 trips. A fused
 # kernel reads $y$ and $g$ once and writes $dx$ once: 3 trips.
+#
+# </details>
 
 # %%
 reads = 2 + 1 + 1 + 2
@@ -414,9 +454,13 @@ assert 2 + 1 == 3
 # %% [markdown]
 # **3.** Why does the backward pass of dropout not need to store the mask?
 #
-# *Answer.* The mask is a pure function of the seed and the element index, so calling
+# <details><summary>Answer</summary>
+#
+# The mask is a pure function of the seed and the element index, so calling
 # `dropout(grad, p, seed)` with the forward pass's seed regenerates exactly the same mask and
 # multiplies the gradient by it.
+#
+# </details>
 
 # %%
 x = rng.standard_normal(shape).astype(np.float32)
@@ -429,8 +473,12 @@ kernels.set_backend(previous)
 # %% [markdown]
 # **4.** Which float32 has the bit pattern `(n + 127) << 23` for $n = -3$?
 #
-# *Answer.* The exponent field holds $124 = -3 + 127$ and the mantissa is zero, so the number is
+# <details><summary>Answer</summary>
+#
+# The exponent field holds $124 = -3 + 127$ and the mantissa is zero, so the number is
 # $2^{-3} = 0.125$.
+#
+# </details>
 
 # %%
 assert np.array([(-3 + 127) << 23], dtype=np.int32).view(np.float32)[0] == 0.125
