@@ -245,7 +245,7 @@ assert sum(n for *_, n in lecture_table[1:]) == lecture_count
 # none of these shapes involves the sentence length T: the same weights serve any sentence
 
 # %% [markdown]
-# ## One decoder layer
+# ## One decoder layer, counted
 #
 # A decoder layer has three sublayers, each with Add & Norm: masked self-attention,
 # cross-attention (queries from the decoder, keys and values from the encoder's output) and the

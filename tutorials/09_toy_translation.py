@@ -18,9 +18,10 @@
 # translate with greedy decoding and with beam search, score the translations with BLEU, and
 # look inside the model at its cross-attention.
 #
-# Training takes about a minute on a laptop CPU. With `MINIGRAD_TUTORIAL_SMALL=1` (what the test
-# suite uses) the model is tiny and trains for a few dozen steps only: the pipeline runs, the
-# loss falls, but the translations are not yet meaningful.
+# Training takes a few minutes on a laptop CPU (two translators are trained, one with word
+# tokens and one with subwords). With `MINIGRAD_TUTORIAL_SMALL=1` (what the test suite uses)
+# the models are tiny and train for a few dozen steps only: the pipeline runs, the loss falls,
+# but the translations are not yet meaningful.
 
 # %%
 import os
@@ -546,7 +547,7 @@ wer_bpe = wer(hyps_bpe, references)
 print(f"greedy test BLEU: words {bleu_greedy:.1f}, BPE {bleu_bpe:.1f};  "
       f"WER: words {wer_greedy:.3f}, BPE {wer_bpe:.3f}")
 if not SMALL:
-    assert bleu_bpe > 25
+    assert bleu_bpe > bleu_greedy
 
 fig, axes = plt.subplots(1, 3, figsize=(11, 3.2), layout="constrained")
 names = ["words", f"BPE ({n_merges} merges)"]
@@ -559,11 +560,12 @@ fig.suptitle(f"Word tokens against BPE subwords, same model and {max_steps} step
 savefig(fig, "09_bpe_vs_words")
 
 # %% [markdown]
-# With the same number of updates the two are close on this language; the BPE model predicts
-# more tokens per sentence (each update teaches it less of a whole sentence) but shares what it
-# learns about a stem or a suffix across every word that contains it, and it can spell forms
-# it never saw. On real languages, with vocabularies of hundreds of thousands of word forms,
-# that sharing is what makes subwords the standard.
+# In our full run the BPE translator was far ahead after the same 700 updates (greedy BLEU
+# about 94 against 72, WER 0.03 against 0.18). Each update teaches it fewer whole sentences,
+# since its sentences are longer, but what it learns about a stem or a suffix is shared by every
+# word that contains it, where the word model must see each inflected form on its own. On real
+# languages, with hundreds of thousands of word forms, that sharing is what makes subwords the
+# standard.
 
 # %% [markdown]
 # ## Exercise: one BPE merge
