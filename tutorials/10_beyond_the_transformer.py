@@ -177,9 +177,9 @@ print(f"after {rnn_steps} updates of 64 sentences:  RNN with attention "
 assert 0.5 < tf_model.num_parameters() / rnn_att["model"].num_parameters() < 2
 
 # %% [markdown]
-# On short sentences like these a recurrent model with attention is a strong baseline, and at
-# equal updates and size the two land in the same range (in our full run the Transformer was
-# ahead). What the recurrent model cannot do is run in parallel: its encoder needs $S$ steps
+# On short sentences like these a recurrent model with attention is a strong baseline: at
+# equal updates and size it was ahead in our full run (BLEU 51 against 38 after 400 updates;
+# the Transformer of tutorial 9 reaches about 72 after 700, with its warm-up finished). What the recurrent model cannot do is run in parallel: its encoder needs $S$ steps
 # one after another and its decoder $T$ more, while a Transformer layer processes all positions
 # at once. That, more than accuracy on toy data, is why the Transformer took over.
 
@@ -402,7 +402,7 @@ print(f"GPT-3: {gpt3:,} parameters")
 assert round(gpt3 / 1e9) == 175
 
 # %% [markdown]
-# ### Fine-tuning: few labels suffice
+# ### Fine-tuning on a few labels
 #
 # The point of pre-training is what comes after. To solve a task, put a small classifier on the
 # [CLS] vector (after BERT's "pooler", a tanh layer) and train everything, BERT included, on the
@@ -462,8 +462,7 @@ for name, accs in accuracy.items():
     print(f"{name:<32}", "  ".join(f"{n} labels: {a:.2f}" for n, a in zip(label_counts, accs)))
 print(f"majority class: {chance:.2f}")
 if not SMALL:
-    ft, scratch = accuracy.values()
-    assert ft[label_counts.index(32)] > scratch[label_counts.index(32)] + 0.1
+    assert all(accs[-1] > chance + 0.3 for accs in accuracy.values())   # both learn the task
 
 fig, ax = plt.subplots(figsize=(6.5, 3.8))
 for name, accs in accuracy.items():
@@ -478,11 +477,18 @@ ax.legend()
 savefig(fig, "10_bert_finetuning")
 
 # %% [markdown]
-# With a few dozen labels the pre-trained encoder is far ahead: it already groups words by
-# topic from the unlabelled text, and the labels only have to name the groups. From random
-# weights the same labels are too few to learn both. (The lecture also mentions the cheaper
-# option of freezing BERT and training only the classifier; switching off BERT's gradients,
-# `requires_grad_(False)` on its parameters, turns the code above into that.)
+# Read the numbers before believing the slogan. The lecture's claim is that a pre-trained
+# encoder needs few labels, and on real text that is what happens. On this toy corpus, in our
+# full run, it did **not** beat training from scratch: with 16 or 32 labels the model from
+# random weights was ahead (0.77 and 0.86 against 0.58 and 0.66), and with 128 both reached
+# 0.99. Each sentence's topic here is given away by a keyword or two, which a small model
+# learns from a few dozen labels without any help, while our pre-training (400 steps of MLM and
+# NSP on 800 short documents) is far too short to build the broad knowledge that makes real
+# BERT worth fine-tuning. A fair demonstration needs a task whose labels are too few to learn
+# the language from, and a pre-training run long enough to learn it; try raising the
+# pre-training steps and lowering the labels. (The lecture also mentions the cheaper option of
+# freezing BERT and training only the classifier: `requires_grad_(False)` on BERT's
+# parameters turns the code above into that.)
 
 # %% [markdown]
 #
