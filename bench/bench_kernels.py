@@ -195,6 +195,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = ap.parse_args()
+    import minigrad
+    minigrad.tune_malloc()  # as bench/run.py does: both measure under one allocator setting
     res = run(quick=args.quick)
     _print(res)
     if args.json:

@@ -40,7 +40,8 @@ def _env_info():
                 OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "(unset)"),
                 NUMBA_NUM_THREADS=os.environ.get("NUMBA_NUM_THREADS", "(unset)"),
                 numba_threads=numba.get_num_threads(), cpus=os.cpu_count(),
-                minigrad_backend=minigrad.get_backend(), numpy=np.__version__,
+                minigrad_backend=minigrad.get_backend(), malloc_tuned=minigrad._malloc.tuned,
+                numpy=np.__version__,
                 numba=numba.__version__, python=sys.version.split()[0],
                 loadavg_start=list(os.getloadavg()))
     try:
@@ -347,6 +348,7 @@ def main(argv=None):
     bad = [s for s in sections if s not in SECTIONS]
     if bad:
         ap.error(f"unknown section(s) {bad}; choose from {SECTIONS}")
+    minigrad.tune_malloc()  # the setting a training loop opts into, for the in-process sections
     env = _env_info()
     print(f"minigrad benchmarks  quick={args.quick}  backend={env['minigrad_backend']}  "
           f"OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']}  OPENBLAS_NUM_THREADS="

@@ -31,6 +31,9 @@ def test_run_quick_writes_json_and_png(tmp_path):
     for key in ("env", "autograd", "step", "scaling", "decoding", "profile"):
         assert key in res
     assert "OPENBLAS_CORETYPE" in res["env"]
+    # the benchmarks opt into the allocator setting a training loop uses (minigrad.tune_malloc)
+    assert res["env"]["malloc_tuned"]
+    assert all(run["malloc_tuned"] for run in res["step"]["libs"]["minigrad"]["runs"])
     assert {r["op"] for r in res["autograd"]["rows"]} >= {"add", "mul", "exp", "matmul 4x4"}
     step = res["step"]
     assert "minigrad" in step["libs"]
