@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+import threading
 
 import numba
 import numpy as np
@@ -131,6 +132,35 @@ def test_matmul_edge_cases(backend):
     c = r.standard_normal((6, 7, 9))[::-1, ::-2, ::-1]
     np.testing.assert_allclose(kernels.matmul(c, c.swapaxes(1, 2)), np.matmul(c, c.swapaxes(1, 2)),
                                rtol=1e-12)
+
+
+def test_matmul_from_several_threads():
+    # Packing buffers are reused between calls; each thread needs its own, since another
+    # thread may run between packing an operand and multiplying it.
+    kernels.set_backend("numba")
+    wrong = []
+
+    def work(seed):
+        r = np.random.default_rng(seed)
+        a = layout(r.standard_normal((40, 64)).astype(np.float32), "transposed")  # packs A
+        b = r.standard_normal((64, 100)).astype(np.float32)                       # packs B
+        want = a @ b
+        for _ in range(150):
+            if not np.allclose(kernels.matmul(a, b), want, rtol=1e-4, atol=1e-4):
+                wrong.append(seed)
+                return
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)   # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not wrong, f"threads {wrong} got another thread's product"
 
 
 def test_matmul_errors():

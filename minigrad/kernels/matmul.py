@@ -33,6 +33,7 @@ so Numba's thread pool never alternates with OpenBLAS's (perf-notes
 hazard 1).
 """
 import math
+import threading
 
 import numpy as np
 from llvmlite import ir
@@ -276,17 +277,22 @@ def _gemm(A, sa, B, sb, C, ia, ib, M, N, K):
 
 
 # ------------------------------------------------------------- driver ----
-_workspace = {}
+_local = threading.local()
 
 
 def _scratch(name, size, dtype):
-    # Packing buffers are reused between calls: a fresh multi-MB allocation
-    # costs page faults on every call (more than the packing itself).
-    # Safe because the kernels hold the GIL.
+    """A reusable packing buffer of `size` elements, private to the calling thread.
+
+    Reuse saves a fresh multi-MB allocation (and its page faults) per call. The buffers are
+    per thread because holding the GIL inside each kernel is not enough: _pack fills a buffer
+    and _gemm reads it in a second call, and between the two another Python thread may run
+    a matmul of its own. A shared buffer would then be overwritten under us.
+    """
+    workspace = _local.__dict__.setdefault("workspace", {})
     key = (name, np.dtype(dtype))
-    buf = _workspace.get(key)
+    buf = workspace.get(key)
     if buf is None or buf.size < size:
-        buf = _workspace[key] = np.empty(max(size, 4096), dtype)
+        buf = workspace[key] = np.empty(max(size, 4096), dtype)
     return buf[:size]
 
 
