@@ -6,7 +6,7 @@ decoding speed and a per-op profile. Prints tables, writes JSON and a PNG.
 
 Every time is a median over repeats. The training-step comparison runs each library in its own
 subprocess (bench/step_worker.py), alternating minigrad, torch, minigrad, torch, ... because
-their thread pools interfere (see ../shared/perf-notes.md, hazard 1). Memory is the peak RSS
+their thread pools interfere (docs/performance.md, section 1). Memory is the peak RSS
 (ru_maxrss) growth of each worker process over its RSS right after importing its library --
 the same measure for both libraries. Nothing here changes OPENBLAS_CORETYPE or thread
 variables; the values in effect are printed.

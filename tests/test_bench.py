@@ -1,7 +1,7 @@
 """Smoke tests for the benchmarks in bench/: they run at tiny sizes and produce the expected
 JSON. Timings are never asserted. The subprocesses get NUMBA_NUM_THREADS=1 so that a busy
 machine (another process on one of the two cores) cannot stall Numba's 2-thread kernels for
-milliseconds per call (perf-notes hazard 1); OPENBLAS_CORETYPE is left as it is."""
+milliseconds per call (docs/performance.md, section 1); OPENBLAS_CORETYPE is left as it is."""
 import json
 import os
 import subprocess

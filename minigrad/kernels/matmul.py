@@ -29,8 +29,10 @@ The details that make it fast:
 Work items are (batch, column panel, group of row panels): the batched
 attention products (256 x (20x32 @ 32x20)) are parallel over the batch,
 large 2-D products over tiles. All matmuls of the "numba" backend run here,
-so Numba's thread pool never alternates with OpenBLAS's (perf-notes
-hazard 1).
+so a training step wakes only Numba's thread pool. Had the matmuls stayed in
+NumPy, OpenBLAS's threads and Numba's would take turns on the cores, and the
+idle pool's spinning threads cost milliseconds at every switch (measured on
+2 cores: docs/performance.md, section 1).
 """
 import math
 import threading
@@ -347,7 +349,7 @@ def matmul(a, b):
     M, K = a.shape[-2:]
     N = b.shape[-1]
     if b.ndim == 2 and a.ndim > 2:
-        # one big (rows, K) @ (K, N) instead of many small ones (hazard 2)
+        # one big (rows, K) @ (K, N) instead of one small product per batch entry
         return matmul(a.reshape(-1, K), b).reshape(a.shape[:-1] + (N,))
     same = a.shape[:-2] == b.shape[:-2]
     batch = a.shape[:-2] if same else np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
