@@ -1,4 +1,5 @@
 """minigrad.kernels: every kernel against its NumPy reference, on both backends."""
+import importlib
 import os
 import subprocess
 import sys
@@ -11,6 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from minigrad import kernels
 from minigrad.kernels import reference as ref
+
+_sm_module = importlib.import_module("minigrad.kernels.softmax")  # kernels.softmax is a function
 
 # the autouse fixture only restores the backend, which each example sets itself
 FAST = settings(max_examples=25, deadline=None,
@@ -81,6 +84,42 @@ def test_matmul_matches_numpy(name, case):
     expect = np.matmul(a.astype(np.float64), b.astype(np.float64))
     assert out.shape == expect.shape and out.dtype == dtype
     np.testing.assert_allclose(out, expect, **tol(dtype, sa[-1]))
+
+
+@st.composite
+def matmul_2d_case(draw):
+    dims = st.integers(1, 40)
+    m, k, n = draw(dims), draw(dims), draw(dims)
+    dtype = draw(st.sampled_from(DTYPES))
+    how = [draw(st.sampled_from(["contiguous", "transposed", "strided"])) for _ in "ab"]
+    r = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    a = layout(r.standard_normal((m, k)).astype(dtype), how[0])
+    b = layout(r.standard_normal((k, n)).astype(dtype), how[1])
+    return a, b
+
+
+@FAST
+@given(case=matmul_2d_case())
+@pytest.mark.parametrize("loop_order", ["ijk", "ikj"])
+def test_naive_matmul_matches_numpy_and_the_tiled_kernel(loop_order, case):
+    a, b = case
+    out = kernels.matmul_naive(a, b, loop_order)
+    assert out.shape == (a.shape[0], b.shape[1]) and out.dtype == a.dtype
+    expect = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(out, expect, **tol(a.dtype, a.shape[1]))
+    kernels.set_backend("numba")
+    np.testing.assert_allclose(out, kernels.matmul(a, b), **tol(a.dtype, a.shape[1]))
+
+
+def test_naive_matmul_errors():
+    with pytest.raises(ValueError, match=r"matmul_naive: cannot multiply \(2, 3\) by \(4, 5\)"):
+        kernels.matmul_naive(np.ones((2, 3)), np.ones((4, 5)))
+    with pytest.raises(ValueError, match=r"matmul_naive: expected 2-D operands.*\(2, 2, 3\)"):
+        kernels.matmul_naive(np.ones((2, 2, 3)), np.ones((3, 5)))
+    with pytest.raises(TypeError, match="matmul_naive: unsupported dtype int64"):
+        kernels.matmul_naive(np.ones((2, 3), np.int64), np.ones((3, 5), np.int64))
+    with pytest.raises(ValueError, match="loop_order must be 'ijk' or 'ikj', got 'kji'"):
+        kernels.matmul_naive(np.ones((2, 3)), np.ones((3, 5)), "kji")
 
 
 MODEL_SHAPES = [  # the toy Transformer's products, forward and backward
@@ -254,6 +293,45 @@ def test_log_softmax_matches_reference(name, case):
     dx = kernels.log_softmax_backward(y, g)
     assert not np.isnan(dx).any() and (dx[dead] == 0).all()
     close(dx, ref.log_softmax_backward(y, g), x.dtype)
+
+
+@FAST
+@given(n=st.integers(1, 70), rows=st.integers(1, 4), dtype=st.sampled_from(DTYPES),
+       where=st.data())
+@pytest.mark.parametrize("name", kernels.BACKENDS)
+def test_softmax_nan_makes_its_row_nan(name, n, rows, dtype, where):
+    # anywhere in the row: in the SIMD part of the row maximum or in its scalar tail
+    kernels.set_backend(name)
+    x = np.random.default_rng(n).standard_normal((rows, n)).astype(dtype)
+    bad = where.draw(st.integers(0, rows - 1))
+    x[bad, where.draw(st.integers(0, n - 1))] = np.nan
+    with np.errstate(invalid="ignore"):
+        for fn in (kernels.softmax, kernels.log_softmax):
+            y = fn(x)
+            assert np.isnan(y[bad]).all()
+            assert not np.isnan(np.delete(y, bad, axis=0)).any()
+
+
+@settings(max_examples=200, deadline=None)
+@given(x=st.floats(-200, 88, width=32) | st.sampled_from([-np.inf, np.inf, np.nan, 0.0]))
+def test_fast_exp_matches_numpy(x):
+    # float32 exp written in the kernels; documented for x <= 88 (softmax needs x <= 0)
+    y = _exp_of(np.array([x], np.float32))[0]
+    expect = np.exp(np.float64(x))
+    if np.isnan(expect) or np.isinf(expect):
+        np.testing.assert_equal(y, expect)
+    elif expect < np.finfo(np.float32).tiny:   # below float32's normal range: exactly 0
+        assert y == 0 or abs(y - expect) <= 1e-6 * np.finfo(np.float32).tiny
+    else:
+        assert abs(y - expect) <= 3e-7 * expect
+
+
+@numba.njit(cache=False)
+def _exp_of(x):
+    out = np.empty_like(x)
+    for i in range(len(x)):
+        out[i] = _sm_module.fast_exp(x[i])
+    return out
 
 
 def test_softmax_extremes(backend):

@@ -55,6 +55,30 @@ def log_softmax_backward(y, grad):
     return np.where(dead, np.zeros_like(dx), dx)
 
 
+# ---------------------------------------------------------- layer norm ----
+def layer_norm(x, weight, bias, eps):
+    """x (N, D) -> (y, x_hat, rstd (N, 1)); weight and bias (D,) or None."""
+    mu = x.mean(axis=1, keepdims=True)
+    xc = x - mu
+    var = np.mean(xc * xc, axis=1, keepdims=True)
+    rstd = (1.0 / np.sqrt(var + x.dtype.type(eps))).astype(x.dtype)
+    xhat = xc * rstd
+    # y must not share memory with x_hat: the caller saves x_hat for the backward pass and
+    # hands y to the user, who may change it in place
+    y = xhat * weight if weight is not None else xhat.copy()
+    if bias is not None:
+        y += bias
+    return y, xhat, rstd
+
+
+def layer_norm_backward(g, xhat, rstd, weight):
+    """(dx, dweight, dbias): dx = rstd * (h - mean(h) - x_hat * mean(h * x_hat)), h = g * weight."""
+    h = g if weight is None else g * weight
+    dx = rstd * (h - h.mean(axis=1, keepdims=True)
+                 - xhat * np.mean(h * xhat, axis=1, keepdims=True))
+    return dx, (g * xhat).sum(axis=0), g.sum(axis=0)
+
+
 # ------------------------------------------------------------- dropout ----
 GAMMA = 0x9E3779B97F4A7C15   # splitmix64's increment (2^64 / golden ratio)
 _M64 = (1 << 64) - 1
