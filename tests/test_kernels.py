@@ -1,4 +1,9 @@
-"""minigrad.kernels: every kernel against its NumPy reference, on both backends."""
+"""minigrad.kernels: every kernel against its NumPy reference, on both backends.
+
+All kernel-level matmul tests are here (the naive loops, packing, the tiled kernel, threads,
+errors); the matmul op's gradients are tested with the other ops. Layer norm's kernel has
+its own file, tests/test_layernorm_kernel.py.
+"""
 import importlib
 import os
 import subprocess
@@ -13,7 +18,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from minigrad import kernels
 from minigrad.kernels import reference as ref
 
-_sm_module = importlib.import_module("minigrad.kernels.softmax")  # kernels.softmax is a function
+# kernels.matmul and kernels.softmax are functions; the modules behind them:
+_mm_module = importlib.import_module("minigrad.kernels.matmul")
+_sm_module = importlib.import_module("minigrad.kernels.softmax")
 
 # the autouse fixture only restores the backend, which each example sets itself
 FAST = settings(max_examples=25, deadline=None,
@@ -120,6 +127,31 @@ def test_naive_matmul_errors():
         kernels.matmul_naive(np.ones((2, 3), np.int64), np.ones((3, 5), np.int64))
     with pytest.raises(ValueError, match="loop_order must be 'ijk' or 'ikj', got 'kji'"):
         kernels.matmul_naive(np.ones((2, 3)), np.ones((3, 5)), "kji")
+
+
+@FAST
+@given(nb=st.integers(1, 3), nv=st.integers(1, 70), k=st.integers(1, 40),
+       dtype=st.sampled_from(DTYPES), how=st.sampled_from(["contiguous", "transposed", "strided"]),
+       seed=st.integers(0, 2**32 - 1))
+@pytest.mark.parametrize("operand", ["a", "b"])
+def test_pack_matches_numpy(operand, nb, nv, k, dtype, how, seed):
+    # Packing copies an operand into panels of P lanes: Xp[t, p, k, c] = X[t, k, p*P + c] for B
+    # (lanes along N), X[t, p*P + c, k] for A (lanes along M). Lanes past the edge are not written.
+    r = np.random.default_rng(seed)
+    lanes = _mm_module.VBYTES // np.dtype(dtype).itemsize
+    P = _mm_module.MR if operand == "a" else _mm_module.NV * lanes
+    shape = (nb, nv, k) if operand == "a" else (nb, k, nv)
+    x = layout(r.standard_normal(shape).astype(dtype), how)
+    flat, (s0, s1, s2) = _mm_module._flat(x)
+    npan = -(-nv // P)
+    packed = np.full(nb * npan * k * P, np.nan, dtype)
+    strides = (s0, s2, s1) if operand == "a" else (s0, s1, s2)   # (batch, along K, along lanes)
+    _mm_module._pack(flat, *strides, nv, k, P, packed)
+    lanes_last = np.swapaxes(x, 1, 2) if operand == "a" else x    # (nb, k, nv)
+    want = np.full((nb, k, npan * P), np.nan, dtype)
+    want[..., :nv] = lanes_last
+    want = want.reshape(nb, k, npan, P).transpose(0, 2, 1, 3)
+    np.testing.assert_array_equal(packed.reshape(nb, npan, k, P), want)
 
 
 MODEL_SHAPES = [  # the toy Transformer's products, forward and backward
@@ -310,6 +342,18 @@ def test_softmax_nan_makes_its_row_nan(name, n, rows, dtype, where):
             y = fn(x)
             assert np.isnan(y[bad]).all()
             assert not np.isnan(np.delete(y, bad, axis=0)).any()
+
+
+@FAST
+@given(n=st.integers(1, 70), dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1),
+       special=st.sampled_from([None, -np.inf, np.inf, np.nan]))
+def test_row_max_matches_numpy(n, dtype, seed, special):
+    # the SIMD maximum of softmax: full vectors, then a scalar tail; NaN wins, as in np.max
+    r = np.random.default_rng(seed)
+    row = r.standard_normal(n).astype(dtype)
+    if special is not None:
+        row[r.integers(0, n, size=r.integers(1, 3))] = special
+    np.testing.assert_array_equal(_sm_module._row_max(row), np.max(row))
 
 
 @settings(max_examples=200, deadline=None)
