@@ -29,6 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import minigrad  # noqa: E402
 from minigrad import kernels  # noqa: E402
 
 
@@ -195,7 +196,6 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = ap.parse_args()
-    import minigrad
     minigrad.tune_malloc()  # as bench/run.py does: both measure under one allocator setting
     res = run(quick=args.quick)
     _print(res)
