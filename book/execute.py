@@ -12,11 +12,13 @@ import base64
 import hashlib
 import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import jupytext
 import nbformat
+from jupyter_client import KernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
@@ -26,6 +28,7 @@ KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
 # the inline backend: if a tutorial leaves the backend alone, its figures come back as outputs
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 # the line `_common.savefig` prints (and tutorial 1 prints for the rendered graph)
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # colour codes in IPython tracebacks
 SAVED_LINE = re.compile(r"^saved (\S.*\.png)\s*$", re.M)
 
 
@@ -56,9 +59,10 @@ def library_digest(root: Path) -> str:
 
 
 def cache_key(tutorial: Path, mode: Mode, lib_digest: str) -> str:
-    """The key of a tutorial's executed notebook: its text, `_common.py`, the library and mode."""
+    """The key of a tutorial's executed notebook: its text, `_common.py`, the library, the mode
+    and this file (which post-processes the outputs)."""
     h = hashlib.sha256()
-    for path in (tutorial, tutorial.parent / "_common.py"):
+    for path in (tutorial, tutorial.parent / "_common.py", Path(__file__)):
         if path.exists():
             h.update(path.read_bytes())
     h.update(lib_digest.encode())
@@ -90,14 +94,20 @@ def _failure(tutorial: Path, notebook, index, err: Exception) -> TutorialFailed:
         return TutorialFailed(f"tutorial {tutorial.name} failed before its first cell: {err}")
     cell = notebook.cells[index]
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    line = cell_line(tutorial, notebook, index)
     if errors:
         value = (str(errors[0]["evalue"]).strip().splitlines() or [""])[0]
         what = f"{errors[0]['ename']}: {value}".rstrip(": ")
+        # IPython names the line inside the cell: "Cell In[4], line 7" (the last one is the raise)
+        trace = ANSI.sub("", "\n".join(errors[0].get("traceback", [])))
+        in_cell = re.findall(r"Cell In\[\d+\], line (\d+)", trace)
+        if in_cell and line:
+            line += int(in_cell[0]) - 1
     else:
         what = str(err).strip().splitlines()[0]
     code_no = sum(c.cell_type == "code" for c in notebook.cells[: index + 1])
     return TutorialFailed(f"tutorial {tutorial.name} failed in code cell {code_no} "
-                          f"(line {cell_line(tutorial, notebook, index)} of the file): {what}")
+                          f"at line {line} of the file: {what}")
 
 
 def run(tutorial: Path, mode: Mode, out_dir: Path):
@@ -114,14 +124,18 @@ def run(tutorial: Path, mode: Mode, out_dir: Path):
         env["MINIGRAD_TUTORIAL_SMALL"] = "1"
     else:
         env.pop("MINIGRAD_TUTORIAL_SMALL", None)
-    client = NotebookClient(notebook, timeout=mode.timeout, kernel_name=KERNEL["name"],
-                            resources={"metadata": {"path": str(tutorial.parent)}})
     started = {"index": None}
-    client.on_cell_start = lambda cell, cell_index: started.update(index=cell_index)
-    try:
-        client.execute(env=env)
-    except (CellExecutionError, CellTimeoutError) as err:
-        raise _failure(tutorial, notebook, started["index"], err) from None
+    with tempfile.TemporaryDirectory(prefix="minigrad-book-") as sockets:
+        # local sockets rather than TCP ports: private to this user, and no kernel warning
+        km = KernelManager(kernel_name=KERNEL["name"], transport="ipc",
+                           ip=os.path.join(sockets, "kernel"))
+        client = NotebookClient(notebook, km=km, timeout=mode.timeout,
+                                resources={"metadata": {"path": str(tutorial.parent)}})
+        client.on_cell_start = lambda cell, cell_index: started.update(index=cell_index)
+        try:
+            client.execute(env=env)
+        except (CellExecutionError, CellTimeoutError) as err:
+            raise _failure(tutorial, notebook, started["index"], err) from None
     return notebook
 
 
@@ -134,7 +148,7 @@ def show_saved_figures(notebook, root: Path) -> int:
     """Under each code cell that saved PNGs but shows no image, show them; return how many.
 
     Today's tutorials draw to files and print "saved PATH"; a tutorial that shows its figures
-    inline is left as it is. Absolute paths in printed text become repository-relative.
+    inline is left as it is. Absolute paths in text outputs become repository-relative.
     """
     added = 0
     prefix = str(root) + os.sep
@@ -144,16 +158,21 @@ def show_saved_figures(notebook, root: Path) -> int:
         streams = [o for o in cell.get("outputs", []) if o.get("output_type") == "stream"]
         text = "".join(o["text"] for o in streams)
         paths = [Path(p) for p in SAVED_LINE.findall(text)]
-        for o in streams:
-            o["text"] = o["text"].replace(prefix, "")
-        if _has_image(cell):
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "stream":
+                o["text"] = o["text"].replace(prefix, "")
+            elif "text/plain" in o.get("data", {}):
+                o["data"]["text/plain"] = o["data"]["text/plain"].replace(prefix, "")
+        paths = [p for p in paths if p.is_file()]
+        if _has_image(cell) or not paths:
             continue
+        # myst-nb takes an image's alt text from the cell's metadata
+        cell.metadata["mystnb"] = {"image": {"alt": "figure " + ", ".join(p.stem for p in paths)}}
         for path in paths:
-            if path.is_file():
-                data = base64.b64encode(path.read_bytes()).decode("ascii")
-                cell.outputs.append(nbformat.v4.new_output(
-                    "display_data", data={"image/png": data, "text/plain": f"<{path.name}>"}))
-                added += 1
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
+            cell.outputs.append(nbformat.v4.new_output(
+                "display_data", data={"image/png": data, "text/plain": f"<{path.name}>"}))
+            added += 1
     return added
 
 
