@@ -42,7 +42,8 @@ class BuildError(Exception):
 
 
 def tutorial_order(folder: Path = TUTORIALS) -> list[Path]:
-    """The tutorials in reading order: as tutorials/README.md names them, then any others sorted.
+    """The tutorials in reading order: as tutorials/README.md names them, then any others sorted;
+    the numbered ones first, then the appendices (names that do not start with a digit).
 
     A tutorial is a `*.py` file in `folder` whose name does not start with "_".
     """
@@ -50,7 +51,20 @@ def tutorial_order(folder: Path = TUTORIALS) -> list[Path]:
     index = folder / "README.md"
     named = re.findall(r"[\w.-]+\.py", index.read_text(encoding="utf-8")) if index.exists() else []
     order = list(dict.fromkeys(n for n in named if n in files))
-    return [files[n] for n in order] + [files[n] for n in sorted(set(files) - set(order))]
+    order += sorted(set(files) - set(order))
+    return sorted((files[n] for n in order), key=is_appendix)  # sorted() is stable
+
+
+def is_appendix(path: Path) -> bool:
+    """An appendix is a tutorial outside the numbered path, such as A1_inside_the_kernels.py."""
+    return not path.name[:1].isdigit()
+
+
+def open_details(markdown: str) -> str:
+    """Blank lines inside each <details> block, so that its text is read as markdown (and its
+    math typeset) rather than passed through as raw HTML, as Jupyter shows it."""
+    markdown = re.sub(r"(</summary>)[ \t]*\n*", r"\1\n\n", markdown)
+    return re.sub(r"\n*[ \t]*(</details>)", r"\n\n\1", markdown)
 
 
 def title_of(notebook, name: str) -> str:
@@ -76,25 +90,31 @@ def readme_sections(readme: str, starts=FRONT_SECTIONS) -> str:
     return "\n\n".join(chosen)
 
 
-def front_page(stems: list[str], small: bool) -> str:
+def _toctree(caption: str, entries: list[str]) -> str:
+    return f"```{{toctree}}\n:caption: {caption}\n:maxdepth: 1\n\n" + "\n".join(entries) + "\n```"
+
+
+def front_page(paths: list[Path], small: bool) -> str:
     """index.md: the hand-written opening, the README's layout and API, the table of contents."""
     intro = (BOOK / "front.md").read_text(encoding="utf-8").rstrip()
     readme = readme_sections((ROOT / "README.md").read_text(encoding="utf-8"))
-    return "\n\n".join([
-        intro, SMALL_NOTE if small else "", readme,
-        "```{toctree}\n:caption: Tutorials\n:maxdepth: 1\n\n"
-        + "\n".join(f"tutorials/{s}" for s in stems) + "\n```",
-        "```{toctree}\n:caption: Library\n:maxdepth: 1\n\nsource/index\n```", ""])
+    main = [f"tutorials/{p.stem}" for p in paths if not is_appendix(p)]
+    extra = [f"tutorials/{p.stem}" for p in paths if is_appendix(p)]
+    return "\n\n".join(part for part in [
+        intro, SMALL_NOTE if small else "", readme, _toctree("Tutorials", main),
+        _toctree("Appendix", extra) if extra else "", _toctree("Library", ["source/index"]),
+    ] if part) + "\n"
 
 
-def write_if_changed(path: Path, text: str):
+def write_if_changed(path: Path, text: str) -> bool:
     """Write `text` unless `path` already holds it, so Sphinx re-reads only changed pages."""
     if path.exists() and path.read_text(encoding="utf-8") == text:
-        return
+        return False
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+    return True
 
 
 def page_notebook(notebook, used: dict, small: bool):
@@ -105,18 +125,20 @@ def page_notebook(notebook, used: dict, small: bool):
     if used:
         notebook.cells.append(nbformat.v4.new_markdown_cell(sources.section(used)))
     for i, cell in enumerate(notebook.cells):
+        if cell.cell_type == "markdown":
+            cell.source = open_details(cell.source)
         cell["id"] = f"cell-{i}"  # stable ids keep the staged file identical between builds
     return notebook
 
 
-def run_tutorials(paths, mode, rerun):
+def run_tutorials(paths, mode, rerun, out: Path):
     """Execute (or take from the cache) every tutorial; raise BuildError naming each failure."""
     lib = execute.library_digest(ROOT)
     notebooks, failures = {}, []
     for path in paths:
         start = time.perf_counter()
         try:
-            nb, ran = execute.executed(path, mode, BUILD / "cache", BUILD / "figures" / mode.name,
+            nb, ran = execute.executed(path, mode, out / "cache", out / "figures" / mode.name,
                                        ROOT, lib, rerun)
         except execute.TutorialFailed as err:
             failures.append(str(err))
@@ -130,9 +152,9 @@ def run_tutorials(paths, mode, rerun):
     return notebooks
 
 
-def stage(notebooks: dict, small: bool) -> Path:
-    """Write the book's source pages into book/_build/src; return that folder."""
-    src = BUILD / "src"
+def stage(notebooks: dict, small: bool, out: Path) -> tuple[Path, bool]:
+    """Write the book's source pages into `out`/src; return it and whether any page changed."""
+    src = out / "src"
     wanted = {}
     users_of = {}
     for path, nb in notebooks.items():
@@ -145,19 +167,25 @@ def stage(notebooks: dict, small: bool) -> Path:
     for rel, users in users_of.items():
         wanted[src / (sources.page_name(rel) + ".md")] = sources.source_page(rel, ROOT, users)
     wanted[src / "source" / "index.md"] = sources.source_index(users_of)
-    wanted[src / "index.md"] = front_page([p.stem for p in notebooks], small)
+    wanted[src / "index.md"] = front_page(list(notebooks), small)
+    changed = False
     for old in [p for p in src.rglob("*") if p.is_file() and p not in wanted] if src.exists() else []:
         old.unlink()  # a renamed or removed tutorial must not linger as a page
+        changed = True
     for path, text in wanted.items():
-        write_if_changed(path, text)
-    return src
+        changed |= write_if_changed(path, text)
+    return src, changed
 
 
-def sphinx(src: Path) -> Path:
-    """Render the staged pages to HTML with Sphinx; raise BuildError with its messages if it fails."""
-    html = BUILD / "html"
+def sphinx(src: Path, out: Path, changed: bool) -> Path:
+    """Render the staged pages to HTML with Sphinx; raise BuildError with its messages if it fails.
+
+    Only changed pages are read again, but if any changed, every page is written (-a): each
+    one carries the whole table of contents in its sidebar, which a changed title makes stale.
+    """
+    html = out / "html"
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(BOOK),
-           "-d", str(BUILD / "doctrees"), str(src), str(html)]
+           "-d", str(out / "doctrees"), str(src), str(html)] + (["-a"] if changed else [])
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.stderr.strip():
         print(done.stderr.rstrip(), file=sys.stderr)
@@ -166,17 +194,18 @@ def sphinx(src: Path) -> Path:
     return html
 
 
-def build(small=True, rerun=False) -> Path:
-    """Run the tutorials, stage the pages, render them; return the site's index.html."""
-    paths = tutorial_order()
+def build(small=True, rerun=False, tutorials: Path = TUTORIALS, out: Path = BUILD) -> Path:
+    """Run the tutorials, stage the pages, render them into `out`/html; return its index.html."""
+    paths = tutorial_order(tutorials)
     if not paths:
-        raise BuildError(f"no tutorials found in {TUTORIALS}")
+        raise BuildError(f"no tutorials found in {tutorials}")
     mode = execute.Mode(small=small)
     print(f"running {len(paths)} tutorials ({mode.name} mode)", flush=True)
-    notebooks = run_tutorials(paths, mode, rerun)
+    notebooks = run_tutorials(paths, mode, rerun, out)
     if rerun:
-        shutil.rmtree(BUILD / "doctrees", ignore_errors=True)
-    html = sphinx(stage(notebooks, small))
+        shutil.rmtree(out / "doctrees", ignore_errors=True)
+    src, changed = stage(notebooks, small, out)
+    html = sphinx(src, out, changed)
     return html / "index.html"
 
 
@@ -186,15 +215,21 @@ def main(argv=None):
                         help="run the tutorials at their real sizes (default: small mode)")
     parser.add_argument("--rerun", action="store_true",
                         help="run every tutorial again instead of reusing cached runs")
+    parser.add_argument("--tutorials", type=Path, default=TUTORIALS,
+                        help="folder of the tutorials (default: tutorials/)")
+    parser.add_argument("--out", type=Path, default=BUILD,
+                        help="build folder; the site goes to OUT/html (default: book/_build)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
-        index = build(small=not args.full, rerun=args.rerun)
+        index = build(small=not args.full, rerun=args.rerun, tutorials=args.tutorials.resolve(),
+                      out=args.out.resolve())
     except BuildError as err:
         for line in str(err).splitlines():
             print(f"book: {line}", file=sys.stderr)
         return 1
-    print(f"built {index.relative_to(ROOT)} in {time.perf_counter() - start:.0f} s")
+    shown = index.relative_to(ROOT) if index.is_relative_to(ROOT) else index
+    print(f"built {shown} in {time.perf_counter() - start:.0f} s")
     return 0
 
 

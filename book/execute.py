@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,13 +23,11 @@ from jupyter_client import KernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
-# the folders of the library, as mapped in pyproject.toml's package-dir
-LIBRARY_DIRS = ("minigrad", "nn", "models", "translate", "demos")
 KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
 # the inline backend: if a tutorial leaves the backend alone, its figures come back as outputs
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
-# the line `_common.savefig` prints (and tutorial 1 prints for the rendered graph)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # colour codes in IPython tracebacks
+# the line `_common.savefig` prints (and tutorial 1 prints for the rendered graph)
 SAVED_LINE = re.compile(r"^saved (\S.*\.png)\s*$", re.M)
 
 
@@ -48,10 +47,19 @@ class Mode:
         return "small" if self.small else "full"
 
 
+def package_dirs(root: Path) -> dict[str, str]:
+    """{package: folder} from pyproject.toml's package-dir, e.g. {"minigrad.nn": "nn", ...}."""
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    return config["tool"]["setuptools"]["package-dir"]
+
+
 def library_digest(root: Path) -> str:
     """One hash of every library source file, so a change anywhere invalidates the cache."""
     h = hashlib.sha256()
-    for folder in LIBRARY_DIRS:
+    folders = sorted(set(package_dirs(root).values()))
+    for folder in folders:
+        if any(folder.startswith(other + "/") for other in folders):
+            continue  # nn/optim is already inside nn
         for path in sorted((root / folder).rglob("*.py")):
             h.update(str(path.relative_to(root)).encode())
             h.update(path.read_bytes())
@@ -136,6 +144,9 @@ def run(tutorial: Path, mode: Mode, out_dir: Path):
             client.execute(env=env)
         except (CellExecutionError, CellTimeoutError) as err:
             raise _failure(tutorial, notebook, started["index"], err) from None
+        finally:
+            if km.has_kernel:  # a kernel manager we made is ours to stop, not nbclient's
+                km.shutdown_kernel(now=True)
     return notebook
 
 

@@ -103,15 +103,83 @@ def _title(markdown: list[str]) -> str:
     return match.group(1)
 
 
+TINY = """# %% [markdown]
+# # Tiny: one sum and one figure
+#
+# The sum $a + b$ of two numbers.
+
+# %%
+import matplotlib.pyplot as plt
+import minigrad as mg
+from _common import savefig
+
+# %%
+x = mg.tensor([1.0, 2.0])
+print("sum", (x + x).sum().item())
+fig, ax = plt.subplots()
+ax.plot([0, 1], [0, 1])
+savefig(fig, "tiny")
+"""
+BROKEN = TINY.replace("# # Tiny: one sum", "# # Broken: one sum").replace(
+    'print("sum"', 'assert x.shape == (3,), "x has two elements"\nprint("sum"')
+ENV = dict(os.environ, NUMBA_NUM_THREADS="1")
+
+
 @pytest.fixture(scope="module")
-def site():
-    """Build the book (reusing cached runs) and return its html folder."""
+def book_packages():
     for module in ("sphinx", "myst_nb", "furo", "nbclient", "jupytext", "selenium"):
         pytest.importorskip(module, reason="the book needs `pip install -e .[book]`")
-    env = dict(os.environ, NUMBA_NUM_THREADS="1")
+
+
+def _build_tiny(folder: Path, out: Path, *extra):
+    return subprocess.run([sys.executable, str(ROOT / "book" / "build.py"), "--tutorials",
+                           str(folder), "--out", str(out), *extra],
+                          cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=600)
+
+
+def _tiny_folder(tmp_path: Path, **files) -> Path:
+    folder = tmp_path / "tutorials"
+    folder.mkdir()
+    shutil.copy(ROOT / "tutorials" / "_common.py", folder)
+    for name, text in files.items():
+        (folder / f"{name}.py").write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_a_failing_tutorial_fails_the_build_naming_it_and_its_cell(book_packages, tmp_path):
+    folder = _tiny_folder(tmp_path, **{"01_tiny": TINY, "02_broken": BROKEN})
+    done = _build_tiny(folder, tmp_path / "out")
+    assert done.returncode == 1, done.stdout + done.stderr
+    line = BROKEN.splitlines().index('assert x.shape == (3,), "x has two elements"') + 1
+    assert (f"book: tutorial 02_broken.py failed in code cell 2 at line {line} of the file: "
+            "AssertionError: x has two elements") in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "out" / "html").exists(), "a failed run still rendered the book"
+
+
+def test_an_unchanged_tutorial_is_not_run_again(book_packages, tmp_path):
+    folder = _tiny_folder(tmp_path, **{"01_tiny": TINY})
+    out = tmp_path / "out"
+    first, second = _build_tiny(folder, out), _build_tiny(folder, out)
+    assert "01_tiny.py: ran in" in first.stdout, first.stdout + first.stderr
+    assert "01_tiny.py: cached" in second.stdout, second.stdout + second.stderr
+    (folder / "01_tiny.py").write_text(TINY + '\n# %%\nprint("one more cell")\n')
+    third = _build_tiny(folder, out)
+    assert "01_tiny.py: ran in" in third.stdout, "a changed tutorial was taken from the cache"
+    page = (out / "html" / "tutorials" / "01_tiny.html").read_text(encoding="utf-8")
+    assert "one more cell" in page and "sum 6.0" in page
+    assert re.search(r'<img [^>]*src="\.\./_images/[0-9a-f]+\.png"', page), "the saved figure is not shown"
+
+
+@pytest.fixture(scope="module")
+def site(book_packages):
+    """Build the book (reusing cached runs) and return its html folder."""
+    env = ENV
     done = subprocess.run([sys.executable, str(ROOT / "book" / "build.py")], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, f"the book did not build:\n{done.stdout}\n{done.stderr}"
+    warnings = [ln for ln in done.stderr.splitlines() if "WARNING" in ln or "ERROR" in ln]
+    assert not warnings, "the build warned:\n" + "\n".join(warnings[:20])
     assert (SITE / "index.html").is_file()
     return SITE
 
@@ -185,6 +253,14 @@ def test_tutorial_page(tutorial, site, browser):
     figures = browser.execute_script(
         "return Array.from(document.querySelectorAll('.cell_output img'))"
         ".filter(img => img.complete && img.naturalWidth > 0).length")
+    # the screenshots first, so that a page that fails a check below can still be looked at
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(SHOTS / f"{tutorial.stem}.png"))
+    if figures:
+        browser.execute_script("document.querySelector('.cell_output img')"
+                               ".scrollIntoView({block: 'center', behavior: 'instant'})")
+        browser.save_screenshot(str(SHOTS / f"{tutorial.stem}-figure.png"))
+        browser.execute_script("window.scrollTo({top: 0, behavior: 'instant'})")
     if MAKES_FIGURE.search(text):
         assert figures >= 1, f"{page.name}: {tutorial.name} makes a figure but none is shown"
 
@@ -199,13 +275,6 @@ def test_tutorial_page(tutorial, site, browser):
     assert not raw, f"{page.name}: TeX left untypeset in the text: {raw[:5]}"
     assert "Source used" in browser.page_source, f"{page.name}: no 'Source used' section"
     assert not errors, f"{page.name}: console errors {errors}"
-
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    browser.save_screenshot(str(SHOTS / f"{tutorial.stem}.png"))
-    if figures:
-        browser.execute_script("document.querySelector('.cell_output img')"
-                               ".scrollIntoView({block: 'center', behavior: 'instant'})")
-        browser.save_screenshot(str(SHOTS / f"{tutorial.stem}-figure.png"))
 
 
 def test_every_page_has_its_images_and_working_links(site, browser):
