@@ -20,6 +20,7 @@ myst_dmath_double_inline = True  # "$$...$$" inside a paragraph is display math,
 html_theme = "furo"            # bundles its CSS, JS and fonts: the site works offline
 html_copy_source = False
 html_show_sourcelink = False
+html_show_copyright = False
 html_static_path = ["static"]
 html_css_files = ["book.css"]
 pygments_style = "friendly"
