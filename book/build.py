@@ -12,6 +12,7 @@ in book/_build/src and Sphinx (myst-nb, Furo theme, MathJax served locally) rend
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -19,10 +20,14 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
+try:
+    import nbformat
 
-import execute
-import sources
+    import execute
+    import sources
+except ImportError as err:  # the book's packages are an extra, not a dependency of minigrad
+    sys.exit(f"book: the Python package {err.name!r} is missing; "
+             'install the book\'s packages with pip install -e ".[book]"')
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -196,6 +201,9 @@ def sphinx(src: Path, out: Path, changed: bool) -> Path:
 
 def build(small=True, rerun=False, tutorials: Path = TUTORIALS, out: Path = BUILD) -> Path:
     """Run the tutorials, stage the pages, render them into `out`/html; return its index.html."""
+    missing = [m for m in ("sphinx", "myst_nb", "furo") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise BuildError(f"missing Python packages {missing}; pip install -e \".[book]\"")
     paths = tutorial_order(tutorials)
     if not paths:
         raise BuildError(f"no tutorials found in {tutorials}")
