@@ -40,7 +40,7 @@ def out_path(name):
 
 def savefig(fig, name):
     """Write `fig` as a PNG called `name` (".png" is added if missing), show it inline under
-    Jupyter, close it, and return the path."""
+    Jupyter, and close it. Nothing is returned, so a cell that ends with it shows no stray path."""
     import matplotlib.pyplot as plt
 
     if not name.endswith(".png"):
@@ -50,15 +50,14 @@ def savefig(fig, name):
     plt.close(fig)  # closed, so Jupyter does not show it a second time at the end of the cell
     # show the saved file rather than the figure object: that works whatever backend is active
     # (a library plotting helper may have switched matplotlib to "Agg" in the meantime)
-    return show_image(path)
+    show_image(path)
 
 
 def show_image(path):
     """Show a PNG that something else wrote (a Graphviz drawing, a library plot) inline under
-    Jupyter; as a script just say where it is. Returns the path."""
+    Jupyter; as a script just say where it is."""
     if INLINE:
         from IPython.display import Image, display
 
         display(Image(filename=path))
     print("saved", path)
-    return path
