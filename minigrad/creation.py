@@ -181,8 +181,8 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
     randint(2, 10), could mean either form, so it is an error rather than a guess.
     """
     args = list(args)
-    if size is None and args and isinstance(args[-1], (tuple, list)):
-        size = args.pop()
+    if size is None and args and (isinstance(args[-1], (tuple, list)) or len(args) == 3):
+        size = args.pop()  # checked to be a tuple below
     nums = args + [v for v in (low, high) if v is not None]
     if size is None and len(args) == 2:
         raise TypeError(f"randint{tuple(args)}: two numbers and no size is ambiguous (PyTorch "
