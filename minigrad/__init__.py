@@ -50,7 +50,7 @@ def load(path, map_location=None, weights_only=True):
 
 
 # --- PyTorch's names beyond the core above (issue 12) ------------------------------------------
-from . import backends, cuda  # noqa: E402
+from . import amp, backends, cuda  # noqa: E402
 from .creation import (as_tensor, empty, empty_like, from_numpy, full_like, linspace,  # noqa: E402
                        logspace, rand_like, randint_like, randn_like)
 from .device import device  # noqa: E402

@@ -137,11 +137,13 @@ def _(lib):
 
 
 @add
-@case("backends.cudnn", "backends.mps")
+@case("backends.cudnn", "backends.mps", "backends.cuda")
 def _(lib):
     lib.backends.cudnn.deterministic = True
     lib.backends.cudnn.benchmark = False
-    return lib.backends.mps.is_available()
+    lib.backends.cuda.matmul.allow_tf32 = True  # as GPT training scripts do
+    lib.backends.cudnn.allow_tf32 = True
+    return lib.backends.mps.is_available(), lib.backends.cudnn.deterministic
 
 
 # --- random numbers (compared by shape and dtype: the generators differ) -------------------------

@@ -383,3 +383,20 @@ def _(lib, x):
             [n for n, _ in net.named_children()], [n for n, _ in net.named_buffers()],
             net.fc.extra_repr(), net.double().fc.weight.dtype == lib.float64,
             net.float().offset.dtype == lib.float32)
+
+
+@add
+@case("amp.GradScaler", "cuda.amp")
+def _(lib):
+    w = lib.tensor([1.0, -2.0], requires_grad=True)
+    opt = lib.optim.SGD([w], lr=0.1)
+    scaler = lib.amp.GradScaler("cuda", enabled=False)  # as GPT scripts build it on a CPU
+    for _ in range(2):
+        loss = (w * w).sum()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+    old = lib.cuda.amp.GradScaler(enabled=False)
+    return w.detach(), scaler.is_enabled(), old.is_enabled(), scaler.scale(lib.ones(1))
