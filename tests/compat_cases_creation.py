@@ -1,7 +1,7 @@
 """Compatibility cases: creating tensors, dtypes, devices, random numbers, conversions."""
 import numpy as np
 
-from compat_table import A, bools, case, f32, f64, ints
+from compat_table import case, f32, f64
 
 CASES = []
 add = CASES.append

@@ -1,7 +1,7 @@
 """Compatibility cases: elementwise math, comparisons and logic, reductions, products, ordering."""
 import numpy as np
 
-from compat_table import A, bools, case, f32, f64, ints
+from compat_table import A, bools, case, f32, ints
 
 CASES = []
 add = CASES.append

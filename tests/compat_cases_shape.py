@@ -1,7 +1,6 @@
 """Compatibility cases: shapes, joining and splitting, indexing, and writes (in place too)."""
-import numpy as np
 
-from compat_table import A, bools, case, f32, f64, ints
+from compat_table import bools, case, f32
 
 CASES = []
 add = CASES.append
