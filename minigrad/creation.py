@@ -1,81 +1,248 @@
-"""Factories for new tensors. Floats default to float32; random ones use the seeded generator."""
+"""Factories for new tensors, with PyTorch's signatures and dtype rules.
+
+Floats default to float32 (`dtype=None` means float32, as PyTorch's default dtype). Every
+factory takes `device=` (a CPU device; see device.py) and the random ones take `generator=`
+(random.py); without one they draw from the generator `manual_seed` resets.
+"""
 from __future__ import annotations
 
 import numpy as np
 
-from .random import generator
+from .device import check_device
+from .dtypes import (bool_, float16, float32, float64, int32, int64, long,  # noqa: F401
+                     resolve, uint8)
+from .random import generator as _rng
 from .tensor import Tensor
 
-float32, float64, float16 = np.float32, np.float64, np.float16
-int64, int32, long, bool_ = np.int64, np.int32, np.int64, np.bool_
+
+def _shape(size, op):
+    """PyTorch's `*size`: zeros(2, 3), zeros((2, 3)), zeros([2, 3]) or zeros(()), as ints >= 0."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    try:
+        shape = tuple(int(n.__index__()) for n in size)
+    except (AttributeError, TypeError):
+        raise TypeError(f"{op}: size must be ints or one tuple of ints, got "
+                        f"{tuple(size)!r}") from None
+    if any(n < 0 for n in shape):
+        raise ValueError(f"{op}: negative dimension in size {shape}")
+    return shape
 
 
-def _shape(size):
-    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
-
-
-def _make(arr, dtype, requires_grad):
-    t = Tensor._wrap(arr if dtype is None else arr.astype(dtype, copy=False))
+def _make(arr, dtype, requires_grad, device, op):
+    """Wrap `arr` (cast to `dtype` if given) after checking the device."""
+    check_device(device, op)
+    t = Tensor._wrap(arr if dtype is None else arr.astype(resolve(dtype), copy=False))
     return t.requires_grad_(True) if requires_grad else t
 
 
-def tensor(data, dtype=None, requires_grad=False) -> Tensor:
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of `data` (a list, number, array or tensor)."""
-    return Tensor(data, dtype=dtype, requires_grad=requires_grad)
+    check_device(device, "tensor")
+    return Tensor(data, dtype=None if dtype is None else resolve(dtype),
+                  requires_grad=requires_grad)
 
 
-def zeros(*size, dtype=float32, requires_grad=False):
-    return _make(np.zeros(_shape(size), dtype), None, requires_grad)
+def as_tensor(data, dtype=None, device=None):
+    """`data` as a tensor, sharing memory with a NumPy array or tensor when the dtype allows."""
+    check_device(device, "as_tensor")
+    if isinstance(data, Tensor) and (dtype is None or resolve(dtype) == data.dtype):
+        return data
+    if isinstance(data, np.ndarray):
+        return Tensor._wrap(data if dtype is None else data.astype(resolve(dtype), copy=False))
+    return tensor(data, dtype)
 
 
-def ones(*size, dtype=float32, requires_grad=False):
-    return _make(np.ones(_shape(size), dtype), None, requires_grad)
+def from_numpy(ndarray):
+    """A tensor sharing memory with `ndarray` (writes to one show in the other), dtype kept."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}")
+    if ndarray.dtype.hasobject:
+        raise TypeError("from_numpy: arrays of dtype object cannot become tensors")
+    return Tensor._wrap(ndarray)
 
 
-def full(size, fill_value, dtype=None, requires_grad=False):
-    if dtype is None:
-        dtype = float32 if isinstance(fill_value, float) else np.asarray(fill_value).dtype
-    return _make(np.full(_shape((size,)), fill_value, dtype), None, requires_grad)
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _make(np.zeros(_shape(size, "zeros"), resolve(dtype)), None, requires_grad, device,
+                 "zeros")
 
 
-def zeros_like(t, dtype=None, requires_grad=False):
-    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _make(np.ones(_shape(size, "ones"), resolve(dtype)), None, requires_grad, device,
+                 "ones")
 
 
-def ones_like(t, dtype=None, requires_grad=False):
-    return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor whose values are whatever the memory held (fill it before reading it)."""
+    return _make(np.empty(_shape(size, "empty"), resolve(dtype)), None, requires_grad, device,
+                 "empty")
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False):
-    """Like PyTorch: integers give int64, any float argument gives float32."""
+def _fill_dtype(fill_value):
+    """full()'s dtype from its value: bool, int64, or float32 for floats (PyTorch's rule)."""
+    if isinstance(fill_value, (bool, np.bool_)):
+        return bool_
+    if isinstance(fill_value, (int, np.integer)):
+        return int64
+    return float32
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    shape = _shape((size,) if isinstance(size, (tuple, list)) else (size,), "full")
+    fill = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    dtype = resolve(dtype, _fill_dtype(fill))
+    return _make(np.full(shape, fill, dtype), None, requires_grad, device, "full")
+
+
+def _like(op, make, t, dtype, device, requires_grad):
+    """The `*_like` family: `make(shape, dtype)` with t's shape and (by default) its dtype."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}: expected a tensor, got {type(t).__name__}")
+    return _make(make(t.shape, resolve(dtype, t.dtype)), None, requires_grad, device, op)
+
+
+def zeros_like(input, dtype=None, device=None, requires_grad=False):
+    return _like("zeros_like", np.zeros, input, dtype, device, requires_grad)
+
+
+def ones_like(input, dtype=None, device=None, requires_grad=False):
+    return _like("ones_like", np.ones, input, dtype, device, requires_grad)
+
+
+def empty_like(input, dtype=None, device=None, requires_grad=False):
+    return _like("empty_like", np.empty, input, dtype, device, requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+    return _like("full_like", lambda s, d: np.full(s, fill_value, d), input, dtype, device,
+                 requires_grad)
+
+
+def _number(x):
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """[start, end) in steps: integers give int64, any float argument gives float32."""
+    start, end, step = _number(start), _number(end), _number(step)
     if end is None:
         start, end = 0, start
-    if dtype is None:
-        floats = any(isinstance(v, float) for v in (start, end, step))
-        dtype = float32 if floats else int64
-    return _make(np.arange(start, end, step), dtype, requires_grad)
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    floats = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
+    dtype = resolve(dtype, float32 if floats else int64)
+    # computed in float64 then rounded, so float32 results match PyTorch's
+    return _make(np.arange(start, end, step, dtype=np.float64 if floats else None), dtype,
+                 requires_grad, device, "arange")
 
 
-def eye(n, m=None, dtype=float32, requires_grad=False):
-    return _make(np.eye(n, m, dtype=dtype), None, requires_grad)
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """`steps` evenly spaced values from start to end, both included."""
+    if not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
+    return _make(np.linspace(_number(start), _number(end), steps), resolve(dtype),
+                 requires_grad, device, "linspace")
 
 
-def randn(*size, dtype=float32, requires_grad=False):
+def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
+    """base ** linspace(start, end, steps)."""
+    return _make(np.power(base, np.linspace(_number(start), _number(end), steps)),
+                 resolve(dtype), requires_grad, device, "logspace")
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    return _make(np.eye(n, m, dtype=resolve(dtype)), None, requires_grad, device, "eye")
+
+
+# --- random -----------------------------------------------------------------------------------
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
-    return _make(generator().standard_normal(_shape(size)), dtype, requires_grad)
+    return _make(_rng(generator).standard_normal(_shape(size, "randn")), resolve(dtype),
+                 requires_grad, device, "randn")
 
 
-def rand(*size, dtype=float32, requires_grad=False):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1)."""
-    return _make(generator().random(_shape(size)), dtype, requires_grad)
+    return _make(_rng(generator).random(_shape(size, "rand")), resolve(dtype), requires_grad,
+                 device, "rand")
 
 
-def randint(low, high=None, size=(), dtype=int64):
-    """Integers in [low, high) (or [0, low) when high is omitted)."""
+def _is_int(x):
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool) or (
+        isinstance(x, Tensor) and x.ndim == 0 and np.issubdtype(x.dtype, np.integer))
+
+
+def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, device=None,
+            requires_grad=False):
+    """Integers drawn uniformly from [low, high): randint(high, size) or randint(low, high, size).
+
+    As in PyTorch, `size` is a tuple and always required. A call with two numbers and no size,
+    randint(2, 10), could mean either form, so it is an error rather than a guess.
+    """
+    args = list(args)
+    if size is None and args and (isinstance(args[-1], (tuple, list)) or len(args) == 3):
+        size = args.pop()  # checked to be a tuple below
+    nums = args + [v for v in (low, high) if v is not None]
+    if size is None and len(args) == 2:
+        raise TypeError(f"randint{tuple(args)}: two numbers and no size is ambiguous (PyTorch "
+                        f"rejects it too); write randint(high, size), e.g. randint({args[0]}, "
+                        f"({args[1]},)), or randint(low, high, size), e.g. "
+                        f"randint({args[0]}, {args[1]}, (n,))")
+    if size is None or not isinstance(size, (tuple, list)):
+        got = "no size" if size is None else f"size {size!r}"
+        raise TypeError(f"randint: size must be a tuple and is required, got {got}; the forms "
+                        f"are randint(high, size) and randint(low, high, size), e.g. "
+                        f"randint(10, (3,)) or randint(0, 10, (3,))")
+    if len(nums) == 1 and low is None:
+        low, high = 0, nums[0]
+    elif len(nums) == 2:
+        if low is None and high is None:
+            low, high = nums
+        elif low is None:  # randint(5, high=10, ...): the positional one is low
+            low = nums[0]
+        elif high is None:
+            high = nums[0]
+    else:
+        raise TypeError(f"randint: expected high, or low and high, before size; got "
+                        f"{len(nums)} numbers {tuple(nums)}")
+    if not (_is_int(low) and _is_int(high)):
+        raise TypeError(f"randint: low and high must be ints, got {low!r} and {high!r}")
+    low, high = int(low), int(high)
+    if high <= low:
+        raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
+    shape = _shape((size,), "randint")
+    return _make(_rng(generator).integers(low, high, size=shape), resolve(dtype, int64),
+                 requires_grad, device, "randint")
+
+
+def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of 0 .. n-1."""
+    return _make(_rng(generator).permutation(int(n)), resolve(dtype, int64), requires_grad,
+                 device, "randperm")
+
+
+def _random_like(op, draw, t, dtype, device, requires_grad, generator=None):
+    dtype = resolve(dtype, t.dtype)
+    if dtype.type not in (float16, float32, float64):
+        raise TypeError(f"{op}: needs a floating-point dtype, got {dtype} (pass dtype=)")
+    return _make(draw(_rng(generator), t.shape).astype(dtype), None, requires_grad, device, op)
+
+
+def rand_like(input, dtype=None, device=None, requires_grad=False, generator=None):
+    return _random_like("rand_like", lambda g, s: g.random(s), input, dtype, device,
+                        requires_grad, generator)
+
+
+def randn_like(input, dtype=None, device=None, requires_grad=False, generator=None):
+    return _random_like("randn_like", lambda g, s: g.standard_normal(s), input, dtype, device,
+                        requires_grad, generator)
+
+
+def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False,
+                 generator=None):
+    """randint_like(t, high) or randint_like(t, low, high): t's shape and dtype."""
     if high is None:
         low, high = 0, low
-    return _make(generator().integers(low, high, size=_shape((size,))), dtype, False)
-
-
-def randperm(n, dtype=int64):
-    return _make(generator().permutation(n), dtype, False)
+    return randint(low, high, input.shape, generator=generator,
+                   dtype=resolve(dtype, input.dtype), device=device, requires_grad=requires_grad)

@@ -1,32 +1,83 @@
-"""The one random generator behind every random op, so `manual_seed(n)` makes runs repeatable."""
+"""The random generators. One default generator is behind every random op, so `manual_seed(n)`
+makes runs repeatable; a `Generator` is an independent stream passed as `generator=` (PyTorch's
+`torch.Generator`, e.g. `g = Generator().manual_seed(42); randn(3, generator=g)`)."""
 from __future__ import annotations
 
 import numpy as np
 
-_generator = np.random.default_rng(0)
+
+def _check_seed(seed, op):
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{op}: seed must be a non-negative int, got {seed!r}")
+    return int(seed)
 
 
-def manual_seed(seed: int) -> None:
-    """Reseed the generator used by randn, rand, randint, dropout and the nn initialisers."""
-    global _generator
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"manual_seed: seed must be a non-negative int, got {seed!r}")
-    _generator = np.random.default_rng(int(seed))
+class Generator:
+    """A seeded stream of random numbers (a NumPy PCG64 generator underneath)."""
+
+    def __init__(self, device="cpu"):
+        from .device import check_device
+        check_device(device, "Generator")
+        self._seed = int(np.random.SeedSequence().entropy % 2**63)
+        self._rng = np.random.default_rng(self._seed)
+
+    def manual_seed(self, seed):
+        """Restart the stream from `seed`; returns the generator, so calls chain."""
+        self._seed = _check_seed(seed, "Generator.manual_seed")
+        self._rng = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self):
+        """Reseed from the operating system's entropy; returns the new seed."""
+        self.manual_seed(int(np.random.SeedSequence().entropy % 2**63))
+        return self._seed
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        return self._rng.bit_generator.state
+
+    def set_state(self, state):
+        self._rng.bit_generator.state = state
+        return self
 
 
-def generator() -> np.random.Generator:
-    return _generator
+default_generator = Generator().manual_seed(0)
+
+
+def manual_seed(seed: int) -> Generator:
+    """Reseed the default generator (randn, rand, randint, dropout, the nn initialisers)."""
+    return default_generator.manual_seed(_check_seed(seed, "manual_seed"))
+
+
+def seed() -> int:
+    """Reseed the default generator non-deterministically; returns the seed used."""
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def generator(gen: Generator | None = None) -> np.random.Generator:
+    """The NumPy generator to draw from: `gen`'s if given, else the default one."""
+    if gen is None:
+        return default_generator._rng
+    if not isinstance(gen, Generator):
+        raise TypeError(f"generator: expected a minigrad.Generator, got {type(gen).__name__}")
+    return gen._rng
 
 
 def next_seed() -> int:
     """A fresh 63-bit seed for a counter-based kernel (dropout) drawn from the generator."""
-    return int(_generator.integers(0, 2**63 - 1))
+    return int(default_generator._rng.integers(0, 2**63 - 1))
 
 
 def get_rng_state() -> dict:
-    """The generator's state as plain JSON-able data (checkpoints store it)."""
-    return _generator.bit_generator.state
+    """The default generator's state as plain JSON-able data (checkpoints store it)."""
+    return default_generator.get_state()
 
 
 def set_rng_state(state: dict) -> None:
-    _generator.bit_generator.state = state
+    default_generator.set_state(state)

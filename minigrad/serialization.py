@@ -11,7 +11,8 @@ from the internet would be a program. Here a file holds only data:
   order), integer keys (JSON keys would be strings only, so keys are stored as encoded values),
   Python ints of any size (JSON numbers are exact in Python) and floats including nan/inf.
 
-`load` always calls `np.load(..., allow_pickle=False)`.
+`load` always calls `np.load(..., allow_pickle=False)`. A `.safetensors` path is written and read
+in that format instead (safetensors_format.py), for moving weights to and from PyTorch.
 
 Writes are atomic: the archive goes to a temporary file in the destination's directory which
 is then renamed over the target with `os.replace` (atomic on POSIX and Windows). A crash or an
@@ -27,6 +28,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from . import safetensors_format
+from .device import check_device
 from .tensor import Tensor
 
 FORMAT = "minigrad-checkpoint"
@@ -114,12 +117,25 @@ def _decode(node, arrays):
 # --- files ------------------------------------------------------------------------------------
 
 def save(obj, path):
-    """Write `obj` (nested dicts/lists/tuples of tensors, arrays, numbers, strings) to `path`."""
+    """Write `obj` (nested dicts/lists/tuples of tensors, arrays, numbers, strings) to `path`.
+
+    A path ending in `.safetensors` gets the safetensors format instead, which holds a flat
+    {name: tensor} dict (a state_dict) and is read by PyTorch's `safetensors.torch.load_file`.
+    """
     path = os.fspath(path)
+    if path.endswith(".safetensors"):
+        blob = safetensors_format.encode(obj)  # every check runs before the disk is touched
+        _atomic_write(path, lambda f: f.write(blob))
+        return
     arrays = []
     meta = {"format": FORMAT, "version": VERSION, "root": _encode(obj, arrays, "")}
     entries = {f"a{i}": a for i, a in enumerate(arrays)}
     entries[_META] = np.array(json.dumps(meta))
+    _atomic_write(path, lambda f: np.savez(f, **entries))
+
+
+def _atomic_write(path, write):
+    """Call `write(file)` on a temporary file beside `path`, then rename it over `path`."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"save: cannot write '{path}': directory '{directory}' does "
@@ -128,7 +144,7 @@ def save(obj, path):
                                suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **entries)
+            write(f)
             f.flush()
             os.fsync(f.fileno())  # the data is on disk before the rename makes it visible
         os.chmod(tmp, _default_mode(path))
@@ -151,11 +167,20 @@ def _default_mode(path):
         return 0o666 & ~umask
 
 
-def load(path):
-    """Read back what `save` wrote; errors name the path."""
+def load(path, map_location=None):
+    """Read back what `save` wrote, or any safetensors file; errors name the path.
+
+    `map_location` is PyTorch's: here only the CPU exists, so it may be None, "cpu", a CPU
+    device, a dict mapping devices to the CPU, or a function (which could only return CPU
+    data, so it is not called).
+    """
     path = os.fspath(path)
+    _check_map_location(map_location)
     if not os.path.exists(path):
         raise FileNotFoundError(f"load: no such file: '{path}'")
+    if safetensors_format.is_safetensors(path):
+        with open(path, "rb") as f:
+            return safetensors_format.decode(f.read(), path)
     try:
         data = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
@@ -181,6 +206,14 @@ def load(path):
         except (OSError, ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile) as e:
             raise ValueError(f"load: '{path}' is truncated or corrupt "
                              f"({type(e).__name__}: {e})") from e
+
+
+def _check_map_location(where):
+    if where is None or callable(where):
+        return
+    targets = where.values() if isinstance(where, dict) else [where]
+    for t in targets:
+        check_device(t, "load(map_location=...)")
 
 
 class LazyArrays:

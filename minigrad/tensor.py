@@ -11,6 +11,13 @@ import numpy as np
 
 from . import ops
 from .autograd import is_grad_enabled, run_backward
+from .device import parse_to
+# PyTorch's further Tensor methods, grouped by kind in modules of their own; Tensor inherits
+# them (those modules reach this one's names at call time, so the circular import is safe)
+from .tensor_convert import ConversionMethods
+from .tensor_math import MathMethods
+from .tensor_shape import ShapeMethods
+from .tensor_write import WriteMethods
 
 _FLOATS = (np.float16, np.float32, np.float64)
 
@@ -29,7 +36,7 @@ def _binary(op, name, a, b):
                          f"cannot be broadcast together") from None
 
 
-class Tensor:
+class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     """An n-dimensional array that records the ops applied to it, so it can differentiate them."""
 
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
@@ -280,15 +287,20 @@ class Tensor:
         return self.var(dim, keepdim, unbiased, correction).sqrt()
 
     def max(self, dim=None, keepdim=False):
-        """The largest element; with `dim`, a (values, indices) pair as in PyTorch."""
+        """The largest element; with `dim`, a (values, indices) pair as in PyTorch (the
+        gradient goes to the index returned); with a tensor, the elementwise maximum."""
+        if isinstance(dim, Tensor):
+            return self.maximum(dim)
         if dim is None:
             return self.amax()
-        return _MinMax((self.amax(dim, keepdim), self.argmax(dim, keepdim)))
+        return _selected(self, dim, keepdim, self.argmax(dim, keepdim=True))
 
     def min(self, dim=None, keepdim=False):
+        if isinstance(dim, Tensor):
+            return self.minimum(dim)
         if dim is None:
             return self.amin()
-        return _MinMax((self.amin(dim, keepdim), self.argmin(dim, keepdim)))
+        return _selected(self, dim, keepdim, self.argmin(dim, keepdim=True))
 
     def argmax(self, dim=None, keepdim=False):
         return _arg(np.argmax, "argmax", self, dim, keepdim)
@@ -374,10 +386,12 @@ class Tensor:
     def log_softmax(self, dim=-1): return ops.LogSoftmax.apply(self, dim=dim)
 
     # --- dtypes ---------------------------------------------------------------------------
-    def to(self, dtype):
-        dtype = np.dtype(dtype)
+    def to(self, *args, **kwargs):
+        """to(dtype), to(device, dtype=None) or to(other): a device must be the CPU."""
+        dtype, copy = parse_to(args, kwargs)
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
         if dtype == self.dtype:
-            return self
+            return self.clone() if copy else self
         if self.requires_grad and dtype.type in _FLOATS:
             return ops.Cast.apply(self, dtype=dtype)
         return Tensor._wrap(self._array.astype(dtype))
@@ -392,10 +406,19 @@ class Tensor:
 
 
 class _MinMax(tuple):
-    """(values, indices), like PyTorch's named tuple from `max(dim)`."""
+    """(values, indices), like PyTorch's named tuple from `max(dim)`, `sort` and `topk`."""
 
     values = property(lambda self: self[0])
     indices = property(lambda self: self[1])
+
+
+def _selected(t, dim, keepdim, idx):
+    """(values, indices) for positions `idx` (keepdim-shaped) read from t along dim."""
+    d = ops.shape.normalize_dim(dim, t.ndim, "max")
+    values = t.gather(d, idx) if t.ndim else t.reshape(())
+    if not keepdim and t.ndim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return _MinMax((values, idx))
 
 
 def _arg(fn, name, t, dim, keepdim):

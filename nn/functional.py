@@ -239,3 +239,91 @@ def elu(input, alpha=1.0):
     # inf would be NaN
     negative = (input.clamp(max=0.0).exp() - 1.0) * alpha
     return where(input > 0, input, negative)
+
+
+# --- more of torch.nn.functional (issue 12): activations, normalisation, similarity, losses ---
+
+def silu(input):
+    """x * sigmoid(x), also called swish."""
+    return input * input.sigmoid()
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch).
+
+    log(1 + e^z) is computed as logsumexp([0, z]), which never overflows."""
+    from minigrad.creation import zeros_like
+    from minigrad.functional import stack, where
+    z = input * beta
+    smooth = stack([zeros_like(z), z]).logsumexp(0) / beta
+    return where(z > threshold, input, smooth)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(||input||_p over dim, eps): unit vectors along dim."""
+    return input / input.norm(p, dim, keepdim=True).clamp(min=eps)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Cosine of the angle between x1 and x2 along dim; each norm is floored at eps first."""
+    return (normalize(x1, 2.0, dim, eps) * normalize(x2, 2.0, dim, eps)).sum(dim)
+
+
+def _reduce(loss, reduction, op):
+    _check_reduction(reduction, op)
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+
+
+def _same_shape(input, target, op):
+    if input.shape != np.shape(_data(target)):
+        raise ValueError(f"{op}: input shape {input.shape} and target shape "
+                         f"{np.shape(_data(target))} differ")
+
+
+def l1_loss(input, target, reduction="mean"):
+    """Mean (or sum) absolute difference."""
+    _same_shape(input, target, "l1_loss")
+    return _reduce((input - target).abs(), reduction, "l1_loss")
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    """-(y log p + (1 - y) log(1 - p)) for probabilities p; each log is floored at -100, as
+    PyTorch does, so p = 0 or 1 gives a large finite loss instead of inf."""
+    _same_shape(input, target, "binary_cross_entropy")
+    p = np.asarray(input._array)
+    if p.size and (p.min() < 0 or p.max() > 1):
+        raise ValueError(f"binary_cross_entropy: input must hold probabilities in [0, 1], got "
+                         f"values from {p.min()} to {p.max()} (for logits use "
+                         f"binary_cross_entropy_with_logits)")
+    with np.errstate(divide="ignore"):  # log(0) = -inf, floored just below
+        log_p, log_not_p = input.log().clamp(min=-100), (1 - input).log().clamp(min=-100)
+    loss = -(target * log_p + (1 - target) * log_not_p)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+def kl_div(input, target, reduction="mean", log_target=False):
+    """KL(target || prediction) for log-probabilities `input`: sum of target (log target - input).
+
+    Elements where target is 0 contribute 0 (the limit of t log t). reduction "batchmean" divides
+    the sum by the batch size, which is the true KL divergence per example; "mean" (PyTorch's
+    default, kept for compatibility) divides by the number of elements.
+    """
+    if reduction not in ("mean", "sum", "none", "batchmean"):
+        raise ValueError(f"kl_div: reduction must be 'mean', 'batchmean', 'sum' or 'none', "
+                         f"got {reduction!r}")
+    if input.shape != np.shape(_data(target)):
+        raise ValueError(f"kl_div: input shape {input.shape} and target shape "
+                         f"{np.shape(_data(target))} differ")
+    from minigrad.functional import where
+    target = target if isinstance(target, Tensor) else Tensor._wrap(np.asarray(target, input.dtype))
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        positive = target > 0
+        safe = where(positive, target, 1.0)  # log(1) = 0 where target is 0: no NaN
+        loss = where(positive, target * (safe.log() - input), 0.0)
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction, "kl_div")

@@ -48,3 +48,36 @@ class BCEWithLogitsLoss(Module):
 
     def forward(self, input, target):
         return F.binary_cross_entropy_with_logits(input, target, self.reduction, self.pos_weight)
+
+
+class KLDivLoss(Module):
+    """KL divergence of log-probabilities (N, C) from target probabilities (N, C)."""
+
+    def __init__(self, reduction="mean", log_target=False):
+        super().__init__()
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, self.reduction, self.log_target)
+
+
+class L1Loss(Module):
+    """Mean absolute error."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return F.l1_loss(input, target, self.reduction)
+
+
+class BCELoss(Module):
+    """Binary cross entropy of probabilities (use BCEWithLogitsLoss on logits)."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__()
+        self.weight, self.reduction = weight, reduction
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, self.weight, self.reduction)

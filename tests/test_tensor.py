@@ -141,7 +141,7 @@ def test_randint():
     assert set(r.tolist()) == {3, 4, 5, 6}
     r = mg.randint(4, size=(2, 3))
     assert r.shape == (2, 3) and r.numpy().min() >= 0 and r.numpy().max() < 4
-    assert mg.randint(10).shape == ()
+    assert mg.randint(10, ()).shape == ()  # size is required, as in PyTorch
 
 
 @pytest.mark.parametrize("make", [

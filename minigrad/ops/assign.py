@@ -1,0 +1,114 @@
+"""Ops that write into a copy of a tensor: `index_put` (what `t[idx] = v` records), `scatter`
+and `scatter_add`.
+
+Each returns a new array; the in-place Tensor methods (`t[idx] = v`, `scatter_`) copy it back
+into the tensor's memory. The gradient of the overwritten tensor is the incoming gradient with
+zeros where values were replaced (those elements no longer influence the output); the written
+values receive the incoming gradient at the positions they were written to. Adding instead of
+replacing (`accumulate=True`, `scatter_add`) keeps the first gradient whole.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import Function
+from ._util import normalize_dim, unbroadcast
+
+
+def _sum_to(grad, shape):
+    """Reduce `grad` to `shape`, the shape of values NumPy broadcast when assigning them."""
+    if grad.ndim < len(shape):  # values may carry extra leading 1s (a[0] = ones((1, 3)))
+        grad = grad.reshape((1,) * (len(shape) - grad.ndim) + grad.shape)
+    return unbroadcast(grad, tuple(shape))
+
+
+class IndexPut(Function):
+    """out = a with out[index] = v (or += v when accumulate, repeated indices adding up)."""
+
+    @staticmethod
+    def forward(ctx, a, v, index=None, accumulate=False):
+        out = a.copy()
+        try:
+            if accumulate:
+                np.add.at(out, index, v)
+            else:
+                out[index] = v
+        except IndexError as e:
+            raise IndexError(f"index_put_: {e} (tensor of shape {a.shape})") from None
+        except ValueError:
+            raise ValueError(f"index_put_: values of shape {np.shape(v)} do not broadcast to "
+                             f"the {np.shape(a[index])} elements selected in a tensor of shape "
+                             f"{a.shape}") from None
+        ctx.index, ctx.accumulate, ctx.v_shape = index, accumulate, np.shape(v)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        ga = gv = None
+        if need[0]:
+            ga = g if ctx.accumulate else g.copy()
+            if not ctx.accumulate:
+                ga[ctx.index] = 0
+        if len(need) > 1 and need[1]:
+            gv = _sum_to(g[ctx.index], ctx.v_shape)
+        return ga, gv
+
+
+def _scatter_positions(op, a, dim, index, src):
+    """Checked (positions in `a`, region of `src`) for scatter along `dim` (PyTorch's rules)."""
+    d = normalize_dim(dim, a.ndim, op)
+    index = np.asarray(index)
+    if not np.issubdtype(index.dtype, np.integer):
+        raise TypeError(f"{op}: index must be an integer tensor, got dtype {index.dtype}")
+    if index.ndim != a.ndim:
+        raise ValueError(f"{op}: index has {index.ndim} dims but the tensor of shape {a.shape} "
+                         f"has {a.ndim}")
+    for k in range(a.ndim):
+        if k != d and index.shape[k] > a.shape[k]:
+            raise ValueError(f"{op}: index of shape {index.shape} is larger than the tensor of "
+                             f"shape {a.shape} in dim {k}")
+        if np.ndim(src) and index.shape[k] > np.shape(src)[k]:
+            raise ValueError(f"{op}: index of shape {index.shape} is larger than src of shape "
+                             f"{np.shape(src)} in dim {k}")
+    if index.size and (index.min() < 0 or index.max() >= a.shape[d]):
+        bad = index.min() if index.min() < 0 else index.max()
+        raise IndexError(f"{op}: index {bad} is out of range for dim {d} of size {a.shape[d]}")
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[d] = index
+    region = tuple(slice(0, n) for n in index.shape)
+    return tuple(grids), region
+
+
+class Scatter(Function):
+    """out = a, then out[index[i][j]][j] = src[i][j] for dim 0 (and likewise for other dims).
+
+    `src` may be larger than `index`: only its leading index.shape block is used. `add=True`
+    adds into `a` instead of replacing (`scatter_add`).
+    """
+
+    @staticmethod
+    def forward(ctx, a, src, dim=0, index=None, add=False):
+        op = "scatter_add" if add else "scatter"
+        pos, region = _scatter_positions(op, a, dim, index, src)
+        values = src[region] if np.ndim(src) else src
+        out = a.copy()
+        if add:
+            np.add.at(out, pos, values)
+        else:
+            out[pos] = values
+        ctx.pos, ctx.region, ctx.add, ctx.src_shape = pos, region, add, np.shape(src)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        ga = gs = None
+        if need[0]:
+            ga = g if ctx.add else g.copy()
+            if not ctx.add:
+                ga[ctx.pos] = 0
+        if len(need) > 1 and need[1]:
+            gs = np.zeros(ctx.src_shape, g.dtype)
+            gs[ctx.region] = g[ctx.pos]
+        return ga, gs

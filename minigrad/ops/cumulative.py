@@ -1,0 +1,27 @@
+"""Running sums along a dim. Element i of cumsum is a_0 + ... + a_i, so a_j feeds every output
+from j on, and its gradient is the sum of the incoming gradient from j to the end: a cumsum of
+the reversed gradient, reversed back."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import Function
+from ._util import normalize_dim
+
+
+class Cumsum(Function):
+    @staticmethod
+    def forward(ctx, a, dim=0, dtype=None):
+        ctx.dim = normalize_dim(dim, a.ndim, "cumsum")
+        if a.ndim == 0:
+            return np.asarray(a, dtype=dtype).copy()
+        if dtype is None and not np.issubdtype(a.dtype, np.floating):
+            dtype = np.int64  # bool and int sums widen to int64, as in PyTorch
+        return np.cumsum(a, axis=ctx.dim, dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        if g.ndim == 0:
+            return g
+        rev = np.flip(g, ctx.dim)
+        return np.flip(np.cumsum(rev, axis=ctx.dim), ctx.dim)

@@ -1,0 +1,82 @@
+"""Rounding and integer division. These functions are flat between their jumps, so their
+derivative is zero wherever it exists, and PyTorch (hence minigrad) passes back zeros; the
+exception is `remainder`, which falls by b * floor(a / b) and so has slope 1 in `a`."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import Function
+from ._util import unbroadcast
+
+
+class _Flat(Function):
+    """A piecewise-constant function of one input: gradient zero."""
+
+    fn = None
+    keeps_ints = True  # on an integer tensor, floor/ceil/round/trunc return it unchanged
+
+    @classmethod
+    def forward(cls, ctx, a):
+        if cls.keeps_ints and not np.issubdtype(a.dtype, np.floating):
+            return a.copy()
+        return cls.fn(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.zeros_like(g)
+
+
+class Floor(_Flat):
+    fn = staticmethod(np.floor)
+
+
+class Ceil(_Flat):
+    fn = staticmethod(np.ceil)
+
+
+class Round(_Flat):
+    fn = staticmethod(np.round)  # halves to even, as PyTorch
+
+
+class Trunc(_Flat):
+    fn = staticmethod(np.trunc)
+
+
+class Sign(_Flat):
+    fn = staticmethod(np.sign)
+    keeps_ints = False
+
+
+class FloorDivide(Function):
+    """floor(a / b), rounding toward minus infinity (Python's and PyTorch's `//`)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = (np.shape(a), np.shape(b))
+        if not (np.issubdtype(np.result_type(a, b), np.floating)) and np.any(np.asarray(b) == 0):
+            raise ZeroDivisionError("floor_divide: integer division by zero")
+        return np.asarray(np.floor_divide(a, b))
+
+    @staticmethod
+    def backward(ctx, g):
+        return tuple(np.zeros(s, g.dtype) for s in ctx.shapes)
+
+
+class Remainder(Function):
+    """a - b * floor(a / b): the sign follows b, as Python's `%` and PyTorch's remainder."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = (np.shape(a), np.shape(b))
+        if not (np.issubdtype(np.result_type(a, b), np.floating)) and np.any(np.asarray(b) == 0):
+            raise ZeroDivisionError("remainder: integer division by zero")
+        ctx.save_for_backward(a, b)
+        return np.asarray(np.remainder(a, b))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved
+        need = ctx.needs_input_grad
+        ga = unbroadcast(g, ctx.shapes[0]) if need[0] else None
+        gb = unbroadcast(-g * np.floor_divide(a, b), ctx.shapes[1]) if need[1] else None
+        return ga, gb

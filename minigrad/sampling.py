@@ -1,0 +1,72 @@
+"""Sampling from distributions given as tensors: `multinomial` (categories by probability,
+how language models pick the next token), `bernoulli` and `normal`. Results carry no gradient.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .dtypes import resolve
+from .random import generator as _rng
+from .tensor import Tensor, _data
+
+
+def multinomial(input, num_samples, replacement=False, generator=None):
+    """Category indices drawn in proportion to the weights in each row of input (C,) or (N, C).
+
+    Weights need not sum to 1. With replacement every draw is independent (inverse CDF);
+    without, a category is drawn at most once: each gets the key log(u) / w for a uniform u
+    and the largest keys win, which draws in proportion to w one after another (Efraimidis
+    and Spirakis, 2006).
+    """
+    p = np.asarray(_data(input), dtype=np.float64)
+    if p.ndim not in (1, 2):
+        raise ValueError(f"multinomial: input must be 1-D or 2-D, got shape {p.shape}")
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError("multinomial: the weights must be finite and non-negative (found "
+                         "inf, NaN or a negative value)")
+    rows = p.reshape(-1, p.shape[-1])
+    n = rows.shape[1]
+    if np.any(rows.sum(axis=1) <= 0):
+        raise ValueError("multinomial: every row needs a positive total weight (a row sums "
+                         "to zero)")
+    if not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
+        raise ValueError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
+    if not replacement and num_samples > n:
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
+                         f"from {n} categories")
+    if not replacement and np.any((rows > 0).sum(axis=1) < num_samples):
+        raise ValueError(f"multinomial: a row has fewer than {num_samples} categories of "
+                         f"nonzero weight, so {num_samples} cannot be drawn without replacement")
+    rng = _rng(generator)
+    if replacement:
+        cdf = np.cumsum(rows, axis=1)
+        cdf /= cdf[:, -1:]
+        u = rng.random((rows.shape[0], num_samples))
+        # the first category whose cumulative weight exceeds u; zero-weight ones never do
+        out = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+        out = np.minimum(out, n - 1)
+    else:
+        with np.errstate(divide="ignore"):
+            keys = np.log(rng.random(rows.shape)) / rows  # -inf for zero weight
+        out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    return Tensor._wrap(out.astype(np.int64).reshape(p.shape[:-1] + (num_samples,)))
+
+
+def bernoulli(input, p=None, generator=None):
+    """1 with probability input (or p), else 0, in input's dtype."""
+    probs = np.asarray(_data(input)) if p is None else np.full(np.shape(_data(input)), p)
+    if np.any((probs < 0) | (probs > 1)):
+        raise ValueError("bernoulli: probabilities must be in [0, 1]")
+    draw = _rng(generator).random(probs.shape) < probs
+    return Tensor._wrap(draw.astype(np.asarray(_data(input)).dtype))
+
+
+def normal(mean=0.0, std=1.0, size=None, generator=None, dtype=None):
+    """Samples of N(mean, std^2): numbers with `size=`, or tensors of means and/or stds."""
+    m, s = np.asarray(_data(mean)), np.asarray(_data(std))
+    if np.any(s < 0):
+        raise ValueError("normal: std must be non-negative")
+    shape = tuple(size) if size is not None else np.broadcast_shapes(m.shape, s.shape)
+    like = m if isinstance(mean, Tensor) else s if isinstance(std, Tensor) else None
+    dtype = resolve(dtype, like.dtype if like is not None else np.float32)
+    return Tensor._wrap(_rng(generator).normal(m, s, shape).astype(dtype))

@@ -1,0 +1,87 @@
+"""Tensor methods about where a tensor lives and what type it has, under PyTorch's names:
+`device`, `cpu()`, `cuda()` (an error: minigrad runs on the CPU), `type()`, `half()`, the
+`new_*` factories that copy this tensor's dtype, and `format(t, ".4f")`.
+
+`Tensor` inherits them (see tensor.py); they are kept here so tensor.py stays about autograd.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import tensor as _t
+from .device import CPU, check_device
+
+
+def _size(size):
+    """PyTorch's `*size` arguments, f(2, 3) or f((2, 3)), as a tuple of ints."""
+    size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    return tuple(int(n) for n in size)
+
+
+class ConversionMethods:
+    device = property(lambda self: CPU)
+    is_cuda = property(lambda self: False)
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None, non_blocking=False):
+        check_device(device if device is not None else "cuda", "cuda")
+        return self
+
+    def half(self):
+        return self.to(np.float16)
+
+    def byte(self):
+        return self.to(np.uint8)
+
+    def nelement(self):
+        return self._array.size
+
+    def element_size(self):
+        return self._array.itemsize
+
+    def is_contiguous(self, memory_format=None):
+        return True  # every op accepts any strides, so no caller needs a copy
+
+    def view_as(self, other):
+        return self.reshape(other.shape)
+
+    reshape_as = view_as
+
+    def type(self, dtype=None, non_blocking=False):
+        """With no argument the type's name ('minigrad.FloatTensor'); else `to(dtype)`, where
+        dtype may also be a tensor type (LongTensor) or its name ('torch.LongTensor')."""
+        from .tensortypes import dtype_of, type_name
+        return type_name(self.dtype) if dtype is None else self.to(dtype_of(dtype))
+
+    def _new(self, arr, dtype, device, requires_grad, op):
+        check_device(device, op)
+        t = _t.Tensor._wrap(arr.astype(self.dtype if dtype is None else np.dtype(dtype),
+                                       copy=False))
+        return t.requires_grad_(True) if requires_grad else t
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        return self._new(np.array(_t._data(data)), dtype, device, requires_grad, "new_tensor")
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.zeros(_size(size)), dtype, device, requires_grad, "new_zeros")
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.ones(_size(size)), dtype, device, requires_grad, "new_ones")
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.empty(_size(size)), dtype, device, requires_grad, "new_empty")
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        return self._new(np.full(_size((size,)), fill_value), dtype, device, requires_grad,
+                         "new_full")
+
+    def __format__(self, spec):
+        """format(t, ".4f") formats a one-element tensor's number; other tensors take no spec."""
+        if not spec:
+            return str(self)
+        if self._array.size != 1:
+            raise TypeError(f"format: spec {spec!r} needs a one-element tensor, this one has "
+                            f"shape {self.shape}")
+        return format(self.item(), spec)

@@ -1,0 +1,159 @@
+"""Tensor methods beyond the autograd core, under PyTorch's names: more elementwise math
+(sin, cos, rsqrt, floor, `//`, `%`, ...), logic (isnan, any, allclose), scans and norms
+(cumsum, norm), matrix products (mm, bmm, dot, outer), ordering (sort, argsort, topk, nonzero,
+unique, multinomial) and triangles (tril, triu).
+
+Each differentiable method is either one op class from `minigrad.ops` or a composition of
+existing ops (rsqrt is sqrt then reciprocal; sort's values are a `gather` at the sorted
+positions), so its gradient comes from ops that are already tested. `Tensor` inherits these
+(see tensor.py); the shape methods are in tensor_shape.py and the writes in tensor_write.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ops
+from . import tensor as _t
+
+
+def _wrap(arr):
+    return _t.Tensor._wrap(np.asarray(arr))
+
+
+def _logical(fn, name, t, dim, keepdim):
+    """any/all over dim (all dims by default): a bool tensor without gradient."""
+    dims = ops.reduce.normalize_dims(dim, t.ndim, name)
+    return _wrap(fn(t._array, axis=dims, keepdims=keepdim))
+
+
+def _matrix_product(name, ndim, a, b):
+    """mm and bmm: matmul restricted to 2-D (or batched 3-D) operands, as in PyTorch."""
+    if a.ndim != ndim or np.ndim(_t._data(b)) != ndim:
+        raise ValueError(f"{name}: expects two {ndim}-D tensors, got shapes {a.shape} and "
+                         f"{np.shape(_t._data(b))}")
+    return a @ b
+
+
+def _triangle(fn, name, t, diagonal):
+    """tril/triu: zero the elements above (below) the given diagonal of the last two dims."""
+    if t.ndim < 2:
+        raise ValueError(f"{name}: needs a tensor with at least 2 dims, got shape {t.shape}")
+    keep = fn(np.ones(t.shape[-2:], dtype=bool), diagonal)
+    return t.masked_fill(~keep, 0)
+
+
+class MathMethods:
+    # --- elementwise ----------------------------------------------------------------------
+    def __abs__(self): return self.abs()
+    def __pos__(self): return self
+    def __floordiv__(self, o): return _t._binary(ops.FloorDivide, "floor_divide", self, o)
+    def __rfloordiv__(self, o): return _t._binary(ops.FloorDivide, "floor_divide", o, self)
+    def __mod__(self, o): return _t._binary(ops.Remainder, "remainder", self, o)
+    def __rmod__(self, o): return _t._binary(ops.Remainder, "remainder", o, self)
+    def __xor__(self, o): return _wrap(np.logical_xor(self._array, _t._data(o)))
+    floor_divide, remainder = __floordiv__, __mod__
+
+    def pow(self, exponent): return self ** exponent
+    def square(self): return self * self
+    def sin(self): return ops.Sin.apply(self)
+    def cos(self): return ops.Cos.apply(self)
+    def floor(self): return ops.Floor.apply(self)
+    def ceil(self): return ops.Ceil.apply(self)
+    def round(self): return ops.Round.apply(self)
+    def trunc(self): return ops.Trunc.apply(self)
+    def sign(self): return ops.Sign.apply(self)
+    def clamp_min(self, min): return self.clamp(min=min)
+    def clamp_max(self, max): return self.clamp(max=max)
+
+    def reciprocal(self):
+        return 1 / (self if self.is_floating_point() else self.float())
+
+    def rsqrt(self):
+        return self.sqrt().reciprocal()
+
+    # --- logic (bool results, no gradient) ------------------------------------------------
+    def isnan(self): return _wrap(np.isnan(self._array))
+    def isinf(self): return _wrap(np.isinf(self._array))
+    def isfinite(self): return _wrap(np.isfinite(self._array))
+    def logical_not(self): return _wrap(np.logical_not(self._array))
+    def logical_and(self, o): return _wrap(np.logical_and(self._array, _t._data(o)))
+    def logical_or(self, o): return _wrap(np.logical_or(self._array, _t._data(o)))
+    def logical_xor(self, o): return _wrap(np.logical_xor(self._array, _t._data(o)))
+    def any(self, dim=None, keepdim=False): return _logical(np.any, "any", self, dim, keepdim)
+    def all(self, dim=None, keepdim=False): return _logical(np.all, "all", self, dim, keepdim)
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return _wrap(np.isclose(self._array, _t._data(other), rtol, atol, equal_nan))
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return bool(np.allclose(self._array, _t._data(other), rtol, atol, equal_nan))
+
+    def equal(self, other):
+        """True when the shapes and all elements are equal."""
+        o = _t._data(other)
+        return self.shape == np.shape(o) and bool(np.all(self._array == o))
+
+    # --- scans, norms, products -----------------------------------------------------------
+    def cumsum(self, dim, dtype=None):
+        return ops.Cumsum.apply(self, dim=dim, dtype=dtype)
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """The vector p-norm over dim (all elements by default); "fro" is the 2-norm."""
+        return ops.Norm.apply(self, p=2.0 if p in ("fro", None) else p, dim=dim, keepdim=keepdim)
+
+    def mm(self, other): return _matrix_product("mm", 2, self, other)
+    def bmm(self, other): return _matrix_product("bmm", 3, self, other)
+
+    def dot(self, other):
+        if self.ndim != 1 or np.ndim(_t._data(other)) != 1:
+            raise ValueError(f"dot: expects two 1-D tensors, got shapes {self.shape} and "
+                             f"{np.shape(_t._data(other))}")
+        return self @ other
+
+    def outer(self, other):
+        return self.reshape(-1, 1) * other.reshape(1, -1)
+
+    # --- ordering and selection -----------------------------------------------------------
+    def sort(self, dim=-1, descending=False, stable=False):
+        """(values, indices) ordered along dim; equal elements keep their order."""
+        idx = _wrap(ops.sort.sort_indices(self._array, dim, descending))
+        return _t._MinMax((self.gather(dim, idx) if self.ndim else self.clone(), idx))
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return _wrap(ops.sort.sort_indices(self._array, dim, descending))
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        """(values, indices) of the k largest (or smallest) elements along dim, best first."""
+        idx = _wrap(ops.sort.topk_indices(self._array, k, dim, largest))
+        return _t._MinMax((self.gather(dim, idx) if self.ndim else self.clone(), idx))
+
+    def nonzero(self, as_tuple=False):
+        """Positions of the nonzero elements: an (n, ndim) int64 tensor, or one per dim."""
+        if as_tuple:
+            return tuple(_wrap(i.astype(np.int64)) for i in np.nonzero(self._array))
+        return _wrap(np.argwhere(self._array).astype(np.int64))
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        """The distinct elements (sorted), optionally with inverse indices and counts."""
+        out = np.unique(self._array, return_inverse=return_inverse,
+                        return_counts=return_counts, axis=dim)
+        if not (return_inverse or return_counts):
+            return _wrap(out)
+        values, *rest = out
+        if return_inverse:  # NumPy may flatten the inverse; PyTorch keeps the input's shape
+            rest[0] = rest[0].reshape(self.shape if dim is None else -1)
+        return (_wrap(values),) + tuple(_wrap(r.astype(np.int64)) for r in rest)
+
+    def multinomial(self, num_samples, replacement=False, generator=None):
+        from .sampling import multinomial
+        return multinomial(self, num_samples, replacement, generator=generator)
+
+    def masked_select(self, mask):
+        """The elements where mask (broadcast to this shape) is True, as a 1-D tensor."""
+        m = np.asarray(_t._data(mask))
+        shape = np.broadcast_shapes(m.shape, self.shape)
+        x = self if self.shape == shape else self.expand(shape)
+        return x[np.broadcast_to(m, shape)]
+
+    def tril(self, diagonal=0): return _triangle(np.tril, "tril", self, diagonal)
+    def triu(self, diagonal=0): return _triangle(np.triu, "triu", self, diagonal)

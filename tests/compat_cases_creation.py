@@ -1,0 +1,262 @@
+"""Compatibility cases: creating tensors, dtypes, devices, random numbers, conversions."""
+import numpy as np
+
+from compat_table import case, f32, f64
+
+CASES = []
+add = CASES.append
+
+# --- tensor() and friends ----------------------------------------------------------------------
+
+
+@add
+@case("minigrad.tensor", "minigrad.float", "minigrad.long", "minigrad.bool")
+def _(lib):
+    return (lib.tensor([1.5, 2.0]), lib.tensor([[1, 2], [3, 4]]), lib.tensor(True),
+            lib.tensor([1, 2], dtype=lib.float), lib.tensor([1.7, -1.7], dtype=lib.long),
+            lib.tensor([0, 2], dtype=lib.bool), lib.tensor(3.5, requires_grad=True).detach())
+
+
+@add
+@case("minigrad.as_tensor", "minigrad.from_numpy", "Tensor.numpy")
+def _(lib):
+    a = np.arange(6.0).reshape(2, 3)
+    t = lib.from_numpy(a)
+    a[0, 0] = 100.0  # from_numpy shares memory with the array
+    u = lib.as_tensor(a, dtype=lib.float32)
+    return t, u, lib.as_tensor([1, 2]), t.numpy().sum().item()
+
+
+@add
+@case("minigrad.zeros", "minigrad.ones", "minigrad.full", "minigrad.eye")
+def _(lib):
+    return (lib.zeros(2, 3), lib.zeros((2, 3), dtype=lib.int64), lib.ones([4]), lib.ones(()),
+            lib.full((2,), 3), lib.full((2, 2), 1.5), lib.full((1,), True), lib.eye(3),
+            lib.eye(2, 3, dtype=lib.float64), lib.zeros(2, dtype=None))
+
+
+@add
+@case("minigrad.empty", "minigrad.empty_like", compare="meta")
+def _(lib):
+    return lib.empty(2, 3), lib.empty((4,), dtype=lib.long), lib.empty_like(lib.ones(2, 2))
+
+
+@add
+@case("minigrad.zeros_like", "minigrad.ones_like", "minigrad.full_like", inputs=(f64(2, 3),))
+def _(lib, x):
+    return (lib.zeros_like(x), lib.ones_like(x, dtype=lib.int32), lib.full_like(x, 7.0),
+            lib.full_like(lib.zeros(2, dtype=lib.long), 2.7))
+
+
+@add
+@case("minigrad.arange", "minigrad.linspace", "minigrad.logspace")
+def _(lib):
+    return (lib.arange(5), lib.arange(1, 4), lib.arange(0, 1, 0.25), lib.arange(5.0),
+            lib.arange(10, 0, -3), lib.arange(3, dtype=lib.float64), lib.linspace(0, 1, 5),
+            lib.linspace(-1, 1, 4, dtype=lib.float64), lib.logspace(0, 2, 3))
+
+
+# --- dtypes ------------------------------------------------------------------------------------
+
+DTYPES = ("float16", "float32", "float64", "half", "double", "int8", "int16", "short", "int32",
+          "int", "int64", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble",
+          "uint16", "uint32", "uint64")
+
+
+@add
+@case(*(f"minigrad.{d}" for d in DTYPES))
+def _(lib):
+    return [lib.zeros(2, dtype=getattr(lib, d)) for d in DTYPES]
+
+
+@add
+@case("minigrad.finfo", "minigrad.iinfo")
+def _(lib):
+    return (float(lib.finfo(lib.float32).eps), float(lib.finfo(lib.float32).max),
+            float(lib.finfo(lib.float16).tiny), int(lib.iinfo(lib.int32).max))
+
+
+@add
+@case("minigrad.bfloat16", compare="raises", match="bfloat16.*use float32")
+def _(lib):
+    lib.zeros(2, dtype=lib.bfloat16).numpy()  # PyTorch has the dtype but no NumPy array of it
+
+
+@add
+@case("minigrad.float8_e4m3fn", "minigrad.float8_e5m2", "minigrad.complex32", "minigrad.chalf",
+      compare="raises", match="NumPy has no")
+def _(lib):
+    lib.ones(2, dtype=lib.float8_e4m3fn).numpy()
+
+
+@add
+@case("Tensor.to", "Tensor.type", "Tensor.type_as", "Tensor.float", "Tensor.double",
+      "Tensor.long", "Tensor.int", "Tensor.bool", "Tensor.half", "Tensor.byte", "Tensor.dtype",
+      "Tensor.is_floating_point", "minigrad.is_floating_point", inputs=(f32(2, 3),))
+def _(lib, x):
+    return (x.to(lib.float64), x.to(dtype=lib.int64), x.to(lib.zeros(1, dtype=lib.int32)),
+            x.to("cpu", lib.float64), x.double() * 2, x.long(), x.int(), x.bool(), x.half(),
+            x.abs().byte(), x.type(lib.int64), x.type_as(lib.zeros(1, dtype=lib.float64)),
+            x.float() is x, x.is_floating_point(), lib.is_floating_point(x.long()),
+            x.dtype == lib.float32, x.type(lib.LongTensor), x.type("torch.DoubleTensor"))
+
+
+@add
+@case("minigrad.FloatTensor", "minigrad.DoubleTensor", "minigrad.HalfTensor",
+      "minigrad.LongTensor", "minigrad.IntTensor", "minigrad.ShortTensor", "minigrad.CharTensor",
+      "minigrad.ByteTensor", "minigrad.BoolTensor")
+def _(lib):
+    made = (lib.FloatTensor([1, 2]), lib.DoubleTensor([[0.5]]), lib.HalfTensor([1.0]),
+            lib.LongTensor([1.7, -2.2]), lib.IntTensor([3]), lib.ShortTensor([4]),
+            lib.CharTensor([-1]), lib.ByteTensor([255]), lib.BoolTensor([1, 0]))
+    checks = (isinstance(lib.zeros(2), lib.FloatTensor), isinstance(lib.zeros(2), lib.LongTensor),
+              isinstance(lib.zeros(2, dtype=lib.long), lib.LongTensor))
+    return made, checks, lib.FloatTensor(2, 3).shape
+
+
+# --- devices -----------------------------------------------------------------------------------
+
+@add
+@case("minigrad.device", "Tensor.device", "Tensor.cpu", "Tensor.is_cuda", "cuda.is_available",
+      "cuda.device_count", "cuda.manual_seed", "cuda.manual_seed_all", inputs=(f32(3),))
+def _(lib, x):
+    dev = lib.device("cuda" if lib.cuda.is_available() else "cpu")
+    lib.cuda.manual_seed(0)
+    lib.cuda.manual_seed_all(0)
+    y = x.to(dev) * 2
+    z = lib.zeros(2, device=dev) + lib.ones(2, device="cpu")
+    return (y, z, x.cpu() * 3, str(x.device), x.device == lib.device("cpu"),
+            x.device == "cpu", x.is_cuda, lib.cuda.device_count(), str(lib.device("cuda:1")),
+            lib.device("cuda", 0).index, lib.device("cpu").type)
+
+
+@add
+@case("Tensor.cuda", compare="raises", match="runs on the CPU only")
+def _(lib):
+    lib.zeros(2).cuda()  # no GPU in either library here
+
+
+@add
+@case("backends.cudnn", "backends.mps", "backends.cuda")
+def _(lib):
+    lib.backends.cudnn.deterministic = True
+    lib.backends.cudnn.benchmark = False
+    lib.backends.cuda.matmul.allow_tf32 = True  # as GPT training scripts do
+    lib.backends.cudnn.allow_tf32 = True
+    return lib.backends.mps.is_available(), lib.backends.cudnn.deterministic
+
+
+# --- random numbers (compared by shape and dtype: the generators differ) -------------------------
+
+@add
+@case("minigrad.randn", "minigrad.rand", "minigrad.randint", "minigrad.randperm",
+      "minigrad.manual_seed", "minigrad.Generator", "minigrad.seed", "minigrad.initial_seed",
+      "minigrad.default_generator", compare="meta")
+def _(lib):
+    g = lib.Generator().manual_seed(42)
+    lib.manual_seed(1)
+    lib.seed()
+    return (lib.randn(2, 3), lib.randn((4,), dtype=lib.float64), lib.rand(3),
+            lib.rand(2, generator=g), lib.randint(2, (10,)), lib.randint(3, 7, (2, 2)),
+            lib.randint(high=5, size=(3,)), lib.randint(low=1, high=5, size=(3,)),
+            lib.randint(5, (2,), dtype=lib.float32), lib.randint(4, (), generator=g),
+            lib.randperm(5), lib.randn(3, requires_grad=True).detach(),
+            isinstance(lib.initial_seed(), int), g.initial_seed(),
+            type(lib.default_generator).__name__ == "Generator")
+
+
+@add
+@case("minigrad.randint", compare="raises", match="ambiguous")
+def _(lib):
+    lib.randint(2, 10)  # randint(high, size) or randint(low, high) without a size?
+
+
+@add
+@case("minigrad.randn_like", "minigrad.rand_like", "minigrad.randint_like",
+      compare="meta", inputs=(f64(2, 2),))
+def _(lib, x):
+    return (lib.randn_like(x), lib.rand_like(x, dtype=lib.float32), lib.randint_like(x, 5),
+            lib.randint_like(x, 2, 9))
+
+
+@add
+@case("minigrad.get_rng_state", "minigrad.set_rng_state")
+def _(lib):
+    state = lib.get_rng_state()
+    a = lib.rand(3)
+    lib.set_rng_state(state)
+    return bool((lib.rand(3) == a).all())
+
+
+@add
+@case("minigrad.multinomial", "Tensor.multinomial", "minigrad.bernoulli", "minigrad.normal",
+      "Tensor.normal_", "Tensor.uniform_", compare="meta")
+def _(lib):
+    p = lib.tensor([[0.1, 0.0, 0.9], [0.5, 0.5, 0.0]])
+    draws = lib.multinomial(p, 2)
+    never = bool((draws[0] != 1).all()) and bool((draws[1] != 2).all())  # zero weight: never
+    w = lib.empty(3, 4)
+    w.normal_(0.0, 0.02)
+    w.uniform_(-0.1, 0.1)
+    return (draws, p[0].multinomial(5, replacement=True), never,
+            lib.bernoulli(lib.full((3,), 0.5)), lib.normal(0.0, 1.0, size=(2,)),
+            lib.normal(lib.zeros(3), 1.0), bool((w.abs() <= 0.1).all()), w)
+
+
+@add
+@case("minigrad.multinomial", compare="raises", match="without replacement")
+def _(lib):
+    lib.multinomial(lib.tensor([0.5, 0.5]), 3)
+
+
+# --- description and conversion ------------------------------------------------------------------
+
+@add
+@case("Tensor.shape", "Tensor.size", "Tensor.ndim", "Tensor.dim", "Tensor.numel",
+      "Tensor.nelement", "Tensor.element_size", "minigrad.numel", "Tensor.is_contiguous",
+      "Tensor.__len__", "Tensor.T", inputs=(f32(2, 3, grad=False),))
+def _(lib, x):
+    return (x.shape, x.size(), x.size(1), x.size(-1), x.ndim, x.dim(), x.numel(), x.nelement(),
+            x.element_size(), lib.numel(x), x.is_contiguous(), len(x), x.T)
+
+
+@add
+@case("Tensor.item", "Tensor.tolist", "Tensor.__float__", "Tensor.__int__", "Tensor.__bool__",
+      "Tensor.__index__", "Tensor.__format__", "Tensor.__iter__", "Tensor.__array__")
+def _(lib):
+    t = lib.tensor([[1.25, 2.5]])
+    s = lib.tensor(3)
+    return (t[0, 1].item(), t.tolist(), float(t[0, 0]), int(s), bool(s), [10, 20, 30, 40][s],
+            format(lib.tensor(3.14159), ".2f"), f"{lib.tensor(2.0):.3f}", f"{t.sum():.1f}",
+            [v.item() for v in t[0]], np.asarray(t).shape)
+
+
+@add
+@case("Tensor.requires_grad", "Tensor.requires_grad_", "Tensor.is_leaf", "Tensor.grad",
+      "Tensor.grad_fn", "Tensor.detach", "Tensor.backward", "Tensor.retain_grad",
+      "Tensor.register_hook", "Tensor.data", "Tensor.clone", inputs=(f32(3),))
+def _(lib, x):
+    y = x * 2
+    y.retain_grad()
+    seen = []
+    y.register_hook(lambda g: seen.append(tuple(g.shape)))
+    z = (y * y).sum()
+    z.backward(retain_graph=True)
+    w = lib.ones(3).requires_grad_()
+    return (x.is_leaf, y.is_leaf, y.requires_grad, y.grad, x.grad.clone(), x.grad_fn is None,
+            y.grad_fn is not None, y.detach().requires_grad, x.data.requires_grad,
+            x.data.clone(), seen, w.requires_grad, x.clone().requires_grad)
+
+
+@add
+@case("Tensor.new_zeros", "Tensor.new_ones", "Tensor.new_full", "Tensor.new_tensor",
+      "Tensor.new_empty", inputs=(f64(2),))
+def _(lib, x):
+    return (x.new_zeros(2, 3), x.new_ones((2,)), x.new_full((2,), 3), x.new_tensor([1, 2]),
+            x.new_zeros(2, dtype=lib.long), x.new_empty(4).shape)
+
+
+@add
+@case("minigrad.is_tensor", "minigrad.Tensor")
+def _(lib):
+    return lib.is_tensor(lib.zeros(1)), lib.is_tensor([1.0]), isinstance(lib.ones(2), lib.Tensor)

@@ -1,0 +1,224 @@
+"""Compatibility cases: elementwise math, comparisons and logic, reductions, products, ordering."""
+import numpy as np
+
+from compat_table import A, bools, case, f32, ints
+
+CASES = []
+add = CASES.append
+
+
+def unary(name, method=None, low=-2.0, high=2.0, **kw):
+    """One case for minigrad.<name>(x) and x.<method>() on float32 values in [low, high)."""
+    method = method or name
+
+    def program(lib, x):
+        return getattr(lib, name)(x), getattr(x, method)() * 1.5
+    return case(f"minigrad.{name}", f"Tensor.{method}", inputs=(f32(3, 4, low=low, high=high),),
+                **kw)(program)
+
+
+for _name, _low in [("exp", -2), ("log", 0.1), ("sqrt", 0.1), ("abs", -2), ("tanh", -2),
+                    ("sigmoid", -2), ("relu", -2), ("sin", -3), ("cos", -3), ("rsqrt", 0.2),
+                    ("square", -2), ("reciprocal", 0.2), ("neg", -2), ("sign", -2),
+                    ("floor", -2), ("ceil", -2), ("round", -2), ("trunc", -2)]:
+    add(unary(_name, low=_low))
+
+
+@add
+@case("Tensor.__add__", "Tensor.__radd__", "Tensor.__sub__", "Tensor.__rsub__", "Tensor.__mul__",
+      "Tensor.__rmul__", "Tensor.__truediv__", "Tensor.__rtruediv__", "Tensor.__neg__",
+      "Tensor.__pow__", "Tensor.__rpow__", "Tensor.add", "Tensor.sub", "Tensor.mul", "Tensor.div",
+      "Tensor.neg", "Tensor.pow", "minigrad.add", "minigrad.sub", "minigrad.mul", "minigrad.div",
+      "minigrad.pow", "Tensor.__pos__", inputs=(f32(2, 3, low=0.5), f32(3, low=0.5)))
+def _(lib, a, b):
+    return (a + b, 1 + a, a - b, 2 - b, a * b, 3 * a, a / b, 1 / b, -a, a ** 2, a ** b, 2 ** b,
+            a.add(b), a.sub(b), a.mul(b), a.div(b), a.neg(), a.pow(3), lib.add(a, b, alpha=2),
+            lib.sub(a, 1.5), lib.mul(a, b), lib.div(a, b), lib.pow(a, 0.5), +a)
+
+
+@add
+@case("Tensor.__floordiv__", "Tensor.__rfloordiv__", "Tensor.__mod__", "Tensor.__rmod__",
+      "Tensor.floor_divide", "Tensor.remainder", "minigrad.floor_divide", "minigrad.remainder",
+      inputs=(ints(6, low=-9, high=9), A(np.array([5.5, -7.25, 3.0, 0.5])),
+              f32(4, low=1, high=3, grad=False)))
+def _(lib, i, x, y):  # PyTorch has no gradient for //, so these inputs do not require one
+    return (i // 2, i % 3, 7 // (i.abs() + 1), 7 % (i.abs() + 1), x // 2, x % 3, x % y,
+            i.floor_divide(4), i.remainder(-4), lib.floor_divide(x, y), lib.remainder(x, y),
+            lib.div(i, 4, rounding_mode="floor"), lib.div(x, 2, rounding_mode="trunc"))
+
+
+@add
+@case("Tensor.__mod__", "minigrad.remainder", inputs=(f32(5, low=-4, high=4),
+                                                     f32(5, low=0.7, high=2, grad=False)))
+def _(lib, x, y):  # PyTorch differentiates remainder in its first argument only
+    return x % y, lib.remainder(x, 1.5), 3.0 % y
+
+
+@add
+@case("Tensor.__abs__", "minigrad.abs", inputs=(f32(5),))
+def _(lib, x):
+    return abs(x), lib.abs(x)
+
+
+@add
+@case("minigrad.clamp", "Tensor.clamp", "minigrad.clip", "Tensor.clip", "minigrad.clamp_min",
+      "minigrad.clamp_max", "Tensor.clamp_min", "Tensor.clamp_max", "minigrad.maximum",
+      "minigrad.minimum", "Tensor.maximum", "Tensor.minimum",
+      inputs=(f32(3, 4, low=-3, high=3), f32(3, 4)))
+def _(lib, x, y):
+    return (lib.clamp(x, -1, 1), x.clamp(min=0.5), x.clamp(max=0.2), lib.clip(x, -0.5, 0.5),
+            x.clip(0, 1), lib.clamp_min(x, 0.1), lib.clamp_max(x, 0.1), x.clamp_min(-0.3),
+            x.clamp_max(0.3), lib.maximum(x, y), lib.minimum(x, y), x.maximum(y), x.minimum(y))
+
+
+# --- comparisons and logic ---------------------------------------------------------------------
+
+@add
+@case("Tensor.__eq__", "Tensor.__ne__", "Tensor.__lt__", "Tensor.__le__", "Tensor.__gt__",
+      "Tensor.__ge__", "Tensor.eq", "Tensor.ne", "Tensor.lt", "Tensor.le", "Tensor.gt",
+      "Tensor.ge", "Tensor.__invert__", "Tensor.__and__", "Tensor.__or__", "Tensor.__xor__",
+      "Tensor.logical_not", "Tensor.logical_and", "Tensor.logical_or", "Tensor.logical_xor",
+      "minigrad.logical_not", "minigrad.logical_and", "minigrad.logical_or",
+      "minigrad.logical_xor", inputs=(ints(3, 4), ints(4), bools(3, 4)))
+def _(lib, a, b, m):
+    return (a == b, a != 2, a < b, a <= b, a > 1, a >= b, a.eq(b), a.ne(b), a.lt(2), a.le(2),
+            a.gt(b), a.ge(1), ~m, m & (a > 1), m | (a > 3), m ^ (a > 2), m.logical_not(),
+            m.logical_and(a > 1), a.logical_or(b), m.logical_xor(a > 0), lib.logical_not(a),
+            lib.logical_and(m, a > 2), lib.logical_or(m, m), lib.logical_xor(m, a > 1))
+
+
+@add
+@case("minigrad.isnan", "minigrad.isinf", "minigrad.isfinite", "Tensor.isnan", "Tensor.isinf",
+      "Tensor.isfinite", "minigrad.isclose", "minigrad.allclose", "minigrad.equal",
+      "Tensor.isclose", "Tensor.allclose", "Tensor.equal",
+      inputs=(A(np.array([1.0, np.nan, np.inf, -np.inf, 0.0], np.float32)),))
+def _(lib, x):
+    y = lib.tensor([1.0, 2.0, 3.0])
+    z = y + 1e-7
+    return (lib.isnan(x), lib.isinf(x), lib.isfinite(x), x.isnan(), x.isinf(), x.isfinite(),
+            lib.isclose(y, z), lib.allclose(y, z), lib.allclose(y, y + 1), lib.equal(y, y.clone()),
+            lib.equal(y, y[:2]), y.isclose(z, atol=0, rtol=0), y.allclose(z), y.equal(z),
+            lib.allclose(x, x, equal_nan=True))
+
+
+@add
+@case("minigrad.any", "minigrad.all", "Tensor.any", "Tensor.all", inputs=(bools(3, 4),))
+def _(lib, m):
+    return lib.any(m), lib.all(m), m.any(dim=1), m.all(0), m.any(1, keepdim=True), lib.all(m, 1)
+
+
+@add
+@case("minigrad.where", inputs=(bools(3, 4), f32(3, 4), f32(4)))
+def _(lib, m, x, y):
+    return lib.where(m, x, y), lib.where(m, x, 0.0), lib.where(m, 1.0, y)
+
+
+# --- reductions and scans ----------------------------------------------------------------------
+
+@add
+@case("minigrad.sum", "minigrad.mean", "Tensor.sum", "Tensor.mean", "minigrad.logsumexp",
+      "Tensor.logsumexp", inputs=(f32(2, 3, 4),))
+def _(lib, x):
+    return (lib.sum(x), x.sum(1), x.sum((0, 2), keepdim=True), lib.mean(x, -1), x.mean(),
+            x.mean(dim=(1, 2)), lib.logsumexp(x, 1), x.logsumexp(-1, keepdim=True))
+
+
+@add
+@case("minigrad.var", "minigrad.std", "Tensor.var", "Tensor.std", inputs=(f32(3, 5),),
+      rtol=1e-4)
+def _(lib, x):
+    return (lib.var(x), x.var(1), x.var(0, unbiased=False), x.var(1, correction=0, keepdim=True),
+            lib.std(x, 1), x.std(), x.std(0, unbiased=False))
+
+
+@add
+@case("minigrad.max", "minigrad.min", "Tensor.max", "Tensor.min", "minigrad.amax",
+      "minigrad.amin", "Tensor.amax", "Tensor.amin", "minigrad.argmax", "minigrad.argmin",
+      "Tensor.argmax", "Tensor.argmin", inputs=(A(np.array([[1, 3, 3, 0], [2, 2, 0, 5]],
+                                                         np.float32), grad=True), f32(2, 4)))
+def _(lib, x, y):
+    v, i = lib.max(x, 1)
+    m = x.min(dim=0, keepdim=True)
+    return (lib.max(x), lib.min(x), v, i, m.values, m.indices, x.max(-1).values,
+            lib.max(x, y), x.min(y), lib.amax(x, 1), lib.amin(x, 0), x.amax((0, 1)), x.amin(-1),
+            lib.argmax(x), lib.argmin(x, 1), x.argmax(dim=1, keepdim=True), x.argmin())
+
+
+@add
+@case("minigrad.cumsum", "Tensor.cumsum", inputs=(f32(3, 4), ints(5), bools(4)))
+def _(lib, x, i, m):
+    return lib.cumsum(x, 1), x.cumsum(0), x.cumsum(dim=-1), i.cumsum(0), m.cumsum(0)
+
+
+@add
+@case("minigrad.norm", "Tensor.norm", inputs=(f32(3, 4),), rtol=1e-4)
+def _(lib, x):
+    return (lib.norm(x), x.norm(dim=1), x.norm(p=1, dim=0), x.norm(float("inf"), dim=1),
+            x.norm(3, dim=1, keepdim=True), x.norm(dim=(0, 1)))
+
+
+@add
+@case("Tensor.norm", inputs=(A(np.zeros((2, 3), np.float32), grad=True),))
+def _(lib, x):
+    return x.norm(dim=1), x.norm()  # gradient 0, not NaN, at the zero vector
+
+
+# --- products ----------------------------------------------------------------------------------
+
+@add
+@case("minigrad.matmul", "Tensor.matmul", "Tensor.__matmul__", "Tensor.__rmatmul__",
+      "minigrad.mm", "minigrad.bmm", "Tensor.mm", "Tensor.bmm", "minigrad.dot", "Tensor.dot",
+      "minigrad.outer", "Tensor.outer", inputs=(f32(2, 3, 4), f32(2, 4, 5), f32(4), f32(3)))
+def _(lib, a, b, u, v):
+    return (lib.matmul(a, b), a.matmul(u), a @ b, a[0] @ b[0], lib.mm(a[0], b[1]),
+            lib.bmm(a, b), a[1].mm(b[0]), a.bmm(b), lib.dot(u, u), u.dot(a[0, 0]),
+            lib.outer(u, v), v.outer(u), b[0].__rmatmul__(a[1]))
+
+
+@add
+@case("minigrad.einsum", inputs=(f32(2, 3, 4), f32(2, 5, 4), f32(3, 4), f32(4)))
+def _(lib, q, k, m, u):
+    return (lib.einsum("bqd,bkd->bqk", q, k), lib.einsum("ij,j->i", m, u),
+            lib.einsum("...d,d->...", q, u), lib.einsum("bij->bj", q),
+            lib.einsum("ij,kj", m, m), lib.einsum("i,i->", u, u), lib.einsum("bqd", q),
+            lib.einsum("bqd,qd->bq", [q, m]))
+
+
+# --- ordering and selection --------------------------------------------------------------------
+
+@add
+@case("minigrad.sort", "minigrad.argsort", "Tensor.sort", "Tensor.argsort",
+      inputs=(A(np.array([[3, 1, 2, 1], [0, 5, 5, -1]], np.float32), grad=True), ints(7)))
+def _(lib, x, i):
+    v, idx = lib.sort(x)
+    d = x.sort(dim=0, descending=True)
+    return (v, idx, d.values, d.indices, lib.argsort(x, 1), x.argsort(descending=True),
+            i.sort().values, lib.sort(x, stable=True).indices)
+
+
+@add
+@case("minigrad.topk", "Tensor.topk", inputs=(f32(3, 6), A(np.array([7, 3, 9, 1, 5, 8]))))
+def _(lib, x, i):
+    v, idx = lib.topk(x, 2)
+    s = x.topk(3, dim=0, largest=False)
+    return v, idx, s.values, s.indices, i.topk(4).indices, x.topk(1, dim=1).values
+
+
+@add
+@case("minigrad.nonzero", "Tensor.nonzero", inputs=(ints(3, 4, high=3),))
+def _(lib, a):
+    return lib.nonzero(a), a.nonzero(as_tuple=True), (a > 0).nonzero()
+
+
+@add
+@case("minigrad.unique", "Tensor.unique", inputs=(ints(10, high=4),))
+def _(lib, a):
+    u, inv, counts = a.unique(return_inverse=True, return_counts=True)
+    return lib.unique(a), u, inv, counts, a.unique(return_counts=True)
+
+
+@add
+@case("minigrad.tril", "minigrad.triu", "Tensor.tril", "Tensor.triu", inputs=(f32(2, 3, 4),))
+def _(lib, x):
+    return (lib.tril(x), lib.triu(x, 1), x.tril(-1), x.triu(diagonal=-1),
+            lib.tril(lib.ones(3, 3)), lib.triu(lib.ones(2, 2, dtype=lib.long)))

@@ -1,0 +1,298 @@
+"""Compatibility cases: torch.nn.functional, torch.nn layers and losses, nn.init, nn.utils.
+Each layer is built in both libraries and
+given the same weights by `fill`, which walks `named_parameters()` (PyTorch's names and order
+in both), so outputs, input gradients and weight gradients can be compared."""
+import numpy as np
+
+from compat_table import case, f32, watch
+
+CASES = []
+add = CASES.append
+
+
+def fill(lib, module, seed=0, scale=0.5):
+    """Give `module` deterministic weights (the same in both libraries) and watch them."""
+    rng = np.random.default_rng(seed)
+    with lib.no_grad():
+        for _, p in module.named_parameters():
+            p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * scale))
+    watch(*module.parameters())
+    return module
+
+
+# --- torch.nn.functional -------------------------------------------------------------------
+
+@add
+@case("F.relu", "F.gelu", "F.tanh", "F.sigmoid", "F.leaky_relu", "F.silu", "F.softplus",
+      "F.elu", "F.softmax", "F.log_softmax", "minigrad.softmax", "minigrad.log_softmax", "Tensor.softmax",
+      "Tensor.log_softmax", "minigrad.relu", "minigrad.sigmoid", "minigrad.tanh",
+      inputs=(f32(3, 5, low=-4, high=4),))
+def _(lib, x):
+    F = lib.nn.functional
+    return (F.relu(x), F.gelu(x), F.gelu(x, approximate="tanh"), F.tanh(x), F.sigmoid(x),
+            F.leaky_relu(x, 0.2), F.silu(x), F.softplus(x), F.softplus(x, beta=2, threshold=3),
+            F.elu(x), F.elu(x, alpha=0.5),
+            F.softmax(x, dim=-1), F.log_softmax(x, dim=0), lib.softmax(x, 1),
+            lib.log_softmax(x, -1), x.softmax(0), x.log_softmax(dim=1), lib.relu(x),
+            lib.sigmoid(x), lib.tanh(x))
+
+
+@add
+@case("F.linear", "F.layer_norm", "F.embedding", "F.normalize", "F.cosine_similarity",
+      "F.pad", "F.one_hot", inputs=(f32(2, 3, 4), f32(5, 4), f32(5), f32(4), f32(4)))
+def _(lib, x, w, b, g, beta):
+    F = lib.nn.functional
+    ids = lib.tensor([[0, 4], [2, 2]])
+    return (F.linear(x, w, b), F.linear(x, w), F.layer_norm(x, (4,), g, beta),
+            F.layer_norm(x, [3, 4]), F.embedding(ids, w), F.normalize(x, dim=-1),
+            F.normalize(x, p=1.0, dim=1), F.cosine_similarity(x[0], x[1]),
+            F.cosine_similarity(x, x.flip(0), dim=-1), F.pad(x, (1, 2)),
+            F.pad(x, (0, 0, 1, 0), value=-1.0), F.one_hot(lib.tensor([0, 2, 1]), 4),
+            F.one_hot(lib.tensor([[1], [3]])))
+
+
+@add
+@case("F.cross_entropy", "F.nll_loss", "nn.CrossEntropyLoss", "nn.NLLLoss",
+      inputs=(f32(4, 5), f32(2, 5, 3)))
+def _(lib, logits, seq):
+    F, nn = lib.nn.functional, lib.nn
+    y = lib.tensor([1, 0, 4, 2])
+    ys = lib.tensor([[1, 0, 4], [2, 2, -100]])
+    return (F.cross_entropy(logits, y), F.cross_entropy(logits, y, reduction="sum"),
+            F.cross_entropy(logits, y, label_smoothing=0.1),
+            F.cross_entropy(logits, lib.tensor([1, 0, 3, 3]), ignore_index=3),
+            F.cross_entropy(seq, ys), F.cross_entropy(logits, y, reduction="none"),
+            nn.CrossEntropyLoss(label_smoothing=0.2, ignore_index=0)(logits, y),
+            F.nll_loss(logits.log_softmax(-1), y), nn.NLLLoss(reduction="sum")(logits, y))
+
+
+@add
+@case("F.mse_loss", "F.l1_loss", "F.binary_cross_entropy", "F.binary_cross_entropy_with_logits",
+      "F.kl_div", "nn.MSELoss", "nn.L1Loss", "nn.BCELoss", "nn.BCEWithLogitsLoss",
+      "nn.KLDivLoss", inputs=(f32(3, 4), f32(3, 4, grad=False, low=0.0, high=1.0)))
+def _(lib, x, p):
+    F, nn = lib.nn.functional, lib.nn
+    logp = x.log_softmax(-1)
+    q = p / p.sum(-1, keepdim=True)
+    q0 = q.masked_fill(q < 0.2, 0.0)  # zero targets contribute nothing, not NaN
+    return (F.mse_loss(x, p), F.l1_loss(x, p, reduction="sum"), nn.MSELoss()(x, p),
+            nn.L1Loss(reduction="none")(x, p), F.binary_cross_entropy(x.sigmoid(), p),
+            nn.BCELoss(reduction="sum")(x.sigmoid(), p), F.binary_cross_entropy_with_logits(x, p),
+            nn.BCEWithLogitsLoss(pos_weight=lib.full((4,), 2.0))(x, p),
+            F.kl_div(logp, q, reduction="batchmean"), F.kl_div(logp, q0, reduction="sum"),
+            F.kl_div(logp, q0), F.kl_div(logp, q.log(), reduction="none", log_target=True),
+            nn.KLDivLoss(reduction="sum")(logp, q0))
+
+
+@add
+@case("F.scaled_dot_product_attention", inputs=(f32(2, 3, 4), f32(2, 5, 4), f32(2, 5, 6)))
+def _(lib, q, k, v):
+    F = lib.nn.functional
+    allowed = lib.tensor([[True, True, False, True, False]] * 3)
+    return (F.scaled_dot_product_attention(q, k, v), F.scaled_dot_product_attention(
+        q, k, v, attn_mask=allowed), F.scaled_dot_product_attention(q, q, q, is_causal=True))
+
+
+@add
+@case("F.dropout", "minigrad.dropout", "nn.Dropout", inputs=(f32(4, 6),))
+def _(lib, x):
+    F = lib.nn.functional
+    d = lib.nn.Dropout(0.5)
+    d.eval()
+    return F.dropout(x, 0.5, training=False), F.dropout(x, 0.0), lib.dropout(x, 0.0, True), d(x)
+
+
+@add
+@case("F.dropout", compare="meta", inputs=(f32(100, 100, grad=False, low=1.0, high=1.0),))
+def _(lib, x):
+    y = lib.nn.functional.dropout(x, 0.5)
+    kept = y[y > 0]
+    return y, round(float((y == 0).float().mean()), 1), float(kept.mean())  # survivors * 2
+
+
+# --- layers ------------------------------------------------------------------------------------
+
+@add
+@case("nn.Linear", "nn.Sequential", "nn.ReLU", "nn.GELU", "nn.Tanh", "nn.Sigmoid",
+      "nn.LeakyReLU", "nn.Softmax", "nn.Identity", "nn.Module", inputs=(f32(3, 4),))
+def _(lib, x):
+    nn = lib.nn
+    net = fill(lib, nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 5, bias=False),
+                                  nn.GELU(), nn.Linear(5, 3), nn.Tanh(), nn.Identity(),
+                                  nn.LeakyReLU(0.1), nn.Sigmoid(), nn.Softmax(dim=-1)))
+    return net(x), net[0](x), len(net), [tuple(p.shape) for p in net.parameters()]
+
+
+@add
+@case("nn.Embedding", "nn.LayerNorm", "nn.ModuleList", "nn.ModuleDict", "nn.Parameter",
+      inputs=(f32(2, 3, 6),))
+def _(lib, x):
+    nn = lib.nn
+    emb = fill(lib, nn.Embedding(7, 6, padding_idx=0), seed=1)
+    with lib.no_grad():
+        emb.weight[0] = 0.0  # PyTorch keeps the padding row at zero
+    norms = fill(lib, nn.ModuleList([nn.LayerNorm(6), nn.LayerNorm(6, elementwise_affine=False)]))
+    heads = fill(lib, nn.ModuleDict({"a": nn.Linear(6, 2), "b": nn.Linear(6, 3)}), seed=2)
+    scale = nn.Parameter(lib.ones(6) * 0.5)
+    watch(scale)
+    ids = lib.tensor([[0, 3, 6], [2, 2, 0]])
+    h = norms[1](norms[0](emb(ids) + x * scale))
+    return h, heads["a"](h), heads["b"](h), len(norms), sorted(heads.keys())
+
+
+@add
+@case("nn.BatchNorm1d", "nn.Module.train", "nn.Module.eval",
+      inputs=(f32(8, 3), f32(8, 3, 5)))
+def _(lib, x, seq):
+    bn = fill(lib, lib.nn.BatchNorm1d(3))
+    y_train = bn(x) + bn(seq).mean(-1)
+    stats = (bn.running_mean.clone(), bn.running_var.clone())
+    bn.eval()
+    return y_train, stats, bn(x), bn.training
+
+
+@add
+@case("nn.MultiheadAttention", inputs=(f32(2, 4, 8), f32(2, 5, 8)), rtol=1e-4, atol=1e-5)
+def _(lib, q, kv):
+    mha = fill(lib, lib.nn.MultiheadAttention(8, 2, batch_first=True), scale=0.3)
+    pad = lib.tensor([[False, False, False, True, True], [False] * 5])
+    causal = lib.ones(4, 4, dtype=lib.bool).triu(1)
+    out, w = mha(q, kv, kv, key_padding_mask=pad)
+    out2, w2 = mha(q, q, q, attn_mask=causal, average_attn_weights=False)
+    out3, none = mha(q, q, q, need_weights=False)
+    return out, w, out2, w2, out3, none
+
+
+@add
+@case("nn.TransformerEncoderLayer", "nn.TransformerEncoder", "nn.TransformerDecoderLayer",
+      "nn.TransformerDecoder", inputs=(f32(2, 5, 8), f32(2, 4, 8)), rtol=1e-4, atol=1e-5)
+def _(lib, src, tgt):
+    nn = lib.nn
+    enc = fill(lib, nn.TransformerEncoder(nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.0, batch_first=True), 2), scale=0.3)
+    dec = fill(lib, nn.TransformerDecoder(nn.TransformerDecoderLayer(
+        8, 2, 16, dropout=0.0, batch_first=True, norm_first=True), 1), seed=3, scale=0.3)
+    memory = enc(src, src_key_padding_mask=lib.tensor([[False] * 4 + [True], [False] * 5]))
+    mask = lib.ones(4, 4, dtype=lib.bool).triu(1)
+    return memory, dec(tgt, memory, tgt_mask=mask, tgt_is_causal=True)
+
+
+@add
+@case("nn.Transformer", inputs=(f32(2, 5, 8), f32(2, 4, 8)), rtol=1e-4, atol=1e-5)
+def _(lib, src, tgt):
+    model = fill(lib, lib.nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True),
+                 scale=0.3)
+    mask = lib.nn.Transformer.generate_square_subsequent_mask(4)
+    return model(src, tgt, tgt_mask=mask), mask
+
+
+@add
+@case("nn.RNN", "nn.GRU", "nn.RNNCell", "nn.GRUCell", inputs=(f32(3, 2, 4), f32(2, 4)),
+      rtol=1e-4, atol=1e-5)
+def _(lib, seq, x):
+    nn = lib.nn
+    rnn = fill(lib, nn.RNN(4, 5, num_layers=2), seed=1)
+    gru = fill(lib, nn.GRU(4, 3, batch_first=True, bidirectional=True), seed=2)
+    cell = fill(lib, nn.RNNCell(4, 3, nonlinearity="relu"), seed=3)
+    gcell = fill(lib, nn.GRUCell(4, 3), seed=4)
+    out, h = rnn(seq)
+    gout, gh = gru(seq)
+    return out, h, gout, gh, cell(x), gcell(x, gcell(x))
+
+
+@add
+@case("nn.Module.state_dict", "nn.Module.load_state_dict", "nn.Module.parameters",
+      "nn.Module.named_parameters", "nn.Module.register_buffer", "nn.Module.buffers",
+      "nn.Module.zero_grad", "nn.Module.apply", "nn.Module.modules", "nn.Module.children",
+      "nn.Module.requires_grad_", "nn.Module.to")
+def _(lib):
+    nn = lib.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+            self.register_buffer("mask", lib.tril(lib.ones(2, 2)))
+
+        def forward(self, x):
+            return self.fc(x) @ self.mask
+
+    net = fill(lib, Net())
+    state = net.state_dict()
+    other = Net()
+    other.load_state_dict(state)
+    names = [n for n, _ in net.named_parameters()]
+    net.apply(lambda m: None)
+    out = other(lib.ones(1, 3))
+    out.sum().backward()
+    other.zero_grad()
+    other.requires_grad_(False)
+    return (list(state), out.detach(), names, [b.sum().item() for b in net.buffers()],
+            len(list(net.modules())), len(list(net.children())), other.fc.weight.grad,
+            other.fc.weight.requires_grad, net.to(lib.float64).fc.weight.detach())
+
+
+# --- nn.init and nn.utils ----------------------------------------------------------------------
+
+@add
+@case("nn.init.zeros_", "nn.init.ones_", "nn.init.constant_", "nn.init.calculate_gain")
+def _(lib):
+    init = lib.nn.init
+    w = lib.empty(2, 3)
+    return (init.zeros_(w).clone(), init.ones_(w).clone(), init.constant_(w, 0.3).clone(),
+            init.calculate_gain("relu"), init.calculate_gain("tanh"),
+            init.calculate_gain("leaky_relu", 0.2))
+
+
+@add
+@case("nn.init.normal_", "nn.init.uniform_", "nn.init.xavier_uniform_", "nn.init.xavier_normal_",
+      "nn.init.kaiming_uniform_", "nn.init.kaiming_normal_", compare="meta")
+def _(lib):
+    init = lib.nn.init
+    w = lib.empty(200, 300)
+    bound = (6 / 500) ** 0.5
+    return (init.normal_(w, 0.0, 0.02).clone(), init.uniform_(w, -1, 1).clone(),
+            bool(init.xavier_uniform_(w).abs().max() <= bound),
+            round(float(init.xavier_normal_(w).std()) / (2 / 500) ** 0.5, 1),
+            bool(init.kaiming_uniform_(w, a=5 ** 0.5).abs().max() <= 1 / 300 ** 0.5),
+            round(float(init.kaiming_normal_(w, nonlinearity="relu").std()) * 300 ** 0.5, 1))
+
+
+@add
+@case("nn.utils.clip_grad_norm_", "nn.utils.clip_grad_value_", "nn.utils.parameters_to_vector",
+      "nn.utils.vector_to_parameters", inputs=(f32(3, 4), f32(4)))
+def _(lib, w, b):
+    ((w * 3).sum() + (b ** 2).sum()).backward()
+    norm = lib.nn.utils.clip_grad_norm_([w, b], max_norm=1.0)
+    g1 = (w.grad.clone(), b.grad.clone())
+    lib.nn.utils.clip_grad_value_([w, b], 0.1)
+    vec = lib.nn.utils.parameters_to_vector([w, b])
+    with lib.no_grad():
+        lib.nn.utils.vector_to_parameters(vec * 2, [w, b])
+    return norm, g1, w.grad, b.grad, vec.detach(), w.detach()
+
+
+@add
+@case("nn.Module.add_module", "nn.Module.named_modules", "nn.Module.named_children",
+      "nn.Module.named_buffers", "nn.Module.register_parameter",
+      "nn.Module.register_forward_hook", "nn.Module.register_forward_pre_hook",
+      "nn.Module.extra_repr", "nn.Module.forward", "nn.Module.double", "nn.Module.float",
+      inputs=(f32(2, 3),))
+def _(lib, x):
+    nn = lib.nn
+    net = nn.Module()
+    net.add_module("fc", fill(lib, nn.Linear(3, 2)))
+    net.register_parameter("scale", nn.Parameter(lib.full((2,), 2.0)))
+    net.register_buffer("offset", lib.ones(2))
+    net.forward = lambda t: net.fc(t) * net.scale + net.offset
+    seen = []
+    pre = net.fc.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+    post = net.fc.register_forward_hook(lambda m, args, out: seen.append(tuple(out.shape)))
+    y = net(x)
+    pre.remove()
+    post.remove()
+    watch(net.scale)
+    return (y, net(x), seen, [n for n, _ in net.named_modules()],
+            [n for n, _ in net.named_children()], [n for n, _ in net.named_buffers()],
+            net.fc.extra_repr(), net.double().fc.weight.dtype == lib.float64,
+            net.float().offset.dtype == lib.float32)

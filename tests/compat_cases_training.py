@@ -1,0 +1,113 @@
+"""Compatibility cases: optimizers and learning-rate schedules, grad modes, the loss scaler,
+save and load."""
+import os
+import tempfile
+
+import numpy as np
+
+from compat_table import case, f32
+
+CASES = []
+add = CASES.append
+
+
+# --- optimizers and schedules --------------------------------------------------------------------
+
+def _train(lib, make, steps=4, schedule=None):
+    """A few steps on a fixed quadratic; returns the weights after each step and the lrs."""
+    w = lib.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3), requires_grad=True)
+    b = lib.tensor([0.5, -0.5], requires_grad=True)
+    opt = make([{"params": [w]}, {"params": [b], "lr": 0.05}])
+    sched = schedule(opt) if schedule else None
+    history, lrs = [], []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = ((w * w * lib.tensor([1.0, 2.0, 3.0])).sum() + (b - 1).pow(2).sum()) * 0.5
+        loss.backward()
+        opt.step()
+        if sched:
+            sched.step()
+            lrs.append(sched.get_last_lr())
+        history.append((w.detach().clone(), b.detach().clone()))
+    return history, lrs, [g["lr"] for g in opt.param_groups]
+
+
+@add
+@case("optim.SGD", "optim.Adam", "optim.AdamW", "optim.Optimizer")
+def _(lib):
+    optim = lib.optim
+    return (_train(lib, lambda p: optim.SGD(p, lr=0.1)),
+            _train(lib, lambda p: optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True,
+                                            weight_decay=0.01)),
+            _train(lib, lambda p: optim.Adam(p, lr=0.1)),
+            _train(lib, lambda p: optim.Adam(p, lr=0.1, weight_decay=0.1, amsgrad=True)),
+            _train(lib, lambda p: optim.AdamW(p, lr=0.1, betas=(0.8, 0.9))),
+            isinstance(optim.SGD([lib.zeros(1, requires_grad=True)]), optim.Optimizer))
+
+
+@add
+@case("optim.lr_scheduler.LambdaLR", "optim.lr_scheduler.StepLR", "optim.lr_scheduler.LRScheduler")
+def _(lib):
+    sched = lib.optim.lr_scheduler
+    return (_train(lib, lambda p: lib.optim.SGD(p, lr=0.1),
+                   schedule=lambda o: sched.LambdaLR(o, lambda s: 1 / (s + 1)), steps=5),
+            _train(lib, lambda p: lib.optim.Adam(p, lr=0.1),
+                   schedule=lambda o: sched.StepLR(o, step_size=2, gamma=0.5), steps=5),
+            issubclass(sched.StepLR, sched.LRScheduler))
+
+
+# --- grad modes, save and load -----------------------------------------------------------------
+
+@add
+@case("minigrad.no_grad", "minigrad.enable_grad", "minigrad.is_grad_enabled",
+      "minigrad.set_grad_enabled", "minigrad.inference_mode", inputs=(f32(3),))
+def _(lib, x):
+    with lib.no_grad():
+        a = x * 2
+        with lib.enable_grad():
+            b = x * 2
+        off = lib.is_grad_enabled()
+    with lib.set_grad_enabled(False):
+        c = x * 2
+    lib.set_grad_enabled(False)
+    d = x * 2
+    lib.set_grad_enabled(True)
+    with lib.inference_mode():
+        e = x * 2
+
+    @lib.no_grad()
+    def f(t):
+        return t * 2
+
+    @lib.inference_mode()
+    def g(t):
+        return t * 2
+    return (a.requires_grad, b.requires_grad, off, c.requires_grad, d.requires_grad,
+            e.requires_grad, f(x).requires_grad, g(x).requires_grad, lib.is_grad_enabled())
+
+
+@add
+@case("minigrad.save", "minigrad.load")
+def _(lib):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "checkpoint")
+        lib.save({"w": lib.arange(6.0).reshape(2, 3), "step": 7, "names": ["a", "b"]}, path)
+        back = lib.load(path, map_location="cpu")
+    return back["w"], back["step"], back["names"]
+
+
+@add
+@case("amp.GradScaler", "cuda.amp")
+def _(lib):
+    w = lib.tensor([1.0, -2.0], requires_grad=True)
+    opt = lib.optim.SGD([w], lr=0.1)
+    scaler = lib.amp.GradScaler("cuda", enabled=False)  # as GPT scripts build it on a CPU
+    for _ in range(2):
+        loss = (w * w).sum()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+    old = lib.cuda.amp.GradScaler(enabled=False)
+    return w.detach(), scaler.is_enabled(), old.is_enabled(), scaler.scale(lib.ones(1))
