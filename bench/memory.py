@@ -12,14 +12,16 @@ the minigrad run passes `minigrad` as `torch` (`lib_shims.library`). Two configu
   vocabularies 5,921 and 7,859, 128 sentences a batch like the translator's default). Batches
   are random token ids with padding, cut from 29,000 sentence pairs of realistic lengths
   (English log-normal, mean 13 and sd 4.5 words, 4..40, German within a few words of it, plus <bos>/<eos>),
-  sorted by length and cut into batches as the translator's bucketing does; three steps: a
-  typical batch, the longest one (the peak of a real run comes from it), a typical one.
+  sorted by length and cut into batches as the translator's bucketing does; two steps: a
+  typical batch, then the longest one (the peak of a real run comes from it).
 
 Measures, each library in its own process, processes alternated for `--rounds` rounds:
 - peak RSS growth: ru_maxrss at the end minus RSS right after importing the library (before
   any model exists); the same measure for both libraries. minigrad runs twice: as installed
   (its glibc malloc tuning on) and with MINIGRAD_NO_MALLOC_TUNING=1 (glibc's defaults), to
-  show what the tuning costs. glibc's mallinfo2 at the end tells memory kept free by malloc.
+  show what the tuning costs (that variant runs in the first round only). glibc's mallinfo2
+  at the end tells memory kept free by malloc. For PyTorch, a saved-tensors hook also sums
+  the bytes its autograd saves for backward in the profiled step.
 - profile (minigrad only, one process, tracemalloc on): one step of the longest batch taken
   apart -- parameters, gradients and Adam state; the graph's arrays after the forward (saved by
   each op type for backward, or only held because the graph references input tensors); the
@@ -49,7 +51,7 @@ CONFIGS = {
     "toy": dict(d_model=128, nhead=4, layers=2, ffn=512, src_vocab=2000, tgt_vocab=2000,
                 dropout=0.1, batch=64, fixed_len=20, steps=4),
     "real": dict(d_model=256, nhead=4, layers=3, ffn=512, src_vocab=5921, tgt_vocab=7859,
-                 dropout=0.1, batch=128, fixed_len=None, steps=3),
+                 dropout=0.1, batch=128, fixed_len=None, steps=2),
     "quick": dict(d_model=32, nhead=4, layers=1, ffn=64, src_vocab=300, tgt_vocab=400,
                   dropout=0.1, batch=16, fixed_len=None, steps=3),
 }
@@ -165,7 +167,10 @@ def make_translator(torch, src_vocab, tgt_vocab, d_model, nhead, layers, ffn, dr
 
 # ------------------------------------------------------------------ workers --
 def rss_worker(args):
-    """Peak RSS growth of training in this process; one JSON line."""
+    """Peak RSS growth of training in this process; one JSON line. For PyTorch also the bytes
+    its autograd saves for backward in the profiled step (unique storages seen by a
+    saved-tensors hook, a public API; the hook keeps sizes only, so it changes no memory)."""
+    import contextlib
     from mem_profile import malloc_stats, maxrss_mb, rss_mb
     from lib_shims import library, used_shims
     torch = library(args.lib)
@@ -174,52 +179,43 @@ def rss_worker(args):
     base = maxrss_mb()
     cfg = CONFIGS[args.config]
     data = batches(cfg)
-    _, _, train = make_translator(torch, **cfg)
-    per_step = []
+    big = _profiled(data)
+    model, _, train = make_translator(torch, **cfg)
+    per_step, storages, saved = [], {}, {}
+    hooks = contextlib.nullcontext()
+    if args.lib == "torch":
+        params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+
+        def pack(t):
+            st = t.untyped_storage()
+            if st.data_ptr() not in params:  # weights are not activations (minigrad's count skips them too)
+                storages[st.data_ptr()] = st.nbytes()
+            return t
+        hooks = torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t)
+
+    def probe(event, logits, loss):
+        if event == "step":
+            per_step.append(maxrss_mb())
+            storages.clear()
+        elif event == "forward" and len(per_step) == big and args.lib == "torch":
+            saved.update(saved_mb=sum(storages.values()) / 2**20, saved_storages=len(storages))
+
     t = time.perf_counter()
-    train(data, probe=lambda ev, *_: per_step.append(maxrss_mb()) if ev == "step" else None)
+    with hooks:
+        train(data, probe=probe)
     out = dict(lib=args.lib, config=args.config, baseline_mb=base, peak_mb=maxrss_mb(),
                growth_mb=maxrss_mb() - base, growth_per_step_mb=[p - base for p in per_step],
                rss_end_mb=rss_mb(), malloc=malloc_stats(), seconds=time.perf_counter() - t,
                shapes=[[list(a.shape) for a in b[:2]] for b in data], shims=used_shims(torch),
                malloc_tuning=args.lib == "minigrad" and
-               os.environ.get("MINIGRAD_NO_MALLOC_TUNING") != "1")
-    print(json.dumps(out))
-
-
-def torch_saved_worker(args):
-    """PyTorch's side of the profile: bytes its autograd saves for backward in the same step
-    (unique storages seen by a saved-tensors hook, a public API), and its logits."""
-    import torch
-    torch.set_num_threads(args.threads or 2)
-    cfg = CONFIGS[args.config]
-    data = batches(cfg)
-    big = _profiled(data)
-    model, _, train = make_translator(torch, **cfg)
-    train(data[:big])
-    storages, out = {}, {}
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-
-    def pack(t):
-        st = t.untyped_storage()
-        if st.data_ptr() not in params:  # weights are not activations (minigrad's count skips them too)
-            storages[st.data_ptr()] = st.nbytes()
-        return t
-
-    def probe(event, logits, loss):
-        if event == "forward":
-            out.update(saved_mb=sum(storages.values()) / 2**20, saved_storages=len(storages),
-                       logits_mb=logits.untyped_storage().nbytes() / 2**20)
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        train(data[big:big + 1], probe=probe)
+               os.environ.get("MINIGRAD_NO_MALLOC_TUNING") != "1", **saved)
     print(json.dumps(out))
 
 
 def profile_worker(args):
     """One minigrad step of the longest batch taken apart (see the module docstring)."""
-    if args.lib == "torch":
-        return torch_saved_worker(args)
+    if args.lib != "minigrad":
+        raise SystemExit("memory.py: the profile is of minigrad only")
     import tracemalloc
     import numpy as np
     from mem_profile import (MB, BackwardTimeline, graph_memory, kernel_scratch_bytes,
@@ -312,8 +308,10 @@ def run(quick=False, configs=None, rounds=None, threads=None):
     res = dict(method=__doc__.split("\n\n", 2)[2].strip(), rounds=rounds, configs={})
     for config in configs:
         runs = {name: [] for name, _, _ in variants}
-        for _ in range(rounds):
+        for i in range(rounds):
             for name, lib, env in variants:
+                if env and i:  # the allocator variant once: it only explains the first row
+                    continue
                 runs[name].append(_run("rss", lib, config, threads, env))
         rows = {}
         for name, rs in runs.items():
@@ -325,7 +323,7 @@ def run(quick=False, configs=None, rounds=None, threads=None):
         entry = dict(config=CONFIGS[config], shapes=runs[variants[0][0]][0]["shapes"], rows=rows,
                      profile=_run("profile", "minigrad", config, threads))
         if "torch" in rows:
-            entry["profile"]["torch"] = _run("profile", "torch", config, threads)
+            entry["profile"]["torch"] = dict(saved_mb=runs["torch"][0]["saved_mb"])
         if "torch" in rows:
             t = rows["torch"]["growth_mb"]
             entry["ratio"] = {k: v["growth_mb"] / t for k, v in rows.items() if k != "torch"}

@@ -15,7 +15,7 @@ def print_tables(res):
               f"{c['d_model']}, {c['nhead']} heads, {c['layers']}+{c['layers']} layers, FFN "
               f"{c['ffn']}, vocab {c['src_vocab']}/{c['tgt_vocab']}, batch {c['batch']}) ==")
         print(f"steps (src, tgt_in shapes): {e['shapes']}; each library in its own process, "
-              f"alternated, median of {res['rounds']} round(s)")
+              f"alternated, median of {res['rounds']} round(s) (the allocator variant: one)")
         print(f"{'run':<28}{'peak growth MB':>15}{'ratio':>7}{'RSS end MB':>12}"
               f"{'malloc free kept MB':>21}{'mmapped MB':>12}")
         for run, d in e["rows"].items():

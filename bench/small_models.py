@@ -268,6 +268,9 @@ def run(quick=False, rounds=None, threads=None):
         m, t = res["libs"]["minigrad"], res["libs"]["torch"]
         res["ratio_step"] = m["median_step_ms"] / t["median_step_ms"]
         res["ratio_gen"] = m["median_gen_s"] / t["median_gen_s"]
+        # the two processes of one round ran back to back, under about the same load
+        res["round_ratios_step"] = [a / b for a, b in zip(m["round_step_ms"], t["round_step_ms"])]
+        res["round_ratios_gen"] = [a / b for a, b in zip(m["round_gen_s"], t["round_gen_s"])]
     res["loadavg"] = os.getloadavg()[0]
     print_table(res)
     return res
@@ -288,6 +291,9 @@ def print_table(res):
     if "ratio_step" in res:
         print(f"ratio minigrad/PyTorch: training step {res['ratio_step']:.2f} (goal <= 0.8), "
               f"sampling loop {res['ratio_gen']:.2f} (goal <= 1.0)   load avg {res['loadavg']:.2f}")
+        fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)  # noqa: E731
+        print(f"per round (back-to-back pairs): step {fmt(res['round_ratios_step'])}; "
+              f"sampling {fmt(res['round_ratios_gen'])}")
 
 
 def main(argv=None):
