@@ -105,7 +105,8 @@ def graph_memory(loss, marks=None):
     """Bytes the graph behind `loss` keeps alive, by category; each buffer counted once.
 
     `marks` maps a name to a tensor (for instance "logits"): the report says where its buffer
-    is booked. Returns dict(saved={op: bytes}, input_refs={producing op: bytes},
+    is booked. Returns dict(saved={op: bytes}, unneeded={op: bytes saved that its backward
+    never reads}, input_refs={producing op: bytes},
     leaves=bytes, total=bytes (saved + input_refs), nodes=count, ops={op: count},
     marks={name: category})."""
     nodes = _nodes(loss)
@@ -119,16 +120,25 @@ def graph_memory(loss, marks=None):
             if arr is not None and t.grad_fn is None and id(_owner(arr)) not in booked:
                 booked[id(_owner(arr))] = ("leaf", None, _owner(arr).nbytes)
                 leaves += _owner(arr).nbytes
+    read = defaultdict(bool)         # id(owner) -> does some backward read it
     for n in nodes:                  # 1. what each op keeps for its backward
         ops[_op(n)] += 1
-        values = list(getattr(n, "saved", ()) or ())
-        values += [v for k, v in vars(n).items() if k not in ("saved", "inputs")] \
+        own = list(getattr(n, "saved", ()) or ())
+        unread = _unread_positions(n, own)
+        values = [(v, i not in unread) for i, v in enumerate(own)]
+        values += [(v, True) for k, v in vars(n).items() if k not in ("saved", "inputs")] \
             if hasattr(n, "__dict__") else []
-        for a in (a for v in values for a in _arrays_in(v)):
-            o = _owner(a)
-            if id(o) not in booked:
-                booked[id(o)] = ("saved", _op(n), o.nbytes)
-                saved[_op(n)] += o.nbytes
+        for v, needed in values:
+            for a in _arrays_in(v):
+                o = _owner(a)
+                read[id(o)] |= needed
+                if id(o) not in booked:
+                    booked[id(o)] = ("saved", _op(n), o.nbytes)
+                    saved[_op(n)] += o.nbytes
+    unneeded = defaultdict(int)      # saved, but only by backwards that never read it
+    for key, (cat, op, nbytes) in booked.items():
+        if cat == "saved" and not read[key]:
+            unneeded[op] += nbytes
     for n in nodes:                  # 2. what is alive only because a node holds its inputs
         for t in getattr(n, "inputs", ()) or ():
             arr = getattr(t, "_array", None)
@@ -142,9 +152,23 @@ def graph_memory(loss, marks=None):
         where[name] = "not held by the graph" if b is None else (
             f"saved by {b[1]}" if b[0] == "saved" else
             f"input reference (output of {b[1]})" if b[0] == "input_ref" else "leaf")
-    return dict(saved=dict(saved), input_refs=dict(refs), leaves=leaves, nodes=len(nodes),
+    return dict(saved=dict(saved), unneeded=dict(unneeded), input_refs=dict(refs),
+                leaves=leaves, nodes=len(nodes),
                 ops=dict(ops), marks=where,
                 total=sum(saved.values()) + sum(refs.values()))  # activations: leaves excluded
+
+
+# A product's gradient for one factor reads only the other factor: d(a*b)/da = b, and for
+# matmul dA = dC B^T, dB = A^T dC. So a saved factor is never read when the OTHER input
+# needs no gradient (x * 0.5, or q @ k^T with a constant k).
+_PRODUCTS = {"Mul", "MatMul"}
+
+
+def _unread_positions(node, saved):
+    need = getattr(node, "needs_input_grad", None)
+    if _op(node) not in _PRODUCTS or need is None or len(saved) != 2 or len(need) != 2:
+        return set()
+    return {i for i in (0, 1) if not need[1 - i]}
 
 
 class BackwardTimeline:

@@ -51,6 +51,9 @@ def profile_rows(p, top=6):
     if rest:
         rows.append((f"saved by {len(rest)} other op types", mb(sum(b for _, b in rest))))
     rows.append(("= all saved for backward", mb(sum(gf["saved"].values()))))
+    for op, b in by(gf.get("unneeded", {})):
+        rows.append((f"  of which saved by {op} but never read (other factor needs no grad)",
+                     mb(b)))
     if "torch" in p:
         rows.append(("  (PyTorch, same step: saved for backward)", p["torch"]["saved_mb"]))
     rows += [(f"held only as an input tensor: outputs of {op}", mb(b))

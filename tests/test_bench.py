@@ -235,3 +235,17 @@ def test_backward_timeline_records_and_restores():
     op, peak, i = tl.peak()
     assert peak >= 64 * 64 * 4 and op == tl.rows[i][0]
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(1.0) * 2, rtol=1e-5)
+
+
+def test_graph_memory_finds_saved_factors_backward_never_reads():
+    import numpy as np
+    import minigrad
+    mp = _bench_module("mem_profile")
+    x = minigrad.tensor(np.ones((8, 8), np.float32), requires_grad=True)
+    h = x + 1.0                    # a non-leaf (an activation) that Add does not save
+    y = (h * 0.5).sum()            # Mul saves h, but d(h * 0.5)/dh reads only 0.5
+    g = mp.graph_memory(y)
+    assert g["unneeded"].get("Mul") == 8 * 8 * 4
+    w = minigrad.tensor(np.ones((8, 8), np.float32), requires_grad=True)
+    g = mp.graph_memory((h * w).sum())  # both need gradients: everything saved is read
+    assert g["unneeded"] == {}
