@@ -224,10 +224,14 @@ def _subclasses(cls):
 
 
 def kernel_scratch_bytes():
-    """Bytes of the buffers minigrad's kernels keep between calls (the matmul packing panels)."""
+    """Bytes of the buffers minigrad's kernels keep between calls (the matmul packing panels
+    of this thread)."""
     import importlib
     try:  # the module, not the `matmul` function the package exports under the same name
         mod = importlib.import_module("minigrad.kernels.matmul")
     except ImportError:
         return 0
-    return sum(b.nbytes for b in getattr(mod, "_workspace", {}).values())
+    local = getattr(mod, "_local", None)  # per-thread buffers (older versions: one dict)
+    workspace = local.__dict__.get("workspace", {}) if local is not None else \
+        getattr(mod, "_workspace", {})
+    return sum(b.nbytes for b in workspace.values())

@@ -17,8 +17,9 @@ the minigrad run passes `minigrad` as `torch` (`lib_shims.library`). Two configu
 
 Measures, each library in its own process, processes alternated for `--rounds` rounds:
 - peak RSS growth: ru_maxrss at the end minus RSS right after importing the library (before
-  any model exists); the same measure for both libraries. minigrad runs twice: as installed
-  (its glibc malloc tuning on) and with MINIGRAD_NO_MALLOC_TUNING=1 (glibc's defaults), to
+  any model exists); the same measure for both libraries. minigrad runs twice: with the
+  allocator setting a training loop opts into (`minigrad.tune_malloc()`, as the translator's
+  trainer and bench/step_worker.py) and with MINIGRAD_NO_MALLOC_TUNING=1 (glibc's defaults), to
   show what the tuning costs (that variant runs in the first round only). glibc's mallinfo2
   at the end tells memory kept free by malloc. For PyTorch, a saved-tensors hook also sums
   the bytes its autograd saves for backward in the profiled step.
@@ -176,6 +177,8 @@ def rss_worker(args):
     torch = library(args.lib)
     if args.lib == "torch":
         torch.set_num_threads(args.threads or 2)
+    else:  # the allocator setting a training loop opts into; MINIGRAD_NO_MALLOC_TUNING=1 skips it
+        torch.tune_malloc()
     base = maxrss_mb()
     cfg = CONFIGS[args.config]
     data = batches(cfg)
@@ -222,6 +225,7 @@ def profile_worker(args):
                              malloc_stats, maxrss_mb, numpy_bytes, rss_mb)
     from lib_shims import library
     torch = library("minigrad")
+    torch.tune_malloc()
     cfg = CONFIGS[args.config]
     data = batches(cfg)
     big = _profiled(data)
@@ -294,7 +298,7 @@ def _run(mode, lib, config, threads, env_extra=None):
 
 
 VARIANTS = [("minigrad", "minigrad", None),
-            ("minigrad, no malloc tuning", "minigrad", {"MINIGRAD_NO_MALLOC_TUNING": "1"}),
+            ("minigrad, no tune_malloc", "minigrad", {"MINIGRAD_NO_MALLOC_TUNING": "1"}),
             ("torch", "torch", None)]
 
 

@@ -197,6 +197,8 @@ def worker(args):
     torch = library(args.lib)
     if args.lib == "torch":
         torch.set_num_threads(args.threads or 2)
+    else:  # the allocator setting a training loop opts into, as bench/step_worker.py
+        torch.tune_malloc()
     cfg = QUICK_CONFIG if args.quick else GPT_CONFIG
     train_step, generate, info = make_gpt(torch, generated_text(20_000 if args.quick else 100_000),
                                           **cfg)
