@@ -362,7 +362,7 @@ def main(argv=None):
         print(f"BLAS pools: {env['blas_threads']}")
     results = {"env": env, "quick": args.quick, "sections": sections}
     funcs = dict(kernels=sec_kernels, autograd=sec_autograd, step=sec_step, scaling=sec_scaling,
-                 decoding=sec_decoding, profile=sec_profile)
+                 decoding=sec_decoding, profile=sec_profile, **EXTRA_SECTIONS)
     for s in SECTIONS:
         if s in sections:
             t = time.perf_counter()
@@ -375,6 +375,23 @@ def main(argv=None):
     if args.png:
         plot(results, args.png)
     return results
+
+
+# ---------------------------------------------- 7-8. small models and memory (issue 16) --
+def sec_small(quick):
+    """bench/small_models.py: the character-level GPT's step and sampling loop vs PyTorch."""
+    import small_models
+    return small_models.run(quick=quick)
+
+
+def sec_memory(quick):
+    """bench/memory.py: peak memory of training vs PyTorch, and minigrad's memory profile."""
+    import memory
+    return memory.run(quick=quick)
+
+
+SECTIONS += ["small", "memory"]
+EXTRA_SECTIONS = dict(small=sec_small, memory=sec_memory)
 
 
 if __name__ == "__main__":

@@ -92,3 +92,160 @@ def test_compare_archs_quick(tmp_path):
     assert [row["arch"] for row in res["rows"]] == ["rnn", "rnn-attention", "transformer"]
     for row in res["rows"]:
         assert row["steps"] > 0 and 0 <= row["test_bleu_greedy"] <= 100
+
+
+# ---------------------------------------------------------------- issue 16: small models, memory --
+def _bench_module(name):
+    sys.path.insert(0, str(BENCH))
+    import importlib
+    return importlib.import_module(name)
+
+
+def test_small_models_quick(tmp_path):
+    out = tmp_path / "s.json"
+    r = subprocess.run([sys.executable, str(BENCH / "small_models.py"), "--quick", "--json", str(out)],
+                       capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(out.read_text())
+    libs = res["libs"]
+    assert "minigrad" in libs
+    for d in libs.values():
+        assert d["median_step_ms"] > 0 and d["median_gen_s"] > 0
+        assert d["n_params"] == libs["minigrad"]["n_params"]  # the same program in both
+    if "torch" in libs:
+        assert res["ratio_step"] > 0 and res["ratio_gen"] > 0
+        assert libs["torch"]["shims"] == []
+    assert "character-level GPT" in r.stdout
+
+
+def test_memory_quick(tmp_path):
+    out = tmp_path / "m.json"
+    r = subprocess.run([sys.executable, str(BENCH / "memory.py"), "--quick", "--json", str(out)],
+                       capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    e = json.loads(out.read_text())["configs"]["quick"]
+    assert e["rows"]["minigrad"]["growth_mb"] > 0
+    p = e["profile"]
+    g = p["events"]["graph_forward"]
+    assert g["saved"] and g["nodes"] > 10 and "CrossEntropy" in g["ops"]
+    assert g["marks"]["logits"] != "not held by the graph"
+    assert p["backward_peak"]["of"] >= g["nodes"] - 5  # one timeline row per node's backward
+    if "torch" in e["rows"]:
+        assert e["ratio"]["minigrad"] > 0 and p["torch"]["saved_mb"] > 0
+    assert "memory profile of one minigrad step" in r.stdout
+
+
+def test_shims_match_torch(torch):
+    import numpy as np
+    import minigrad
+    shims = _bench_module("lib_shims")
+    a = torch.arange(12.0).reshape(3, 4)
+    for name in ("tril", "triu"):
+        fn, _ = shims.SHIMS[name](minigrad)
+        for k in (-1, 0, 2):
+            np.testing.assert_array_equal(fn(minigrad.tensor(a.numpy()), k).numpy(),
+                                          getattr(torch, name)(a, k).numpy())
+    randint, _ = shims.SHIMS["randint"](minigrad)
+    x = randint(7, (500,))
+    assert tuple(x.shape) == (500,) and x.numpy().min() >= 0 and x.numpy().max() == 6
+    assert tuple(randint(3, 5, (2, 3)).shape) == (2, 3) and randint(3, 5, (9,)).numpy().min() == 3
+    multinomial, _ = shims.SHIMS["multinomial"](minigrad)
+    minigrad.manual_seed(0)
+    p = minigrad.tensor([[0.2, 0.0, 0.8], [0.0, 1.0, 0.0]])
+    draws = np.concatenate([multinomial(p, 1).numpy() for _ in range(4000)], axis=1)
+    assert draws.shape == (2, 4000) and (draws[1] == 1).all() and not (draws[0] == 1).any()
+    assert abs((draws[0] == 2).mean() - 0.8) < 0.03
+    for name in ("sin", "cos"):
+        fn, _ = shims.SHIMS[name](minigrad)
+        np.testing.assert_allclose(fn(minigrad.tensor([0.3, -2.0])).numpy(),
+                                   getattr(np, name)(np.array([0.3, -2.0], np.float32)), rtol=1e-6)
+
+
+def test_shims_only_where_needed():
+    shims = _bench_module("lib_shims")
+    lib = shims.library("minigrad")
+    assert shims.used_shims(lib) == []
+    import minigrad
+    for name in lib._shims:  # a stand-in is installed only where minigrad's own probe fails
+        assert shims._needs(shims.SHIMS[name](minigrad)[1])
+    if "tril" in lib._shims:
+        lib.tril(lib.ones(2, 2))
+        assert "tril" in shims.used_shims(lib)
+    assert lib.ones is minigrad.ones  # everything else is minigrad's own
+
+
+def test_graph_memory_books_each_buffer_once():
+    import numpy as np
+    mp = _bench_module("mem_profile")
+
+    class T:  # a tensor as the walker sees it: an array and the node that made it
+        def __init__(self, arr, grad_fn=None):
+            self._array, self.grad_fn = arr, grad_fn
+
+    class Op:
+        def __init__(self, inputs, saved=(), **attrs):
+            self.inputs, self.saved = inputs, saved
+            self.next_functions = tuple((t.grad_fn, 0) for t in inputs)
+            vars(self).update(attrs)
+
+    class Exp(Op):
+        pass
+
+    class Mul(Op):
+        pass
+
+    class Sum(Op):
+        pass
+
+    w = T(np.ones(100))                                   # leaf: 800 bytes
+    a = np.ones((10, 10))
+    mul = Mul([w], saved=(w._array,))                     # saves only the leaf
+    out_a = T(a, mul)
+    b = np.ones(200)
+    exp = Exp([out_a], saved=(b,), extra=(b[:5], np.zeros(3)))  # b via a view too; 24 more bytes
+    out_b = T(b, exp)
+    total = Sum([out_b, T(a[2:], mul)])                   # a view of a: the same buffer as a
+    loss = T(np.zeros(()), total)
+    g = mp.graph_memory(loss, marks=dict(a=out_a))
+    assert g["leaves"] == 800
+    assert g["saved"] == {"Exp": 1600 + 24}
+    assert g["input_refs"] == {"Mul": 800}
+    assert g["total"] == 1600 + 24 + 800 and g["nodes"] == 3
+    assert g["ops"] == {"Mul": 1, "Exp": 1, "Sum": 1}
+    assert g["marks"]["a"] == "input reference (output of Mul)"
+
+
+def test_backward_timeline_records_and_restores():
+    import tracemalloc
+    import numpy as np
+    import minigrad
+    from minigrad import ops
+    mp = _bench_module("mem_profile")
+    before = ops.Mul.__dict__["backward"]
+    x = minigrad.tensor(np.ones((64, 64), np.float32), requires_grad=True)
+    loss = ((x * x).exp() * 2.0).sum()
+    tracemalloc.start()
+    try:
+        with mp.BackwardTimeline() as tl:
+            loss.backward()
+    finally:
+        tracemalloc.stop()
+    assert ops.Mul.__dict__["backward"] is before
+    assert [r[0] for r in tl.rows] == ["Sum", "Mul", "Exp", "Mul"]
+    op, peak, i = tl.peak()
+    assert peak >= 64 * 64 * 4 and op == tl.rows[i][0]
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(1.0) * 2, rtol=1e-5)
+
+
+def test_graph_memory_finds_saved_factors_backward_never_reads():
+    import numpy as np
+    import minigrad
+    mp = _bench_module("mem_profile")
+    x = minigrad.tensor(np.ones((8, 8), np.float32), requires_grad=True)
+    h = x + 1.0                    # a non-leaf (an activation) that Add does not save
+    y = (h * 0.5).sum()            # Mul saves h, but d(h * 0.5)/dh reads only 0.5
+    g = mp.graph_memory(y)
+    assert g["unneeded"].get("Mul") == 8 * 8 * 4
+    w = minigrad.tensor(np.ones((8, 8), np.float32), requires_grad=True)
+    g = mp.graph_memory((h * w).sum())  # both need gradients: everything saved is read
+    assert g["unneeded"] == {}
