@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ops
+from . import autograd, ops
 from .autograd import is_grad_enabled, run_backward
 
 _FLOATS = (np.float16, np.float32, np.float64)
@@ -34,6 +34,14 @@ class Tensor:
 
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
 
+    # Defaults shared by every tensor until set on one: creating a tensor (each op makes one)
+    # then needs to set only its array and its version counter.
+    grad = None           # a Tensor, filled by backward()
+    grad_fn = None        # the node that made this tensor; None for leaves
+    _requires_grad = False
+    _acc = None           # a leaf's AccumulateGrad node, made when first needed
+    _name = None          # a parameter's dotted name, for graph drawings
+
     def __init__(self, data, dtype=None, requires_grad=False):
         if isinstance(data, Tensor):
             data = data._array
@@ -43,23 +51,18 @@ class Tensor:
         self._init(arr, requires_grad)
 
     def _init(self, arr, requires_grad=False):
-        if requires_grad and arr.dtype.type not in _FLOATS:
-            raise TypeError(f"tensor: only floating-point tensors can require gradients, "
-                            f"got dtype {arr.dtype}")
+        if requires_grad:
+            _check_can_require_grad("tensor", arr.dtype)
         self._array = arr
-        self.grad = None
-        self.grad_fn = None
-        self.requires_grad = bool(requires_grad)
-        self._vc = [0]  # version counter, shared with the nodes that saved this tensor
-        self._acc = None
-        self._hooks = None
-        self._name = None
+        self._vc = [0]  # version counter, shared with views and with nodes that saved this
+        self._requires_grad = bool(requires_grad)
 
     @classmethod
     def _wrap(cls, arr):
         """Wrap an array without copying it (internal: ops already made a fresh array)."""
         t = cls.__new__(cls)
-        t._init(arr if isinstance(arr, np.ndarray) else np.asarray(arr))
+        t._array = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
+        t._vc = [0]
         return t
 
     # --- description ----------------------------------------------------------------------
@@ -67,6 +70,19 @@ class Tensor:
     ndim = property(lambda self: self._array.ndim)
     dtype = property(lambda self: self._array.dtype)
     is_leaf = property(lambda self: self.grad_fn is None)
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        if flag:
+            _check_can_require_grad("requires_grad", self._array.dtype)
+        elif self.grad_fn is not None:
+            raise RuntimeError("requires_grad: only a leaf can stop requiring grad; use "
+                               "detach() for a copy of a computed tensor outside the graph")
+        self._requires_grad = bool(flag)
     T = property(lambda self: self.permute(*reversed(range(self.ndim))))
     _version = property(lambda self: self._vc[0])
 
@@ -166,24 +182,27 @@ class Tensor:
         return t
 
     def requires_grad_(self, flag=True):
-        if flag and self.dtype.type not in _FLOATS:
-            raise TypeError(f"requires_grad_: dtype {self.dtype} cannot require gradients")
+        if flag:
+            _check_can_require_grad("requires_grad_", self._array.dtype)
         self.requires_grad = flag
         return self
 
+    @property
+    def retains_grad(self):
+        return self.grad_fn is not None and any(
+            isinstance(h, autograd.RetainGrad) for h in self.grad_fn.pre_hooks)
+
     def retain_grad(self):
-        """Keep `.grad` on this non-leaf tensor after backward."""
-        if self.grad_fn is not None:
-            import weakref
-            self.grad_fn._retain = weakref.ref(self)
+        """Keep `.grad` on this non-leaf tensor after backward (a leaf keeps it anyway)."""
+        if self.grad_fn is not None and not self.retains_grad:
+            self.grad_fn.pre_hooks += (autograd.RetainGrad(self),)
 
     def register_hook(self, hook):
-        """Call `hook(grad)` when this tensor's gradient is computed; a return value replaces it."""
+        """Call `hook(grad)` when this tensor's gradient is computed; a returned tensor replaces
+        it. Returns a handle whose `remove()` unregisters the hook."""
         if not self.requires_grad:
             raise RuntimeError("register_hook: the tensor does not require grad")
-        owner = self.grad_fn if self.grad_fn is not None else self
-        owner._hooks = (owner._hooks or []) + [hook]
-        return hook
+        return autograd.add_pre_hook(autograd._node_of(self), hook)
 
     # --- in-place updates (for optimizers and initialisers, under no_grad) ----------------
     def _inplace(self, name, fn):
@@ -389,6 +408,15 @@ class Tensor:
     def bool(self): return self.to(np.bool_)
     def type_as(self, other): return self.to(other.dtype)
     def is_floating_point(self): return self.dtype.type in _FLOATS
+
+
+def _check_can_require_grad(op, dtype):
+    if dtype.kind != "f":
+        raise TypeError(f"{op}: only floating point tensors can require gradients, got dtype "
+                        f"{dtype}")
+
+
+autograd.Tensor = Tensor  # the engine makes tensors too; it cannot import this module
 
 
 class _MinMax(tuple):

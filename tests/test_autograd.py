@@ -265,10 +265,14 @@ def test_hook_on_non_leaf_replaces_gradient_flowing_on():
         seen.append(g.tolist())
         return mg.tensor(np.array([1.0, -1.0]))
 
-    assert y.register_hook(hook) is hook
-    (y * y).sum().backward()  # dL/dy = 2y = [6, 12], replaced by [1, -1]
+    handle = y.register_hook(hook)
+    (y * y).sum().backward(retain_graph=True)  # dL/dy = 2y = [6, 12], replaced by [1, -1]
     assert seen == [[6.0, 12.0]]
     assert x.grad.tolist() == [3.0, -3.0]
+    handle.remove()  # a handle, as in PyTorch: the hook no longer runs
+    x.grad = None
+    (y * y).sum().backward()
+    assert seen == [[6.0, 12.0]] and x.grad.tolist() == [18.0, 36.0]
 
 
 def test_hooks_chain_in_registration_order():
@@ -664,3 +668,53 @@ def test_custom_function_in_graph():
     assert y.requires_grad
     (y * 2).sum().backward()
     assert x.grad.tolist() == [4.0, 12.0]
+
+
+# --- the core's shape: per-thread state, nodes without renderer fields ------------------------
+
+def test_grad_mode_and_module_path_are_per_thread():
+    import threading
+    from minigrad.autograd import current_module_path, module_scope
+
+    seen = {}
+    inside, release = threading.Event(), threading.Event()
+
+    def other():
+        with mg.no_grad(), module_scope("other.block"):
+            inside.set()
+            release.wait(10)
+            seen["other"] = (mg.is_grad_enabled(), current_module_path())
+
+    t = threading.Thread(target=other)
+    t.start()
+    inside.wait(10)
+    with module_scope("main.layer"):
+        seen["main"] = (mg.is_grad_enabled(), current_module_path())
+    release.set()
+    t.join()
+    assert seen == {"other": (False, "other.block"), "main": (True, "main.layer")}
+    assert current_module_path() is None
+
+
+def test_nodes_carry_only_what_backward_needs():
+    # module paths and values are the renderer's business (a record hook that viz installs)
+    x = leaf([1.0, 2.0])
+    node = x.exp().grad_fn
+    assert set(vars(node)) == {"next_nodes", "out_shape", "out_dtype", "saved", "saved_versions"}
+    assert (x * x).grad_fn.next_functions == ((x._acc, 0), (x._acc, 0))
+
+
+def test_record_hooks_come_and_go():
+    from minigrad import autograd
+
+    seen = []
+    handle = autograd.add_record_hook(lambda node, out: seen.append((node.name(), out.shape)))
+    x = leaf([1.0, 2.0])
+    x.exp()
+    handle.remove()
+    x.exp()
+    assert seen == [("ExpBackward", (2,))]
+    before = list(autograd._record_hooks)
+    with mg.detect_anomaly():
+        assert len(autograd._record_hooks) == len(before) + 1
+    assert autograd._record_hooks == before  # anomaly mode's hook is gone again

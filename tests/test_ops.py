@@ -408,6 +408,17 @@ def test_amax_ties_share_gradient():
     np.testing.assert_allclose(x.grad.numpy(), [[0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]])
 
 
+@pytest.mark.parametrize("op", ["amax", "amin"])
+def test_amax_amin_backward_keeps_float32(op):
+    # the tie count is an integer: dividing by it once made the gradient float64, which the
+    # matmul behind it then refused
+    x = mg.tensor(np.arange(6.0).reshape(2, 3), dtype=mg.float32, requires_grad=True)
+    w = mg.tensor(np.eye(3), dtype=mg.float32, requires_grad=True)
+    getattr(x @ w, op)(-1).sum().backward()
+    assert x.grad.dtype == np.float32 and w.grad.dtype == np.float32
+    assert x.grad.tolist() == ([[0, 0, 1], [0, 0, 1]] if op == "amax" else [[1, 0, 0], [1, 0, 0]])
+
+
 @SETTINGS
 @given(data=st.data(), keepdim=st.booleans())
 def test_argmax(data, keepdim):

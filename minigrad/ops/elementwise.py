@@ -88,7 +88,7 @@ class Pow(Function):
         gb = None
         if need[1]:  # d(a^b)/db = a^b log a, taken as 0 where a == 0 (PyTorch does the same)
             with np.errstate(divide="ignore", invalid="ignore"):
-                gb = g * np.where(a > 0, out * np.log(np.where(a > 0, a, 1)), 0)
+                gb = g * np.where(a > 0, out * np.log(np.where(a > 0, a, 1), dtype=out.dtype), 0)
         return _back(ctx, ga, gb)
 
 
