@@ -718,3 +718,82 @@ def test_record_hooks_come_and_go():
     with mg.detect_anomaly():
         assert len(autograd._record_hooks) == len(before) + 1
     assert autograd._record_hooks == before  # anomaly mode's hook is gone again
+
+
+# --- the engine fits every gradient to its input --------------------------------------------
+
+class _BroadcastAdd(Function):
+    """a + b whose backward returns the output-shaped gradient for both inputs."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, g
+
+
+class _WrongShape(Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.ones(g.shape + (3,), g.dtype)  # (2, 3) does not broadcast from (2,)
+
+
+class _WrongDtype(Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * 2).astype(np.float64)
+
+
+def test_engine_sums_broadcast_gradients_to_each_input_shape():
+    a, b = leaf(np.ones((3, 1))), leaf(np.ones(4))
+    _BroadcastAdd.apply(a, b).sum().backward()
+    assert a.grad.shape == (3, 1) and a.grad.tolist() == [[4.0]] * 3
+    assert b.grad.shape == (4,) and b.grad.tolist() == [3.0] * 4
+
+
+def test_engine_reports_an_op_returning_a_wrong_shape():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=re.escape(
+            "_WrongShapeBackward: returned a gradient of shape (2, 3) for an input of shape (2,)")):
+        _WrongShape.apply(x).sum().backward()
+
+
+def test_engine_reports_an_op_returning_a_wrong_dtype():
+    x = leaf([1.0, 2.0], dtype=mg.float32)
+    with pytest.raises(RuntimeError, match="_WrongDtypeBackward: returned a gradient of dtype "
+                                           "float64 for an input of dtype float32"):
+        _WrongDtype.apply(x).sum().backward()
+
+
+def test_leaf_rejects_a_hook_changing_the_gradient_dtype():
+    x = leaf([1.0, 2.0], dtype=mg.float32)
+    x.register_hook(lambda g: g.double())
+    with pytest.raises(RuntimeError, match="hook: .*dtype float64.*expected shape \\(2,\\) and "
+                                           "dtype float32"):
+        (x * 2).sum().backward()
+
+
+def test_mixed_float32_float64_graph_backpropagates_like_torch(torch):
+    a = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    b = np.array([0.3, -0.2, 0.1])
+    x, y = mg.tensor(a, dtype=mg.float32, requires_grad=True), leaf(b)  # float32, float64
+    tx = torch.tensor(a, dtype=torch.float32, requires_grad=True)
+    ty = torch.tensor(b, dtype=torch.float64, requires_grad=True)
+    for lib, p, q in ((mg, x, y), (torch, tx, ty)):
+        h = (p * q).tanh() @ q + p.sum(1).double()  # float64 from here on
+        out = (h.float() * p[:, 0]).sum()           # back to float32
+        assert str(out.dtype).endswith("float32")
+        out.backward()
+    assert x.grad.dtype == np.float32 and y.grad.dtype == np.float64
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy(), rtol=1e-6)

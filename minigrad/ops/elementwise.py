@@ -1,5 +1,6 @@
-"""Elementwise ops. Each gradient is the local derivative times the incoming gradient, then
-`unbroadcast` sums it back to the input's shape (NumPy broadcasting in the forward pass)."""
+"""Elementwise ops. Each gradient is the local derivative times the incoming gradient. Where
+the forward broadcast an input, its gradient comes back in the output's shape and the engine
+sums it over the broadcast axes (see `autograd._fit`); None marks a gradient nobody needs."""
 from __future__ import annotations
 
 import math
@@ -8,46 +9,31 @@ import numba
 import numpy as np
 
 from ..autograd import Function
-from ._util import unbroadcast
-
-
-def _pair(ctx, a, b):
-    ctx.shapes = (np.shape(a), np.shape(b))
-
-
-def _back(ctx, ga, gb):
-    """Gradients for (a, b) reduced to their shapes; None where no gradient is needed."""
-    need = ctx.needs_input_grad
-    return (unbroadcast(ga, ctx.shapes[0]) if need[0] and ga is not None else None,
-            unbroadcast(gb, ctx.shapes[1]) if len(need) > 1 and need[1] and gb is not None else None)
 
 
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         return np.add(a, b)
 
     @staticmethod
     def backward(ctx, g):
-        return _back(ctx, g, g)
+        return g, g
 
 
 class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         return np.subtract(a, b)
 
     @staticmethod
     def backward(ctx, g):
-        return _back(ctx, g, -g if ctx.needs_input_grad[1] else None)
+        return g, (-g if ctx.needs_input_grad[1] else None)
 
 
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         ctx.save_for_backward(a, b)
         return np.multiply(a, b)
 
@@ -55,13 +41,12 @@ class Mul(Function):
     def backward(ctx, g):
         a, b = ctx.saved
         need = ctx.needs_input_grad
-        return _back(ctx, g * b if need[0] else None, g * a if need[1] else None)
+        return (g * b if need[0] else None), (g * a if need[1] else None)
 
 
 class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         ctx.save_for_backward(a, b)
         return np.divide(a, b)
 
@@ -69,13 +54,12 @@ class Div(Function):
     def backward(ctx, g):
         a, b = ctx.saved
         need = ctx.needs_input_grad
-        return _back(ctx, g / b if need[0] else None, -g * a / (b * b) if need[1] else None)
+        return (g / b if need[0] else None), (-g * a / (b * b) if need[1] else None)
 
 
 class Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         out = np.power(a, b)
         ctx.save_for_backward(a, b, out)
         return out
@@ -89,13 +73,12 @@ class Pow(Function):
         if need[1]:  # d(a^b)/db = a^b log a, taken as 0 where a == 0 (PyTorch does the same)
             with np.errstate(divide="ignore", invalid="ignore"):
                 gb = g * np.where(a > 0, out * np.log(np.where(a > 0, a, 1), dtype=out.dtype), 0)
-        return _back(ctx, ga, gb)
+        return ga, gb
 
 
 class Maximum(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         ctx.save_for_backward(a, b)
         return np.maximum(a, b)
 
@@ -104,13 +87,12 @@ class Maximum(Function):
         a, b = ctx.saved
         # ties split the gradient evenly, as PyTorch does
         wa = ((a > b) + 0.5 * (a == b)).astype(g.dtype)
-        return _back(ctx, g * wa, g * (1 - wa))
+        return g * wa, g * (1 - wa)
 
 
 class Minimum(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         ctx.save_for_backward(a, b)
         return np.minimum(a, b)
 
@@ -118,7 +100,7 @@ class Minimum(Function):
     def backward(ctx, g):
         a, b = ctx.saved
         wa = ((a < b) + 0.5 * (a == b)).astype(g.dtype)
-        return _back(ctx, g * wa, g * (1 - wa))
+        return g * wa, g * (1 - wa)
 
 
 class Neg(Function):
@@ -270,16 +252,15 @@ class Clamp(Function):
 
 
 class Cast(Function):
-    """Change dtype; the gradient is cast back to the input's dtype."""
+    """Change dtype; the engine casts the gradient back to the input's dtype."""
 
     @staticmethod
     def forward(ctx, a, dtype=None):
-        ctx.in_dtype = a.dtype
         return a.astype(dtype)
 
     @staticmethod
     def backward(ctx, g):
-        return g.astype(ctx.in_dtype)
+        return g
 
 
 class Where(Function):
@@ -287,7 +268,6 @@ class Where(Function):
 
     @staticmethod
     def forward(ctx, cond, a, b):
-        ctx.shapes = (np.shape(cond), np.shape(a), np.shape(b))
         ctx.save_for_backward(cond)
         return np.where(cond, a, b)
 
@@ -296,9 +276,8 @@ class Where(Function):
         cond = ctx.saved[0]
         need = ctx.needs_input_grad
         zero = np.zeros((), g.dtype)
-        ga = unbroadcast(np.where(cond, g, zero), ctx.shapes[1]) if need[1] else None
-        gb = unbroadcast(np.where(cond, zero, g), ctx.shapes[2]) if need[2] else None
-        return None, ga, gb
+        return (None, np.where(cond, g, zero) if need[1] else None,
+                np.where(cond, zero, g) if need[2] else None)
 
 
 class MaskedFill(Function):

@@ -2,6 +2,7 @@
 
 The forward and both gradients are three calls of one kernel, `kernels.matmul`:
     C = A @ B,   dA = dC @ B^T,   dB = A^T @ dC
+Where batch dims were broadcast, a gradient keeps them and the engine sums them away.
 """
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import numpy as np
 
 from .. import kernels
 from ..autograd import Function
-from ._util import unbroadcast
 
 
 def _swap(x):
@@ -58,15 +58,15 @@ class MatMul(Function):
         need = ctx.needs_input_grad
         ga = gb = None
         if need[0]:
-            ga = unbroadcast(kernels.matmul(g, _swap(b)), a.shape)
+            ga = kernels.matmul(g, _swap(b))
+            if ctx.ndims[0] == 1:
+                ga = ga[..., 0, :]  # drop the axis the forward added
         if need[1]:
             if b.ndim == 2 and a.ndim > 2:
                 # a weight shared by every batch row: one big (K, N) @ (N, M) product
                 gb = kernels.matmul(_swap(a.reshape(-1, a.shape[-1])), g.reshape(-1, g.shape[-1]))
             else:
-                gb = unbroadcast(kernels.matmul(_swap(a), g), b.shape)
-        if ctx.ndims[0] == 1 and ga is not None:
-            ga = ga.reshape(-1)
-        if ctx.ndims[1] == 1 and gb is not None:
-            gb = gb.reshape(-1)
+                gb = kernels.matmul(_swap(a), g)
+            if ctx.ndims[1] == 1:
+                gb = gb[..., 0]
         return ga, gb
