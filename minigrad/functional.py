@@ -39,6 +39,7 @@ def where(condition, input, other):
     except ValueError:
         raise ValueError(f"where: shapes {cond.shape}, {np.shape(_data(input))} and "
                          f"{np.shape(_data(other))} cannot be broadcast together") from None
+    cond = condition if isinstance(condition, Tensor) else cond  # a tensor's changes are seen
     return ops.Where.apply(cond, *_promoted_all((input, other), "where"))
 
 

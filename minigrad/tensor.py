@@ -446,7 +446,8 @@ class Tensor:
 
     # --- indexing and masking -------------------------------------------------------------
     def masked_fill(self, mask, value):
-        return ops.MaskedFill.apply(self, _data(mask), value=value)
+        # the mask goes in as a tensor, so an in-place change of it before backward is caught
+        return ops.MaskedFill.apply(self, mask, value=value)
 
     def gather(self, dim, index):
         return ops.Gather.apply(self, dim=dim, index=_data(index))

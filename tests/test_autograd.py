@@ -797,3 +797,97 @@ def test_mixed_float32_float64_graph_backpropagates_like_torch(torch):
     assert x.grad.dtype == np.float32 and y.grad.dtype == np.float64
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
     np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy(), rtol=1e-6)
+
+
+# --- views share their base's version counter, whatever the grad mode ------------------------
+
+VIEWS = {
+    "index": lambda w: w[0],
+    "slice": lambda w: w[:, 1:],
+    "view": lambda w: w.view(-1),
+    "reshape": lambda w: w.reshape(3, 2),
+    "T": lambda w: w.T,
+    "permute": lambda w: w.permute(1, 0),
+    "flatten": lambda w: w.flatten(),
+    "unsqueeze": lambda w: w.unsqueeze(0),
+    "view of a view": lambda w: w.T[1],
+    "detach then index": lambda w: w.detach()[0],
+}
+
+
+@pytest.mark.parametrize("name", list(VIEWS))
+@pytest.mark.parametrize("made_under", ["no_grad", "grad"])
+def test_in_place_change_through_a_view_is_detected(name, made_under):
+    x = leaf(np.ones((4, 2)))
+    w = leaf(np.arange(6.0).reshape(2, 3))
+    loss = (x @ w).sum()  # MatMul saved w
+    if made_under == "grad":
+        view = VIEWS[name](w)
+        with mg.no_grad():
+            view.sub_(10)
+    else:
+        with mg.no_grad():
+            VIEWS[name](w).sub_(10)
+    assert w._version == 1
+    with pytest.raises(RuntimeError, match="MatMulBackward: a tensor of shape \\(2, 3\\) needed "
+                                           "for backward was modified in place"):
+        loss.backward()
+
+
+def test_change_of_a_base_is_seen_through_its_view():
+    x = leaf([1.0, 2.0, 3.0])
+    base = mg.tensor(np.ones((2, 3)))
+    with mg.no_grad():
+        row = base[1]
+    loss = (x * row).sum()  # Mul saved the view's memory
+    with mg.no_grad():
+        base.mul_(3.0)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
+
+
+def test_a_copy_is_not_a_view():
+    x = leaf(np.ones((4, 2)))
+    w = leaf(np.arange(6.0).reshape(2, 3))
+    loss = (x @ w).sum()
+    with mg.no_grad():
+        w.clone().sub_(10)
+        w[[0, 1]].sub_(10)  # advanced indexing copies, as in NumPy and PyTorch
+    loss.backward()
+    assert w._version == 0 and x.grad.tolist() == [[3.0, 12.0]] * 4
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_numpy_operand_changed_after_forward_does_not_change_the_gradient(dtype):
+    x = leaf([1.0, 2.0, 3.0], dtype=dtype)
+    arr = np.array([1.0, 2.0, 3.0], dtype=dtype)
+    m = np.eye(3, dtype=dtype)
+    loss = (x * arr).sum() + (x @ m).sum() + (arr * x).sum()
+    arr[:] = 100.0
+    m[:] = 100.0
+    loss.backward()
+    assert x.grad.tolist() == [3.0, 5.0, 7.0]
+
+
+def test_requires_grad_attribute_refuses_integer_tensors():
+    t = mg.tensor([1, 2])
+    with pytest.raises(TypeError, match="requires_grad: only floating point tensors can "
+                                        "require gradients, got dtype int64"):
+        t.requires_grad = True
+    assert not t.requires_grad
+    f = mg.tensor([1.0, 2.0])
+    f.requires_grad = True
+    assert f.requires_grad
+    f.requires_grad = False
+    with pytest.raises(RuntimeError, match="only a leaf can stop requiring grad"):
+        (leaf([1.0]) * 2).requires_grad = False
+
+
+def test_mask_changed_after_forward_is_detected():
+    x = leaf([1.0, 2.0, 3.0])
+    mask = mg.tensor([True, False, False])
+    loss = x.masked_fill(mask, 0.0).sum() + mg.where(mask, x, x * 2).sum()
+    with mg.no_grad():
+        mask.fill_(False)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
