@@ -38,16 +38,15 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
             continue
         analytic = np.zeros_like(x._array) if x.grad is None else x.grad._array
         numeric = np.zeros_like(x._array)
-        flat = x._array.reshape(-1)  # a view: perturbations write through to x
-        num_flat = numeric.reshape(-1)
-        for j in range(flat.size):
-            orig = flat[j]
-            flat[j] = orig + eps
+        arr = x._array  # perturbed in place, element by element, whatever its memory layout
+        for j in np.ndindex(arr.shape):
+            orig = arr[j]
+            arr[j] = orig + eps
             plus = objective()
-            flat[j] = orig - eps
+            arr[j] = orig - eps
             minus = objective()
-            flat[j] = orig
-            num_flat[j] = (plus - minus) / (2 * eps)
+            arr[j] = orig
+            numeric[j] = (plus - minus) / (2 * eps)
         err = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
         if err.size and err.max() > 0:
             k = tuple(int(i) for i in np.unravel_index(int(np.argmax(err)), err.shape))

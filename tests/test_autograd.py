@@ -891,3 +891,21 @@ def test_mask_changed_after_forward_is_detected():
         mask.fill_(False)
     with pytest.raises(RuntimeError, match="modified in place"):
         loss.backward()
+
+
+@pytest.mark.parametrize("layout", ["fortran", "strided"])
+def test_gradcheck_perturbs_non_contiguous_inputs_in_place(layout):
+    a = np.arange(1.0, 13.0).reshape(3, 4) / 7
+    arr = np.asfortranarray(a) if layout == "fortran" else np.repeat(a, 2, axis=0)[::2]
+    assert not arr.flags.c_contiguous
+    x = mg.Tensor._wrap(arr).requires_grad_()
+    assert gradcheck(lambda t: (t * t).sum(0) * t[0], [x])
+    np.testing.assert_array_equal(x.numpy(), a)  # every element restored
+
+
+def test_leaf_rejects_a_hook_changing_the_gradient_shape():
+    x = leaf([1.0, 2.0])
+    x.register_hook(lambda g: mg.tensor(np.ones(1)))  # once broadcast silently to (2,)
+    with pytest.raises(RuntimeError, match=re.escape("shape (1,) and dtype float64; expected "
+                                                     "shape (2,)")):
+        (x * 2).sum().backward()

@@ -993,3 +993,37 @@ def test_composite_attention_like(data):
         return _np_softmax(s, -1) @ v_
 
     check(attn, [q, k, v], ref)
+
+
+# --- leaky_relu -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("slope", [0.01, 0.2, 1.5, -0.5])
+def test_leaky_relu_gradient_at_zero_is_the_slope_like_torch(torch, slope):
+    from minigrad.nn import functional as F
+    a = np.array([-1.0, 0.0, 2.0, 0.0], dtype=np.float32)
+    x = mg.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    y, ty = F.leaky_relu(x, slope), torch.nn.functional.leaky_relu(t, slope)
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy())
+    y.sum().backward()
+    ty.sum().backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())  # slope at 0, not (1 + slope) / 2
+
+
+def test_leaky_relu_gradcheck():
+    from minigrad.nn import functional as F
+    check(lambda t: F.leaky_relu(t, 0.2), [np.array([[-1.5, 0.3], [2.0, -0.25]])],
+          lambda v: np.where(v > 0, v, 0.2 * v))
+
+
+def test_sigmoid_tails_like_torch(torch):
+    # one sigmoid serves the op and the fused GRU gates: exact in both tails, never overflowing
+    from minigrad.ops.elementwise import sigmoid
+    a = np.array([-100.0, -20.0, -1e-3, 0.0, 1e-3, 20.0, 100.0], dtype=np.float32)
+    with np.errstate(over="raise", divide="raise", invalid="raise"):
+        got = mg.tensor(a).sigmoid().numpy()
+        np.testing.assert_array_equal(sigmoid(a), got)
+    assert got.dtype == np.float32
+    # (torch flushes sigmoid(-100) to 0; ours keeps the subnormal 3.8e-44)
+    np.testing.assert_allclose(got, torch.sigmoid(torch.tensor(a)).numpy(), rtol=1e-6, atol=1e-38)

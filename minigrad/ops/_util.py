@@ -29,7 +29,3 @@ def expand_reduced(grad: np.ndarray, shape: tuple, dims: tuple, keepdim: bool) -
     if not keepdim:
         grad = np.expand_dims(grad, dims) if dims else grad
     return np.broadcast_to(grad, shape)
-
-
-def shape_of(x) -> tuple:
-    return np.shape(x)

@@ -172,12 +172,17 @@ class Tanh(Function):
         return g * (1 - y * y)
 
 
+def sigmoid(a):
+    """1 / (1 + exp(-a)) of an array. exp only ever sees -|a|, so it never overflows, and
+    below 0 the form exp(a) / (1 + exp(a)) keeps the precision of tiny values."""
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1, e) / (1 + e)
+
+
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a):
-        # exp of a non-positive number only, so neither branch overflows
-        e = np.exp(-np.abs(a))
-        out = np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+        out = sigmoid(a)
         ctx.save_for_backward(out)
         return out
 
@@ -197,6 +202,21 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, g):
         return g * (ctx.saved[0] > 0)
+
+
+class LeakyRelu(Function):
+    """x where x > 0, else negative_slope * x. The gradient at 0 is the slope, as in PyTorch
+    (a `maximum(x, slope * x)` would split the tie and give (1 + slope) / 2)."""
+
+    @staticmethod
+    def forward(ctx, a, negative_slope=0.01):
+        ctx.save_for_backward(a)
+        ctx.slope = float(negative_slope)  # a Python float keeps a's dtype; np.float64 would not
+        return np.where(a > 0, a, a * ctx.slope)
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.where(ctx.saved[0] > 0, g, g * ctx.slope)
 
 
 @numba.vectorize(["float32(float32)", "float64(float64)"], cache=True)

@@ -120,12 +120,7 @@ class CrossEntropy(Function):
         logp = ctx.saved[0]
         safe, keep, eps, reduction, count = ctx.vals
         n, c = logp.shape
-        if reduction == "none":
-            scale = g * keep
-        elif reduction == "sum":
-            scale = g * keep
-        else:
-            scale = g * keep / max(count, 1)
+        scale = g * keep if reduction in ("none", "sum") else g * keep / max(count, 1)
         scale = scale.astype(logp.dtype)
         # d loss / d logp, then the fused log-softmax backward turns it into d loss / d logits
         dlogp = np.empty_like(logp)
