@@ -18,9 +18,11 @@ of a node, anomaly mode and the graph renderer (`minigrad.viz`) add record hooks
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 import traceback
 import weakref
+from heapq import heappop, heappush
 
 import numpy as np
 
@@ -28,6 +30,7 @@ from .grad_mode import (_state, _Switch, current_module_path, enable_grad,  # no
                         is_grad_enabled, module_scope, no_grad)
 
 Tensor = None  # the Tensor class: tensor.py imports this module, then registers itself here
+_sequence = itertools.count()  # numbers nodes in order of creation (PyTorch's sequence_nr)
 
 
 # --- record hooks: features that want to know about every node as it is created ---------------
@@ -75,14 +78,15 @@ class Node:
 class AccumulateGrad(Node):
     """The graph's sink for a leaf tensor: adds incoming gradients into `variable.grad`."""
 
-    __slots__ = ("variable", "pre_hooks", "__weakref__")
+    __slots__ = ("variable", "pre_hooks", "out_shape", "out_dtype", "sequence_nr",
+                 "__weakref__")
 
     def __init__(self, variable):
         self.variable = variable
         self.pre_hooks = ()
-
-    out_shape = property(lambda self: self.variable._array.shape)
-    out_dtype = property(lambda self: self.variable._array.dtype)
+        self.sequence_nr = -1 - next(_sequence)  # below every op node's: leaves come last
+        # the gradient's shape and dtype; `Tensor.data = ...` updates them
+        self.out_shape, self.out_dtype = variable._array.shape, variable._array.dtype
 
     def accumulate(self, g):
         """Add `g` into the leaf's `.grad`: gradients add up across backward calls, as in PyTorch."""
@@ -117,7 +121,7 @@ class Function(Node):
 
     @property
     def needs_input_grad(self):
-        return tuple(n is not None for n in self.next_nodes)
+        return tuple([n is not None for n in self.next_nodes])
 
     def name(self) -> str:
         return type(self).__name__ + "Backward"
@@ -130,10 +134,10 @@ class Function(Node):
             ctx, *[a._array if isinstance(a, Tensor) else a for a in args], **kwargs))
         if out._array.base is not None:
             _share_version_counter(out, args)
-        if _state.grad_enabled and out._array.dtype.kind == "f":  # ints carry no gradient
-            next_nodes = tuple(_node_of(a) if isinstance(a, Tensor) and a._requires_grad
-                               else None for a in args)
-            if any(next_nodes):
+        if _state.grad_enabled:  # each input's node: its grad_fn, or its leaf's accumulator
+            next_nodes = tuple([(a.grad_fn or a._acc or _node_of(a)) if isinstance(a, Tensor)
+                                and a._requires_grad else None for a in args])
+            if any(next_nodes) and out._array.dtype.kind == "f":  # ints carry no gradient
                 _record(ctx, out, args, next_nodes)
         return out
 
@@ -157,7 +161,7 @@ def _node_of(t):
 
 def _record(ctx, out, args, next_nodes):
     """Make `ctx` the node that produced `out`."""
-    ctx.next_nodes = next_nodes
+    ctx.next_nodes, ctx.sequence_nr = next_nodes, next(_sequence)
     ctx.out_shape, ctx.out_dtype = out._array.shape, out._array.dtype
     if ctx.saved:
         _snapshot_versions(ctx, args, out)
@@ -183,31 +187,45 @@ def _share_version_counter(out, args):
 
 
 def _snapshot_versions(ctx, args, out):
-    """Remember the version of every tensor whose memory a saved array shares. A plain NumPy
-    operand has no version counter, so the saved arrays that share its memory are copied."""
-    saved_roots = {id(_root(a)) for a in ctx.saved if isinstance(a, np.ndarray)}
-    versions = []
-    for x in (*args, out):
+    """Remember the version of the tensor each saved array belongs to. A plain NumPy operand
+    has no version counter, so a saved array of its memory is copied instead."""
+    operands, versions = (*args, out), []
+    for i, s in enumerate(ctx.saved):
+        x = _operand_holding(s, operands) if isinstance(s, np.ndarray) else None
         if isinstance(x, Tensor):
-            if id(_root(x._array)) in saved_roots:
-                versions.append((x._vc, x._vc[0], x._array.shape))
-        elif isinstance(x, np.ndarray) and id(_root(x)) in saved_roots:
-            root = _root(x)
-            ctx.saved = tuple(s.copy() if isinstance(s, np.ndarray) and _root(s) is root else s
-                              for s in ctx.saved)
+            versions.append((x._vc, x._vc[0], x._array.shape))
+        elif x is not None:
+            ctx.saved = ctx.saved[:i] + (s.copy(),) + ctx.saved[i + 1:]
     ctx.saved_versions = versions
+
+
+def _operand_holding(s, operands):
+    """The operand (tensor or array) whose memory `s` is: usually `s` is one of their arrays;
+    otherwise a view of one (a reshape inside forward, say), found through NumPy's `base`."""
+    for x in operands:
+        if (x._array if isinstance(x, Tensor) else x) is s:
+            return x
+    root = _root(s)
+    for x in operands:
+        a = x._array if isinstance(x, Tensor) else x
+        if isinstance(a, np.ndarray) and _root(a) is root:
+            return x
+    return None
 
 
 # --- the engine -------------------------------------------------------------------------------
 
 def run_backward(tensor, grad, retain_graph=False):
-    """Backpropagate `grad` (an array shaped like `tensor`) to every leaf behind `tensor`."""
+    """Backpropagate `grad` (an array shaped like `tensor`) to every leaf behind `tensor`.
+
+    A node runs once all its gradient has arrived, that is after every node created later
+    (only those can send it gradient): the queue pops the most recently created node first.
+    """
     root = _node_of(tensor)
-    grads = {root: grad}
-    for node in _topological_order(root):
-        g = grads.pop(node, None)
-        if g is None:
-            continue  # no gradient reached this node
+    grads, queue = {root: grad}, [(-root.sequence_nr, root)]
+    while queue:
+        node = heappop(queue)[1]
+        g = grads.pop(node)
         if node.pre_hooks:
             g = _run_pre_hooks(node, g)
         if node.__class__ is AccumulateGrad:
@@ -215,28 +233,14 @@ def run_backward(tensor, grad, retain_graph=False):
             continue
         for child, ig in zip(node.next_nodes, _call_backward(node, g, retain_graph)):
             if child is not None and ig is not None:
-                if ig.shape != child.out_shape or ig.dtype != child.out_dtype:
+                if ig.shape != child.out_shape or ig.dtype is not child.out_dtype:
                     ig = _fit(node, child, ig)
                 prev = grads.get(child)
-                grads[child] = ig if prev is None else prev + ig
-
-
-def _topological_order(root):
-    """Nodes reachable from `root`, each before every node it sends gradient to."""
-    order, seen = [], {root}
-    stack = [(root, iter(root.next_nodes))]
-    while stack:
-        node, children = stack[-1]
-        for child in children:
-            if child is not None and child not in seen:
-                seen.add(child)
-                stack.append((child, iter(child.next_nodes)))
-                break
-        else:
-            stack.pop()
-            order.append(node)
-    order.reverse()
-    return order
+                if prev is None:
+                    grads[child] = ig
+                    heappush(queue, (-child.sequence_nr, child))
+                else:
+                    grads[child] = prev + ig
 
 
 def _call_backward(node, g, retain_graph):

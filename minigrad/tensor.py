@@ -179,6 +179,8 @@ class Tensor:
     def data(self, value):
         arr = value._array if isinstance(value, Tensor) else np.asarray(value)
         self._array = arr
+        if self._acc is not None:  # gradients reaching this leaf take the new shape and dtype
+            self._acc.out_shape, self._acc.out_dtype = arr.shape, arr.dtype
 
     def tolist(self):
         return self._array.tolist()

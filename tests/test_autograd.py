@@ -700,7 +700,8 @@ def test_nodes_carry_only_what_backward_needs():
     # module paths and values are the renderer's business (a record hook that viz installs)
     x = leaf([1.0, 2.0])
     node = x.exp().grad_fn
-    assert set(vars(node)) == {"next_nodes", "out_shape", "out_dtype", "saved", "saved_versions"}
+    assert set(vars(node)) == {"next_nodes", "sequence_nr", "out_shape", "out_dtype", "saved",
+                               "saved_versions"}
     assert (x * x).grad_fn.next_functions == ((x._acc, 0), (x._acc, 0))
 
 
