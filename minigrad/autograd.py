@@ -189,24 +189,28 @@ def _share_version_counter(out, args):
 def _snapshot_versions(ctx, args, out):
     """Remember the version of the tensor each saved array belongs to. A plain NumPy operand
     has no version counter, so a saved array of its memory is copied instead."""
-    operands, versions = (*args, out), []
+    versions = []
     for i, s in enumerate(ctx.saved):
-        x = _operand_holding(s, operands) if isinstance(s, np.ndarray) else None
+        x = _operand_holding(s, args, out)
         if isinstance(x, Tensor):
             versions.append((x._vc, x._vc[0], x._array.shape))
-        elif x is not None:
+        elif isinstance(x, np.ndarray):
             ctx.saved = ctx.saved[:i] + (s.copy(),) + ctx.saved[i + 1:]
     ctx.saved_versions = versions
 
 
-def _operand_holding(s, operands):
-    """The operand (tensor or array) whose memory `s` is: usually `s` is one of their arrays;
-    otherwise a view of one (a reshape inside forward, say), found through NumPy's `base`."""
-    for x in operands:
-        if (x._array if isinstance(x, Tensor) else x) is s:
+def _operand_holding(s, args, out):
+    """The operand (tensor or array) whose memory `s` is: usually the output or an input as it
+    came; otherwise a view of one (a reshape inside forward, say), found through `base`."""
+    if s is out._array:
+        return out
+    for x in args:
+        if x is s or (isinstance(x, Tensor) and x._array is s):
             return x
+    if not isinstance(s, np.ndarray):
+        return None
     root = _root(s)
-    for x in operands:
+    for x in (*args, out):
         a = x._array if isinstance(x, Tensor) else x
         if isinstance(a, np.ndarray) and _root(a) is root:
             return x

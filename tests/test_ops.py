@@ -1027,3 +1027,21 @@ def test_sigmoid_tails_like_torch(torch):
     assert got.dtype == np.float32
     # (torch flushes sigmoid(-100) to 0; ours keeps the subnormal 3.8e-44)
     np.testing.assert_allclose(got, torch.sigmoid(torch.tensor(a)).numpy(), rtol=1e-6, atol=1e-38)
+
+
+# --- the Numba ufuncs of the elementwise ops against their NumPy expressions ------------------
+
+@pytest.mark.parametrize("name", ["tanh_backward", "sigmoid_backward"])
+@SETTINGS
+@given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
+def test_fused_backward_ufuncs_match_numpy(name, data, dtype):
+    from minigrad.ops import elementwise
+    shape = data.draw(shapes())
+    y = data.draw(hnp.arrays(dtype, shape, elements=st.floats(-1, 1, width=32)))
+    g = data.draw(hnp.arrays(dtype, shape, elements=st.floats(-1e3, 1e3, width=32)))
+    ref = g * (1 - y * y) if name == "tanh_backward" else g * y * (1 - y)
+    got = getattr(elementwise, name)(y, g)
+    assert got.dtype == dtype and got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=1e-6 if dtype == np.float32 else 1e-12, atol=1e-30)
+    if y.ndim == 2:  # any strides
+        np.testing.assert_allclose(getattr(elementwise, name)(y.T, g.T), ref.T, rtol=1e-6)

@@ -11,6 +11,26 @@ import numpy as np
 from ..autograd import Function
 
 
+def _ufunc(nargs):
+    """Compile a scalar function with Numba into a NumPy ufunc for float32 and float64: one pass
+    over memory where a NumPy expression makes a temporary per operation. The plain ufunc is
+    returned, not Numba's dispatcher, whose extra Python layer costs more than a small call."""
+    sigs = [f"{t}({', '.join([t] * nargs)})" for t in ("float32", "float64")]
+    return lambda fn: numba.vectorize(sigs, cache=True)(fn).ufunc
+
+
+@_ufunc(2)
+def tanh_backward(y, g):
+    """g * (1 - y^2): d tanh(x) / dx in terms of y = tanh(x)."""
+    return g * (1 - y * y)
+
+
+@_ufunc(2)
+def sigmoid_backward(y, g):
+    """g * y * (1 - y): d sigmoid(x) / dx in terms of y = sigmoid(x)."""
+    return g * y * (1 - y)
+
+
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
@@ -168,8 +188,7 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, g):
-        y = ctx.saved[0]
-        return g * (1 - y * y)
+        return tanh_backward(ctx.saved[0], g)
 
 
 def sigmoid(a):
@@ -188,8 +207,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, g):
-        y = ctx.saved[0]
-        return g * y * (1 - y)
+        return sigmoid_backward(ctx.saved[0], g)
 
 
 class Relu(Function):
@@ -219,7 +237,7 @@ class LeakyRelu(Function):
         return np.where(ctx.saved[0] > 0, g, g * ctx.slope)
 
 
-@numba.vectorize(["float32(float32)", "float64(float64)"], cache=True)
+@_ufunc(1)
 def _erf(x):  # NumPy has no erf; Numba compiles the C library's
     return math.erf(x)
 
