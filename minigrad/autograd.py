@@ -165,8 +165,9 @@ def _record(ctx, out, args, next_nodes):
     ctx.out_shape, ctx.out_dtype = out._array.shape, out._array.dtype
     if ctx.saved:
         _snapshot_versions(ctx, args, out)
-    for hook in _record_hooks:
-        hook(ctx, out)
+    if _record_hooks:
+        for hook in _record_hooks:
+            hook(ctx, out)
     out.grad_fn = ctx
     out._requires_grad = True
 
