@@ -4,8 +4,8 @@ Every differentiable op is a small `Function` subclass with a `forward(ctx, ...)
 NumPy arrays and a `backward(ctx, grad)` right beside it. `SomeOp.apply(...)` runs the forward
 and, when a gradient is wanted, records `ctx` as a *node*: the output's `grad_fn`, pointing to
 the nodes of its inputs (`next_nodes`). `backward()` visits the nodes from the output back to
-the leaves, each one after every node that sends it gradient, with an explicit stack so that a
-chain of 100,000 ops needs no recursion.
+the leaves, each one after every node that sends it gradient (newest first, from a queue, so
+that a chain of 100,000 ops needs no recursion).
 
 The core is two short functions, `Function.apply` and `run_backward`. The engine also fits
 every gradient to its input: an op may return a gradient in the broadcast shape of its output,
@@ -104,8 +104,9 @@ class Function(Node):
     """Base class of every op. Subclasses define `forward(ctx, *args)` and `backward(ctx, grad)`.
 
     `forward` receives NumPy arrays in place of tensors and returns one array. `backward` gets
-    the gradient of the output and returns one gradient (or None) per positional argument, in
-    the output's shape or any shape that broadcasts to it from the input's.
+    the gradient of the output and returns one gradient (or None) per positional argument: in
+    the input's shape or in a shape the input was broadcast to (the engine sums the broadcast
+    axes), in the input's dtype or in the output's (the engine casts it).
     """
 
     saved = ()           # arrays kept for backward; None once backward has freed them
@@ -121,6 +122,7 @@ class Function(Node):
 
     @property
     def needs_input_grad(self):
+        """Per positional argument, whether its gradient is wanted (backward may skip the rest)."""
         return tuple([n is not None for n in self.next_nodes])
 
     def name(self) -> str:
