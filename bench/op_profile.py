@@ -7,7 +7,7 @@
 How it measures: every `Function` subclass defining its own `forward` / `backward` gets them
 replaced by a wrapper that times the call with `time.perf_counter` and books it under the op's
 class name (`type(ctx).__name__`) and module path (`current_module_path()` during forward,
-`ctx.module_path` during backward). Times are exclusive: if an op's forward calls another op,
+the path noted on the node during backward). Times are exclusive: if an op's forward calls another op,
 the inner time is booked to the inner op only. What is *not* inside forward/backward -- the
 graph bookkeeping in `Function.apply`, the engine's topological sort and gradient summing,
 the optimizer, gradient clipping -- shows up as "other (outside op forward/backward)" when the
@@ -43,7 +43,9 @@ class OpProfiler:
 
         def wrapper(ctx, *args, **kwargs):
             op = type(ctx).__name__
-            path = current_module_path() if is_fwd else getattr(ctx, "module_path", None)
+            if is_fwd:  # the node remembers its module for the backward's booking
+                ctx.profile_path = current_module_path()
+            path = getattr(ctx, "profile_path", None)
             prof._stack.append(0.0)
             t0 = time.perf_counter()
             try:

@@ -77,66 +77,17 @@ def sec_kernels(quick):
 
 # ------------------------------------------------------------- 2. autograd overhead --
 def sec_autograd(quick):
-    """Per-op cost of forward + backward on 4x4 float32 tensors.
+    """Per-op cost of forward + backward on 4x4 float32 tensors, beside PyTorch's.
 
-    For each op a chain of N applications is built and backpropagated (y.sum().backward());
-    per-op cost = (median time of the N-chain - median time of the 1-chain) / (N - 1), so the
-    final sum/backward call and fixed costs cancel. Exp chains overflow to inf after 4 links;
-    values do not change the cost of a 4x4 op (no denormals), so errors are silenced."""
-    N, reps = (8, 30) if quick else (64, 200)
-    rng = np.random.default_rng(0)
-    x = minigrad.tensor(rng.standard_normal((4, 4)).astype(np.float32), requires_grad=True)
-    w = minigrad.tensor(np.eye(4, dtype=np.float32), requires_grad=True)
-    ops = {
-        "add": lambda y: y + x,
-        "mul": lambda y: y * x,
-        "exp": lambda y: y.exp(),
-        "matmul 4x4": lambda y: y @ w,
-        "sum (dim=-1, keepdim)": lambda y: y.sum(-1, keepdim=True),
-    }
-
-    def chain(fn, n):
-        y = x
-        for _ in range(n):
-            y = fn(y)
-        y.sum().backward()
-
-    def timed(fn, n):
-        ts = []
-        for _ in range(reps):
-            x.grad = w.grad = None
-            t = time.perf_counter()
-            chain(fn, n)
-            ts.append(time.perf_counter() - t)
-        return statistics.median(ts)
-
-    # raw NumPy cost of the same forward op, for reference
-    xa, wa = x.numpy(), w.numpy()
-    raw = {"add": lambda: xa + xa, "mul": lambda: xa * xa, "exp": lambda: np.exp(xa),
-           "matmul 4x4": lambda: xa @ wa, "sum (dim=-1, keepdim)": lambda: xa.sum(-1, keepdims=True)}
-    rows = []
-    with np.errstate(all="ignore"):
-        for name, fn in ops.items():
-            for _ in range(3):
-                chain(fn, N)
-            t1, tn = timed(fn, 1), timed(fn, N)
-            # interleave once more and keep the median of the two estimates
-            t1b, tnb = timed(fn, 1), timed(fn, N)
-            per = statistics.median([(tn - t1) / (N - 1), (tnb - t1b) / (N - 1)])
-            f = raw[name]
-            rts = []
-            for _ in range(reps):
-                t = time.perf_counter()
-                f()
-                rts.append(time.perf_counter() - t)
-            rows.append(dict(op=name, per_op_us=per * 1e6, numpy_forward_us=statistics.median(rts) * 1e6,
-                             chain_n=N, chain_1_us=t1 * 1e6))
-    print(f"\n== 2. autograd overhead: forward+backward per op on 4x4 float32 "
-          f"(chain of {N} minus chain of 1, medians of {reps}) ==")
-    print(f"{'op':<24}{'fwd+bwd us/op':>15}{'raw numpy fwd us':>18}")
-    for r in rows:
-        print(f"{r['op']:<24}{r['per_op_us']:>15.1f}{r['numpy_forward_us']:>18.2f}")
-    return dict(method=sec_autograd.__doc__.strip(), rows=rows)
+    See autograd_overhead.py: chains of N ops minus chains of 1, one thread, each library in
+    its own process, alternating."""
+    import autograd_overhead
+    n, reps, rounds = (8, 20, 1) if quick else (64, 200, 5)
+    res = autograd_overhead.compare(rounds=rounds, n=n, reps=reps)
+    print(f"\n== 2. autograd overhead: forward+backward per op on 4x4 float32, one thread "
+          f"(chain of {n} minus chain of 1, medians of {reps} repeats and {rounds} rounds) ==")
+    autograd_overhead.print_table(res)
+    return res
 
 
 # ------------------------------------------------------------------ 3. step --

@@ -1,108 +1,72 @@
 """Reverse-mode automatic differentiation.
 
 Every differentiable op is a small `Function` subclass with a `forward(ctx, ...)` that works on
-NumPy arrays and a `backward(ctx, grad)` right beside it. Calling `SomeOp.apply(...)` runs the
-forward and, when gradients are wanted, records a *node* (the `ctx`, which becomes the output's
-`grad_fn`). `backward()` walks those nodes from the output back to the leaves in reverse
-topological order, with an explicit stack so that a chain of 100,000 ops needs no recursion.
+NumPy arrays and a `backward(ctx, grad)` right beside it. `SomeOp.apply(...)` runs the forward
+and, when a gradient is wanted, records `ctx` as a *node*: the output's `grad_fn`, pointing to
+the nodes of its inputs (`next_nodes`). `backward()` visits the nodes from the output back to
+the leaves, each one after every node that sends it gradient (newest first, from a queue, so
+that a chain of 100,000 ops needs no recursion).
+
+The core is two short functions, `Function.apply` and `run_backward`. The engine also fits
+every gradient to its input: an op may return a gradient in the broadcast shape of its output,
+and the engine sums it back to the input's shape; an op that computed in a promoted dtype
+(float32 with float64 gives float64) returns that dtype, and the engine casts it back. Anything
+else a node needs is a named helper or a hook owned by the feature that needs it: views share
+version counters, saved arrays remember versions, tensor hooks and `retain_grad` are pre-hooks
+of a node, anomaly mode and the graph renderer (`minigrad.viz`) add record hooks.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
+import itertools
 import threading
 import traceback
 import weakref
+from heapq import heappop, heappush
 
 import numpy as np
 
-_state = threading.local()
+from .grad_mode import (_state, _Switch, current_module_path, enable_grad,  # noqa: F401
+                        is_grad_enabled, module_scope, no_grad)
+
+Tensor = None  # the Tensor class: tensor.py imports this module, then registers itself here
+_sequence = itertools.count()  # numbers nodes in order of creation (PyTorch's sequence_nr)
 
 
-def is_grad_enabled() -> bool:
-    """True unless inside `no_grad()`."""
-    return getattr(_state, "grad_enabled", True)
+# --- record hooks: features that want to know about every node as it is created ---------------
+
+_record_hooks = []
 
 
-class _GradMode(contextlib.ContextDecorator):
-    """Context manager and decorator that sets whether ops record a graph."""
+class RemovableHandle:
+    """What `add_record_hook` and `Tensor.register_hook` return: `remove()` unregisters."""
 
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
+    def __init__(self, remove):
+        self._remove = remove
 
-    def __enter__(self):
-        self.prev = is_grad_enabled()
-        _state.grad_enabled = self.enabled
-
-    def __exit__(self, *exc):
-        _state.grad_enabled = self.prev
-        return False
-
-    def __call__(self, fn):  # a fresh instance per call keeps nested/recursive use safe
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with _GradMode(self.enabled):
-                return fn(*args, **kwargs)
-        return wrapper
+    def remove(self):
+        self._remove()
 
 
-class no_grad(_GradMode):
-    """Turn graph recording off, as `torch.no_grad`."""
-
-    def __init__(self):
-        super().__init__(False)
-
-
-class enable_grad(_GradMode):
-    """Turn graph recording back on, as `torch.enable_grad`."""
-
-    def __init__(self):
-        super().__init__(True)
-
-
-# --- anomaly detection --------------------------------------------------------------------------
-
-def _anomaly_on() -> bool:
-    return getattr(_state, "anomaly", False)
-
-
-class detect_anomaly(contextlib.ContextDecorator):
-    """While on, a backward producing NaN or inf names the op and where the user created it."""
-
-    def __enter__(self):
-        self.prev = _anomaly_on()
-        _state.anomaly = True
-
-    def __exit__(self, *exc):
-        _state.anomaly = self.prev
-        return False
-
-
-# --- module paths (the graph renderer groups ops by the module that created them) -------------
-
-_module_stack: list[str] = []
-
-
-def current_module_path() -> str | None:
-    return _module_stack[-1] if _module_stack else None
-
-
-@contextlib.contextmanager
-def module_scope(path: str):
-    """Used by `Module.__call__`: ops created inside are tagged with `path`."""
-    _module_stack.append(path)
-    try:
-        yield
-    finally:
-        _module_stack.pop()
+def add_record_hook(hook):
+    """Call `hook(node, output)` whenever an op records a node (viz and anomaly mode use it)."""
+    _record_hooks.append(hook)
+    return RemovableHandle(lambda: hook in _record_hooks and _record_hooks.remove(hook))
 
 
 # --- graph nodes ------------------------------------------------------------------------------
 
 class Node:
-    """Common base of op nodes and of the leaves' `AccumulateGrad`."""
+    """A vertex of the graph: it receives the gradient of one tensor and passes it on."""
 
     __slots__ = ()
+    next_nodes = ()  # per input: the node its gradient goes to, or None (no gradient wanted)
+    pre_hooks = ()   # `hook(grad)` run as the gradient arrives (tensor hooks, retain_grad)
+
+    @property
+    def next_functions(self):
+        """PyTorch's view of `next_nodes`: (node, 0) pairs."""
+        return tuple((n, 0) for n in self.next_nodes)
 
     def name(self) -> str:
         return type(self).__name__
@@ -114,20 +78,39 @@ class Node:
 class AccumulateGrad(Node):
     """The graph's sink for a leaf tensor: adds incoming gradients into `variable.grad`."""
 
-    __slots__ = ("variable", "__weakref__")
-    next_functions = ()
-    module_path = None
+    __slots__ = ("variable", "pre_hooks", "out_shape", "out_dtype", "sequence_nr",
+                 "__weakref__")
 
     def __init__(self, variable):
         self.variable = variable
+        self.pre_hooks = ()
+        self.sequence_nr = -1 - next(_sequence)  # below every op node's: leaves come last
+        # the gradient's shape and dtype; `Tensor.data = ...` updates them
+        self.out_shape, self.out_dtype = variable._array.shape, variable._array.dtype
+
+    def accumulate(self, g):
+        """Add `g` into the leaf's `.grad`: gradients add up across backward calls, as in PyTorch."""
+        t = self.variable
+        if g.shape != t._array.shape or g.dtype != t._array.dtype:
+            raise RuntimeError(f"AccumulateGrad: a gradient of shape {g.shape} and dtype "
+                               f"{g.dtype} reached a leaf of shape {t.shape} and dtype {t.dtype}")
+        if t.grad is None:
+            t.grad = Tensor._wrap(g.copy())  # the engine may hand one array to several leaves
+        else:
+            t.grad._array = t.grad._array + g
 
 
 class Function(Node):
     """Base class of every op. Subclasses define `forward(ctx, *args)` and `backward(ctx, grad)`.
 
     `forward` receives NumPy arrays in place of tensors and returns one array. `backward` gets
-    the gradient of the output and returns one gradient (or None) per positional argument.
+    the gradient of the output and returns one gradient (or None) per positional argument: in
+    the input's shape or in a shape the input was broadcast to (the engine sums the broadcast
+    axes), in the input's dtype or in the output's (the engine casts it).
     """
+
+    saved = ()           # arrays kept for backward; None once backward has freed them
+    saved_versions = ()  # (version counter, version when saved, shape) of tensors saved
 
     def save_for_backward(self, *arrays):
         """Keep arrays for backward; in-place changes to them before backward are detected."""
@@ -138,53 +121,26 @@ class Function(Node):
         return self.saved
 
     @property
-    def next_functions(self):
-        return tuple((_node_of(t), 0) if t is not None else (None, 0) for t in self.inputs)
+    def needs_input_grad(self):
+        """Per positional argument, whether its gradient is wanted (backward may skip the rest)."""
+        return tuple([n is not None for n in self.next_nodes])
 
     def name(self) -> str:
         return type(self).__name__ + "Backward"
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .tensor import Tensor
-
-        arrays = [a._array if isinstance(a, Tensor) else a for a in args]
+        """Run `forward` on the arrays inside `args`; record a node if a gradient is wanted."""
         ctx = cls.__new__(cls)
-        ctx.saved = ()
-        out = Tensor._wrap(cls.forward(ctx, *arrays, **kwargs))
-        if not is_grad_enabled():
-            return out
-        tensor_inputs = tuple(a if isinstance(a, Tensor) and a.requires_grad else None
-                              for a in args)
-        if not any(t is not None for t in tensor_inputs):
-            return out
-        if not np.issubdtype(out._array.dtype, np.floating):
-            return out  # integer and bool results (argmax, comparisons) carry no gradient
-        ctx.inputs = tensor_inputs
-        ctx.needs_input_grad = tuple(t is not None for t in tensor_inputs)
-        ctx._saved_versions = None
-        if out._array.base is not None:  # a view shares its base's version counter, as in PyTorch
-            base = out._array.base
-            for t in args:
-                if isinstance(t, Tensor) and _root(t._array) is base:
-                    out._vc = t._vc
-                    break
-        if ctx.saved:  # remember versions of the tensors whose memory backward will read
-            roots = {id(_root(a)) for a in ctx.saved if isinstance(a, np.ndarray)}
-            ctx._saved_versions = [(t._vc, t._vc[0], t.shape) for t in args
-                                   if isinstance(t, Tensor) and id(_root(t._array)) in roots]
-            if id(_root(out._array)) in roots:
-                ctx._saved_versions.append((out._vc, out._vc[0], out.shape))
-        ctx.module_path = current_module_path()
-        ctx.out_shape = out._array.shape
-        ctx.out_dtype = out._array.dtype
-        ctx.out_ref = weakref.ref(out)  # the graph renderer reads values through it
-        ctx._hooks = None
-        ctx._retain = None
-        ctx._freed = False
-        ctx._trace = traceback.extract_stack()[:-2] if _anomaly_on() else None
-        out.grad_fn = ctx
-        out.requires_grad = True
+        out = Tensor._wrap(cls.forward(
+            ctx, *[a._array if isinstance(a, Tensor) else a for a in args], **kwargs))
+        if out._array.base is not None:
+            _share_version_counter(out, args)
+        if _state.grad_enabled:  # each input's node: its grad_fn, or its leaf's accumulator
+            next_nodes = tuple([(a.grad_fn or a._acc or _node_of(a)) if isinstance(a, Tensor)
+                                and a._requires_grad else None for a in args])
+            if any(next_nodes) and out._array.dtype.kind == "f":  # ints carry no gradient
+                _record(ctx, out, args, next_nodes)
         return out
 
     @staticmethod
@@ -196,11 +152,6 @@ class Function(Node):
         raise NotImplementedError("Function subclasses define backward")
 
 
-def _root(a):
-    """The array that owns `a`'s memory (NumPy points every view's `base` at the owner)."""
-    return a if a.base is None else a.base
-
-
 def _node_of(t):
     """The node gradients flow into for tensor `t`: its grad_fn, or its leaf accumulator."""
     if t.grad_fn is not None:
@@ -210,31 +161,116 @@ def _node_of(t):
     return t._acc
 
 
+def _record(ctx, out, args, next_nodes):
+    """Make `ctx` the node that produced `out`."""
+    ctx.next_nodes, ctx.sequence_nr = next_nodes, next(_sequence)
+    ctx.out_shape, ctx.out_dtype = out._array.shape, out._array.dtype
+    if ctx.saved:
+        _snapshot_versions(ctx, args, out)
+    if _record_hooks:
+        for hook in _record_hooks:
+            hook(ctx, out)
+    out.grad_fn = ctx
+    out._requires_grad = True
+
+
+def _root(a):
+    """The array that owns `a`'s memory (NumPy points every view's `base` at the owner)."""
+    return a if a.base is None else a.base
+
+
+def _share_version_counter(out, args):
+    """A view shares its base's version counter (as in PyTorch, whatever the grad mode), so an
+    in-place change through the view is seen by every node that saved the base, and back."""
+    base = out._array.base
+    for a in args:
+        if isinstance(a, Tensor) and (a._array is base or a._array.base is base):
+            out._vc = a._vc
+            return
+
+
+def _snapshot_versions(ctx, args, out):
+    """Remember the version of the tensor each saved array belongs to. A plain NumPy operand
+    has no version counter, so a saved array of its memory is copied instead."""
+    versions = []
+    for i, s in enumerate(ctx.saved):
+        x = _operand_holding(s, args, out)
+        if isinstance(x, Tensor):
+            versions.append((x._vc, x._vc[0], x._array.shape))
+        elif isinstance(x, np.ndarray):
+            ctx.saved = ctx.saved[:i] + (s.copy(),) + ctx.saved[i + 1:]
+    ctx.saved_versions = versions
+
+
+def _operand_holding(s, args, out):
+    """The operand (tensor or array) whose memory `s` is: usually the output or an input as it
+    came; otherwise a view of one (a reshape inside forward, say), found through `base`."""
+    if s is out._array:
+        return out
+    for x in args:
+        if x is s or (isinstance(x, Tensor) and x._array is s):
+            return x
+    if not isinstance(s, np.ndarray):
+        return None
+    root = _root(s)
+    for x in (*args, out):
+        a = x._array if isinstance(x, Tensor) else x
+        if isinstance(a, np.ndarray) and _root(a) is root:
+            return x
+    return None
+
+
 # --- the engine -------------------------------------------------------------------------------
 
-def _topological_order(root):
-    """Nodes reachable from `root`, each after every node that feeds gradient into it."""
-    order, seen = [], {id(root)}
-    stack = [(root, iter(getattr(root, "inputs", ())))]
-    while stack:
-        node, it = stack[-1]
-        for t in it:
-            if t is None:
-                continue
-            child = _node_of(t)
-            if id(child) not in seen:
-                seen.add(id(child))
-                stack.append((child, iter(getattr(child, "inputs", ()))))
-                break
-        else:
-            stack.pop()
-            order.append(node)
-    order.reverse()
-    return order
+def run_backward(tensor, grad, retain_graph=False):
+    """Backpropagate `grad` (an array shaped like `tensor`) to every leaf behind `tensor`.
+
+    A node runs once all its gradient has arrived, that is after every node created later
+    (only those can send it gradient): the queue pops the most recently created node first.
+    """
+    root = _node_of(tensor)
+    grads, queue = {root: grad}, [(-root.sequence_nr, root)]
+    while queue:
+        node = heappop(queue)[1]
+        g = grads.pop(node)
+        if node.pre_hooks:
+            g = _run_pre_hooks(node, g)
+        if node.__class__ is AccumulateGrad:
+            node.accumulate(g)
+            continue
+        for child, ig in zip(node.next_nodes, _call_backward(node, g, retain_graph)):
+            if child is not None and ig is not None:
+                if ig.shape != child.out_shape or ig.dtype is not child.out_dtype:
+                    ig = _fit(node, child, ig)
+                prev = grads.get(child)
+                if prev is None:
+                    grads[child] = ig
+                    heappush(queue, (-child.sequence_nr, child))
+                else:
+                    grads[child] = prev + ig
+
+
+def _call_backward(node, g, retain_graph):
+    """`node.backward(g)` as a tuple, once its saved arrays are known to be there and unchanged."""
+    if node.saved is None:
+        raise RuntimeError(
+            f"{node.name()}: trying to backward through the graph a second time; its saved "
+            f"values were freed by the first backward. Pass retain_graph=True to the first "
+            f"backward if you need to backward twice")
+    if node.saved_versions:
+        _check_versions(node)
+    in_grads = node.backward(node, g)
+    if not isinstance(in_grads, tuple):
+        in_grads = (in_grads,)
+    if _state.anomaly:
+        _check_finite(node, in_grads)
+    if not retain_graph:
+        node.saved = None
+    return in_grads
 
 
 def _check_versions(node):
-    for counter, version, shape in node._saved_versions or ():
+    for counter, version, shape in node.saved_versions:
         if counter[0] != version:
             raise RuntimeError(
                 f"{node.name()}: a tensor of shape {shape} needed for backward was modified "
@@ -242,130 +278,116 @@ def _check_versions(node):
                 f"changing it, or change it after backward")
 
 
-def _raise_anomaly(node, grads):
-    where = "".join(traceback.format_list(node._trace[-3:])) if node._trace else "  (unknown)\n"
+def _fit(node, child, g):
+    """The gradient `node` hands to `child`, in child's shape and dtype.
+
+    Broadcasting in the forward copied an input along new leading axes and along axes of size
+    1; each copy's gradient flows back to the same element, so those axes are summed. An op
+    that computed in a promoted dtype returns that dtype, cast here to the input's own. Any
+    other mismatch is a bug of the op, reported as such rather than patched over.
+    """
+    shape, dtype = child.out_shape, child.out_dtype
+    lead = g.ndim - len(shape)
+    if lead < 0 or any(n != 1 and n != m for n, m in zip(shape, g.shape[lead:])):
+        raise RuntimeError(f"{node.name()}: returned a gradient of shape {g.shape} for an "
+                           f"input of shape {shape}")
+    if g.shape != shape:
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+        g = (g.sum(axis=axes, keepdims=True) if axes else g).reshape(shape)
+    if g.dtype != dtype:
+        if g.dtype != node.out_dtype:
+            raise RuntimeError(f"{node.name()}: returned a gradient of dtype {g.dtype} for an "
+                               f"input of dtype {dtype} (its output has dtype {node.out_dtype})")
+        g = g.astype(dtype)
+    return g
+
+
+# --- tensor hooks and retain_grad: pre-hooks of the node that receives the tensor's gradient ---
+
+def add_pre_hook(node, hook):
+    """Run `hook(grad)` when `node` receives its gradient; a returned tensor replaces it.
+    Hooks run in registration order, and before `retain_grad`'s, as in PyTorch."""
+    hooks = list(node.pre_hooks)
+    hooks.insert(len(hooks) - (bool(hooks) and isinstance(hooks[-1], RetainGrad)), hook)
+    node.pre_hooks = tuple(hooks)
+
+    def remove():
+        node.pre_hooks = tuple(h for h in node.pre_hooks if h is not hook)
+    return RemovableHandle(remove)
+
+
+def _run_pre_hooks(node, g):
+    for hook in node.pre_hooks:
+        new = hook(Tensor._wrap(g))
+        if new is not None:
+            new = new._array if isinstance(new, Tensor) else np.asarray(new)
+            if new.shape != g.shape or new.dtype != g.dtype:
+                raise RuntimeError(f"hook: a hook of {node.name()} returned a gradient of shape "
+                                   f"{new.shape} and dtype {new.dtype}; expected shape {g.shape} "
+                                   f"and dtype {g.dtype}")
+            g = new
+    return g
+
+
+class RetainGrad:
+    """The pre-hook `Tensor.retain_grad()` installs: it adds the gradient to the tensor's `.grad`."""
+
+    def __init__(self, tensor):
+        self.ref = weakref.ref(tensor)  # the graph must not keep the tensor alive
+
+    def __call__(self, g):
+        t = self.ref()
+        if t is not None:
+            t.grad = Tensor._wrap(g._array.copy() if t.grad is None else t.grad._array + g._array)
+
+
+# --- anomaly detection ----------------------------------------------------------------------
+
+class detect_anomaly(_Switch):
+    """While on, a backward producing NaN or inf names the op and where the user created it."""
+
+    _users = 0
+    _lock = threading.Lock()
+
+    def __init__(self):
+        super().__init__("anomaly", True)
+
+    def __enter__(self):
+        with detect_anomaly._lock:  # the creation-site hook is installed while any thread uses it
+            if detect_anomaly._users == 0:
+                _record_hooks.append(_remember_creation_site)
+            detect_anomaly._users += 1
+        super().__enter__()
+
+    def __exit__(self, *exc):
+        super().__exit__()
+        with detect_anomaly._lock:
+            detect_anomaly._users -= 1
+            if detect_anomaly._users == 0:
+                _record_hooks.remove(_remember_creation_site)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with detect_anomaly():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def _remember_creation_site(node, out):
+    if _state.anomaly:
+        node.creation_site = traceback.extract_stack()[:-3]
+
+
+def _check_finite(node, in_grads):
+    if all(g is None or np.all(np.isfinite(g)) for g in in_grads):
+        return
+    trace = getattr(node, "creation_site", None)
+    where = "".join(traceback.format_list(trace[-3:])) if trace else "  (unknown)\n"
     raise RuntimeError(f"detect_anomaly: {node.name()} returned NaN or inf in its gradient "
                        f"(output shape {node.out_shape}); the op was created at:\n{where}")
 
 
-def run_backward(tensor, grad, retain_graph=False):
-    """Backpropagate `grad` (an array shaped like `tensor`) through the graph behind it."""
-    root = tensor.grad_fn
-    if root is None:  # a leaf: backward just accumulates
-        _accumulate(tensor, grad)
-        return
-    order = _topological_order(root)
-    grads = {id(root): grad}
-    anomaly = _anomaly_on()
-    for node in order:
-        g = grads.pop(id(node), None)
-        if g is None:
-            continue
-        if isinstance(node, AccumulateGrad):
-            _accumulate(node.variable, g)
-            continue
-        if node._freed:
-            raise RuntimeError(
-                f"{node.name()}: trying to backward through the graph a second time; its saved "
-                f"values were freed by the first backward. Pass retain_graph=True to the first "
-                f"backward if you need to backward twice")
-        if node._hooks:
-            for hook in node._hooks:
-                new = hook(_wrap_grad(g))
-                if new is not None:
-                    g = np.asarray(getattr(new, "data", new))
-        if node._retain is not None:
-            target = node._retain()
-            if target is not None:
-                target.grad = _wrap_grad(g) if target.grad is None else _wrap_grad(target.grad._array + g)
-        _check_versions(node)
-        in_grads = node.backward(node, g)
-        if not isinstance(in_grads, tuple):
-            in_grads = (in_grads,)
-        if anomaly and any(ig is not None and not np.all(np.isfinite(ig)) for ig in in_grads):
-            _raise_anomaly(node, in_grads)
-        for t, ig in zip(node.inputs, in_grads):
-            if t is None or ig is None:
-                continue
-            key = id(_node_of(t))
-            prev = grads.get(key)
-            grads[key] = ig if prev is None else prev + ig
-        if not retain_graph:
-            node.saved = ()
-            node._freed = True
-
-
-def _wrap_grad(g):
-    from .tensor import Tensor
-    return Tensor._wrap(g)
-
-
-def _accumulate(t, g):
-    """Leaf gradients add up across backward calls, as in PyTorch; `zero_grad` resets them."""
-    if t._hooks:
-        for hook in t._hooks:
-            new = hook(_wrap_grad(g))
-            if new is not None:
-                g = np.asarray(getattr(new, "data", new))
-    g = np.asarray(g, dtype=t._array.dtype)
-    if g.shape != t._array.shape:
-        g = np.broadcast_to(g, t._array.shape)
-    if t.grad is None:
-        t.grad = _wrap_grad(np.array(g, copy=True))
-    else:
-        t.grad._array = t.grad._array + g
-
-
-# --- numerical gradient check -------------------------------------------------------------------
-
-def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
-    """Compare autograd's gradient of `sum(fn(*inputs) * w)` with central differences in float64.
-
-    `w` is a fixed random weighting, so every output element is checked, not just their sum.
-    On failure the error names the input, the worst element's index and both values.
-    """
-    from .tensor import Tensor
-
-    inputs = [x if isinstance(x, Tensor) else Tensor._wrap(np.asarray(x)) for x in inputs]
-    for i, x in enumerate(inputs):
-        if x.requires_grad and x._array.dtype != np.float64:
-            raise TypeError(f"gradcheck: input {i} has dtype {x._array.dtype}; use float64 "
-                            f"(float32 rounding swamps a central difference)")
-    with enable_grad():
-        out = fn(*inputs)
-    rng = np.random.default_rng(0)
-    w = rng.standard_normal(out.shape)
-
-    def objective():
-        with no_grad():
-            return float(np.sum(fn(*inputs)._array * w))
-
-    for x in inputs:
-        x.grad = None
-    with enable_grad():
-        out = fn(*inputs)
-        out.backward(Tensor._wrap(w.astype(out._array.dtype)))
-    for i, x in enumerate(inputs):
-        if not x.requires_grad:
-            continue
-        analytic = np.zeros_like(x._array) if x.grad is None else x.grad._array
-        numeric = np.zeros_like(x._array)
-        flat = x._array.reshape(-1)  # a view: perturbations write through to x
-        num_flat = numeric.reshape(-1)
-        for j in range(flat.size):
-            orig = flat[j]
-            flat[j] = orig + eps
-            plus = objective()
-            flat[j] = orig - eps
-            minus = objective()
-            flat[j] = orig
-            num_flat[j] = (plus - minus) / (2 * eps)
-        err = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
-        if err.size and err.max() > 0:
-            k = tuple(int(i) for i in np.unravel_index(int(np.argmax(err)), err.shape))
-            if raise_exception:
-                raise AssertionError(
-                    f"gradcheck: input {i} (shape {x.shape}) gradient mismatch at index {k}: "
-                    f"autograd {analytic[k]:.8g}, finite difference {numeric[k]:.8g}")
-            return False
-    return True
+from .gradcheck import gradcheck  # noqa: E402,F401  (torch.autograd.gradcheck)

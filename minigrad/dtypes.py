@@ -1,14 +1,34 @@
-"""Dtypes under PyTorch's names. A minigrad dtype is a NumPy scalar type (`minigrad.float32 is
+"""Dtypes: their PyTorch names, and type promotion as in PyTorch.
+
+A minigrad dtype is a NumPy scalar type (`minigrad.float32 is
 numpy.float32`), and `tensor.dtype == minigrad.float32` holds as `tensor.dtype == torch.float32`
 does. PyTorch's aliases (`float`, `double`, `half`, `long`, `int`, `short`, `bool`, `cfloat`)
 are exported by `minigrad/__init__.py`, so this module need not shadow Python's builtins.
 
 Dtypes NumPy lacks (bfloat16, the float8 family, complex32) exist as names, so code that
 mentions them imports, but any use raises one error naming the dtype and what to use instead.
+
+Type promotion as in PyTorch: the dtype an op on operands of mixed dtypes computes in, and
+the operands of a binary op converted to it.
+
+    minigrad.result_type(x_float32, y_int64)   # float32
+    minigrad.result_type(x_int64, 0.5)          # float32, the default float dtype
+    minigrad.promote_types(minigrad.int8, minigrad.uint8)   # int16
+
+Dtypes fall in three categories, bool < integer < floating. Operands fall in three priority
+classes: tensors with at least one dimension, 0-d tensors, and Python numbers (NumPy scalars
+count as Python numbers). A lower class changes the result only when it brings a higher
+category: `float32 tensor * float64 0-d tensor` stays float32, but `int32 tensor * 0-d
+float64 tensor` is float64, and `int tensor * 0.5` is float32, because a Python float counts
+as the default float dtype. Two dtypes of one category promote as in NumPy (`uint8 + int8`
+is int16, `float16 + float32` is float32); across categories the higher one's dtype wins
+unchanged (`int64 + float16` is float16, where NumPy says float64).
 """
 from __future__ import annotations
 
 import numpy as np
+
+from . import autograd, ops
 
 float16, float32, float64 = np.float16, np.float32, np.float64
 int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
@@ -59,3 +79,163 @@ def is_floating(dtype) -> bool:
 
 
 finfo, iinfo = np.finfo, np.iinfo
+
+
+# --- type promotion ----------------------------------------------------------------------
+
+Tensor = None  # the Tensor class, registered by tensor.py (which imports this module)
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}  # bool < integer < floating
+_DEFAULT_FLOAT = np.dtype(np.float32)
+
+
+def get_default_dtype():
+    """The dtype of Python floats in tensors and promotions: float32, as in PyTorch."""
+    return _DEFAULT_FLOAT.type
+
+
+def _category(dtype, op):
+    try:
+        return _CATEGORY[dtype.kind]
+    except KeyError:
+        raise TypeError(f"{op}: dtype {dtype} is not supported (use bool, an integer type, "
+                        f"float16, float32 or float64)") from None
+
+
+def promote_types(type1, type2):
+    """The smallest dtype both convert to without leaving the higher category (`torch.promote_types`)."""
+    a, b = np.dtype(type1), np.dtype(type2)
+    ca, cb = _category(a, "promote_types"), _category(b, "promote_types")
+    if ca != cb:
+        return a if ca > cb else b
+    out = np.promote_types(a, b)
+    if _CATEGORY.get(out.kind) != ca:  # uint64 with a signed type: NumPy would pick float64
+        raise TypeError(f"promote_types: {a} and {b} have no common integer dtype")
+    return out
+
+
+def _classify(x, op):
+    """(priority class, dtype): 0 for dimensioned tensors and arrays, 1 for 0-d ones, 2 for
+    Python numbers, which count as bool, int64 or the default float."""
+    arr = getattr(x, "_array", x)  # a Tensor's array
+    if isinstance(arr, np.ndarray):
+        return (0 if arr.ndim else 1), arr.dtype
+    if isinstance(x, (bool, np.bool_)):
+        return 2, np.dtype(np.bool_)
+    if isinstance(x, (int, np.integer)):
+        return 2, np.dtype(np.int64)
+    if isinstance(x, (float, np.floating)):
+        return 2, _DEFAULT_FLOAT
+    raise TypeError(f"{op}: cannot compute with a {type(x).__name__} "
+                    f"(expected tensors, arrays or Python numbers)")
+
+
+def _combine(higher, lower, op):
+    """A lower priority class changes the dtype only if its category is higher."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if _category(lower, op) > _category(higher, op):
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands):
+    """The dtype PyTorch computes `operands` in (`torch.result_type`, for any number of them)."""
+    return _result_type(operands, "result_type")
+
+
+def _result_type(operands, op):
+    if not operands:
+        raise TypeError(f"{op}: expected at least one operand")
+    classes = [None, None, None]  # dimensioned, 0-d, Python numbers
+    for x in operands:
+        k, dtype = _classify(x, op)
+        classes[k] = dtype if classes[k] is None else promote_types(classes[k], dtype)
+    return _combine(classes[0], _combine(classes[1], classes[2], op), op)
+
+
+def computation_dtype(operands, op, floats=False):
+    """`result_type`, or with `floats=True` the default float for a non-float result (true
+    division of integers gives floats)."""
+    dtype = _result_type(operands, op)
+    return _DEFAULT_FLOAT if floats and dtype.kind != "f" else dtype
+
+
+# --- the operands of binary ops, converted to the dtype they compute in ---------------------
+
+_PY_NUMBERS = (int, float)
+
+
+def _data(x):
+    return x._array if isinstance(x, Tensor) else x
+
+
+def is_operand(x):
+    return isinstance(x, (Tensor, np.ndarray, np.generic, int, float))
+
+
+def _binary(op, name, a, b):
+    """`op.apply(a, b)` in the dtype PyTorch computes in, with errors that name `name`."""
+    floats = op is ops.Div  # true division: integers give floats
+    if _needs_promotion(a, b, floats):
+        if op is ops.Sub and any(np.result_type(_data(x)) == np.bool_ for x in (a, b)):
+            raise TypeError("sub: subtraction with a bool tensor is not supported, as in "
+                            "PyTorch; use ~ or logical_not() to invert a mask")
+        a, b = _promoted(a, b, name, floats)
+    try:
+        return op.apply(a, b)
+    except ValueError as e:
+        _raise_if_broadcast(e, name, a, b)
+        raise
+
+
+def _compare(fn, name, a, b):
+    """A comparison in the promoted dtype, as in PyTorch: a bool tensor, no gradient."""
+    if _needs_promotion(a, b):
+        a, b = _promoted(a, b, name)
+    try:
+        return Tensor._wrap(fn(_data(a), _data(b)))
+    except ValueError as e:
+        _raise_if_broadcast(e, name, a, b)
+        raise
+
+
+def _raise_if_broadcast(e, name, a, b):
+    if "broadcast" in str(e) and name not in str(e)[:20]:
+        raise ValueError(f"{name}: shapes {np.shape(_data(a))} and {np.shape(_data(b))} "
+                         f"cannot be broadcast together") from None
+
+
+def _needs_promotion(a, b, floats=False):
+    """False in the common cases where NumPy's rules already give PyTorch's dtype: two tensors
+    of one dtype, or a float tensor with a Python int or float (which NumPy, like PyTorch,
+    converts to the tensor's dtype)."""
+    if isinstance(a, Tensor):
+        dtype = a._array.dtype
+        if isinstance(b, Tensor):
+            return b._array.dtype is not dtype or (floats and dtype.kind != "f")
+        return dtype.kind != "f" or b.__class__ not in _PY_NUMBERS
+    return not (isinstance(b, Tensor) and b._array.dtype.kind == "f"
+                and a.__class__ in _PY_NUMBERS)
+
+
+def _promoted(a, b, name, floats=False):
+    dtype = computation_dtype((a, b), name, floats)
+    return _as_dtype(a, dtype), _as_dtype(b, dtype)
+
+
+def _as_dtype(x, dtype):
+    """`x` (a tensor, array or number) in `dtype`. A tensor converted for an op stands for the
+    original in the graph: its gradient, computed in `dtype`, reaches the original, and the
+    engine casts it back (PyTorch computes mixed ops the same way)."""
+    if not isinstance(x, Tensor):
+        return np.asarray(x, dtype=dtype)
+    if x._array.dtype == dtype:
+        return x
+    c = Tensor._wrap(x._array.astype(dtype))
+    if x._requires_grad:
+        c._requires_grad = True
+        if x.grad_fn is None:
+            c._acc = autograd._node_of(x)  # x's AccumulateGrad
+        else:
+            c.grad_fn = x.grad_fn
+    return c

@@ -3,21 +3,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ops
+from . import dtypes, ops
 from .random import next_seed
-from .tensor import Tensor, _binary, _data
+from .tensor import Tensor, _as_dtype, _binary, _data
 
 
-def _as_tensor(x, like=None):
-    if isinstance(x, Tensor):
-        return x
-    dtype = like.dtype if like is not None and isinstance(x, (int, float)) else None
-    return Tensor._wrap(np.asarray(x, dtype=dtype))
+def _promoted_all(tensors, op):
+    """The operands in their common dtype (PyTorch's promotion), each one standing for itself
+    in the graph."""
+    tensors = list(tensors)
+    dtype = dtypes.computation_dtype(tensors, op) if tensors else None
+    return [_as_dtype(t, dtype) for t in tensors]
 
 
 def cat(tensors, dim=0):
     """Join tensors along an existing dim: shapes must match except in `dim`."""
-    return ops.Cat.apply(*[_as_tensor(t) for t in tensors], dim=dim)
+    return ops.Cat.apply(*_promoted_all(tensors, "cat"), dim=dim)
 
 
 concat = cat
@@ -25,7 +26,7 @@ concat = cat
 
 def stack(tensors, dim=0):
     """Join equal-shaped tensors along a new dim."""
-    return ops.Stack.apply(*[_as_tensor(t) for t in tensors], dim=dim)
+    return ops.Stack.apply(*_promoted_all(tensors, "stack"), dim=dim)
 
 
 def where(condition, input, other):
@@ -38,8 +39,8 @@ def where(condition, input, other):
     except ValueError:
         raise ValueError(f"where: shapes {cond.shape}, {np.shape(_data(input))} and "
                          f"{np.shape(_data(other))} cannot be broadcast together") from None
-    like = input if isinstance(input, Tensor) else other if isinstance(other, Tensor) else None
-    return ops.Where.apply(cond, _as_tensor(input, like), _as_tensor(other, like))
+    cond = condition if isinstance(condition, Tensor) else cond  # a tensor's changes are seen
+    return ops.Where.apply(cond, *_promoted_all((input, other), "where"))
 
 
 def maximum(a, b): return _binary(ops.Maximum, "maximum", a, b)
@@ -53,7 +54,8 @@ def relu(x): return x.relu()
 def abs(x): return x.abs()
 def gelu(x, approximate="none"): return x.gelu(approximate)
 def clamp(x, min=None, max=None): return x.clamp(min, max)
-def matmul(a, b): return _as_tensor(a) @ b
+def matmul(a, b):
+    return ops.MatMul.apply(*(x if isinstance(x, Tensor) else np.asarray(x) for x in (a, b)))
 def sum(x, dim=None, keepdim=False): return x.sum(dim, keepdim)
 def mean(x, dim=None, keepdim=False): return x.mean(dim, keepdim)
 def logsumexp(x, dim=None, keepdim=False): return x.logsumexp(dim, keepdim)

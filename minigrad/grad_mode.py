@@ -1,16 +1,91 @@
-"""PyTorch's other grad-mode switches, built on `no_grad` and `enable_grad`.
-
-`inference_mode()` is `no_grad()` here (PyTorch's version also skips version counting, a speed
-detail). `set_grad_enabled(mode)` takes effect when called, so it works both as a plain call
-(`set_grad_enabled(False)`) and as a `with` block, which restores the previous mode on exit.
+"""Per-thread switches that change what ops do, as in PyTorch: grad mode (`no_grad`,
+`enable_grad`), anomaly mode (see `autograd.detect_anomaly`) and the module being run (set by
+`Module.__call__`, read by the graph renderer). Each thread has its own values, so a thread
+running inference under `no_grad` does not turn recording off for a thread that trains.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 
-from .autograd import enable_grad, is_grad_enabled, no_grad
 
+class _ThreadState(threading.local):
+    """Per-thread switches, as in PyTorch: grad mode, anomaly mode, the module being run."""
+
+    grad_enabled = True
+    anomaly = False
+    module_path = None  # dotted path of the innermost module being called, None outside
+
+
+_state = _ThreadState()
+
+
+def is_grad_enabled() -> bool:
+    """True unless inside `no_grad()`."""
+    return _state.grad_enabled
+
+
+class _Switch(contextlib.ContextDecorator):
+    """Context manager and decorator that sets one per-thread switch and restores it after."""
+
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+    def __enter__(self):
+        self.prev = getattr(_state, self.name)
+        setattr(_state, self.name, self.value)
+
+    def __exit__(self, *exc):
+        setattr(_state, self.name, self.prev)
+        return False
+
+    def __call__(self, fn):  # a fresh instance per call keeps nested/recursive use safe
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with _Switch(self.name, self.value):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_Switch):
+    """Turn graph recording off, as `torch.no_grad`."""
+
+    def __init__(self):
+        super().__init__("grad_enabled", False)
+
+
+class enable_grad(_Switch):
+    """Turn graph recording back on, as `torch.enable_grad`."""
+
+    def __init__(self):
+        super().__init__("grad_enabled", True)
+
+
+class module_scope:
+    """Used by `Module.__call__`: ops created inside are tagged with `path` (for `viz`)."""
+
+    __slots__ = ("path", "prev")
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __enter__(self):
+        self.prev, _state.module_path = _state.module_path, self.path
+
+    def __exit__(self, *exc):
+        _state.module_path = self.prev
+        return False
+
+
+def current_module_path() -> str | None:
+    return _state.module_path
+
+
+# --- PyTorch's other grad-mode switches, built on the two above ----------------------------
+# `inference_mode()` is `no_grad()` here (PyTorch's version also skips version counting, a speed
+# detail). `set_grad_enabled(mode)` takes effect when called, so it works both as a plain call
+# and as a `with` block, which restores the previous mode on exit.
 
 class set_grad_enabled(contextlib.ContextDecorator):
     """Turn graph recording on or off now; as a context manager, restore it afterwards."""

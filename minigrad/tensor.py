@@ -1,15 +1,15 @@
 """`Tensor`: a NumPy array, plus what reverse-mode autograd needs to know about it.
 
 `_array` is the NumPy array (`numpy()` returns it, without a copy); `data` is, as in PyTorch, a
-Tensor that shares that array but not the graph; `grad` (a Tensor) is filled by `backward()`; `grad_fn` is the node that
-made this tensor (None for leaves); `requires_grad` says whether gradients flow to it. Every
+Tensor that shares that array but not the graph; `grad` (a Tensor) is filled by `backward()`;
+`grad_fn` is the node that made this tensor (None for leaves); `requires_grad` says whether gradients flow to it. Every
 math method calls one op class from `minigrad.ops`, where the forward and backward live.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import ops
+from . import autograd, dtypes, ops
 from .autograd import is_grad_enabled, run_backward
 from .device import parse_to
 # PyTorch's further Tensor methods, grouped by kind in modules of their own; Tensor inherits
@@ -18,6 +18,7 @@ from .tensor_convert import ConversionMethods
 from .tensor_math import MathMethods
 from .tensor_shape import ShapeMethods
 from .tensor_write import WriteMethods
+from .dtypes import _as_dtype, _binary, _compare  # noqa: F401  (functional.py imports them here)
 
 _FLOATS = (np.float16, np.float32, np.float64)
 
@@ -26,20 +27,18 @@ def _data(x):
     return x._array if isinstance(x, Tensor) else x
 
 
-def _binary(op, name, a, b):
-    try:
-        return op.apply(a, b)
-    except ValueError as e:
-        if "broadcast" not in str(e) or name in str(e)[:20]:
-            raise
-        raise ValueError(f"{name}: shapes {np.shape(_data(a))} and {np.shape(_data(b))} "
-                         f"cannot be broadcast together") from None
-
-
 class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     """An n-dimensional array that records the ops applied to it, so it can differentiate them."""
 
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
+
+    # Defaults shared by every tensor until set on one: creating a tensor (each op makes one)
+    # then needs to set only its array and its version counter.
+    grad = None           # a Tensor, filled by backward()
+    grad_fn = None        # the node that made this tensor; None for leaves
+    _requires_grad = False
+    _acc = None           # a leaf's AccumulateGrad node, made when first needed
+    _name = None          # a parameter's dotted name, for graph drawings
 
     def __init__(self, data, dtype=None, requires_grad=False):
         if isinstance(data, Tensor):
@@ -50,23 +49,18 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
         self._init(arr, requires_grad)
 
     def _init(self, arr, requires_grad=False):
-        if requires_grad and arr.dtype.type not in _FLOATS:
-            raise TypeError(f"tensor: only floating-point tensors can require gradients, "
-                            f"got dtype {arr.dtype}")
+        if requires_grad:
+            _check_can_require_grad("tensor", arr.dtype)
         self._array = arr
-        self.grad = None
-        self.grad_fn = None
-        self.requires_grad = bool(requires_grad)
-        self._vc = [0]  # version counter, shared with the nodes that saved this tensor
-        self._acc = None
-        self._hooks = None
-        self._name = None
+        self._vc = [0]  # version counter, shared with views and with nodes that saved this
+        self._requires_grad = bool(requires_grad)
 
     @classmethod
     def _wrap(cls, arr):
         """Wrap an array without copying it (internal: ops already made a fresh array)."""
         t = cls.__new__(cls)
-        t._init(arr if isinstance(arr, np.ndarray) else np.asarray(arr))
+        t._array = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
+        t._vc = [0]
         return t
 
     # --- description ----------------------------------------------------------------------
@@ -74,6 +68,19 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     ndim = property(lambda self: self._array.ndim)
     dtype = property(lambda self: self._array.dtype)
     is_leaf = property(lambda self: self.grad_fn is None)
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        if flag:
+            _check_can_require_grad("requires_grad", self._array.dtype)
+        elif self.grad_fn is not None:
+            raise RuntimeError("requires_grad: only a leaf can stop requiring grad; use "
+                               "detach() for a copy of a computed tensor outside the graph")
+        self._requires_grad = bool(flag)
     T = property(lambda self: self.permute(*reversed(range(self.ndim))))
     _version = property(lambda self: self._vc[0])
 
@@ -109,6 +116,8 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     def data(self, value):
         arr = value._array if isinstance(value, Tensor) else np.asarray(value)
         self._array = arr
+        if self._acc is not None:  # gradients reaching this leaf take the new shape and dtype
+            self._acc.out_shape, self._acc.out_dtype = arr.shape, arr.dtype
 
     def tolist(self):
         return self._array.tolist()
@@ -173,24 +182,27 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
         return t
 
     def requires_grad_(self, flag=True):
-        if flag and self.dtype.type not in _FLOATS:
-            raise TypeError(f"requires_grad_: dtype {self.dtype} cannot require gradients")
+        if flag:
+            _check_can_require_grad("requires_grad_", self._array.dtype)
         self.requires_grad = flag
         return self
 
+    @property
+    def retains_grad(self):
+        return self.grad_fn is not None and any(
+            isinstance(h, autograd.RetainGrad) for h in self.grad_fn.pre_hooks)
+
     def retain_grad(self):
-        """Keep `.grad` on this non-leaf tensor after backward."""
-        if self.grad_fn is not None:
-            import weakref
-            self.grad_fn._retain = weakref.ref(self)
+        """Keep `.grad` on this non-leaf tensor after backward (a leaf keeps it anyway)."""
+        if self.grad_fn is not None and not self.retains_grad:
+            self.grad_fn.pre_hooks += (autograd.RetainGrad(self),)
 
     def register_hook(self, hook):
-        """Call `hook(grad)` when this tensor's gradient is computed; a return value replaces it."""
+        """Call `hook(grad)` when this tensor's gradient is computed; a returned tensor replaces
+        it. Returns a handle whose `remove()` unregisters the hook."""
         if not self.requires_grad:
             raise RuntimeError("register_hook: the tensor does not require grad")
-        owner = self.grad_fn if self.grad_fn is not None else self
-        owner._hooks = (owner._hooks or []) + [hook]
-        return hook
+        return autograd.add_pre_hook(autograd._node_of(self), hook)
 
     # --- in-place updates (for optimizers and initialisers, under no_grad) ----------------
     def _inplace(self, name, fn):
@@ -246,13 +258,17 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     def __rmatmul__(self, o): return ops.MatMul.apply(o, self)
     add, sub, mul, div, matmul, neg = __add__, __sub__, __mul__, __truediv__, __matmul__, __neg__
 
-    # comparisons give bool tensors that carry no gradient
-    def __eq__(self, o): return Tensor._wrap(np.equal(self._array, _data(o)))
-    def __ne__(self, o): return Tensor._wrap(np.not_equal(self._array, _data(o)))
-    def __lt__(self, o): return Tensor._wrap(np.less(self._array, _data(o)))
-    def __le__(self, o): return Tensor._wrap(np.less_equal(self._array, _data(o)))
-    def __gt__(self, o): return Tensor._wrap(np.greater(self._array, _data(o)))
-    def __ge__(self, o): return Tensor._wrap(np.greater_equal(self._array, _data(o)))
+    # comparisons give bool tensors that carry no gradient; `t == None` is simply False
+    def __eq__(self, o):
+        return _compare(np.equal, "eq", self, o) if dtypes.is_operand(o) else NotImplemented
+
+    def __ne__(self, o):
+        return _compare(np.not_equal, "ne", self, o) if dtypes.is_operand(o) else NotImplemented
+
+    def __lt__(self, o): return _compare(np.less, "lt", self, o)
+    def __le__(self, o): return _compare(np.less_equal, "le", self, o)
+    def __gt__(self, o): return _compare(np.greater, "gt", self, o)
+    def __ge__(self, o): return _compare(np.greater_equal, "ge", self, o)
     def __invert__(self): return Tensor._wrap(np.logical_not(self._array))
     def __and__(self, o): return Tensor._wrap(np.logical_and(self._array, _data(o)))
     def __or__(self, o): return Tensor._wrap(np.logical_or(self._array, _data(o)))
@@ -374,7 +390,8 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
 
     # --- indexing and masking -------------------------------------------------------------
     def masked_fill(self, mask, value):
-        return ops.MaskedFill.apply(self, _data(mask), value=value)
+        # the mask goes in as a tensor, so an in-place change of it before backward is caught
+        return ops.MaskedFill.apply(self, mask, value=value)
 
     def gather(self, dim, index):
         return ops.Gather.apply(self, dim=dim, index=_data(index))
@@ -403,6 +420,16 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     def bool(self): return self.to(np.bool_)
     def type_as(self, other): return self.to(other.dtype)
     def is_floating_point(self): return self.dtype.type in _FLOATS
+
+
+def _check_can_require_grad(op, dtype):
+    if dtype.kind != "f":
+        raise TypeError(f"{op}: only floating point tensors can require gradients, got dtype "
+                        f"{dtype}")
+
+
+# the engine and the promotion rules make tensors too; they cannot import this module
+autograd.Tensor = dtypes.Tensor = Tensor
 
 
 class _MinMax(tuple):

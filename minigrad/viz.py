@@ -22,13 +22,34 @@ The picture (edges follow the data, from inputs towards the output):
   "encoder.layers.0.self_attn". A parameter sits in the innermost cluster holding all its users.
 * **Collapsed modules** (3-D boxes, labelled "path\\n(N ops)") replace whole module subtrees
   when `max_depth` is set; see `module_levels` for how depth is counted.
+
+Module paths and values are not part of the graph: importing this module installs a record
+hook that notes, for every op recorded from then on, the module that ran it, the array it
+produced (kept as long as the graph lives, so that `show_values` can describe it) and a weak
+reference to its tensor (for `show_grads` after `retain_grad()`). Import `minigrad.viz` before
+running the forward pass you want to draw; ops recorded earlier are drawn without clusters,
+values or grads.
 """
 from __future__ import annotations
 
 import os
+import warnings
+import weakref
 
 import graphviz
 import numpy as np
+
+from .autograd import add_record_hook, current_module_path
+
+# node -> (path of the module that created it, its output's array, weak reference to it)
+_recorded = weakref.WeakKeyDictionary()
+
+
+def _remember(node, out):
+    _recorded[node] = (current_module_path(), out._array, weakref.ref(out))
+
+
+_record_hook = add_record_hook(_remember)
 
 _INSTALL_HINT = ("install Graphviz to render it: `apt-get install graphviz` (Debian/Ubuntu), "
                  "`brew install graphviz` (macOS) or `conda install -c conda-forge graphviz`")
@@ -108,13 +129,14 @@ def _summary(tag, arr):
     return f"{tag}: mean={a.mean():.3g} std={a.std():.3g} min={a.min():.3g} max={a.max():.3g}"
 
 
-def _tensor_lines(t, show_shapes, show_values, show_grads):
-    """Label lines (after the name) for tensor `t`, which may be None if it was freed."""
+def _tensor_lines(t, show_shapes, show_values, show_grads, values=None):
+    """Label lines (after the name) for tensor `t` (None if it was freed) holding `values`."""
     lines = []
+    values = t._array if t is not None else values
     if show_shapes and t is not None:
         lines.append(f"{tuple(t.shape)} {t.dtype}")
     if show_values:
-        lines.append(_summary("data", t._array) if t is not None else "data: (freed)")
+        lines.append(_summary("data", values) if values is not None else "data: (not recorded)")
     if show_grads and t is not None and t.grad is not None:
         lines.append(_summary("grad", t.grad._array))
     return lines
@@ -124,10 +146,10 @@ def _op_lines(node, show_shapes, show_values, show_grads):
     """Label lines of an op node: its name, then the tensor it produced."""
     name = node.name()
     lines = [name[: -len("Backward")] if name.endswith("Backward") else name]
-    if show_shapes and hasattr(node, "out_shape"):  # known even if the output was freed
+    if show_shapes:  # known even if the output was freed
         lines.append(f"{tuple(node.out_shape)} {node.out_dtype}")
-    ref = getattr(node, "out_ref", None)
-    return lines + _tensor_lines(ref() if ref else None, False, show_values, show_grads)
+    _, values, ref = _recorded.get(node, (None, None, None))
+    return lines + _tensor_lines(ref() if ref else None, False, show_values, show_grads, values)
 
 
 def _common_prefix(lists):
@@ -150,7 +172,7 @@ def _walk(root):
     stack = [root]
     while stack:
         fn = stack.pop()
-        for child, _ in getattr(fn, "next_functions", ()):
+        for child in fn.next_nodes:
             if child is None:  # an input that does not require grad
                 continue
             if id(child) not in index:
@@ -219,12 +241,16 @@ def draw_graph(output, show_shapes=True, show_values=False, show_grads=False, ma
         return dot
 
     nodes, edges = _walk(output.grad_fn)
+    if max_depth is not None and not any(n in _recorded for n in nodes):
+        warnings.warn("draw_graph: no module paths were recorded for this graph, so max_depth "
+                      "collapses nothing; import minigrad.viz before running the forward pass",
+                      stacklevel=2)
     display = [None] * len(nodes)  # graph node index -> key of the drawn node it appears in
     collapsed = {}                 # module path -> key of its collapsed node
     for i, node in enumerate(nodes):
         if hasattr(node, "variable"):  # leaves are placed below, once their users are known
             continue
-        levels = module_levels(getattr(node, "module_path", None))
+        levels = module_levels(_recorded.get(node, (None,))[0])
         if max_depth is not None and len(levels) > max_depth:
             path = levels[max_depth]
             if path not in collapsed:

@@ -33,7 +33,7 @@ def sigmoid(input):
 
 def leaky_relu(input, negative_slope=0.01):
     """x for x > 0, negative_slope * x otherwise (graph attention uses it for its scores)."""
-    return input.maximum(input * negative_slope) if negative_slope <= 1 else input.minimum(input * negative_slope)
+    return ops.LeakyRelu.apply(input, negative_slope=negative_slope)
 
 
 def softmax(input, dim=-1):

@@ -38,6 +38,7 @@ import numpy as np
 
 from minigrad.functional import cat, dropout, stack, where
 from minigrad.autograd import Function
+from minigrad.ops.elementwise import sigmoid
 from minigrad.tensor import Tensor, _data
 
 from . import functional as F
@@ -65,10 +66,6 @@ def _gru_step(gi, h, weight_hh, bias_hh, keep=None):
     return GRUGates.apply(gi, F.linear(h, weight_hh, bias_hh), h, keep=keep)
 
 
-def _sigmoid(a):
-    return 0.5 * (1.0 + np.tanh(0.5 * a))  # = 1 / (1 + exp(-a)), and never overflows
-
-
 class GRUGates(Function):
     """The GRU equations after the two matmuls: (gi, gh, h) -> h', with gi = W_ih x + b_ih and
     gh = W_hh h + b_hh, each (B, 3H) in gate order r, z, n.
@@ -85,8 +82,8 @@ class GRUGates(Function):
     @staticmethod
     def forward(ctx, gi, gh, h, keep=None):
         H = h.shape[-1]
-        r = _sigmoid(gi[..., :H] + gh[..., :H])
-        z = _sigmoid(gi[..., H:2 * H] + gh[..., H:2 * H])
+        r = sigmoid(gi[..., :H] + gh[..., :H])
+        z = sigmoid(gi[..., H:2 * H] + gh[..., H:2 * H])
         gh_n = gh[..., 2 * H:]
         n = np.tanh(gi[..., 2 * H:] + r * gh_n)
         out = n + z * (h - n)  # = (1 - z) n + z h, one op fewer

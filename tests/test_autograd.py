@@ -265,10 +265,14 @@ def test_hook_on_non_leaf_replaces_gradient_flowing_on():
         seen.append(g.tolist())
         return mg.tensor(np.array([1.0, -1.0]))
 
-    assert y.register_hook(hook) is hook
-    (y * y).sum().backward()  # dL/dy = 2y = [6, 12], replaced by [1, -1]
+    handle = y.register_hook(hook)
+    (y * y).sum().backward(retain_graph=True)  # dL/dy = 2y = [6, 12], replaced by [1, -1]
     assert seen == [[6.0, 12.0]]
     assert x.grad.tolist() == [3.0, -3.0]
+    handle.remove()  # a handle, as in PyTorch: the hook no longer runs
+    x.grad = None
+    (y * y).sum().backward()
+    assert seen == [[6.0, 12.0]] and x.grad.tolist() == [18.0, 36.0]
 
 
 def test_hooks_chain_in_registration_order():
@@ -664,3 +668,245 @@ def test_custom_function_in_graph():
     assert y.requires_grad
     (y * 2).sum().backward()
     assert x.grad.tolist() == [4.0, 12.0]
+
+
+# --- the core's shape: per-thread state, nodes without renderer fields ------------------------
+
+def test_grad_mode_and_module_path_are_per_thread():
+    import threading
+    from minigrad.autograd import current_module_path, module_scope
+
+    seen = {}
+    inside, release = threading.Event(), threading.Event()
+
+    def other():
+        with mg.no_grad(), module_scope("other.block"):
+            inside.set()
+            release.wait(10)
+            seen["other"] = (mg.is_grad_enabled(), current_module_path())
+
+    t = threading.Thread(target=other)
+    t.start()
+    inside.wait(10)
+    with module_scope("main.layer"):
+        seen["main"] = (mg.is_grad_enabled(), current_module_path())
+    release.set()
+    t.join()
+    assert seen == {"other": (False, "other.block"), "main": (True, "main.layer")}
+    assert current_module_path() is None
+
+
+def test_nodes_carry_only_what_backward_needs():
+    # module paths and values are the renderer's business (a record hook that viz installs)
+    x = leaf([1.0, 2.0])
+    node = x.exp().grad_fn
+    assert set(vars(node)) == {"next_nodes", "sequence_nr", "out_shape", "out_dtype", "saved",
+                               "saved_versions"}
+    assert (x * x).grad_fn.next_functions == ((x._acc, 0), (x._acc, 0))
+
+
+def test_record_hooks_come_and_go():
+    from minigrad import autograd
+
+    seen = []
+    handle = autograd.add_record_hook(lambda node, out: seen.append((node.name(), out.shape)))
+    x = leaf([1.0, 2.0])
+    x.exp()
+    handle.remove()
+    x.exp()
+    assert seen == [("ExpBackward", (2,))]
+    before = list(autograd._record_hooks)
+    with mg.detect_anomaly():
+        assert len(autograd._record_hooks) == len(before) + 1
+    assert autograd._record_hooks == before  # anomaly mode's hook is gone again
+
+
+# --- the engine fits every gradient to its input --------------------------------------------
+
+class _BroadcastAdd(Function):
+    """a + b whose backward returns the output-shaped gradient for both inputs."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, g
+
+
+class _WrongShape(Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.ones(g.shape + (3,), g.dtype)  # (2, 3) does not broadcast from (2,)
+
+
+class _WrongDtype(Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * 2).astype(np.float64)
+
+
+def test_engine_sums_broadcast_gradients_to_each_input_shape():
+    a, b = leaf(np.ones((3, 1))), leaf(np.ones(4))
+    _BroadcastAdd.apply(a, b).sum().backward()
+    assert a.grad.shape == (3, 1) and a.grad.tolist() == [[4.0]] * 3
+    assert b.grad.shape == (4,) and b.grad.tolist() == [3.0] * 4
+
+
+def test_engine_reports_an_op_returning_a_wrong_shape():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=re.escape(
+            "_WrongShapeBackward: returned a gradient of shape (2, 3) for an input of shape (2,)")):
+        _WrongShape.apply(x).sum().backward()
+
+
+def test_engine_reports_an_op_returning_a_wrong_dtype():
+    x = leaf([1.0, 2.0], dtype=mg.float32)
+    with pytest.raises(RuntimeError, match="_WrongDtypeBackward: returned a gradient of dtype "
+                                           "float64 for an input of dtype float32"):
+        _WrongDtype.apply(x).sum().backward()
+
+
+def test_leaf_rejects_a_hook_changing_the_gradient_dtype():
+    x = leaf([1.0, 2.0], dtype=mg.float32)
+    x.register_hook(lambda g: g.double())
+    with pytest.raises(RuntimeError, match="hook: .*dtype float64.*expected shape \\(2,\\) and "
+                                           "dtype float32"):
+        (x * 2).sum().backward()
+
+
+def test_mixed_float32_float64_graph_backpropagates_like_torch(torch):
+    a = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    b = np.array([0.3, -0.2, 0.1])
+    x, y = mg.tensor(a, dtype=mg.float32, requires_grad=True), leaf(b)  # float32, float64
+    tx = torch.tensor(a, dtype=torch.float32, requires_grad=True)
+    ty = torch.tensor(b, dtype=torch.float64, requires_grad=True)
+    for lib, p, q in ((mg, x, y), (torch, tx, ty)):
+        h = (p * q).tanh() @ q + p.sum(1).double()  # float64 from here on
+        out = (h.float() * p[:, 0]).sum()           # back to float32
+        assert str(out.dtype).endswith("float32")
+        out.backward()
+    assert x.grad.dtype == np.float32 and y.grad.dtype == np.float64
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy(), rtol=1e-6)
+
+
+# --- views share their base's version counter, whatever the grad mode ------------------------
+
+VIEWS = {
+    "index": lambda w: w[0],
+    "slice": lambda w: w[:, 1:],
+    "view": lambda w: w.view(-1),
+    "reshape": lambda w: w.reshape(3, 2),
+    "T": lambda w: w.T,
+    "permute": lambda w: w.permute(1, 0),
+    "flatten": lambda w: w.flatten(),
+    "unsqueeze": lambda w: w.unsqueeze(0),
+    "view of a view": lambda w: w.T[1],
+    "detach then index": lambda w: w.detach()[0],
+}
+
+
+@pytest.mark.parametrize("name", list(VIEWS))
+@pytest.mark.parametrize("made_under", ["no_grad", "grad"])
+def test_in_place_change_through_a_view_is_detected(name, made_under):
+    x = leaf(np.ones((4, 2)))
+    w = leaf(np.arange(6.0).reshape(2, 3))
+    loss = (x @ w).sum()  # MatMul saved w
+    if made_under == "grad":
+        view = VIEWS[name](w)
+        with mg.no_grad():
+            view.sub_(10)
+    else:
+        with mg.no_grad():
+            VIEWS[name](w).sub_(10)
+    assert w._version == 1
+    with pytest.raises(RuntimeError, match="MatMulBackward: a tensor of shape \\(2, 3\\) needed "
+                                           "for backward was modified in place"):
+        loss.backward()
+
+
+def test_change_of_a_base_is_seen_through_its_view():
+    x = leaf([1.0, 2.0, 3.0])
+    base = mg.tensor(np.ones((2, 3)))
+    with mg.no_grad():
+        row = base[1]
+    loss = (x * row).sum()  # Mul saved the view's memory
+    with mg.no_grad():
+        base.mul_(3.0)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
+
+
+def test_a_copy_is_not_a_view():
+    x = leaf(np.ones((4, 2)))
+    w = leaf(np.arange(6.0).reshape(2, 3))
+    loss = (x @ w).sum()
+    with mg.no_grad():
+        w.clone().sub_(10)
+        w[[0, 1]].sub_(10)  # advanced indexing copies, as in NumPy and PyTorch
+    loss.backward()
+    assert w._version == 0 and x.grad.tolist() == [[3.0, 12.0]] * 4
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_numpy_operand_changed_after_forward_does_not_change_the_gradient(dtype):
+    x = leaf([1.0, 2.0, 3.0], dtype=dtype)
+    arr = np.array([1.0, 2.0, 3.0], dtype=dtype)
+    m = np.eye(3, dtype=dtype)
+    loss = (x * arr).sum() + (x @ m).sum() + (arr * x).sum()
+    arr[:] = 100.0
+    m[:] = 100.0
+    loss.backward()
+    assert x.grad.tolist() == [3.0, 5.0, 7.0]
+
+
+def test_requires_grad_attribute_refuses_integer_tensors():
+    t = mg.tensor([1, 2])
+    with pytest.raises(TypeError, match="requires_grad: only floating point tensors can "
+                                        "require gradients, got dtype int64"):
+        t.requires_grad = True
+    assert not t.requires_grad
+    f = mg.tensor([1.0, 2.0])
+    f.requires_grad = True
+    assert f.requires_grad
+    f.requires_grad = False
+    with pytest.raises(RuntimeError, match="only a leaf can stop requiring grad"):
+        (leaf([1.0]) * 2).requires_grad = False
+
+
+def test_mask_changed_after_forward_is_detected():
+    x = leaf([1.0, 2.0, 3.0])
+    mask = mg.tensor([True, False, False])
+    loss = x.masked_fill(mask, 0.0).sum() + mg.where(mask, x, x * 2).sum()
+    with mg.no_grad():
+        mask.fill_(False)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("layout", ["fortran", "strided"])
+def test_gradcheck_perturbs_non_contiguous_inputs_in_place(layout):
+    a = np.arange(1.0, 13.0).reshape(3, 4) / 7
+    arr = np.asfortranarray(a) if layout == "fortran" else np.repeat(a, 2, axis=0)[::2]
+    assert not arr.flags.c_contiguous
+    x = mg.Tensor._wrap(arr).requires_grad_()
+    assert gradcheck(lambda t: (t * t).sum(0) * t[0], [x])
+    np.testing.assert_array_equal(x.numpy(), a)  # every element restored
+
+
+def test_leaf_rejects_a_hook_changing_the_gradient_shape():
+    x = leaf([1.0, 2.0])
+    x.register_hook(lambda g: mg.tensor(np.ones(1)))  # once broadcast silently to (2,)
+    with pytest.raises(RuntimeError, match=re.escape("shape (1,) and dtype float64; expected "
+                                                     "shape (2,)")):
+        (x * 2).sum().backward()

@@ -408,6 +408,17 @@ def test_amax_ties_share_gradient():
     np.testing.assert_allclose(x.grad.numpy(), [[0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]])
 
 
+@pytest.mark.parametrize("op", ["amax", "amin"])
+def test_amax_amin_backward_keeps_float32(op):
+    # the tie count is an integer: dividing by it once made the gradient float64, which the
+    # matmul behind it then refused
+    x = mg.tensor(np.arange(6.0).reshape(2, 3), dtype=mg.float32, requires_grad=True)
+    w = mg.tensor(np.eye(3), dtype=mg.float32, requires_grad=True)
+    getattr(x @ w, op)(-1).sum().backward()
+    assert x.grad.dtype == np.float32 and w.grad.dtype == np.float32
+    assert x.grad.tolist() == ([[0, 0, 1], [0, 0, 1]] if op == "amax" else [[1, 0, 0], [1, 0, 0]])
+
+
 @SETTINGS
 @given(data=st.data(), keepdim=st.booleans())
 def test_argmax(data, keepdim):
@@ -982,3 +993,55 @@ def test_composite_attention_like(data):
         return _np_softmax(s, -1) @ v_
 
     check(attn, [q, k, v], ref)
+
+
+# --- leaky_relu -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("slope", [0.01, 0.2, 1.5, -0.5])
+def test_leaky_relu_gradient_at_zero_is_the_slope_like_torch(torch, slope):
+    from minigrad.nn import functional as F
+    a = np.array([-1.0, 0.0, 2.0, 0.0], dtype=np.float32)
+    x = mg.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    y, ty = F.leaky_relu(x, slope), torch.nn.functional.leaky_relu(t, slope)
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy())
+    y.sum().backward()
+    ty.sum().backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())  # slope at 0, not (1 + slope) / 2
+
+
+def test_leaky_relu_gradcheck():
+    from minigrad.nn import functional as F
+    check(lambda t: F.leaky_relu(t, 0.2), [np.array([[-1.5, 0.3], [2.0, -0.25]])],
+          lambda v: np.where(v > 0, v, 0.2 * v))
+
+
+def test_sigmoid_tails_like_torch(torch):
+    # one sigmoid serves the op and the fused GRU gates: exact in both tails, never overflowing
+    from minigrad.ops.elementwise import sigmoid
+    a = np.array([-100.0, -20.0, -1e-3, 0.0, 1e-3, 20.0, 100.0], dtype=np.float32)
+    with np.errstate(over="raise", divide="raise", invalid="raise"):
+        got = mg.tensor(a).sigmoid().numpy()
+        np.testing.assert_array_equal(sigmoid(a), got)
+    assert got.dtype == np.float32
+    # (torch flushes sigmoid(-100) to 0; ours keeps the subnormal 3.8e-44)
+    np.testing.assert_allclose(got, torch.sigmoid(torch.tensor(a)).numpy(), rtol=1e-6, atol=1e-38)
+
+
+# --- the Numba ufuncs of the elementwise ops against their NumPy expressions ------------------
+
+@pytest.mark.parametrize("name", ["tanh_backward", "sigmoid_backward"])
+@SETTINGS
+@given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
+def test_fused_backward_ufuncs_match_numpy(name, data, dtype):
+    from minigrad.ops import elementwise
+    shape = data.draw(shapes())
+    y = data.draw(hnp.arrays(dtype, shape, elements=st.floats(-1, 1, width=32)))
+    g = data.draw(hnp.arrays(dtype, shape, elements=st.floats(-1e3, 1e3, width=32)))
+    ref = g * (1 - y * y) if name == "tanh_backward" else g * y * (1 - y)
+    got = getattr(elementwise, name)(y, g)
+    assert got.dtype == dtype and got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=1e-6 if dtype == np.float32 else 1e-12, atol=1e-30)
+    if y.ndim == 2:  # any strides
+        np.testing.assert_allclose(getattr(elementwise, name)(y.T, g.T), ref.T, rtol=1e-6)

@@ -143,7 +143,7 @@ assert y.grad is None  # y did not ask for a gradient
 node, chain = L.grad_fn, []
 while node is not None and hasattr(node, "next_functions"):
     chain.append(node.name())
-    nxt = [n for n, _ in node.next_functions if n is not None and hasattr(n, "inputs")]
+    nxt = [n for n, _ in node.next_functions if n is not None and n.next_functions]
     node = nxt[0] if nxt else None
 print(" <- ".join(chain))
 assert chain == ["PowBackward", "SubBackward", "TanhBackward", "AddBackward", "MulBackward"]

@@ -1,23 +1,7 @@
-"""Helpers shared by the ops: broadcasting gradients back and validating `dim` arguments."""
+"""Helpers shared by the ops: validating `dim` arguments, spreading a reduction's gradient."""
 from __future__ import annotations
 
 import numpy as np
-
-
-def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
-    """Sum `grad` over the axes that broadcasting stretched, so it has `shape` again.
-
-    Broadcasting copies an input along new leading axes and along axes of size 1; the chain rule
-    says each copy's gradient flows back to the same element, so those axes are summed.
-    """
-    if grad.shape == shape:
-        return grad
-    lead = grad.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1)
-    if axes:
-        grad = grad.sum(axis=axes, keepdims=True)
-    return grad.reshape(shape)
 
 
 def normalize_dim(dim: int, ndim: int, op: str) -> int:
@@ -45,7 +29,3 @@ def expand_reduced(grad: np.ndarray, shape: tuple, dims: tuple, keepdim: bool) -
     if not keepdim:
         grad = np.expand_dims(grad, dims) if dims else grad
     return np.broadcast_to(grad, shape)
-
-
-def shape_of(x) -> tuple:
-    return np.shape(x)

@@ -12,14 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import Function
-from ._util import normalize_dim, unbroadcast
+from ._util import normalize_dim
 
 
 def _sum_to(grad, shape):
-    """Reduce `grad` to `shape`, the shape of values NumPy broadcast when assigning them."""
-    if grad.ndim < len(shape):  # values may carry extra leading 1s (a[0] = ones((1, 3)))
+    """`grad` ready for values of `shape` that NumPy broadcast when assigning them: values may
+    carry extra leading 1s (a[0] = ones((1, 3))); the engine sums the broadcast axes."""
+    if grad.ndim < len(shape):
         grad = grad.reshape((1,) * (len(shape) - grad.ndim) + grad.shape)
-    return unbroadcast(grad, tuple(shape))
+    return grad
 
 
 class IndexPut(Function):

@@ -1,5 +1,6 @@
-"""Elementwise ops. Each gradient is the local derivative times the incoming gradient, then
-`unbroadcast` sums it back to the input's shape (NumPy broadcasting in the forward pass)."""
+"""Elementwise ops. Each gradient is the local derivative times the incoming gradient. Where
+the forward broadcast an input, its gradient comes back in the output's shape and the engine
+sums it over the broadcast axes (see `autograd._fit`); None marks a gradient nobody needs."""
 from __future__ import annotations
 
 import math
@@ -8,46 +9,51 @@ import numba
 import numpy as np
 
 from ..autograd import Function
-from ._util import unbroadcast
 
 
-def _pair(ctx, a, b):
-    ctx.shapes = (np.shape(a), np.shape(b))
+def _ufunc(nargs):
+    """Compile a scalar function with Numba into a NumPy ufunc for float32 and float64: one pass
+    over memory where a NumPy expression makes a temporary per operation. The plain ufunc is
+    returned, not Numba's dispatcher, whose extra Python layer costs more than a small call."""
+    sigs = [f"{t}({', '.join([t] * nargs)})" for t in ("float32", "float64")]
+    return lambda fn: numba.vectorize(sigs, cache=True)(fn).ufunc
 
 
-def _back(ctx, ga, gb):
-    """Gradients for (a, b) reduced to their shapes; None where no gradient is needed."""
-    need = ctx.needs_input_grad
-    return (unbroadcast(ga, ctx.shapes[0]) if need[0] and ga is not None else None,
-            unbroadcast(gb, ctx.shapes[1]) if len(need) > 1 and need[1] and gb is not None else None)
+@_ufunc(2)
+def tanh_backward(y, g):
+    """g * (1 - y^2): d tanh(x) / dx in terms of y = tanh(x)."""
+    return g * (1 - y * y)
+
+
+@_ufunc(2)
+def sigmoid_backward(y, g):
+    """g * y * (1 - y): d sigmoid(x) / dx in terms of y = sigmoid(x)."""
+    return g * y * (1 - y)
 
 
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         return np.add(a, b)
 
     @staticmethod
     def backward(ctx, g):
-        return _back(ctx, g, g)
+        return g, g
 
 
 class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         return np.subtract(a, b)
 
     @staticmethod
     def backward(ctx, g):
-        return _back(ctx, g, -g if ctx.needs_input_grad[1] else None)
+        return g, (-g if ctx.needs_input_grad[1] else None)
 
 
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         ctx.save_for_backward(a, b)
         return np.multiply(a, b)
 
@@ -55,13 +61,12 @@ class Mul(Function):
     def backward(ctx, g):
         a, b = ctx.saved
         need = ctx.needs_input_grad
-        return _back(ctx, g * b if need[0] else None, g * a if need[1] else None)
+        return (g * b if need[0] else None), (g * a if need[1] else None)
 
 
 class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         ctx.save_for_backward(a, b)
         return np.divide(a, b)
 
@@ -69,13 +74,12 @@ class Div(Function):
     def backward(ctx, g):
         a, b = ctx.saved
         need = ctx.needs_input_grad
-        return _back(ctx, g / b if need[0] else None, -g * a / (b * b) if need[1] else None)
+        return (g / b if need[0] else None), (-g * a / (b * b) if need[1] else None)
 
 
 class Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         out = np.power(a, b)
         ctx.save_for_backward(a, b, out)
         return out
@@ -88,14 +92,13 @@ class Pow(Function):
         gb = None
         if need[1]:  # d(a^b)/db = a^b log a, taken as 0 where a == 0 (PyTorch does the same)
             with np.errstate(divide="ignore", invalid="ignore"):
-                gb = g * np.where(a > 0, out * np.log(np.where(a > 0, a, 1)), 0)
-        return _back(ctx, ga, gb)
+                gb = g * np.where(a > 0, out * np.log(np.where(a > 0, a, 1), dtype=out.dtype), 0)
+        return ga, gb
 
 
 class Maximum(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         ctx.save_for_backward(a, b)
         return np.maximum(a, b)
 
@@ -104,13 +107,12 @@ class Maximum(Function):
         a, b = ctx.saved
         # ties split the gradient evenly, as PyTorch does
         wa = ((a > b) + 0.5 * (a == b)).astype(g.dtype)
-        return _back(ctx, g * wa, g * (1 - wa))
+        return g * wa, g * (1 - wa)
 
 
 class Minimum(Function):
     @staticmethod
     def forward(ctx, a, b):
-        _pair(ctx, a, b)
         ctx.save_for_backward(a, b)
         return np.minimum(a, b)
 
@@ -118,7 +120,7 @@ class Minimum(Function):
     def backward(ctx, g):
         a, b = ctx.saved
         wa = ((a < b) + 0.5 * (a == b)).astype(g.dtype)
-        return _back(ctx, g * wa, g * (1 - wa))
+        return g * wa, g * (1 - wa)
 
 
 class Neg(Function):
@@ -186,23 +188,26 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, g):
-        y = ctx.saved[0]
-        return g * (1 - y * y)
+        return tanh_backward(ctx.saved[0], g)
+
+
+def sigmoid(a):
+    """1 / (1 + exp(-a)) of an array. exp only ever sees -|a|, so it never overflows, and
+    below 0 the form exp(a) / (1 + exp(a)) keeps the precision of tiny values."""
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1, e) / (1 + e)
 
 
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a):
-        # exp of a non-positive number only, so neither branch overflows
-        e = np.exp(-np.abs(a))
-        out = np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+        out = sigmoid(a)
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        y = ctx.saved[0]
-        return g * y * (1 - y)
+        return sigmoid_backward(ctx.saved[0], g)
 
 
 class Relu(Function):
@@ -217,7 +222,22 @@ class Relu(Function):
         return g * (ctx.saved[0] > 0)
 
 
-@numba.vectorize(["float32(float32)", "float64(float64)"], cache=True)
+class LeakyRelu(Function):
+    """x where x > 0, else negative_slope * x. The gradient at 0 is the slope, as in PyTorch
+    (a `maximum(x, slope * x)` would split the tie and give (1 + slope) / 2)."""
+
+    @staticmethod
+    def forward(ctx, a, negative_slope=0.01):
+        ctx.save_for_backward(a)
+        ctx.slope = float(negative_slope)  # a Python float keeps a's dtype; np.float64 would not
+        return np.where(a > 0, a, a * ctx.slope)
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.where(ctx.saved[0] > 0, g, g * ctx.slope)
+
+
+@_ufunc(1)
 def _erf(x):  # NumPy has no erf; Numba compiles the C library's
     return math.erf(x)
 
@@ -270,16 +290,15 @@ class Clamp(Function):
 
 
 class Cast(Function):
-    """Change dtype; the gradient is cast back to the input's dtype."""
+    """Change dtype; the engine casts the gradient back to the input's dtype."""
 
     @staticmethod
     def forward(ctx, a, dtype=None):
-        ctx.in_dtype = a.dtype
         return a.astype(dtype)
 
     @staticmethod
     def backward(ctx, g):
-        return g.astype(ctx.in_dtype)
+        return g
 
 
 class Where(Function):
@@ -287,7 +306,6 @@ class Where(Function):
 
     @staticmethod
     def forward(ctx, cond, a, b):
-        ctx.shapes = (np.shape(cond), np.shape(a), np.shape(b))
         ctx.save_for_backward(cond)
         return np.where(cond, a, b)
 
@@ -296,9 +314,8 @@ class Where(Function):
         cond = ctx.saved[0]
         need = ctx.needs_input_grad
         zero = np.zeros((), g.dtype)
-        ga = unbroadcast(np.where(cond, g, zero), ctx.shapes[1]) if need[1] else None
-        gb = unbroadcast(np.where(cond, zero, g), ctx.shapes[2]) if need[2] else None
-        return None, ga, gb
+        return (None, np.where(cond, g, zero) if need[1] else None,
+                np.where(cond, zero, g) if need[2] else None)
 
 
 class MaskedFill(Function):

@@ -9,6 +9,7 @@ import numpy as np
 from .. import kernels
 from ..kernels import layernorm
 from ..autograd import Function
+from .matmul import mm
 
 
 class Linear(Function):
@@ -29,7 +30,7 @@ class Linear(Function):
         x2 = x.reshape(-1, x.shape[-1])
         ctx.save_for_backward(x2, weight)
         ctx.lead = x.shape[:-1]
-        y = kernels.matmul(x2, weight.T)
+        y = mm(x2, weight.T)
         if bias is not None:
             y += bias
         return y.reshape(ctx.lead + (weight.shape[0],))
@@ -39,8 +40,8 @@ class Linear(Function):
         x2, weight = ctx.saved
         g2 = g.reshape(-1, weight.shape[0])
         need = ctx.needs_input_grad
-        gx = kernels.matmul(g2, weight).reshape(ctx.lead + (weight.shape[1],)) if need[0] else None
-        gw = kernels.matmul(g2.T, x2) if need[1] else None
+        gx = mm(g2, weight).reshape(ctx.lead + (weight.shape[1],)) if need[0] else None
+        gw = mm(g2.T, x2) if need[1] else None
         gb = g2.sum(axis=0) if len(need) > 2 and need[2] else None
         return gx, gw, gb
 
@@ -120,12 +121,7 @@ class CrossEntropy(Function):
         logp = ctx.saved[0]
         safe, keep, eps, reduction, count = ctx.vals
         n, c = logp.shape
-        if reduction == "none":
-            scale = g * keep
-        elif reduction == "sum":
-            scale = g * keep
-        else:
-            scale = g * keep / max(count, 1)
+        scale = g * keep if reduction in ("none", "sum") else g * keep / max(count, 1)
         scale = scale.astype(logp.dtype)
         # d loss / d logp, then the fused log-softmax backward turns it into d loss / d logits
         dlogp = np.empty_like(logp)

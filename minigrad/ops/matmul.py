@@ -1,7 +1,8 @@
 """Matrix product with NumPy's `matmul` semantics (1-D, 2-D and batched, batch dims broadcast).
 
-The forward and both gradients are three calls of one kernel, `kernels.matmul`:
+The forward and both gradients are three calls of one kernel, `kernels.matmul` (via `mm`):
     C = A @ B,   dA = dC @ B^T,   dB = A^T @ dC
+Where batch dims were broadcast, a gradient keeps them and the engine sums them away.
 """
 from __future__ import annotations
 
@@ -9,39 +10,51 @@ import numpy as np
 
 from .. import kernels
 from ..autograd import Function
-from ._util import unbroadcast
+
+
+def mm(a, b):
+    """`kernels.matmul(a, b)` for inputs already checked. Below `kernels.PARALLEL_MIN_WORK`
+    multiply-adds the kernels call `np.matmul` anyway; calling it here skips their checks,
+    which cost several times a 4x4 product."""
+    if max(a.size * b.shape[-1], b.size * a.shape[-2]) < kernels.PARALLEL_MIN_WORK:
+        return np.matmul(a, b)
+    return kernels.matmul(a, b)
 
 
 def _swap(x):
-    return np.swapaxes(x, -1, -2)
+    return x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)
+
+
+def _shape_error(a, b):
+    """The ValueError naming what is wrong with the shapes of a @ b."""
+    if a.ndim == 0 or b.ndim == 0:
+        return ValueError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
+                          f"and {b.shape}")
+    k = b.shape[-2 if b.ndim > 1 else 0]
+    if a.shape[-1] != k:
+        return ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: inner "
+                          f"dimensions {a.shape[-1]} and {k} differ")
+    return ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: batch dimensions "
+                      f"{a.shape[:-2]} and {b.shape[:-2]} do not broadcast")
 
 
 class MatMul(Function):
     @staticmethod
     def forward(ctx, a, b):
         if a.ndim == 0 or b.ndim == 0:
-            raise ValueError(f"matmul: both operands need at least 1 dim, got shapes "
-                             f"{a.shape} and {b.shape}")
-        if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
-            k = b.shape[-2 if b.ndim > 1 else 0]
-            raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: inner "
-                             f"dimensions {a.shape[-1]} and {k} differ")
-        if a.ndim > 2 and b.ndim > 2:
-            try:
-                np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-            except ValueError:
-                raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: batch "
-                                 f"dimensions {a.shape[:-2]} and {b.shape[:-2]} do not "
-                                 f"broadcast") from None
-        if a.dtype != b.dtype:
+            raise _shape_error(a, b)
+        if a.dtype != b.dtype:  # np.matmul would promote; PyTorch refuses, and so do we
             raise TypeError(f"matmul: operands have different dtypes {a.dtype} and {b.dtype}; "
                             f"convert one with .float() or .double()")
         ctx.ndims = (a.ndim, b.ndim)
         # 1-D operands become matrices, as in NumPy, and the added axis is dropped afterwards
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b
+        try:
+            out = mm(a2, b2)
+        except ValueError:  # the shapes are checked only when the product fails
+            raise _shape_error(a, b) from None
         ctx.save_for_backward(a2, b2)
-        out = kernels.matmul(a2, b2)
         if a.ndim == 1:
             out = out[..., 0, :]
         if b.ndim == 1:
@@ -58,15 +71,15 @@ class MatMul(Function):
         need = ctx.needs_input_grad
         ga = gb = None
         if need[0]:
-            ga = unbroadcast(kernels.matmul(g, _swap(b)), a.shape)
+            ga = mm(g, _swap(b))
+            if ctx.ndims[0] == 1:
+                ga = ga[..., 0, :]  # drop the axis the forward added
         if need[1]:
             if b.ndim == 2 and a.ndim > 2:
                 # a weight shared by every batch row: one big (K, N) @ (N, M) product
-                gb = kernels.matmul(_swap(a.reshape(-1, a.shape[-1])), g.reshape(-1, g.shape[-1]))
+                gb = mm(_swap(a.reshape(-1, a.shape[-1])), g.reshape(-1, g.shape[-1]))
             else:
-                gb = unbroadcast(kernels.matmul(_swap(a), g), b.shape)
-        if ctx.ndims[0] == 1 and ga is not None:
-            ga = ga.reshape(-1)
-        if ctx.ndims[1] == 1 and gb is not None:
-            gb = gb.reshape(-1)
+                gb = mm(_swap(a), g)
+            if ctx.ndims[1] == 1:
+                gb = gb[..., 0]
         return ga, gb

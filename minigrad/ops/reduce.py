@@ -58,7 +58,7 @@ class Amax(Function):
         hit = a == out
         if not ctx.keepdim:
             g = np.expand_dims(g, ctx.dims)
-        return g * hit / hit.sum(axis=ctx.dims, keepdims=True)
+        return g * hit / hit.sum(axis=ctx.dims, keepdims=True, dtype=g.dtype)
 
 
 class Amin(Amax):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import Function
-from ._util import normalize_dim, unbroadcast
+from ._util import normalize_dim
 
 
 class Reshape(Function):
@@ -41,11 +41,10 @@ class Permute(Function):
 
 
 class Expand(Function):
-    """Broadcast to a larger shape without copying; the gradient sums the copies."""
+    """Broadcast to a larger shape without copying; the engine sums the copies' gradients."""
 
     @staticmethod
     def forward(ctx, a, shape=None):
-        ctx.shape = a.shape
         shape = tuple(a.shape[i - len(shape) + a.ndim] if s == -1 else s
                       for i, s in enumerate(shape))
         try:
@@ -55,7 +54,7 @@ class Expand(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return unbroadcast(g, ctx.shape)
+        return g
 
 
 class Cat(Function):

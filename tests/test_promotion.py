@@ -1,0 +1,153 @@
+"""Type promotion against PyTorch: the dtype and the values of + - * / and comparisons for
+every pair of dtypes and operand kinds (dimensioned tensor, 0-d tensor, Python number), and
+backward through graphs that mix dtypes."""
+import itertools
+import operator
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+       "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+       "gt": operator.gt, "ge": operator.ge}
+SCALARS = {"True": True, "3": 3, "2.5": 2.5}
+
+
+def _values(dtype, ndim):
+    """Small values every dtype holds exactly (no overflow, no division by zero)."""
+    vals = np.array([1, 0, 1] if dtype == "bool" else [3, 1, 2]).astype(dtype)
+    return vals if ndim else vals[0]
+
+
+def _pair(torch, kind, dtype, ndim_or_scalar):
+    """The same operand for minigrad and for torch."""
+    if kind == "scalar":
+        return ndim_or_scalar, ndim_or_scalar
+    arr = _values(dtype, ndim_or_scalar)
+    return mg.tensor(np.array(arr)), torch.tensor(np.array(arr))
+
+
+def _run(torch, op, a, b):
+    (ma, ta), (mb, tb) = a, b
+    with np.errstate(all="ignore"):  # 1 / 0 and 0 / 0: PyTorch does not warn
+        return _run_quietly(torch, op, ma, ta, mb, tb)
+
+
+def _run_quietly(torch, op, ma, ta, mb, tb):
+    try:
+        expected = op(ta, tb)
+    except (RuntimeError, TypeError) as e:  # e.g. bool - bool
+        with pytest.raises((RuntimeError, TypeError, ValueError)):
+            op(ma, mb)
+        return str(e)
+    got = op(ma, mb)
+    assert str(got.dtype) == str(expected.dtype).replace("torch.", ""), (got.dtype, expected.dtype)
+    tol = 1e-3 if "float16" in str(got.dtype) else 1e-6
+    np.testing.assert_allclose(got.numpy().astype(np.float64),
+                               expected.numpy().astype(np.float64), rtol=tol)
+    return None
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_tensor_pairs_like_torch(torch, name):
+    op, checked = OPS[name], 0
+    for da, db in itertools.product(DTYPES, DTYPES):
+        for na, nb in ((1, 1), (1, 0), (0, 1), (0, 0)):  # dimensioned or 0-d, each side
+            _run(torch, op, _pair(torch, "tensor", da, na), _pair(torch, "tensor", db, nb))
+            checked += 1
+    assert checked == 4 * len(DTYPES) ** 2
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_tensor_with_python_number_like_torch(torch, name):
+    op = OPS[name]
+    for dtype, ndim, scalar in itertools.product(DTYPES, (1, 0), SCALARS):
+        t = _pair(torch, "tensor", dtype, ndim)
+        s = _pair(torch, "scalar", None, SCALARS[scalar])
+        _run(torch, op, t, s)
+        _run(torch, op, s, t)
+
+
+def test_result_type_and_promote_types_like_torch(torch):
+    for da, db in itertools.product(DTYPES, DTYPES):
+        expected = torch.promote_types(getattr(torch, da), getattr(torch, db))
+        assert str(mg.promote_types(np.dtype(da), np.dtype(db))) == str(expected)[6:]
+        for na, nb in ((1, 0), (0, 1), (0, 0)):
+            ma, ta = _pair(torch, "tensor", da, na)
+            mb, tb = _pair(torch, "tensor", db, nb)
+            assert str(mg.result_type(ma, mb)) == str(torch.result_type(ta, tb))[6:]
+        for scalar in SCALARS.values():
+            ma, ta = _pair(torch, "tensor", da, 1)
+            assert str(mg.result_type(ma, scalar)) == str(torch.result_type(ta, scalar))[6:]
+
+
+def test_promotion_examples_of_the_issue():
+    x = mg.tensor([1.0, 2.0])
+    n = mg.tensor([2, 4])
+    assert (x / n).dtype == np.float32            # NumPy would say float64
+    assert (n * 0.5).dtype == np.float32          # the default float dtype
+    assert (n / n).dtype == np.float32            # true division of integers
+    assert (x * np.float64(2.0)).dtype == np.float32  # a NumPy scalar is a Python number
+    assert (x * mg.tensor(2.0, dtype=mg.float64)).dtype == np.float32  # 0-d: same category
+    assert (n * mg.tensor(2.0, dtype=mg.float64)).dtype == np.float64  # 0-d: higher category
+    assert mg.get_default_dtype() is mg.float32
+    assert mg.result_type(n, 2.5) == np.float32 and mg.promote_types(mg.int64, mg.float16) == np.float16
+
+
+def test_promotion_errors_name_the_op():
+    with pytest.raises(TypeError, match="mul: cannot compute with a str"):
+        mg.tensor([1.0]) * "a"
+    with pytest.raises(TypeError, match="promote_types: uint64 and int64 have no common"):
+        mg.promote_types(np.uint64, np.int64)
+    assert (mg.tensor([1.0]) == None) is False  # noqa: E711  (as in PyTorch)
+
+
+def test_where_cat_stack_promote_like_torch(torch):
+    a32, a64 = np.array([1.0, -2.0], np.float32), np.array([0.5, 4.0])
+    i64, cond = np.array([3, 4]), np.array([True, False])
+    for lib in (mg, torch):
+        t32, t64, ti = lib.tensor(a32), lib.tensor(a64), lib.tensor(i64)
+        c = lib.tensor(cond)
+        got = [lib.where(c, t32, t64), lib.where(c, ti, 0.5), lib.where(c, t32, 0.0),
+               lib.cat([t32, ti]), lib.cat([t32, t64]), lib.stack([ti, t32])]
+        if lib is mg:
+            ours = got
+        else:
+            theirs = got
+    for o, t in zip(ours, theirs):
+        assert str(o.dtype) == str(t.dtype)[6:]
+        np.testing.assert_allclose(o.numpy(), t.numpy())
+
+
+def test_mixed_dtype_backward_like_torch(torch):
+    # the issue's crash: float32 / int64 gave float64, and backward failed far away in
+    # log_softmax's kernel
+    a = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], np.float32)
+    n = np.array([2, 4, 8])
+    w = np.array([[0.1], [-0.2], [0.3]])
+    grads = {}
+    for lib in (mg, torch):
+        x = lib.tensor(a, requires_grad=True)
+        w64 = lib.tensor(w, requires_grad=True)
+        k = lib.tensor(n)
+        h = (x / k).log_softmax(-1)                 # float32
+        y = (h * 2 + k * 0.5) @ w64.float()         # int64 * 0.5 is float32
+        z = (y.double() * w64.sum() + x.sum(1, keepdim=True)).sum()  # float64 + float32
+        assert str(z.dtype).endswith("float64")
+        z.backward()
+        grads[lib.__name__] = (x.grad.numpy(), w64.grad.numpy(), str(x.grad.dtype),
+                               str(w64.grad.dtype))
+    (gx, gw, dx, dw), (tx, tw, tdx, tdw) = grads["minigrad"], grads["torch"]
+    assert (dx, dw) == ("float32", "float64") and tdx.endswith("float32") and tdw.endswith("float64")
+    np.testing.assert_allclose(gx, tx, rtol=1e-5)
+    np.testing.assert_allclose(gw, tw, rtol=1e-5)
+
+
+def test_mixed_dtype_gradcheck():
+    from minigrad.autograd import gradcheck
+    x = mg.tensor(np.array([0.5, -1.5, 2.0]), requires_grad=True)   # float64
+    k = mg.tensor(np.array([1, 2, 3]))                               # int64
+    assert gradcheck(lambda t: (t / k + k * 0.25 - t * k) ** 2, [x])
