@@ -92,7 +92,7 @@ def _nodes(loss):
                 break
         else:
             stack.pop()
-            if hasattr(node, "inputs"):
+            if not hasattr(node, "variable"):  # an op, not a leaf's AccumulateGrad
                 order.append(node)
     return order
 
@@ -115,7 +115,10 @@ def graph_memory(loss, marks=None):
     ops = defaultdict(int)
     leaves = 0
     for n in nodes:                  # 0. leaves (parameters): not activations, wherever saved
-        for t in getattr(n, "inputs", ()) or ():
+        inputs = getattr(n, "inputs", None)  # older engines kept input tensors on the node
+        if inputs is None:
+            inputs = [c.variable for c, _ in n.next_functions if hasattr(c, "variable")]
+        for t in inputs:
             arr = getattr(t, "_array", None)
             if arr is not None and t.grad_fn is None and id(_owner(arr)) not in booked:
                 booked[id(_owner(arr))] = ("leaf", None, _owner(arr).nbytes)
