@@ -4,9 +4,9 @@ import time
 
 import pytest
 
-from minigrad.translate.corpus import (Corpus, TsvError, alignment, describe_example,
-                                    generate_corpus, read_corpus, read_tsv,
-                                    translate_reference, write_corpus, write_tsv)
+from minigrad.translate.corpus import (Corpus, alignment, describe_example, generate_corpus,
+                                       translate_reference)
+from minigrad.translate.tsv import TsvError, read_corpus, read_tsv, write_corpus, write_tsv
 
 
 @pytest.fixture(scope="module")

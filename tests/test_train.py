@@ -1,10 +1,12 @@
 """The translator's training loop and command line: learning, checkpoints, resuming, Ctrl-C."""
 import json
+import os
+import signal
 
 import numpy as np
 import pytest
 
-from minigrad.translate import corpus
+from minigrad.translate import corpus, tsv
 from minigrad.translate import cli
 from minigrad.translate.train import Trainer, TrainConfig, load_trained
 
@@ -54,26 +56,28 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path, pairs):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=k)
 
 
-def test_ctrl_c_writes_a_checkpoint_and_resume_matches(tmp_path, pairs, monkeypatch):
+def test_ctrl_c_mid_step_finishes_the_step_saves_and_resume_matches(tmp_path, pairs,
+                                                                     monkeypatch):
+    """SIGINT in the middle of step 6 (after dropout drew its seeds): the step completes, the
+    checkpoint holds step 6, and the resumed run is the uninterrupted one."""
     whole = _trainer(tmp_path, pairs, "whole")
     whole.fit(max_steps=9)
     t = _trainer(tmp_path, pairs, "interrupted")
     original = Trainer.train_step
 
-    def interrupt_at_step_5(self, batch):
+    def interrupt_during_step_6(self, batch):
         if self.state["step"] == 5:
-            raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGINT)
         return original(self, batch)
 
-    monkeypatch.setattr(Trainer, "train_step", interrupt_at_step_5)
+    monkeypatch.setattr(Trainer, "train_step", interrupt_during_step_6)
     with pytest.raises(KeyboardInterrupt):
         t.fit()
     monkeypatch.setattr(Trainer, "train_step", original)
-    assert (tmp_path / "interrupted" / "checkpoint.npz").exists()
     train, valid, _ = pairs
     resumed = Trainer.resume(tmp_path / "interrupted", train, valid, log=lambda *a: None,
                              progress=False)
-    assert resumed.state["step"] == 5
+    assert resumed.state["step"] == 6
     resumed.fit(max_steps=9)
     assert resumed.state["history"] == whole.state["history"]
 
@@ -105,7 +109,7 @@ def test_cli_data_train_translate_evaluate(tmp_path, capsys):
     assert cli.main(args) == 2  # an existing checkpoint is not overwritten without --overwrite
     assert "already holds a checkpoint" in capsys.readouterr().err
     png = tmp_path / "attn.png"
-    src = corpus.read_tsv(data / "test.tsv")[0][0][0]
+    src = tsv.read_tsv(data / "test.tsv")[0][0][0]
     assert cli.main(["translate", src, "--checkpoint", str(run), "--attention", str(png)]) == 0
     assert png.exists() and png.stat().st_size > 1000
     assert cli.main(["evaluate", "--checkpoint", str(run), "--test-file", str(data / "test.tsv"),
