@@ -15,7 +15,15 @@ Read the test names as the list of promises:
 
 The interrupt and concurrency tests run real processes and send real signals.
 """
+import contextlib
+import io
+import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -24,6 +32,13 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn, optim
 from minigrad.optim.lr_scheduler import StepLR, WarmupScheduler
+from minigrad.translate import checkpoint as ckpt
+from minigrad.translate import cli
+from minigrad.translate.data import DataConfig
+from minigrad.translate.tokenizers import WordTokenizer
+from minigrad.translate.train import (TrainConfig, Trainer, check_memory, load_trained,
+                                      translate)
+from minigrad.translate.tsv import TsvError, read_tsv
 
 
 def raises(exc, text):
@@ -138,3 +153,468 @@ def test_load_state_dict_is_all_or_nothing():
     warm = WarmupScheduler(opt, d_model=16, warmup_steps=4)
     with raises(ValueError, "'last_epoch' must be a whole number >= -1, got 2.5"):
         warm.load_state_dict({**warm.state_dict(), "last_epoch": 2.5})
+
+
+# --- training runs and checkpoints ----------------------------------------------------------
+# A tiny model on 160 built-in pairs: 10 batches an epoch, ~20 ms a step, dropout on.
+
+TINY = dict(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=32,
+            batch_size=16, epochs=2, warmup=20, checkpoint_every=0, valid_bleu_sentences=5,
+            max_len=20, dropout=0.1)
+FLAGS = ["--n-train", "160", "--n-valid", "20", "--no-progress"] + [
+    a for k, v in TINY.items() for a in ("--" + k.replace("_", "-"), str(v))]
+
+
+def _quiet(*args, **kwargs):
+    pass
+
+
+@pytest.fixture(scope="module")
+def tiny_pairs():
+    return DataConfig(n_train=160, n_valid=20).load()
+
+
+def _run(out, *extra):
+    """minigrad-translate train, in this process: (exit status, stdout, stderr)."""
+    out_buf, err_buf = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out_buf), contextlib.redirect_stderr(err_buf):
+        rc = cli.main(["train", "--out", str(out), *FLAGS, *extra])
+    return rc, out_buf.getvalue(), err_buf.getvalue()
+
+
+def _resume(out, *extra):
+    out_buf, err_buf = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out_buf), contextlib.redirect_stderr(err_buf):
+        rc = cli.main(["train", "--out", str(out), "--resume", "--no-progress", *extra])
+    return rc, out_buf.getvalue(), err_buf.getvalue()
+
+
+def _same_run(a, b):
+    """Two checkpoint directories hold the same losses and weights, to the bit."""
+    sa, sb = ckpt.load_checkpoint(a), ckpt.load_checkpoint(b)
+    assert sa["progress"]["history"] == sb["progress"]["history"]
+    assert sa["model"].keys() == sb["model"].keys()
+    for k in sa["model"]:
+        np.testing.assert_array_equal(sa["model"][k].numpy(), sb["model"][k].numpy(), err_msg=k)
+
+
+def _child(*args, **popen):
+    """A Python process running this repository's minigrad, unbuffered."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
+
+
+# Signals sent at chosen moments of a step, from inside a child process: each scenario trains a
+# fresh run, is interrupted, and reports which step its checkpoint holds.
+MOMENTS = r'''
+import json, os, signal, sys
+import minigrad
+from minigrad.translate import checkpoint as ckpt, train as train_mod
+from minigrad.translate.config import TrainConfig
+from minigrad.translate.data import DataConfig
+from minigrad.translate.train import Trainer
+
+config, root, max_steps = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+train, valid = DataConfig(n_train=160, n_valid=20).load()
+
+def sender(trainer, when, sig, times):
+    sent = []
+    def send():  # once, when `when` steps are done
+        if trainer.state["step"] == when and not sent:
+            sent.append(sig)
+            for _ in range(times):
+                os.kill(os.getpid(), sig)
+    return send
+
+def in_forward(t, send):  # after the loss: dropout has drawn its seeds from the generator
+    loss = t.model.loss
+    def patched(*args):
+        out = loss(*args)
+        send()
+        return out
+    t.model.loss = patched
+
+def in_backward(t, send):  # a gradient hook halfway through the backward pass
+    params = list(t.model.parameters())
+    params[len(params) // 2].register_hook(lambda g: send())
+
+def in_optimizer(t, send):  # half of the parameters have taken their Adam step
+    update, n, calls = t.optimizer._update, len(list(t.model.parameters())), [0]
+    def patched(*args):
+        calls[0] += 1
+        if calls[0] % n == n // 2:
+            send()
+        update(*args)
+    t.optimizer._update = patched
+
+def in_scheduler(t, send):
+    step = t.scheduler.step
+    def patched():
+        step()
+        send()
+    t.scheduler.step = patched
+
+def in_save(t, send):  # inside the periodic checkpoint (checkpoint_every=4)
+    save = ckpt.minigrad.save
+    def patched(obj, path):
+        send()
+        save(obj, path)
+    ckpt.minigrad.save = patched
+    return lambda: setattr(ckpt.minigrad, "save", save)
+
+def in_validation(t, send):  # inside the end-of-epoch validation
+    loss = train_mod.validation_loss
+    def patched(*args, **kw):
+        send()
+        return loss(*args, **kw)
+    train_mod.validation_loss = patched
+    return lambda: setattr(train_mod, "validation_loss", loss)
+
+SCENARIOS = [  # name, where, steps done when the signal comes, signal, how many
+    ("forward", in_forward, 2, signal.SIGINT, 1),
+    ("backward", in_backward, 3, signal.SIGINT, 1),
+    ("optimizer", in_optimizer, 5, signal.SIGINT, 1),
+    ("scheduler", in_scheduler, 6, signal.SIGINT, 1),
+    ("save", in_save, 4, signal.SIGINT, 1),
+    ("validation", in_validation, 10, signal.SIGINT, 1),
+    ("sigterm", in_forward, 7, signal.SIGTERM, 1),
+    ("twice", in_optimizer, 8, signal.SIGINT, 2),
+]
+for name, where, when, sig, times in SCENARIOS:
+    cfg = dict(config, checkpoint_every=4 if name in ("save", "twice") else 0)
+    t = Trainer(TrainConfig(**cfg), train, valid, os.path.join(root, name), log=lambda *a: None,
+                progress=False)
+    undo = where(t, sender(t, when, sig, times))
+    try:
+        t.fit(max_steps=max_steps)
+        result = {"finished": True}
+    except KeyboardInterrupt as e:
+        result = {"signum": e.signum, "forced": e.forced}
+    finally:
+        if undo:
+            undo()
+    saved = ckpt.load_checkpoint(os.path.join(root, name))["progress"]["step"]
+    print(json.dumps({"name": name, **result, "saved_step": saved}))
+'''
+
+
+def test_interrupt_at_any_moment_of_a_step_then_resume_matches_an_uninterrupted_run(
+        tmp_path, tiny_pairs):
+    """Real signals in a child process at eight moments of a step (dropout on); each resumed
+    run ends with the losses and weights, to the bit, of a run that was never interrupted."""
+    steps = 14  # crosses the end of epoch 1 (step 10)
+    train, valid = tiny_pairs
+    whole = Trainer(TrainConfig(**TINY), train, valid, tmp_path / "whole", log=_quiet,
+                    progress=False)
+    whole.fit(max_steps=steps)
+    child = _child("-c", MOMENTS, json.dumps(TINY), str(tmp_path), str(steps))
+    out, err = child.communicate(timeout=300)
+    assert child.returncode == 0, err
+    reports = {r["name"]: r for r in map(json.loads, out.splitlines())}
+    # a signal takes effect when the step it interrupted is complete; the validation at the
+    # end of epoch 1 completes too; a second signal stops at once and saves nothing
+    expected = {"forward": 3, "backward": 4, "optimizer": 6, "scheduler": 7, "save": 4,
+                "validation": 10, "sigterm": 8, "twice": 8}
+    for name, saved in expected.items():
+        r = reports[name]
+        assert r["signum"] == (signal.SIGTERM if name == "sigterm" else signal.SIGINT), name
+        assert r["forced"] == (name == "twice"), name
+        assert r["saved_step"] == saved, name
+        resumed = Trainer.resume(tmp_path / name, train, valid, log=_quiet, progress=False)
+        resumed.fit(max_steps=steps)
+        assert resumed.state["history"] == whole.state["history"], name
+        _same_run(tmp_path / name, tmp_path / "whole")
+
+
+def test_ctrl_c_to_the_command_then_resume_matches_an_uninterrupted_run(tmp_path):
+    """SIGINT from outside at an arbitrary moment, to `minigrad-translate train` itself."""
+    limit = ["--epochs", "6", "--max-steps", "45"]
+    assert _run(tmp_path / "whole", *limit)[0] == 0
+    child = _child("-m", "minigrad.translate.cli", "train", "--out", str(tmp_path / "run"),
+                   *FLAGS, *limit)
+    assert "training pairs" in child.stdout.readline() + child.stdout.readline()
+    time.sleep(0.35)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 130, err
+    stopped = int(re.search(r"interrupted at step (\d+)", out).group(1))
+    assert 0 <= stopped < 45 and "Traceback" not in err
+    rc, out, err = _resume(tmp_path / "run", "--max-steps", "45")
+    assert rc == 0, err
+    assert f"resuming {tmp_path / 'run'} at step {stopped}" in out
+    _same_run(tmp_path / "run", tmp_path / "whole")
+
+
+def test_one_directory_holds_one_run(tmp_path):
+    """A second training into a busy directory fails naming the first one's pid; readers see
+    whole checkpoints while it saves; a killed run's lock does not stand in the way."""
+    run = tmp_path / "run"
+    first = _child("-m", "minigrad.translate.cli", "train", "--out", str(run), *FLAGS,
+                   "--epochs", "1000", "--checkpoint-every", "1")
+    deadline = time.monotonic() + 120
+    while not ((run / ".lock").exists() and (run / ".lock").read_text().strip() == str(first.pid)
+               and ckpt.stamp(run)):
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()[1]
+        time.sleep(0.05)
+    for extra in (["--overwrite"], []):
+        rc, _, err = _run(run, *extra)
+        assert rc == 2 and err.count("\n") == 1
+        assert f"{run} is in use by a training run (pid {first.pid})" in err
+    rc, _, err = _resume(run)
+    assert rc == 2 and f"(pid {first.pid})" in err
+    for _ in range(5):  # one file per checkpoint: weights and tokenizers always fit together
+        model, src_tok, tgt_tok, config = load_trained(run)
+        assert model.src_embed.weight.shape[0] == len(src_tok) if hasattr(model, "src_embed") \
+            else True
+        time.sleep(0.02)
+    first.kill()
+    first.communicate()
+    assert (run / ".lock").read_text().strip() == str(first.pid)  # stale: its owner is dead
+    step = ckpt.load_checkpoint(run)["progress"]["step"]
+    rc, out, err = _resume(run, "--max-steps", str(step + 2))
+    assert rc == 0, err
+    assert ckpt.load_checkpoint(run)["progress"]["step"] == step + 2
+
+
+def test_a_checkpoint_is_one_file_read_as_one_unit(tmp_path, tiny_pairs):
+    """The tokenizers live inside checkpoint.npz; the JSON copies beside it are for people, so
+    replacing them (a reader between two saves of different runs) changes nothing loaded."""
+    train, valid = tiny_pairs
+    Trainer(TrainConfig(**TINY), train, valid, tmp_path / "a", log=_quiet,
+            progress=False).fit(max_steps=1)
+    other = WordTokenizer.fit(["completely different words"])
+    other.save(tmp_path / "a" / "src_tokenizer.json")
+    model, src_tok, _, _ = load_trained(tmp_path / "a")
+    assert len(src_tok) > len(other) and "farmer" in src_tok.tokens
+
+
+def test_a_torn_last_metrics_line_is_skipped_and_other_damage_named(tmp_path):
+    run = tmp_path / "run"
+    assert _run(run, "--max-steps", "12")[0] == 0  # the epoch record of step 10
+    metrics = run / "metrics.jsonl"
+    with open(metrics, "a") as f:
+        f.write('{"step": 11, "epoch": 2, "lo')  # the process died mid-append
+    rc, out, err = _resume(run, "--max-steps", "13")
+    assert rc == 0, err
+    assert f"{metrics}: skipped the last line, cut short by an interrupted write" in out
+    assert [json.loads(line)["step"] for line in metrics.read_text().splitlines()] == [10]
+    metrics.write_text('{"step": 10}\nnot json\n{"step": 12}\n')
+    rc, _, err = _resume(run, "--max-steps", "14")
+    assert rc == 2 and err.startswith(f"error: {metrics}, line 2: not a JSON record")
+
+
+def test_overwrite_starts_the_run_afresh(tmp_path):
+    run = tmp_path / "run"
+    assert _run(run, "--max-steps", "25", "--epochs", "3")[0] == 0  # epoch records 10, 20
+    assert _run(run, "--max-steps", "12", "--seed", "1")[0] == 2  # no silent replacement
+    assert _run(run, "--max-steps", "12", "--seed", "1", "--overwrite")[0] == 0
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [10]
+    state = ckpt.load_checkpoint(run)
+    assert state["progress"]["step"] == 12 and state["config"].seed == 1
+    assert [s for s, _ in state["progress"]["history"]] == list(range(1, 13))
+
+
+def test_temp_files_of_killed_saves_are_removed_by_the_next_load_or_save(tmp_path):
+    run = tmp_path / "run"
+    assert _run(run, "--max-steps", "2")[0] == 0
+    stale = [run / ".checkpoint.npz.k1ll3d00.tmp", run / ".src_tokenizer.json.x8y2z7q1.tmp"]
+    unrelated = run / ".notes.txt.abcdefgh.tmp"  # not a file a run writes: left alone
+    for path in stale + [unrelated]:
+        path.write_bytes(b"\0" * 100_000)
+    load_trained(run)
+    assert not any(p.exists() for p in stale) and unrelated.exists()
+    stale[0].write_bytes(b"\0" * 100_000)
+    assert _resume(run, "--max-steps", "3")[0] == 0
+    assert not stale[0].exists() and unrelated.exists()
+
+
+def test_resume_refuses_changed_settings_and_data(tmp_path):
+    run = tmp_path / "run"
+    assert _run(run, "--max-steps", "2")[0] == 0
+    rc, _, err = _resume(run, "--d-model", "32")
+    assert rc == 2 and err == (f"error: --d-model is 16 in the run in {run}, not 32: only "
+                               f"epochs, time_limit, checkpoint_every, valid_bleu_sentences may "
+                               f"change\n")
+    rc, _, err = _resume(run, "--n-train", "200")
+    assert rc == 2 and "error: --n-train 200 differs from the resumed run's 160" in err
+    rc, out, err = _resume(run, "--max-steps", "3", "--epochs", "3", "--d-model", "16")
+    assert rc == 0, err  # the same value, and a setting that may change
+    assert "settings: transformer d_model 16, 2 heads" in out and "epochs 3" in out
+    assert "data: the built-in corpus (160 training and 20 validation pairs, seed 0)" in out
+
+    data = tmp_path / "data"
+    assert cli.main(["data", "--out", str(data), "--n-train", "160", "--n-valid", "20",
+                     "--n-test", "10"]) == 0
+    tsv_run = tmp_path / "tsv_run"
+    assert _run(tsv_run, "--train-file", str(data / "train.tsv"), "--max-steps", "2")[0] == 0
+    rc, _, err = _resume(tsv_run, "--train-file", str(data / "valid.tsv"))
+    assert rc == 2 and "--train-file" in err and "differs from the resumed run's" in err
+    lines = (data / "train.tsv").read_text().splitlines(keepends=True)
+    (data / "train.tsv").write_text("".join(lines[1:]))  # the same file name, other pairs
+    rc, _, err = _resume(tsv_run)
+    assert rc == 2 and "159 training pairs are not the ones the run in" in err
+
+
+# --- every error is one line ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    run = tmp_path_factory.mktemp("trained") / "run"
+    assert _run(run, "--max-steps", "2")[0] == 0
+    return run
+
+
+def _crafted(tmp_path, trained, change):
+    """A copy of the trained checkpoint with `change(state)` applied to its stored parts."""
+    out = tmp_path / "crafted"
+    out.mkdir()
+    state = mg.load(trained / "checkpoint.npz")
+    change(state)
+    mg.save(state, out / "checkpoint.npz")
+    return out
+
+
+def _settings_with(key, value):
+    def change(state):
+        settings = json.loads(state["settings"])
+        settings["train"][key] = value
+        state["settings"] = json.dumps(settings)
+    return change
+
+
+def _raw_checkpoint(meta):
+    def make(tmp_path, trained):
+        out = tmp_path / "crafted"
+        out.mkdir()
+        np.savez(out / "checkpoint.npz", __minigrad__=np.array(meta))
+        return out
+    return make
+
+
+CRAFTED = {
+    "metadata that is a JSON list": (_raw_checkpoint("[1, 2]"), "not a minigrad checkpoint"),
+    "metadata nested 5,000 deep": (_raw_checkpoint("[" * 5000 + "]" * 5000),
+                                   "not a minigrad checkpoint"),
+    "an unknown setting": (lambda p, t: _crafted(p, t, _settings_with("colour", "red")),
+                           "colour in"),
+    "a setting out of range": (lambda p, t: _crafted(p, t, _settings_with("batch_size", 0)),
+                               "batch_size must be >= 1, got 0"),
+    "a deeply nested config": (lambda p, t: _crafted(
+        p, t, lambda s: s.update(settings="[" * 5000 + "]" * 5000)), "nested too deeply"),
+    "tokenizers that do not fit the weights": (lambda p, t: _crafted(
+        p, t, lambda s: s.update(src_tok=WordTokenizer.fit(["a b c"]).to_json())),
+        "weights do not fit the model"),
+    "a bad random state": (lambda p, t: _crafted(p, t, lambda s: s.update(rng='{"x": 1}')),
+                           "bad random state"),
+    "a bad progress record": (lambda p, t: _crafted(
+        p, t, lambda s: s["progress"].update(step=-3)), "progress 'step' must be"),
+}
+
+
+@pytest.mark.parametrize("case", CRAFTED)
+def test_a_crafted_checkpoint_is_one_line_error(case, tmp_path, trained, capsys):
+    make, message = CRAFTED[case]
+    crafted = make(tmp_path, trained)
+    assert cli.main(["translate", "the cat sleeps", "--checkpoint", str(crafted)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+
+
+BAD_COMMANDS = {
+    "--batch-size 0": (["train", "--batch-size", "0"], "error: --batch-size must be >= 1, got 0"),
+    "--max-len 20000": (["train", "--max-len", "20000"], "--max-len must be <= 1024, got 20000"),
+    "--nhead not dividing --d-model": (["train", "--d-model", "30", "--nhead", "4"],
+                                       "--d-model (30) must be divisible by nhead (4)"),
+    "--dropout 1": (["train", "--dropout", "1"], "--dropout must be < 1.0, got 1.0"),
+    "--lr-factor nan": (["train", "--lr-factor", "nan"], "--lr-factor must be a finite float"),
+    "--epochs abc": (["train", "--epochs", "abc"], "argument --epochs: invalid int value: 'abc'"),
+    "--resume and --overwrite": (["train", "--resume", "--overwrite"], "choose one"),
+    "--beam 0": (["translate", "x", "--beam", "0"], "argument --beam: must be between 1 and 64"),
+    "--limit -1": (["evaluate", "--limit", "-1"], "argument --limit: must be >= 0, got -1"),
+    "--minutes 0": (["demo", "--minutes", "0"], "argument --minutes: must be between 0.01"),
+    "--n-test 0": (["evaluate", "--n-test", "0"], "argument --n-test: must be between 1"),
+    "--max-steps 0": (["train", "--max-steps", "0"], "argument --max-steps: must be >= 1"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_COMMANDS)
+def test_a_bad_flag_is_one_line_error(case, tmp_path, capsys):
+    argv, message = BAD_COMMANDS[case]
+    if argv[0] == "train":
+        argv = argv + ["--out", str(tmp_path / "run")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "run").exists()  # refused before anything was written
+
+
+def test_errors_reach_the_terminal_as_one_line_without_traceback(tmp_path, trained):
+    crafted = _raw_checkpoint("[" * 5000 + "]" * 5000)(tmp_path, trained)
+    for argv in (["train", "--batch-size", "0", "--out", str(tmp_path / "r")],
+                 ["translate", "a b", "--checkpoint", str(crafted)],
+                 ["translate", "", "--checkpoint", str(trained)]):
+        child = _child("-m", "minigrad.translate.cli", *argv)
+        out, err = child.communicate(timeout=120)
+        assert child.returncode == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_a_nan_loss_stops_with_advice_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
+    original = Trainer.train_step
+
+    def blows_up_at_step_6(self, batch):
+        loss = original(self, batch)
+        return float("nan") if self.state["step"] == 5 else loss
+
+    monkeypatch.setattr(Trainer, "train_step", blows_up_at_step_6)
+    run = tmp_path / "run"
+    rc, _, err = _run(run, "--checkpoint-every", "4", "--max-steps", "9")
+    assert rc == 2 and err.count("\n") == 1
+    assert (f"error: train: the loss became nan at step 6; {run} keeps the last good checkpoint "
+            f"(step 4). Try a lower --lr-factor (now 1) or a --clip-norm (now 1)") in err
+    assert ckpt.load_checkpoint(run)["progress"]["step"] == 4
+
+
+def test_a_step_that_would_not_fit_in_memory_is_refused_with_its_estimate(tmp_path, capsys):
+    tsv = tmp_path / "long.tsv"
+    words = " ".join(["word"] * 10_000)
+    tsv.write_text(f"{words}\t{words}\nshort one\tkurukiya\n")
+    argv = ["train", "--out", str(tmp_path / "run"), "--train-file", str(tsv), "--max-len",
+            "1024", "--d-model", "1024", "--nhead", "256", "--batch-size", "64", "--no-progress"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(r"error: train: a step would need about [\d,.]+ GB for batches of 2 "
+                        r"sentences of up to 1,024 source and 1,026 target tokens, more than "
+                        r"this machine's [\d,.]+ GB allow; lower --batch-size or --max-len\n",
+                        err), err
+    config = TrainConfig(**{**TINY, "max_len": 1024})
+    with raises(MemoryError, "more than this machine's 1.0 GB allow"):
+        check_memory(config, [(list(range(1024)), list(range(1026)))] * 500, 1000, limit=2**30)
+
+
+def test_an_empty_sentence_is_an_error_not_a_translation(trained, capsys):
+    for sentence in ("", "   "):
+        assert cli.main(["translate", sentence, "--checkpoint", str(trained)]) == 2
+        assert capsys.readouterr().err == ("error: translate: the sentence is empty; there is "
+                                           "nothing to translate\n")
+    model, src_tok, tgt_tok, _ = load_trained(trained)
+    with raises(ValueError, "translate: sentence 1 ('') is empty"):
+        translate(model, src_tok, tgt_tok, ["the cat sleeps", ""])
+
+
+def test_tsv_line_endings_byte_order_marks_and_control_characters(tmp_path):
+    path = tmp_path / "mac.tsv"
+    path.write_bytes(b"a b\tx y\rc d\tz w\r")  # CR-only line endings: one line of 2 tabs
+    with raises(TsvError, "mac.tsv, line 1: a carriage return (CR) at column 8: the file seems "
+                          "to use CR-only line endings"):
+        read_tsv(path)
+    path = tmp_path / "joined.tsv"  # two files concatenated: a BOM at the seam
+    path.write_bytes(b"\xef\xbb\xbfa b\tx y\n\xef\xbb\xbfc d\tz w\n")
+    pairs, _ = read_tsv(path)
+    assert pairs == [("a b", "x y"), ("c d", "z w")]
+    assert "\ufeffc" not in WordTokenizer.fit([s for s, _ in pairs]).tokens
+    path.write_bytes(b"a b\tx y\nc\x00d\tz\n")
+    with raises(TsvError, "joined.tsv, line 2: control character U+0000 at column 2"):
+        read_tsv(path)
+    assert read_tsv(path, skip_bad_lines=True) == ([("a b", "x y")], 1)
