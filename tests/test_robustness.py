@@ -566,6 +566,16 @@ def test_errors_reach_the_terminal_as_one_line_without_traceback(tmp_path, train
         assert child.returncode == 2 and err.count("\n") == 1 and "Traceback" not in err, err
 
 
+def test_minigrad_viz_errors_are_one_line(tmp_path, capsys):
+    from minigrad.translate import graph_demo
+    for argv, message in ((["--layers", "0"], "argument --layers: must be between 1 and 12"),
+                          (["--out", str(tmp_path / "g.xyz")], "must end in .svg, .png or .pdf"),
+                          (["--max-depth", "x"], "argument --max-depth: not an int: 'x'")):
+        assert graph_demo.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+
+
 def test_a_nan_loss_stops_with_advice_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
     original = Trainer.train_step
 

@@ -1,5 +1,6 @@
 """The translator's training loop and command line: learning, checkpoints, resuming, Ctrl-C."""
 import json
+import re
 import os
 import signal
 
@@ -138,3 +139,42 @@ def test_rnn_architectures_train_through_the_same_loop(tmp_path, pairs):
         t = _trainer(tmp_path, pairs, arch, arch=arch)
         t.fit(max_steps=3)
         assert len(t.state["history"]) == 3
+
+
+def test_a_run_directory_is_claimed_refused_or_continued(tmp_path, pairs):
+    """overwrite=False refuses a directory holding a run; resume changes only what may change
+    and only with the same pairs; a trainer never saves over a checkpoint it did not write."""
+    from minigrad.translate.checkpoint import CheckpointError
+    from minigrad.translate.config import ConfigError
+    from minigrad.translate.train import RunExistsError
+    train, valid, _ = pairs
+    _trainer(tmp_path, pairs).fit(max_steps=2)
+    with pytest.raises(RunExistsError, match="already holds a checkpoint"):
+        Trainer(TrainConfig(**TINY), train, valid, tmp_path / "run", log=lambda *a: None,
+                progress=False, overwrite=False).fit(max_steps=1)
+    with pytest.raises(ConfigError, match="resume: d_model is 16 in the run in .*, not 32"):
+        Trainer.resume(tmp_path / "run", train, valid, log=lambda *a: None, d_model=32)
+    with pytest.raises(ValueError, match="159 training pairs are not the ones the run"):
+        Trainer.resume(tmp_path / "run", train[1:], valid, log=lambda *a: None)
+    a = Trainer.resume(tmp_path / "run", train, valid, log=lambda *a: None, progress=False,
+                       epochs=3, d_model=16)
+    b = Trainer.resume(tmp_path / "run", train, valid, log=lambda *a: None, progress=False)
+    assert a.config.epochs == 3 and b.config.epochs == 2
+    a.fit(max_steps=3)
+    with pytest.raises(CheckpointError, match="another run saved a checkpoint there"):
+        b.fit(max_steps=3)  # b read the step-2 checkpoint, which a has replaced
+
+
+def test_train_config_checks_every_setting():
+    from minigrad.translate.config import ConfigError
+    for bad, message in [(dict(batch_size=0), "batch_size must be >= 1, got 0"),
+                         (dict(dropout=1.0), "dropout must be < 1.0"),
+                         (dict(d_model=10, nhead=4), "d_model (10) must be divisible by nhead"),
+                         (dict(arch="lstm"), "arch must be one of transformer, rnn, rnn-attention"),
+                         (dict(epochs=2.5), "epochs must be an int, got 2.5"),
+                         (dict(lr_factor=float("inf")), "lr_factor must be a finite float"),
+                         (dict(seed=True), "seed must be an int, got True")]:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            TrainConfig(**bad)
+    with pytest.raises(ConfigError, match="colour in the stored config: not a setting"):
+        TrainConfig.from_dict({"colour": "red"})

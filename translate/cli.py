@@ -19,38 +19,11 @@ import os
 import sys
 import time
 
+from .cmdline import CliError, Parser, bounded
 from .config import RESUMABLE, ConfigError, TrainConfig
 from .data import DataConfig
 from .files import DirectoryBusy
 from .interrupts import Interrupted
-
-
-class CliError(Exception):
-    """A problem with what the user asked for: printed as one line, exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line instead of argparse's usage block
-        raise CliError(f"{self.prog}: {message} (see {self.prog} --help)")
-
-
-def _bounded(kind, lo=None, hi=None):
-    """An argparse type: `kind` within [lo, hi]."""
-    def parse(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a{'n' if kind is int else ''} "
-                                             f"{kind.__name__}: {text!r}") from None
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise argparse.ArgumentTypeError(f"must be {_range(lo, hi)}, got {text}")
-        return value
-    return parse
-
-
-def _range(lo, hi):
-    return f"between {lo} and {hi}" if lo is not None and hi is not None else (
-        f">= {lo}" if lo is not None else f"<= {hi}")
 
 
 def _add_settings(group, cls, skip=()):
@@ -203,19 +176,19 @@ def cmd_demo(args):
 
 
 def _beam_flag(p):
-    p.add_argument("--beam", type=_bounded(int, 1, 64), default=1,
+    p.add_argument("--beam", type=bounded(int, 1, 64), default=1,
                    help="beam size; 1 = greedy (default: %(default)s)")
 
 
 def _test_flags(p):
     p.add_argument("--test-file", help="test pairs (TSV); default: built-in sentences that the "
                                        "run never trained on")
-    p.add_argument("--n-test", type=_bounded(int, 1, 1_000_000), default=1000,
+    p.add_argument("--n-test", type=bounded(int, 1, 1_000_000), default=1000,
                    help="built-in corpus: test pairs (default: %(default)s)")
 
 
 def build_parser():
-    p = _Parser(prog="minigrad-translate", description=__doc__,
+    p = Parser(prog="minigrad-translate", description=__doc__,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -223,7 +196,7 @@ def build_parser():
     d.add_argument("--out", default="data", help="output directory (default: %(default)s)")
     for name, default, lo in (("n-train", 20000, 1), ("n-valid", 1000, 0), ("n-test", 1000, 0),
                               ("data-seed", 0, 0)):
-        d.add_argument("--" + name, type=_bounded(int, lo, 10_000_000 if lo else None),
+        d.add_argument("--" + name, type=bounded(int, lo, 10_000_000 if lo else None),
                        default=default, help=f"(default: {default})")
     d.set_defaults(func=cmd_data)
 
@@ -233,7 +206,7 @@ def build_parser():
                    help=f"continue the run saved in --out (only {', '.join(map(_flag, RESUMABLE))} "
                         f"may change)")
     t.add_argument("--overwrite", action="store_true", help="start again even if --out has a checkpoint")
-    t.add_argument("--max-steps", type=_bounded(int, 1), default=None,
+    t.add_argument("--max-steps", type=bounded(int, 1), default=None,
                    help="stop after this many steps in all")
     _add_settings(t.add_argument_group("data (the built-in corpus unless TSV files are given)"),
                   DataConfig)
@@ -251,7 +224,7 @@ def build_parser():
     e = sub.add_parser("evaluate", help="BLEU and WER of a trained model on test pairs")
     e.add_argument("--checkpoint", default="runs/translator", help="checkpoint directory (default: %(default)s)")
     _beam_flag(e)
-    e.add_argument("--limit", type=_bounded(int, 0), default=0, help="only the first N test pairs (0: all)")
+    e.add_argument("--limit", type=bounded(int, 0), default=0, help="only the first N test pairs (0: all)")
     _test_flags(e)
     e.add_argument("--skip-bad-lines", action="store_true", help="skip malformed TSV lines")
     e.set_defaults(func=cmd_evaluate)
@@ -259,9 +232,9 @@ def build_parser():
     m = sub.add_parser("demo", help="train the default model on the built-in corpus, then "
                                     "report BLEU, examples and plots")
     m.add_argument("--out", default="runs/demo", help="output directory (default: %(default)s)")
-    m.add_argument("--minutes", type=_bounded(float, 0.01, 10_000), default=3.5,
+    m.add_argument("--minutes", type=bounded(float, 0.01, 10_000), default=3.5,
                    help="training time budget in minutes (default: %(default)s)")
-    m.add_argument("--beam", type=_bounded(int, 1, 64), default=4,
+    m.add_argument("--beam", type=bounded(int, 1, 64), default=4,
                    help="beam size compared with greedy (default: %(default)s)")
     _add_settings(m.add_argument_group("data (the built-in corpus unless TSV files are given)"),
                   DataConfig)

@@ -43,8 +43,9 @@ def check_settings(obj) -> None:
         else:
             ok = isinstance(value, kind)
         if not ok:
-            raise ConfigError(owner, f.name, f"must be {'a finite ' if kind is float else 'a '}"
-                                             f"{kind.__name__}, got {value!r}")
+            what = {int: "an int", float: "a finite float", bool: "True or False"}.get(
+                kind, f"a {kind.__name__}")
+            raise ConfigError(owner, f.name, f"must be {what}, got {value!r}")
         if m.get("choices") is not None and value not in m["choices"]:
             raise ConfigError(owner, f.name, f"must be one of {', '.join(m['choices'])}, "
                                              f"got {value!r}")
