@@ -36,8 +36,8 @@ from minigrad.translate import checkpoint as ckpt
 from minigrad.translate import cli
 from minigrad.translate.data import DataConfig
 from minigrad.translate.tokenizers import WordTokenizer
-from minigrad.translate.train import (TrainConfig, Trainer, check_memory, load_trained,
-                                      translate)
+from minigrad.translate.memory import check_memory
+from minigrad.translate.train import TrainConfig, Trainer, load_trained, translate
 from minigrad.translate.tsv import TsvError, read_tsv
 
 

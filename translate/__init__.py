@@ -7,6 +7,7 @@ Read it in the order of one run of `minigrad-translate train`:
     batching.py         sentences -> padded id batches
     config.py           a run's settings, each checked against its range
     train.py            the training loop, validation and resuming
+    memory.py           what a training step needs, checked before it runs
     interrupts.py       Ctrl-C between steps, never inside one
     checkpoint.py       a run's directory: the checkpoint file, metrics
     files.py            atomic writes, one writer per directory, no leftovers

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import time
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from .config import RESUMABLE, ConfigError, TrainConfig
 from .data import fingerprint
 from .files import DirectoryLock
 from .interrupts import DeferredInterrupts, Interrupted
+from .memory import check_memory
 from .metrics import corpus_bleu
 from .tokenizers import BPETokenizer, WordTokenizer
 
@@ -139,50 +139,6 @@ def validation_loss(model, examples, batch_size, pad_id, label_smoothing=0.0):
     return total / max(count, 1)
 
 
-def estimate_step_bytes(config: TrainConfig, batch, src_len, tgt_len, tgt_vocab) -> int:
-    """A rough upper bound of the memory a training step holds at its peak, in bytes.
-
-    What grows fastest is attention: every Transformer layer keeps a (batch, heads, T, S)
-    weight map for the backward pass, several times over (scores, mask, softmax, dropout), and
-    additive attention (the RNN's) a (batch, T, S, hidden) array, so memory grows with the
-    square of the sentence length. Then come the activations each layer keeps per token, and
-    the logits over the target vocabulary. (Measured peaks: 0.5 to 1.0 times the estimate.)
-    """
-    S, T, d = src_len, tgt_len + 1, config.d_model
-    if config.arch == "transformer":
-        E, D = config.num_encoder_layers, config.num_decoder_layers
-        maps = 5 * config.nhead * (E * S * S + D * (T * T + T * S))
-        acts = (E * S + D * T) * (16 * d + 4 * config.dim_feedforward)
-    else:  # the RNNs are 128 wide and keep about forty such vectors a token
-        maps = 6 * 128 * T * S if config.arch == "rnn-attention" else 0
-        acts = (S + T) * 40 * 128
-    return 4 * batch * (maps + acts + 4 * T * tgt_vocab)  # float32
-
-
-def physical_memory():
-    """This machine's RAM in bytes, or None where the OS does not say."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def check_memory(config: TrainConfig, examples, tgt_vocab, limit=None):
-    """Refuse a run whose largest batch would not fit in memory, before it tries."""
-    limit = physical_memory() if limit is None else limit
-    if limit is None or not examples:
-        return
-    batch = min(config.batch_size, len(examples))
-    src_len = max(len(s) for s, _ in examples)
-    tgt_len = max(len(t) for _, t in examples)
-    need = estimate_step_bytes(config, batch, src_len, tgt_len, tgt_vocab)
-    if need > 0.8 * limit:
-        raise MemoryError(f"train: a step would need about {need / 2**30:,.1f} GB for batches "
-                          f"of {batch} sentences of up to {src_len:,} source and {tgt_len:,} "
-                          f"target tokens, more than this machine's {limit / 2**30:,.1f} GB "
-                          f"allow; lower --batch-size or --max-len")
-
-
 class Trainer:
     """Runs training epochs with progress bars, metrics, checkpoints and Ctrl-C handling.
 
@@ -234,7 +190,10 @@ class Trainer:
                         progress=True, **changes):
         """`resume` for a checkpoint already read with `checkpoint.load_checkpoint`."""
         old = state["config"]
-        fixed = [k for k, v in changes.items() if k not in RESUMABLE and getattr(old, k, v) != v]
+        unknown = [k for k in changes if not hasattr(old, k)]
+        if unknown:
+            raise ConfigError("resume", unknown[0], "is not a setting")
+        fixed = [k for k, v in changes.items() if k not in RESUMABLE and getattr(old, k) != v]
         if fixed:
             raise ConfigError("resume", fixed[0], f"is {getattr(old, fixed[0])!r} in the run in "
                                                   f"{out_dir}, not {changes[fixed[0]]!r}: only "
