@@ -6,7 +6,7 @@ Shapes are the toy Transformer's (batch 64 x length 20 -> 1280 rows, d_model
 128, 4 heads of 32, FFN 512, vocabulary 2000), float32. Prints medians in
 microseconds and NumPy-time / Numba-time (> 1: Numba is faster).
 
-Measurement care (see /work/shared/perf-notes.md, hazard 1): NumPy's matmul
+Measurement care (docs/performance.md, sections 1 and 6): NumPy's matmul
 runs on OpenBLAS's threads, the Numba kernels on Numba's OpenMP threads, and
 calling one right after the other makes the two pools stall each other for
 milliseconds. So each library is timed in its own block (warm-up first, a
@@ -29,6 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import minigrad  # noqa: E402
 from minigrad import kernels  # noqa: E402
 
 
@@ -195,6 +196,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = ap.parse_args()
+    minigrad.tune_malloc()  # as bench/run.py does: both measure under one allocator setting
     res = run(quick=args.quick)
     _print(res)
     if args.json:

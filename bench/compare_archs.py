@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import minigrad  # noqa: E402
 from minigrad.translate.corpus import generate_corpus  # noqa: E402
 from minigrad.translate.train import Trainer, TrainConfig, evaluate_bleu  # noqa: E402
 
@@ -76,6 +77,7 @@ def main():
     ap.add_argument("--test-pairs", type=int, default=500)
     ap.add_argument("--json", metavar="PATH")
     args = ap.parse_args()
+    minigrad.tune_malloc()  # the allocator setting a training loop opts into (docs/performance.md)
     res = run(args.quick, args.pairs, args.time_limit, args.test_pairs)
     _print(res)
     if args.json:

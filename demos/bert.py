@@ -20,6 +20,7 @@ from minigrad.models.bert import (
     pretraining_loss,
 )
 from minigrad.nn import functional as F
+from minigrad.optim.lr_scheduler import LambdaLR
 
 import minigrad
 from minigrad.autograd import no_grad
@@ -134,11 +135,15 @@ def _adam(model, lr, weight_decay=0.01):
     return minigrad.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
 
 
-def _set_lr(opt, step, steps, lr, warmup):
-    """Linear warm-up for `warmup` steps, then linear decay to 0 (BERT's schedule)."""
-    scale = (step + 1) / warmup if step < warmup else max(0.0, (steps - step) / (steps - warmup))
-    for g in opt.param_groups:
-        g["lr"] = lr * scale
+def _bert_schedule(opt, steps):
+    """BERT's schedule: linear warm-up over the first 10 % of `steps`, then linear decay to 0."""
+    warmup = max(1, steps // 10)
+
+    def factor(step):
+        if step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (steps - step) / max(1, steps - warmup))
+    return LambdaLR(opt, factor)
 
 
 def evaluate_pretraining(model, corpus, doc_ids, n_pairs=1000, seed=1):
@@ -174,16 +179,17 @@ def pretrain_demo(steps=1000, seed=0, verbose=True, n_docs=800, n_topics=8, batc
                                num_layers=num_layers, dim_feedforward=dim_feedforward,
                                dropout=dropout)
     opt = _adam(model, lr)
+    sched = _bert_schedule(opt, steps)
     rng = np.random.default_rng(seed + 1)
     for step in range(steps):
         ids, types, is_next = nsp_batch(corpus, train_docs, batch_size, rng)
         masked, labels = mask_tokens(ids, corpus.vocab, rng)  # fresh masks every step
-        _set_lr(opt, step, steps, lr, warmup=max(1, steps // 10))
         opt.zero_grad()
         loss = pretraining_loss(*model(masked, types), labels, is_next)
         loss.backward()
         minigrad.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        sched.step()
         if verbose and (step % max(1, steps // 10) == 0 or step == steps - 1):
             print(f"step {step:5d}  loss {loss.item():.3f}")
     result = evaluate_pretraining(model, corpus, test_docs, eval_pairs, seed=seed + 2)
@@ -207,14 +213,15 @@ def _finetune(bert, corpus, x, y, test_x, test_y, steps, lr, seed):
     minigrad.manual_seed(seed)
     model = BertForSequenceClassification(bert, len(corpus.topic_names))
     opt = _adam(model, lr)
+    sched = _bert_schedule(opt, steps)
     rng = np.random.default_rng(seed)
-    for step in range(steps):
+    for _ in range(steps):
         idx = rng.choice(len(x), min(32, len(x)), replace=False)
-        _set_lr(opt, step, steps, lr, warmup=max(1, steps // 10))
         opt.zero_grad()
         loss = F.cross_entropy(model(pad_batch([x[i] for i in idx])), y[idx])
         loss.backward()
         opt.step()
+        sched.step()
     model.eval()
     with no_grad():
         pred = model(pad_batch(test_x))._array.argmax(-1)

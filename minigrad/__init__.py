@@ -5,11 +5,8 @@
     (x * x).sum().backward()
     x.grad   # tensor([2., 4.])
 """
-from ._malloc import tune_malloc
-
-tune_malloc()  # before any big array exists; see _malloc.py for why
-
-from . import autograd, kernels, random  # noqa: E402
+from . import autograd, kernels, random
+from ._malloc import tune_malloc  # opt-in allocator setting for training loops (see _malloc.py)
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .creation import (arange, bool_, eye, float16, float32, float64, full, int32, int64, long,
                        ones, ones_like, rand, randint, randn, randperm, tensor, zeros, zeros_like)

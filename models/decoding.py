@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from minigrad.autograd import no_grad
-from minigrad.tensor import _data
+from minigrad.tensor import Tensor, _data
 
 
 @dataclass
@@ -30,28 +30,34 @@ class _Stepper:
     def __init__(self, model, memory, src_pad, use_cache):
         self.model, self.memory, self.src_pad, self.use_cache = model, memory, src_pad, use_cache
         self.cache = {} if use_cache else None
+        self.fed = 0  # positions already in the cache
 
     def log_probs(self, prefix):
-        """prefix (N, t) -> (log-probabilities (N, V) of the next token, cross-attn per layer
-        for the newest position (N, H, S))."""
-        t = prefix.shape[1]
-        ids = prefix[:, -1:] if self.use_cache else prefix
+        """prefix (N, t), or with a cache just its newest token (N, 1) -> (log-probabilities
+        (N, V) of the next token, cross-attn per layer for the newest position (N, H, S))."""
+        if self.use_cache:  # earlier positions are in the cache: feed the newest one only
+            ids, offset = prefix[:, -1:], self.fed
+            self.fed += 1
+        else:
+            ids, offset = prefix, 0
         hidden, attns = self.model.decode(ids, self.memory, self.src_pad, cache=self.cache,
-                                          offset=t - 1 if self.use_cache else 0,
-                                          return_attention=True)
+                                          offset=offset, return_attention=True)
         logp = self.model.generator(hidden[:, -1]).log_softmax(-1)._array
         logp[:, self.model.pad_id] = -np.inf  # padding is never a word to generate
         return logp, [a._array[:, :, -1] for a in attns]
 
     def reorder(self, index):
-        """Keep the cached keys and values of the hypotheses picked by `index` (beam search)."""
-        if self.cache is None:
+        """Keep the cached keys and values of the hypotheses picked by `index` (beam search).
+
+        The gather works on the arrays directly: under no_grad a Tensor index op would only add
+        its bookkeeping to the one copy that a reordering needs."""
+        if self.cache is None or np.array_equal(index, np.arange(len(index))):
             return
         for layer in self.cache.values():
             sa = layer.get("self", {})
             for key in ("k", "v"):
                 if key in sa:
-                    sa[key] = sa[key][index]
+                    sa[key] = Tensor._wrap(np.take(sa[key]._array, index, axis=0))
 
 
 def _check(model, src, max_len):
@@ -112,7 +118,11 @@ def length_penalty(length, alpha):
 def beam_search(model, src, beam_size=4, max_len=50, bos_id=1, eos_id=2, alpha=0.6,
                 use_cache=True):
     """Keep the `beam_size` best prefixes of every sentence; return each sentence's best
-    finished hypothesis, ranked by log-probability / length_penalty(length, alpha)."""
+    finished hypothesis, ranked by log-probability / length_penalty(length, alpha).
+
+    All B sentences' K hypotheses run as one batch of B*K. Each step records only the new tokens
+    and which hypothesis each came from (back-pointers); the prefixes and their cross-attention
+    are read back once at the end, so a step costs the same at position 30 as at position 1."""
     src = _check(model, src, max_len)
     if beam_size < 1:
         raise ValueError(f"beam_search: beam_size must be at least 1, got {beam_size}")
@@ -123,11 +133,12 @@ def beam_search(model, src, beam_size=4, max_len=50, bos_id=1, eos_id=2, alpha=0
         memory, src_pad = model.encode(src)
         rep = np.repeat(np.arange(B), K)  # each sentence's memory serves its K hypotheses
         stepper = _Stepper(model, memory[rep], src_pad[rep], use_cache)
-        prefix = np.full((B * K, 1), bos_id, dtype=np.int64)
+        prefix = np.full((B * K, 1), bos_id, dtype=np.int64)  # only the no-cache path reads it all
         scores = np.full((B, K), -np.inf)
         scores[:, 0] = 0.0  # all beams start identical: only one may expand at step 1
         finished = np.zeros((B, K), dtype=bool)
-        history = None  # per layer (B*K, H, t, S)
+        lengths = np.zeros((B, K), dtype=np.int64)  # tokens up to and including <eos>
+        tokens, parents, attns = [], [], []
         for step in range(1, max_len + 1):
             logp, attn = stepper.log_probs(prefix)
             V = logp.shape[-1]
@@ -135,27 +146,63 @@ def beam_search(model, src, beam_size=4, max_len=50, bos_id=1, eos_id=2, alpha=0
             # a finished hypothesis may only extend itself with padding, at no cost
             logp = np.where(finished[:, :, None], -np.inf, logp)
             logp[:, :, model.pad_id] = np.where(finished, 0.0, -np.inf)
-            cand = (scores[:, :, None] + logp).reshape(B, K * V)
-            lengths = np.where(finished, prefix_len(prefix, eos_id, model.pad_id).reshape(B, K), step)
-            pen = np.repeat(length_penalty(lengths, alpha), V, axis=1).reshape(B, K * V)
-            best = np.argsort(-(cand / pen), axis=1, kind="stable")[:, :K]
+            cand = scores[:, :, None] + logp                               # (B, K, V)
+            pen = length_penalty(np.where(finished, lengths, step), alpha)  # (B, K)
+            best = _top_k((cand / pen[:, :, None]).reshape(B, K * V), K)
             beam, tok = best // V, best % V
-            scores = np.take_along_axis(cand, best, axis=1)
+            scores = np.take_along_axis(cand.reshape(B, K * V), best, axis=1)
             index = (np.arange(B)[:, None] * K + beam).reshape(-1)
-            prefix = np.concatenate([prefix[index], tok.reshape(-1, 1)], axis=1)
+            was_finished = np.take_along_axis(finished, beam, axis=1)
+            lengths = np.where(was_finished, np.take_along_axis(lengths, beam, axis=1), step)
+            finished = was_finished | (tok == eos_id)
+            tokens.append(tok.reshape(-1))
+            parents.append(index)
+            attns.append(attn)
             stepper.reorder(index)
-            new = [a[index][:, :, None] for a in attn]
-            history = new if history is None else [np.concatenate([h[index], n], axis=2)
-                                                   for h, n in zip(history, new)]
-            finished = np.take_along_axis(finished, beam, axis=1) | (tok == eos_id)
+            if use_cache:
+                prefix = tok.reshape(-1, 1)  # the cached decoder reads only the newest token
+            else:
+                prefix = np.concatenate([prefix[index], tok.reshape(-1, 1)], axis=1)
             if finished.all():
                 break
-        final = scores / length_penalty(prefix_len(prefix, eos_id, model.pad_id).reshape(B, K), alpha)
+        final = scores / length_penalty(np.maximum(lengths, 1), alpha)
         pick = np.arange(B) * K + final.argmax(1)
-        tokens, cross = _finish(prefix[pick, 1:], [h[pick] for h in history], eos_id, model.pad_id)
-        return Decoded(tokens, cross, final.max(1))
+        out, cross = _backtrack(pick, tokens, parents, attns)
+        out, cross = _finish(out, cross, eos_id, model.pad_id)
+        return Decoded(out, cross, final.max(1))
     finally:
         model.train(was_training)
+
+
+def _top_k(x, k):
+    """Indices of each row's k largest values, largest first, ties to the lower index: the same
+    as a stable argsort of -x cut to k, but a partition does the O(n) work and only k are sorted."""
+    if k >= x.shape[1]:
+        return np.argsort(-x, axis=1, kind="stable")[:, :k]
+    part = np.argpartition(-x, k - 1, axis=1)[:, :k]
+    vals = np.take_along_axis(x, part, axis=1)
+    order = np.lexsort((part, -vals), axis=1)  # by value, then index
+    top = np.take_along_axis(part, order, axis=1)
+    # a tie across the k-th place may have been cut at a higher index: redo those rows exactly
+    kth = vals.min(axis=1, keepdims=True)
+    tied = (x >= kth).sum(axis=1) > k
+    if tied.any():
+        top[tied] = np.argsort(-x[tied], axis=1, kind="stable")[:, :k]
+    return top
+
+
+def _backtrack(pick, tokens, parents, attns):
+    """Follow the back-pointers from the hypotheses `pick` (B,) to their first step: the tokens
+    (B, L) and, per decoder layer, the cross-attention (B, H, L, S) of each chosen prefix."""
+    rows, out, cross = pick, [], []
+    for tok, parent, attn in zip(reversed(tokens), reversed(parents), reversed(attns)):
+        out.append(tok[rows])
+        rows = parent[rows]           # the hypothesis this token extended
+        cross.append([a[rows] for a in attn])  # attention of the step that produced `tok`
+    out.reverse()
+    cross.reverse()
+    return (np.stack(out, axis=1),
+            [np.stack([step[l] for step in cross], axis=2) for l in range(len(cross[0]))])
 
 
 def prefix_len(prefix, eos_id, pad_id):

@@ -27,26 +27,11 @@ GAT averages over neighbours that mostly share the community, which cancels much
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from minigrad.nn import Dropout, Linear, Module, Parameter, init
 from minigrad.nn import functional as F
 from minigrad.tensor import _data
-
-
-def elu(x):
-    """ELU(x) = x for x > 0, exp(x) - 1 otherwise (GAT's activation between layers)."""
-    return x.relu() + ((-(-x).relu()).exp() - 1.0)  # min(x, 0) = -relu(-x)
-
-
-def leaky_relu(x, negative_slope=0.2):
-    """x for x > 0, negative_slope * x otherwise, written as relu(x) - slope * relu(-x).
-
-    (Rather than F.leaky_relu's max(x, slope x): the backward of Maximum/Minimum currently
-    turns float32 gradients into float64, which the matmul kernels reject.)
-    """
-    return x.relu() - (-x).relu() * negative_slope
 
 
 class GATLayer(Module):
@@ -76,7 +61,7 @@ class GATLayer(Module):
         g = self.lin(x).reshape(N, H, Fo).permute(1, 0, 2)                # (H, N, F')
         s_dst = (g * self.att_dst.reshape(H, 1, Fo)).sum(-1)               # u^T g_i (H, N)
         s_src = (g * self.att_src.reshape(H, 1, Fo)).sum(-1)               # v^T g_j (H, N)
-        e = leaky_relu(s_dst.unsqueeze(2) + s_src.unsqueeze(1), self.negative_slope)
+        e = F.leaky_relu(s_dst.unsqueeze(2) + s_src.unsqueeze(1), self.negative_slope)
         allowed = np.asarray(_data(adj)).astype(bool) | np.eye(N, dtype=bool)
         alpha = e.masked_fill(~allowed, float("-inf")).softmax(-1)         # (H, N, N)
         out = F.dropout(alpha, self.dropout, self.training) @ g           # (H, N, F')
@@ -101,7 +86,7 @@ class GAT(Module):
         self.conv2 = GATLayer(hidden * heads, num_classes, out_heads, False, negative_slope, dropout)
 
     def forward(self, x, adj):
-        h = elu(self.conv1(self.drop(x), adj))
+        h = F.elu(self.conv1(self.drop(x), adj))
         return self.conv2(self.drop(h), adj)
 
 
@@ -115,4 +100,4 @@ class MLP(Module):
         self.fc2 = Linear(hidden, num_classes)
 
     def forward(self, x, adj=None):
-        return self.fc2(self.drop(elu(self.fc1(self.drop(x)))))
+        return self.fc2(self.drop(F.elu(self.fc1(self.drop(x)))))

@@ -280,3 +280,12 @@ def _per_query(x, table):
     xi = x.reshape(-1, L, A).permute(1, 0, 2)  # (L, N, A): query position i leads
     out = xi @ table  # (L, N, C)
     return out.permute(1, 0, 2).reshape(lead + (L, table.shape[-1]))
+
+
+def elu(input, alpha=1.0):
+    """x for x > 0, alpha * (exp(x) - 1) otherwise (GAT's activation between layers)."""
+    from minigrad.functional import where
+    # exp of min(x, 0): the branch not taken must not overflow, or its zero gradient times
+    # inf would be NaN
+    negative = (input.clamp(max=0.0).exp() - 1.0) * alpha
+    return where(input > 0, input, negative)

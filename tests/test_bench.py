@@ -1,7 +1,7 @@
 """Smoke tests for the benchmarks in bench/: they run at tiny sizes and produce the expected
 JSON. Timings are never asserted. The subprocesses get NUMBA_NUM_THREADS=1 so that a busy
 machine (another process on one of the two cores) cannot stall Numba's 2-thread kernels for
-milliseconds per call (perf-notes hazard 1); OPENBLAS_CORETYPE is left as it is."""
+milliseconds per call (docs/performance.md, section 1); OPENBLAS_CORETYPE is left as it is."""
 import json
 import os
 import subprocess
@@ -31,6 +31,9 @@ def test_run_quick_writes_json_and_png(tmp_path):
     for key in ("env", "autograd", "step", "scaling", "decoding", "profile"):
         assert key in res
     assert "OPENBLAS_CORETYPE" in res["env"]
+    # the benchmarks opt into the allocator setting a training loop uses (minigrad.tune_malloc)
+    assert res["env"]["malloc_tuned"]
+    assert all(run["malloc_tuned"] for run in res["step"]["libs"]["minigrad"]["runs"])
     assert {r["op"] for r in res["autograd"]["rows"]} >= {"add", "mul", "exp", "matmul 4x4"}
     step = res["step"]
     assert "minigrad" in step["libs"]

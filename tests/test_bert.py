@@ -159,3 +159,16 @@ def test_pretraining_beats_the_baselines(pretrained):
 def test_finetuning_beats_the_majority_class(pretrained):
     r = finetune_demo(pretrained, compare_scratch=False, verbose=False)
     assert r["accuracy"] > r["majority_baseline"] + 0.4
+
+
+def test_demo_schedule_warms_up_then_decays_to_zero():
+    from minigrad.demos.bert import _bert_schedule
+    w = minigrad.nn.Parameter(np.zeros(1, np.float32))
+    opt = minigrad.optim.AdamW([w], lr=1e-3)
+    sched, lrs = _bert_schedule(opt, steps=50), []
+    for _ in range(50):
+        lrs.append(opt.param_groups[0]["lr"])   # the rate of this step's update
+        sched.step()
+    np.testing.assert_allclose(lrs[:5], [2e-4, 4e-4, 6e-4, 8e-4, 1e-3])   # warm-up: 10 % of 50
+    assert lrs[4] == lrs[5] == max(lrs) and all(a > b for a, b in zip(lrs[5:], lrs[6:]))
+    assert lrs[-1] == pytest.approx(1e-3 / 45) and opt.param_groups[0]["lr"] == 0

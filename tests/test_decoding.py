@@ -7,11 +7,13 @@ tests/test_transformer.py (trained once per session).
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from minigrad.models import Decoded, Seq2SeqTransformer, beam_search, greedy_decode
+from minigrad.models.decoding import length_penalty
 
 import minigrad as mg
 from minigrad.autograd import no_grad
-from minigrad.models import Decoded, Seq2SeqTransformer, beam_search, greedy_decode
-from minigrad.models.decoding import length_penalty
 
 try:  # tests/ is not a package: pytest puts it on sys.path (the default "prepend" import mode)
     from test_transformer import BOS, COPY_LEN, EOS, PAD, trained_copy_model
@@ -331,3 +333,20 @@ def test_beam_4_scores_at_least_as_well_as_greedy_on_the_copy_model(copy_task, c
         improved += int((b_obj > g_obj + 1e-3).sum())
     if model is not copy_task.model:  # the hesitant model: the search must find better outputs
         assert improved >= 5
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_top_k_equals_a_stable_sort_cut_to_k(data):
+    """Beam search's partition-based top-k picks what a full stable sort would, ties included."""
+    from minigrad.models.decoding import _top_k
+
+    rows = data.draw(st.integers(1, 4))
+    n = data.draw(st.integers(1, 30))
+    k = data.draw(st.integers(1, n + 2))
+    # few distinct values (and -inf) so that ties across the k-th place are common
+    values = st.sampled_from([-np.inf, -2.0, -1.0, -0.5, 0.0, 3.0])
+    x = np.array(data.draw(st.lists(st.lists(values, min_size=n, max_size=n),
+                                    min_size=rows, max_size=rows)))
+    expected = np.argsort(-x, axis=1, kind="stable")[:, :k]
+    np.testing.assert_array_equal(_top_k(x, k), expected)

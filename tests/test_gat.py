@@ -21,6 +21,30 @@ def f64(x):
     return minigrad.tensor(np.asarray(x, np.float64), requires_grad=True)
 
 
+def test_elu_gradcheck():
+    from minigrad.nn import functional as F
+    x = f64(np.array([-2.5, -0.75, -0.25, 0.25, 0.75, 2.5]))
+    for alpha in (1.0, 0.5):
+        assert gradcheck(lambda x: F.elu(x, alpha), [x])
+
+
+def test_elu_matches_torch(torch):
+    from minigrad.nn import functional as F
+    v = np.array([-100.0, -3.0, -1e-3, 0.0, 1e-3, 2.0, 100.0, 1000.0], np.float32)
+    for alpha in (1.0, 0.5):
+        x = minigrad.tensor(v, requires_grad=True)
+        y = F.elu(x, alpha)
+        y.sum().backward()
+        t = torch.tensor(v, requires_grad=True)
+        u = torch.nn.functional.elu(t, alpha)
+        u.sum().backward()
+        assert y.dtype == minigrad.float32 and x.grad.dtype == minigrad.float32
+        # PyTorch uses expm1; exp(x) - 1 loses relative (not absolute) precision near 0
+        np.testing.assert_allclose(y.numpy(), u.detach().numpy(), rtol=1e-6, atol=1e-8)
+        # including the gradient at 0 (alpha, from the left branch) and no NaN from exp(1000)
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-8)
+
+
 @pytest.mark.parametrize("concat", [True, False])
 def test_gat_layer_gradcheck(concat):
     minigrad.manual_seed(0)

@@ -1,7 +1,14 @@
-"""minigrad.kernels: every kernel against its NumPy reference, on both backends."""
+"""minigrad.kernels: every kernel against its NumPy reference, on both backends.
+
+All kernel-level matmul tests are here (the naive loops, packing, the tiled kernel, threads,
+errors); the matmul op's gradients are tested with the other ops. Layer norm's kernel has
+its own file, tests/test_layernorm_kernel.py.
+"""
+import importlib
 import os
 import subprocess
 import sys
+import threading
 
 import numba
 import numpy as np
@@ -10,6 +17,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from minigrad import kernels
 from minigrad.kernels import reference as ref
+
+# kernels.matmul and kernels.softmax are functions; the modules behind them:
+_mm_module = importlib.import_module("minigrad.kernels.matmul")
+_sm_module = importlib.import_module("minigrad.kernels.softmax")
 
 # the autouse fixture only restores the backend, which each example sets itself
 FAST = settings(max_examples=25, deadline=None,
@@ -82,6 +93,67 @@ def test_matmul_matches_numpy(name, case):
     np.testing.assert_allclose(out, expect, **tol(dtype, sa[-1]))
 
 
+@st.composite
+def matmul_2d_case(draw):
+    dims = st.integers(1, 40)
+    m, k, n = draw(dims), draw(dims), draw(dims)
+    dtype = draw(st.sampled_from(DTYPES))
+    how = [draw(st.sampled_from(["contiguous", "transposed", "strided"])) for _ in "ab"]
+    r = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    a = layout(r.standard_normal((m, k)).astype(dtype), how[0])
+    b = layout(r.standard_normal((k, n)).astype(dtype), how[1])
+    return a, b
+
+
+@FAST
+@given(case=matmul_2d_case())
+@pytest.mark.parametrize("loop_order", ["ijk", "ikj"])
+def test_naive_matmul_matches_numpy_and_the_tiled_kernel(loop_order, case):
+    a, b = case
+    out = kernels.matmul_naive(a, b, loop_order)
+    assert out.shape == (a.shape[0], b.shape[1]) and out.dtype == a.dtype
+    expect = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(out, expect, **tol(a.dtype, a.shape[1]))
+    kernels.set_backend("numba")
+    np.testing.assert_allclose(out, kernels.matmul(a, b), **tol(a.dtype, a.shape[1]))
+
+
+def test_naive_matmul_errors():
+    with pytest.raises(ValueError, match=r"matmul_naive: cannot multiply \(2, 3\) by \(4, 5\)"):
+        kernels.matmul_naive(np.ones((2, 3)), np.ones((4, 5)))
+    with pytest.raises(ValueError, match=r"matmul_naive: expected 2-D operands.*\(2, 2, 3\)"):
+        kernels.matmul_naive(np.ones((2, 2, 3)), np.ones((3, 5)))
+    with pytest.raises(TypeError, match="matmul_naive: unsupported dtype int64"):
+        kernels.matmul_naive(np.ones((2, 3), np.int64), np.ones((3, 5), np.int64))
+    with pytest.raises(ValueError, match="loop_order must be 'ijk' or 'ikj', got 'kji'"):
+        kernels.matmul_naive(np.ones((2, 3)), np.ones((3, 5)), "kji")
+
+
+@FAST
+@given(nb=st.integers(1, 3), nv=st.integers(1, 70), k=st.integers(1, 40),
+       dtype=st.sampled_from(DTYPES), how=st.sampled_from(["contiguous", "transposed", "strided"]),
+       seed=st.integers(0, 2**32 - 1))
+@pytest.mark.parametrize("operand", ["a", "b"])
+def test_pack_matches_numpy(operand, nb, nv, k, dtype, how, seed):
+    # Packing copies an operand into panels of P lanes: Xp[t, p, k, c] = X[t, k, p*P + c] for B
+    # (lanes along N), X[t, p*P + c, k] for A (lanes along M). Lanes past the edge are not written.
+    r = np.random.default_rng(seed)
+    lanes = _mm_module.VBYTES // np.dtype(dtype).itemsize
+    P = _mm_module.MR if operand == "a" else _mm_module.NV * lanes
+    shape = (nb, nv, k) if operand == "a" else (nb, k, nv)
+    x = layout(r.standard_normal(shape).astype(dtype), how)
+    flat, (s0, s1, s2) = _mm_module._flat(x)
+    npan = -(-nv // P)
+    packed = np.full(nb * npan * k * P, np.nan, dtype)
+    strides = (s0, s2, s1) if operand == "a" else (s0, s1, s2)   # (batch, along K, along lanes)
+    _mm_module._pack(flat, *strides, nv, k, P, packed)
+    lanes_last = np.swapaxes(x, 1, 2) if operand == "a" else x    # (nb, k, nv)
+    want = np.full((nb, k, npan * P), np.nan, dtype)
+    want[..., :nv] = lanes_last
+    want = want.reshape(nb, k, npan, P).transpose(0, 2, 1, 3)
+    np.testing.assert_array_equal(packed.reshape(nb, npan, k, P), want)
+
+
 MODEL_SHAPES = [  # the toy Transformer's products, forward and backward
     ((256, 20, 32), (256, 32, 20)),   # Q K^T
     ((256, 23, 23), (256, 23, 32)),   # A V (odd T)
@@ -131,6 +203,35 @@ def test_matmul_edge_cases(backend):
     c = r.standard_normal((6, 7, 9))[::-1, ::-2, ::-1]
     np.testing.assert_allclose(kernels.matmul(c, c.swapaxes(1, 2)), np.matmul(c, c.swapaxes(1, 2)),
                                rtol=1e-12)
+
+
+def test_matmul_from_several_threads():
+    # Packing buffers are reused between calls; each thread needs its own, since another
+    # thread may run between packing an operand and multiplying it.
+    kernels.set_backend("numba")
+    wrong = []
+
+    def work(seed):
+        r = np.random.default_rng(seed)
+        a = layout(r.standard_normal((40, 64)).astype(np.float32), "transposed")  # packs A
+        b = r.standard_normal((64, 100)).astype(np.float32)                       # packs B
+        want = a @ b
+        for _ in range(150):
+            if not np.allclose(kernels.matmul(a, b), want, rtol=1e-4, atol=1e-4):
+                wrong.append(seed)
+                return
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)   # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not wrong, f"threads {wrong} got another thread's product"
 
 
 def test_matmul_errors():
@@ -224,6 +325,57 @@ def test_log_softmax_matches_reference(name, case):
     dx = kernels.log_softmax_backward(y, g)
     assert not np.isnan(dx).any() and (dx[dead] == 0).all()
     close(dx, ref.log_softmax_backward(y, g), x.dtype)
+
+
+@FAST
+@given(n=st.integers(1, 70), rows=st.integers(1, 4), dtype=st.sampled_from(DTYPES),
+       where=st.data())
+@pytest.mark.parametrize("name", kernels.BACKENDS)
+def test_softmax_nan_makes_its_row_nan(name, n, rows, dtype, where):
+    # anywhere in the row: in the SIMD part of the row maximum or in its scalar tail
+    kernels.set_backend(name)
+    x = np.random.default_rng(n).standard_normal((rows, n)).astype(dtype)
+    bad = where.draw(st.integers(0, rows - 1))
+    x[bad, where.draw(st.integers(0, n - 1))] = np.nan
+    with np.errstate(invalid="ignore"):
+        for fn in (kernels.softmax, kernels.log_softmax):
+            y = fn(x)
+            assert np.isnan(y[bad]).all()
+            assert not np.isnan(np.delete(y, bad, axis=0)).any()
+
+
+@FAST
+@given(n=st.integers(1, 70), dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1),
+       special=st.sampled_from([None, -np.inf, np.inf, np.nan]))
+def test_row_max_matches_numpy(n, dtype, seed, special):
+    # the SIMD maximum of softmax: full vectors, then a scalar tail; NaN wins, as in np.max
+    r = np.random.default_rng(seed)
+    row = r.standard_normal(n).astype(dtype)
+    if special is not None:
+        row[r.integers(0, n, size=r.integers(1, 3))] = special
+    np.testing.assert_array_equal(_sm_module._row_max(row), np.max(row))
+
+
+@settings(max_examples=200, deadline=None)
+@given(x=st.floats(-200, 88, width=32) | st.sampled_from([-np.inf, np.inf, np.nan, 0.0]))
+def test_fast_exp_matches_numpy(x):
+    # float32 exp written in the kernels; documented for x <= 88 (softmax needs x <= 0)
+    y = _exp_of(np.array([x], np.float32))[0]
+    expect = np.exp(np.float64(x))
+    if np.isnan(expect) or np.isinf(expect):
+        np.testing.assert_equal(y, expect)
+    elif expect < np.finfo(np.float32).tiny:   # below float32's normal range: exactly 0
+        assert y == 0 or abs(y - expect) <= 1e-6 * np.finfo(np.float32).tiny
+    else:
+        assert abs(y - expect) <= 3e-7 * expect
+
+
+@numba.njit(cache=False)
+def _exp_of(x):
+    out = np.empty_like(x)
+    for i in range(len(x)):
+        out[i] = _sm_module.fast_exp(x[i])
+    return out
 
 
 def test_softmax_extremes(backend):

@@ -22,15 +22,9 @@
 
 # %%
 import math
-import os
 import shutil
-import sys
 
-try:
-    HERE = os.path.dirname(os.path.abspath(__file__))
-except NameError:  # inside Jupyter, which runs in the notebook's own folder
-    HERE = os.getcwd()
-sys.path.insert(0, HERE)
+from _common import SMALL, out_path, savefig, show_image
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -38,12 +32,11 @@ import numpy as np
 import minigrad as mg
 from minigrad.autograd import gradcheck
 from minigrad.viz import draw_graph, render_graph
-from _common import SMALL, out_path, savefig
 
 # %% [markdown]
 # ## A tensor is an array that remembers where it came from
 #
-# A minigrad `Tensor` wraps a NumPy array (`.numpy()` returns it). If it is created with
+# A minigrad `Tensor` wraps a NumPy array (`t.numpy()` returns it). If it is created with
 # `requires_grad=True`, every operation applied to it is recorded, and the result carries a
 # `grad_fn`: the node of the graph that produced it.
 
@@ -264,7 +257,7 @@ with open(dot_file, "w") as f:
     f.write(graph.source)
 print("saved", dot_file)
 if shutil.which("dot"):
-    print("saved", render_graph(graph, out_path("01_neuron_graph.png"), format="png"))
+    show_image(render_graph(graph, out_path("01_neuron_graph.png"), format="png"))
 else:
     print("Graphviz `dot` not found: only the .dot file was written")
 
@@ -273,13 +266,50 @@ for op in ("Mul", "Add", "Tanh", "Sub", "Pow"):
     assert op in graph.source, op
 
 # %% [markdown]
+# ## Exercise: the chain rule
+#
+# Write `neuron_gradients(x, w, b, y)` returning $(\partial L/\partial w, \partial L/\partial b,
+# \partial L/\partial x)$ for $L = (\tanh(wx + b) - y)^2$, with plain Python floats and the chain
+# rule (no autograd). The checker compares it with the exact values at three points.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_neuron_gradients
+
+
+def neuron_gradients(x, w, b, y):
+    """(dL/dw, dL/db, dL/dx) for L = (tanh(w x + b) - y)^2, by the chain rule."""
+    raise NotImplementedError
+
+
+check(check_neuron_gradients, neuron_gradients)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def neuron_gradients(x, w, b, y):
+    """(dL/dw, dL/db, dL/dx) for L = (tanh(w x + b) - y)^2, by the chain rule."""
+    h = math.tanh(w * x + b)
+    delta = 2 * (h - y) * (1 - h * h)       # dL/dz, shared by all three
+    return delta * x, delta, delta * w
+
+
+assert check(check_neuron_gradients, neuron_gradients)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1.** What is $\partial L / \partial y$, the gradient with respect to the target? Work it out
 # by hand, then let autograd confirm it.
 #
-# *Answer.* Only the last node involves $y$: $\partial L/\partial y = -2(h - y)
+# <details><summary>Answer</summary>
+#
+# Only the last node involves $y$: $\partial L/\partial y = -2(h - y)
 # \approx -0.5232$.
+#
+# </details>
 
 # %%
 y_req = mg.tensor(Y, dtype=mg.float64, requires_grad=True)
@@ -292,8 +322,12 @@ assert math.isclose(y_req.grad.item(), -2 * (hv - Y), rel_tol=1e-12)
 # **2.** Let $f(t) = t \cdot t \cdot t$ at $t = 2$. The variable $t$ is used three times. What
 # does `backward()` put in `t.grad`, and why?
 #
-# *Answer.* $f'(t) = 3t^2 = 12$. Autograd sees three uses of $t$ and adds the gradient arriving
+# <details><summary>Answer</summary>
+#
+# $f'(t) = 3t^2 = 12$. Autograd sees three uses of $t$ and adds the gradient arriving
 # along each path, $t^2 + t^2 + t^2$: when a value is reused, its gradients sum.
+#
+# </details>
 
 # %%
 t = mg.tensor(2.0, dtype=mg.float64, requires_grad=True)
@@ -304,9 +338,13 @@ assert t.grad.item() == 12.0
 # **3.** Run the forward and backward pass for $f(t) = t^2$ at $t = 3$ twice in a row without
 # resetting `t.grad`. What do you find, and how do training loops avoid it?
 #
-# *Answer.* $2t = 6$ after the first pass and $12$ after the second: gradients accumulate in
+# <details><summary>Answer</summary>
+#
+# $2t = 6$ after the first pass and $12$ after the second: gradients accumulate in
 # `.grad` (as in PyTorch). Training loops reset them before each step (`t.grad = None`, or an
 # optimizer's `zero_grad()`).
+#
+# </details>
 
 # %%
 t = mg.tensor(3.0, dtype=mg.float64, requires_grad=True)

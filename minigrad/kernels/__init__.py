@@ -5,15 +5,27 @@
     y = kernels.softmax(x)
 
 "numba" runs every op in Numba, all matmuls included, so a training step
-uses one thread pool only (see the module docstrings of matmul, softmax
-and dropout for how each kernel works). "numpy" runs the plain NumPy
-references in .reference. Both give the same results up to float rounding,
-and the identical dropout mask.
+uses one thread pool only (docs/performance.md says why; the module
+docstrings of matmul, softmax, layernorm and dropout say how each kernel
+works). "numpy" runs the plain NumPy references in .reference. Both give
+the same results up to float rounding, and the identical dropout mask.
 
 Every public function checks its inputs and raises ValueError (shapes,
 p) or TypeError (dtypes) naming the op. Supported dtypes are float32 and
 float64; matmul also accepts two integer (or bool) arrays and computes them
 exactly with np.matmul (no BLAS or thread pool is involved for integers).
+
+Floating-point policy, for every kernel: no `fastmath=True`. It lets LLVM
+assume that no value is NaN or infinite, and a kernel compiled that way may
+return a finite number where NumPy returns NaN, or drop softmax's -inf
+masking. Kernels that sum along a row compile with FASTMATH below, which
+only allows reordering the additions (so LLVM can vectorise the sum, with
+partial sums in SIMD lanes) and fusing a multiply with an add: results then
+differ from NumPy by rounding alone, and NaN and infinity keep their meaning.
+
+The modules, in the order a reader may take them: reference (NumPy), naive
+(matmul as plain loops), simd (vector registers for Numba), matmul (the
+register-tiled kernel), softmax, layernorm, dropout.
 
 This package imports nothing else from minigrad.
 """
@@ -23,13 +35,19 @@ import os
 
 import numpy as np
 
-# The submodules are imported first: importing a submodule sets an attribute
+# The one fastmath setting of the kernels (see above). A set, as Numba requires; defined
+# before the submodules are imported, because they read it when they are compiled.
+FASTMATH = {"reassoc", "contract"}
+
+# The submodules are imported next: importing a submodule sets an attribute
 # of the same name on this package, and the public functions below (matmul,
-# softmax, dropout) must be what those names finally refer to.
-from . import reference as _ref
-from . import matmul as _mm
-from . import softmax as _sm
-from . import dropout as _dp
+# softmax, dropout, ...) must be what those names finally refer to.
+from . import reference as _ref  # noqa: E402
+from . import naive as _naive  # noqa: E402
+from . import matmul as _mm  # noqa: E402
+from . import softmax as _sm  # noqa: E402
+from . import layernorm as _ln  # noqa: E402
+from . import dropout as _dp  # noqa: E402
 
 BACKENDS = ("numba", "numpy")
 
@@ -82,22 +100,27 @@ def _check_rows(op, x):
         raise ValueError(f"{op}: expected at least 1 dimension, got a 0-d array")
 
 
-def _check_same_shape(op, y, g):
+def _check_same_shape(op, y, g, what="output"):
     if y.shape != g.shape:
-        raise ValueError(f"{op}: output of shape {y.shape} and gradient of shape "
+        raise ValueError(f"{op}: {what} of shape {y.shape} and gradient of shape "
                          f"{g.shape} differ")
 
 
 # ---------------------------------------------------------------- matmul ----
-def matmul(a, b):
-    """np.matmul for a.ndim >= 2 and b.ndim >= 2, batch dims broadcast."""
-    a, b = _as_array(a, "matmul", "a"), _as_array(b, "matmul", "b")
+def _check_matmul_shapes(op, a, b):
+    a, b = _as_array(a, op, "a"), _as_array(b, op, "b")
     if a.ndim < 2 or b.ndim < 2:
-        raise ValueError(f"matmul: expected operands with at least 2 dimensions, got shapes "
+        raise ValueError(f"{op}: expected operands with at least 2 dimensions, got shapes "
                          f"{a.shape} and {b.shape}")
     if a.shape[-1] != b.shape[-2]:
-        raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: inner dimensions "
+        raise ValueError(f"{op}: cannot multiply {a.shape} by {b.shape}: inner dimensions "
                          f"{a.shape[-1]} and {b.shape[-2]} differ")
+    return a, b
+
+
+def matmul(a, b):
+    """np.matmul for a.ndim >= 2 and b.ndim >= 2, batch dims broadcast."""
+    a, b = _check_matmul_shapes("matmul", a, b)
     try:
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
@@ -114,6 +137,26 @@ def matmul(a, b):
         math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
     fast = _backend == "numba" and work >= PARALLEL_MIN_WORK
     return (_mm.matmul if fast else _ref.matmul)(a, b)
+
+
+def matmul_naive(a, b, loop_order="ijk"):
+    """a (M, K) @ b (K, N) by the plain Numba loops of .naive: the first step towards .matmul.
+
+    loop_order "ijk" is the textbook loop (a dot product per output), "ikj" the same with the
+    inner loops swapped (rows of b added to rows of the output). Always runs in Numba, for
+    teaching and for the tests; `matmul` is the one to use.
+    """
+    a, b = _check_matmul_shapes("matmul_naive", a, b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"matmul_naive: expected 2-D operands, got shapes {a.shape} and "
+                         f"{b.shape}")
+    _check_float("matmul_naive", a, b)
+    kernel = {"ijk": _naive.matmul_ijk, "ikj": _naive.matmul_ikj}.get(loop_order)
+    if kernel is None:
+        raise ValueError(f"matmul_naive: loop_order must be 'ijk' or 'ikj', got {loop_order!r}")
+    c = np.empty((a.shape[0], b.shape[1]), a.dtype)
+    kernel(np.ascontiguousarray(a), np.ascontiguousarray(b), c)
+    return c
 
 
 # --------------------------------------------------------------- softmax ----
@@ -170,6 +213,58 @@ def log_softmax_backward(y, grad):
                      _ref.log_softmax_backward, y, grad)
 
 
+# ------------------------------------------------------------ layer norm ----
+def _check_affine(op, x, weight, bias):
+    d = x.shape[1]
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is None:
+            continue
+        _as_array(p, op, name)
+        if p.shape != (d,):
+            raise ValueError(f"{op}: {name} of shape {p.shape} does not match rows of {d} "
+                             f"features (input of shape {x.shape})")
+        _check_float(op, x, p)
+
+
+def layer_norm(x, weight, bias, eps):
+    """(x - mean) / sqrt(var + eps) * weight + bias along the rows of x (N, D), biased var.
+
+    Returns (y, x_hat, rstd): the output (N, D), the normalised input (N, D) and
+    1 / sqrt(var + eps) (N, 1), the two a backward pass needs. weight, bias: (D,) or None.
+    """
+    x = _as_array(x, "layer_norm", "x")
+    if x.ndim != 2:
+        raise ValueError(f"layer_norm: expected rows of shape (N, D), got shape {x.shape}")
+    _check_float("layer_norm", x)
+    _check_affine("layer_norm", x, weight, bias)
+    try:
+        eps = float(eps)
+    except (TypeError, ValueError):
+        raise TypeError(f"layer_norm: eps must be a number, got {type(eps).__name__}") from None
+    if not eps >= 0:
+        raise ValueError(f"layer_norm: eps must be >= 0, got {eps}")
+    fast = _backend == "numba" and x.size >= PARALLEL_MIN_WORK and x.size > 0
+    return (_ln.layer_norm_numba if fast else _ref.layer_norm)(x, weight, bias, eps)
+
+
+def layer_norm_backward(grad, xhat, rstd, weight):
+    """(dx, dweight, dbias) from the output gradient (N, D) and layer_norm's x_hat and rstd."""
+    op = "layer_norm_backward"
+    grad, xhat = _as_array(grad, op, "grad"), _as_array(xhat, op, "xhat")
+    rstd = _as_array(rstd, op, "rstd")
+    if xhat.ndim != 2:
+        raise ValueError(f"{op}: expected rows of shape (N, D), got x_hat of shape {xhat.shape}")
+    _check_same_shape(op, xhat, grad, "x_hat")
+    if rstd.shape != (xhat.shape[0], 1):
+        raise ValueError(f"{op}: rstd of shape {rstd.shape} does not match x_hat of shape "
+                         f"{xhat.shape} (expected ({xhat.shape[0]}, 1))")
+    _check_float(op, xhat, grad, rstd)
+    _check_affine(op, xhat, weight, None)
+    fast = _backend == "numba" and xhat.size >= PARALLEL_MIN_WORK and xhat.size > 0
+    return (_ln.layer_norm_backward_numba if fast else _ref.layer_norm_backward)(
+        grad, xhat, rstd, weight)
+
+
 # --------------------------------------------------------------- dropout ----
 def _check_p_seed(op, p, seed):
     try:
@@ -220,5 +315,6 @@ def dropout_mask(shape, p, seed, dtype=np.float32):
     return out
 
 
-__all__ = ["BACKENDS", "set_backend", "get_backend", "matmul", "softmax", "softmax_backward",
-           "log_softmax", "log_softmax_backward", "dropout", "dropout_mask"]
+__all__ = ["BACKENDS", "FASTMATH", "set_backend", "get_backend", "matmul", "matmul_naive",
+           "softmax", "softmax_backward", "log_softmax", "log_softmax_backward", "layer_norm",
+           "layer_norm_backward", "dropout", "dropout_mask"]

@@ -1,11 +1,19 @@
-"""Layer norm over the last axis, forward and backward, fused (with NumPy references).
+"""Numba layer norm over the last axis, forward and backward, one fused pass per row.
 
-Written with NumPy, layer norm makes about ten passes over its input (mean, subtract, square,
-mean, root, divide, scale, shift, ...), each a fresh temporary. A row of a Transformer's
-activations is only d_model numbers, so the fused kernel reads a row once into cache, computes
-its mean and variance, and writes the normalised row: one pass in, one pass out, rows in
-parallel. The backward pass is fused the same way; the weight and bias gradients are sums over
-rows, so each thread accumulates its own partial sums and they are added at the end.
+Written with NumPy (.reference), layer norm makes about ten passes over its input (mean,
+subtract, square, mean, root, divide, scale, shift, ...), each a fresh temporary. A row of a
+Transformer's activations is only d_model numbers, so the fused kernel reads a row once into
+cache, computes its mean and variance, and writes the normalised row: one pass in, one pass
+out, rows in parallel. The backward pass is fused the same way; the weight and bias gradients
+are sums over rows, so each thread accumulates its own partial sums and they are added at the
+end.
+
+The sums are compiled with the package's FASTMATH flags (reordering only), not with
+`fastmath=True`: a NaN or infinity in a row must give NaN, as NumPy does, not whatever a
+compiler allowed to assume finite numbers makes of it.
+
+Callers go through `kernels.layer_norm` and `kernels.layer_norm_backward`, which check the
+inputs and pick this kernel or the reference.
 """
 from __future__ import annotations
 
@@ -13,32 +21,12 @@ import numba
 import numpy as np
 from numba import prange
 
-
-# --- NumPy references ---------------------------------------------------------------------------
-
-def layer_norm_reference(x, weight, bias, eps):
-    """x (N, D) -> (y, x_hat, rstd (N, 1)); weight and bias (D,) or None."""
-    mu = x.mean(axis=1, keepdims=True)
-    xc = x - mu
-    var = np.mean(xc * xc, axis=1, keepdims=True)
-    rstd = (1.0 / np.sqrt(var + x.dtype.type(eps))).astype(x.dtype)
-    xhat = xc * rstd
-    y = xhat if weight is None else xhat * weight
-    if bias is not None:
-        y = y + bias
-    return y, xhat, rstd
+from . import FASTMATH
+from .reference import layer_norm as layer_norm_reference  # noqa: F401  (the old names)
+from .reference import layer_norm_backward as layer_norm_backward_reference  # noqa: F401
 
 
-def layer_norm_backward_reference(g, xhat, rstd, weight):
-    """(dx, dweight, dbias) for rows: dx = rstd * (h - mean(h) - x_hat * mean(h * x_hat))."""
-    h = g if weight is None else g * weight
-    dx = rstd * (h - h.mean(axis=1, keepdims=True) - xhat * np.mean(h * xhat, axis=1, keepdims=True))
-    return dx, (g * xhat).sum(axis=0), g.sum(axis=0)
-
-
-# --- Numba kernels ------------------------------------------------------------------------------
-
-@numba.njit(parallel=True, cache=True, fastmath=True)
+@numba.njit(parallel=True, cache=True, fastmath=FASTMATH)
 def _forward(x, weight, bias, eps, y, xhat, rstd):
     n, d = x.shape
     for i in prange(n):
@@ -58,7 +46,7 @@ def _forward(x, weight, bias, eps, y, xhat, rstd):
             y[i, j] = xh * weight[j] + bias[j]
 
 
-@numba.njit(parallel=True, cache=True, fastmath=True)
+@numba.njit(parallel=True, cache=True, fastmath=FASTMATH)
 def _backward(g, xhat, rstd, weight, dx, partial_w, partial_b):
     n, d = g.shape
     chunks = partial_w.shape[0]
@@ -81,7 +69,7 @@ def _backward(g, xhat, rstd, weight, dx, partial_w, partial_b):
 
 
 def layer_norm_numba(x, weight, bias, eps):
-    """Same contract as `layer_norm_reference`."""
+    """x (N, D) -> (y, x_hat, rstd (N, 1)); weight and bias (D,) or None."""
     x = np.ascontiguousarray(x)
     n, d = x.shape
     w = np.ones(d, x.dtype) if weight is None else np.ascontiguousarray(weight, dtype=x.dtype)
@@ -94,7 +82,7 @@ def layer_norm_numba(x, weight, bias, eps):
 
 
 def layer_norm_backward_numba(g, xhat, rstd, weight):
-    """Same contract as `layer_norm_backward_reference`."""
+    """(dx, dweight, dbias) for g, x_hat (N, D), rstd (N, 1), weight (D,) or None."""
     g = np.ascontiguousarray(g, dtype=xhat.dtype)
     n, d = g.shape
     w = np.ones(d, g.dtype) if weight is None else np.ascontiguousarray(weight, dtype=g.dtype)
@@ -102,5 +90,5 @@ def layer_norm_backward_numba(g, xhat, rstd, weight):
     pw = np.zeros((chunks, d), g.dtype)
     pb = np.zeros((chunks, d), g.dtype)
     dx = np.empty_like(g)
-    _backward(g, xhat, rstd, w, dx, pw, pb)
+    _backward(g, np.ascontiguousarray(xhat), np.ascontiguousarray(rstd), w, dx, pw, pb)
     return dx, pw.sum(axis=0), pb.sum(axis=0)

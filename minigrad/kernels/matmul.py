@@ -1,17 +1,28 @@
 """Numba matrix multiply: a register-tiled micro-kernel on packed panels.
 
-Each output tile C[i:i+MR, j:j+NR] (8 x 32 float32) lives in 16 vector
-registers while we walk down K: per step we load a row of B's panel as two
-vectors, broadcast MR values of A, and do 16 vector multiply-adds. Every
-value loaded is reused 8 or 16 times, so the loop runs at the speed of the
-FMA units rather than of memory: the idea behind every fast BLAS.
+This is the last of a sequence of steps; .naive holds the first two. Times
+for (1280, 128) @ (128, 512) in float32 on one thread (a busy 2-core
+machine, best of several runs; np.matmul took 1.3 ms):
 
-The details that make it fast:
+  1. The textbook loop, one dot product per output (naive.matmul_ijk):
+     96 ms, 2 GFLOP/s. The inner loop strides down a column of B.
+  2. The inner loops swapped (naive.matmul_ikj): row i of C += A[i, k] *
+     row k of B. Contiguous, independent iterations, so LLVM vectorises
+     them: 7.6 ms, 22 GFLOP/s. Still one multiply-add per value loaded,
+     and C's row goes back and forth to memory for every k.
+  3. Register tiling (this module): 1.5 ms, 115 GFLOP/s, the steps below.
+
+Register tiling. Each output tile C[i:i+MR, j:j+NR] (8 x 32 float32) lives
+in 16 vector registers while we walk down K: per step we load a row of B's
+panel as two vectors, broadcast MR values of A, and do 16 vector
+multiply-adds. Every value loaded is reused 8 or 16 times, so the loop runs
+at the speed of the FMA units rather than of memory: the idea behind every
+fast BLAS. What it takes, one refinement at a time:
 
 * Explicit SIMD vectors. LLVM's auto-vectoriser will not keep a 2-D tile
   of accumulators in registers (and on Intel it prefers 256-bit vectors),
-  so the tiny `vload_first`/`vfma`/... intrinsics below hand it 64-byte vectors
-  (16 float32 or 8 float64) directly: AVX-512 zmm registers where
+  so the tiny `vload_first`/`vfma`/... functions of .simd hand it 64-byte
+  vectors (16 float32 or 8 float64) directly: AVX-512 zmm registers where
   available; elsewhere LLVM splits them into smaller ones.
 * Packing. B is copied into column panels (NR columns, row after row), A
   into row panels if its rows are not contiguous (e.g. the transposed view
@@ -25,130 +36,28 @@ The details that make it fast:
   Odd sizes need no zero padding.
 * K-blocking: K is walked in chunks of KC, so the B chunk (KC x NR) stays
   in L1 while a group of row panels streams past it.
+* Parallel work items are (batch, column panel, group of row panels): the
+  batched attention products (256 x (20x32 @ 32x20)) are parallel over the
+  batch, large 2-D products over tiles.
 
-Work items are (batch, column panel, group of row panels): the batched
-attention products (256 x (20x32 @ 32x20)) are parallel over the batch,
-large 2-D products over tiles. All matmuls of the "numba" backend run here,
-so Numba's thread pool never alternates with OpenBLAS's (perf-notes
-hazard 1).
+All matmuls of the "numba" backend run here, so a training step wakes only
+Numba's thread pool. Had the matmuls stayed in NumPy, OpenBLAS's threads
+and Numba's would take turns on the cores, and the idle pool's spinning
+threads cost milliseconds at every switch (measured on 2 cores:
+docs/performance.md, section 1).
 """
 import math
+import threading
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, prange, types
-from numba.core import cgutils
-from numba.core.extending import intrinsic, models, register_model
+from numba import njit, prange
 
-VBYTES = 64   # one AVX-512 register
+from .simd import VBYTES, vadd, vbroadcast, vfma, vload_first, vstore_first, vzero
+
 MR = 8        # rows of the micro-tile
 NV = 2        # vectors per micro-tile row, so NR = NV * (VBYTES // itemsize)
 GROUP = 16    # row panels per work item (they share one B chunk in L1)
 KC_BYTES = 24576  # KC * NR * itemsize: the B chunk that should stay in L1
-
-
-# ---------------------------------------------------------------- SIMD ----
-class Vec(types.Type):
-    """A register of VBYTES bytes holding `dtype` lanes (an LLVM vector)."""
-
-    def __init__(self, dtype):
-        self.dtype = dtype
-        self.width = VBYTES // (dtype.bitwidth // 8)
-        super().__init__(name=f"Vec({dtype}x{self.width})")
-
-
-@register_model(Vec)
-class _VecModel(models.PrimitiveModel):
-    def __init__(self, dmm, fe_type):
-        lane = dmm.lookup(fe_type.dtype).get_value_type()
-        super().__init__(dmm, fe_type, ir.VectorType(lane, fe_type.width))
-
-
-def _vptr(context, builder, sig, args):
-    """(pointer to element args[1] of the 1-D array args[0] as a vector*, vector type)"""
-    data = context.make_array(sig.args[0])(context, builder, args[0]).data
-    p = builder.gep(data, [context.cast(builder, args[1], sig.args[1], types.intp)])
-    vt = ir.VectorType(data.type.pointee, VBYTES // (sig.args[0].dtype.bitwidth // 8))
-    return builder.bitcast(p, vt.as_pointer()), vt
-
-
-def _llvm(builder, name, ret, args):
-    """Call LLVM's intrinsic `name`, e.g. llvm.fma.v16f32."""
-    fnty = ir.FunctionType(ret, [a.type for a in args])
-    return builder.call(cgutils.get_or_insert_function(builder.module, fnty, name), args)
-
-
-def _first_lanes(context, builder, n, nty, width):
-    """The mask (0 < n, 1 < n, ..., width-1 < n)."""
-    n = context.cast(builder, n, nty, types.int64)
-    i64s = ir.VectorType(ir.IntType(64), width)
-    splat = builder.insert_element(ir.Constant(i64s, ir.Undefined), n, ir.IntType(32)(0))
-    splat = builder.shuffle_vector(splat, ir.Constant(i64s, ir.Undefined),
-                                   ir.Constant(ir.VectorType(ir.IntType(32), width), [0] * width))
-    return builder.icmp_signed("<", ir.Constant(i64s, list(range(width))), splat)
-
-
-def _suffix(vt):
-    return f"v{vt.count}{vt.element.intrinsic_name}"   # e.g. v16f32
-
-
-@intrinsic
-def vzero(typingctx, arr):
-    def codegen(context, builder, sig, args):
-        return ir.Constant(context.get_value_type(sig.return_type), None)
-    return Vec(arr.dtype)(arr), codegen
-
-
-@intrinsic
-def vload_first(typingctx, arr, idx, n):
-    """Lanes 0..n-1 from arr[idx:], the others 0; memory past them is not read."""
-    def codegen(context, builder, sig, args):
-        ptr, vt = _vptr(context, builder, sig, args)
-        mask = _first_lanes(context, builder, args[2], sig.args[2], vt.count)
-        align = ir.IntType(32)(arr.dtype.bitwidth // 8)
-        return _llvm(builder, f"llvm.masked.load.{_suffix(vt)}.p0", vt,
-                     [ptr, align, mask, ir.Constant(vt, None)])
-    return Vec(arr.dtype)(arr, idx, n), codegen
-
-
-@intrinsic
-def vstore_first(typingctx, arr, idx, v, n):
-    """Store lanes 0..n-1 of v to arr[idx:] (all of them when n >= width)."""
-    def codegen(context, builder, sig, args):
-        ptr, vt = _vptr(context, builder, sig, args)
-        mask = _first_lanes(context, builder, args[3], sig.args[3], vt.count)
-        align = ir.IntType(32)(arr.dtype.bitwidth // 8)
-        _llvm(builder, f"llvm.masked.store.{_suffix(vt)}.p0", ir.VoidType(),
-              [args[2], ptr, align, mask])
-    return types.none(arr, idx, v, n), codegen
-
-
-@intrinsic
-def vbroadcast(typingctx, arr, idx):
-    """All lanes = arr[idx] (on AVX-512 it folds into the FMA as `{1to16}`)."""
-    def codegen(context, builder, sig, args):
-        ptr, vt = _vptr(context, builder, sig, args)
-        x = builder.load(builder.bitcast(ptr, vt.element.as_pointer()))
-        one = builder.insert_element(ir.Constant(vt, ir.Undefined), x, ir.IntType(32)(0))
-        return builder.shuffle_vector(one, ir.Constant(vt, ir.Undefined),
-                                      ir.Constant(ir.VectorType(ir.IntType(32), vt.count),
-                                                  [0] * vt.count))
-    return Vec(arr.dtype)(arr, idx), codegen
-
-
-@intrinsic
-def vfma(typingctx, a, b, c):
-    """a * b + c, lane by lane, each one fused multiply-add."""
-    def codegen(context, builder, sig, args):
-        return _llvm(builder, f"llvm.fma.{_suffix(args[0].type)}", args[0].type, args)
-    return c(a, b, c), codegen
-
-
-@intrinsic
-def vadd(typingctx, a, b):
-    def codegen(context, builder, sig, args):
-        return builder.fadd(*args)
-    return a(a, b), codegen
 
 
 # ------------------------------------------------------------- packing ----
@@ -276,17 +185,22 @@ def _gemm(A, sa, B, sb, C, ia, ib, M, N, K):
 
 
 # ------------------------------------------------------------- driver ----
-_workspace = {}
+_local = threading.local()
 
 
 def _scratch(name, size, dtype):
-    # Packing buffers are reused between calls: a fresh multi-MB allocation
-    # costs page faults on every call (more than the packing itself).
-    # Safe because the kernels hold the GIL.
+    """A reusable packing buffer of `size` elements, private to the calling thread.
+
+    Reuse saves a fresh multi-MB allocation (and its page faults) per call. The buffers are
+    per thread because holding the GIL inside each kernel is not enough: _pack fills a buffer
+    and _gemm reads it in a second call, and between the two another Python thread may run
+    a matmul of its own. A shared buffer would then be overwritten under us.
+    """
+    workspace = _local.__dict__.setdefault("workspace", {})
     key = (name, np.dtype(dtype))
-    buf = _workspace.get(key)
+    buf = workspace.get(key)
     if buf is None or buf.size < size:
-        buf = _workspace[key] = np.empty(max(size, 4096), dtype)
+        buf = workspace[key] = np.empty(max(size, 4096), dtype)
     return buf[:size]
 
 
@@ -341,7 +255,7 @@ def matmul(a, b):
     M, K = a.shape[-2:]
     N = b.shape[-1]
     if b.ndim == 2 and a.ndim > 2:
-        # one big (rows, K) @ (K, N) instead of many small ones (hazard 2)
+        # one big (rows, K) @ (K, N) instead of one small product per batch entry
         return matmul(a.reshape(-1, K), b).reshape(a.shape[:-1] + (N,))
     same = a.shape[:-2] == b.shape[:-2]
     batch = a.shape[:-2] if same else np.broadcast_shapes(a.shape[:-2], b.shape[:-2])

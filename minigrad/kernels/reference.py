@@ -16,7 +16,8 @@ import numpy as np
 def matmul(a, b):
     if b.ndim == 2 and a.ndim > 2:
         # (B, T, K) @ (K, N) as one (B*T, K) @ (K, N) product: NumPy would
-        # otherwise run B small matmuls (perf-notes hazard 2)
+        # otherwise run B small matmuls, 1.8-3.6x slower at the toy model's
+        # shapes (docs/performance.md, section 2)
         k, n = b.shape
         return np.matmul(a.reshape(-1, k), b).reshape(a.shape[:-1] + (n,))
     return np.matmul(a, b)
@@ -52,6 +53,30 @@ def log_softmax_backward(y, grad):
     dx = grad - np.exp(y) * np.sum(grad, axis=-1, keepdims=True)
     dead = np.all(y == -np.inf, axis=-1, keepdims=True)   # all -inf rows
     return np.where(dead, np.zeros_like(dx), dx)
+
+
+# ---------------------------------------------------------- layer norm ----
+def layer_norm(x, weight, bias, eps):
+    """x (N, D) -> (y, x_hat, rstd (N, 1)); weight and bias (D,) or None."""
+    mu = x.mean(axis=1, keepdims=True)
+    xc = x - mu
+    var = np.mean(xc * xc, axis=1, keepdims=True)
+    rstd = (1.0 / np.sqrt(var + x.dtype.type(eps))).astype(x.dtype)
+    xhat = xc * rstd
+    # y must not share memory with x_hat: the caller saves x_hat for the backward pass and
+    # hands y to the user, who may change it in place
+    y = xhat * weight if weight is not None else xhat.copy()
+    if bias is not None:
+        y += bias
+    return y, xhat, rstd
+
+
+def layer_norm_backward(g, xhat, rstd, weight):
+    """(dx, dweight, dbias): dx = rstd * (h - mean(h) - x_hat * mean(h * x_hat)), h = g * weight."""
+    h = g if weight is None else g * weight
+    dx = rstd * (h - h.mean(axis=1, keepdims=True)
+                 - xhat * np.mean(h * xhat, axis=1, keepdims=True))
+    return dx, (g * xhat).sum(axis=0), g.sum(axis=0)
 
 
 # ------------------------------------------------------------- dropout ----

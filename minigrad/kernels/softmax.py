@@ -13,22 +13,21 @@ error ~1e-7), and 2^n built directly from its bits: (n + 127) << 23 is
 the float32 exponent field. All of that is plain arithmetic, so LLVM
 vectorises the loop. float64 keeps np.exp (exact, slower).
 
-The row maximum uses explicit SIMD vectors (from .matmul): LLVM will not
+The row maximum uses explicit SIMD vectors (from .simd): LLVM will not
 vectorise a max reduction without fast-math flags that would also drop
 NaN/inf semantics.
 
 Edge cases (as in .reference): -inf entries get probability 0; an all -inf
-row gives softmax 0, log_softmax -inf and a zero log_softmax gradient.
+row gives softmax 0, log_softmax -inf and a zero log_softmax gradient; a
+NaN anywhere in a row makes the whole row NaN.
 """
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
-from numba.core import cgutils
 from numba.core.extending import intrinsic, overload
 
-from .matmul import _llvm, _suffix, vload_first
-
-SUM_FLAGS = {"reassoc", "contract"}  # lets LLVM vectorise sums; keeps inf/NaN
+from . import FASTMATH
+from .simd import VBYTES, vhmax, vload_first, vmax
 
 
 # ------------------------------------------------------------------ exp ----
@@ -73,35 +72,18 @@ def _fast_exp_impl(x):
 
 
 # ------------------------------------------------------------ row max ----
-@intrinsic
-def _vmax(typingctx, a, b):
-    """Lane-wise max that propagates NaN (llvm.maximum)."""
-    def codegen(context, builder, sig, args):
-        return _llvm(builder, f"llvm.maximum.{_suffix(args[0].type)}", args[0].type, args)
-    return a(a, b), codegen
-
-
-@intrinsic
-def _vhmax(typingctx, v):
-    """The largest lane of v (NaN if any lane is NaN)."""
-    def codegen(context, builder, sig, args):
-        vt = args[0].type
-        return _llvm(builder, f"llvm.vector.reduce.fmaximum.{_suffix(vt)}", vt.element, args)
-    return v.dtype(v), codegen
-
-
 @njit(cache=True)
 def _row_max(row):
     n = len(row)
-    W = 64 // row.itemsize
+    W = VBYTES // row.itemsize
     m = row[0]
     if n >= W:
         v = vload_first(row, 0, W)
         for j in range(W, n - W + 1, W):
-            v = _vmax(v, vload_first(row, j, W))
-        m = _vhmax(v)
+            v = vmax(v, vload_first(row, j, W))
+        m = vhmax(v)
     for j in range(n - n % W, n):
-        if row[j] > m:
+        if row[j] > m or np.isnan(row[j]):   # NaN wins, as in np.max
             m = row[j]
     return m
 
@@ -110,7 +92,7 @@ def _row_max(row):
 # x, y, g, dx are C-contiguous (rows, n) arrays of one dtype. Sums start from
 # `zero` of that dtype: float32 data is summed in float32 (in 16 partial sums
 # once vectorised), so nothing is converted to float64 and back.
-@njit(parallel=True, cache=True, fastmath=SUM_FLAGS)
+@njit(parallel=True, cache=True, fastmath=FASTMATH)
 def softmax_2d(x, y):
     zero = x.dtype.type(0)
     for i in prange(x.shape[0]):
@@ -123,12 +105,12 @@ def softmax_2d(x, y):
             e = fast_exp(xi[j] - m)
             yi[j] = e
             s += e
-        inv = x.dtype.type(1) / s if s > 0 else zero
+        inv = x.dtype.type(1) / s if s != 0 else zero   # s is NaN if the row has one
         for j in range(len(yi)):
             yi[j] *= inv
 
 
-@njit(parallel=True, cache=True, fastmath=SUM_FLAGS)
+@njit(parallel=True, cache=True, fastmath=FASTMATH)
 def softmax_backward_2d(y, g, dx):
     zero = y.dtype.type(0)
     for i in prange(y.shape[0]):
@@ -140,7 +122,7 @@ def softmax_backward_2d(y, g, dx):
             di[j] = yi[j] * (gi[j] - dot)
 
 
-@njit(parallel=True, cache=True, fastmath=SUM_FLAGS)
+@njit(parallel=True, cache=True, fastmath=FASTMATH)
 def log_softmax_2d(x, y):
     zero = x.dtype.type(0)
     for i in prange(x.shape[0]):
@@ -153,12 +135,12 @@ def log_softmax_2d(x, y):
             s += fast_exp(xi[j] - m)
         # (x - m) - log(s), not x - (m + log(s)): m + log(s) would round away log(s) when
         # |m| is large (1e4 in float32 has an ulp of 1e-3); an all -inf row stays -inf
-        ls = np.log(s) if s > 0 else zero
+        ls = np.log(s) if s != 0 else zero
         for j in range(len(xi)):
             yi[j] = (xi[j] - m) - ls
 
 
-@njit(parallel=True, cache=True, fastmath=SUM_FLAGS)
+@njit(parallel=True, cache=True, fastmath=FASTMATH)
 def log_softmax_backward_2d(y, g, dx):
     zero = y.dtype.type(0)
     for i in prange(y.shape[0]):

@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 3. From RNN attention to self-attention
+# # 2. From RNN attention to self-attention
 #
 # An RNN encoder reads "I enjoyed the movie transformers" one word at a time: the state for
 # word $t$ is computed from the state for word $t-1$, so the five states come out in sequence
@@ -24,21 +24,16 @@
 
 # %%
 import math
-import os
-import sys
+import shutil
 
-try:
-    HERE = os.path.dirname(os.path.abspath(__file__))
-except NameError:  # inside Jupyter, which runs in the notebook's own folder
-    HERE = os.getcwd()
-sys.path.insert(0, HERE)
+from _common import SMALL, out_path, savefig, show_image
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
 from minigrad.nn import functional as F
-from _common import SMALL, savefig
+from minigrad.viz import draw_graph, render_graph
 
 np.set_printoptions(precision=4, suppress=True)
 
@@ -183,7 +178,7 @@ ax.set_title("Self-attention weights, running example")
 ax.set_xlabel("key (attended-to word)")
 ax.set_ylabel("query (word being updated)")
 fig.colorbar(im, ax=ax, label="weight")
-savefig(fig, "03_attention_weights")
+savefig(fig, "02_attention_weights")
 
 # %% [markdown]
 # ## The same thing with minigrad
@@ -217,13 +212,41 @@ assert mg.autograd.gradcheck(lambda w: F.scaled_dot_product_attention(Xt @ w.T, 
                              [mg.tensor(W_Q, dtype=mg.float64, requires_grad=True)])
 
 # %% [markdown]
+# ## The head as a computation graph
+#
+# Written with minigrad tensors, the head you just built by hand is a short chain of recorded
+# operations: two matrix products of the projections, the product $QK^\top$, the scale, the
+# softmax, and the product with $V$. `minigrad.viz.draw_graph` draws what autograd recorded
+# (blue: the inputs that ask for gradients; grey: operations, with the shape they produce).
+
+# %%
+X_leaf = mg.tensor(X, dtype=mg.float64)
+Wq_leaf, Wk_leaf, Wv_leaf = (mg.tensor(M, dtype=mg.float64, requires_grad=True)
+                             for M in (W_Q, W_K, W_V))
+Q_g, K_g, V_g = X_leaf @ Wq_leaf.T, X_leaf @ Wk_leaf.T, X_leaf @ Wv_leaf.T
+Z_g = ((Q_g @ K_g.T) * (1 / math.sqrt(d_k))).softmax(-1) @ V_g      # MatMul, scale, softmax, MatMul
+assert np.allclose(Z_g.numpy(), Z)
+head_graph = draw_graph(Z_g, params={"W_Q": Wq_leaf, "W_K": Wk_leaf, "W_V": Wv_leaf})
+for op in ("MatMul", "Mul", "Softmax"):
+    assert op in head_graph.source, op
+dot_path = out_path("02_head_graph.dot")
+with open(dot_path, "w") as f:
+    f.write(head_graph.source)
+if shutil.which("dot"):
+    show_image(render_graph(head_graph, out_path("02_head_graph.png"), format="png"))
+else:
+    print("Graphviz `dot` not found: only", dot_path, "was written")
+
+# %% [markdown]
 # ## Why divide by $\sqrt{d_k}$?
 #
-# The lecture states the scale without a reason; the original paper gives one. If the entries
-# of $\mathbf{q}$ and $\mathbf{k}$ are independent with mean 0 and variance 1, then
-# $\mathbf{q}\cdot\mathbf{k}$ is a sum of $d_k$ such products and has variance $d_k$. Large
-# scores push the softmax towards a one-hot vector, where its gradient almost vanishes.
-# Dividing by $\sqrt{d_k}$ brings the variance back to 1. A quick simulation with $d_k = 64$:
+# The first lecture only names the scale; the second lecture (and the original paper) gives the
+# reason. A dot product in $d_k$ dimensions is a sum of $d_k$ terms. If the entries of
+# $\mathbf{q}$ and $\mathbf{k}$ are independent with mean 0 and variance 1, each term has
+# variance 1, so the sum has variance $d_k$ and a spread (standard deviation) of $\sqrt{d_k}$.
+# Scores that spread widely push the softmax towards a vector of one 1 and zeros, a degenerate
+# distribution where its gradient almost vanishes. Dividing by $\sqrt{d_k}$ brings the variance
+# back to 1 whatever the dimension, and the weights stay a proper spread-out distribution. A quick simulation with $d_k = 64$:
 
 # %%
 rng = np.random.default_rng(0)
@@ -262,7 +285,7 @@ ax.set_xlabel("key dimension d_k")
 ax.set_ylabel("mean of the largest weight (10 keys)")
 ax.set_ylim(0, 1.05)
 ax.legend()
-savefig(fig, "03_scale_saturation")
+savefig(fig, "02_scale_saturation")
 print("unscaled:", np.round(unscaled, 3), " scaled:", np.round(scaled, 3))
 
 # %% [markdown]
@@ -273,18 +296,55 @@ print("unscaled:", np.round(unscaled, 3), " scaled:", np.round(scaled, 3))
 assert unscaled[-1] > 0.9 and scaled[-1] < 0.5
 
 # %% [markdown]
+# ## Exercise: one head of attention
+#
+# Write `attention(Q, K, V)` for NumPy arrays $Q$ $(T, d_k)$, $K$ $(S, d_k)$, $V$ $(S, d_v)$:
+# $\operatorname{softmax}(QK^\top/\sqrt{d_k})\,V$, with the softmax along each row.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_attention
+
+
+def attention(Q, K, V):
+    """softmax(Q K^T / sqrt(d_k)) V for Q (T, d_k), K (S, d_k), V (S, d_v) -> (T, d_v)."""
+    raise NotImplementedError
+
+
+check(check_attention, attention)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def attention(Q, K, V):
+    """softmax(Q K^T / sqrt(d_k)) V for Q (T, d_k), K (S, d_k), V (S, d_v) -> (T, d_v)."""
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights @ V
+
+
+assert check(check_attention, attention)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1. (The lecture's Q2.)** Two words have $\mathbf{q}_1 = [1, 0]$, $\mathbf{k}_1 = [1, 0]$,
 # $\mathbf{k}_2 = [0, 1]$, $\mathbf{v}_1 = [2, 0]$, $\mathbf{v}_2 = [0, 2]$ and $d_k = 2$.
 # Compute $\mathbf{z}_1$.
 #
-# *Answer.* The question gives the vectors directly. One way to produce them from the running
+# <details><summary>Answer</summary>
+#
+# The question gives the vectors directly. One way to produce them from the running
 # example is to take its first two words, "I" $= [1, 0, 0]$ and "enjoyed" $= [0, 1, 0]$, with
 # $W_Q = W_K = \begin{bmatrix}1&0&0\\0&1&0\end{bmatrix}$ and $W_V = 2W_Q$.
 # The scores are $1$ and $0$, divided by $\sqrt 2$ they are $0.707$ and $0$; the softmax gives
 # $\alpha_{11} = e^{0.707}/(e^{0.707} + 1) = 2.028/3.028 = 0.670$ and $\alpha_{12} = 0.330$;
 # so $\mathbf{z}_1 = 0.670\,[2, 0] + 0.330\,[0, 2] = [1.34, 0.66]$.
+#
+# </details>
 
 # %%
 H2 = X[:2]                                       # "I", "enjoyed"
@@ -307,8 +367,12 @@ assert np.round(z1_q2.numpy()[0], 2).tolist() == [1.34, 0.66]
 # shapes of $QK^\top$, of the weights and of $Z$? Does anything depend on $T$ besides these
 # shapes?
 #
-# *Answer.* $QK^\top$ and the weights are $(7, 7)$, $Z$ is $(7, 64)$. The weight matrices
+# <details><summary>Answer</summary>
+#
+# $QK^\top$ and the weights are $(7, 7)$, $Z$ is $(7, 64)$. The weight matrices
 # $W_Q, W_K, W_V$ are $(64, D)$ whatever $T$ is, so the same head serves sentences of any length.
+#
+# </details>
 
 # %%
 Q7, K7, V7 = (mg.randn(7, 64) for _ in range(3))
@@ -319,8 +383,12 @@ assert F.scaled_dot_product_attention(Q7, K7, V7).shape == (7, 64)
 # %% [markdown]
 # **3.** If every key is the same vector, what does self-attention return for each word?
 #
-# *Answer.* Every score in a row is equal, so every weight is $1/T$ and every output is the plain
+# <details><summary>Answer</summary>
+#
+# Every score in a row is equal, so every weight is $1/T$ and every output is the plain
 # average of the values, identical for all words: the queries no longer matter.
+#
+# </details>
 
 # %%
 K_same = np.tile(K[2], (T, 1))

@@ -7,12 +7,14 @@
 # ---
 
 # %% [markdown]
-# # 4. Multi-head attention
+# # 3. Multi-head attention
 #
-# One head of self-attention (tutorial 3) gives every word one way of gathering context. A word
+# One head of self-attention (tutorial 2) gives every word one way of gathering context. A word
 # often needs several at once. In "The animal didn't cross the street because it was too
 # tired", the word "it" should link to "animal" (what it refers to) and also to "was" (the verb
-# it is the subject of). One softmax row cannot put most of its weight in two places.
+# it is the subject of). One softmax row can split its weight between two words, but then it
+# returns a blend of their two value vectors, one averaged vector in which neither link can be
+# read separately, and a second link costs weight taken from the first.
 #
 # The fix mirrors a CNN layer with many filters: run several heads side by side, each with its
 # own $W_Q, W_K, W_V$, and combine their outputs. Nobody tells a head what to look for; having
@@ -23,14 +25,8 @@
 # lecture's sublayer.
 
 # %%
-import os
-import sys
 
-try:
-    HERE = os.path.dirname(os.path.abspath(__file__))
-except NameError:  # inside Jupyter, which runs in the notebook's own folder
-    HERE = os.getcwd()
-sys.path.insert(0, HERE)
+from _common import SMALL, savefig
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -38,7 +34,6 @@ import numpy as np
 import minigrad as mg
 from minigrad import nn
 from minigrad.nn import functional as F
-from _common import SMALL, savefig
 
 # %% [markdown]
 # ## Keeping the sizes in check
@@ -181,7 +176,7 @@ for ax, m, title in zip(axes, maps, titles):
     ax.set_ylabel("query")
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Per-head attention weights of an untrained 2-head layer")
-savefig(fig, "04_head_weights")
+savefig(fig, "03_head_weights")
 
 # %% [markdown]
 # ## Counting the lecture's parameters
@@ -229,13 +224,203 @@ assert big.num_parameters() == total == 1_048_576
 assert nn.MultiheadAttention(512, 8).num_parameters() == 1_048_576 + 4 * 512 == 1_050_624
 
 # %% [markdown]
+# ## Three ways to combine heads, and a shared key/value transform
+#
+# The second lecture lists three ways to merge the $h$ head outputs of a word into one vector:
+#
+# 1. **average** them: the result has one head's width, and the heads become interchangeable
+#    (swapping two heads changes nothing, so the next layer cannot tell which head said what);
+# 2. **concatenate** them: nothing is lost, but the width is $h$ times one head's;
+# 3. **concatenate, then project** with a learned $W_O$ to any width we like: the Transformer's
+#    choice, with $h \cdot d_k = d_{model}$ so that the width comes back to $d_{model}$.
+#
+# It also mentions a saving: let the keys and the values share one transform, $W_K = W_V$, which
+# removes one of the three projection matrices. The comparison below uses the lecture's sizes
+# ($d_{model} = 512$, 8 heads of 64) for the counts, and our small layer for the behaviour.
+
+# %%
+def combine(head_outs, how, W_O=None):
+    """head_outs: list of h arrays (T, d_k) -> (T, d_k) averaged, or (T, h d_k) concatenated [and projected]."""
+    if how == "average":
+        return np.mean(head_outs, axis=0)
+    cat = np.concatenate(head_outs, axis=1)
+    return cat if how == "concatenate" else cat @ W_O.T
+
+
+widths = {how: combine(head_outputs, how, Wo).shape[1]
+          for how in ("average", "concatenate", "concatenate + W_O")}
+print("output width per word:", widths)
+assert widths == {"average": hd, "concatenate": H * hd, "concatenate + W_O": E}
+swapped = head_outputs[::-1]
+assert np.allclose(combine(swapped, "average"), combine(head_outputs, "average"))
+assert not np.allclose(combine(swapped, "concatenate"), combine(head_outputs, "concatenate"))
+
+# parameter counts at the lecture's size (no biases)
+per_matrix = n_heads * d_k * d_model                        # one role, all heads: 262,144
+options = {"average": 3 * per_matrix,
+           "concatenate": 3 * per_matrix,
+           "concatenate + W_O": 3 * per_matrix + d_model * d_model,
+           "shared W_K = W_V, + W_O": 2 * per_matrix + d_model * d_model}
+for name, n in options.items():
+    print(f"{name:<26} {n:>10,}")
+assert options["concatenate + W_O"] == 1_048_576 and options["shared W_K = W_V, + W_O"] == 786_432
+
+fig, ax = plt.subplots(figsize=(7, 3))
+ax.barh(list(options), list(options.values()), color=["C0", "C0", "C1", "C2"])
+ax.invert_yaxis()
+ax.set_xlabel("parameters of the attention sublayer (d_model 512, 8 heads, no biases)")
+ax.set_title("Combining heads: what each option costs")
+savefig(fig, "03_combining_heads")
+
+# %% [markdown]
+# With a shared transform each head's key and value are the same vector: a head then adds up
+# exactly the vectors it matched on. Averaging the heads of our small layer (with its own
+# $W_K$ as the shared matrix) shows the difference is real:
+
+# %%
+(Wq0, bq0), (Wk0, bk0), _ = head_matrices(0)
+K_shared = X @ Wk0.T + bk0
+Z_shared = F.scaled_dot_product_attention(mg.tensor(X @ Wq0.T + bq0), mg.tensor(K_shared),
+                                          mg.tensor(K_shared)).numpy()
+assert Z_shared.shape == head_outputs[0].shape and not np.allclose(Z_shared, head_outputs[0])
+
+# %% [markdown]
+# ## Keeping the heads apart: the diversity regulariser
+#
+# Nothing in the loss forces the heads to differ; several may end up looking at the same words.
+# The second lecture quotes a penalty that discourages it (Lin et al., 2017). For one query
+# word, stack the $h$ heads' weight rows into an $(h, S)$ matrix $A$ and add to the loss
+#
+# $$P = \lVert A A^\top - I \rVert_F^2 = \sum_{j} \big(\lVert \boldsymbol\alpha_j \rVert^2 - 1\big)^2
+#   + \sum_{j \ne k} \big(\boldsymbol\alpha_j \cdot \boldsymbol\alpha_k\big)^2 .$$
+#
+# The off-diagonal terms push different heads towards disjoint keys (non-negative rows with a
+# zero dot product share no key); the diagonal terms push each head's squared norm to 1, which
+# for a row of weights summing to 1 means all the weight on one key.
+#
+# By hand for two heads over four keys: $\boldsymbol\alpha_1 = [0.5, 0.5, 0, 0]$ and
+# $\boldsymbol\alpha_2 = [0, 0.5, 0.5, 0]$. Each squared norm is $0.5$ and the dot product
+# $0.25$, so $P = 2(0.5 - 1)^2 + 2 \cdot 0.25^2 = 0.5 + 0.125 = 0.625$. Two heads on the same
+# single key give $P = 2$; two heads on different single keys give $P = 0$.
+
+# %%
+A_two = np.array([[0.5, 0.5, 0.0, 0.0], [0.0, 0.5, 0.5, 0.0]])
+gram = A_two @ A_two.T
+print("A A^T =\n", gram)
+P_by_hand = ((gram - np.eye(2)) ** 2).sum()
+assert np.allclose(gram, [[0.5, 0.25], [0.25, 0.5]]) and np.isclose(P_by_hand, 0.625)
+assert np.isclose(nn.diversity_penalty(mg.tensor(A_two)).item(), 0.625)
+assert np.isclose(nn.diversity_penalty(mg.tensor([[0.0, 1, 0, 0], [0, 1, 0, 0]])).item(), 2.0)
+assert nn.diversity_penalty(mg.tensor([[1.0, 0, 0, 0], [0, 0, 1, 0]])).item() == 0.0
+
+# %% [markdown]
+# Now train a 2-head layer with and without the penalty. The task needs two places per word:
+# the output at position $t$ must be the sum of the contents at $t-1$ and $t+1$ (wrapping
+# around). Each input is a random content vector with a one-hot position appended, so the heads
+# can find neighbours. `MultiheadAttention(..., diversity=True)` stores the penalty of its last
+# call, averaged over the queries, in `diversity_penalty`; we add $0.1\,P$ to the squared error.
+
+# %%
+def train_two_heads(lam, steps, seed=0, T_=8, dc=8, batch=32):
+    mg.manual_seed(seed)
+    rng_ = np.random.default_rng(seed)
+    positions = np.broadcast_to(np.eye(T_, dtype=np.float32), (batch, T_, T_))
+    attn = nn.MultiheadAttention(dc + T_, 2, batch_first=True, diversity=True)
+    readout = nn.Linear(dc + T_, dc)
+    opt = mg.optim.Adam(list(attn.parameters()) + list(readout.parameters()), lr=0.02)
+    for _ in range(steps):
+        content = rng_.standard_normal((batch, T_, dc)).astype(np.float32)
+        xin = mg.tensor(np.concatenate([content, positions], -1))
+        target = mg.tensor(np.roll(content, 1, axis=1) + np.roll(content, -1, axis=1))
+        out_, w_ = attn(xin, xin, xin, average_attn_weights=False)
+        mse = ((readout(out_) - target) ** 2).mean()
+        loss = mse + lam * attn.diversity_penalty
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return dict(mse=mse.item(), penalty=attn.diversity_penalty.item(), weights=w_.numpy()[0])
+
+
+div_steps = 150 if SMALL else 300
+runs = {"without the penalty": train_two_heads(0.0, div_steps),
+        "with 0.1 x penalty": train_two_heads(0.1, div_steps)}
+for name, r in runs.items():
+    print(f"{name:<20} squared error {r['mse']:.4f}, penalty {r['penalty']:.3f}")
+assert runs["with 0.1 x penalty"]["penalty"] < 0.1 < runs["without the penalty"]["penalty"]
+
+fig, axes = plt.subplots(2, 2, figsize=(8, 7.5), layout="constrained")
+for row, (name, r) in zip(axes, runs.items()):
+    for h, ax in enumerate(row):
+        im = ax.imshow(r["weights"][h], cmap="viridis", vmin=0, vmax=1)
+        ax.set_title(f"{name}\nhead {h + 1}", fontsize=9)
+        ax.set_xlabel("key position")
+        ax.set_ylabel("query position")
+fig.colorbar(im, ax=axes, label="weight", shrink=0.8)
+fig.suptitle("Two trained heads, task: output_t = x_(t-1) + x_(t+1)")
+savefig(fig, "03_diversity_heads")
+
+# %% [markdown]
+# Without the penalty both heads learn the same thing: half of each row's weight on each
+# neighbour, two nearly identical maps, and a penalty near 1. With it, at every query position
+# the two heads split the job: one puts (almost) all its weight on one neighbour, the other on
+# the other neighbour, and the penalty is near 0. Both solve the task; the penalty decides
+# *how*. (A regulariser expresses a preference, which matters most when the data alone does not
+# settle what each head should do.)
+
+# %%
+w_with = runs["with 0.1 x penalty"]["weights"]                # (heads, T, T)
+T_task = w_with.shape[-1]
+for t_ in range(T_task):
+    picked = {int(w_with[0, t_].argmax()), int(w_with[1, t_].argmax())}
+    assert picked == {(t_ - 1) % T_task, (t_ + 1) % T_task}, (t_, picked)
+w_without = runs["without the penalty"]["weights"]
+print("largest weight of any head, without / with the penalty:",
+      round(float(w_without.max()), 2), round(float(w_with.max()), 2))
+
+# %% [markdown]
+# ## Exercise: splitting the heads
+#
+# Write `split_heads(x, n_heads)` turning a projected tensor $(B, T, E)$ into
+# $(B, H, T, E/H)$, where head $h$ gets features $h\,d_k$ to $(h+1)\,d_k - 1$ of every position
+# (use the tensor methods `reshape` and `permute`).
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_split_heads
+
+
+def split_heads(x, n_heads):
+    """(B, T, E) -> (B, H, T, E / H)."""
+    raise NotImplementedError
+
+
+check(check_split_heads, split_heads)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def split_heads(x, n_heads):
+    """(B, T, E) -> (B, H, T, E / H)."""
+    B, T, E = x.shape
+    return x.reshape(B, T, n_heads, E // n_heads).permute(0, 2, 1, 3)
+
+
+assert check(check_split_heads, split_heads)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1. (The lecture's Q4.)** Does the count of 1,048,576 depend on the sentence length $T$?
 # Run the big layer on sentences of two different lengths to see.
 #
-# *Answer.* No. Every matrix is $64 \times 512$ or $512 \times 512$; $T$ appears in no shape.
+# <details><summary>Answer</summary>
+#
+# No. Every matrix is $64 \times 512$ or $512 \times 512$; $T$ appears in no shape.
 # The same weights take $(B, T, 512)$ to $(B, T, 512)$ for any $T$.
+#
+# </details>
 
 # %%
 big.batch_first = True  # so the inputs below are (B, T, D)
@@ -250,8 +435,12 @@ assert big.num_parameters() == 1_048_576
 # concatenation had 4096 numbers per word and $W_O$ were $(512, 4096)$. How many parameters
 # would the sublayer have?
 #
-# *Answer.* $3 \times 8 \times 512^2 = 6{,}291{,}456$ for the projections plus
+# <details><summary>Answer</summary>
+#
+# $3 \times 8 \times 512^2 = 6{,}291{,}456$ for the projections plus
 # $512 \times 4096 = 2{,}097{,}152$ for $W_O$: $8{,}388{,}608$, eight times as many.
+#
+# </details>
 
 # %%
 wide = 3 * 8 * 512 * 512 + 512 * 4096
@@ -262,8 +451,12 @@ assert wide == 8_388_608 == 8 * total
 # **3.** In `MultiheadAttention(512, 8)`, which rows of `in_proj_weight` hold $W_K$ of the
 # fourth head (head index 3, counting from 0)? Check that they compute that head's keys.
 #
-# *Answer.* The key block starts at row 512 and head 3 owns rows $3 \times 64$ to
+# <details><summary>Answer</summary>
+#
+# The key block starts at row 512 and head 3 owns rows $3 \times 64$ to
 # $4 \times 64$ inside it, so rows 704 to 767 (the slice `704:768`).
+#
+# </details>
 
 # %%
 start = 512 + 3 * 64

@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 5. Masking
+# # 4. Masking
 #
 # Self-attention lets every position look at every other position. Two situations call for
 # hiding some of them:
@@ -26,14 +26,8 @@
 
 # %%
 import math
-import os
-import sys
 
-try:
-    HERE = os.path.dirname(os.path.abspath(__file__))
-except NameError:  # inside Jupyter, which runs in the notebook's own folder
-    HERE = os.getcwd()
-sys.path.insert(0, HERE)
+from _common import SMALL, savefig
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -42,7 +36,6 @@ import minigrad as mg
 from minigrad import nn
 from minigrad.nn import Transformer
 from minigrad.nn import functional as F
-from _common import SMALL, savefig
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -99,7 +92,7 @@ for ax, (m, title, cmap) in zip(axes, panels):
     ax.set_yticks(range(T))
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Causal masking: each position attends only to itself and earlier positions")
-savefig(fig, "05_causal_mask")
+savefig(fig, "04_causal_mask")
 
 # %% [markdown]
 # ## Bool masks, and two opposite conventions
@@ -247,7 +240,37 @@ for ax, m, title in zip(axes, [wb.numpy()[1], w2], ["padding mask", "padding + c
     ax.set_ylabel("query position")
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Attention weights of a 3-token sentence padded to 5")
-savefig(fig, "05_padding_mask")
+savefig(fig, "04_padding_mask")
+
+# %% [markdown]
+# ## Exercise: the causal mask
+#
+# Write `causal_mask(T)` returning the $(T, T)$ float array that is 0 on and below the
+# diagonal and $-\infty$ above it, without calling `generate_square_subsequent_mask`.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_causal_mask
+
+
+def causal_mask(T):
+    """(T, T): 0 where key j <= query i, -inf where j > i."""
+    raise NotImplementedError
+
+
+check(check_causal_mask, causal_mask)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def causal_mask(T):
+    """(T, T): 0 where key j <= query i, -inf where j > i."""
+    return np.triu(np.full((T, T), -np.inf), k=1)
+
+
+assert check(check_causal_mask, causal_mask)
 
 # %% [markdown]
 # ## Test yourself
@@ -256,13 +279,17 @@ savefig(fig, "05_padding_mask")
 # $[1, 1, 5]$. What are $\alpha_{21}, \alpha_{22}, \alpha_{23}$? What would they be without the
 # mask?
 #
-# *Answer.* The mask adds $[0, 0, -\infty]$ to row 2, so the softmax sees $[1, 1, -\infty]$ and
+# <details><summary>Answer</summary>
+#
+# The mask adds $[0, 0, -\infty]$ to row 2, so the softmax sees $[1, 1, -\infty]$ and
 # returns $[0.5, 0.5, 0]$. Without the mask, $e^5 \approx 148.4$ swamps $e^1 \approx 2.72$ and
 # the row is about $[0.018, 0.018, 0.965]$: position 2 would mostly read word 3, the future word
 # that teacher forcing puts in front of it.
 #
 # To reproduce it, take $d_k = 1$ (so the scale $1/\sqrt{d_k}$ is 1), every query equal to $1$
 # and keys $1, 1, 5$: every row of the scaled scores is then $[1, 1, 5]$.
+#
+# </details>
 
 # %%
 q3 = mg.tensor([[1.0], [1.0], [1.0]], dtype=mg.float64)
@@ -282,8 +309,12 @@ assert np.round(unmasked[1], 3).tolist() == [0.018, 0.018, 0.965]
 # **2.** With a causal mask over $T$ positions, how many (query, key) pairs are allowed? For
 # $T = 3$?
 #
-# *Answer.* Row $t$ allows $t$ keys, so $1 + 2 + \dots + T = T(T+1)/2$ pairs; for $T = 3$ that
+# <details><summary>Answer</summary>
+#
+# Row $t$ allows $t$ keys, so $1 + 2 + \dots + T = T(T+1)/2$ pairs; for $T = 3$ that
 # is 6 of the 9.
+#
+# </details>
 
 # %%
 for n in (3, 10):
@@ -295,9 +326,13 @@ assert 3 * 4 // 2 == 6
 # **3.** A plain softmax of a row that is $-\infty$ everywhere is $0/0$, NaN. When can that
 # happen, and what does minigrad return?
 #
-# *Answer.* When every key of a query is masked, for example a padding query that also has a
+# <details><summary>Answer</summary>
+#
+# When every key of a query is masked, for example a padding query that also has a
 # causal mask, or a sentence that is all padding. minigrad returns weights and an output of
 # zeros for such a query instead of NaN, so one empty row cannot poison a whole batch.
+#
+# </details>
 
 # %%
 with np.errstate(invalid="ignore"):

@@ -11,12 +11,12 @@
 # ---
 
 # %% [markdown]
-# # 7. Layer norm versus batch norm
+# # 6. Layer norm versus batch norm
 #
 # Stack six encoder layers and six decoder layers and count the attention layers and the two
 # linear layers of every feed-forward network: the Transformer is 42 layers deep. Two tools keep
 # such a deep network trainable. Residual connections give the gradient a short path back to
-# the input (tutorial 8), and a normalisation layer keeps the activations on a stable scale.
+# the input (tutorial 7), and a normalisation layer keeps the activations on a stable scale.
 #
 # There are two well-known normalisation layers, and they use the *same* formula. What differs
 # is the set of numbers that the mean and the variance are taken over. This tutorial makes that
@@ -27,18 +27,14 @@
 # 2. batch norm behaves differently in training and in evaluation, layer norm does not.
 
 # %%
-import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
-sys.path.insert(0, HERE)
-from _common import SMALL, savefig  # noqa: E402  (output folder and the small-run switch)
+from _common import SMALL, savefig
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-import minigrad as mg  # noqa: E402
-from minigrad import nn  # noqa: E402
+import minigrad as mg
+from minigrad import nn
 
 # %% [markdown]
 # ## One formula, two choices of axis
@@ -156,7 +152,7 @@ axes[0].set_yticks(range(B * T), labels)
 axes[0].set_ylabel("token (sentence, position)")
 fig.suptitle("One (B, T, D) tensor normalised over each token's features (layer norm) "
              "or over all tokens (batch norm)")
-savefig(fig, "07_layer_vs_batch_norm")
+savefig(fig, "06_layer_vs_batch_norm")
 
 # %% [markdown]
 # ## Consequence 1: a batch of one
@@ -269,7 +265,7 @@ ax.set_xlabel("training batches seen")
 ax.set_ylabel("stored mean")
 ax.set_title("Batch norm's running mean (momentum 0.1) approaches the data's mean")
 ax.legend()
-savefig(fig, "07_running_mean")
+savefig(fig, "06_running_mean")
 
 # %% [markdown]
 # Layer norm stores no statistics at all (it has no buffers), so training and evaluation give
@@ -293,8 +289,41 @@ layer_norm.train()
 # | batch of one | degenerate (refused in training) | fine |
 # | train vs eval | different (running statistics) | identical |
 #
-# The Transformer applies layer norm after every sublayer. Tutorial 8 puts it, together with the
+# The Transformer applies layer norm after every sublayer. Tutorial 7 puts it, together with the
 # residual connection, into the "Add & Norm" block.
+
+# %% [markdown]
+# ## Exercise: layer norm
+#
+# Write `layer_norm(x, eps)` for a NumPy array of shape $(B, T, D)$: subtract each token's
+# mean over its $D$ features and divide by $\sqrt{\sigma^2 + \epsilon}$ (biased variance), with
+# no $\gamma$ or $\beta$.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_layer_norm
+
+
+def layer_norm(x, eps=1e-5):
+    """Normalise every token (the last axis) of x (B, T, D) to mean 0, variance 1."""
+    raise NotImplementedError
+
+
+check(check_layer_norm, layer_norm)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def layer_norm(x, eps=1e-5):
+    """Normalise every token (the last axis) of x (B, T, D) to mean 0, variance 1."""
+    mu = x.mean(axis=-1, keepdims=True)
+    var = x.var(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps)
+
+
+assert check(check_layer_norm, layer_norm)
 
 # %% [markdown]
 # ## Test yourself
@@ -303,7 +332,11 @@ layer_norm.train()
 # layer. How many separate means does layer norm compute, and how many does batch norm (pooling
 # batch and time)?
 #
-# *Answer.* Layer norm: one per token, $8 \times 20 = 160$. Batch norm: one per feature, 512.
+# <details><summary>Answer</summary>
+#
+# Layer norm: one per token, $8 \times 20 = 160$. Batch norm: one per feature, 512.
+#
+# </details>
 
 # %%
 big = mg.randn(8, 20, 512)
@@ -314,9 +347,13 @@ assert big.mean((0, 1)).numel() == 512
 # **2.** What does layer norm (no $\epsilon$, $\gamma = 1$, $\beta = 0$) make of the vector
 # $[1, 2, 3, 4]$? And of $[10, 20, 30, 40]$?
 #
-# *Answer.* Mean 2.5, variance $(2.25 + 0.25 + 0.25 + 2.25)/4 = 1.25$, so the result is
+# <details><summary>Answer</summary>
+#
+# Mean 2.5, variance $(2.25 + 0.25 + 0.25 + 2.25)/4 = 1.25$, so the result is
 # $[-1.5, -0.5, 0.5, 1.5]/\sqrt{1.25} \approx [-1.342, -0.447, 0.447, 1.342]$. The second vector
 # is the first scaled by 10; layer norm divides the scale out again, so the answer is the same.
+#
+# </details>
 
 # %%
 ln0 = nn.LayerNorm(4, eps=0.0)
@@ -328,8 +365,12 @@ for v in ([1, 2, 3, 4], [10, 20, 30, 40]):
 # **3.** A fresh batch norm layer with one feature (running mean 0, momentum 0.1) sees two
 # training batches: the first has mean 2, the second mean 4. What is the running mean afterwards?
 #
-# *Answer.* After the first batch $0.9 \cdot 0 + 0.1 \cdot 2 = 0.2$; after the second
+# <details><summary>Answer</summary>
+#
+# After the first batch $0.9 \cdot 0 + 0.1 \cdot 2 = 0.2$; after the second
 # $0.9 \cdot 0.2 + 0.1 \cdot 4 = 0.58$.
+#
+# </details>
 
 # %%
 q3 = nn.BatchNorm1d(1)
@@ -341,9 +382,13 @@ assert np.isclose(q3.running_mean.numpy()[0], 0.58, atol=1e-6)
 # **4.** Why is a Transformer translating one sentence at a time at inference unaffected by its
 # normalisation layers' batch size?
 #
-# *Answer.* Its layer norms compute every statistic from one token's own features; nothing is
+# <details><summary>Answer</summary>
+#
+# Its layer norms compute every statistic from one token's own features; nothing is
 # shared across the batch, so a token's output is the same whether it is translated alone or in a
 # batch of a hundred (checked above with `ln_alone`, and again here on random data).
+#
+# </details>
 
 # %%
 tokens = mg.randn(5, 7, 16)

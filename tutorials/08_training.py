@@ -11,9 +11,9 @@
 # ---
 
 # %% [markdown]
-# # 9. Training: teacher forcing, label smoothing, warm-up
+# # 8. Training: teacher forcing, label smoothing, warm-up
 #
-# Tutorial 8 left us with a complete model. Three choices decide how it learns:
+# Tutorial 7 left us with a complete model. Three choices decide how it learns:
 #
 # 1. **teacher forcing**: what the decoder reads while it is being trained;
 # 2. **label smoothing**: what "the right answer" looks like to the loss;
@@ -22,26 +22,23 @@
 # Each is small in code, and each is explained here with numbers you can check by hand.
 
 # %%
-import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
-sys.path.insert(0, HERE)
-from _common import SMALL, savefig  # noqa: E402,F401  (output folder and the small-run switch)
 
-import math  # noqa: E402
+import math
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from _common import SMALL, savefig
 
-import minigrad as mg  # noqa: E402
-from minigrad import nn, optim  # noqa: E402
-from minigrad.models import Seq2SeqTransformer  # noqa: E402
-from minigrad.translate.batching import encode_pairs, make_batch  # noqa: E402
-from minigrad.translate.corpus import generate_corpus  # noqa: E402
-from minigrad.translate.tokenizers import WordTokenizer  # noqa: E402
-from minigrad.nn import functional as F  # noqa: E402
-from minigrad.optim.lr_scheduler import WarmupScheduler, noam_lr  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+
+import minigrad as mg
+from minigrad import nn, optim
+from minigrad.models import Seq2SeqTransformer
+from minigrad.translate.batching import encode_pairs, make_batch
+from minigrad.translate.corpus import generate_corpus
+from minigrad.translate.tokenizers import WordTokenizer
+from minigrad.nn import functional as F
+from minigrad.optim.lr_scheduler import WarmupScheduler, noam_lr
 
 mg.manual_seed(0)
 
@@ -61,7 +58,7 @@ mg.manual_seed(0)
 # | `tgt_in` (reads) | ⟨bos⟩ | $y_1$ | ... | $y_{n-1}$ | $y_n$ |
 # | `tgt_out` (predicts) | $y_1$ | $y_2$ | ... | $y_n$ | ⟨eos⟩ |
 #
-# Let us see it on sentence pairs of the toy corpus of tutorial 10 (English-like source,
+# Let us see it on sentence pairs of the toy corpus of tutorial 9 (English-like source,
 # an invented verb-final target language).
 
 # %%
@@ -91,7 +88,7 @@ n0 = len(pairs[0][1].split())
 assert batch.tgt_out[0, n0] == tgt_tok.eos_id
 
 # %% [markdown]
-# Why is this fast? Because of the causal mask (tutorial 5), position $t$ of the decoder cannot
+# Why is this fast? Because of the causal mask (tutorial 4), position $t$ of the decoder cannot
 # see positions after $t$. So one forward pass over the whole `tgt_in` gives, at every position,
 # exactly what we would get by feeding that position's prefix alone. All $T$ predictions are
 # trained in parallel. We check it on a small untrained model: the logits for position $t$ from
@@ -186,7 +183,7 @@ assert np.abs(best_logits.grad.numpy()).max() < 1e-6
 # %% [markdown]
 # The floor grows with the vocabulary, because the smoothed mass is spread over more words.
 # For a vocabulary of a thousand words (the size of the toy translator's target vocabulary in
-# tutorial 10) it is about 1 nat, so a training loss with smoothing levels off near there rather
+# tutorial 9) it is about 1 nat, so a training loss with smoothing levels off near there rather
 # than at 0.
 
 # %%
@@ -249,7 +246,7 @@ ax.set_xlabel("training step")
 ax.set_ylabel("learning rate")
 ax.set_title("The final schedule, noam_lr(step, d_model, warmup)")
 ax.legend()
-savefig(fig, "09_warmup_schedule")
+savefig(fig, "08_warmup_schedule")
 
 # %% [markdown]
 # ### The lecture's Q8
@@ -295,9 +292,40 @@ assert np.isclose(seen[999], q8[1000]) and np.isclose(seen[3999], q8[4000])
 print(f"rate of step 1: {seen[0]:.3g}, step 1000: {seen[999]:.3g}, step 4000: {seen[3999]:.3g}")
 
 # %% [markdown]
-# Tutorial 10 uses the same schedule with a tiny model, where `factor` (a constant multiplier)
+# Tutorial 9 uses the same schedule with a tiny model, where `factor` (a constant multiplier)
 # and a short warm-up keep the steps sensible: a smaller $d_{model}$ already means larger
 # rates, since the factor $d_{model}^{-0.5}$ grows as $d_{model}$ shrinks.
+
+# %% [markdown]
+# ## Exercise: the warm-up schedule
+#
+# Write `noam(step, d_model, warmup)`, the learning rate
+# $d_{model}^{-0.5}\min(\text{step}^{-0.5}, \text{step}\cdot\text{warmup}^{-1.5})$, without calling
+# `noam_lr`. The checker tries the lecture's Q8 steps.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_noam
+
+
+def noam(step, d_model, warmup):
+    """The Transformer's learning rate at `step` (counting from 1)."""
+    raise NotImplementedError
+
+
+check(check_noam, noam)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def noam(step, d_model, warmup):
+    """The Transformer's learning rate at `step` (counting from 1)."""
+    return d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+assert check(check_noam, noam)
 
 # %% [markdown]
 # ## Test yourself
@@ -305,8 +333,12 @@ print(f"rate of step 1: {seen[0]:.3g}, step 1000: {seen[999]:.3g}, step 4000: {s
 # **1.** A model with $d_{model} = 256$ uses 1000 warm-up steps. At which step does the rate
 # peak, and what is the peak?
 #
-# *Answer.* At step 1000, the end of the warm-up: $256^{-0.5} \times 1000^{-0.5} = 0.0625 \times
+# <details><summary>Answer</summary>
+#
+# At step 1000, the end of the warm-up: $256^{-0.5} \times 1000^{-0.5} = 0.0625 \times
 # 0.03162 \approx 1.98 \times 10^{-3}$.
+#
+# </details>
 
 # %%
 peak_step = max(range(1, 5001), key=lambda s: noam_lr(s, 256, 1000))
@@ -317,8 +349,12 @@ assert f"{noam_lr(1000, 256, 1000):.3g}" == "0.00198"
 # **2.** With $d_{model} = 512$ and warm-up 4000, the rate at step 1000 is $1.75 \times 10^{-4}$.
 # At what later step does the decaying rate fall back to that value?
 #
-# *Answer.* Solve $\text{step}^{-0.5} = 1000 \times 4000^{-1.5}$:
+# <details><summary>Answer</summary>
+#
+# Solve $\text{step}^{-0.5} = 1000 \times 4000^{-1.5}$:
 # $\text{step} = (4000^{1.5}/1000)^2 = 4000^3/1000^2 = 64{,}000$.
+#
+# </details>
 
 # %%
 assert 4000 ** 3 // 1000 ** 2 == 64_000
@@ -328,9 +364,13 @@ assert math.isclose(noam_lr(64_000, 512, 4000), noam_lr(1000, 512, 4000))
 # **3.** Four classes, correct class 2, label smoothing $\epsilon = 0.2$ in PyTorch's form. What
 # is the target distribution?
 #
-# *Answer.* Every class gets $0.2/4 = 0.05$, and the correct one another $0.8$:
+# <details><summary>Answer</summary>
+#
+# Every class gets $0.2/4 = 0.05$, and the correct one another $0.8$:
 # $q = [0.05, 0.05, 0.85, 0.05]$. The smoothed loss is therefore $-\sum_c q_c \log p_c$ for any
 # logits, which minigrad's `cross_entropy` reproduces.
+#
+# </details>
 
 # %%
 q3 = np.full(4, 0.2 / 4)
@@ -345,8 +385,12 @@ assert np.isclose(-(q3 * logp3).sum(),
 # %% [markdown]
 # **4.** The reference is "⟨bos⟩ naan padam paarththen ⟨eos⟩". What are `tgt_in` and `tgt_out`?
 #
-# *Answer.* `tgt_in` = ⟨bos⟩ naan padam paarththen; `tgt_out` = naan padam paarththen ⟨eos⟩:
+# <details><summary>Answer</summary>
+#
+# `tgt_in` = ⟨bos⟩ naan padam paarththen; `tgt_out` = naan padam paarththen ⟨eos⟩:
 # the same sequence without its last and without its first token.
+#
+# </details>
 
 # %%
 q4_tok = WordTokenizer.fit(["naan padam paarththen"])

@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 6. Positional encoding
+# # 5. Positional encoding
 #
 # An RNN knows the order of the words because it reads them in order. Self-attention does
 # not read in any order: each output is a weighted sum over *all* positions, and a sum does not
@@ -19,21 +19,14 @@
 
 # %%
 import math
-import os
-import sys
 
-try:
-    HERE = os.path.dirname(os.path.abspath(__file__))
-except NameError:  # inside Jupyter, which runs in the notebook's own folder
-    HERE = os.getcwd()
-sys.path.insert(0, HERE)
+from _common import SMALL, savefig
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
 from minigrad import nn
-from _common import SMALL, savefig
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -149,7 +142,7 @@ ax.set_xlabel("dimension (even: sine, odd: cosine)")
 ax.set_ylabel("position j")
 ax.set_yticks(range(9))
 fig.colorbar(im, ax=ax, label="PE value")
-savefig(fig, "06_positional_heatmap")
+savefig(fig, "05_positional_heatmap")
 
 # %% [markdown]
 # Row 0 is the alternating $0, 1$ pattern, and the last columns are almost constant over these
@@ -236,7 +229,7 @@ axes[1].set_title("Distance between the encodings of two positions")
 axes[1].set_xlabel("offset |j - k|")
 axes[1].set_ylabel("||p_j - p_k||")
 axes[1].legend()
-savefig(fig, "06_positional_distance")
+savefig(fig, "05_positional_distance")
 
 # %% [markdown]
 # ## Positions break the symmetry
@@ -260,14 +253,169 @@ o1p, o2p = self_attend(pos_enc(embed(s1))), self_attend(pos_enc(embed(s2)))
 assert not np.allclose(o1p[0, s1.index("dog")], o2p[0, s2.index("dog")], atol=1e-3)
 
 # %% [markdown]
+# ## Relative positions instead of absolute ones
+#
+# Adding a fixed sinusoid to each word works, but it is an odd choice: position information is
+# mixed into the word vectors themselves, and what a sentence looks like depends on *where* it
+# starts. The second lecture describes the later fix (Shaw, Uszkoreit and Vaswani, 2018): give
+# attention itself a sense of distance. When query $i$ looks at key $j$, add learned vectors
+# that depend only on the offset $j - i$, clipped to a window $\pm k$:
+#
+# $$e_{ij} = \frac{\mathbf q_i \cdot (\mathbf k_j + \mathbf a^K_{ij})}{\sqrt{d_k}}, \qquad
+#   \mathbf z_i = \sum_j \alpha_{ij}\,(\mathbf v_j + \mathbf a^V_{ij}), \qquad
+#   \mathbf a_{ij} = \mathbf w_{\operatorname{clip}(j - i,\,-k,\,k)} .$$
+#
+# Only $2k + 1$ vectors are learned for keys and $2k + 1$ for values, whatever the sentence
+# length: every pair farther apart than $k$ shares the vector of distance $\pm k$. First the
+# table of clipped offsets for 7 positions and $k = 2$, shifted by $k$ so that it indexes rows
+# $0, \dots, 2k$ of the learned tables:
+
+# %%
+def clipped_offsets(positions, k):
+    """(T, T) table of clip(j - i, -k, k) + k for the given absolute positions."""
+    p = np.asarray(positions)
+    return np.clip(p[None, :] - p[:, None], -k, k) + k
+
+
+k_clip = 2
+index_table = clipped_offsets(range(7), k_clip)
+print(index_table)
+assert index_table[0].tolist() == [2, 3, 4, 4, 4, 4, 4]
+assert index_table[6].tolist() == [0, 0, 0, 0, 0, 1, 2]
+assert len(np.unique(index_table)) == 2 * k_clip + 1 == 5
+assert np.all(np.diag(index_table) == k_clip)            # distance 0: the middle vector
+
+# %% [markdown]
+# Now one head with these tables, written out by hand, and checked against
+# `MultiheadAttention(..., relative_positions=k)` (which keeps them as `rel_k` and `rel_v`, shape
+# $(2k + 1, d_k)$). The function takes the absolute positions as an argument only to show that
+# it never uses them except through $j - i$.
+
+# %%
+def relative_self_attention(x, layer, positions):
+    """One-head self-attention with clipped relative positions, by hand; x (T, D) -> (T, D)."""
+    Win, b = layer.in_proj_weight.numpy(), layer.in_proj_bias.numpy()
+    D_ = x.shape[1]
+    q_, k_, v_ = (x @ Win[r * D_:(r + 1) * D_].T + b[r * D_:(r + 1) * D_] for r in range(3))
+    idx = clipped_offsets(positions, layer.relative_positions)
+    aK, aV = layer.rel_k.numpy()[idx], layer.rel_v.numpy()[idx]        # (T, T, d_k) each
+    scores = (q_[:, None, :] * (k_[None, :, :] + aK)).sum(-1) / math.sqrt(D_)
+    alpha = np.exp(scores - scores.max(1, keepdims=True))
+    alpha /= alpha.sum(1, keepdims=True)
+    z = alpha @ v_ + (alpha[:, :, None] * aV).sum(1)
+    return z @ layer.out_proj.weight.numpy().T + layer.out_proj.bias.numpy()
+
+
+mg.manual_seed(4)
+rel_layer = nn.MultiheadAttention(D, 1, batch_first=True, relative_positions=k_clip)
+x_rel = x.numpy()[0].astype(np.float64)
+by_hand_rel = relative_self_attention(x_rel, rel_layer, range(T))
+library_rel = rel_layer(x, x, x, need_weights=False)[0].numpy()[0]
+assert np.allclose(by_hand_rel, library_rel, atol=1e-4)
+print("rel_k", rel_layer.rel_k.shape, "- the by-hand head matches the library's")
+
+# %% [markdown]
+# ### Unchanged by a shift of all positions
+#
+# Suppose the same words sit at positions $10, 11, \dots$ instead of $0, 1, \dots$ (say, the
+# second clause of a longer text). Every offset $j - i$ is unchanged, so the relative model
+# gives exactly the same outputs. With sinusoidal encodings the added vectors are different
+# ones, $\mathbf p_{10}, \mathbf p_{11}, \dots$, and the outputs move. What both models still
+# see is the *order*: shuffling the words changes the relative model's outputs too (it is not
+# blind to order, as plain attention was at the start of this tutorial).
+
+# %%
+shift = 10
+rel_moved = np.abs(relative_self_attention(x_rel, rel_layer, range(shift, shift + T))
+                   - by_hand_rel).max()
+sin_moved = np.abs(self_attend(pos_enc(x, offset=shift)) - self_attend(pos_enc(x))).max()
+print(f"largest change when every position moves by {shift}: relative {rel_moved:.1e}, "
+      f"sinusoidal {sin_moved:.3f}")
+assert rel_moved < 1e-12 and sin_moved > 0.05
+rel_shuffled = relative_self_attention(x_rel[perm], rel_layer, range(T))
+assert not np.allclose(rel_shuffled, by_hand_rel[perm], atol=1e-3)   # order matters again
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+im = axes[0].imshow(index_table - k_clip, cmap="RdBu", vmin=-k_clip, vmax=k_clip)
+for i in range(7):
+    for j in range(7):
+        axes[0].text(j, i, str(index_table[i, j] - k_clip), ha="center", va="center", fontsize=8)
+axes[0].set_title(f"clip(j - i, -{k_clip}, {k_clip}): which learned vector a pair uses")
+axes[0].set_xlabel("key position j")
+axes[0].set_ylabel("query position i")
+fig.colorbar(im, ax=axes[0], shrink=0.8)
+shifts = np.arange(0, 16)
+rel_changes = [np.abs(relative_self_attention(x_rel, rel_layer, range(s, s + T)) - by_hand_rel).max()
+               for s in shifts]
+sin_changes = [np.abs(self_attend(pos_enc(x, offset=int(s))) - self_attend(pos_enc(x))).max()
+               for s in shifts]
+axes[1].plot(shifts, sin_changes, "o-", label="sinusoidal (absolute) positions")
+axes[1].plot(shifts, rel_changes, "s-", label=f"relative positions, k = {k_clip}")
+axes[1].set_xlabel("shift of every position")
+axes[1].set_ylabel("largest change of the outputs")
+axes[1].set_title("Moving the whole sentence along")
+axes[1].legend()
+savefig(fig, "05_relative_positions")
+
+# %% [markdown]
+# Sinusoidal or relative? Both let the model compare positions. The sinusoid is fixed and
+# needs no parameters; the relative tables cost $2 \times (2k + 1) \times d_k$ numbers per layer
+# and see offsets only up to $k$ (beyond that, "far" is all they know), but they describe
+# exactly what the lecture asked of an encoding, nearness, and nothing else. The translator of
+# tutorial 9 uses sinusoids, as the original paper does.
+
+# %%
+assert rel_layer.rel_k.numel() + rel_layer.rel_v.numel() == 2 * (2 * k_clip + 1) * D
+
+# %% [markdown]
+# ## Exercise: the sinusoid table
+#
+# Write `sinusoid_table(max_len, d_model)` returning the $(max\_len, d_{model})$ table
+# $PE_{(j, 2i)} = \sin(\omega_i j)$, $PE_{(j, 2i+1)} = \cos(\omega_i j)$ with
+# $\omega_i = 10000^{-2i/d_{model}}$, without calling `nn.sinusoidal_table`.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_sinusoid_table
+
+
+def sinusoid_table(max_len, d_model):
+    """(max_len, d_model) sinusoidal positional encodings."""
+    raise NotImplementedError
+
+
+check(check_sinusoid_table, sinusoid_table)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def sinusoid_table(max_len, d_model):
+    """(max_len, d_model) sinusoidal positional encodings."""
+    j = np.arange(max_len)[:, None]
+    omega = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    table = np.zeros((max_len, d_model))
+    table[:, 0::2] = np.sin(omega * j)
+    table[:, 1::2] = np.cos(omega * j)
+    return table
+
+
+assert check(check_sinusoid_table, sinusoid_table)
+
+# %% [markdown]
 # ## Test yourself
 #
 # **1.** What are the first two entries of $\mathbf{p}_1$, and the last two, for
 # $d_{model} = 512$?
 #
-# *Answer.* The first pair turns at $\omega_0 = 1$: $[\sin 1, \cos 1] \approx [0.841, 0.540]$.
+# <details><summary>Answer</summary>
+#
+# The first pair turns at $\omega_0 = 1$: $[\sin 1, \cos 1] \approx [0.841, 0.540]$.
 # The last pair turns at $\omega_{255} \approx 1.04 \times 10^{-4}$: about $[0.0001, 1.0000]$,
 # barely different from position 0.
+#
+# </details>
 
 # %%
 p1 = table512[1]
@@ -277,10 +425,14 @@ assert np.round(p1[-2:], 4).tolist() == [0.0001, 1.0]
 # %% [markdown]
 # **2.** Why is a one-hot position vector a poor choice? (The lecture's Q3, second half.)
 #
-# *Answer.* Any two different one-hot vectors are $\sqrt 2$ apart, so positions 1 and 2 look
+# <details><summary>Answer</summary>
+#
+# Any two different one-hot vectors are $\sqrt 2$ apart, so positions 1 and 2 look
 # exactly as far apart as positions 1 and 9; the encoding carries no notion of nearness. It
 # also needs one dimension per possible position, fixed in advance. Sinusoids use a fixed
 # width for any length, and their distance grows with the offset.
+#
+# </details>
 
 # %%
 onehot = np.eye(10)
@@ -292,10 +444,14 @@ assert D_sin[1, 2] < D_sin[1, 5] < D_sin[1, 7]
 # the same for every position, with $\mathbf{p}_{j+k} = R_k\,\mathbf{p}_j$. (The paper gives
 # this as a reason to hope the model can learn to attend by relative position.)
 #
-# *Answer.* For each pair, $\sin(\omega(j+k)) = \sin(\omega j)\cos(\omega k) + \cos(\omega j)\sin(\omega k)$
+# <details><summary>Answer</summary>
+#
+# For each pair, $\sin(\omega(j+k)) = \sin(\omega j)\cos(\omega k) + \cos(\omega j)\sin(\omega k)$
 # and $\cos(\omega(j+k)) = \cos(\omega j)\cos(\omega k) - \sin(\omega j)\sin(\omega k)$: a
 # $2 \times 2$ rotation by $\omega_i k$. $R_k$ is block-diagonal with one such block per pair,
 # and it does not involve $j$.
+#
+# </details>
 
 # %%
 def shift_matrix(k, d):

@@ -11,9 +11,9 @@
 # ---
 
 # %% [markdown]
-# # 8. The feed-forward network, Add & Norm, and the whole Transformer
+# # 7. The feed-forward network, Add & Norm, and the whole Transformer
 #
-# Tutorials 3 to 7 built the parts that let tokens exchange information (attention, masks,
+# Tutorials 2 to 6 built the parts that let tokens exchange information (attention, masks,
 # positions) and the layer norm. Three pieces remain before the full model stands:
 #
 # 1. the **position-wise feed-forward network** that follows every attention sublayer;
@@ -24,20 +24,16 @@
 # including where its round numbers come from.
 
 # %%
-import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
-sys.path.insert(0, HERE)
-from _common import SMALL, savefig  # noqa: E402,F401  (output folder and the small-run switch)
+from _common import SMALL, savefig
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-import minigrad as mg  # noqa: E402
-from minigrad import nn  # noqa: E402
-from minigrad.models import Seq2SeqTransformer  # noqa: E402
-from minigrad.nn import Transformer, TransformerDecoderLayer, TransformerEncoderLayer  # noqa: E402
+import minigrad as mg
+from minigrad import nn
+from minigrad.models import Seq2SeqTransformer
+from minigrad.nn import Transformer, TransformerDecoderLayer, TransformerEncoderLayer
 
 mg.manual_seed(0)
 
@@ -150,7 +146,7 @@ with mg.no_grad():
     for lay in (layer, pre):
         for p in (lay.self_attn.out_proj.weight, lay.self_attn.out_proj.bias,
                   lay.linear2.weight, lay.linear2.bias):
-            p.numpy()[...] = 0.0
+            p.zero_()
     assert np.allclose(pre(x).numpy(), x.numpy(), atol=1e-6)           # identity
     assert not np.allclose(layer(x).numpy(), x.numpy(), atol=1e-2)     # LayerNorm(x) instead
     assert np.allclose(layer(x).numpy(), layer.norm2(layer.norm1(x)).numpy(), atol=1e-5)
@@ -187,11 +183,11 @@ ax.set_xlabel("encoder layer")
 ax.set_ylabel("mean per-token standard deviation")
 ax.set_title("Size of the residual stream through 12 untrained encoder layers")
 ax.legend()
-savefig(fig, "08_pre_vs_post_norm")
+savefig(fig, "07_pre_vs_post_norm")
 
 # %% [markdown]
 # Both variants train; the paper used post-norm together with the learning-rate warm-up of
-# tutorial 9. The rest of this tutorial uses the paper's post-norm.
+# tutorial 8. The rest of this tutorial uses the paper's post-norm.
 #
 # ## One encoder layer, counted
 #
@@ -249,7 +245,7 @@ assert sum(n for *_, n in lecture_table[1:]) == lecture_count
 # none of these shapes involves the sentence length T: the same weights serve any sentence
 
 # %% [markdown]
-# ## One decoder layer
+# ## One decoder layer, counted
 #
 # A decoder layer has three sublayers, each with Add & Norm: masked self-attention,
 # cross-attention (queries from the decoder, keys and values from the encoder's output) and the
@@ -266,18 +262,181 @@ assert count(dec_layer.self_attn) == count(dec_layer.multihead_attn) == 1_050_62
 assert n_dec == 2 * 1_050_624 + 2_099_712 + 3 * 1_024 == 4_204_032
 
 # %% [markdown]
+# ## One decoder layer, built from its parts
+#
+# The decoder layer has three sublayers, each wrapped in Add & Norm (post-norm, as in the paper):
+#
+# 1. **masked self-attention** over the target words read so far (the causal mask of tutorial 4),
+#    giving vectors $\mathbf s_1, \dots, \mathbf s_T$, the matrix $S$;
+# 2. **cross-attention**: the queries come from the decoder, $Q_2 = S\,W_{Q_2}^\top$, while the
+#    keys and values come from the encoder's top output $E$, $K_2 = E\,W_{K_2}^\top$ and
+#    $V_2 = E\,W_{V_2}^\top$. Each target position asks "which source words matter to me?";
+#    it is the RNN attention of tutorial 2 (query from the decoder, keys and values from the
+#    encoder), done for every target position in one matrix product;
+# 3. the same position-wise **FFN** as in the encoder.
+#
+# We write it with two `MultiheadAttention` blocks (tutorial 3 built that one from scratch), an
+# FFN and three layer norms, then copy the weights of the library's `TransformerDecoderLayer` into
+# it and compare outputs.
+
+# %%
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention over the encoder output E, FFN; Add & Norm after each."""
+
+    def __init__(self, d_model, nhead, d_ff):
+        super().__init__()
+        self.masked_attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
+        self.cross_attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
+        self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
+
+    def forward(self, y, E):
+        """y (B, T, D) target vectors, E (B, S, D) top encoder output -> (B, T, D), weights (B, H, T, S)."""
+        s, _ = self.masked_attn(y, y, y, is_causal=True, need_weights=False)
+        S = self.norm1(y + s)
+        c, weights = self.cross_attn(S, E, E, average_attn_weights=False)   # queries S; keys, values E
+        h = self.norm2(S + c)
+        return self.norm3(h + self.ffn(h)), weights
+
+
+d_small, heads_small, ff_small = 16, 2, 32
+library_layer = TransformerDecoderLayer(d_small, heads_small, ff_small, dropout=0.0,
+                                        batch_first=True).eval()
+mine = DecoderLayer(d_small, heads_small, ff_small)
+# which of our parameters is which of the library's (the names are PyTorch's)
+same = {"masked_attn": "self_attn", "cross_attn": "multihead_attn", "ffn.0": "linear1",
+        "ffn.2": "linear2", "norm1": "norm1", "norm2": "norm2", "norm3": "norm3"}
+theirs = dict(library_layer.named_parameters())
+with mg.no_grad():
+    for name, p in mine.named_parameters():
+        prefix = next(k for k in same if name.startswith(k + "."))
+        p.copy_(theirs[same[prefix] + name[len(prefix):]])
+assert count(mine) == count(library_layer)
+
+tgt_words = ["Naan", "transfarmar", "padaththai", "rasiththen"]    # 4 target words
+src_words = ["I", "enjoyed", "the", "movie", "transformers"]      # 5 source words
+y = mg.randn(1, len(tgt_words), d_small)                           # (B, T, D) decoder input
+E = mg.randn(1, len(src_words), d_small)                           # (B, S, D) encoder output
+with mg.no_grad():
+    ours, cross_weights = mine(y, E)
+    reference = library_layer(y, E, tgt_is_causal=True,
+                              tgt_mask=Transformer.generate_square_subsequent_mask(4))
+print("largest difference from TransformerDecoderLayer:",
+      float(np.abs(ours.numpy() - reference.numpy()).max()))
+assert np.allclose(ours.numpy(), reference.numpy(), atol=1e-5)
+
+# %% [markdown]
+# ### The lecture's cross-attention question (its Q6)
+#
+# *Where do the queries, keys and values come from, and what is the shape of $Q_2K_2^\top$ for a
+# 4-word target and a 5-word source?* Queries from the decoder (the output $S$ of the masked
+# self-attention), keys and values from the top encoder output $E$. One head's score matrix is
+# $(4, d_k)(d_k, 5) = 4 \times 5$: for each target position, one score per source word. (The
+# lecture writes column-stacked matrices, $Q_2^\top K_2$; with rows, as here, it is $Q_2K_2^\top$.)
+# Each row of weights sums to 1 over the five source words.
+
+# %%
+with mg.no_grad():
+    S_mat = mine.norm1(y + mine.masked_attn(y, y, y, is_causal=True, need_weights=False)[0])
+    W_in = mine.cross_attn.in_proj_weight.numpy()
+    b_in = mine.cross_attn.in_proj_bias.numpy()
+dk = d_small // heads_small
+Q2 = S_mat.numpy()[0] @ W_in[:d_small].T + b_in[:d_small]                      # from the decoder
+K2 = E.numpy()[0] @ W_in[d_small:2 * d_small].T + b_in[d_small:2 * d_small]    # from the encoder
+scores_head0 = Q2[:, :dk] @ K2[:, :dk].T / np.sqrt(dk)
+weights_head0 = np.exp(scores_head0 - scores_head0.max(1, keepdims=True))
+weights_head0 /= weights_head0.sum(1, keepdims=True)
+print("Q2 K2^T of head 0 has shape", scores_head0.shape)
+assert scores_head0.shape == (4, 5) and cross_weights.shape == (1, heads_small, 4, 5)
+assert np.allclose(weights_head0, cross_weights.numpy()[0, 0], atol=1e-5)
+assert np.allclose(cross_weights.numpy().sum(-1), 1.0, atol=1e-5)
+
+fig, axes = plt.subplots(1, heads_small, figsize=(10, 3.4), layout="constrained")
+for h, ax in enumerate(axes):
+    im = ax.imshow(cross_weights.numpy()[0, h], cmap="viridis", vmin=0, vmax=1)
+    ax.set_xticks(range(5), src_words, rotation=30)
+    ax.set_yticks(range(4), tgt_words)
+    ax.set_title(f"cross-attention, head {h + 1}")
+    ax.set_xlabel("source word (key and value from E)")
+    ax.set_ylabel("target position (query)")
+fig.colorbar(im, ax=axes, label="weight", shrink=0.85)
+fig.suptitle("Cross-attention weights are 4 x 5: one row per target word (untrained layer)")
+savefig(fig, "07_cross_attention_shape")
+
+# %% [markdown]
+# ### The top encoder output feeds every decoder layer
+#
+# The decoder layers are not paired with the encoder layers. The encoder runs its whole stack
+# first; its top output $E$ (after the stack's final norm, see below) is handed to *every*
+# decoder layer as the keys and values of its cross-attention. We record what each decoder
+# layer of a 3 + 3 `Transformer` receives as its memory.
+
+# %%
+mg.manual_seed(3)
+stack = Transformer(d_model=d_small, nhead=2, num_encoder_layers=3, num_decoder_layers=3,
+                    dim_feedforward=ff_small, dropout=0.0, batch_first=True).eval()
+received = []
+for dec in stack.decoder.layers:
+    dec.register_forward_pre_hook(lambda module, args: received.append(args[1].numpy().copy()))
+src_vectors = mg.randn(1, 5, d_small)
+with mg.no_grad():
+    stack(src_vectors, y, tgt_mask=Transformer.generate_square_subsequent_mask(4))
+    E_top = stack.encoder(src_vectors).numpy()
+print(f"{len(received)} decoder layers, each given the same (1, 5, {d_small}) encoder output")
+assert len(received) == 3 and all(np.array_equal(m, E_top) for m in received)
+
+# %% [markdown]
+# ### Parallel within a layer, sequential across layers
+#
+# Inside one layer, every position's output needs only the layer's *input*, which is complete
+# before the layer starts: all $T$ positions are computed at once, as rows of one matrix
+# product. (The causal mask does not change that during training: with teacher forcing the
+# whole target is known, and the mask only hides columns.) Across layers there is no such
+# freedom: layer 2 needs the whole output of layer 1. So a stack of $N$ layers takes $N$ steps
+# one after another, whatever the sentence length, where an RNN takes one step per word.
+# Below, the decoder layer's output computed position by position (each position alone, with
+# its own prefix) equals the all-at-once output, and a figure counts the sequential steps.
+
+# %%
+with mg.no_grad():
+    one_by_one = np.concatenate([mine(y[:, :t + 1], E)[0].numpy()[:, t:t + 1]
+                                 for t in range(len(tgt_words))], axis=1)
+assert np.allclose(one_by_one, ours.numpy(), atol=1e-5)
+
+lengths = np.arange(1, 51)
+fig, ax = plt.subplots(figsize=(6.5, 3.5))
+ax.plot(lengths, lengths, label="RNN encoder: one step per word")
+ax.plot(lengths, np.full_like(lengths, 6), label="Transformer encoder: one step per layer (N = 6)")
+ax.set_xlabel("sentence length T")
+ax.set_ylabel("steps that must run one after another")
+ax.set_title("Sequential steps to encode a sentence")
+ax.legend()
+savefig(fig, "07_sequential_steps")
+assert int(np.sum(lengths > 6)) == 44   # from 7 words on, the RNN needs more steps in sequence
+
+# %% [markdown]
 # ## The stack: `Transformer()`
 #
 # `minigrad.nn.Transformer` takes PyTorch's arguments and defaults: 6 encoder layers, 6
 # decoder layers, and a final layer norm on each stack. It works on vectors; embeddings and the
 # output layer come later. Its summary has almost 200 parameter rows, so we print only the
 # totals of the first two levels of sub-modules.
+#
+# Those two final layer norms are PyTorch's default, **not** part of the paper's post-norm
+# model: there every layer already ends with a LayerNorm, so the paper's count has no extra
+# norm at the top of either stack. A final norm belongs to pre-norm models (tutorial 7's other
+# variant), where the residual stream is otherwise never normalised. Below we count them and
+# then take out their $2 \times 1{,}024$ numbers to get the paper's model.
 
 # %%
 transformer = Transformer()                                # d_model 512, 8 heads, 6 + 6 layers
 print_totals(transformer, depth=2)
 n_transformer = count(transformer)
 assert n_transformer == 6 * n_enc + 6 * n_dec + 2 * 1_024 == 44_140_544
+final_norms = count(transformer.encoder.norm) + count(transformer.decoder.norm)
+n_paper_stacks = n_transformer - final_norms
+print(f"final norms {final_norms:,}; the paper's post-norm stacks: {n_paper_stacks:,}")
+assert final_norms == 2_048 and n_paper_stacks == 44_138_496
 
 # %% [markdown]
 # The lecture also counts the depth: each encoder layer has one attention layer and the FFN's
@@ -298,7 +457,7 @@ assert n_attention + n_ffn_linear == 6 * 3 + 6 * 4 == 42
 # `Seq2SeqTransformer` adds what turns token ids into vectors and vectors back into words:
 #
 # * an embedding table for source tokens and one for target tokens (each multiplied by
-#   $\sqrt{d_{model}}$, then the sinusoidal positions of tutorial 6 are added);
+#   $\sqrt{d_{model}}$, then the sinusoidal positions of tutorial 5 are added);
 # * the `Transformer` above;
 # * a linear output layer $W_D$ from 512 features to one score per vocabulary word, followed by a
 #   softmax.
@@ -336,7 +495,8 @@ assert n_base == n_transformer + V * 512 == 63_084_544
 
 # %% [markdown]
 # So the base Transformer has about 63 million parameters, close to the "65 M" the paper
-# reports (its vocabulary size is only given approximately). The output layer alone, a
+# reports (its vocabulary size is only given approximately). This count still holds PyTorch's
+# two final layer norms; the paper's post-norm model has $2{,}048$ fewer, 63,082,496. The output layer alone, a
 # $512 \times 37{,}000$ matrix, is about 19 million of them, almost a third. With an output bias
 # (one number per word, as PyTorch's `Linear` has by default) the count grows by exactly
 # 37,000. And sharing matters: three separate matrices (source embedding, target embedding,
@@ -351,6 +511,7 @@ with_bias = n_base + V                                      # what output_bias=T
 untied = n_transformer + 3 * V * 512
 print(f"with an output bias: {with_bias:,}; with three separate tables: {untied:,}")
 assert with_bias == 63_121_544 and untied == 100_972_544
+assert n_base - final_norms == 63_082_496                  # the paper's model: no final norms
 del base  # free the 250 MB
 
 # %% [markdown]
@@ -362,10 +523,45 @@ del base  # free the 250 MB
 # | multi-head attention (weights + biases) | 1,050,624 |
 # | encoder layer (lecture's count without biases and norms: 3,148,288) | 3,152,384 |
 # | decoder layer | 4,204,032 |
-# | `Transformer()` (6 + 6 layers, 2 final norms) | 44,140,544 |
-# | with one shared, tied 37,000-word embedding | 63,084,544 |
+# | `Transformer()` (6 + 6 layers, PyTorch's 2 final norms) | 44,140,544 |
+# | the paper's post-norm stacks (no final norms) | 44,138,496 |
+# | with one shared, tied 37,000-word embedding | 63,084,544 (paper's model: 63,082,496) |
 #
-# Tutorial 9 trains such a model; tutorial 10 does it for real on a small translation task.
+# Tutorial 8 trains such a model; tutorial 9 does it for real on a small translation task.
+
+# %% [markdown]
+# ## Exercise: Add & Norm
+#
+# Write `add_and_norm(x, sublayer, norm, norm_first)`, the wrapper around every sublayer:
+# post-norm $\mathrm{norm}(x + \mathrm{sublayer}(x))$ when `norm_first` is False (the paper), and
+# pre-norm $x + \mathrm{sublayer}(\mathrm{norm}(x))$ when it is True. `sublayer` and `norm` are
+# modules; call them like functions.
+#
+# Replace the `raise NotImplementedError` and run the cell: the checker tries your function and
+# says what is wrong, if anything. A worked solution is in the next cell, hidden in Jupyter
+# (click the bar to show it); the tutorial uses it, so the rest runs either way.
+
+# %%
+from _exercises import check, check_add_and_norm
+
+
+def add_and_norm(x, sublayer, norm, norm_first=False):
+    """The residual connection and layer norm around one sublayer."""
+    raise NotImplementedError
+
+
+check(check_add_and_norm, add_and_norm)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def add_and_norm(x, sublayer, norm, norm_first=False):
+    """The residual connection and layer norm around one sublayer."""
+    if norm_first:
+        return x + sublayer(norm(x))
+    return norm(x + sublayer(x))
+
+
+assert check(check_add_and_norm, add_and_norm)
 
 # %% [markdown]
 # ## Test yourself
@@ -373,7 +569,11 @@ del base  # free the 250 MB
 # **1.** How many parameters has the FFN of a smaller model with $d_{model} = 256$ and
 # $d_{ff} = 1024$?
 #
-# *Answer.* $256 \cdot 1024 + 1024 + 1024 \cdot 256 + 256 = 525{,}568$.
+# <details><summary>Answer</summary>
+#
+# $256 \cdot 1024 + 1024 + 1024 \cdot 256 + 256 = 525{,}568$.
+#
+# </details>
 
 # %%
 q1 = TransformerEncoderLayer(256, 4, 1024)
@@ -383,8 +583,12 @@ assert count(q1.linear1) + count(q1.linear2) == 256 * 1024 + 1024 + 1024 * 256 +
 # **2.** And the whole encoder layer of that model? Write the count as a formula in $d$ and
 # $d_{ff}$.
 #
-# *Answer.* Attention $4d^2 + 4d$, FFN $2 d\, d_{ff} + d_{ff} + d$, two layer norms $4d$. For
+# <details><summary>Answer</summary>
+#
+# Attention $4d^2 + 4d$, FFN $2 d\, d_{ff} + d_{ff} + d$, two layer norms $4d$. For
 # $d = 256$: $263{,}168 + 525{,}568 + 1{,}024 = 789{,}760$.
+#
+# </details>
 
 # %%
 def encoder_layer_count(d, d_ff):
@@ -397,8 +601,12 @@ assert encoder_layer_count(512, 2048) == n_enc
 # %% [markdown]
 # **3.** Does doubling the number of heads (8 → 16, same $d_{model} = 512$) change the count?
 #
-# *Answer.* No. Each head becomes half as wide ($d_k = 32$), so the stacked projection matrices
+# <details><summary>Answer</summary>
+#
+# No. Each head becomes half as wide ($d_k = 32$), so the stacked projection matrices
 # keep their $512 \times 512$ shapes. The number of heads only decides how those matrices are cut.
+#
+# </details>
 
 # %%
 assert count(TransformerEncoderLayer(512, 16, 2048)) == n_enc

@@ -1,0 +1,245 @@
+"""Build the tutorials into a static HTML book that a learner opens in a browser.
+
+    python book/build.py            # tutorials in small mode (tiny sizes, about two minutes)
+    python book/build.py --full     # the real sizes and training runs
+    python book/build.py --rerun    # run every tutorial again, even if its cached run is current
+
+The site lands in book/_build/html (open index.html; nothing is fetched from the internet).
+Each tutorial in tutorials/ runs as a notebook (see execute.py); a run is reused while the
+tutorial, tutorials/_common.py, the library and the mode are unchanged. The pages are staged
+in book/_build/src and Sphinx (myst-nb, Furo theme, MathJax served locally) renders them.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+try:
+    import nbformat
+
+    import execute
+    import sources
+except ImportError as err:  # the book's packages are an extra, not a dependency of minigrad
+    sys.exit(f"book: the Python package {err.name!r} is missing; "
+             'install the book\'s packages with pip install -e ".[book]"')
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+TUTORIALS = ROOT / "tutorials"
+BUILD = BOOK / "_build"
+# the README sections the front page repeats, found by the start of their heading
+FRONT_SECTIONS = ("The layout", "The Tensor API")
+SMALL_NOTE = """```{note}
+This copy of the book was built in small mode (`MINIGRAD_TUTORIAL_SMALL=1`): sizes are tiny
+and training runs are short, so trained results are not meaningful. `python book/build.py
+--full` builds it with the real sizes.
+```"""
+
+
+class BuildError(Exception):
+    """A build step failed; the message says which and why, in one line per problem."""
+
+
+def tutorial_order(folder: Path = TUTORIALS) -> list[Path]:
+    """The tutorials in reading order: as tutorials/README.md names them, then any others sorted;
+    the numbered ones first, then the appendices (names that do not start with a digit).
+
+    A tutorial is a `*.py` file in `folder` whose name does not start with "_".
+    """
+    files = {p.name: p for p in folder.glob("*.py") if not p.name.startswith("_")}
+    index = folder / "README.md"
+    named = re.findall(r"[\w.-]+\.py", index.read_text(encoding="utf-8")) if index.exists() else []
+    order = list(dict.fromkeys(n for n in named if n in files))
+    order += sorted(set(files) - set(order))
+    return sorted((files[n] for n in order), key=is_appendix)  # sorted() is stable
+
+
+def is_appendix(path: Path) -> bool:
+    """An appendix is a tutorial outside the numbered path, such as A1_inside_the_kernels.py."""
+    return not path.name[:1].isdigit()
+
+
+def open_details(markdown: str) -> str:
+    """Blank lines inside each <details> block, so that its text is read as markdown (and its
+    math typeset) rather than passed through as raw HTML, as Jupyter shows it."""
+    markdown = re.sub(r"(</summary>)[ \t]*\n*", r"\1\n\n", markdown)
+    return re.sub(r"\n*[ \t]*(</details>)", r"\n\n\1", markdown)
+
+
+def title_of(notebook, name: str) -> str:
+    """The text of the first level-1 heading of the notebook's first markdown cell."""
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            match = re.search(r"^#\s+(.+?)\s*$", cell.source, re.M)
+            if match:
+                return match.group(1)
+            break
+    raise BuildError(f"tutorial {name} does not start with a '# Title' markdown cell")
+
+
+def readme_sections(readme: str, starts=FRONT_SECTIONS) -> str:
+    """The README's level-2 sections whose headings begin with `starts`, in that order."""
+    parts = re.split(r"^(?=## )", readme, flags=re.M)
+    chosen = []
+    for start in starts:
+        found = [p for p in parts if p.startswith("## " + start)]
+        if not found:
+            raise BuildError(f"README.md has no section '## {start}...' for the front page")
+        chosen.append(found[0].rstrip())
+    return "\n\n".join(chosen)
+
+
+def _toctree(caption: str, entries: list[str]) -> str:
+    return f"```{{toctree}}\n:caption: {caption}\n:maxdepth: 1\n\n" + "\n".join(entries) + "\n```"
+
+
+def front_page(paths: list[Path], small: bool) -> str:
+    """index.md: the hand-written opening, the README's layout and API, the table of contents."""
+    intro = (BOOK / "front.md").read_text(encoding="utf-8").rstrip()
+    readme = readme_sections((ROOT / "README.md").read_text(encoding="utf-8"))
+    main = [f"tutorials/{p.stem}" for p in paths if not is_appendix(p)]
+    extra = [f"tutorials/{p.stem}" for p in paths if is_appendix(p)]
+    return "\n\n".join(part for part in [
+        intro, SMALL_NOTE if small else "", readme, _toctree("Tutorials", main),
+        _toctree("Appendix", extra) if extra else "", _toctree("Library", ["source/index"]),
+    ] if part) + "\n"
+
+
+def write_if_changed(path: Path, text: str) -> bool:
+    """Write `text` unless `path` already holds it, so Sphinx re-reads only changed pages."""
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return True
+
+
+def page_notebook(notebook, used: dict, small: bool):
+    """The notebook as the book shows it: a small-mode note after the title, "Source used" last."""
+    notebook = nbformat.from_dict(notebook)
+    if small:
+        notebook.cells.insert(1, nbformat.v4.new_markdown_cell(SMALL_NOTE))
+    if used:
+        notebook.cells.append(nbformat.v4.new_markdown_cell(sources.section(used)))
+    for i, cell in enumerate(notebook.cells):
+        if cell.cell_type == "markdown":
+            cell.source = open_details(cell.source)
+        cell["id"] = f"cell-{i}"  # stable ids keep the staged file identical between builds
+    return notebook
+
+
+def run_tutorials(paths, mode, rerun, out: Path):
+    """Execute (or take from the cache) every tutorial; raise BuildError naming each failure."""
+    lib = execute.library_digest(ROOT)
+    notebooks, failures = {}, []
+    for path in paths:
+        start = time.perf_counter()
+        try:
+            nb, ran = execute.executed(path, mode, out / "cache", out / "figures" / mode.name,
+                                       ROOT, lib, rerun)
+        except execute.TutorialFailed as err:
+            failures.append(str(err))
+            print(f"  FAILED {path.name}", flush=True)
+            continue
+        how = f"ran in {time.perf_counter() - start:.1f} s" if ran else "cached"
+        print(f"  {path.name}: {how}", flush=True)
+        notebooks[path] = nb
+    if failures:
+        raise BuildError("\n".join(failures))
+    return notebooks
+
+
+def stage(notebooks: dict, small: bool, out: Path) -> tuple[Path, bool]:
+    """Write the book's source pages into `out`/src; return it and whether any page changed."""
+    src = out / "src"
+    wanted = {}
+    users_of = {}
+    for path, nb in notebooks.items():
+        used = sources.used_source(path, ROOT)
+        title = title_of(nb, path.name)
+        for rel in used:
+            users_of.setdefault(rel, []).append((path.stem, title))
+        page = page_notebook(nb, used, small)
+        wanted[src / "tutorials" / (path.stem + ".ipynb")] = nbformat.writes(page)
+    for rel, users in users_of.items():
+        wanted[src / (sources.page_name(rel) + ".md")] = sources.source_page(rel, ROOT, users)
+    wanted[src / "source" / "index.md"] = sources.source_index(users_of)
+    wanted[src / "index.md"] = front_page(list(notebooks), small)
+    changed = False
+    for old in [p for p in src.rglob("*") if p.is_file() and p not in wanted] if src.exists() else []:
+        old.unlink()  # a renamed or removed tutorial must not linger as a page
+        changed = True
+    for path, text in wanted.items():
+        changed |= write_if_changed(path, text)
+    return src, changed
+
+
+def sphinx(src: Path, out: Path, changed: bool) -> Path:
+    """Render the staged pages to HTML with Sphinx; raise BuildError with its messages if it fails.
+
+    Only changed pages are read again, but if any changed, every page is written (-a): each
+    one carries the whole table of contents in its sidebar, which a changed title makes stale.
+    """
+    html = out / "html"
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(BOOK),
+           "-d", str(out / "doctrees"), str(src), str(html)] + (["-a"] if changed else [])
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.stderr.strip():
+        print(done.stderr.rstrip(), file=sys.stderr)
+    if done.returncode != 0:
+        raise BuildError(f"Sphinx failed (exit {done.returncode}); its messages are above")
+    return html
+
+
+def build(small=True, rerun=False, tutorials: Path = TUTORIALS, out: Path = BUILD) -> Path:
+    """Run the tutorials, stage the pages, render them into `out`/html; return its index.html."""
+    missing = [m for m in ("sphinx", "myst_nb", "furo") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise BuildError(f"missing Python packages {missing}; pip install -e \".[book]\"")
+    paths = tutorial_order(tutorials)
+    if not paths:
+        raise BuildError(f"no tutorials found in {tutorials}")
+    mode = execute.Mode(small=small)
+    print(f"running {len(paths)} tutorials ({mode.name} mode)", flush=True)
+    notebooks = run_tutorials(paths, mode, rerun, out)
+    if rerun:
+        shutil.rmtree(out / "doctrees", ignore_errors=True)
+    src, changed = stage(notebooks, small, out)
+    html = sphinx(src, out, changed)
+    return html / "index.html"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Build the tutorials into an HTML book.")
+    parser.add_argument("--full", action="store_true",
+                        help="run the tutorials at their real sizes (default: small mode)")
+    parser.add_argument("--rerun", action="store_true",
+                        help="run every tutorial again instead of reusing cached runs")
+    parser.add_argument("--tutorials", type=Path, default=TUTORIALS,
+                        help="folder of the tutorials (default: tutorials/)")
+    parser.add_argument("--out", type=Path, default=BUILD,
+                        help="build folder; the site goes to OUT/html (default: book/_build)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        index = build(small=not args.full, rerun=args.rerun, tutorials=args.tutorials.resolve(),
+                      out=args.out.resolve())
+    except BuildError as err:
+        for line in str(err).splitlines():
+            print(f"book: {line}", file=sys.stderr)
+        return 1
+    shown = index.relative_to(ROOT) if index.is_relative_to(ROOT) else index
+    print(f"built {shown} in {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
