@@ -1,8 +1,10 @@
 """The translator's training loop and command line: learning, checkpoints, resuming, Ctrl-C."""
 import json
-import re
 import os
+import re
 import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -178,3 +180,16 @@ def test_train_config_checks_every_setting():
             TrainConfig(**bad)
     with pytest.raises(ConfigError, match="colour in the stored config: not a setting"):
         TrainConfig.from_dict({"colour": "red"})
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a glibc setting")
+def test_the_trainer_opts_into_the_training_allocator_setting(tmp_path):
+    """`import minigrad` leaves malloc alone; a Trainer, a long training loop, opts in."""
+    code = ("import minigrad, minigrad.translate.train as t; from minigrad.translate import corpus;"
+            "c = corpus.generate_corpus(20, 2, 0, seed=0); before = minigrad._malloc.tuned;"
+            f"t.Trainer(t.TrainConfig(d_model=8, nhead=2), c.train, c.valid, {str(tmp_path)!r});"
+            "print(before, minigrad._malloc.tuned)")
+    env = {k: v for k, v in os.environ.items() if k != "MINIGRAD_NO_MALLOC_TUNING"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True)
+    assert out.stdout.split()[-2:] == ["False", "True"]
