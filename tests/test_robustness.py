@@ -445,7 +445,9 @@ def test_resume_refuses_changed_settings_and_data(tmp_path):
                                f"epochs, time_limit, checkpoint_every, valid_bleu_sentences may "
                                f"change\n")
     rc, _, err = _resume(run, "--n-train", "200")
-    assert rc == 2 and "error: --n-train 200 differs from the resumed run's 160" in err
+    assert rc == 2 and err == (f"error: resume: these 200 training pairs are not the ones the "
+                               f"run in {run} trained on (the built-in corpus (160 training and "
+                               f"20 validation pairs, seed 0)); resume with the same data\n")
     rc, out, err = _resume(run, "--max-steps", "3", "--epochs", "3", "--d-model", "16")
     assert rc == 0, err  # the same value, and a setting that may change
     assert "settings: transformer d_model 16, 2 heads" in out and "epochs 3" in out
@@ -457,9 +459,13 @@ def test_resume_refuses_changed_settings_and_data(tmp_path):
     tsv_run = tmp_path / "tsv_run"
     assert _run(tsv_run, "--train-file", str(data / "train.tsv"), "--max-steps", "2")[0] == 0
     rc, _, err = _resume(tsv_run, "--train-file", str(data / "valid.tsv"))
-    assert rc == 2 and "--train-file" in err and "differs from the resumed run's" in err
-    lines = (data / "train.tsv").read_text().splitlines(keepends=True)
-    (data / "train.tsv").write_text("".join(lines[1:]))  # the same file name, other pairs
+    assert rc == 2 and "these 20 training pairs are not the ones the run in" in err
+    os.rename(data / "train.tsv", tmp_path / "moved.tsv")  # the same pairs elsewhere: fine
+    rc, out, err = _resume(tsv_run, "--train-file", str(tmp_path / "moved.tsv"),
+                           "--max-steps", "3")
+    assert rc == 0 and f"data: {tmp_path / 'moved.tsv'}" in out, err
+    lines = (tmp_path / "moved.tsv").read_text().splitlines(keepends=True)
+    (tmp_path / "moved.tsv").write_text("".join(lines[1:]))  # the same file, other pairs
     rc, _, err = _resume(tsv_run)
     assert rc == 2 and "159 training pairs are not the ones the run in" in err
 

@@ -80,7 +80,7 @@ def cmd_train(args):
         data = _resumed_data(state["data"], sources, args.out)
         train, valid = data.load()
         trainer = Trainer.from_checkpoint(state, args.out, train, valid, progress=progress,
-                                          **settings)
+                                          data=data, **settings)
         print(f"resuming {args.out} at step {trainer.state['step']}\n"
               f"  settings: {trainer.config.describe()}\n  data: {data.describe()}")
     else:
@@ -95,19 +95,14 @@ def cmd_train(args):
 
 
 def _resumed_data(stored, given, out):
-    """The run's own data settings; a data flag that names other data is an error."""
+    """The run's own data settings, with the data flags given; the trainer then checks that
+    they name the same pairs (a moved file may be named anew, other data is refused)."""
     if stored is None:  # a run started from Python, which names no data source
         if not given:
             raise CliError(f"the run in {out} does not record where its data came from; name "
                            f"it with --train-file (and --valid-file) or the corpus flags")
         return DataConfig(**given)
-    changed = [k for k, v in given.items() if getattr(stored, k) != v]
-    if changed:
-        k = changed[0]
-        raise CliError(f"{_flag(k)} {given[k]!r} differs from the resumed run's "
-                       f"{getattr(stored, k)!r}: a resumed run trains on the same data "
-                       f"(leave the data flags out to use the run's own)")
-    return stored
+    return dataclasses.replace(stored, **given)
 
 
 def cmd_translate(args):

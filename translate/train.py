@@ -188,8 +188,9 @@ class Trainer:
 
     @classmethod
     def from_checkpoint(cls, state, out_dir, train_pairs, valid_pairs, log=print,
-                        progress=True, **changes):
-        """`resume` for a checkpoint already read with `checkpoint.load_checkpoint`."""
+                        progress=True, data=None, **changes):
+        """`resume` for a checkpoint already read with `checkpoint.load_checkpoint`; `data`
+        says where the pairs now come from (by default, where the run's came from)."""
         old = state["config"]
         unknown = [k for k in changes if not hasattr(old, k)]
         if unknown:
@@ -199,15 +200,17 @@ class Trainer:
             raise ConfigError("resume", fixed[0], f"is {getattr(old, fixed[0])!r} in the run in "
                                                   f"{out_dir}, not {changes[fixed[0]]!r}: only "
                                                   f"{', '.join(RESUMABLE)} may change")
+        source = state["data"].describe() if state["data"] else "pairs given from Python"
         for split, pairs in (("training", train_pairs), ("validation", valid_pairs)):
             saved = state["fingerprints"].get(split[:5])
             if saved is not None and saved != fingerprint(pairs):
                 raise ValueError(f"resume: these {len(pairs):,} {split} pairs are not the ones "
-                                 f"the run in {out_dir} trained on; resume with the same data")
+                                 f"the run in {out_dir} trained on ({source}); resume with the "
+                                 f"same data")
         config = dataclasses.replace(old, **changes)
         self = cls(config, train_pairs, valid_pairs, out_dir,
                    tokenizers=(state["src_tok"], state["tgt_tok"]), log=log, progress=progress,
-                   data=state["data"])
+                   data=data or state["data"])
         try:
             self.model.load_state_dict(state["model"])
             self.optimizer.load_state_dict(state["optimizer"])
