@@ -608,11 +608,17 @@ def test_a_step_that_would_not_fit_in_memory_is_refused_with_its_estimate(tmp_pa
     err = capsys.readouterr().err
     assert re.fullmatch(r"error: train: a step would need about [\d,.]+ GB for batches of 2 "
                         r"sentences of up to 1,024 source and 1,026 target tokens, more than "
-                        r"this machine's [\d,.]+ GB allow; lower --batch-size or --max-len\n",
+                        r"this machine's [\d,.]+ GB allow; lower --batch-size or --max-len "
+                        r"\(or the model's size\)\n",
                         err), err
     config = TrainConfig(**{**TINY, "max_len": 1024})
     with raises(MemoryError, "more than this machine's 1.0 GB allow"):
-        check_memory(config, [(list(range(1024)), list(range(1026)))] * 500, 1000, limit=2**30)
+        check_memory(config, [(list(range(1024)), list(range(1026)))] * 500, 1000, 1000,
+                     limit=2**30)
+    with raises(MemoryError, "for batches of 1 sentences of up to 3 source"):  # the weights
+        check_memory(TrainConfig(d_model=4096, nhead=4, dim_feedforward=65536),
+                     [([5, 6, 7], [1, 5, 2])], 1000, 1000, limit=2**30)
+    check_memory(TrainConfig(), [([5] * 16, [5] * 18)] * 128, 1000, 1000, limit=2**30)
 
 
 def test_an_empty_sentence_is_an_error_not_a_translation(trained, capsys):

@@ -163,7 +163,7 @@ class Trainer:
         self.pad_id = self.tgt_tok.pad_id
         self.train_ex = self._encode(train_pairs)
         self.valid_ex = self._encode(valid_pairs)
-        check_memory(config, self.train_ex, len(self.tgt_tok))
+        check_memory(config, self.train_ex, len(self.src_tok), len(self.tgt_tok))
         minigrad.tune_malloc()  # a training loop's allocator setting, before its big arrays
         self.model = build_model(config, len(self.src_tok), len(self.tgt_tok))
         self.optimizer = optim.Adam(self.model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
