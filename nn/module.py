@@ -271,6 +271,8 @@ def _castable(value, like):
         return None, f"not an array ({type(value).__name__}: {e})"
     if arr.shape != like.shape:
         return None, f"checkpoint shape {arr.shape}, model shape {like.shape}"
+    if not like.flags.writeable:
+        return None, "the model's array is read-only"
     kind, want = arr.dtype.kind, like.dtype.kind
     if kind not in "biuf" or (want in "biu" and kind == "f"):
         # strings, objects and complex numbers have no faithful cast; floats would be truncated

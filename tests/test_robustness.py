@@ -122,6 +122,12 @@ def test_load_state_dict_is_all_or_nothing():
             model.load_state_dict({**good, key: value})
         for a, b in zip(before, model.parameters()):  # the earlier keys were not copied
             np.testing.assert_array_equal(a, b.numpy())
+    model[1].bias._array.flags.writeable = False  # np.copyto would fail half-way through
+    with raises(RuntimeError, "1.bias: the model's array is read-only"):
+        model.load_state_dict(good)
+    for a, b in zip(before, model.parameters()):
+        np.testing.assert_array_equal(a, b.numpy())
+    model[1].bias._array.flags.writeable = True
     model.load_state_dict(good)
     np.testing.assert_array_equal(model[0].weight.numpy(), before[0] + 1)
 
