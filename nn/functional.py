@@ -89,8 +89,55 @@ def _check_reduction(reduction, op):
         raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
+def _class_layout(input, target, op):
+    """PyTorch's class-id layouts as (M, C) scores and (M,) ids, plus the per-element shape.
+
+    input (C,) takes a target () or (1,); (N, C) takes (N,); (N, C, d1, ...) takes
+    (N, d1, ...). Any other target shape is an error: broadcasting (N, 1) against (N,) would
+    silently score every row against every target.
+    """
+    tgt = np.asarray(_data(target))
+    if input.ndim == 0:
+        raise ValueError(f"{op}: input must have a class dim, got a 0-d tensor")
+    expected = (input.shape[:1] + input.shape[2:]) if input.ndim > 1 else ()
+    if not np.issubdtype(tgt.dtype, np.integer):
+        raise TypeError(f"{op}: target must hold class ids (integers) of shape {expected}, got "
+                        f"{tgt.dtype} of shape {tgt.shape}")
+    if tgt.shape != expected and not (input.ndim == 1 and tgt.shape == (1,)):
+        raise ValueError(f"{op}: input of shape {input.shape} and target of shape {tgt.shape} "
+                         f"do not match: class ids for this input have shape {expected}")
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if input.ndim == 1:
+        scores = input.reshape(1, -1)
+    elif input.ndim == 2:
+        scores = input
+    else:  # (N, C, d1, ...) -> (N * d1 * ..., C)
+        scores = input.permute(0, *range(2, input.ndim), 1).reshape(-1, c)
+    return scores, tgt.reshape(-1), expected
+
+
+def _check_classes(tgt, c, ignore_index, op):
+    """Every class id in [0, C) unless it is `ignore_index`."""
+    ids = tgt[tgt != ignore_index]
+    if ids.size and (ids.min() < 0 or ids.max() >= c):
+        bad = ids.max() if ids.max() >= c else ids.min()
+        raise IndexError(f"{op}: target {bad} is out of range for {c} classes")
+
+
+def _broadcasts_to(shape, target_shape):
+    try:
+        return np.broadcast_shapes(shape, target_shape) == tuple(target_shape)
+    except ValueError:
+        return False
+
+
+def _reduce(loss, reduction):
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+
+
 def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    """Cross entropy of logits (N, C) (or (N, C, d...)) against class ids (N,) (or (N, d...)).
+    """Cross entropy of logits (N, C) (or (C,), or (N, C, d...)) against class ids (N,) (or (),
+    or (N, d...)), or against class probabilities of the input's shape (a float target).
 
     Label smoothing and ignore_index combine as in PyTorch: ignored rows count for nothing and
     "mean" divides by the number of rows that are not ignored.
@@ -99,38 +146,37 @@ def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoo
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     tgt = np.asarray(_data(target))
-    if not np.issubdtype(tgt.dtype, np.integer):
-        raise TypeError(f"cross_entropy: target must hold class ids (integers), got {tgt.dtype}")
-    logits = input
-    if input.ndim == 1:
-        logits, tgt = input.reshape(1, -1), tgt.reshape(1)
-    elif input.ndim > 2:  # (N, C, d1, ...) -> (N * d1 * ..., C), PyTorch's layout
-        logits = input.permute(0, *range(2, input.ndim), 1).reshape(-1, input.shape[1])
-        tgt = tgt.reshape(-1)
-    if tgt.shape[0] != logits.shape[0]:
-        raise ValueError(f"cross_entropy: input of shape {input.shape} and target of shape "
-                         f"{np.shape(_data(target))} do not match")
-    loss = ops.CrossEntropy.apply(logits, target=tgt, ignore_index=ignore_index,
+    if np.issubdtype(tgt.dtype, np.floating) and tgt.shape == input.shape and input.ndim:
+        return _cross_entropy_probabilities(input, target, reduction, label_smoothing)
+    logits, ids, shape = _class_layout(input, target, "cross_entropy")
+    loss = ops.CrossEntropy.apply(logits, target=ids, ignore_index=ignore_index,
                                   label_smoothing=label_smoothing, reduction=reduction)
     if reduction == "none" and input.ndim != 2:
-        loss = loss.reshape(np.shape(_data(target)))
+        loss = loss.reshape(shape)
     return loss
 
 
+def _cross_entropy_probabilities(input, target, reduction, label_smoothing):
+    """-sum_c p_c log softmax(x)_c per element; "mean" divides by the number of elements."""
+    dim = 1 if input.ndim > 1 else 0
+    probs = target if isinstance(target, Tensor) else Tensor._wrap(
+        np.asarray(target, dtype=input.dtype))
+    if label_smoothing:
+        probs = probs * (1.0 - label_smoothing) + label_smoothing / input.shape[dim]
+    return _reduce(-(input.log_softmax(dim) * probs).sum(dim), reduction)
+
+
 def nll_loss(input, target, ignore_index=-100, reduction="mean"):
-    """Negative log-likelihood of log-probabilities (N, C) at class ids (N,)."""
+    """Negative log-likelihood of log-probabilities (N, C) (or (C,), or (N, C, d...)) at class
+    ids (N,) (or (), or (N, d...))."""
     _check_reduction(reduction, "nll_loss")
-    tgt = np.asarray(_data(target))
-    if not np.issubdtype(tgt.dtype, np.integer):
-        raise TypeError(f"nll_loss: target must hold class ids (integers), got {tgt.dtype}")
-    if input.ndim != 2 or tgt.shape != input.shape[:1]:
-        raise ValueError(f"nll_loss: input of shape {input.shape} and target of shape "
-                         f"{tgt.shape} do not match (expected (N, C) and (N,))")
-    keep = tgt != ignore_index
-    picked = input.gather(1, np.where(keep, tgt, 0)[:, None])[:, 0]
+    logp, ids, shape = _class_layout(input, target, "nll_loss")
+    _check_classes(ids, logp.shape[1], ignore_index, "nll_loss")
+    keep = ids != ignore_index
+    picked = logp.gather(1, np.where(keep, ids, 0)[:, None])[:, 0]
     losses = -picked * Tensor._wrap(keep.astype(input.dtype))
     if reduction == "none":
-        return losses
+        return losses.reshape(shape)
     if reduction == "sum":
         return losses.sum()
     return losses.sum() / max(int(keep.sum()), 1) if keep.any() else losses.sum() * np.nan
@@ -142,7 +188,7 @@ def mse_loss(input, target, reduction="mean"):
         raise ValueError(f"mse_loss: input shape {input.shape} and target shape "
                          f"{np.shape(_data(target))} differ")
     d = (input - target) ** 2
-    return d if reduction == "none" else d.sum() if reduction == "sum" else d.mean()
+    return _reduce(d, reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight=None):
@@ -158,9 +204,13 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight
     from minigrad.creation import zeros_like
     from minigrad.functional import stack
     softplus_neg = stack([zeros_like(input), -input]).logsumexp(0)
+    if pos_weight is not None and not _broadcasts_to(np.shape(_data(pos_weight)), input.shape):
+        raise ValueError(f"binary_cross_entropy_with_logits: pos_weight of shape "
+                         f"{np.shape(_data(pos_weight))} does not broadcast to the input's "
+                         f"shape {input.shape}")
     weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
     loss = (1 - target) * input + weight * softplus_neg
-    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+    return _reduce(loss, reduction)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,

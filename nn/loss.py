@@ -6,7 +6,8 @@ from .module import Module
 
 
 class CrossEntropyLoss(Module):
-    """Cross entropy on logits (N, C) and class ids (N,), with ignore_index and smoothing."""
+    """Cross entropy of logits (N, C) (or (N, C, d...)) against class ids (N,) (or (N, d...)) or
+    class probabilities of the logits' shape, with ignore_index and label smoothing."""
 
     def __init__(self, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         super().__init__()
@@ -18,7 +19,8 @@ class CrossEntropyLoss(Module):
 
 
 class NLLLoss(Module):
-    """Negative log-likelihood of log-probabilities (N, C) at class ids (N,)."""
+    """Negative log-likelihood of log-probabilities (N, C) (or (N, C, d...)) at class ids (N,)
+    (or (N, d...))."""
 
     def __init__(self, ignore_index=-100, reduction="mean"):
         super().__init__()

@@ -205,26 +205,31 @@ class Module:
                            for name, t in self._state_items())
 
     def load_state_dict(self, state_dict, strict=True):
-        """Copy values into parameters and buffers; errors list every key and shape problem."""
+        """Copy values into parameters and buffers, all or nothing: every key, shape and dtype is
+        checked first and the error lists each problem; only then is anything overwritten."""
         own = dict(self._state_items())
-        given = {k: np.asarray(v._array if isinstance(v, Tensor) else v) for k, v in state_dict.items()}
-        missing = [k for k in own if k not in given]
-        unexpected = [k for k in given if k not in own]
-        mismatched = [f"{k}: checkpoint {given[k].shape}, model {own[k].shape}"
-                      for k in own if k in given and given[k].shape != own[k].shape]
-        problems = []
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        problems, values = [], {}
         if strict and missing:
             problems.append("missing keys: " + ", ".join(missing))
         if strict and unexpected:
             problems.append("unexpected keys: " + ", ".join(unexpected))
-        if mismatched:
-            problems.append("shape mismatches: " + "; ".join(mismatched))
-        if problems:
-            raise RuntimeError(f"load_state_dict for {type(self).__name__}: " + " | ".join(problems))
+        bad = []
         for k, t in own.items():
-            if k in given:
-                t._array = given[k].astype(t._array.dtype, copy=True)
-                t._vc[0] += 1
+            if k in state_dict:
+                value, problem = _castable(state_dict[k], t._array)
+                if problem:
+                    bad.append(f"{k}: {problem}")
+                values[k] = value
+        if bad:
+            problems.append("bad values: " + "; ".join(bad))
+        if problems:
+            raise RuntimeError(f"load_state_dict for {type(self).__name__} (nothing was "
+                               f"loaded): " + " | ".join(problems))
+        for k, value in values.items():
+            np.copyto(own[k]._array, value)  # in place, as PyTorch's copy_: views stay views
+            own[k]._vc[0] += 1
         return _IncompatibleKeys(missing, unexpected)
 
     # --- description ------------------------------------------------------------------------
@@ -255,6 +260,30 @@ class _IncompatibleKeys(tuple):
         t = super().__new__(cls, (missing, unexpected))
         t.missing_keys, t.unexpected_keys = missing, unexpected
         return t
+
+
+def _castable(value, like):
+    """(value as an array of like's dtype, None) or (None, what is wrong with it)."""
+    arr = value._array if isinstance(value, Tensor) else value
+    try:
+        arr = np.asarray(arr)
+    except (TypeError, ValueError) as e:
+        return None, f"not an array ({type(value).__name__}: {e})"
+    if arr.shape != like.shape:
+        return None, f"checkpoint shape {arr.shape}, model shape {like.shape}"
+    if not like.flags.writeable:
+        return None, "the model's array is read-only"
+    kind, want = arr.dtype.kind, like.dtype.kind
+    if kind not in "biuf" or (want in "biu" and kind == "f"):
+        # strings, objects and complex numbers have no faithful cast; floats would be truncated
+        return None, f"checkpoint dtype {arr.dtype} cannot be stored in {like.dtype}"
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = arr.astype(like.dtype)
+    if want == "f" and kind == "f" and not np.array_equal(np.isfinite(out), np.isfinite(arr)):
+        return None, f"{arr.dtype} values overflow {like.dtype}"
+    if want in "biu" and not np.array_equal(out, arr):
+        return None, f"{arr.dtype} values overflow {like.dtype}"
+    return out, None
 
 
 _hook_ids = itertools.count()

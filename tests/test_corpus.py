@@ -4,9 +4,9 @@ import time
 
 import pytest
 
-from minigrad.translate.corpus import (Corpus, TsvError, alignment, describe_example,
-                                    generate_corpus, read_corpus, read_tsv,
-                                    translate_reference, write_corpus, write_tsv)
+from minigrad.translate.corpus import (Corpus, alignment, describe_example, generate_corpus,
+                                       translate_reference)
+from minigrad.translate.tsv import TsvError, read_corpus, read_tsv, write_corpus, write_tsv
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +155,8 @@ def test_write_corpus_round_trip(tmp_path, small):
 def test_failed_write_keeps_old_file_and_leaves_no_temp(tmp_path):
     path = tmp_path / "pairs.tsv"
     write_tsv([("a b c", "x y z")], path)
-    for bad in ([("ok", "ok"), ("tab\there", "x")], [("", "x")], [("a",)], [("a\nb", "c")]):
+    for bad in ([("ok", "ok"), ("tab\there", "x")], [("", "x")], [("a",)], [("a\nb", "c")],
+                [("a\ufeffb", "c")], [("a\x00b", "c")]):
         with pytest.raises(ValueError, match="pair"):
             write_tsv(bad, path)
     assert os.listdir(tmp_path) == ["pairs.tsv"]
@@ -169,6 +170,9 @@ BAD_LINES = {
     b" \ttgt": "empty source",
     b"bad \xff\xfe bytes\tx": "invalid UTF-8",
     b"": "empty line",
+    b"a b\rc d\tx": "a carriage return \\(CR\\) at column 4",
+    b"a\x00b\tx": "control character U\\+0000 at column 2",
+    b"a\x1bb\tx": "control character U\\+001B",
 }
 
 

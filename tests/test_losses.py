@@ -270,6 +270,54 @@ def test_cross_entropy_smoothing_ignore_index_mean_matches_torch(torch):
                                                       ignore_index=3).item())
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("smoothing", [0.0, 0.3])
+@pytest.mark.parametrize("shape", [(5,), (4, 5), (3, 5, 2)])
+def test_cross_entropy_class_probabilities(reduction, smoothing, shape):
+    """A float target of the input's shape is a distribution over the classes (dim 1)."""
+    rng = np.random.default_rng(8)
+    logits = rng.standard_normal(shape)
+    dim = 1 if len(shape) > 1 else 0
+    probs = np.moveaxis(rng.dirichlet(np.ones(5), shape[:dim] + shape[dim + 1:]), -1, dim)
+    c = shape[dim]
+    q = probs * (1 - smoothing) + smoothing / c
+    logp = log_softmax(np.moveaxis(logits, dim, -1))
+    ref = reduce(-(np.moveaxis(q, dim, -1) * logp).sum(-1), reduction)
+    loss = F.cross_entropy(t64(logits, False), probs, reduction=reduction,
+                           label_smoothing=smoothing)
+    np.testing.assert_allclose(loss.numpy(), ref, rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda x: F.cross_entropy(x, probs, reduction=reduction,
+                                               label_smoothing=smoothing), [t64(logits)])
+
+
+def test_cross_entropy_class_probabilities_match_torch(torch):
+    rng = np.random.default_rng(9)
+    logits = rng.standard_normal((3, 4, 2))
+    probs = np.moveaxis(rng.dirichlet(np.ones(4), (3, 2)), -1, 1)
+    for reduction in REDUCTIONS:
+        x, tx = t64(logits), torch.tensor(logits, requires_grad=True)
+        loss = F.cross_entropy(x, probs, reduction=reduction, label_smoothing=0.1)
+        tloss = torch.nn.functional.cross_entropy(tx, torch.tensor(probs), reduction=reduction,
+                                                  label_smoothing=0.1)
+        np.testing.assert_allclose(loss.numpy(), tloss.detach().numpy(), rtol=1e-12)
+        g = rng.standard_normal(loss.shape)
+        loss.backward(t64(g, False))
+        tloss.backward(torch.tensor(g))
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("input_shape, target_shape", [
+    ((4, 3), (4, 1)), ((4, 3), (1, 4)), ((4, 3), (4, 3)), ((4, 3), (3,)), ((2, 3, 5), (2, 5, 1)),
+    ((2, 3, 5), (2, 3)), ((3,), (2,)), ((3,), (1, 1))])
+def test_class_id_targets_of_the_wrong_shape_raise(input_shape, target_shape):
+    """PyTorch refuses these; broadcasting them would score rows against other rows' targets."""
+    x = t64(np.zeros(input_shape), False)
+    target = np.zeros(target_shape, np.int64)
+    for loss in (F.cross_entropy, F.nll_loss):
+        with pytest.raises(ValueError, match=f"{loss.__name__}: .* do not match"):
+            loss(x, target)
+
+
 # --- NLL ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -344,6 +392,24 @@ def test_nll_loss_matches_torch(torch):
         loss.backward(t64(g, False))
         tloss.backward(torch.tensor(g))
         np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_nll_loss_unbatched_and_nd_layouts_match_torch(torch):
+    rng = np.random.default_rng(10)
+    cases = [(log_softmax(rng.standard_normal(4)), np.array(2)),
+             (log_softmax(rng.standard_normal((2, 4, 3)), 1), np.array([[0, 3, -100], [1, 1, 2]]))]
+    for logp, target in cases:
+        for reduction in REDUCTIONS:
+            x = t64(logp)
+            loss = F.nll_loss(x, target, reduction=reduction)
+            tx = torch.tensor(logp, requires_grad=True)
+            tloss = torch.nn.functional.nll_loss(tx, torch.tensor(target), reduction=reduction)
+            np.testing.assert_allclose(loss.numpy(), tloss.detach().numpy(), rtol=1e-12)
+            g = np.ones(loss.shape)
+            loss.backward(t64(g, False))
+            tloss.backward(torch.tensor(g))
+            np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+        assert gradcheck(lambda a: F.nll_loss(a, target, reduction="sum"), [t64(logp)])
 
 
 # --- MSE ------------------------------------------------------------------------------------

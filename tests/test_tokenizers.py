@@ -199,3 +199,16 @@ def test_load_errors(tmp_path, bpe):
     bpe.save(tmp_path / "bpe.json")
     with pytest.raises(TokenizerFileError, match="'bpe' tokenizer"):
         WordTokenizer.load(tmp_path / "bpe.json")
+
+
+def test_json_round_trip_and_damaged_json(bpe, targets):
+    """Checkpoints keep tokenizers as JSON text; damaged text names its source."""
+    from minigrad.translate.tokenizers import TokenizerFileError, tokenizer_from_json
+    word = WordTokenizer.fit(targets)
+    for tok in (word, bpe):
+        assert tokenizer_from_json(tok.to_json(), "here") == tok
+    with pytest.raises(TokenizerFileError, match="here: not a tokenizer file .*nested too deeply"):
+        tokenizer_from_json("[" * 5000 + "]" * 5000, "here")
+    with pytest.raises(TokenizerFileError, match="here: not a tokenizer file"):
+        tokenizer_from_json("[1, 2]", "here")
+

@@ -1,10 +1,15 @@
 """The translator's training loop and command line: learning, checkpoints, resuming, Ctrl-C."""
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from minigrad.translate import corpus
+from minigrad.translate import corpus, tsv
 from minigrad.translate import cli
 from minigrad.translate.train import Trainer, TrainConfig, load_trained
 
@@ -54,26 +59,28 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path, pairs):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=k)
 
 
-def test_ctrl_c_writes_a_checkpoint_and_resume_matches(tmp_path, pairs, monkeypatch):
+def test_ctrl_c_mid_step_finishes_the_step_saves_and_resume_matches(tmp_path, pairs,
+                                                                     monkeypatch):
+    """SIGINT in the middle of step 6 (after dropout drew its seeds): the step completes, the
+    checkpoint holds step 6, and the resumed run is the uninterrupted one."""
     whole = _trainer(tmp_path, pairs, "whole")
     whole.fit(max_steps=9)
     t = _trainer(tmp_path, pairs, "interrupted")
     original = Trainer.train_step
 
-    def interrupt_at_step_5(self, batch):
+    def interrupt_during_step_6(self, batch):
         if self.state["step"] == 5:
-            raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGINT)
         return original(self, batch)
 
-    monkeypatch.setattr(Trainer, "train_step", interrupt_at_step_5)
+    monkeypatch.setattr(Trainer, "train_step", interrupt_during_step_6)
     with pytest.raises(KeyboardInterrupt):
         t.fit()
     monkeypatch.setattr(Trainer, "train_step", original)
-    assert (tmp_path / "interrupted" / "checkpoint.npz").exists()
     train, valid, _ = pairs
     resumed = Trainer.resume(tmp_path / "interrupted", train, valid, log=lambda *a: None,
                              progress=False)
-    assert resumed.state["step"] == 5
+    assert resumed.state["step"] == 6
     resumed.fit(max_steps=9)
     assert resumed.state["history"] == whole.state["history"]
 
@@ -105,7 +112,7 @@ def test_cli_data_train_translate_evaluate(tmp_path, capsys):
     assert cli.main(args) == 2  # an existing checkpoint is not overwritten without --overwrite
     assert "already holds a checkpoint" in capsys.readouterr().err
     png = tmp_path / "attn.png"
-    src = corpus.read_tsv(data / "test.tsv")[0][0][0]
+    src = tsv.read_tsv(data / "test.tsv")[0][0][0]
     assert cli.main(["translate", src, "--checkpoint", str(run), "--attention", str(png)]) == 0
     assert png.exists() and png.stat().st_size > 1000
     assert cli.main(["evaluate", "--checkpoint", str(run), "--test-file", str(data / "test.tsv"),
@@ -134,3 +141,55 @@ def test_rnn_architectures_train_through_the_same_loop(tmp_path, pairs):
         t = _trainer(tmp_path, pairs, arch, arch=arch)
         t.fit(max_steps=3)
         assert len(t.state["history"]) == 3
+
+
+def test_a_run_directory_is_claimed_refused_or_continued(tmp_path, pairs):
+    """overwrite=False refuses a directory holding a run; resume changes only what may change
+    and only with the same pairs; a trainer never saves over a checkpoint it did not write."""
+    from minigrad.translate.checkpoint import CheckpointError
+    from minigrad.translate.config import ConfigError
+    from minigrad.translate.train import RunExistsError
+    train, valid, _ = pairs
+    _trainer(tmp_path, pairs).fit(max_steps=2)
+    with pytest.raises(RunExistsError, match="already holds a checkpoint"):
+        Trainer(TrainConfig(**TINY), train, valid, tmp_path / "run", log=lambda *a: None,
+                progress=False, overwrite=False).fit(max_steps=1)
+    with pytest.raises(ConfigError, match="resume: d_model is 16 in the run in .*, not 32"):
+        Trainer.resume(tmp_path / "run", train, valid, log=lambda *a: None, d_model=32)
+    with pytest.raises(ValueError, match="159 training pairs are not the ones the run"):
+        Trainer.resume(tmp_path / "run", train[1:], valid, log=lambda *a: None)
+    a = Trainer.resume(tmp_path / "run", train, valid, log=lambda *a: None, progress=False,
+                       epochs=3, d_model=16)
+    b = Trainer.resume(tmp_path / "run", train, valid, log=lambda *a: None, progress=False)
+    assert a.config.epochs == 3 and b.config.epochs == 2
+    a.fit(max_steps=3)
+    with pytest.raises(CheckpointError, match="another run saved a checkpoint there"):
+        b.fit(max_steps=3)  # b read the step-2 checkpoint, which a has replaced
+
+
+def test_train_config_checks_every_setting():
+    from minigrad.translate.config import ConfigError
+    for bad, message in [(dict(batch_size=0), "batch_size must be >= 1, got 0"),
+                         (dict(dropout=1.0), "dropout must be < 1.0"),
+                         (dict(d_model=10, nhead=4), "d_model (10) must be divisible by nhead"),
+                         (dict(arch="lstm"), "arch must be one of transformer, rnn, rnn-attention"),
+                         (dict(epochs=2.5), "epochs must be an int, got 2.5"),
+                         (dict(lr_factor=float("inf")), "lr_factor must be a finite float"),
+                         (dict(seed=True), "seed must be an int, got True")]:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            TrainConfig(**bad)
+    with pytest.raises(ConfigError, match="colour in the stored config: not a setting"):
+        TrainConfig.from_dict({"colour": "red"})
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a glibc setting")
+def test_the_trainer_opts_into_the_training_allocator_setting(tmp_path):
+    """`import minigrad` leaves malloc alone; a Trainer, a long training loop, opts in."""
+    code = ("import minigrad, minigrad.translate.train as t; from minigrad.translate import corpus;"
+            "c = corpus.generate_corpus(20, 2, 0, seed=0); before = minigrad._malloc.tuned;"
+            f"t.Trainer(t.TrainConfig(d_model=8, nhead=2), c.train, c.valid, {str(tmp_path)!r});"
+            "print(before, minigrad._malloc.tuned)")
+    env = {k: v for k, v in os.environ.items() if k != "MINIGRAD_NO_MALLOC_TUNING"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True)
+    assert out.stdout.split()[-2:] == ["False", "True"]

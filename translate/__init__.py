@@ -2,13 +2,19 @@
 
 Read it in the order of one run of `minigrad-translate train`:
     corpus.py, tsv.py   the generated parallel corpus, or the user's TSV files
+    data.py             which of the two a run reads (stored with the run)
     tokenizers.py       word and BPE tokenizers
     batching.py         sentences -> padded id batches
+    config.py           a run's settings, each checked against its range
     train.py            the training loop, validation and resuming
-    checkpoint.py       writing and reading a run's files
+    memory.py           what a training step needs, checked before it runs
+    interrupts.py       Ctrl-C between steps, never inside one
+    checkpoint.py       a run's directory: the checkpoint file, metrics
+    files.py            atomic writes, one writer per directory, no leftovers
     metrics.py          BLEU and WER
     plots.py            loss curve and attention heat map
     cli.py, demo.py     the `minigrad-translate` command and its demo
+    cmdline.py          what the commands share: one-line errors, bounded flags
     graph_demo.py       `minigrad-viz`: the computation graph of the toy Transformer's loss
 Nothing below this package imports it.
 """

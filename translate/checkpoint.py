@@ -1,62 +1,175 @@
-"""Checkpoints of a training run, one directory each:
+"""A training run's directory and its checkpoint:
 
-    checkpoint.npz         model, optimizer and schedule state, random state, progress
-                           (minigrad.save: NumPy arrays + JSON, never pickle, written atomically)
-    config.json            the run's settings (also inside checkpoint.npz)
-    src_tokenizer.json     the tokenizers, readable beside the checkpoint
+    checkpoint.npz       everything needed to continue the run or use the model, in one file:
+                         model, optimizer and schedule state, random state, progress, settings
+                         and both tokenizers (minigrad.save: arrays + JSON, never pickle)
+    config.json          the settings and the tokenizers again, for people to read;
+    src_tokenizer.json   loading never reads these copies
     tgt_tokenizer.json
+    metrics.jsonl        one JSON record per line, appended as training goes
+    .lock                held by the one process that trains into the directory (files.py)
 
-Every file is written to a temporary name and renamed into place, so a crash (or Ctrl-C) in
-the middle of a save leaves the previous checkpoint whole.
+The checkpoint is one file written atomically, so a reader sees one save or the next, never
+the weights of one with the tokenizers of another. Loading checks every part of it and fails
+with a CheckpointError naming the file; it changes nothing, except that it removes the
+temporary files of saves that were killed, when no run holds the directory.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
 
+import numpy as np
+
 import minigrad
 from minigrad import random as mg_random
+from minigrad.tensor import Tensor
 
-from .corpus import atomic_write_text
-from .tokenizers import load_tokenizer
+from .config import TrainConfig
+from .data import DataConfig
+from .files import DirectoryLock, atomic_write_text, remove_stale_temps, try_lock
+from .tokenizers import tokenizer_from_json
 
-CHECKPOINT = "checkpoint.npz"
+FORMAT, VERSION = "minigrad-translate-run", 2
+CHECKPOINT, METRICS = "checkpoint.npz", "metrics.jsonl"
+# every file a run writes, so that the temporary files of killed writes can be found
+RUN_FILES = (CHECKPOINT, "config.json", "src_tokenizer.json", "tgt_tokenizer.json", METRICS,
+             "loss_curve.png", "attention.png")
 
 
-def save_checkpoint(directory, model, optimizer, scheduler, config: dict, progress: dict,
-                    src_tok, tgt_tok) -> Path:
-    """Write the whole training state to `directory` (created if needed)."""
+class CheckpointError(ValueError):
+    """A checkpoint (or metrics file) that is damaged, crafted or does not fit; names the file."""
+
+
+def save_checkpoint(directory, model, optimizer, scheduler, config: TrainConfig, progress: dict,
+                    src_tok, tgt_tok, data: DataConfig | None = None, fingerprints=None):
+    """Write the whole training state to `directory`; returns the new checkpoint's `stamp`."""
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    settings = {"train": dataclasses.asdict(config),
+                "data": dataclasses.asdict(data) if data else None}
     state = {
+        "format": FORMAT, "version": VERSION,
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict() if optimizer is not None else {},
         "scheduler": scheduler.state_dict() if scheduler is not None else {},
         "rng": json.dumps(mg_random.get_rng_state()),
         "progress": progress,
-        "config": json.dumps(config),
+        "settings": json.dumps(settings),
+        "fingerprints": json.dumps(fingerprints or {}),
+        "src_tok": src_tok.to_json(), "tgt_tok": tgt_tok.to_json(),
     }
-    src_tok.save(directory / "src_tokenizer.json")
-    tgt_tok.save(directory / "tgt_tokenizer.json")
-    atomic_write_text(directory / "config.json", json.dumps(config, indent=2) + "\n")
-    minigrad.save(state, directory / CHECKPOINT)
-    return directory / CHECKPOINT
+    with DirectoryLock(directory):  # re-entrant: a Trainer's fit already holds it
+        remove_stale_temps(directory, RUN_FILES)
+        minigrad.save(state, directory / CHECKPOINT)
+        atomic_write_text(directory / "config.json", json.dumps(settings, indent=2) + "\n")
+        src_tok.save(directory / "src_tokenizer.json")
+        tgt_tok.save(directory / "tgt_tokenizer.json")
+    return stamp(directory)
+
+
+def stamp(directory):
+    """What identifies the checkpoint file now in `directory` (None if there is none): each
+    save renames a new file into place, so a changed stamp means another save happened."""
+    try:
+        st = os.stat(Path(directory) / CHECKPOINT)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def load_checkpoint(directory) -> dict:
-    """Read a checkpoint directory: returns its state dict plus both tokenizers."""
+    """Read and check a checkpoint directory. Returns model, optimizer, scheduler (state
+    dicts), rng, progress, config (TrainConfig), data (DataConfig or None), fingerprints,
+    src_tok, tgt_tok and stamp."""
     directory = Path(directory)
     path = directory / CHECKPOINT
     if not path.exists():
         raise FileNotFoundError(f"checkpoint: no {CHECKPOINT} in {directory} (train a model "
                                 f"first: minigrad-translate train --out {directory})")
-    state = minigrad.load(path)
-    state["config"] = json.loads(state["config"])
-    state["rng"] = json.loads(state["rng"])
-    state["src_tok"] = load_tokenizer(directory / "src_tokenizer.json")
-    state["tgt_tok"] = load_tokenizer(directory / "tgt_tokenizer.json")
-    return state
+    lock = try_lock(directory)
+    if lock is not None:  # no run is writing here, so temporary files are leftovers
+        with lock:
+            remove_stale_temps(directory, RUN_FILES)
+    found = stamp(directory)
+    try:
+        raw = minigrad.load(path)
+    except ValueError as e:
+        raise CheckpointError(str(e)) from None
+    except (AttributeError, TypeError, KeyError, IndexError, RecursionError) as e:
+        raise CheckpointError(f"{path}: not a minigrad checkpoint, or a damaged one "
+                              f"({type(e).__name__}: {e})") from None
+    return {**_check(raw, path), "stamp": found}
+
+
+def _check(raw, path) -> dict:
+    """The parts of a loaded checkpoint, each checked, or a CheckpointError saying which."""
+    def fail(what):
+        raise CheckpointError(f"{path}: {what}")
+
+    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+        fail("not a checkpoint of minigrad-translate (or one written before checkpoints "
+             "held their tokenizers: train again)")
+    if raw.get("version") != VERSION:
+        fail(f"checkpoint version {raw.get('version')!r}; this minigrad reads version {VERSION}")
+    for key, kind in (("model", dict), ("optimizer", dict), ("scheduler", dict),
+                      ("progress", dict), ("rng", str), ("settings", str),
+                      ("fingerprints", str), ("src_tok", str), ("tgt_tok", str)):
+        if not isinstance(raw.get(key), kind):
+            fail(f"'{key}' is missing or not a {kind.__name__}")
+    bad = [k for k, v in raw["model"].items() if not isinstance(v, (Tensor, np.ndarray))]
+    if bad:
+        fail(f"model weights {bad[:3]} are not arrays")
+    out = {k: raw[k] for k in ("model", "optimizer", "scheduler")}
+    out["rng"] = _json(raw["rng"], path, "random state")
+    try:  # try it on a scratch generator: a bad state must fail here, not when resuming
+        np.random.default_rng().bit_generator.state = out["rng"]
+    except (TypeError, ValueError, KeyError) as e:
+        fail(f"bad random state ({e})")
+    out["progress"] = _check_progress(raw["progress"], fail)
+    settings = _json(raw["settings"], path, "settings")
+    if not isinstance(settings, dict) or not isinstance(settings.get("train"), dict):
+        fail("'settings' holds no training settings")
+    try:
+        out["config"] = TrainConfig.from_dict(settings["train"], f"{path}")
+        data = settings.get("data")
+        out["data"] = None if data is None else DataConfig.from_dict(data, f"{path}")
+    except (ValueError, TypeError) as e:
+        fail(f"bad settings: {e}")
+    out["fingerprints"] = _json(raw["fingerprints"], path, "fingerprints")
+    out["src_tok"] = tokenizer_from_json(raw["src_tok"], f"{path} (source tokenizer)")
+    out["tgt_tok"] = tokenizer_from_json(raw["tgt_tok"], f"{path} (target tokenizer)")
+    return out
+
+
+def _json(text, path, what):
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:
+        problem = "nested too deeply" if isinstance(e, RecursionError) else e
+        raise CheckpointError(f"{path}: the {what} is not valid JSON ({problem})") from None
+
+
+def _check_progress(progress, fail) -> dict:
+    """step, epoch, batch: whole numbers >= 0; history: [step, loss] pairs."""
+    for key in ("step", "epoch", "batch"):
+        value = progress.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            fail(f"progress '{key}' must be a whole number >= 0, got {value!r}")
+    history, valid = progress.get("history", []), progress.get("valid", [])
+    if not _rows(history, 2):
+        fail("progress 'history' must be a list of [step, loss] pairs")
+    if not _rows(valid, 3):
+        fail("progress 'valid' must be a list of [step, loss, BLEU] triples")
+    return {**progress, "history": [list(h) for h in history], "valid": [list(v) for v in valid]}
+
+
+def _rows(rows, width):
+    return isinstance(rows, list) and all(
+        isinstance(r, (list, tuple)) and len(r) == width
+        and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in r)
+        for r in rows)
 
 
 def restore_rng(state: dict) -> None:
@@ -64,14 +177,39 @@ def restore_rng(state: dict) -> None:
     mg_random.set_rng_state(state["rng"])
 
 
-def truncate_metrics(path, step: int) -> None:
-    """Drop metric lines logged after `step`: a resumed run will log those steps again."""
+# --- metrics.jsonl --------------------------------------------------------------------------
+
+def read_metrics(path, log=print) -> list[dict]:
+    """The records of a metrics file. A last line cut short (a crash mid-append) is skipped,
+    and `log` says so; any other damage is a CheckpointError naming the file and line."""
     path = Path(path)
     if not path.exists():
-        return
-    keep = [line for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip() and json.loads(line).get("step", 0) <= step]
-    atomic_write_text(path, "".join(line + "\n" for line in keep))
+        return []
+    text = path.read_text(encoding="utf-8", errors="replace")
+    lines = text.split("\n")
+    records = []
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict):
+                raise ValueError(f"a {type(record).__name__}, not a record")
+        except (ValueError, RecursionError) as e:
+            if i == len(lines):  # no newline after it: the write was cut short
+                log(f"{path}: skipped the last line, cut short by an interrupted write")
+                break
+            raise CheckpointError(f"{path}, line {i}: not a JSON record ({e})") from None
+        records.append(record)
+    return records
+
+
+def truncate_metrics(path, step: int, log=print) -> None:
+    """Keep the records of steps up to `step`: a resumed run logs the later ones again."""
+    keep = [r for r in read_metrics(path, log)
+            if not isinstance(r.get("step"), (int, float)) or r["step"] <= step]
+    if Path(path).exists():
+        atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in keep))
 
 
 def append_metrics(path, record: dict) -> None:

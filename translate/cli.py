@@ -6,222 +6,254 @@
     minigrad-translate train --out runs/t1 --resume
     minigrad-translate translate "the old farmer sleeps" --checkpoint runs/t1
     minigrad-translate evaluate --checkpoint runs/t1 [--beam 4]
+
+Errors are one line on stderr (exit status 2). Ctrl-C while training stops at the end of the
+current step and writes a checkpoint (exit status 130; 143 for SIGTERM); --resume continues
+exactly where it stopped. A second Ctrl-C stops at once, keeping the previous checkpoint.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import time
-from pathlib import Path
 
-from . import corpus as corpus_mod
-from .train import TrainConfig
-
-DEFAULTS = dataclasses.asdict(TrainConfig())
-
-
-class CliError(Exception):
-    """A problem with what the user asked for: printed as one line, exit status 2."""
+from .cmdline import CliError, Parser, bounded
+from .config import RESUMABLE, ConfigError, TrainConfig
+from .data import DataConfig
+from .files import DirectoryBusy
+from .interrupts import Interrupted
 
 
-def _add_data_options(p):
-    g = p.add_argument_group("data (the built-in corpus unless TSV files are given)")
-    g.add_argument("--train-file", help="training pairs, one 'source<TAB>target' per line (UTF-8)")
-    g.add_argument("--valid-file", help="validation pairs (TSV)")
-    g.add_argument("--test-file", help="test pairs (TSV)")
-    g.add_argument("--skip-bad-lines", action="store_true",
-                   help="skip malformed TSV lines (counted in the summary) instead of stopping")
-    g.add_argument("--n-train", type=int, default=20000, help="built-in corpus: training pairs")
-    g.add_argument("--n-valid", type=int, default=1000, help="built-in corpus: validation pairs")
-    g.add_argument("--n-test", type=int, default=1000, help="built-in corpus: test pairs")
-    g.add_argument("--data-seed", type=int, default=0, help="built-in corpus: generator seed")
+def _add_settings(group, cls, skip=()):
+    """One flag per field of the dataclass `cls`; a flag not given stays None, so that
+    --resume can tell the settings given from the defaults."""
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
+        flag, kind, meta = "--" + f.name.replace("_", "-"), type(f.default), f.metadata
+        text = meta["help"] + (f" (default: {f.default})" if f.default != "" else "")
+        if kind is bool:
+            group.add_argument(flag, dest=f.name, action="store_true", default=None, help=text)
+        elif meta.get("choices"):
+            group.add_argument(flag, dest=f.name, choices=meta["choices"], default=None,
+                               help=text)
+        else:
+            group.add_argument(flag, dest=f.name, type=kind, default=None, help=text)
 
 
-def _add_train_options(p):
-    g = p.add_argument_group("model and training")
-    g.add_argument("--arch", choices=["transformer", "rnn", "rnn-attention"], default=DEFAULTS["arch"],
-                   help="architecture (default: %(default)s)")
-    for name, kind, text in [
-            ("d_model", int, "model width"), ("nhead", int, "attention heads"),
-            ("num_encoder_layers", int, "encoder layers"), ("num_decoder_layers", int, "decoder layers"),
-            ("dim_feedforward", int, "feed-forward width"), ("dropout", float, "dropout probability"),
-            ("max_len", int, "longest sentence in tokens (longer ones are cut)"),
-            ("epochs", int, "passes over the training data"), ("batch_size", int, "sentences per batch"),
-            ("lr_factor", float, "scale of the warm-up learning-rate schedule"),
-            ("warmup", int, "warm-up steps of the schedule"),
-            ("label_smoothing", float, "label smoothing of the loss"),
-            ("clip_norm", float, "clip the gradient norm to this (0: off)"),
-            ("seed", int, "seed of initialisation, batching and dropout"),
-            ("checkpoint_every", int, "write a checkpoint every N steps"),
-            ("valid_bleu_sentences", int, "validation sentences translated for BLEU each epoch"),
-            ("bpe_merges", int, "BPE merges (with --tokenizer bpe)"),
-            ("min_freq", int, "word tokenizer: rarer words become <unk>"),
-            ("time_limit", float, "stop training after this many seconds (0: no limit)")]:
-        g.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=DEFAULTS[name],
-                       help=f"{text} (default: %(default)s)")
-    g.add_argument("--tokenizer", choices=["word", "bpe"], default=DEFAULTS["tokenizer"],
-                   help="tokenizer (default: %(default)s)")
-    g.add_argument("--no-progress", action="store_true", help="no progress bar")
+def _given(args, cls) -> dict:
+    """The settings of `cls` given on the command line; file names made absolute."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    given = {k: v for k, v in vars(args).items() if k in names and v is not None}
+    for k in ("train_file", "valid_file"):
+        if given.get(k):
+            given[k] = os.path.abspath(given[k])
+    return given
 
 
-def _load_data(args):
-    """Train/valid/test pairs from TSV files or the built-in generator."""
-    if args.train_file:
-        def read(path):
-            if not path:
-                return []
-            pairs, skipped = corpus_mod.read_tsv(path, skip_bad_lines=args.skip_bad_lines)
-            if skipped:
-                print(f"{path}: skipped {skipped} bad line(s)")
-            return pairs
-        train, valid, test = read(args.train_file), read(args.valid_file), read(args.test_file)
-        if not train:
-            raise CliError(f"{args.train_file} holds no sentence pairs")
-        return train, valid or train[:200], test
-    c = corpus_mod.generate_corpus(args.n_train, args.n_valid, args.n_test, seed=args.data_seed)
-    return c.train, c.valid, c.test
-
-
-def _config(args):
-    fields = {f.name for f in dataclasses.fields(TrainConfig)}
-    return TrainConfig(**{k: v for k, v in vars(args).items() if k in fields})
+def _flag(name):
+    return "--" + name.replace("_", "-")
 
 
 def cmd_data(args):
-    c = corpus_mod.generate_corpus(args.n_train, args.n_valid, args.n_test, seed=args.data_seed)
-    paths = corpus_mod.write_corpus(c, args.out)
-    for name, path in paths.items():
+    from .corpus import generate_corpus
+    from .tsv import write_corpus
+    c = generate_corpus(args.n_train, args.n_valid, args.n_test, seed=args.data_seed)
+    for path in write_corpus(c, args.out).values():
         print(f"wrote {path}")
     src, tgt = c.train[0]
     print(f"example:\n  {src}\n  {tgt}")
 
 
 def cmd_train(args):
+    from . import checkpoint as ckpt
     from .train import Trainer
-    train, valid, _ = _load_data(args)
+    if args.resume and args.overwrite:
+        raise CliError("train: --resume continues the run in --out and --overwrite replaces it; "
+                       "choose one")
+    settings, sources = _given(args, TrainConfig), _given(args, DataConfig)
+    progress = not args.no_progress
     if args.resume:
-        trainer = Trainer.resume(args.out, train, valid, progress=not args.no_progress)
-        print(f"resuming {args.out} at step {trainer.state['step']}")
+        state = ckpt.load_checkpoint(args.out)
+        data = _resumed_data(state["data"], sources, args.out)
+        train, valid = data.load()
+        trainer = Trainer.from_checkpoint(state, args.out, train, valid, progress=progress,
+                                          data=data, **settings)
+        print(f"resuming {args.out} at step {trainer.state['step']}\n"
+              f"  settings: {trainer.config.describe()}\n  data: {data.describe()}")
     else:
-        if (Path(args.out) / "checkpoint.npz").exists() and not args.overwrite:
-            raise CliError(f"{args.out} already holds a checkpoint; pass --resume to "
-                             f"continue it or --overwrite to start again")
-        trainer = Trainer(_config(args), train, valid, args.out, progress=not args.no_progress)
+        data, config = DataConfig(**sources), TrainConfig(**settings)
+        train, valid = data.load()
+        trainer = Trainer(config, train, valid, args.out, progress=progress,
+                          overwrite=args.overwrite, data=data)
     print(f"{len(train):,} training pairs, vocabularies {len(trainer.src_tok):,} / "
           f"{len(trainer.tgt_tok):,}, {trainer.model.num_parameters():,} parameters")
-    try:
-        trainer.fit(max_steps=args.max_steps)
-    except KeyboardInterrupt:
-        return 130
+    trainer.fit(max_steps=args.max_steps)
     print(f"checkpoint: {args.out}")
-    return trainer
+
+
+def _resumed_data(stored, given, out):
+    """The run's own data settings, with the data flags given; the trainer then checks that
+    they name the same pairs (a moved file may be named anew, other data is refused)."""
+    if stored is None:  # a run started from Python, which names no data source
+        if not given:
+            raise CliError(f"the run in {out} does not record where its data came from; name "
+                           f"it with --train-file (and --valid-file) or the corpus flags")
+        return DataConfig(**given)
+    return dataclasses.replace(stored, **given)
 
 
 def cmd_translate(args):
-    from .train import load_trained, translate_ids
-    from .batching import make_batch
-    model, src_tok, tgt_tok, config = load_trained(args.checkpoint)
-    ids = src_tok.encode(args.sentence)
-    src = make_batch([(ids, [0])], src_tok.pad_id).src
-    tokens, attn = translate_ids(model, src, args.beam, config.max_len, tgt_tok.bos_id, tgt_tok.eos_id)
-    out_ids = [int(t) for t in tokens[0] if t != tgt_tok.pad_id]
+    from . import checkpoint as ckpt
+    from .train import model_from_checkpoint, translate_one
+    if not args.sentence.split():
+        raise CliError("translate: the sentence is empty; there is nothing to translate")
+    state = ckpt.load_checkpoint(args.checkpoint)
+    model = model_from_checkpoint(state, args.checkpoint)
+    src_tok, tgt_tok = _tokenizers(state)
+    max_len = state["config"].max_len
+    n = len(src_tok.encode(args.sentence))
+    if n > max_len:
+        print(f"note: the sentence has {n} tokens; this model reads the first {max_len}",
+              file=sys.stderr)
+    ids, out_ids, attn = translate_one(model, src_tok, tgt_tok, args.sentence, args.beam, max_len)
     print(tgt_tok.decode(out_ids))
     if args.attention:
+        from .plots import plot_cross_attention
         if attn is None:
             raise CliError("this architecture has no attention weights to plot")
-        _heatmap(attn, src_tok, tgt_tok, ids, out_ids, args.attention, args.sentence)
+        plot_cross_attention(attn, [src_tok.id_to_token(i) for i in ids],
+                             [tgt_tok.id_to_token(i) for i in out_ids], args.attention,
+                             args.sentence)
         print(f"attention heat map: {args.attention}")
 
 
-def _heatmap(attn, src_tok, tgt_tok, src_ids, out_ids, path, sentence):
-    """Average the last decoder layer's heads into one (T, S) map and plot it."""
-    from .plots import plot_attention
-    weights = attn[-1][0]
-    weights = weights.mean(0) if weights.ndim == 3 else weights
-    src_words = [src_tok.id_to_token(i) for i in src_ids]
-    tgt_words = [tgt_tok.id_to_token(i) for i in out_ids]
-    plot_attention(weights, src_words, tgt_words, path,
-                   title=f"Cross-attention (last decoder layer, mean of heads)\n{sentence}")
+def _tokenizers(state):
+    return state["src_tok"], state["tgt_tok"]
 
 
 def cmd_evaluate(args):
+    from . import checkpoint as ckpt
     from .metrics import wer
-    from .train import evaluate_bleu, load_trained
-    model, src_tok, tgt_tok, config = load_trained(args.checkpoint)
-    if args.test_file:
-        pairs, skipped = corpus_mod.read_tsv(args.test_file, skip_bad_lines=args.skip_bad_lines)
-    else:
-        pairs = corpus_mod.generate_corpus(args.n_train, args.n_valid, args.n_test, seed=args.data_seed).test
+    from .train import evaluate_bleu, model_from_checkpoint
+    state = ckpt.load_checkpoint(args.checkpoint)
+    model = model_from_checkpoint(state, args.checkpoint)
+    data = state["data"]
+    if data is None and not args.test_file:
+        raise CliError(f"the run in {args.checkpoint} does not record its data; name test "
+                       f"pairs with --test-file")
+    data = data or DataConfig()
+    data = dataclasses.replace(data, skip_bad_lines=bool(args.skip_bad_lines))
+    pairs = data.test_pairs(args.test_file, args.n_test)
     pairs = pairs[:args.limit] if args.limit else pairs
+    if not pairs:
+        raise CliError("evaluate: there are no test pairs")
     t0 = time.perf_counter()
-    bleu, hyps = evaluate_bleu(model, src_tok, tgt_tok, pairs, beam=args.beam, max_len=config.max_len)
+    bleu, hyps = evaluate_bleu(model, *_tokenizers(state), pairs, beam=args.beam,
+                               max_len=state["config"].max_len)
     took = time.perf_counter() - t0
     print(f"{len(pairs)} sentences, {'beam ' + str(args.beam) if args.beam > 1 else 'greedy'}: "
           f"BLEU {bleu:.2f}  WER {100 * wer(hyps, [t for _, t in pairs]):.2f}%  ({took:.1f} s)")
-    return bleu
+    return 0
 
 
 def cmd_demo(args):
     from .demo import run_demo
-    return run_demo(args)
+    settings = {**_given(args, TrainConfig), "time_limit": args.minutes * 60}
+    settings["epochs"] = max(settings.get("epochs", 0), 100)  # the time budget decides
+    data = DataConfig(**_given(args, DataConfig))
+    test = data.test_pairs(args.test_file, args.n_test)
+    run_demo(TrainConfig(**settings), data, test, args.out, beam=args.beam,
+             progress=not args.no_progress)
+    return 0
+
+
+def _beam_flag(p):
+    p.add_argument("--beam", type=bounded(int, 1, 64), default=1,
+                   help="beam size; 1 = greedy (default: %(default)s)")
+
+
+def _test_flags(p):
+    p.add_argument("--test-file", help="test pairs (TSV); default: built-in sentences that the "
+                                       "run never trained on")
+    p.add_argument("--n-test", type=bounded(int, 1, 1_000_000), default=1000,
+                   help="built-in corpus: test pairs (default: %(default)s)")
 
 
 def build_parser():
-    p = argparse.ArgumentParser(prog="minigrad-translate", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog="minigrad-translate", description=__doc__,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
     d = sub.add_parser("data", help="write the built-in corpus as TSV files")
     d.add_argument("--out", default="data", help="output directory (default: %(default)s)")
-    for name, default in (("n-train", 20000), ("n-valid", 1000), ("n-test", 1000), ("data-seed", 0)):
-        d.add_argument("--" + name, type=int, default=default, help=f"(default: {default})")
+    for name, default, lo in (("n-train", 20000, 1), ("n-valid", 1000, 0), ("n-test", 1000, 0),
+                              ("data-seed", 0, 0)):
+        d.add_argument("--" + name, type=bounded(int, lo, 10_000_000 if lo else None),
+                       default=default, help=f"(default: {default})")
     d.set_defaults(func=cmd_data)
 
     t = sub.add_parser("train", help="train a model and write checkpoints")
     t.add_argument("--out", default="runs/translator", help="checkpoint directory (default: %(default)s)")
-    t.add_argument("--resume", action="store_true", help="continue the run saved in --out")
+    t.add_argument("--resume", action="store_true",
+                   help=f"continue the run saved in --out (only {', '.join(map(_flag, RESUMABLE))} "
+                        f"may change)")
     t.add_argument("--overwrite", action="store_true", help="start again even if --out has a checkpoint")
-    t.add_argument("--max-steps", type=int, default=None, help="stop after this many steps in all")
-    _add_data_options(t)
-    _add_train_options(t)
+    t.add_argument("--max-steps", type=bounded(int, 1), default=None,
+                   help="stop after this many steps in all")
+    _add_settings(t.add_argument_group("data (the built-in corpus unless TSV files are given)"),
+                  DataConfig)
+    _add_settings(t.add_argument_group("model and training"), TrainConfig)
+    t.add_argument("--no-progress", action="store_true", help="no progress bar")
     t.set_defaults(func=cmd_train)
 
     tr = sub.add_parser("translate", help="translate one sentence with a trained model")
     tr.add_argument("sentence", help="the source sentence (words separated by spaces)")
     tr.add_argument("--checkpoint", default="runs/translator", help="checkpoint directory (default: %(default)s)")
-    tr.add_argument("--beam", type=int, default=1, help="beam size; 1 = greedy (default: %(default)s)")
+    _beam_flag(tr)
     tr.add_argument("--attention", metavar="PNG", help="save the cross-attention heat map here")
     tr.set_defaults(func=cmd_translate)
 
-    e = sub.add_parser("evaluate", help="BLEU and WER of a trained model on the test set")
+    e = sub.add_parser("evaluate", help="BLEU and WER of a trained model on test pairs")
     e.add_argument("--checkpoint", default="runs/translator", help="checkpoint directory (default: %(default)s)")
-    e.add_argument("--beam", type=int, default=1, help="beam size; 1 = greedy (default: %(default)s)")
-    e.add_argument("--limit", type=int, default=0, help="only the first N test pairs (0: all)")
-    _add_data_options(e)
+    _beam_flag(e)
+    e.add_argument("--limit", type=bounded(int, 0), default=0, help="only the first N test pairs (0: all)")
+    _test_flags(e)
+    e.add_argument("--skip-bad-lines", action="store_true", help="skip malformed TSV lines")
     e.set_defaults(func=cmd_evaluate)
 
     m = sub.add_parser("demo", help="train the default model on the built-in corpus, then "
                                     "report BLEU, examples and plots")
     m.add_argument("--out", default="runs/demo", help="output directory (default: %(default)s)")
-    m.add_argument("--minutes", type=float, default=3.5,
+    m.add_argument("--minutes", type=bounded(float, 0.01, 10_000), default=3.5,
                    help="training time budget in minutes (default: %(default)s)")
-    m.add_argument("--beam", type=int, default=4, help="beam size compared with greedy (default: %(default)s)")
-    _add_data_options(m)
-    _add_train_options(m)
+    m.add_argument("--beam", type=bounded(int, 1, 64), default=4,
+                   help="beam size compared with greedy (default: %(default)s)")
+    _add_settings(m.add_argument_group("data (the built-in corpus unless TSV files are given)"),
+                  DataConfig)
+    _test_flags(m)
+    _add_settings(m.add_argument_group("model and training"), TrainConfig, skip=("time_limit",))
+    m.add_argument("--no-progress", action="store_true", help="no progress bar")
     m.set_defaults(func=cmd_demo)
     return p
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         result = args.func(args)
-    except (CliError, corpus_mod.TsvError, FileNotFoundError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except Interrupted as e:  # the trainer has said where it stopped
+        return 128 + e.signum
     except KeyboardInterrupt:
         return 130
+    except ConfigError as e:
+        print(f"error: {_flag(e.name)} {e.problem}", file=sys.stderr)
+        return 2
+    except (CliError, ValueError, OSError, DirectoryBusy, FloatingPointError, MemoryError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return result if isinstance(result, int) else 0
 
 

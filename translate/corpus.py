@@ -497,8 +497,3 @@ def generate_corpus(n_train: int = 20000, n_valid: int = 1000, n_test: int = 100
                          f"of {min_len}..{max_len} tokens, {wanted} requested")
     items = list(pairs.items())         # already in random order
     return Corpus(items[:n_train], items[n_train:n_train + n_valid], items[n_train + n_valid:])
-
-
-# the TSV reading and writing lives in tsv.py; these names are part of this module's API
-from .tsv import (TsvError, atomic_write_text, read_corpus, read_tsv, write_corpus,  # noqa: E402,F401
-                  write_tsv)

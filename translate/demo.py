@@ -10,10 +10,9 @@ import time
 from pathlib import Path
 
 from . import corpus as corpus_mod
-from .batching import make_batch
 from .metrics import corpus_bleu, wer
-from .plots import plot_loss_curve
-from .train import Trainer, translate, translate_ids
+from .plots import plot_cross_attention, plot_loss_curve
+from .train import Trainer, translate, translate_one
 
 
 def _reordered_example(pairs):
@@ -28,18 +27,16 @@ def _reordered_example(pairs):
     return pairs[0][0]
 
 
-def run_demo(args):
-    from .translate import _config, _heatmap, _load_data
+def run_demo(config, data, test, out, beam=4, progress=True):
+    """Train `config` on `data` (a DataConfig) into `out`, then score it on `test` pairs."""
     t_start = time.perf_counter()
-    out = Path(args.out)
-    train, valid, test = _load_data(args)
-    config = _config(args)
-    config.time_limit = args.minutes * 60
-    config.epochs = max(config.epochs, 100)  # the time budget decides when to stop
-    trainer = Trainer(config, train, valid, out, progress=not args.no_progress)
+    out = Path(out)
+    train, valid = data.load()
+    trainer = Trainer(config, train, valid, out, progress=progress, data=data)
     print(f"minigrad translation demo: {len(train):,} training pairs, vocabularies "
           f"{len(trainer.src_tok):,} / {len(trainer.tgt_tok):,}, "
-          f"{trainer.model.num_parameters():,} parameters, {args.minutes:g} min of training")
+          f"{trainer.model.num_parameters():,} parameters, {config.time_limit / 60:g} min of "
+          f"training")
     src, tgt = train[0]
     print(f"example pair:\n  source: {src}\n  target: {tgt}\n")
     trainer.fit()
@@ -54,12 +51,13 @@ def run_demo(args):
     greedy = translate(model, src_tok, tgt_tok, [s for s, _ in test], beam=1, max_len=config.max_len)
     t_greedy = time.perf_counter() - t0
     t0 = time.perf_counter()
-    beam = translate(model, src_tok, tgt_tok, [s for s, _ in test], beam=args.beam, max_len=config.max_len)
+    beamed = translate(model, src_tok, tgt_tok, [s for s, _ in test], beam=beam,
+                       max_len=config.max_len)
     t_beam = time.perf_counter() - t0
-    bleu_g, bleu_b = corpus_bleu(greedy, refs), corpus_bleu(beam, refs)
+    bleu_g, bleu_b = corpus_bleu(greedy, refs), corpus_bleu(beamed, refs)
     print(f"test set ({len(test)} sentences):")
     print(f"  greedy      BLEU {bleu_g:6.2f}   WER {100 * wer(greedy, refs):5.2f}%   ({t_greedy:.1f} s)")
-    print(f"  beam {args.beam:<2}     BLEU {bleu_b:6.2f}   WER {100 * wer(beam, refs):5.2f}%   ({t_beam:.1f} s)")
+    print(f"  beam {beam:<2}     BLEU {bleu_b:6.2f}   WER {100 * wer(beamed, refs):5.2f}%   ({t_beam:.1f} s)")
     print("\nfive test sentences:")
     for (s, r), h in list(zip(test, greedy))[:5]:
         print(f"  source:      {s}\n  reference:   {r}\n  translation: {h}\n")
@@ -67,13 +65,12 @@ def run_demo(args):
     curve = plot_loss_curve(st["history"], st.get("valid", []), out / "loss_curve.png",
                             title="minigrad Transformer on the toy translation task")
     sentence = _reordered_example(test)
-    ids = src_tok.encode(sentence)
-    tokens, attn = translate_ids(model, make_batch([(ids, [0])], src_tok.pad_id).src, 1,
-                                 config.max_len, tgt_tok.bos_id, tgt_tok.eos_id)
-    out_ids = [int(t) for t in tokens[0] if t != tgt_tok.pad_id]
+    ids, out_ids, attn = translate_one(model, src_tok, tgt_tok, sentence, 1, config.max_len)
     heat = out / "attention.png"
-    _heatmap(attn, src_tok, tgt_tok, ids, out_ids, heat, sentence)
+    if attn is not None:
+        plot_cross_attention(attn, [src_tok.id_to_token(i) for i in ids],
+                             [tgt_tok.id_to_token(i) for i in out_ids], heat, sentence)
     print(f"heat map sentence: {sentence}\n  -> {tgt_tok.decode(out_ids)}")
-    print(f"saved {curve} and {heat}; checkpoint in {out}")
+    print(f"saved {curve}" + (f" and {heat}" if attn is not None else "") + f"; checkpoint in {out}")
     print(f"total time {time.perf_counter() - t_start:.0f} s")
     return {"bleu_greedy": bleu_g, "bleu_beam": bleu_b, "steps": st["step"]}

@@ -8,6 +8,7 @@ layer, depth 3 the attention and feed-forward blocks inside them; -1 draws every
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import numpy as np
@@ -16,6 +17,9 @@ import minigrad
 from minigrad.viz import draw_graph, render_graph
 
 from minigrad.models import Seq2SeqTransformer
+
+from .cmdline import CliError, Parser, bounded
+from .files import atomic_write_text
 
 
 def transformer_loss(vocab=2000, batch=2, length=6, d_model=128, nhead=4, layers=2, seed=0):
@@ -31,30 +35,33 @@ def transformer_loss(vocab=2000, batch=2, length=6, d_model=128, nhead=4, layers
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="minigrad-viz", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--max-depth", type=int, default=3,
+    p = Parser(prog="minigrad-viz", description=__doc__,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--max-depth", type=bounded(int, -1), default=3,
                    help="collapse modules deeper than this (-1: draw every op; default: %(default)s)")
     p.add_argument("--out", default="transformer_graph.svg",
                    help="output file; its suffix picks the format: svg, png or pdf (default: %(default)s)")
-    p.add_argument("--layers", type=int, default=2, help="encoder and decoder layers (default: %(default)s)")
+    p.add_argument("--layers", type=bounded(int, 1, 12), default=2,
+                   help="encoder and decoder layers (default: %(default)s)")
     p.add_argument("--rankdir", default="TB", choices=["LR", "TB"], help="layout direction (default: %(default)s)")
     p.add_argument("--dot-only", action="store_true", help="write the DOT text only (no Graphviz needed)")
-    args = p.parse_args(argv)
-    _, loss = transformer_loss(layers=args.layers)
-    depth = None if args.max_depth < 0 else args.max_depth
-    graph = draw_graph(loss, max_depth=depth, rankdir=args.rankdir)
-    if args.dot_only:
-        path = args.out if args.out.endswith(".dot") else args.out.rsplit(".", 1)[0] + ".dot"
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(graph.source)
-        print(f"wrote {path}")
-        return 0
     try:
-        print(f"wrote {render_graph(graph, args.out, format=args.out.rsplit('.', 1)[-1])}")
-    except RuntimeError as e:
+        args = p.parse_args(argv)
+        fmt = args.out.rsplit(".", 1)[-1].lower() if "." in os.path.basename(args.out) else ""
+        if not args.dot_only and fmt not in ("svg", "png", "pdf"):
+            raise CliError(f"minigrad-viz: --out {args.out!r} must end in .svg, .png or .pdf")
+        _, loss = transformer_loss(layers=args.layers)
+        depth = None if args.max_depth < 0 else args.max_depth
+        graph = draw_graph(loss, max_depth=depth, rankdir=args.rankdir)
+        if args.dot_only:
+            path = args.out if args.out.endswith(".dot") else os.path.splitext(args.out)[0] + ".dot"
+            atomic_write_text(path, graph.source)
+            print(f"wrote {path}")
+            return 0
+        print(f"wrote {render_graph(graph, args.out, format=fmt)}")
+    except (CliError, RuntimeError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
-        return 1
+        return 2
     return 0
 
 

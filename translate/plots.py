@@ -1,10 +1,11 @@
 """Figures of a training run: the loss curve and a cross-attention heat map."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
+
+from .files import atomic_write
 
 
 def _pyplot():
@@ -18,9 +19,8 @@ def _save(fig, path):
     """Render to a temporary file, then rename: a half-written PNG never replaces a good one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: fig.savefig(f, format=path.suffix.lstrip(".") or "png", dpi=120,
+                                             bbox_inches="tight"), binary=True)
     return path
 
 
@@ -61,3 +61,11 @@ def plot_attention(weights, src_tokens, tgt_tokens, path, title="Cross-attention
     path = _save(fig, path)
     plt.close(fig)
     return path
+
+
+def plot_cross_attention(attn, src_words, tgt_words, path, sentence):
+    """The last decoder layer's cross-attention, its heads averaged into one (T, S) map."""
+    weights = np.asarray(attn[-1][0])
+    weights = weights.mean(0) if weights.ndim == 3 else weights
+    return plot_attention(weights, src_words, tgt_words, path,
+                          title=f"Cross-attention (last decoder layer, mean of heads)\n{sentence}")

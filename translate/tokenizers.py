@@ -24,7 +24,7 @@ import heapq
 import json
 from collections import Counter, defaultdict
 
-from .corpus import atomic_write_text
+from .files import atomic_write_text
 
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
 SPECIALS = (PAD, BOS, EOS, UNK)
@@ -107,9 +107,13 @@ class _Tokenizer:
         return {"type": self.kind, "format_version": FORMAT_VERSION,
                 "tokens": self.tokens}
 
+    def to_json(self) -> str:
+        """The tokenizer as one line of JSON (what `save` writes)."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
     def save(self, path) -> None:
         """Write the tokenizer as JSON (atomically: temp file, then rename)."""
-        atomic_write_text(path, json.dumps(self.to_dict(), ensure_ascii=False) + "\n")
+        atomic_write_text(path, self.to_json() + "\n")
 
     @classmethod
     def load(cls, path):
@@ -300,20 +304,30 @@ def _read_tokenizer_json(path) -> dict:
     """Read and sanity-check a tokenizer JSON file."""
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            text = f.read()
     except FileNotFoundError:
         raise FileNotFoundError(f"tokenizer file not found: {path}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise TokenizerFileError(f"{path}: not a tokenizer file (invalid JSON: {e})") from None
+    except UnicodeDecodeError as e:
+        raise TokenizerFileError(f"{path}: not a tokenizer file (not UTF-8: {e})") from None
+    return _parse_tokenizer_json(text, path)
+
+
+def _parse_tokenizer_json(text: str, source) -> dict:
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        what = "nested too deeply" if isinstance(e, RecursionError) else e
+        raise TokenizerFileError(f"{source}: not a tokenizer file (invalid JSON: {what})") \
+            from None
     if not isinstance(data, dict) or data.get("type") not in _KINDS:
-        raise TokenizerFileError(f"{path}: not a tokenizer file (no 'type' field "
+        raise TokenizerFileError(f"{source}: not a tokenizer file (no 'type' field "
                                  f"with one of {sorted(_KINDS)})")
     if data.get("format_version") != FORMAT_VERSION:
-        raise TokenizerFileError(f"{path}: unsupported format_version "
+        raise TokenizerFileError(f"{source}: unsupported format_version "
                                  f"{data.get('format_version')!r}")
     if not (isinstance(data.get("tokens"), list)
             and all(isinstance(t, str) for t in data["tokens"])):
-        raise TokenizerFileError(f"{path}: corrupt tokenizer file: 'tokens' "
+        raise TokenizerFileError(f"{source}: corrupt tokenizer file: 'tokens' "
                                  f"must be a list of strings")
     return data
 
@@ -322,3 +336,10 @@ def load_tokenizer(path):
     """Load a WordTokenizer or BPETokenizer, whichever the file holds."""
     data = _read_tokenizer_json(path)
     return _KINDS[data["type"]]._from_file(data, path)
+
+
+def tokenizer_from_json(text: str, source="tokenizer JSON"):
+    """The tokenizer `save` would write as `text` (checkpoints keep it inside); errors name
+    `source`."""
+    data = _parse_tokenizer_json(text, source)
+    return _KINDS[data["type"]]._from_file(data, source)

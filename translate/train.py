@@ -8,49 +8,33 @@ gradients are clipped to a maximum norm.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 import minigrad
-from minigrad import nn, optim
+from minigrad import optim
 from minigrad.nn.utils import clip_grad_norm_
 from minigrad.optim.lr_scheduler import WarmupScheduler
 
 from . import checkpoint as ckpt
 from .batching import encode_pairs, iterate_batches, make_batch, num_batches
+from .config import RESUMABLE, ConfigError, TrainConfig
+from .data import fingerprint
+from .files import DirectoryLock
+from .interrupts import DeferredInterrupts, Interrupted
+from .memory import check_memory
 from .metrics import corpus_bleu
 from .tokenizers import BPETokenizer, WordTokenizer
 
+__all__ = ["TrainConfig", "Trainer", "build_model", "build_tokenizers", "evaluate_bleu",
+           "load_trained", "translate", "translate_ids", "validation_loss"]
 
-@dataclass
-class TrainConfig:
-    """Every setting of a run; stored in the checkpoint so a run can be resumed or reused."""
-    arch: str = "transformer"
-    d_model: int = 128
-    nhead: int = 4
-    num_encoder_layers: int = 2
-    num_decoder_layers: int = 2
-    dim_feedforward: int = 512
-    dropout: float = 0.1
-    max_len: int = 64
-    tokenizer: str = "word"
-    bpe_merges: int = 1000
-    min_freq: int = 1
-    epochs: int = 6
-    batch_size: int = 128
-    lr_factor: float = 1.0
-    warmup: int = 300
-    label_smoothing: float = 0.1
-    clip_norm: float = 1.0
-    seed: int = 0
-    checkpoint_every: int = 500
-    valid_bleu_sentences: int = 200
-    time_limit: float = 0.0  # seconds; 0 = no limit
+
+class RunExistsError(FileExistsError):
+    """A fresh run was asked not to replace the run already in its directory."""
 
 
 def build_tokenizers(config: TrainConfig, train_pairs):
@@ -101,16 +85,38 @@ def length_limit(src_len, max_len):
     return int(min(max_len, 2 * src_len + 5))
 
 
+def encode_sources(src_tok, sentences, max_len):
+    """Token ids of each source sentence, cut to `max_len` as in training; an empty sentence
+    is an error (a model given nothing to read would still write something)."""
+    ids = []
+    for i, sentence in enumerate(sentences):
+        x = src_tok.encode(sentence)
+        if not x:
+            raise ValueError(f"translate: sentence {i} ({sentence!r}) is empty: there is "
+                             f"nothing to translate")
+        ids.append(x[:max_len])
+    return ids
+
+
 def translate(model, src_tok, tgt_tok, sentences, beam=1, batch_size=100, max_len=64):
     """Translate a list of source sentences; returns the list of target sentences."""
     out = []
     for i in range(0, len(sentences), batch_size):
-        ids = [src_tok.encode(s) for s in sentences[i:i + batch_size]]
+        ids = encode_sources(src_tok, sentences[i:i + batch_size], max_len)
         src = make_batch([(x, [0]) for x in ids], src_tok.pad_id).src
         limit = length_limit(src.shape[1], max_len)
         tokens, _ = translate_ids(model, src, beam, limit, tgt_tok.bos_id, tgt_tok.eos_id)
         out.extend(tgt_tok.decode(row[:length_limit(len(x), max_len)]) for row, x in zip(tokens, ids))
     return out
+
+
+def translate_one(model, src_tok, tgt_tok, sentence, beam=1, max_len=64):
+    """(source ids, output ids, cross-attention or None) for one sentence."""
+    ids = encode_sources(src_tok, [sentence], max_len)[0]
+    src = make_batch([(ids, [0])], src_tok.pad_id).src
+    tokens, attn = translate_ids(model, src, beam, length_limit(len(ids), max_len),
+                                 tgt_tok.bos_id, tgt_tok.eos_id)
+    return ids, [int(t) for t in tokens[0] if t != tgt_tok.pad_id], attn
 
 
 def evaluate_bleu(model, src_tok, tgt_tok, pairs, beam=1, max_len=64):
@@ -134,22 +140,39 @@ def validation_loss(model, examples, batch_size, pad_id, label_smoothing=0.0):
 
 
 class Trainer:
-    """Runs training epochs with progress bars, metrics, checkpoints and Ctrl-C handling."""
+    """Runs training epochs with progress bars, metrics, checkpoints and Ctrl-C handling.
+
+    While `fit` runs, the trainer holds `out_dir`'s lock: no other process trains there. A new
+    Trainer starts a new run on its first `fit`, replacing the one in `out_dir` (or refusing,
+    with overwrite=False); `Trainer.resume` continues one. A signal (Ctrl-C, SIGTERM) stops it
+    at the end of the current step with a checkpoint, so that resuming gives the same numbers,
+    to the bit, as a run never stopped.
+    """
 
     def __init__(self, config: TrainConfig, train_pairs, valid_pairs, out_dir,
-                 tokenizers=None, log=print, progress=True):
+                 tokenizers=None, log=print, progress=True, overwrite=True, data=None):
+        if not isinstance(config, TrainConfig):
+            raise TypeError(f"Trainer: config must be a TrainConfig, got {type(config).__name__}")
+        if not train_pairs:
+            raise ValueError("Trainer: there are no training pairs")
         self.config, self.out_dir, self.log, self.progress = config, Path(out_dir), log, progress
+        self.overwrite, self.data = overwrite, data
         self.valid_pairs = valid_pairs
+        self.fingerprints = {"train": fingerprint(train_pairs), "valid": fingerprint(valid_pairs)}
         self.src_tok, self.tgt_tok = tokenizers or build_tokenizers(config, train_pairs)
         self.pad_id = self.tgt_tok.pad_id
         self.train_ex = self._encode(train_pairs)
         self.valid_ex = self._encode(valid_pairs)
+        check_memory(config, self.train_ex, len(self.src_tok), len(self.tgt_tok))
+        minigrad.tune_malloc()  # a training loop's allocator setting, before its big arrays
         self.model = build_model(config, len(self.src_tok), len(self.tgt_tok))
         self.optimizer = optim.Adam(self.model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
         self.scheduler = WarmupScheduler(self.optimizer, config.d_model, config.warmup,
                                          config.lr_factor)
         self.state = {"step": 0, "epoch": 0, "batch": 0, "history": []}
-        self.metrics_path = self.out_dir / "metrics.jsonl"
+        self.metrics_path = self.out_dir / ckpt.METRICS
+        self._stamp = None  # the checkpoint on disk that self.state continues (None: a new run)
+        self._saved_step = None
 
     def _encode(self, pairs):
         ex = encode_pairs(pairs, self.src_tok, self.tgt_tok)
@@ -157,25 +180,79 @@ class Trainer:
         return [(s[:limit], t[:limit + 2]) for s, t in ex]
 
     @classmethod
-    def resume(cls, out_dir, train_pairs, valid_pairs, log=print, progress=True, **overrides):
-        """Continue the run saved in `out_dir` exactly where its checkpoint left it."""
-        state = ckpt.load_checkpoint(out_dir)
-        config = TrainConfig(**{**state["config"], **overrides})
+    def resume(cls, out_dir, train_pairs, valid_pairs, log=print, progress=True, **changes):
+        """Continue the run saved in `out_dir` exactly where its checkpoint left it. `changes`
+        may set the settings in RESUMABLE (epochs, time_limit, ...); others must not differ."""
+        return cls.from_checkpoint(ckpt.load_checkpoint(out_dir), out_dir, train_pairs,
+                                   valid_pairs, log=log, progress=progress, **changes)
+
+    @classmethod
+    def from_checkpoint(cls, state, out_dir, train_pairs, valid_pairs, log=print,
+                        progress=True, data=None, **changes):
+        """`resume` for a checkpoint already read with `checkpoint.load_checkpoint`; `data`
+        says where the pairs now come from (by default, where the run's came from)."""
+        old = state["config"]
+        unknown = [k for k in changes if not hasattr(old, k)]
+        if unknown:
+            raise ConfigError("resume", unknown[0], "is not a setting")
+        fixed = [k for k, v in changes.items() if k not in RESUMABLE and getattr(old, k) != v]
+        if fixed:
+            raise ConfigError("resume", fixed[0], f"is {getattr(old, fixed[0])!r} in the run in "
+                                                  f"{out_dir}, not {changes[fixed[0]]!r}: only "
+                                                  f"{', '.join(RESUMABLE)} may change")
+        source = state["data"].describe() if state["data"] else "pairs given from Python"
+        for split, pairs in (("training", train_pairs), ("validation", valid_pairs)):
+            saved = state["fingerprints"].get(split[:5])
+            if saved is not None and saved != fingerprint(pairs):
+                raise ValueError(f"resume: these {len(pairs):,} {split} pairs are not the ones "
+                                 f"the run in {out_dir} trained on ({source}); resume with the "
+                                 f"same data")
+        config = dataclasses.replace(old, **changes)
         self = cls(config, train_pairs, valid_pairs, out_dir,
-                   tokenizers=(state["src_tok"], state["tgt_tok"]), log=log, progress=progress)
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
+                   tokenizers=(state["src_tok"], state["tgt_tok"]), log=log, progress=progress,
+                   data=data or state["data"])
+        try:
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.scheduler.load_state_dict(state["scheduler"])
+        except (RuntimeError, ValueError, KeyError, TypeError) as e:
+            raise ckpt.CheckpointError(f"{out_dir}: the checkpoint's weights do not fit the model "
+                                       f"that its settings and tokenizers describe: {e}") from None
         self.state = dict(state["progress"])
-        self.state["history"] = list(self.state.get("history", []))
+        self._stamp, self._saved_step = state["stamp"], self.state["step"]
         ckpt.restore_rng(state)
-        ckpt.truncate_metrics(self.metrics_path, self.state["step"])
         return self
 
     def save(self):
-        return ckpt.save_checkpoint(self.out_dir, self.model, self.optimizer, self.scheduler,
-                                    dataclasses.asdict(self.config), self.state,
-                                    self.src_tok, self.tgt_tok)
+        """Write a checkpoint of the current state (at a step boundary) to `out_dir`."""
+        with DirectoryLock(self.out_dir):
+            self._check_unchanged()
+            self._stamp = ckpt.save_checkpoint(
+                self.out_dir, self.model, self.optimizer, self.scheduler, self.config,
+                self.state, self.src_tok, self.tgt_tok, self.data, self.fingerprints)
+        self._saved_step = self.state["step"]
+        return self.out_dir / ckpt.CHECKPOINT
+
+    def _check_unchanged(self):
+        """The checkpoint in out_dir must still be the one this trainer read or wrote last."""
+        if self._stamp is not None and ckpt.stamp(self.out_dir) != self._stamp:
+            raise ckpt.CheckpointError(
+                f"{self.out_dir}: another run saved a checkpoint there since this trainer read "
+                f"or wrote its own; not overwriting it (resume again to continue)")
+
+    def _claim(self):
+        """Make `out_dir` this run's: a new run replaces what is there (or refuses, without
+        overwrite) and starts with a checkpoint of step 0 and no metrics; a continuing run
+        drops the metrics logged after its checkpoint."""
+        if self._stamp is None:
+            if ckpt.stamp(self.out_dir) is not None and not self.overwrite:
+                raise RunExistsError(f"{self.out_dir} already holds a checkpoint; resume it "
+                                     f"(--resume) or start again (--overwrite)")
+            self.metrics_path.unlink(missing_ok=True)
+            self.save()
+        else:
+            self._check_unchanged()
+            ckpt.truncate_metrics(self.metrics_path, self.state["step"], self.log)
 
     def train_step(self, batch):
         """One optimisation step; returns the (label-smoothed) loss."""
@@ -190,23 +267,30 @@ class Trainer:
 
     def fit(self, max_steps=None):
         """Train until `config.epochs` (or `max_steps`, or the time limit); returns the state."""
-        cfg, self.out_dir = self.config, self.out_dir
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.model.train()
-        start = time.perf_counter()
-        try:
-            while self.state["epoch"] < cfg.epochs:
-                if self._run_epoch(start, max_steps):
-                    break
-        except KeyboardInterrupt:
+        cfg = self.config
+        with DirectoryLock(self.out_dir), DeferredInterrupts() as interrupts:
+            self._claim()
+            self.model.train()
+            start = time.perf_counter()
+            try:
+                while self.state["epoch"] < cfg.epochs:
+                    interrupts.check()
+                    if self._run_epoch(start, max_steps, interrupts):
+                        break
+                interrupts.check()
+            except Interrupted as e:
+                if e.forced:  # mid-step: the state is not one to save
+                    self.log(f"\nstopped at once: {self.out_dir} keeps its checkpoint of step "
+                             f"{self._saved_step}")
+                    raise
+                self.save()
+                self.log(f"\ninterrupted at step {self.state['step']}: checkpoint written to "
+                         f"{self.out_dir}; continue with --resume")
+                raise
             self.save()
-            self.log(f"\ninterrupted at step {self.state['step']}: checkpoint written to "
-                     f"{self.out_dir}; continue with --resume")
-            raise
-        self.save()
         return self.state
 
-    def _run_epoch(self, start, max_steps):
+    def _run_epoch(self, start, max_steps, interrupts):
         """Train the rest of the current epoch; True when a step or time limit stopped it."""
         from tqdm import tqdm
         cfg, st = self.config, self.state
@@ -216,15 +300,21 @@ class Trainer:
         tokens, t0 = 0, time.perf_counter()
         for i, batch in iterate_batches(self.train_ex, cfg.batch_size, self.pad_id, cfg.seed,
                                         st["epoch"], start=st["batch"]):
+            interrupts.check()  # a step boundary: the state is whole
             lr = self.optimizer.param_groups[0]["lr"]
             loss = self.train_step(batch)
             if not math.isfinite(loss):
-                raise FloatingPointError(f"train: loss became {loss} at step {st['step'] + 1}")
+                bar.close()
+                raise FloatingPointError(
+                    f"train: the loss became {loss} at step {st['step'] + 1}; {self.out_dir} "
+                    f"keeps the last good checkpoint (step {self._saved_step}). Try a lower "
+                    f"--lr-factor (now {cfg.lr_factor:g}) or a --clip-norm (now "
+                    f"{cfg.clip_norm:g}), starting again with --overwrite")
             st["step"] += 1
             st["batch"] = i + 1
             tokens += batch.n_tokens
             speed = tokens / max(time.perf_counter() - t0, 1e-9)
-            st["history"].append([st["step"], round(loss, 5)])
+            st["history"].append([st["step"], loss])  # exact: resumed runs compare to the bit
             bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{speed:,.0f}", lr=f"{lr:.2e}")
             bar.update(1)
             if st["step"] % 50 == 0:
@@ -258,15 +348,19 @@ class Trainer:
                  f"valid loss {vloss:.3f}  valid BLEU {bleu:5.1f}  {speed:,.0f} tok/s")
 
 
+def model_from_checkpoint(state, directory):
+    """The trained model of a checkpoint read by `checkpoint.load_checkpoint`, in eval mode."""
+    model = build_model(state["config"], len(state["src_tok"]), len(state["tgt_tok"]))
+    try:
+        model.load_state_dict(state["model"])
+    except RuntimeError as e:
+        raise ckpt.CheckpointError(f"{directory}: the checkpoint's weights do not fit the model "
+                                   f"that its settings and tokenizers describe: {e}") from None
+    return model.eval()
+
+
 def load_trained(directory):
     """(model, src_tok, tgt_tok, config) from a checkpoint directory, in eval mode."""
     state = ckpt.load_checkpoint(directory)
-    config = TrainConfig(**state["config"])
-    model = build_model(config, len(state["src_tok"]), len(state["tgt_tok"]))
-    model.load_state_dict(state["model"])
-    model.eval()
-    return model, state["src_tok"], state["tgt_tok"], config
-
-
-def config_from_json(text: str) -> TrainConfig:
-    return TrainConfig(**json.loads(text))
+    return (model_from_checkpoint(state, directory), state["src_tok"], state["tgt_tok"],
+            state["config"])

@@ -1,13 +1,24 @@
 """Parallel corpora as TSV files: one `source<TAB>target` pair a line, UTF-8.
 
 Reading checks every line and names the file and line number of a bad one (no tab, more
-than one tab, an empty side, bytes that are not UTF-8); writing is atomic (a temporary file
-renamed into place), so an interrupted write never leaves half a file.
+than one tab, an empty side, bytes that are not UTF-8, control characters such as NUL, and
+carriage returns that are not part of a CRLF ending: a file with CR-only line endings would
+otherwise read as one long line). A byte order mark is dropped wherever it appears, since
+concatenated files carry one at each seam and it would make "word" and "\ufeffword" two words.
+Writing is atomic (a temporary file renamed into place), so an interrupted write never
+leaves half a file.
 """
 from __future__ import annotations
 
 import os
-import tempfile
+import re
+
+from .corpus import Corpus
+from .files import atomic_write_text
+
+BOM = "\ufeff"
+# C0 and C1 control characters other than the tab: invisible, and no word contains them
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 
 # --------------------------------------------------------------- TSV files --
@@ -19,37 +30,27 @@ class TsvError(ValueError):
         self.path, self.line_no, self.problem = path, line_no, problem
 
 
-def atomic_write_text(path, text: str) -> None:
-    """Write UTF-8 `text` to a temporary file, then os.replace it: all or nothing."""
-    path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
-                               prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())        # the data is on disk before the rename
-        os.chmod(tmp, 0o644)            # mkstemp makes private (0600) files
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):         # never leave half-written files behind
-            os.unlink(tmp)
-        raise
-
-
 def _tsv_problem(raw: bytes) -> tuple[list[str], str | None]:
-    """Split one line into its two sides, or say what is wrong with it."""
+    """Split one line (without its line ending) into its two sides, or say what is wrong."""
     try:
-        parts = raw.decode("utf-8").split("\t")
+        text = raw.decode("utf-8").replace(BOM, "")
     except UnicodeDecodeError as e:
         return [], f"invalid UTF-8 (byte {e.start + 1} of the line)"
-    if not raw.strip():
+    if "\r" in text:
+        return [], (f"a carriage return (CR) at column {text.index(chr(13)) + 1}: the file "
+                    f"seems to use CR-only line endings; convert them to LF or CRLF")
+    bad = _CONTROL.search(text)
+    if bad:
+        return [], (f"control character U+{ord(bad.group()):04X} at column {bad.start() + 1} "
+                    f"(a binary file?)")
+    parts = text.split("\t")
+    if not text.strip():
         return parts, "empty line"
     if len(parts) != 2:
         return parts, ("no tab between source and target" if len(parts) == 1
                        else f"{len(parts) - 1} tabs, expected exactly one")
-    for side, text in zip(("source", "target"), parts):
-        if not text.strip():
+    for side, part in zip(("source", "target"), parts):
+        if not part.strip():
             return parts, f"empty {side} side"
     return parts, None
 
@@ -64,6 +65,8 @@ def write_tsv(pairs, path) -> None:
         problem = _tsv_problem(line.encode("utf-8"))[1]     # what read_tsv rejects
         if not ok or "\n" in line or "\r" in line:
             problem = "not a (source, target) pair of one-line strings"
+        elif BOM in line:                                    # read_tsv would drop it
+            problem = "a byte order mark (U+FEFF) inside the text"
         if problem:
             raise ValueError(f"write_tsv: pair {i} {pair!r}: {problem}")
         lines.append(line + "\n")
@@ -101,6 +104,5 @@ def write_corpus(corpus: Corpus, directory) -> dict[str, str]:
 
 def read_corpus(directory, skip_bad_lines: bool = False) -> Corpus:
     """Read the three files written by `write_corpus` back into a Corpus."""
-    from .corpus import Corpus  # corpus.py imports this module, so import it late
     return Corpus(*(read_tsv(os.path.join(os.fspath(directory), f"{split}.tsv"),
                              skip_bad_lines)[0] for split in ("train", "valid", "test")))

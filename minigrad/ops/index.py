@@ -63,6 +63,21 @@ class GetItem(Function):
         return grad
 
 
+def _int_index(index, op):
+    """`index` as an integer array; floats would be truncated silently, so they are refused."""
+    index = np.asarray(index)
+    if index.dtype == np.bool_ or not np.issubdtype(index.dtype, np.integer):
+        raise TypeError(f"{op}: index must hold integers, got dtype {index.dtype}")
+    return index
+
+
+def _check_range(index, size, message):
+    """Every index in [0, size): unlike Python indexing, PyTorch's gather and index_select
+    do not count from the end, so -1 is an error rather than the last element."""
+    if index.size and (index.max() >= size or index.min() < 0):
+        raise IndexError(message.format(index.max() if index.max() >= size else index.min()))
+
+
 def _along(index, dim, ndim):
     """Index arrays that address `index` along `dim` and every other dim in order."""
     grids = list(np.indices(index.shape, sparse=True))
@@ -76,12 +91,16 @@ class Gather(Function):
     @staticmethod
     def forward(ctx, a, dim=0, index=None):
         d = normalize_dim(dim, a.ndim, "gather")
-        index = np.asarray(index)
+        index = _int_index(index, "gather")
         if index.ndim != a.ndim:
             raise ValueError(f"gather: index has {index.ndim} dims but the input of shape "
                              f"{a.shape} has {a.ndim}")
-        if index.size and (index.max() >= a.shape[d] or index.min() < -a.shape[d]):
-            raise IndexError(f"gather: index out of range for dim {d} of size {a.shape[d]}")
+        too_big = [i for i in range(a.ndim) if i != d and index.shape[i] > a.shape[i]]
+        if too_big:
+            raise ValueError(f"gather: index of shape {index.shape} is larger than the input "
+                             f"of shape {a.shape} at dim {too_big[0]}")
+        _check_range(index, a.shape[d], f"gather: index out of range for dim {d} of size "
+                                        f"{a.shape[d]} (got {{}})")
         ctx.shape, ctx.dim, ctx.index = a.shape, d, index
         return a[_along(index, d, a.ndim)]
 
@@ -98,13 +117,11 @@ class IndexSelect(Function):
     @staticmethod
     def forward(ctx, a, dim=0, index=None):
         d = normalize_dim(dim, a.ndim, "index_select")
-        index = np.asarray(index)
+        index = _int_index(index, "index_select")
         if index.ndim > 1:
             raise ValueError(f"index_select: index must be 1-D, got shape {index.shape}")
-        if index.size and (index.max() >= a.shape[d] or index.min() < -a.shape[d]):
-            bad = index.max() if index.max() >= a.shape[d] else index.min()
-            raise IndexError(f"index_select: index {bad} is out of range for dim {d} of "
-                             f"size {a.shape[d]}")
+        _check_range(index, a.shape[d], f"index_select: index {{}} is out of range for dim {d} "
+                                        f"of size {a.shape[d]}")
         ctx.shape, ctx.dim, ctx.index = a.shape, d, index
         return np.take(a, index, axis=d)
 

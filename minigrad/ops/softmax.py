@@ -13,6 +13,11 @@ from ._util import normalize_dim
 
 def _to_last(a, dim, op):
     d = normalize_dim(dim, a.ndim, op)
+    if a.ndim and a.shape[d] == 0:
+        # no entries to normalise over (attention with zero keys, say): NumPy's own message
+        # ("zero-size array to reduction operation maximum") would not say which op failed
+        raise ValueError(f"{op}: dim {dim} of the input of shape {a.shape} has size 0, so "
+                         f"there is nothing to normalise over")
     return d, (a if d == a.ndim - 1 or a.ndim == 0 else np.moveaxis(a, d, -1))
 
 

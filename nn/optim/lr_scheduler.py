@@ -25,6 +25,10 @@ schedulers on one optimizer overwrite rather than compose each other.
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 
 class LRScheduler:
     """Base class: subclasses define `get_lr()` from `self.last_epoch` and `self.base_lrs`."""
@@ -65,11 +69,43 @@ class LRScheduler:
                 if k not in ("optimizer", "lr_lambdas") and not callable(v)}
 
     def load_state_dict(self, state_dict):
-        """Resume the schedule (the optimizer's own lr is restored by its load_state_dict)."""
+        """Resume the schedule (the optimizer's own lr is restored by its load_state_dict).
+
+        All or nothing: the keys must be this scheduler's and each value of the same kind
+        (a whole number for `last_epoch`, a list as long for `base_lrs`), or nothing changes.
+        """
+        name = type(self).__name__
+        own = self.state_dict()
+        if not isinstance(state_dict, dict):
+            raise ValueError(f"{name}.load_state_dict: expected a dict, got "
+                             f"{type(state_dict).__name__}")
+        problems = [f"unknown key {k!r}" for k in state_dict if k not in own]
+        problems += [f"missing key {k!r}" for k in own if k not in state_dict]
+        problems += [f"{k!r} should be like {own[k]!r}, got {state_dict[k]!r}"
+                     for k in own if k in state_dict and not _same_kind(own[k], state_dict[k])]
+        epoch = state_dict.get("last_epoch", -1)
+        if not (isinstance(epoch, (int, np.integer)) and not isinstance(epoch, bool)
+                and epoch >= -1):
+            problems.append(f"'last_epoch' must be a whole number >= -1, got {epoch!r}")
+        if problems:
+            raise ValueError(f"{name}.load_state_dict (nothing was loaded): "
+                             + "; ".join(problems))
         self.__dict__.update(state_dict)
 
     def __repr__(self):
         return f"{type(self).__name__}(last_epoch={self.last_epoch}, lr={self._last_lr})"
+
+
+def _same_kind(mine, theirs):
+    """Whether a loaded value can stand in for this scheduler's own value."""
+    def number(x):
+        return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+    if number(mine):
+        return number(theirs) and math.isfinite(theirs)
+    if isinstance(mine, (list, tuple)):
+        return (isinstance(theirs, (list, tuple)) and len(theirs) == len(mine)
+                and all(_same_kind(a, b) for a, b in zip(mine, theirs)))
+    return type(theirs) is type(mine)
 
 
 class LambdaLR(LRScheduler):

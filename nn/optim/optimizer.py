@@ -153,28 +153,44 @@ class Optimizer:
         return {"state": dict(sorted(state.items())), "param_groups": groups}
 
     def load_state_dict(self, state_dict):
-        """Restore hyper-parameters and state saved by `state_dict` (possibly via minigrad.load)."""
+        """Restore hyper-parameters and state saved by `state_dict` (possibly via minigrad.load),
+        all or nothing: everything is checked and converted before anything is replaced."""
         name = type(self).__name__
+        if not (isinstance(state_dict, dict) and isinstance(state_dict.get("state"), dict)
+                and isinstance(state_dict.get("param_groups"), (list, tuple))):
+            raise ValueError(f"{name}.load_state_dict: expected a dict with 'state' (a dict) and "
+                             f"'param_groups' (a list), as state_dict() returns")
         saved = state_dict["param_groups"]
         if len(saved) != len(self.param_groups):
             raise ValueError(f"{name}.load_state_dict: the checkpoint has {len(saved)} parameter "
                              f"groups, this optimizer has {len(self.param_groups)}")
         for i, (s, g) in enumerate(zip(saved, self.param_groups)):
+            if not isinstance(s, dict) or not isinstance(s.get("params"), (list, tuple)):
+                raise ValueError(f"{name}.load_state_dict: group {i} is not a dict with a "
+                                 f"'params' list")
             if len(s["params"]) != len(g["params"]):
                 raise ValueError(f"{name}.load_state_dict: group {i} has {len(s['params'])} "
                                  f"parameters in the checkpoint but {len(g['params'])} here")
         params = {}
         for s, g in zip(saved, self.param_groups):
             params.update(zip(s["params"], g["params"]))
-        self.state = defaultdict(dict)
+        state = defaultdict(dict)
         for key, values in state_dict["state"].items():
-            p = params.get(int(key))
-            if p is None:
-                raise KeyError(f"{name}.load_state_dict: state for parameter {key}, which no "
-                               f"parameter group lists")
-            self.state[p] = {k: _cast(v, p, k, name) for k, v in values.items()}
-        for s, g in zip(saved, self.param_groups):
-            g.update({k: v for k, v in s.items() if k != "params"})
+            try:
+                p = params.get(int(key))
+            except (TypeError, ValueError):
+                p = None
+            if p is None or not isinstance(values, dict):
+                raise KeyError(f"{name}.load_state_dict: state for parameter {key!r}, which no "
+                               f"parameter group lists (or which is not a dict)")
+            state[p] = {k: _cast(v, p, k, name) for k, v in values.items()}
+        groups = [{**g, **{k: v for k, v in s.items() if k != "params"}}
+                  for s, g in zip(saved, self.param_groups)]
+        for g in groups:
+            self._check_group(g)
+        self.state = state  # nothing above changed this optimizer; now everything changes
+        for g, new in zip(self.param_groups, groups):
+            g.update(new)
 
     def __repr__(self):
         lines = [f"{type(self).__name__} ("]
@@ -190,13 +206,24 @@ def _copy(v):
 
 def _cast(v, p, key, name):
     """A loaded state value as this optimizer keeps it: arrays like p (dtype, shape), steps int."""
+    where = f"{name}.load_state_dict: state '{key}'"
     if key == "step":
-        return int(np.asarray(getattr(v, "data", v)))
+        step = v._array if isinstance(v, Tensor) else np.asarray(v)
+        if (step.shape != () or step.dtype.kind not in "iuf" or not np.isfinite(step)
+                or step != np.floor(step) or step < 0):
+            raise ValueError(f"{where} must be a non-negative whole number, got {v!r}")
+        return int(step)
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
     arr = np.asarray(v._array if isinstance(v, Tensor) else v)
     if arr.shape != p._array.shape:
-        raise ValueError(f"{name}.load_state_dict: state '{key}' has shape {arr.shape} but its "
-                         f"parameter has shape {p._array.shape}")
-    dtype = p._array.dtype if np.issubdtype(arr.dtype, np.floating) else arr.dtype
-    return Tensor._wrap(np.array(arr, dtype=dtype, order="C", copy=True))
+        raise ValueError(f"{where} has shape {arr.shape} but its parameter has shape "
+                         f"{p._array.shape}")
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{where} has dtype {arr.dtype}, not a real number type")
+    dtype = p._array.dtype if arr.dtype.kind == "f" else arr.dtype
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.array(arr, dtype=dtype, order="C", copy=True)
+    if not np.array_equal(np.isfinite(out), np.isfinite(arr)):
+        raise ValueError(f"{where}: {arr.dtype} values overflow {dtype}")
+    return Tensor._wrap(out)
