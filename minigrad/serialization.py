@@ -196,6 +196,8 @@ def load(path, map_location=None):
                              f"it was not written by minigrad.save (arrays: {names})")
         try:
             meta = json.loads(str(data[_META][()]))
+            if not isinstance(meta, dict):
+                raise ValueError(f"metadata is a JSON {type(meta).__name__}, not an object")
             if meta.get("format") != FORMAT:
                 raise ValueError(f"unexpected format {meta.get('format')!r}")
             if meta.get("version", 0) > VERSION:
@@ -203,7 +205,8 @@ def load(path, map_location=None):
                                  f"minigrad reads ({VERSION})")
             arrays = LazyArrays(data)
             return _decode(meta["root"], arrays)
-        except (OSError, ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile) as e:
+        except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError,
+                RecursionError, zipfile.BadZipFile) as e:  # crafted metadata included
             raise ValueError(f"load: '{path}' is truncated or corrupt "
                              f"({type(e).__name__}: {e})") from e
 

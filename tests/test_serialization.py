@@ -228,3 +228,14 @@ trees = st.recursive(scalars | arrays | arrays.map(mg.Tensor),
 def test_property_round_trip(tmp_path_factory, obj):
     path = tmp_path_factory.mktemp("prop") / "p.npz"
     same(obj, round_trip(obj, path))
+
+
+@pytest.mark.parametrize("meta", ["[1, 2, 3]", "[" * 5000 + "]" * 5000, '"text"'])
+def test_crafted_metadata_is_a_clear_error(tmp_path, meta):
+    """Metadata that is not a JSON object, or nested past the parser's depth, is refused with
+    load's own message, not an AttributeError or RecursionError from deep inside."""
+    from minigrad.serialization import _META
+    path = tmp_path / "crafted.npz"
+    np.savez(path, **{_META: np.array(meta)})
+    with pytest.raises(ValueError, match="load: .* is truncated or corrupt"):
+        mg.load(path)

@@ -9,8 +9,8 @@ from .files import atomic_write
 
 
 def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")  # files only: works without a display
+    """pyplot for drawing into files. The backend is left as it is (a notebook's inline backend
+    must survive a call here); without a display, matplotlib already picks a file-only one."""
     import matplotlib.pyplot as plt
     return plt
 

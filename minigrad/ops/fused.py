@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
-from ..kernels import layernorm
 from ..autograd import Function
 from .matmul import mm
 
@@ -59,9 +58,7 @@ class LayerNorm(Function):
     def forward(ctx, x, weight=None, bias=None, ndims=1, eps=1e-5):
         d = int(np.prod(x.shape[x.ndim - ndims:]))
         flat = lambda t: None if t is None else t.reshape(-1)  # noqa: E731
-        fast = kernels.get_backend() == "numba" and x.size >= kernels.PARALLEL_MIN_WORK
-        fwd = layernorm.layer_norm_numba if fast else layernorm.layer_norm_reference
-        y, xhat, rstd = fwd(x.reshape(-1, d), flat(weight), flat(bias), eps)
+        y, xhat, rstd = kernels.layer_norm(x.reshape(-1, d), flat(weight), flat(bias), eps)
         ctx.save_for_backward(xhat, rstd, weight)
         ctx.shapes = (x.shape, None if weight is None else weight.shape)
         return y.reshape(x.shape)
@@ -70,10 +67,8 @@ class LayerNorm(Function):
     def backward(ctx, g):
         xhat, rstd, weight = ctx.saved
         x_shape, w_shape = ctx.shapes
-        fast = kernels.get_backend() == "numba" and xhat.size >= kernels.PARALLEL_MIN_WORK
-        bwd = layernorm.layer_norm_backward_numba if fast else layernorm.layer_norm_backward_reference
-        dx, dw, db = bwd(g.reshape(xhat.shape), xhat, rstd,
-                         None if weight is None else weight.reshape(-1))
+        dx, dw, db = kernels.layer_norm_backward(g.reshape(xhat.shape), xhat, rstd,
+                                                 None if weight is None else weight.reshape(-1))
         need = ctx.needs_input_grad
         gw = dw.reshape(w_shape) if len(need) > 1 and need[1] else None
         gb = db.reshape(w_shape) if len(need) > 2 and need[2] else None
