@@ -8,6 +8,14 @@ from .random import next_seed
 from .tensor import Tensor, _as_dtype, _binary, _data
 
 
+def _as_tensor(x, like=None):
+    """`x` as a Tensor; a Python number next to a tensor `like` takes that tensor's dtype."""
+    if isinstance(x, Tensor):
+        return x
+    dtype = like.dtype if like is not None and isinstance(x, (int, float)) else None
+    return Tensor._wrap(np.asarray(x, dtype=dtype))
+
+
 def _promoted_all(tensors, op):
     """The operands in their common dtype (PyTorch's promotion), each one standing for itself
     in the graph."""

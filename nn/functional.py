@@ -131,7 +131,11 @@ def _broadcasts_to(shape, target_shape):
         return False
 
 
-def _reduce(loss, reduction):
+def _reduce(loss, reduction, op=None):
+    """The loss per element, summed or averaged; with `op`, an unknown reduction is an error
+    naming it (the losses that check their reduction up front pass no op)."""
+    if op is not None:
+        _check_reduction(reduction, op)
     return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
 
 
@@ -317,11 +321,6 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Cosine of the angle between x1 and x2 along dim; each norm is floored at eps first."""
     return (normalize(x1, 2.0, dim, eps) * normalize(x2, 2.0, dim, eps)).sum(dim)
-
-
-def _reduce(loss, reduction, op):
-    _check_reduction(reduction, op)
-    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
 
 
 def _same_shape(input, target, op):

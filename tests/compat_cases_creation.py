@@ -234,9 +234,11 @@ def _(lib):
 @add
 @case("Tensor.requires_grad", "Tensor.requires_grad_", "Tensor.is_leaf", "Tensor.grad",
       "Tensor.grad_fn", "Tensor.detach", "Tensor.backward", "Tensor.retain_grad",
-      "Tensor.register_hook", "Tensor.data", "Tensor.clone", inputs=(f32(3),))
+      "Tensor.register_hook", "Tensor.data", "Tensor.clone", "Tensor.retains_grad",
+      inputs=(f32(3),))
 def _(lib, x):
     y = x * 2
+    before = y.retains_grad
     y.retain_grad()
     seen = []
     y.register_hook(lambda g: seen.append(tuple(g.shape)))
@@ -245,7 +247,8 @@ def _(lib, x):
     w = lib.ones(3).requires_grad_()
     return (x.is_leaf, y.is_leaf, y.requires_grad, y.grad, x.grad.clone(), x.grad_fn is None,
             y.grad_fn is not None, y.detach().requires_grad, x.data.requires_grad,
-            x.data.clone(), seen, w.requires_grad, x.clone().requires_grad)
+            x.data.clone(), seen, w.requires_grad, x.clone().requires_grad, before,
+            y.retains_grad, x.retains_grad)
 
 
 @add
@@ -260,3 +263,15 @@ def _(lib, x):
 @case("minigrad.is_tensor", "minigrad.Tensor")
 def _(lib):
     return lib.is_tensor(lib.zeros(1)), lib.is_tensor([1.0]), isinstance(lib.ones(2), lib.Tensor)
+
+
+@add
+@case("minigrad.result_type", "minigrad.promote_types", "minigrad.get_default_dtype")
+def _(lib):
+    f32t, i64t = lib.ones(2), lib.ones(2, dtype=lib.long)
+    as_tensor = lambda dtype: lib.zeros(1, dtype=dtype)  # noqa: E731 -- the runner compares dtypes
+    return (as_tensor(lib.result_type(f32t, i64t)), as_tensor(lib.result_type(i64t, 0.5)),
+            as_tensor(lib.result_type(lib.ones(2, dtype=lib.int32),
+                                      lib.tensor(1.0, dtype=lib.float64))),
+            as_tensor(lib.promote_types(lib.int8, lib.uint8)),
+            as_tensor(lib.get_default_dtype()))

@@ -513,9 +513,9 @@ def _raw_checkpoint(meta):
 
 
 CRAFTED = {
-    "metadata that is a JSON list": (_raw_checkpoint("[1, 2]"), "not a minigrad checkpoint"),
+    "metadata that is a JSON list": (_raw_checkpoint("[1, 2]"), "not an object"),
     "metadata nested 5,000 deep": (_raw_checkpoint("[" * 5000 + "]" * 5000),
-                                   "not a minigrad checkpoint"),
+                                   "is truncated or corrupt"),
     "an unknown setting": (lambda p, t: _crafted(p, t, _settings_with("colour", "red")),
                            "colour in"),
     "a setting out of range": (lambda p, t: _crafted(p, t, _settings_with("batch_size", 0)),
