@@ -131,10 +131,6 @@ def _broadcasts_to(shape, target_shape):
         return False
 
 
-def _reduce(loss, reduction):
-    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
-
-
 def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """Cross entropy of logits (N, C) (or (C,), or (N, C, d...)) against class ids (N,) (or (),
     or (N, d...)), or against class probabilities of the input's shape (a float target).
@@ -163,7 +159,7 @@ def _cross_entropy_probabilities(input, target, reduction, label_smoothing):
         np.asarray(target, dtype=input.dtype))
     if label_smoothing:
         probs = probs * (1.0 - label_smoothing) + label_smoothing / input.shape[dim]
-    return _reduce(-(input.log_softmax(dim) * probs).sum(dim), reduction)
+    return _reduce(-(input.log_softmax(dim) * probs).sum(dim), reduction, "cross_entropy")
 
 
 def nll_loss(input, target, ignore_index=-100, reduction="mean"):
@@ -188,7 +184,7 @@ def mse_loss(input, target, reduction="mean"):
         raise ValueError(f"mse_loss: input shape {input.shape} and target shape "
                          f"{np.shape(_data(target))} differ")
     d = (input - target) ** 2
-    return _reduce(d, reduction)
+    return _reduce(d, reduction, "mse_loss")
 
 
 def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight=None):
@@ -210,7 +206,7 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight
                          f"shape {input.shape}")
     weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
     loss = (1 - target) * input + weight * softplus_neg
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
