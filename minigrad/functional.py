@@ -243,3 +243,7 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     return ops.Einsum.apply(*[_as_tensor(o) for o in operands], equation=equation)
+
+
+for _name in ops.reduce.ALIASED:  # axis= and keepdims= as in torch.sum(x, axis=0)
+    globals()[_name] = ops.reduce.dim_aliases(globals()[_name])

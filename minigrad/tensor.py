@@ -433,6 +433,8 @@ def _check_can_require_grad(op, dtype):
 
 # the engine and the promotion rules make tensors too; they cannot import this module
 autograd.Tensor = dtypes.Tensor = Tensor
+for _name in ops.reduce.ALIASED:
+    setattr(Tensor, _name, ops.reduce.dim_aliases(getattr(Tensor, _name)))
 
 
 class _MinMax(tuple):
