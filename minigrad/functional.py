@@ -29,8 +29,14 @@ def stack(tensors, dim=0):
     return ops.Stack.apply(*_promoted_all(tensors, "stack"), dim=dim)
 
 
-def where(condition, input, other):
-    """Elements of `input` where `condition` is True, else of `other`."""
+def where(condition, input=None, other=None):
+    """Elements of `input` where `condition` is True, else of `other`; with the condition
+    alone, the indices of its nonzero elements, one tensor per dim (nonzero(as_tuple=True))."""
+    if input is None and other is None:
+        return _as_tensor(condition).nonzero(as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where: give both input and other, or neither (where(condition) is "
+                        "nonzero(condition, as_tuple=True))")
     cond = np.asarray(_data(condition))
     if cond.dtype != np.bool_:
         raise TypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")

@@ -244,3 +244,10 @@ def _(lib, x):
             tuple(lib.max(x, axis=0)), tuple(lib.min(x, axis=1, keepdims=True)),
             lib.argmax(x, axis=1), lib.argmin(x, axis=0), lib.any(m, axis=0),
             lib.all(m, axis=1, keepdims=True))
+
+
+@add
+@case("minigrad.where", inputs=(f32(3, 4),))
+def _(lib, x):
+    """where(condition) alone: the indices of the True elements, one tensor per dim."""
+    return lib.where(x > 0), lib.where(x.detach()[0] > 0), lib.where(lib.tensor([0, 3, 0, 1]))
