@@ -46,8 +46,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     arr = np.array(data, dtype=None if dtype is None else resolve(dtype))
     if dtype is None and arr.dtype == np.float64 and not isinstance(data, np.ndarray):
         arr = arr.astype(get_default_dtype())
-    t = Tensor._wrap(arr)
-    return t.requires_grad_(True) if requires_grad else t
+    t = Tensor.__new__(Tensor)
+    t._init(arr, requires_grad)  # its error names "tensor" for an integer dtype
+    return t
 
 
 def as_tensor(data, dtype=None, device=None):
