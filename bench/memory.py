@@ -109,11 +109,12 @@ def make_translator(torch, src_vocab, tgt_vocab, d_model, nhead, layers, ffn, dr
     class PositionalEncoding(nn.Module):
         def __init__(self):
             super().__init__()
-            position = torch.arange(max_len).float().unsqueeze(1)
-            div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-            angles = position * div_term                                   # (max_len, d/2)
-            pe = torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1)  # interleaved
-            self.register_buffer("pe", pe.view(max_len, d_model))
+            pe = torch.zeros(max_len, d_model)
+            position = torch.arange(0, max_len).unsqueeze(1)
+            div_term = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+            pe[:, 0::2] = torch.sin(position * div_term)
+            pe[:, 1::2] = torch.cos(position * div_term)
+            self.register_buffer("pe", pe)
             self.dropout = nn.Dropout(dropout)
 
         def forward(self, x):
@@ -173,7 +174,7 @@ def rss_worker(args):
     saved-tensors hook, a public API; the hook keeps sizes only, so it changes no memory)."""
     import contextlib
     from mem_profile import malloc_stats, maxrss_mb, rss_mb
-    from lib_shims import library, used_shims
+    from lib_shims import library
     torch = library(args.lib)
     if args.lib == "torch":
         torch.set_num_threads(args.threads or 2)
@@ -209,7 +210,7 @@ def rss_worker(args):
     out = dict(lib=args.lib, config=args.config, baseline_mb=base, peak_mb=maxrss_mb(),
                growth_mb=maxrss_mb() - base, growth_per_step_mb=[p - base for p in per_step],
                rss_end_mb=rss_mb(), malloc=malloc_stats(), seconds=time.perf_counter() - t,
-               shapes=[[list(a.shape) for a in b[:2]] for b in data], shims=used_shims(torch),
+               shapes=[[list(a.shape) for a in b[:2]] for b in data],
                malloc_tuning=args.lib == "minigrad" and
                os.environ.get("MINIGRAD_NO_MALLOC_TUNING") != "1", **saved)
     print(json.dumps(out))
@@ -322,8 +323,7 @@ def run(quick=False, configs=None, rounds=None, threads=None):
             rows[name] = dict(growth_mb=statistics.median(r["growth_mb"] for r in rs),
                               rounds_mb=[r["growth_mb"] for r in rs],
                               baseline_mb=rs[0]["baseline_mb"], rss_end_mb=rs[-1]["rss_end_mb"],
-                              malloc=rs[-1]["malloc"], per_step_mb=rs[-1]["growth_per_step_mb"],
-                              shims=rs[0]["shims"])
+                              malloc=rs[-1]["malloc"], per_step_mb=rs[-1]["growth_per_step_mb"])
         entry = dict(config=CONFIGS[config], shapes=runs[variants[0][0]][0]["shapes"], rows=rows,
                      profile=_run("profile", "minigrad", config, threads))
         if "torch" in rows:

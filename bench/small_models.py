@@ -7,7 +7,7 @@ subject: per-head key/query/value projections, a lower-triangular `tril` buffer,
 with -inf, softmax, dropout on the attention weights, heads concatenated and projected, a ReLU
 MLP, pre-LayerNorm residual blocks, learned position embeddings, AdamW. It is written ONCE in
 `make_gpt(torch, ...)`; the minigrad run passes `minigrad` in place of `torch` (through
-`lib_shims.library`, which lists any stand-in minigrad needed). Size: n_embd 64, 4 heads,
+`lib_shims.library`). Size: n_embd 64, 4 heads,
 2 layers, block 32, batch 16, dropout 0.1, on a generated text (nothing is downloaded).
 
 Two measurements per library, each library in its own process, processes alternated for
@@ -193,7 +193,7 @@ def make_gpt(torch, text, n_embd=64, n_head=4, n_layer=2, block_size=32, batch_s
 # ------------------------------------------------------------------ worker --
 def worker(args):
     """Time one library in this process; print one JSON line."""
-    from lib_shims import library, used_shims
+    from lib_shims import library
     torch = library(args.lib)
     if args.lib == "torch":
         torch.set_num_threads(args.threads or 2)
@@ -218,7 +218,7 @@ def worker(args):
     out = dict(lib=args.lib, config=cfg, step_ms=step_ms, median_step_ms=statistics.median(step_ms),
                gen_s=gen_s, median_gen_s=statistics.median(gen_s), new_tokens=args.new_tokens,
                first_loss=losses[0], last_loss=losses[-1], sample=sample[:60],
-               shims=used_shims(torch), loadavg=os.getloadavg()[0], **info)
+               loadavg=os.getloadavg()[0], **info)
     if args.lib == "torch":
         out["threads"] = f"torch {torch.get_num_threads()}"
     else:
@@ -264,7 +264,7 @@ def run(quick=False, rounds=None, threads=None):
                                 gen_ms_per_token=gen / r0["new_tokens"] * 1e3,
                                 round_step_ms=[r["median_step_ms"] for r in runs[lib]],
                                 round_gen_s=[r["median_gen_s"] for r in runs[lib]],
-                                threads=r0["threads"], shims=r0["shims"], n_params=r0["n_params"],
+                                threads=r0["threads"], n_params=r0["n_params"],
                                 last_loss=runs[lib][-1]["last_loss"], sample=r0["sample"])
     if "torch" in res["libs"]:
         m, t = res["libs"]["minigrad"], res["libs"]["torch"]
@@ -285,11 +285,10 @@ def print_table(res):
           f"{c['dropout']}, AdamW) ==")
     print(f"each library in its own process, alternated, {res['rounds']} round(s); medians over "
           f"all rounds; sampling = generate() of {res['new_tokens']} tokens without no_grad, eval mode")
-    print(f"{'library':<10}{'step ms':>10}{'sample s':>10}{'ms/token':>10}  threads; shims")
+    print(f"{'library':<10}{'step ms':>10}{'sample s':>10}{'ms/token':>10}  threads")
     for lib, d in res["libs"].items():
-        shims = ", ".join(d["shims"]) or "none"
         print(f"{lib:<10}{d['median_step_ms']:>10.2f}{d['median_gen_s']:>10.3f}"
-              f"{d['gen_ms_per_token']:>10.2f}  {d['threads']}; {shims}")
+              f"{d['gen_ms_per_token']:>10.2f}  {d['threads']}")
     if "ratio_step" in res:
         print(f"ratio minigrad/PyTorch: training step {res['ratio_step']:.2f} (goal <= 0.8), "
               f"sampling loop {res['ratio_gen']:.2f} (goal <= 1.0)   load avg {res['loadavg']:.2f}")

@@ -8,7 +8,7 @@
 from . import autograd, kernels, random
 from ._malloc import tune_malloc  # opt-in allocator setting for training loops (see _malloc.py)
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
-from .dtypes import get_default_dtype, promote_types, result_type
+from .dtypes import get_default_dtype, promote_types, result_type, set_default_dtype
 from .creation import (arange, bool_, eye, float16, float32, float64, full, int32, int64, long,
                        ones, ones_like, rand, randint, randn, randperm, tensor, zeros, zeros_like)
 from .functional import (abs, argmax, cat, chunk, clamp, concat, dropout, exp, gather, gelu,

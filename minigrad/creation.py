@@ -1,6 +1,7 @@
 """Factories for new tensors, with PyTorch's signatures and dtype rules.
 
-Floats default to float32 (`dtype=None` means float32, as PyTorch's default dtype). Every
+Floats default to the default float dtype (float32 unless `set_default_dtype` changed it, as in
+PyTorch), so `dtype=None` means `get_default_dtype()`. Every
 factory takes `device=` (a CPU device; see device.py) and the random ones take `generator=`
 (random.py); without one they draw from the generator `manual_seed` resets.
 """
@@ -9,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .device import check_device
-from .dtypes import (bool_, float16, float32, float64, int32, int64, long,  # noqa: F401
-                     resolve, uint8)
+from .dtypes import (bool_, float16, float32, float64, get_default_dtype, int32,  # noqa: F401
+                     int64, long, resolve, uint8)
 from .random import generator as _rng
 from .tensor import Tensor
 
@@ -37,10 +38,17 @@ def _make(arr, dtype, requires_grad, device, op):
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
-    """A new tensor holding a copy of `data` (a list, number, array or tensor)."""
+    """A new tensor holding a copy of `data` (a list, number, array or tensor); Python floats
+    take the default float dtype, arrays keep theirs."""
     check_device(device, "tensor")
-    return Tensor(data, dtype=None if dtype is None else resolve(dtype),
-                  requires_grad=requires_grad)
+    if isinstance(data, Tensor):
+        data = data._array
+    arr = np.array(data, dtype=None if dtype is None else resolve(dtype))
+    if dtype is None and arr.dtype == np.float64 and not isinstance(data, np.ndarray):
+        arr = arr.astype(get_default_dtype())
+    t = Tensor.__new__(Tensor)
+    t._init(arr, requires_grad)  # its error names "tensor" for an integer dtype
+    return t
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -79,12 +87,12 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
 
 
 def _fill_dtype(fill_value):
-    """full()'s dtype from its value: bool, int64, or float32 for floats (PyTorch's rule)."""
+    """full()'s dtype from its value: bool, int64, or the default float (PyTorch's rule)."""
     if isinstance(fill_value, (bool, np.bool_)):
         return bool_
     if isinstance(fill_value, (int, np.integer)):
         return int64
-    return float32
+    return get_default_dtype()
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -123,14 +131,14 @@ def _number(x):
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
-    """[start, end) in steps: integers give int64, any float argument gives float32."""
+    """[start, end) in steps: integers give int64, any float argument the default float."""
     start, end, step = _number(start), _number(end), _number(step)
     if end is None:
         start, end = 0, start
     if step == 0:
         raise ValueError("arange: step must be nonzero")
     floats = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
-    dtype = resolve(dtype, float32 if floats else int64)
+    dtype = resolve(dtype, None if floats else int64)
     # computed in float64 then rounded, so float32 results match PyTorch's
     return _make(np.arange(start, end, step, dtype=np.float64 if floats else None), dtype,
                  requires_grad, device, "arange")

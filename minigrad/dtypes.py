@@ -69,9 +69,12 @@ complex32 = chalf = UnsupportedDtype("complex32", "complex64")
 FLOATING = (np.float16, np.float32, np.float64)
 
 
-def resolve(dtype, default=float32):
-    """`dtype` as a NumPy dtype; None gives `default` (float32 unless the caller says)."""
-    return np.dtype(default if dtype is None else dtype)
+def resolve(dtype, default=None):
+    """`dtype` as a NumPy dtype; None gives `default` (the default float dtype unless the
+    caller says)."""
+    if dtype is None:
+        return _DEFAULT_FLOAT if default is None else np.dtype(default)
+    return np.dtype(dtype)
 
 
 def is_floating(dtype) -> bool:
@@ -89,9 +92,42 @@ _DEFAULT_FLOAT = np.dtype(np.float32)
 
 
 def get_default_dtype():
-    """The dtype of Python floats in tensors and promotions: float32, as in PyTorch."""
+    """The dtype of Python floats in tensors and promotions, and of new float tensors and
+    layers' weights: float32 unless `set_default_dtype` changed it, as in PyTorch."""
     return _DEFAULT_FLOAT.type
 
+
+def set_default_dtype(d):
+    """Make `d` (float16, float32 or float64) the default float dtype, process-wide as in
+    PyTorch (code that changes it for a while should set it back)."""
+    global _DEFAULT_FLOAT
+    dt = np.dtype(d)
+    if dt.type not in FLOATING:
+        raise TypeError(f"set_default_dtype: only floating dtypes are supported (float16, "
+                        f"float32, float64), got {dt}")
+    _DEFAULT_FLOAT = dt
+
+
+def legacy_array(args, op):
+    """The array of PyTorch's legacy constructor `Tensor(*args)`: sizes give an uninitialised
+    float tensor of that shape (zeros here, so nothing depends on stale memory); one sequence
+    or array gives its values as floats. The float dtype is the default one."""
+    dtype = _DEFAULT_FLOAT
+    if not args:
+        return np.zeros(0, dtype)
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+           for a in args):
+        if any(int(a) < 0 for a in args):
+            raise ValueError(f"{op}: negative dimension in size {tuple(int(a) for a in args)}")
+        return np.zeros(tuple(int(a) for a in args), dtype)
+    if len(args) > 1:
+        raise TypeError(f"{op}: expected sizes (ints) or one sequence of values, got "
+                        f"{tuple(type(a).__name__ for a in args)}")
+    data = args[0]
+    if not isinstance(data, (list, tuple, np.ndarray)) or isinstance(data, str):
+        raise TypeError(f"{op}: data must be a sequence (got {type(data).__name__}); "
+                        f"minigrad.tensor(x) makes a tensor of any dtype from a number")
+    return np.array(data, dtype=dtype)
 
 def _category(dtype, op):
     try:

@@ -37,8 +37,14 @@ def stack(tensors, dim=0):
     return ops.Stack.apply(*_promoted_all(tensors, "stack"), dim=dim)
 
 
-def where(condition, input, other):
-    """Elements of `input` where `condition` is True, else of `other`."""
+def where(condition, input=None, other=None):
+    """Elements of `input` where `condition` is True, else of `other`; with the condition
+    alone, the indices of its nonzero elements, one tensor per dim (nonzero(as_tuple=True))."""
+    if input is None and other is None:
+        return _as_tensor(condition).nonzero(as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where: give both input and other, or neither (where(condition) is "
+                        "nonzero(condition, as_tuple=True))")
     cond = np.asarray(_data(condition))
     if cond.dtype != np.bool_:
         raise TypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
@@ -107,6 +113,14 @@ def one_hot(indices, num_classes=-1):
 # --- PyTorch's function forms of Tensor methods (torch.sin(x) is x.sin()) ----------------------
 # Several names (max, min, any, all, round, pow) shadow Python's builtins inside this module
 # only; minigrad's own code above never calls those builtins.
+
+def _as_tensor(x, like=None):
+    """x as a tensor; a Python number takes `like`'s dtype when `like` is a tensor."""
+    if isinstance(x, Tensor):
+        return x
+    dtype = like.dtype if like is not None and isinstance(x, (int, float)) else None
+    return Tensor._wrap(np.asarray(x, dtype=dtype))
+
 
 def _lhs(x, other):
     """x as a tensor (a number takes the dtype of `other` when that is a tensor)."""
@@ -243,3 +257,7 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     return ops.Einsum.apply(*[_as_tensor(o) for o in operands], equation=equation)
+
+
+for _name in ops.reduce.ALIASED:  # axis= and keepdims= as in torch.sum(x, axis=0)
+    globals()[_name] = ops.reduce.dim_aliases(globals()[_name])

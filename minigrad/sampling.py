@@ -68,5 +68,5 @@ def normal(mean=0.0, std=1.0, size=None, generator=None, dtype=None):
         raise ValueError("normal: std must be non-negative")
     shape = tuple(size) if size is not None else np.broadcast_shapes(m.shape, s.shape)
     like = m if isinstance(mean, Tensor) else s if isinstance(std, Tensor) else None
-    dtype = resolve(dtype, like.dtype if like is not None else np.float32)
+    dtype = resolve(dtype, like.dtype if like is not None else None)
     return Tensor._wrap(_rng(generator).normal(m, s, shape).astype(dtype))

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import autograd, dtypes, ops
 from .autograd import is_grad_enabled, run_backward
-from .device import parse_to
+from .device import check_device, parse_to
 # PyTorch's further Tensor methods, grouped by kind in modules of their own; Tensor inherits
 # them (those modules reach this one's names at call time, so the circular import is safe)
 from .tensor_convert import ConversionMethods
@@ -40,13 +40,16 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     _acc = None           # a leaf's AccumulateGrad node, made when first needed
     _name = None          # a parameter's dotted name, for graph drawings
 
-    def __init__(self, data, dtype=None, requires_grad=False):
-        if isinstance(data, Tensor):
-            data = data._array
-        arr = np.array(data, dtype=dtype)
-        if dtype is None and arr.dtype == np.float64 and not isinstance(data, np.ndarray):
-            arr = arr.astype(np.float32)  # Python floats become float32, as in PyTorch
-        self._init(arr, requires_grad)
+    def __init__(self, *args, device=None):
+        """PyTorch's legacy constructor (`torch.Tensor` is the float tensor type): Tensor(2, 3)
+        is a float tensor of shape (2, 3) (zeros here; PyTorch leaves it uninitialised),
+        Tensor([1, 2]) float data, Tensor(t) an alias of t. New code calls `tensor(data)`."""
+        check_device(device, "Tensor")
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            self._init(args[0]._array)
+            self._vc = args[0]._vc  # an alias: writes through either are seen by both
+            return
+        self._init(dtypes.legacy_array(args, "Tensor"))
 
     def _init(self, arr, requires_grad=False):
         if requires_grad:
@@ -430,6 +433,8 @@ def _check_can_require_grad(op, dtype):
 
 # the engine and the promotion rules make tensors too; they cannot import this module
 autograd.Tensor = dtypes.Tensor = Tensor
+for _name in ops.reduce.ALIASED:
+    setattr(Tensor, _name, ops.reduce.dim_aliases(getattr(Tensor, _name)))
 
 
 class _MinMax(tuple):

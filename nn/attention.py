@@ -16,7 +16,7 @@ from minigrad.tensor import _data
 from . import functional as F
 from . import init
 from .layers import Linear
-from .module import Module, Parameter
+from .module import Module, Parameter, factory_dtype
 
 
 class MultiheadAttention(Module):
@@ -39,8 +39,10 @@ class MultiheadAttention(Module):
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None,
-                 batch_first=False, dtype=np.float32, relative_positions=0, diversity=False):
+                 batch_first=False, device=None, dtype=None, relative_positions=0,
+                 diversity=False):
         super().__init__()
+        dtype = factory_dtype(device, dtype, "MultiheadAttention")
         if embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} is not divisible by "
                              f"num_heads {num_heads}")

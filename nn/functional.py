@@ -131,11 +131,9 @@ def _broadcasts_to(shape, target_shape):
         return False
 
 
-def _reduce(loss, reduction, op=None):
-    """The loss per element, summed or averaged; with `op`, an unknown reduction is an error
-    naming it (the losses that check their reduction up front pass no op)."""
-    if op is not None:
-        _check_reduction(reduction, op)
+def _reduce(loss, reduction, op):
+    """The loss per element, or its sum, or its mean; an unknown reduction names the op."""
+    _check_reduction(reduction, op)
     return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
 
 
@@ -167,7 +165,7 @@ def _cross_entropy_probabilities(input, target, reduction, label_smoothing):
         np.asarray(target, dtype=input.dtype))
     if label_smoothing:
         probs = probs * (1.0 - label_smoothing) + label_smoothing / input.shape[dim]
-    return _reduce(-(input.log_softmax(dim) * probs).sum(dim), reduction)
+    return _reduce(-(input.log_softmax(dim) * probs).sum(dim), reduction, "cross_entropy")
 
 
 def nll_loss(input, target, ignore_index=-100, reduction="mean"):
@@ -192,7 +190,7 @@ def mse_loss(input, target, reduction="mean"):
         raise ValueError(f"mse_loss: input shape {input.shape} and target shape "
                          f"{np.shape(_data(target))} differ")
     d = (input - target) ** 2
-    return _reduce(d, reduction)
+    return _reduce(d, reduction, "mse_loss")
 
 
 def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight=None):
@@ -214,7 +212,7 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight
                          f"shape {input.shape}")
     weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
     loss = (1 - target) * input + weight * softplus_neg
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import functional as F
 from . import init
-from .module import Module, Parameter
+from .module import Module, Parameter, factory_dtype
 
 
 class Identity(Module):
@@ -20,8 +20,9 @@ class Identity(Module):
 class Linear(Module):
     """y = x W^T + b: x (..., in_features) -> (..., out_features)."""
 
-    def __init__(self, in_features, out_features, bias=True, dtype=np.float32):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
+        dtype = factory_dtype(device, dtype, "Linear")
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(np.empty((out_features, in_features), dtype=dtype))
         self.bias = Parameter(np.empty(out_features, dtype=dtype)) if bias else None
@@ -45,8 +46,9 @@ class Linear(Module):
 class Embedding(Module):
     """A lookup table: integer ids (...) -> rows of weight (..., embedding_dim)."""
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, dtype=np.float32):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None, dtype=None):
         super().__init__()
+        dtype = factory_dtype(device, dtype, "Embedding")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings

@@ -12,6 +12,9 @@ from collections import OrderedDict
 import numpy as np
 
 from minigrad.autograd import current_module_path, module_scope
+from minigrad.device import check_device, parse_to
+from minigrad.dtypes import get_default_dtype
+from minigrad.tensortypes import dtype_of
 from minigrad.tensor import Tensor
 
 
@@ -172,18 +175,41 @@ class Module:
         fn(self)
         return self
 
-    def to(self, dtype):
-        """Convert every floating parameter and buffer to `dtype` in place."""
+    def to(self, *args, **kwargs):
+        """Convert every floating parameter and buffer in place: to(dtype), to(device),
+        to(device, dtype) or to(tensor), as PyTorch; the device must be the CPU."""
+        dtype, _ = parse_to(args, kwargs, f"{type(self).__name__}.to")
+        if dtype is None:
+            return self
+        dtype = np.dtype(dtype)
+        if dtype.kind != "f":
+            raise TypeError(f"{type(self).__name__}.to: only floating dtypes are allowed, "
+                            f"got {dtype}")
         for t in list(self.parameters()) + list(self.buffers()):
-            if np.issubdtype(t._array.dtype, np.floating):
-                t._array = t._array.astype(dtype)
+            if t._array.dtype.kind == "f" and t._array.dtype != dtype:
+                t.data = t._array.astype(dtype)  # .data keeps a leaf's gradient node in step
+                if t.grad is not None:
+                    t.grad = Tensor._wrap(t.grad._array.astype(dtype))
         return self
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        check_device("cuda" if device is None else device, f"{type(self).__name__}.cuda")
+        return self
+
+    def type(self, dst_type):
+        return self.to(dtype_of(dst_type))
 
     def double(self):
         return self.to(np.float64)
 
     def float(self):
         return self.to(np.float32)
+
+    def half(self):
+        return self.to(np.float16)
 
     # --- state ------------------------------------------------------------------------------
     def _state_items(self, prefix=""):
@@ -260,6 +286,16 @@ class _IncompatibleKeys(tuple):
         t = super().__new__(cls, (missing, unexpected))
         t.missing_keys, t.unexpected_keys = missing, unexpected
         return t
+
+
+def factory_dtype(device, dtype, op):
+    """The dtype a layer's constructor makes its weights in (PyTorch's factory kwargs
+    `device=`, `dtype=`): the default float dtype unless given; the device must be the CPU."""
+    check_device(device, op)
+    dtype = np.dtype(get_default_dtype() if dtype is None else dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"{op}: weights need a floating dtype, got {dtype}")
+    return dtype
 
 
 def _castable(value, like):

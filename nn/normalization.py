@@ -13,15 +13,16 @@ from minigrad.autograd import no_grad
 from minigrad.tensor import Tensor
 
 from . import functional as F
-from .module import Module, Parameter
+from .module import Module, Parameter, factory_dtype
 
 
 class LayerNorm(Module):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last dims `normalized_shape`."""
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
-                 dtype=np.float32):
+                 device=None, dtype=None):
         super().__init__()
+        dtype = factory_dtype(device, dtype, "LayerNorm")
         self.normalized_shape = ((normalized_shape,) if isinstance(normalized_shape, int)
                                  else tuple(normalized_shape))
         self.eps = eps
@@ -44,8 +45,9 @@ class BatchNorm1d(Module):
     """
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, dtype=np.float32):
+                 track_running_stats=True, device=None, dtype=None):
         super().__init__()
+        dtype = factory_dtype(device, dtype, "BatchNorm1d")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.weight = Parameter(np.ones(num_features, dtype)) if affine else None
         self.bias = Parameter(np.zeros(num_features, dtype)) if affine else None

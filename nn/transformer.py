@@ -37,15 +37,17 @@ class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward network, each with a residual connection and norm."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, relative_positions=0):
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None,
+                 dtype=None, relative_positions=0):
         super().__init__()
+        fk = dict(bias=bias, device=device, dtype=dtype)  # PyTorch's factory kwargs
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
-                                            relative_positions=relative_positions)
-        self.linear1 = Linear(d_model, dim_feedforward)
+                                            relative_positions=relative_positions, **fk)
+        self.linear1 = Linear(d_model, dim_feedforward, **fk)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model)
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.linear2 = Linear(dim_feedforward, d_model, **fk)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.norm_first = norm_first
@@ -74,18 +76,20 @@ class TransformerDecoderLayer(Module):
     """Masked self-attention, cross-attention over the memory, and a feed-forward network."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, relative_positions=0):
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None,
+                 dtype=None, relative_positions=0):
         super().__init__()
+        fk = dict(bias=bias, device=device, dtype=dtype)  # PyTorch's factory kwargs
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
-                                            relative_positions=relative_positions)
+                                            relative_positions=relative_positions, **fk)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                                 batch_first=batch_first)
-        self.linear1 = Linear(d_model, dim_feedforward)
+                                                 batch_first=batch_first, **fk)
+        self.linear1 = Linear(d_model, dim_feedforward, **fk)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model)
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.linear2 = Linear(dim_feedforward, d_model, **fk)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
@@ -183,19 +187,20 @@ class Transformer(Module):
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
                  dim_feedforward=2048, dropout=0.1, activation="relu", custom_encoder=None,
                  custom_decoder=None, layer_norm_eps=1e-5, batch_first=False, norm_first=False,
-                 relative_positions=0):
+                 bias=True, device=None, dtype=None, relative_positions=0):
         """`relative_positions=k` (not in PyTorch) gives every self-attention learned relative
         position embeddings for distances clipped to [-k, k] (Shaw et al., 2018)."""
         super().__init__()
         kw = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
                   layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first,
-                  relative_positions=relative_positions)
+                  relative_positions=relative_positions, bias=bias, device=device, dtype=dtype)
+        fk = dict(bias=bias, device=device, dtype=dtype)
         self.encoder = custom_encoder or TransformerEncoder(
             TransformerEncoderLayer(d_model, nhead, **kw), num_encoder_layers,
-            LayerNorm(d_model, eps=layer_norm_eps))
+            LayerNorm(d_model, eps=layer_norm_eps, **fk))
         self.decoder = custom_decoder or TransformerDecoder(
             TransformerDecoderLayer(d_model, nhead, **kw), num_decoder_layers,
-            LayerNorm(d_model, eps=layer_norm_eps))
+            LayerNorm(d_model, eps=layer_norm_eps, **fk))
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
 
     def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,

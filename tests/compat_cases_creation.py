@@ -275,3 +275,56 @@ def _(lib):
                                       lib.tensor(1.0, dtype=lib.float64))),
             as_tensor(lib.promote_types(lib.int8, lib.uint8)),
             as_tensor(lib.get_default_dtype()))
+
+
+@add
+@case("minigrad.Tensor", "nn.Parameter", "nn.init.uniform_", compare="meta")
+def _(lib):
+    """The legacy constructor: sizes give an uninitialised float32 tensor (compared by shape
+    and dtype), as in `nn.Parameter(torch.Tensor(hidden))` followed by an initialiser."""
+    v = lib.nn.Parameter(lib.Tensor(8))
+    lib.nn.init.uniform_(v, -0.1, 0.1)
+    return lib.Tensor(5), lib.Tensor(2, 3), lib.Tensor(), v, v.requires_grad
+
+
+@add
+@case("minigrad.Tensor")
+def _(lib):
+    t = lib.tensor([1, 2])
+    alias = lib.Tensor(t)
+    alias[1] = 5  # an alias of t, in t's dtype
+    return (lib.Tensor([1, 2]), lib.Tensor([[1.5, 2.0]]), lib.Tensor(np.arange(3.0)),
+            lib.Tensor((4, 5)), lib.Tensor([True, False]), lib.Tensor([]), t, alias)
+
+
+@add
+@case("minigrad.Tensor", compare="raises", match="data must be a sequence")
+def _(lib):
+    return lib.Tensor(3.5)
+
+
+@add
+@case("minigrad.set_default_dtype", "minigrad.get_default_dtype", "minigrad.promote_types",
+      "minigrad.result_type", compare="meta")
+def _(lib):
+    before = lib.get_default_dtype()
+    lib.set_default_dtype(lib.float64)
+    try:
+        made = (lib.tensor([1.5]), lib.tensor(2.0), lib.tensor([1]), lib.zeros(2), lib.ones(1),
+                lib.empty(2), lib.full((2,), 0.5), lib.full((1,), 3), lib.arange(0.0, 1.0, 0.5),
+                lib.arange(3), lib.linspace(0, 1, 3), lib.logspace(0, 1, 2), lib.eye(2),
+                lib.rand(2), lib.randn(2), lib.Tensor(2), lib.Tensor([1, 2]),
+                lib.tensor([1, 2]) * 0.5, lib.tensor([1, 2]) / 2, lib.nn.Linear(2, 2).weight,
+                lib.nn.LayerNorm(2).weight, lib.nn.Embedding(3, 2).weight)
+        inside = lib.get_default_dtype() == lib.float64
+        kinds = (lib.promote_types(lib.int32, lib.float16) == lib.float16,
+                 lib.result_type(lib.tensor([1]), 1.0) == lib.float64)
+    finally:
+        lib.set_default_dtype(before)
+    return made, inside, kinds, lib.get_default_dtype() == lib.float32, lib.zeros(1)
+
+
+@add
+@case("minigrad.set_default_dtype", compare="raises", match="floating")
+def _(lib):
+    lib.set_default_dtype(lib.int64)

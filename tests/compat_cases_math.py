@@ -222,3 +222,32 @@ def _(lib, a):
 def _(lib, x):
     return (lib.tril(x), lib.triu(x, 1), x.tril(-1), x.triu(diagonal=-1),
             lib.tril(lib.ones(3, 3)), lib.triu(lib.ones(2, 2, dtype=lib.long)))
+
+
+@add
+@case("Tensor.sum", "Tensor.mean", "Tensor.amax", "Tensor.amin", "Tensor.logsumexp",
+      "Tensor.var", "Tensor.std", "Tensor.max", "Tensor.min", "Tensor.argmax", "Tensor.argmin",
+      "Tensor.any", "Tensor.all", "minigrad.sum", "minigrad.mean", "minigrad.amax",
+      "minigrad.amin", "minigrad.logsumexp", "minigrad.var", "minigrad.std", "minigrad.max",
+      "minigrad.min", "minigrad.argmax", "minigrad.argmin", "minigrad.any", "minigrad.all",
+      inputs=(f32(3, 4),))
+def _(lib, x):
+    """NumPy's names axis= and keepdims= for dim= and keepdim=, which PyTorch accepts too."""
+    m = x > 0
+    return (x.sum(axis=1), x.sum(axis=(0, 1), keepdims=True), x.mean(axis=0, keepdims=True),
+            x.amax(axis=1), x.amin(axis=0, keepdims=True), x.logsumexp(axis=1, keepdims=True),
+            x.var(axis=0), x.std(axis=1, keepdims=True), tuple(x.max(axis=1, keepdims=True)),
+            tuple(x.min(axis=0)), x.argmax(axis=1), x.argmin(axis=0, keepdims=True),
+            m.any(axis=1), m.all(axis=0, keepdims=True), lib.sum(x, axis=0, keepdims=True),
+            lib.mean(x, axis=1), lib.amax(x, axis=0), lib.amin(x, axis=1, keepdims=True),
+            lib.logsumexp(x, axis=0), lib.var(x, axis=1), lib.std(x, axis=0, keepdims=True),
+            tuple(lib.max(x, axis=0)), tuple(lib.min(x, axis=1, keepdims=True)),
+            lib.argmax(x, axis=1), lib.argmin(x, axis=0), lib.any(m, axis=0),
+            lib.all(m, axis=1, keepdims=True))
+
+
+@add
+@case("minigrad.where", inputs=(f32(3, 4),))
+def _(lib, x):
+    """where(condition) alone: the indices of the True elements, one tensor per dim."""
+    return lib.where(x > 0), lib.where(x.detach()[0] > 0), lib.where(lib.tensor([0, 3, 0, 1]))

@@ -296,3 +296,55 @@ def _(lib, x):
             [n for n, _ in net.named_children()], [n for n, _ in net.named_buffers()],
             net.fc.extra_repr(), net.double().fc.weight.dtype == lib.float64,
             net.float().offset.dtype == lib.float32)
+
+
+@add
+@case("nn.Module.to", "nn.Module.cpu", "nn.Module.double", "nn.Module.float",
+      "nn.Module.half", "nn.Module.type", inputs=(f32(2, 4),))
+def _(lib, x):
+    nn = lib.nn
+    net = fill(lib, nn.Sequential(nn.Linear(4, 3), nn.LayerNorm(3), nn.BatchNorm1d(3)))
+    dev = lib.device("cuda" if lib.cuda.is_available() else "cpu")
+    same = net.to(dev) is net and net.cpu() is net
+    y32 = net(x).detach()  # the weights change dtype below, under the graph
+    net.to(dev, lib.float64)
+    dtypes = [p.dtype == lib.float64 for p in net.parameters()] + [
+        b.dtype == lib.float64 for b in net.buffers()]
+    y64 = net(x.double()).detach()
+    net.to(dtype=lib.float16).to(lib.zeros(1))  # to(tensor) takes that tensor's dtype
+    back = [p.dtype == lib.float32 for p in net.parameters()]
+    net.half().type(lib.float64).float()
+    return same, y32, y64, dtypes, back, [p.dtype == lib.float32 for p in net.parameters()]
+
+
+@add
+@case("nn.Module.to", compare="raises", match="runs on the CPU only")
+def _(lib):
+    if lib.cuda.is_available():
+        raise RuntimeError("this case is about a machine without CUDA")
+    return lib.nn.Linear(2, 2).to("cuda")
+
+
+@add
+@case("nn.Module.cuda", compare="raises", match="runs on the CPU only")
+def _(lib):
+    if lib.cuda.is_available():
+        raise RuntimeError("this case is about a machine without CUDA")
+    return lib.nn.Linear(2, 2).cuda()
+
+
+@add
+@case("nn.Linear", "nn.Embedding", "nn.LayerNorm", "nn.MultiheadAttention", "nn.BatchNorm1d",
+      "nn.TransformerEncoderLayer", "nn.TransformerDecoderLayer", "nn.Transformer")
+def _(lib):
+    nn, kw = lib.nn, dict(device="cpu", dtype=lib.float64)
+    layers = (nn.Linear(3, 2, **kw), nn.Embedding(5, 3, **kw), nn.LayerNorm(3, **kw),
+              nn.MultiheadAttention(4, 2, **kw), nn.BatchNorm1d(3, **kw),
+              nn.TransformerEncoderLayer(4, 2, 8, **kw),
+              nn.TransformerDecoderLayer(4, 2, 8, bias=False, **kw),
+              nn.Transformer(4, 2, 1, 1, 8, device=lib.device("cpu"), dtype=lib.float64),
+              nn.Linear(3, 2, dtype=lib.float16))
+    def name(t):
+        return str(t.dtype).rsplit(".", 1)[-1]
+    shapes = [[(tuple(p.shape), name(p)) for p in m.parameters()] for m in layers]
+    return shapes, [name(b) for b in layers[4].buffers()]

@@ -154,8 +154,6 @@ NOT_SUPPORTED = [
      "storage, pin_memory, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",
       "Tensor.as_strided", "Tensor.stride", "Tensor.data_ptr", "Tensor.pin_memory")),
-    ("torch.Tensor(2, 3) (sizes)", "minigrad.Tensor(data) takes data only; use "
-     "minigrad.empty(2, 3) or zeros", ()),
     ("torch.Size", "shapes are plain tuples", ("Size",)),
     ("torch.utils.data (Dataset, TensorDataset, DataLoader)", "index tensors with randperm "
      "slices", ("utils",)),

@@ -34,7 +34,7 @@ def grads_for(step, params, seed=1):
 
 def feed(params, t):
     for p, g in zip(params, grads_for(t, params)):
-        p.grad = mg.Tensor(g)
+        p.grad = mg.tensor(g)
 
 
 def run(opt_factory, steps=5, dtype=np.float64):
@@ -116,13 +116,13 @@ def test_adamw_default_weight_decay_and_bias_correction_first_step():
     assert AdamW(Toy().parameters()).defaults["weight_decay"] == 1e-2
     # after one step m_hat = g and v_hat = g^2, so every weight moves by lr * g / (|g| + eps)
     p = Parameter(np.array([1.0, -2.0, 3.0]))
-    p.grad = mg.Tensor(np.array([0.5, -4.0, 1e-3]))
+    p.grad = mg.tensor(np.array([0.5, -4.0, 1e-3]))
     Adam([p], lr=0.1).step()
     g = np.array([0.5, -4.0, 1e-3])
     np.testing.assert_allclose(p.numpy(), [1.0, -2.0, 3.0] - 0.1 * g / (np.abs(g) + 1e-8),
                                rtol=1e-12)
     q = Parameter(np.ones(2))  # lr = 0 (a schedule starting at zero) moves only the moments
-    q.grad = mg.Tensor(np.full(2, 2.0))
+    q.grad = mg.tensor(np.full(2, 2.0))
     opt = Adam([q], lr=0.0)
     opt.step()
     assert (q.numpy() == 1).all() and opt.state[q]["exp_avg"].numpy()[0] == pytest.approx(0.2)
@@ -156,7 +156,7 @@ def test_float32_large_and_noncontiguous_parameters(cls, cfg):
 
 def test_params_without_grad_are_skipped_and_grads_untouched():
     m = Toy()
-    m.b.grad = mg.Tensor(np.ones(3))
+    m.b.grad = mg.tensor(np.ones(3))
     w0 = m.w.numpy().copy()
     opt = Adam(m.parameters(), lr=0.1, weight_decay=0.5)
     opt.step()
@@ -168,7 +168,7 @@ def test_params_without_grad_are_skipped_and_grads_untouched():
 def test_zero_grad():
     m = Toy()
     for p in m.parameters():
-        p.grad = mg.Tensor(np.ones(p.shape))
+        p.grad = mg.tensor(np.ones(p.shape))
     opt = SGD(m.parameters(), lr=0.1)
     g = m.w.grad
     opt.zero_grad(set_to_none=False)
@@ -179,7 +179,7 @@ def test_zero_grad():
 
 def test_backward_and_step_lower_a_loss():
     m = Toy()
-    x = mg.Tensor(np.random.default_rng(0).standard_normal((8, 4)))
+    x = mg.tensor(np.random.default_rng(0).standard_normal((8, 4)))
     opt = SGD(m.parameters(), lr=0.05, momentum=0.9)
     losses = []
     for _ in range(30):
@@ -243,7 +243,7 @@ def test_state_dict_format():
     assert sd["param_groups"][1]["lr"] == 0.5 and sd["param_groups"][0]["betas"] == (0.9, 0.999)
     # a snapshot: stepping again does not change it
     before = sd["state"][0]["exp_avg"].numpy().copy()
-    opt.param_groups[0]["params"][0].grad = mg.Tensor(np.ones((4, 3)))
+    opt.param_groups[0]["params"][0].grad = mg.tensor(np.ones((4, 3)))
     opt.step()
     np.testing.assert_array_equal(sd["state"][0]["exp_avg"].numpy(), before)
 
@@ -311,7 +311,7 @@ def test_warmup_scheduler_counts_steps_from_one():
     sched = WarmupScheduler(opt, d_model=512, warmup_steps=4000, factor=2.0)
     assert sched.last_epoch == 0 and opt.param_groups[0]["lr"] == noam_lr(1, 512, 4000, 2.0)
     for step in range(1, 6):
-        p.grad = mg.Tensor(np.ones(1))
+        p.grad = mg.tensor(np.ones(1))
         before = p.numpy().copy()
         opt.step()  # step `step` uses that step's rate
         np.testing.assert_allclose(before - p.numpy(), noam_lr(step, 512, 4000, 2.0), rtol=1e-12)
@@ -362,7 +362,7 @@ def test_clip_grad_norm():
     m = Toy()
     gs = grads_for(0, list(m.parameters()))
     for p, g in zip(m.parameters(), gs):
-        p.grad = mg.Tensor(g * 10)
+        p.grad = mg.tensor(g * 10)
     total = math.sqrt(sum(np.sum((g * 10) ** 2) for g in gs))
     norm = clip_grad_norm_(m.parameters(), max_norm=1.0)
     assert isinstance(norm, mg.Tensor) and norm.item() == pytest.approx(total, rel=1e-12)
@@ -389,13 +389,13 @@ def test_clip_grad_norm():
 def test_clip_grad_value_and_vectors():
     m = Toy()
     for p in m.parameters():
-        p.grad = mg.Tensor(np.linspace(-3, 3, p.numpy().size).reshape(p.shape))
+        p.grad = mg.tensor(np.linspace(-3, 3, p.numpy().size).reshape(p.shape))
     clip_grad_value_(m.parameters(), 1.0)
     assert all(np.abs(p.grad.numpy()).max() == 1.0 for p in m.parameters())
     vec = parameters_to_vector(m.parameters())
     assert vec.shape == (15,)
     ids = [id(p.numpy()) for p in m.parameters()]
-    vector_to_parameters(mg.Tensor(np.arange(15.0)), m.parameters())
+    vector_to_parameters(mg.tensor(np.arange(15.0)), m.parameters())
     np.testing.assert_array_equal(m.b.numpy(), [12, 13, 14])
     assert [id(p.numpy()) for p in m.parameters()] == ids
     with pytest.raises(ValueError, match="15 elements"):
@@ -428,7 +428,7 @@ def test_clip_grad_norm_against_torch():
     gs = [g * 7 for g in grads_for(0, list(m.parameters()))]
     tps = [torch.nn.Parameter(torch.from_numpy(p.numpy().copy())) for p in m.parameters()]
     for p, tp, g in zip(m.parameters(), tps, gs):
-        p.grad, tp.grad = mg.Tensor(g.copy()), torch.from_numpy(g.copy())
+        p.grad, tp.grad = mg.tensor(g.copy()), torch.from_numpy(g.copy())
     ours = clip_grad_norm_(m.parameters(), 2.0)
     theirs = torch.nn.utils.clip_grad_norm_(tps, 2.0)
     assert ours.item() == pytest.approx(theirs.item(), rel=1e-12)
@@ -438,6 +438,6 @@ def test_clip_grad_norm_against_torch():
 
 def test_optimizer_base_is_abstract():
     opt = Optimizer([Parameter(np.ones(1))], dict(lr=0.1))
-    opt.param_groups[0]["params"][0].grad = mg.Tensor(np.ones(1))
+    opt.param_groups[0]["params"][0].grad = mg.tensor(np.ones(1))
     with pytest.raises(NotImplementedError):
         opt.step()

@@ -203,7 +203,7 @@ def test_optimizer_state_dict_round_trip(tmp_path):
     m = Toy()
     opt = Adam([{"params": [m.w]}, {"params": [m.b], "lr": 0.5}], lr=0.01)
     for p in m.parameters():
-        p.grad = mg.Tensor(np.ones(p.shape, np.float32))
+        p.grad = mg.tensor(np.ones(p.shape, np.float32))
     opt.step()
     sd = opt.state_dict()
     same(sd, round_trip(sd, tmp_path / "o.npz"))

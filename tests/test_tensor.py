@@ -45,11 +45,33 @@ def test_tensor_copies_its_data():
     assert u.dtype == np.float64  # a float64 tensor stays float64
 
 
-def test_tensor_constructor_same_rules():
-    assert Tensor([1.0]).dtype == np.float32
-    assert Tensor([1]).dtype == np.int64
-    assert Tensor(np.ones(1)).dtype == np.float64
-    assert Tensor([1.0], requires_grad=True).requires_grad
+def test_tensor_constructor_is_pytorchs_legacy_float_tensor(torch):
+    """torch.Tensor is the float tensor type: sizes give a float32 tensor of that shape, data
+    becomes float32 whatever its type, and a tensor gives an alias."""
+    for args in [(5,), (2, 3), (), ([1, 2],), ([[1.5], [2.0]],), (np.ones(2),), ([True],),
+                 (np.int64(3),), ((2, 3),)]:
+        ours, theirs = Tensor(*args), torch.Tensor(*args)
+        assert ours.shape == tuple(theirs.shape) and ours.dtype == np.float32, args
+        if args and not isinstance(args[0], (int, np.integer)):
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    t = mg.tensor([1, 2])
+    alias = Tensor(t)
+    alias[0] = 7
+    assert alias.dtype == np.int64 and t.tolist() == [7, 2]
+    for bad in [(3.5,), (-1,), (2, "a")]:
+        with pytest.raises((TypeError, ValueError), match="Tensor"):
+            Tensor(*bad)
+    with pytest.raises(RuntimeError, match="CPU only"):
+        Tensor(2, device="cuda")
+
+
+def test_legacy_parameter_then_init():
+    """The old idiom: an uninitialised Parameter of a size, then filled by an initialiser."""
+    mg.manual_seed(0)
+    v = mg.nn.Parameter(Tensor(16))
+    mg.nn.init.uniform_(v, -0.1, 0.1)
+    assert v.shape == (16,) and v.dtype == np.float32 and v.requires_grad
+    assert 0 < float(v.abs().max()) <= 0.1 and len(set(v.tolist())) == 16
 
 
 def test_tensor_requires_grad_flag():

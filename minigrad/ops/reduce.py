@@ -109,3 +109,25 @@ class LogSumExp(Function):
         with np.errstate(invalid="ignore"):
             p = np.exp(a - out)
         return g * np.nan_to_num(p)
+
+
+def dim_aliases(fn):
+    """`fn` also taking NumPy's names `axis=` for `dim=` and `keepdims=` for `keepdim=`, as
+    PyTorch's reductions do (`x.sum(axis=0, keepdims=True)`)."""
+    def with_aliases(*args, **kwargs):
+        if "axis" in kwargs or "keepdims" in kwargs:
+            for alias, name in (("axis", "dim"), ("keepdims", "keepdim")):
+                if alias in kwargs:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}: got both {name}= and its alias "
+                                        f"{alias}=; pass one")
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    with_aliases.__name__, with_aliases.__qualname__ = fn.__name__, fn.__qualname__
+    with_aliases.__doc__, with_aliases.__wrapped__ = fn.__doc__, fn
+    return with_aliases
+
+
+# the reductions PyTorch gives the aliases (as Tensor methods and torch.* functions)
+ALIASED = ("sum", "mean", "amax", "amin", "logsumexp", "var", "std", "max", "min", "argmax",
+           "argmin", "any", "all")
