@@ -103,6 +103,9 @@ class WriteMethods:
     def index_add_(self, dim, index, source, alpha=1):
         return self._assign("index_add_", lambda old: old.index_add(dim, index, source, alpha))
 
+    def relu_(self):
+        return self._assign("relu_", lambda old: old.relu())
+
     def clamp_(self, min=None, max=None):
         return self._assign("clamp_", lambda old: old.clamp(min, max))
 

@@ -6,7 +6,8 @@ import math
 import numpy as np
 
 from minigrad import ops
-from minigrad.functional import dropout, one_hot  # noqa: F401  (re-exported, as in PyTorch)
+from minigrad import functional as _core
+from minigrad.functional import one_hot  # noqa: F401  (re-exported, as in PyTorch)
 from minigrad.tensor import Tensor, _data
 
 
@@ -15,8 +16,9 @@ def linear(input, weight, bias=None):
     return ops.Linear.apply(input, weight, bias) if bias is not None else ops.Linear.apply(input, weight)
 
 
-def relu(input):
-    return input.relu()
+def relu(input, inplace=False):
+    """max(x, 0); with inplace=True written into `input` (recorded by autograd, as in PyTorch)."""
+    return input.relu_() if inplace else input.relu()
 
 
 def gelu(input, approximate="none"):
@@ -131,19 +133,32 @@ def _broadcasts_to(shape, target_shape):
         return False
 
 
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Inverted dropout (see `minigrad.dropout`); with inplace=True written into `input`."""
+    if not inplace:
+        return _core.dropout(input, p, training)
+    return input._assign("dropout_", lambda old: _core.dropout(old, p, training))
+
+
 def _reduce(loss, reduction, op):
     """The loss per element, or its sum, or its mean; an unknown reduction names the op."""
     _check_reduction(reduction, op)
     return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
 
 
-def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
     """Cross entropy of logits (N, C) (or (C,), or (N, C, d...)) against class ids (N,) (or (),
     or (N, d...)), or against class probabilities of the input's shape (a float target).
 
     Label smoothing and ignore_index combine as in PyTorch: ignored rows count for nothing and
-    "mean" divides by the number of rows that are not ignored.
+    "mean" divides by the number of rows that are not ignored. A class `weight` (C,) scales
+    each row's loss by its target's weight, and "mean" then divides by the summed weights of
+    the rows that count (PyTorch's weighted mean); the smoothing term weighs every class.
     """
+    if size_average is not None or reduce is not None:
+        raise TypeError("cross_entropy: size_average and reduce are deprecated in PyTorch and not "
+                        "supported; use reduction='mean' | 'sum' | 'none'")
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
@@ -151,11 +166,39 @@ def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoo
     if np.issubdtype(tgt.dtype, np.floating) and tgt.shape == input.shape and input.ndim:
         return _cross_entropy_probabilities(input, target, reduction, label_smoothing)
     logits, ids, shape = _class_layout(input, target, "cross_entropy")
+    if weight is not None:
+        loss = _weighted_cross_entropy(logits, ids, weight, ignore_index, reduction,
+                                       label_smoothing)
+        return loss.reshape(shape) if reduction == "none" and input.ndim != 2 else loss
     loss = ops.CrossEntropy.apply(logits, target=ids, ignore_index=ignore_index,
                                   label_smoothing=label_smoothing, reduction=reduction)
     if reduction == "none" and input.ndim != 2:
         loss = loss.reshape(shape)
     return loss
+
+
+def _weighted_cross_entropy(logits, ids, weight, ignore_index, reduction, eps):
+    """Cross entropy of (M, C) logits at ids (M,) with class weights (C,), built from ops."""
+    c = logits.shape[1]
+    w = weight if isinstance(weight, Tensor) else Tensor._wrap(np.asarray(weight, logits.dtype))
+    if w.shape != (c,):
+        raise ValueError(f"cross_entropy: weight must have one entry per class ({c},), got "
+                         f"shape {w.shape}")
+    keep = ids != ignore_index
+    safe = np.where(keep, ids, 0)
+    if np.any((safe < 0) | (safe >= c)):
+        raise IndexError(f"cross_entropy: class ids must be in [0, {c}) or ignore_index "
+                         f"{ignore_index}, got {ids[(safe < 0) | (safe >= c)][:5].tolist()}")
+    logp = logits.log_softmax(-1)
+    w_row = w[safe] * Tensor._wrap(keep.astype(logits.dtype))         # (M,) 0 where ignored
+    nll = -logp.gather(1, Tensor._wrap(safe[:, None])).reshape(-1) * w_row
+    loss = nll
+    if eps:
+        smooth = -(logp * w).sum(-1) * Tensor._wrap(keep.astype(logits.dtype))
+        loss = nll * (1.0 - eps) + smooth * (eps / c)
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.sum() / w_row.sum()
 
 
 def _cross_entropy_probabilities(input, target, reduction, label_smoothing):

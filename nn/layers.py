@@ -72,22 +72,26 @@ class Embedding(Module):
 class Dropout(Module):
     """Zero elements with probability p while training, scaling the rest by 1/(1-p)."""
 
-    def __init__(self, p=0.5):
+    def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if not 0.0 <= p < 1.0:
             raise ValueError(f"Dropout: p must be in [0, 1), got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x):
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}"
 
 
 class ReLU(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, x):
-        return x.relu()
+        return F.relu(x, self.inplace)
 
 
 class GELU(Module):

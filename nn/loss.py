@@ -9,13 +9,18 @@ class CrossEntropyLoss(Module):
     """Cross entropy of logits (N, C) (or (N, C, d...)) against class ids (N,) (or (N, d...)) or
     class probabilities of the logits' shape, with ignore_index and label smoothing."""
 
-    def __init__(self, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean", label_smoothing=0.0):
         super().__init__()
+        if size_average is not None or reduce is not None:
+            raise TypeError("CrossEntropyLoss: size_average and reduce are deprecated in PyTorch "
+                            "and not supported; use reduction=")
+        self.weight = weight
         self.ignore_index, self.reduction, self.label_smoothing = ignore_index, reduction, label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, self.ignore_index, self.reduction,
-                               self.label_smoothing)
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
 class NLLLoss(Module):

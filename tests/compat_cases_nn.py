@@ -348,3 +348,35 @@ def _(lib):
         return str(t.dtype).rsplit(".", 1)[-1]
     shapes = [[(tuple(p.shape), name(p)) for p in m.parameters()] for m in layers]
     return shapes, [name(b) for b in layers[4].buffers()]
+
+
+@add
+@case("F.relu", "F.dropout", "nn.ReLU", "nn.Dropout", "Tensor.relu_", inputs=(f32(3, 4),))
+def _(lib, x):
+    """inplace=True writes into the input, and autograd differentiates through the write."""
+    F, nn = lib.nn.functional, lib.nn
+    y = x * 2
+    out = F.relu(y, inplace=True)
+    z = x - 0.5
+    nn.ReLU(inplace=True)(z)
+    w = x * 3
+    F.dropout(w, 0.5, training=False, inplace=True)
+    nn.Dropout(0.0, inplace=True)(w)
+    v = (x + 1).relu_()
+    return out is y, y, z, w, v, (y * z + w + v).sum()
+
+
+@add
+@case("F.cross_entropy", "nn.CrossEntropyLoss",
+      inputs=(f32(6, 4), f32(4, low=0.2, high=2.0, grad=False)))
+def _(lib, logits, weight):
+    """Class weights: PyTorch's weighted mean, with ignore_index and label smoothing."""
+    F = lib.nn.functional
+    y = lib.tensor([0, 3, 1, 1, 2, 0])
+    return (F.cross_entropy(logits, y, weight=weight),
+            F.cross_entropy(logits, y, weight, reduction="sum"),
+            F.cross_entropy(logits, y, weight=weight, reduction="none", ignore_index=1),
+            F.cross_entropy(logits, y, weight=weight, ignore_index=0, label_smoothing=0.2),
+            lib.nn.CrossEntropyLoss(weight=weight, label_smoothing=0.1)(logits, y),
+            F.cross_entropy(logits.reshape(2, 3, 4).permute(0, 2, 1), y.reshape(2, 3),
+                            weight=weight, label_smoothing=0.3))

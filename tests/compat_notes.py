@@ -136,7 +136,6 @@ NOT_SUPPORTED = [
     ("torch.diag, diagonal, trace, tensordot, kron, cross, torch.linalg", "no linear algebra "
      "beyond matmul and einsum (norms: Tensor.norm)",
      ("diag", "diagonal", "trace", "tensordot", "kron", "cross", "linalg")),
-    ("torch.where(condition) with one argument", "use Tensor.nonzero(as_tuple=True)", ()),
     ("torch.meshgrid, tile, hstack, vstack, triu_indices, tril_indices, bincount, searchsorted",
      "compose from arange, expand, cat and stack",
      ("meshgrid", "tile", "hstack", "vstack", "triu_indices", "tril_indices", "bincount",
@@ -146,10 +145,10 @@ NOT_SUPPORTED = [
      ("median", "mode", "kthvalue", "quantile", "var_mean", "std_mean", "count_nonzero")),
     ("torch.nan_to_num, fmod, lerp, addmm, baddbmm", "write the arithmetic out",
      ("nan_to_num", "fmod", "lerp", "addmm", "baddbmm")),
-    ("Tensor.sigmoid_, relu_, exp_ and other in-place activations", "use the out-of-place "
-     "forms; the in-place writes minigrad has are t[idx] = v, masked_fill_, scatter_, "
+    ("Tensor.sigmoid_, exp_ and other in-place activations", "use the out-of-place "
+     "forms; the in-place writes minigrad has are t[idx] = v, relu_, masked_fill_, scatter_, "
      "index_fill_, index_add_, clamp_, fill_, zero_, add_/sub_/mul_/div_, +=, -=, *=, /=",
-     ("Tensor.sigmoid_", "Tensor.relu_", "Tensor.exp_")),
+     ("Tensor.sigmoid_", "Tensor.exp_")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, pin_memory, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",
@@ -180,9 +179,7 @@ NOT_SUPPORTED = [
      ("optim.RMSprop", "optim.Adagrad", "optim.lr_scheduler.CosineAnnealingLR",
       "optim.lr_scheduler.OneCycleLR", "optim.lr_scheduler.ExponentialLR",
       "optim.lr_scheduler.MultiStepLR", "optim.lr_scheduler.ReduceLROnPlateau")),
-    ("device= on nn layers, inplace= on F.relu and F.dropout, F.cross_entropy(weight=), "
-     "F.pad(mode=) given positionally, Module.to(device)", "layers live on the CPU: leave "
-     "these arguments out", ()),
+    ("F.pad(mode=) given positionally", "pass mode= by keyword", ()),
 ]
 
 # the public names of minigrad that PyTorch does not have (exempt from needing a case)

@@ -542,3 +542,20 @@ def test_loss_modules_keep_options():
     target = np.abs(target) % 5
     np.testing.assert_allclose(ce(t64(logits, False), target).numpy(),
                                ce_reference(logits, target, 0, 0.1, "sum"), rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("eps", [0.0, 0.25])
+def test_cross_entropy_with_class_weights_gradcheck(reduction, eps):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((5, 4))
+    w = rng.uniform(0.2, 2.0, 4)
+    y = np.array([0, 3, 3, 1, 2])
+    assert gradcheck(lambda a, b: F.cross_entropy(a, y, weight=b, ignore_index=1,
+                                                  reduction=reduction, label_smoothing=eps),
+                     [t64(x), t64(w)])
+
+
+def test_cross_entropy_weight_must_have_one_entry_per_class():
+    with pytest.raises(ValueError, match=r"cross_entropy: weight must have one entry per class \(4,\)"):
+        F.cross_entropy(t32(np.zeros((2, 4))), np.array([0, 1]), weight=t32(np.ones(3)))
