@@ -382,7 +382,7 @@ print(f"MLM accuracy {pre['mlm_accuracy']:.3f} (most-common-word baseline "
 print(f"NSP accuracy {pre['nsp_accuracy']:.3f}; on random pairs that share a topic "
       f"{pre['nsp_same_topic_accuracy']:.3f}; {pre['seconds']:.0f} s")
 assert pre["mlm_accuracy"] > pre["unigram_baseline"]
-if not SMALL:   # held for each of the 5 seeds tried (right topic 0.974-0.984, NSP 0.924-0.945)
+if not SMALL:   # held for each of the 5 seeds tried (right topic 0.97-0.98, NSP 0.92-0.95)
     assert pre["mlm_topic_accuracy"] > 0.9 and pre["nsp_accuracy"] > 0.85
 
 # %% [markdown]
@@ -462,7 +462,7 @@ assert all(0 <= a.min() and a.max() <= 1 for a in acc.values())
 if not SMALL:
     # these held for each of the 5 pre-training seeds tried, 3 labelled sets each
     assert (acc["fine-tuned"] > acc["scratch"]).all()
-    assert min(acc["fine-tuned"][0], acc["frozen"][0]) > acc["scratch"][0] + 0.2   # 1 per topic
+    assert min(acc["fine-tuned"][0], acc["frozen"][0]) > acc["scratch"][0] + 0.15  # 1 per topic
     assert acc["scratch"][-1] > 0.9            # with 8 per topic, random weights learn it too
 
 fig, ax = plt.subplots(figsize=(6.5, 3.8))
@@ -483,12 +483,13 @@ savefig(fig, "10_bert_finetuning")
 # %% [markdown]
 # With one labelled sentence per topic the pre-trained encoder is right most of the time and the
 # model from random weights about half the time; with eight per topic both are nearly perfect. On
-# five pre-training seeds, with 1 sentence per topic, the means were 0.75-0.91 (fine-tuned),
-# 0.81-0.98 (frozen) and 0.47-0.52 (scratch); with 8 per topic, 1.00, 0.94-1.00 and 0.96-0.98.
+# five pre-training seeds, with 1 sentence per topic, the means were 0.71-0.91 (fine-tuned),
+# 0.74-0.98 (frozen) and 0.47-0.52 (scratch); with 8 per topic, 1.00, 0.94-1.00 and 0.96-0.98.
 # Few labels suffice *after* pre-training, which is the lecture's point. Whether all the weights
-# are trained or only the classifier matters less here: with one example per topic, freezing
-# was ahead on all five seeds (eight sentences are few to fit a whole encoder to), and with
-# eight per topic fine-tuning was ahead or level.
+# are trained or only the classifier matters less here: with one example per topic neither won
+# on every seed, and with eight per topic fine-tuning was ahead or level. The pre-trained
+# numbers move by a few points with floating-point details (the order of a sum, another BLAS),
+# because they change the path of the 800 pre-training steps; the ordering did not move.
 #
 # Why does pre-training help? Split the test sentences by whether any of their topical words
 # occurs in a labelled sentence. For a sentence whose words were all absent from the labels, the
