@@ -5,7 +5,9 @@ import pytest
 
 import minigrad
 from minigrad.autograd import gradcheck, no_grad
-from minigrad.demos.bert import finetune_demo, make_bert_corpus, nsp_batch, pad_batch, pretrain_demo
+from minigrad.demos.bert import (finetune_classifier, finetune_demo, make_bert_corpus, nsp_batch,
+                                 pad_batch, pick_labelled, pretrain_demo, topic_sentences,
+                                 word_topics)
 from minigrad.models.bert import (BertEncoder, BertForPreTraining, BertForSequenceClassification,
                                   BertVocab, mask_tokens, pretraining_loss)
 
@@ -144,21 +146,55 @@ def test_nsp_batch_layout():
 
 # --- the demos, small -----------------------------------------------------------------------------
 
+def test_word_topics_and_labelled_sets():
+    corpus = make_bert_corpus(80, seed=0, n_topics=3)
+    topic, v = word_topics(corpus), corpus.vocab
+    assert (topic[v.encode(["a", "an", "the", "."])] == -1).all() and (topic[:5] == -1).all()
+    assert topic[v.stoi["fox"]] == 0 and topic[v.stoi["oven"]] == 1 and topic[v.stoi["net"]] == 2
+    x, y = topic_sentences(corpus, range(60))
+    assert len(x) == len(y) and all(s[0] == v.cls_id and s[-1] == v.sep_id for s in x)
+    pick = pick_labelled(y, 2, seed=5)
+    np.testing.assert_array_equal(np.bincount(y[pick]), [2, 2, 2])   # two of every topic
+    np.testing.assert_array_equal(pick, pick_labelled(y, 2, seed=5))
+    assert len(set(pick)) == 6 and not np.array_equal(pick, pick_labelled(y, 2, seed=6))
+
+
+def test_frozen_finetuning_trains_only_the_classifier():
+    x, y = [list(r[r != 0]) for r in IDS], np.array([0, 1])
+    for freeze in (True, False):
+        minigrad.manual_seed(0)
+        bert = BertEncoder(V, d_model=8, nhead=2, num_layers=1, dim_feedforward=16, max_len=10)
+        before = {k: v.numpy() for k, v in bert.state_dict().items()}   # copies
+        pred = finetune_classifier(bert, 2, x, y, x, steps=5, lr=1e-2, freeze=freeze)
+        assert pred.shape == (2,) and set(pred) <= {0, 1}
+        after = bert.state_dict()
+        same = {k: np.array_equal(before[k], after[k].numpy()) for k in before}
+        if freeze:
+            assert all(same.values()), [k for k, v in same.items() if not v]
+        else:   # fine-tuning moves BERT itself, from the embeddings to the pooler
+            assert not same["tok_embed.weight"] and not same["pooler.weight"]
+
+
 @pytest.fixture(scope="module")
 def pretrained():
-    # dropout 0: the data are effectively unlimited, and without it the small run learns sooner
-    return pretrain_demo(steps=400, n_docs=400, n_topics=4, dropout=0.0, eval_pairs=600,
-                         verbose=False)
+    # 4 topics learn which words belong together by about step 200 (8 topics need 300-600)
+    return pretrain_demo(steps=300, n_docs=400, n_topics=4, eval_pairs=600, verbose=False)
 
 
 def test_pretraining_beats_the_baselines(pretrained):
     assert pretrained["mlm_accuracy"] > pretrained["unigram_baseline"] + 0.3
+    assert pretrained["mlm_topic_accuracy"] > 0.8   # a masked word is guessed within its topic
     assert pretrained["nsp_accuracy"] > 0.8
 
 
-def test_finetuning_beats_the_majority_class(pretrained):
-    r = finetune_demo(pretrained, compare_scratch=False, verbose=False)
-    assert r["accuracy"] > r["majority_baseline"] + 0.4
+def test_pretrained_encoder_beats_scratch_with_one_label_per_topic(pretrained):
+    """The lecture's point: after pre-training, a few labels suffice; from random weights they do not."""
+    r = finetune_demo(pretrained, per_topic=(1,), seeds=(0, 1, 2), methods=("fine-tuned", "scratch"),
+                      verbose=False)
+    tuned, scratch = r["accuracy"]["fine-tuned"][0], r["accuracy"]["scratch"][0]
+    assert r["n_labels"] == [4]
+    assert (tuned > scratch).all() and tuned.mean() > scratch.mean() + 0.15, (tuned, scratch)
+    assert tuned.mean() > r["majority_baseline"] + 0.4
 
 
 def test_demo_schedule_warms_up_then_decays_to_zero():
