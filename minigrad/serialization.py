@@ -125,20 +125,22 @@ def save(obj, path):
     path = os.fspath(path)
     if path.endswith(".safetensors"):
         blob = safetensors_format.encode(obj)  # every check runs before the disk is touched
-        _atomic_write(path, lambda f: f.write(blob))
+        atomic_write(path, lambda f: f.write(blob))
         return
     arrays = []
     meta = {"format": FORMAT, "version": VERSION, "root": _encode(obj, arrays, "")}
     entries = {f"a{i}": a for i, a in enumerate(arrays)}
     entries[_META] = np.array(json.dumps(meta))
-    _atomic_write(path, lambda f: np.savez(f, **entries))
+    atomic_write(path, lambda f: np.savez(f, **entries))
 
 
-def _atomic_write(path, write):
-    """Call `write(file)` on a temporary file beside `path`, then rename it over `path`."""
+def atomic_write(path, write, op="save"):
+    """Call `write(file)` on a binary temporary file beside `path`, then rename it over `path`:
+    readers see the old file or the new one, never half of it. `op` names the caller in errors."""
+    path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise FileNotFoundError(f"save: cannot write '{path}': directory '{directory}' does "
+        raise FileNotFoundError(f"{op}: cannot write '{path}': directory '{directory}' does "
                                 f"not exist")
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
                                suffix=".tmp")

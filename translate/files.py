@@ -13,12 +13,14 @@
 """
 from __future__ import annotations
 
+import io
 import os
 import re
-import tempfile
 import threading
 import time
 from pathlib import Path
+
+from minigrad.serialization import atomic_write as _atomic_write
 
 try:
     import fcntl
@@ -30,22 +32,18 @@ LOCK_NAME = ".lock"
 
 
 def atomic_write(path, write, binary=False) -> None:
-    """Call `write(f)` on a temporary file, then rename it to `path`: all or nothing."""
-    path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
-                               prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with (os.fdopen(fd, "wb") if binary else
-              os.fdopen(fd, "w", encoding="utf-8", newline="\n")) as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())        # the data is on disk before the rename
-        os.chmod(tmp, 0o644)            # mkstemp makes private (0600) files
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):         # never leave half-written files behind
-            os.unlink(tmp)
-        raise
+    """Call `write(f)` on a temporary file, then rename it to `path`: all or nothing (the
+    library's own `minigrad.serialization.atomic_write`; text files are UTF-8 with \\n)."""
+    if binary:
+        return _atomic_write(path, write, op="write")
+
+    def write_text(f):
+        text = io.TextIOWrapper(f, encoding="utf-8", newline="\n")
+        write(text)
+        text.flush()
+        text.detach()  # hand the binary file back open: the caller syncs and closes it
+
+    _atomic_write(path, write_text, op="write")
 
 
 def atomic_write_text(path, text: str) -> None:
