@@ -54,7 +54,10 @@ class Sub(Function):
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # each operand is needed only for its partner's gradient: x * weight where x wants no
+        # gradient keeps weight alone (and nothing under no_grad)
+        need = ctx.needs_input_grad
+        ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
         return np.multiply(a, b)
 
     @staticmethod
