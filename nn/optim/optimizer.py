@@ -100,16 +100,21 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = p.grad._array
-                if grad.shape != p._array.shape:
-                    raise ValueError(f"{type(self).__name__}: gradient of shape {grad.shape} does "
-                                     f"not match its parameter of shape {p._array.shape}")
-                self._update(p, grad, self.state[p], group)
+            params = [p for p in group["params"] if p.grad is not None]
+            for p in params:
+                if p.grad._array.shape != p._array.shape:
+                    raise ValueError(f"{type(self).__name__}: gradient of shape "
+                                     f"{p.grad._array.shape} does not match its parameter of "
+                                     f"shape {p._array.shape}")
+            self._update_params(params, group)
+            for p in params:
                 p._vc[0] += 1  # p._array changed in place: autograd must notice
         return loss
+
+    def _update_params(self, params, group):
+        """Update every parameter of `group` that has a gradient (an optimizer may batch them)."""
+        for p in params:
+            self._update(p, p.grad._array, self.state[p], group)
 
     def _update(self, p, grad, state, group):
         """Change `p._array` in place, given its gradient array, its state dict and its group."""
