@@ -16,7 +16,10 @@ written to a file; `load_state_dict` maps the positions back onto this optimizer
 Speed: an update is a handful of NumPy ufuncs writing into existing arrays (`out=`), never a new
 array per parameter. Large parameters are walked in slices of `CHUNK` elements so that the
 parameter, its gradient, its state and a scratch buffer are still in the CPU cache when the
-next ufunc reads them, instead of streaming every array through memory a dozen times.
+next ufunc reads them, instead of streaming every array through memory a dozen times. Small
+parameters go the other way (Adam's `_update_params`): a model of many tiny ones would spend
+its step calling ufuncs on a few hundred elements each, so they are updated together as one
+flat array of at most `CHUNK` elements and copied back.
 """
 from __future__ import annotations
 
