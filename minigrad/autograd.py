@@ -196,6 +196,8 @@ def _snapshot_versions(ctx, args, out):
     has no version counter, so a saved array of its memory is copied instead."""
     versions = []
     for i, s in enumerate(ctx.saved):
+        if not isinstance(s, np.ndarray):  # None, a number: nothing that can change
+            continue
         x = _operand_holding(s, args, out)
         if isinstance(x, Tensor):
             versions.append((x._vc, x._vc[0], x._array.shape))
@@ -212,8 +214,6 @@ def _operand_holding(s, args, out):
     for x in args:
         if x is s or (isinstance(x, Tensor) and x._array is s):
             return x
-    if not isinstance(s, np.ndarray):
-        return None
     root = _root(s)
     for x in (*args, out):
         a = x._array if isinstance(x, Tensor) else x
