@@ -171,8 +171,9 @@ def _record(ctx, out, args):
     ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
     if ctx.saved:
         _snapshot_versions(ctx, args, out)
-    for hook in _record_hooks:
-        hook(ctx, out)
+    if _record_hooks:
+        for hook in _record_hooks:
+            hook(ctx, out)
     out.grad_fn, out._requires_grad = ctx, True
 
 

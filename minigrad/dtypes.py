@@ -247,14 +247,15 @@ def _needs_promotion(a, b, floats=False):
     int (NumPy, like PyTorch, converts the number to the tensor's dtype; `i + block_size` with
     an index tensor is everyday code)."""
     if isinstance(a, Tensor):
-        t, number = a, b
-    elif isinstance(b, Tensor):
-        t, number = b, a
-    else:
-        return True
-    dtype = t._array.dtype
-    if isinstance(number, Tensor):
-        return number._array.dtype is not dtype or (floats and dtype.kind != "f")
+        dtype = a._array.dtype
+        if isinstance(b, Tensor):
+            return b._array.dtype is not dtype or (floats and dtype.kind != "f")
+        return _number_needs_promotion(dtype, b, floats)
+    return not isinstance(b, Tensor) or _number_needs_promotion(b._array.dtype, a, floats)
+
+
+def _number_needs_promotion(dtype, number, floats):
+    """For a tensor of `dtype` with the operand `number` (not a tensor)."""
     if dtype.kind == "f":
         return number.__class__ not in _PY_NUMBERS
     return floats or dtype.kind not in "iu" or number.__class__ is not int
