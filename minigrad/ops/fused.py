@@ -26,17 +26,19 @@ class Linear(Function):
         if x.dtype != weight.dtype:
             raise TypeError(f"linear: input dtype {x.dtype} differs from weight dtype "
                             f"{weight.dtype}")
-        x2 = x.reshape(-1, x.shape[-1])
-        ctx.save_for_backward(x2, weight)
+        # x itself is saved, not the (N, D_in) view: the version check then finds its tensor
+        # at once instead of searching the operands for the owner of a view's memory
+        ctx.save_for_backward(x, weight)
         ctx.lead = x.shape[:-1]
-        y = mm(x2, weight.T)
+        y = mm(x.reshape(-1, x.shape[-1]), weight.T)
         if bias is not None:
             y += bias
         return y.reshape(ctx.lead + (weight.shape[0],))
 
     @staticmethod
     def backward(ctx, g):
-        x2, weight = ctx.saved
+        x, weight = ctx.saved
+        x2 = x.reshape(-1, x.shape[-1])
         g2 = g.reshape(-1, weight.shape[0])
         need = ctx.needs_input_grad
         gx = mm(g2, weight).reshape(ctx.lead + (weight.shape[1],)) if need[0] else None
