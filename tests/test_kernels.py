@@ -178,6 +178,39 @@ def test_matmul_model_shapes(backend, sa, sb):
         np.testing.assert_allclose(kernels.matmul(at, g), np.matmul(at, g), rtol=1e-4, atol=1e-3)
 
 
+@FAST
+@given(m=st.integers(1, 300), k=st.integers(1, 40), n=st.integers(1, 70),
+       batch=st.sampled_from([(), (2,), (3, 1)]), bcast=st.booleans(),
+       dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1))
+def test_matmul_packs_a_large_a_in_blocks_of_rows(m, k, n, batch, bcast, dtype, seed, monkeypatch):
+    # with the packing budget at its minimum, a transposed A is packed and multiplied in
+    # blocks of MR * GROUP rows, one batch entry at a time; the result must not change
+    kernels.set_backend("numba")
+    monkeypatch.setattr(kernels._mm, "PACK_A_BYTES", 1)
+    r = np.random.default_rng(seed)
+    a = layout(r.standard_normal(batch + (m, k)).astype(dtype), "transposed")
+    b = layout(r.standard_normal(((1,) if bcast and batch else batch) + (k, n)).astype(dtype),
+               "strided")
+    out = kernels.matmul(a, b)
+    expect = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    assert out.shape == expect.shape and out.dtype == dtype
+    np.testing.assert_allclose(out, expect, **tol(dtype, k))
+
+
+def test_matmul_packing_scratch_is_bounded():
+    # a weight gradient over a large vocabulary, dW = g^T x: A = g^T is a transposed view that
+    # must be packed, and the buffer kept for reuse stays within PACK_A_BYTES
+    kernels.set_backend("numba")
+    mm = kernels._mm
+    mm._local.__dict__.pop("workspace", None)
+    r = np.random.default_rng(2)
+    g = r.standard_normal((1500, 2000), dtype=np.float32)   # packed whole: 12 MB
+    x = r.standard_normal((1500, 64), dtype=np.float32)
+    np.testing.assert_allclose(kernels.matmul(g.T, x), g.T @ x, rtol=1e-4, atol=1e-3)
+    kept = mm._local.workspace[("a", np.dtype(np.float32))]
+    assert 0 < kept.nbytes <= mm.PACK_A_BYTES < g.nbytes
+
+
 def test_matmul_weight_grad_transposed_view(backend):
     r = np.random.default_rng(1)
     g = r.standard_normal((1280, 512), dtype=np.float32)
