@@ -9,9 +9,11 @@ at every switch (docs/performance.md, section 1).
 
 So we call OpenBLAS's single-threaded `cblas_?gemm` from inside a Numba `prange`: C is cut
 into blocks of rows, each block is one gemm call, and the blocks are shared among Numba's
-threads. Each call is told to use one thread (`openblas_set_num_threads_local`, a per-thread
-setting, restored after the call), so OpenBLAS never wakes a pool of its own and Numba's
-pool is still the only one a training step uses.
+threads. While they run, OpenBLAS's thread count is 1 (restored after), so OpenBLAS never
+wakes a pool of its own and Numba's pool is still the only one a training step uses.
+(OpenBLAS's per-thread setting, `openblas_set_num_threads_local`, would leave the global
+count alone, but made each call 1.8x slower here.) A NumPy matmul that another Python thread
+runs meanwhile gets one thread too: the same numbers, a little later.
 
 Results are deterministic: the blocks depend on the shapes only (never on the number of
 threads), and inside a block OpenBLAS sums each entry in a fixed order.
@@ -22,16 +24,18 @@ kernel of .matmul does every product.
 """
 import ctypes
 import os
+import threading
 
 import numpy as np
 from numba import njit, prange
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
-BLOCK = 512   # rows (or columns) per pair of blocks: a block is 1/2 of BLOCK at most
+BLOCK = 2048  # rows (or columns) per pair of blocks
 
 
 def _find_openblas():
-    """(sgemm, dgemm, set_threads_local) of the OpenBLAS NumPy has loaded, or None."""
+    """(sgemm, dgemm, set_num_threads, get_num_threads) of the OpenBLAS NumPy has loaded,
+    or None."""
     try:
         with open("/proc/self/maps") as f:
             paths = {line.split()[-1] for line in f if "openblas" in line.lower()
@@ -48,23 +52,18 @@ def _find_openblas():
                                 ("", "", ctypes.c_int)):
             try:
                 gemms = [getattr(lib, f"{pre}cblas_{t}gemm{suf}") for t in "sd"]
+                set_n = getattr(lib, f"{pre}openblas_set_num_threads{suf}")
+                get_n = getattr(lib, f"{pre}openblas_get_num_threads{suf}")
             except AttributeError:
                 continue
-            local = None
-            for name in (f"{pre}openblas_set_num_threads_local{suf}",
-                         "openblas_set_num_threads_local"):
-                local = getattr(lib, name, None)
-                if local is not None:
-                    break
-            if local is None:  # without it each call could start OpenBLAS's own threads
-                return None
-            local.argtypes, local.restype = [ctypes.c_int], ctypes.c_int
+            set_n.argtypes, set_n.restype = [ctypes.c_int], None
+            get_n.argtypes, get_n.restype = [], ctypes.c_int
             for fn, real in zip(gemms, (ctypes.c_float, ctypes.c_double)):
                 fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, int_t, int_t, int_t,
                                real, ctypes.c_void_p, int_t, ctypes.c_void_p, int_t, real,
                                ctypes.c_void_p, int_t]
                 fn.restype = None
-            return gemms[0], gemms[1], local
+            return gemms[0], gemms[1], set_n, get_n
     return None
 
 
@@ -77,11 +76,11 @@ def available():
 
 
 @njit(parallel=True, cache=True)
-def _blocks(gemm, set_local, A, ta, lda, B, tb, ldb, C, M, N, K, by_rows, nblk):
+def _blocks(gemm, A, ta, lda, B, tb, ldb, C, M, N, K, by_rows, nblk):
     """C (M, N) = A @ B in nblk blocks of rows (by_rows) or of columns of C.
 
-    gemm and set_local are the ctypes functions, passed as arguments (not read as globals)
-    so that the compiled code holds no address and can be cached on disk."""
+    gemm is the ctypes function, passed as an argument (not read as a global) so that the
+    compiled code holds no address and can be cached on disk."""
     dim = M if by_rows else N
     size = (dim + nblk - 1) // nblk
     one, zero = C.dtype.type(1), C.dtype.type(0)
@@ -90,7 +89,6 @@ def _blocks(gemm, set_local, A, ta, lda, B, tb, ldb, C, M, N, K, by_rows, nblk):
         n = min(size, dim - lo)
         if n <= 0:
             continue
-        before = set_local(1)   # this call runs on this thread alone
         if by_rows:  # rows lo.. of A: a row offset, or a column offset if A is transposed
             a = lo * lda if ta == NO_TRANS else lo
             gemm(ROW_MAJOR, ta, tb, n, N, K, one, A[a:].ctypes.data, lda,
@@ -99,9 +97,9 @@ def _blocks(gemm, set_local, A, ta, lda, B, tb, ldb, C, M, N, K, by_rows, nblk):
             b = lo if tb == NO_TRANS else lo * ldb
             gemm(ROW_MAJOR, ta, tb, M, n, K, one, A.ctypes.data, lda,
                  B[b:].ctypes.data, ldb, zero, C[lo:].ctypes.data, N)
-        set_local(before)
 
 
+_lock = threading.Lock()
 _gemm = {} if _found is None else {np.dtype(np.float32): _found[0],
                                    np.dtype(np.float64): _found[1]}
 
@@ -125,9 +123,16 @@ def matmul(a, b):
     B, tb, ldb = _operand(b)
     C = np.empty((M, N), a.dtype)
     by_rows = M >= N
-    # an even number of blocks of at most BLOCK / 2 rows or columns: both threads of a
-    # 2-core machine get the same share, and the cut depends on the shape alone
+    # an even number of blocks, 2 up to BLOCK rows or columns: both threads of a 2-core
+    # machine get the same share, and the cut depends on the shape alone
     nblk = 2 * -(-(M if by_rows else N) // BLOCK)
-    _blocks(_gemm[a.dtype], _found[2], A, ta, lda, B, tb, ldb, C.reshape(-1), M, N, K, by_rows,
-            nblk)
+    set_threads, get_threads = _found[2], _found[3]
+    with _lock:  # the thread count is global: one product at a time changes and restores it
+        before = get_threads()
+        set_threads(1)
+        try:
+            _blocks(_gemm[a.dtype], A, ta, lda, B, tb, ldb, C.reshape(-1), M, N, K, by_rows,
+                    nblk)
+        finally:
+            set_threads(before)
     return C
