@@ -240,7 +240,7 @@ def test_blas_blocks_match_numpy(operand, m, k, n, how, dtype, seed):
     np.testing.assert_array_equal(kernels._blas.matmul(a, b), out)  # same numbers again
 
 
-def test_blas_is_the_path_of_2d_products_and_is_deterministic():
+def test_blas_is_the_path_of_products_and_is_deterministic():
     if not kernels._blas.available():
         pytest.skip("no OpenBLAS found: the tiled kernel does every product")
     kernels.set_backend("numba")
@@ -257,7 +257,9 @@ def test_blas_is_the_path_of_2d_products_and_is_deterministic():
             "x = r.standard_normal((1280, 128), dtype=np.float32); "
             "w = r.standard_normal((2000, 128), dtype=np.float32); "
             "import sys; sys.stdout.write(kernels.matmul(x, w.T).tobytes().hex()[:4000] + "
-            "str(float(kernels.matmul(x.T.copy().T, w.T).sum())))")
+            "str(float(kernels.matmul(x.T.copy().T, w.T).sum())) + "
+            "kernels.matmul(x.reshape(64, 20, 128), x.reshape(64, 20, 128).swapaxes(1, 2))"
+            ".tobytes().hex()[-4000:])")
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env=dict(os.environ, NUMBA_NUM_THREADS=t), check=True).stdout
             for t in ("1", "2")}

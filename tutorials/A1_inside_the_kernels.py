@@ -106,7 +106,7 @@ repeats = 5 if SMALL else 20
 # ## Matrix products
 #
 # This appendix is about the register-tiled kernel of `minigrad/kernels/matmul.py`. In
-# training, the `"numba"` backend sends 2-D products to NumPy's own OpenBLAS instead, called
+# training, the `"numba"` backend sends products to NumPy's own OpenBLAS instead, called
 # one thread per block from inside Numba's thread pool (`minigrad/kernels/blas.py` says why:
 # on some processors OpenBLAS's hand-written kernels are faster). `kernels.USE_BLAS = False`
 # makes the tiled kernel do every product, and we set it for this section.

@@ -7,8 +7,8 @@
 "numba" runs every op in Numba, all matmuls included, so a training step
 uses one thread pool only (docs/performance.md says why; the module
 docstrings of matmul, blas, softmax, layernorm and dropout say how each
-kernel works). 2-D matmuls call NumPy's OpenBLAS from inside that pool,
-one thread per call (.blas), where it is found. "numpy" runs the plain NumPy references in .reference. Both give
+kernel works). Matmuls call NumPy's OpenBLAS from inside that pool, one
+thread per call (.blas), where it is found. "numpy" runs the plain NumPy references in .reference. Both give
 the same results up to float rounding, and the identical dropout mask.
 
 Every public function checks its inputs and raises ValueError (shapes,
@@ -59,9 +59,9 @@ BACKENDS = ("numba", "numpy")
 # work, and on a loaded machine a 2-thread launch can stall for milliseconds. Tests of the
 # kernels themselves set it to 0 so that every size runs the Numba code.
 PARALLEL_MIN_WORK = 32768
-# 2-D float products of the "numba" backend go to NumPy's OpenBLAS, one single-threaded call
-# per block inside Numba's pool (.blas says why); the batched ones, or all of them when this
-# is False (no OpenBLAS found, MINIGRAD_NO_BLAS=1, or a test of the tiled kernel), to .matmul.
+# Float products of the "numba" backend go to NumPy's OpenBLAS, single-threaded calls inside
+# Numba's pool (.blas says why); when this is False (no OpenBLAS found, MINIGRAD_NO_BLAS=1, or
+# a test of the tiled kernel) every one goes to the tiled kernel of .matmul.
 USE_BLAS = _blas.available()
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -144,10 +144,8 @@ def matmul(a, b):
         math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
     if _backend != "numba" or work < PARALLEL_MIN_WORK:
         return _ref.matmul(a, b)
-    if USE_BLAS and b.ndim == 2 and work:
-        k, n = b.shape
-        # (B, T, K) @ (K, N) as one (B*T, K) @ (K, N) product, as in the other paths
-        return _blas.matmul(a.reshape(-1, k), b).reshape(a.shape[:-1] + (n,))
+    if USE_BLAS and work:
+        return _blas.matmul(a, b)
     return _mm.matmul(a, b)
 
 

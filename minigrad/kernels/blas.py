@@ -1,4 +1,4 @@
-"""2-D matrix products by NumPy's own BLAS, called one thread per block from Numba's pool.
+"""Matrix products by NumPy's own BLAS, called one thread per block from Numba's pool.
 
 The register-tiled kernel of .matmul reaches 80-90 % of OpenBLAS's speed on one core of an
 AMD machine but only 60-90 % on an AVX-512 Xeon, where OpenBLAS's hand-written kernels win
@@ -7,15 +7,16 @@ OpenBLAS on one core). NumPy's matmul itself is no answer: it runs on OpenBLAS's
 threads, and a training step that alternates them with Numba's threads loses milliseconds
 at every switch (docs/performance.md, section 1).
 
-So we call OpenBLAS's single-threaded `cblas_?gemm` from inside a Numba `prange`: C is cut
-into blocks of rows, each block is one gemm call, and the blocks are shared among Numba's
-threads. While they run, OpenBLAS's thread count is 1 (restored after), so OpenBLAS never
+So we call OpenBLAS's single-threaded `cblas_?gemm` from inside a Numba `prange`: a 2-D C
+is cut into blocks of rows (or columns), each block is one gemm call, and the blocks are
+shared among Numba's threads; a batch of small products (attention's 256 products of 20 x 32
+by 32 x 20) is one call per product, shared the same way. While they run, OpenBLAS's thread count is 1 (restored after), so OpenBLAS never
 wakes a pool of its own and Numba's pool is still the only one a training step uses.
 (OpenBLAS's per-thread setting, `openblas_set_num_threads_local`, would leave the global
 count alone, but made each call 1.8x slower here.) A NumPy matmul that another Python thread
 runs meanwhile gets one thread too: the same numbers, a little later.
 
-Results are deterministic: the blocks depend on the shapes only (never on the number of
+Results are deterministic: the blocks and calls depend on the shapes only (never on the number of
 threads), and inside a block OpenBLAS sums each entry in a fixed order.
 
 The library is the OpenBLAS NumPy has loaded (found in /proc/self/maps). Elsewhere (NumPy
@@ -28,6 +29,8 @@ import threading
 
 import numpy as np
 from numba import njit, prange
+
+from .matmul import _flat
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 BLOCK = 2048  # rows (or columns) per pair of blocks
@@ -99,6 +102,16 @@ def _blocks(gemm, A, ta, lda, B, tb, ldb, C, M, N, K, by_rows, nblk):
                  B[b:].ctypes.data, ldb, zero, C[lo:].ctypes.data, N)
 
 
+@njit(parallel=True, cache=True)
+def _batch(gemm, A, ta, lda, sa, B, tb, ldb, sb, C, ia, ib, M, N, K):
+    """C[t] (M, N) = A[ia[t]] @ B[ib[t]], one gemm call per t; matrix i of A starts at
+    element i * sa of the flat A, matrix j of B at j * sb."""
+    one, zero = C.dtype.type(1), C.dtype.type(0)
+    for t in prange(len(ia)):
+        gemm(ROW_MAJOR, ta, tb, M, N, K, one, A[ia[t] * sa:].ctypes.data, lda,
+             B[ib[t] * sb:].ctypes.data, ldb, zero, C[t * M * N:].ctypes.data, N)
+
+
 _lock = threading.Lock()
 _gemm = {} if _found is None else {np.dtype(np.float32): _found[0],
                                    np.dtype(np.float64): _found[1]}
@@ -115,8 +128,32 @@ def _operand(x):
     return x.reshape(-1), NO_TRANS, max(1, x.shape[1])
 
 
-def matmul(a, b):
-    """a (M, K) @ b (K, N), float32 or float64, M, N, K > 0 (inputs pre-checked)."""
+def _stack(x3):
+    """x3 (n, R, C) as (flat memory, NO_TRANS or TRANS, leading dimension, batch stride), all
+    in elements; a copy only where neither rows nor columns are contiguous."""
+    flat, (s0, s1, s2) = _flat(x3)
+    _, R, Cc = x3.shape
+    if s2 == 1 and (R == 1 or s1 >= Cc):
+        return flat, NO_TRANS, max(1, Cc if R == 1 else s1), s0
+    if s1 == 1 and (Cc == 1 or s2 >= R):  # transposed matrices, as in attention's backward
+        return flat, TRANS, max(1, R if Cc == 1 else s2), s0
+    x3 = np.ascontiguousarray(x3)
+    return x3.reshape(-1), NO_TRANS, max(1, Cc), R * Cc
+
+
+def _single_threaded(run, *args):
+    """run(*args) while OpenBLAS's thread count is 1 (restored after)."""
+    set_threads, get_threads = _found[2], _found[3]
+    with _lock:  # the thread count is global: one product at a time changes and restores it
+        before = get_threads()
+        set_threads(1)
+        try:
+            run(*args)
+        finally:
+            set_threads(before)
+
+
+def _matmul_2d(a, b):
     M, K = a.shape
     N = b.shape[1]
     A, ta, lda = _operand(a)
@@ -126,13 +163,29 @@ def matmul(a, b):
     # an even number of blocks, 2 up to BLOCK rows or columns: both threads of a 2-core
     # machine get the same share, and the cut depends on the shape alone
     nblk = 2 * -(-(M if by_rows else N) // BLOCK)
-    set_threads, get_threads = _found[2], _found[3]
-    with _lock:  # the thread count is global: one product at a time changes and restores it
-        before = get_threads()
-        set_threads(1)
-        try:
-            _blocks(_gemm[a.dtype], A, ta, lda, B, tb, ldb, C.reshape(-1), M, N, K, by_rows,
-                    nblk)
-        finally:
-            set_threads(before)
+    _single_threaded(_blocks, _gemm[a.dtype], A, ta, lda, B, tb, ldb, C.reshape(-1), M, N, K,
+                     by_rows, nblk)
     return C
+
+
+def matmul(a, b):
+    """np.matmul for float32 or float64 a, b with ndim >= 2 and no empty dimension (inputs
+    pre-checked); batch dimensions broadcast. A 2-D product, or (..., K) @ (K, N), is cut into
+    blocks; a batch of products is one gemm call per product."""
+    M, K = a.shape[-2:]
+    N = b.shape[-1]
+    if b.ndim == 2:  # one big (rows, K) @ (K, N) instead of one small product per batch entry
+        return _matmul_2d(a.reshape(-1, K), b).reshape(a.shape[:-1] + (N,))
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    A3, B3 = a.reshape((-1, M, K)), b.reshape((-1, K, N))
+    if a.shape[:-2] == b.shape[:-2]:
+        ia = ib = np.arange(len(A3))
+    else:  # broadcast batch dims: map each output batch to its operands
+        ia = np.broadcast_to(np.arange(len(A3)).reshape(a.shape[:-2]), batch).ravel()
+        ib = np.broadcast_to(np.arange(len(B3)).reshape(b.shape[:-2]), batch).ravel()
+    A, ta, lda, sa = _stack(A3)
+    B, tb, ldb, sb = _stack(B3)
+    C = np.empty((len(ia), M, N), a.dtype)
+    _single_threaded(_batch, _gemm[a.dtype], A, ta, lda, sa, B, tb, ldb, sb, C.reshape(-1),
+                     ia, ib, M, N, K)
+    return C.reshape(batch + (M, N))
