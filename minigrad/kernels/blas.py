@@ -103,13 +103,13 @@ def _blocks(gemm, A, ta, lda, B, tb, ldb, C, M, N, K, by_rows, nblk):
 
 
 @njit(parallel=True, cache=True)
-def _batch(gemm, A, ta, lda, sa, B, tb, ldb, sb, C, ia, ib, M, N, K):
-    """C[t] (M, N) = A[ia[t]] @ B[ib[t]], one gemm call per t; matrix i of A starts at
-    element i * sa of the flat A, matrix j of B at j * sb."""
+def _batch(gemm, A, ta, lda, oa, B, tb, ldb, ob, C, M, N, K):
+    """C[t] (M, N) = (matrix at element oa[t] of A) @ (matrix at element ob[t] of B), one gemm
+    call per t."""
     one, zero = C.dtype.type(1), C.dtype.type(0)
-    for t in prange(len(ia)):
-        gemm(ROW_MAJOR, ta, tb, M, N, K, one, A[ia[t] * sa:].ctypes.data, lda,
-             B[ib[t] * sb:].ctypes.data, ldb, zero, C[t * M * N:].ctypes.data, N)
+    for t in prange(len(oa)):
+        gemm(ROW_MAJOR, ta, tb, M, N, K, one, A[oa[t]:].ctypes.data, lda,
+             B[ob[t]:].ctypes.data, ldb, zero, C[t * M * N:].ctypes.data, N)
 
 
 _lock = threading.Lock()
@@ -128,17 +128,24 @@ def _operand(x):
     return x.reshape(-1), NO_TRANS, max(1, x.shape[1])
 
 
-def _stack(x3):
-    """x3 (n, R, C) as (flat memory, NO_TRANS or TRANS, leading dimension, batch stride), all
-    in elements; a copy only where neither rows nor columns are contiguous."""
-    flat, (s0, s1, s2) = _flat(x3)
-    _, R, Cc = x3.shape
+def _stack(x, batch):
+    """The matrices of x (..., R, C), its batch dims broadcast to `batch`, as (flat memory,
+    NO_TRANS or TRANS, leading dimension, element offset of each matrix). Any batch strides
+    are read in place (attention's heads are a permuted view); a copy is made only where
+    neither the rows nor the columns of a matrix are contiguous."""
+    R, Cc = x.shape[-2:]
+    flat, st = _flat(x)
+    s1, s2 = st[-2:]
     if s2 == 1 and (R == 1 or s1 >= Cc):
-        return flat, NO_TRANS, max(1, Cc if R == 1 else s1), s0
-    if s1 == 1 and (Cc == 1 or s2 >= R):  # transposed matrices, as in attention's backward
-        return flat, TRANS, max(1, R if Cc == 1 else s2), s0
-    x3 = np.ascontiguousarray(x3)
-    return x3.reshape(-1), NO_TRANS, max(1, Cc), R * Cc
+        trans, ld = NO_TRANS, max(1, Cc if R == 1 else s1)
+    elif s1 == 1 and (Cc == 1 or s2 >= R):  # transposed matrices, as in attention's backward
+        trans, ld = TRANS, max(1, R if Cc == 1 else s2)
+    else:
+        return _stack(np.ascontiguousarray(x), batch)
+    off = np.zeros(x.shape[:-2], np.int64)
+    for axis, (n, step) in enumerate(zip(x.shape[:-2], st[:-2])):
+        off += (np.arange(n) * step).reshape((n,) + (1,) * (x.ndim - 3 - axis))
+    return flat, trans, ld, np.broadcast_to(off, batch).ravel()
 
 
 def _single_threaded(run, *args):
@@ -177,15 +184,9 @@ def matmul(a, b):
     if b.ndim == 2:  # one big (rows, K) @ (K, N) instead of one small product per batch entry
         return _matmul_2d(a.reshape(-1, K), b).reshape(a.shape[:-1] + (N,))
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    A3, B3 = a.reshape((-1, M, K)), b.reshape((-1, K, N))
-    if a.shape[:-2] == b.shape[:-2]:
-        ia = ib = np.arange(len(A3))
-    else:  # broadcast batch dims: map each output batch to its operands
-        ia = np.broadcast_to(np.arange(len(A3)).reshape(a.shape[:-2]), batch).ravel()
-        ib = np.broadcast_to(np.arange(len(B3)).reshape(b.shape[:-2]), batch).ravel()
-    A, ta, lda, sa = _stack(A3)
-    B, tb, ldb, sb = _stack(B3)
-    C = np.empty((len(ia), M, N), a.dtype)
-    _single_threaded(_batch, _gemm[a.dtype], A, ta, lda, sa, B, tb, ldb, sb, C.reshape(-1),
-                     ia, ib, M, N, K)
-    return C.reshape(batch + (M, N))
+    A, ta, lda, oa = _stack(a, batch)
+    B, tb, ldb, ob = _stack(b, batch)
+    C = np.empty(batch + (M, N), a.dtype)
+    _single_threaded(_batch, _gemm[a.dtype], A, ta, lda, oa, B, tb, ldb, ob, C.reshape(-1),
+                     M, N, K)
+    return C
