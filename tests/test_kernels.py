@@ -240,6 +240,21 @@ def test_blas_blocks_match_numpy(operand, m, k, n, how, dtype, seed):
     np.testing.assert_array_equal(kernels._blas.matmul(a, b), out)  # same numbers again
 
 
+@pytest.mark.parametrize("use_blas", [False, True])
+def test_matmul_of_permuted_heads(use_blas, monkeypatch):
+    # attention's heads are a permuted view (B, H, T, Dh) of (B, T, H, Dh): batch strides
+    # that do not merge, read in place by the BLAS path; also a broadcast batch dim
+    kernels.set_backend("numba")
+    monkeypatch.setattr(kernels, "USE_BLAS", use_blas and kernels.USE_BLAS)
+    r = np.random.default_rng(7)
+    x = r.standard_normal((6, 5, 3, 8)).astype(np.float32)
+    q = x.transpose(0, 2, 1, 3)                      # (6, 3, 5, 8), not contiguous
+    k = (2 * x).transpose(0, 2, 3, 1)                # (6, 3, 8, 5), transposed matrices
+    for a, b in [(q, k), (k.swapaxes(-1, -2), q.swapaxes(-1, -2)), (q, k[:1]), (q[:, :1], k)]:
+        np.testing.assert_allclose(kernels.matmul(a, b), np.matmul(a.astype(np.float64), b),
+                                   rtol=1e-5, atol=1e-5)
+
+
 def test_blas_is_the_path_of_products_and_is_deterministic():
     if not kernels._blas.available():
         pytest.skip("no OpenBLAS found: the tiled kernel does every product")
