@@ -265,7 +265,8 @@ def test_blas_is_the_path_of_products_and_is_deterministic():
     threads = kernels._blas._found[3]()
     out = kernels.matmul(x, w.T)
     assert kernels._blas._found[3]() == threads  # OpenBLAS's own thread count is restored
-    np.testing.assert_array_equal(out.reshape(-1, 2000), kernels._blas.matmul(x.reshape(-1, 128), w.T))
+    np.testing.assert_array_equal(out.reshape(-1, 2000),
+                                  kernels._blas.matmul(x.reshape(-1, 128), w.T))
     np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-3)
     # one thread or two, the same blocks and so the same numbers (run in a fresh process)
     code = ("import numpy as np; from minigrad import kernels; r = np.random.default_rng(5); "

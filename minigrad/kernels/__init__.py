@@ -8,8 +8,9 @@
 uses one thread pool only (docs/performance.md says why; the module
 docstrings of matmul, blas, softmax, layernorm and dropout say how each
 kernel works). Matmuls call NumPy's OpenBLAS from inside that pool, one
-thread per call (.blas), where it is found. "numpy" runs the plain NumPy references in .reference. Both give
-the same results up to float rounding, and the identical dropout mask.
+thread per call (.blas), where it is found. "numpy" runs the plain NumPy
+references in .reference. Both give the same results up to float rounding,
+and the identical dropout mask.
 
 Every public function checks its inputs and raises ValueError (shapes,
 p) or TypeError (dtypes) naming the op. Supported dtypes are float32 and

@@ -9,15 +9,16 @@ at every switch (docs/performance.md, section 1).
 
 So we call OpenBLAS's single-threaded `cblas_?gemm` from inside a Numba `prange`: a 2-D C
 is cut into blocks of rows (or columns), each block is one gemm call, and the blocks are
-shared among Numba's threads; a batch of small products (attention's 256 products of 20 x 32
-by 32 x 20) is one call per product, shared the same way. While they run, OpenBLAS's thread count is 1 (restored after), so OpenBLAS never
-wakes a pool of its own and Numba's pool is still the only one a training step uses.
-(OpenBLAS's per-thread setting, `openblas_set_num_threads_local`, would leave the global
-count alone, but made each call 1.8x slower here.) A NumPy matmul that another Python thread
-runs meanwhile gets one thread too: the same numbers, a little later.
+shared among Numba's threads; a batch of small products (attention's 256 products of
+20 x 32 by 32 x 20) is one call per product, shared the same way. While they run,
+OpenBLAS's thread count is 1 (restored after), so OpenBLAS never wakes a pool of its own
+and Numba's pool is still the only one a training step uses. (OpenBLAS's per-thread
+setting, `openblas_set_num_threads_local`, would leave the global count alone, but made
+each call 1.8x slower here.) A NumPy matmul that another Python thread runs meanwhile gets
+one thread too: the same numbers, a little later.
 
-Results are deterministic: the blocks and calls depend on the shapes only (never on the number of
-threads), and inside a block OpenBLAS sums each entry in a fixed order.
+Results are deterministic: the blocks and calls depend on the shapes only (never on the
+number of threads), and inside a block OpenBLAS sums each entry in a fixed order.
 
 The library is the OpenBLAS NumPy has loaded (found in /proc/self/maps). Elsewhere (NumPy
 built on MKL or Accelerate, no /proc, symbols missing) `available()` is False and the tiled
@@ -161,6 +162,7 @@ def _single_threaded(run, *args):
 
 
 def _matmul_2d(a, b):
+    """a (M, K) @ b (K, N) in blocks."""
     M, K = a.shape
     N = b.shape[1]
     A, ta, lda = _operand(a)

@@ -26,10 +26,11 @@ fast BLAS. What it takes, one refinement at a time:
   available; elsewhere LLVM splits them into smaller ones.
 * Packing. B is copied into column panels (NR columns, row after row), A
   into row panels if its rows are not contiguous (e.g. the transposed view
-  in a weight gradient), at most PACK_A_BYTES of it at a time. Then the micro-kernel reads memory sequentially:
-  a strided operand would touch a new cache line and page on every k, and
-  B rows of a wide matrix all map to the same few L1 sets. Packing reads
-  through strides, so ANY input layout works. Operands that are already
+  in a weight gradient), at most PACK_A_BYTES of it at a time. Then the
+  micro-kernel reads memory sequentially: a strided operand would touch a
+  new cache line and page on every k, and B rows of a wide matrix all map
+  to the same few L1 sets. Packing reads through strides, so ANY input
+  layout works. Operands that are already
   fine (row-major A, a B no wider than one panel) are used in place.
 * Ragged edges. The last column panel is read and written with masked
   vector loads/stores; rows past M re-read the last row and are dropped.
