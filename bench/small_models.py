@@ -3,12 +3,10 @@
     python bench/small_models.py [--quick] [--rounds 3] [--json out.json]
 
 The program is the decoder-only GPT as it is usually written by hand in video lectures on the
-subject: per-head key/query/value projections, a lower-triangular `tril` buffer, `masked_fill`
-with -inf, softmax, dropout on the attention weights, heads concatenated and projected, a ReLU
-MLP, pre-LayerNorm residual blocks, learned position embeddings, AdamW. It is written ONCE in
-`make_gpt(torch, ...)`; the minigrad run passes `minigrad` in place of `torch` (through
-`lib_shims.library`). Size: n_embd 64, 4 heads,
-2 layers, block 32, batch 16, dropout 0.1, on a generated text (nothing is downloaded).
+subject (`char_gpt.build_gpt`, the one definition tests/test_port_gpt.py runs as well), with
+AdamW. It is written against PyTorch's API; the minigrad run passes `minigrad` in place of
+`torch` (through `lib_shims.library`). Size: n_embd 64, 4 heads, 2 layers, block 32, batch 16,
+dropout 0.1, on a generated text (nothing is downloaded).
 
 Two measurements per library, each library in its own process, processes alternated for
 `--rounds` rounds:
@@ -33,6 +31,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+
+from char_gpt import build_gpt  # noqa: E402
 
 GPT_CONFIG = dict(n_embd=64, n_head=4, n_layer=2, block_size=32, batch_size=16, dropout=0.1,
                   lr=1e-3)
@@ -68,8 +68,6 @@ def make_gpt(torch, text, n_embd=64, n_head=4, n_layer=2, block_size=32, batch_s
 
     Returns (train_step, generate, info): train_step() runs one optimisation step and returns
     the loss; generate(n) samples n new characters after a newline and returns the text."""
-    nn = torch.nn
-    F = torch.nn.functional
     torch.manual_seed(seed)
 
     chars = sorted(set(text))
@@ -85,91 +83,7 @@ def make_gpt(torch, text, n_embd=64, n_head=4, n_layer=2, block_size=32, batch_s
         y = torch.stack([train_data[i + 1:i + block_size + 1] for i in ix])
         return x, y
 
-    class Head(nn.Module):
-        """One head of causal self-attention."""
-
-        def __init__(self, head_size):
-            super().__init__()
-            self.key = nn.Linear(n_embd, head_size, bias=False)
-            self.query = nn.Linear(n_embd, head_size, bias=False)
-            self.value = nn.Linear(n_embd, head_size, bias=False)
-            self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size)))
-            self.dropout = nn.Dropout(dropout)
-
-        def forward(self, x):
-            B, T, C = x.shape
-            k = self.key(x)
-            q = self.query(x)
-            wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
-            wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
-            wei = F.softmax(wei, dim=-1)
-            wei = self.dropout(wei)
-            v = self.value(x)
-            return wei @ v
-
-    class MultiHeadAttention(nn.Module):
-        def __init__(self, num_heads, head_size):
-            super().__init__()
-            self.heads = nn.ModuleList([Head(head_size) for _ in range(num_heads)])
-            self.proj = nn.Linear(head_size * num_heads, n_embd)
-            self.dropout = nn.Dropout(dropout)
-
-        def forward(self, x):
-            out = torch.cat([h(x) for h in self.heads], dim=-1)
-            return self.dropout(self.proj(out))
-
-    class FeedForward(nn.Module):
-        def __init__(self, n):
-            super().__init__()
-            self.net = nn.Sequential(nn.Linear(n, 4 * n), nn.ReLU(), nn.Linear(4 * n, n),
-                                     nn.Dropout(dropout))
-
-        def forward(self, x):
-            return self.net(x)
-
-    class Block(nn.Module):
-        def __init__(self, n, n_head):
-            super().__init__()
-            self.sa = MultiHeadAttention(n_head, n // n_head)
-            self.ffwd = FeedForward(n)
-            self.ln1 = nn.LayerNorm(n)
-            self.ln2 = nn.LayerNorm(n)
-
-        def forward(self, x):
-            x = x + self.sa(self.ln1(x))
-            return x + self.ffwd(self.ln2(x))
-
-    class GPT(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.token_embedding_table = nn.Embedding(vocab_size, n_embd)
-            self.position_embedding_table = nn.Embedding(block_size, n_embd)
-            self.blocks = nn.Sequential(*[Block(n_embd, n_head) for _ in range(n_layer)])
-            self.ln_f = nn.LayerNorm(n_embd)
-            self.lm_head = nn.Linear(n_embd, vocab_size)
-
-        def forward(self, idx, targets=None):
-            B, T = idx.shape
-            tok_emb = self.token_embedding_table(idx)
-            pos_emb = self.position_embedding_table(torch.arange(T))
-            x = self.blocks(tok_emb + pos_emb)
-            logits = self.lm_head(self.ln_f(x))
-            if targets is None:
-                return logits, None
-            B, T, C = logits.shape
-            loss = F.cross_entropy(logits.view(B * T, C), targets.view(B * T))
-            return logits, loss
-
-        def generate(self, idx, max_new_tokens):
-            for _ in range(max_new_tokens):
-                idx_cond = idx[:, -block_size:]
-                logits, _ = self(idx_cond)
-                probs = F.softmax(logits[:, -1, :], dim=-1)
-                idx_next = torch.multinomial(probs, num_samples=1)
-                idx = torch.cat((idx, idx_next), dim=1)
-            return idx
-
-    model = GPT()
+    model = build_gpt(torch, vocab_size, n_embd, n_head, n_layer, block_size, dropout)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
 
     def train_step():

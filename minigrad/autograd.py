@@ -31,6 +31,7 @@ from .grad_mode import (_state, _Switch, current_module_path, enable_grad,  # no
 
 Tensor = None  # the Tensor class: tensor.py imports this module, then registers itself here
 _sequence = itertools.count()  # numbers nodes in order of creation (PyTorch's sequence_nr)
+_new = object.__new__  # makes a node without calling __init__ (a Function has none to call)
 
 
 # --- record hooks: features that want to know about every node as it is created ---------------
@@ -131,16 +132,19 @@ class Function(Node):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run `forward` on the arrays inside `args`; record a node if a gradient is wanted."""
-        ctx = cls.__new__(cls)
+        ctx = _new(cls)
+        # each input's node (its grad_fn, or its leaf's accumulator) is known before forward
+        # runs, as in PyTorch, so that forward can leave unsaved what no gradient will need
+        ctx.next_nodes = tuple([
+            (a.grad_fn or a._acc or _node_of(a)) if isinstance(a, Tensor) and a._requires_grad
+            else None for a in args]) if _state.grad_enabled else (None,) * len(args)
         out = Tensor._wrap(cls.forward(
             ctx, *[a._array if isinstance(a, Tensor) else a for a in args], **kwargs))
-        if out._array.base is not None:
+        arr = out._array
+        if arr.base is not None:
             _share_version_counter(out, args)
-        if _state.grad_enabled:  # each input's node: its grad_fn, or its leaf's accumulator
-            next_nodes = tuple([(a.grad_fn or a._acc or _node_of(a)) if isinstance(a, Tensor)
-                                and a._requires_grad else None for a in args])
-            if any(next_nodes) and out._array.dtype.kind == "f":  # ints carry no gradient
-                _record(ctx, out, args, next_nodes)
+        if arr.dtype.kind == "f" and any(ctx.next_nodes):  # ints carry no gradient
+            _record(ctx, out, args)
         return out
 
     @staticmethod
@@ -161,17 +165,16 @@ def _node_of(t):
     return t._acc
 
 
-def _record(ctx, out, args, next_nodes):
+def _record(ctx, out, args):
     """Make `ctx` the node that produced `out`."""
-    ctx.next_nodes, ctx.sequence_nr = next_nodes, next(_sequence)
-    ctx.out_shape, ctx.out_dtype = out._array.shape, out._array.dtype
+    arr = out._array
+    ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
     if ctx.saved:
         _snapshot_versions(ctx, args, out)
     if _record_hooks:
         for hook in _record_hooks:
             hook(ctx, out)
-    out.grad_fn = ctx
-    out._requires_grad = True
+    out.grad_fn, out._requires_grad = ctx, True
 
 
 def _root(a):
@@ -194,6 +197,8 @@ def _snapshot_versions(ctx, args, out):
     has no version counter, so a saved array of its memory is copied instead."""
     versions = []
     for i, s in enumerate(ctx.saved):
+        if not isinstance(s, np.ndarray):  # None, a number: nothing that can change
+            continue
         x = _operand_holding(s, args, out)
         if isinstance(x, Tensor):
             versions.append((x._vc, x._vc[0], x._array.shape))
@@ -210,8 +215,6 @@ def _operand_holding(s, args, out):
     for x in args:
         if x is s or (isinstance(x, Tensor) and x._array is s):
             return x
-    if not isinstance(s, np.ndarray):
-        return None
     root = _root(s)
     for x in (*args, out):
         a = x._array if isinstance(x, Tensor) else x

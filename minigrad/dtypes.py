@@ -243,15 +243,22 @@ def _raise_if_broadcast(e, name, a, b):
 
 def _needs_promotion(a, b, floats=False):
     """False in the common cases where NumPy's rules already give PyTorch's dtype: two tensors
-    of one dtype, or a float tensor with a Python int or float (which NumPy, like PyTorch,
-    converts to the tensor's dtype)."""
+    of one dtype, a float tensor with a Python int or float, or an integer tensor with a Python
+    int (NumPy, like PyTorch, converts the number to the tensor's dtype; `i + block_size` with
+    an index tensor is everyday code)."""
     if isinstance(a, Tensor):
         dtype = a._array.dtype
         if isinstance(b, Tensor):
             return b._array.dtype is not dtype or (floats and dtype.kind != "f")
-        return dtype.kind != "f" or b.__class__ not in _PY_NUMBERS
-    return not (isinstance(b, Tensor) and b._array.dtype.kind == "f"
-                and a.__class__ in _PY_NUMBERS)
+        return _number_needs_promotion(dtype, b, floats)
+    return not isinstance(b, Tensor) or _number_needs_promotion(b._array.dtype, a, floats)
+
+
+def _number_needs_promotion(dtype, number, floats):
+    """For a tensor of `dtype` with the operand `number` (not a tensor)."""
+    if dtype.kind == "f":
+        return number.__class__ not in _PY_NUMBERS
+    return floats or dtype.kind not in "iu" or number.__class__ is not int
 
 
 def _promoted(a, b, name, floats=False):

@@ -20,6 +20,9 @@ def _promoted_all(tensors, op):
     """The operands in their common dtype (PyTorch's promotion), each one standing for itself
     in the graph."""
     tensors = list(tensors)
+    kinds = {t._array.dtype if isinstance(t, Tensor) else None for t in tensors}
+    if len(kinds) == 1 and None not in kinds:
+        return tensors  # tensors of one dtype (cat of heads, stack of a batch): nothing to do
     dtype = dtypes.computation_dtype(tensors, op) if tensors else None
     return [_as_dtype(t, dtype) for t in tensors]
 

@@ -11,7 +11,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from minigrad.autograd import current_module_path, module_scope
+from minigrad.autograd import _state
 from minigrad.device import check_device, parse_to
 from minigrad.dtypes import get_default_dtype
 from minigrad.tensortypes import dtype_of
@@ -47,8 +47,8 @@ class Module:
         if "_parameters" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__}: call super().__init__() before "
                                  f"assigning attribute {name!r}")
-        for table in (self._parameters, self._modules, self._buffers):
-            table.pop(name, None)
+        if _unregister(self, name) or isinstance(value, (Parameter, Module)):
+            _tree_changed()
         if isinstance(value, Parameter):
             self._parameters[name] = value
         elif isinstance(value, Module):
@@ -56,8 +56,8 @@ class Module:
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
-        for table in (self._parameters, self._modules, self._buffers):
-            table.pop(name, None)
+        if _unregister(self, name):
+            _tree_changed()
         object.__delattr__(self, name)
 
     def register_parameter(self, name, param):
@@ -76,21 +76,25 @@ class Module:
 
     # --- calling ----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        for hook in self._forward_pre_hooks.values():
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        if current_module_path() is None and self.__dict__.get("_tree_root") in (None, self):
+        d = self.__dict__
+        if d["_forward_pre_hooks"]:
+            args = _run_forward_pre_hooks(self, args)
+        outer = _state.module_path  # the module calling this one (None at the outermost call)
+        if outer is None and d.get("_named_at") != _tree_version[0] \
+                and d.get("_tree_root") in (None, self):
             # the outermost call names every module (for graph rendering), unless a larger
-            # model that contains this one already named it
+            # model that contains this one already named it; a model called again with the
+            # same modules keeps its names, so it is not walked on every call
             _name_tree(self)
-        path = self.__dict__.get("_path") or type(self).__name__
-        with module_scope(path):
+        # ops created inside are tagged with this module's path (what `module_scope` does,
+        # written out: this runs for every layer of every forward)
+        _state.module_path = d.get("_path") or type(self).__name__
+        try:
             out = self.forward(*args, **kwargs)
-        for hook in self._forward_hooks.values():
-            result = hook(self, args, out)
-            if result is not None:
-                out = result
+        finally:
+            _state.module_path = outer
+        if d["_forward_hooks"]:
+            out = _run_forward_hooks(self, args, out)
         return out
 
     def forward(self, *args, **kwargs):
@@ -335,6 +339,23 @@ def _register(table, hook):
     return Handle()
 
 
+# Bumped whenever a module or parameter is added to or removed from any module, and whenever
+# a tree is named (a module shared by two models takes the names of the last one named), so a
+# root knows whether the names it stored are still right.
+_tree_version = [0]
+
+
+def _tree_changed():
+    _tree_version[0] += 1
+
+
+def _unregister(module, name):
+    """Remove `name` from the module's tables; True if it was a parameter or a sub-module."""
+    removed = [table.pop(name, None) for table in
+               (module._parameters, module._modules, module._buffers)]
+    return removed[0] is not None or removed[1] is not None
+
+
 def _name_tree(root):
     """Store each sub-module's dotted path on it, so ops can be grouped by module when drawn."""
     for name, m in root.named_modules():
@@ -342,3 +363,21 @@ def _name_tree(root):
         object.__setattr__(m, "_tree_root", root)
     for name, p in root.named_parameters():
         p._name = name
+    _tree_changed()
+    object.__setattr__(root, "_named_at", _tree_version[0])
+
+
+def _run_forward_pre_hooks(module, args):
+    for hook in module._forward_pre_hooks.values():
+        result = hook(module, args)
+        if result is not None:
+            args = result if isinstance(result, tuple) else (result,)
+    return args
+
+
+def _run_forward_hooks(module, args, out):
+    for hook in module._forward_hooks.values():
+        result = hook(module, args, out)
+        if result is not None:
+            out = result
+    return out

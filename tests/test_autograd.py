@@ -435,7 +435,7 @@ def test_no_grad_decorator_recursive_and_nested():
 # --- version counter ------------------------------------------------------------------------
 
 SAVES_INPUT = {
-    "mul": lambda x: x * mg.tensor(np.array([2.0, 3.0])),
+    "mul": lambda x: x * x,  # (x * constant keeps only the constant, as in PyTorch)
     "mul by leaf": lambda x: mg.tensor(np.array([2.0, 3.0]), requires_grad=True) * x,
     "div": lambda x: mg.tensor(np.array([2.0, 3.0])) / x,
     "pow": lambda x: x ** 3,
@@ -910,3 +910,61 @@ def test_leaf_rejects_a_hook_changing_the_gradient_shape():
     with pytest.raises(RuntimeError, match=re.escape("shape (1,) and dtype float64; expected "
                                                      "shape (2,)")):
         (x * 2).sum().backward()
+
+
+# --- what nodes keep for backward -----------------------------------------------------------
+
+def test_mul_saves_only_the_operands_whose_partner_needs_a_gradient():
+    rng = np.random.default_rng(0)
+    xa, wa = rng.standard_normal((5, 4)), rng.standard_normal(4)
+    x, w = mg.tensor(xa), leaf(wa)
+    y = x * w  # only w wants a gradient, and it needs x: w itself need not be kept
+    assert y.grad_fn.saved[0] is x._array and y.grad_fn.saved[1] is None
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), xa.sum(axis=0))
+    x2, w2 = leaf(xa), leaf(wa)
+    z = x2 * w2  # both want one: both are kept, and the gradients are the same as always
+    assert z.grad_fn.saved[0] is x2._array and z.grad_fn.saved[1] is w2._array
+    z.sum().backward()
+    np.testing.assert_allclose(w2.grad.numpy(), w.grad.numpy())
+    np.testing.assert_allclose(x2.grad.numpy(), np.broadcast_to(wa, xa.shape))
+    assert gradcheck(lambda a, b: a * b, (leaf(xa), mg.tensor(wa)))
+    assert gradcheck(lambda a, b: a * b, (mg.tensor(xa), leaf(wa)))
+
+
+def test_in_place_change_of_a_mul_operand_nobody_needs_is_fine():
+    x, w = mg.tensor(np.array([1.0, 2.0])), leaf([3.0, 4.0])
+    loss = (x * w).sum()
+    with mg.no_grad():
+        w.mul_(10.0)  # x is what w's gradient needs; w itself was not kept
+    loss.backward()
+    assert w.grad.tolist() == [1.0, 2.0]
+
+
+def test_needs_input_grad_is_known_inside_forward():
+    seen = []
+
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            seen.append(ctx.needs_input_grad)
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    a, b = leaf([1.0]), mg.tensor([2.0])
+    Probe.apply(a, b)
+    with mg.no_grad():
+        Probe.apply(a, b)
+    assert seen == [(True, False), (False, False)]
+
+
+def test_relu_keeps_its_output_not_its_input():
+    x = leaf(np.array([[-1.0, 2.0], [0.0, 3.0]]))
+    y = x.relu()
+    (saved,) = y.grad_fn.saved
+    assert saved is y._array  # the next op usually keeps it anyway: no extra array
+    y.sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0], [0.0, 1.0]]

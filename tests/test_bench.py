@@ -213,9 +213,11 @@ def test_graph_memory_finds_saved_factors_backward_never_reads():
     mp = _bench_module("mem_profile")
     x = minigrad.tensor(np.ones((8, 8), np.float32), requires_grad=True)
     h = x + 1.0                    # a non-leaf (an activation) that Add does not save
-    y = (h * 0.5).sum()            # Mul saves h, but d(h * 0.5)/dh reads only 0.5
-    g = mp.graph_memory(y)
-    assert g["unneeded"].get("Mul") == 8 * 8 * 4
+    c = minigrad.tensor(np.ones((8, 8), np.float32))
+    g = mp.graph_memory((h @ c).sum())  # MatMul saves h, but dh = g @ c^T reads only c
+    assert g["unneeded"].get("MatMul") == 8 * 8 * 4
+    # Mul keeps only the operand the other one's gradient reads: h * 0.5 keeps nothing of h
+    assert mp.graph_memory((h * 0.5).sum())["unneeded"] == {}
     w = minigrad.tensor(np.ones((8, 8), np.float32), requires_grad=True)
     g = mp.graph_memory((h * w).sum())  # both need gradients: everything saved is read
     assert g["unneeded"] == {}

@@ -441,3 +441,43 @@ def test_optimizer_base_is_abstract():
     opt.param_groups[0]["params"][0].grad = mg.tensor(np.ones(1))
     with pytest.raises(NotImplementedError):
         opt.step()
+
+
+@pytest.mark.parametrize("cls,cfg", [(Adam, dict(lr=0.01)), (AdamW, dict(lr=0.01, amsgrad=True)),
+                                     (Adam, dict(lr=0.01, weight_decay=0.1))])
+def test_adam_small_parameters_together_equal_one_by_one(cls, cfg, monkeypatch):
+    """The flat update of small parameters gives exactly the per-parameter update, with
+    parameters of two dtypes, one large, and one whose gradient skips steps (its own count)."""
+    import minigrad.optim.adam as adam_mod
+
+    shapes = [(3, 4), (5,), (2, 2, 2), (adam_mod.SMALL + 1,), (7,)]
+
+    def make():
+        rng = np.random.default_rng(0)
+        ps = [Parameter(rng.standard_normal(s)) for s in shapes]
+        ps.append(Parameter(rng.standard_normal(6).astype(np.float32)))
+        return ps
+
+    def train(ps, opt, steps=5):
+        rng = np.random.default_rng(1)
+        for t in range(steps):
+            for i, p in enumerate(ps):
+                p.grad = None if i == 4 and t % 2 else mg.tensor(
+                    rng.standard_normal(p.shape).astype(p.numpy().dtype))
+            opt.step()
+        return [p.numpy().copy() for p in ps], opt.state_dict()
+
+    ps = make()
+    together, state_a = train(ps, cls(ps, **cfg))
+    monkeypatch.setattr(adam_mod, "SMALL", -1)  # every parameter on its own
+    ps = make()
+    alone, state_b = train(ps, cls(ps, **cfg))
+    for a, b in zip(together, alone):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    assert state_a["state"][4]["step"] == 3 and state_a["state"][0]["step"] == 5
+    for k, s in state_a["state"].items():
+        for name, v in s.items():
+            got, want = (v.numpy(), state_b["state"][k][name].numpy()) if name != "step" else \
+                (v, state_b["state"][k][name])
+            np.testing.assert_array_equal(got, want)

@@ -253,14 +253,12 @@ def in_backward(t, send):  # a gradient hook halfway through the backward pass
     params = list(t.model.parameters())
     params[len(params) // 2].register_hook(lambda g: send())
 
-def in_optimizer(t, send):  # half of the parameters have taken their Adam step
-    update, n, calls = t.optimizer._update, len(list(t.model.parameters())), [0]
-    def patched(*args):
-        calls[0] += 1
-        if calls[0] % n == n // 2:
-            send()
-        update(*args)
-    t.optimizer._update = patched
+def in_optimizer(t, send):  # inside Adam's step, before its results reach the parameters
+    step_arrays = t.optimizer._step_arrays  # the update of one batch of small parameters
+    def patched(*args, **kwargs):
+        step_arrays(*args, **kwargs)
+        send()
+    t.optimizer._step_arrays = patched
 
 def in_scheduler(t, send):
     step = t.scheduler.step

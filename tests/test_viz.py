@@ -335,3 +335,24 @@ def test_minigrad_viz_command_draws_the_transformer(tmp_path):
         svg = tmp_path / "t.svg"
         assert graph_demo.main(["--max-depth", "1", "--out", str(svg)]) == 0
         assert "<svg" in svg.read_text()
+
+
+def test_names_follow_modules_added_between_calls(monkeypatch):
+    import minigrad.nn.module as module_mod
+    x = mg.tensor(np.ones((2, 3), dtype=np.float32), requires_grad=True)
+    model = Stack(3, 1)
+    model(x)
+    walks = []
+    real = module_mod._name_tree
+    monkeypatch.setattr(module_mod, "_name_tree", lambda root: walks.append(root) or real(root))
+    model(x)
+    assert walks == []  # nothing changed: the names stored by the first call still hold
+    model.add_module("1", MatRelu(3))  # a new layer after the first call is named on the next
+    nodes, _, _ = parse(draw_graph(model(x).sum()).source)
+    assert walks == [model]
+    assert ("1.weight", ("1",)) in {(first(nodes, k), n["clusters"]) for k, n in nodes.items()}
+    other = Stack(3, 0)
+    other.add_module("0", model._modules["0"])  # shared with another model: its names win
+    other(x)
+    model(x)  # and the first model takes its names back when called again
+    assert model._modules["0"]._path == "0" and model._modules["0"]._tree_root is model

@@ -6,6 +6,8 @@ import numpy as np
 
 def normalize_dim(dim: int, ndim: int, op: str) -> int:
     """A dim in [-ndim, ndim) as a non-negative int, or an IndexError naming the op."""
+    if dim.__class__ is int and -ndim <= dim < ndim:  # the usual case, checked first: shape
+        return dim % ndim                             # methods call this several times each
     n = max(ndim, 1)
     if not isinstance(dim, (int, np.integer)) or not -n <= dim < n:
         raise IndexError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dims "

@@ -54,14 +54,17 @@ class Sub(Function):
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # each operand is needed only for its partner's gradient: x * weight where x wants no
+        # gradient keeps weight alone (and nothing under no_grad). A None input node means no
+        # gradient wanted (`needs_input_grad`, read without building its tuple: Mul is hot)
+        node_a, node_b = ctx.next_nodes
+        ctx.save_for_backward(a if node_b is not None else None, b if node_a is not None else None)
         return np.multiply(a, b)
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved
-        need = ctx.needs_input_grad
-        return (g * b if need[0] else None), (g * a if need[1] else None)
+        return (None if b is None else g * b), (None if a is None else g * a)
 
 
 class Div(Function):

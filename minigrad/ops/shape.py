@@ -4,6 +4,8 @@ Their gradients move the incoming gradient back the opposite way.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..autograd import Function
@@ -32,7 +34,10 @@ class Permute(Function):
         if sorted(dims) != list(range(a.ndim)):
             raise ValueError(f"permute: dims {dims} are not a permutation of the "
                              f"{a.ndim} dims of a tensor of shape {a.shape}")
-        ctx.inverse = tuple(np.argsort(dims))
+        inverse = [0] * a.ndim  # where each axis went (np.argsort on a tuple costs more)
+        for i, d in enumerate(dims):
+            inverse[d] = i
+        ctx.inverse = tuple(inverse)
         return a.transpose(dims)
 
     @staticmethod
@@ -71,7 +76,7 @@ class Cat(Function):
                 raise ValueError(f"cat: tensor {i} has shape {x.shape}, which does not match "
                                  f"{arrays[0].shape} except in dim {d}")
         ctx.dim = d
-        ctx.bounds = np.cumsum([x.shape[d] for x in arrays])[:-1]
+        ctx.bounds = list(itertools.accumulate(x.shape[d] for x in arrays[:-1]))
         return np.concatenate(arrays, axis=d)
 
     @staticmethod

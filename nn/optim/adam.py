@@ -31,12 +31,17 @@ AdamW shrinks every weight by the same factor.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 
 import numpy as np
 
 from minigrad.tensor import Tensor
 
-from .optimizer import Optimizer
+from .optimizer import CHUNK, Optimizer
+
+# Parameters up to this many elements are updated together as one flat array (biases, layer
+# norms, the projections of a small model); larger ones are worth their own ufunc calls.
+SMALL = 1 << 14
 
 
 class Adam(Optimizer):
@@ -65,52 +70,99 @@ class Adam(Optimizer):
             raise ValueError(f"{name}: invalid weight_decay value: {group['weight_decay']}")
 
     def _update(self, p, grad, state, group):
-        lr, eps, wd, amsgrad = group["lr"], group["eps"], group["weight_decay"], group["amsgrad"]
-        beta1, beta2 = group["betas"]
+        self._init_state(p, state, group)
+        state["step"] += 1
+        arrays = [state["exp_avg"]._array, state["exp_avg_sq"]._array]
+        if group["amsgrad"]:
+            arrays.append(state["max_exp_avg_sq"]._array)
+        for pc, gc, *rest in self._slices(p, grad, *arrays, scratch=2):
+            self._step_arrays(pc, gc, *rest, group=group, t=state["step"])
+
+    def _update_params(self, params, group):
+        """Small parameters are updated together, as one flat array per dtype and step count:
+        a small model's step would otherwise spend its time calling a dozen ufuncs per tiny
+        parameter. Large or non-contiguous ones go through `_update`, slice by slice."""
+        together = defaultdict(list)
+        for p in params:
+            state = self.state[p]
+            if p._array.size > SMALL or not p._array.flags.c_contiguous:
+                self._update(p, p.grad._array, state, group)
+                continue
+            self._init_state(p, state, group)
+            together[p._array.dtype, state["step"]].append(p)
+        for (_, step), ps in together.items():
+            batch, size = [], 0
+            for p in ps + [None]:  # None flushes the last batch
+                if p is None or size + p._array.size > CHUNK:
+                    if batch:
+                        self._update_flat(batch, group, step + 1)
+                    batch, size = [], 0
+                if p is not None:
+                    batch.append(p)
+                    size += p._array.size
+
+    def _update_flat(self, params, group, t):
+        """Step t of `params` (same dtype and step count) as one flat array, then copy back."""
+        names = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if group["amsgrad"] else [])
+        flat = [np.concatenate([p._array.reshape(-1) for p in params]),
+                np.concatenate([p.grad._array.reshape(-1) for p in params])]
+        flat += [np.concatenate([self.state[p][k]._array.reshape(-1) for p in params])
+                 for k in names]
+        scratch = np.empty((2, flat[0].size), flat[0].dtype)
+        self._step_arrays(*flat, *scratch, group=group, t=t)
+        start = 0
+        for p in params:
+            state, n = self.state[p], p._array.size
+            np.copyto(p._array, flat[0][start:start + n].reshape(p._array.shape))
+            for k, arr in zip(names, flat[2:]):
+                np.copyto(state[k]._array, arr[start:start + n].reshape(p._array.shape))
+            state["step"] = t
+            start += n
+
+    def _init_state(self, p, state, group):
         if not state:  # lazily, so parameters that never get a gradient cost no memory
             state["step"] = 0
             state["exp_avg"] = Tensor._wrap(np.zeros(p._array.shape, p._array.dtype))
             state["exp_avg_sq"] = Tensor._wrap(np.zeros(p._array.shape, p._array.dtype))
-            if amsgrad:
+            if group["amsgrad"]:
                 state["max_exp_avg_sq"] = Tensor._wrap(np.zeros(p._array.shape, p._array.dtype))
-        state["step"] += 1
-        t = state["step"]
+
+    def _step_arrays(self, pc, gc, m, v, *rest, group, t):
+        """Step t of Adam on matching arrays (parameter, gradient, m, v[, v_max]), in place;
+        the last two of `rest` are scratch arrays of the same size."""
+        lr, eps, wd, amsgrad = group["lr"], group["eps"], group["weight_decay"], group["amsgrad"]
+        beta1, beta2 = group["betas"]
+        *vmax, tmp, g2 = rest
         step_size = lr / (1 - beta1 ** t)
         c = math.sqrt(1 - beta2 ** t)
         # step_size * m / (sqrt(v) / c + eps) == m / ((sqrt(v) + eps * c) / (step_size * c)):
         # the same update with the constants gathered, so one pass over the data fewer.
         eps_c = eps * c
         inv_step = -1.0 / (step_size * c) if step_size else 0.0
-        arrays = [state["exp_avg"]._array, state["exp_avg_sq"]._array]
+        if wd != 0 and self._decoupled:
+            pc *= 1 - lr * wd
+        elif wd != 0:  # g + wd * p in scratch: the gradient itself must not change
+            np.multiply(pc, wd, out=g2)
+            g2 += gc
+            gc = g2
+        # m = lerp(m, g, 1 - beta1)
+        np.subtract(gc, m, out=tmp)
+        tmp *= 1 - beta1
+        m += tmp
+        # v = beta2 * v + (1 - beta2) * g * g
+        np.multiply(gc, 1 - beta2, out=tmp)
+        tmp *= gc
+        v *= beta2
+        v += tmp
         if amsgrad:
-            arrays.append(state["max_exp_avg_sq"]._array)
-        decay = wd != 0 and self._decoupled
-        for pc, gc, m, v, *rest in self._slices(p, grad, *arrays, scratch=2):
-            *vmax, tmp, g2 = rest
-            if decay:
-                pc *= 1 - lr * wd
-            elif wd != 0:  # g + wd * p in scratch: the gradient itself must not change
-                np.multiply(pc, wd, out=g2)
-                g2 += gc
-                gc = g2
-            # m = lerp(m, g, 1 - beta1)
-            np.subtract(gc, m, out=tmp)
-            tmp *= 1 - beta1
-            m += tmp
-            # v = beta2 * v + (1 - beta2) * g * g
-            np.multiply(gc, 1 - beta2, out=tmp)
-            tmp *= gc
-            v *= beta2
-            v += tmp
-            if amsgrad:
-                np.maximum(vmax[0], v, out=vmax[0])
-            if not step_size:  # lr == 0 (a schedule's first step, say) only moves m and v
-                continue
-            np.sqrt(vmax[0] if amsgrad else v, out=tmp)
-            tmp += eps_c
-            tmp *= inv_step
-            np.divide(m, tmp, out=tmp)
-            pc += tmp
+            np.maximum(vmax[0], v, out=vmax[0])
+        if not step_size:  # lr == 0 (a schedule's first step, say) only moves m and v
+            return
+        np.sqrt(vmax[0] if amsgrad else v, out=tmp)
+        tmp += eps_c
+        tmp *= inv_step
+        np.divide(m, tmp, out=tmp)
+        pc += tmp
 
 
 class AdamW(Adam):

@@ -16,7 +16,10 @@ written to a file; `load_state_dict` maps the positions back onto this optimizer
 Speed: an update is a handful of NumPy ufuncs writing into existing arrays (`out=`), never a new
 array per parameter. Large parameters are walked in slices of `CHUNK` elements so that the
 parameter, its gradient, its state and a scratch buffer are still in the CPU cache when the
-next ufunc reads them, instead of streaming every array through memory a dozen times.
+next ufunc reads them, instead of streaming every array through memory a dozen times. Small
+parameters go the other way (Adam's `_update_params`): a model of many tiny ones would spend
+its step calling ufuncs on a few hundred elements each, so they are updated together as one
+flat array of at most `CHUNK` elements and copied back.
 """
 from __future__ import annotations
 
@@ -100,16 +103,21 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = p.grad._array
-                if grad.shape != p._array.shape:
-                    raise ValueError(f"{type(self).__name__}: gradient of shape {grad.shape} does "
-                                     f"not match its parameter of shape {p._array.shape}")
-                self._update(p, grad, self.state[p], group)
+            params = [p for p in group["params"] if p.grad is not None]
+            for p in params:
+                if p.grad._array.shape != p._array.shape:
+                    raise ValueError(f"{type(self).__name__}: gradient of shape "
+                                     f"{p.grad._array.shape} does not match its parameter of "
+                                     f"shape {p._array.shape}")
+            self._update_params(params, group)
+            for p in params:
                 p._vc[0] += 1  # p._array changed in place: autograd must notice
         return loss
+
+    def _update_params(self, params, group):
+        """Update every parameter of `group` that has a gradient (an optimizer may batch them)."""
+        for p in params:
+            self._update(p, p.grad._array, self.state[p], group)
 
     def _update(self, p, grad, state, group):
         """Change `p._array` in place, given its gradient array, its state dict and its group."""
