@@ -6,7 +6,7 @@ Shapes are the toy Transformer's (batch 64 x length 20 -> 1280 rows, d_model
 128, 4 heads of 32, FFN 512, vocabulary 2000), float32. Prints medians in
 microseconds and NumPy-time / Numba-time (> 1: Numba is faster).
 
-Measurement care (docs/performance.md, sections 1 and 6): NumPy's matmul
+Measurement care (docs/performance.md, sections 1 and 7): NumPy's matmul
 runs on OpenBLAS's threads, the Numba kernels on Numba's OpenMP threads, and
 calling one right after the other makes the two pools stall each other for
 milliseconds. So each library is timed in its own block (warm-up first, a

@@ -8,7 +8,8 @@
   by tracemalloc and the peak reached inside it, so the peak of backward can be placed.
 - `numpy_bytes()` is the memory of live NumPy arrays (tracemalloc's NumPy domain);
   `malloc_stats()` reads glibc's mallinfo2 (bytes in use, free but kept, mmapped);
-  `rss_mb()` / `maxrss_mb()` the current and peak resident set size.
+  `rss_mb()` / `maxrss_mb()` the current and peak resident set size, `reset_peak_rss()` starts
+  the peak again from the current size.
 
 These read minigrad internals (`saved`, `inputs`, `_array`) where no public API exists; each
 access is guarded, so a changed engine yields empty rows rather than wrong ones.
@@ -32,8 +33,40 @@ def rss_mb():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / MB
 
 
+def _status_kib(field):
+    """A `VmXXX:` line of /proc/self/status in KiB, or None where there is no such file."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def maxrss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux reports KiB
+    """Peak resident set size of this process since it started or since `reset_peak_rss()`.
+
+    Read from VmHWM, not from getrusage's ru_maxrss: a process started by fork/vfork + exec
+    inherits its parent's ru_maxrss, so a worker launched by a big parent (bench/run.py after
+    a few sections) would report the parent's peak and a growth of 0 MB."""
+    kib = _status_kib("VmHWM")
+    if kib is None:  # not Linux: the rusage figure, with the caveat above
+        kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kib / 1024.0
+
+
+def reset_peak_rss():
+    """Make the peak RSS (VmHWM) start again from the current RSS; False where unsupported.
+
+    Measuring from here excludes transient peaks before this point (importing a library)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
 
 
 class _Mallinfo2(ctypes.Structure):

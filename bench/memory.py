@@ -16,8 +16,9 @@ the minigrad run passes `minigrad` as `torch` (`lib_shims.library`). Two configu
   typical batch, then the longest one (the peak of a real run comes from it).
 
 Measures, each library in its own process, processes alternated for `--rounds` rounds:
-- peak RSS growth: ru_maxrss at the end minus RSS right after importing the library (before
-  any model exists); the same measure for both libraries. minigrad runs twice: with the
+- peak RSS growth: the peak RSS (VmHWM, reset right after importing the library, before any
+  model exists) minus the RSS at that moment; the same measure for both libraries. (Not
+  ru_maxrss: a child process inherits its parent's, which hid the whole toy run.) minigrad runs twice: with the
   allocator setting a training loop opts into (`minigrad.tune_malloc()`, as the translator's
   trainer and bench/step_worker.py) and with MINIGRAD_NO_MALLOC_TUNING=1 (glibc's defaults), to
   show what the tuning costs (that variant runs in the first round only). glibc's mallinfo2
@@ -173,13 +174,14 @@ def rss_worker(args):
     its autograd saves for backward in the profiled step (unique storages seen by a
     saved-tensors hook, a public API; the hook keeps sizes only, so it changes no memory)."""
     import contextlib
-    from mem_profile import malloc_stats, maxrss_mb, rss_mb
+    from mem_profile import malloc_stats, maxrss_mb, reset_peak_rss, rss_mb
     from lib_shims import library
     torch = library(args.lib)
     if args.lib == "torch":
         torch.set_num_threads(args.threads or 2)
     else:  # the allocator setting a training loop opts into; MINIGRAD_NO_MALLOC_TUNING=1 skips it
         torch.tune_malloc()
+    reset_peak_rss()  # the peak from here on: importing the library is not training
     base = maxrss_mb()
     cfg = CONFIGS[args.config]
     data = batches(cfg)

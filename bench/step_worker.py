@@ -9,8 +9,9 @@ Adam(betas (0.9, 0.98), eps 1e-9) step, Noam warm-up scheduler step. The batch i
 ids in 3..vocab-1 (no padding), source and target of the same length, fixed seed; the same batch
 every step.
 
-Memory: `resource.getrusage(RUSAGE_SELF).ru_maxrss` (peak resident set size of this process)
-read after imports (before the model exists) and after the timed steps. We report both and
+Memory: the peak resident set size of this process (mem_profile.maxrss_mb: VmHWM, which,
+unlike ru_maxrss, is not inherited from the parent process), started again from the current
+RSS after imports (before the model exists), and read after the timed steps. We report both and
 their difference, "peak_rss_growth_mb": the most memory the model, optimizer state, activations
 and gradients (and the library's allocator caches) added on top of the imported library. Both
 libraries are measured the same way, each in its own process.
@@ -21,7 +22,6 @@ libraries are measured the same way, each in its own process.
 import argparse
 import json
 import os
-import resource
 import statistics
 import sys
 import time
@@ -30,10 +30,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-
-def _maxrss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
 
 
 def _batch(args):
@@ -164,19 +160,20 @@ def main():
     ap.add_argument("--profile", action="store_true", help="minigrad: per-op times, attention share")
     args = ap.parse_args()
 
+    from mem_profile import maxrss_mb, reset_peak_rss
     t_import = time.perf_counter()
-    rss_import = _maxrss_mb()  # python + numpy (+ torch/numba once imported below)
     if args.lib == "minigrad":
         import minigrad  # import before the baseline so it is not counted
         # the allocator setting a training loop opts into (minigrad/_malloc.py says why)
         minigrad.tune_malloc()
     else:
         import torch  # noqa: F401
-    rss_import = _maxrss_mb()
+    reset_peak_rss()  # importing the library is not part of the growth
+    rss_import = maxrss_mb()
     step, info = (minigrad_stepper if args.lib == "minigrad" else torch_stepper)(args)
     for _ in range(args.warmup_steps):
         step()
-    rss_warm = _maxrss_mb()
+    rss_warm = maxrss_mb()
     prof = None
     if args.profile:
         from op_profile import OpProfiler
@@ -190,7 +187,7 @@ def main():
     finally:
         if prof is not None:
             prof.__exit__(None, None, None)
-    rss_peak = _maxrss_mb()
+    rss_peak = maxrss_mb()
     med = statistics.median(times)
     out = dict(lib=args.lib, d_model=args.d_model, len=args.len, batch=args.batch,
                steps=args.steps, warmup_steps=args.warmup_steps,

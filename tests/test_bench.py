@@ -221,3 +221,48 @@ def test_graph_memory_finds_saved_factors_backward_never_reads():
     w = minigrad.tensor(np.ones((8, 8), np.float32), requires_grad=True)
     g = mp.graph_memory((h * w).sum())  # both need gradients: everything saved is read
     assert g["unneeded"] == {}
+
+
+def test_peak_rss_is_not_inherited_from_a_big_parent():
+    # ru_maxrss of a child starts at its parent's peak (fork + exec), which once made the toy
+    # row of bench/memory.py read 0 MB; VmHWM is the child's own
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import mem_profile as m; "
+            "print(m.maxrss_mb())")
+    parent = ("import subprocess, sys, numpy as np; big = np.ones(400 * 2**20 // 8); "
+              f"print(subprocess.run([sys.executable, '-c', {code!r}, sys.argv[1]], "
+              "capture_output=True, text=True, check=True).stdout)")
+    r = subprocess.run([sys.executable, "-c", parent, str(BENCH)], capture_output=True,
+                       text=True, env=_env(), timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert float(r.stdout.split()[-1]) < 300  # a bare interpreter with NumPy, not the 400 MB
+
+
+def test_reset_peak_rss_starts_the_peak_from_the_current_size():
+    mp = _bench_module("mem_profile")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import numpy as np, mem_profile as m; "
+            "a = np.ones(200 * 2**20 // 8); del a; before = m.maxrss_mb(); "
+            "ok = m.reset_peak_rss(); print(ok, before, m.maxrss_mb())")
+    r = subprocess.run([sys.executable, "-c", code, str(BENCH)], capture_output=True,
+                       text=True, env=_env(), timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    ok, before, after = r.stdout.split()
+    assert float(before) > 200
+    if ok == "True":
+        assert float(after) < float(before) - 150
+    assert mp.maxrss_mb() > 0
+
+
+def test_run_by_default_runs_every_section():
+    # `python bench/run.py` with no --sections prints every table: memory, small models (step
+    # and sampling), decoding (greedy and beam) and the training step, each beside PyTorch's
+    run = _bench_module("run")
+    assert {"step", "decoding", "small", "memory"} <= set(run.SECTIONS)
+    seen = []
+    funcs = {s: (lambda quick, s=s: seen.append(s) or {}) for s in run.SECTIONS}
+    import unittest.mock as um
+    with um.patch.multiple(run, sec_kernels=funcs["kernels"], sec_autograd=funcs["autograd"],
+                           sec_step=funcs["step"], sec_scaling=funcs["scaling"],
+                           sec_decoding=funcs["decoding"], sec_profile=funcs["profile"]), \
+            um.patch.dict(run.EXTRA_SECTIONS, small=funcs["small"], memory=funcs["memory"]):
+        run.main([])
+    assert seen == run.SECTIONS

@@ -80,9 +80,12 @@ def matmul_case(draw):
 
 @FAST
 @given(case=matmul_case())
-@pytest.mark.parametrize("name", kernels.BACKENDS)
-def test_matmul_matches_numpy(name, case):
-    kernels.set_backend(name)
+@pytest.mark.parametrize("name", kernels.BACKENDS + ("numba, tiled only",))
+def test_matmul_matches_numpy(name, case, monkeypatch):
+    # "numba" sends 2-D products to OpenBLAS in blocks (where found); "tiled only" sends
+    # every product to the register-tiled kernel
+    kernels.set_backend(name.split(",")[0])
+    monkeypatch.setattr(kernels, "USE_BLAS", kernels.USE_BLAS and "tiled" not in name)
     sa, sb, dtype, (ha, hb), seed = case
     r = np.random.default_rng(seed)
     a = layout(r.standard_normal(sa).astype(dtype), ha)
@@ -178,6 +181,107 @@ def test_matmul_model_shapes(backend, sa, sb):
         np.testing.assert_allclose(kernels.matmul(at, g), np.matmul(at, g), rtol=1e-4, atol=1e-3)
 
 
+@FAST
+@given(m=st.integers(1, 300), k=st.integers(1, 40), n=st.integers(1, 70),
+       batch=st.sampled_from([(), (2,), (3, 1)]), bcast=st.booleans(),
+       dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1))
+def test_matmul_packs_a_large_a_in_blocks_of_rows(m, k, n, batch, bcast, dtype, seed, monkeypatch):
+    # with the packing budget at its minimum, a transposed A is packed and multiplied in
+    # blocks of MR * GROUP rows, one batch entry at a time; the result must not change
+    kernels.set_backend("numba")
+    monkeypatch.setattr(kernels, "USE_BLAS", False)  # the tiled kernel's packing
+    monkeypatch.setattr(kernels._mm, "PACK_A_BYTES", 1)
+    r = np.random.default_rng(seed)
+    a = layout(r.standard_normal(batch + (m, k)).astype(dtype), "transposed")
+    b = layout(r.standard_normal(((1,) if bcast and batch else batch) + (k, n)).astype(dtype),
+               "strided")
+    out = kernels.matmul(a, b)
+    expect = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    assert out.shape == expect.shape and out.dtype == dtype
+    np.testing.assert_allclose(out, expect, **tol(dtype, k))
+
+
+def test_matmul_packing_scratch_is_bounded(monkeypatch):
+    # a weight gradient over a large vocabulary, dW = g^T x: A = g^T is a transposed view that
+    # the tiled kernel must pack, and the buffer kept for reuse stays within PACK_A_BYTES
+    kernels.set_backend("numba")
+    monkeypatch.setattr(kernels, "USE_BLAS", False)
+    mm = kernels._mm
+    mm._local.__dict__.pop("workspace", None)
+    r = np.random.default_rng(2)
+    g = r.standard_normal((1500, 2000), dtype=np.float32)   # packed whole: 12 MB
+    x = r.standard_normal((1500, 64), dtype=np.float32)
+    np.testing.assert_allclose(kernels.matmul(g.T, x), g.T @ x, rtol=1e-4, atol=1e-3)
+    kept = mm._local.workspace[("a", np.dtype(np.float32))]
+    assert 0 < kept.nbytes <= mm.PACK_A_BYTES < g.nbytes
+
+
+@FAST
+@given(m=st.integers(1, 1200), k=st.integers(1, 30), n=st.integers(1, 1200),
+       how=st.sampled_from(["contiguous", "transposed", "strided"]),
+       dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1))
+@pytest.mark.parametrize("operand", ["a", "b"])
+def test_blas_blocks_match_numpy(operand, m, k, n, how, dtype, seed):
+    # C is cut into an even number of blocks of rows (M >= N) or of columns, each one gemm
+    # call; sizes up to 1200 give 2 to 6 blocks, ragged last ones included
+    if not kernels._blas.available():
+        pytest.skip("no OpenBLAS found: the tiled kernel does every product")
+    r = np.random.default_rng(seed)
+    a = r.standard_normal((m, k)).astype(dtype)
+    b = r.standard_normal((k, n)).astype(dtype)
+    if operand == "a":
+        a = layout(a, how)
+    else:
+        b = layout(b, how)
+    out = kernels._blas.matmul(a, b)
+    expect = a.astype(np.float64) @ b
+    assert out.shape == (m, n) and out.dtype == dtype and out.flags.c_contiguous
+    np.testing.assert_allclose(out, expect, **tol(dtype, k))
+    np.testing.assert_array_equal(kernels._blas.matmul(a, b), out)  # same numbers again
+
+
+@pytest.mark.parametrize("use_blas", [False, True])
+def test_matmul_of_permuted_heads(use_blas, monkeypatch):
+    # attention's heads are a permuted view (B, H, T, Dh) of (B, T, H, Dh): batch strides
+    # that do not merge, read in place by the BLAS path; also a broadcast batch dim
+    kernels.set_backend("numba")
+    monkeypatch.setattr(kernels, "USE_BLAS", use_blas and kernels.USE_BLAS)
+    r = np.random.default_rng(7)
+    x = r.standard_normal((6, 5, 3, 8)).astype(np.float32)
+    q = x.transpose(0, 2, 1, 3)                      # (6, 3, 5, 8), not contiguous
+    k = (2 * x).transpose(0, 2, 3, 1)                # (6, 3, 8, 5), transposed matrices
+    for a, b in [(q, k), (k.swapaxes(-1, -2), q.swapaxes(-1, -2)), (q, k[:1]), (q[:, :1], k)]:
+        np.testing.assert_allclose(kernels.matmul(a, b), np.matmul(a.astype(np.float64), b),
+                                   rtol=1e-5, atol=1e-5)
+
+
+def test_blas_is_the_path_of_products_and_is_deterministic():
+    if not kernels._blas.available():
+        pytest.skip("no OpenBLAS found: the tiled kernel does every product")
+    kernels.set_backend("numba")
+    r = np.random.default_rng(5)
+    x = r.standard_normal((64, 20, 128), dtype=np.float32)
+    w = r.standard_normal((2000, 128), dtype=np.float32)
+    threads = kernels._blas._found[3]()
+    out = kernels.matmul(x, w.T)
+    assert kernels._blas._found[3]() == threads  # OpenBLAS's own thread count is restored
+    np.testing.assert_array_equal(out.reshape(-1, 2000),
+                                  kernels._blas.matmul(x.reshape(-1, 128), w.T))
+    np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-3)
+    # one thread or two, the same blocks and so the same numbers (run in a fresh process)
+    code = ("import numpy as np; from minigrad import kernels; r = np.random.default_rng(5); "
+            "x = r.standard_normal((1280, 128), dtype=np.float32); "
+            "w = r.standard_normal((2000, 128), dtype=np.float32); "
+            "import sys; sys.stdout.write(kernels.matmul(x, w.T).tobytes().hex()[:4000] + "
+            "str(float(kernels.matmul(x.T.copy().T, w.T).sum())) + "
+            "kernels.matmul(x.reshape(64, 20, 128), x.reshape(64, 20, 128).swapaxes(1, 2))"
+            ".tobytes().hex()[-4000:])")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=dict(os.environ, NUMBA_NUM_THREADS=t), check=True).stdout
+            for t in ("1", "2")}
+    assert len(outs) == 1
+
+
 def test_matmul_weight_grad_transposed_view(backend):
     r = np.random.default_rng(1)
     g = r.standard_normal((1280, 512), dtype=np.float32)
@@ -205,10 +309,13 @@ def test_matmul_edge_cases(backend):
                                rtol=1e-12)
 
 
-def test_matmul_from_several_threads():
+@pytest.mark.parametrize("use_blas", [False, True])
+def test_matmul_from_several_threads(use_blas, monkeypatch):
     # Packing buffers are reused between calls; each thread needs its own, since another
-    # thread may run between packing an operand and multiplying it.
+    # thread may run between packing an operand and multiplying it. Through BLAS, each
+    # call sets and restores its thread's OpenBLAS thread count.
     kernels.set_backend("numba")
+    monkeypatch.setattr(kernels, "USE_BLAS", use_blas and kernels.USE_BLAS)
     wrong = []
 
     def work(seed):

@@ -105,6 +105,17 @@ repeats = 5 if SMALL else 20
 # %% [markdown]
 # ## Matrix products
 #
+# This appendix is about the register-tiled kernel of `minigrad/kernels/matmul.py`. In
+# training, the `"numba"` backend sends products to NumPy's own OpenBLAS instead, called
+# one thread per block from inside Numba's thread pool (`minigrad/kernels/blas.py` says why:
+# on some processors OpenBLAS's hand-written kernels are faster). `kernels.USE_BLAS = False`
+# makes the tiled kernel do every product, and we set it for this section.
+
+# %%
+use_blas = kernels.USE_BLAS
+kernels.USE_BLAS = False
+
+# %% [markdown]
 # ### Correctness
 #
 # The shapes below are those of a small Transformer (batch 64, sentences of 20 tokens,
@@ -194,6 +205,9 @@ for name, (a, b) in operands.items():
     timings[name] = (t_nb, t_np)
     print(f"{name:42s} numba {t_nb * 1e3:7.3f} ms ({flops / t_nb / 1e9:5.1f} GFLOP/s)   "
           f"numpy {t_np * 1e3:7.3f} ms ({flops / t_np / 1e9:5.1f} GFLOP/s)")
+
+# %%
+kernels.USE_BLAS = use_blas  # back to the default
 
 # %% [markdown]
 # ## Softmax

@@ -6,9 +6,11 @@
 
 "numba" runs every op in Numba, all matmuls included, so a training step
 uses one thread pool only (docs/performance.md says why; the module
-docstrings of matmul, softmax, layernorm and dropout say how each kernel
-works). "numpy" runs the plain NumPy references in .reference. Both give
-the same results up to float rounding, and the identical dropout mask.
+docstrings of matmul, blas, softmax, layernorm and dropout say how each
+kernel works). Matmuls call NumPy's OpenBLAS from inside that pool, one
+thread per call (.blas), where it is found. "numpy" runs the plain NumPy
+references in .reference. Both give the same results up to float rounding,
+and the identical dropout mask.
 
 Every public function checks its inputs and raises ValueError (shapes,
 p) or TypeError (dtypes) naming the op. Supported dtypes are float32 and
@@ -25,7 +27,8 @@ differ from NumPy by rounding alone, and NaN and infinity keep their meaning.
 
 The modules, in the order a reader may take them: reference (NumPy), naive
 (matmul as plain loops), simd (vector registers for Numba), matmul (the
-register-tiled kernel), softmax, layernorm, dropout.
+register-tiled kernel), blas (OpenBLAS in Numba's pool), softmax, layernorm,
+dropout.
 
 This package imports nothing else from minigrad.
 """
@@ -48,6 +51,7 @@ from . import matmul as _mm  # noqa: E402
 from . import softmax as _sm  # noqa: E402
 from . import layernorm as _ln  # noqa: E402
 from . import dropout as _dp  # noqa: E402
+from . import blas as _blas  # noqa: E402
 
 BACKENDS = ("numba", "numpy")
 
@@ -58,6 +62,10 @@ BACKENDS = ("numba", "numpy")
 # loop: one pass over the data where NumPy makes a temporary per step); matmul calls the NumPy
 # reference. Tests of the kernels set it to 0 so that every size runs the parallel code.
 PARALLEL_MIN_WORK = 32768
+# Float products of the "numba" backend go to NumPy's OpenBLAS, single-threaded calls inside
+# Numba's pool (.blas says why); when this is False (no OpenBLAS found, MINIGRAD_NO_BLAS=1, or
+# a test of the tiled kernel) every one goes to the tiled kernel of .matmul.
+USE_BLAS = _blas.available()
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -137,8 +145,11 @@ def matmul(a, b):
                         f"or an integer type)")
     work = a.shape[-2] * a.shape[-1] * b.shape[-1] * max(
         math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
-    fast = _backend == "numba" and work >= PARALLEL_MIN_WORK
-    return (_mm.matmul if fast else _ref.matmul)(a, b)
+    if _backend != "numba" or work < PARALLEL_MIN_WORK:
+        return _ref.matmul(a, b)
+    if USE_BLAS and work:
+        return _blas.matmul(a, b)
+    return _mm.matmul(a, b)
 
 
 def matmul_naive(a, b, loop_order="ijk"):

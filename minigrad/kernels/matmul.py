@@ -26,10 +26,11 @@ fast BLAS. What it takes, one refinement at a time:
   available; elsewhere LLVM splits them into smaller ones.
 * Packing. B is copied into column panels (NR columns, row after row), A
   into row panels if its rows are not contiguous (e.g. the transposed view
-  in a weight gradient). Then the micro-kernel reads memory sequentially:
-  a strided operand would touch a new cache line and page on every k, and
-  B rows of a wide matrix all map to the same few L1 sets. Packing reads
-  through strides, so ANY input layout works. Operands that are already
+  in a weight gradient), at most PACK_A_BYTES of it at a time. Then the
+  micro-kernel reads memory sequentially: a strided operand would touch a
+  new cache line and page on every k, and B rows of a wide matrix all map
+  to the same few L1 sets. Packing reads through strides, so ANY input
+  layout works. Operands that are already
   fine (row-major A, a B no wider than one panel) are used in place.
 * Ragged edges. The last column panel is read and written with masked
   vector loads/stores; rows past M re-read the last row and are dropped.
@@ -58,6 +59,9 @@ MR = 8        # rows of the micro-tile
 NV = 2        # vectors per micro-tile row, so NR = NV * (VBYTES // itemsize)
 GROUP = 16    # row panels per work item (they share one B chunk in L1)
 KC_BYTES = 24576  # KC * NR * itemsize: the B chunk that should stay in L1
+# Most memory a packed copy of A may take; a larger A is packed and multiplied in blocks of
+# rows, so the scratch kept between calls stays bounded (tests lower it to exercise blocks).
+PACK_A_BYTES = 8 << 20
 
 
 # ------------------------------------------------------------- packing ----
@@ -223,20 +227,21 @@ def _flat(x):
     return flat, tuple(s // x.itemsize for s in x.strides)
 
 
+def _pack_rows(A3, M, K, dtype):
+    """A3 (na, M, K) packed into MR-row panels in scratch: (flat buffer, strides for _gemm)."""
+    A, (a0, a1, a2) = _flat(A3)
+    npi = -(-M // MR)
+    Ap = _scratch("a", len(A3) * npi * K * MR, dtype)
+    _pack(A, a0, a2, a1, M, K, MR, Ap)
+    return _flat(Ap)[0], (npi * K * MR, K * MR, MR, 1)
+
+
 def matmul_batched(A3, B3, ia, ib):
     """C[t] = A3[ia[t]] @ B3[ib[t]] for t in range(len(ia)); any strides."""
     na, M, K = A3.shape
     nb, _, N = B3.shape
     dtype = A3.dtype
     NR = NV * (VBYTES // dtype.itemsize)
-    A, (a0, a1, a2) = _flat(A3)
-    if a2 == 1:  # rows of A are contiguous: read A in place
-        sa = (a0, MR * a1, 1, a1)
-    else:        # e.g. a transposed view: pack into MR-row panels
-        npi = -(-M // MR)
-        Ap = _scratch("a", na * npi * K * MR, dtype)
-        _pack(A, a0, a2, a1, M, K, MR, Ap)
-        A, sa = _flat(Ap)[0], (npi * K * MR, K * MR, MR, 1)
     B, (b0, b1, b2) = _flat(B3)
     if b2 == 1 and N <= NR:  # one contiguous panel: read B in place
         sb = (b0, 0, b1)
@@ -246,7 +251,23 @@ def matmul_batched(A3, B3, ia, ib):
         _pack(B, b0, b1, b2, N, K, NR, Bp)
         B, sb = _flat(Bp)[0], (npj * K * NR, K * NR, NR)
     C = np.empty((len(ia), M, N), dtype)
-    _gemm(A, sa, B, sb, C.reshape(-1), ia, ib, M, N, K)
+    A, (a0, a1, a2) = _flat(A3)
+    if a2 == 1:  # rows of A are contiguous: read A in place
+        _gemm(A, (a0, MR * a1, 1, a1), B, sb, C.reshape(-1), ia, ib, M, N, K)
+    elif na * -(-M // MR) * MR * K * dtype.itemsize <= PACK_A_BYTES:
+        # e.g. a transposed view: pack into MR-row panels
+        A, sa = _pack_rows(A3, M, K, dtype)
+        _gemm(A, sa, B, sb, C.reshape(-1), ia, ib, M, N, K)
+    else:
+        # packed whole, A would take as much memory again as itself (a weight gradient
+        # dW = g^T x over a large vocabulary: 150 MB), so pack and multiply blocks of rows
+        rows = max(MR * GROUP, PACK_A_BYTES // (K * dtype.itemsize) // MR * MR)
+        one = np.zeros(1, ia.dtype)
+        for t in range(len(ia)):
+            for m0 in range(0, M, rows):
+                m = min(rows, M - m0)
+                A, sa = _pack_rows(A3[ia[t]:ia[t] + 1, m0:m0 + m], m, K, dtype)
+                _gemm(A, sa, B, sb, C[t, m0:m0 + m].reshape(-1), one, ib[t:t + 1], m, N, K)
     return C
 
 

@@ -84,6 +84,11 @@ class CrossEntropy(Function):
     e / C everywhere, so the loss is (1 - e) * nll + e * mean_c(-log p_c). Rows whose target is
     `ignore_index` count for nothing, and "mean" divides by the number of counted rows.
     The gradient with respect to the logits is p - target_distribution, per counted row.
+
+    Memory: the log-probabilities (N, C) are the only full-size array kept. The first backward
+    turns them, in place, into the gradient for an upstream gradient of 1 (what `loss.backward()`
+    sends), and hands that very array on, so backward adds no (N, C) array of its own; a later
+    backward of a retained graph finds the gradient already there.
     """
 
     @staticmethod
@@ -106,6 +111,7 @@ class CrossEntropy(Function):
         count = int(keep.sum())
         ctx.save_for_backward(logp)
         ctx.vals = (safe, keep, label_smoothing, reduction, count)
+        ctx.is_grad = False  # saved[0] holds log-probabilities until the first backward
         if reduction == "none":
             return loss
         if reduction == "sum":
@@ -115,13 +121,20 @@ class CrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        logp = ctx.saved[0]
+        grad = ctx.saved[0]
         safe, keep, eps, reduction, count = ctx.vals
-        n, c = logp.shape
-        scale = g * keep if reduction in ("none", "sum") else g * keep / max(count, 1)
-        scale = scale.astype(logp.dtype)
-        # d loss / d logp, then the fused log-softmax backward turns it into d loss / d logits
-        dlogp = np.empty_like(logp)
-        dlogp[...] = (-eps / c) * scale[:, None]
-        dlogp[np.arange(n), safe] -= (1.0 - eps) * scale
-        return kernels.log_softmax_backward(logp, dlogp)
+        if not ctx.is_grad:
+            # d loss / d logits for an upstream gradient of 1, each row weighted by what it
+            # counts for: keep, divided by the number of counted rows for "mean"
+            w = keep.astype(grad.dtype) if reduction != "mean" else keep / max(count, 1)
+            np.exp(grad, out=grad)                      # log p -> p
+            if eps:
+                grad -= grad.dtype.type(eps / grad.shape[1])
+            grad[np.arange(len(grad)), safe] -= grad.dtype.type(1.0 - eps)
+            grad *= w.astype(grad.dtype)[:, None]
+            ctx.is_grad = True
+        if reduction == "none":
+            return grad * g.astype(grad.dtype)[:, None]
+        if g == 1:  # the usual `loss.backward()`: no copy (nothing downstream writes to it)
+            return grad
+        return grad * g.astype(grad.dtype)
