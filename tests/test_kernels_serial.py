@@ -162,3 +162,64 @@ def test_empty_inputs():
         assert kernels.dropout(x, 0.5, 1).shape == x.shape
         y, xhat, rstd = kernels.layer_norm(np.zeros((0, 4)), None, None, 1e-5)
         assert y.shape == (0, 4) and rstd.shape == (0, 1)
+
+
+# ---------------------------------------------------------------- matmul ----
+_blas = importlib.import_module("minigrad.kernels.blas")
+needs_blas = pytest.mark.skipif(not _blas.available(), reason="no OpenBLAS: the tiled kernel "
+                                "does every product")
+
+
+@st.composite
+def small_products(draw):
+    """(a, b): a 2-D, batched or (B, T, D) @ (D, N) product, operands possibly transposed views."""
+    m, k, n = (draw(st.integers(1, 40)) for _ in range(3))
+    batch = tuple(draw(st.lists(st.integers(1, 5), max_size=2)))
+    b_batch = batch if draw(st.booleans()) else ()
+    dtype = draw(st.sampled_from(DTYPES))
+    r = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    a = r.standard_normal(batch + (m, k)).astype(dtype)
+    b = r.standard_normal(b_batch + (k, n)).astype(dtype)
+    if draw(st.booleans()):   # a transposed view, as a weight gradient's g^T
+        a = np.ascontiguousarray(np.swapaxes(a, -1, -2)).swapaxes(-1, -2)
+    if draw(st.booleans()):
+        b = np.ascontiguousarray(np.swapaxes(b, -1, -2)).swapaxes(-1, -2)
+    return a, b
+
+
+@needs_blas
+@FAST
+@given(case=small_products())
+def test_small_products_run_in_the_calling_thread_with_openblas_held_at_one(case, monkeypatch):
+    a, b = case
+    kernels.PARALLEL_MIN_WORK = 0
+    monkeypatch.setattr(kernels, "USE_BLAS", True)
+    monkeypatch.setattr(_blas, "matmul", _refuse)
+    held = []
+    real = _blas._np_matmul
+    monkeypatch.setattr(_blas, "_np_matmul", lambda x, y: (held.append(_blas._found[3]()),
+                                                           real(x, y))[1])
+    threads = _blas._found[3]()
+    got = kernels.matmul(a, b)
+    assert held == [1] and _blas._found[3]() == threads   # held during the call, then restored
+    assert got.dtype == a.dtype
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=1e-4 if a.dtype == np.float32 else 1e-12,
+                               atol=1e-4 if a.dtype == np.float32 else 1e-12)
+
+
+@needs_blas
+def test_products_from_serial_matmul_max_work_up_use_numbas_pool(monkeypatch):
+    monkeypatch.setattr(kernels, "USE_BLAS", True)
+    paths = []
+    for name in ("matmul", "matmul_serial"):
+        real = getattr(_blas, name)
+        monkeypatch.setattr(_blas, name, lambda x, y, name=name, real=real:
+                            (paths.append(name), real(x, y))[1])
+    r = np.random.default_rng(1)
+    a = r.standard_normal((512, 64)).astype(np.float32)
+    b = r.standard_normal((64, kernels.SERIAL_MATMUL_MAX_WORK // (512 * 64))).astype(np.float32)
+    np.testing.assert_allclose(kernels.matmul(a, b), a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(kernels.matmul(a, b[:, :-1]), a @ b[:, :-1], rtol=1e-4,
+                               atol=1e-4)   # one column fewer: below the limit
+    assert paths == ["matmul", "matmul_serial"]

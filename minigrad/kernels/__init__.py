@@ -61,11 +61,17 @@ BACKENDS = ("numba", "numpy")
 # and dropout then run the serial compiled twin of their kernel (the same row code in a plain
 # loop: one pass over the data where NumPy makes a temporary per step); matmul calls the NumPy
 # reference. Tests of the kernels set it to 0 so that every size runs the parallel code.
+# (Products up to SERIAL_MATMUL_MAX_WORK, below, stay out of the pool too.)
 PARALLEL_MIN_WORK = 32768
 # Float products of the "numba" backend go to NumPy's OpenBLAS, single-threaded calls inside
 # Numba's pool (.blas says why); when this is False (no OpenBLAS found, MINIGRAD_NO_BLAS=1, or
 # a test of the tiled kernel) every one goes to the tiled kernel of .matmul.
 USE_BLAS = _blas.available()
+# Float products below this many multiply-adds (and above PARALLEL_MIN_WORK) are one OpenBLAS
+# call in the calling thread, with OpenBLAS held at one thread: for a small model's products
+# (a (512, 64) @ (64, 16) projection, attention's (32, 16) @ (16, 32) per sequence) launching
+# Numba's pool and cutting the product in blocks cost as much as the product itself.
+SERIAL_MATMUL_MAX_WORK = 2**21
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -148,6 +154,8 @@ def matmul(a, b):
     if _backend != "numba" or work < PARALLEL_MIN_WORK:
         return _ref.matmul(a, b)
     if USE_BLAS and work:
+        if work < SERIAL_MATMUL_MAX_WORK:
+            return _blas.matmul_serial(a, b)
         return _blas.matmul(a, b)
     return _mm.matmul(a, b)
 
