@@ -29,55 +29,61 @@ from .reference import layer_norm_backward as layer_norm_backward_reference  # n
 # Each pass is written once, for one row (forward) or one chunk of rows (backward), and
 # driven by two loops: a `prange` loop for big inputs and a plain loop (`*_serial`) for small
 # ones, where waking the thread pool costs more than the work. Same compiled code, same bits.
-@numba.njit(cache=True, fastmath=FASTMATH)
-def _forward_row(x, i, weight, bias, eps, y, xhat, rstd):
-    d = x.shape[1]
+@numba.njit(cache=True, fastmath=FASTMATH, inline="always")
+def _forward_row(x, weight, bias, eps, y, xhat):
+    """Normalise one row x (D,) into xhat and y; returns 1 / sqrt(var + eps)."""
+    d = len(x)
     s = 0.0
     for j in range(d):
-        s += x[i, j]
+        s += x[j]
     mu = s / d
     v = 0.0
     for j in range(d):
-        c = x[i, j] - mu
+        c = x[j] - mu
         v += c * c
     r = 1.0 / np.sqrt(v / d + eps)
-    rstd[i, 0] = r
+    # the element loops work in x's dtype (16 float32 lanes per vector, not 8 float64), and
+    # each writes one array, so LLVM has fewer overlaps to rule out before vectorising
+    mu_, r_ = x.dtype.type(mu), x.dtype.type(r)
     for j in range(d):
-        xh = (x[i, j] - mu) * r
-        xhat[i, j] = xh
-        y[i, j] = xh * weight[j] + bias[j]
+        xhat[j] = (x[j] - mu_) * r_
+    for j in range(d):
+        y[j] = xhat[j] * weight[j] + bias[j]
+    return r
 
 
 @numba.njit(parallel=True, cache=True, fastmath=FASTMATH)
 def _forward(x, weight, bias, eps, y, xhat, rstd):
     for i in prange(x.shape[0]):
-        _forward_row(x, i, weight, bias, eps, y, xhat, rstd)
+        rstd[i, 0] = _forward_row(x[i], weight, bias, eps, y[i], xhat[i])
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _forward_serial(x, weight, bias, eps, y, xhat, rstd):
     for i in range(x.shape[0]):
-        _forward_row(x, i, weight, bias, eps, y, xhat, rstd)
+        rstd[i, 0] = _forward_row(x[i], weight, bias, eps, y[i], xhat[i])
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
+@numba.njit(cache=True, fastmath=FASTMATH, inline="always")
 def _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step):
     """Rows c*step .. (c+1)*step - 1: dx, and their sums into partial_w[c] and partial_b[c]."""
     n, d = g.shape
+    pw, pb = partial_w[c], partial_b[c]
     for i in range(c * step, min(n, (c + 1) * step)):
+        gi, xi, di = g[i], xhat[i], dx[i]   # row views: LLVM vectorises these loops
         sh = 0.0
         shx = 0.0
         for j in range(d):
-            h = g[i, j] * weight[j]
+            h = gi[j] * weight[j]
             sh += h
-            shx += h * xhat[i, j]
-            partial_w[c, j] += g[i, j] * xhat[i, j]
-            partial_b[c, j] += g[i, j]
+            shx += h * xi[j]
+            pw[j] += gi[j] * xi[j]
+            pb[j] += gi[j]
         sh /= d
         shx /= d
         r = rstd[i, 0]
         for j in range(d):
-            dx[i, j] = r * (g[i, j] * weight[j] - sh - xhat[i, j] * shx)
+            di[j] = r * (gi[j] * weight[j] - sh - xi[j] * shx)
 
 
 @numba.njit(parallel=True, cache=True, fastmath=FASTMATH)

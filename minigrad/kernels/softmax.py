@@ -96,7 +96,7 @@ def _row_max(row):
 # Each kernel is one row function and two loops over the rows that call it: a `prange` loop
 # for big inputs and a plain loop for small ones (`*_serial`), where waking the thread pool
 # costs more than the work. Both run the same compiled row code, so they agree bit for bit.
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True, fastmath=FASTMATH, inline="always")
 def _softmax_row(xi, yi):
     zero = xi.dtype.type(0)
     m = _row_max(xi)
@@ -112,7 +112,7 @@ def _softmax_row(xi, yi):
         yi[j] *= inv
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True, fastmath=FASTMATH, inline="always")
 def _softmax_backward_row(yi, gi, di):
     dot = yi.dtype.type(0)
     for j in range(len(yi)):
@@ -121,7 +121,7 @@ def _softmax_backward_row(yi, gi, di):
         di[j] = yi[j] * (gi[j] - dot)
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True, fastmath=FASTMATH, inline="always")
 def _log_softmax_row(xi, yi):
     zero = xi.dtype.type(0)
     m = _row_max(xi)
@@ -137,7 +137,7 @@ def _log_softmax_row(xi, yi):
         yi[j] = (xi[j] - m) - ls
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True, fastmath=FASTMATH, inline="always")
 def _log_softmax_backward_row(yi, gi, di):
     if _row_max(yi) == -np.inf:   # an all -inf row: zero gradient
         di[:] = 0
