@@ -137,11 +137,13 @@ def _check_matmul_shapes(op, a, b):
 def matmul(a, b):
     """np.matmul for a.ndim >= 2 and b.ndim >= 2, batch dims broadcast."""
     a, b = _check_matmul_shapes("matmul", a, b)
-    try:
-        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ValueError:
-        raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: batch dimensions "
-                         f"{a.shape[:-2]} and {b.shape[:-2]} do not broadcast") from None
+    if a.ndim > 2 or b.ndim > 2:  # (np.broadcast_shapes costs more than a small product's call)
+        try:
+            np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ValueError:
+            raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: batch "
+                             f"dimensions {a.shape[:-2]} and {b.shape[:-2]} do not "
+                             f"broadcast") from None
     if a.dtype != b.dtype:
         raise TypeError(f"matmul: dtypes differ: {a.dtype} and {b.dtype}")
     if a.dtype not in _FLOATS:
@@ -149,8 +151,9 @@ def matmul(a, b):
             return _ref.matmul(a, b)
         raise TypeError(f"matmul: unsupported dtype {a.dtype} (expected float32, float64 "
                         f"or an integer type)")
-    work = a.shape[-2] * a.shape[-1] * b.shape[-1] * max(
-        math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
+    work = a.shape[-2] * a.shape[-1] * b.shape[-1]
+    if a.ndim > 2 or b.ndim > 2:
+        work *= max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
     if _backend != "numba" or work < PARALLEL_MIN_WORK:
         return _ref.matmul(a, b)
     if USE_BLAS and work:
