@@ -4,6 +4,8 @@ does the same math with fewer temporaries and far less bookkeeping.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import kernels
@@ -47,6 +49,10 @@ class Linear(Function):
         return gx, gw, gb
 
 
+def _flat(t):
+    return None if t is None else t.reshape(-1)
+
+
 class LayerNorm(Function):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last `ndims` dims (biased var).
 
@@ -58,9 +64,8 @@ class LayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight=None, bias=None, ndims=1, eps=1e-5):
-        d = int(np.prod(x.shape[x.ndim - ndims:]))
-        flat = lambda t: None if t is None else t.reshape(-1)  # noqa: E731
-        y, xhat, rstd = kernels.layer_norm(x.reshape(-1, d), flat(weight), flat(bias), eps)
+        d = math.prod(x.shape[x.ndim - ndims:])  # (np.prod of a tuple costs 2.5 us, 20x this)
+        y, xhat, rstd = kernels.layer_norm(x.reshape(-1, d), _flat(weight), _flat(bias), eps)
         ctx.save_for_backward(xhat, rstd, weight)
         ctx.shapes = (x.shape, None if weight is None else weight.shape)
         return y.reshape(x.shape)
