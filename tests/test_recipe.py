@@ -195,6 +195,9 @@ def test_recipe_flags_interrupt_resume_average_evaluate(tmp_path, data_dir):
         if child.poll() is None:
             child.kill()
     assert child.returncode == 130 and "Traceback" not in err, err
+    stale = tmp_path / "run" / "checkpoints" / ".step_000008.npz.k1ll3d.tmp"  # a killed save
+    stale.parent.mkdir(exist_ok=True)
+    stale.write_bytes(b"half a file")
     rc, out, err = _cli("train", "--out", tmp_path / "run", "--resume", "--no-progress",
                         "--max-steps", "24")
     assert rc == 0, err
@@ -203,6 +206,7 @@ def test_recipe_flags_interrupt_resume_average_evaluate(tmp_path, data_dir):
     for k in a["model"]:
         np.testing.assert_array_equal(a["model"][k].numpy(), b["model"][k].numpy(), err_msg=k)
     assert snapshot_steps(tmp_path / "run") == snapshot_steps(tmp_path / "whole") == [16, 20, 24]
+    assert not stale.exists()
 
     rc, out, err = _cli("average", "--checkpoint", tmp_path / "run", "--last", "3", "--out",
                         tmp_path / "avg")

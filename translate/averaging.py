@@ -23,6 +23,7 @@ from minigrad.tensor import Tensor
 
 SNAPSHOTS, SNAPSHOT_FORMAT = "checkpoints", "minigrad-translate-weights"
 _NAME = re.compile(r"step_(\d+)\.npz")
+_TEMP = re.compile(r"\.step_\d+\.npz\.[A-Za-z0-9_]+\.tmp")    # a save that was killed
 
 
 class AveragingError(ValueError):
@@ -44,7 +45,11 @@ def _path(run_dir, step) -> Path:
 def keep_snapshot(run_dir, model, step: int, keep_last: int) -> None:
     """Write the model's weights of `step` (atomically), then delete all but the newest
     `keep_last` snapshots; the caller holds the run directory's lock."""
-    (Path(run_dir) / SNAPSHOTS).mkdir(exist_ok=True)
+    folder = Path(run_dir) / SNAPSHOTS
+    folder.mkdir(exist_ok=True)
+    for p in folder.iterdir():
+        if _TEMP.fullmatch(p.name):
+            p.unlink(missing_ok=True)
     minigrad.save({"format": SNAPSHOT_FORMAT, "step": step, "model": model.state_dict()},
                   _path(run_dir, step))
     for old in snapshot_steps(run_dir)[:-keep_last]:
