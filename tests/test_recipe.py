@@ -247,3 +247,17 @@ def test_average_refuses_different_shapes():
     mean = average_weights([a, {"w": np.full((2, 3), 3.0, np.float32), "b": b["b"]}], ["1", "2"])
     np.testing.assert_array_equal(mean["w"].numpy(), np.full((2, 3), 1.5, np.float32))
     assert mean["w"].dtype == minigrad.float32
+
+
+def test_help_names_the_recipe(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--help"])
+    assert e.value.code == 0
+    text = capsys.readouterr().out
+    assert "average --checkpoint" in text and "--preset multi30k-shape" in text
+    for sub, flag in (("average", "--last"), ("evaluate", "--output"), ("data", "--preset"),
+                      ("train", "--max-tokens"), ("train", "--tie-embeddings"),
+                      ("train", "--keep-last")):
+        with pytest.raises(SystemExit) as e:
+            cli.main([sub, "--help"])
+        assert e.value.code == 0 and flag in capsys.readouterr().out, (sub, flag)
