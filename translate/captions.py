@@ -41,7 +41,7 @@ _ADJS = ("young black white blue red little green large small older yellow orang
          "pink old purple dark big colorful long busy wooden tall gray outdoor happy").split()
 _COLORS = ("red blue black white green yellow orange brown pink purple gray").split()
 _NUMBERS = ("two three four five several many").split()
-# preposition -> (target word, case it governs, separable particle of a motion verb or None)
+# preposition -> (target word, the case it governs)
 _PREPS = {"in": ("in", "dat"), "on": ("auf", "dat"), "at": ("an", "dat"),
           "near": ("bei", "dat"), "behind": ("hinter", "dat"), "under": ("unter", "dat"),
           "next to": ("neben", "dat"), "in front of": ("vor", "dat"),
@@ -57,7 +57,6 @@ _ARTICLES = {  # (definite, case, gender or "pl") -> article; indefinite has no 
 }
 _PLURAL_ENDINGS = ("en", "e", "er", "s", "")
 _PARTICLES = ("auf", "an", "ab", "aus", "ein", "mit", "vor", "zu")
-_WITH_CLOTHES = "with"       # "a man with a hat": with + dative, as the other prepositions
 
 
 def _pseudo_words(rng: random.Random, n: int, syllables, used: set[str], lo=2, hi=3):
