@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -187,8 +188,10 @@ def test_recipe_flags_interrupt_resume_average_evaluate(tmp_path, data_dir):
                               str(tmp_path / "run"), *map(str, recipe)], env=env, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        while "parameters" not in child.stdout.readline():
-            assert child.poll() is None, child.stderr.read()
+        deadline = time.monotonic() + 120
+        while ckpt.stamp(tmp_path / "run") is None:    # the run has claimed its directory
+            assert child.poll() is None and time.monotonic() < deadline, child.stderr.read()
+            time.sleep(0.02)
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=120)
     finally:

@@ -20,7 +20,7 @@ from minigrad.nn.utils import clip_grad_norm_
 from minigrad.optim.lr_scheduler import WarmupScheduler
 
 from . import checkpoint as ckpt
-from .averaging import keep_snapshot, drop_snapshots_after
+from .averaging import drop_snapshots_after, keep_snapshot
 from .batching import encode_pairs, iterate_batches, make_batch, plan_batches
 from .config import RESUMABLE, ConfigError, TrainConfig
 from .data import fingerprint
@@ -242,11 +242,13 @@ class Trainer:
         """Write a checkpoint of the current state (at a step boundary) to `out_dir`."""
         with DirectoryLock(self.out_dir):
             self._check_unchanged()
+            # the weights first: if a kill falls between the two writes, the run resumes from
+            # the previous checkpoint, which drops this snapshot and writes it again
+            if self.config.keep_last and self.state["step"]:
+                keep_snapshot(self.out_dir, self.model, self.state["step"], self.config.keep_last)
             self._stamp = ckpt.save_checkpoint(
                 self.out_dir, self.model, self.optimizer, self.scheduler, self.config,
                 self.state, self.src_tok, self.tgt_tok, self.data, self.fingerprints)
-            if self.config.keep_last and self.state["step"]:
-                keep_snapshot(self.out_dir, self.model, self.state["step"], self.config.keep_last)
         self._saved_step = self.state["step"]
         return self.out_dir / ckpt.CHECKPOINT
 
