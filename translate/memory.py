@@ -53,7 +53,8 @@ def check_memory(config: TrainConfig, examples, src_vocab, tgt_vocab, limit=None
     batch = min(batch, len(examples))
     need = estimate_step_bytes(config, batch, src_len, tgt_len, src_vocab, tgt_vocab)
     if need > 0.8 * limit:
+        flag = "--max-tokens" if config.max_tokens else "--batch-size"
         raise MemoryError(f"train: a step would need about {need / 2**30:,.1f} GB for batches "
                           f"of {batch} sentences of up to {src_len:,} source and {tgt_len:,} "
                           f"target tokens, more than this machine's {limit / 2**30:,.1f} GB "
-                          f"allow; lower --batch-size (or --max-tokens) or --max-len (or the model's size)")
+                          f"allow; lower {flag} or --max-len (or the model's size)")
