@@ -2,14 +2,16 @@
 
 Read it in the order of one run of `minigrad-translate train`:
     corpus.py, tsv.py   the generated parallel corpus, or the user's TSV files
+    captions.py         a larger generated corpus of Multi30k's shape (data --preset)
     data.py             which of the two a run reads (stored with the run)
     tokenizers.py       word and BPE tokenizers
-    batching.py         sentences -> padded id batches
+    batching.py         sentences -> padded id batches (by sentences or by tokens)
     config.py           a run's settings, each checked against its range
     train.py            the training loop, validation and resuming
     memory.py           what a training step needs, checked before it runs
     interrupts.py       Ctrl-C between steps, never inside one
     checkpoint.py       a run's directory: the checkpoint file, metrics
+    averaging.py        the weights of the last N checkpoints, kept and averaged
     files.py            atomic writes, one writer per directory, no leftovers
     metrics.py          BLEU and WER
     plots.py            loss curve and attention heat map

@@ -5,7 +5,11 @@
     minigrad-translate train --out runs/t1       train (built-in corpus or --train-file ...)
     minigrad-translate train --out runs/t1 --resume
     minigrad-translate translate "the old farmer sleeps" --checkpoint runs/t1
-    minigrad-translate evaluate --checkpoint runs/t1 [--beam 4]
+    minigrad-translate evaluate --checkpoint runs/t1 [--beam 4] [--output hyp.txt]
+    minigrad-translate average --checkpoint runs/t1 --last 5 --out runs/t1-avg
+
+A real-corpus recipe (see the README): data --preset multi30k-shape, then train with
+--max-tokens, --share-vocab --tie-embeddings and --keep-last, average, evaluate --beam 4.
 
 Errors are one line on stderr (exit status 2). Ctrl-C while training stops at the end of the
 current step and writes a checkpoint (exit status 130; 143 for SIGTERM); --resume continues
@@ -58,11 +62,20 @@ def _flag(name):
 
 
 def cmd_data(args):
-    from .corpus import generate_corpus
     from .tsv import write_corpus
-    c = generate_corpus(args.n_train, args.n_valid, args.n_test, seed=args.data_seed)
+    if args.preset:
+        from .captions import PRESETS, corpus_stats, generate_captions
+        c = generate_captions(**PRESETS[args.preset], seed=args.data_seed)
+    else:
+        from .corpus import generate_corpus
+        c = generate_corpus(args.n_train, args.n_valid, args.n_test, seed=args.data_seed)
     for path in write_corpus(c, args.out).values():
         print(f"wrote {path}")
+    if args.preset:
+        st = corpus_stats(c.train)
+        print(f"{len(c.train):,} / {len(c.valid):,} / {len(c.test):,} pairs; training text: "
+              f"{st['src_types']:,} source and {st['tgt_types']:,} target word types, "
+              f"{st['src_mean_len']:.1f} / {st['tgt_mean_len']:.1f} tokens a sentence")
     src, tgt = c.train[0]
     print(f"example:\n  {src}\n  {tgt}")
 
@@ -74,6 +87,9 @@ def cmd_train(args):
         raise CliError("train: --resume continues the run in --out and --overwrite replaces it; "
                        "choose one")
     settings, sources = _given(args, TrainConfig), _given(args, DataConfig)
+    if settings.get("max_tokens") and "batch_size" in settings:
+        raise CliError("train: --max-tokens and --batch-size both size the batches; give one "
+                       "(--batch-size then only sizes validation batches)")
     progress = not args.no_progress
     if args.resume:
         state = ckpt.load_checkpoint(args.out)
@@ -154,9 +170,21 @@ def cmd_evaluate(args):
     bleu, hyps = evaluate_bleu(model, *_tokenizers(state), pairs, beam=args.beam,
                                max_len=state["config"].max_len)
     took = time.perf_counter() - t0
+    if args.output:
+        from .files import atomic_write_text
+        atomic_write_text(args.output, "".join(h + "\n" for h in hyps))
     print(f"{len(pairs)} sentences, {'beam ' + str(args.beam) if args.beam > 1 else 'greedy'}: "
           f"BLEU {bleu:.2f}  WER {100 * wer(hyps, [t for _, t in pairs]):.2f}%  ({took:.1f} s)")
+    if args.output:
+        print(f"hypotheses: {args.output}")
     return 0
+
+
+def cmd_average(args):
+    from .averaging import average_run
+    steps = average_run(args.checkpoint, args.last, args.out)
+    print(f"averaged the weights of steps {', '.join(map(str, steps))} of {args.checkpoint}: "
+          f"{args.out}")
 
 
 def cmd_demo(args):
@@ -187,8 +215,12 @@ def build_parser():
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
-    d = sub.add_parser("data", help="write the built-in corpus as TSV files")
+    d = sub.add_parser("data", help="write the built-in corpus (or a preset) as TSV files")
     d.add_argument("--out", default="data", help="output directory (default: %(default)s)")
+    d.add_argument("--preset", choices=("multi30k-shape",), default=None,
+                   help="multi30k-shape: 29,000 / 1,014 / 1,000 image captions, English -> a "
+                        "German-like language, ~6k / ~8k word types (the --n-* flags do not "
+                        "apply)")
     for name, default, lo in (("n-train", 20000, 1), ("n-valid", 1000, 0), ("n-test", 1000, 0),
                               ("data-seed", 0, 0)):
         d.add_argument("--" + name, type=bounded(int, lo, 10_000_000 if lo else None),
@@ -222,7 +254,19 @@ def build_parser():
     e.add_argument("--limit", type=bounded(int, 0), default=0, help="only the first N test pairs (0: all)")
     _test_flags(e)
     e.add_argument("--skip-bad-lines", action="store_true", help="skip malformed TSV lines")
+    e.add_argument("--output", metavar="FILE", help="write the hypotheses here, one a line, "
+                   "detokenised as `translate` prints them (the BLEU printed is sacreBLEU's "
+                   "corpus_bleu of this file against the references, tokenize='none')")
     e.set_defaults(func=cmd_evaluate)
+
+    a = sub.add_parser("average", help="average the weights of a run's last N checkpoints")
+    a.add_argument("--checkpoint", default="runs/translator",
+                   help="the run directory, trained with --keep-last N (default: %(default)s)")
+    a.add_argument("--last", type=bounded(int, 1, 1000), default=5,
+                   help="how many of the newest checkpoints (default: %(default)s)")
+    a.add_argument("--out", required=True, help="directory for the averaged model, read by "
+                                                "translate and evaluate --checkpoint")
+    a.set_defaults(func=cmd_average)
 
     m = sub.add_parser("demo", help="train the default model on the built-in corpus, then "
                                     "report BLEU, examples and plots")

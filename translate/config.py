@@ -87,8 +87,16 @@ class TrainConfig:
     tokenizer: str = setting("word", "tokenizer", choices=("word", "bpe"))
     bpe_merges: int = setting(1000, "BPE merges (with --tokenizer bpe)", lo=0, hi=1_000_000)
     min_freq: int = setting(1, "word tokenizer: rarer words become <unk>", lo=1)
+    share_vocab: bool = setting(False, "one vocabulary (word or BPE) fitted on source and "
+                                       "target text together")
+    tie_embeddings: bool = setting(False, "source embedding, target embedding and output "
+                                          "projection share one matrix (needs --share-vocab)")
     epochs: int = setting(6, "passes over the training data", lo=1)
-    batch_size: int = setting(128, "sentences per batch", lo=1, hi=1_000_000)
+    batch_size: int = setting(128, "sentences per batch (and per validation batch)", lo=1,
+                              hi=1_000_000)
+    max_tokens: int = setting(0, "batches by size instead of sentences: at most N padded target "
+                                 "tokens a batch, batch x longest target with <eos> (0: use "
+                                 "--batch-size)", lo=0, hi=100_000_000)
     lr_factor: float = setting(1.0, "scale of the warm-up learning-rate schedule", above=0.0)
     warmup: int = setting(300, "warm-up steps of the schedule", lo=1)
     label_smoothing: float = setting(0.1, "label smoothing of the loss", lo=0.0, hi=1.0)
@@ -100,12 +108,20 @@ class TrainConfig:
                                              "epoch", lo=0)
     time_limit: float = setting(0.0, "stop training after this many seconds (0: no limit)",
                                 lo=0.0)
+    keep_last: int = setting(0, "keep the weights of the last N checkpoints in checkpoints/ "
+                                "(for `minigrad-translate average`; 0: none)", lo=0, hi=1000)
 
     def __post_init__(self):
         check_settings(self)
         if self.arch == "transformer" and self.d_model % self.nhead:
             raise ConfigError("TrainConfig", "d_model", f"({self.d_model}) must be divisible by "
                                                         f"nhead ({self.nhead})")
+        if self.tie_embeddings and not self.share_vocab:
+            raise ConfigError("TrainConfig", "tie_embeddings", "needs one vocabulary for both "
+                                                               "languages: add --share-vocab")
+        if self.tie_embeddings and self.arch != "transformer":
+            raise ConfigError("TrainConfig", "tie_embeddings", f"is for the transformer, not "
+                                                               f"--arch {self.arch}")
 
     @classmethod
     def from_dict(cls, data, source="the stored config"):
@@ -117,13 +133,19 @@ class TrainConfig:
         return (f"{self.arch} d_model {self.d_model}, {self.nhead} heads, "
                 f"{self.num_encoder_layers}+{self.num_decoder_layers} layers, feed-forward "
                 f"{self.dim_feedforward}, dropout {self.dropout:g}, max_len {self.max_len}, "
-                f"{self.tokenizer} tokenizer; batch {self.batch_size}, lr factor "
+                f"{self.tokenizer} tokenizer{', shared' if self.share_vocab else ''}"
+                f"{', tied embeddings' if self.tie_embeddings else ''}; "
+                f"{self._batching()}, lr factor "
                 f"{self.lr_factor:g}, warmup {self.warmup}, label smoothing "
                 f"{self.label_smoothing:g}, clip norm {self.clip_norm:g}, seed {self.seed}; "
                 f"epochs {self.epochs}, time limit {limit}, checkpoint every "
-                f"{self.checkpoint_every}")
+                f"{self.checkpoint_every}, keep last {self.keep_last}")
+
+    def _batching(self) -> str:
+        return (f"batches of {self.max_tokens:,} target tokens" if self.max_tokens else
+                f"batch {self.batch_size}")
 
 
 # What a resumed run may change: when and how often it stops, saves and reports. Everything
 # else decides the numbers, so changing it would not continue the run but start another.
-RESUMABLE = ("epochs", "time_limit", "checkpoint_every", "valid_bleu_sentences")
+RESUMABLE = ("epochs", "time_limit", "checkpoint_every", "valid_bleu_sentences", "keep_last")

@@ -46,12 +46,15 @@ def check_memory(config: TrainConfig, examples, src_vocab, tgt_vocab, limit=None
     limit = physical_memory() if limit is None else limit
     if limit is None or not examples:
         return
-    batch = min(config.batch_size, len(examples))
     src_len = max(len(s) for s, _ in examples)
     tgt_len = max(len(t) for _, t in examples)
+    # batches by tokens: the logits, the largest part, hold about max_tokens rows at any length
+    batch = max(1, config.max_tokens // tgt_len) if config.max_tokens else config.batch_size
+    batch = min(batch, len(examples))
     need = estimate_step_bytes(config, batch, src_len, tgt_len, src_vocab, tgt_vocab)
     if need > 0.8 * limit:
+        flag = "--max-tokens" if config.max_tokens else "--batch-size"
         raise MemoryError(f"train: a step would need about {need / 2**30:,.1f} GB for batches "
                           f"of {batch} sentences of up to {src_len:,} source and {tgt_len:,} "
                           f"target tokens, more than this machine's {limit / 2**30:,.1f} GB "
-                          f"allow; lower --batch-size or --max-len (or the model's size)")
+                          f"allow; lower {flag} or --max-len (or the model's size)")

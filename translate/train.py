@@ -20,7 +20,8 @@ from minigrad.nn.utils import clip_grad_norm_
 from minigrad.optim.lr_scheduler import WarmupScheduler
 
 from . import checkpoint as ckpt
-from .batching import encode_pairs, iterate_batches, make_batch, num_batches
+from .averaging import drop_snapshots_after, keep_snapshot
+from .batching import encode_pairs, iterate_batches, make_batch, plan_batches
 from .config import RESUMABLE, ConfigError, TrainConfig
 from .data import fingerprint
 from .files import DirectoryLock
@@ -38,13 +39,17 @@ class RunExistsError(FileExistsError):
 
 
 def build_tokenizers(config: TrainConfig, train_pairs):
-    """Fit source and target tokenizers on the training text."""
+    """Fit source and target tokenizers on the training text; with `share_vocab`, one
+    tokenizer fitted on both sides, returned twice."""
     if config.tokenizer == "word":
         fit = lambda texts: WordTokenizer.fit(texts, min_freq=config.min_freq)  # noqa: E731
     elif config.tokenizer == "bpe":
         fit = lambda texts: BPETokenizer.fit(texts, num_merges=config.bpe_merges)  # noqa: E731
     else:
         raise ValueError(f"train: tokenizer must be 'word' or 'bpe', got {config.tokenizer!r}")
+    if config.share_vocab:
+        joint = fit([s for s, _ in train_pairs] + [t for _, t in train_pairs])
+        return joint, joint
     return fit([s for s, _ in train_pairs]), fit([t for _, t in train_pairs])
 
 
@@ -58,7 +63,9 @@ def build_model(config: TrainConfig, src_vocab: int, tgt_vocab: int):
                                   num_encoder_layers=config.num_encoder_layers,
                                   num_decoder_layers=config.num_decoder_layers,
                                   dim_feedforward=config.dim_feedforward,
-                                  dropout=config.dropout, max_len=config.max_len + 2)
+                                  dropout=config.dropout, max_len=config.max_len + 2,
+                                  share_embeddings=config.tie_embeddings,
+                                  tie_output=config.tie_embeddings)
     if config.arch in ("rnn", "rnn-attention"):
         from minigrad.models.rnn_seq2seq import build_seq2seq_rnn
         return build_seq2seq_rnn(config.arch, src_vocab, tgt_vocab, dropout=config.dropout)
@@ -162,6 +169,11 @@ class Trainer:
         self.src_tok, self.tgt_tok = tokenizers or build_tokenizers(config, train_pairs)
         self.pad_id = self.tgt_tok.pad_id
         self.train_ex = self._encode(train_pairs)
+        longest = max(len(t) - 1 for _, t in self.train_ex)
+        if config.max_tokens and config.max_tokens < longest:
+            raise ConfigError("TrainConfig", "max_tokens", f"({config.max_tokens}) is smaller "
+                              f"than the longest target, {longest} tokens with <eos>; raise it "
+                              f"or lower --max-len")
         self.valid_ex = self._encode(valid_pairs)
         check_memory(config, self.train_ex, len(self.src_tok), len(self.tgt_tok))
         minigrad.tune_malloc()  # a training loop's allocator setting, before its big arrays
@@ -192,6 +204,9 @@ class Trainer:
         """`resume` for a checkpoint already read with `checkpoint.load_checkpoint`; `data`
         says where the pairs now come from (by default, where the run's came from)."""
         old = state["config"]
+        if state["progress"].get("averaged"):
+            raise ckpt.CheckpointError(f"{out_dir}: an averaged checkpoint is for translating and "
+                                       f"evaluating; resume the run it was averaged from")
         unknown = [k for k in changes if not hasattr(old, k)]
         if unknown:
             raise ConfigError("resume", unknown[0], "is not a setting")
@@ -227,6 +242,10 @@ class Trainer:
         """Write a checkpoint of the current state (at a step boundary) to `out_dir`."""
         with DirectoryLock(self.out_dir):
             self._check_unchanged()
+            # the weights first: if a kill falls between the two writes, the run resumes from
+            # the previous checkpoint, which drops this snapshot and writes it again
+            if self.config.keep_last and self.state["step"]:
+                keep_snapshot(self.out_dir, self.model, self.state["step"], self.config.keep_last)
             self._stamp = ckpt.save_checkpoint(
                 self.out_dir, self.model, self.optimizer, self.scheduler, self.config,
                 self.state, self.src_tok, self.tgt_tok, self.data, self.fingerprints)
@@ -249,10 +268,12 @@ class Trainer:
                 raise RunExistsError(f"{self.out_dir} already holds a checkpoint; resume it "
                                      f"(--resume) or start again (--overwrite)")
             self.metrics_path.unlink(missing_ok=True)
+            drop_snapshots_after(self.out_dir, 0)
             self.save()
         else:
             self._check_unchanged()
             ckpt.truncate_metrics(self.metrics_path, self.state["step"], self.log)
+            drop_snapshots_after(self.out_dir, self.state["step"])
 
     def train_step(self, batch):
         """One optimisation step; returns the (label-smoothed) loss."""
@@ -294,12 +315,14 @@ class Trainer:
         """Train the rest of the current epoch; True when a step or time limit stopped it."""
         from tqdm import tqdm
         cfg, st = self.config, self.state
-        total = num_batches(len(self.train_ex), cfg.batch_size)
-        bar = tqdm(total=total, initial=st["batch"], disable=not self.progress,
+        plan = plan_batches(self.train_ex, cfg.batch_size, cfg.seed, st["epoch"],
+                            max_tokens=cfg.max_tokens)
+        bar = tqdm(total=len(plan), initial=st["batch"], disable=not self.progress,
                    desc=f"epoch {st['epoch'] + 1}/{cfg.epochs}", leave=False, dynamic_ncols=True)
         tokens, t0 = 0, time.perf_counter()
         for i, batch in iterate_batches(self.train_ex, cfg.batch_size, self.pad_id, cfg.seed,
-                                        st["epoch"], start=st["batch"]):
+                                        st["epoch"], start=st["batch"],
+                                        max_tokens=cfg.max_tokens):
             interrupts.check()  # a step boundary: the state is whole
             lr = self.optimizer.param_groups[0]["lr"]
             loss = self.train_step(batch)
