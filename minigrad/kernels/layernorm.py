@@ -73,10 +73,11 @@ def _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step):
         gi, xi, di = g[i], xhat[i], dx[i]   # row views: LLVM vectorises these loops
         sh = 0.0
         shx = 0.0
-        for j in range(d):
+        for j in range(d):   # sums in a loop that only reads (see kernels/softmax.py, "sums")
             h = gi[j] * weight[j]
             sh += h
             shx += h * xi[j]
+        for j in range(d):
             pw[j] += gi[j] * xi[j]
             pb[j] += gi[j]
         sh /= d

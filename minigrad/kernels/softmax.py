@@ -88,6 +88,19 @@ def _row_max(row):
     return m
 
 
+# --------------------------------------------------------------- sums ----
+# Every sum runs in a loop that only reads. A loop that also stores is vectorised behind a
+# run-time check that the arrays do not overlap, with a scalar loop as the fallback, and the
+# two add in different orders: the last bit of a result could then depend on where its
+# arrays happen to lie in memory.
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _row_sum(row):
+    s = row.dtype.type(0)
+    for j in range(len(row)):
+        s += row[j]
+    return s
+
+
 # ------------------------------------------------------------ kernels ----
 # x, y, g, dx are C-contiguous (rows, n) arrays of one dtype. Sums start from
 # `zero` of that dtype: float32 data is summed in float32 (in 16 partial sums
@@ -102,11 +115,9 @@ def _softmax_row(xi, yi):
     m = _row_max(xi)
     if m == -np.inf:      # all -inf: exp(x - 0) = 0 everywhere, not NaN
         m = zero
-    s = zero
     for j in range(len(xi)):
-        e = fast_exp(xi[j] - m)
-        yi[j] = e
-        s += e
+        yi[j] = fast_exp(xi[j] - m)
+    s = _row_sum(yi)
     inv = xi.dtype.type(1) / s if s != 0 else zero   # s is NaN if the row has one
     for j in range(len(yi)):
         yi[j] *= inv
