@@ -121,6 +121,24 @@ def test_layer_norm_serial_matches_reference_and_parallel(n, d, dtype, affine, s
         np.testing.assert_array_equal(s, p)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_result_does_not_depend_on_where_the_arrays_lie(dtype):
+    # input and output cut from one buffer, next to each other at several distances, in
+    # both orders: the serial kernel must give the parallel kernel's bits every time
+    r = np.random.default_rng(3)
+    for n in (8, 16, 33, 64):
+        x = (r.standard_normal((3, n)) * 30).astype(dtype)
+        want = np.empty_like(x)
+        _sm.softmax_2d(x, want)
+        for gap in range(0, 24, 5):
+            buf = np.empty(2 * x.size + gap, dtype)
+            first, second = buf[:x.size].reshape(x.shape), buf[x.size + gap:].reshape(x.shape)
+            for xin, out in ((first, second), (second, first)):
+                xin[...] = x
+                _sm.softmax_2d_serial(xin, out)
+                np.testing.assert_array_equal(out, want)
+
+
 def _refuse(*args):
     raise AssertionError("the parallel kernel ran on a small input")
 
