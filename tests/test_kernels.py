@@ -31,10 +31,12 @@ DTYPES = [np.float32, np.float64]
 @pytest.fixture(autouse=True)
 def restore_backend():
     before, small = kernels.get_backend(), kernels.PARALLEL_MIN_WORK
+    serial = kernels.SERIAL_MATMUL_MAX_WORK
     kernels.PARALLEL_MIN_WORK = 0  # run the Numba kernels even on the tiniest inputs
+    kernels.SERIAL_MATMUL_MAX_WORK = 0  # and the parallel BLAS path even for small products
     yield
     kernels.set_backend(before)
-    kernels.PARALLEL_MIN_WORK = small
+    kernels.PARALLEL_MIN_WORK, kernels.SERIAL_MATMUL_MAX_WORK = small, serial
 
 
 @pytest.fixture(params=kernels.BACKENDS)

@@ -385,6 +385,19 @@ def test_gradcheck_linear():
     lin = nn.Linear(3, 2).double()
     x = t64(rng.standard_normal((4, 3)))
     assert gradcheck(F.linear, [x, lin.weight, lin.bias])
+    # a non-contiguous input (its rows cannot be a view): forward and backward reshape it
+    xt = t64(rng.standard_normal((3, 5, 2)), requires_grad=False).permute(2, 1, 0)
+    xt.requires_grad_()
+    assert gradcheck(F.linear, [xt, lin.weight, lin.bias])
+
+
+def test_linear_input_changed_in_place_after_forward_is_an_error():
+    lin = nn.Linear(3, 2)
+    x = mg.randn(2, 4, 3)
+    y = lin(x)
+    x.add_(1.0)  # backward would compute the weight gradient from the changed input
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.sum().backward()
 
 
 def test_gradcheck_embedding_and_padding_row_gets_zero_grad():

@@ -108,7 +108,8 @@ repeats = 5 if SMALL else 20
 # This appendix is about the register-tiled kernel of `minigrad/kernels/matmul.py`. In
 # training, the `"numba"` backend sends products to NumPy's own OpenBLAS instead, called
 # one thread per block from inside Numba's thread pool (`minigrad/kernels/blas.py` says why:
-# on some processors OpenBLAS's hand-written kernels are faster). `kernels.USE_BLAS = False`
+# on some processors OpenBLAS's hand-written kernels are faster); a small product is one call
+# in the calling thread, where the pool would cost more than it saves. `kernels.USE_BLAS = False`
 # makes the tiled kernel do every product, and we set it for this section.
 
 # %%

@@ -56,14 +56,22 @@ from . import blas as _blas  # noqa: E402
 BACKENDS = ("numba", "numpy")
 
 # Below this much work (multiply-adds for matmul, elements otherwise) the "numba" backend
-# calls the NumPy reference instead: waking a parallel kernel's threads costs more than the
-# work, and on a loaded machine a 2-thread launch can stall for milliseconds. Tests of the
-# kernels themselves set it to 0 so that every size runs the Numba code.
+# does not use the thread pool: waking a parallel kernel's threads costs more than the work,
+# and on a loaded machine a 2-thread launch can stall for milliseconds. Softmax, layer norm
+# and dropout then run the serial compiled twin of their kernel (the same row code in a plain
+# loop: one pass over the data where NumPy makes a temporary per step); matmul calls the NumPy
+# reference. Tests of the kernels set it to 0 so that every size runs the parallel code.
+# (Products up to SERIAL_MATMUL_MAX_WORK, below, stay out of the pool too.)
 PARALLEL_MIN_WORK = 32768
 # Float products of the "numba" backend go to NumPy's OpenBLAS, single-threaded calls inside
 # Numba's pool (.blas says why); when this is False (no OpenBLAS found, MINIGRAD_NO_BLAS=1, or
 # a test of the tiled kernel) every one goes to the tiled kernel of .matmul.
 USE_BLAS = _blas.available()
+# Float products below this many multiply-adds (and above PARALLEL_MIN_WORK) are one OpenBLAS
+# call in the calling thread, with OpenBLAS held at one thread: for a small model's products
+# (a (512, 64) @ (64, 16) projection, attention's (32, 16) @ (16, 32) per sequence) launching
+# Numba's pool and cutting the product in blocks cost as much as the product itself.
+SERIAL_MATMUL_MAX_WORK = 2**21
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -129,11 +137,13 @@ def _check_matmul_shapes(op, a, b):
 def matmul(a, b):
     """np.matmul for a.ndim >= 2 and b.ndim >= 2, batch dims broadcast."""
     a, b = _check_matmul_shapes("matmul", a, b)
-    try:
-        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ValueError:
-        raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: batch dimensions "
-                         f"{a.shape[:-2]} and {b.shape[:-2]} do not broadcast") from None
+    if a.ndim > 2 or b.ndim > 2:  # (np.broadcast_shapes costs more than a small product's call)
+        try:
+            np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ValueError:
+            raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: batch "
+                             f"dimensions {a.shape[:-2]} and {b.shape[:-2]} do not "
+                             f"broadcast") from None
     if a.dtype != b.dtype:
         raise TypeError(f"matmul: dtypes differ: {a.dtype} and {b.dtype}")
     if a.dtype not in _FLOATS:
@@ -141,11 +151,14 @@ def matmul(a, b):
             return _ref.matmul(a, b)
         raise TypeError(f"matmul: unsupported dtype {a.dtype} (expected float32, float64 "
                         f"or an integer type)")
-    work = a.shape[-2] * a.shape[-1] * b.shape[-1] * max(
-        math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
+    work = a.shape[-2] * a.shape[-1] * b.shape[-1]
+    if a.ndim > 2 or b.ndim > 2:
+        work *= max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
     if _backend != "numba" or work < PARALLEL_MIN_WORK:
         return _ref.matmul(a, b)
     if USE_BLAS and work:
+        if work < SERIAL_MATMUL_MAX_WORK:
+            return _blas.matmul_serial(a, b)
         return _blas.matmul(a, b)
     return _mm.matmul(a, b)
 
@@ -176,51 +189,58 @@ def _rows(x):
     return np.ascontiguousarray(x).reshape(-1, x.shape[-1])
 
 
-def _forward(op, kernel, ref, x):
+def _pick(kernels, size):
+    """The parallel kernel of a (parallel, serial) pair, or the serial one below the threshold."""
+    return kernels[size < PARALLEL_MIN_WORK]
+
+
+def _forward(op, kernels, ref, x):
     x = _as_array(x, op, "x")
     _check_rows(op, x)
     _check_float(op, x)
-    if _backend == "numpy" or x.size < PARALLEL_MIN_WORK:
+    if _backend == "numpy":
         return ref(x)
-    if x.size == 0:
-        return np.empty_like(x)
     y = np.empty(x.shape, x.dtype)
-    kernel(_rows(x), y.reshape(-1, x.shape[-1]))
+    if x.size:
+        _pick(kernels, x.size)(_rows(x), y.reshape(-1, x.shape[-1]))
     return y
 
 
-def _backward(op, kernel, ref, y, grad):
+def _backward(op, kernels, ref, y, grad):
     y, grad = _as_array(y, op, "y"), _as_array(grad, op, "grad")
     _check_rows(op, y)
     _check_same_shape(op, y, grad)
     _check_float(op, y, grad)
-    if _backend == "numpy" or y.size < PARALLEL_MIN_WORK:
+    if _backend == "numpy":
         return ref(y, grad)
-    if y.size == 0:
-        return np.empty_like(y)
     dx = np.empty(y.shape, y.dtype)
-    kernel(_rows(y), _rows(grad), dx.reshape(-1, y.shape[-1]))
+    if y.size:
+        _pick(kernels, y.size)(_rows(y), _rows(grad), dx.reshape(-1, y.shape[-1]))
     return dx
 
 
 def softmax(x):
     """exp(x - max) / sum(exp(x - max)) along the last axis."""
-    return _forward("softmax", _sm.softmax_2d, _ref.softmax, x)
+    return _forward("softmax", (_sm.softmax_2d, _sm.softmax_2d_serial), _ref.softmax, x)
 
 
 def softmax_backward(y, grad):
     """dx = y * (grad - sum(grad * y, -1)), with y = softmax(x)."""
-    return _backward("softmax_backward", _sm.softmax_backward_2d, _ref.softmax_backward, y, grad)
+    return _backward("softmax_backward",
+                     (_sm.softmax_backward_2d, _sm.softmax_backward_2d_serial),
+                     _ref.softmax_backward, y, grad)
 
 
 def log_softmax(x):
     """x - logsumexp(x) along the last axis."""
-    return _forward("log_softmax", _sm.log_softmax_2d, _ref.log_softmax, x)
+    return _forward("log_softmax", (_sm.log_softmax_2d, _sm.log_softmax_2d_serial),
+                    _ref.log_softmax, x)
 
 
 def log_softmax_backward(y, grad):
     """dx = grad - exp(y) * sum(grad, -1), with y = log_softmax(x)."""
-    return _backward("log_softmax_backward", _sm.log_softmax_backward_2d,
+    return _backward("log_softmax_backward",
+                     (_sm.log_softmax_backward_2d, _sm.log_softmax_backward_2d_serial),
                      _ref.log_softmax_backward, y, grad)
 
 
@@ -254,8 +274,9 @@ def layer_norm(x, weight, bias, eps):
         raise TypeError(f"layer_norm: eps must be a number, got {type(eps).__name__}") from None
     if not eps >= 0:
         raise ValueError(f"layer_norm: eps must be >= 0, got {eps}")
-    fast = _backend == "numba" and x.size >= PARALLEL_MIN_WORK and x.size > 0
-    return (_ln.layer_norm_numba if fast else _ref.layer_norm)(x, weight, bias, eps)
+    if _backend == "numpy" or x.size == 0:
+        return _ref.layer_norm(x, weight, bias, eps)
+    return _ln.layer_norm_numba(x, weight, bias, eps, parallel=x.size >= PARALLEL_MIN_WORK)
 
 
 def layer_norm_backward(grad, xhat, rstd, weight):
@@ -271,9 +292,10 @@ def layer_norm_backward(grad, xhat, rstd, weight):
                          f"{xhat.shape} (expected ({xhat.shape[0]}, 1))")
     _check_float(op, xhat, grad, rstd)
     _check_affine(op, xhat, weight, None)
-    fast = _backend == "numba" and xhat.size >= PARALLEL_MIN_WORK and xhat.size > 0
-    return (_ln.layer_norm_backward_numba if fast else _ref.layer_norm_backward)(
-        grad, xhat, rstd, weight)
+    if _backend == "numpy" or xhat.size == 0:
+        return _ref.layer_norm_backward(grad, xhat, rstd, weight)
+    return _ln.layer_norm_backward_numba(grad, xhat, rstd, weight,
+                                         parallel=xhat.size >= PARALLEL_MIN_WORK)
 
 
 # --------------------------------------------------------------- dropout ----
@@ -302,12 +324,13 @@ def dropout(x, p, seed):
     x = _as_array(x, "dropout", "x")
     p, seed = _check_p_seed("dropout", p, seed)
     _check_float("dropout", x)
-    if _backend == "numpy" or x.size < PARALLEL_MIN_WORK:
+    if _backend == "numpy":
         return _ref.dropout(x, p, seed)
     out = np.empty(x.shape, x.dtype)
-    _dp.dropout_flat(np.ascontiguousarray(x).reshape(-1), out.reshape(-1),
-                     np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
-                     x.dtype.type(1.0 / (1.0 - p)))
+    kernel = _pick((_dp.dropout_flat, _dp.dropout_flat_serial), x.size)
+    kernel(np.ascontiguousarray(x).reshape(-1), out.reshape(-1),
+           np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
+           x.dtype.type(1.0 / (1.0 - p)))
     return out
 
 
@@ -321,8 +344,9 @@ def dropout_mask(shape, p, seed, dtype=np.float32):
     if _backend == "numpy":
         return _ref.dropout_mask(shape, p, seed, dtype)
     out = np.empty(shape, dtype)
-    _dp.mask_flat(out.reshape(-1), np.uint64(_ref.dropout_key(seed)),
-                  np.uint64(_ref.dropout_threshold(p)), dtype.type(1.0 / (1.0 - p)))
+    _pick((_dp.mask_flat, _dp.mask_flat_serial), out.size)(
+        out.reshape(-1), np.uint64(_ref.dropout_key(seed)),
+        np.uint64(_ref.dropout_threshold(p)), dtype.type(1.0 / (1.0 - p)))
     return out
 
 

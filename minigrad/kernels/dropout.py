@@ -29,13 +29,29 @@ def _bits(key, i):
     return z ^ (z >> np.uint64(31))
 
 
+@njit(cache=True)
+def _factor(key, i, threshold, scale, zero):
+    """What element i is multiplied by: `scale` if kept, else `zero`."""
+    return scale if (_bits(key, i) >> np.uint64(11)) >= threshold else zero
+
+
+# Each kernel comes twice: a `prange` loop for big arrays and a plain loop (`*_serial`) for
+# small ones, where waking the thread pool costs more than the work. The mask is a function
+# of (seed, index) alone, so both give the same result.
 @njit(parallel=True, cache=True)
 def dropout_flat(x, out, key, threshold, scale):
     """out[i] = x[i] * (scale if kept else 0); x, out 1-D contiguous."""
     zero = x.dtype.type(0)
     for i in prange(x.size):
-        keep = (_bits(key, i) >> np.uint64(11)) >= threshold
-        out[i] = x[i] * (scale if keep else zero)
+        out[i] = x[i] * _factor(key, i, threshold, scale, zero)
+
+
+@njit(cache=True)
+def dropout_flat_serial(x, out, key, threshold, scale):
+    """dropout_flat without the thread pool, for small arrays."""
+    zero = x.dtype.type(0)
+    for i in range(x.size):
+        out[i] = x[i] * _factor(key, i, threshold, scale, zero)
 
 
 @njit(parallel=True, cache=True)
@@ -43,5 +59,12 @@ def mask_flat(out, key, threshold, scale):
     """out[i] = scale if element i is kept else 0."""
     zero = out.dtype.type(0)
     for i in prange(out.size):
-        keep = (_bits(key, i) >> np.uint64(11)) >= threshold
-        out[i] = scale if keep else zero
+        out[i] = _factor(key, i, threshold, scale, zero)
+
+
+@njit(cache=True)
+def mask_flat_serial(out, key, threshold, scale):
+    """mask_flat without the thread pool, for small arrays."""
+    zero = out.dtype.type(0)
+    for i in range(out.size):
+        out[i] = _factor(key, i, threshold, scale, zero)

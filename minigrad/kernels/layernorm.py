@@ -26,50 +26,87 @@ from .reference import layer_norm as layer_norm_reference  # noqa: F401  (the ol
 from .reference import layer_norm_backward as layer_norm_backward_reference  # noqa: F401
 
 
+# Each pass is written once, for one row (forward) or one chunk of rows (backward), and
+# driven by two loops: a `prange` loop for big inputs and a plain loop (`*_serial`) for small
+# ones, where waking the thread pool costs more than the work. Same compiled code, same bits.
+@numba.njit(cache=True, fastmath=FASTMATH, inline="always")
+def _forward_row(x, weight, bias, eps, y, xhat):
+    """Normalise one row x (D,) into xhat and y; returns 1 / sqrt(var + eps)."""
+    d = len(x)
+    s = 0.0
+    for j in range(d):
+        s += x[j]
+    mu = s / d
+    v = 0.0
+    for j in range(d):
+        c = x[j] - mu
+        v += c * c
+    r = 1.0 / np.sqrt(v / d + eps)
+    # the element loops work in x's dtype (16 float32 lanes per vector, not 8 float64), and
+    # each writes one array, so LLVM has fewer overlaps to rule out before vectorising
+    mu_, r_ = x.dtype.type(mu), x.dtype.type(r)
+    for j in range(d):
+        xhat[j] = (x[j] - mu_) * r_
+    for j in range(d):
+        y[j] = xhat[j] * weight[j] + bias[j]
+    return r
+
+
 @numba.njit(parallel=True, cache=True, fastmath=FASTMATH)
 def _forward(x, weight, bias, eps, y, xhat, rstd):
-    n, d = x.shape
-    for i in prange(n):
-        s = 0.0
+    for i in prange(x.shape[0]):
+        rstd[i, 0] = _forward_row(x[i], weight, bias, eps, y[i], xhat[i])
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _forward_serial(x, weight, bias, eps, y, xhat, rstd):
+    for i in range(x.shape[0]):
+        rstd[i, 0] = _forward_row(x[i], weight, bias, eps, y[i], xhat[i])
+
+
+@numba.njit(cache=True, fastmath=FASTMATH, inline="always")
+def _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step):
+    """Rows c*step .. (c+1)*step - 1: dx, and their sums into partial_w[c] and partial_b[c]."""
+    n, d = g.shape
+    pw, pb = partial_w[c], partial_b[c]
+    for i in range(c * step, min(n, (c + 1) * step)):
+        gi, xi, di = g[i], xhat[i], dx[i]   # row views: LLVM vectorises these loops
+        sh = 0.0
+        shx = 0.0
+        for j in range(d):   # sums in a loop that only reads (see kernels/softmax.py, "sums")
+            h = gi[j] * weight[j]
+            sh += h
+            shx += h * xi[j]
         for j in range(d):
-            s += x[i, j]
-        mu = s / d
-        v = 0.0
+            pw[j] += gi[j] * xi[j]
+            pb[j] += gi[j]
+        sh /= d
+        shx /= d
+        r = rstd[i, 0]
         for j in range(d):
-            c = x[i, j] - mu
-            v += c * c
-        r = 1.0 / np.sqrt(v / d + eps)
-        rstd[i, 0] = r
-        for j in range(d):
-            xh = (x[i, j] - mu) * r
-            xhat[i, j] = xh
-            y[i, j] = xh * weight[j] + bias[j]
+            di[j] = r * (gi[j] * weight[j] - sh - xi[j] * shx)
 
 
 @numba.njit(parallel=True, cache=True, fastmath=FASTMATH)
 def _backward(g, xhat, rstd, weight, dx, partial_w, partial_b):
-    n, d = g.shape
     chunks = partial_w.shape[0]
-    step = (n + chunks - 1) // chunks
+    step = (g.shape[0] + chunks - 1) // chunks
     for c in prange(chunks):  # one chunk of rows per thread; each keeps its own partial sums
-        for i in range(c * step, min(n, (c + 1) * step)):
-            sh = 0.0
-            shx = 0.0
-            for j in range(d):
-                h = g[i, j] * weight[j]
-                sh += h
-                shx += h * xhat[i, j]
-                partial_w[c, j] += g[i, j] * xhat[i, j]
-                partial_b[c, j] += g[i, j]
-            sh /= d
-            shx /= d
-            r = rstd[i, 0]
-            for j in range(d):
-                dx[i, j] = r * (g[i, j] * weight[j] - sh - xhat[i, j] * shx)
+        _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step)
 
 
-def layer_norm_numba(x, weight, bias, eps):
-    """x (N, D) -> (y, x_hat, rstd (N, 1)); weight and bias (D,) or None."""
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _backward_serial(g, xhat, rstd, weight, dx, partial_w, partial_b):
+    chunks = partial_w.shape[0]
+    step = (g.shape[0] + chunks - 1) // chunks
+    for c in range(chunks):
+        _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step)
+
+
+def layer_norm_numba(x, weight, bias, eps, parallel=True):
+    """x (N, D) -> (y, x_hat, rstd (N, 1)); weight and bias (D,) or None.
+
+    parallel=False runs the rows in the calling thread (for small inputs)."""
     x = np.ascontiguousarray(x)
     n, d = x.shape
     w = np.ones(d, x.dtype) if weight is None else np.ascontiguousarray(weight, dtype=x.dtype)
@@ -77,18 +114,26 @@ def layer_norm_numba(x, weight, bias, eps):
     y = np.empty_like(x)
     xhat = np.empty_like(x)
     rstd = np.empty((n, 1), x.dtype)
-    _forward(x, w, b, x.dtype.type(eps), y, xhat, rstd)
+    (_forward if parallel else _forward_serial)(x, w, b, x.dtype.type(eps), y, xhat, rstd)
     return y, xhat, rstd
 
 
-def layer_norm_backward_numba(g, xhat, rstd, weight):
-    """(dx, dweight, dbias) for g, x_hat (N, D), rstd (N, 1), weight (D,) or None."""
+def layer_norm_backward_numba(g, xhat, rstd, weight, parallel=True, chunks=None):
+    """(dx, dweight, dbias) for g, x_hat (N, D), rstd (N, 1), weight (D,) or None.
+
+    The weight and bias gradients are summed in `chunks` partial sums (by default one per
+    thread when parallel, else one), then added; parallel=False runs in the calling thread."""
     g = np.ascontiguousarray(g, dtype=xhat.dtype)
     n, d = g.shape
     w = np.ones(d, g.dtype) if weight is None else np.ascontiguousarray(weight, dtype=g.dtype)
-    chunks = max(1, min(numba.get_num_threads(), n))
+    if chunks is None:
+        chunks = numba.get_num_threads() if parallel else 1
+    chunks = max(1, min(chunks, n))
     pw = np.zeros((chunks, d), g.dtype)
     pb = np.zeros((chunks, d), g.dtype)
     dx = np.empty_like(g)
-    _backward(g, np.ascontiguousarray(xhat), np.ascontiguousarray(rstd), w, dx, pw, pb)
+    (_backward if parallel else _backward_serial)(
+        g, np.ascontiguousarray(xhat), np.ascontiguousarray(rstd), w, dx, pw, pb)
+    if chunks == 1:   # nothing to add up: skip the two reductions and their temporaries
+        return dx, pw[0], pb[0]
     return dx, pw.sum(axis=0), pb.sum(axis=0)

@@ -88,68 +88,121 @@ def _row_max(row):
     return m
 
 
+# --------------------------------------------------------------- sums ----
+# Every sum runs in a loop that only reads. A loop that also stores is vectorised behind a
+# run-time check that the arrays do not overlap, with a scalar loop as the fallback, and the
+# two add in different orders: the last bit of a result could then depend on where its
+# arrays happen to lie in memory.
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _row_sum(row):
+    s = row.dtype.type(0)
+    for j in range(len(row)):
+        s += row[j]
+    return s
+
+
 # ------------------------------------------------------------ kernels ----
 # x, y, g, dx are C-contiguous (rows, n) arrays of one dtype. Sums start from
 # `zero` of that dtype: float32 data is summed in float32 (in 16 partial sums
 # once vectorised), so nothing is converted to float64 and back.
+#
+# Each kernel is one row function and two loops over the rows that call it: a `prange` loop
+# for big inputs and a plain loop for small ones (`*_serial`), where waking the thread pool
+# costs more than the work. Both run the same compiled row code, so they agree bit for bit.
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _softmax_row(xi, yi):
+    zero = xi.dtype.type(0)
+    m = _row_max(xi)
+    if m == -np.inf:      # all -inf: exp(x - 0) = 0 everywhere, not NaN
+        m = zero
+    for j in range(len(xi)):
+        yi[j] = fast_exp(xi[j] - m)
+    s = _row_sum(yi)
+    inv = xi.dtype.type(1) / s if s != 0 else zero   # s is NaN if the row has one
+    for j in range(len(yi)):
+        yi[j] *= inv
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _softmax_backward_row(yi, gi, di):
+    dot = yi.dtype.type(0)
+    for j in range(len(yi)):
+        dot += gi[j] * yi[j]
+    for j in range(len(yi)):
+        di[j] = yi[j] * (gi[j] - dot)
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _log_softmax_row(xi, yi):
+    zero = xi.dtype.type(0)
+    m = _row_max(xi)
+    if m == -np.inf:
+        m = zero
+    s = zero
+    for j in range(len(xi)):
+        s += fast_exp(xi[j] - m)
+    # (x - m) - log(s), not x - (m + log(s)): m + log(s) would round away log(s) when
+    # |m| is large (1e4 in float32 has an ulp of 1e-3); an all -inf row stays -inf
+    ls = np.log(s) if s != 0 else zero
+    for j in range(len(xi)):
+        yi[j] = (xi[j] - m) - ls
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _log_softmax_backward_row(yi, gi, di):
+    if _row_max(yi) == -np.inf:   # an all -inf row: zero gradient
+        di[:] = 0
+        return
+    sg = yi.dtype.type(0)
+    for j in range(len(gi)):
+        sg += gi[j]
+    for j in range(len(yi)):
+        di[j] = gi[j] - fast_exp(yi[j]) * sg
+
+
 @njit(parallel=True, cache=True, fastmath=FASTMATH)
 def softmax_2d(x, y):
-    zero = x.dtype.type(0)
     for i in prange(x.shape[0]):
-        xi, yi = x[i], y[i]
-        m = _row_max(xi)
-        if m == -np.inf:      # all -inf: exp(x - 0) = 0 everywhere, not NaN
-            m = zero
-        s = zero
-        for j in range(len(xi)):
-            e = fast_exp(xi[j] - m)
-            yi[j] = e
-            s += e
-        inv = x.dtype.type(1) / s if s != 0 else zero   # s is NaN if the row has one
-        for j in range(len(yi)):
-            yi[j] *= inv
+        _softmax_row(x[i], y[i])
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def softmax_2d_serial(x, y):
+    for i in range(x.shape[0]):
+        _softmax_row(x[i], y[i])
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH)
 def softmax_backward_2d(y, g, dx):
-    zero = y.dtype.type(0)
     for i in prange(y.shape[0]):
-        yi, gi, di = y[i], g[i], dx[i]
-        dot = zero
-        for j in range(len(yi)):
-            dot += gi[j] * yi[j]
-        for j in range(len(yi)):
-            di[j] = yi[j] * (gi[j] - dot)
+        _softmax_backward_row(y[i], g[i], dx[i])
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def softmax_backward_2d_serial(y, g, dx):
+    for i in range(y.shape[0]):
+        _softmax_backward_row(y[i], g[i], dx[i])
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH)
 def log_softmax_2d(x, y):
-    zero = x.dtype.type(0)
     for i in prange(x.shape[0]):
-        xi, yi = x[i], y[i]
-        m = _row_max(xi)
-        if m == -np.inf:
-            m = zero
-        s = zero
-        for j in range(len(xi)):
-            s += fast_exp(xi[j] - m)
-        # (x - m) - log(s), not x - (m + log(s)): m + log(s) would round away log(s) when
-        # |m| is large (1e4 in float32 has an ulp of 1e-3); an all -inf row stays -inf
-        ls = np.log(s) if s != 0 else zero
-        for j in range(len(xi)):
-            yi[j] = (xi[j] - m) - ls
+        _log_softmax_row(x[i], y[i])
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def log_softmax_2d_serial(x, y):
+    for i in range(x.shape[0]):
+        _log_softmax_row(x[i], y[i])
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH)
 def log_softmax_backward_2d(y, g, dx):
-    zero = y.dtype.type(0)
     for i in prange(y.shape[0]):
-        yi, gi, di = y[i], g[i], dx[i]
-        if _row_max(yi) == -np.inf:   # an all -inf row: zero gradient
-            di[:] = 0
-            continue
-        sg = zero
-        for j in range(len(gi)):
-            sg += gi[j]
-        for j in range(len(yi)):
-            di[j] = gi[j] - fast_exp(yi[j]) * sg
+        _log_softmax_backward_row(y[i], g[i], dx[i])
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def log_softmax_backward_2d_serial(y, g, dx):
+    for i in range(y.shape[0]):
+        _log_softmax_backward_row(y[i], g[i], dx[i])

@@ -1,0 +1,243 @@
+"""The serial twins of the softmax, layer norm and dropout kernels (used below PARALLEL_MIN_WORK).
+
+Each is checked against the NumPy reference on random shapes, and bit for bit against the
+parallel kernel (which runs the same compiled row code), and the dispatch is checked to pick
+the serial twin for small inputs and the parallel kernel for large ones.
+"""
+import importlib
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from minigrad import kernels
+from minigrad.kernels import layernorm as ln
+from minigrad.kernels import reference as ref
+
+_sm = importlib.import_module("minigrad.kernels.softmax")
+_dp = importlib.import_module("minigrad.kernels.dropout")
+
+FAST = settings(max_examples=25, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
+DTYPES = [np.float32, np.float64]
+ALWAYS_SERIAL = 2**62      # a threshold no array reaches
+
+
+@pytest.fixture(autouse=True)
+def restore_kernel_settings():
+    before, small = kernels.get_backend(), kernels.PARALLEL_MIN_WORK
+    kernels.set_backend("numba")
+    yield
+    kernels.set_backend(before)
+    kernels.PARALLEL_MIN_WORK = small
+
+
+def both_variants(fn, *args):
+    """fn(*args) run by the serial kernels, then by the parallel ones."""
+    out = []
+    for threshold in (ALWAYS_SERIAL, 0):
+        kernels.PARALLEL_MIN_WORK = threshold
+        out.append(fn(*args))
+    return out
+
+
+@st.composite
+def logits(draw):
+    """(x, g): logits of 1-3 dims with masked (-inf) entries and rows, and an upstream gradient."""
+    lead = tuple(draw(st.lists(st.integers(1, 6), max_size=2)))
+    n = draw(st.integers(1, 70))
+    dtype = draw(st.sampled_from(DTYPES))
+    r = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = (r.standard_normal(lead + (n,)) * draw(st.sampled_from([1.0, 30.0]))).astype(dtype)
+    x[r.random(x.shape) < draw(st.sampled_from([0.0, 0.3]))] = -np.inf
+    x.reshape(-1, n)[r.random(x.size // n) < 0.2] = -np.inf
+    g = r.standard_normal(x.shape).astype(dtype)
+    if draw(st.booleans()) and x.ndim >= 2:   # a non-contiguous view
+        x, g = np.swapaxes(np.ascontiguousarray(np.swapaxes(x, 0, -1)), 0, -1), g
+    return x, g
+
+
+def close(a, b, dtype):
+    np.testing.assert_allclose(a, b, rtol=2e-5 if dtype == np.float32 else 1e-12,
+                               atol=2e-6 if dtype == np.float32 else 1e-13)
+
+
+@FAST
+@given(case=logits())
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_serial_matches_reference_and_parallel(name, case):
+    x, g = case
+    fwd, bwd = getattr(kernels, name), getattr(kernels, name + "_backward")
+    serial, parallel = both_variants(fwd, x)
+    np.testing.assert_array_equal(serial, parallel)
+    want = getattr(ref, name)(x.astype(np.float64))
+    fin = np.isfinite(want)
+    assert ((serial == -np.inf) == (want == -np.inf)).all() and not np.isnan(serial).any()
+    np.testing.assert_allclose(serial[fin], want[fin], rtol=2e-5 if x.dtype == np.float32 else
+                               1e-12, atol=1e-5 if x.dtype == np.float32 else 1e-12)
+    dserial, dparallel = both_variants(bwd, serial, g)
+    np.testing.assert_array_equal(dserial, dparallel)
+    close(dserial, getattr(ref, name + "_backward")(serial, g), x.dtype)
+
+
+@FAST
+@given(shape=st.lists(st.integers(1, 9), min_size=0, max_size=3),
+       p=st.floats(0, 0.95), seed=st.integers(0, 2**64 - 1), dtype=st.sampled_from(DTYPES))
+def test_dropout_serial_mask_is_the_parallel_and_reference_mask(shape, p, seed, dtype):
+    x = np.random.default_rng(seed % 2**32).standard_normal(shape).astype(dtype)
+    want = ref.dropout_mask(tuple(shape), p, seed, dtype)
+    for got in both_variants(kernels.dropout_mask, shape, p, seed, dtype):
+        np.testing.assert_array_equal(got, want)
+    for got in both_variants(kernels.dropout, x, p, seed):
+        np.testing.assert_array_equal(got, x * want)
+
+
+@FAST
+@given(n=st.integers(1, 40), d=st.integers(1, 70), dtype=st.sampled_from(DTYPES),
+       affine=st.booleans(), seed=st.integers(0, 2**31 - 1))
+def test_layer_norm_serial_matches_reference_and_parallel(n, d, dtype, affine, seed):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((n, d)) * 3 + 1).astype(dtype)
+    w = rng.standard_normal(d).astype(dtype) if affine else None
+    b = rng.standard_normal(d).astype(dtype) if affine else None
+    g = rng.standard_normal((n, d)).astype(dtype)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-9, atol=1e-9)
+    kernels.PARALLEL_MIN_WORK = ALWAYS_SERIAL
+    got = kernels.layer_norm(x, w, b, 1e-5)
+    for r, o in zip(ref.layer_norm(x, w, b, 1e-5), got):
+        assert o.dtype == dtype and o.shape == r.shape
+        np.testing.assert_allclose(o, r, **tol)
+    for s, p in zip(got, ln.layer_norm_numba(x, w, b, 1e-5, parallel=True)):
+        np.testing.assert_array_equal(s, p)
+    _, xhat, rstd = got
+    got_b = kernels.layer_norm_backward(g, xhat, rstd, w)
+    for r, o in zip(ref.layer_norm_backward(g, xhat, rstd, w), got_b):
+        assert o.dtype == dtype and o.shape == r.shape
+        np.testing.assert_allclose(o, r, **tol)
+    # with one chunk of rows the parallel kernel sums the weight gradients in the same order
+    for s, p in zip(got_b, ln.layer_norm_backward_numba(g, xhat, rstd, w, parallel=True,
+                                                         chunks=1)):
+        np.testing.assert_array_equal(s, p)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_result_does_not_depend_on_where_the_arrays_lie(dtype):
+    # input and output cut from one buffer, next to each other at several distances, in
+    # both orders: the serial kernel must give the parallel kernel's bits every time
+    r = np.random.default_rng(3)
+    for n in (8, 16, 33, 64):
+        x = (r.standard_normal((3, n)) * 30).astype(dtype)
+        want = np.empty_like(x)
+        _sm.softmax_2d(x, want)
+        for gap in range(0, 24, 5):
+            buf = np.empty(2 * x.size + gap, dtype)
+            first, second = buf[:x.size].reshape(x.shape), buf[x.size + gap:].reshape(x.shape)
+            for xin, out in ((first, second), (second, first)):
+                xin[...] = x
+                _sm.softmax_2d_serial(xin, out)
+                np.testing.assert_array_equal(out, want)
+
+
+def _refuse(*args):
+    raise AssertionError("the parallel kernel ran on a small input")
+
+
+def test_small_inputs_never_launch_the_parallel_kernels(monkeypatch):
+    for module, names in [(_sm, ["softmax_2d", "softmax_backward_2d", "log_softmax_2d",
+                                 "log_softmax_backward_2d"]),
+                          (_dp, ["dropout_flat", "mask_flat"]),
+                          (ln, ["_forward", "_backward"])]:
+        for name in names:
+            monkeypatch.setattr(module, name, _refuse)
+    x = np.random.default_rng(0).standard_normal((16, 32, 32)).astype(np.float32)
+    assert x.size < kernels.PARALLEL_MIN_WORK
+    y = kernels.softmax(x)
+    kernels.softmax_backward(y, x)
+    kernels.log_softmax_backward(kernels.log_softmax(x), x)
+    kernels.dropout(x, 0.1, 3)
+    kernels.dropout_mask(x.shape, 0.1, 3)
+    rows = x.reshape(-1, 32)
+    _, xhat, rstd = kernels.layer_norm(rows, None, None, 1e-5)
+    kernels.layer_norm_backward(rows, xhat, rstd, None)
+
+
+def test_large_inputs_use_the_parallel_kernels(monkeypatch):
+    calls = []
+    real = _sm.softmax_2d
+    monkeypatch.setattr(_sm, "softmax_2d", lambda x, y: (calls.append(x.shape), real(x, y)))
+    x = np.zeros((kernels.PARALLEL_MIN_WORK // 64, 64), np.float32)
+    np.testing.assert_array_equal(kernels.softmax(x), 1 / 64)
+    assert calls == [x.shape]
+
+
+def test_empty_inputs():
+    for threshold in (ALWAYS_SERIAL, 0):
+        kernels.PARALLEL_MIN_WORK = threshold
+        x = np.zeros((3, 0, 4), np.float32)
+        assert kernels.softmax(x).shape == x.shape
+        assert kernels.log_softmax_backward(x, x).shape == x.shape
+        assert kernels.dropout(x, 0.5, 1).shape == x.shape
+        y, xhat, rstd = kernels.layer_norm(np.zeros((0, 4)), None, None, 1e-5)
+        assert y.shape == (0, 4) and rstd.shape == (0, 1)
+
+
+# ---------------------------------------------------------------- matmul ----
+_blas = importlib.import_module("minigrad.kernels.blas")
+needs_blas = pytest.mark.skipif(not _blas.available(), reason="no OpenBLAS: the tiled kernel "
+                                "does every product")
+
+
+@st.composite
+def small_products(draw):
+    """(a, b): a 2-D, batched or (B, T, D) @ (D, N) product, operands possibly transposed views."""
+    m, k, n = (draw(st.integers(1, 40)) for _ in range(3))
+    batch = tuple(draw(st.lists(st.integers(1, 5), max_size=2)))
+    b_batch = batch if draw(st.booleans()) else ()
+    dtype = draw(st.sampled_from(DTYPES))
+    r = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    a = r.standard_normal(batch + (m, k)).astype(dtype)
+    b = r.standard_normal(b_batch + (k, n)).astype(dtype)
+    if draw(st.booleans()):   # a transposed view, as a weight gradient's g^T
+        a = np.ascontiguousarray(np.swapaxes(a, -1, -2)).swapaxes(-1, -2)
+    if draw(st.booleans()):
+        b = np.ascontiguousarray(np.swapaxes(b, -1, -2)).swapaxes(-1, -2)
+    return a, b
+
+
+@needs_blas
+@FAST
+@given(case=small_products())
+def test_small_products_run_in_the_calling_thread_with_openblas_held_at_one(case, monkeypatch):
+    a, b = case
+    kernels.PARALLEL_MIN_WORK = 0
+    monkeypatch.setattr(kernels, "USE_BLAS", True)
+    monkeypatch.setattr(_blas, "matmul", _refuse)
+    held = []
+    real = _blas._np_matmul
+    monkeypatch.setattr(_blas, "_np_matmul", lambda x, y: (held.append(_blas._found[3]()),
+                                                           real(x, y))[1])
+    threads = _blas._found[3]()
+    got = kernels.matmul(a, b)
+    assert held == [1] and _blas._found[3]() == threads   # held during the call, then restored
+    assert got.dtype == a.dtype
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=1e-4 if a.dtype == np.float32 else 1e-12,
+                               atol=1e-4 if a.dtype == np.float32 else 1e-12)
+
+
+@needs_blas
+def test_products_from_serial_matmul_max_work_up_use_numbas_pool(monkeypatch):
+    monkeypatch.setattr(kernels, "USE_BLAS", True)
+    paths = []
+    for name in ("matmul", "matmul_serial"):
+        real = getattr(_blas, name)
+        monkeypatch.setattr(_blas, name, lambda x, y, name=name, real=real:
+                            (paths.append(name), real(x, y))[1])
+    r = np.random.default_rng(1)
+    a = r.standard_normal((512, 64)).astype(np.float32)
+    b = r.standard_normal((64, kernels.SERIAL_MATMUL_MAX_WORK // (512 * 64))).astype(np.float32)
+    np.testing.assert_allclose(kernels.matmul(a, b), a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(kernels.matmul(a, b[:, :-1]), a @ b[:, :-1], rtol=1e-4,
+                               atol=1e-4)   # one column fewer: below the limit
+    assert paths == ["matmul", "matmul_serial"]
