@@ -1,8 +1,12 @@
 """The serial twins of the softmax, layer norm and dropout kernels (used below PARALLEL_MIN_WORK).
 
-Each is checked against the NumPy reference on random shapes, and bit for bit against the
-parallel kernel (which runs the same compiled row code), and the dispatch is checked to pick
-the serial twin for small inputs and the parallel kernel for large ones.
+Each is checked against the NumPy reference on random shapes, and against the parallel kernel
+(which runs the same row code, compiled a second time: the two may round a sum differently,
+by an ulp, so they are compared to within a few ulps; dropout's integer hash must match
+exactly), and the dispatch is checked to pick the serial twin for small inputs and the
+parallel kernel for large ones. Which twin runs depends on the shape alone, so a run is
+deterministic either way; so is the result's independence of where the arrays lie in memory,
+which is checked bit for bit.
 """
 import importlib
 
@@ -58,6 +62,16 @@ def logits(draw):
     return x, g
 
 
+def twins(serial, parallel):
+    """The serial and parallel twins agree to within a few ulps of the largest entry
+    (infinities exactly): a sum rounded differently moves a cancelling difference by that."""
+    parallel = np.asarray(parallel)
+    eps = np.finfo(parallel.dtype).eps
+    finite = parallel[np.isfinite(parallel)]
+    scale = max(1.0, float(np.abs(finite).max())) if finite.size else 1.0
+    np.testing.assert_allclose(serial, parallel, rtol=4 * eps, atol=4 * eps * scale)
+
+
 def close(a, b, dtype):
     np.testing.assert_allclose(a, b, rtol=2e-5 if dtype == np.float32 else 1e-12,
                                atol=2e-6 if dtype == np.float32 else 1e-13)
@@ -70,14 +84,14 @@ def test_softmax_serial_matches_reference_and_parallel(name, case):
     x, g = case
     fwd, bwd = getattr(kernels, name), getattr(kernels, name + "_backward")
     serial, parallel = both_variants(fwd, x)
-    np.testing.assert_array_equal(serial, parallel)
+    twins(serial, parallel)
     want = getattr(ref, name)(x.astype(np.float64))
     fin = np.isfinite(want)
     assert ((serial == -np.inf) == (want == -np.inf)).all() and not np.isnan(serial).any()
     np.testing.assert_allclose(serial[fin], want[fin], rtol=2e-5 if x.dtype == np.float32 else
                                1e-12, atol=1e-5 if x.dtype == np.float32 else 1e-12)
     dserial, dparallel = both_variants(bwd, serial, g)
-    np.testing.assert_array_equal(dserial, dparallel)
+    twins(dserial, dparallel)
     close(dserial, getattr(ref, name + "_backward")(serial, g), x.dtype)
 
 
@@ -109,7 +123,7 @@ def test_layer_norm_serial_matches_reference_and_parallel(n, d, dtype, affine, s
         assert o.dtype == dtype and o.shape == r.shape
         np.testing.assert_allclose(o, r, **tol)
     for s, p in zip(got, ln.layer_norm_numba(x, w, b, 1e-5, parallel=True)):
-        np.testing.assert_array_equal(s, p)
+        twins(s, p)
     _, xhat, rstd = got
     got_b = kernels.layer_norm_backward(g, xhat, rstd, w)
     for r, o in zip(ref.layer_norm_backward(g, xhat, rstd, w), got_b):
@@ -118,7 +132,7 @@ def test_layer_norm_serial_matches_reference_and_parallel(n, d, dtype, affine, s
     # with one chunk of rows the parallel kernel sums the weight gradients in the same order
     for s, p in zip(got_b, ln.layer_norm_backward_numba(g, xhat, rstd, w, parallel=True,
                                                          chunks=1)):
-        np.testing.assert_array_equal(s, p)
+        twins(s, p)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
