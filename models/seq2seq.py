@@ -49,6 +49,12 @@ class Seq2SeqTransformer(Module):
         for p in self.parameters():
             if p.ndim > 1:
                 init.xavier_uniform_(p)
+        if share_embeddings or tie_output:
+            # Xavier over a large vocabulary makes a shared matrix tiny (std sqrt(2 / (V + D))),
+            # so the token signal, times sqrt(d_model), drowns under the positional encoding and
+            # the model learns to ignore its source. fairseq's N(0, 1/d_model) gives embeddings
+            # of unit size after the sqrt(d_model) scale, and logits of unit size too when tied.
+            init.normal_(self.tgt_embed.weight, std=d_model ** -0.5)
         for emb in (self.src_embed, self.tgt_embed):
             emb.weight._array[pad_id] = 0
         if tie_output:  # one matrix both embeds target tokens and scores them (section 3.4)
