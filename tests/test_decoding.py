@@ -339,7 +339,7 @@ def test_beam_4_scores_at_least_as_well_as_greedy_on_the_copy_model(copy_task, c
 @given(data=st.data())
 def test_top_k_equals_a_stable_sort_cut_to_k(data):
     """Beam search's partition-based top-k picks what a full stable sort would, ties included."""
-    from minigrad.models.decoding import _top_k
+    from minigrad.models.beam import _top_k
 
     rows = data.draw(st.integers(1, 4))
     n = data.draw(st.integers(1, 30))
