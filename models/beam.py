@@ -77,8 +77,8 @@ class Beams:
         self.finished = np.zeros((B, K), dtype=bool)
         self.lengths = np.zeros((B, K), dtype=np.int64)
         # the best penalty any future length can get: bounds what a live hypothesis can reach
-        pen = length_penalty(np.arange(max_len + 2), alpha)
-        self.best_pen = np.maximum.accumulate(pen[::-1])[::-1]  # max of pen[t:], per t
+        pen = length_penalty(np.arange(max_len + 1), alpha)
+        self.best_pen = np.maximum.accumulate(pen[::-1])[::-1]  # max of pen[t:max_len + 1]
         self.steps = []                                 # (tokens, parents, attention, keep)
         self.done_step = np.zeros(B, dtype=np.int64)
         self.done_row = np.zeros(B, dtype=np.int64)     # the chosen row at done_step
@@ -145,13 +145,13 @@ class Beams:
         beaten at the end."""
         pen = length_penalty(np.maximum(self.lengths, 1), self.alpha)
         final = np.where(self.finished, self.scores / pen, -np.inf)
-        reach = np.where(self.finished, -np.inf, self.scores / self.best_pen[step + 1]).max(1)
         done = self.finished.all(1)
-        if not self.rising:  # the bound needs scores that never rise
-            done |= final.max(1) > reach
         if step == self.max_len:
             done[:] = True
             final = self.scores / pen  # a hypothesis cut at max_len competes as it is
+        elif not self.rising:  # the bound needs scores that never rise
+            reach = np.where(self.finished, -np.inf, self.scores / self.best_pen[step + 1])
+            done |= final.max(1) > reach.max(1)
         if not done.any():
             return None
         d = np.flatnonzero(done)
