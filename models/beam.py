@@ -45,8 +45,8 @@ def _candidates(logp, k, groups):
     largest log-probability among the words left out), or (None, None) to score all V.
 
     Word v belongs to group v % groups (a strided view, so the group maxima cost one pass). The
-    k groups with the largest maxima hold the row's k best words; every word elsewhere is at most
-    the largest maximum of the other groups."""
+    k groups with the largest maxima hold the row's k best words (ties aside: `Beams._select`
+    checks), and every word elsewhere is at most the largest maximum of the other groups."""
     R, V = logp.shape
     n = V // groups
     if groups <= k or n < 2:
@@ -71,7 +71,7 @@ class Beams:
     def __init__(self, B, K, max_len, alpha, eos_id, pad_id, groups=GROUPS):
         self.B, self.K, self.max_len, self.alpha = B, K, max_len, alpha
         self.eos_id, self.pad_id, self.groups = eos_id, pad_id, groups
-        self.alive = np.arange(B)                       # sentence of each live beam
+        self.alive = np.arange(B)                       # the sentences still open
         self.scores = np.full((B, K), -np.inf)
         self.scores[:, 0] = 0.0  # all beams start identical: only one may expand at step 1
         self.finished = np.zeros((B, K), dtype=bool)
@@ -83,7 +83,8 @@ class Beams:
         self.done_step = np.zeros(B, dtype=np.int64)
         self.done_row = np.zeros(B, dtype=np.int64)     # the chosen row at done_step
         self.best = np.full(B, -np.inf)                 # the chosen hypothesis' final score
-        self.rising = False  # whether a log-probability above 0 was seen (rounding could)
+        # retiring early relies on log-probabilities <= 0, as log_softmax gives: checked anyway
+        self.rising = False  # whether one above 0 was seen
 
     def advance(self, logp, step, attn):
         """Pick every live sentence's K best continuations from log-probabilities (B' * K, V) of
@@ -168,8 +169,8 @@ class Beams:
         return keep
 
     def answers(self):
-        """Each sentence's chosen hypothesis: (tokens (B, L), cross-attention per decoder layer
-        (B, H, L, S), scores (B,)), L the longest answer; padding after <eos>."""
+        """Each sentence's chosen hypothesis: (tokens (B, T), cross-attention per decoder layer
+        (B, H, T, S), scores (B,)) for the T steps taken; padding after a sentence retired."""
         B = self.B
         out = np.full((B, len(self.steps)), self.pad_id, dtype=np.int64)
         cross = None

@@ -19,8 +19,9 @@ from .beam import Beams, length_penalty  # noqa: F401  (length_penalty: re-expor
 
 @dataclass
 class Decoded:
-    """tokens (B, L) int64 padded with pad_id after <eos>; cross_attention: one array
-    (B, H, L, S) per decoder layer (the weights each generated token gave the source)."""
+    """tokens (B, L) int64 padded with pad_id after <eos>, L the longest output; cross_attention:
+    one array (B, H, L, S) per decoder layer (the weights each generated token gave the source);
+    scores (B,): beam search's log-probability / length penalty of each output."""
     tokens: np.ndarray
     cross_attention: list
     scores: np.ndarray | None = None
@@ -154,20 +155,13 @@ def beam_search(model, src, beam_size=4, max_len=50, bos_id=1, eos_id=2, alpha=0
                 prefix = np.concatenate([prefix[index], tok[:, None]], axis=1)
         tokens, cross, scores = beams.answers()
         tokens, cross = _finish(tokens, cross, eos_id, model.pad_id)
-        L = int(valid_lengths(tokens, eos_id).max())  # no column of padding only
+        L = int(_valid_lengths(tokens, eos_id).max())  # no column of padding only
         return Decoded(tokens[:, :L], [a[:, :, :L] for a in cross], scores)
     finally:
         model.train(was_training)
 
 
-def valid_lengths(tokens, eos_id):
+def _valid_lengths(tokens, eos_id):
     """(B,) generated tokens up to and including the first <eos> (all of them without one)."""
     is_eos = tokens == eos_id
     return np.where(is_eos.any(1), is_eos.argmax(1) + 1, tokens.shape[1])
-
-
-def prefix_len(prefix, eos_id, pad_id):
-    """Generated tokens up to and including the first <eos> (the leading <bos> not counted)."""
-    body = prefix[:, 1:]
-    ended = np.cumsum(body == eos_id, axis=1)
-    return np.maximum(((ended == 0) | ((ended == 1) & (body == eos_id))).sum(1), 1)
