@@ -109,11 +109,11 @@ class Beams:
         V = logp.shape[1]
         cols, bound = _candidates(logp, K, self.groups)
         if cols is None:
-            self.rising |= bool(logp.max() > 0)
+            self.rising |= bool(logp.max(initial=-np.inf) > 0)
             return _select_all(logp.reshape(Bl, K, V), self.scores, self.finished, pen, self.pad_id)
         M = cols.shape[1]
         vals = np.take_along_axis(logp, cols, axis=1)  # each row's maximum is among them
-        self.rising |= bool(vals.max() > 0)
+        self.rising |= bool(vals.max(initial=-np.inf) > 0)
         fin = self.finished.reshape(-1)
         s = self.scores.reshape(-1, 1)
         cand = np.where(fin[:, None], -np.inf, s + vals)

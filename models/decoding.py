@@ -155,7 +155,7 @@ def beam_search(model, src, beam_size=4, max_len=50, bos_id=1, eos_id=2, alpha=0
                 prefix = np.concatenate([prefix[index], tok[:, None]], axis=1)
         tokens, cross, scores = beams.answers()
         tokens, cross = _finish(tokens, cross, eos_id, model.pad_id)
-        L = int(_valid_lengths(tokens, eos_id).max())  # no column of padding only
+        L = int(_valid_lengths(tokens, eos_id).max(initial=1))  # no column of padding only
         return Decoded(tokens[:, :L], [a[:, :, :L] for a in cross], scores)
     finally:
         model.train(was_training)

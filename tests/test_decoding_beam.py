@@ -219,3 +219,10 @@ def test_a_sentence_retires_only_when_no_live_hypothesis_can_catch_up(alpha):
         beams.steps = [[np.array([EOS, 5]), np.arange(2), [], None]]  # the step just taken
         assert (beams.retire(3) is not None) == retires, (s, retires)
     assert pen.max() > length_penalty(4, alpha) or alpha < 0  # not just the next length's
+
+
+def test_an_empty_batch_gives_empty_outputs():
+    for model in (random_model(0), wide_model(0, eos_bias=0.0)):
+        out = beam_search(model, np.zeros((0, 5), np.int64), beam_size=4, max_len=6)
+        assert out.tokens.shape == (0, 1) and out.scores.shape == (0,)
+        assert all(a.shape[0] == 0 for a in out.cross_attention)
