@@ -68,9 +68,10 @@ class Beams:
     Rows: at each step the decoder reads B' * K rows, sentence-major. Sentences that retire
     leave; `keep` records which rows went on, so the answers can be traced back at the end."""
 
-    def __init__(self, B, K, max_len, alpha, eos_id, pad_id, groups=GROUPS):
+    def __init__(self, B, K, max_len, alpha, eos_id, pad_id, groups=None):
         self.B, self.K, self.max_len, self.alpha = B, K, max_len, alpha
-        self.eos_id, self.pad_id, self.groups = eos_id, pad_id, groups
+        self.eos_id, self.pad_id = eos_id, pad_id
+        self.groups = GROUPS if groups is None else groups
         self.alive = np.arange(B)                       # the sentences still open
         self.scores = np.full((B, K), -np.inf)
         self.scores[:, 0] = 0.0  # all beams start identical: only one may expand at step 1
