@@ -134,17 +134,31 @@ class Function(Node):
         """Run `forward` on the arrays inside `args`; record a node if a gradient is wanted."""
         ctx = _new(cls)
         # each input's node (its grad_fn, or its leaf's accumulator) is known before forward
-        # runs, as in PyTorch, so that forward can leave unsaved what no gradient will need
-        ctx.next_nodes = tuple([
-            (a.grad_fn or a._acc or _node_of(a)) if isinstance(a, Tensor) and a._requires_grad
-            else None for a in args]) if _state.grad_enabled else (None,) * len(args)
-        out = Tensor._wrap(cls.forward(
-            ctx, *[a._array if isinstance(a, Tensor) else a for a in args], **kwargs))
-        arr = out._array
+        # runs, as in PyTorch, so that forward can leave unsaved what no gradient will need.
+        # One loop finds the arrays and the nodes: this runs for every op, so it is kept lean.
+        arrays, nodes, wanted = list(args), [None] * len(args), False
+        grad_enabled = _state.grad_enabled
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                arrays[i] = a._array
+                if grad_enabled and a._requires_grad:
+                    nodes[i] = a.grad_fn or a._acc or _node_of(a)
+                    wanted = True
+        ctx.next_nodes = tuple(nodes)
+        arr = cls.forward(ctx, *arrays, **kwargs)
+        out = _new(Tensor)  # Tensor._wrap, inlined
+        out._array = arr = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
+        out._vc = [0]
         if arr.base is not None:
             _share_version_counter(out, args)
-        if arr.dtype.kind == "f" and any(ctx.next_nodes):  # ints carry no gradient
-            _record(ctx, out, args)
+        if wanted and arr.dtype.kind == "f":  # ints carry no gradient; ctx becomes out's node
+            ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
+            if ctx.saved:
+                _snapshot_versions(ctx, args, out)
+            if _record_hooks:
+                for hook in _record_hooks:
+                    hook(ctx, out)
+            out.grad_fn, out._requires_grad = ctx, True
         return out
 
     @staticmethod
@@ -163,18 +177,6 @@ def _node_of(t):
     if t._acc is None:
         t._acc = AccumulateGrad(t)
     return t._acc
-
-
-def _record(ctx, out, args):
-    """Make `ctx` the node that produced `out`."""
-    arr = out._array
-    ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
-    if ctx.saved:
-        _snapshot_versions(ctx, args, out)
-    if _record_hooks:
-        for hook in _record_hooks:
-            hook(ctx, out)
-    out.grad_fn, out._requires_grad = ctx, True
 
 
 def _root(a):
@@ -196,15 +198,16 @@ def _snapshot_versions(ctx, args, out):
     """Remember the version of the tensor each saved array belongs to. A plain NumPy operand
     has no version counter, so a saved array of its memory is copied instead."""
     versions = []
-    for i, s in enumerate(ctx.saved):
+    saved = ctx.saved
+    for i, s in enumerate(saved):
         if not isinstance(s, np.ndarray):  # None, a number: nothing that can change
             continue
         x = _operand_holding(s, args, out)
         if isinstance(x, Tensor):
             versions.append((x._vc, x._vc[0], x._array.shape))
-        elif isinstance(x, np.ndarray):
-            ctx.saved = ctx.saved[:i] + (s.copy(),) + ctx.saved[i + 1:]
-    ctx.saved_versions = versions
+        elif x is not None:
+            saved = saved[:i] + (s.copy(),) + saved[i + 1:]
+    ctx.saved, ctx.saved_versions = saved, versions
 
 
 def _operand_holding(s, args, out):
@@ -230,9 +233,12 @@ def run_backward(tensor, grad, retain_graph=False):
 
     A node runs once all its gradient has arrived, that is after every node created later
     (only those can send it gradient): the queue pops the most recently created node first.
+    Each node's backward runs once its saved arrays are known to be there and unchanged; then
+    they are freed (unless `retain_graph`), so memory is given back as the pass goes.
     """
     root = _node_of(tensor)
     grads, queue = {root: grad}, [(-root.sequence_nr, root)]
+    anomaly = _state.anomaly
     while queue:
         node = heappop(queue)[1]
         g = grads.pop(node)
@@ -241,7 +247,18 @@ def run_backward(tensor, grad, retain_graph=False):
         if node.__class__ is AccumulateGrad:
             node.accumulate(g)
             continue
-        for child, ig in zip(node.next_nodes, _call_backward(node, g, retain_graph)):
+        if node.saved is None:
+            _raise_freed(node)
+        if node.saved_versions:
+            _check_versions(node)
+        in_grads = node.backward(node, g)
+        if not isinstance(in_grads, tuple):
+            in_grads = (in_grads,)
+        if anomaly:
+            _check_finite(node, in_grads)
+        if not retain_graph:
+            node.saved = None
+        for child, ig in zip(node.next_nodes, in_grads):
             if child is not None and ig is not None:
                 if ig.shape != child.out_shape or ig.dtype is not child.out_dtype:
                     ig = _fit(node, child, ig)
@@ -253,23 +270,11 @@ def run_backward(tensor, grad, retain_graph=False):
                     grads[child] = prev + ig
 
 
-def _call_backward(node, g, retain_graph):
-    """`node.backward(g)` as a tuple, once its saved arrays are known to be there and unchanged."""
-    if node.saved is None:
-        raise RuntimeError(
-            f"{node.name()}: trying to backward through the graph a second time; its saved "
-            f"values were freed by the first backward. Pass retain_graph=True to the first "
-            f"backward if you need to backward twice")
-    if node.saved_versions:
-        _check_versions(node)
-    in_grads = node.backward(node, g)
-    if not isinstance(in_grads, tuple):
-        in_grads = (in_grads,)
-    if _state.anomaly:
-        _check_finite(node, in_grads)
-    if not retain_graph:
-        node.saved = None
-    return in_grads
+def _raise_freed(node):
+    raise RuntimeError(
+        f"{node.name()}: trying to backward through the graph a second time; its saved "
+        f"values were freed by the first backward. Pass retain_graph=True to the first "
+        f"backward if you need to backward twice")
 
 
 def _check_versions(node):
