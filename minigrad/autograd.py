@@ -197,12 +197,18 @@ def _share_version_counter(out, args):
 def _snapshot_versions(ctx, args, out):
     """Remember the version of the tensor each saved array belongs to. A plain NumPy operand
     has no version counter, so a saved array of its memory is copied instead."""
-    versions = []
-    saved = ctx.saved
+    versions, saved, arr = [], ctx.saved, out._array
     for i, s in enumerate(saved):
-        if not isinstance(s, np.ndarray):  # None, a number: nothing that can change
+        if s is arr:
+            x = out
+        elif not isinstance(s, np.ndarray):  # None, a number: nothing that can change
             continue
-        x = _operand_holding(s, args, out)
+        else:
+            for x in args:  # usually an input as it came (searched here: this runs per op)
+                if x is s or (isinstance(x, Tensor) and x._array is s):
+                    break
+            else:
+                x = _view_owner(s, args, out)
         if isinstance(x, Tensor):
             versions.append((x._vc, x._vc[0], x._array.shape))
         elif x is not None:
@@ -210,14 +216,9 @@ def _snapshot_versions(ctx, args, out):
     ctx.saved, ctx.saved_versions = saved, versions
 
 
-def _operand_holding(s, args, out):
-    """The operand (tensor or array) whose memory `s` is: usually the output or an input as it
-    came; otherwise a view of one (a reshape inside forward, say), found through `base`."""
-    if s is out._array:
-        return out
-    for x in args:
-        if x is s or (isinstance(x, Tensor) and x._array is s):
-            return x
+def _view_owner(s, args, out):
+    """The operand (tensor or array) that `s` is a view of (a reshape inside forward, say),
+    found through NumPy's `base`; None if `s` is new memory."""
     root = _root(s)
     for x in (*args, out):
         a = x._array if isinstance(x, Tensor) else x
