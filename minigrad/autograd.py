@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import sys
 import threading
 import traceback
 import weakref
@@ -96,9 +97,47 @@ class AccumulateGrad(Node):
             raise RuntimeError(f"AccumulateGrad: a gradient of shape {g.shape} and dtype "
                                f"{g.dtype} reached a leaf of shape {t.shape} and dtype {t.dtype}")
         if t.grad is None:
-            t.grad = Tensor._wrap(g.copy())  # the engine may hand one array to several leaves
+            # the engine may hand one array to several leaves, or an array someone else still
+            # holds: it is copied unless nothing but this call refers to it (as PyTorch's
+            # AccumulateGrad steals a gradient nobody else uses), which saves a copy of
+            # every parameter's gradient per step
+            sole = sys.getrefcount(g) <= _SOLE and _private_memory(g)
+            t.grad = Tensor._wrap(g if sole else g.copy())
         else:
             t.grad._array = t.grad._array + g
+
+
+def _refcount_in_callee(g):
+    return sys.getrefcount(g)
+
+
+def _base_refcount(g):
+    b = g.base
+    return sys.getrefcount(b)
+
+
+def _private_memory(g):
+    """True if g's memory is reachable through g alone: g owns it, or g is a reshape (the
+    same bytes, contiguous) of an array that nothing but g refers to."""
+    b = g.base
+    if b is None:
+        return g.flags.owndata
+    whole = (isinstance(b, np.ndarray) and b.base is None and b.flags.owndata
+             and b.nbytes == g.nbytes and g.flags.writeable
+             and (g.flags.c_contiguous or g.flags.f_contiguous))
+    del b  # counted otherwise
+    return whole and _base_refcount(g) <= _SOLE_BASE
+
+
+def _held_by_one_variable():
+    g = np.empty(1)  # as the engine holds a gradient it hands to `accumulate`
+    return _refcount_in_callee(g)
+
+
+# What sys.getrefcount counts when nothing else refers to an array: inside a function whose
+# caller holds it in one variable, and for the base of a view that the view alone refers to.
+_SOLE = _held_by_one_variable()
+_SOLE_BASE = _base_refcount(np.empty(2).reshape(2))
 
 
 class Function(Node):
@@ -269,6 +308,7 @@ def run_backward(tensor, grad, retain_graph=False):
                     heappush(queue, (-child.sequence_nr, child))
                 else:
                     grads[child] = prev + ig
+        in_grads = ig = None  # so that a leaf can take its gradient without a copy
 
 
 def _raise_freed(node):
