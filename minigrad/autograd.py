@@ -27,6 +27,7 @@ from heapq import heappop, heappush
 
 import numpy as np
 
+from ._refcount import SOLE_REFCOUNT, private_memory
 from .grad_mode import (_state, _Switch, current_module_path, enable_grad,  # noqa: F401
                         is_grad_enabled, module_scope, no_grad)
 
@@ -101,43 +102,10 @@ class AccumulateGrad(Node):
             # holds: it is copied unless nothing but this call refers to it (as PyTorch's
             # AccumulateGrad steals a gradient nobody else uses), which saves a copy of
             # every parameter's gradient per step
-            sole = sys.getrefcount(g) <= _SOLE and _private_memory(g)
+            sole = sys.getrefcount(g) <= SOLE_REFCOUNT and private_memory(g)
             t.grad = Tensor._wrap(g if sole else g.copy())
         else:
             t.grad._array = t.grad._array + g
-
-
-def _refcount_in_callee(g):
-    return sys.getrefcount(g)
-
-
-def _base_refcount(g):
-    b = g.base
-    return sys.getrefcount(b)
-
-
-def _private_memory(g):
-    """True if g's memory is reachable through g alone: g owns it, or g is a reshape (the
-    same bytes, contiguous) of an array that nothing but g refers to."""
-    b = g.base
-    if b is None:
-        return g.flags.owndata
-    whole = (isinstance(b, np.ndarray) and b.base is None and b.flags.owndata
-             and b.nbytes == g.nbytes and g.flags.writeable
-             and (g.flags.c_contiguous or g.flags.f_contiguous))
-    del b  # counted otherwise
-    return whole and _base_refcount(g) <= _SOLE_BASE
-
-
-def _held_by_one_variable():
-    g = np.empty(1)  # as the engine holds a gradient it hands to `accumulate`
-    return _refcount_in_callee(g)
-
-
-# What sys.getrefcount counts when nothing else refers to an array: inside a function whose
-# caller holds it in one variable, and for the base of a view that the view alone refers to.
-_SOLE = _held_by_one_variable()
-_SOLE_BASE = _base_refcount(np.empty(2).reshape(2))
 
 
 class Function(Node):
