@@ -131,3 +131,17 @@ def test_compiled_optimizer_against_torch(cls, cfg):
         topt.step()
     for a, b in zip(ours, tparams):
         np.testing.assert_allclose(a, b.detach().numpy(), rtol=2e-5, atol=2e-6)
+
+
+def test_a_gradient_of_another_dtype_takes_the_numpy_path():
+    results = []
+    for backend in kernels.BACKENDS:
+        kernels.set_backend(backend)
+        p = Parameter(np.linspace(-1, 1, 6).astype(np.float32))
+        opt = Adam([p], lr=0.1)
+        for _ in range(3):
+            p.grad = mg.tensor(np.linspace(0.5, -0.5, 6))  # float64, set by hand
+            opt.step()
+        results.append(p.numpy().copy())
+    assert results[0].dtype == np.float32
+    np.testing.assert_array_equal(results[0], results[1])

@@ -113,8 +113,11 @@ class Adam(Optimizer):
                     size += p._array.size
 
     def _update_compiled(self, p, group):
-        """Step p with the compiled kernel if it can take p (float32/64, C-contiguous)."""
-        if p._array.dtype not in _COMPILED or not p._array.flags.c_contiguous:
+        """Step p with the compiled kernel if it can take p (float32/64, C-contiguous, its
+        gradient of the same dtype)."""
+        dtype = p._array.dtype
+        if (dtype not in _COMPILED or not p._array.flags.c_contiguous
+                or p.grad._array.dtype != dtype):
             return False
         state = self.state[p]
         self._init_state(p, state, group)
