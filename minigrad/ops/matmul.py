@@ -16,9 +16,30 @@ def mm(a, b):
     """`kernels.matmul(a, b)` for inputs already checked. Below `kernels.PARALLEL_MIN_WORK`
     multiply-adds the kernels call `np.matmul` anyway; calling it here skips their checks,
     which cost several times a 4x4 product."""
-    if max(a.size * b.shape[-1], b.size * a.shape[-2]) < kernels.PARALLEL_MIN_WORK:
+    if _small(a, b):
         return np.matmul(a, b)
     return kernels.matmul(a, b)
+
+
+def _small(a, b):
+    return max(a.size * b.shape[-1], b.size * a.shape[-2]) < kernels.PARALLEL_MIN_WORK
+
+
+def addmm(bias, a, b):
+    """bias + a @ b for 2-D a, b and a bias row (N,) of their dtype (checked by the caller):
+    `kernels.addmm`, or for a tiny product NumPy's matmul and an in-place add."""
+    if _small(a, b):
+        out = np.matmul(a, b)
+        out += bias
+        return out
+    return kernels.addmm(bias, a, b)
+
+
+def mm_and_sum(a, b):
+    """(a @ b, a.sum(axis=0)) for 2-D a, b: `kernels.matmul_and_sum`, or NumPy for tiny ones."""
+    if _small(a, b):
+        return np.matmul(a, b), a.sum(axis=0)
+    return kernels.matmul_and_sum(a, b)
 
 
 def _swap(x):
