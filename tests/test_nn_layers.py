@@ -391,6 +391,24 @@ def test_gradcheck_linear():
     assert gradcheck(F.linear, [xt, lin.weight, lin.bias])
 
 
+@pytest.mark.parametrize("rows", [(2, 5), (3,)])
+def test_gradcheck_linear_through_blas_blocks(rows, monkeypatch):
+    # Small products stay in NumPy; with the thresholds at 0 the forward is kernels.addmm (the
+    # gemm adds the bias) and the backward kernels.matmul_and_sum (dX with the bias gradient)
+    # and a weight gradient cut by rows (3 rows) or by K (10 rows, more than both sides of W)
+    from minigrad import kernels
+    monkeypatch.setattr(kernels, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(kernels, "SERIAL_MATMUL_MAX_WORK", 0)
+    used = []
+    for name in ("addmm", "matmul_and_sum"):
+        real = getattr(kernels, name)
+        monkeypatch.setattr(kernels, name, lambda *a, name=name, real=real:
+                            (used.append(name), real(*a))[1])
+    rng = np.random.default_rng(3)
+    module_gradcheck(nn.Linear(4, 3), t64(rng.standard_normal(rows + (4,))))
+    assert {"addmm", "matmul_and_sum"} <= set(used)
+
+
 def test_linear_input_changed_in_place_after_forward_is_an_error():
     lin = nn.Linear(3, 2)
     x = mg.randn(2, 4, 3)
