@@ -309,6 +309,11 @@ def test_addmm_and_matmul_and_sum_errors():
         kernels.matmul_and_sum(a[None], b)
     with pytest.raises(TypeError, match="matmul_and_sum: dtypes differ"):
         kernels.matmul_and_sum(a, b.astype(np.float64))
+    with pytest.raises(TypeError, match="matmul_and_sum: unsupported dtype complex64"):
+        kernels.matmul_and_sum(a.astype(np.complex64), b.astype(np.complex64))
+    i = np.arange(12).reshape(3, 4)   # integers: exact, as matmul
+    w = np.arange(16).reshape(4, 4)
+    np.testing.assert_array_equal(kernels.addmm(np.arange(4), i, w), i @ w + np.arange(4))
 
 
 @pytest.mark.parametrize("use_blas", [False, True])

@@ -146,11 +146,16 @@ def matmul(a, b):
                              f"broadcast") from None
     if a.dtype != b.dtype:
         raise TypeError(f"matmul: dtypes differ: {a.dtype} and {b.dtype}")
-    if a.dtype not in _FLOATS:
-        if a.dtype.kind in "iub":   # exact integer product; NumPy uses no BLAS here
-            return _ref.matmul(a, b)
+    if a.dtype not in _FLOATS and a.dtype.kind not in "iub":
         raise TypeError(f"matmul: unsupported dtype {a.dtype} (expected float32, float64 "
                         f"or an integer type)")
+    return _matmul_checked(a, b)
+
+
+def _matmul_checked(a, b):
+    """matmul's choice of path, for operands already checked."""
+    if a.dtype not in _FLOATS:  # exact integer product; NumPy uses no BLAS here
+        return _ref.matmul(a, b)
     work = a.shape[-2] * a.shape[-1] * b.shape[-1]
     if a.ndim > 2 or b.ndim > 2:
         work *= max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
@@ -169,6 +174,9 @@ def _check_2d(op, a, b):
         raise ValueError(f"{op}: expected 2-D operands, got shapes {a.shape} and {b.shape}")
     if a.dtype != b.dtype:
         raise TypeError(f"{op}: dtypes differ: {a.dtype} and {b.dtype}")
+    if a.dtype not in _FLOATS and a.dtype.kind not in "iub":
+        raise TypeError(f"{op}: unsupported dtype {a.dtype} (expected float32, float64 or an "
+                        f"integer type)")
     return a, b
 
 
@@ -192,7 +200,7 @@ def addmm(bias, a, b):
         raise TypeError(f"addmm: bias dtype {bias.dtype} differs from the operands' {a.dtype}")
     if _in_blocks(a, b):
         return _blas.addmm(bias, a, b)
-    out = matmul(a, b)
+    out = _matmul_checked(a, b)
     out += bias
     return out
 
@@ -204,7 +212,7 @@ def matmul_and_sum(a, b):
     a, b = _check_2d("matmul_and_sum", a, b)
     if _in_blocks(a, b):
         return _blas.matmul_and_sum(a, b)
-    return matmul(a, b), a.sum(axis=0)
+    return _matmul_checked(a, b), a.sum(axis=0)
 
 
 def matmul_naive(a, b, loop_order="ijk"):

@@ -98,6 +98,16 @@ def available():
     return _found is not None
 
 
+@njit(cache=True)
+def _fill(C, bias, r0, r1, c0, c1):
+    """C[r0:r1, c0:c1] = bias[c0:c1], row by row."""
+    b = bias[c0:c1]
+    for i in range(r0, r1):
+        c = C[i, c0:c1]
+        for j in range(c1 - c0):
+            c[j] = b[j]
+
+
 @njit(parallel=True, cache=True)
 def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, rows, sums):
     """C (M, N) = A @ B (+ bias) in nblk blocks (cut BY_ROWS, BY_COLUMNS or BY_K).
@@ -122,20 +132,19 @@ def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, rows, s
             continue
         if cut == BY_ROWS:  # rows lo.. of A: a row offset, or a column offset if A is transposed
             if len(bias):
-                for i in range(lo, lo + n):
-                    C[i] = bias
+                _fill(C, bias, lo, lo + n, 0, N)
             a = lo * lda if ta == NO_TRANS else lo
             gemm(ROW_MAJOR, ta, tb, n, N, K, one, pa + a * isz, lda, pb, ldb, beta,
                  pc + lo * N * isz, N)
             if sums.shape[0]:  # while block w's rows of A are still in cache
                 s = sums[w]
                 for i in range(lo, lo + n):
+                    r = rows[i * lda:i * lda + K]  # (a row view: its loop vectorises)
                     for j in range(K):
-                        s[j] += rows[i * lda + j]
+                        s[j] += r[j]
         elif cut == BY_COLUMNS:  # columns lo.. of B and of C
             if len(bias):
-                for i in range(M):
-                    C[i, lo:lo + n] = bias[lo:lo + n]
+                _fill(C, bias, 0, M, lo, lo + n)
             b = lo if tb == NO_TRANS else lo * ldb
             gemm(ROW_MAJOR, ta, tb, M, n, K, one, pa, lda, pb + b * isz, ldb, beta,
                  pc + lo * isz, N)
@@ -144,8 +153,7 @@ def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, rows, s
             b = lo * ldb if tb == NO_TRANS else lo
             if w == 0:
                 if len(bias):
-                    for i in range(M):
-                        C[i] = bias
+                    _fill(C, bias, 0, M, 0, N)
                 gemm(ROW_MAJOR, ta, tb, M, N, n, one, pa + a * isz, lda, pb + b * isz, ldb,
                      beta, pc, N)
             else:
