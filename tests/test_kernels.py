@@ -354,7 +354,8 @@ def test_blas_is_the_path_of_products_and_is_deterministic():
             "kernels.matmul(x.reshape(64, 20, 128), x.reshape(64, 20, 128).swapaxes(1, 2))"
             ".tobytes().hex()[-4000:] + kernels.matmul(x.T, x).tobytes().hex()[:4000] + "
             "kernels.addmm(w[:, 0].copy(), x, w.T).tobytes().hex()[-4000:] + "
-            "kernels.matmul_and_sum(x, w[:128])[1].tobytes().hex())")
+            "kernels.matmul_and_sum(x, w[:128])[1].tobytes().hex() + "
+            "kernels.matmul_and_sum(x.T.copy(), x)[1].tobytes().hex())")
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env=dict(os.environ, NUMBA_NUM_THREADS=t), check=True).stdout
             for t in ("1", "2")}

@@ -113,9 +113,10 @@ def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, rows, s
     """C (M, N) = A @ B (+ bias) in nblk blocks (cut BY_ROWS, BY_COLUMNS or BY_K).
 
     A and B are addresses (pa, pb) with their transposition flags and leading dimensions;
-    C is C-contiguous. bias: (N,) or empty. sums: (nblk, K) zeros or (0, K): if given (a cut
-    by rows of an untransposed A, whose memory is `rows`), row w gets the sum of the rows
-    of A in block w. gemm is the ctypes function, passed as an argument (not read as a
+    C is C-contiguous. bias: (N,) or empty. sums: (nblk, K) zeros or (0, K): if given (an
+    untransposed A, whose memory is `rows`, cut by rows or by K), row w gets the sum of the
+    rows of A in block w (cut by rows) or of A's columns in block w (cut by K), so that
+    sums.sum(axis=0) is the sum of A's rows. gemm is the ctypes function, passed as an argument (not read as a
     global) so that the compiled code holds no address and can be cached on disk."""
     isz = C.itemsize
     pc = np.int64(C.ctypes.data)
@@ -159,6 +160,12 @@ def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, rows, s
             else:
                 gemm(ROW_MAJOR, ta, tb, M, N, n, one, pa + a * isz, lda, pb + b * isz, ldb,
                      zero, pp + (w - 1) * M * N * isz, N)
+            if sums.shape[0]:  # block w read columns lo.. of A: their sums, whole
+                s = sums[w, lo:lo + n]
+                for i in range(M):
+                    r = rows[i * lda + lo:i * lda + lo + n]
+                    for j in range(n):
+                        s[j] += r[j]
     if cut == BY_K:  # the partial sums, added in block order
         for i in prange(M):
             for w in range(nblk - 1):
@@ -273,7 +280,7 @@ def _matmul_2d(a, b, bias=None, row_sums=False):
     cut, nblk = _cut(M, N, K)
     no_bias, no_rows, no_sums = _nothing(dt)
     rows, sums = no_rows, no_sums
-    fused_sums = row_sums and cut == BY_ROWS and ta == NO_TRANS
+    fused_sums = row_sums and cut != BY_COLUMNS and ta == NO_TRANS
     if fused_sums:
         rows, sums = a.reshape(-1), np.zeros((nblk, K), dt)
     bias = no_bias if bias is None else np.ascontiguousarray(bias, dt)
