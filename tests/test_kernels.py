@@ -247,8 +247,8 @@ def test_blas_blocks_match_numpy(operand, m, k, n, how, dtype, seed):
        how=st.sampled_from(["contiguous", "transposed", "strided"]),
        dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1))
 def test_blas_cut_by_k_matches_numpy(m, k, n, how, dtype, seed):
-    # an inner dimension longer than both sides of C (a weight gradient g^T x) is cut in two
-    # half sums over K, one of them in a scratch array added afterwards
+    # an inner dimension longer than both sides of a small C (a weight gradient g^T x) is cut
+    # in two half sums over K, one of them in a scratch array added afterwards
     if not kernels._blas.available():
         pytest.skip("no OpenBLAS found: the tiled kernel does every product")
     assert kernels._blas._cut(m, n, k)[0] == kernels._blas.BY_K
