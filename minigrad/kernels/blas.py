@@ -10,8 +10,9 @@ at every switch (docs/performance.md, section 1).
 So we call OpenBLAS's single-threaded `cblas_?gemm` from inside a Numba `prange`. A 2-D
 product is cut into blocks and each block is one gemm call; the blocks are shared among
 Numba's threads. The cut follows the shape:
-  - by rows of C (M >= N) or by columns (M < N), an even number of blocks, 2 up to BLOCK
-    rows or columns each, so that both threads of a 2-core machine get the same share;
+  - by rows of C (M >= N, or M >= 1024) or else by columns, an even number of blocks, 2 up
+    to BLOCK rows or columns each, so that both threads of a 2-core machine get the same
+    share;
   - by the inner dimension K when it is longer than both sides of a small C (a weight
     gradient dW = g^T x of a (128, 128) weight sums over 1,280 tokens): two half sums, one
     into C and one into a scratch array, added afterwards. Cutting the 128 rows of such a C
@@ -268,7 +269,7 @@ def _cut(M, N, K):
     """(how, number of blocks) for C (M, N) = A (M, K) @ B (K, N); from the shape alone."""
     if K > max(M, N) and max(M, N) <= SPLIT_K_MAX:
         return BY_K, 2
-    if M >= N:
+    if M >= N or M >= 1024:  # (1280, 128) @ (128, 2000): rows 4 % faster than columns
         return BY_ROWS, 2 * -(-M // BLOCK)
     return BY_COLUMNS, 2 * -(-N // BLOCK)
 
