@@ -224,8 +224,8 @@ def test_matmul_packing_scratch_is_bounded(monkeypatch):
        dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1))
 @pytest.mark.parametrize("operand", ["a", "b"])
 def test_blas_blocks_match_numpy(operand, m, k, n, how, dtype, seed):
-    # C is cut into an even number of blocks of rows (M >= N or M >= 1024) or of columns, each one gemm
-    # call; sizes up to 1200 give 2 to 6 blocks, ragged last ones included
+    # C is cut into an even number of blocks of rows (M >= N or M >= 1024) or of columns, each
+    # one gemm call; sizes up to 1200 give 2 to 6 blocks, ragged last ones included
     if not kernels._blas.available():
         pytest.skip("no OpenBLAS found: the tiled kernel does every product")
     r = np.random.default_rng(seed)
