@@ -121,8 +121,9 @@ def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, rows, s
     C is C-contiguous. bias: (N,) or empty. sums: (nblk, K) zeros or (0, K): if given (an
     untransposed A, whose memory is `rows`, cut by rows or by K), row w gets the sum of the
     rows of A in block w (cut by rows) or of A's columns in block w (cut by K), so that
-    sums.sum(axis=0) is the sum of A's rows. gemm is the ctypes function, passed as an argument (not read as a
-    global) so that the compiled code holds no address and can be cached on disk."""
+    sums.sum(axis=0) is the sum of A's rows. gemm is the ctypes function, passed as an
+    argument (not read as a global) so that the compiled code holds no address and can be
+    cached on disk."""
     isz = C.itemsize
     pc = np.int64(C.ctypes.data)
     dim = M if cut == BY_ROWS else (N if cut == BY_COLUMNS else K)
@@ -173,10 +174,11 @@ def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, rows, s
                         s[j] += r[j]
     if cut == BY_K:  # the partial sums, added in block order
         for i in prange(M):
+            c = C[i]
             for w in range(nblk - 1):
-                o = (w * M + i) * N
+                p = part[(w * M + i) * N:(w * M + i + 1) * N]
                 for j in range(N):
-                    C[i, j] += part[o + j]
+                    c[j] += p[j]
 
 
 @njit(parallel=True, cache=True)
