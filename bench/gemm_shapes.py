@@ -1,6 +1,7 @@
 """Every matrix product of one toy training step, timed per shape: minigrad, np.matmul, torch.
 
     python bench/gemm_shapes.py [--threads 1 2] [--rounds 3] [--libs minigrad numpy torch]
+                                [--stat median|min]
 
 The toy step (bench/step_worker.py: batch 64 x 20 = 1,280 tokens, d_model 128, 4 heads of 32,
 FFN 512, vocabulary 2,000, 2+2 layers) makes 99 products through `Linear` (33 layers, each a
@@ -11,8 +12,10 @@ weight, a permuted view of the heads, ...) and how often the step makes it.
 
 Each library runs in its own process (their thread pools must not meet), one process per
 (library, thread count); the processes alternate over `--rounds` rounds and each cell is the
-median over rounds of a per-process median of many repeats. One thread is timed in CPU time
-(time.process_time: what another program's load does not inflate), two threads in wall time.
+median over rounds of a per-process median of many repeats (`--stat min`: the least of all
+samples, a fairer figure on a busy machine, where a 2-thread kernel waits whenever either of
+its threads is descheduled). One thread is timed in CPU time (time.process_time: what another
+program's load does not inflate), two threads in wall time.
   minigrad: kernels.matmul, the dispatch the ops use (NUMBA_NUM_THREADS = threads);
   numpy:    np.matmul on OpenBLAS's own threads (OPENBLAS_NUM_THREADS = threads);
   torch:    torch.matmul on torch.from_numpy views of the same arrays (torch.set_num_threads).
@@ -83,7 +86,7 @@ def _describe(a, b):
     return f"{one(a)} @ {one(b)}"
 
 
-def worker(lib, threads, repeats, target_s):
+def worker(lib, threads, repeats, target_s, stat):
     """Time every product in this process; print {name: seconds per call} as JSON."""
     import numpy as np
     if lib == "minigrad":
@@ -119,17 +122,18 @@ def worker(lib, threads, repeats, target_s):
             for _ in range(n):
                 fn(a, b)
             samples[name].append((clock() - t) / n)
-    print(json.dumps({name: statistics.median(s) for name, s in samples.items()}))
+    pick = min if stat == "min" else statistics.median
+    print(json.dumps({name: pick(s) for name, s in samples.items()}))
 
 
-def _run(lib, threads, repeats, target_s):
+def _run(lib, threads, repeats, target_s, stat):
     env = dict(os.environ)
     env.update(NUMBA_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
                OMP_NUM_THREADS=str(threads))
     if lib != "numpy":  # OpenBLAS's own pool stays at its default for minigrad (held at 1)
         env.pop("OPENBLAS_NUM_THREADS")
     cmd = [sys.executable, __file__, "--worker", lib, "--threads", str(threads),
-           "--repeats", str(repeats), "--target-ms", str(target_s * 1e3)]
+           "--repeats", str(repeats), "--target-ms", str(target_s * 1e3), "--stat", stat]
     run = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if run.returncode != 0:
         sys.exit(f"gemm_shapes: the {lib} worker ({threads} threads) failed: "
@@ -145,10 +149,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="processes per (library, threads)")
     ap.add_argument("--repeats", type=int, default=15, help="samples per shape in a process")
     ap.add_argument("--target-ms", type=float, default=4.0, help="length of one sample")
+    ap.add_argument("--stat", choices=["median", "min"], default="median",
+                    help="per-shape statistic over the samples (and over the processes)")
     ap.add_argument("--worker", choices=["minigrad", "numpy", "torch"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        return worker(args.worker, args.threads[0], args.repeats, args.target_ms / 1e3)
+        return worker(args.worker, args.threads[0], args.repeats, args.target_ms / 1e3,
+                      args.stat)
     libs = list(args.libs)
     if "torch" in libs:
         try:
@@ -159,13 +166,14 @@ def main():
     for _ in range(args.rounds):
         for threads in args.threads:
             for lib in libs:
-                res = _run(lib, threads, args.repeats, args.target_ms / 1e3)
+                res = _run(lib, threads, args.repeats, args.target_ms / 1e3, args.stat)
                 for name, s in res.items():
                     runs.setdefault((lib, threads, name), []).append(s)
-    cell = {k: statistics.median(v) for k, v in runs.items()}
+    pick = min if args.stat == "min" else statistics.median
+    cell = {k: pick(v) for k, v in runs.items()}
     cols = [(lib, t) for t in args.threads for lib in libs]
     print(f"load average {os.getloadavg()[0]:.2f}; OPENBLAS_CORETYPE="
-          f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; medians of {args.rounds} "
+          f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; {args.stat} of {args.rounds} "
           f"processes; 1 thread: CPU time, 2 threads: wall time")
     head = f"{'product':<40} {'shapes':<26} {'n':>3} " + " ".join(
         f"{lib[:5] + ' ' + str(t) + 't':>12}" for lib, t in cols)
