@@ -33,13 +33,8 @@ class Linear(Function):
         ctx.save_for_backward(x, weight)
         ctx.lead = x.shape[:-1]
         x2 = x.reshape(-1, x.shape[-1])
-        if bias is None:
-            y = mm(x2, weight.T)
-        elif bias.dtype == x.dtype and bias.shape == weight.shape[:1]:
-            y = addmm(bias, x2, weight.T)  # the product's own pass adds the bias (BLAS's beta)
-        else:  # another dtype or a broadcast bias: NumPy's in-place rules
-            y = mm(x2, weight.T)
-            y += bias
+        # with a bias, a large product adds it in its own pass (BLAS's beta = 1)
+        y = mm(x2, weight.T) if bias is None else addmm(bias, x2, weight.T)
         return y.reshape(ctx.lead + (weight.shape[0],))
 
     @staticmethod

@@ -25,20 +25,27 @@ def _small(a, b):
     return max(a.size * b.shape[-1], b.size * a.shape[-2]) < kernels.PARALLEL_MIN_WORK
 
 
+def _serial(a, b):
+    """Whether the 2-D product a @ b is small enough to be one call in the calling thread."""
+    return a.size * b.shape[1] < kernels.SERIAL_MATMUL_MAX_WORK
+
+
 def addmm(bias, a, b):
-    """bias + a @ b for 2-D a, b and a bias row (N,) of their dtype (checked by the caller):
-    `kernels.addmm`, or for a tiny product NumPy's matmul and an in-place add."""
-    if _small(a, b):
-        out = np.matmul(a, b)
+    """bias + a @ b for 2-D a, b: `kernels.addmm` (in OpenBLAS's blocks the gemm adds the
+    bias). A product small enough for one call in this thread, or a bias of another dtype or
+    shape (broadcast, cast by NumPy's in-place rules), is `mm` and an in-place add."""
+    if _serial(a, b) or bias.dtype != a.dtype or bias.shape != b.shape[1:]:
+        out = mm(a, b)
         out += bias
         return out
     return kernels.addmm(bias, a, b)
 
 
 def mm_and_sum(a, b):
-    """(a @ b, a.sum(axis=0)) for 2-D a, b: `kernels.matmul_and_sum`, or NumPy for tiny ones."""
-    if _small(a, b):
-        return np.matmul(a, b), a.sum(axis=0)
+    """(a @ b, a.sum(axis=0)) for 2-D a, b: `kernels.matmul_and_sum` (in OpenBLAS's blocks a's
+    rows are summed as the gemm reads them), or `mm` and NumPy's sum for a small product."""
+    if _serial(a, b):
+        return mm(a, b), a.sum(axis=0)
     return kernels.matmul_and_sum(a, b)
 
 
