@@ -224,8 +224,8 @@ def test_matmul_packing_scratch_is_bounded(monkeypatch):
        dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1))
 @pytest.mark.parametrize("operand", ["a", "b"])
 def test_blas_blocks_match_numpy(operand, m, k, n, how, dtype, seed):
-    # C is cut into an even number of blocks of rows (M >= N) or of columns, each one gemm
-    # call; sizes up to 1200 give 2 to 6 blocks, ragged last ones included
+    # C is cut into an even number of blocks of rows (M >= N or M >= 1024) or of columns, each
+    # one gemm call; sizes up to 1200 give 2 to 6 blocks, ragged last ones included
     if not kernels._blas.available():
         pytest.skip("no OpenBLAS found: the tiled kernel does every product")
     r = np.random.default_rng(seed)
@@ -242,6 +242,80 @@ def test_blas_blocks_match_numpy(operand, m, k, n, how, dtype, seed):
     np.testing.assert_array_equal(kernels._blas.matmul(a, b), out)  # same numbers again
 
 
+@FAST
+@given(m=st.integers(1, 40), k=st.integers(41, 1500), n=st.integers(1, 40),
+       how=st.sampled_from(["contiguous", "transposed", "strided"]),
+       dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1))
+def test_blas_cut_by_k_matches_numpy(m, k, n, how, dtype, seed):
+    # an inner dimension longer than both sides of a small C (a weight gradient g^T x) is cut
+    # in two half sums over K, one of them in a scratch array added afterwards
+    if not kernels._blas.available():
+        pytest.skip("no OpenBLAS found: the tiled kernel does every product")
+    assert kernels._blas._cut(m, n, k)[0] == kernels._blas.BY_K
+    r = np.random.default_rng(seed)
+    a = layout(r.standard_normal((m, k)).astype(dtype), how)
+    b = layout(r.standard_normal((k, n)).astype(dtype), "transposed" if how == "strided" else how)
+    out = kernels._blas.matmul(a, b)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, **tol(dtype, k))
+    np.testing.assert_array_equal(kernels._blas.matmul(a, b), out)
+
+
+@st.composite
+def linear_case(draw):
+    """(a, b, bias): a 2-D product in any layout, a bias row; sizes that cut by rows, columns
+    or K."""
+    m, n = draw(st.integers(1, 300)), draw(st.integers(1, 300))
+    k = draw(st.sampled_from([draw(st.integers(1, 40)), draw(st.integers(300, 700))]))
+    dtype = draw(st.sampled_from(DTYPES))
+    how = [draw(st.sampled_from(["contiguous", "transposed", "strided"])) for _ in "ab"]
+    r = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    a = layout(r.standard_normal((m, k)).astype(dtype), how[0])
+    b = layout(r.standard_normal((k, n)).astype(dtype), how[1])
+    return a, b, r.standard_normal(n).astype(dtype)
+
+
+@FAST
+@given(case=linear_case())
+@pytest.mark.parametrize("name", kernels.BACKENDS + ("numba, tiled only",))
+def test_addmm_and_matmul_and_sum_match_numpy(name, case, monkeypatch):
+    # in OpenBLAS's blocks the gemm adds the bias (beta = 1 over C filled with it) and a's rows
+    # are summed block by block; elsewhere a product, then an add or a sum
+    kernels.set_backend(name.split(",")[0])
+    monkeypatch.setattr(kernels, "USE_BLAS", kernels.USE_BLAS and "tiled" not in name)
+    a, b, bias = case
+    k = a.shape[1]
+    want = a.astype(np.float64) @ b
+    out = kernels.addmm(bias, a, b)
+    assert out.shape == want.shape and out.dtype == a.dtype and out.flags.c_contiguous
+    np.testing.assert_allclose(out, want + bias, **tol(a.dtype, k))
+    prod, sums = kernels.matmul_and_sum(a, b)
+    assert prod.dtype == sums.dtype == a.dtype and sums.shape == (k,)
+    np.testing.assert_allclose(prod, want, **tol(a.dtype, k))
+    np.testing.assert_allclose(sums, a.astype(np.float64).sum(axis=0), **tol(a.dtype, len(a)))
+    again = kernels.addmm(bias, a, b), kernels.matmul_and_sum(a, b)
+    np.testing.assert_array_equal(again[0], out)          # the same numbers every time
+    np.testing.assert_array_equal(again[1][1], sums)
+
+
+def test_addmm_and_matmul_and_sum_errors():
+    a, b = np.ones((3, 4), np.float32), np.ones((4, 5), np.float32)
+    with pytest.raises(ValueError, match=r"addmm: bias of shape \(4,\) does not match"):
+        kernels.addmm(np.ones(4, np.float32), a, b)
+    with pytest.raises(TypeError, match="addmm: bias dtype float64 differs"):
+        kernels.addmm(np.ones(5), a, b)
+    with pytest.raises(ValueError, match="addmm: cannot multiply"):
+        kernels.addmm(np.ones(5, np.float32), a, a)
+    with pytest.raises(ValueError, match="matmul_and_sum: expected 2-D operands"):
+        kernels.matmul_and_sum(a[None], b)
+    with pytest.raises(TypeError, match="matmul_and_sum: dtypes differ"):
+        kernels.matmul_and_sum(a, b.astype(np.float64))
+    with pytest.raises(TypeError, match="matmul_and_sum: unsupported dtype complex64"):
+        kernels.matmul_and_sum(a.astype(np.complex64), b.astype(np.complex64))
+    i = np.arange(12).reshape(3, 4)   # integers: exact, as matmul
+    w = np.arange(16).reshape(4, 4)
+    np.testing.assert_array_equal(kernels.addmm(np.arange(4), i, w), i @ w + np.arange(4))
+
+
 @pytest.mark.parametrize("use_blas", [False, True])
 def test_matmul_of_permuted_heads(use_blas, monkeypatch):
     # attention's heads are a permuted view (B, H, T, Dh) of (B, T, H, Dh): batch strides
@@ -252,7 +326,8 @@ def test_matmul_of_permuted_heads(use_blas, monkeypatch):
     x = r.standard_normal((6, 5, 3, 8)).astype(np.float32)
     q = x.transpose(0, 2, 1, 3)                      # (6, 3, 5, 8), not contiguous
     k = (2 * x).transpose(0, 2, 3, 1)                # (6, 3, 8, 5), transposed matrices
-    for a, b in [(q, k), (k.swapaxes(-1, -2), q.swapaxes(-1, -2)), (q, k[:1]), (q[:, :1], k)]:
+    for a, b in [(q, k), (k.swapaxes(-1, -2), q.swapaxes(-1, -2)), (q, k[:1]), (q[:, :1], k),
+                 (q[::-1], k[:, ::-1]), (q[0], k), (q, k[0, 0])]:  # reversed, broadcast batches
         np.testing.assert_allclose(kernels.matmul(a, b), np.matmul(a.astype(np.float64), b),
                                    rtol=1e-5, atol=1e-5)
 
@@ -277,7 +352,10 @@ def test_blas_is_the_path_of_products_and_is_deterministic():
             "import sys; sys.stdout.write(kernels.matmul(x, w.T).tobytes().hex()[:4000] + "
             "str(float(kernels.matmul(x.T.copy().T, w.T).sum())) + "
             "kernels.matmul(x.reshape(64, 20, 128), x.reshape(64, 20, 128).swapaxes(1, 2))"
-            ".tobytes().hex()[-4000:])")
+            ".tobytes().hex()[-4000:] + kernels.matmul(x.T, x).tobytes().hex()[:4000] + "
+            "kernels.addmm(w[:, 0].copy(), x, w.T).tobytes().hex()[-4000:] + "
+            "kernels.matmul_and_sum(x, w[:128])[1].tobytes().hex() + "
+            "kernels.matmul_and_sum(x.T.copy(), x)[1].tobytes().hex())")
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env=dict(os.environ, NUMBA_NUM_THREADS=t), check=True).stdout
             for t in ("1", "2")}

@@ -391,6 +391,39 @@ def test_gradcheck_linear():
     assert gradcheck(F.linear, [xt, lin.weight, lin.bias])
 
 
+@pytest.mark.parametrize("rows", [(2, 5), (3,)])
+def test_gradcheck_linear_through_blas_blocks(rows, monkeypatch):
+    # Small products stay in NumPy; with the thresholds at 0 the forward is kernels.addmm (the
+    # gemm adds the bias) and the backward kernels.matmul_and_sum (dX with the bias gradient)
+    # and a weight gradient cut by rows (3 rows) or by K (10 rows, more than both sides of W)
+    from minigrad import kernels
+    monkeypatch.setattr(kernels, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(kernels, "SERIAL_MATMUL_MAX_WORK", 0)
+    used = []
+    for name in ("addmm", "matmul_and_sum"):
+        real = getattr(kernels, name)
+        monkeypatch.setattr(kernels, name, lambda *a, name=name, real=real:
+                            (used.append(name), real(*a))[1])
+    rng = np.random.default_rng(3)
+    module_gradcheck(nn.Linear(4, 3), t64(rng.standard_normal(rows + (4,))))
+    assert {"addmm", "matmul_and_sum"} <= set(used)
+
+
+def test_linear_bias_of_another_shape_or_dtype_through_blas_blocks(monkeypatch):
+    # the gemm adds only a (D_out,) bias of the input's dtype; a broadcast (1,) bias or a
+    # float64 bias on float32 rows is added afterwards by NumPy's in-place rules, as before
+    from minigrad import kernels
+    monkeypatch.setattr(kernels, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(kernels, "SERIAL_MATMUL_MAX_WORK", 0)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+    w = rng.standard_normal((3, 4)).astype(np.float32)
+    for b in (np.float32([0.5]), rng.standard_normal(3), rng.standard_normal(3).astype(np.float32)):
+        y = F.linear(t32(x), t32(w), mg.tensor(b))
+        assert y.dtype == mg.float32
+        np.testing.assert_allclose(y.numpy(), x @ w.T + b, rtol=1e-5, atol=1e-5)
+
+
 def test_linear_input_changed_in_place_after_forward_is_an_error():
     lin = nn.Linear(3, 2)
     x = mg.randn(2, 4, 3)

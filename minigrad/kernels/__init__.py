@@ -138,20 +138,25 @@ def _check_matmul_shapes(op, a, b):
 def matmul(a, b):
     """np.matmul for a.ndim >= 2 and b.ndim >= 2, batch dims broadcast."""
     a, b = _check_matmul_shapes("matmul", a, b)
-    if a.ndim > 2 or b.ndim > 2:  # (np.broadcast_shapes costs more than a small product's call)
+    if a.ndim > 2 or b.ndim > 2:  # (not np.broadcast_shapes: 10 us, more than a small product)
         try:
-            np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+            _blas.broadcast_batch(a.shape[:-2], b.shape[:-2])
         except ValueError:
             raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: batch "
                              f"dimensions {a.shape[:-2]} and {b.shape[:-2]} do not "
                              f"broadcast") from None
     if a.dtype != b.dtype:
         raise TypeError(f"matmul: dtypes differ: {a.dtype} and {b.dtype}")
-    if a.dtype not in _FLOATS:
-        if a.dtype.kind in "iub":   # exact integer product; NumPy uses no BLAS here
-            return _ref.matmul(a, b)
+    if a.dtype not in _FLOATS and a.dtype.kind not in "iub":
         raise TypeError(f"matmul: unsupported dtype {a.dtype} (expected float32, float64 "
                         f"or an integer type)")
+    return _matmul_checked(a, b)
+
+
+def _matmul_checked(a, b):
+    """matmul's choice of path, for operands already checked."""
+    if a.dtype not in _FLOATS:  # exact integer product; NumPy uses no BLAS here
+        return _ref.matmul(a, b)
     work = a.shape[-2] * a.shape[-1] * b.shape[-1]
     if a.ndim > 2 or b.ndim > 2:
         work *= max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
@@ -162,6 +167,53 @@ def matmul(a, b):
             return _blas.matmul_serial(a, b)
         return _blas.matmul(a, b)
     return _mm.matmul(a, b)
+
+
+def _check_2d(op, a, b):
+    a, b = _check_matmul_shapes(op, a, b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"{op}: expected 2-D operands, got shapes {a.shape} and {b.shape}")
+    if a.dtype != b.dtype:
+        raise TypeError(f"{op}: dtypes differ: {a.dtype} and {b.dtype}")
+    if a.dtype not in _FLOATS and a.dtype.kind not in "iub":
+        raise TypeError(f"{op}: unsupported dtype {a.dtype} (expected float32, float64 or an "
+                        f"integer type)")
+    return a, b
+
+
+def _in_blocks(a, b):
+    """Whether the 2-D product a @ b goes to OpenBLAS in blocks in Numba's pool (as matmul
+    would send it), where the blocks can also add a bias or sum a's rows."""
+    work = a.shape[0] * a.shape[1] * b.shape[1]
+    return (_backend == "numba" and USE_BLAS and a.dtype in _FLOATS and work > 0
+            and work >= PARALLEL_MIN_WORK and work >= SERIAL_MATMUL_MAX_WORK)
+
+
+def addmm(bias, a, b):
+    """bias + a @ b for a (M, K), b (K, N) and bias (N,) added to every row: PyTorch's addmm
+    with beta = alpha = 1. In OpenBLAS's blocks the gemm adds the product to the bias."""
+    a, b = _check_2d("addmm", a, b)
+    bias = _as_array(bias, "addmm", "bias")
+    if bias.shape != (b.shape[1],):
+        raise ValueError(f"addmm: bias of shape {bias.shape} does not match a product of "
+                         f"{b.shape[1]} columns ({a.shape} @ {b.shape})")
+    if bias.dtype != a.dtype:
+        raise TypeError(f"addmm: bias dtype {bias.dtype} differs from the operands' {a.dtype}")
+    if _in_blocks(a, b):
+        return _blas.addmm(bias, a, b)
+    out = _matmul_checked(a, b)
+    out += bias
+    return out
+
+
+def matmul_and_sum(a, b):
+    """(a @ b, a.sum(axis=0)) for a (M, K), b (K, N): a linear layer's input gradient g W and
+    bias gradient (the column sums of g). In OpenBLAS's blocks each block of a's rows is
+    summed right after its gemm has read it."""
+    a, b = _check_2d("matmul_and_sum", a, b)
+    if _in_blocks(a, b):
+        return _blas.matmul_and_sum(a, b)
+    return _matmul_checked(a, b), a.sum(axis=0)
 
 
 def matmul_naive(a, b, loop_order="ijk"):
@@ -390,6 +442,8 @@ def _check_adam_arrays(arrays):
                              f"parameter's shape {arrays[0].shape}")
     _check_float("adam_step", *arrays)
 
-__all__ = ["BACKENDS", "FASTMATH", "set_backend", "get_backend", "matmul", "matmul_naive",
+
+__all__ = ["BACKENDS", "FASTMATH", "set_backend", "get_backend", "matmul", "addmm",
+           "matmul_and_sum", "matmul_naive",
            "softmax", "softmax_backward", "log_softmax", "log_softmax_backward", "layer_norm",
            "layer_norm_backward", "dropout", "dropout_mask", "adam_step"]

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import kernels
 from ..autograd import Function
-from .matmul import mm
+from .matmul import addmm, mm, mm_and_sum
 
 
 class Linear(Function):
@@ -32,9 +32,9 @@ class Linear(Function):
         # at once instead of searching the operands for the owner of a view's memory
         ctx.save_for_backward(x, weight)
         ctx.lead = x.shape[:-1]
-        y = mm(x.reshape(-1, x.shape[-1]), weight.T)
-        if bias is not None:
-            y += bias
+        x2 = x.reshape(-1, x.shape[-1])
+        # with a bias, a large product adds it in its own pass (BLAS's beta = 1)
+        y = mm(x2, weight.T) if bias is None else addmm(bias, x2, weight.T)
         return y.reshape(ctx.lead + (weight.shape[0],))
 
     @staticmethod
@@ -43,9 +43,17 @@ class Linear(Function):
         x2 = x.reshape(-1, x.shape[-1])
         g2 = g.reshape(-1, weight.shape[0])
         need = ctx.needs_input_grad
-        gx = mm(g2, weight).reshape(ctx.lead + (weight.shape[1],)) if need[0] else None
+        gx = gb = None
+        if need[0] and len(need) > 2 and need[2]:
+            # the bias gradient (column sums of g) taken as the dX product reads g's rows
+            gx, gb = mm_and_sum(g2, weight)
+        elif need[0]:
+            gx = mm(g2, weight)
+        elif len(need) > 2 and need[2]:
+            gb = g2.sum(axis=0)
+        if gx is not None:
+            gx = gx.reshape(ctx.lead + (weight.shape[1],))
         gw = mm(g2.T, x2) if need[1] else None
-        gb = g2.sum(axis=0) if len(need) > 2 and need[2] else None
         return gx, gw, gb
 
 

@@ -16,9 +16,37 @@ def mm(a, b):
     """`kernels.matmul(a, b)` for inputs already checked. Below `kernels.PARALLEL_MIN_WORK`
     multiply-adds the kernels call `np.matmul` anyway; calling it here skips their checks,
     which cost several times a 4x4 product."""
-    if max(a.size * b.shape[-1], b.size * a.shape[-2]) < kernels.PARALLEL_MIN_WORK:
+    if _small(a, b):
         return np.matmul(a, b)
     return kernels.matmul(a, b)
+
+
+def _small(a, b):
+    return max(a.size * b.shape[-1], b.size * a.shape[-2]) < kernels.PARALLEL_MIN_WORK
+
+
+def _serial(a, b):
+    """Whether the 2-D product a @ b is small enough to be one call in the calling thread."""
+    return a.size * b.shape[1] < kernels.SERIAL_MATMUL_MAX_WORK
+
+
+def addmm(bias, a, b):
+    """bias + a @ b for 2-D a, b: `kernels.addmm` (in OpenBLAS's blocks the gemm adds the
+    bias). A product small enough for one call in this thread, or a bias of another dtype or
+    shape (broadcast, cast by NumPy's in-place rules), is `mm` and an in-place add."""
+    if _serial(a, b) or bias.dtype != a.dtype or bias.shape != b.shape[1:]:
+        out = mm(a, b)
+        out += bias
+        return out
+    return kernels.addmm(bias, a, b)
+
+
+def mm_and_sum(a, b):
+    """(a @ b, a.sum(axis=0)) for 2-D a, b: `kernels.matmul_and_sum` (in OpenBLAS's blocks a's
+    rows are summed as the gemm reads them), or `mm` and NumPy's sum for a small product."""
+    if _serial(a, b):
+        return mm(a, b), a.sum(axis=0)
+    return kernels.matmul_and_sum(a, b)
 
 
 def _swap(x):
