@@ -28,7 +28,7 @@ differ from NumPy by rounding alone, and NaN and infinity keep their meaning.
 The modules, in the order a reader may take them: reference (NumPy), naive
 (matmul as plain loops), simd (vector registers for Numba), matmul (the
 register-tiled kernel), blas (OpenBLAS in Numba's pool), softmax, layernorm,
-dropout.
+dropout, scatter (an embedding's backward).
 
 This package imports nothing else from minigrad.
 """
@@ -52,6 +52,7 @@ from . import softmax as _sm  # noqa: E402
 from . import layernorm as _ln  # noqa: E402
 from . import dropout as _dp  # noqa: E402
 from . import blas as _blas  # noqa: E402
+from . import scatter as _sc  # noqa: E402
 
 BACKENDS = ("numba", "numpy")
 
@@ -350,6 +351,29 @@ def dropout_mask(shape, p, seed, dtype=np.float32):
     return out
 
 
+# ---------------------------------------------------------- scatter-add ----
+def embedding_backward(ids, grad, num_rows):
+    """The gradient (num_rows, D) of an embedding table from the output gradient grad (N, D)
+    of a lookup of ids (N,): row ids[i] receives grad[i], and repeated ids add up."""
+    op = "embedding_backward"
+    ids, grad = _as_array(ids, op, "ids"), _as_array(grad, op, "grad")
+    if ids.ndim != 1 or grad.ndim != 2 or grad.shape[0] != ids.shape[0]:
+        raise ValueError(f"{op}: expected ids (N,) and grad (N, D), got shapes {ids.shape} "
+                         f"and {grad.shape}")
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"{op}: ids must be integers, got dtype {ids.dtype}")
+    _check_float(op, grad)
+    num_rows = operator.index(num_rows)
+    if ids.size and (ids.min() < 0 or ids.max() >= num_rows):
+        bad = ids.min() if ids.min() < 0 else ids.max()
+        raise IndexError(f"{op}: id {bad} is out of range for a table of {num_rows} rows")
+    if _backend == "numpy":
+        return _ref.embedding_backward(ids, grad, num_rows)
+    out = np.zeros((num_rows, grad.shape[1]), grad.dtype)
+    _sc.add_rows(ids.astype(np.int64, copy=False), np.ascontiguousarray(grad), out)
+    return out
+
+
 __all__ = ["BACKENDS", "FASTMATH", "set_backend", "get_backend", "matmul", "matmul_naive",
            "softmax", "softmax_backward", "log_softmax", "log_softmax_backward", "layer_norm",
-           "layer_norm_backward", "dropout", "dropout_mask"]
+           "layer_norm_backward", "dropout", "dropout_mask", "embedding_backward"]

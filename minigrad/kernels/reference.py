@@ -79,6 +79,14 @@ def layer_norm_backward(g, xhat, rstd, weight):
     return dx, (g * xhat).sum(axis=0), g.sum(axis=0)
 
 
+# ------------------------------------------------------------- scatter ----
+def embedding_backward(ids, g, num_rows):
+    """(num_rows, D) table gradient: row ids[i] receives g[i], repeated ids add up."""
+    out = np.zeros((num_rows, g.shape[1]), g.dtype)
+    np.add.at(out, ids, g)
+    return out
+
+
 # ------------------------------------------------------------- dropout ----
 GAMMA = 0x9E3779B97F4A7C15   # splitmix64's increment (2^64 / golden ratio)
 _M64 = (1 << 64) - 1
