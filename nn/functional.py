@@ -8,6 +8,7 @@ import numpy as np
 from minigrad import ops
 from minigrad import functional as _core
 from minigrad.functional import one_hot  # noqa: F401  (re-exported, as in PyTorch)
+from minigrad.random import next_seed
 from minigrad.tensor import Tensor, _data
 
 
@@ -131,6 +132,17 @@ def _broadcasts_to(shape, target_shape):
         return np.broadcast_shapes(shape, target_shape) == tuple(target_shape)
     except ValueError:
         return False
+
+
+def relu_dropout(input, p=0.5, training=True):
+    """dropout(relu(input), p, training) as one op, one pass each way (not in PyTorch).
+
+    It draws its seed as `dropout` does, so it gives the very numbers of the two calls."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"relu_dropout: p must be in [0, 1), got {p}")
+    if not training or p == 0.0:
+        return relu(input)
+    return ops.ReluDropout.apply(input, p=p, seed=next_seed())
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

@@ -33,6 +33,21 @@ def _activation(name):
     raise ValueError(f"Transformer: activation must be 'relu', 'gelu' or a callable, got {name!r}")
 
 
+def _unhooked(module):
+    """True when nothing watches `module` run, so a fused op may stand in for its call."""
+    return not (module._forward_hooks or module._forward_pre_hooks)
+
+
+def _activation_dropout(layer, h):
+    """layer.dropout(layer.activation(h)); ReLU then dropout runs as one fused op when training
+    (the same numbers, the same seed), the hidden layer of every feed-forward network."""
+    drop = layer.dropout
+    if (layer.activation is F.relu and type(drop) is Dropout and drop.training and drop.p > 0
+            and not drop.inplace and _unhooked(drop)):
+        return F.relu_dropout(h, drop.p)
+    return drop(layer.activation(h))
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward network, each with a residual connection and norm."""
 
@@ -69,7 +84,7 @@ class TransformerEncoderLayer(Module):
 
     def _ff_block(self, x):
         """The position-wise feed-forward network: max(0, x W1 + b1) W2 + b2."""
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout2(self.linear2(_activation_dropout(self, self.linear1(x))))
 
 
 class TransformerDecoderLayer(Module):
@@ -134,7 +149,7 @@ class TransformerDecoderLayer(Module):
         return self.dropout2(out), weights
 
     def _ff_block(self, x):
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout3(self.linear2(_activation_dropout(self, self.linear1(x))))
 
 
 class TransformerEncoder(Module):

@@ -63,3 +63,57 @@ def test_embedding_backward_errors():
         kernels.embedding_backward(np.array([1, 2, 3]), g, 4)
     with pytest.raises(TypeError, match="embedding_backward: ids must be integers"):
         kernels.embedding_backward(np.array([1.0, 2.0]), g, 4)
+
+
+# ------------------------------------------------------------ relu then dropout ----
+def _array(r, shape, dtype):
+    x = r.standard_normal(shape).astype(dtype)
+    x.reshape(-1)[: x.size // 7] = 0.0    # exact zeros: ReLU's boundary
+    return x
+
+
+@FAST
+@given(shape=st.lists(st.integers(0, 40), min_size=0, max_size=3),
+       p=st.sampled_from([0.0, 0.1, 0.5, 0.9]), dtype=st.sampled_from(DTYPES),
+       seed=st.integers(0, 2**63 - 1))
+def test_relu_dropout_matches_reference(shape, p, dtype, seed):
+    r = np.random.default_rng(seed % 2**32)
+    x = _array(r, tuple(shape), dtype)
+    serial, parallel = both_variants(kernels.relu_dropout, x, p, seed)
+    want = ref.relu_dropout(x, p, seed)
+    np.testing.assert_array_equal(serial, want)
+    np.testing.assert_array_equal(parallel, want)
+    # the very numbers of relu followed by the dropout kernel
+    np.testing.assert_array_equal(serial, kernels.dropout(np.asarray(np.maximum(x, 0)), p, seed))
+    g = r.standard_normal(x.shape).astype(dtype)
+    bs, bp = both_variants(kernels.relu_dropout_backward, serial, g, p)
+    bwant = ref.relu_dropout_backward(serial, g, p)
+    np.testing.assert_array_equal(bs, bwant)
+    np.testing.assert_array_equal(bp, bwant)
+    # backward = relu's backward of dropout's backward (dropout applied to g with the same seed)
+    np.testing.assert_array_equal(bs, np.where(np.maximum(x, 0) > 0,
+                                               kernels.dropout(g, p, seed), 0))
+
+
+def test_relu_dropout_nan_and_errors():
+    x = np.array([np.nan, -1.0, 2.0, -0.0], np.float32)
+    np.testing.assert_array_equal(kernels.relu_dropout(x, 0.0, 1), np.maximum(x, 0))
+    with pytest.raises(ValueError, match=r"relu_dropout: p must be in \[0, 1\), got 1.0"):
+        kernels.relu_dropout(x, 1.0, 1)
+    with pytest.raises(ValueError, match="relu_dropout_backward: output of shape"):
+        kernels.relu_dropout_backward(x, x[:2], 0.1)
+    with pytest.raises(TypeError, match="relu_dropout: unsupported dtype int64"):
+        kernels.relu_dropout(np.arange(3), 0.1, 1)
+
+
+@FAST
+@given(n=st.integers(0, 200), dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1))
+def test_relu_backward_ufunc_matches_numpy(n, dtype, seed):
+    from minigrad.ops.elementwise import relu_backward
+    r = np.random.default_rng(seed)
+    y = np.maximum(_array(r, (n,), dtype), 0)
+    y[: n // 5] = np.nan
+    g = r.standard_normal(n).astype(dtype)
+    got = relu_backward(y, g)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, g * (y > 0))

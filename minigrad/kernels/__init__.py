@@ -335,6 +335,37 @@ def dropout(x, p, seed):
     return out
 
 
+def relu_dropout(x, p, seed):
+    """dropout(max(x, 0), p, seed) in one pass: the same numbers, the same mask."""
+    x = _as_array(x, "relu_dropout", "x")
+    p, seed = _check_p_seed("relu_dropout", p, seed)
+    _check_float("relu_dropout", x)
+    if _backend == "numpy":
+        return _ref.relu_dropout(x, p, seed)
+    out = np.empty(x.shape, x.dtype)
+    kernel = _pick((_dp.relu_dropout_flat, _dp.relu_dropout_flat_serial), x.size)
+    kernel(np.ascontiguousarray(x).reshape(-1), out.reshape(-1),
+           np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
+           x.dtype.type(1.0 / (1.0 - p)))
+    return out
+
+
+def relu_dropout_backward(y, grad, p):
+    """dx = grad / (1 - p) where y = relu_dropout(x, p, seed) is > 0, else 0 (no mask needed)."""
+    op = "relu_dropout_backward"
+    y, grad = _as_array(y, op, "y"), _as_array(grad, op, "grad")
+    _check_same_shape(op, y, grad)
+    _check_float(op, y, grad)
+    p, _ = _check_p_seed(op, p, 0)
+    if _backend == "numpy":
+        return _ref.relu_dropout_backward(y, grad, p)
+    dx = np.empty(y.shape, y.dtype)
+    _pick((_dp.relu_dropout_backward_flat, _dp.relu_dropout_backward_flat_serial), y.size)(
+        np.ascontiguousarray(y).reshape(-1), np.ascontiguousarray(grad).reshape(-1),
+        dx.reshape(-1), y.dtype.type(1.0 / (1.0 - p)))
+    return dx
+
+
 def dropout_mask(shape, p, seed, dtype=np.float32):
     """The mask dropout(x, p, seed) multiplies by: 0 or 1/(1-p), of `dtype`."""
     p, seed = _check_p_seed("dropout_mask", p, seed)
@@ -376,4 +407,5 @@ def embedding_backward(ids, grad, num_rows):
 
 __all__ = ["BACKENDS", "FASTMATH", "set_backend", "get_backend", "matmul", "matmul_naive",
            "softmax", "softmax_backward", "log_softmax", "log_softmax_backward", "layer_norm",
-           "layer_norm_backward", "dropout", "dropout_mask", "embedding_backward"]
+           "layer_norm_backward", "dropout", "dropout_mask", "relu_dropout",
+           "relu_dropout_backward", "embedding_backward"]

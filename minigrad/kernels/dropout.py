@@ -68,3 +68,44 @@ def mask_flat_serial(out, key, threshold, scale):
     zero = out.dtype.type(0)
     for i in range(out.size):
         out[i] = _factor(key, i, threshold, scale, zero)
+
+
+# ReLU then dropout, the feed-forward network's max(0, x W1 + b1) before its dropout, as one
+# pass each way. Forward: max(x, 0) (NaN passes, as in np.maximum) times the mask. Backward
+# needs no mask: an element of the output is > 0 exactly where ReLU passed it and dropout kept
+# it, and there the gradient is g * scale; everywhere else it is 0.
+@njit(cache=True, inline="always")
+def _relu(v, zero):
+    return zero if v < zero else v
+
+
+@njit(parallel=True, cache=True)
+def relu_dropout_flat(x, out, key, threshold, scale):
+    """out[i] = max(x[i], 0) * (scale if kept else 0); x, out 1-D contiguous."""
+    zero = x.dtype.type(0)
+    for i in prange(x.size):
+        out[i] = _relu(x[i], zero) * _factor(key, i, threshold, scale, zero)
+
+
+@njit(cache=True)
+def relu_dropout_flat_serial(x, out, key, threshold, scale):
+    """relu_dropout_flat without the thread pool, for small arrays."""
+    zero = x.dtype.type(0)
+    for i in range(x.size):
+        out[i] = _relu(x[i], zero) * _factor(key, i, threshold, scale, zero)
+
+
+@njit(parallel=True, cache=True)
+def relu_dropout_backward_flat(y, g, dx, scale):
+    """dx[i] = g[i] * scale where the output y[i] > 0, else 0."""
+    zero = g.dtype.type(0)
+    for i in prange(y.size):
+        dx[i] = g[i] * scale if y[i] > zero else zero
+
+
+@njit(cache=True)
+def relu_dropout_backward_flat_serial(y, g, dx, scale):
+    """relu_dropout_backward_flat without the thread pool, for small arrays."""
+    zero = g.dtype.type(0)
+    for i in range(y.size):
+        dx[i] = g[i] * scale if y[i] > zero else zero

@@ -140,3 +140,12 @@ def dropout_mask(shape, p, seed, dtype):
 
 def dropout(x, p, seed):
     return x * dropout_mask(x.shape, p, seed, x.dtype)
+
+
+def relu_dropout(x, p, seed):
+    return dropout(np.maximum(x, 0), p, seed)
+
+
+def relu_dropout_backward(y, g, p):
+    """g / (1 - p) where the output y is > 0 (ReLU passed and dropout kept), else 0."""
+    return np.where(y > 0, g * g.dtype.type(1.0 / (1.0 - p)), g.dtype.type(0))

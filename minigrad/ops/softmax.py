@@ -1,4 +1,5 @@
-"""Softmax, log-softmax and dropout: the ops whose forward and backward are fused kernels.
+"""Softmax, log-softmax and dropout (alone, or after a ReLU): the ops whose forward and
+backward are fused kernels.
 
 The kernels work on the last axis; another `dim` is moved to the end and back.
 """
@@ -74,3 +75,22 @@ class Dropout(Function):
     @staticmethod
     def backward(ctx, g):
         return kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
+
+
+class ReluDropout(Function):
+    """dropout(relu(x), p, seed) as one op: the same numbers and the same mask as the two ops.
+
+    Backward needs neither the mask nor x: the output is > 0 exactly where ReLU passed an
+    element and dropout kept it, and the gradient there is g / (1 - p), 0 elsewhere.
+    """
+
+    @staticmethod
+    def forward(ctx, a, p=0.5, seed=0):
+        out = kernels.relu_dropout(a, p, seed)
+        ctx.p = p
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return kernels.relu_dropout_backward(ctx.saved[0], g, ctx.p)
