@@ -117,3 +117,55 @@ def test_relu_backward_ufunc_matches_numpy(n, dtype, seed):
     got = relu_backward(y, g)
     assert got.dtype == dtype
     np.testing.assert_array_equal(got, g * (y > 0))
+
+
+# -------------------------------------------------------------------- cross entropy ----
+@FAST
+@given(n=st.integers(1, 40), c=st.integers(1, 300), dtype=st.sampled_from(DTYPES),
+       eps=st.sampled_from([0.0, 0.1, 1.0]), scale=st.sampled_from([1.0, 30.0]),
+       masked=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_cross_entropy_matches_reference(n, c, dtype, eps, scale, masked, seed):
+    r = np.random.default_rng(seed)
+    x = (r.standard_normal((n, c)) * scale).astype(dtype)
+    target = r.integers(0, c, n)
+    if masked:   # -inf logits away from the target; with smoothing the loss is then inf
+        x[r.random(x.shape) < 0.3] = -np.inf
+        x[np.arange(n), target] = r.standard_normal(n)
+    w = r.standard_normal(n)
+    w[r.random(n) < 0.2] = 0.0   # ignored rows
+    (loss_s, stats_s), (loss_p, stats_p) = both_variants(kernels.cross_entropy, x, target, eps)
+    loss_r, stats_r = ref.cross_entropy(x, target, eps)
+    tol = dict(rtol=2e-5, atol=2e-5 * scale) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-11 * scale)
+    for loss, stats in ((loss_s, stats_s), (loss_p, stats_p)):
+        assert loss.dtype == np.float64 and stats.dtype == dtype
+        np.testing.assert_allclose(loss, loss_r, **tol)
+        np.testing.assert_allclose(stats, stats_r, **tol)
+    # the loss of the log-softmax reference, as the unfused op computed it
+    logp = ref.log_softmax(x.astype(np.float64))
+    want = -(1 - eps) * logp[np.arange(n), target] - (eps / c * logp.sum(axis=1) if eps else 0)
+    np.testing.assert_allclose(loss_s, want, **tol)
+    gs, gp = both_variants(kernels.cross_entropy_backward, x, target, stats_s, w, eps)
+    gr = ref.cross_entropy_backward(x, target, stats_s, w, eps)
+    np.testing.assert_array_equal(gs, gp)   # the same row code: the same bits
+    assert gs.dtype == dtype
+    np.testing.assert_allclose(gs, gr, rtol=tol["rtol"], atol=tol["rtol"])
+    q = np.full((n, c), eps / c) + (1 - eps) * (np.arange(c) == target[:, None])
+    np.testing.assert_allclose(gs, w[:, None] * (np.exp(logp) - q), rtol=tol["rtol"],
+                               atol=tol["rtol"])
+
+
+def test_cross_entropy_kernel_edge_cases_and_errors():
+    x = np.array([[-np.inf, -np.inf], [np.nan, 1.0], [1e4, -1e4]], np.float32)
+    loss, stats = kernels.cross_entropy(x, np.array([0, 1, 0]), 0.0)
+    assert loss[0] == np.inf and np.isnan(loss[1]) and loss[2] == 0.0
+    g = kernels.cross_entropy_backward(x, np.array([0, 1, 0]), stats, np.ones(3), 0.0)
+    np.testing.assert_array_equal(g[0], [-1.0, 0.0])   # p = 0 everywhere: only -onehot
+    assert np.isnan(g[1]).all() and (g[2] == 0).all()
+    with pytest.raises(IndexError, match="cross_entropy: target 5 is out of range for 2 classes"):
+        kernels.cross_entropy(x, np.array([0, 5, 1]))
+    with pytest.raises(ValueError, match=r"cross_entropy: expected logits \(N, C\) and target \(N,\)"):
+        kernels.cross_entropy(x, np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"cross_entropy: label_smoothing must be in \[0, 1\]"):
+        kernels.cross_entropy(x, np.array([0, 1, 1]), 1.5)
+    with pytest.raises(ValueError, match=r"cross_entropy_backward: expected stats \(3, 2\)"):
+        kernels.cross_entropy_backward(x, np.array([0, 1, 1]), stats[:2], np.ones(3))

@@ -28,7 +28,7 @@ differ from NumPy by rounding alone, and NaN and infinity keep their meaning.
 The modules, in the order a reader may take them: reference (NumPy), naive
 (matmul as plain loops), simd (vector registers for Numba), matmul (the
 register-tiled kernel), blas (OpenBLAS in Numba's pool), softmax, layernorm,
-dropout, scatter (an embedding's backward).
+dropout, crossentropy, scatter (an embedding's backward).
 
 This package imports nothing else from minigrad.
 """
@@ -53,6 +53,7 @@ from . import layernorm as _ln  # noqa: E402
 from . import dropout as _dp  # noqa: E402
 from . import blas as _blas  # noqa: E402
 from . import scatter as _sc  # noqa: E402
+from . import crossentropy as _ce  # noqa: E402
 
 BACKENDS = ("numba", "numpy")
 
@@ -382,6 +383,67 @@ def dropout_mask(shape, p, seed, dtype=np.float32):
     return out
 
 
+# --------------------------------------------------------- cross entropy ----
+def _check_targets(op, x, target):
+    x, target = _as_array(x, op, "x"), _as_array(target, op, "target")
+    if x.ndim != 2 or target.shape != x.shape[:1]:
+        raise ValueError(f"{op}: expected logits (N, C) and target (N,), got shapes {x.shape} "
+                         f"and {target.shape}")
+    _check_float(op, x)
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"{op}: target must hold class ids (integers), got dtype {target.dtype}")
+    if target.size and (target.min() < 0 or target.max() >= x.shape[1]):
+        bad = target.min() if target.min() < 0 else target.max()
+        raise IndexError(f"{op}: target {bad} is out of range for {x.shape[1]} classes")
+    return np.ascontiguousarray(x), target.astype(np.int64, copy=False)
+
+
+def _check_smoothing(op, eps):
+    eps = float(eps)
+    if not 0.0 <= eps <= 1.0:
+        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {eps}")
+    return eps
+
+
+def cross_entropy(x, target, label_smoothing=0.0):
+    """Per-row label-smoothed cross entropy of logits x (N, C) against class ids (N,).
+
+    Returns (loss (N,) float64, stats (N, 2) of x's dtype); stats (each row's max and log of
+    its sum of exponentials) is what `cross_entropy_backward` needs besides x itself.
+    """
+    op = "cross_entropy"
+    x, target = _check_targets(op, x, target)
+    eps = _check_smoothing(op, label_smoothing)
+    if _backend == "numpy" or x.size == 0:
+        return _ref.cross_entropy(x, target, eps)
+    stats = np.empty((x.shape[0], 2), x.dtype)
+    loss = np.empty(x.shape[0], np.float64)
+    _pick((_ce.forward_2d, _ce.forward_2d_serial), x.size)(x, target, eps, stats, loss)
+    return loss, stats
+
+
+def cross_entropy_backward(x, target, stats, row_weight, label_smoothing=0.0):
+    """d loss / d x (N, C): row_weight[i] * (softmax(x_i) - e / C - (1 - e) onehot(target_i)).
+
+    row_weight (N,) is each row's upstream gradient times what it counts for (0 if ignored)."""
+    op = "cross_entropy_backward"
+    x, target = _check_targets(op, x, target)
+    eps = _check_smoothing(op, label_smoothing)
+    stats = _as_array(stats, op, "stats")
+    w = np.ascontiguousarray(_as_array(row_weight, op, "row_weight"), dtype=np.float64)
+    if stats.shape != (x.shape[0], 2) or w.shape != x.shape[:1]:
+        raise ValueError(f"{op}: expected stats ({x.shape[0]}, 2) and row_weight "
+                         f"({x.shape[0]},) for logits of shape {x.shape}, got {stats.shape} "
+                         f"and {w.shape}")
+    _check_float(op, x, stats)
+    if _backend == "numpy" or x.size == 0:
+        return _ref.cross_entropy_backward(x, target, stats, w, eps)
+    dx = np.empty(x.shape, x.dtype)
+    _pick((_ce.backward_2d, _ce.backward_2d_serial), x.size)(
+        x, target, np.ascontiguousarray(stats), w, eps, dx)
+    return dx
+
+
 # ---------------------------------------------------------- scatter-add ----
 def embedding_backward(ids, grad, num_rows):
     """The gradient (num_rows, D) of an embedding table from the output gradient grad (N, D)
@@ -408,4 +470,5 @@ def embedding_backward(ids, grad, num_rows):
 __all__ = ["BACKENDS", "FASTMATH", "set_backend", "get_backend", "matmul", "matmul_naive",
            "softmax", "softmax_backward", "log_softmax", "log_softmax_backward", "layer_norm",
            "layer_norm_backward", "dropout", "dropout_mask", "relu_dropout",
-           "relu_dropout_backward", "embedding_backward"]
+           "relu_dropout_backward", "cross_entropy", "cross_entropy_backward",
+           "embedding_backward"]

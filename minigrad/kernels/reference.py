@@ -79,6 +79,29 @@ def layer_norm_backward(g, xhat, rstd, weight):
     return dx, (g * xhat).sum(axis=0), g.sum(axis=0)
 
 
+# ------------------------------------------------------- cross entropy ----
+def cross_entropy(x, target, eps):
+    """(loss (N,) float64, stats (N, 2)): each row's label-smoothed cross entropy, and its max
+    m (0 for an all -inf row) and log sum exp(x - m), which the backward pass needs."""
+    m = _row_max(x)
+    ls = np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))
+    ls = np.where(np.isneginf(ls), np.zeros_like(ls), ls)   # an all -inf row: log 0 -> 0
+    logp = (x - m) - ls
+    rows = np.arange(len(x))
+    loss = -(1.0 - eps) * logp[rows, target].astype(np.float64)
+    if eps:
+        loss -= eps / x.shape[1] * logp.sum(axis=1, dtype=np.float64)
+    return loss, np.concatenate([m, ls], axis=1)
+
+
+def cross_entropy_backward(x, target, stats, w, eps):
+    """w_i * (p - eps / C - (1 - eps) onehot(target)) per row i, p = softmax(x)."""
+    p = np.exp((x - stats[:, :1]) - stats[:, 1:])
+    grad = w[:, None].astype(x.dtype) * p - (w * eps / x.shape[1]).astype(x.dtype)[:, None]
+    grad[np.arange(len(x)), target] -= (w * (1.0 - eps)).astype(x.dtype)
+    return grad
+
+
 # ------------------------------------------------------------- scatter ----
 def embedding_backward(ids, g, num_rows):
     """(num_rows, D) table gradient: row ids[i] receives g[i], repeated ids add up."""
