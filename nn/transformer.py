@@ -6,6 +6,11 @@ the feed-forward network. Every sublayer is wrapped in a residual connection and
     post-norm (the paper, the default):  x = LayerNorm(x + Sublayer(x))
     pre-norm (norm_first=True):          x = x + Sublayer(LayerNorm(x))
 Constructor arguments, forward arguments and state-dict keys are those of `torch.nn.Transformer`.
+
+When training, a post-norm residual connection LayerNorm(x + Dropout(Sublayer(x))) and the
+feed-forward network's Dropout(ReLU(.)) each run as one fused op (as PyTorch has a fast path
+too): the same numbers and the same dropout seeds as the separate modules, fewer passes over
+memory. A hook on one of those modules turns its fusion off, so that the hook sees it run.
 """
 from __future__ import annotations
 
@@ -48,6 +53,17 @@ def _activation_dropout(layer, h):
     return drop(layer.activation(h))
 
 
+def _add_norm(norm, drop, x, sub):
+    """norm(x + drop(sub)), a post-norm residual connection; one fused op when training (the
+    same numbers, the same seed), else the three modules in turn."""
+    if (drop.training and type(drop) is Dropout and drop.p > 0 and not drop.inplace
+            and type(norm) is LayerNorm and len(norm.normalized_shape) == 1
+            and _unhooked(drop) and _unhooked(norm)
+            and x.shape == sub.shape and x.dtype == sub.dtype):
+        return F.dropout_add_layer_norm(sub, x, drop.p, norm.weight, norm.bias, norm.eps)
+    return norm(x + drop(sub))
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward network, each with a residual connection and norm."""
 
@@ -74,17 +90,24 @@ class TransformerEncoderLayer(Module):
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
             return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x))
+        x = _add_norm(self.norm1, self.dropout1, x,
+                      self._sa(x, src_mask, src_key_padding_mask, is_causal))
+        return _add_norm(self.norm2, self.dropout2, x, self._ff(x))
 
-    def _sa_block(self, x, mask, key_padding_mask, is_causal):
+    def _sa(self, x, mask, key_padding_mask, is_causal):
         out, _ = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=key_padding_mask,
                                 need_weights=False, is_causal=is_causal)
-        return self.dropout1(out)
+        return out
+
+    def _sa_block(self, x, mask, key_padding_mask, is_causal):
+        return self.dropout1(self._sa(x, mask, key_padding_mask, is_causal))
+
+    def _ff(self, x):
+        """The position-wise feed-forward network: max(0, x W1 + b1) W2 + b2."""
+        return self.linear2(_activation_dropout(self, self.linear1(x)))
 
     def _ff_block(self, x):
-        """The position-wise feed-forward network: max(0, x W1 + b1) W2 + b2."""
-        return self.dropout2(self.linear2(_activation_dropout(self, self.linear1(x))))
+        return self.dropout2(self._ff(x))
 
 
 class TransformerDecoderLayer(Module):
@@ -129,27 +152,37 @@ class TransformerDecoderLayer(Module):
             x = x + ca
             x = x + self._ff_block(self.norm3(x))
         else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal, sa_cache))
-            ca, weights = self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
-                                          ca_cache, return_attention)
-            x = self.norm2(x + ca)
-            x = self.norm3(x + self._ff_block(x))
+            x = _add_norm(self.norm1, self.dropout1, x,
+                          self._sa(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal, sa_cache))
+            ca, weights = self._mha(x, memory, memory_mask, memory_key_padding_mask,
+                                    ca_cache, return_attention)
+            x = _add_norm(self.norm2, self.dropout2, x, ca)
+            x = _add_norm(self.norm3, self.dropout3, x, self._ff(x))
         return (x, weights) if return_attention else x
 
-    def _sa_block(self, x, mask, key_padding_mask, is_causal, cache):
+    def _sa(self, x, mask, key_padding_mask, is_causal, cache):
         out, _ = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=key_padding_mask,
                                 need_weights=False, is_causal=is_causal, cache=cache)
-        return self.dropout1(out)
+        return out
+
+    def _sa_block(self, x, mask, key_padding_mask, is_causal, cache):
+        return self.dropout1(self._sa(x, mask, key_padding_mask, is_causal, cache))
+
+    def _mha(self, x, mem, mask, key_padding_mask, cache, need_weights):
+        return self.multihead_attn(x, mem, mem, attn_mask=mask,
+                                   key_padding_mask=key_padding_mask,
+                                   need_weights=need_weights, cache=cache,
+                                   average_attn_weights=False)
 
     def _mha_block(self, x, mem, mask, key_padding_mask, cache, need_weights):
-        out, weights = self.multihead_attn(x, mem, mem, attn_mask=mask,
-                                           key_padding_mask=key_padding_mask,
-                                           need_weights=need_weights, cache=cache,
-                                           average_attn_weights=False)
+        out, weights = self._mha(x, mem, mask, key_padding_mask, cache, need_weights)
         return self.dropout2(out), weights
 
+    def _ff(self, x):
+        return self.linear2(_activation_dropout(self, self.linear1(x)))
+
     def _ff_block(self, x):
-        return self.dropout3(self.linear2(_activation_dropout(self, self.linear1(x))))
+        return self.dropout3(self._ff(x))
 
 
 class TransformerEncoder(Module):

@@ -1,4 +1,5 @@
-"""The fused ops inside the Transformer layers: ReLU + dropout in the feed-forward network.
+"""The fused ops inside the Transformer layers: ReLU + dropout in the feed-forward network,
+dropout + residual add + layer norm in each post-norm residual connection.
 
 Each fused op has a float64 gradcheck, a comparison with PyTorch given the same dropout mask,
 and a check that a layer running it gives exactly the numbers (outputs and every gradient)
@@ -58,8 +59,51 @@ def test_relu_dropout_function_draws_the_seed_dropout_would():
         F.relu_dropout(x, 1.5)
 
 
+# ------------------------------------------------ dropout + add + layer norm ----
+@pytest.mark.parametrize("affine", ["both", "weight", "none"])
+def test_gradcheck_dropout_add_layer_norm(affine):
+    r = np.random.default_rng(3)
+    x, s = t64(r.standard_normal((2, 3, 6))), t64(r.standard_normal((2, 3, 6)))
+    params = [t64(1 + 0.1 * r.standard_normal(6)), t64(0.1 * r.standard_normal(6))]
+    params = params[:{"both": 2, "weight": 1, "none": 0}[affine]]
+    assert gradcheck(lambda *a: ops.DropoutAddLayerNorm.apply(
+        a[0], a[1], *(list(a[2:]) + [None] * (2 - len(a[2:]))), p=0.3, seed=9, eps=1e-5),
+        [x, s] + params)
+
+
+def test_dropout_add_layer_norm_equals_torch_given_the_mask(torch):
+    r = np.random.default_rng(4)
+    x, s, g = (r.standard_normal((4, 5, 16)).astype(np.float32) for _ in range(3))
+    w, b = (r.standard_normal(16).astype(np.float32) for _ in range(2))
+    ours = [mg.tensor(a, requires_grad=True) for a in (x, s, w, b)]
+    y = ops.DropoutAddLayerNorm.apply(*ours, p=0.2, seed=13, eps=1e-5)
+    y.backward(mg.tensor(g))
+    mask = torch.from_numpy(kernels.dropout_mask(x.shape, 0.2, 13, np.float32))
+    theirs = [torch.from_numpy(a).requires_grad_() for a in (x, s, w, b)]
+    ty = torch.nn.functional.layer_norm(theirs[0] + theirs[1] * mask, (16,), theirs[2],
+                                        theirs[3], 1e-5)
+    ty.backward(torch.from_numpy(g))
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-5)
+    for a, t in zip(ours, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_dropout_add_layer_norm_function_draws_the_seed_dropout_would():
+    x, s = mg.randn(4, 8), mg.randn(4, 8)
+    w, b = mg.randn(8), mg.randn(8)
+    mg.manual_seed(5)
+    fused = F.dropout_add_layer_norm(s, x, 0.3, w, b)
+    mg.manual_seed(5)
+    separate = F.layer_norm(x + F.dropout(s, 0.3), (8,), w, b)
+    np.testing.assert_array_equal(fused.numpy(), separate.numpy())
+    np.testing.assert_array_equal(F.dropout_add_layer_norm(s, x, 0.3, w, b, training=False).numpy(),
+                                  F.layer_norm(x + s, (8,), w, b).numpy())
+    with pytest.raises(ValueError, match="dropout_add_layer_norm: x of shape"):
+        ops.DropoutAddLayerNorm.apply(x, s[:2], w, b, p=0.1, seed=1)
+
+
 # ------------------------------------------------------- whole layers, fused or not ----
-FUSED_KERNELS = ("relu_dropout",)
+FUSED_KERNELS = ("relu_dropout", "dropout_add_layer_norm")
 
 
 def _spy(fn, name, calls):
@@ -110,5 +154,7 @@ def test_fused_layers_give_exactly_the_numbers_of_the_separate_ops(kind, norm_fi
     assert fused[2].keys() == separate[2].keys()
     for name in fused[2]:
         np.testing.assert_array_equal(fused[2][name], separate[2][name], err_msg=name)
-    # the fused kernels ran in the first run only (each layer has one feed-forward network)
+    # the fused kernels ran in the first run only: one feed-forward network per layer, and a
+    # residual connection per sublayer when post-norm
     assert ran.count("relu_dropout") == 1
+    assert ran.count("dropout_add_layer_norm") == (0 if norm_first else 2 if kind == "encoder" else 3)

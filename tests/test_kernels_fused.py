@@ -169,3 +169,38 @@ def test_cross_entropy_kernel_edge_cases_and_errors():
         kernels.cross_entropy(x, np.array([0, 1, 1]), 1.5)
     with pytest.raises(ValueError, match=r"cross_entropy_backward: expected stats \(3, 2\)"):
         kernels.cross_entropy_backward(x, np.array([0, 1, 1]), stats[:2], np.ones(3))
+
+
+# ------------------------------------------------------- dropout + add + layer norm ----
+@FAST
+@given(n=st.integers(0, 60), d=st.integers(1, 200), dtype=st.sampled_from(DTYPES),
+       p=st.sampled_from([0.0, 0.1, 0.5]), affine=st.sampled_from(["both", "weight", "none"]),
+       seed=st.integers(0, 2**63 - 1))
+def test_dropout_add_layer_norm_matches_the_separate_kernels(n, d, dtype, p, affine, seed):
+    r = np.random.default_rng(seed % 2**32)
+    x, s = (r.standard_normal((n, d)).astype(dtype) for _ in range(2))
+    w = r.standard_normal(d).astype(dtype) if affine != "none" else None
+    b = r.standard_normal(d).astype(dtype) if affine == "both" else None
+    for threshold in (ALWAYS_SERIAL, 0):
+        kernels.PARALLEL_MIN_WORK = threshold
+        got = kernels.dropout_add_layer_norm(x, s, p, seed, w, b, 1e-5)
+        # bit for bit what the three kernels give one after the other
+        want = kernels.layer_norm(x + kernels.dropout(s, p, seed), w, b, 1e-5)
+        for a, c in zip(got, want):
+            assert a.dtype == dtype
+            np.testing.assert_array_equal(a, c)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    for a, c in zip(got, ref.dropout_add_layer_norm(x, s, p, seed, w, b, 1e-5)):
+        np.testing.assert_allclose(a, c, rtol=tol, atol=tol)
+
+
+def test_dropout_add_layer_norm_errors():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ValueError, match=r"dropout_add_layer_norm: expected x and s of one shape"):
+        kernels.dropout_add_layer_norm(x, x[:1], 0.1, 1, None, None, 1e-5)
+    with pytest.raises(ValueError, match=r"dropout_add_layer_norm: weight of shape \(2,\)"):
+        kernels.dropout_add_layer_norm(x, x, 0.1, 1, np.ones(2, np.float32), None, 1e-5)
+    with pytest.raises(TypeError, match="dropout_add_layer_norm: dtypes differ"):
+        kernels.dropout_add_layer_norm(x, x.astype(np.float64), 0.1, 1, None, None, 1e-5)
+    with pytest.raises(ValueError, match=r"dropout_add_layer_norm: p must be in \[0, 1\)"):
+        kernels.dropout_add_layer_norm(x, x, 1.0, 1, None, None, 1e-5)

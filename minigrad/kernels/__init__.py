@@ -281,6 +281,28 @@ def layer_norm(x, weight, bias, eps):
     return _ln.layer_norm_numba(x, weight, bias, eps, parallel=x.size >= PARALLEL_MIN_WORK)
 
 
+def dropout_add_layer_norm(x, s, p, seed, weight, bias, eps):
+    """layer_norm(x + dropout(s, p, seed), weight, bias, eps) of rows (N, D) in one pass: the
+    post-norm residual connection. The same numbers, bit for bit, as the three kernels one
+    after the other; returns (y, x_hat, rstd) as layer_norm does (its backward applies)."""
+    op = "dropout_add_layer_norm"
+    x, s = _as_array(x, op, "x"), _as_array(s, op, "s")
+    if x.ndim != 2 or s.shape != x.shape:
+        raise ValueError(f"{op}: expected x and s of one shape (N, D), got {x.shape} and "
+                         f"{s.shape}")
+    _check_float(op, x, s)
+    _check_affine(op, x, weight, bias)
+    p, seed = _check_p_seed(op, p, seed)
+    eps = float(eps)
+    if not eps >= 0:
+        raise ValueError(f"{op}: eps must be >= 0, got {eps}")
+    if _backend == "numpy" or x.size == 0:
+        return _ref.dropout_add_layer_norm(x, s, p, seed, weight, bias, eps)
+    return _ln.dropout_add_layer_norm_numba(
+        x, s, np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
+        x.dtype.type(1.0 / (1.0 - p)), weight, bias, eps, parallel=x.size >= PARALLEL_MIN_WORK)
+
+
 def layer_norm_backward(grad, xhat, rstd, weight):
     """(dx, dweight, dbias) from the output gradient (N, D) and layer_norm's x_hat and rstd."""
     op = "layer_norm_backward"
@@ -469,6 +491,6 @@ def embedding_backward(ids, grad, num_rows):
 
 __all__ = ["BACKENDS", "FASTMATH", "set_backend", "get_backend", "matmul", "matmul_naive",
            "softmax", "softmax_backward", "log_softmax", "log_softmax_backward", "layer_norm",
-           "layer_norm_backward", "dropout", "dropout_mask", "relu_dropout",
+           "layer_norm_backward", "dropout_add_layer_norm", "dropout", "dropout_mask", "relu_dropout",
            "relu_dropout_backward", "cross_entropy", "cross_entropy_backward",
            "embedding_backward"]

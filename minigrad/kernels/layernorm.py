@@ -22,6 +22,7 @@ import numpy as np
 from numba import prange
 
 from . import FASTMATH
+from .dropout import _factor
 from .reference import layer_norm as layer_norm_reference  # noqa: F401  (the old names)
 from .reference import layer_norm_backward as layer_norm_backward_reference  # noqa: F401
 
@@ -103,14 +104,67 @@ def _backward_serial(g, xhat, rstd, weight, dx, partial_w, partial_b):
         _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step)
 
 
+# Post-norm residual connections, LayerNorm(x + dropout(s)), in one pass: each row of
+# h = x + dropout(s) is written into x_hat's row and normalised there, so neither dropout(s)
+# nor h is ever a whole array. The multiply by the mask and the add are two loops: in one
+# loop LLVM fuses them into a multiply-add with a single rounding (Numba's code generator
+# does so even without FASTMATH), and h would then differ in its last bit from what the
+# separate dropout and add ops compute; a fused multiply-add cannot span two loops. The
+# normalisation is _forward_row itself, so y, x_hat and rstd are those of the layer norm
+# kernel applied to that h.
+@numba.njit(cache=True, inline="always")
+def _dropout_add_row(x, s, out, key, threshold, scale, start):
+    """out = x + s * (scale if element start + j is kept else 0), for one row."""
+    zero = s.dtype.type(0)
+    for j in range(len(x)):
+        out[j] = s[j] * _factor(key, start + j, threshold, scale, zero)
+    for j in range(len(x)):
+        out[j] += x[j]
+
+
+@numba.njit(parallel=True, cache=True, fastmath=FASTMATH)
+def _dropout_add_forward(x, s, key, threshold, scale, weight, bias, eps, y, xhat, rstd):
+    d = x.shape[1]
+    for i in prange(x.shape[0]):
+        _dropout_add_row(x[i], s[i], xhat[i], key, threshold, scale, i * d)
+        rstd[i, 0] = _forward_row(xhat[i], weight, bias, eps, y[i], xhat[i])
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _dropout_add_forward_serial(x, s, key, threshold, scale, weight, bias, eps, y, xhat, rstd):
+    d = x.shape[1]
+    for i in range(x.shape[0]):
+        _dropout_add_row(x[i], s[i], xhat[i], key, threshold, scale, i * d)
+        rstd[i, 0] = _forward_row(xhat[i], weight, bias, eps, y[i], xhat[i])
+
+
+def _affine(weight, bias, d, dtype):
+    w = np.ones(d, dtype) if weight is None else np.ascontiguousarray(weight, dtype=dtype)
+    b = np.zeros(d, dtype) if bias is None else np.ascontiguousarray(bias, dtype=dtype)
+    return w, b
+
+
+def dropout_add_layer_norm_numba(x, s, key, threshold, scale, weight, bias, eps, parallel=True):
+    """layer_norm_numba(x + dropout(s)) for x, s (N, D); dropout by (key, threshold, scale)
+    of .dropout over the flat index of s. Returns (y, x_hat, rstd (N, 1))."""
+    x, s = np.ascontiguousarray(x), np.ascontiguousarray(s)
+    n, d = x.shape
+    w, b = _affine(weight, bias, d, x.dtype)
+    y = np.empty_like(x)
+    xhat = np.empty_like(x)
+    rstd = np.empty((n, 1), x.dtype)
+    (_dropout_add_forward if parallel else _dropout_add_forward_serial)(
+        x, s, key, threshold, scale, w, b, x.dtype.type(eps), y, xhat, rstd)
+    return y, xhat, rstd
+
+
 def layer_norm_numba(x, weight, bias, eps, parallel=True):
     """x (N, D) -> (y, x_hat, rstd (N, 1)); weight and bias (D,) or None.
 
     parallel=False runs the rows in the calling thread (for small inputs)."""
     x = np.ascontiguousarray(x)
     n, d = x.shape
-    w = np.ones(d, x.dtype) if weight is None else np.ascontiguousarray(weight, dtype=x.dtype)
-    b = np.zeros(d, x.dtype) if bias is None else np.ascontiguousarray(bias, dtype=x.dtype)
+    w, b = _affine(weight, bias, d, x.dtype)
     y = np.empty_like(x)
     xhat = np.empty_like(x)
     rstd = np.empty((n, 1), x.dtype)

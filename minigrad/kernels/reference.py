@@ -172,3 +172,8 @@ def relu_dropout(x, p, seed):
 def relu_dropout_backward(y, g, p):
     """g / (1 - p) where the output y is > 0 (ReLU passed and dropout kept), else 0."""
     return np.where(y > 0, g * g.dtype.type(1.0 / (1.0 - p)), g.dtype.type(0))
+
+
+def dropout_add_layer_norm(x, s, p, seed, weight, bias, eps):
+    """layer_norm(x + dropout(s, p, seed)) of rows (N, D): (y, x_hat, rstd)."""
+    return layer_norm(x + dropout(s, p, seed), weight, bias, eps)

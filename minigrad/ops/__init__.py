@@ -6,7 +6,7 @@ from .matmul import MatMul
 from .reduce import Amax, Amin, LogSumExp, Mean, Sum, Var
 from .shape import Cat, Expand, Permute, Reshape, Stack
 from .softmax import Dropout, LogSoftmax, ReluDropout, Softmax
-from .fused import CrossEntropy, LayerNorm, Linear
+from .fused import CrossEntropy, DropoutAddLayerNorm, LayerNorm, Linear
 from .assign import IndexPut, Scatter
 from .cumulative import Cumsum
 from .einsum import Einsum

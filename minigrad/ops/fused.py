@@ -1,5 +1,5 @@
-"""Fused ops for the layers a Transformer calls thousands of times: linear, layer norm and
-cross entropy. Each could be written from smaller ops; one node with a hand-derived backward
+"""Fused ops for the layers a Transformer calls thousands of times: linear, layer norm (alone
+or after a residual connection's dropout and add) and cross entropy. Each could be written from smaller ops; one node with a hand-derived backward
 does the same math with fewer temporaries and far less bookkeeping.
 """
 from __future__ import annotations
@@ -80,6 +80,38 @@ class LayerNorm(Function):
         gw = dw.reshape(w_shape) if len(need) > 1 and need[1] else None
         gb = db.reshape(w_shape) if len(need) > 2 and need[2] else None
         return dx.reshape(x_shape), gw, gb
+
+
+class DropoutAddLayerNorm(Function):
+    """LayerNorm(x + dropout(s)) over the last dim: a post-norm residual connection.
+
+    x and s have one shape (..., D); weight and bias are (D,) or None. The forward pass is one
+    kernel (kernels.dropout_add_layer_norm) that makes neither dropout(s) nor the sum as an
+    array, and gives bit for bit the numbers of Dropout, Add and LayerNorm in turn. The
+    gradient of the sum h is layer norm's; x receives it unchanged and s receives it through
+    the same dropout mask, regenerated from the seed.
+    """
+
+    @staticmethod
+    def forward(ctx, x, s, weight=None, bias=None, p=0.5, seed=0, eps=1e-5):
+        if s.shape != x.shape:
+            raise ValueError(f"dropout_add_layer_norm: x of shape {x.shape} and s of shape "
+                             f"{s.shape} differ")
+        d = x.shape[-1]
+        y, xhat, rstd = kernels.dropout_add_layer_norm(x.reshape(-1, d), s.reshape(-1, d), p,
+                                                       seed, weight, bias, eps)
+        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.p, ctx.seed = p, seed
+        return y.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        xhat, rstd, weight = ctx.saved
+        dh, dw, db = kernels.layer_norm_backward(g.reshape(xhat.shape), xhat, rstd, weight)
+        need = ctx.needs_input_grad
+        ds = kernels.dropout(dh, ctx.p, ctx.seed).reshape(g.shape) if need[1] else None
+        return (dh.reshape(g.shape), ds, dw if len(need) > 2 and need[2] else None,
+                db if len(need) > 3 and need[3] else None)
 
 
 class CrossEntropy(Function):
