@@ -158,3 +158,53 @@ def test_fused_layers_give_exactly_the_numbers_of_the_separate_ops(kind, norm_fi
     # residual connection per sublayer when post-norm
     assert ran.count("relu_dropout") == 1
     assert ran.count("dropout_add_layer_norm") == (0 if norm_first else 2 if kind == "encoder" else 3)
+
+
+# ------------------------------------------------ attention: mask, softmax, dropout ----
+def test_gradcheck_masked_softmax_dropout():
+    r = np.random.default_rng(6)
+    x = t64(r.standard_normal((2, 3, 4, 5)))
+    allowed = r.random((2, 1, 1, 5)) < 0.7
+    allowed[..., 0] = True
+    assert gradcheck(lambda a: ops.MaskedSoftmaxDropout.apply(a, allowed=allowed, p=0.3, seed=4), [x])
+    assert gradcheck(lambda a: ops.MaskedSoftmaxDropout.apply(a), [x])
+
+
+def test_masked_softmax_dropout_equals_torch_given_the_mask(torch):
+    r = np.random.default_rng(7)
+    x = (3 * r.standard_normal((3, 2, 6, 6))).astype(np.float32)
+    g = r.standard_normal(x.shape).astype(np.float32)
+    allowed = np.tril(np.ones((6, 6), bool))
+    ours = mg.tensor(x, requires_grad=True)
+    y = ops.MaskedSoftmaxDropout.apply(ours, allowed=allowed, p=0.25, seed=8)
+    y.backward(mg.tensor(g))
+    mask = torch.from_numpy(kernels.dropout_mask(x.shape, 0.25, 8, np.float32))
+    tx = torch.from_numpy(x).requires_grad_()
+    ty = torch.softmax(tx.masked_fill(~torch.from_numpy(allowed), float("-inf")), -1) * mask
+    ty.backward(torch.from_numpy(g))
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_gives_exactly_the_numbers_of_the_separate_ops(dtype):
+    r = np.random.default_rng(9)
+    q, k, v = (r.standard_normal((2, 3, 5, 4)).astype(dtype) for _ in range(3))
+    allowed = r.random((2, 1, 1, 5)) < 0.8
+    allowed[..., 0] = True
+    g = r.standard_normal((2, 3, 5, 4)).astype(dtype)
+
+    def run(fused):
+        ts = [mg.tensor(a, requires_grad=True) for a in (q, k, v)]
+        mg.manual_seed(3)
+        if fused:
+            out, w = F.attention(*ts, allowed=allowed, dropout_p=0.2)
+        else:
+            scores = (ts[0] * (1 / np.sqrt(4))) @ ts[1].transpose(-2, -1)
+            w = F.dropout(scores.masked_fill(~allowed, float("-inf")).softmax(-1), 0.2)
+            out = w @ ts[2]
+        out.backward(mg.tensor(g))
+        return [out.numpy(), w.numpy()] + [t.grad.numpy() for t in ts]
+
+    for a, b in zip(run(True), run(False)):
+        np.testing.assert_array_equal(a, b)

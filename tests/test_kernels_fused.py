@@ -204,3 +204,57 @@ def test_dropout_add_layer_norm_errors():
         kernels.dropout_add_layer_norm(x, x.astype(np.float64), 0.1, 1, None, None, 1e-5)
     with pytest.raises(ValueError, match=r"dropout_add_layer_norm: p must be in \[0, 1\)"):
         kernels.dropout_add_layer_norm(x, x, 1.0, 1, None, None, 1e-5)
+
+
+# ------------------------------------------------ attention: mask, softmax, dropout ----
+@st.composite
+def attention_scores(draw):
+    """(x, allowed, g): scores (..., S), a bool mask broadcastable to them (or None), a gradient."""
+    lead = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
+    s = draw(st.integers(1, 40))
+    dtype = draw(st.sampled_from(DTYPES))
+    r = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = (r.standard_normal(lead + (s,)) * draw(st.sampled_from([1.0, 30.0]))).astype(dtype)
+    shape = lead + (s,)
+    allowed = None
+    if draw(st.booleans()):   # a mask of the full shape or with broadcast (size-1) dims
+        mshape = tuple(1 if draw(st.booleans()) else n for n in shape)
+        allowed = r.random(mshape) < draw(st.sampled_from([0.0, 0.5, 0.9]))
+    return x, allowed, r.standard_normal(shape).astype(dtype)
+
+
+@FAST
+@given(case=attention_scores(), p=st.sampled_from([0.0, 0.1, 0.5]),
+       seed=st.integers(0, 2**63 - 1))
+def test_masked_softmax_dropout_matches_the_separate_kernels(case, p, seed):
+    x, allowed, g = case
+    blocked = None if allowed is None else ~np.broadcast_to(allowed, x.shape)
+    for threshold in (ALWAYS_SERIAL, 0):
+        kernels.PARALLEL_MIN_WORK = threshold
+        y, out = kernels.masked_softmax_dropout(x, allowed, p, seed)
+        dx = kernels.masked_softmax_dropout_backward(y, g, allowed, p, seed)
+        # bit for bit: masked_fill, softmax and dropout kernels in turn, and their backward
+        ym = kernels.softmax(x if blocked is None else np.where(blocked, x.dtype.type(-np.inf), x))
+        np.testing.assert_array_equal(y, ym)
+        np.testing.assert_array_equal(out, kernels.dropout(ym, p, seed) if p else ym)
+        want = kernels.softmax_backward(ym, kernels.dropout(g, p, seed) if p else g)
+        if blocked is not None:
+            want = np.where(blocked, 0, want)
+        np.testing.assert_array_equal(dx, want)
+    tol = 1e-5 if x.dtype == np.float32 else 1e-12
+    kernels.set_backend("numpy")
+    y_r, out_r = kernels.masked_softmax_dropout(x, allowed, p, seed)
+    np.testing.assert_allclose(y, y_r, rtol=tol, atol=tol)
+    np.testing.assert_allclose(out, out_r, rtol=tol, atol=tol)
+    np.testing.assert_allclose(dx, kernels.masked_softmax_dropout_backward(y_r, g, allowed, p, seed),
+                               rtol=tol * 10, atol=tol * 10)
+
+
+def test_masked_softmax_dropout_errors():
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(ValueError, match=r"masked_softmax_dropout: mask of shape \(4,\) does not broadcast"):
+        kernels.masked_softmax_dropout(x, np.ones(4, bool))
+    with pytest.raises(TypeError, match="masked_softmax_dropout: allowed must be a bool array"):
+        kernels.masked_softmax_dropout(x, np.ones(3))
+    with pytest.raises(ValueError, match="masked_softmax_dropout_backward: output of shape"):
+        kernels.masked_softmax_dropout_backward(x, x[:1])

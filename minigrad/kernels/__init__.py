@@ -246,6 +246,70 @@ def log_softmax_backward(y, grad):
                      _ref.log_softmax_backward, y, grad)
 
 
+def _attention_rows(op, x, allowed):
+    """x as C-contiguous rows (R, S), and (allowed rows (R, S) bool, masked?)."""
+    if allowed is None:
+        return _rows(x), np.ones((1, 1), np.bool_), False
+    allowed = np.asarray(allowed)
+    if allowed.dtype != np.bool_:
+        raise TypeError(f"{op}: allowed must be a bool array, got dtype {allowed.dtype}")
+    try:
+        allowed = np.broadcast_to(allowed, x.shape)
+    except ValueError:
+        raise ValueError(f"{op}: mask of shape {allowed.shape} does not broadcast to the "
+                         f"scores' shape {x.shape}") from None
+    return _rows(x), np.ascontiguousarray(allowed).reshape(-1, x.shape[-1]), True
+
+
+def masked_softmax_dropout(x, allowed=None, p=0.0, seed=0):
+    """Attention's weights: y = softmax(x masked to -inf where not `allowed`) along the last
+    axis, and out = dropout(y, p, seed). Returns (y, out); out is y when p == 0.
+
+    allowed: None or a bool array broadcastable to x. The numbers are those of masked_fill,
+    softmax and dropout in turn, bit for bit; y is what the backward pass needs."""
+    op = "masked_softmax_dropout"
+    x = _as_array(x, op, "x")
+    _check_rows(op, x)
+    _check_float(op, x)
+    p, seed = _check_p_seed(op, p, seed)
+    rows, allow, masked = _attention_rows(op, x, allowed)
+    if _backend == "numpy":
+        y = _ref.softmax(np.where(allow.reshape(x.shape), x, x.dtype.type(-np.inf))
+                         if masked else x)
+        return y, (_ref.dropout(y, p, seed) if p else y)
+    y = np.empty(x.shape, x.dtype)
+    out = np.empty(x.shape, x.dtype) if p else y
+    if x.size:
+        _pick((_sm.masked_softmax_dropout_2d, _sm.masked_softmax_dropout_2d_serial), x.size)(
+            rows, allow, masked, np.uint64(_ref.dropout_key(seed)),
+            np.uint64(_ref.dropout_threshold(p)), x.dtype.type(1.0 / (1.0 - p)), p > 0,
+            y.reshape(rows.shape), out.reshape(rows.shape))
+    return y, out
+
+
+def masked_softmax_dropout_backward(y, grad, allowed=None, p=0.0, seed=0):
+    """dx of masked_softmax_dropout: the softmax gradient of dropout's gradient (the mask
+    regenerated from the seed), 0 where not allowed."""
+    op = "masked_softmax_dropout_backward"
+    y, grad = _as_array(y, op, "y"), _as_array(grad, op, "grad")
+    _check_rows(op, y)
+    _check_same_shape(op, y, grad)
+    _check_float(op, y, grad)
+    p, seed = _check_p_seed(op, p, seed)
+    rows, allow, masked = _attention_rows(op, y, allowed)
+    if _backend == "numpy":
+        dx = _ref.softmax_backward(y, _ref.dropout(grad, p, seed) if p else grad)
+        return np.where(allow.reshape(y.shape), dx, y.dtype.type(0)) if masked else dx
+    dx = np.empty(y.shape, y.dtype)
+    if y.size:
+        _pick((_sm.masked_softmax_dropout_backward_2d,
+               _sm.masked_softmax_dropout_backward_2d_serial), y.size)(
+            rows, _rows(grad), allow, masked, np.uint64(_ref.dropout_key(seed)),
+            np.uint64(_ref.dropout_threshold(p)), y.dtype.type(1.0 / (1.0 - p)), p > 0,
+            dx.reshape(rows.shape))
+    return dx
+
+
 # ------------------------------------------------------------ layer norm ----
 def _check_affine(op, x, weight, bias):
     d = x.shape[1]
@@ -490,7 +554,8 @@ def embedding_backward(ids, grad, num_rows):
 
 
 __all__ = ["BACKENDS", "FASTMATH", "set_backend", "get_backend", "matmul", "matmul_naive",
-           "softmax", "softmax_backward", "log_softmax", "log_softmax_backward", "layer_norm",
+           "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
+           "masked_softmax_dropout", "masked_softmax_dropout_backward", "layer_norm",
            "layer_norm_backward", "dropout_add_layer_norm", "dropout", "dropout_mask", "relu_dropout",
            "relu_dropout_backward", "cross_entropy", "cross_entropy_backward",
            "embedding_backward"]

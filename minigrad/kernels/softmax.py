@@ -27,6 +27,7 @@ from numba import njit, prange, types
 from numba.core.extending import intrinsic, overload
 
 from . import FASTMATH
+from .dropout import _factor
 from .simd import VBYTES, vhmax, vload_first, vmax
 
 
@@ -206,3 +207,117 @@ def log_softmax_backward_2d(y, g, dx):
 def log_softmax_backward_2d_serial(y, g, dx):
     for i in range(y.shape[0]):
         _log_softmax_backward_row(y[i], g[i], dx[i])
+
+
+# ------------------------------------------- attention: mask, softmax, dropout ----
+# Attention's weights are softmax(scores masked to -inf where a key is not allowed), then
+# dropout. As three ops that is four (B, H, L, S) arrays (the masked scores, the weights, the
+# dropped weights, and the mask's broadcast) and three passes each way. These kernels do a
+# block of rows at a time, in cache: forward writes the weights y (kept for the backward pass)
+# and the dropped weights; backward regenerates the dropout mask from the seed. The numbers
+# are those of the separate kernels bit for bit: the rows go through _softmax_row and
+# _softmax_backward_row themselves, and the multiplies by the dropout mask are loops of their
+# own, compiled without FASTMATH, so that LLVM cannot fuse them with a neighbouring add.
+# `allowed` is a (rows, S) bool array, read only when `masked`; `drop` False skips the
+# dropout (out is then y itself).
+_ROWS = 64
+
+
+@njit(cache=True)
+def _mask_rows(x, allowed, masked, y, lo, hi):
+    """y = x where allowed, -inf elsewhere, rows lo..hi-1."""
+    for i in range(lo, hi):
+        xi, yi = x[i], y[i]
+        if masked:
+            ai = allowed[i]
+            for j in range(len(xi)):
+                yi[j] = xi[j] if ai[j] else -np.inf
+        else:
+            for j in range(len(xi)):
+                yi[j] = xi[j]
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _softmax_rows(y, lo, hi):
+    for i in range(lo, hi):
+        _softmax_row(y[i], y[i])
+
+
+@njit(cache=True)
+def _dropout_rows(x, out, key, threshold, scale, lo, hi):
+    """out = x * (scale if kept else 0) by the flat index of x, rows lo..hi-1."""
+    n = x.shape[1]
+    zero = x.dtype.type(0)
+    for i in range(lo, hi):
+        xi, oi = x[i], out[i]
+        for j in range(n):
+            oi[j] = xi[j] * _factor(key, i * n + j, threshold, scale, zero)
+
+
+@njit(cache=True)
+def _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, out, lo, hi):
+    _mask_rows(x, allowed, masked, y, lo, hi)
+    _softmax_rows(y, lo, hi)
+    if drop:
+        _dropout_rows(y, out, key, threshold, scale, lo, hi)
+
+
+@njit(parallel=True, cache=True)
+def masked_softmax_dropout_2d(x, allowed, masked, key, threshold, scale, drop, y, out):
+    n = x.shape[0]
+    for k in prange((n + _ROWS - 1) // _ROWS):
+        _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, out,
+                              k * _ROWS, min(n, (k + 1) * _ROWS))
+
+
+@njit(cache=True)
+def masked_softmax_dropout_2d_serial(x, allowed, masked, key, threshold, scale, drop, y, out):
+    n = x.shape[0]
+    for k in range((n + _ROWS - 1) // _ROWS):
+        _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, out,
+                              k * _ROWS, min(n, (k + 1) * _ROWS))
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _softmax_backward_rows(y, dx, lo, hi):
+    for i in range(lo, hi):
+        _softmax_backward_row(y[i], dx[i], dx[i])
+
+
+@njit(cache=True)
+def _zero_masked_rows(allowed, masked, dx, lo, hi):
+    if masked:
+        for i in range(lo, hi):
+            ai, di = allowed[i], dx[i]
+            for j in range(len(di)):
+                if not ai[j]:
+                    di[j] = 0
+
+
+@njit(cache=True)
+def _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale, drop, dx,
+                                   lo, hi):
+    if drop:
+        _dropout_rows(g, dx, key, threshold, scale, lo, hi)
+    else:
+        for i in range(lo, hi):
+            dx[i, :] = g[i]
+    _softmax_backward_rows(y, dx, lo, hi)
+    _zero_masked_rows(allowed, masked, dx, lo, hi)
+
+
+@njit(parallel=True, cache=True)
+def masked_softmax_dropout_backward_2d(y, g, allowed, masked, key, threshold, scale, drop, dx):
+    n = y.shape[0]
+    for k in prange((n + _ROWS - 1) // _ROWS):
+        _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale, drop, dx,
+                                       k * _ROWS, min(n, (k + 1) * _ROWS))
+
+
+@njit(cache=True)
+def masked_softmax_dropout_backward_2d_serial(y, g, allowed, masked, key, threshold, scale, drop,
+                                              dx):
+    n = y.shape[0]
+    for k in range((n + _ROWS - 1) // _ROWS):
+        _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale, drop, dx,
+                                       k * _ROWS, min(n, (k + 1) * _ROWS))

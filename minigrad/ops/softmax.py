@@ -77,6 +77,28 @@ class Dropout(Function):
         return kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
 
 
+class MaskedSoftmaxDropout(Function):
+    """Attention's weights, dropout(softmax(x masked to -inf where not `allowed`), p, seed)
+    along the last dim, as one op: the numbers of MaskedFill, Softmax and Dropout in turn.
+
+    `allowed` is a bool array broadcastable to x (None: every key allowed); p = 0 skips the
+    dropout. Backward keeps the softmax output y and regenerates the dropout mask from the
+    seed: dx = y * (g' - sum(g' * y)) with g' = dropout(g), and 0 where not allowed.
+    """
+
+    @staticmethod
+    def forward(ctx, a, allowed=None, p=0.0, seed=0):
+        y, out = kernels.masked_softmax_dropout(a, allowed, p, seed)
+        ctx.save_for_backward(y)
+        ctx.mask = (allowed, p, seed)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        allowed, p, seed = ctx.mask
+        return kernels.masked_softmax_dropout_backward(ctx.saved[0], g, allowed, p, seed)
+
+
 class ReluDropout(Function):
     """dropout(relu(x), p, seed) as one op: the same numbers and the same mask as the two ops.
 
