@@ -59,6 +59,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return ops.LayerNorm.apply(*args, ndims=len(shape), eps=eps)
 
 
+def dropout_add(input, residual, p, training=True):
+    """residual + dropout(input, p) as one op (not in PyTorch): a pre-norm residual
+    connection, with the seed `dropout` would draw, so the very numbers of the two calls."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout_add: p must be in [0, 1), got {p}")
+    if not training or p == 0.0:
+        return residual + input
+    return ops.DropoutAdd.apply(residual, input, p=p, seed=next_seed())
+
+
 def dropout_add_layer_norm(input, residual, p, weight=None, bias=None, eps=1e-5, training=True):
     """layer_norm(residual + dropout(input, p), (D,), weight, bias, eps) as one op (not in
     PyTorch): a post-norm residual connection. It draws its seed as `dropout` does, so it gives

@@ -7,8 +7,9 @@ the feed-forward network. Every sublayer is wrapped in a residual connection and
     pre-norm (norm_first=True):          x = x + Sublayer(LayerNorm(x))
 Constructor arguments, forward arguments and state-dict keys are those of `torch.nn.Transformer`.
 
-When training, a post-norm residual connection LayerNorm(x + Dropout(Sublayer(x))) and the
-feed-forward network's Dropout(ReLU(.)) each run as one fused op (as PyTorch has a fast path
+When training, a residual connection, LayerNorm(x + Dropout(Sublayer(x))) post-norm or
+x + Dropout(Sublayer(LayerNorm(x))) pre-norm, and the feed-forward network's Dropout(ReLU(.))
+each run as one fused op (as PyTorch has a fast path
 too): the same numbers and the same dropout seeds as the separate modules, fewer passes over
 memory. A hook on one of those modules turns its fusion off, so that the hook sees it run.
 """
@@ -43,23 +44,31 @@ def _unhooked(module):
     return not (module._forward_hooks or module._forward_pre_hooks)
 
 
+def _fusable(drop):
+    """True when the Dropout module `drop` may run inside a fused op: training, p > 0, plain."""
+    return (drop.training and type(drop) is Dropout and drop.p > 0 and not drop.inplace
+            and _unhooked(drop))
+
+
 def _activation_dropout(layer, h):
     """layer.dropout(layer.activation(h)); ReLU then dropout runs as one fused op when training
     (the same numbers, the same seed), the hidden layer of every feed-forward network."""
-    drop = layer.dropout
-    if (layer.activation is F.relu and type(drop) is Dropout and drop.training and drop.p > 0
-            and not drop.inplace and _unhooked(drop)):
-        return F.relu_dropout(h, drop.p)
-    return drop(layer.activation(h))
+    if layer.activation is F.relu and _fusable(layer.dropout):
+        return F.relu_dropout(h, layer.dropout.p)
+    return layer.dropout(layer.activation(h))
+
+
+def _add(drop, x, sub):
+    """x + drop(sub), a pre-norm residual connection; one fused op when training."""
+    if _fusable(drop) and x.shape == sub.shape and x.dtype == sub.dtype:
+        return F.dropout_add(sub, x, drop.p)
+    return x + drop(sub)
 
 
 def _add_norm(norm, drop, x, sub):
-    """norm(x + drop(sub)), a post-norm residual connection; one fused op when training (the
-    same numbers, the same seed), else the three modules in turn."""
-    if (drop.training and type(drop) is Dropout and drop.p > 0 and not drop.inplace
-            and type(norm) is LayerNorm and len(norm.normalized_shape) == 1
-            and _unhooked(drop) and _unhooked(norm)
-            and x.shape == sub.shape and x.dtype == sub.dtype):
+    """norm(x + drop(sub)), a post-norm residual connection; one fused op when training."""
+    if (_fusable(drop) and type(norm) is LayerNorm and len(norm.normalized_shape) == 1
+            and _unhooked(norm) and x.shape == sub.shape and x.dtype == sub.dtype):
         return F.dropout_add_layer_norm(sub, x, drop.p, norm.weight, norm.bias, norm.eps)
     return norm(x + drop(sub))
 
@@ -88,8 +97,9 @@ class TransformerEncoderLayer(Module):
         """src (B, S, D) if batch_first else (S, B, D); returns the same shape."""
         x = src
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self._ff_block(self.norm2(x))
+            x = _add(self.dropout1, x,
+                     self._sa(self.norm1(x), src_mask, src_key_padding_mask, is_causal))
+            return _add(self.dropout2, x, self._ff(self.norm2(x)))
         x = _add_norm(self.norm1, self.dropout1, x,
                       self._sa(x, src_mask, src_key_padding_mask, is_causal))
         return _add_norm(self.norm2, self.dropout2, x, self._ff(x))
@@ -146,11 +156,12 @@ class TransformerDecoderLayer(Module):
             ca_cache = cache.setdefault("cross", {"static": True})
         x = tgt
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal, sa_cache)
-            ca, weights = self._mha_block(self.norm2(x), memory, memory_mask,
-                                          memory_key_padding_mask, ca_cache, return_attention)
-            x = x + ca
-            x = x + self._ff_block(self.norm3(x))
+            x = _add(self.dropout1, x, self._sa(self.norm1(x), tgt_mask, tgt_key_padding_mask,
+                                                tgt_is_causal, sa_cache))
+            ca, weights = self._mha(self.norm2(x), memory, memory_mask,
+                                    memory_key_padding_mask, ca_cache, return_attention)
+            x = _add(self.dropout2, x, ca)
+            x = _add(self.dropout3, x, self._ff(self.norm3(x)))
         else:
             x = _add_norm(self.norm1, self.dropout1, x,
                           self._sa(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal, sa_cache))

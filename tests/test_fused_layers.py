@@ -1,5 +1,6 @@
 """The fused ops inside the Transformer layers: ReLU + dropout in the feed-forward network,
-dropout + residual add + layer norm in each post-norm residual connection.
+dropout + residual add (+ layer norm when post-norm) in each residual connection, and
+attention's mask + softmax + dropout.
 
 Each fused op has a float64 gradcheck, a comparison with PyTorch given the same dropout mask,
 and a check that a layer running it gives exactly the numbers (outputs and every gradient)
@@ -102,8 +103,41 @@ def test_dropout_add_layer_norm_function_draws_the_seed_dropout_would():
         ops.DropoutAddLayerNorm.apply(x, s[:2], w, b, p=0.1, seed=1)
 
 
+# ------------------------------------------------------------ dropout + add ----
+def test_gradcheck_dropout_add():
+    r = np.random.default_rng(10)
+    x, s = t64(r.standard_normal((3, 4, 5))), t64(r.standard_normal((3, 4, 5)))
+    assert gradcheck(lambda a, b: ops.DropoutAdd.apply(a, b, p=0.4, seed=2), [x, s])
+
+
+def test_dropout_add_equals_torch_given_the_mask(torch):
+    r = np.random.default_rng(11)
+    x, s, g = (r.standard_normal((4, 6, 8)).astype(np.float32) for _ in range(3))
+    ours = [mg.tensor(a, requires_grad=True) for a in (x, s)]
+    y = ops.DropoutAdd.apply(*ours, p=0.3, seed=12)
+    y.backward(mg.tensor(g))
+    mask = torch.from_numpy(kernels.dropout_mask(x.shape, 0.3, 12, np.float32))
+    theirs = [torch.from_numpy(a).requires_grad_() for a in (x, s)]
+    ty = theirs[0] + theirs[1] * mask
+    ty.backward(torch.from_numpy(g))
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-6, atol=1e-6)
+    for a, t in zip(ours, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_dropout_add_function_draws_the_seed_dropout_would():
+    x, s = mg.randn(4, 8), mg.randn(4, 8)
+    mg.manual_seed(5)
+    fused = F.dropout_add(s, x, 0.3)
+    mg.manual_seed(5)
+    np.testing.assert_array_equal(fused.numpy(), (x + F.dropout(s, 0.3)).numpy())
+    np.testing.assert_array_equal(F.dropout_add(s, x, 0.3, training=False).numpy(), (x + s).numpy())
+    with pytest.raises(ValueError, match="dropout_add: x of shape"):
+        ops.DropoutAdd.apply(x, s[:2], p=0.1, seed=1)
+
+
 # ------------------------------------------------------- whole layers, fused or not ----
-FUSED_KERNELS = ("relu_dropout", "dropout_add_layer_norm")
+FUSED_KERNELS = ("relu_dropout", "dropout_add_layer_norm", "dropout_add")
 
 
 def _spy(fn, name, calls):
@@ -157,7 +191,9 @@ def test_fused_layers_give_exactly_the_numbers_of_the_separate_ops(kind, norm_fi
     # the fused kernels ran in the first run only: one feed-forward network per layer, and a
     # residual connection per sublayer when post-norm
     assert ran.count("relu_dropout") == 1
-    assert ran.count("dropout_add_layer_norm") == (0 if norm_first else 2 if kind == "encoder" else 3)
+    residuals = 2 if kind == "encoder" else 3
+    assert ran.count("dropout_add_layer_norm") == (0 if norm_first else residuals)
+    assert ran.count("dropout_add") == (residuals if norm_first else 0)
 
 
 # ------------------------------------------------ attention: mask, softmax, dropout ----

@@ -258,3 +258,18 @@ def test_masked_softmax_dropout_errors():
         kernels.masked_softmax_dropout(x, np.ones(3))
     with pytest.raises(ValueError, match="masked_softmax_dropout_backward: output of shape"):
         kernels.masked_softmax_dropout_backward(x, x[:1])
+
+
+@FAST
+@given(shape=st.lists(st.integers(0, 40), min_size=0, max_size=3), dtype=st.sampled_from(DTYPES),
+       p=st.sampled_from([0.0, 0.1, 0.5]), seed=st.integers(0, 2**63 - 1))
+def test_dropout_add_matches_the_separate_kernels(shape, dtype, p, seed):
+    r = np.random.default_rng(seed % 2**32)
+    x, s = (r.standard_normal(tuple(shape)).astype(dtype) for _ in range(2))
+    want = x + kernels.dropout(s, p, seed)
+    for got in both_variants(kernels.dropout_add, x, s, p, seed):
+        assert got.dtype == dtype and got.shape == x.shape
+        np.testing.assert_array_equal(got, want)   # bit for bit: no multiply-add
+    np.testing.assert_array_equal(ref.dropout_add(x, s, p, seed), want)
+    with pytest.raises(ValueError, match="dropout_add: x of shape"):
+        kernels.dropout_add(x, np.zeros(x.size + 1, dtype), p, seed)

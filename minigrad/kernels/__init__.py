@@ -422,6 +422,26 @@ def dropout(x, p, seed):
     return out
 
 
+def dropout_add(x, s, p, seed):
+    """x + dropout(s, p, seed) in one pass, x and s of one shape: the pre-norm residual
+    connection. Bit for bit the numbers of the dropout kernel followed by an add."""
+    op = "dropout_add"
+    x, s = _as_array(x, op, "x"), _as_array(s, op, "s")
+    if s.shape != x.shape:
+        raise ValueError(f"{op}: x of shape {x.shape} and s of shape {s.shape} differ")
+    p, seed = _check_p_seed(op, p, seed)
+    _check_float(op, x, s)
+    if _backend == "numpy" or x.ndim == 0:
+        return np.asarray(_ref.dropout_add(x, s, p, seed))
+    out = np.empty(x.shape, x.dtype)
+    if x.size:
+        kernel = _pick((_dp.dropout_add_2d, _dp.dropout_add_2d_serial), x.size)
+        kernel(_rows(x), _rows(s), out.reshape(-1, x.shape[-1]),
+               np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
+               x.dtype.type(1.0 / (1.0 - p)))
+    return out
+
+
 def relu_dropout(x, p, seed):
     """dropout(max(x, 0), p, seed) in one pass: the same numbers, the same mask."""
     x = _as_array(x, "relu_dropout", "x")
@@ -556,6 +576,6 @@ def embedding_backward(ids, grad, num_rows):
 __all__ = ["BACKENDS", "FASTMATH", "set_backend", "get_backend", "matmul", "matmul_naive",
            "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
            "masked_softmax_dropout", "masked_softmax_dropout_backward", "layer_norm",
-           "layer_norm_backward", "dropout_add_layer_norm", "dropout", "dropout_mask", "relu_dropout",
+           "layer_norm_backward", "dropout_add_layer_norm", "dropout", "dropout_add", "dropout_mask", "relu_dropout",
            "relu_dropout_backward", "cross_entropy", "cross_entropy_backward",
            "embedding_backward"]

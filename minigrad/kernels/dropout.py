@@ -109,3 +109,41 @@ def relu_dropout_backward_flat_serial(y, g, dx, scale):
     zero = g.dtype.type(0)
     for i in range(y.size):
         dx[i] = g[i] * scale if y[i] > zero else zero
+
+
+# x + dropout(s), the residual connection, in blocks of rows (see .layernorm, which normalises
+# each block after this). The multiply by the mask and the add are two loops, so that LLVM
+# cannot fuse them into one multiply-add with a single rounding (Numba's code generator does
+# so even without fastmath): the sum is then bit for bit that of the dropout kernel and an add.
+_BLOCK = 16
+
+
+@njit(cache=True)
+def _dropout_add_rows(x, s, h, key, threshold, scale, lo, hi):
+    """Rows lo..hi-1 of h = x + s * (scale if kept else 0), by the flat index of s."""
+    d = x.shape[1]
+    zero = s.dtype.type(0)
+    for i in range(lo, hi):
+        si, hi_ = s[i], h[i]
+        start = i * d
+        for j in range(d):
+            hi_[j] = si[j] * _factor(key, start + j, threshold, scale, zero)
+        xi = x[i]
+        for j in range(d):
+            hi_[j] += xi[j]
+
+
+@njit(parallel=True, cache=True)
+def dropout_add_2d(x, s, out, key, threshold, scale):
+    """out = x + dropout(s) for x, s, out (N, D) C-contiguous."""
+    n = x.shape[0]
+    for k in prange((n + _BLOCK - 1) // _BLOCK):
+        _dropout_add_rows(x, s, out, key, threshold, scale, k * _BLOCK, min(n, (k + 1) * _BLOCK))
+
+
+@njit(cache=True)
+def dropout_add_2d_serial(x, s, out, key, threshold, scale):
+    """dropout_add_2d without the thread pool, for small arrays."""
+    n = x.shape[0]
+    for k in range((n + _BLOCK - 1) // _BLOCK):
+        _dropout_add_rows(x, s, out, key, threshold, scale, k * _BLOCK, min(n, (k + 1) * _BLOCK))

@@ -22,7 +22,7 @@ import numpy as np
 from numba import prange
 
 from . import FASTMATH
-from .dropout import _factor
+from .dropout import _BLOCK, _dropout_add_rows
 from .reference import layer_norm as layer_norm_reference  # noqa: F401  (the old names)
 from .reference import layer_norm_backward as layer_norm_backward_reference  # noqa: F401
 
@@ -106,31 +106,12 @@ def _backward_serial(g, xhat, rstd, weight, dx, partial_w, partial_b):
 
 # Post-norm residual connections, LayerNorm(x + dropout(s)), in one pass over memory: a block
 # of rows of h = x + dropout(s) is written into x_hat and normalised there while it is in
-# cache, so neither dropout(s) nor h is ever a whole array. Two details keep the numbers those
-# of the separate dropout, add and layer norm kernels, bit for bit:
-# * the multiply by the mask and the add are two loops, compiled without FASTMATH: in one loop
-#   LLVM fuses them into a multiply-add with a single rounding (Numba's code generator does so
-#   even without FASTMATH), and h would differ in its last bit; a multiply-add cannot span
-#   two loops;
-# * the normalisation is _forward_row itself.
-# Blocks of rows, not single rows: with the hash loop and the normalisation interleaved row by
-# row, LLVM vectorises the pair badly (measured 0.31 ms against 0.18 ms for (1280, 128)).
-_BLOCK = 16
-
-
-@numba.njit(cache=True)
-def _dropout_add_rows(x, s, h, key, threshold, scale, lo, hi):
-    """Rows lo..hi-1 of h = x + s * (scale if kept else 0), by the flat index of s."""
-    d = x.shape[1]
-    zero = s.dtype.type(0)
-    for i in range(lo, hi):
-        si, hi_ = s[i], h[i]
-        start = i * d
-        for j in range(d):
-            hi_[j] = si[j] * _factor(key, start + j, threshold, scale, zero)
-        xi = x[i]
-        for j in range(d):
-            hi_[j] += xi[j]
+# cache, so neither dropout(s) nor h is ever a whole array. The numbers are those of the
+# separate dropout, add and layer norm kernels, bit for bit: h comes from .dropout's
+# _dropout_add_rows (the kernel of dropout_add, which keeps the multiply and the add apart),
+# and the normalisation is _forward_row itself. Blocks of rows, not single rows: with the hash
+# loop and the normalisation interleaved row by row, LLVM vectorises the pair badly (measured
+# 0.31 ms against 0.18 ms for (1280, 128)).
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)

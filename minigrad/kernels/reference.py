@@ -174,6 +174,10 @@ def relu_dropout_backward(y, g, p):
     return np.where(y > 0, g * g.dtype.type(1.0 / (1.0 - p)), g.dtype.type(0))
 
 
+def dropout_add(x, s, p, seed):
+    return x + dropout(s, p, seed)
+
+
 def dropout_add_layer_norm(x, s, p, seed, weight, bias, eps):
     """layer_norm(x + dropout(s, p, seed)) of rows (N, D): (y, x_hat, rstd)."""
     return layer_norm(x + dropout(s, p, seed), weight, bias, eps)

@@ -1,5 +1,5 @@
-"""Softmax, log-softmax and dropout (alone, or after a ReLU): the ops whose forward and
-backward are fused kernels.
+"""Softmax, log-softmax and dropout (alone, after a ReLU, before a residual add, after
+attention's mask and softmax): the ops whose forward and backward are fused kernels.
 
 The kernels work on the last axis; another `dim` is moved to the end and back.
 """
@@ -97,6 +97,24 @@ class MaskedSoftmaxDropout(Function):
     def backward(ctx, g):
         allowed, p, seed = ctx.mask
         return kernels.masked_softmax_dropout_backward(ctx.saved[0], g, allowed, p, seed)
+
+
+class DropoutAdd(Function):
+    """x + dropout(s, p, seed) as one op, x and s of one shape: a pre-norm residual connection.
+
+    The same numbers as Dropout then Add. x's gradient is g; s's is dropout(g) (the mask
+    regenerated from the seed).
+    """
+
+    @staticmethod
+    def forward(ctx, x, s, p=0.5, seed=0):
+        ctx.p, ctx.seed = p, seed
+        return kernels.dropout_add(x, s, p, seed)
+
+    @staticmethod
+    def backward(ctx, g):
+        ds = kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
+        return g, (ds if ctx.needs_input_grad[1] else None)
 
 
 class ReluDropout(Function):
