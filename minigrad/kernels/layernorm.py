@@ -81,11 +81,12 @@ def _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step):
         for j in range(d):
             pw[j] += gi[j] * xi[j]
             pb[j] += gi[j]
-        sh /= d
-        shx /= d
-        r = rstd[i, 0]
+        # the element loop in g's dtype, as in the forward pass: float32 runs 16 lanes wide,
+        # not 8 lanes of float64 with a conversion per element
+        t = g.dtype.type
+        sh_, shx_, r = t(sh / d), t(shx / d), rstd[i, 0]
         for j in range(d):
-            di[j] = r * (gi[j] * weight[j] - sh - xi[j] * shx)
+            di[j] = r * (gi[j] * weight[j] - sh_ - xi[j] * shx_)
 
 
 @numba.njit(parallel=True, cache=True, fastmath=FASTMATH)
