@@ -273,3 +273,29 @@ def test_dropout_add_matches_the_separate_kernels(shape, dtype, p, seed):
     np.testing.assert_array_equal(ref.dropout_add(x, s, p, seed), want)
     with pytest.raises(ValueError, match="dropout_add: x of shape"):
         kernels.dropout_add(x, np.zeros(x.size + 1, dtype), p, seed)
+
+
+# ------------------------------------------------------------- softmax in blocks ----
+_sm = importlib.import_module("minigrad.kernels.softmax")
+
+
+@FAST
+@given(rows=st.integers(1, 300), n=st.integers(1, 150), dtype=st.sampled_from(DTYPES),
+       seed=st.integers(0, 2**32 - 1))
+def test_softmax_in_blocks_gives_the_bits_of_the_row_by_row_kernel(rows, n, dtype, seed):
+    # the blocked kernel (exp over a whole block at once) against _softmax_row row by row
+    from numba import njit
+
+    @njit(fastmath=kernels.FASTMATH)   # as the kernels are compiled
+    def row_by_row(x, y):
+        for i in range(x.shape[0]):
+            _sm._softmax_row(x[i], y[i])
+
+    r = np.random.default_rng(seed)
+    x = (r.standard_normal((rows, n)) * 10).astype(dtype)
+    x[r.random(x.shape) < 0.2] = -np.inf
+    x[r.random(rows) < 0.1] = -np.inf
+    want = np.empty_like(x)
+    row_by_row(x, want)
+    for got in both_variants(kernels.softmax, x):
+        np.testing.assert_array_equal(got, want)
