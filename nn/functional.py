@@ -59,31 +59,6 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return ops.LayerNorm.apply(*args, ndims=len(shape), eps=eps)
 
 
-def dropout_add(input, residual, p, training=True):
-    """residual + dropout(input, p) as one op (not in PyTorch): a pre-norm residual
-    connection, with the seed `dropout` would draw, so the very numbers of the two calls."""
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"dropout_add: p must be in [0, 1), got {p}")
-    if not training or p == 0.0:
-        return residual + input
-    return ops.DropoutAdd.apply(residual, input, p=p, seed=next_seed())
-
-
-def dropout_add_layer_norm(input, residual, p, weight=None, bias=None, eps=1e-5, training=True):
-    """layer_norm(residual + dropout(input, p), (D,), weight, bias, eps) as one op (not in
-    PyTorch): a post-norm residual connection. It draws its seed as `dropout` does, so it gives
-    the very numbers of the three calls. input and residual (..., D); weight, bias (D,)."""
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"dropout_add_layer_norm: p must be in [0, 1), got {p}")
-    d = residual.shape[-1:]
-    if not training or p == 0.0:
-        return layer_norm(residual + input, d, weight, bias, eps)
-    if bias is not None and weight is None:
-        raise ValueError("dropout_add_layer_norm: a bias needs a weight")
-    return ops.DropoutAddLayerNorm.apply(residual, input, weight, bias, p=p, seed=next_seed(),
-                                         eps=eps)
-
-
 def embedding(input, weight, padding_idx=None):
     """Rows of `weight` (V, D) for integer ids of any shape (B, T) -> (B, T, D)."""
     return ops.Embedding.apply(weight, ids=_data(input), padding_idx=padding_idx)
@@ -157,17 +132,6 @@ def _broadcasts_to(shape, target_shape):
         return np.broadcast_shapes(shape, target_shape) == tuple(target_shape)
     except ValueError:
         return False
-
-
-def relu_dropout(input, p=0.5, training=True):
-    """dropout(relu(input), p, training) as one op, one pass each way (not in PyTorch).
-
-    It draws its seed as `dropout` does, so it gives the very numbers of the two calls."""
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"relu_dropout: p must be in [0, 1), got {p}")
-    if not training or p == 0.0:
-        return relu(input)
-    return ops.ReluDropout.apply(input, p=p, seed=next_seed())
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

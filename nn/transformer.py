@@ -22,6 +22,7 @@ import numpy as np
 from minigrad.tensor import Tensor
 
 from . import functional as F
+from .fused import activation_dropout, add_norm, add_residual
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .layers import Dropout, Linear
@@ -37,40 +38,6 @@ def _activation(name):
     if name == "gelu":
         return F.gelu
     raise ValueError(f"Transformer: activation must be 'relu', 'gelu' or a callable, got {name!r}")
-
-
-def _unhooked(module):
-    """True when nothing watches `module` run, so a fused op may stand in for its call."""
-    return not (module._forward_hooks or module._forward_pre_hooks)
-
-
-def _fusable(drop):
-    """True when the Dropout module `drop` may run inside a fused op: training, p > 0, plain."""
-    return (drop.training and type(drop) is Dropout and drop.p > 0 and not drop.inplace
-            and _unhooked(drop))
-
-
-def _activation_dropout(layer, h):
-    """layer.dropout(layer.activation(h)); ReLU then dropout runs as one fused op when training
-    (the same numbers, the same seed), the hidden layer of every feed-forward network."""
-    if layer.activation is F.relu and _fusable(layer.dropout):
-        return F.relu_dropout(h, layer.dropout.p)
-    return layer.dropout(layer.activation(h))
-
-
-def _add(drop, x, sub):
-    """x + drop(sub), a pre-norm residual connection; one fused op when training."""
-    if _fusable(drop) and x.shape == sub.shape and x.dtype == sub.dtype:
-        return F.dropout_add(sub, x, drop.p)
-    return x + drop(sub)
-
-
-def _add_norm(norm, drop, x, sub):
-    """norm(x + drop(sub)), a post-norm residual connection; one fused op when training."""
-    if (_fusable(drop) and type(norm) is LayerNorm and len(norm.normalized_shape) == 1
-            and _unhooked(norm) and x.shape == sub.shape and x.dtype == sub.dtype):
-        return F.dropout_add_layer_norm(sub, x, drop.p, norm.weight, norm.bias, norm.eps)
-    return norm(x + drop(sub))
 
 
 class TransformerEncoderLayer(Module):
@@ -97,12 +64,12 @@ class TransformerEncoderLayer(Module):
         """src (B, S, D) if batch_first else (S, B, D); returns the same shape."""
         x = src
         if self.norm_first:
-            x = _add(self.dropout1, x,
-                     self._sa(self.norm1(x), src_mask, src_key_padding_mask, is_causal))
-            return _add(self.dropout2, x, self._ff(self.norm2(x)))
-        x = _add_norm(self.norm1, self.dropout1, x,
-                      self._sa(x, src_mask, src_key_padding_mask, is_causal))
-        return _add_norm(self.norm2, self.dropout2, x, self._ff(x))
+            x = add_residual(self.dropout1, x,
+                             self._sa(self.norm1(x), src_mask, src_key_padding_mask, is_causal))
+            return add_residual(self.dropout2, x, self._ff(self.norm2(x)))
+        x = add_norm(self.norm1, self.dropout1, x,
+                     self._sa(x, src_mask, src_key_padding_mask, is_causal))
+        return add_norm(self.norm2, self.dropout2, x, self._ff(x))
 
     def _sa(self, x, mask, key_padding_mask, is_causal):
         out, _ = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=key_padding_mask,
@@ -114,7 +81,7 @@ class TransformerEncoderLayer(Module):
 
     def _ff(self, x):
         """The position-wise feed-forward network: max(0, x W1 + b1) W2 + b2."""
-        return self.linear2(_activation_dropout(self, self.linear1(x)))
+        return self.linear2(activation_dropout(self, self.linear1(x)))
 
     def _ff_block(self, x):
         return self.dropout2(self._ff(x))
@@ -156,19 +123,20 @@ class TransformerDecoderLayer(Module):
             ca_cache = cache.setdefault("cross", {"static": True})
         x = tgt
         if self.norm_first:
-            x = _add(self.dropout1, x, self._sa(self.norm1(x), tgt_mask, tgt_key_padding_mask,
-                                                tgt_is_causal, sa_cache))
+            x = add_residual(self.dropout1, x, self._sa(self.norm1(x), tgt_mask,
+                                                        tgt_key_padding_mask, tgt_is_causal,
+                                                        sa_cache))
             ca, weights = self._mha(self.norm2(x), memory, memory_mask,
                                     memory_key_padding_mask, ca_cache, return_attention)
-            x = _add(self.dropout2, x, ca)
-            x = _add(self.dropout3, x, self._ff(self.norm3(x)))
+            x = add_residual(self.dropout2, x, ca)
+            x = add_residual(self.dropout3, x, self._ff(self.norm3(x)))
         else:
-            x = _add_norm(self.norm1, self.dropout1, x,
-                          self._sa(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal, sa_cache))
+            x = add_norm(self.norm1, self.dropout1, x,
+                         self._sa(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal, sa_cache))
             ca, weights = self._mha(x, memory, memory_mask, memory_key_padding_mask,
                                     ca_cache, return_attention)
-            x = _add_norm(self.norm2, self.dropout2, x, ca)
-            x = _add_norm(self.norm3, self.dropout3, x, self._ff(x))
+            x = add_norm(self.norm2, self.dropout2, x, ca)
+            x = add_norm(self.norm3, self.dropout3, x, self._ff(x))
         return (x, weights) if return_attention else x
 
     def _sa(self, x, mask, key_padding_mask, is_causal, cache):
@@ -190,7 +158,7 @@ class TransformerDecoderLayer(Module):
         return self.dropout2(out), weights
 
     def _ff(self, x):
-        return self.linear2(_activation_dropout(self, self.linear1(x)))
+        return self.linear2(activation_dropout(self, self.linear1(x)))
 
     def _ff_block(self, x):
         return self.dropout3(self._ff(x))

@@ -15,6 +15,7 @@ from minigrad import kernels, ops
 from minigrad.autograd import gradcheck
 from minigrad.nn import TransformerDecoderLayer, TransformerEncoderLayer
 from minigrad.nn import functional as F
+from minigrad.nn import fused as NF
 
 
 def t64(a, grad=True):
@@ -51,13 +52,13 @@ def test_relu_dropout_equals_torch_given_the_mask(torch):
 def test_relu_dropout_function_draws_the_seed_dropout_would():
     x = mg.randn(8, 32)
     mg.manual_seed(3)
-    fused = F.relu_dropout(x, 0.4)
+    fused = NF.relu_dropout(x, 0.4)
     mg.manual_seed(3)
     separate = F.dropout(F.relu(x), 0.4)
     np.testing.assert_array_equal(fused.numpy(), separate.numpy())
-    np.testing.assert_array_equal(F.relu_dropout(x, 0.4, training=False).numpy(), F.relu(x).numpy())
+    np.testing.assert_array_equal(NF.relu_dropout(x, 0.4, training=False).numpy(), F.relu(x).numpy())
     with pytest.raises(ValueError, match=r"relu_dropout: p must be in \[0, 1\), got 1.5"):
-        F.relu_dropout(x, 1.5)
+        NF.relu_dropout(x, 1.5)
 
 
 # ------------------------------------------------ dropout + add + layer norm ----
@@ -93,11 +94,11 @@ def test_dropout_add_layer_norm_function_draws_the_seed_dropout_would():
     x, s = mg.randn(4, 8), mg.randn(4, 8)
     w, b = mg.randn(8), mg.randn(8)
     mg.manual_seed(5)
-    fused = F.dropout_add_layer_norm(s, x, 0.3, w, b)
+    fused = NF.dropout_add_layer_norm(s, x, 0.3, w, b)
     mg.manual_seed(5)
     separate = F.layer_norm(x + F.dropout(s, 0.3), (8,), w, b)
     np.testing.assert_array_equal(fused.numpy(), separate.numpy())
-    np.testing.assert_array_equal(F.dropout_add_layer_norm(s, x, 0.3, w, b, training=False).numpy(),
+    np.testing.assert_array_equal(NF.dropout_add_layer_norm(s, x, 0.3, w, b, training=False).numpy(),
                                   F.layer_norm(x + s, (8,), w, b).numpy())
     with pytest.raises(ValueError, match="dropout_add_layer_norm: x of shape"):
         ops.DropoutAddLayerNorm.apply(x, s[:2], w, b, p=0.1, seed=1)
@@ -128,10 +129,10 @@ def test_dropout_add_equals_torch_given_the_mask(torch):
 def test_dropout_add_function_draws_the_seed_dropout_would():
     x, s = mg.randn(4, 8), mg.randn(4, 8)
     mg.manual_seed(5)
-    fused = F.dropout_add(s, x, 0.3)
+    fused = NF.dropout_add(s, x, 0.3)
     mg.manual_seed(5)
     np.testing.assert_array_equal(fused.numpy(), (x + F.dropout(s, 0.3)).numpy())
-    np.testing.assert_array_equal(F.dropout_add(s, x, 0.3, training=False).numpy(), (x + s).numpy())
+    np.testing.assert_array_equal(NF.dropout_add(s, x, 0.3, training=False).numpy(), (x + s).numpy())
     with pytest.raises(ValueError, match="dropout_add: x of shape"):
         ops.DropoutAdd.apply(x, s[:2], p=0.1, seed=1)
 
