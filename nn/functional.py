@@ -8,7 +8,7 @@ import numpy as np
 from minigrad import ops
 from minigrad import functional as _core
 from minigrad.functional import one_hot  # noqa: F401  (re-exported, as in PyTorch)
-from minigrad.random import next_seed
+from minigrad.random import next_seed as _next_seed
 from minigrad.tensor import Tensor, _data
 
 
@@ -315,7 +315,7 @@ def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, t
         raise ValueError(f"attention: dropout_p must be in [0, 1), got {p}")
     weights = ops.MaskedSoftmaxDropout.apply(
         scores, allowed=None if allowed is None else np.asarray(allowed, dtype=bool), p=p,
-        seed=next_seed() if p > 0.0 else 0)
+        seed=_next_seed() if p > 0.0 else 0)
     out = weights @ v
     if rel_v is not None:
         out = out + _per_query(weights, rel_v)

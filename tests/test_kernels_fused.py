@@ -258,6 +258,12 @@ def test_masked_softmax_dropout_errors():
         kernels.masked_softmax_dropout(x, np.ones(3))
     with pytest.raises(ValueError, match="masked_softmax_dropout_backward: output of shape"):
         kernels.masked_softmax_dropout_backward(x, x[:1])
+    with pytest.raises(ValueError, match=r"masked_softmax_dropout: the last dim of the input "
+                                         r"of shape \(2, 0\) has size 0"):
+        kernels.masked_softmax_dropout(np.zeros((2, 0), np.float32))
+    for shape in ((0, 3), (0, 0), (2, 0, 4)):   # no rows at all: empty results
+        y, out = kernels.masked_softmax_dropout(np.zeros(shape, np.float32), np.ones(shape, bool), 0.1, 1)
+        assert y.shape == out.shape == shape
 
 
 @FAST

@@ -8,6 +8,7 @@ serial below PARALLEL_MIN_WORK. They are the package's functions (`kernels.cross
 ...), kept here so that the package's own module stays short.
 """
 import importlib
+import math
 import operator
 import sys
 
@@ -33,8 +34,13 @@ def _parallel(size):
 
 def _attention_rows(op, x, allowed):
     """x as C-contiguous rows (R, S), and (allowed rows (R, S) bool, masked?)."""
+    if x.ndim and x.shape[-1] == 0 and math.prod(x.shape[:-1]):
+        raise ValueError(f"{op}: the last dim of the input of shape {x.shape} has size 0, "
+                         f"so there is nothing to normalise over")
+    # no elements: no rows to hand the kernels (a (0, 0) array has no (-1, 0) reshape)
+    rows = _rows(x) if x.size else np.empty((0, max(x.shape[-1:] or (1,))), x.dtype)
     if allowed is None:
-        return _rows(x), np.ones((1, 1), np.bool_), False
+        return rows, np.ones((1, 1), np.bool_), False
     allowed = np.asarray(allowed)
     if allowed.dtype != np.bool_:
         raise TypeError(f"{op}: allowed must be a bool array, got dtype {allowed.dtype}")
@@ -43,7 +49,7 @@ def _attention_rows(op, x, allowed):
     except ValueError:
         raise ValueError(f"{op}: mask of shape {allowed.shape} does not broadcast to the "
                          f"scores' shape {x.shape}") from None
-    return _rows(x), np.ascontiguousarray(allowed).reshape(-1, x.shape[-1]), True
+    return rows, np.ascontiguousarray(allowed).reshape(rows.shape), True
 
 
 def masked_softmax_dropout(x, allowed=None, p=0.0, seed=0):

@@ -88,6 +88,7 @@ class MaskedSoftmaxDropout(Function):
 
     @staticmethod
     def forward(ctx, a, allowed=None, p=0.0, seed=0):
+        _to_last(a, -1, "softmax")   # an empty last dim: the error softmax gives
         y, out = kernels.masked_softmax_dropout(a, allowed, p, seed)
         ctx.save_for_backward(y)
         ctx.mask = (allowed, p, seed)
