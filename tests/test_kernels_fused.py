@@ -305,3 +305,34 @@ def test_softmax_in_blocks_gives_the_bits_of_the_row_by_row_kernel(rows, n, dtyp
     row_by_row(x, want)
     for got in both_variants(kernels.softmax, x):
         np.testing.assert_array_equal(got, want)
+
+
+# ----------------------------------------------------------------- determinism ----
+def test_fused_kernels_give_the_same_numbers_on_1_and_2_threads():
+    import numba
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("Numba has one thread here (NUMBA_NUM_THREADS=1)")
+    kernels.PARALLEL_MIN_WORK = 0
+    r = np.random.default_rng(12)
+    x, s, g = (r.standard_normal((300, 64)).astype(np.float32) for _ in range(3))
+    w = r.standard_normal(64).astype(np.float32)
+    target, allowed = r.integers(0, 64, 300), r.random((300, 64)) < 0.8
+
+    def run():
+        ce, stats = kernels.cross_entropy(x, target, 0.1)
+        y, out = kernels.masked_softmax_dropout(x, allowed, 0.1, 3)
+        return [kernels.relu_dropout(x, 0.1, 3), kernels.dropout_add(x, s, 0.1, 3),
+                *kernels.dropout_add_layer_norm(x, s, 0.1, 3, w, w, 1e-5), ce, stats,
+                kernels.cross_entropy_backward(x, target, stats, np.ones(300), 0.1), y, out,
+                kernels.masked_softmax_dropout_backward(y, g, allowed, 0.1, 3)]
+
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = run()
+        numba.set_num_threads(2)
+        two = run()
+    finally:
+        numba.set_num_threads(before)
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
