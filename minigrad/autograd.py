@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import sys
 import threading
 import traceback
 import weakref
@@ -26,6 +27,7 @@ from heapq import heappop, heappush
 
 import numpy as np
 
+from ._refcount import SOLE_REFCOUNT, private_memory
 from .grad_mode import (_state, _Switch, current_module_path, enable_grad,  # noqa: F401
                         is_grad_enabled, module_scope, no_grad)
 
@@ -96,7 +98,12 @@ class AccumulateGrad(Node):
             raise RuntimeError(f"AccumulateGrad: a gradient of shape {g.shape} and dtype "
                                f"{g.dtype} reached a leaf of shape {t.shape} and dtype {t.dtype}")
         if t.grad is None:
-            t.grad = Tensor._wrap(g.copy())  # the engine may hand one array to several leaves
+            # the engine may hand one array to several leaves, or an array someone else still
+            # holds: it is copied unless nothing but this call refers to it (as PyTorch's
+            # AccumulateGrad steals a gradient nobody else uses), which saves a copy of
+            # every parameter's gradient per step
+            sole = sys.getrefcount(g) <= SOLE_REFCOUNT and private_memory(g)
+            t.grad = Tensor._wrap(g if sole else g.copy())
         else:
             t.grad._array = t.grad._array + g
 
@@ -134,17 +141,31 @@ class Function(Node):
         """Run `forward` on the arrays inside `args`; record a node if a gradient is wanted."""
         ctx = _new(cls)
         # each input's node (its grad_fn, or its leaf's accumulator) is known before forward
-        # runs, as in PyTorch, so that forward can leave unsaved what no gradient will need
-        ctx.next_nodes = tuple([
-            (a.grad_fn or a._acc or _node_of(a)) if isinstance(a, Tensor) and a._requires_grad
-            else None for a in args]) if _state.grad_enabled else (None,) * len(args)
-        out = Tensor._wrap(cls.forward(
-            ctx, *[a._array if isinstance(a, Tensor) else a for a in args], **kwargs))
-        arr = out._array
+        # runs, as in PyTorch, so that forward can leave unsaved what no gradient will need.
+        # One loop finds the arrays and the nodes: this runs for every op, so it is kept lean.
+        arrays, nodes, wanted = list(args), [None] * len(args), False
+        grad_enabled = _state.grad_enabled
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                arrays[i] = a._array
+                if grad_enabled and a._requires_grad:
+                    nodes[i] = a.grad_fn or a._acc or _node_of(a)
+                    wanted = True
+        ctx.next_nodes = tuple(nodes)
+        arr = cls.forward(ctx, *arrays, **kwargs)
+        out = _new(Tensor)  # Tensor._wrap, inlined
+        out._array = arr = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
+        out._vc = [0]
         if arr.base is not None:
             _share_version_counter(out, args)
-        if arr.dtype.kind == "f" and any(ctx.next_nodes):  # ints carry no gradient
-            _record(ctx, out, args)
+        if wanted and arr.dtype.kind == "f":  # ints carry no gradient; ctx becomes out's node
+            ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
+            if ctx.saved:
+                _snapshot_versions(ctx, args, out)
+            if _record_hooks:
+                for hook in _record_hooks:
+                    hook(ctx, out)
+            out.grad_fn, out._requires_grad = ctx, True
         return out
 
     @staticmethod
@@ -165,18 +186,6 @@ def _node_of(t):
     return t._acc
 
 
-def _record(ctx, out, args):
-    """Make `ctx` the node that produced `out`."""
-    arr = out._array
-    ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
-    if ctx.saved:
-        _snapshot_versions(ctx, args, out)
-    if _record_hooks:
-        for hook in _record_hooks:
-            hook(ctx, out)
-    out.grad_fn, out._requires_grad = ctx, True
-
-
 def _root(a):
     """The array that owns `a`'s memory (NumPy points every view's `base` at the owner)."""
     return a if a.base is None else a.base
@@ -195,26 +204,28 @@ def _share_version_counter(out, args):
 def _snapshot_versions(ctx, args, out):
     """Remember the version of the tensor each saved array belongs to. A plain NumPy operand
     has no version counter, so a saved array of its memory is copied instead."""
-    versions = []
-    for i, s in enumerate(ctx.saved):
-        if not isinstance(s, np.ndarray):  # None, a number: nothing that can change
+    versions, saved, arr = [], ctx.saved, out._array
+    for i, s in enumerate(saved):
+        if s is arr:
+            x = out
+        elif not isinstance(s, np.ndarray):  # None, a number: nothing that can change
             continue
-        x = _operand_holding(s, args, out)
+        else:
+            for x in args:  # usually an input as it came (searched here: this runs per op)
+                if x is s or (isinstance(x, Tensor) and x._array is s):
+                    break
+            else:
+                x = _view_owner(s, args, out)
         if isinstance(x, Tensor):
             versions.append((x._vc, x._vc[0], x._array.shape))
-        elif isinstance(x, np.ndarray):
-            ctx.saved = ctx.saved[:i] + (s.copy(),) + ctx.saved[i + 1:]
-    ctx.saved_versions = versions
+        elif x is not None:
+            saved = saved[:i] + (s.copy(),) + saved[i + 1:]
+    ctx.saved, ctx.saved_versions = saved, versions
 
 
-def _operand_holding(s, args, out):
-    """The operand (tensor or array) whose memory `s` is: usually the output or an input as it
-    came; otherwise a view of one (a reshape inside forward, say), found through `base`."""
-    if s is out._array:
-        return out
-    for x in args:
-        if x is s or (isinstance(x, Tensor) and x._array is s):
-            return x
+def _view_owner(s, args, out):
+    """The operand (tensor or array) that `s` is a view of (a reshape inside forward, say),
+    found through NumPy's `base`; None if `s` is new memory."""
     root = _root(s)
     for x in (*args, out):
         a = x._array if isinstance(x, Tensor) else x
@@ -230,9 +241,12 @@ def run_backward(tensor, grad, retain_graph=False):
 
     A node runs once all its gradient has arrived, that is after every node created later
     (only those can send it gradient): the queue pops the most recently created node first.
+    Each node's backward runs once its saved arrays are known to be there and unchanged; then
+    they are freed (unless `retain_graph`), so memory is given back as the pass goes.
     """
     root = _node_of(tensor)
     grads, queue = {root: grad}, [(-root.sequence_nr, root)]
+    anomaly = _state.anomaly
     while queue:
         node = heappop(queue)[1]
         g = grads.pop(node)
@@ -241,7 +255,18 @@ def run_backward(tensor, grad, retain_graph=False):
         if node.__class__ is AccumulateGrad:
             node.accumulate(g)
             continue
-        for child, ig in zip(node.next_nodes, _call_backward(node, g, retain_graph)):
+        if node.saved is None:
+            _raise_freed(node)
+        if node.saved_versions:
+            _check_versions(node)
+        in_grads = node.backward(node, g)
+        if not isinstance(in_grads, tuple):
+            in_grads = (in_grads,)
+        if anomaly:
+            _check_finite(node, in_grads)
+        if not retain_graph:
+            node.saved = None
+        for child, ig in zip(node.next_nodes, in_grads):
             if child is not None and ig is not None:
                 if ig.shape != child.out_shape or ig.dtype is not child.out_dtype:
                     ig = _fit(node, child, ig)
@@ -251,25 +276,14 @@ def run_backward(tensor, grad, retain_graph=False):
                     heappush(queue, (-child.sequence_nr, child))
                 else:
                     grads[child] = prev + ig
+        in_grads = ig = None  # so that a leaf can take its gradient without a copy
 
 
-def _call_backward(node, g, retain_graph):
-    """`node.backward(g)` as a tuple, once its saved arrays are known to be there and unchanged."""
-    if node.saved is None:
-        raise RuntimeError(
-            f"{node.name()}: trying to backward through the graph a second time; its saved "
-            f"values were freed by the first backward. Pass retain_graph=True to the first "
-            f"backward if you need to backward twice")
-    if node.saved_versions:
-        _check_versions(node)
-    in_grads = node.backward(node, g)
-    if not isinstance(in_grads, tuple):
-        in_grads = (in_grads,)
-    if _state.anomaly:
-        _check_finite(node, in_grads)
-    if not retain_graph:
-        node.saved = None
-    return in_grads
+def _raise_freed(node):
+    raise RuntimeError(
+        f"{node.name()}: trying to backward through the graph a second time; its saved "
+        f"values were freed by the first backward. Pass retain_graph=True to the first "
+        f"backward if you need to backward twice")
 
 
 def _check_versions(node):

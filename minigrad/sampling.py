@@ -21,20 +21,26 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     p = np.asarray(_data(input), dtype=np.float64)
     if p.ndim not in (1, 2):
         raise ValueError(f"multinomial: input must be 1-D or 2-D, got shape {p.shape}")
-    if not np.all(np.isfinite(p)) or np.any(p < 0):
-        raise ValueError("multinomial: the weights must be finite and non-negative (found "
-                         "inf, NaN or a negative value)")
-    rows = p.reshape(-1, p.shape[-1])
+    rows = p.reshape(1, -1) if p.ndim == 1 else p  # (N, C)
     n = rows.shape[1]
-    if np.any(rows.sum(axis=1) <= 0):
-        raise ValueError("multinomial: every row needs a positive total weight (a row sums "
-                         "to zero)")
+    totals = rows.sum(axis=1)
+    # one look at the totals and the minimum clears the usual input (a language model draws
+    # a token per call); anything else gets the checks that name what is wrong
+    with np.errstate(invalid="ignore"):
+        usual = rows.size > 0 and np.isfinite(totals).all() and rows.min() >= 0 and totals.min() > 0
+    if not usual:
+        if not np.all(np.isfinite(p)) or np.any(p < 0):
+            raise ValueError("multinomial: the weights must be finite and non-negative (found "
+                             "inf, NaN or a negative value)")
+        if np.any(totals <= 0):
+            raise ValueError("multinomial: every row needs a positive total weight (a row "
+                             "sums to zero)")
     if not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
         raise ValueError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
     if not replacement and num_samples > n:
         raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
                          f"from {n} categories")
-    if not replacement and np.any((rows > 0).sum(axis=1) < num_samples):
+    if not replacement and num_samples > 1 and np.any((rows > 0).sum(axis=1) < num_samples):
         raise ValueError(f"multinomial: a row has fewer than {num_samples} categories of "
                          f"nonzero weight, so {num_samples} cannot be drawn without replacement")
     rng = _rng(generator)
@@ -48,7 +54,9 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     else:
         with np.errstate(divide="ignore"):
             keys = np.log(rng.random(rows.shape)) / rows  # -inf for zero weight
-        out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+        # one draw is the largest key (argmax: the first of ties, as the stable sort's)
+        out = (np.argmax(keys, axis=1)[:, None] if num_samples == 1
+               else np.argsort(-keys, axis=1, kind="stable")[:, :num_samples])
     return Tensor._wrap(out.astype(np.int64).reshape(p.shape[:-1] + (num_samples,)))
 
 

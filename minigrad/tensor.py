@@ -134,7 +134,11 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
         return self._array.shape[0]
 
     def __iter__(self):
-        return (self[i] for i in range(len(self)))
+        n = len(self)  # a 0-d tensor raises here
+        if self._requires_grad and is_grad_enabled():
+            return (self[i] for i in range(n))  # each row an indexing op of the graph
+        # no gradient to record (a batch of indices, say): rows straight from the array
+        return (_row_of(self, r) for r in self._array)
 
     def __bool__(self):
         return bool(self.item())
@@ -146,6 +150,9 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
         return int(self.item())
 
     def __index__(self):
+        a = self._array
+        if a.ndim == 0 and a.dtype.kind in "iu":  # an index tensor's element, as `t[i:i + n]`
+            return a.item()
         return int(self.item())
 
     __hash__ = object.__hash__
@@ -423,6 +430,15 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     def bool(self): return self.to(np.bool_)
     def type_as(self, other): return self.to(other.dtype)
     def is_floating_point(self): return self.dtype.type in _FLOATS
+
+
+def _row_of(t, row):
+    """Row `row` of t's array (a NumPy scalar or view) as a tensor, as `t[i]` would give it: a
+    view shares t's version counter, a scalar becomes a 0-d array of its own."""
+    out = Tensor._wrap(np.asarray(row))
+    if out._array.base is not None:
+        out._vc = t._vc
+    return out
 
 
 def _check_can_require_grad(op, dtype):

@@ -14,11 +14,14 @@ import numpy as np
 from minigrad.autograd import no_grad
 from minigrad.tensor import Tensor, _data
 
+from .beam import Beams, length_penalty  # noqa: F401  (length_penalty: re-exported)
+
 
 @dataclass
 class Decoded:
-    """tokens (B, L) int64 padded with pad_id after <eos>; cross_attention: one array
-    (B, H, L, S) per decoder layer (the weights each generated token gave the source)."""
+    """tokens (B, L) int64 padded with pad_id after <eos>, L the longest output; cross_attention:
+    one array (B, H, L, S) per decoder layer (the weights each generated token gave the source);
+    scores (B,): beam search's log-probability / length penalty of each output."""
     tokens: np.ndarray
     cross_attention: list
     scores: np.ndarray | None = None
@@ -46,18 +49,24 @@ class _Stepper:
         logp[:, self.model.pad_id] = -np.inf  # padding is never a word to generate
         return logp, [a._array[:, :, -1] for a in attns]
 
-    def reorder(self, index):
-        """Keep the cached keys and values of the hypotheses picked by `index` (beam search).
+    def reorder(self, index, shrink=False):
+        """Keep the cached keys and values of the hypotheses picked by `index` (beam search);
+        with `shrink` (sentences left the batch) also the rows of the memory, its mask and the
+        cross-attention's keys and values.
 
         The gather works on the arrays directly: under no_grad a Tensor index op would only add
         its bookkeeping to the one copy that a reordering needs."""
-        if self.cache is None or np.array_equal(index, np.arange(len(index))):
+        if shrink:
+            self.memory = Tensor._wrap(np.take(_data(self.memory), index, axis=0))
+            self.src_pad = self.src_pad[index]
+        elif np.array_equal(index, np.arange(len(index))):
             return
-        for layer in self.cache.values():
-            sa = layer.get("self", {})
-            for key in ("k", "v"):
-                if key in sa:
-                    sa[key] = Tensor._wrap(np.take(sa[key]._array, index, axis=0))
+        for layer in (self.cache or {}).values():
+            for part in ("self", "cross") if shrink else ("self",):
+                kv = layer.get(part, {})
+                for key in ("k", "v"):
+                    if key in kv:
+                        kv[key] = Tensor._wrap(np.take(kv[key]._array, index, axis=0))
 
 
 def _check(model, src, max_len):
@@ -109,18 +118,14 @@ def greedy_decode(model, src, max_len=50, bos_id=1, eos_id=2, use_cache=True):
         model.train(was_training)
 
 
-def length_penalty(length, alpha):
-    """GNMT's ((5 + length) / 6) ** alpha: divides log-probabilities so short outputs don't win."""
-    return ((5.0 + length) / 6.0) ** alpha
-
-
 @no_grad()
 def beam_search(model, src, beam_size=4, max_len=50, bos_id=1, eos_id=2, alpha=0.6,
                 use_cache=True):
     """Keep the `beam_size` best prefixes of every sentence; return each sentence's best
     finished hypothesis, ranked by log-probability / length_penalty(length, alpha).
 
-    All B sentences' K hypotheses run as one batch of B*K. Each step records only the new tokens
+    All B sentences' K hypotheses run as one batch of B*K rows; a sentence leaves the batch, and
+    the cache, once its answer is fixed (`Beams.retire`). Each step records only the new tokens
     and which hypothesis each came from (back-pointers); the prefixes and their cross-attention
     are read back once at the end, so a step costs the same at position 30 as at position 1."""
     src = _check(model, src, max_len)
@@ -133,80 +138,30 @@ def beam_search(model, src, beam_size=4, max_len=50, bos_id=1, eos_id=2, alpha=0
         memory, src_pad = model.encode(src)
         rep = np.repeat(np.arange(B), K)  # each sentence's memory serves its K hypotheses
         stepper = _Stepper(model, memory[rep], src_pad[rep], use_cache)
+        beams = Beams(B, K, max_len, alpha, eos_id, model.pad_id)
         prefix = np.full((B * K, 1), bos_id, dtype=np.int64)  # only the no-cache path reads it all
-        scores = np.full((B, K), -np.inf)
-        scores[:, 0] = 0.0  # all beams start identical: only one may expand at step 1
-        finished = np.zeros((B, K), dtype=bool)
-        lengths = np.zeros((B, K), dtype=np.int64)  # tokens up to and including <eos>
-        tokens, parents, attns = [], [], []
         for step in range(1, max_len + 1):
             logp, attn = stepper.log_probs(prefix)
-            V = logp.shape[-1]
-            logp = logp.reshape(B, K, V)
-            # a finished hypothesis may only extend itself with padding, at no cost
-            logp = np.where(finished[:, :, None], -np.inf, logp)
-            logp[:, :, model.pad_id] = np.where(finished, 0.0, -np.inf)
-            cand = scores[:, :, None] + logp                               # (B, K, V)
-            pen = length_penalty(np.where(finished, lengths, step), alpha)  # (B, K)
-            best = _top_k((cand / pen[:, :, None]).reshape(B, K * V), K)
-            beam, tok = best // V, best % V
-            scores = np.take_along_axis(cand.reshape(B, K * V), best, axis=1)
-            index = (np.arange(B)[:, None] * K + beam).reshape(-1)
-            was_finished = np.take_along_axis(finished, beam, axis=1)
-            lengths = np.where(was_finished, np.take_along_axis(lengths, beam, axis=1), step)
-            finished = was_finished | (tok == eos_id)
-            tokens.append(tok.reshape(-1))
-            parents.append(index)
-            attns.append(attn)
-            stepper.reorder(index)
-            if use_cache:
-                prefix = tok.reshape(-1, 1)  # the cached decoder reads only the newest token
-            else:
-                prefix = np.concatenate([prefix[index], tok.reshape(-1, 1)], axis=1)
-            if finished.all():
+            tok, index = beams.advance(logp, step, attn)
+            keep = beams.retire(step)
+            if len(beams.alive) == 0:
                 break
-        final = scores / length_penalty(np.maximum(lengths, 1), alpha)
-        pick = np.arange(B) * K + final.argmax(1)
-        out, cross = _backtrack(pick, tokens, parents, attns)
-        out, cross = _finish(out, cross, eos_id, model.pad_id)
-        return Decoded(out, cross, final.max(1))
+            if keep is not None:  # retired sentences' rows leave the batch
+                tok, index = tok[keep], index[keep]
+            stepper.reorder(index, shrink=keep is not None)
+            if use_cache:
+                prefix = tok[:, None]  # the cached decoder reads only the newest token
+            else:
+                prefix = np.concatenate([prefix[index], tok[:, None]], axis=1)
+        tokens, cross, scores = beams.answers()
+        tokens, cross = _finish(tokens, cross, eos_id, model.pad_id)
+        L = int(_valid_lengths(tokens, eos_id).max(initial=1))  # no column of padding only
+        return Decoded(tokens[:, :L], [a[:, :, :L] for a in cross], scores)
     finally:
         model.train(was_training)
 
 
-def _top_k(x, k):
-    """Indices of each row's k largest values, largest first, ties to the lower index: the same
-    as a stable argsort of -x cut to k, but a partition does the O(n) work and only k are sorted."""
-    if k >= x.shape[1]:
-        return np.argsort(-x, axis=1, kind="stable")[:, :k]
-    part = np.argpartition(-x, k - 1, axis=1)[:, :k]
-    vals = np.take_along_axis(x, part, axis=1)
-    order = np.lexsort((part, -vals), axis=1)  # by value, then index
-    top = np.take_along_axis(part, order, axis=1)
-    # a tie across the k-th place may have been cut at a higher index: redo those rows exactly
-    kth = vals.min(axis=1, keepdims=True)
-    tied = (x >= kth).sum(axis=1) > k
-    if tied.any():
-        top[tied] = np.argsort(-x[tied], axis=1, kind="stable")[:, :k]
-    return top
-
-
-def _backtrack(pick, tokens, parents, attns):
-    """Follow the back-pointers from the hypotheses `pick` (B,) to their first step: the tokens
-    (B, L) and, per decoder layer, the cross-attention (B, H, L, S) of each chosen prefix."""
-    rows, out, cross = pick, [], []
-    for tok, parent, attn in zip(reversed(tokens), reversed(parents), reversed(attns)):
-        out.append(tok[rows])
-        rows = parent[rows]           # the hypothesis this token extended
-        cross.append([a[rows] for a in attn])  # attention of the step that produced `tok`
-    out.reverse()
-    cross.reverse()
-    return (np.stack(out, axis=1),
-            [np.stack([step[l] for step in cross], axis=2) for l in range(len(cross[0]))])
-
-
-def prefix_len(prefix, eos_id, pad_id):
-    """Generated tokens up to and including the first <eos> (the leading <bos> not counted)."""
-    body = prefix[:, 1:]
-    ended = np.cumsum(body == eos_id, axis=1)
-    return np.maximum(((ended == 0) | ((ended == 1) & (body == eos_id))).sum(1), 1)
+def _valid_lengths(tokens, eos_id):
+    """(B,) generated tokens up to and including the first <eos> (all of them without one)."""
+    is_eos = tokens == eos_id
+    return np.where(is_eos.any(1), is_eos.argmax(1) + 1, tokens.shape[1])

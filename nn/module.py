@@ -109,6 +109,14 @@ class Module:
 
     # --- traversal --------------------------------------------------------------------------
     def named_modules(self, prefix=""):
+        return self._walk(prefix, True)
+
+    def modules(self):
+        return (m for _, m in self._walk("", False))
+
+    def _walk(self, prefix, named):
+        """(dotted name, module) depth-first, each module once; without `named` the names
+        are None and not built (`train()` walks every module on every step)."""
         seen = set()
         stack = [(prefix, self)]
         while stack:
@@ -117,12 +125,12 @@ class Module:
                 continue
             seen.add(id(m))
             yield name, m
-            children = [((f"{name}.{k}" if name else k), c) for k, c in m._modules.items()
-                        if c is not None]
+            if named:
+                children = [((f"{name}.{k}" if name else k), c) for k, c in m._modules.items()
+                            if c is not None]
+            else:
+                children = [(None, c) for c in m._modules.values() if c is not None]
             stack.extend(reversed(children))
-
-    def modules(self):
-        return (m for _, m in self.named_modules())
 
     def named_children(self):
         return ((k, m) for k, m in self._modules.items() if m is not None)

@@ -2,6 +2,7 @@
 anomaly detection and gradcheck itself."""
 import re
 import sys
+import weakref
 
 import numpy as np
 import pytest
@@ -87,6 +88,49 @@ def test_leaf_grads_are_fresh_arrays():
     assert x.grad.tolist() == [1.0, 1.0] and w.grad.tolist() == [1.0, 1.0]
     x.grad.mul_(5.0)
     assert w.grad.tolist() == [1.0, 1.0]
+
+
+def test_one_fresh_gradient_for_two_leaves_gives_two_arrays():
+    # Mul makes a new array and Add hands that one array to both leaves
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    ((x + w) * 2.0).sum().backward()
+    assert x.grad.numpy() is not w.grad.numpy()
+    x.grad.mul_(5.0)
+    assert x.grad.tolist() == [10.0, 10.0] and w.grad.tolist() == [2.0, 2.0]
+
+
+class _Handing(Function):
+    """Identity whose backward returns new memory: an array (remembered weakly, or strongly
+    if how == "keep"), a reshape of one, or half of a twice-as-long array."""
+
+    seen = []
+
+    @staticmethod
+    def forward(ctx, a, how="fresh"):
+        ctx.how = how
+        return a.copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        if ctx.how == "half":
+            out = np.concatenate([g, g])[:g.size]
+        else:
+            out = (g * 1.0).reshape(-1).reshape(g.shape) if ctx.how == "reshape" else g * 1.0
+        _Handing.seen.append(out if ctx.how == "keep" else weakref.ref(out))
+        return out
+
+
+@pytest.mark.parametrize("how, adopted", [("fresh", True), ("reshape", True), ("keep", False),
+                                          ("half", False)])
+def test_a_gradient_nobody_else_holds_becomes_grad_without_a_copy(how, adopted):
+    _Handing.seen.clear()
+    x = leaf([1.0, 2.0])
+    _Handing.apply(x, how=how).backward(np.array([1.0, 1.0]))
+    seen = _Handing.seen[0] if how == "keep" else _Handing.seen[0]()
+    assert (x.grad.numpy() is seen) == adopted
+    if seen is not None and not adopted:
+        seen[:] = 7.0  # the memory someone else holds is not the gradient's
+    assert x.grad.tolist() == [1.0, 1.0]
 
 
 def test_retain_graph_allows_second_backward():

@@ -117,6 +117,8 @@ def test_type_names_and_conversions():
     ([0.5, 0.0, 0.5], 3, False, "fewer than 3 categories of nonzero weight"),
     ([0.5, 0.5], 0, True, "num_samples must be a positive int"),
     ([[[1.0]]], 1, True, "must be 1-D or 2-D"),
+    ([], 1, False, "positive total weight"),
+    ([1.0, float("inf")], 1, False, "finite and non-negative"),
 ])
 def test_multinomial_rejects_bad_weights(probs, n, replacement, message):
     with pytest.raises(ValueError, match=message):
@@ -133,6 +135,17 @@ def test_multinomial_draws_in_proportion_and_never_a_zero_weight():
     assert (np.sort(rows, 1) == [0, 2, 3]).all()  # without replacement: each once, never 1
     first = np.bincount(rows[:, 0], minlength=4) / 500
     np.testing.assert_allclose(first, [0.25, 0.0, 0.5, 0.25], atol=0.07)
+
+
+def test_multinomial_one_draw_is_the_first_of_many():
+    # one draw without replacement takes the largest key (a language model's next token);
+    # several sort the keys: from the same seed, both start with the same category
+    p = mg.tensor(np.random.default_rng(0).random((50, 7)) * [1, 0, 1, 1, 0, 1, 1])
+    one = mg.multinomial(p, 1, generator=mg.Generator().manual_seed(3)).numpy()
+    five = mg.multinomial(p, 5, generator=mg.Generator().manual_seed(3)).numpy()
+    assert one.shape == (50, 1)
+    np.testing.assert_array_equal(one[:, 0], five[:, 0])
+    assert not np.isin(one, [1, 4]).any()
 
 
 def test_generators_are_independent_and_repeatable():

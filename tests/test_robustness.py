@@ -253,12 +253,13 @@ def in_backward(t, send):  # a gradient hook halfway through the backward pass
     params = list(t.model.parameters())
     params[len(params) // 2].register_hook(lambda g: send())
 
-def in_optimizer(t, send):  # inside Adam's step, before its results reach the parameters
-    step_arrays = t.optimizer._step_arrays  # the update of one batch of small parameters
-    def patched(*args, **kwargs):
-        step_arrays(*args, **kwargs)
-        send()
-    t.optimizer._step_arrays = patched
+def in_optimizer(t, send):  # inside Adam's step: some parameters updated, others not yet
+    for name in ("_update_compiled", "_step_arrays"):  # one parameter, or a batch of them
+        def patched(*args, _update=getattr(t.optimizer, name), **kwargs):
+            out = _update(*args, **kwargs)
+            send()
+            return out
+        setattr(t.optimizer, name, patched)
 
 def in_scheduler(t, send):
     step = t.scheduler.step

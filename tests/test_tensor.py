@@ -385,3 +385,37 @@ def test_data_is_a_detached_tensor_sharing_memory_as_in_pytorch():
     assert p.requires_grad and p.is_leaf
     (p * p).sum().backward()
     np.testing.assert_array_equal(p.grad.numpy(), [10.0, 12.0, 14.0])
+
+
+# --- iteration and indices --------------------------------------------------------------------
+
+def test_iterating_without_grad_gives_what_indexing_gives():
+    ids = mg.tensor([4, 7, 9])
+    rows = list(ids)
+    assert [r.item() for r in rows] == [4, 7, 9] and all(r.shape == () for r in rows)
+    assert all(r.dtype == np.int64 for r in rows)
+    data = mg.arange(20)
+    assert [data[i:i + 2].tolist() for i in ids] == [[4, 5], [7, 8], [9, 10]]
+    m = mg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    first = next(iter(m))  # a view: an in-place change of m is a new version of the row too
+    before = first._version
+    m.add_(1.0)
+    assert first.tolist() == [2.0, 3.0] and first._version == before + 1
+    with pytest.raises(TypeError, match="0-d"):
+        iter(mg.tensor(3.0))
+
+
+def test_iterating_a_tensor_that_requires_grad_records_each_row():
+    x = mg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a, b = x
+    assert a.grad_fn is not None
+    (a * 2 + b * 3).sum().backward()
+    assert x.grad.tolist() == [[2.0, 2.0], [3.0, 3.0]]
+    with mg.no_grad():
+        assert all(r.grad_fn is None for r in x)
+
+
+def test_index_conversion():
+    assert [10, 20, 30][mg.tensor(1)] == 20
+    assert list(range(10))[mg.tensor(2):mg.tensor(4)] == [2, 3]
+    assert mg.tensor(True).__index__() == 1

@@ -10,6 +10,8 @@ counter-based hash as the Numba kernel (splitmix64 of the seed and the flat
 element index), computed here in vectorised uint64 arithmetic, so both
 backends produce the identical mask bit for bit.
 """
+import math
+
 import numpy as np
 
 
@@ -181,3 +183,47 @@ def dropout_add(x, s, p, seed):
 def dropout_add_layer_norm(x, s, p, seed, weight, bias, eps):
     """layer_norm(x + dropout(s, p, seed)) of rows (N, D): (y, x_hat, rstd)."""
     return layer_norm(x + dropout(s, p, seed), weight, bias, eps)
+
+
+def adam_constants(lr, beta1, beta2, eps, weight_decay, decoupled, t):
+    """The scalars of step t of Adam, as `adam_step` and the compiled `adam_flat` take them:
+    (decay, l2, wd, c1, beta2, c2, eps_c, inv_step, move); move is False when lr == 0.
+
+    step_size * m / (sqrt(v) / c + eps) with c = sqrt(1 - beta2^t) equals
+    m / ((sqrt(v) + eps * c) * inv_step) with inv_step = -1 / (step_size * c): the same
+    update with the constants gathered, so one pass over the data fewer."""
+    step_size = lr / (1 - beta1 ** t)
+    c = math.sqrt(1 - beta2 ** t)
+    decay = 1 - lr * weight_decay if decoupled else 1.0
+    l2 = weight_decay != 0 and not decoupled
+    inv_step = -1.0 / (step_size * c) if step_size else 0.0
+    return (decay, l2, weight_decay, 1 - beta1, beta2, 1 - beta2, eps * c, inv_step,
+            bool(step_size))
+
+
+def adam_step(p, g, m, v, vmax, tmp, g2, decay, l2, wd, c1, beta2, c2, eps_c, inv_step,
+              move, amsgrad):
+    """Adam's step on matching arrays in place (p, m, v, and vmax if amsgrad; g unchanged);
+    tmp and g2 are scratch arrays of the same shape. The scalars: `adam_constants`."""
+    if decay != 1:
+        p *= decay
+    if l2:  # g + wd * p in scratch: the gradient itself must not change
+        np.multiply(p, wd, out=g2)
+        g2 += g
+        g = g2
+    np.subtract(g, m, out=tmp)  # m = lerp(m, g, 1 - beta1)
+    tmp *= c1
+    m += tmp
+    np.multiply(g, c2, out=tmp)  # v = beta2 * v + (1 - beta2) * g * g
+    tmp *= g
+    v *= beta2
+    v += tmp
+    if amsgrad:
+        np.maximum(vmax, v, out=vmax)
+    if not move:
+        return
+    np.sqrt(vmax if amsgrad else v, out=tmp)
+    tmp += eps_c
+    tmp *= inv_step
+    np.divide(m, tmp, out=tmp)
+    p += tmp

@@ -24,17 +24,24 @@ PyTorch's update (t counts from 1), which this reproduces up to float rounding:
 The last line is computed as m / ((sqrt(v) + eps * c) / (-step_size * c)), c = sqrt(1 - beta2^t):
 the same number with the scalar constants gathered, which saves one pass over the data.
 
+Speed: with the "numba" kernel backend a float32 or float64 parameter is updated by one
+compiled pass (`kernels.adam_step`), which reads each element of p, grad, m and v once and
+gives the same bits as the NumPy formula (`kernels.reference.adam_step`). That formula, in
+cache-sized slices or over small parameters batched into one flat array (below), is the path
+of the "numpy" backend and of other dtypes.
+
 AdamW ("decoupled weight decay", Loshchilov & Hutter) matters because with Adam's L2 term the
 decay is divided by sqrt(v) like the gradient, so weights with large gradients barely decay;
 AdamW shrinks every weight by the same factor.
 """
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
 import numpy as np
 
+from minigrad import kernels
+from minigrad.kernels import reference
 from minigrad.tensor import Tensor
 
 from .optimizer import CHUNK, Optimizer
@@ -42,6 +49,7 @@ from .optimizer import CHUNK, Optimizer
 # Parameters up to this many elements are updated together as one flat array (biases, layer
 # norms, the projections of a small model); larger ones are worth their own ufunc calls.
 SMALL = 1 << 14
+_COMPILED = (np.dtype(np.float32), np.dtype(np.float64))  # dtypes kernels.adam_step takes
 
 
 class Adam(Optimizer):
@@ -79,9 +87,12 @@ class Adam(Optimizer):
             self._step_arrays(pc, gc, *rest, group=group, t=state["step"])
 
     def _update_params(self, params, group):
-        """Small parameters are updated together, as one flat array per dtype and step count:
-        a small model's step would otherwise spend its time calling a dozen ufuncs per tiny
-        parameter. Large or non-contiguous ones go through `_update`, slice by slice."""
+        """With the "numba" backend each float32/float64 parameter is one compiled pass; the
+        rest go the NumPy way: small parameters together, as one flat array per dtype and
+        step count (a small model's step would otherwise spend its time calling a dozen
+        ufuncs per tiny parameter), large or non-contiguous ones slice by slice (`_update`)."""
+        if kernels.get_backend() == "numba":
+            params = [p for p in params if not self._update_compiled(p, group)]
         together = defaultdict(list)
         for p in params:
             state = self.state[p]
@@ -100,6 +111,23 @@ class Adam(Optimizer):
                 if p is not None:
                     batch.append(p)
                     size += p._array.size
+
+    def _update_compiled(self, p, group):
+        """Step p with the compiled kernel if it can take p (float32/64, C-contiguous, its
+        gradient of the same dtype)."""
+        dtype = p._array.dtype
+        if (dtype not in _COMPILED or not p._array.flags.c_contiguous
+                or p.grad._array.dtype != dtype):
+            return False
+        state = self.state[p]
+        self._init_state(p, state, group)
+        state["step"] += 1
+        beta1, beta2 = group["betas"]
+        vmax = state["max_exp_avg_sq"]._array if group["amsgrad"] else None
+        kernels.adam_step(p._array, p.grad._array, state["exp_avg"]._array,
+                          state["exp_avg_sq"]._array, vmax, group["lr"], beta1, beta2,
+                          group["eps"], group["weight_decay"], self._decoupled, state["step"])
+        return True
 
     def _update_flat(self, params, group, t):
         """Step t of `params` (same dtype and step count) as one flat array, then copy back."""
@@ -130,39 +158,12 @@ class Adam(Optimizer):
     def _step_arrays(self, pc, gc, m, v, *rest, group, t):
         """Step t of Adam on matching arrays (parameter, gradient, m, v[, v_max]), in place;
         the last two of `rest` are scratch arrays of the same size."""
-        lr, eps, wd, amsgrad = group["lr"], group["eps"], group["weight_decay"], group["amsgrad"]
-        beta1, beta2 = group["betas"]
         *vmax, tmp, g2 = rest
-        step_size = lr / (1 - beta1 ** t)
-        c = math.sqrt(1 - beta2 ** t)
-        # step_size * m / (sqrt(v) / c + eps) == m / ((sqrt(v) + eps * c) / (step_size * c)):
-        # the same update with the constants gathered, so one pass over the data fewer.
-        eps_c = eps * c
-        inv_step = -1.0 / (step_size * c) if step_size else 0.0
-        if wd != 0 and self._decoupled:
-            pc *= 1 - lr * wd
-        elif wd != 0:  # g + wd * p in scratch: the gradient itself must not change
-            np.multiply(pc, wd, out=g2)
-            g2 += gc
-            gc = g2
-        # m = lerp(m, g, 1 - beta1)
-        np.subtract(gc, m, out=tmp)
-        tmp *= 1 - beta1
-        m += tmp
-        # v = beta2 * v + (1 - beta2) * g * g
-        np.multiply(gc, 1 - beta2, out=tmp)
-        tmp *= gc
-        v *= beta2
-        v += tmp
-        if amsgrad:
-            np.maximum(vmax[0], v, out=vmax[0])
-        if not step_size:  # lr == 0 (a schedule's first step, say) only moves m and v
-            return
-        np.sqrt(vmax[0] if amsgrad else v, out=tmp)
-        tmp += eps_c
-        tmp *= inv_step
-        np.divide(m, tmp, out=tmp)
-        pc += tmp
+        beta1, beta2 = group["betas"]
+        c = reference.adam_constants(group["lr"], beta1, beta2, group["eps"],
+                                     group["weight_decay"], self._decoupled, t)
+        reference.adam_step(pc, gc, m, v, vmax[0] if vmax else None, tmp, g2, *c,
+                            group["amsgrad"])
 
 
 class AdamW(Adam):
