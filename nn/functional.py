@@ -8,6 +8,7 @@ import numpy as np
 from minigrad import ops
 from minigrad import functional as _core
 from minigrad.functional import one_hot  # noqa: F401  (re-exported, as in PyTorch)
+from minigrad.random import next_seed as _next_seed
 from minigrad.tensor import Tensor, _data
 
 
@@ -307,11 +308,14 @@ def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, t
         scores = scores + _per_query(q, rel_k.transpose(-2, -1))
     if additive is not None:  # cast, so a float64 mask does not promote float32 scores
         scores = scores + np.asarray(_data(additive), dtype=scores.dtype)
-    if allowed is not None:
-        scores = scores.masked_fill(~np.asarray(allowed, dtype=bool), float("-inf"))
-    weights = scores.softmax(-1)
-    if dropout_p > 0.0 and training:
-        weights = dropout(weights, dropout_p)
+    # masked_fill(~allowed, -inf), softmax(-1) and dropout as one op: the same numbers and
+    # the same seed, one pass each way instead of three
+    p = dropout_p if training else 0.0
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"attention: dropout_p must be in [0, 1), got {p}")
+    weights = ops.MaskedSoftmaxDropout.apply(
+        scores, allowed=None if allowed is None else np.asarray(allowed, dtype=bool), p=p,
+        seed=_next_seed() if p > 0.0 else 0)
     out = weights @ v
     if rel_v is not None:
         out = out + _per_query(weights, rel_v)

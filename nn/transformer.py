@@ -6,6 +6,12 @@ the feed-forward network. Every sublayer is wrapped in a residual connection and
     post-norm (the paper, the default):  x = LayerNorm(x + Sublayer(x))
     pre-norm (norm_first=True):          x = x + Sublayer(LayerNorm(x))
 Constructor arguments, forward arguments and state-dict keys are those of `torch.nn.Transformer`.
+
+When training, a residual connection, LayerNorm(x + Dropout(Sublayer(x))) post-norm or
+x + Dropout(Sublayer(LayerNorm(x))) pre-norm, and the feed-forward network's Dropout(ReLU(.))
+each run as one fused op (as PyTorch has a fast path
+too): the same numbers and the same dropout seeds as the separate modules, fewer passes over
+memory. A hook on one of those modules turns its fusion off, so that the hook sees it run.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ import numpy as np
 from minigrad.tensor import Tensor
 
 from . import functional as F
+from .fused import activation_dropout, add_norm, add_residual
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .layers import Dropout, Linear
@@ -57,19 +64,27 @@ class TransformerEncoderLayer(Module):
         """src (B, S, D) if batch_first else (S, B, D); returns the same shape."""
         x = src
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x))
+            x = add_residual(self.dropout1, x,
+                             self._sa(self.norm1(x), src_mask, src_key_padding_mask, is_causal))
+            return add_residual(self.dropout2, x, self._ff(self.norm2(x)))
+        x = add_norm(self.norm1, self.dropout1, x,
+                     self._sa(x, src_mask, src_key_padding_mask, is_causal))
+        return add_norm(self.norm2, self.dropout2, x, self._ff(x))
 
-    def _sa_block(self, x, mask, key_padding_mask, is_causal):
+    def _sa(self, x, mask, key_padding_mask, is_causal):
         out, _ = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=key_padding_mask,
                                 need_weights=False, is_causal=is_causal)
-        return self.dropout1(out)
+        return out
+
+    def _sa_block(self, x, mask, key_padding_mask, is_causal):
+        return self.dropout1(self._sa(x, mask, key_padding_mask, is_causal))
+
+    def _ff(self, x):
+        """The position-wise feed-forward network: max(0, x W1 + b1) W2 + b2."""
+        return self.linear2(activation_dropout(self, self.linear1(x)))
 
     def _ff_block(self, x):
-        """The position-wise feed-forward network: max(0, x W1 + b1) W2 + b2."""
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout2(self._ff(x))
 
 
 class TransformerDecoderLayer(Module):
@@ -108,33 +123,45 @@ class TransformerDecoderLayer(Module):
             ca_cache = cache.setdefault("cross", {"static": True})
         x = tgt
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal, sa_cache)
-            ca, weights = self._mha_block(self.norm2(x), memory, memory_mask,
-                                          memory_key_padding_mask, ca_cache, return_attention)
-            x = x + ca
-            x = x + self._ff_block(self.norm3(x))
+            x = add_residual(self.dropout1, x, self._sa(self.norm1(x), tgt_mask,
+                                                        tgt_key_padding_mask, tgt_is_causal,
+                                                        sa_cache))
+            ca, weights = self._mha(self.norm2(x), memory, memory_mask,
+                                    memory_key_padding_mask, ca_cache, return_attention)
+            x = add_residual(self.dropout2, x, ca)
+            x = add_residual(self.dropout3, x, self._ff(self.norm3(x)))
         else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal, sa_cache))
-            ca, weights = self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
-                                          ca_cache, return_attention)
-            x = self.norm2(x + ca)
-            x = self.norm3(x + self._ff_block(x))
+            x = add_norm(self.norm1, self.dropout1, x,
+                         self._sa(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal, sa_cache))
+            ca, weights = self._mha(x, memory, memory_mask, memory_key_padding_mask,
+                                    ca_cache, return_attention)
+            x = add_norm(self.norm2, self.dropout2, x, ca)
+            x = add_norm(self.norm3, self.dropout3, x, self._ff(x))
         return (x, weights) if return_attention else x
 
-    def _sa_block(self, x, mask, key_padding_mask, is_causal, cache):
+    def _sa(self, x, mask, key_padding_mask, is_causal, cache):
         out, _ = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=key_padding_mask,
                                 need_weights=False, is_causal=is_causal, cache=cache)
-        return self.dropout1(out)
+        return out
+
+    def _sa_block(self, x, mask, key_padding_mask, is_causal, cache):
+        return self.dropout1(self._sa(x, mask, key_padding_mask, is_causal, cache))
+
+    def _mha(self, x, mem, mask, key_padding_mask, cache, need_weights):
+        return self.multihead_attn(x, mem, mem, attn_mask=mask,
+                                   key_padding_mask=key_padding_mask,
+                                   need_weights=need_weights, cache=cache,
+                                   average_attn_weights=False)
 
     def _mha_block(self, x, mem, mask, key_padding_mask, cache, need_weights):
-        out, weights = self.multihead_attn(x, mem, mem, attn_mask=mask,
-                                           key_padding_mask=key_padding_mask,
-                                           need_weights=need_weights, cache=cache,
-                                           average_attn_weights=False)
+        out, weights = self._mha(x, mem, mask, key_padding_mask, cache, need_weights)
         return self.dropout2(out), weights
 
+    def _ff(self, x):
+        return self.linear2(activation_dropout(self, self.linear1(x)))
+
     def _ff_block(self, x):
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout3(self._ff(x))
 
 
 class TransformerEncoder(Module):

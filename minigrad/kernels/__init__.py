@@ -28,7 +28,10 @@ differ from NumPy by rounding alone, and NaN and infinity keep their meaning.
 The modules, in the order a reader may take them: reference (NumPy), naive
 (matmul as plain loops), simd (vector registers for Numba), matmul (the
 register-tiled kernel), blas (OpenBLAS in Numba's pool), softmax, layernorm,
-dropout, adam (the optimizer's update in one pass).
+dropout, adam (the optimizer's update in one pass), crossentropy, scatter (an
+embedding's backward), and fused: the entry points of the fused ops (attention's
+masked softmax and dropout, ReLU + dropout, residual connections, cross entropy, an
+embedding's backward), which are functions of this package too.
 
 This package imports nothing else from minigrad.
 """
@@ -52,7 +55,6 @@ from . import softmax as _sm  # noqa: E402
 from . import layernorm as _ln  # noqa: E402
 from . import dropout as _dp  # noqa: E402
 from . import blas as _blas  # noqa: E402
-from . import adam as _adam  # noqa: E402
 
 BACKENDS = ("numba", "numpy")
 
@@ -403,47 +405,15 @@ def dropout_mask(shape, p, seed, dtype=np.float32):
     return out
 
 
-# ------------------------------------------------------------------ adam ----
-def adam_step(p, g, m, v, vmax, lr, beta1, beta2, eps, weight_decay, decoupled, t):
-    """Step t (from 1) of Adam, or of AdamW if `decoupled`, in place on p, m, v (and vmax,
-    the running maximum of v, when it is not None: amsgrad); g is not changed.
+# The fused ops' entry points (and Adam's fused update) live in .fused (imported last: it uses the checks above).
+from .fused import (adam_step, cross_entropy, cross_entropy_backward, dropout_add,  # noqa: E402
+                    dropout_add_layer_norm, embedding_backward, masked_softmax_dropout,
+                    masked_softmax_dropout_backward, relu_dropout, relu_dropout_backward)
 
-    All five arrays have one shape and one float dtype; p, m, v and vmax are C-contiguous.
-    The "numba" backend makes one pass over them (.adam), the "numpy" one runs the reference.
-    An optimizer calls this once per parameter per step, so the checks are kept cheap.
-    """
-    arrays = (p, g, m, v) if vmax is None else (p, g, m, v, vmax)
-    for a in arrays:
-        if not (isinstance(a, np.ndarray) and a.shape == p.shape and a.dtype == p.dtype):
-            _check_adam_arrays(arrays)
-    if p.dtype not in _FLOATS:
-        _check_float("adam_step", p)
-    if not (p.flags.c_contiguous and m.flags.c_contiguous and v.flags.c_contiguous
-            and (vmax is None or vmax.flags.c_contiguous)):
-        raise ValueError("adam_step: p, exp_avg, exp_avg_sq and max_exp_avg_sq must be "
-                         "C-contiguous (they are updated in place)")
-    c = _ref.adam_constants(lr, beta1, beta2, eps, weight_decay, decoupled, t)
-    amsgrad = vmax is not None
-    if _backend == "numpy":
-        _ref.adam_step(p, g, m, v, vmax, np.empty_like(p), np.empty_like(p), *c, amsgrad)
-        return
-    n = p.size  # reshape(n) is a view of each C-contiguous array and a copy of another grad
-    _adam.adam_flat(p.reshape(n), g.reshape(n), m.reshape(n), v.reshape(n),
-                    (vmax if amsgrad else v).reshape(n), *c, amsgrad)
-
-
-def _check_adam_arrays(arrays):
-    names = ("p", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq")
-    for name, a in zip(names, arrays):
-        _as_array(a, "adam_step", name)
-    for name, a in zip(names, arrays):
-        if a.shape != arrays[0].shape:
-            raise ValueError(f"adam_step: {name} of shape {a.shape} does not match the "
-                             f"parameter's shape {arrays[0].shape}")
-    _check_float("adam_step", *arrays)
-
-
-__all__ = ["BACKENDS", "FASTMATH", "set_backend", "get_backend", "matmul", "addmm",
-           "matmul_and_sum", "matmul_naive",
-           "softmax", "softmax_backward", "log_softmax", "log_softmax_backward", "layer_norm",
-           "layer_norm_backward", "dropout", "dropout_mask", "adam_step"]
+__all__ = ["BACKENDS", "FASTMATH", "set_backend", "get_backend", "matmul", "addmm", "matmul_and_sum",
+           "matmul_naive",
+           "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
+           "masked_softmax_dropout", "masked_softmax_dropout_backward", "layer_norm",
+           "layer_norm_backward", "dropout_add_layer_norm", "dropout", "dropout_add",
+           "dropout_mask", "relu_dropout", "relu_dropout_backward", "cross_entropy",
+           "cross_entropy_backward", "embedding_backward", "adam_step"]

@@ -22,6 +22,7 @@ import numpy as np
 from numba import prange
 
 from . import FASTMATH
+from .dropout import _BLOCK, _dropout_add_rows
 from .reference import layer_norm as layer_norm_reference  # noqa: F401  (the old names)
 from .reference import layer_norm_backward as layer_norm_backward_reference  # noqa: F401
 
@@ -80,11 +81,12 @@ def _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step):
         for j in range(d):
             pw[j] += gi[j] * xi[j]
             pb[j] += gi[j]
-        sh /= d
-        shx /= d
-        r = rstd[i, 0]
+        # the element loop in g's dtype, as in the forward pass: float32 runs 16 lanes wide,
+        # not 8 lanes of float64 with a conversion per element
+        t = g.dtype.type
+        sh_, shx_, r = t(sh / d), t(shx / d), rstd[i, 0]
         for j in range(d):
-            di[j] = r * (gi[j] * weight[j] - sh - xi[j] * shx)
+            di[j] = r * (gi[j] * weight[j] - sh_ - xi[j] * shx_)
 
 
 @numba.njit(parallel=True, cache=True, fastmath=FASTMATH)
@@ -103,14 +105,68 @@ def _backward_serial(g, xhat, rstd, weight, dx, partial_w, partial_b):
         _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step)
 
 
+# Post-norm residual connections, LayerNorm(x + dropout(s)), in one pass over memory: a block
+# of rows of h = x + dropout(s) is written into x_hat and normalised there while it is in
+# cache, so neither dropout(s) nor h is ever a whole array. The numbers are those of the
+# separate dropout, add and layer norm kernels, bit for bit: h comes from .dropout's
+# _dropout_add_rows (the kernel of dropout_add, which keeps the multiply and the add apart),
+# and the normalisation is _forward_row itself. Blocks of rows, not single rows: with the hash
+# loop and the normalisation interleaved row by row, LLVM vectorises the pair badly (measured
+# 0.31 ms against 0.18 ms for (1280, 128)).
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _normalise_rows(weight, bias, eps, y, xhat, rstd, lo, hi):
+    """Rows lo..hi-1 of x_hat (holding h) normalised in place; y and rstd as _forward_row's."""
+    for i in range(lo, hi):
+        rstd[i, 0] = _forward_row(xhat[i], weight, bias, eps, y[i], xhat[i])
+
+
+@numba.njit(parallel=True, cache=True)
+def _dropout_add_forward(x, s, key, threshold, scale, weight, bias, eps, y, xhat, rstd):
+    n = x.shape[0]
+    for k in prange((n + _BLOCK - 1) // _BLOCK):
+        lo, hi = k * _BLOCK, min(n, (k + 1) * _BLOCK)
+        _dropout_add_rows(x, s, xhat, key, threshold, scale, lo, hi)
+        _normalise_rows(weight, bias, eps, y, xhat, rstd, lo, hi)
+
+
+@numba.njit(cache=True)
+def _dropout_add_forward_serial(x, s, key, threshold, scale, weight, bias, eps, y, xhat, rstd):
+    n = x.shape[0]
+    for k in range((n + _BLOCK - 1) // _BLOCK):
+        lo, hi = k * _BLOCK, min(n, (k + 1) * _BLOCK)
+        _dropout_add_rows(x, s, xhat, key, threshold, scale, lo, hi)
+        _normalise_rows(weight, bias, eps, y, xhat, rstd, lo, hi)
+
+
+def _affine(weight, bias, d, dtype):
+    w = np.ones(d, dtype) if weight is None else np.ascontiguousarray(weight, dtype=dtype)
+    b = np.zeros(d, dtype) if bias is None else np.ascontiguousarray(bias, dtype=dtype)
+    return w, b
+
+
+def dropout_add_layer_norm_numba(x, s, key, threshold, scale, weight, bias, eps, parallel=True):
+    """layer_norm_numba(x + dropout(s)) for x, s (N, D); dropout by (key, threshold, scale)
+    of .dropout over the flat index of s. Returns (y, x_hat, rstd (N, 1))."""
+    x, s = np.ascontiguousarray(x), np.ascontiguousarray(s)
+    n, d = x.shape
+    w, b = _affine(weight, bias, d, x.dtype)
+    y = np.empty_like(x)
+    xhat = np.empty_like(x)
+    rstd = np.empty((n, 1), x.dtype)
+    (_dropout_add_forward if parallel else _dropout_add_forward_serial)(
+        x, s, key, threshold, scale, w, b, x.dtype.type(eps), y, xhat, rstd)
+    return y, xhat, rstd
+
+
 def layer_norm_numba(x, weight, bias, eps, parallel=True):
     """x (N, D) -> (y, x_hat, rstd (N, 1)); weight and bias (D,) or None.
 
     parallel=False runs the rows in the calling thread (for small inputs)."""
     x = np.ascontiguousarray(x)
     n, d = x.shape
-    w = np.ones(d, x.dtype) if weight is None else np.ascontiguousarray(weight, dtype=x.dtype)
-    b = np.zeros(d, x.dtype) if bias is None else np.ascontiguousarray(bias, dtype=x.dtype)
+    w, b = _affine(weight, bias, d, x.dtype)
     y = np.empty_like(x)
     xhat = np.empty_like(x)
     rstd = np.empty((n, 1), x.dtype)

@@ -81,6 +81,37 @@ def layer_norm_backward(g, xhat, rstd, weight):
     return dx, (g * xhat).sum(axis=0), g.sum(axis=0)
 
 
+# ------------------------------------------------------- cross entropy ----
+def cross_entropy(x, target, eps):
+    """(loss (N,) float64, stats (N, 2)): each row's label-smoothed cross entropy, and its max
+    m (0 for an all -inf row) and log sum exp(x - m), which the backward pass needs."""
+    m = _row_max(x)
+    ls = np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))
+    ls = np.where(np.isneginf(ls), np.zeros_like(ls), ls)   # an all -inf row: log 0 -> 0
+    logp = (x - m) - ls
+    rows = np.arange(len(x))
+    loss = -(1.0 - eps) * logp[rows, target].astype(np.float64)
+    if eps:
+        loss -= eps / x.shape[1] * logp.sum(axis=1, dtype=np.float64)
+    return loss, np.concatenate([m, ls], axis=1)
+
+
+def cross_entropy_backward(x, target, stats, w, eps):
+    """w_i * (p - eps / C - (1 - eps) onehot(target)) per row i, p = softmax(x)."""
+    p = np.exp((x - stats[:, :1]) - stats[:, 1:])
+    grad = w[:, None].astype(x.dtype) * p - (w * eps / x.shape[1]).astype(x.dtype)[:, None]
+    grad[np.arange(len(x)), target] -= (w * (1.0 - eps)).astype(x.dtype)
+    return grad
+
+
+# ------------------------------------------------------------- scatter ----
+def embedding_backward(ids, g, num_rows):
+    """(num_rows, D) table gradient: row ids[i] receives g[i], repeated ids add up."""
+    out = np.zeros((num_rows, g.shape[1]), g.dtype)
+    np.add.at(out, ids, g)
+    return out
+
+
 # ------------------------------------------------------------- dropout ----
 GAMMA = 0x9E3779B97F4A7C15   # splitmix64's increment (2^64 / golden ratio)
 _M64 = (1 << 64) - 1
@@ -134,6 +165,24 @@ def dropout_mask(shape, p, seed, dtype):
 
 def dropout(x, p, seed):
     return x * dropout_mask(x.shape, p, seed, x.dtype)
+
+
+def relu_dropout(x, p, seed):
+    return dropout(np.maximum(x, 0), p, seed)
+
+
+def relu_dropout_backward(y, g, p):
+    """g / (1 - p) where the output y is > 0 (ReLU passed and dropout kept), else 0."""
+    return np.where(y > 0, g * g.dtype.type(1.0 / (1.0 - p)), g.dtype.type(0))
+
+
+def dropout_add(x, s, p, seed):
+    return x + dropout(s, p, seed)
+
+
+def dropout_add_layer_norm(x, s, p, seed, weight, bias, eps):
+    """layer_norm(x + dropout(s, p, seed)) of rows (N, D): (y, x_hat, rstd)."""
+    return layer_norm(x + dropout(s, p, seed), weight, bias, eps)
 
 
 def adam_constants(lr, beta1, beta2, eps, weight_decay, decoupled, t):

@@ -5,8 +5,9 @@ from .index import Embedding, Gather, GetItem, IndexSelect
 from .matmul import MatMul
 from .reduce import Amax, Amin, LogSumExp, Mean, Sum, Var
 from .shape import Cat, Expand, Permute, Reshape, Stack
-from .softmax import Dropout, LogSoftmax, Softmax
-from .fused import CrossEntropy, LayerNorm, Linear
+from .softmax import (Dropout, DropoutAdd, LogSoftmax, MaskedSoftmaxDropout, ReluDropout,
+                      Softmax)
+from .fused import CrossEntropy, DropoutAddLayerNorm, LayerNorm, Linear
 from .assign import IndexPut, Scatter
 from .cumulative import Cumsum
 from .einsum import Einsum

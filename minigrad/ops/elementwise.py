@@ -31,6 +31,12 @@ def sigmoid_backward(y, g):
     return g * y * (1 - y)
 
 
+@_ufunc(2)
+def relu_backward(y, g):
+    """g where y = relu(x) is > 0, else 0: one pass, no boolean temporary."""
+    return g if y > 0 else 0
+
+
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
@@ -222,7 +228,7 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g * (ctx.saved[0] > 0)
+        return relu_backward(ctx.saved[0], g)
 
 
 class LeakyRelu(Function):

@@ -1,5 +1,5 @@
-"""Fused ops for the layers a Transformer calls thousands of times: linear, layer norm and
-cross entropy. Each could be written from smaller ops; one node with a hand-derived backward
+"""Fused ops for the layers a Transformer calls thousands of times: linear, layer norm (alone
+or after a residual connection's dropout and add) and cross entropy. Each could be written from smaller ops; one node with a hand-derived backward
 does the same math with fewer temporaries and far less bookkeeping.
 """
 from __future__ import annotations
@@ -90,6 +90,38 @@ class LayerNorm(Function):
         return dx.reshape(x_shape), gw, gb
 
 
+class DropoutAddLayerNorm(Function):
+    """LayerNorm(x + dropout(s)) over the last dim: a post-norm residual connection.
+
+    x and s have one shape (..., D); weight and bias are (D,) or None. The forward pass is one
+    kernel (kernels.dropout_add_layer_norm) that makes neither dropout(s) nor the sum as an
+    array, and gives bit for bit the numbers of Dropout, Add and LayerNorm in turn. The
+    gradient of the sum h is layer norm's; x receives it unchanged and s receives it through
+    the same dropout mask, regenerated from the seed.
+    """
+
+    @staticmethod
+    def forward(ctx, x, s, weight=None, bias=None, p=0.5, seed=0, eps=1e-5):
+        if s.shape != x.shape:
+            raise ValueError(f"dropout_add_layer_norm: x of shape {x.shape} and s of shape "
+                             f"{s.shape} differ")
+        d = x.shape[-1]
+        y, xhat, rstd = kernels.dropout_add_layer_norm(x.reshape(-1, d), s.reshape(-1, d), p,
+                                                       seed, weight, bias, eps)
+        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.p, ctx.seed = p, seed
+        return y.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        xhat, rstd, weight = ctx.saved
+        dh, dw, db = kernels.layer_norm_backward(g.reshape(xhat.shape), xhat, rstd, weight)
+        need = ctx.needs_input_grad
+        ds = kernels.dropout(dh, ctx.p, ctx.seed).reshape(g.shape) if need[1] else None
+        return (dh.reshape(g.shape), ds, dw if len(need) > 2 and need[2] else None,
+                db if len(need) > 3 and need[3] else None)
+
+
 class CrossEntropy(Function):
     """Cross entropy of logits (N, C) against class ids (N,), PyTorch's exact definition.
 
@@ -98,33 +130,22 @@ class CrossEntropy(Function):
     `ignore_index` count for nothing, and "mean" divides by the number of counted rows.
     The gradient with respect to the logits is p - target_distribution, per counted row.
 
-    Memory: the log-probabilities (N, C) are the only full-size array kept. The first backward
-    turns them, in place, into the gradient for an upstream gradient of 1 (what `loss.backward()`
-    sends), and hands that very array on, so backward adds no (N, C) array of its own; a later
-    backward of a retained graph finds the gradient already there.
+    Memory: forward keeps the logits (they are the input, so nothing is copied) and two
+    numbers per row (kernels.cross_entropy); no (N, C) array of log-probabilities is made.
+    Backward writes the gradient in one pass over the logits.
     """
 
     @staticmethod
     def forward(ctx, logits, target=None, ignore_index=-100, label_smoothing=0.0,
                 reduction="mean"):
-        n, c = logits.shape
         target = np.asarray(target)
         keep = target != ignore_index
         safe = np.where(keep, target, 0)
-        if keep.any() and (safe[keep].min() < 0 or safe[keep].max() >= c):
-            bad = safe[keep].max() if safe[keep].max() >= c else safe[keep].min()
-            raise IndexError(f"cross_entropy: target {bad} is out of range for {c} classes")
-        logp = kernels.log_softmax(logits)
-        rows = np.arange(n)
-        picked = logp[rows, safe]
-        loss = -(1.0 - label_smoothing) * picked
-        if label_smoothing:
-            loss -= label_smoothing / c * logp.sum(axis=1)
+        loss, stats = kernels.cross_entropy(logits, safe, label_smoothing)
         loss = np.where(keep, loss, 0).astype(logits.dtype)
         count = int(keep.sum())
-        ctx.save_for_backward(logp)
+        ctx.save_for_backward(logits, stats)
         ctx.vals = (safe, keep, label_smoothing, reduction, count)
-        ctx.is_grad = False  # saved[0] holds log-probabilities until the first backward
         if reduction == "none":
             return loss
         if reduction == "sum":
@@ -134,20 +155,10 @@ class CrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        grad = ctx.saved[0]
+        logits, stats = ctx.saved
         safe, keep, eps, reduction, count = ctx.vals
-        if not ctx.is_grad:
-            # d loss / d logits for an upstream gradient of 1, each row weighted by what it
-            # counts for: keep, divided by the number of counted rows for "mean"
-            w = keep.astype(grad.dtype) if reduction != "mean" else keep / max(count, 1)
-            np.exp(grad, out=grad)                      # log p -> p
-            if eps:
-                grad -= grad.dtype.type(eps / grad.shape[1])
-            grad[np.arange(len(grad)), safe] -= grad.dtype.type(1.0 - eps)
-            grad *= w.astype(grad.dtype)[:, None]
-            ctx.is_grad = True
-        if reduction == "none":
-            return grad * g.astype(grad.dtype)[:, None]
-        if g == 1:  # the usual `loss.backward()`: no copy (nothing downstream writes to it)
-            return grad
-        return grad * g.astype(grad.dtype)
+        # what each row's loss counts for: 1 if kept (1 / count for "mean"), times its
+        # upstream gradient (one per row for "none", one for all otherwise)
+        w = keep / max(count, 1) if reduction == "mean" else keep.astype(np.float64)
+        w = w * np.asarray(g, np.float64)
+        return kernels.cross_entropy_backward(logits, safe, stats, w, eps)

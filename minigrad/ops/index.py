@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ..autograd import Function
 from ._util import normalize_dim
 
@@ -149,14 +150,9 @@ class Embedding(Function):
 
     @staticmethod
     def backward(ctx, g):
-        grad = np.zeros(ctx.shape, dtype=g.dtype)
-        ids = ctx.ids.reshape(-1)
-        if ids.size:
-            # rows of the same id are summed: sort by id, then add up each run of equal ids
-            # (several times faster than np.add.at, which adds one row at a time)
-            order = np.argsort(ids, kind="stable")
-            uniq, starts = np.unique(ids[order], return_index=True)
-            grad[uniq] = np.add.reduceat(g.reshape(-1, ctx.shape[1])[order], starts, axis=0)
+        # rows of the same id add up: a compiled scatter-add (kernels.embedding_backward)
+        grad = kernels.embedding_backward(ctx.ids.reshape(-1), g.reshape(-1, ctx.shape[1]),
+                                          ctx.shape[0])
         if ctx.padding_idx is not None:  # the padding row is never trained
             grad[ctx.padding_idx] = 0
         return grad

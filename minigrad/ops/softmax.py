@@ -1,4 +1,5 @@
-"""Softmax, log-softmax and dropout: the ops whose forward and backward are fused kernels.
+"""Softmax, log-softmax and dropout (alone, after a ReLU, before a residual add, after
+attention's mask and softmax): the ops whose forward and backward are fused kernels.
 
 The kernels work on the last axis; another `dim` is moved to the end and back.
 """
@@ -74,3 +75,63 @@ class Dropout(Function):
     @staticmethod
     def backward(ctx, g):
         return kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
+
+
+class MaskedSoftmaxDropout(Function):
+    """Attention's weights, dropout(softmax(x masked to -inf where not `allowed`), p, seed)
+    along the last dim, as one op: the numbers of MaskedFill, Softmax and Dropout in turn.
+
+    `allowed` is a bool array broadcastable to x (None: every key allowed); p = 0 skips the
+    dropout. Backward keeps the softmax output y and regenerates the dropout mask from the
+    seed: dx = y * (g' - sum(g' * y)) with g' = dropout(g), and 0 where not allowed.
+    """
+
+    @staticmethod
+    def forward(ctx, a, allowed=None, p=0.0, seed=0):
+        _to_last(a, -1, "softmax")   # an empty last dim: the error softmax gives
+        y, out = kernels.masked_softmax_dropout(a, allowed, p, seed)
+        ctx.save_for_backward(y)
+        ctx.mask = (allowed, p, seed)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        allowed, p, seed = ctx.mask
+        return kernels.masked_softmax_dropout_backward(ctx.saved[0], g, allowed, p, seed)
+
+
+class DropoutAdd(Function):
+    """x + dropout(s, p, seed) as one op, x and s of one shape: a pre-norm residual connection.
+
+    The same numbers as Dropout then Add. x's gradient is g; s's is dropout(g) (the mask
+    regenerated from the seed).
+    """
+
+    @staticmethod
+    def forward(ctx, x, s, p=0.5, seed=0):
+        ctx.p, ctx.seed = p, seed
+        return kernels.dropout_add(x, s, p, seed)
+
+    @staticmethod
+    def backward(ctx, g):
+        ds = kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
+        return g, (ds if ctx.needs_input_grad[1] else None)
+
+
+class ReluDropout(Function):
+    """dropout(relu(x), p, seed) as one op: the same numbers and the same mask as the two ops.
+
+    Backward needs neither the mask nor x: the output is > 0 exactly where ReLU passed an
+    element and dropout kept it, and the gradient there is g / (1 - p), 0 elsewhere.
+    """
+
+    @staticmethod
+    def forward(ctx, a, p=0.5, seed=0):
+        out = kernels.relu_dropout(a, p, seed)
+        ctx.p = p
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return kernels.relu_dropout_backward(ctx.saved[0], g, ctx.p)

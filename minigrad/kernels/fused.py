@@ -1,0 +1,300 @@
+"""The fused kernels' entry points: each op of a Transformer layer that reads and writes
+whole activations (attention's masked softmax and dropout, ReLU + dropout, the residual
+connections, cross entropy, an embedding's backward) as one checked call; and Adam's update
+of a parameter, one pass over its four arrays.
+
+Each function checks its inputs as the package's others do (ValueError, TypeError or
+IndexError naming the op), then runs the NumPy reference ("numpy" backend) or the Numba kernel,
+serial below PARALLEL_MIN_WORK. They are the package's functions (`kernels.cross_entropy`,
+...), kept here so that the package's own module stays short.
+"""
+import importlib
+import math
+import operator
+import sys
+
+import numpy as np
+
+from . import (_FLOATS, _as_array, _check_affine, _check_float, _check_p_seed, _check_rows,
+               _check_same_shape, _pick, _rows, get_backend)
+from . import adam as _adam
+from . import crossentropy as _ce
+from . import layernorm as _ln
+from . import reference as _ref
+from . import scatter as _sc
+
+# by now the package's names `softmax` and `dropout` are its functions, not the submodules
+_sm = importlib.import_module(__package__ + ".softmax")
+_dp = importlib.import_module(__package__ + ".dropout")
+
+
+def _parallel(size):
+    """Whether an input of `size` elements runs the parallel kernel (the package's threshold,
+    read at call time: tests change it)."""
+    return size >= sys.modules[__package__].PARALLEL_MIN_WORK
+
+
+def _attention_rows(op, x, allowed):
+    """x as C-contiguous rows (R, S), and (allowed rows (R, S) bool, masked?)."""
+    if x.ndim and x.shape[-1] == 0 and math.prod(x.shape[:-1]):
+        raise ValueError(f"{op}: the last dim of the input of shape {x.shape} has size 0, "
+                         f"so there is nothing to normalise over")
+    # no elements: no rows to hand the kernels (a (0, 0) array has no (-1, 0) reshape)
+    rows = _rows(x) if x.size else np.empty((0, max(x.shape[-1:] or (1,))), x.dtype)
+    if allowed is None:
+        return rows, np.ones((1, 1), np.bool_), False
+    allowed = np.asarray(allowed)
+    if allowed.dtype != np.bool_:
+        raise TypeError(f"{op}: allowed must be a bool array, got dtype {allowed.dtype}")
+    try:
+        allowed = np.broadcast_to(allowed, x.shape)
+    except ValueError:
+        raise ValueError(f"{op}: mask of shape {allowed.shape} does not broadcast to the "
+                         f"scores' shape {x.shape}") from None
+    return rows, np.ascontiguousarray(allowed).reshape(rows.shape), True
+
+
+def masked_softmax_dropout(x, allowed=None, p=0.0, seed=0):
+    """Attention's weights: y = softmax(x masked to -inf where not `allowed`) along the last
+    axis, and out = dropout(y, p, seed). Returns (y, out); out is y when p == 0.
+
+    allowed: None or a bool array broadcastable to x. The numbers are those of masked_fill,
+    softmax and dropout in turn, bit for bit; y is what the backward pass needs."""
+    op = "masked_softmax_dropout"
+    x = _as_array(x, op, "x")
+    _check_rows(op, x)
+    _check_float(op, x)
+    p, seed = _check_p_seed(op, p, seed)
+    rows, allow, masked = _attention_rows(op, x, allowed)
+    if get_backend() == "numpy":
+        y = _ref.softmax(np.where(allow.reshape(x.shape), x, x.dtype.type(-np.inf))
+                         if masked else x)
+        return y, (_ref.dropout(y, p, seed) if p else y)
+    y = np.empty(x.shape, x.dtype)
+    out = np.empty(x.shape, x.dtype) if p else y
+    if x.size:
+        _pick((_sm.masked_softmax_dropout_2d, _sm.masked_softmax_dropout_2d_serial), x.size)(
+            rows, allow, masked, np.uint64(_ref.dropout_key(seed)),
+            np.uint64(_ref.dropout_threshold(p)), x.dtype.type(1.0 / (1.0 - p)), p > 0,
+            y.reshape(rows.shape), out.reshape(rows.shape))
+    return y, out
+
+
+def masked_softmax_dropout_backward(y, grad, allowed=None, p=0.0, seed=0):
+    """dx of masked_softmax_dropout: the softmax gradient of dropout's gradient (the mask
+    regenerated from the seed), 0 where not allowed."""
+    op = "masked_softmax_dropout_backward"
+    y, grad = _as_array(y, op, "y"), _as_array(grad, op, "grad")
+    _check_rows(op, y)
+    _check_same_shape(op, y, grad)
+    _check_float(op, y, grad)
+    p, seed = _check_p_seed(op, p, seed)
+    rows, allow, masked = _attention_rows(op, y, allowed)
+    if get_backend() == "numpy":
+        dx = _ref.softmax_backward(y, _ref.dropout(grad, p, seed) if p else grad)
+        return np.where(allow.reshape(y.shape), dx, y.dtype.type(0)) if masked else dx
+    dx = np.empty(y.shape, y.dtype)
+    if y.size:
+        _pick((_sm.masked_softmax_dropout_backward_2d,
+               _sm.masked_softmax_dropout_backward_2d_serial), y.size)(
+            rows, _rows(grad), allow, masked, np.uint64(_ref.dropout_key(seed)),
+            np.uint64(_ref.dropout_threshold(p)), y.dtype.type(1.0 / (1.0 - p)), p > 0,
+            dx.reshape(rows.shape))
+    return dx
+
+
+def dropout_add_layer_norm(x, s, p, seed, weight, bias, eps):
+    """layer_norm(x + dropout(s, p, seed), weight, bias, eps) of rows (N, D) in one pass: the
+    post-norm residual connection. The same numbers, bit for bit, as the three kernels one
+    after the other; returns (y, x_hat, rstd) as layer_norm does (its backward applies)."""
+    op = "dropout_add_layer_norm"
+    x, s = _as_array(x, op, "x"), _as_array(s, op, "s")
+    if x.ndim != 2 or s.shape != x.shape:
+        raise ValueError(f"{op}: expected x and s of one shape (N, D), got {x.shape} and "
+                         f"{s.shape}")
+    _check_float(op, x, s)
+    _check_affine(op, x, weight, bias)
+    p, seed = _check_p_seed(op, p, seed)
+    eps = float(eps)
+    if not eps >= 0:
+        raise ValueError(f"{op}: eps must be >= 0, got {eps}")
+    if get_backend() == "numpy" or x.size == 0:
+        return _ref.dropout_add_layer_norm(x, s, p, seed, weight, bias, eps)
+    return _ln.dropout_add_layer_norm_numba(
+        x, s, np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
+        x.dtype.type(1.0 / (1.0 - p)), weight, bias, eps, parallel=_parallel(x.size))
+
+
+def dropout_add(x, s, p, seed):
+    """x + dropout(s, p, seed) in one pass, x and s of one shape: the pre-norm residual
+    connection. Bit for bit the numbers of the dropout kernel followed by an add."""
+    op = "dropout_add"
+    x, s = _as_array(x, op, "x"), _as_array(s, op, "s")
+    if s.shape != x.shape:
+        raise ValueError(f"{op}: x of shape {x.shape} and s of shape {s.shape} differ")
+    p, seed = _check_p_seed(op, p, seed)
+    _check_float(op, x, s)
+    if get_backend() == "numpy" or x.ndim == 0:
+        return np.asarray(_ref.dropout_add(x, s, p, seed))
+    out = np.empty(x.shape, x.dtype)
+    if x.size:
+        kernel = _pick((_dp.dropout_add_2d, _dp.dropout_add_2d_serial), x.size)
+        kernel(_rows(x), _rows(s), out.reshape(-1, x.shape[-1]),
+               np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
+               x.dtype.type(1.0 / (1.0 - p)))
+    return out
+
+
+def relu_dropout(x, p, seed):
+    """dropout(max(x, 0), p, seed) in one pass: the same numbers, the same mask."""
+    x = _as_array(x, "relu_dropout", "x")
+    p, seed = _check_p_seed("relu_dropout", p, seed)
+    _check_float("relu_dropout", x)
+    if get_backend() == "numpy":
+        return _ref.relu_dropout(x, p, seed)
+    out = np.empty(x.shape, x.dtype)
+    kernel = _pick((_dp.relu_dropout_flat, _dp.relu_dropout_flat_serial), x.size)
+    kernel(np.ascontiguousarray(x).reshape(-1), out.reshape(-1),
+           np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
+           x.dtype.type(1.0 / (1.0 - p)))
+    return out
+
+
+def relu_dropout_backward(y, grad, p):
+    """dx = grad / (1 - p) where y = relu_dropout(x, p, seed) is > 0, else 0 (no mask needed)."""
+    op = "relu_dropout_backward"
+    y, grad = _as_array(y, op, "y"), _as_array(grad, op, "grad")
+    _check_same_shape(op, y, grad)
+    _check_float(op, y, grad)
+    p, _ = _check_p_seed(op, p, 0)
+    if get_backend() == "numpy":
+        return _ref.relu_dropout_backward(y, grad, p)
+    dx = np.empty(y.shape, y.dtype)
+    _pick((_dp.relu_dropout_backward_flat, _dp.relu_dropout_backward_flat_serial), y.size)(
+        np.ascontiguousarray(y).reshape(-1), np.ascontiguousarray(grad).reshape(-1),
+        dx.reshape(-1), y.dtype.type(1.0 / (1.0 - p)))
+    return dx
+
+
+# --------------------------------------------------------- cross entropy ----
+def _check_targets(op, x, target):
+    x, target = _as_array(x, op, "x"), _as_array(target, op, "target")
+    if x.ndim != 2 or target.shape != x.shape[:1]:
+        raise ValueError(f"{op}: expected logits (N, C) and target (N,), got shapes {x.shape} "
+                         f"and {target.shape}")
+    _check_float(op, x)
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"{op}: target must hold class ids (integers), got dtype {target.dtype}")
+    if target.size and (target.min() < 0 or target.max() >= x.shape[1]):
+        bad = target.min() if target.min() < 0 else target.max()
+        raise IndexError(f"{op}: target {bad} is out of range for {x.shape[1]} classes")
+    return np.ascontiguousarray(x), target.astype(np.int64, copy=False)
+
+
+def _check_smoothing(op, eps):
+    eps = float(eps)
+    if not 0.0 <= eps <= 1.0:
+        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {eps}")
+    return eps
+
+
+def cross_entropy(x, target, label_smoothing=0.0):
+    """Per-row label-smoothed cross entropy of logits x (N, C) against class ids (N,).
+
+    Returns (loss (N,) float64, stats (N, 2) of x's dtype); stats (each row's max and log of
+    its sum of exponentials) is what `cross_entropy_backward` needs besides x itself.
+    """
+    op = "cross_entropy"
+    x, target = _check_targets(op, x, target)
+    eps = _check_smoothing(op, label_smoothing)
+    if get_backend() == "numpy" or x.size == 0:
+        return _ref.cross_entropy(x, target, eps)
+    stats = np.empty((x.shape[0], 2), x.dtype)
+    loss = np.empty(x.shape[0], np.float64)
+    _pick((_ce.forward_2d, _ce.forward_2d_serial), x.size)(x, target, eps, stats, loss)
+    return loss, stats
+
+
+def cross_entropy_backward(x, target, stats, row_weight, label_smoothing=0.0):
+    """d loss / d x (N, C): row_weight[i] * (softmax(x_i) - e / C - (1 - e) onehot(target_i)).
+
+    row_weight (N,) is each row's upstream gradient times what it counts for (0 if ignored)."""
+    op = "cross_entropy_backward"
+    x, target = _check_targets(op, x, target)
+    eps = _check_smoothing(op, label_smoothing)
+    stats = _as_array(stats, op, "stats")
+    w = np.ascontiguousarray(_as_array(row_weight, op, "row_weight"), dtype=np.float64)
+    if stats.shape != (x.shape[0], 2) or w.shape != x.shape[:1]:
+        raise ValueError(f"{op}: expected stats ({x.shape[0]}, 2) and row_weight "
+                         f"({x.shape[0]},) for logits of shape {x.shape}, got {stats.shape} "
+                         f"and {w.shape}")
+    _check_float(op, x, stats)
+    if get_backend() == "numpy" or x.size == 0:
+        return _ref.cross_entropy_backward(x, target, stats, w, eps)
+    dx = np.empty(x.shape, x.dtype)
+    _pick((_ce.backward_2d, _ce.backward_2d_serial), x.size)(
+        x, target, np.ascontiguousarray(stats), w, eps, dx)
+    return dx
+
+
+# ---------------------------------------------------------- scatter-add ----
+def embedding_backward(ids, grad, num_rows):
+    """The gradient (num_rows, D) of an embedding table from the output gradient grad (N, D)
+    of a lookup of ids (N,): row ids[i] receives grad[i], and repeated ids add up."""
+    op = "embedding_backward"
+    ids, grad = _as_array(ids, op, "ids"), _as_array(grad, op, "grad")
+    if ids.ndim != 1 or grad.ndim != 2 or grad.shape[0] != ids.shape[0]:
+        raise ValueError(f"{op}: expected ids (N,) and grad (N, D), got shapes {ids.shape} "
+                         f"and {grad.shape}")
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"{op}: ids must be integers, got dtype {ids.dtype}")
+    _check_float(op, grad)
+    num_rows = operator.index(num_rows)
+    if ids.size and (ids.min() < 0 or ids.max() >= num_rows):
+        bad = ids.min() if ids.min() < 0 else ids.max()
+        raise IndexError(f"{op}: id {bad} is out of range for a table of {num_rows} rows")
+    if get_backend() == "numpy":
+        return _ref.embedding_backward(ids, grad, num_rows)
+    out = np.zeros((num_rows, grad.shape[1]), grad.dtype)
+    _sc.add_rows(ids.astype(np.int64, copy=False), np.ascontiguousarray(grad), out)
+    return out
+
+
+# ------------------------------------------------------------------ adam ----
+def adam_step(p, g, m, v, vmax, lr, beta1, beta2, eps, weight_decay, decoupled, t):
+    """Step t (from 1) of Adam, or of AdamW if `decoupled`, in place on p, m, v (and vmax,
+    the running maximum of v, when it is not None: amsgrad); g is not changed.
+
+    All five arrays have one shape and one float dtype; p, m, v and vmax are C-contiguous.
+    The "numba" backend makes one pass over them (.adam), the "numpy" one runs the reference.
+    An optimizer calls this once per parameter per step, so the checks are kept cheap.
+    """
+    arrays = (p, g, m, v) if vmax is None else (p, g, m, v, vmax)
+    for a in arrays:
+        if not (isinstance(a, np.ndarray) and a.shape == p.shape and a.dtype == p.dtype):
+            _check_adam_arrays(arrays)
+    if p.dtype not in _FLOATS:
+        _check_float("adam_step", p)
+    if not (p.flags.c_contiguous and m.flags.c_contiguous and v.flags.c_contiguous
+            and (vmax is None or vmax.flags.c_contiguous)):
+        raise ValueError("adam_step: p, exp_avg, exp_avg_sq and max_exp_avg_sq must be "
+                         "C-contiguous (they are updated in place)")
+    c = _ref.adam_constants(lr, beta1, beta2, eps, weight_decay, decoupled, t)
+    amsgrad = vmax is not None
+    if get_backend() == "numpy":
+        _ref.adam_step(p, g, m, v, vmax, np.empty_like(p), np.empty_like(p), *c, amsgrad)
+        return
+    n = p.size  # reshape(n) is a view of each C-contiguous array and a copy of another grad
+    _adam.adam_flat(p.reshape(n), g.reshape(n), m.reshape(n), v.reshape(n),
+                    (vmax if amsgrad else v).reshape(n), *c, amsgrad)
+
+
+def _check_adam_arrays(arrays):
+    names = ("p", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+    for name, a in zip(names, arrays):
+        _as_array(a, "adam_step", name)
+    for name, a in zip(names, arrays):
+        if a.shape != arrays[0].shape:
+            raise ValueError(f"adam_step: {name} of shape {a.shape} does not match the "
+                             f"parameter's shape {arrays[0].shape}")
+    _check_float("adam_step", *arrays)
