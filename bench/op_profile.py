@@ -105,8 +105,9 @@ class OpProfiler:
 
         Whole block: every op whose module path contains "attn" (in-projections, reshapes and
         permutes into heads, QK^T, scaling, masking, softmax, attention dropout, AV, out_proj).
-        Core: only the MatMul, Softmax, MaskedFill and Dropout ops in those paths."""
-        core_ops = {"MatMul", "Softmax", "MaskedFill", "Dropout"}
+        Core: only the MatMul, Softmax, MaskedFill and Dropout ops in those paths, or the one op
+        that fuses the last three in training (MaskedSoftmaxDropout)."""
+        core_ops = {"MatMul", "Softmax", "MaskedFill", "Dropout", "MaskedSoftmaxDropout"}
         whole = core = 0.0
         for table in (self.fwd, self.bwd):
             for (op, path), t in table.items():

@@ -152,7 +152,8 @@ def sec_scaling(quick):
     process with the per-op profiler on (adds ~1 us per op call). Attention share = time of all
     ops whose module path contains "attn" (the whole multi-head attention blocks: projections,
     head reshapes, QK^T, mask, softmax, attention dropout, AV, out_proj) over the step's time;
-    "core" counts only MatMul/Softmax/MaskedFill/Dropout inside those blocks."""
+    "core" counts only MatMul/Softmax/MaskedFill/Dropout (fused in training: MaskedSoftmaxDropout)
+    inside those blocks."""
     if quick:
         lens, dms = [8, 16], [16, 32]
         base = ["--nhead", 2, "--layers", 1, "--vocab", 100, "--warmup-steps", 1, "--steps", 2]
@@ -189,7 +190,7 @@ def sec_scaling(quick):
         print(f"{r['d_model']:>7}{'':>7}{r['median_ms']:>10.1f}{'':>11}{r['attn_share']:>12.1%}"
               f"{r['attn_core_share']:>11.1%}")
     print("attention share: ops under module paths containing 'attn' / step time "
-          "(core: MatMul, Softmax, MaskedFill, Dropout only)")
+          "(core: MatMul and mask + softmax + dropout only)")
     return res
 
 
