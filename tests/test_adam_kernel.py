@@ -7,6 +7,7 @@ from hypothesis.extra import numpy as hnp
 
 import minigrad as mg
 from minigrad import kernels
+from minigrad.kernels import fused as kernels_fused
 from minigrad.nn.module import Parameter
 from minigrad.optim import Adam, AdamW
 
@@ -38,10 +39,22 @@ def _state(rng, shape, dtype, special):
        lr=st.sampled_from([0.0, 1e-3, 0.5]), betas=st.sampled_from([(0.9, 0.999), (0.5, 0.98)]),
        eps=st.sampled_from([0.0, 1e-8, 1e-3]), weight_decay=st.sampled_from([0.0, 0.1]),
        decoupled=st.booleans(), amsgrad=st.booleans(), special=st.booleans(),
-       transposed_grad=st.booleans(), seed=st.integers(0, 2**16))
+       transposed_grad=st.booleans(), parallel=st.booleans(), seed=st.integers(0, 2**16))
 def test_compiled_step_equals_reference_bit_for_bit(shape, dtype, lr, betas, eps, weight_decay,
                                                     decoupled, amsgrad, special,
-                                                    transposed_grad, seed):
+                                                    transposed_grad, parallel, seed):
+    # parallel: every size takes the threads' twin of the pass (normally only large ones)
+    saved_min = kernels_fused.ADAM_PARALLEL_MIN
+    kernels_fused.ADAM_PARALLEL_MIN = 1 if parallel else saved_min
+    try:
+        _compiled_equals_reference(shape, dtype, lr, betas, eps, weight_decay, decoupled,
+                                   amsgrad, special, transposed_grad, seed)
+    finally:
+        kernels_fused.ADAM_PARALLEL_MIN = saved_min
+
+
+def _compiled_equals_reference(shape, dtype, lr, betas, eps, weight_decay, decoupled, amsgrad,
+                               special, transposed_grad, seed):
     rng = np.random.default_rng(seed)
     start = _state(rng, shape, dtype, special)
     if transposed_grad:  # a gradient in another memory layout: read, never written

@@ -10,7 +10,29 @@ it combines with a float32 array), and without fastmath nothing is reordered or 
 both give the same bits.
 """
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _adam_element(i, p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, move,
+                  amsgrad):
+    """Element i of the update (scalars already in the arrays' dtype)."""
+    pi = p[i] * decay
+    gi = g[i]
+    if l2:
+        gi = pi * wd + gi
+    mi = m[i]
+    mi = mi + (gi - mi) * c1  # m = lerp(m, g, 1 - beta1)
+    m[i] = mi
+    vi = v[i] * beta2 + (gi * c2) * gi
+    v[i] = vi
+    if amsgrad:
+        if vi > vmax[i] or vi != vi:  # np.maximum: a NaN on either side wins
+            vmax[i] = vi
+        vi = vmax[i]
+    if move:
+        pi = pi + mi / ((np.sqrt(vi) + eps_c) * inv_step)
+    p[i] = pi
 
 
 @njit(cache=True, error_model="numpy")  # x / 0 gives inf or NaN, as in NumPy, not an exception
@@ -27,19 +49,18 @@ def adam_flat(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, m
     decay, wd, c1, beta2, c2 = cast(decay), cast(wd), cast(c1), cast(beta2), cast(c2)
     eps_c, inv_step = cast(eps_c), cast(inv_step)
     for i in range(p.size):
-        pi = p[i] * decay
-        gi = g[i]
-        if l2:
-            gi = pi * wd + gi
-        mi = m[i]
-        mi = mi + (gi - mi) * c1  # m = lerp(m, g, 1 - beta1)
-        m[i] = mi
-        vi = v[i] * beta2 + (gi * c2) * gi
-        v[i] = vi
-        if amsgrad:
-            if vi > vmax[i] or vi != vi:  # np.maximum: a NaN on either side wins
-                vmax[i] = vi
-            vi = vmax[i]
-        if move:
-            pi = pi + mi / ((np.sqrt(vi) + eps_c) * inv_step)
-        p[i] = pi
+        _adam_element(i, p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step,
+                      move, amsgrad)
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def adam_flat_parallel(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, move,
+                       amsgrad):
+    """adam_flat with the elements shared among Numba's threads, for large parameters (an
+    embedding table): each element's arithmetic is the same, so are the bits."""
+    cast = p.dtype.type
+    decay, wd, c1, beta2, c2 = cast(decay), cast(wd), cast(c1), cast(beta2), cast(c2)
+    eps_c, inv_step = cast(eps_c), cast(inv_step)
+    for i in prange(p.size):
+        _adam_element(i, p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step,
+                      move, amsgrad)

@@ -261,6 +261,10 @@ def embedding_backward(ids, grad, num_rows):
 
 
 # ------------------------------------------------------------------ adam ----
+# Parameters of at least this many elements (an embedding table, an output layer) are updated
+# by Numba's threads together: the pass is memory-bound, so waking the pool pays only for
+# large arrays. On the toy model's 256 Ki-element tables: 0.18 ms alone, 0.10 ms on 2 threads.
+ADAM_PARALLEL_MIN = 1 << 17
 def adam_step(p, g, m, v, vmax, lr, beta1, beta2, eps, weight_decay, decoupled, t):
     """Step t (from 1) of Adam, or of AdamW if `decoupled`, in place on p, m, v (and vmax,
     the running maximum of v, when it is not None: amsgrad); g is not changed.
@@ -285,7 +289,8 @@ def adam_step(p, g, m, v, vmax, lr, beta1, beta2, eps, weight_decay, decoupled, 
         _ref.adam_step(p, g, m, v, vmax, np.empty_like(p), np.empty_like(p), *c, amsgrad)
         return
     n = p.size  # reshape(n) is a view of each C-contiguous array and a copy of another grad
-    _adam.adam_flat(p.reshape(n), g.reshape(n), m.reshape(n), v.reshape(n),
+    run = _adam.adam_flat_parallel if n >= ADAM_PARALLEL_MIN else _adam.adam_flat
+    run(p.reshape(n), g.reshape(n), m.reshape(n), v.reshape(n),
                     (vmax if amsgrad else v).reshape(n), *c, amsgrad)
 
 
