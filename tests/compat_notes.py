@@ -80,6 +80,25 @@ def _save_format(torch, mg):
     assert mg.load.__doc__ and "safetensors" in mg.load.__doc__
 
 
+def _fused_relu_dropout_nan(torch, mg):
+    from minigrad.nn.fused import relu_dropout
+    nan = float("nan")
+    grads = {}
+    for name, lib, run in (
+            ("fused", mg, lambda x: relu_dropout(x, 0.5)),
+            ("separate", mg, lambda x: mg.nn.functional.dropout(mg.nn.functional.relu(x), 0.5)),
+            ("torch", torch, lambda x: torch.nn.functional.dropout(torch.relu(x), 0.5))):
+        lib.manual_seed(0)
+        x = lib.ones(1, 64, requires_grad=True)
+        y = run(x)
+        y.backward(lib.full((1, 64), nan))
+        grads[name] = (y.detach().numpy() == 0, x.grad.numpy())
+    for name in grads:
+        dropped, g = grads[name]
+        assert dropped.any() and np.isnan(g[~dropped]).all()
+        assert (g[dropped] == 0).all() if name == "fused" else np.isnan(g[dropped]).all()
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -124,6 +143,15 @@ DIFFERENCES = [
      "`device('cuda')` can be built, so `'cuda' if cuda.is_available() else 'cpu'` works, "
      "but moving a tensor to it raises one error saying that minigrad runs on the CPU. "
      "`inference_mode()` is `no_grad()`; `is_contiguous()` is always True.", None),
+    ("A Transformer layer in training fuses dropout with its neighbours.",
+     "`TransformerEncoderLayer` and `TransformerDecoderLayer` run ReLU + dropout, dropout + "
+     "residual add (+ LayerNorm) and attention's mask + softmax + dropout as single ops when "
+     "their `Dropout`/`LayerNorm` modules are the plain classes without forward hooks; the "
+     "numbers are those of the separate ops, bit for bit. One edge differs: in the "
+     "feed-forward network, a NaN or infinite gradient arriving at an element that dropout "
+     "zeroed (and whose ReLU input was positive) gives 0 in the fused backward, where the "
+     "separate ops (and PyTorch) pass on NaN. A forward hook on the `Dropout` module selects "
+     "the separate ops.", _fused_relu_dropout_nan),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
