@@ -24,7 +24,10 @@ that block's gemm has read those rows.
 
 A batch of small products (attention's 256 products of 20 x 32 by 32 x 20) is one call per
 product, shared the same way; the kernel walks the batch through the operands' strides,
-so a permuted or broadcast view is read in place. Operands reach the kernels as addresses
+so a permuted or broadcast view is read in place, and through the result's strides too, so
+a caller may choose the result's memory layout (`out`): attention's output and gradients
+are written in the memory order of the views they belong to, so splitting and merging the
+heads needs no copies. Operands reach the kernels as addresses
 (integers): nothing is reshaped or re-viewed per call in Python.
 
 While they run, OpenBLAS's thread count is 1 (restored after), so OpenBLAS never wakes a
