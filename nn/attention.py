@@ -138,6 +138,8 @@ class MultiheadAttention(Module):
         if self.diversity:  # each query's (H, S) matrix of head distributions
             from .scores import diversity_penalty
             self.diversity_penalty = diversity_penalty(weights.transpose(1, 2))
+        # concat(heads): a view, since F.attention lays its output out like q, whose
+        # memory is (B, L, H, d_k) (and the gradients come back the same way)
         out = self.out_proj(out.permute(0, 2, 1, 3).reshape(B, L, self.embed_dim))
         if not self.batch_first:
             out = out.transpose(0, 1)

@@ -316,7 +316,9 @@ def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, t
     weights = ops.MaskedSoftmaxDropout.apply(
         scores, allowed=None if allowed is None else np.asarray(allowed, dtype=bool), p=p,
         seed=_next_seed() if p > 0.0 else 0)
-    out = weights @ v
+    # the output in the queries' memory order: for heads split from (B, L, E) that is
+    # (B, L, H, d_k) memory, so merging the heads back into (B, L, E) is a view, not a copy
+    out = ops.MatMul.apply(weights, v, like=_data(q))
     if rel_v is not None:
         out = out + _per_query(weights, rel_v)
     return out, weights

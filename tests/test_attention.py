@@ -627,3 +627,47 @@ def test_positional_encoding_dropout_and_gradient():
     pe.eval()
     np.testing.assert_allclose(pe(t32(np.zeros((1, 10, 8)))).numpy()[0],
                                nn.sinusoidal_table(10, 8), atol=1e-7)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_mha_splits_and_merges_heads_without_copies(training, monkeypatch):
+    # the heads' output is made in (B, L, H, d_k) memory and each head gradient of Q, K and V
+    # in its projection's memory order, so that every reshape between (B, L, E) and heads is a
+    # view, forward and backward (copies were 4 full activations per attention layer)
+    from minigrad.ops import shape
+    copies = []
+    forward, backward = shape.Reshape.forward, shape.Reshape.backward
+
+    def counted_forward(ctx, a, shape=None):
+        out = forward(ctx, a, shape)
+        if not np.shares_memory(out, a):
+            copies.append(("forward", a.shape, out.shape))
+        return out
+
+    def counted_backward(ctx, g):
+        out = backward(ctx, g)
+        if not np.shares_memory(out, g):
+            copies.append(("backward", g.shape, out.shape))
+        return out
+
+    def linear_backward(ctx, g):  # the gradient a projection receives: rows flatten as a view
+        if not np.shares_memory(g.reshape(-1, g.shape[-1]), g):
+            copies.append(("linear backward", g.shape, g.strides))
+        return linear(ctx, g)
+
+    from minigrad import ops
+    linear = ops.Linear.backward
+    monkeypatch.setattr(shape.Reshape, "forward", staticmethod(counted_forward))
+    monkeypatch.setattr(shape.Reshape, "backward", staticmethod(counted_backward))
+    monkeypatch.setattr(ops.Linear, "backward", staticmethod(linear_backward))
+    m = make_mha(E=16, H=4, seed=2, batch_first=True, dropout=0.1)
+    m.train(training)
+    rng = np.random.default_rng(2)
+    x = t32(rng.standard_normal((3, 5, 16)))
+    mem = t32(rng.standard_normal((3, 7, 16)))
+    x.requires_grad_()
+    mem.requires_grad_()
+    out, _ = m(x, mem, mem)
+    out.sum().backward()
+    assert not copies, copies
+    assert np.isfinite(x.grad.numpy()).all() and np.isfinite(mem.grad.numpy()).all()

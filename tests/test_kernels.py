@@ -332,6 +332,84 @@ def test_matmul_of_permuted_heads(use_blas, monkeypatch):
                                    rtol=1e-5, atol=1e-5)
 
 
+def empty_in_order(shape, dtype, order):
+    """An empty array of `shape` whose axes lie in memory in `order` (outermost first)."""
+    inverse = np.argsort(order)
+    return np.empty([shape[d] for d in order], dtype).transpose(inverse)
+
+
+@st.composite
+def matmul_out_case(draw):
+    """Operands of any layout and an `out` whose axes lie in memory in a random order."""
+    sa, sb, dtype, how, seed = draw(matmul_case())
+    batch = np.broadcast_shapes(sa[:-2], sb[:-2])
+    shape = batch + (sa[-2], sb[-1])
+    order = draw(st.permutations(range(len(shape))))
+    return sa, sb, dtype, how, seed, shape, tuple(order)
+
+
+@FAST
+@given(case=matmul_out_case())
+@pytest.mark.parametrize("name", kernels.BACKENDS + ("numba, tiled only",))
+def test_matmul_writes_out_in_any_layout(name, case, monkeypatch):
+    # the product lands in `out` whatever its memory order: through its strides where its
+    # matrices have contiguous rows or columns (the gemm writes C^T = B^T A^T for the latter),
+    # else computed in C order and copied in
+    kernels.set_backend(name.split(",")[0])
+    monkeypatch.setattr(kernels, "USE_BLAS", kernels.USE_BLAS and "tiled" not in name)
+    sa, sb, dtype, (ha, hb), seed, shape, order = case
+    r = np.random.default_rng(seed)
+    a = layout(r.standard_normal(sa).astype(dtype), ha)
+    b = layout(r.standard_normal(sb).astype(dtype), hb)
+    out = empty_in_order(shape, dtype, order)
+    strides = out.strides
+    got = kernels.matmul(a, b, out=out)
+    assert got is out and out.strides == strides
+    expect = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(out, expect, **tol(dtype, sa[-1]))
+    again = kernels.matmul(a, b, out=empty_in_order(shape, dtype, order))
+    np.testing.assert_array_equal(again, out)  # the same numbers for the same layouts
+
+
+@pytest.mark.parametrize("use_blas", [False, True])
+def test_matmul_heads_written_in_merged_layout(use_blas, monkeypatch):
+    # attention's A V written as (B, L, H, dk) memory under its (B, H, L, dk) shape, and a
+    # gradient of K^T (B, H, dk, S) whose memory is (B, S, H, dk): column-major matrices
+    kernels.set_backend("numba")
+    monkeypatch.setattr(kernels, "USE_BLAS", use_blas and kernels.USE_BLAS)
+    r = np.random.default_rng(3)
+    B, H, L, S, dk = 4, 3, 5, 7, 8
+    w = r.standard_normal((B, H, L, S)).astype(np.float32)
+    v = r.standard_normal((B, S, H, dk)).astype(np.float32).transpose(0, 2, 1, 3)
+    out = empty_in_order((B, H, L, dk), np.float32, (0, 2, 1, 3))
+    kernels.matmul(w, v, out=out)
+    np.testing.assert_allclose(out, np.matmul(w, v), rtol=1e-5, atol=1e-5)
+    assert out.transpose(0, 2, 1, 3).flags.c_contiguous
+    q = r.standard_normal((B, L, H, dk)).astype(np.float32).transpose(0, 2, 3, 1)  # Q^T
+    gk = empty_in_order((B, H, dk, S), np.float32, (0, 3, 1, 2))
+    kernels.matmul(q, w, out=gk)
+    np.testing.assert_allclose(gk, np.matmul(q, w), rtol=1e-5, atol=1e-5)
+    assert gk.transpose(0, 3, 1, 2).flags.c_contiguous
+
+
+def test_matmul_out_errors():
+    a, b = np.ones((2, 3, 4), np.float32), np.ones((2, 4, 5), np.float32)
+    with pytest.raises(ValueError, match=r"matmul: out has shape \(2, 5, 3\) and dtype "
+                                         r"float32; the product of .* needs \(2, 3, 5\)"):
+        kernels.matmul(a, b, out=np.empty((2, 5, 3), np.float32))
+    with pytest.raises(ValueError, match=r"needs \(2, 3, 5\) and float32"):
+        kernels.matmul(a, b, out=np.empty((2, 3, 5)))
+    ro = np.empty((2, 3, 5), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        kernels.matmul(a, b, out=ro)
+    sq = np.ones((2, 4, 4), np.float32)
+    with pytest.raises(ValueError, match="shares memory with an operand"):
+        kernels.matmul(sq, sq, out=sq)
+    with pytest.raises(TypeError, match="out must be a NumPy array, got list"):
+        kernels.matmul(a, b, out=[])
+
+
 def test_blas_is_the_path_of_products_and_is_deterministic():
     if not kernels._blas.available():
         pytest.skip("no OpenBLAS found: the tiled kernel does every product")

@@ -229,8 +229,8 @@ def test_small_products_run_in_the_calling_thread_with_openblas_held_at_one(case
     monkeypatch.setattr(_blas, "matmul", _refuse)
     held = []
     real = _blas._np_matmul
-    monkeypatch.setattr(_blas, "_np_matmul", lambda x, y: (held.append(_blas._found[3]()),
-                                                           real(x, y))[1])
+    monkeypatch.setattr(_blas, "_np_matmul", lambda x, y, out=None: (
+        held.append(_blas._found[3]()), real(x, y, out))[1])
     threads = _blas._found[3]()
     got = kernels.matmul(a, b)
     assert held == [1] and _blas._found[3]() == threads   # held during the call, then restored
@@ -246,8 +246,8 @@ def test_products_from_serial_matmul_max_work_up_use_numbas_pool(monkeypatch):
     paths = []
     for name in ("matmul", "matmul_serial"):
         real = getattr(_blas, name)
-        monkeypatch.setattr(_blas, name, lambda x, y, name=name, real=real:
-                            (paths.append(name), real(x, y))[1])
+        monkeypatch.setattr(_blas, name, lambda x, y, out=None, name=name, real=real:
+                            (paths.append(name), real(x, y, out))[1])
     r = np.random.default_rng(1)
     a = r.standard_normal((512, 64)).astype(np.float32)
     b = r.standard_normal((64, kernels.SERIAL_MATMUL_MAX_WORK // (512 * 64))).astype(np.float32)

@@ -183,6 +183,67 @@ def test_matmul_float32_and_with_array():
     np.testing.assert_allclose((a @ mg.tensor(b)).numpy(), a @ b)  # __rmatmul__
 
 
+@st.composite
+def permuted_matmul_case(draw):
+    """(shape of a, shape of b, memory order of a, of b, seed): same batch dims, sides >= 2."""
+    nd = draw(st.integers(2, 4))
+    side = st.integers(2, 4)
+    batch = tuple(draw(side) for _ in range(nd - 2))
+    m, k, n = draw(side), draw(side), draw(side)
+    orders = [tuple(draw(st.permutations(range(nd)))) for _ in "ab"]
+    return batch + (m, k), batch + (k, n), orders[0], orders[1], draw(st.integers(0, 2**32 - 1))
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(case=permuted_matmul_case())
+@pytest.mark.parametrize("path", ["numpy call", "kernels"])
+def test_matmul_of_permuted_views_and_gradient_layouts(path, case, monkeypatch):
+    # a and b are permuted views (as attention's heads are); their gradients are made in their
+    # memory order (PyTorch's gradient layout contract), so that the permute's backward
+    # hands a contiguous gradient on to whatever made the memory
+    from minigrad import kernels
+    if path == "kernels":  # the kernels' paths (OpenBLAS blocks and batches) even when tiny
+        monkeypatch.setattr(kernels, "PARALLEL_MIN_WORK", 0)
+        monkeypatch.setattr(kernels, "SERIAL_MATMUL_MAX_WORK", 0)
+    sa, sb, oa, ob, seed = case
+    r = np.random.default_rng(seed)
+    ma = mg.tensor(r.standard_normal([sa[d] for d in oa]), requires_grad=True)  # the memory
+    mb = mg.tensor(r.standard_normal([sb[d] for d in ob]), requires_grad=True)
+    ia, ib = tuple(np.argsort(oa)), tuple(np.argsort(ob))
+
+    def fn(x, y):
+        return x.permute(*ia) @ y.permute(*ib)
+
+    out = fn(ma, mb)
+    np.testing.assert_allclose(out.numpy(), np.matmul(ma.numpy().transpose(ia),
+                                                      mb.numpy().transpose(ib)), rtol=1e-12)
+    seen = {}
+    ma.register_hook(lambda g: seen.setdefault("a", g))
+    mb.register_hook(lambda g: seen.setdefault("b", g))
+    assert gradcheck(fn, [ma, mb])
+    nd = len(sa)
+    for name, order in (("a", oa), ("b", ob)):
+        # the memory order is kept where its matrices have contiguous rows or columns
+        if order[-1] >= nd - 2:
+            assert seen[name].numpy().flags.c_contiguous, (name, order)
+
+
+def test_matmul_output_in_a_given_layout():
+    # MatMul's `like`: the result takes like's memory order, the values are unchanged
+    from minigrad import ops
+    r = np.random.default_rng(0)
+    w = mg.tensor(r.standard_normal((2, 3, 5, 6)), requires_grad=True)
+    v = mg.tensor(r.standard_normal((2, 6, 3, 4))).permute(0, 2, 1, 3)   # (2, 3, 6, 4)
+    q = np.empty((2, 5, 3, 4)).transpose(0, 2, 1, 3)                      # (2, 3, 5, 4)
+    out = ops.MatMul.apply(w, v, like=q)
+    np.testing.assert_allclose(out.numpy(), np.matmul(w.numpy(), v.numpy()), rtol=1e-12)
+    assert out.numpy().transpose(0, 2, 1, 3).flags.c_contiguous
+    merged = out.permute(0, 2, 1, 3).reshape(2, 5, 12)
+    assert np.shares_memory(merged.numpy(), out.numpy())  # merging the heads: a view
+    assert gradcheck(lambda a: ops.MatMul.apply(a, v, like=q), [w])
+
+
 # --- unary elementwise ----------------------------------------------------------------------
 
 def _gelu_exact(a):

@@ -137,8 +137,13 @@ def _check_matmul_shapes(op, a, b):
     return a, b
 
 
-def matmul(a, b):
-    """np.matmul for a.ndim >= 2 and b.ndim >= 2, batch dims broadcast."""
+def matmul(a, b, out=None):
+    """np.matmul for a.ndim >= 2 and b.ndim >= 2, batch dims broadcast.
+
+    `out`, if given, receives the result: an array of its shape and dtype, with any strides,
+    sharing no memory with a or b. Where its matrices have contiguous rows or columns, the
+    products are written through its strides (no copy): that is how a caller chooses the
+    result's memory layout."""
     a, b = _check_matmul_shapes("matmul", a, b)
     if a.ndim > 2 or b.ndim > 2:  # (not np.broadcast_shapes: 10 us, more than a small product)
         try:
@@ -152,23 +157,42 @@ def matmul(a, b):
     if a.dtype not in _FLOATS and a.dtype.kind not in "iub":
         raise TypeError(f"matmul: unsupported dtype {a.dtype} (expected float32, float64 "
                         f"or an integer type)")
-    return _matmul_checked(a, b)
+    if out is not None:
+        _check_out("matmul", a, b, out)
+    return _matmul_checked(a, b, out)
 
 
-def _matmul_checked(a, b):
-    """matmul's choice of path, for operands already checked."""
+def _check_out(op, a, b, out):
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{op}: out must be a NumPy array, got {type(out).__name__}")
+    shape = _blas.broadcast_batch(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    if out.shape != shape or out.dtype != a.dtype:
+        raise ValueError(f"{op}: out has shape {out.shape} and dtype {out.dtype}; the product "
+                         f"of {a.shape} by {b.shape} needs {shape} and {a.dtype}")
+    if not out.flags.writeable:
+        raise ValueError(f"{op}: out (shape {out.shape}) is read-only")
+    if np.may_share_memory(out, a) or np.may_share_memory(out, b):
+        raise ValueError(f"{op}: out (shape {out.shape}) shares memory with an operand")
+
+
+def _matmul_checked(a, b, out=None):
+    """matmul's choice of path, for operands (and out) already checked."""
     if a.dtype not in _FLOATS:  # exact integer product; NumPy uses no BLAS here
-        return _ref.matmul(a, b)
+        return _ref.matmul(a, b, out)
     work = a.shape[-2] * a.shape[-1] * b.shape[-1]
     if a.ndim > 2 or b.ndim > 2:
         work *= max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
     if _backend != "numba" or work < PARALLEL_MIN_WORK:
-        return _ref.matmul(a, b)
+        return _ref.matmul(a, b, out)
     if USE_BLAS and work:
         if work < SERIAL_MATMUL_MAX_WORK:
-            return _blas.matmul_serial(a, b)
-        return _blas.matmul(a, b)
-    return _mm.matmul(a, b)
+            return _blas.matmul_serial(a, b, out)
+        return _blas.matmul(a, b, out)
+    c = _mm.matmul(a, b)  # the tiled kernel writes C order only
+    if out is None:
+        return c
+    out[...] = c
+    return out
 
 
 def _check_2d(op, a, b):

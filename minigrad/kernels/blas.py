@@ -24,7 +24,10 @@ that block's gemm has read those rows.
 
 A batch of small products (attention's 256 products of 20 x 32 by 32 x 20) is one call per
 product, shared the same way; the kernel walks the batch through the operands' strides,
-so a permuted or broadcast view is read in place. Operands reach the kernels as addresses
+so a permuted or broadcast view is read in place, and through the result's strides too, so
+a caller may choose the result's memory layout (`out`): attention's output and gradients
+are written in the memory order of the views they belong to, so splitting and merging the
+heads needs no copies. Operands reach the kernels as addresses
 (integers): nothing is reshaped or re-viewed per call in Python.
 
 While they run, OpenBLAS's thread count is 1 (restored after), so OpenBLAS never wakes a
@@ -182,26 +185,25 @@ def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, rows, s
 
 
 @njit(parallel=True, cache=True)
-def _batch(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, shape, sa, sb):
+def _batch(gemm, pa, ta, lda, pb, tb, ldb, pc, ldc, M, N, K, shape, sa, sb, sc, one):
     """C[t] (M, N) = A[t] @ B[t] for each index t of the batch `shape`, one gemm call each.
 
     Matrix t of A starts at pa + sum_d index_d(t) * sa[d] (byte strides, 0 where the batch
-    dim is broadcast), and likewise for B; C is C-contiguous, (batch..., M, N)."""
-    isz = C.itemsize
-    pc = np.int64(C.ctypes.data)
-    one, zero = C.dtype.type(1), C.dtype.type(0)
+    dim is broadcast), and likewise for B and for C (rows of C contiguous, ldc apart). `one`
+    is 1 in the operands' dtype."""
+    zero = one - one
     total = 1
     for d in range(len(shape)):
         total *= shape[d]
     for t in prange(total):
-        oa, ob, step = 0, 0, 1
+        oa, ob, oc, step = 0, 0, 0, 1
         for d in range(len(shape) - 1, -1, -1):
             i = (t // step) % shape[d]
             step *= shape[d]
             oa += i * sa[d]
             ob += i * sb[d]
-        gemm(ROW_MAJOR, ta, tb, M, N, K, one, pa + oa, lda, pb + ob, ldb, zero,
-             pc + t * M * N * isz, N)
+            oc += i * sc[d]
+        gemm(ROW_MAJOR, ta, tb, M, N, K, one, pa + oa, lda, pb + ob, ldb, zero, pc + oc, ldc)
 
 
 _lock = threading.Lock()
@@ -226,23 +228,36 @@ def _operand(x):
     return x, x.ctypes.data, TRANS, max(1, x.shape[0])  # a transposed view, as g^T in dW
 
 
+def _layout(x):
+    """(NO_TRANS or TRANS, leading dimension) of the matrices of x (..., R, C) as BLAS reads or
+    writes them in place, or None where neither their rows nor their columns are contiguous."""
+    R, Cc = x.shape[-2:]
+    s1, s2 = x.strides[-2:]
+    size = x.itemsize
+    if not x.flags.aligned:
+        return None
+    if s2 == size and (R == 1 or (s1 >= Cc * size and s1 % size == 0)):
+        return NO_TRANS, max(1, Cc if R == 1 else s1 // size)
+    if s1 == size and (Cc == 1 or (s2 >= R * size and s2 % size == 0)):
+        return TRANS, max(1, R if Cc == 1 else s2 // size)  # transposed, as in attention's backward
+    return None
+
+
+def _batch_strides(x, nb):
+    """Byte strides of x's batch dims, padded to nb dims, 0 where a dim has one entry."""
+    pad = nb - (x.ndim - 2)
+    return [0] * pad + [0 if n == 1 else s for n, s in zip(x.shape[:-2], x.strides[:-2])]
+
+
 def _matrices(x, nb):
     """x (..., R, C) as the matrices of a batch of nb dims: (x or a copy, address, NO_TRANS
     or TRANS, leading dimension, byte strides of the batch dims, 0 where x is broadcast).
     Any batch strides are read in place (attention's heads are a permuted view); a copy is
     made only where neither the rows nor the columns of a matrix are contiguous."""
-    R, Cc = x.shape[-2:]
-    s1, s2 = x.strides[-2:]
-    size = x.itemsize
-    if x.flags.aligned and s2 == size and (R == 1 or (s1 >= Cc * size and s1 % size == 0)):
-        trans, ld = NO_TRANS, Cc if R == 1 else s1 // size
-    elif x.flags.aligned and s1 == size and (Cc == 1 or (s2 >= R * size and s2 % size == 0)):
-        trans, ld = TRANS, R if Cc == 1 else s2 // size  # transposed, as in attention's backward
-    else:
+    layout = _layout(x)
+    if layout is None:
         return _matrices(np.ascontiguousarray(x), nb)
-    pad = nb - (x.ndim - 2)
-    strides = [0] * pad + [0 if n == 1 else s for n, s in zip(x.shape[:-2], x.strides[:-2])]
-    return x, x.ctypes.data, trans, max(1, ld), strides
+    return x, x.ctypes.data, layout[0], layout[1], _batch_strides(x, nb)
 
 
 def _single_threaded(run, *args):
@@ -257,14 +272,15 @@ def _single_threaded(run, *args):
             set_threads(before)
 
 
-def matmul_serial(a, b):
+def matmul_serial(a, b, out=None):
     """matmul in the calling thread: NumPy's matmul while OpenBLAS is held at one thread.
 
     For small products (a small model's layers, attention over short sequences) waking Numba's
     pool and cutting the product in blocks cost about as much as the product. On one thread
     here: (512, 64) @ (64, 16) took 19 us through the pool and 14 us in one NumPy call; a
-    batch of sixteen (32, 16) @ (16, 32) products 28 us against 7.5."""
-    return _single_threaded(_np_matmul, a, b)
+    batch of sixteen (32, 16) @ (16, 32) products 28 us against 7.5. (NumPy too writes `out`
+    through its strides when its rows or columns are contiguous.)"""
+    return _single_threaded(_np_matmul, a, b, out)
 
 
 def _cut(M, N, K):
@@ -276,14 +292,15 @@ def _cut(M, N, K):
     return BY_COLUMNS, 2 * -(-N // BLOCK)
 
 
-def _matmul_2d(a, b, bias=None, row_sums=False):
-    """a (M, K) @ b (K, N) (+ bias (N,)) in blocks; with row_sums, also a.sum(axis=0)."""
+def _matmul_2d(a, b, bias=None, row_sums=False, out=None):
+    """a (M, K) @ b (K, N) (+ bias (N,)) in blocks, into `out` (C-contiguous) if given; with
+    row_sums, also a.sum(axis=0)."""
     M, K = a.shape
     N = b.shape[1]
     dt = a.dtype
     a, pa, ta, lda = _operand(a)
     b, pb, tb, ldb = _operand(b)
-    C = np.empty((M, N), dt)
+    C = np.empty((M, N), dt) if out is None else out
     cut, nblk = _cut(M, N, K)
     no_bias, no_rows, no_sums = _nothing(dt)
     rows, sums = no_rows, no_sums
@@ -308,23 +325,53 @@ def broadcast_batch(sa, sb):
     return tuple(max(x, y) for x, y in zip(sa, sb))
 
 
-def matmul(a, b):
-    """np.matmul for float32 or float64 a, b with ndim >= 2 and no empty dimension (inputs
-    pre-checked); batch dimensions broadcast. A 2-D product, or (..., K) @ (K, N), is cut into
-    blocks; a batch of products is one gemm call per product."""
+def _flip(trans):
+    return TRANS if trans == NO_TRANS else NO_TRANS
+
+
+def matmul(a, b, out=None):
+    """np.matmul(a, b, out=out) for float32 or float64 a, b with ndim >= 2 and no empty
+    dimension (inputs pre-checked); batch dimensions broadcast. A 2-D product, or (..., K) @
+    (K, N), is cut into blocks; a batch of products is one gemm call per product.
+
+    `out` (the result's shape and dtype, not overlapping a or b) may have any strides. The
+    gemm calls write through them wherever its matrices have contiguous rows, or contiguous
+    columns (then each call writes C^T = B^T A^T, whose rows those are): attention's heads,
+    for one, land in (B, L, H, d_k) memory under a (B, H, L, d_k) shape, so merging them
+    afterwards needs no copy. Any other `out` (or a non-C-contiguous one for the blocks of
+    a 2-D product) gets the product computed in C order and copied in."""
     M, K = a.shape[-2:]
     N = b.shape[-1]
     if b.ndim == 2:  # one big (rows, K) @ (K, N) instead of one small product per batch entry
-        return _matmul_2d(a.reshape(-1, K), b).reshape(a.shape[:-1] + (N,))
+        a2 = a.reshape(-1, K)
+        if out is None:
+            return _matmul_2d(a2, b).reshape(a.shape[:-1] + (N,))
+        if out.flags.c_contiguous:
+            _matmul_2d(a2, b, out=out.reshape(-1, N))
+        elif out.ndim == 2 and out.flags.f_contiguous:  # C^T = B^T A^T, C-contiguous
+            _matmul_2d(b.T, a.T, out=out.T)
+        else:
+            out[...] = _matmul_2d(a2, b).reshape(out.shape)
+        return out
     batch = broadcast_batch(a.shape[:-2], b.shape[:-2])
     nb = len(batch)
-    a, pa, ta, lda, sa = _matrices(a, nb)
+    if out is None:
+        out = np.empty(batch + (M, N), a.dtype)
+    layout = _layout(out)
+    if layout is None:
+        out[...] = matmul(a, b)
+        return out
+    a, pa, ta, lda, sa = _matrices(a, nb)  # (a, b: any copies stay alive until the call)
     b, pb, tb, ldb, sb = _matrices(b, nb)
-    C = np.empty(batch + (M, N), a.dtype)
-    _single_threaded(_batch, _gemm[a.dtype], pa, ta, lda, pb, tb, ldb, C.reshape(-1), M, N, K,
-                     np.array(batch, np.int64), np.array(sa, np.int64),
-                     np.array(sb, np.int64))
-    return C
+    tc, ldc = layout
+    if tc == TRANS:  # out's columns are contiguous: C^T = B^T A^T has contiguous rows
+        pa, ta, lda, sa, pb, tb, ldb, sb = pb, _flip(tb), ldb, sb, pa, _flip(ta), lda, sa
+        M, N = N, M
+    _single_threaded(_batch, _gemm[a.dtype], pa, ta, lda, pb, tb, ldb, out.ctypes.data, ldc,
+                     M, N, K, np.array(batch, np.int64), np.array(sa, np.int64),
+                     np.array(sb, np.int64), np.array(_batch_strides(out, nb), np.int64),
+                     a.dtype.type(1))
+    return out
 
 
 def addmm(bias, a, b):

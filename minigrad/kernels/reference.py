@@ -15,14 +15,18 @@ import math
 import numpy as np
 
 
-def matmul(a, b):
-    if b.ndim == 2 and a.ndim > 2:
+def matmul(a, b, out=None):
+    """np.matmul(a, b, out=out); NumPy's BLAS writes an `out` of any strides in place where
+    its matrices have contiguous rows or columns."""
+    if b.ndim == 2 and a.ndim > 2 and (out is None or out.flags.c_contiguous):
         # (B, T, K) @ (K, N) as one (B*T, K) @ (K, N) product: NumPy would
         # otherwise run B small matmuls, 1.8-3.6x slower at the toy model's
         # shapes (docs/performance.md, section 2)
         k, n = b.shape
-        return np.matmul(a.reshape(-1, k), b).reshape(a.shape[:-1] + (n,))
-    return np.matmul(a, b)
+        flat = None if out is None else out.reshape(-1, n)
+        c = np.matmul(a.reshape(-1, k), b, out=flat)
+        return c.reshape(a.shape[:-1] + (n,)) if out is None else out
+    return np.matmul(a, b, out=out)
 
 
 def _row_max(x):

@@ -3,6 +3,12 @@
 The forward and both gradients are three calls of one kernel, `kernels.matmul` (via `mm`):
     C = A @ B,   dA = dC @ B^T,   dB = A^T @ dC
 Where batch dims were broadcast, a gradient keeps them and the engine sums them away.
+
+A gradient takes its input's memory layout (PyTorch's "gradient layout contract"): dA is
+written in the memory order of A, dB in that of B. When A is a permuted view (attention's
+heads, (B, H, L, d_k) over (B, L, H, d_k) memory), dA then comes out in (B, L, H, d_k)
+memory too, so the backward of the permute is contiguous and that of the reshape before it
+is a view instead of a copy. The forward can be given such a layout as well (`like`).
 """
 from __future__ import annotations
 
@@ -12,13 +18,36 @@ from .. import kernels
 from ..autograd import Function
 
 
-def mm(a, b):
-    """`kernels.matmul(a, b)` for inputs already checked. Below `kernels.PARALLEL_MIN_WORK`
-    multiply-adds the kernels call `np.matmul` anyway; calling it here skips their checks,
-    which cost several times a 4x4 product."""
+def mm(a, b, like=None):
+    """`kernels.matmul(a, b)` for inputs already checked, in the memory order of `like` (an
+    array of the result's ndim: its axes ordered by stride, as np.empty_like keeps them) or
+    in C order. Below `kernels.PARALLEL_MIN_WORK` multiply-adds the kernels call `np.matmul`
+    anyway; calling it here skips their checks, which cost several times a 4x4 product."""
+    out = None if like is None or like.flags.c_contiguous else _out_like(like, a, b)
     if _small(a, b):
-        return np.matmul(a, b)
-    return kernels.matmul(a, b)
+        return np.matmul(a, b, out=out)
+    return kernels.matmul(a, b, out=out)
+
+
+def _out_like(like, a, b):
+    """An empty result of a @ b in the memory order of `like`, or None for C order: the one
+    place that picks a product's layout. It picks like's order only where the gemm calls can
+    write it in place (rows or columns of each matrix contiguous; a (..., K) @ (K, N) product,
+    done as one flat 2-D product, writes C order only): otherwise the kernel would compute in
+    C order and copy, which costs more than it saves."""
+    if a.ndim > 2 and b.ndim == 2:
+        return None
+    batch = a.shape[:-2]
+    if batch != b.shape[:-2]:
+        try:
+            batch = np.broadcast_shapes(batch, b.shape[:-2])
+        except ValueError:  # the product itself reports the shapes
+            return None
+    shape = batch + (a.shape[-2], b.shape[-1])
+    if like.ndim != len(shape):
+        return None
+    out = np.empty_like(like, dtype=a.dtype, shape=shape)  # order 'K': like's axis order
+    return out if out.itemsize in out.strides[-2:] else None
 
 
 def _small(a, b):
@@ -68,7 +97,8 @@ def _shape_error(a, b):
 
 class MatMul(Function):
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, like=None):
+        """like: None, or an array whose memory order the result takes (see `mm`)."""
         if a.ndim == 0 or b.ndim == 0:
             raise _shape_error(a, b)
         if a.dtype != b.dtype:  # np.matmul would promote; PyTorch refuses, and so do we
@@ -79,7 +109,7 @@ class MatMul(Function):
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b
         try:
-            out = mm(a2, b2)
+            out = mm(a2, b2, like)
         except ValueError:  # the shapes are checked only when the product fails
             raise _shape_error(a, b) from None
         ctx.save_for_backward(a2, b2)
@@ -99,15 +129,16 @@ class MatMul(Function):
         need = ctx.needs_input_grad
         ga = gb = None
         if need[0]:
-            ga = mm(g, _swap(b))
+            ga = mm(g, _swap(b), like=a)
             if ctx.ndims[0] == 1:
                 ga = ga[..., 0, :]  # drop the axis the forward added
         if need[1]:
             if b.ndim == 2 and a.ndim > 2:
                 # a weight shared by every batch row: one big (K, N) @ (N, M) product
-                gb = mm(_swap(a.reshape(-1, a.shape[-1])), g.reshape(-1, g.shape[-1]))
+                gb = mm(_swap(a.reshape(-1, a.shape[-1])), g.reshape(-1, g.shape[-1]),
+                        like=b)
             else:
-                gb = mm(_swap(a), g)
+                gb = mm(_swap(a), g, like=b)
             if ctx.ndims[1] == 1:
                 gb = gb[..., 0]
         return ga, gb
