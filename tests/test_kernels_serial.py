@@ -19,31 +19,14 @@ from minigrad import kernels
 from minigrad.kernels import layernorm as ln
 from minigrad.kernels import reference as ref
 
+from kernel_variants import ALWAYS_SERIAL, both_variants, restore_kernel_settings  # noqa: F401 (autouse fixture)
+
 _sm = importlib.import_module("minigrad.kernels.softmax")
 _dp = importlib.import_module("minigrad.kernels.dropout")
 
 FAST = settings(max_examples=25, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 DTYPES = [np.float32, np.float64]
-ALWAYS_SERIAL = 2**62      # a threshold no array reaches
-
-
-@pytest.fixture(autouse=True)
-def restore_kernel_settings():
-    before, small = kernels.get_backend(), kernels.PARALLEL_MIN_WORK
-    kernels.set_backend("numba")
-    yield
-    kernels.set_backend(before)
-    kernels.PARALLEL_MIN_WORK = small
-
-
-def both_variants(fn, *args):
-    """fn(*args) run by the serial kernels, then by the parallel ones."""
-    out = []
-    for threshold in (ALWAYS_SERIAL, 0):
-        kernels.PARALLEL_MIN_WORK = threshold
-        out.append(fn(*args))
-    return out
 
 
 @st.composite

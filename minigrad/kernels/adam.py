@@ -13,6 +13,14 @@ import numpy as np
 from numba import njit, prange
 
 
+@njit(cache=True)
+def _in_dtype(p, decay, wd, c1, beta2, c2, eps_c, inv_step):
+    """The scalars rounded to p's dtype, as NumPy rounds a Python float meeting the array."""
+    cast = p.dtype.type
+    return (cast(decay), cast(wd), cast(c1), cast(beta2), cast(c2), cast(eps_c),
+            cast(inv_step))
+
+
 @njit(cache=True, inline="always", error_model="numpy")
 def _adam_element(i, p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, move,
                   amsgrad):
@@ -45,9 +53,8 @@ def adam_flat(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, m
     inv_step) to p. They are rounded to the arrays' dtype first, as NumPy rounds a Python
     float that meets a float32 array.
     """
-    cast = p.dtype.type
-    decay, wd, c1, beta2, c2 = cast(decay), cast(wd), cast(c1), cast(beta2), cast(c2)
-    eps_c, inv_step = cast(eps_c), cast(inv_step)
+    decay, wd, c1, beta2, c2, eps_c, inv_step = _in_dtype(p, decay, wd, c1, beta2, c2, eps_c,
+                                                          inv_step)
     for i in range(p.size):
         _adam_element(i, p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step,
                       move, amsgrad)
@@ -58,9 +65,8 @@ def adam_flat_parallel(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, in
                        amsgrad):
     """adam_flat with the elements shared among Numba's threads, for large parameters (an
     embedding table): each element's arithmetic is the same, so are the bits."""
-    cast = p.dtype.type
-    decay, wd, c1, beta2, c2 = cast(decay), cast(wd), cast(c1), cast(beta2), cast(c2)
-    eps_c, inv_step = cast(eps_c), cast(inv_step)
+    decay, wd, c1, beta2, c2, eps_c, inv_step = _in_dtype(p, decay, wd, c1, beta2, c2, eps_c,
+                                                          inv_step)
     for i in prange(p.size):
         _adam_element(i, p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step,
                       move, amsgrad)
