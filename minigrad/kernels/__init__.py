@@ -400,13 +400,21 @@ def dropout(x, p, seed):
     The same seed gives the same mask, so dropout(grad, p, seed) is the
     backward pass of dropout(x, p, seed).
     """
-    x = _as_array(x, "dropout", "x")
-    p, seed = _check_p_seed("dropout", p, seed)
-    _check_float("dropout", x)
+    return _elementwise_dropout("dropout", x, p, seed, _ref.dropout,
+                                (_dp.dropout_flat, _dp.dropout_flat_serial))
+
+
+def _elementwise_dropout(op, x, p, seed, reference, kernels):
+    """The checks and the call shared by dropout and the ops fused with it element by element:
+    `reference(x, p, seed)` on the "numpy" backend, else the parallel or serial kernel of
+    `kernels`, which maps flat x to flat out with the mask's key, threshold and scale."""
+    x = _as_array(x, op, "x")
+    p, seed = _check_p_seed(op, p, seed)
+    _check_float(op, x)
     if _backend == "numpy":
-        return _ref.dropout(x, p, seed)
+        return reference(x, p, seed)
     out = np.empty(x.shape, x.dtype)
-    kernel = _pick((_dp.dropout_flat, _dp.dropout_flat_serial), x.size)
+    kernel = _pick(kernels, x.size)
     kernel(np.ascontiguousarray(x).reshape(-1), out.reshape(-1),
            np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
            x.dtype.type(1.0 / (1.0 - p)))

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from . import (_FLOATS, _as_array, _check_affine, _check_float, _check_p_seed, _check_rows,
-               _check_same_shape, _pick, _rows, get_backend)
+               _check_same_shape, _elementwise_dropout, _pick, _rows, get_backend)
 from . import adam as _adam
 from . import crossentropy as _ce
 from . import layernorm as _ln
@@ -147,17 +147,8 @@ def dropout_add(x, s, p, seed):
 
 def relu_dropout(x, p, seed):
     """dropout(max(x, 0), p, seed) in one pass: the same numbers, the same mask."""
-    x = _as_array(x, "relu_dropout", "x")
-    p, seed = _check_p_seed("relu_dropout", p, seed)
-    _check_float("relu_dropout", x)
-    if get_backend() == "numpy":
-        return _ref.relu_dropout(x, p, seed)
-    out = np.empty(x.shape, x.dtype)
-    kernel = _pick((_dp.relu_dropout_flat, _dp.relu_dropout_flat_serial), x.size)
-    kernel(np.ascontiguousarray(x).reshape(-1), out.reshape(-1),
-           np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
-           x.dtype.type(1.0 / (1.0 - p)))
-    return out
+    return _elementwise_dropout("relu_dropout", x, p, seed, _ref.relu_dropout,
+                                (_dp.relu_dropout_flat, _dp.relu_dropout_flat_serial))
 
 
 def relu_dropout_backward(y, grad, p):
