@@ -157,8 +157,8 @@ class RNNBase(Module):
         super().__init__()
         name = type(self).__name__
         dtype = factory_dtype(device, dtype, name)
-        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-            raise ValueError(f"{name}: dropout should be a number in range [0, 1) representing "
+        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
+            raise ValueError(f"{name}: dropout should be a number in range [0, 1] representing "
                              f"the probability of an element being zeroed, got {dropout}")
         if dropout > 0 and num_layers == 1:
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
@@ -293,8 +293,8 @@ class RNNBase(Module):
         B, sizes = x.shape[1], self._state_sizes()
         finals = [[] for _ in sizes]
         for layer in range(self.num_layers):
-            if layer > 0 and self.dropout > 0:  # between layers only, as in PyTorch
-                x = dropout(x, self.dropout, self.training)
+            if layer > 0 and self.dropout > 0 and self.training:  # between layers, as PyTorch
+                x = x * 0.0 if self.dropout == 1.0 else dropout(x, self.dropout)
             outs = []
             for d in range(self.num_directions):
                 k = layer * self.num_directions + d
