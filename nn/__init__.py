@@ -5,12 +5,11 @@ from .container import ModuleDict, ModuleList, Sequential
 from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU, Sigmoid,
                      Softmax, Tanh)
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
-from .lstm import LSTM, LSTMCell
 from .module import Module, Parameter
 from .normalization import BatchNorm1d, LayerNorm
 from .positional import PositionalEncoding, sinusoidal_table
-from .recurrent import RNNBase
-from .rnn import GRU, RNN, GRUCell, RNNCell
+from .recurrent import RNNBase, RNNCellBase
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .scores import (AdditiveScore, BilinearScore, DotScore, ScaledDotScore, attend,
                      diversity_penalty)
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,

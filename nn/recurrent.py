@@ -1,15 +1,11 @@
 """The machinery every recurrent layer shares: PyTorch's parameters and checks, and the driver
-that runs a step function over time, layers and directions.
+that runs a step function (rnn_steps.py) over time, layers and directions.
 
-A layer (`RNN`, `GRU`, `LSTM`) is a step function plus the number of gate blocks stacked in its
-weights. A step maps (gi, state, weight_hh, bias_hh, weight_hr, keep) to the new state, where
-
-    gi     (B, G*H)  the input projection W_ih x_t + b_ih of this step
-    state  tuple     (h,) for RNN and GRU, (h, c) for LSTM; h is what the layer outputs
-    keep   (B, 1)    bool, or None: False where the step is padding, and the state is kept
-
-The driver computes gi for all T steps with ONE matmul before the loop (it does not depend on
-the state); only the W_hh h_{t-1} part runs step by step, so a step is a handful of graph nodes.
+`RNNBase(mode, ...)` is PyTorch's base class of `RNN`, `GRU` and `LSTM`; `mode` ('RNN_TANH',
+'RNN_RELU', 'GRU' or 'LSTM') picks the step and the number of gate blocks stacked in the
+weights. The driver computes every step's input projection W_ih x_t + b_ih with ONE matmul
+before the loop (it does not depend on the state); only the W_hh h_{t-1} part runs step by
+step, so a step is a handful of graph nodes.
 
 Layout as PyTorch's: input (T, B, D) ((B, T, D) if batch_first, (T, D) unbatched, or a
 PackedSequence); layer k > 0 reads layer k-1's output (both directions concatenated), with
@@ -29,12 +25,13 @@ import warnings
 
 import numpy as np
 
-from minigrad.functional import cat, dropout, stack, where
+from minigrad.functional import cat, dropout, stack
 from minigrad.tensor import Tensor, _data
 
 from . import functional as F
 from . import init
 from .module import Module, Parameter, factory_dtype
+from .rnn_steps import STEPS
 from .utils.rnn import PackedSequence, _gather_rows, _padded_index
 
 
@@ -58,23 +55,18 @@ def _zeros(B, size, dtype):
     return Tensor._wrap(np.zeros((B, size), dtype))
 
 
-def _keep(keep, new, old):
-    """`new` where the step is real, `old` where it is padding (keep None: all real)."""
-    return new if keep is None else where(keep, new, old)
-
-
 # --- cells -----------------------------------------------------------------------------------
 
-class _CellBase(Module):
-    """One step of a recurrence; `step` and `gates` as in the module docstring."""
+class RNNCellBase(Module):
+    """PyTorch's base class of the cells: `num_chunks` gate blocks of `hidden_size` rows each
+    in `weight_ih` (G*H, D), `weight_hh` (G*H, H), `bias_ih` and `bias_hh` (G*H,)."""
 
-    def __init__(self, step, gates, input_size, hidden_size, bias=True, device=None, dtype=None):
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         dtype = factory_dtype(device, dtype, type(self).__name__)
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        self._step = step
         self.weight_ih, self.weight_hh, bias_ih, bias_hh, _ = _weights(
-            gates, input_size, hidden_size, bias, dtype)
+            num_chunks, input_size, hidden_size, bias, dtype)
         self.register_parameter("bias_ih", bias_ih)
         self.register_parameter("bias_hh", bias_hh)
         self.reset_parameters()
@@ -82,9 +74,11 @@ class _CellBase(Module):
     def reset_parameters(self):
         _uniform_init(self, self.hidden_size)
 
-    def _run(self, input, hx, n_states):
-        """input (B, D) or (D,); hx: None or n_states tensors (B, H) or (H,) -> new states."""
-        name = type(self).__name__
+    def _run(self, mode, input, hx):
+        """One step of `mode` (a key of STEPS): input (B, D) or (D,); hx None or the states,
+        each (B, H) or (H,) -> the new states, as a list."""
+        name, (step, _) = type(self).__name__, STEPS[mode]
+        n_states = 2 if mode == "LSTM" else 1
         if input.ndim not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
         if input.shape[-1] != self.input_size:
@@ -110,7 +104,7 @@ class _CellBase(Module):
                 raise RuntimeError(f"{name}: hidden{i} has inconsistent hidden_size: got "
                                    f"{h.shape[1]}, expected {self.hidden_size}")
         gi = F.linear(x, self.weight_ih, self.bias_ih)
-        state = self._step(gi, tuple(hx), self.weight_hh, self.bias_hh, None, None)
+        state = step(gi, tuple(hx), self.weight_hh, self.bias_hh, None, None)
         return [s[0] for s in state] if unbatched else list(state)
 
     def extra_repr(self):
@@ -148,14 +142,16 @@ def _repack(output, index, like):
 
 
 class RNNBase(Module):
-    """Stacked, optionally bidirectional recurrent layers built from one step function;
-    `mode` is PyTorch's ('RNN_TANH', 'RNN_RELU', 'GRU' or 'LSTM')."""
+    """Stacked, optionally bidirectional recurrent layers running the step of `mode`
+    (PyTorch's: 'RNN_TANH', 'RNN_RELU', 'GRU' or 'LSTM')."""
 
-    def __init__(self, mode, step, gates, input_size, hidden_size, num_layers=1, bias=True,
-                 batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None,
-                 dtype=None):
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
+        if mode not in STEPS:
+            raise ValueError(f"{name}: Unrecognized RNN mode: {mode!r} (one of {sorted(STEPS)})")
+        step, gates = STEPS[mode]
         dtype = factory_dtype(device, dtype, name)
         if not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
             raise ValueError(f"{name}: dropout should be a number in range [0, 1] representing "

@@ -22,7 +22,7 @@ def _(lib, seq, x):
 
 
 @add
-@case("nn.LSTM", "nn.LSTMCell", "nn.RNNBase", inputs=(f32(2, 4, 3), f32(4, 2, 2), f32(4, 2, 4),
+@case("nn.LSTM", "nn.LSTMCell", "nn.RNNBase", "nn.RNNCellBase", inputs=(f32(2, 4, 3), f32(4, 2, 2), f32(4, 2, 4),
                                                        f32(2, 3)), rtol=1e-4, atol=1e-5)
 def _(lib, seq, h0, c0, x):
     nn = lib.nn
@@ -33,6 +33,7 @@ def _(lib, seq, h0, c0, x):
     out, (h, c) = lstm(seq, (h0, c0))
     out1, state1 = plain(seq[0])  # unbatched (T, D), zero initial state
     return (out, h, c, out1, state1, cell(x), cell(x, cell(x)), isinstance(lstm, nn.RNNBase),
+            isinstance(cell, nn.RNNCellBase),
             [n for n, _ in lstm.named_parameters()])
 
 

@@ -14,7 +14,7 @@ import pytest
 import minigrad as mg
 from minigrad.autograd import gradcheck
 from minigrad.nn import GRU, LSTM, RNN, LSTMCell
-from minigrad.nn.lstm import LSTMGates
+from minigrad.nn.rnn_steps import LSTMGates
 from rnn_parity import assert_same, copy_into_minigrad, copy_into_torch
 
 F64 = np.float64
@@ -250,6 +250,12 @@ def test_reprs_and_pytorch_helpers_match(torch):
     assert [[tuple(p.shape) for p in w] for w in lstm.all_weights] == [
         [tuple(p.shape) for p in w] for w in t_lstm.all_weights]
     assert isinstance(lstm, mg.nn.RNNBase) and isinstance(t_lstm, torch.nn.RNNBase)
+    assert isinstance(LSTMCell(3, 4), mg.nn.RNNCellBase)
+    base = mg.nn.RNNBase("GRU", 3, 4, num_layers=2)  # PyTorch's signature: mode first
+    assert [k for k, _ in base.named_parameters()] == [
+        k for k, _ in torch.nn.RNNBase("GRU", 3, 4, num_layers=2).named_parameters()]
+    with pytest.raises(ValueError, match="Unrecognized RNN mode: 'CONV'"):
+        mg.nn.RNNBase("CONV", 3, 4)
 
 
 def test_layers_and_cells_agree_step_by_step():
