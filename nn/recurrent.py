@@ -115,18 +115,18 @@ class RNNCellBase(Module):
 
 # --- layers ----------------------------------------------------------------------------------
 
-def _as_mask(mask, lengths, B, T):
+def _as_mask(mask, lengths, B, T, who):
     """A bool (B, T) array, True at real steps, from `mask` or `lengths` (None: all real)."""
     if mask is not None and lengths is not None:
-        raise ValueError("recurrent layer: pass mask or lengths, not both")
+        raise ValueError(f"{who}: pass mask or lengths, not both")
     if lengths is not None:
         mask = np.arange(T)[None, :] < np.asarray(_data(lengths)).reshape(-1, 1)
     if mask is None:
         return None
     mask = np.asarray(_data(mask), dtype=bool)
     if mask.shape != (B, T):
-        raise ValueError(f"recurrent layer: mask must have shape (batch, time) = {(B, T)}, "
-                         f"got {mask.shape}")
+        raise ValueError(f"{who}: mask must have shape (batch, time) = {(B, T)}, got "
+                         f"{mask.shape}")
     return None if mask.all() else mask
 
 
@@ -267,7 +267,7 @@ class RNNBase(Module):
             unbatched = input.ndim == 2
             x = input.unsqueeze(1) if unbatched else (
                 input.transpose(0, 1) if self.batch_first else input)
-            steps = _as_mask(mask, lengths, x.shape[1], x.shape[0])
+            steps = _as_mask(mask, lengths, x.shape[1], x.shape[0], name)
             steps = None if steps is None else steps.T
         if x.shape[-1] != self.input_size:
             raise RuntimeError(f"{name}: input.size(-1) must be equal to input_size. Expected "

@@ -211,7 +211,7 @@ def test_shape_errors_name_the_problem():
         gru(mg.randn(5, 2, 7))
     with pytest.raises(RuntimeError, match=r"GRU: Expected hidden size \(1, 2, 4\), got \[2, 2, 4\]"):
         gru(mg.randn(5, 2, 3), mg.randn(2, 2, 4))
-    with pytest.raises(ValueError, match="mask must have shape"):
+    with pytest.raises(ValueError, match=r"GRU: mask must have shape \(batch, time\) = \(2, 5\)"):
         gru(mg.randn(5, 2, 3), mask=np.ones((5, 2), bool))
     with pytest.raises(ValueError, match="nonlinearity"):
         RNNCell(3, 4, nonlinearity="sigmoid")
