@@ -22,8 +22,8 @@ def _(lib, seq, x):
 
 
 @add
-@case("nn.LSTM", "nn.LSTMCell", "nn.RNNBase", "nn.RNNCellBase", inputs=(f32(2, 4, 3), f32(4, 2, 2), f32(4, 2, 4),
-                                                       f32(2, 3)), rtol=1e-4, atol=1e-5)
+@case("nn.LSTM", "nn.LSTMCell", "nn.RNNBase", "nn.RNNCellBase",
+      inputs=(f32(2, 4, 3), f32(4, 2, 2), f32(4, 2, 4), f32(2, 3)), rtol=1e-4, atol=1e-5)
 def _(lib, seq, h0, c0, x):
     nn = lib.nn
     lstm = fill(lib, nn.LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=True,
@@ -62,7 +62,8 @@ def _(lib, a, b, c):
     gru = fill(lib, lib.nn.GRU(3, 2, batch_first=True), seed=9)
     out, h = gru(packed)
     return (packed, padded, rnn.pad_sequence([a, b], padding_side="left"), out.data, h,
-            rnn.unpack_sequence(packed), rnn.unpad_sequence(padded, lib.tensor([2, 4, 3]), batch_first=True),
+            rnn.unpack_sequence(packed),
+            rnn.unpad_sequence(padded, lib.tensor([2, 4, 3]), batch_first=True),
             rnn.invert_permutation(lib.tensor([1, 2, 0])))
 
 

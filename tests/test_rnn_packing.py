@@ -137,7 +137,8 @@ def test_errors_are_pytorchs(torch, program):
 def test_errors_pytorch_does_not_give():
     with pytest.raises(ValueError, match=r"a length of 6 is longer than the input's 5 steps"):
         pack_padded_sequence(mg.zeros(5, 3, 2), [6, 3, 1])
-    with pytest.raises(RuntimeError, match=r"same trailing dims, got shapes \[\(2, 3\), \(3, 4\)\]"):
+    with pytest.raises(RuntimeError,
+                       match=r"same trailing dims, got shapes \[\(2, 3\), \(3, 4\)\]"):
         pad_sequence([mg.zeros(2, 3), mg.zeros(3, 4)])
     with pytest.raises(ValueError, match="PackedSequence carries its lengths"):
         mg.nn.GRU(2, 3)(pack_sequence([mg.zeros(2, 2)]), lengths=[2])

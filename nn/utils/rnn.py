@@ -87,8 +87,8 @@ class PackedSequence(_Packed):
 def _lengths_array(lengths, who):
     arr = np.asarray(_data(lengths))
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
-        raise ValueError(f"{who}: lengths must be a 1-D list or tensor of integers, got "
-                         f"{'shape ' + str(arr.shape) if arr.ndim != 1 else 'dtype ' + str(arr.dtype)}")
+        raise ValueError(f"{who}: lengths must be a 1-D list or tensor of integers, got shape "
+                         f"{arr.shape} and dtype {arr.dtype}")
     return arr.astype(np.int64)
 
 
