@@ -8,7 +8,8 @@ from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, Parameter
 from .normalization import BatchNorm1d, LayerNorm
 from .positional import PositionalEncoding, sinusoidal_table
-from .rnn import GRU, RNN, GRUCell, RNNCell
+from .recurrent import RNNBase, RNNCellBase
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .scores import (AdditiveScore, BilinearScore, DotScore, ScaledDotScore, attend,
                      diversity_penalty)
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,

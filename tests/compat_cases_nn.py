@@ -187,20 +187,6 @@ def _(lib, src, tgt):
 
 
 @add
-@case("nn.RNN", "nn.GRU", "nn.RNNCell", "nn.GRUCell", inputs=(f32(3, 2, 4), f32(2, 4)),
-      rtol=1e-4, atol=1e-5)
-def _(lib, seq, x):
-    nn = lib.nn
-    rnn = fill(lib, nn.RNN(4, 5, num_layers=2), seed=1)
-    gru = fill(lib, nn.GRU(4, 3, batch_first=True, bidirectional=True), seed=2)
-    cell = fill(lib, nn.RNNCell(4, 3, nonlinearity="relu"), seed=3)
-    gcell = fill(lib, nn.GRUCell(4, 3), seed=4)
-    out, h = rnn(seq)
-    gout, gh = gru(seq)
-    return out, h, gout, gh, cell(x), gcell(x, gcell(x))
-
-
-@add
 @case("nn.Module.state_dict", "nn.Module.load_state_dict", "nn.Module.parameters",
       "nn.Module.named_parameters", "nn.Module.register_buffer", "nn.Module.buffers",
       "nn.Module.zero_grad", "nn.Module.apply", "nn.Module.modules", "nn.Module.children",

@@ -99,6 +99,16 @@ def _fused_relu_dropout_nan(torch, mg):
         assert (g[dropped] == 0).all() if name == "fused" else np.isnan(g[dropped]).all()
 
 
+def _pack_too_long(torch, mg):
+    packed = torch.nn.utils.rnn.pack_padded_sequence(torch.zeros(5, 3, 1), [6, 3, 1])
+    assert packed.data.shape[0] != int(packed.batch_sizes.sum())  # rows and sizes disagree
+    try:
+        mg.nn.utils.rnn.pack_padded_sequence(mg.zeros(5, 3, 1), [6, 3, 1])
+        raise AssertionError("minigrad packed a length longer than the input")
+    except ValueError as e:
+        assert "longer than the input's 5 steps" in str(e)
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -152,6 +162,10 @@ DIFFERENCES = [
      "zeroed (and whose ReLU input was positive) gives 0 in the fused backward, where the "
      "separate ops (and PyTorch) pass on NaN. A forward hook on the `Dropout` module selects "
      "the separate ops.", _fused_relu_dropout_nan),
+    ("`pack_padded_sequence` refuses a length longer than the input.",
+     "PyTorch returns a PackedSequence whose `batch_sizes` count more rows than its `data` "
+     "holds; minigrad raises an error naming the length and the number of steps.",
+     _pack_too_long),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
@@ -188,13 +202,10 @@ NOT_SUPPORTED = [
      "minigrad.autograd.Function (forward and backward on NumPy arrays)", ("autograd.grad",)),
     ("torch.autocast, torch.compile, torch.jit", "not applicable to a NumPy CPU library",
      ("autocast", "compile", "jit")),
-    ("torch.nn.LSTM, LSTMCell, Conv1d, Conv2d, MaxPool2d, BatchNorm2d, GroupNorm, RMSNorm, "
-     "Flatten, SiLU, ELU, Softplus, EmbeddingBag", "no such layers yet (F.silu and "
-     "F.softplus exist as functions)",
-     ("nn.LSTM", "nn.LSTMCell", "nn.Conv1d", "nn.Conv2d", "nn.MaxPool2d", "nn.BatchNorm2d",
-      "nn.GroupNorm", "nn.RMSNorm", "nn.Flatten", "nn.SiLU", "nn.Softplus", "nn.EmbeddingBag")),
-    ("torch.nn.utils.rnn (pad_sequence, pack_padded_sequence)", "RNN and GRU take lengths= "
-     "or mask= instead of packed sequences", ("nn.utils.rnn",)),
+    ("torch.nn.Conv1d, Conv2d, MaxPool2d, BatchNorm2d, GroupNorm, RMSNorm, Flatten, SiLU, ELU, "
+     "Softplus, EmbeddingBag", "no such layers yet (F.silu and F.softplus exist as functions)",
+     ("nn.Conv1d", "nn.Conv2d", "nn.MaxPool2d", "nn.BatchNorm2d", "nn.GroupNorm", "nn.RMSNorm",
+      "nn.Flatten", "nn.SiLU", "nn.Softplus", "nn.EmbeddingBag")),
     ("torch.nn.functional conv1d, conv2d, max_pool2d, interpolate, relu6, glu, logsigmoid, "
      "smooth_l1_loss, huber_loss", "not implemented",
      ("nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.max_pool2d",
@@ -239,4 +250,6 @@ MINIGRAD_ONLY = [
      "warm-up schedule"),
     ("optim.LRScheduler, optim.LambdaLR, optim.StepLR", "shortcuts for the lr_scheduler "
      "classes"),
+    ("mask=, lengths= of RNN, GRU and LSTM's forward", "padding without packing: a (B, T) mask "
+     "or the lengths; padded steps keep the state and output zeros, as packed sequences do"),
 ]

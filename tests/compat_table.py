@@ -196,10 +196,11 @@ def all_cases():
     import compat_cases_creation
     import compat_cases_math
     import compat_cases_nn
+    import compat_cases_rnn
     import compat_cases_shape
     import compat_cases_training
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
-            + compat_cases_nn.CASES + compat_cases_training.CASES)
+            + compat_cases_nn.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES)
 
 
 def covered_names():
@@ -259,7 +260,7 @@ def render_page():
 
 
 def _group_order(group):
-    order = ["minigrad", "Tensor", "F", "nn", "nn.init", "nn.utils", "optim",
+    order = ["minigrad", "Tensor", "F", "nn", "nn.init", "nn.utils", "nn.utils.rnn", "optim",
              "optim.lr_scheduler", "cuda", "backends"]
     return (order.index(group) if group in order else len(order), group)
 

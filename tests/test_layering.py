@@ -21,6 +21,7 @@ LAYERS = {
     "minigrad": 1,
     "minigrad.ops": 1,
     "minigrad.nn": 2,
+    "minigrad.nn.utils": 2,
     "minigrad.optim": 2,
     "minigrad.models": 3,
     "minigrad.translate": 4,

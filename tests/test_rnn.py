@@ -206,11 +206,12 @@ def test_dropout_between_layers_only_while_training():
 
 def test_shape_errors_name_the_problem():
     gru = GRU(3, 4)
-    with pytest.raises(ValueError, match=r"input must be \(T, B, 3\)"):
+    with pytest.raises(RuntimeError, match=r"GRU: input.size\(-1\) must be equal to input_size. "
+                                           r"Expected 3, got 7"):
         gru(mg.randn(5, 2, 7))
-    with pytest.raises(ValueError, match="h0 must have shape"):
+    with pytest.raises(RuntimeError, match=r"GRU: Expected hidden size \(1, 2, 4\), got \[2, 2, 4\]"):
         gru(mg.randn(5, 2, 3), mg.randn(2, 2, 4))
-    with pytest.raises(ValueError, match="mask must have shape"):
+    with pytest.raises(ValueError, match=r"GRU: mask must have shape \(batch, time\) = \(2, 5\)"):
         gru(mg.randn(5, 2, 3), mask=np.ones((5, 2), bool))
     with pytest.raises(ValueError, match="nonlinearity"):
         RNNCell(3, 4, nonlinearity="sigmoid")

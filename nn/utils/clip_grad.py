@@ -1,4 +1,4 @@
-"""Gradient clipping and flat-vector helpers, as in `torch.nn.utils`.
+"""Gradient clipping, as in `torch.nn.utils.clip_grad`.
 
 Clipping by norm treats all gradients as one long vector and, if its length exceeds
 `max_norm`, shrinks every gradient by the same factor. The update keeps its direction but
@@ -14,9 +14,7 @@ import numpy as np
 
 from minigrad.tensor import Tensor
 
-
-def _params(parameters):
-    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+from .convert_parameters import _params
 
 
 def _grads(parameters):
@@ -66,24 +64,3 @@ def clip_grad_value_(parameters, clip_value):
     for g in _grads(parameters):
         np.clip(g._array, -c, c, out=g._array)
         g._vc[0] += 1
-
-
-def parameters_to_vector(parameters):
-    """All parameters flattened and concatenated into one new 1-D tensor."""
-    return Tensor._wrap(np.concatenate([p._array.reshape(-1) for p in _params(parameters)]))
-
-
-def vector_to_parameters(vec, parameters):
-    """Copy consecutive pieces of a 1-D `vec` into the parameters (in place, data kept)."""
-    v = np.asarray(vec._array if isinstance(vec, Tensor) else vec)
-    params = _params(parameters)
-    total = sum(p._array.size for p in params)
-    if v.ndim != 1 or v.size != total:
-        raise ValueError(f"vector_to_parameters: expected a 1-D vector of {total} elements, "
-                         f"got shape {v.shape}")
-    i = 0
-    for p in params:
-        n = p._array.size
-        np.copyto(p._array, v[i:i + n].reshape(p._array.shape), casting="unsafe")
-        p._vc[0] += 1
-        i += n

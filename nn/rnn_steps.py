@@ -1,0 +1,164 @@
+"""One time step of each recurrent layer: PyTorch's equations, and the fused ops.
+
+A recurrent network reads a sequence x_1..x_T one element at a time and carries a state that
+summarises everything read so far; the same weights are used at every step.
+
+Elman RNN (`RNN`, `RNNCell`), with tanh or relu:
+
+    h_t = tanh(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh)       (or relu)
+
+GRU (`GRU`, `GRUCell`), PyTorch's equations, gates stacked in the order r, z, n:
+
+    r_t = sigmoid(W_ir x_t + b_ir + W_hr h_{t-1} + b_hr)          reset gate
+    z_t = sigmoid(W_iz x_t + b_iz + W_hz h_{t-1} + b_hz)          update gate
+    n_t = tanh(W_in x_t + b_in + r_t * (W_hn h_{t-1} + b_hn))     candidate state
+    h_t = (1 - z_t) * n_t + z_t * h_{t-1}
+
+The update gate lets h_t copy h_{t-1} almost unchanged, so gradients survive many steps (the
+plain RNN's gradient shrinks or explodes by a factor of W_hh per step).
+
+LSTM (`LSTM`, `LSTMCell`): two states, the cell c_t, changed only by gated addition, and the
+output h_t. PyTorch's equations, gates stacked in the weights in the order i, f, g, o:
+
+    i_t = sigmoid(W_ii x_t + b_ii + W_hi h_{t-1} + b_hi)      input gate
+    f_t = sigmoid(W_if x_t + b_if + W_hf h_{t-1} + b_hf)      forget gate
+    g_t = tanh(W_ig x_t + b_ig + W_hg h_{t-1} + b_hg)         candidate cell
+    o_t = sigmoid(W_io x_t + b_io + W_ho h_{t-1} + b_ho)      output gate
+    c_t = f_t * c_{t-1} + i_t * g_t
+    h_t = o_t * tanh(c_t)              (with proj_size P: h_t = W_hr (o_t * tanh(c_t)), (B, P))
+
+Since c_t = f_t c_{t-1} + ..., the gradient reaches c_{t-1} multiplied by f_t alone, not by a
+weight matrix: with the forget gate open it survives hundreds of steps.
+
+Every step function has one signature, (gi, state, weight_hh, bias_hh, weight_hr, keep) ->
+new state, where gi (B, G*H) is the step's input projection W_ih x_t + b_ih (the driver in
+recurrent.py computes it for all steps at once), state is (h,) or for the LSTM (h, c), and
+keep (B, 1) bool is False where the step is padding and the state is carried over.
+
+The gate arithmetic after the two matmuls is one fused op for the GRU (`GRUGates`) and the
+LSTM (`LSTMGates`), each backward derived by hand and checked by gradcheck, so a step records
+a few graph nodes instead of twenty.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.autograd import Function
+from minigrad.functional import where
+from minigrad.ops.elementwise import sigmoid
+
+from . import functional as F
+
+
+def _keep(keep, new, old):
+    """`new` where the step is real, `old` where it is padding (keep None: all real)."""
+    return new if keep is None else where(keep, new, old)
+
+
+def _rnn_tanh_step(gi, state, weight_hh, bias_hh, weight_hr=None, keep=None):
+    h = state[0]
+    return (_keep(keep, (gi + F.linear(h, weight_hh, bias_hh)).tanh(), h),)
+
+
+def _rnn_relu_step(gi, state, weight_hh, bias_hh, weight_hr=None, keep=None):
+    h = state[0]
+    return (_keep(keep, (gi + F.linear(h, weight_hh, bias_hh)).relu(), h),)
+
+
+def _gru_step(gi, state, weight_hh, bias_hh, weight_hr=None, keep=None):
+    """gi (B, 3H), h (B, H) -> h' (B, H): one matmul, then the gates in one fused op."""
+    h = state[0]
+    return (GRUGates.apply(gi, F.linear(h, weight_hh, bias_hh), h, keep=keep),)
+
+
+class GRUGates(Function):
+    """The GRU equations after the two matmuls: (gi, gh, h) -> h', with gi = W_ih x + b_ih and
+    gh = W_hh h + b_hh, each (B, 3H) in gate order r, z, n.
+
+    A step runs T times per layer and direction, so its ten elementwise ops are fused into one
+    node. The backward is the chain rule through the equations, with a = pre-activations:
+
+        dn = g (1 - z)               da_n = dn (1 - n^2)
+        dz = g (h - n)               da_z = dz z (1 - z)
+        dr = da_n gh_n               da_r = dr r (1 - r)
+        dgi = [da_r, da_z, da_n]     dgh = [da_r, da_z, da_n * r]     dh = g z
+    """
+
+    @staticmethod
+    def forward(ctx, gi, gh, h, keep=None):
+        H = h.shape[-1]
+        r = sigmoid(gi[..., :H] + gh[..., :H])
+        z = sigmoid(gi[..., H:2 * H] + gh[..., H:2 * H])
+        gh_n = gh[..., 2 * H:]
+        n = np.tanh(gi[..., 2 * H:] + r * gh_n)
+        out = n + z * (h - n)  # = (1 - z) n + z h, one op fewer
+        ctx.save_for_backward(r, z, n, gh_n, h)
+        ctx.keep = keep
+        return out if keep is None else np.where(keep, out, h)
+
+    @staticmethod
+    def backward(ctx, g):
+        r, z, n, gh_n, h = ctx.saved
+        keep = ctx.keep
+        g_new = g if keep is None else np.where(keep, g, 0)  # a kept-over step bypasses the gates
+        da_n = g_new * (1 - z) * (1 - n * n)
+        da_z = g_new * (h - n) * z * (1 - z)
+        da_r = da_n * gh_n * r * (1 - r)
+        dh = g_new * z if keep is None else g_new * z + np.where(keep, 0, g)
+        return (np.concatenate([da_r, da_z, da_n], -1),
+                np.concatenate([da_r, da_z, da_n * r], -1), dh)
+
+
+class LSTMGates(Function):
+    """(gi, gh, c) -> [o * tanh(c'), c'] (B, 2H), with gi = W_ih x + b_ih and gh = W_hh h + b_hh
+    each (B, 4H) in gate order i, f, g, o, and c' = f c + i g. Where `keep` (B, 1) is False
+    the cell is carried over: c' = c (the h half is replaced by the caller).
+
+    Backward, with dh and dc the two halves of the incoming gradient:
+
+        dc' = dc + dh o (1 - tanh(c')^2)
+        da_i = dc' g i (1 - i)      da_f = dc' c f (1 - f)
+        da_g = dc' i (1 - g^2)      da_o = dh tanh(c') o (1 - o)
+        dgi = dgh = [da_i, da_f, da_g, da_o]       dc = dc' f
+    """
+
+    @staticmethod
+    def forward(ctx, gi, gh, c, keep=None):
+        H = c.shape[-1]
+        a = gi + gh
+        i, f, o = sigmoid(a[..., :H]), sigmoid(a[..., H:2 * H]), sigmoid(a[..., 3 * H:])
+        g = np.tanh(a[..., 2 * H:3 * H])
+        c_new = f * c + i * g
+        tc = np.tanh(c_new)
+        ctx.save_for_backward(i, f, g, o, tc, c)
+        ctx.keep = keep
+        return np.concatenate([o * tc, c_new if keep is None else np.where(keep, c_new, c)], -1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        i, f, g, o, tc, c = ctx.saved
+        keep, H = ctx.keep, c.shape[-1]
+        dh, dc_out = grad[..., :H], grad[..., H:]
+        dc_new = dc_out if keep is None else np.where(keep, dc_out, 0)
+        dc_new = dc_new + dh * o * (1 - tc * tc)
+        da = np.concatenate([dc_new * g * i * (1 - i), dc_new * c * f * (1 - f),
+                             dc_new * i * (1 - g * g), dh * tc * o * (1 - o)], -1)
+        dc = dc_new * f if keep is None else dc_new * f + np.where(keep, 0, dc_out)
+        # gi and gh get equal gradients; two arrays, since the engine may keep either as a .grad
+        return da, (da.copy() if all(ctx.needs_input_grad[:2]) else da), dc
+
+
+def _lstm_step(gi, state, weight_hh, bias_hh, weight_hr=None, keep=None):
+    """gi (B, 4H), state (h (B, H_out), c (B, H)) -> (h', c')."""
+    h, c = state
+    H = c.shape[-1]
+    hc = LSTMGates.apply(gi, F.linear(h, weight_hh, bias_hh), c, keep=keep)
+    h_new, c_new = hc[..., :H], hc[..., H:]
+    if weight_hr is not None:
+        h_new = F.linear(h_new, weight_hr)
+    return _keep(keep, h_new, h), c_new
+
+
+# mode (PyTorch's name) -> (step function, number of gate blocks stacked in the weights)
+STEPS = {"RNN_TANH": (_rnn_tanh_step, 1), "RNN_RELU": (_rnn_relu_step, 1),
+         "GRU": (_gru_step, 3), "LSTM": (_lstm_step, 4)}
