@@ -87,13 +87,13 @@ def collate(batch, *, collate_fn_map=None):
                                                     collate_fn_map=collate_fn_map)
                                        for key in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(collate(list(s), collate_fn_map=collate_fn_map)
+        return type(elem)(*(collate(s, collate_fn_map=collate_fn_map)
                             for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if any(len(sample) != size for sample in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        fields = [collate(list(s), collate_fn_map=collate_fn_map) for s in zip(*batch)]
+        fields = [collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch)]
         return fields if isinstance(elem, tuple) else _rebuild_sequence(elem, fields)
     raise TypeError(_ERROR.format(type(elem)))
 
