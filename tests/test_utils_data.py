@@ -55,6 +55,7 @@ KINDS = {
     "array": lambda lib, i: np.full((2,), i, dtype=np.int32),
     "0-d array": lambda lib, i: np.array(i + 0.5),
     "numpy float32": lambda lib, i: np.float32(i / 3),
+    "numpy float64": lambda lib, i: np.float64(i / 3),
     "numpy int16": lambda lib, i: np.int16(i),
     "numpy bool": lambda lib, i: np.bool_(i % 2),
     "float": lambda lib, i: i / 7,

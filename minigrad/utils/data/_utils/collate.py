@@ -35,7 +35,7 @@ def default_convert(data):
     if isinstance(data, np.ndarray):
         return data if _STRING_OR_OBJECT.search(data.dtype.str) else as_tensor(data)
     if isinstance(data, np.generic) and not isinstance(data, (np.str_, np.bytes_)):
-        return as_tensor(data)
+        return as_tensor(np.asarray(data))  # np.float64 is a Python float: keep its dtype
     if isinstance(data, collections.abc.Mapping):
         return _rebuild_mapping(data, {key: default_convert(data[key]) for key in data})
     if isinstance(data, tuple) and hasattr(data, "_fields"):
