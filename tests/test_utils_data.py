@@ -365,3 +365,31 @@ def test_utils_is_loaded_on_first_use_only():
             "print(before, loader.__module__, 'tensorboard' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "minigrad.utils.data.dataloader", "False"]
+
+
+def test_persistent_workers_start_each_pass_afresh():
+    dataset = mgdata.TensorDataset(mg.arange(20))
+    loader = mgdata.DataLoader(dataset, batch_size=3, num_workers=2, persistent_workers=True)
+    for i, _ in enumerate(loader):
+        if i == 2:
+            break  # batches already in flight belong to the abandoned pass
+    assert [b.tolist() for (b,) in loader] == [list(range(i, min(i + 3, 20)))
+                                               for i in range(0, 20, 3)]
+    stream = Counter.make(mgdata, 0, 5)
+    loader = mgdata.DataLoader(stream, batch_size=2, num_workers=2, persistent_workers=True)
+    first = [b.tolist() for b in loader]
+    assert [b.tolist() for b in loader] == first  # each worker's stream starts over
+    with pytest.raises(ZeroDivisionError, match="worker process 0"):
+        list(mgdata.DataLoader(dataset, num_workers=1, worker_init_fn=lambda i: 1 / 0))
+
+
+def test_a_collected_loader_ends_its_workers():
+    import gc
+    loader = mgdata.DataLoader(mgdata.TensorDataset(mg.arange(6)), batch_size=2, num_workers=2,
+                               persistent_workers=True)
+    list(loader)
+    workers = loader._iterator._workers
+    loader.itself = loader  # a cycle: only the garbage collector can end it
+    del loader
+    gc.collect()
+    assert all(w.exitcode is not None for w in workers)

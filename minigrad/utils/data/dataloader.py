@@ -173,7 +173,11 @@ class DataLoader:
 
 class _BaseIter:
     def __init__(self, loader):
-        self._loader = loader
+        # the loader's settings, not the loader: a persistent loader keeps its iterator, and a
+        # reference back would make a cycle that only the garbage collector ends, at any moment
+        self._index_sampler, self._iterable = loader._index_sampler, loader._iterable
+        self._timeout, self._persistent = loader.timeout, loader.persistent_workers
+        self._prefetch_factor = loader.prefetch_factor
         self._fetcher_class = IterableFetcher if loader._iterable else MapFetcher
         self._sampler_iter = iter(loader._index_sampler)
         # drawn before the sampler's first draw, as PyTorch does, so a seeded generator
@@ -187,7 +191,7 @@ class _BaseIter:
         return self
 
     def __len__(self):
-        return len(self._loader._index_sampler)
+        return len(self._index_sampler)
 
 
 class _SingleProcessIter(_BaseIter):
@@ -239,14 +243,14 @@ class _MultiProcessIter(_BaseIter):
 
     def reset(self):
         """A new pass with the same (persistent) workers."""
-        self._sampler_iter = iter(self._loader._index_sampler)
-        if self._loader._iterable:
+        self._sampler_iter = iter(self._index_sampler)
+        if self._iterable:
             for q in self._index_queues:
                 q.put(_worker.RESET)
         self._start()
 
     def _fill(self):
-        limit = self._loader.prefetch_factor * len(self._active)
+        limit = self._prefetch_factor * len(self._active)
         while not self._sampler_done and self._active and len(self._owner) < limit:
             try:
                 index = next(self._sampler_iter)
@@ -265,7 +269,7 @@ class _MultiProcessIter(_BaseIter):
             while self._received < self._next_task and self._received not in self._owner:
                 self._received += 1  # a task of a worker whose iterable ran out
             if self._received == self._next_task:
-                if not self._loader.persistent_workers:
+                if not self._persistent:
                     self._shutdown()
                 raise StopIteration
             if self._received in self._results:
@@ -273,7 +277,7 @@ class _MultiProcessIter(_BaseIter):
                 del self._owner[self._received]
                 self._received += 1
                 return batch
-            task, result = _worker.get_result(self._results_queue, self._loader.timeout,
+            task, result = _worker.get_result(self._results_queue, self._timeout,
                                               self._workers)
             if task < self._first_task:
                 continue  # from an abandoned earlier pass
@@ -287,13 +291,18 @@ class _MultiProcessIter(_BaseIter):
                 continue
             self._results[task] = result
 
-    def _shutdown(self):
+    def _shutdown(self, graceful=True):
+        """Stop the workers: ask each to finish (None), or, for an iterator being collected,
+        end them at once (its queues may already be finalised and deliver nothing)."""
         if self._shut:
             return
         self._shut = True
-        for q in self._index_queues:
-            q.put(None)
+        if graceful:
+            for q in self._index_queues:
+                q.put(None)
         for w in self._workers:
+            if not graceful:
+                w.terminate()
             w.join(timeout=5)
             if w.is_alive():
                 w.terminate()
@@ -303,4 +312,4 @@ class _MultiProcessIter(_BaseIter):
 
     def __del__(self):
         if getattr(self, "_workers", None) and not getattr(self, "_shut", True):
-            self._shutdown()
+            self._shutdown(graceful=False)

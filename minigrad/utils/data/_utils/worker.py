@@ -8,6 +8,7 @@ loader's base seed as PyTorch does: Python's `random` and minigrad's default gen
 `None`; `RESET` starts a new pass over an iterable dataset (persistent workers).
 """
 import dataclasses
+import os
 import queue
 import random
 import sys
@@ -85,12 +86,20 @@ def worker_loop(dataset, fetcher_class, index_queue, result_queue, auto_collatio
         except Exception as e:  # reported with the first task, where the main process waits
             failure = WorkerError(worker_id, e)
         ended = False
+        parent = os.getppid()
         while True:
-            task = index_queue.get()
+            try:
+                task = index_queue.get(timeout=5.0)
+            except queue.Empty:
+                if os.getppid() != parent:  # the main process died without telling us
+                    break
+                continue
             if task is None:
                 break
             if task == RESET:
-                fetcher, ended = fetcher_class(dataset, auto_collation, collate_fn, drop_last), False
+                if failure is None:
+                    fetcher = fetcher_class(dataset, auto_collation, collate_fn, drop_last)
+                ended = False
                 continue
             task_id, index = task
             if ended:  # iterable dataset already exhausted: the main process has been told
