@@ -357,16 +357,6 @@ def test_a_worker_error_reaches_the_main_process_with_its_type():
         list(mgdata.DataLoader(Failing(), batch_size=2, num_workers=2))
 
 
-def test_utils_is_loaded_on_first_use_only():
-    import subprocess
-    import sys
-    code = ("import sys, minigrad; before = 'minigrad.utils' in sys.modules; "
-            "loader = minigrad.utils.data.DataLoader; "
-            "print(before, loader.__module__, 'tensorboard' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "minigrad.utils.data.dataloader", "False"]
-
-
 def test_persistent_workers_start_each_pass_afresh():
     dataset = mgdata.TensorDataset(mg.arange(20))
     loader = mgdata.DataLoader(dataset, batch_size=3, num_workers=2, persistent_workers=True)
