@@ -156,7 +156,7 @@ class DataLoader:
             return _SingleProcessIter(self)
         if not self.persistent_workers:
             return _MultiProcessIter(self)
-        if self._iterator is None:
+        if self._iterator is None or self._iterator._shut:  # first pass, or after an error
             self._iterator = _MultiProcessIter(self)
         else:
             self._iterator.reset()
