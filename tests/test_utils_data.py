@@ -313,11 +313,13 @@ class Seeds(mgdata.Dataset):
 
 
 class Failing(mgdata.Dataset):
+    broken = True
+
     def __len__(self):
         return 6
 
     def __getitem__(self, i):
-        if i == 4:
+        if i == 4 and Failing.broken:
             raise KeyError(f"no sample {i}")
         return i
 
@@ -371,6 +373,14 @@ def test_persistent_workers_start_each_pass_afresh():
     assert [b.tolist() for b in loader] == first  # each worker's stream starts over
     with pytest.raises(ZeroDivisionError, match="worker process 0"):
         list(mgdata.DataLoader(dataset, num_workers=1, worker_init_fn=lambda i: 1 / 0))
+    loader = mgdata.DataLoader(Failing(), batch_size=2, num_workers=1, persistent_workers=True)
+    with pytest.raises(KeyError):
+        list(loader)
+    Failing.broken = False  # new workers (forked now) see the mended dataset
+    try:
+        assert [b.tolist() for b in loader] == [[0, 1], [2, 3], [4, 5]]
+    finally:
+        Failing.broken = True
 
 
 def test_a_collected_loader_ends_its_workers():
