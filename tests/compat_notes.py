@@ -107,6 +107,31 @@ def _pack_too_long(torch, mg):
         raise AssertionError("minigrad packed a length longer than the input")
     except ValueError as e:
         assert "longer than the input's 5 steps" in str(e)
+def _loader_shuffles(torch, mg):
+    def order(lib, seed):
+        data = lib.utils.data
+        loader = data.DataLoader(data.TensorDataset(lib.arange(20)), batch_size=5, shuffle=True,
+                                 generator=lib.Generator().manual_seed(seed))
+        return [int(i) for (batch,) in loader for i in batch.tolist()]
+    assert order(mg, 0) == order(mg, 0) and sorted(order(mg, 0)) == list(range(20))
+    assert order(mg, 0) != order(torch, 0)
+
+
+def _loader_workers(torch, mg):
+    data = mg.utils.data
+    dataset = data.TensorDataset(mg.arange(12))
+    alone = [b.tolist() for (b,) in data.DataLoader(dataset, batch_size=3)]
+    loader = data.DataLoader(dataset, batch_size=3, num_workers=2, in_order=False)
+    assert [b.tolist() for (b,) in loader] == alone
+
+
+def _distributed_sampler(torch, mg):
+    try:
+        mg.utils.data.DistributedSampler(range(4))
+        raise AssertionError("DistributedSampler guessed the number of replicas")
+    except RuntimeError as e:
+        assert "num_replicas and rank" in str(e)
+    assert list(mg.utils.data.DistributedSampler(range(4), 2, 1, shuffle=False)) == [1, 3]
 
 
 DIFFERENCES = [
@@ -166,6 +191,22 @@ DIFFERENCES = [
      "PyTorch returns a PackedSequence whose `batch_sizes` count more rows than its `data` "
      "holds; minigrad raises an error naming the length and the number of steps.",
      _pack_too_long),
+    ("DataLoader shuffles come from minigrad's random stream.",
+     "`shuffle=True` with a seeded `generator=` (or after `manual_seed`) repeats its order run "
+     "after run, but the order is not PyTorch's; the same holds for `RandomSampler`, "
+     "`SubsetRandomSampler`, `WeightedRandomSampler`, `random_split` and the shuffling "
+     "`DistributedSampler`. To feed both libraries the same batches, pass the order as "
+     "`sampler=` (any list of indices).", _loader_shuffles),
+    ("DataLoader workers send their batches through pipes.",
+     "`num_workers > 0` starts real worker processes (seeded per worker from the generator "
+     "as PyTorch does: `random` and minigrad's default generator get `base_seed + id`; "
+     "NumPy's global generator a state derived from both, not PyTorch's). The batches are "
+     "those of `num_workers=0`, in order, but travel pickled instead of in shared memory; "
+     "`in_order=False` still keeps the order, and `pin_memory=True` only warns, as PyTorch "
+     "does without an accelerator.", _loader_workers),
+    ("`DistributedSampler` needs `num_replicas` and `rank`.",
+     "minigrad has no process group to read them from; given them, it splits and pads the "
+     "indices as PyTorch does.", _distributed_sampler),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
@@ -196,8 +237,6 @@ NOT_SUPPORTED = [
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",
       "Tensor.as_strided", "Tensor.stride", "Tensor.data_ptr", "Tensor.pin_memory")),
     ("torch.Size", "shapes are plain tuples", ("Size",)),
-    ("torch.utils.data (Dataset, TensorDataset, DataLoader)", "index tensors with randperm "
-     "slices", ("utils",)),
     ("torch.autograd.grad", "use backward() and .grad; custom ops subclass "
      "minigrad.autograd.Function (forward and backward on NumPy arrays)", ("autograd.grad",)),
     ("torch.autocast, torch.compile, torch.jit", "not applicable to a NumPy CPU library",
@@ -218,6 +257,14 @@ NOT_SUPPORTED = [
      ("optim.RMSprop", "optim.Adagrad", "optim.lr_scheduler.CosineAnnealingLR",
       "optim.lr_scheduler.OneCycleLR", "optim.lr_scheduler.ExponentialLR",
       "optim.lr_scheduler.MultiStepLR", "optim.lr_scheduler.ReduceLROnPlateau")),
+    ("torch.utils.data's DataPipes (IterDataPipe, MapDataPipe, functional_datapipe)",
+     "use an IterableDataset", ("utils.data.IterDataPipe", "utils.data.MapDataPipe",
+                                "utils.data.functional_datapipe")),
+    ("SummaryWriter.add_graph, add_embedding, add_hparams, add_pr_curve, add_audio, add_video, "
+     "add_mesh, add_custom_scalars", "log scalars, histograms, text, images and figures",
+     tuple(f"utils.tensorboard.SummaryWriter.{m}" for m in (
+         "add_graph", "add_embedding", "add_hparams", "add_pr_curve", "add_audio", "add_video",
+         "add_mesh", "add_custom_scalars"))),
     ("F.pad(mode=) given positionally", "pass mode= by keyword", ()),
 ]
 

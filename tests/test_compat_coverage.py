@@ -1,6 +1,7 @@
 """The compatibility table covers minigrad's whole public API, its names are PyTorch's, the
 notes about differences and missing names are true, the runner catches a difference, and
 docs/pytorch-api.md is what the table generates."""
+import importlib
 import types
 
 import numpy as np
@@ -23,6 +24,11 @@ def exists(lib, name):
     else:
         obj, path = lib, rest if head == "minigrad" else PREFIXES.get(head, head + ".") + rest
     for part in path.split("."):
+        if not hasattr(obj, part) and isinstance(obj, types.ModuleType):
+            try:  # a submodule loaded only on import, as torch.utils.tensorboard
+                importlib.import_module(f"{obj.__name__}.{part}")
+            except ImportError:
+                return False
         if not hasattr(obj, part):
             return False
         obj = getattr(obj, part)
@@ -66,6 +72,15 @@ def test_every_optim_name_has_a_case():
     optim = minigrad.optim
     assert _uncovered("optim.", public(optim, type)) == []
     assert _uncovered("optim.lr_scheduler.", public(optim.lr_scheduler, type)) == []
+
+
+def test_every_utils_name_has_a_case():
+    from minigrad.utils import data, tensorboard
+    assert _uncovered("utils.data.", public(data)) == []
+    assert _uncovered("utils.tensorboard.", public(tensorboard)) == []
+    writer = tensorboard.SummaryWriter
+    assert _uncovered("utils.tensorboard.SummaryWriter.",
+                      [n for n in public(writer) if n.startswith(("add_", "flush", "close"))]) == []
 
 
 def test_table_names_exist_in_both_libraries(torch):

@@ -23,6 +23,10 @@ LAYERS = {
     "minigrad.nn": 2,
     "minigrad.nn.utils": 2,
     "minigrad.optim": 2,
+    "minigrad.utils": 2,
+    "minigrad.utils.data": 2,
+    "minigrad.utils.data._utils": 2,
+    "minigrad.utils.tensorboard": 2,
     "minigrad.models": 3,
     "minigrad.translate": 4,
     "minigrad.demos": 4,
@@ -117,7 +121,8 @@ def test_the_checker_catches_an_upward_import(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("module, absent", [
-    ("minigrad", ("minigrad.nn", "minigrad.optim", "minigrad.models", "minigrad.translate")),
+    ("minigrad", ("minigrad.nn", "minigrad.optim", "minigrad.models", "minigrad.translate",
+                  "minigrad.utils", "tensorboard")),
     ("minigrad.nn", ("minigrad.models", "minigrad.translate", "minigrad.demos")),
     ("minigrad.models", ("minigrad.translate", "minigrad.demos")),
 ])
@@ -132,9 +137,9 @@ def test_upper_layers_are_attributes_of_minigrad():
     """As `torch.optim` after `import torch`: loaded on first use, not at import."""
     code = ("import minigrad as mg; "
             "print(mg.optim.AdamW.__name__, mg.nn.Transformer.__name__, mg.models.GAT.__name__, "
-            "mg.translate.__name__)")
+            "mg.translate.__name__, mg.utils.data.DataLoader.__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["AdamW", "Transformer", "GAT", "minigrad.translate"]
+    assert out.stdout.split() == ["AdamW", "Transformer", "GAT", "minigrad.translate", "DataLoader"]
     import minigrad
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         minigrad.nonexistent

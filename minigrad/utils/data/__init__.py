@@ -1,0 +1,15 @@
+"""`minigrad.utils.data`: datasets, samplers and the `DataLoader`, as `torch.utils.data`
+(same names, arguments, batches and errors; submodules at PyTorch's paths: `dataset`,
+`sampler`, `dataloader`, `distributed`, `_utils.collate`)."""
+from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset,
+                      Subset, TensorDataset, random_split)
+from .distributed import DistributedSampler
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
+                      SubsetRandomSampler, WeightedRandomSampler)
+
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+           "DistributedSampler", "IterableDataset", "RandomSampler", "Sampler",
+           "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler",
+           "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert",
+           "get_worker_info", "random_split"]
