@@ -57,6 +57,15 @@ def add_record_hook(hook):
     return RemovableHandle(lambda: hook in _record_hooks and _record_hooks.remove(hook))
 
 
+_apply_hooks = []
+
+
+def add_apply_hook(hook):
+    """Call `hook(cls, args, kwargs, out)` after every op applied, recorded or not (onnx export)."""
+    _apply_hooks.append(hook)
+    return RemovableHandle(lambda: hook in _apply_hooks and _apply_hooks.remove(hook))
+
+
 # --- graph nodes ------------------------------------------------------------------------------
 
 class Node:
@@ -166,6 +175,9 @@ class Function(Node):
                 for hook in _record_hooks:
                     hook(ctx, out)
             out.grad_fn, out._requires_grad = ctx, True
+        if _apply_hooks:
+            for hook in _apply_hooks:
+                hook(cls, args, kwargs, out)
         return out
 
     @staticmethod
