@@ -65,20 +65,23 @@ class _Planner:
                 continue
             rec = v.record
             stack.append((v, user, True))
-            target = self._target(rec)
+            target = self._target(rec, user)
             if target is not None:  # the op is its forward's NumPy operations
                 self.alias[v] = target
                 stack.append((target, rec, False))
             else:
                 stack += [(u, rec, False) for u in _operands(rec)]
 
-    def _target(self, rec):
+    def _target(self, rec, user):
         """For an op without a converter: the Value its forward's NumPy operations computed."""
         if rec.op in OPS or rec.op in NUMPY:
             return None
         if isinstance(rec.op, str):
+            inside = user is not None and not isinstance(user.op, str)
+            what = (f"the op {user.op_name}{_where(user)} cannot be expressed in ONNX: its "
+                    f"forward calls " if inside else f"{_where(rec)[1:]}: ".lstrip())
             raise UnsupportedOperatorError(
-                f"onnx.export: numpy.{rec.op}{_where(rec)} has no ONNX mapping")
+                f"onnx.export: {what}numpy.{rec.op}, which has no ONNX mapping")
         if rec.inner is not None:
             return rec.inner
         if not any(self.depends(u) for u in _operands(rec)):

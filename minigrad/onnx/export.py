@@ -218,7 +218,7 @@ def _trace_to_proto(model, args, kwargs, input_names, output_names, dynamic, exp
 def _convert_opset(proto, opset):
     from onnx import version_converter
     try:
-        return version_converter.convert_model(proto, opset)
+        return version_converter.convert_version(proto, opset)
     except Exception as e:  # the converter's errors are of many kinds; name the request
         raise UnsupportedOperatorError(
             f"onnx.export: the model cannot be written in opset {opset} (it is built in "

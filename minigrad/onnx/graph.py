@@ -36,7 +36,7 @@ class Graph:
     def const(self, array, hint="Constant"):
         """An initializer holding `array`; returns its name."""
         name = self.fresh(hint)
-        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        self.initializers.append(numpy_helper.from_array(np.array(array, order="C"), name))
         return name
 
     def ints(self, values):
@@ -56,7 +56,7 @@ class Graph:
                 n = self.names[v] = self.const(v.array)
             elif v.kind == "param":
                 n = self.names[v] = v.name
-                tensor = numpy_helper.from_array(np.ascontiguousarray(v.array), v.name)
+                tensor = numpy_helper.from_array(np.array(v.array, order="C"), v.name)
                 if self.export_params:
                     self.initializers.append(tensor)
                 self.param_inputs.append(helper.make_tensor_value_info(

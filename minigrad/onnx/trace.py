@@ -254,7 +254,7 @@ class Tracer:
         """The apply hook: record op `cls`; its output's array becomes a traced view, so what
         is computed from it afterwards (in NumPy or by further ops) is traced too."""
         inner = self.lookup(out._array)  # what the forward's own NumPy operations computed
-        if inner is not None and inner.kind != "node":
+        if inner is not None and inner.kind not in ("node", "bad"):
             inner = None  # an input passed through unchanged: no operations of its own
         rec = Record(cls, [self._convert(a) for a in args],
                      {k: self._convert(v) for k, v in kwargs.items()}, None,
