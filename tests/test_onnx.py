@@ -192,16 +192,16 @@ class Loss(nn.Module):
 
 
 def test_an_op_that_cannot_be_expressed_is_named_with_its_module():
-    with pytest.raises(mo.UnsupportedOperatorError, match=r"Cumsum \(in module 'Cumulative'\).*numpy\.add\.accumulate"):
+    with pytest.raises(mo.errors.UnsupportedOperatorError, match=r"Cumsum \(in module 'Cumulative'\).*numpy\.add\.accumulate"):
         mo.export(Cumulative(), (mg.randn(2, 3),))
-    with pytest.raises(mo.UnsupportedOperatorError,
+    with pytest.raises(mo.errors.UnsupportedOperatorError,
                        match=r"CrossEntropy \(in module 'Loss'\).*compiled code"):
         mo.export(Loss(), (mg.randn(2, 3), mg.tensor([1, 2])))
 
 
 def test_dropout_in_training_mode_is_refused():
     model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
-    with pytest.raises(mo.UnsupportedOperatorError, match="Dropout.*eval mode"):
+    with pytest.raises(mo.errors.UnsupportedOperatorError, match="Dropout.*eval mode"):
         mo.export(model, (mg.randn(2, 3),), training=mo.TrainingMode.TRAINING)
 
 

@@ -7,8 +7,8 @@ named as in the state dict (`build.py`, `graph.py`). Needs the `onnx` package
 (`pip install minigrad[onnx]`; onnxruntime runs the files).
 """
 from . import errors
-from .errors import OnnxExporterError, UnsupportedOperatorError
+from .errors import OnnxExporterError
 from .export import ONNXProgram, TrainingMode, export, is_in_onnx_export
 
-__all__ = ["ONNXProgram", "OnnxExporterError", "TrainingMode", "UnsupportedOperatorError",
-           "export", "is_in_onnx_export"]
+__all__ = ["ONNXProgram", "OnnxExporterError", "TrainingMode", "errors", "export",
+           "is_in_onnx_export"]
