@@ -220,3 +220,85 @@ def test_pytorchs_arguments_return_values_and_opsets():
     assert not mo.is_in_onnx_export()
     with pytest.raises(NotImplementedError, match="export_modules_as_functions"):
         mo.export(model, (x,), export_modules_as_functions=True)
+
+
+class ManyOps(nn.Module):
+    """One model through most of the op table, on floats, integer ids and a bool mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(4)
+
+    def forward(self, x, ids, mask):
+        a = (x * 2 - 1) / (x.abs() + 1) ** 2
+        b = mg.where(mask, a.abs().exp().log().sqrt().clamp(min=0.1, max=3.0), -a.sigmoid())
+        c = nn.functional.leaky_relu(b, 0.2) + b.gelu("tanh") + b.maximum(a).minimum(x.tanh())
+        red = (c.sum(-1), c.mean(0, keepdim=True), c.amax(1), c.amin(-1), c.var(1),
+               c.std(0, unbiased=False), c.logsumexp(-1), c.log_softmax(0))
+        picked = c.gather(1, ids) + c.index_select(0, mg.tensor([2, 0])).sum()
+        rows = mg.stack([c[0], c[-1]], dim=1).unsqueeze(0).expand(3, 4, 2).flatten(1)
+        return red + (picked, rows, self.norm(c), c[:, mask], (ids * 2 - 3) // 2, (ids - 2) % 3, x.float() > 0.5)
+
+
+def test_the_op_table_on_other_inputs_than_traced():
+    mg.manual_seed(8)
+    model = ManyOps().eval()
+    model.norm.running_mean.numpy()[...] = [0.1, -0.2, 0.3, 0.0]
+    x, ids = mg.rand(3, 4), mg.tensor([[0, 3], [1, 1], [2, 0]])
+    mask = mg.tensor(np.array([True, False, True, False]))
+    session, _ = exported(model, (x, ids, mask))
+    x2, ids2 = mg.rand(3, 4), mg.tensor([[3, 3], [0, 2], [1, 1]])
+    mask2 = mg.tensor(np.array([False, True, True, True]))
+    check(run(session, x2, ids2, mask2), model(x2, ids2, mask2), rtol=1e-5, atol=1e-6)
+
+
+class Gates(mg.autograd.Function):
+    """An LSTM step's gates written in NumPy, without an ONNX mapping: (gates (B, 4H), c (B, H))
+    -> [h', c'] (B, 2H). Exported as the NumPy operations of its forward."""
+
+    @staticmethod
+    def forward(ctx, gates, c):
+        from minigrad.ops.elementwise import sigmoid
+        i, f, g, o = np.split(gates, 4, axis=-1)
+        c_new = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        return np.concatenate([sigmoid(o) * np.tanh(c_new), c_new], axis=-1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError("a forward-only test op")
+
+
+class TinyLSTM(nn.Module):
+    def __init__(self, d, h):
+        super().__init__()
+        self.ih, self.hh, self.h = nn.Linear(d, 4 * h), nn.Linear(h, 4 * h, bias=False), h
+
+    def forward(self, x):
+        h = c = mg.zeros(x.shape[1], self.h)
+        outs = []
+        for t in range(x.shape[0]):
+            hc = Gates.apply(self.ih(x[t]) + self.hh(h), c)
+            h, c = hc[:, :self.h], hc[:, self.h:]
+            outs.append(h)
+        return mg.stack(outs), c
+
+
+def test_an_op_written_in_numpy_exports_unrolled_without_a_mapping():
+    mg.manual_seed(9)
+    model = TinyLSTM(3, 5)
+    session, _ = exported(model, (mg.randn(4, 2, 3),))
+    x = mg.randn(4, 2, 3)
+    check(run(session, x), model(x))
+
+
+class Baked(nn.Module):
+    def forward(self, x, ids):
+        keep = np.asarray(ids.numpy(), dtype=np.float32) > 2  # a copy NumPy does not dispatch
+        return x.masked_fill(mg.tensor(keep), 0.0)
+
+
+def test_a_value_computed_from_the_inputs_out_of_sight_is_an_error_not_a_constant():
+    with pytest.raises(mo.errors.UnsupportedOperatorError,
+                       match=r"MaskedFill \(in module 'Baked'\) uses a value that the model "
+                             r"computed from its inputs outside the traced operations"):
+        mo.export(Baked(), (mg.randn(2, 3), mg.tensor([[1, 2, 3], [4, 5, 6]])))

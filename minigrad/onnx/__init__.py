@@ -3,8 +3,9 @@
 The model runs once under a tracer that records every op applied and every NumPy operation on
 values computed from the inputs (`trace.py`); each op becomes ONNX nodes (`op_table.py`, with
 the shared pieces and the NumPy operations in `lowering.py`), parameters become initializers
-named as in the state dict (`build.py`, `graph.py`). Needs the `onnx` package
-(`pip install minigrad[onnx]`; onnxruntime runs the files).
+named as in the state dict (`build.py`, `graph.py`). A second trace on perturbed inputs makes
+sure no value computed from the inputs out of the tracer's sight was fixed (`check.py`).
+Needs the `onnx` package (`pip install minigrad[onnx]`; onnxruntime runs the files).
 """
 from . import errors
 from .errors import OnnxExporterError

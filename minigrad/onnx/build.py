@@ -91,11 +91,17 @@ class _Planner:
             f"has no ONNX mapping and its forward runs compiled code the exporter cannot trace")
 
 
-def build_graph(tracer, outputs, output_names, opset, export_params):
-    """The Graph computing `outputs` (Values) from the trace's inputs."""
-    plan = _Planner()
+def plan(outputs):
+    """The records that compute `outputs` (Values), in order (`.order`), and the ops standing
+    for their NumPy operations (`.alias`)."""
+    planner = _Planner()
     for v in outputs:
-        plan.need(v)
+        planner.need(v)
+    return planner
+
+
+def build_graph(tracer, plan, outputs, output_names, opset, export_params):
+    """The Graph computing `outputs` (Values) from the trace's inputs, following `plan`."""
     g = Graph(opset, export_params)
     g.alias = plan.alias
     for v in tracer.inputs:

@@ -65,8 +65,10 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     The export is a trace, as PyTorch's: Python control flow and shapes are fixed at the
     values of this run (recurrent layers are unrolled over the given sequence length). What
     the model computes from its inputs with NumPy is traced too (`mask = ids == pad`), except
-    through conversions that leave NumPy's dispatch (`np.asarray(x, dtype=other)`, `.item()`),
-    whose values are fixed as in PyTorch's tracer. Accepted for compatibility and ignored:
+    through conversions that leave NumPy's dispatch (`np.asarray(x, dtype=other)`, `.item()`);
+    the model runs a second time on perturbed inputs, and an op whose constants then change
+    is an error (UnsupportedOperatorError) instead of a file wrong for other inputs; Python
+    control flow that changes is a warning. Accepted for compatibility and ignored:
     dynamo (both exporters are this tracer), external_data, report, optimize, profile,
     dump_exported_program, artifacts_dir, do_constant_folding, autograd_inlining,
     operator_export_type (ONNX only). An op that cannot be expressed raises
@@ -177,30 +179,44 @@ def _flatten(out):
     return [out] if _is_input(out) else []
 
 
-def _trace_to_proto(model, args, kwargs, input_names, output_names, dynamic, export_params,
-                    keep_initializers_as_inputs):
-    from onnx import helper
-    from .build import build_graph, value_info
-    names = list(input_names or []) + _default_names(model, args, kwargs)[len(input_names or []):]
-    tracer = trace.Tracer(_named_arrays(model))
+def _run(model, args, kwargs, names, named, perturb=None):
+    """Trace one call of the model: (tracer, output tensors). With `perturb` (a function of an
+    array), the inputs' values are replaced by perturbed ones."""
+    tracer = trace.Tracer(named)
     count = iter(range(len(names)))
 
     def traced(x):
         if not _is_input(x):
             return x
         arr = x._array if isinstance(x, Tensor) else np.asarray(x)
-        return Tensor._wrap(tracer.input(names[next(count)], arr))
+        return Tensor._wrap(tracer.input(names[next(count)], perturb(arr) if perturb else arr))
     with tracer, no_grad():
-        t_args = [traced(a) for a in args]
-        t_kwargs = {k: traced(v) for k, v in kwargs.items()}
-        out = model(*t_args, **t_kwargs)
-    results = _flatten(out)
+        out = model(*[traced(a) for a in args], **{k: traced(v) for k, v in kwargs.items()})
+    return tracer, _flatten(out)
+
+
+def _trace_to_proto(model, args, kwargs, input_names, output_names, dynamic, export_params,
+                    keep_initializers_as_inputs):
+    from onnx import helper
+    from .build import build_graph, plan, value_info
+    from .check import check_fixed, perturbed
+    names = list(input_names or []) + _default_names(model, args, kwargs)[len(input_names or []):]
+    named = _named_arrays(model)
+    tracer, results = _run(model, args, kwargs, names, named)
     if not results:
         raise ValueError("onnx.export: the model returned no tensor to export")
     outputs = [tracer.value_of(t) for t in results]
+    steps = plan(outputs)
     out_names = list(output_names or [])
     out_names += [f"output_{i}" for i in range(len(out_names), len(outputs))]
-    g = build_graph(tracer, outputs, out_names, DEFAULT_OPSET, export_params)
+    g = build_graph(tracer, steps, outputs, out_names, DEFAULT_OPSET, export_params)
+    rng = np.random.default_rng(0)
+    try:
+        second, _ = _run(model, args, kwargs, names, named, lambda a: perturbed(a, rng))
+    except Exception:  # noqa: BLE001  (a model may refuse other values: nothing to compare)
+        second = None
+    if second is not None:
+        check_fixed(tracer, second, steps.order)
 
     def dims(name, pos):
         return dynamic.get(name, dynamic.get(pos, {}))

@@ -138,6 +138,26 @@ def softmax(g, x, axis, dtype, op_type="Softmax"):
     return g.node("Where", [g.node("IsNaN", [y]), g.const(np.asarray(fill, dtype)), y])
 
 
+def floor_divide(remainder=False):
+    """a // b (or a % b, = a - (a // b) b), rounding toward -inf as NumPy and PyTorch do;
+    ONNX's Div of integers truncates toward 0, so an inexact quotient of mixed signs is
+    moved down by one."""
+    def convert(g, rec):
+        t = rec.out.dtype
+        a, b = (operand(g, x, t) for x in rec.inputs[:2])
+        if t.kind == "f":
+            q = g.node("Floor", [g.node("Div", [a, b])])
+        else:
+            q, zero = g.node("Div", [a, b]), g.const(np.zeros((), t))
+            inexact = g.node("Not", [g.node("Equal", [
+                g.node("Sub", [a, g.node("Mul", [q, b])]), zero])])
+            signs = g.node("Xor", [g.node("Less", [a, zero]), g.node("Less", [b, zero])])
+            q = g.node("Sub", [q, g.node("Cast", [g.node("And", [inexact, signs])],
+                                         to=onnx_type(t))])
+        return g.node("Sub", [a, g.node("Mul", [q, b])]) if remainder else q
+    return convert
+
+
 # --- NumPy operations, by name ---------------------------------------------------------------
 
 def _arg(rec, i, name, default=None):
@@ -227,7 +247,7 @@ NUMPY.update({
     "logical_and": _logical("And"), "logical_or": _logical("Or"), "logical_xor": _logical("Xor"),
     "bitwise_and": _logical("And"), "bitwise_or": _logical("Or"),
     "logical_not": lambda g, rec: g.node("Not", [g.name(rec.inputs[0], np.bool_)]),
-    "invert": _invert,
+    "invert": _invert, "floor_divide": floor_divide(), "remainder": floor_divide(True),
     "add.reduce": _numpy_reduce("ReduceSum"), "maximum.reduce": _numpy_reduce("ReduceMax"),
     "minimum.reduce": _numpy_reduce("ReduceMin"),
     "where": _where, "concatenate": _join(False), "stack": _join(True),

@@ -13,7 +13,8 @@ from .. import ops
 from ..ops._util import normalize_dim, normalize_dims
 from .errors import UnsupportedOperatorError
 from .graph import onnx_type
-from .lowering import elementwise, expand, getitem, operand, reduce, reshape, softmax
+from .lowering import (elementwise, expand, floor_divide, getitem, operand, reduce, reshape,
+                       softmax)
 
 
 def _x(g, rec, dtype=None):
@@ -28,8 +29,8 @@ def _no_dropout(rec):
     """Dropout runs only when training; exported in training mode it cannot be reproduced."""
     if rec.kwargs.get("p", 0.0) > 0.0:
         raise UnsupportedOperatorError(
-            f"{rec.op_name}: dropout with p={rec.kwargs['p']} (a model in training mode) cannot "
-            f"be exported; export in eval mode (training=TrainingMode.EVAL, the default)")
+            f"dropout with p={rec.kwargs['p']} (a model in training mode) cannot be exported; "
+            f"export in eval mode (training=TrainingMode.EVAL, the default)")
 
 
 def _linear(g, rec):
@@ -181,6 +182,7 @@ OPS = {
     ops.Relu: elementwise("Relu"), ops.Floor: elementwise("Floor"),
     ops.Ceil: elementwise("Ceil"), ops.Sign: elementwise("Sign"), ops.Round: elementwise("Round"),
     ops.Sin: elementwise("Sin"), ops.Cos: elementwise("Cos"),
+    ops.FloorDivide: floor_divide(), ops.Remainder: floor_divide(True),
     ops.LeakyRelu: lambda g, rec: g.node("LeakyRelu", [_x(g, rec)],
                                          alpha=float(rec.kwargs.get("negative_slope", 0.01))),
     ops.Gelu: _gelu, ops.Clamp: _clamp, ops.Where: _where, ops.MaskedFill: _masked_fill,

@@ -127,6 +127,11 @@ class TracedArray(np.ndarray):
 
     T = property(lambda self: self.transpose())
 
+    def swapaxes(self, axis1, axis2):
+        axes = list(range(self.ndim))
+        axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
+        return self.transpose(axes)
+
     def astype(self, dtype, *args, **kwargs):
         return _recorded(current(), "astype", (self,), {},
                          self.view(np.ndarray).astype(dtype, *args, **kwargs))
@@ -253,6 +258,8 @@ class Tracer:
     def _on_apply(self, cls, args, kwargs, out):
         """The apply hook: record op `cls`; its output's array becomes a traced view, so what
         is computed from it afterwards (in NumPy or by further ops) is traced too."""
+        if current() is not self:  # an op of another thread: not part of this model's call
+            return
         inner = self.lookup(out._array)  # what the forward's own NumPy operations computed
         if inner is not None and inner.kind not in ("node", "bad"):
             inner = None  # an input passed through unchanged: no operations of its own
