@@ -13,7 +13,8 @@ and the engine sums it back to the input's shape; an op that computed in a promo
 (float32 with float64 gives float64) returns that dtype, and the engine casts it back. Anything
 else a node needs is a named helper or a hook owned by the feature that needs it: views share
 version counters, saved arrays remember versions, tensor hooks and `retain_grad` are pre-hooks
-of a node, anomaly mode and the graph renderer (`minigrad.viz`) add record hooks.
+of a node, anomaly mode and the graph renderer (`minigrad.viz`) add record hooks, and the ONNX
+exporter an apply hook (told of every op, recorded or not).
 """
 from __future__ import annotations
 

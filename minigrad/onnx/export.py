@@ -211,10 +211,13 @@ def _trace_to_proto(model, args, kwargs, input_names, output_names, dynamic, exp
     out_names += [f"output_{i}" for i in range(len(out_names), len(outputs))]
     g = build_graph(tracer, steps, outputs, out_names, DEFAULT_OPSET, export_params)
     rng = np.random.default_rng(0)
+    buffers = [(b._array, b._array.copy()) for _, b in getattr(model, "named_buffers", list)()]
     try:
         second, _ = _run(model, args, kwargs, names, named, lambda a: perturbed(a, rng))
     except Exception:  # noqa: BLE001  (a model may refuse other values: nothing to compare)
         second = None
+    for arr, values in buffers:  # a forward in training mode updates running statistics
+        arr[...] = values
     if second is not None:
         check_fixed(tracer, second, steps.order)
 
