@@ -3,8 +3,9 @@
 A value the model computes from its inputs by a route the tracer does not see (NumPy after
 `np.asarray(x, dtype=other)`, `.item()`, a Python number) is a constant in the trace, right
 for the traced inputs only. The model runs again on perturbed inputs (floats moved by noise,
-integers and booleans shuffled, so that ids stay in range): an op the graph needs whose
-constants or settings change is an error naming it, rather than a file that is silently wrong.
+integers and booleans moved along the array, so that ids stay in range): an op the graph
+needs whose constants or settings change is an error naming it, rather than a file that is
+silently wrong.
 """
 from __future__ import annotations
 
@@ -17,12 +18,11 @@ from .trace import Value
 
 
 def perturbed(arr, rng):
-    """Other values of arr's shape and dtype: floats plus noise, other dtypes shuffled."""
+    """Other values of arr's shape and dtype: floats plus noise; integers and booleans moved
+    one place along the flattened array (a shuffle could leave two elements where they are)."""
     if arr.dtype.kind == "f":
         return arr + rng.standard_normal(arr.shape).astype(arr.dtype)
-    flat = arr.reshape(-1).copy()
-    rng.shuffle(flat)
-    return flat.reshape(arr.shape)
+    return np.roll(arr.reshape(-1), 1).reshape(arr.shape)
 
 
 def check_fixed(first, second, needed):

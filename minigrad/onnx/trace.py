@@ -232,8 +232,10 @@ class Tracer:
                                      reason=reason))
 
     def forget(self, arr, reason):
+        """`arr` was written in place: its Value no longer describes it."""
         if isinstance(arr, np.ndarray) and self.lookup(arr) is not None:
-            self.memory.pop(_memory_key(arr), None) if isinstance(arr, TracedArray) else None
+            if isinstance(arr, TracedArray):
+                self.memory.pop(_memory_key(arr), None)
             self.mark_bad(arr, f"an in-place change ({reason})")
 
     def _convert(self, x):
