@@ -157,7 +157,8 @@ DIFFERENCES = [
      "TorchScript exporter, Python control flow is fixed at the traced values and recurrent "
      "layers are unrolled over the traced length; a dim in `dynamic_axes` stays dynamic "
      "through reshapes and broadcasts that keep it (a batch dim), not through shapes computed "
-     "from it. The graph is built in opset 18 and converted for another `opset_version`; "
+     "from it. The graph is built in opset 18 and converted for another `opset_version` (kept in "
+     "18 with a warning where onnx's converter cannot, as in PyTorch's exporter); "
      "`dynamo=True` (the default) returns an `ONNXProgram` with `model_proto` and `save` "
      "without needing onnxscript. Dropout cannot be exported in training mode.",
      _onnx_export_is_one_tracer),

@@ -217,6 +217,9 @@ def test_pytorchs_arguments_return_values_and_opsets():
     assert [i.name for i in session.get_inputs()] == ["x", "weight", "bias"]  # forward(x)
     got = run(session, x, model.weight, model.bias)
     check(got, model(x))
+    with pytest.warns(UserWarning, match="cannot be converted to opset 14.*written in opset 18"):
+        program = mo.export(nn.LayerNorm(3), (x,), opset_version=14)
+    assert program.model_proto.opset_import[0].version == 18
     assert not mo.is_in_onnx_export()
     with pytest.raises(NotImplementedError, match="export_modules_as_functions"):
         mo.export(model, (x,), export_modules_as_functions=True)

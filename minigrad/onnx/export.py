@@ -4,12 +4,12 @@ from __future__ import annotations
 import enum
 import inspect
 import os
+import warnings
 
 import numpy as np
 
 from ..autograd import Tensor, no_grad
 from . import trace
-from .errors import UnsupportedOperatorError
 
 DEFAULT_OPSET = 18  # the operators are written for opset 18; other versions are converted
 _REFUSED = ("custom_translation_table", "export_modules_as_functions", "custom_opsets")
@@ -58,7 +58,8 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     dynamic_shapes in the same form, keyed by name or by position) declare dims that may
     change. training: EVAL (default: the model runs in eval mode and is put back after),
     PRESERVE or TRAINING (dropout then cannot be exported). opset_version: 18 by default;
-    another is converted by `onnx.version_converter`. export_params=False leaves the weights
+    another is converted by `onnx.version_converter` (if it cannot, the file stays in opset
+    18, with a warning, as PyTorch's exporter does). export_params=False leaves the weights
     out (they become inputs); keep_initializers_as_inputs lists them as inputs too.
     verify=True runs the file in onnxruntime and compares with minigrad's outputs.
 
@@ -235,13 +236,17 @@ def _trace_to_proto(model, args, kwargs, input_names, output_names, dynamic, exp
 
 
 def _convert_opset(proto, opset):
+    """The model in `opset`, by onnx's version converter; where it cannot convert (most
+    converters to opsets below 17 are missing), the model stays in opset 18 with a warning,
+    as PyTorch's exporter does."""
     from onnx import version_converter
     try:
         return version_converter.convert_version(proto, opset)
-    except Exception as e:  # the converter's errors are of many kinds; name the request
-        raise UnsupportedOperatorError(
-            f"onnx.export: the model cannot be written in opset {opset} (it is built in "
-            f"opset {DEFAULT_OPSET}; onnx's version converter says: {e})") from None
+    except Exception as e:  # noqa: BLE001  (the converter fails with errors of many kinds)
+        warnings.warn(f"onnx.export: the model cannot be converted to opset {opset} (onnx's "
+                      f"version converter: {str(e).splitlines()[0][:200]}); it is written in "
+                      f"opset {DEFAULT_OPSET}", stacklevel=3)
+        return proto
 
 
 def _verify(proto, args, kwargs, expected):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 INT64_MAX = np.iinfo(np.int64).max
 
