@@ -217,6 +217,10 @@ def test_pytorchs_arguments_return_values_and_opsets():
     assert [i.name for i in session.get_inputs()] == ["x", "weight", "bias"]  # forward(x)
     got = run(session, x, model.weight, model.bias)
     check(got, model(x))
+    session, proto = exported(model, (x,), verify=True, keep_initializers_as_inputs=True,
+                              dynamic_shapes={"x": {0: "rows"}})
+    assert [i.name for i in proto.graph.input] == ["x", "weight", "bias"]
+    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "rows"
     with pytest.warns(UserWarning, match="cannot be converted to opset 14.*written in opset 18"):
         program = mo.export(nn.LayerNorm(3), (x,), opset_version=14)
     assert program.model_proto.opset_import[0].version == 18
@@ -240,7 +244,8 @@ class ManyOps(nn.Module):
                c.std(0, unbiased=False), c.logsumexp(-1), c.log_softmax(0))
         picked = c.gather(1, ids) + c.index_select(0, mg.tensor([2, 0])).sum()
         rows = mg.stack([c[0], c[-1]], dim=1).unsqueeze(0).expand(3, 4, 2).flatten(1)
-        return red + (picked, rows, self.norm(c), c[:, mask], (ids * 2 - 3) // 2, (ids - 2) % 3, x.float() > 0.5)
+        return red + (picked, rows, self.norm(c), c[:, mask], (ids * 2 - 3) // 2, (ids - 2) % 3,
+                      x.float() > 0.5, x.argmax(-1), x.argmin(0, keepdim=True), x.argmax())
 
 
 def test_the_op_table_on_other_inputs_than_traced():

@@ -218,6 +218,19 @@ def _trilu(upper):
     return convert
 
 
+def _arg_extreme(op_type):
+    """np.argmax / np.argmin: over one axis, or over the flattened array (axis None)."""
+    def convert(g, rec):
+        x, axis = rec.inputs[0], _arg(rec, 1, "axis")
+        keepdims = rec.kwargs.get("keepdims", False) is True
+        name = g.name(x)
+        if axis is None:
+            name, axis = g.node("Reshape", [name, g.ints([-1])]), 0
+        return g.node(op_type, [name], axis=int(axis) % max(len(x.shape), 1),
+                      keepdims=int(keepdims), select_last_index=0)
+    return convert
+
+
 def _clip(g, rec):
     x, lo, hi = rec.inputs[0], _arg(rec, 1, "a_min"), _arg(rec, 2, "a_max")
     t = rec.out.dtype
@@ -252,6 +265,7 @@ NUMPY.update({
     "minimum.reduce": _numpy_reduce("ReduceMin"),
     "where": _where, "concatenate": _join(False), "stack": _join(True),
     "tril": _trilu(False), "triu": _trilu(True), "clip": _clip,
+    "argmax": _arg_extreme("ArgMax"), "argmin": _arg_extreme("ArgMin"),
     "getitem": lambda g, rec: getitem(g, g.name(rec.inputs[0]), rec.inputs[0].shape,
                                       rec.kwargs["index"]),
     "reshape": _same_shape(reshape), "expand_dims": _same_shape(reshape),

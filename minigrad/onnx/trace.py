@@ -143,7 +143,7 @@ class TracedArray(np.ndarray):
 # NumPy functions recorded as one operation each (the others are recorded through the ufuncs
 # and methods their code calls); `symbolic.NUMPY` maps them
 FUNCTIONS = frozenset({"where", "concatenate", "stack", "broadcast_to", "expand_dims", "tril",
-                       "triu", "matmul", "clip"})
+                       "triu", "matmul", "clip", "argmax", "argmin"})
 
 
 def _recorded(tracer, name, inputs, kwargs, result):
