@@ -245,7 +245,7 @@ class ManyOps(nn.Module):
         picked = c.gather(1, ids) + c.index_select(0, mg.tensor([2, 0])).sum()
         rows = mg.stack([c[0], c[-1]], dim=1).unsqueeze(0).expand(3, 4, 2).flatten(1)
         return red + (picked, rows, self.norm(c), c[:, mask], (ids * 2 - 3) // 2, (ids - 2) % 3,
-                      x.float() > 0.5, x.argmax(-1), x.argmin(0, keepdim=True), x.argmax())
+                      x.float() > 0.5, x.argmax(-1), x.argmin(0, keepdim=True))
 
 
 def test_the_op_table_on_other_inputs_than_traced():
@@ -310,3 +310,6 @@ def test_a_value_computed_from_the_inputs_out_of_sight_is_an_error_not_a_constan
                        match=r"MaskedFill \(in module 'Baked'\) uses a value that the model "
                              r"computed from its inputs outside the traced operations"):
         mo.export(Baked(), (mg.randn(2, 3), mg.tensor([[1, 2, 3], [4, 5, 6]])))
+    # an output that is such a value: the argmax of the whole tensor, a NumPy scalar
+    with pytest.raises(mo.errors.UnsupportedOperatorError, match="output 'output_0' is a value"):
+        mo.export(lambda x: x.argmax(), (mg.randn(2, 3),))

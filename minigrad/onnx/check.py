@@ -25,9 +25,16 @@ def perturbed(arr, rng):
     return np.roll(arr.reshape(-1), 1).reshape(arr.shape)
 
 
-def check_fixed(first, second, needed):
-    """Compare the records `needed` (of Tracer `first`) with Tracer `second`'s; raise if a
-    constant or a setting of one differs."""
+def check_fixed(first, second, needed, outputs):
+    """Compare the records `needed` (of Tracer `first`) with Tracer `second`'s, and the
+    outputs ((name, Value of the first, Value of the second) triples); raise if a constant or
+    a setting of one differs."""
+    for name, a, b in outputs:
+        if not _same(a, b):
+            raise UnsupportedOperatorError(
+                f"onnx.export: output {name!r} is a value the model computed from its inputs "
+                f"outside the traced operations ({_HOW}): it would be a constant in the file, "
+                f"wrong for other inputs")
     if [r.op for r in first.records] != [r.op for r in second.records]:
         warnings.warn("onnx.export: the model ran other operations for other input values "
                       "(Python control flow on values); the file holds those of the traced "
@@ -40,10 +47,13 @@ def check_fixed(first, second, needed):
             where = f" (in module '{rec.path}')" if rec.path else ""
             raise UnsupportedOperatorError(
                 f"onnx.export: {rec.op_name}{where} uses a value that the model computed from "
-                f"its inputs outside the traced operations (np.asarray(x, dtype=...), .item() "
-                f"or a Python number, say): it would be a constant in the file, wrong for "
-                f"other inputs. Compute it with tensor ops, or with NumPy on the input's own "
-                f"array (np.asanyarray keeps it traced)")
+                f"its inputs outside the traced operations ({_HOW}): it would be a constant "
+                f"in the file, wrong for other inputs. Compute it with tensor ops, or with "
+                f"NumPy on the input's own array (np.asanyarray keeps it traced)")
+
+
+_HOW = ("np.asarray(x, dtype=...), .item(), a reduction of a whole array to a NumPy scalar, or "
+        "a Python number, say")
 
 
 def _same(x, y):

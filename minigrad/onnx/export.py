@@ -214,13 +214,14 @@ def _trace_to_proto(model, args, kwargs, input_names, output_names, dynamic, exp
     rng = np.random.default_rng(0)
     buffers = [(b._array, b._array.copy()) for _, b in getattr(model, "named_buffers", list)()]
     try:
-        second, _ = _run(model, args, kwargs, names, named, lambda a: perturbed(a, rng))
+        second, again = _run(model, args, kwargs, names, named, lambda a: perturbed(a, rng))
     except Exception:  # noqa: BLE001  (a model may refuse other values: nothing to compare)
         second = None
     for arr, values in buffers:  # a forward in training mode updates running statistics
         arr[...] = values
     if second is not None:
-        check_fixed(tracer, second, steps.order)
+        check_fixed(tracer, second, steps.order,
+                    [(n, v, second.value_of(t)) for n, v, t in zip(out_names, outputs, again)])
 
     def dims(name, pos):
         return dynamic.get(name, dynamic.get(pos, {}))
