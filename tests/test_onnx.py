@@ -211,6 +211,7 @@ def test_pytorchs_arguments_return_values_and_opsets():
     x = mg.randn(4, 3)
     program = mo.export(model, (x,), None, opset_version=17, verbose=False, do_constant_folding=True)
     assert isinstance(program, mo.ONNXProgram) and program.model_proto.opset_import[0].version == 17
+    check(program(x), model(x))  # calling the program runs it in onnxruntime
     assert mo.export(model, x, io.BytesIO(), dynamo=False) is None
     session, proto = exported(model, (x,), export_params=False)
     assert not proto.graph.initializer

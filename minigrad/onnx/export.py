@@ -23,14 +23,26 @@ class TrainingMode(enum.IntEnum):
 
 
 class ONNXProgram:
-    """What `export` returns with `dynamo=True`, as PyTorch's: the model and `save`."""
+    """What `export` returns with `dynamo=True`, as PyTorch's: `model_proto`, `save`, and
+    calling it runs the model in onnxruntime on tensors, returning a list of tensors."""
 
     def __init__(self, model_proto):
         self.model_proto = model_proto
+        self._session = None
 
     def save(self, destination):
         import onnx
         onnx.save(self.model_proto, destination)
+
+    def __call__(self, *args, **kwargs):
+        import onnxruntime
+        if self._session is None:
+            self._session = onnxruntime.InferenceSession(
+                self.model_proto.SerializeToString(), providers=["CPUExecutionProvider"])
+        feeds = [np.asarray(x._array if isinstance(x, Tensor) else x)
+                 for x in (*args, *kwargs.values()) if _is_input(x)]
+        names = [i.name for i in self._session.get_inputs()]
+        return [Tensor._wrap(a) for a in self._session.run(None, dict(zip(names, feeds)))]
 
     def __repr__(self):
         return f"ONNXProgram({len(self.model_proto.graph.node)} nodes)"
@@ -252,12 +264,7 @@ def _convert_opset(proto, opset):
 
 def _verify(proto, args, kwargs, expected):
     """Run the model in onnxruntime and compare with minigrad's outputs (verify=True)."""
-    import onnxruntime
-    session = onnxruntime.InferenceSession(proto.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
-    feeds = [np.asarray(x._array if isinstance(x, Tensor) else x)
-             for x in (*args, *kwargs.values()) if _is_input(x)]
-    got = session.run(None, {i.name: a for i, a in zip(session.get_inputs(), feeds)})
+    got = [t.numpy() for t in ONNXProgram(proto)(*args, **kwargs)]
     for i, (a, b) in enumerate(zip(got, expected)):
         if a.shape != b.shape or not np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True):
             raise RuntimeError(f"onnx.export(verify=True): output {i} of onnxruntime differs from "
