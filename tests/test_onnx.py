@@ -246,7 +246,8 @@ class ManyOps(nn.Module):
         picked = c.gather(1, ids) + c.index_select(0, mg.tensor([2, 0])).sum()
         rows = mg.stack([c[0], c[-1]], dim=1).unsqueeze(0).expand(3, 4, 2).flatten(1)
         return red + (picked, rows, self.norm(c), c[:, mask], (ids * 2 - 3) // 2, (ids - 2) % 3,
-                      x.float() > 0.5, x.argmax(-1), x.argmin(0, keepdim=True))
+                      x.float() > 0.5, x.argmax(-1), x.argmin(0, keepdim=True), c.norm(dim=-1),
+                      c.norm(p=1, dim=0, keepdim=True))
 
 
 def test_the_op_table_on_other_inputs_than_traced():

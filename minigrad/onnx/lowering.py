@@ -272,7 +272,6 @@ NUMPY.update({
     "broadcast_to": _same_shape(expand),
     "transpose": lambda g, rec: g.node("Transpose", [g.name(rec.inputs[0])],
                                        perm=list(rec.kwargs["axes"])),
-    "astype": lambda g, rec: g.node("Cast", [g.name(rec.inputs[0])],
-                                    to=onnx_type(rec.out.dtype)),
+    "astype": lambda g, rec: g.name(rec.inputs[0], rec.out.dtype),  # a Cast if dtypes differ
     "copy": lambda g, rec: g.node("Identity", [g.name(rec.inputs[0])]),
 })
