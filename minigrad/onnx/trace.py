@@ -92,11 +92,14 @@ class TracedArray(np.ndarray):
         tracer = current()
         if func.__name__ in FUNCTIONS:
             return _recorded(tracer, func.__name__, args, kwargs, func(*_plain(args), **_plain(kwargs)))
-        # other functions run NumPy's own code, whose ufuncs and methods are recorded; a
-        # traced result that nothing recorded is marked with the function's name
+        # the others run NumPy's own code: for the functions in COMPOSITE it calls only
+        # recorded ufuncs and methods; any other function's results cannot be followed
         result = super().__array_function__(func, types, args, kwargs)
-        if tracer is not None and isinstance(result, TracedArray) and tracer.lookup(result) is None:
-            tracer.mark_bad(result, f"numpy.{func.__name__}")
+        if tracer is not None:
+            for r in (result if isinstance(result, (tuple, list)) else (result,)):
+                if isinstance(r, np.ndarray) and (func.__name__ not in COMPOSITE
+                                                  or tracer.lookup(r) is None):
+                    tracer.mark_bad(r, f"numpy.{func.__name__}")
         return result
 
     def __getitem__(self, index):
@@ -105,9 +108,20 @@ class TracedArray(np.ndarray):
 
     def __setitem__(self, index, value):
         self.view(np.ndarray)[_plain(index)] = _plain(value)
+        self._written("an assignment into it")
+
+    def sort(self, *args, **kwargs):
+        self.view(np.ndarray).sort(*args, **kwargs)
+        self._written("ndarray.sort")
+
+    def fill(self, value):
+        self.view(np.ndarray).fill(value)
+        self._written("ndarray.fill")
+
+    def _written(self, how):
         tracer = current()
         if tracer is not None:
-            tracer.forget(self, "an assignment into it")
+            tracer.forget(self, how)
 
     def reshape(self, *shape, **kwargs):
         return _recorded(current(), "reshape", (self,), {},
@@ -144,6 +158,11 @@ class TracedArray(np.ndarray):
 # and methods their code calls); `symbolic.NUMPY` maps them
 FUNCTIONS = frozenset({"where", "concatenate", "stack", "broadcast_to", "expand_dims", "tril",
                        "triu", "matmul", "clip", "argmax", "argmin"})
+# NumPy functions whose own code calls only recorded ufuncs and methods; the results of any
+# other function are not followed (np.sort, say, sorts a recorded copy in place)
+COMPOSITE = frozenset({"moveaxis", "squeeze", "split", "array_split", "swapaxes", "transpose",
+                       "reshape", "ravel", "sum", "amax", "amin", "max", "min", "atleast_1d",
+                       "atleast_2d", "atleast_3d"})
 
 
 def _recorded(tracer, name, inputs, kwargs, result):
