@@ -119,6 +119,8 @@ def test_seq2seq_transformer_with_other_padding_than_traced():
     tgt = mg.tensor([[1, 5, 6, 0, 0], [1, 2, 3, 4, 5]])
     session, _ = exported(model, (src, tgt), input_names=["src", "tgt_in"],
                           output_names=["logits"], dynamic_axes={"src": [0], "tgt_in": [0]})
+    out_dims = session.get_outputs()[0].shape  # named like the input dim of the traced size
+    assert out_dims[0] == "src_dynamic_axes_1" and out_dims[1:] == [5, 11]
     src2 = mg.tensor([[3, 0, 0, 0, 0, 0], [7, 8, 9, 0, 0, 0], [4, 4, 4, 4, 4, 4]])
     tgt2 = mg.tensor([[1, 2, 0, 0, 0], [1, 9, 9, 9, 0], [1, 3, 3, 3, 3]])
     check(run(session, src2, tgt2), model(src2, tgt2), atol=1e-5)

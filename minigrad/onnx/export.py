@@ -68,7 +68,8 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     (the tensors among args, then kwargs) and outputs (default: forward's parameter names,
     and output_0, output_1, ...). dynamic_axes {name: {axis: "dim name"} or [axes]} (or
     dynamic_shapes in the same form, keyed by name or by position) declare dims that may
-    change. training: EVAL (default: the model runs in eval mode and is put back after),
+    change; an output not listed there has its dims of a dynamic input dim's traced size
+    named like it. training: EVAL (default: the model runs in eval mode and is put back after),
     PRESERVE or TRAINING (dropout then cannot be exported). opset_version: 18 by default;
     another is converted by `onnx.version_converter` (if it cannot, the file stays in opset
     18, with a warning, as PyTorch's exporter does). export_params=False leaves the weights
@@ -237,12 +238,20 @@ def _trace_to_proto(model, args, kwargs, input_names, output_names, dynamic, exp
 
     def dims(name, pos):
         return dynamic.get(name, dynamic.get(pos, {}))
+    sizes = {}  # the traced size of each dynamic input dim -> its name
+    for i, v in enumerate(tracer.inputs):
+        for a, d in dims(v.name, i).items():
+            sizes.setdefault(v.shape[a], d)
+
+    def out_dims(name, v):
+        """An output's dims as given, else named like the dynamic input dims of their size."""
+        return dims(name, None) or {i: sizes[n] for i, n in enumerate(v.shape) if n in sizes}
     inputs = [value_info(v.name, v, dims(v.name, i)) for i, v in enumerate(tracer.inputs)]
     if keep_initializers_as_inputs or not export_params:
         inputs += g.param_inputs
     graph = helper.make_graph(
         g.nodes, "minigrad", inputs,
-        [value_info(n, v, dims(n, None)) for n, v in zip(out_names, outputs)], g.initializers)
+        [value_info(n, v, out_dims(n, v)) for n, v in zip(out_names, outputs)], g.initializers)
     proto = helper.make_model(graph, producer_name="minigrad",
                               opset_imports=[helper.make_opsetid("", DEFAULT_OPSET)])
     return proto, [np.array(t._array if isinstance(t, Tensor) else t) for t in results]
