@@ -159,8 +159,12 @@ DIFFERENCES = [
      "through reshapes and broadcasts that keep it (a batch dim), not through shapes computed "
      "from it. The graph is built in opset 18 and converted for another `opset_version` (kept in "
      "18 with a warning where onnx's converter cannot, as in PyTorch's exporter); "
-     "`dynamo=True` (the default) returns an `ONNXProgram` with `model_proto` and `save` "
-     "without needing onnxscript. Dropout cannot be exported in training mode.",
+     "`dynamo=True` (the default) returns an `ONNXProgram` (`model_proto`, `save`, and a call "
+     "runs it in onnxruntime) without needing onnxscript. The model runs twice, the second "
+     "time on perturbed inputs: a value computed from the inputs out of the tracer's sight "
+     "(`np.asarray(x, dtype=...)`, `.item()`) is then an error naming the op, not a constant "
+     "wrong for other inputs. The file keeps minigrad's softmax of an all -inf row (zeros). "
+     "Dropout cannot be exported in training mode.",
      _onnx_export_is_one_tracer),
     ("Only the CPU exists.",
      "`device('cuda')` can be built, so `'cuda' if cuda.is_available() else 'cpu'` works, "
