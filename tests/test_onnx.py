@@ -194,7 +194,8 @@ class Loss(nn.Module):
 
 
 def test_an_op_that_cannot_be_expressed_is_named_with_its_module():
-    with pytest.raises(mo.errors.UnsupportedOperatorError, match=r"Cumsum \(in module 'Cumulative'\).*numpy\.cumsum"):
+    with pytest.raises(mo.errors.UnsupportedOperatorError,
+                       match=r"Cumsum \(in module 'Cumulative'\).*numpy\.cumsum"):
         mo.export(Cumulative(), (mg.randn(2, 3),))
     with pytest.raises(mo.errors.UnsupportedOperatorError,
                        match=r"CrossEntropy \(in module 'Loss'\).*compiled code"):
@@ -211,7 +212,8 @@ def test_pytorchs_arguments_return_values_and_opsets():
     mg.manual_seed(7)
     model = nn.Linear(3, 2)
     x = mg.randn(4, 3)
-    program = mo.export(model, (x,), None, opset_version=17, verbose=False, do_constant_folding=True)
+    program = mo.export(model, (x,), None, opset_version=17, verbose=False,
+                        do_constant_folding=True)
     assert isinstance(program, mo.ONNXProgram) and program.model_proto.opset_import[0].version == 17
     check(program(x), model(x))  # calling the program runs it in onnxruntime
     assert mo.export(model, x, io.BytesIO(), dynamo=False) is None
@@ -321,3 +323,13 @@ def test_a_value_computed_from_the_inputs_out_of_sight_is_an_error_not_a_constan
     # an output that is such a value: the argmax of the whole tensor, a NumPy scalar
     with pytest.raises(mo.errors.UnsupportedOperatorError, match="output 'output_0' is a value"):
         mo.export(lambda x: x.argmax(), (mg.randn(2, 3),))
+
+
+def test_bert_classifier_with_its_padding_mask():
+    from minigrad.models.bert import BertEncoder, BertForSequenceClassification
+    mg.manual_seed(10)
+    model = BertForSequenceClassification(
+        BertEncoder(30, d_model=16, nhead=2, num_layers=1, dim_feedforward=32), 3).eval()
+    session, _ = exported(model, (mg.tensor([[2, 5, 6, 0], [3, 4, 7, 8]]),))
+    ids = mg.tensor([[9, 0, 0, 0], [3, 4, 7, 0]])
+    check(run(session, ids), model(ids))

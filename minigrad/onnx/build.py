@@ -114,7 +114,8 @@ def build_graph(tracer, plan, outputs, output_names, opset, export_params):
         try:
             g.names[rec.out] = fn(g, rec)
         except UnsupportedOperatorError as e:
-            raise UnsupportedOperatorError(f"onnx.export: {rec.op_name}{_where(rec)}: {e}") from None
+            raise UnsupportedOperatorError(
+                f"onnx.export: {rec.op_name}{_where(rec)}: {e}") from None
     for v, name in zip(outputs, output_names):
         src = g.name(v)
         g.nodes.append(helper.make_node("Identity", [src], [name], name=f"/output/{name}"))

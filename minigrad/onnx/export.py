@@ -100,7 +100,8 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     for name in _REFUSED:
         if given[name]:
             raise NotImplementedError(f"onnx.export: {name} is not supported by minigrad")
-    if operator_export_type not in (None, 0) and getattr(operator_export_type, "name", "") != "ONNX":
+    if (operator_export_type not in (None, 0)
+            and getattr(operator_export_type, "name", "") != "ONNX"):
         raise NotImplementedError(f"onnx.export: operator_export_type {operator_export_type} is "
                                   f"not supported; only plain ONNX operators are written")
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)

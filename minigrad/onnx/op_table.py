@@ -48,7 +48,8 @@ def _layer_norm(g, rec):
     ndims = rec.kwargs.get("ndims", 1)
     scale = g.name(w) if w is not None else g.const(np.ones(x.shape[-ndims:], x.dtype))
     inputs = [g.name(x), scale] + ([g.name(b)] if b is not None else [])
-    return g.node("LayerNormalization", inputs, axis=-ndims, epsilon=float(rec.kwargs.get("eps", 1e-5)))
+    return g.node("LayerNormalization", inputs, axis=-ndims,
+                  epsilon=float(rec.kwargs.get("eps", 1e-5)))
 
 
 def _gelu(g, rec):

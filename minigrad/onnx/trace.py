@@ -90,8 +90,11 @@ class TracedArray(np.ndarray):
 
     def __array_function__(self, func, types, args, kwargs):
         tracer = current()
+        if func.__name__ in SHAPE_ONLY:  # values that depend on the shape alone: constants
+            return func(*_plain(args), **_plain(kwargs))
         if func.__name__ in FUNCTIONS:
-            return _recorded(tracer, func.__name__, args, kwargs, func(*_plain(args), **_plain(kwargs)))
+            result = func(*_plain(args), **_plain(kwargs))
+            return _recorded(tracer, func.__name__, args, kwargs, result)
         # the others run NumPy's own code: for the functions in COMPOSITE it calls only
         # recorded ufuncs and methods; any other function's results cannot be followed
         result = super().__array_function__(func, types, args, kwargs)
@@ -158,6 +161,8 @@ class TracedArray(np.ndarray):
 # and methods their code calls); `symbolic.NUMPY` maps them
 FUNCTIONS = frozenset({"where", "concatenate", "stack", "broadcast_to", "expand_dims", "tril",
                        "triu", "matmul", "clip", "argmax", "argmin"})
+# NumPy functions whose results depend on their argument's shape alone (constants)
+SHAPE_ONLY = frozenset({"zeros_like", "ones_like", "full_like", "empty_like"})
 # NumPy functions whose own code calls only recorded ufuncs and methods; the results of any
 # other function are not followed (np.sort, say, sorts a recorded copy in place)
 COMPOSITE = frozenset({"moveaxis", "squeeze", "split", "array_split", "swapaxes", "transpose",
