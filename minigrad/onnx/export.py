@@ -12,7 +12,6 @@ from ..autograd import Tensor, no_grad
 from . import trace
 
 DEFAULT_OPSET = 18  # the operators are written for opset 18; other versions are converted
-_REFUSED = ("custom_translation_table", "export_modules_as_functions", "custom_opsets")
 
 
 class TrainingMode(enum.IntEnum):
@@ -94,11 +93,10 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     except ImportError:
         raise ImportError("onnx.export: needs the onnx package (pip install onnx, or "
                           "pip install minigrad[onnx] with onnxruntime to run the files)") from None
-    given = {"custom_translation_table": custom_translation_table,
-             "export_modules_as_functions": export_modules_as_functions,
-             "custom_opsets": custom_opsets}
-    for name in _REFUSED:
-        if given[name]:
+    for name, value in (("custom_translation_table", custom_translation_table),
+                        ("export_modules_as_functions", export_modules_as_functions),
+                        ("custom_opsets", custom_opsets)):
+        if value:
             raise NotImplementedError(f"onnx.export: {name} is not supported by minigrad")
     if (operator_export_type not in (None, 0)
             and getattr(operator_export_type, "name", "") != "ONNX"):
@@ -138,12 +136,12 @@ class _mode:
 
     def __enter__(self):
         if self.training != TrainingMode.PRESERVE:
-            for m in self.modules:
-                m.training = self.training == TrainingMode.TRAINING
+            for m in self.modules:  # as Module.train sets it
+                object.__setattr__(m, "training", self.training == TrainingMode.TRAINING)
 
     def __exit__(self, *exc):
         for m, t in zip(self.modules, self.saved):
-            m.training = t
+            object.__setattr__(m, "training", t)
         return False
 
 
