@@ -23,7 +23,8 @@ __version__ = "0.1.0"
 
 # The layers above the core, reachable as attributes the way `torch.optim` is after `import torch`.
 # They are imported on first use, so the core never imports the layers built on it.
-_LAZY_SUBMODULES = ("nn", "optim", "models", "translate", "demos", "viz", "serialization", "utils")
+_LAZY_SUBMODULES = ("nn", "optim", "models", "translate", "demos", "viz", "serialization", "utils",
+                    "onnx")
 
 
 def __getattr__(name):

@@ -13,7 +13,8 @@ and the engine sums it back to the input's shape; an op that computed in a promo
 (float32 with float64 gives float64) returns that dtype, and the engine casts it back. Anything
 else a node needs is a named helper or a hook owned by the feature that needs it: views share
 version counters, saved arrays remember versions, tensor hooks and `retain_grad` are pre-hooks
-of a node, anomaly mode and the graph renderer (`minigrad.viz`) add record hooks.
+of a node, anomaly mode and the graph renderer (`minigrad.viz`) add record hooks, and the ONNX
+exporter an apply hook (told of every op, recorded or not).
 """
 from __future__ import annotations
 
@@ -55,6 +56,15 @@ def add_record_hook(hook):
     """Call `hook(node, output)` whenever an op records a node (viz and anomaly mode use it)."""
     _record_hooks.append(hook)
     return RemovableHandle(lambda: hook in _record_hooks and _record_hooks.remove(hook))
+
+
+_apply_hooks = []
+
+
+def add_apply_hook(hook):
+    """Call `hook(cls, args, kwargs, out)` after every op applied, recorded or not (onnx export)."""
+    _apply_hooks.append(hook)
+    return RemovableHandle(lambda: hook in _apply_hooks and _apply_hooks.remove(hook))
 
 
 # --- graph nodes ------------------------------------------------------------------------------
@@ -166,6 +176,9 @@ class Function(Node):
                 for hook in _record_hooks:
                     hook(ctx, out)
             out.grad_fn, out._requires_grad = ctx, True
+        if _apply_hooks:
+            for hook in _apply_hooks:
+                hook(cls, args, kwargs, out)
         return out
 
     @staticmethod

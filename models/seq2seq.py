@@ -65,7 +65,7 @@ class Seq2SeqTransformer(Module):
 
     def encode(self, src):
         """src ids (B, S) -> (memory (B, S, D), source padding mask (B, S), True at padding)."""
-        src = np.asarray(_data(src))
+        src = np.asanyarray(_data(src))  # any array: an ONNX export's traced ids stay traced
         pad = src == self.pad_id
         memory = self.transformer.encoder(self._embed(self.src_embed, src),
                                           src_key_padding_mask=pad)
@@ -75,7 +75,7 @@ class Seq2SeqTransformer(Module):
         """Decoder hidden states (B, T, D) for target ids (B, T) given the memory.
 
         With a `cache` dict, `tgt_in` holds only the new positions, starting at `offset`."""
-        tgt_in = np.asarray(_data(tgt_in))
+        tgt_in = np.asanyarray(_data(tgt_in))
         tgt_pad = (tgt_in == self.pad_id) if cache is None else None
         if tgt_pad is not None and not tgt_pad.any():
             tgt_pad = None  # no padding: skip building a mask nobody needs

@@ -148,10 +148,12 @@ class MultiheadAttention(Module):
         return out, (weights.mean(1) if average_attn_weights else weights)
 
     def _masks(self, attn_mask, key_padding_mask, is_causal, B, L, S):
-        """Merge the masks into `allowed` (bool, (B or 1, H or 1, L, S)) and `additive` (float)."""
+        """Merge the masks into `allowed` (bool, (B or 1, H or 1, L, S)) and `additive` (float).
+
+        np.asanyarray keeps an array subclass, so an ONNX export traces these NumPy steps."""
         allowed = additive = None
         if attn_mask is not None:
-            m = np.asarray(_data(attn_mask))
+            m = np.asanyarray(_data(attn_mask))
             if m.shape == (B * self.num_heads, L, S):
                 m = m.reshape(B, self.num_heads, L, S)
             elif m.shape != (L, S):
@@ -164,7 +166,7 @@ class MultiheadAttention(Module):
         elif is_causal:
             allowed = np.tril(np.ones((L, S), dtype=bool), S - L)
         if key_padding_mask is not None:
-            kp = np.asarray(_data(key_padding_mask))
+            kp = np.asanyarray(_data(key_padding_mask))
             if kp.shape != (B, S):
                 raise ValueError(f"MultiheadAttention: key_padding_mask must have shape "
                                  f"{(B, S)} (batch, keys), got {kp.shape}")

@@ -279,7 +279,7 @@ def _is_float(mask):
 def _allowed(attn_mask, is_causal, query, key):
     allowed = None
     if attn_mask is not None and not _is_float(attn_mask):
-        allowed = np.asarray(_data(attn_mask), dtype=bool)
+        allowed = np.asanyarray(_data(attn_mask)).astype(bool, copy=False)  # traceable
     if is_causal:
         causal = np.tril(np.ones((query.shape[-2], key.shape[-2]), dtype=bool))
         allowed = causal if allowed is None else allowed & causal
@@ -307,7 +307,7 @@ def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, t
     if rel_k is not None:  # q_i . a_ij for every (i, j): one batched product per query i
         scores = scores + _per_query(q, rel_k.transpose(-2, -1))
     if additive is not None:  # cast, so a float64 mask does not promote float32 scores
-        scores = scores + np.asarray(_data(additive), dtype=scores.dtype)
+        scores = scores + np.asanyarray(_data(additive)).astype(scores.dtype, copy=False)
     # masked_fill(~allowed, -inf), softmax(-1) and dropout as one op: the same numbers and
     # the same seed, one pass each way instead of three
     p = dropout_p if training else 0.0

@@ -1,7 +1,9 @@
 """Compatibility cases: optimizers and learning-rate schedules, grad modes, the loss scaler,
-save and load."""
+save and load, ONNX export."""
+import io
 import os
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -111,3 +113,40 @@ def _(lib):
         opt.zero_grad(set_to_none=True)
     old = lib.cuda.amp.GradScaler(enabled=False)
     return w.detach(), scaler.is_enabled(), old.is_enabled(), scaler.scale(lib.ones(1))
+
+
+@add
+@case("onnx.export", "onnx.TrainingMode", "onnx.is_in_onnx_export", "onnx.OnnxExporterError",
+      "onnx.ONNXProgram", "onnx.errors.OnnxExporterError", "onnx.errors.UnsupportedOperatorError")
+def _(lib):
+    """A model exported with the legacy exporter's arguments (a dynamic batch) and run in
+    onnxruntime on another batch size."""
+    import onnxruntime
+    seen = []
+
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.norm = lib.nn.Linear(3, 4), lib.nn.LayerNorm(4)
+
+        def forward(self, x):
+            seen.append(lib.onnx.is_in_onnx_export())
+            return self.norm(self.fc(x)).relu().softmax(-1)
+    net = Net().train()
+    with lib.no_grad():
+        net.fc.weight.copy_(lib.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)))
+        net.fc.bias.copy_(lib.tensor([0.1, -0.2, 0.3, 0.0]))
+    buf = io.BytesIO()
+    with warnings.catch_warnings():  # PyTorch's notice that its TorchScript exporter is legacy
+        warnings.simplefilter("ignore", DeprecationWarning)
+        lib.onnx.export(net, (lib.ones(2, 3),), buf, input_names=["x"], output_names=["y"],
+                        dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=18,
+                        dynamo=False, training=lib.onnx.TrainingMode.EVAL)
+    session = onnxruntime.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    y = session.run(None, {"x": np.linspace(-2, 2, 15, dtype=np.float32).reshape(5, 3)})[0]
+    errors = lib.onnx.errors
+    return (lib.tensor(y), bool(seen) and all(seen), net.training, lib.onnx.is_in_onnx_export(),
+            issubclass(errors.UnsupportedOperatorError, errors.OnnxExporterError),
+            errors.OnnxExporterError is lib.onnx.OnnxExporterError,
+            issubclass(lib.onnx.OnnxExporterError, RuntimeError),
+            int(lib.onnx.TrainingMode.PRESERVE), callable(lib.onnx.ONNXProgram.save))

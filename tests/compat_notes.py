@@ -80,6 +80,17 @@ def _save_format(torch, mg):
     assert mg.load.__doc__ and "safetensors" in mg.load.__doc__
 
 
+def _onnx_export_is_one_tracer(torch, mg):
+    import pytest
+    pytest.importorskip("onnx")
+    import minigrad.onnx
+    model = mg.nn.Linear(3, 2)
+    program = minigrad.onnx.export(model, (mg.ones(2, 3),), dynamo=True)
+    legacy = minigrad.onnx.export(model, (mg.ones(2, 3),), dynamo=False)
+    assert isinstance(program, minigrad.onnx.ONNXProgram) and legacy is None
+    assert program.model_proto.opset_import[0].version == 18
+
+
 def _fused_relu_dropout_nan(torch, mg):
     from minigrad.nn.fused import relu_dropout
     nan = float("nan")
@@ -174,6 +185,22 @@ DIFFERENCES = [
      "`minigrad.load` cannot read `torch.save`'s pickle files (save a state dict with "
      "`safetensors.torch.save_file` instead). `weights_only=` is accepted and has no "
      "effect, since nothing is ever unpickled.", _save_format),
+    ("`onnx.export` traces minigrad's ops, whatever `dynamo=` says.",
+     "Both of PyTorch's exporters are one tracer here: it records every op and the NumPy "
+     "operations a model applies to values computed from its inputs (padding masks), so the "
+     "graph's nodes and names differ from PyTorch's while the outputs agree. As in PyTorch's "
+     "TorchScript exporter, Python control flow is fixed at the traced values and recurrent "
+     "layers are unrolled over the traced length; a dim in `dynamic_axes` stays dynamic "
+     "through reshapes and broadcasts that keep it (a batch dim), not through shapes computed "
+     "from it. The graph is built in opset 18 and converted for another `opset_version` (kept in "
+     "18 with a warning where onnx's converter cannot, as in PyTorch's exporter); "
+     "`dynamo=True` (the default) returns an `ONNXProgram` (`model_proto`, `save`, and a call "
+     "runs it in onnxruntime) without needing onnxscript. The model runs twice, the second "
+     "time on perturbed inputs: a value computed from the inputs out of the tracer's sight "
+     "(`np.asarray(x, dtype=...)`, `.item()`) is then an error naming the op, not a constant "
+     "wrong for other inputs. The file keeps minigrad's softmax of an all -inf row (zeros). "
+     "Dropout cannot be exported in training mode.",
+     _onnx_export_is_one_tracer),
     ("Only the CPU exists.",
      "`device('cuda')` can be built, so `'cuda' if cuda.is_available() else 'cpu'` works, "
      "but moving a tensor to it raises one error saying that minigrad runs on the CPU. "

@@ -83,6 +83,12 @@ def test_every_utils_name_has_a_case():
                       [n for n in public(writer) if n.startswith(("add_", "flush", "close"))]) == []
 
 
+def test_every_onnx_name_has_a_case():
+    onnx = pytest.importorskip("minigrad.onnx")
+    assert _uncovered("onnx.", public(onnx)) == []
+    assert _uncovered("onnx.errors.", public(onnx.errors, type)) == []
+
+
 def test_table_names_exist_in_both_libraries(torch):
     missing = [(n, lib.__name__) for n in COVERED for lib in (torch, minigrad)
                if not exists(lib, n)]

@@ -20,6 +20,7 @@ LAYERS = {
     "minigrad.kernels": 0,
     "minigrad": 1,
     "minigrad.ops": 1,
+    "minigrad.onnx": 1,
     "minigrad.nn": 2,
     "minigrad.nn.utils": 2,
     "minigrad.optim": 2,
