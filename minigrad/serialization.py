@@ -29,7 +29,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import safetensors_format
-from .device import check_device
+from .platform.device import check_device
 from .tensor import Tensor
 
 FORMAT = "minigrad-checkpoint"
@@ -169,7 +169,7 @@ def _default_mode(path):
         return 0o666 & ~umask
 
 
-def load(path, map_location=None):
+def load(path, map_location=None, weights_only=True):
     """Read back what `save` wrote, or any safetensors file; errors name the path.
 
     `map_location` is PyTorch's: here only the CPU exists, so it may be None, "cpu", a CPU

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import tensor as _t
-from .device import CPU, check_device
+from .platform.device import CPU, check_device
 
 
 def _size(size):
@@ -52,7 +52,7 @@ class ConversionMethods:
     def type(self, dtype=None, non_blocking=False):
         """With no argument the type's name ('minigrad.FloatTensor'); else `to(dtype)`, where
         dtype may also be a tensor type (LongTensor) or its name ('torch.LongTensor')."""
-        from .tensortypes import dtype_of, type_name
+        from .platform.tensortypes import dtype_of, type_name
         return type_name(self.dtype) if dtype is None else self.to(dtype_of(dtype))
 
     def _new(self, arr, dtype, device, requires_grad, op):
