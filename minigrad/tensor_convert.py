@@ -29,6 +29,14 @@ class ConversionMethods:
         check_device(device if device is not None else "cuda", "cuda")
         return self
 
+    def pin_memory(self, device=None):
+        """Pinned memory speeds up copies to a GPU; without one, PyTorch raises, and so do we."""
+        raise RuntimeError("pin_memory: Cannot access accelerator device when none is "
+                           "available (minigrad runs on the CPU only)")
+
+    def is_pinned(self, device=None):
+        return False
+
     def half(self):
         return self.to(np.float16)
 

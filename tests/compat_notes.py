@@ -80,6 +80,41 @@ def _save_format(torch, mg):
     assert mg.load.__doc__ and "safetensors" in mg.load.__doc__
 
 
+def _autocast_on_the_cpu(torch, mg):
+    import warnings
+    a = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    with torch.autocast("cpu"):
+        assert (torch.tensor(a) @ torch.tensor(a).T).dtype == torch.bfloat16
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with mg.autocast("cpu"):
+            inside = mg.tensor(a) @ mg.tensor(a).T
+    assert any("bfloat16" in str(w.message) for w in seen)
+    assert inside.dtype == np.float32
+    assert (inside.numpy() == (mg.tensor(a) @ mg.tensor(a).T).numpy()).all()
+
+
+def _compile_returns_its_argument(torch, mg):
+    lin = mg.nn.Linear(2, 2)
+    assert mg.compile(lin) is lin and mg.compile(mode="reduce-overhead")(lin) is lin
+    assert type(torch.compile(torch.nn.Linear(2, 2))).__name__ == "OptimizedModule"
+
+
+def _no_distributed_backend(torch, mg):
+    assert torch.distributed.is_available() and not mg.distributed.is_available()
+
+
+def _optimizer_flags(torch, mg):
+    w = mg.ones(2, requires_grad=True)
+    for flag in ("differentiable", "capturable"):
+        try:
+            mg.optim.Adam([w], **{flag: True})
+            raise AssertionError(f"minigrad accepted {flag}=True")
+        except RuntimeError as e:
+            assert flag in str(e)
+    assert mg.optim.Adam([w], fused=True, foreach=False).param_groups[0]["fused"] is True
+
+
 def _fused_relu_dropout_nan(torch, mg):
     from minigrad.nn.fused import relu_dropout
     nan = float("nan")
@@ -139,6 +174,28 @@ DIFFERENCES = [
      "`minigrad.load` cannot read `torch.save`'s pickle files (save a state dict with "
      "`safetensors.torch.save_file` instead). `weights_only=` is accepted and has no "
      "effect, since nothing is ever unpickled.", _save_format),
+    ("`autocast` on the CPU computes in float32.",
+     "`autocast('cpu')` (also `amp.autocast`, `cpu.amp.autocast`, as a decorator too) is "
+     "accepted and checked, but minigrad computes in the tensors' own dtypes inside it, where "
+     "PyTorch runs matmuls and linear layers in bfloat16, which NumPy cannot hold. Results "
+     "are float32 and slightly more precise than PyTorch's; the first use warns. A GPU "
+     "device type warns and disables itself in both libraries.", _autocast_on_the_cpu),
+    ("`compile` returns the module or function it is given.",
+     "PyTorch returns a wrapper (`OptimizedModule`) that runs generated kernels; minigrad's "
+     "kernels are compiled by Numba already, so there is nothing to trace. PyTorch's keyword "
+     "arguments are accepted and checked, and it works as a decorator with and without "
+     "them.", _compile_returns_its_argument),
+    ("`distributed.is_available()` is False.",
+     "minigrad has no distributed backend: `init_process_group` raises an error naming the "
+     "backend, the process-group queries (`get_rank`, `get_world_size`, `barrier`, ...) and "
+     "`nn.parallel.DistributedDataParallel` raise PyTorch's 'not initialized' error, and "
+     "`nn.DataParallel` runs its module on the CPU, as PyTorch without GPUs does.",
+     _no_distributed_backend),
+    ("Optimizers refuse `differentiable=True` and `capturable=True`.",
+     "Their steps are not recorded by autograd and there are no CUDA graphs; `foreach=` and "
+     "`fused=` are accepted and recorded in `param_groups` (both True is PyTorch's error), "
+     "and every choice runs minigrad's one implementation, with the same numbers.",
+     _optimizer_flags),
     ("Only the CPU exists.",
      "`device('cuda')` can be built, so `'cuda' if cuda.is_available() else 'cpu'` works, "
      "but moving a tensor to it raises one error saying that minigrad runs on the CPU. "
@@ -178,16 +235,16 @@ NOT_SUPPORTED = [
      "index_fill_, index_add_, clamp_, fill_, zero_, add_/sub_/mul_/div_, +=, -=, *=, /=",
      ("Tensor.sigmoid_", "Tensor.exp_")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
-     "storage, pin_memory, share_memory_", "no memory-layout API: tensors are NumPy arrays",
+     "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",
-      "Tensor.as_strided", "Tensor.stride", "Tensor.data_ptr", "Tensor.pin_memory")),
+      "Tensor.as_strided", "Tensor.stride", "Tensor.data_ptr")),
     ("torch.Size", "shapes are plain tuples", ("Size",)),
     ("torch.utils.data (Dataset, TensorDataset, DataLoader)", "index tensors with randperm "
      "slices", ("utils",)),
     ("torch.autograd.grad", "use backward() and .grad; custom ops subclass "
      "minigrad.autograd.Function (forward and backward on NumPy arrays)", ("autograd.grad",)),
-    ("torch.autocast, torch.compile, torch.jit", "not applicable to a NumPy CPU library",
-     ("autocast", "compile", "jit")),
+    ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
+     ("jit",)),
     ("torch.nn.LSTM, LSTMCell, Conv1d, Conv2d, MaxPool2d, BatchNorm2d, GroupNorm, RMSNorm, "
      "Flatten, SiLU, ELU, Softplus, EmbeddingBag", "no such layers yet (F.silu and "
      "F.softplus exist as functions)",
