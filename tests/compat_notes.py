@@ -77,7 +77,20 @@ def _format_one_element(torch, mg):
 
 
 def _save_format(torch, mg):
-    assert mg.load.__doc__ and "safetensors" in mg.load.__doc__
+    import io
+    buf = io.BytesIO()
+    torch.save({"w": torch.tensor([1.5, -2.0], dtype=torch.bfloat16)}, buf)
+    buf.seek(0)
+    w = mg.load(buf)["w"]
+    assert w.dtype == np.float32 and w.tolist() == [1.5, -2.0]
+    buf = io.BytesIO()
+    mg.save({"w": mg.ones(2)}, buf)
+    buf.seek(0)
+    try:
+        torch.load(buf)
+        raise AssertionError("torch.load read minigrad's .npz format")
+    except Exception as e:
+        assert not isinstance(e, AssertionError)
 
 
 def _autocast_on_the_cpu(torch, mg):
@@ -168,12 +181,15 @@ DIFFERENCES = [
      "where PyTorch raises 'derivative not implemented'.", _floor_divide_gradient),
     ("`format(t, '.4f')` works for any one-element tensor.",
      "PyTorch accepts a format spec only for 0-d tensors.", _format_one_element),
-    ("`save` and `load` never use pickle.",
-     "`minigrad.save` writes NumPy's .npz with a JSON structure, or the safetensors format "
-     "for a path ending in `.safetensors`, which is how weights move to and from PyTorch; "
-     "`minigrad.load` cannot read `torch.save`'s pickle files (save a state dict with "
-     "`safetensors.torch.save_file` instead). `weights_only=` is accepted and has no "
-     "effect, since nothing is ever unpickled.", _save_format),
+    ("`save` writes minigrad's own format; `load` reads it and PyTorch's.",
+     "`minigrad.save` writes NumPy's .npz with the structure as JSON, pickling only objects "
+     "that are not tensors, arrays, numbers, strings or plain containers (a whole model, an "
+     "optimizer, a set), or the safetensors format for a path ending in `.safetensors`; "
+     "`torch.load` cannot read the .npz files, so weights go to PyTorch as safetensors. "
+     "`minigrad.load` reads those and `torch.save`'s zip files (tensors come back as minigrad "
+     "tensors; whole PyTorch objects need `weights_only=False` and PyTorch installed). "
+     "bfloat16 tensors load as float32 (exactly), since NumPy has no bfloat16; the 8-bit "
+     "floats are refused with advice.", _save_format),
     ("`autocast` on the CPU computes in float32.",
      "`autocast('cpu')` (also `amp.autocast`, `cpu.amp.autocast`, as a decorator too) is "
      "accepted and checked, but minigrad computes in the tensors' own dtypes inside it, where "
