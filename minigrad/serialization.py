@@ -7,7 +7,8 @@ without pickle and only other objects (a whole model, an optimizer, a custom cla
 pickled. A path ending in `.safetensors` gets that format instead (safetensors_format.py), for
 moving weights to and from PyTorch.
 
-`load(f)` reads those files and the zip files of `torch.save` (torch_format.py). Its default,
+`load(f)` reads those files, the zip files of `torch.save` (torch_format.py) and NumPy's own
+.npz and .npy files (as `np.load` gives them: a dict of arrays, or the array). Its default,
 `weights_only=True` as in PyTorch, refuses anything pickled with an error that says so and
 names `weights_only=False`, because unpickling can run arbitrary code: a checkpoint from the
 internet could be a program. Every malformed field of every format is one FileFormatError
@@ -28,7 +29,7 @@ import zipfile
 import numpy as np
 
 from . import checkpoint_format, safetensors_format, torch_format
-from .file_errors import FileFormatError
+from .file_errors import FileFormatError, WeightsOnlyError
 from .platform.device import check_device
 
 DEFAULT_PROTOCOL = 2  # PyTorch's
@@ -119,19 +120,20 @@ def load(f, map_location=None, pickle_module=pickle, *, weights_only=None, mmap=
         raise FileNotFoundError(f"load: no such file: '{path}'")
     with open(path, "rb") as src:
         head = src.read(64)
-    if safetensors_format.is_safetensors_head(head) or not zipfile.is_zipfile(path):
+    if (path.endswith(".safetensors") or safetensors_format.is_safetensors_head(head)
+            or not zipfile.is_zipfile(path)):
         with open(path, "rb") as src:
             return _load_bytes(src.read(), path, unpickle, trusted)
     return _load_zip(path, path, unpickle, trusted)  # read lazily, entry by entry
 
 
 def _load_bytes(blob, name, unpickle, trusted):
-    if safetensors_format.is_safetensors_head(blob[:64]):
-        return safetensors_format.decode(blob, name)
+    if name.endswith(".safetensors") or safetensors_format.is_safetensors_head(blob[:64]):
+        return safetensors_format.decode(blob, name)  # by name, so that its errors are told
     buf = io.BytesIO(blob)
     if zipfile.is_zipfile(buf):
         return _load_zip(buf, name, unpickle, trusted)
-    return _not_a_checkpoint(buf, name)
+    return _not_a_checkpoint(buf, name, trusted)
 
 
 def _load_zip(source, name, unpickle, trusted):
@@ -142,6 +144,8 @@ def _load_zip(source, name, unpickle, trusted):
         raise FileFormatError(name, "", f"the zip archive is unreadable ({e})") from None
     if torch_format.is_torch_zip(names):
         return torch_format.load(source, name, trusted)
+    if hasattr(source, "seek"):
+        source.seek(0)
     try:
         data = np.load(source, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
@@ -149,19 +153,48 @@ def _load_zip(source, name, unpickle, trusted):
                               f"{e})") from None
     with data:
         if checkpoint_format.META not in data.files:
-            shown = ", ".join(data.files[:5]) + (", ..." if len(data.files) > 5 else "")
-            raise FileFormatError(name, "", f"an .npz archive without minigrad metadata; it "
-                                  f"was not written by minigrad.save (arrays: {shown})",
-                                  kind="is not a minigrad checkpoint")
+            return _plain_npz(source, data, name, trusted)
         return checkpoint_format.decode_archive(name, data, unpickle)
 
 
-def _not_a_checkpoint(buf, name):
-    """The error for a file that is neither zip nor safetensors, saying what it looks like."""
+def _plain_npz(source, data, name, trusted):
+    """An archive of `np.savez`: {entry: array}, as `np.load` gives it. Object arrays need
+    pickle, so only `weights_only=False` reads them."""
+    out = {}
+    for entry in data.files:
+        try:
+            out[entry] = data[entry]
+        except ValueError as e:
+            if "allow_pickle" not in str(e):
+                raise FileFormatError(name, f"entry {entry}", f"unreadable ({e})") from None
+            if not trusted:
+                raise WeightsOnlyError(name, f"entry {entry}", "NumPy object array") from None
+            if hasattr(source, "seek"):
+                source.seek(0)
+            with np.load(source, allow_pickle=True) as unsafe:
+                out[entry] = unsafe[entry]
+        except (OSError, EOFError, zipfile.BadZipFile) as e:
+            raise FileFormatError(name, f"entry {entry}", f"unreadable ({e})") from None
+    return out
+
+
+def _not_a_checkpoint(buf, name, trusted):
+    """A .npy array, or the error for a file that is neither zip nor safetensors, saying what
+    it looks like."""
     head = buf.getvalue()[:8]
-    if head.startswith(b"\x93NUMPY"):
-        raise FileFormatError(name, "", "it holds a single NumPy array (written by np.save?), "
-                              "not a checkpoint", kind="is not a minigrad checkpoint")
+    if head.startswith(b"\x93NUMPY"):  # np.save's .npy: the array, as np.load gives it
+        buf.seek(0)
+        try:
+            return np.load(buf, allow_pickle=False)
+        except ValueError as e:
+            if "allow_pickle" in str(e):
+                if not trusted:
+                    raise WeightsOnlyError(name, "", "NumPy object array") from None
+                buf.seek(0)
+                return np.load(buf, allow_pickle=True)
+            raise FileFormatError(name, "", f"a damaged .npy array ({e})") from None
+        except (OSError, EOFError) as e:
+            raise FileFormatError(name, "", f"a damaged .npy array ({e})") from None
     if head[:1] == b"\x80":
         raise FileFormatError(name, "", "it is a bare pickle (torch.save's format before "
                               "PyTorch 1.6, or pickle.dump); save it again with a recent "
