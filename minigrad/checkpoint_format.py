@@ -18,7 +18,8 @@ inside, and nothing is returned unless everything decoded.
 from __future__ import annotations
 
 import json
-import pickle
+import math
+import zipfile
 from collections import OrderedDict
 
 import numpy as np
@@ -161,11 +162,7 @@ class Decoder:
         name = f"a{i}"
         if name not in self.npz.files:
             raise self.fail(at, f"field 'i' refers to entry {name}, which the archive lacks")
-        try:
-            return self.npz[name]
-        except (OSError, ValueError, EOFError, KeyError, RuntimeError) as e:  # zlib, object
-            raise FileFormatError(self.path, f"entry {name}", f"unreadable "
-                                  f"({type(e).__name__}: {e})") from None
+        return read_entry(self.npz, name, self.path)
 
     def tensor(self, node, arr, at):
         rg = node.get("rg", False)
@@ -205,6 +202,30 @@ class Decoder:
                                 f"({type(e).__name__}: {e})") from None
 
 
+def read_entry(npz, name, path):
+    """Entry `name` of an open NpzFile, after checking that the bytes its .npy header promises
+    are there (a crafted header could otherwise ask NumPy to allocate terabytes first)."""
+    try:
+        info = npz.zip.getinfo(name + ".npy")
+        with npz.zip.open(info) as f:
+            version = np.lib.format.read_magic(f)
+            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0)
+            shape, _, dtype = read(f)
+            have = info.file_size - f.tell()
+        need = math.prod(shape) * dtype.itemsize
+        if not dtype.hasobject and need > have:
+            raise FileFormatError(path, f"entry {name}", f"its header promises {dtype} "
+                                  f"{shape} ({need} bytes) but it holds {have}")
+        return npz[name]
+    except FileFormatError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, RuntimeError,
+            zipfile.BadZipFile) as e:  # zlib errors, object arrays, bad .npy headers
+        raise FileFormatError(path, f"entry {name}", f"unreadable "
+                              f"({type(e).__name__}: {str(e)[:120]})") from None
+
+
 def _show(value):
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -212,9 +233,10 @@ def _show(value):
 
 def decode_archive(path, npz, unpickle):
     """The object stored in an open NpzFile that has the META entry."""
+    text = read_entry(npz, META, path)
     try:
-        meta = json.loads(str(npz[META][()]))
-    except (ValueError, OSError, EOFError, RecursionError) as e:
+        meta = json.loads(str(text[()]))
+    except (ValueError, IndexError, RecursionError) as e:
         raise FileFormatError(path, f"entry {META}", f"not readable JSON "
                               f"({type(e).__name__}: {str(e)[:80]})") from None
     if not isinstance(meta, dict):

@@ -115,8 +115,9 @@ def decode(blob: bytes, path: str) -> OrderedDict:
 
 def _no_duplicates(pairs):
     names = [k for k, _ in pairs]
-    if len(set(names)) != len(names):
-        raise ValueError(f"a name appears twice: {sorted(k for k in names if names.count(k) > 1)[0]!r}")
+    twice = sorted({k for k in names if names.count(k) > 1})
+    if twice:
+        raise ValueError(f"a name appears twice: {twice[0]!r}")
     return OrderedDict(pairs)
 
 

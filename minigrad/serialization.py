@@ -107,7 +107,9 @@ def load(f, map_location=None, pickle_module=pickle, *, weights_only=None, mmap=
     `weights_only` (None means True, PyTorch's default) refuses pickled objects, naming
     `weights_only=False`, which unpickles them with `pickle_module` (only for trusted files).
     `map_location` may only name the CPU: None, "cpu", a CPU device, a dict mapping devices to
-    the CPU, or a function (which could only return CPU data, so it is not called).
+    the CPU, or a function (which could only return CPU data, so it is not called); tensors
+    that PyTorch saved on a GPU load onto the CPU. `mmap` is accepted and the file is read
+    into memory.
     """
     _check_map_location(map_location)
     trusted = weights_only is False
@@ -163,18 +165,16 @@ def _plain_npz(source, data, name, trusted):
     out = {}
     for entry in data.files:
         try:
-            out[entry] = data[entry]
-        except ValueError as e:
+            out[entry] = checkpoint_format.read_entry(data, entry, name)
+        except FileFormatError as e:
             if "allow_pickle" not in str(e):
-                raise FileFormatError(name, f"entry {entry}", f"unreadable ({e})") from None
+                raise
             if not trusted:
                 raise WeightsOnlyError(name, f"entry {entry}", "NumPy object array") from None
             if hasattr(source, "seek"):
                 source.seek(0)
             with np.load(source, allow_pickle=True) as unsafe:
                 out[entry] = unsafe[entry]
-        except (OSError, EOFError, zipfile.BadZipFile) as e:
-            raise FileFormatError(name, f"entry {entry}", f"unreadable ({e})") from None
     return out
 
 

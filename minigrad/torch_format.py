@@ -57,8 +57,9 @@ def load(source, path, trusted):
         with zipfile.ZipFile(source) as z:
             pkl = next(n for n in z.namelist() if n.endswith("/data.pkl") and n.count("/") == 1)
             prefix = pkl[:-len("data.pkl")]
-            order = z.read(prefix + "byteorder").decode() if prefix + "byteorder" in \
-                z.namelist() else "little"
+            names = z.namelist()
+            order = (z.read(prefix + "byteorder").decode("latin-1")
+                     if prefix + "byteorder" in names else "little")
             if order not in ("little", "big"):
                 raise FileFormatError(path, "entry byteorder", f"{order[:20]!r} is not 'little' "
                                       f"or 'big'")
@@ -164,10 +165,7 @@ class _Unpickler(pickle._Unpickler):
                 self.storages):
             raise FileFormatError(self.path, "data.pkl", "a tensor without a storage")
         key, kind = storage
-        dtype = kind if dtype is None else dtype
-        if not isinstance(dtype, _Dtype):
-            raise FileFormatError(self.path, f"tensor on storage {key!r}", f"dtype "
-                                  f"{str(dtype)[:30]!r} is not a torch dtype")
+        dtype = kind if dtype is None else dtype  # a typed storage's own element type
         field = f"tensor on storage {key!r}"
         if not (_count(offset) and isinstance(size, tuple) and isinstance(stride, tuple)
                 and len(size) == len(stride) and all(map(_count, size + stride))):

@@ -212,7 +212,7 @@ def _(lib, x):
             isinstance(dp, lib.nn.Module), len(list(dp.parameters())))
 
 
-# --- optimizers' implementation flags ---------------------------------------------------------------
+# --- optimizers' implementation flags ------------------------------------------------------
 
 @add
 @case("optim.AdamW", "optim.Adam", "optim.SGD")

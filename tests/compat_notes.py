@@ -187,7 +187,8 @@ DIFFERENCES = [
      "optimizer, a set), or the safetensors format for a path ending in `.safetensors`; "
      "`torch.load` cannot read the .npz files, so weights go to PyTorch as safetensors. "
      "`minigrad.load` reads those and `torch.save`'s zip files (tensors come back as minigrad "
-     "tensors; whole PyTorch objects need `weights_only=False` and PyTorch installed). "
+     "tensors, also those saved on a GPU, without `map_location`; whole PyTorch objects need "
+     "`weights_only=False` and PyTorch installed). "
      "bfloat16 tensors load as float32 (exactly), since NumPy has no bfloat16; the 8-bit "
      "floats are refused with advice.", _save_format),
     ("`autocast` on the CPU computes in float32.",

@@ -79,6 +79,31 @@ def test_malformed_npz_metadata(tmp_path, meta, arrays, words):
     _refused(path, words)
 
 
+def _npy(shape, data, descr="<f8"):
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False,
+                                               "shape": shape})
+    return buf.getvalue() + data
+
+
+@pytest.mark.parametrize("entry, words", [
+    (_npy((10**12,), bytes(8)), "promises float64 \\(1000000000000,\\)"),
+    (_npy((4,), bytes(8)), "32 bytes\\) but it holds 8"),
+    (b"\x93NUMPY\x01\x00\xff\x00{bad", "unreadable"),
+    (_npy((2,), bytes(16), descr="<x9"), "unreadable"),
+], ids=["shape of a terabyte", "shape past the bytes", "header garbage", "unknown dtype"])
+@pytest.mark.parametrize("name", ["a0", "__minigrad__"])
+def test_malformed_npy_entries(tmp_path, entry, words, name):
+    """An entry's own .npy header is checked against its bytes before NumPy allocates."""
+    path = tmp_path / "crafted.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        if name != "__minigrad__":
+            meta = np.array(T % '{"t": "array", "i": 0}')
+            z.writestr("__minigrad__.npy", _npy((), meta.tobytes(), descr=meta.dtype.str))
+        z.writestr(f"{name}.npy", entry)
+    _refused(path, f"entry {name}.*" + words)
+
+
 def test_a_pickled_part_is_refused_by_default(tmp_path):
     path = tmp_path / "crafted.npz"
     np.savez(path, __minigrad__=np.array(T % '[0, {"t": "pickle", "i": 0, "type": "os.system"}]'),

@@ -1,6 +1,7 @@
 """minigrad's top level: one sorted `__all__` that lists every public name and only those,
 PyTorch's module paths for the stand-ins in platform/, the optional packages loaded lazily
 and the applications not advertised as parts of the core."""
+import importlib
 import importlib.util
 import subprocess
 import sys
@@ -28,18 +29,20 @@ def test_all_lists_every_public_attribute_and_nothing_else():
 
 
 def test_star_import_gives_every_name_of_all():
-    names = _run("from minigrad import *; import minigrad; "
-                 "print(sorted(n for n in minigrad.__all__ if globals()[n] is not "
-                 "getattr(minigrad, n)))")
-    assert names == "[]"
+    namespace = {}
+    exec("from minigrad import *", namespace)
+    assert sorted(n for n in namespace if n != "__builtins__") == minigrad.__all__
+    assert all(namespace[n] is getattr(minigrad, n) for n in minigrad.__all__)
 
 
-@pytest.mark.parametrize("path", sorted(minigrad._PYTORCH_PATHS))
-def test_pytorch_module_paths_import(path):
+def test_pytorch_module_paths_import():
     """`import minigrad.backends.cudnn as cudnn` gives what `minigrad.backends.cudnn` is."""
-    out = _run(f"import minigrad, minigrad.{path} as m; "
-               f"print(m is minigrad.{path}, m is minigrad._PYTORCH_PATHS[{path!r}])")
-    assert out == "True True"
+    for path, module in minigrad._PYTORCH_PATHS.items():
+        imported = importlib.import_module(f"minigrad.{path}")
+        attribute = minigrad
+        for part in path.split("."):
+            attribute = getattr(attribute, part)
+        assert imported is module is attribute, path
 
 
 def test_stand_ins_live_in_platform_and_keep_their_pytorch_names():
@@ -51,11 +54,16 @@ def test_stand_ins_live_in_platform_and_keep_their_pytorch_names():
     assert GradScaler is minigrad.amp.GradScaler
 
 
-def test_import_loads_no_layer_and_no_optional_package():
-    out = _run("import sys, minigrad; print(sorted(m for m in sys.modules if m.split('.')[1:2] "
-               "and m.split('.')[1] in ('nn', 'optim', 'models', 'utils', 'onnx', 'viz', "
-               "'translate', 'demos') and m.startswith('minigrad.')))")
-    assert out == "[]"
+def test_import_loads_no_layer_and_advertises_no_application():
+    """In a fresh process (here other tests have imported everything): `import minigrad`
+    imports no layer above the core, no optional package and no application, and the
+    applications are not attributes until imported by name."""
+    out = _run("import sys, minigrad; "
+               "print(sorted(m for m in sys.modules if m.split('.')[1:2] and m.split('.')[1] in "
+               "('nn', 'optim', 'models', 'utils', 'onnx', 'viz', 'translate', 'demos') "
+               "and m.startswith('minigrad.')), 'translate' in dir(minigrad), "
+               "hasattr(minigrad, 'demos'))")
+    assert out == "[] False False"
 
 
 @pytest.mark.parametrize("name", ["utils", "onnx"])
@@ -68,9 +76,3 @@ def test_optional_packages_are_lazy_attributes(name):
         assert isinstance(getattr(minigrad, name), types.ModuleType)
     else:
         assert not hasattr(minigrad, name)
-
-
-def test_applications_are_not_attributes_of_the_core():
-    out = _run("import minigrad; print('translate' in dir(minigrad), "
-               "'demos' in dir(minigrad), hasattr(minigrad, 'demos'))")
-    assert out == "False False False"
