@@ -137,12 +137,11 @@ class _Unpickler(pickle._Unpickler):
         if key not in self.storages:
             if name not in self.z.namelist():
                 raise FileFormatError(self.path, f"storage {key!r}", f"entry {name} is missing")
-            raw = self.z.read(name)
-            itemsize = np.dtype(kind).itemsize
-            if not _count(numel) or len(raw) != numel * itemsize:
-                raise FileFormatError(self.path, f"storage {key!r}", f"holds {len(raw)} bytes, "
+            size, itemsize = self.z.getinfo(name).file_size, np.dtype(kind).itemsize
+            if not _count(numel) or size != numel * itemsize:  # checked before unpacking
+                raise FileFormatError(self.path, f"storage {key!r}", f"holds {size} bytes, "
                                       f"not {numel!r} elements of {itemsize} bytes")
-            self.storages[key] = raw
+            self.storages[key] = self.z.read(name)
         return (key, kind)
 
     def rebuild_tensor_v3(self, storage, offset, size, stride, requires_grad, hooks, dtype,
