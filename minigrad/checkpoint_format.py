@@ -7,7 +7,8 @@
   stored as `a3`, so loading rebuilds the same types: tuple vs list, dict vs OrderedDict (in
   order), integer keys (stored as encoded values, since JSON keys are strings), Python ints of
   any size and floats including nan/inf;
-* anything else (a whole model, an optimizer, a set, a custom class) is pickled, as
+* sets, dtypes and devices are tagged values too; anything else (a whole model, an
+  optimizer, a custom class) is pickled, as
   `torch.save` does, into an entry of its own referenced by {"t": "pickle", "i": k}. Loading
   such a node needs `weights_only=False`; everything else loads without pickle.
 
@@ -25,12 +26,14 @@ from collections import OrderedDict
 import numpy as np
 
 from .file_errors import FileFormatError, WeightsOnlyError
+from .platform.device import device
 from .tensor import Tensor
 
 FORMAT = "minigrad-checkpoint"
 VERSION = 1
 META = "__minigrad__"
-_TAGS = ("tensor", "array", "scalar", "bytes", "tuple", "dict", "odict", "pickle")
+_TAGS = ("tensor", "array", "scalar", "bytes", "tuple", "dict", "odict", "set", "frozenset",
+         "dtype", "device", "pickle")
 
 
 # --- writing ------------------------------------------------------------------------------------
@@ -68,6 +71,12 @@ class Encoder:
             return {"t": "tuple", "v": [self.encode(v, f"{path}/{i}") for i, v in enumerate(obj)]}
         if isinstance(obj, list):
             return [self.encode(v, f"{path}/{i}") for i, v in enumerate(obj)]
+        if type(obj) in (set, frozenset) and all(_plain_key(k) for k in obj):
+            return {"t": type(obj).__name__, "v": [self.encode(_key(k), path) for k in obj]}
+        if isinstance(obj, type) and issubclass(obj, np.generic) and obj is not np.object_:
+            return {"t": "dtype", "v": np.dtype(obj).name}  # minigrad.float32 and the like
+        if isinstance(obj, device):
+            return {"t": "device", "v": str(obj)}
         if isinstance(obj, dict) and all(_plain_key(k) for k in obj):
             items = [[self.encode(_key(k), path), self.encode(v, f"{path}/{k}")]
                      for k, v in obj.items()]
@@ -133,6 +142,15 @@ class Decoder:
                          for i, v in enumerate(self.field(node, "v", list, at)))
         if tag in ("dict", "odict"):
             return self.mapping(node, tag, at)
+        if tag in ("set", "frozenset"):
+            items = [self.decode(v, f"{at}/{i}") for i, v in
+                     enumerate(self.field(node, "v", list, at))]
+            try:
+                return set(items) if tag == "set" else frozenset(items)
+            except TypeError:
+                raise self.fail(at, f"a {tag} of unhashable items") from None
+        if tag in ("dtype", "device"):
+            return self.named(node, tag, at)
         arr = self.array(node, at)
         if tag == "tensor":
             return self.tensor(node, arr, at)
@@ -176,6 +194,13 @@ class Decoder:
         t = Tensor._wrap(arr)
         t.requires_grad = rg
         return t
+
+    def named(self, node, tag, at):
+        name = self.field(node, "v", str, at)
+        try:
+            return np.dtype(name).type if tag == "dtype" else device(name)
+        except (TypeError, ValueError):
+            raise self.fail(at, f"field 'v' is {_show(name)}, not a {tag}") from None
 
     def mapping(self, node, tag, at):
         pairs = []

@@ -183,8 +183,9 @@ DIFFERENCES = [
      "PyTorch accepts a format spec only for 0-d tensors.", _format_one_element),
     ("`save` writes minigrad's own format; `load` reads it and PyTorch's.",
      "`minigrad.save` writes NumPy's .npz with the structure as JSON, pickling only objects "
-     "that are not tensors, arrays, numbers, strings or plain containers (a whole model, an "
-     "optimizer, a set), or the safetensors format for a path ending in `.safetensors`; "
+     "that are not tensors, arrays, numbers, strings, dtypes, devices or plain containers "
+     "(a whole model, an optimizer), or the safetensors format for a path ending in "
+     "`.safetensors`; "
      "`torch.load` cannot read the .npz files, so weights go to PyTorch as safetensors. "
      "`minigrad.load` reads those and `torch.save`'s zip files (tensors come back as minigrad "
      "tensors, also those saved on a GPU, without `map_location`; whole PyTorch objects need "

@@ -101,7 +101,7 @@ def test_rng_state_round_trip(tmp_path):
 def test_other_objects_are_pickled_and_refused_by_default(tmp_path):
     """As torch.save: anything picklable is saved; as torch.load: the default weights_only=True
     refuses it with an error naming where it is and weights_only=False, which unpickles."""
-    obj = {"state": {3: {"foo": {1, 2}}}, "items": [1, Toy()], "a": np.array([1, "x"], object),
+    obj = {"state": {3: {"foo": {1, 2j}}}, "items": [1, Toy()], "a": np.array([1, "x"], object),
            "odd": {frozenset({1}): "key"}, "plain": mg.ones(2)}
     mg.save(obj, tmp_path / "o.npz")
     with pytest.raises(pickle.UnpicklingError, match=r"'state/3/foo'.*pickled builtins.set.*"
@@ -110,10 +110,18 @@ def test_other_objects_are_pickled_and_refused_by_default(tmp_path):
     with pytest.raises(ValueError, match="weights_only=True refuses"):  # also a ValueError
         mg.load(tmp_path / "o.npz", weights_only=True)
     back = mg.load(tmp_path / "o.npz", weights_only=False)
-    assert back["state"][3]["foo"] == {1, 2} and back["odd"][frozenset({1})] == "key"
+    assert back["state"][3]["foo"] == {1, 2j} and back["odd"][frozenset({1})] == "key"
     assert isinstance(back["items"][1], Toy) and back["a"].dtype == object
     np.testing.assert_array_equal(back["items"][1].w.numpy(), Toy().w.numpy())
     same(back["plain"], obj["plain"])
+
+
+def test_sets_dtypes_and_devices_need_no_pickle(tmp_path):
+    """What torch.load's weights_only=True allows beyond tensors and containers."""
+    obj = {"s": {1, "a", (2, 3)}, "f": frozenset({0.5}), "dtype": mg.float16,
+           "device": mg.device("cpu"), "index": [mg.int64, mg.bool_]}
+    back = round_trip(obj, tmp_path / "s.npz")
+    assert back == obj and type(back["f"]) is frozenset
 
 
 def test_unpicklable_objects_name_the_key_path_and_write_nothing(tmp_path):
