@@ -4,72 +4,127 @@
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     (x * x).sum().backward()
     x.grad   # tensor([2., 4.])
+
+The names below are PyTorch's `torch.*` names that minigrad has, listed once in `__all__`.
+Submodules that follow PyTorch's paths (`cuda`, `amp`, `backends`, ...) live in `platform/`
+and are reachable under those paths too; the layers above the core (`nn`, `optim`, ...) load
+on first use. The applications (`minigrad.translate`, `minigrad.demos`) are imported by name.
 """
 from . import autograd, kernels, random
-from ._malloc import tune_malloc  # opt-in allocator setting for training loops (see _malloc.py)
+from ._malloc import tune_malloc
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
-from .dtypes import get_default_dtype, promote_types, result_type, set_default_dtype
-from .creation import (arange, bool_, eye, float16, float32, float64, full, int32, int64, long,
-                       ones, ones_like, rand, randint, randn, randperm, tensor, zeros, zeros_like)
-from .functional import (abs, argmax, cat, chunk, clamp, concat, dropout, exp, gather, gelu,
-                         index_select, log, log_softmax, logsumexp, masked_fill, matmul, maximum,
-                         mean, minimum, one_hot, relu, reshape, sigmoid, softmax, split, sqrt,
-                         stack, sum, tanh, transpose, where)
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                       linspace, logspace, ones, ones_like, rand, rand_like, randint,
+                       randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like)
+from .dtypes import (bfloat16, bool_, cdouble, cfloat, chalf, complex32, complex64, complex128,
+                     double, finfo, float8_e4m3fn, float8_e5m2, float16, float32, float64,
+                     get_default_dtype, half, iinfo, int8, int16, int32, int64, long,
+                     promote_types, result_type, set_default_dtype, short, uint8, uint16,
+                     uint32, uint64)
+from .dtypes import bool_ as bool, float32 as float, int32 as int
+from .functional import (abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort,
+                         bmm, broadcast_to, cat, ceil, chunk, clamp, clamp_max, clamp_min, clip,
+                         concat, cos, cumsum, div, dot, dropout, einsum, equal, exp, flatten,
+                         flip, floor, floor_divide, gather, gelu, index_add, index_fill,
+                         index_select, is_floating_point, is_tensor, isclose, isfinite, isinf,
+                         isnan, log, log_softmax, logical_and, logical_not, logical_or,
+                         logical_xor, logsumexp, masked_fill, masked_select, matmul, max,
+                         maximum, mean, min, minimum, mm, movedim, mul, narrow, neg, nonzero,
+                         norm, numel, one_hot, outer, permute, pow, reciprocal, relu, remainder,
+                         repeat_interleave, reshape, roll, round, rsqrt, scatter, scatter_add,
+                         select, sigmoid, sign, sin, softmax, sort, split, sqrt, square,
+                         squeeze, stack, std, sub, sum, t, tanh, topk, transpose, tril, triu,
+                         trunc, unbind, unique, unsqueeze, var, where)
+from .grad_mode import inference_mode, set_grad_enabled
 from .kernels import get_backend, set_backend
-from .random import manual_seed
+from .platform import accelerator, amp, backends, cpu, cuda, distributed
+from .platform.amp import autocast
+from .platform.compiler import compile
+from .platform.device import device
+from .platform.settings import (are_deterministic_algorithms_enabled,
+                                get_float32_matmul_precision, get_num_threads,
+                                is_deterministic_algorithms_warn_only_enabled,
+                                set_float32_matmul_precision, set_num_threads,
+                                use_deterministic_algorithms)
+from .platform.tensortypes import (BoolTensor, ByteTensor, CharTensor, DoubleTensor,
+                                   FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor)
+from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
+                     seed, set_rng_state)
+from .sampling import bernoulli, multinomial, normal
+from .serialization import load, save
 from .tensor import Tensor
 
 __version__ = "0.1.0"
 
-# The layers above the core, reachable as attributes the way `torch.optim` is after `import torch`.
-# They are imported on first use, so the core never imports the layers built on it.
-_LAZY_SUBMODULES = ("nn", "optim", "models", "translate", "demos", "viz", "serialization", "utils",
-                    "onnx")
+__all__ = [
+    "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
+    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "add", "all",
+    "allclose", "amax", "amin", "any", "arange", "are_deterministic_algorithms_enabled",
+    "argmax", "argmin", "argsort", "as_tensor", "autocast", "bernoulli", "bfloat16", "bmm",
+    "bool", "bool_", "broadcast_to", "cat", "cdouble", "ceil", "cfloat", "chalf", "chunk",
+    "clamp", "clamp_max", "clamp_min", "clip", "compile", "complex128", "complex32",
+    "complex64", "concat", "cos", "cumsum", "default_generator", "detect_anomaly", "device",
+    "div", "dot", "double", "dropout", "einsum", "empty", "empty_like", "enable_grad", "equal",
+    "exp", "eye", "finfo", "flatten", "flip", "float", "float16", "float32", "float64",
+    "float8_e4m3fn", "float8_e5m2", "floor", "floor_divide", "from_numpy", "full", "full_like",
+    "gather", "gelu", "get_backend", "get_default_dtype", "get_float32_matmul_precision",
+    "get_num_threads", "get_rng_state", "half", "iinfo", "index_add", "index_fill",
+    "index_select", "inference_mode", "initial_seed", "int", "int16", "int32", "int64", "int8",
+    "is_deterministic_algorithms_warn_only_enabled", "is_floating_point", "is_grad_enabled",
+    "is_tensor", "isclose", "isfinite", "isinf", "isnan", "linspace", "load", "log",
+    "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "logspace",
+    "logsumexp", "long", "manual_seed", "masked_fill", "masked_select", "matmul", "max",
+    "maximum", "mean", "min", "minimum", "mm", "movedim", "mul", "multinomial", "narrow", "neg",
+    "no_grad", "nonzero", "norm", "normal", "numel", "one_hot", "ones", "ones_like", "outer",
+    "permute", "pow", "promote_types", "rand", "rand_like", "randint", "randint_like", "randn",
+    "randn_like", "randperm", "reciprocal", "relu", "remainder", "repeat_interleave",
+    "reshape", "result_type", "roll", "round", "rsqrt", "save", "scatter", "scatter_add",
+    "seed", "select", "set_backend", "set_default_dtype", "set_float32_matmul_precision",
+    "set_grad_enabled", "set_num_threads", "set_rng_state", "short", "sigmoid", "sign", "sin",
+    "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std", "sub", "sum", "t",
+    "tanh", "tensor", "topk", "transpose", "tril", "triu", "trunc", "tune_malloc", "uint16",
+    "uint32", "uint64", "uint8", "unbind", "unique", "unsqueeze",
+    "use_deterministic_algorithms", "var", "where", "zeros", "zeros_like",
+]
+
+# Modules of the core that PyTorch code reaches under these paths (`import minigrad.cuda`,
+# `from minigrad.cuda.amp import GradScaler`, `import minigrad.backends.cudnn as cudnn`,
+# `import minigrad.distributed as dist`), although they live in platform/.
+_PYTORCH_PATHS = {
+    "accelerator": accelerator, "amp": amp, "backends": backends,
+    "backends.cuda": backends.cuda, "backends.cudnn": backends.cudnn,
+    "backends.mps": backends.mps, "cpu": cpu, "cpu.amp": cpu.amp, "cuda": cuda,
+    "cuda.amp": cuda.amp, "distributed": distributed,
+}
+
+
+def _register_pytorch_paths():
+    import sys
+    for path, module in _PYTORCH_PATHS.items():
+        sys.modules.setdefault(f"{__name__}.{path}", module)
+
+
+_register_pytorch_paths()
+
+# The layers above the core, and the optional packages, reachable as attributes the way
+# `torch.optim` and `torch.utils.data` are after `import torch`. They are imported on first
+# use, so the core never imports the layers built on it. The applications are not listed:
+# they are programs built on minigrad, not parts of it.
+_LAZY_SUBMODULES = ("models", "nn", "onnx", "optim", "utils", "viz")
 
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
-        return importlib.import_module(f"{__name__}.{name}")
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
     raise AttributeError(f"module 'minigrad' has no attribute {name!r}")
 
 
-def save(obj, path):
-    """Write nested dicts/lists of tensors, arrays, numbers and strings to `path` (no pickle);
-    a path ending in .safetensors gets a flat {name: tensor} dict in the safetensors format."""
-    from .serialization import save as _save
-    return _save(obj, path)
-
-
-def load(path, map_location=None, weights_only=True):
-    """Read what `save` wrote, or a .safetensors file (from PyTorch too); map_location may only
-    name the CPU, and weights_only is accepted for PyTorch's sake (nothing is ever unpickled)."""
-    from .serialization import load as _load
-    return _load(path, map_location=map_location)
-
-
-# --- PyTorch's names beyond the core above (issue 12) ------------------------------------------
-from . import amp, backends, cuda  # noqa: E402
-from .creation import (as_tensor, empty, empty_like, from_numpy, full_like, linspace,  # noqa: E402
-                       logspace, rand_like, randint_like, randn_like)
-from .device import device  # noqa: E402
-from .dtypes import (bfloat16, cdouble, cfloat, chalf, complex32,  # noqa: E402
-                     complex64, complex128, double, finfo, float8_e4m3fn, float8_e5m2, half,
-                     iinfo, int8, int16, short, uint8, uint16, uint32, uint64)
-from .dtypes import bool_ as bool, float32 as float, int32 as int  # noqa: E402,A001
-from .functional import (add, all, allclose, amax, amin, any, argmin,  # noqa: E402,A001
-                         argsort, bmm, broadcast_to, ceil, clamp_max, clamp_min, clip, cos,
-                         cumsum, div, dot, einsum, equal, flatten, flip, floor, floor_divide,
-                         index_add, index_fill, is_floating_point, is_tensor, isclose, isfinite,
-                         isinf, isnan, logical_and, logical_not, logical_or, logical_xor,
-                         masked_select, max, min, mm, movedim, mul, narrow, neg, nonzero, norm,
-                         numel, outer, permute, pow, reciprocal, remainder, repeat_interleave,
-                         roll, round, rsqrt, scatter, scatter_add, select, sign, sin, sort,
-                         square, squeeze, std, sub, t, topk, tril, triu, trunc, unbind, unique,
-                         unsqueeze, var)
-from .grad_mode import inference_mode, set_grad_enabled  # noqa: E402
-from .random import Generator, default_generator, initial_seed, seed  # noqa: E402
-from .random import get_rng_state, set_rng_state  # noqa: E402
-from .sampling import bernoulli, multinomial, normal  # noqa: E402
-from .tensortypes import (BoolTensor, ByteTensor, CharTensor, DoubleTensor,  # noqa: E402
-                          FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor)
+def __dir__():
+    import importlib.util
+    present = [n for n in _LAZY_SUBMODULES if importlib.util.find_spec(f"{__name__}.{n}")]
+    return sorted(set(globals()) | set(present))

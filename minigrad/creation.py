@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .device import check_device
+from .platform.device import check_device
 from .dtypes import (bool_, float16, float32, float64, get_default_dtype, int32,  # noqa: F401
                      int64, long, resolve, uint8)
 from .random import generator as _rng

@@ -16,7 +16,7 @@ class Generator:
     """A seeded stream of random numbers (a NumPy PCG64 generator underneath)."""
 
     def __init__(self, device="cpu"):
-        from .device import check_device
+        from .platform.device import check_device
         check_device(device, "Generator")
         self._seed = int(np.random.SeedSequence().entropy % 2**63)
         self._rng = np.random.default_rng(self._seed)

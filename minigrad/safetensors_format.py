@@ -18,27 +18,29 @@ the data starts aligned, as the reference implementation does.
 from __future__ import annotations
 
 import json
+import math
 import struct
 from collections import OrderedDict
 
 import numpy as np
 
+from .file_errors import FileFormatError
 from .tensor import Tensor
 
-# the format's dtype codes; BF16 and the F8 kinds have no NumPy type, so they are read-only
-# errors (with advice) rather than codes we could silently misread
+# the format's dtype codes; BF16 has no NumPy type and loads widened to float32 (exact), and
+# the 8-bit floats are errors (with advice) rather than codes we could silently misread
 _CODES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64,
           "I32": np.int32, "I16": np.int16, "I8": np.int8, "U64": np.uint64, "U32": np.uint32,
           "U16": np.uint16, "U8": np.uint8, "BOOL": np.bool_}
 _NAMES = {np.dtype(t): code for code, t in _CODES.items()}
+_UNREADABLE = ("F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64")
 _MAX_HEADER = 100_000_000  # the reference reader's limit: larger means a corrupt length
 
 
-def is_safetensors(path) -> bool:
-    """Whether the file starts like a safetensors file (a plausible length, then '{')."""
-    with open(path, "rb") as f:
-        head = f.read(9)
-    return len(head) == 9 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] < _MAX_HEADER
+def is_safetensors_head(head: bytes) -> bool:
+    """Whether a file starting with `head` looks like safetensors (a plausible length, '{')."""
+    return (len(head) >= 9 and head[8:9] == b"{"
+            and struct.unpack("<Q", head[:8])[0] < _MAX_HEADER)
 
 
 def encode(tensors) -> bytes:
@@ -71,44 +73,95 @@ def encode(tensors) -> bytes:
 
 
 def decode(blob: bytes, path: str) -> OrderedDict:
-    """The {name: Tensor} dict in a safetensors file's bytes; every problem names `path`."""
-    def bad(why):
-        return ValueError(f"load: '{path}' is not a valid safetensors file: {why}")
+    """The {name: Tensor} dict in a safetensors file's bytes. Every field of the header is
+    checked as the reference reader checks it, and any problem is one FileFormatError that
+    names `path` and the field. BF16 tensors load as float32 (exactly: bfloat16 is float32's
+    upper half), since NumPy has no bfloat16."""
+    def bad(field, why):
+        return FileFormatError(path, field, why, kind="is not a valid safetensors file")
 
     if len(blob) < 8:
-        raise bad("shorter than its 8-byte header length")
+        raise bad("header length", "the file is shorter than its 8-byte header length")
     n = struct.unpack("<Q", blob[:8])[0]
     if n > _MAX_HEADER or 8 + n > len(blob):
-        raise bad(f"its header length {n} does not fit the file's {len(blob)} bytes")
+        raise bad("header length", f"its header length {n} does not fit the file's "
+                                   f"{len(blob)} bytes")
     try:  # an OrderedDict keeps the writer's order, which is the state dict's
-        header = json.loads(blob[8:8 + n].decode("utf-8"), object_pairs_hook=OrderedDict)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise bad(f"its header is not JSON ({e})") from None
+        header = json.loads(blob[8:8 + n].decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise bad("header", f"its header is not JSON ({str(e)[:80]})") from None
     if not isinstance(header, dict):
-        raise bad("its header is not a JSON object")
-    header.pop("__metadata__", None)
+        raise bad("header", f"its header is a JSON {type(header).__name__}, not an object")
+    meta = header.pop("__metadata__", {})
+    if not (isinstance(meta, dict) and all(isinstance(v, str) for v in meta.values())):
+        raise bad("__metadata__", "must be an object of strings")
     data = memoryview(blob)[8 + n:]
-    entries = sorted(header.items(), key=lambda kv: kv[1].get("data_offsets", [0])[0]
-                     if isinstance(kv[1], dict) else 0)
-    out, end = OrderedDict(), 0
-    for name, info in entries:
-        try:
-            code, shape, (begin, stop) = info["dtype"], tuple(info["shape"]), info["data_offsets"]
-        except (KeyError, TypeError, ValueError):
-            raise bad(f"the entry for {name!r} lacks dtype, shape or data_offsets") from None
-        if code not in _CODES:
-            raise ValueError(f"load: '{path}': tensor {name!r} has dtype {code}, which NumPy "
-                             f"(and so minigrad) cannot hold; convert it in PyTorch first, e.g. "
-                             f"save_file({{k: v.float() for k, v in state.items()}}, path)")
-        dtype = np.dtype(_CODES[code]).newbyteorder("<")
-        if begin != end or stop - begin != int(np.prod(shape)) * dtype.itemsize:
-            raise bad(f"the bytes of {name!r} ([{begin}, {stop}) for {code} {list(shape)}) do "
-                      f"not follow the previous tensor's end ({end}) or do not match its size")
+    entries = [(name, _entry(name, info, bad)) for name, info in header.items()]
+    out, end = {}, 0
+    for name, (code, shape, begin, stop) in sorted(entries, key=lambda e: e[1][2:]):
+        field = f"tensor {name!r} field 'data_offsets'"
+        if begin != end:
+            raise bad(field, f"the bytes of {name!r} ([{begin}, {stop})) do not follow the "
+                             f"previous tensor's end ({end})")
         if stop > len(data):
-            raise bad(f"it is truncated: {name!r} ends at byte {stop} of {len(data)}")
-        arr = np.frombuffer(data[begin:stop], dtype=dtype).reshape(shape)
-        out[name] = Tensor._wrap(arr.astype(arr.dtype.newbyteorder("="), copy=True))
+            raise bad(field, f"it is truncated: {name!r} ends at byte {stop} of {len(data)}")
+        raw = np.frombuffer(data[begin:stop], dtype=_storage(code)).reshape(shape)
+        out[name] = Tensor._wrap(_to_native(raw, code))
         end = stop
     if end != len(data):
-        raise bad(f"{len(data) - end} bytes after the last tensor belong to none")
-    return OrderedDict((k, out[k]) for k in header)
+        raise bad("data", f"{len(data) - end} bytes after the last tensor belong to none")
+    return OrderedDict((name, out[name]) for name, _ in entries)
+
+
+def _no_duplicates(pairs):
+    names = [k for k, _ in pairs]
+    twice = sorted({k for k in names if names.count(k) > 1})
+    if twice:
+        raise ValueError(f"a name appears twice: {twice[0]!r}")
+    return OrderedDict(pairs)
+
+
+def _entry(name, info, bad):
+    """(dtype code, shape, begin, end) of one header entry, each field checked."""
+    if not isinstance(info, dict):
+        raise bad(f"tensor {name!r}", f"is a JSON {type(info).__name__}, not an object")
+    code, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+    if code in _UNREADABLE:
+        raise bad(f"tensor {name!r} field 'dtype'", f"tensor {name!r} has dtype {code}, which "
+                  f"NumPy (and so minigrad) cannot hold; convert it in PyTorch first, e.g. "
+                  f"save_file({{k: v.float() for k, v in state.items()}}, path)")
+    if code not in _CODES and code != "BF16":
+        raise bad(f"tensor {name!r} field 'dtype'", f"{_show(code)} is not a safetensors dtype")
+    if not (isinstance(shape, list) and all(_count(d) for d in shape)):
+        raise bad(f"tensor {name!r} field 'shape'", f"{_show(shape)} is not a list of "
+                                                    f"non-negative integers")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_count, offsets))
+            and offsets[0] <= offsets[1]):
+        raise bad(f"tensor {name!r} field 'data_offsets'", f"{_show(offsets)} is not a pair "
+                                                           f"[begin, end] with begin <= end")
+    size = math.prod(shape) * _storage(code).itemsize
+    if offsets[1] - offsets[0] != size:
+        raise bad(f"tensor {name!r} field 'data_offsets'", f"[{offsets[0]}, {offsets[1]}) "
+                  f"holds {offsets[1] - offsets[0]} bytes, but {code} {shape} needs {size}")
+    return code, tuple(shape), offsets[0], offsets[1]
+
+
+def _count(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _show(value):
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _storage(code):
+    return np.dtype(np.uint16 if code == "BF16" else _CODES[code]).newbyteorder("<")
+
+
+def _to_native(raw, code):
+    """A native-order copy (the file's buffer is read-only and may be big-endian-foreign);
+    BF16 widened to float32 by placing its 16 bits in the upper half."""
+    if code == "BF16":
+        return (raw.astype(np.uint32) << 16).view(np.float32)
+    return raw.astype(raw.dtype.newbyteorder("="), copy=True)

@@ -1,137 +1,65 @@
-"""`save` and `load`: checkpoints as a single `.npz` file, without pickle.
+"""`save` and `load` with PyTorch's semantics and safety default.
 
-Pickle (what `torch.save` uses) can run arbitrary code when a file is loaded, so a checkpoint
-from the internet would be a program. Here a file holds only data:
+`save(obj, f)` writes any picklable object to a path or a binary file object, as `torch.save`
+does. The file is minigrad's checkpoint format (checkpoint_format.py: NumPy's .npz with the
+structure as JSON), in which tensors, arrays, numbers, strings and plain containers are stored
+without pickle and only other objects (a whole model, an optimizer, a custom class) are
+pickled. A path ending in `.safetensors` gets that format instead (safetensors_format.py), for
+moving weights to and from PyTorch.
 
-* every array (a Tensor's data, a NumPy array, a NumPy scalar) is an entry `a0`, `a1`, ... of
-  the zip archive NumPy writes with `np.savez`, which keeps its dtype and shape exactly;
-* the structure around them is one JSON document in the entry `__minigrad__`. Dicts, tuples,
-  tensors and arrays become small tagged objects, e.g. {"t": "tensor", "i": 3} for a Tensor
-  stored as `a3`, so loading rebuilds the same types: tuple vs list, dict vs OrderedDict (in
-  order), integer keys (JSON keys would be strings only, so keys are stored as encoded values),
-  Python ints of any size (JSON numbers are exact in Python) and floats including nan/inf.
+`load(f)` reads those files, the zip files of `torch.save` (torch_format.py) and NumPy's own
+.npz and .npy files (as `np.load` gives them: a dict of arrays, or the array). Its default,
+`weights_only=True` as in PyTorch, refuses anything pickled with an error that says so and
+names `weights_only=False`, because unpickling can run arbitrary code: a checkpoint from the
+internet could be a program. Every malformed field of every format is one FileFormatError
+(a ValueError) naming the file and the field.
 
-`load` always calls `np.load(..., allow_pickle=False)`. A `.safetensors` path is written and read
-in that format instead (safetensors_format.py), for moving weights to and from PyTorch.
-
-Writes are atomic: the archive goes to a temporary file in the destination's directory which
-is then renamed over the target with `os.replace` (atomic on POSIX and Windows). A crash or an
-error mid-write leaves the old checkpoint untouched and no half file.
+Writes to a path are atomic: the file goes to a temporary file in the destination's directory,
+which is then renamed over the target with `os.replace` (atomic on POSIX and Windows). A crash
+or an error mid-write leaves the old file untouched and no half file.
 """
 from __future__ import annotations
 
-import json
+import io
 import os
+import pickle
 import tempfile
 import zipfile
-from collections import OrderedDict
 
 import numpy as np
 
-from . import safetensors_format
-from .device import check_device
-from .tensor import Tensor
+from . import checkpoint_format, safetensors_format, torch_format
+from .file_errors import FileFormatError, WeightsOnlyError
+from .platform.device import check_device
 
-FORMAT = "minigrad-checkpoint"
-VERSION = 1
-_META = "__minigrad__"
+DEFAULT_PROTOCOL = 2  # PyTorch's
 
 
-# --- encoding ---------------------------------------------------------------------------------
+# --- saving -------------------------------------------------------------------------------------
 
-def _encode(obj, arrays, path):
-    """`obj` as JSON-able data; arrays are appended to `arrays` and referenced by index."""
-    if obj is None or isinstance(obj, (bool, str)):
-        return obj
-    if isinstance(obj, np.generic):  # np.float32(1.5) comes back as np.float32, not float
-        return {"t": "scalar", "i": _add(arrays, np.asarray(obj), path)}
-    if isinstance(obj, int):  # any size: Python's JSON writes and reads big ints exactly
-        return int(obj)
-    if isinstance(obj, float):
-        return float(obj)
-    if isinstance(obj, Tensor):
-        return {"t": "tensor", "i": _add(arrays, obj._array, path), "rg": obj.requires_grad}
-    if isinstance(obj, np.ndarray):
-        return {"t": "array", "i": _add(arrays, obj, path)}
-    if isinstance(obj, bytes):
-        return {"t": "bytes", "i": _add(arrays, np.frombuffer(obj, np.uint8), path)}
-    if isinstance(obj, tuple):
-        return {"t": "tuple", "v": [_encode(v, arrays, f"{path}/{i}") for i, v in enumerate(obj)]}
-    if isinstance(obj, list):
-        return [_encode(v, arrays, f"{path}/{i}") for i, v in enumerate(obj)]
-    if isinstance(obj, dict):
-        items = [[_encode_key(k, path), _encode(v, arrays, f"{path}/{k}")] for k, v in obj.items()]
-        return {"t": "odict" if isinstance(obj, OrderedDict) else "dict", "items": items}
-    raise TypeError(f"save: cannot store object of type {type(obj).__name__} at "
-                    f"{_where(path)}")
+def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL):
+    """Write `obj` to `f`, a path or a binary file object (PyTorch's `torch.save`).
 
-
-def _encode_key(key, path):
-    if isinstance(key, np.generic):  # a NumPy scalar key becomes the Python number
-        key = key.item()
-    if key is None or isinstance(key, (bool, int, float, str)):
-        return _encode(key, [], path)
-    if isinstance(key, tuple):
-        return {"t": "tuple", "v": [_encode_key(k, path) for k in key]}
-    raise TypeError(f"save: cannot store a dict key of type {type(key).__name__} at "
-                    f"{_where(path)}")
-
-
-def _where(path):
-    """'state/3/foo' for the path built while walking the object ('<root>' at the top)."""
-    return repr(path.lstrip("/") or "<root>")
-
-
-def _add(arrays, arr, path):
-    if arr.dtype.hasobject:
-        raise TypeError(f"save: cannot store an array of dtype object at "
-                        f"{_where(path)} (it would need pickle)")
-    arrays.append(arr)
-    return len(arrays) - 1
-
-
-def _decode(node, arrays):
-    if node is None or isinstance(node, (bool, int, float, str)):
-        return node
-    if isinstance(node, list):
-        return [_decode(v, arrays) for v in node]
-    tag = node["t"]
-    if tag == "tensor":
-        t = Tensor._wrap(arrays[node["i"]])
-        t.requires_grad = bool(node.get("rg", False))
-        return t
-    if tag == "array":
-        return arrays[node["i"]]
-    if tag == "scalar":
-        return arrays[node["i"]][()]
-    if tag == "bytes":
-        return arrays[node["i"]].tobytes()
-    if tag == "tuple":
-        return tuple(_decode(v, arrays) for v in node["v"])
-    if tag in ("dict", "odict"):
-        pairs = ((_decode(k, arrays), _decode(v, arrays)) for k, v in node["items"])
-        return OrderedDict(pairs) if tag == "odict" else dict(pairs)
-    raise ValueError(f"unknown tag {tag!r}")
-
-
-# --- files ------------------------------------------------------------------------------------
-
-def save(obj, path):
-    """Write `obj` (nested dicts/lists/tuples of tensors, arrays, numbers, strings) to `path`.
-
-    A path ending in `.safetensors` gets the safetensors format instead, which holds a flat
-    {name: tensor} dict (a state_dict) and is read by PyTorch's `safetensors.torch.load_file`.
+    Tensors, arrays, numbers, strings, bytes and lists, tuples and dicts of them are stored
+    without pickle; any other object is pickled with `pickle_module` (loading it then needs
+    `weights_only=False`). A path ending in `.safetensors` holds a flat {name: tensor} dict
+    (a state_dict) in the safetensors format, which `safetensors.torch.load_file` reads.
     """
-    path = os.fspath(path)
-    if path.endswith(".safetensors"):
-        blob = safetensors_format.encode(obj)  # every check runs before the disk is touched
-        atomic_write(path, lambda f: f.write(blob))
+    if _is_file(f, "write"):
+        f.write(_encode(obj, pickle_module, pickle_protocol))
         return
-    arrays = []
-    meta = {"format": FORMAT, "version": VERSION, "root": _encode(obj, arrays, "")}
-    entries = {f"a{i}": a for i, a in enumerate(arrays)}
-    entries[_META] = np.array(json.dumps(meta))
-    atomic_write(path, lambda f: np.savez(f, **entries))
+    path = os.fspath(f)
+    blob = (safetensors_format.encode(obj) if path.endswith(".safetensors")
+            else _encode(obj, pickle_module, pickle_protocol))
+    atomic_write(path, lambda out: out.write(blob))  # every check ran before the disk is touched
+
+
+def _encode(obj, pickle_module, protocol):
+    entries = checkpoint_format.Encoder(
+        lambda o: pickle_module.dumps(o, protocol=protocol)).entries(obj)
+    buf = io.BytesIO()
+    np.savez(buf, **entries)
+    return buf.getvalue()
 
 
 def atomic_write(path, write, op="save"):
@@ -145,10 +73,10 @@ def atomic_write(path, write, op="save"):
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
                                suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())  # the data is on disk before the rename makes it visible
+        with os.fdopen(fd, "wb") as out:
+            write(out)
+            out.flush()
+            os.fsync(out.fileno())  # the data is on disk before the rename makes it visible
         os.chmod(tmp, _default_mode(path))
         os.replace(tmp, path)
     except BaseException:
@@ -169,48 +97,114 @@ def _default_mode(path):
         return 0o666 & ~umask
 
 
-def load(path, map_location=None):
-    """Read back what `save` wrote, or any safetensors file; errors name the path.
+# --- loading ------------------------------------------------------------------------------------
 
-    `map_location` is PyTorch's: here only the CPU exists, so it may be None, "cpu", a CPU
-    device, a dict mapping devices to the CPU, or a function (which could only return CPU
-    data, so it is not called).
+def load(f, map_location=None, pickle_module=pickle, *, weights_only=None, mmap=None,
+         **pickle_load_args):
+    """Read what `save` wrote, a .safetensors file or a `torch.save` zip file, from a path or a
+    binary file object (PyTorch's `torch.load`).
+
+    `weights_only` (None means True, PyTorch's default) refuses pickled objects, naming
+    `weights_only=False`, which unpickles them with `pickle_module` (only for trusted files).
+    `map_location` may only name the CPU: None, "cpu", a CPU device, a dict mapping devices to
+    the CPU, or a function (which could only return CPU data, so it is not called); tensors
+    that PyTorch saved on a GPU load onto the CPU. `mmap` is accepted and the file is read
+    into memory.
     """
-    path = os.fspath(path)
     _check_map_location(map_location)
+    trusted = weights_only is False
+    unpickle = (lambda b: pickle_module.loads(b, **pickle_load_args)) if trusted else None
+    if _is_file(f, "read"):
+        name = getattr(f, "name", None) or f"<{type(f).__name__}>"
+        return _load_bytes(f.read(), str(name), unpickle, trusted)
+    path = os.fspath(f)
     if not os.path.exists(path):
         raise FileNotFoundError(f"load: no such file: '{path}'")
-    if safetensors_format.is_safetensors(path):
-        with open(path, "rb") as f:
-            return safetensors_format.decode(f.read(), path)
+    with open(path, "rb") as src:
+        head = src.read(64)
+    if (path.endswith(".safetensors") or safetensors_format.is_safetensors_head(head)
+            or not zipfile.is_zipfile(path)):
+        with open(path, "rb") as src:
+            return _load_bytes(src.read(), path, unpickle, trusted)
+    return _load_zip(path, path, unpickle, trusted)  # read lazily, entry by entry
+
+
+def _load_bytes(blob, name, unpickle, trusted):
+    if name.endswith(".safetensors") or safetensors_format.is_safetensors_head(blob[:64]):
+        return safetensors_format.decode(blob, name)  # by name, so that its errors are told
+    buf = io.BytesIO(blob)
+    if zipfile.is_zipfile(buf):
+        return _load_zip(buf, name, unpickle, trusted)
+    return _not_a_checkpoint(buf, name, trusted)
+
+
+def _load_zip(source, name, unpickle, trusted):
     try:
-        data = np.load(path, allow_pickle=False)
+        with zipfile.ZipFile(source) as z:
+            names = z.namelist()
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise ValueError(f"load: '{path}' is not a minigrad checkpoint, or is truncated or "
-                         f"corrupt ({type(e).__name__}: {e})") from e
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise ValueError(f"load: '{path}' holds a single NumPy array, not a minigrad checkpoint "
-                         f"(written by np.save?)")
+        raise FileFormatError(name, "", f"the zip archive is unreadable ({e})") from None
+    if torch_format.is_torch_zip(names):
+        return torch_format.load(source, name, trusted)
+    if hasattr(source, "seek"):
+        source.seek(0)
+    try:
+        data = np.load(source, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise FileFormatError(name, "", f"not a minigrad checkpoint ({type(e).__name__}: "
+                              f"{e})") from None
     with data:
-        if _META not in data.files:
-            names = ", ".join(data.files[:5]) + (", ..." if len(data.files) > 5 else "")
-            raise ValueError(f"load: '{path}' is an .npz archive without minigrad metadata; "
-                             f"it was not written by minigrad.save (arrays: {names})")
+        if checkpoint_format.META not in data.files:
+            return _plain_npz(source, data, name, trusted)
+        return checkpoint_format.decode_archive(name, data, unpickle)
+
+
+def _plain_npz(source, data, name, trusted):
+    """An archive of `np.savez`: {entry: array}, as `np.load` gives it. Object arrays need
+    pickle, so only `weights_only=False` reads them."""
+    out = {}
+    for entry in data.files:
         try:
-            meta = json.loads(str(data[_META][()]))
-            if not isinstance(meta, dict):
-                raise ValueError(f"metadata is a JSON {type(meta).__name__}, not an object")
-            if meta.get("format") != FORMAT:
-                raise ValueError(f"unexpected format {meta.get('format')!r}")
-            if meta.get("version", 0) > VERSION:
-                raise ValueError(f"format version {meta['version']} is newer than this "
-                                 f"minigrad reads ({VERSION})")
-            arrays = LazyArrays(data)
-            return _decode(meta["root"], arrays)
-        except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError,
-                RecursionError, zipfile.BadZipFile) as e:  # crafted metadata included
-            raise ValueError(f"load: '{path}' is truncated or corrupt "
-                             f"({type(e).__name__}: {e})") from e
+            out[entry] = checkpoint_format.read_entry(data, entry, name)
+        except FileFormatError as e:
+            if "allow_pickle" not in str(e):
+                raise
+            if not trusted:
+                raise WeightsOnlyError(name, f"entry {entry}", "NumPy object array") from None
+            if hasattr(source, "seek"):
+                source.seek(0)
+            with np.load(source, allow_pickle=True) as unsafe:
+                out[entry] = unsafe[entry]
+    return out
+
+
+def _not_a_checkpoint(buf, name, trusted):
+    """A .npy array, or the error for a file that is neither zip nor safetensors, saying what
+    it looks like."""
+    head = buf.getvalue()[:8]
+    if head.startswith(b"\x93NUMPY"):  # np.save's .npy: the array, as np.load gives it
+        buf.seek(0)
+        try:
+            return np.load(buf, allow_pickle=False)
+        except ValueError as e:
+            if "allow_pickle" in str(e):
+                if not trusted:
+                    raise WeightsOnlyError(name, "", "NumPy object array") from None
+                buf.seek(0)
+                return np.load(buf, allow_pickle=True)
+            raise FileFormatError(name, "", f"a damaged .npy array ({e})") from None
+        except (OSError, EOFError) as e:
+            raise FileFormatError(name, "", f"a damaged .npy array ({e})") from None
+    if head[:1] == b"\x80":
+        raise FileFormatError(name, "", "it is a bare pickle (torch.save's format before "
+                              "PyTorch 1.6, or pickle.dump); save it again with a recent "
+                              "torch.save or as safetensors", kind="is not a minigrad checkpoint")
+    raise FileFormatError(name, "", "it is neither minigrad's .npz, safetensors nor a "
+                          "torch.save zip file", kind="is not a minigrad checkpoint")
+
+
+def _is_file(f, method):
+    return hasattr(f, method) and not isinstance(f, (str, bytes, os.PathLike))
 
 
 def _check_map_location(where):
@@ -219,16 +213,3 @@ def _check_map_location(where):
     targets = where.values() if isinstance(where, dict) else [where]
     for t in targets:
         check_device(t, "load(map_location=...)")
-
-
-class LazyArrays:
-    """arrays[i] reads entry `a{i}` from the archive (each entry read once, when referenced)."""
-
-    def __init__(self, npz):
-        self.npz = npz
-
-    def __getitem__(self, i):
-        name = f"a{int(i)}"
-        if name not in self.npz.files:
-            raise KeyError(f"the structure refers to array {name}, which the archive lacks")
-        return self.npz[name]

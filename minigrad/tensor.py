@@ -11,7 +11,7 @@ import numpy as np
 
 from . import autograd, dtypes, ops
 from .autograd import is_grad_enabled, run_backward
-from .device import check_device, parse_to
+from .platform.device import check_device, parse_to
 # PyTorch's further Tensor methods, grouped by kind in modules of their own; Tensor inherits
 # them (those modules reach this one's names at call time, so the circular import is safe)
 from .tensor_convert import ConversionMethods

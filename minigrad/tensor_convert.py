@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import tensor as _t
-from .device import CPU, check_device
+from .platform.device import CPU, check_device
 
 
 def _size(size):
@@ -28,6 +28,14 @@ class ConversionMethods:
     def cuda(self, device=None, non_blocking=False):
         check_device(device if device is not None else "cuda", "cuda")
         return self
+
+    def pin_memory(self, device=None):
+        """Pinned memory speeds up copies to a GPU; without one, PyTorch raises, and so do we."""
+        raise RuntimeError("pin_memory: Cannot access accelerator device when none is "
+                           "available (minigrad runs on the CPU only)")
+
+    def is_pinned(self, device=None):
+        return False
 
     def half(self):
         return self.to(np.float16)
@@ -52,7 +60,7 @@ class ConversionMethods:
     def type(self, dtype=None, non_blocking=False):
         """With no argument the type's name ('minigrad.FloatTensor'); else `to(dtype)`, where
         dtype may also be a tensor type (LongTensor) or its name ('torch.LongTensor')."""
-        from .tensortypes import dtype_of, type_name
+        from .platform.tensortypes import dtype_of, type_name
         return type_name(self.dtype) if dtype is None else self.to(dtype_of(dtype))
 
     def _new(self, arr, dtype, device, requires_grad, op):

@@ -1,5 +1,5 @@
 """`minigrad.nn`: modules, layers, attention and losses, mirroring `torch.nn`."""
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, Sequential
 from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU, Sigmoid,
@@ -7,6 +7,7 @@ from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, Parameter
 from .normalization import BatchNorm1d, LayerNorm
+from .parallel import DataParallel
 from .positional import PositionalEncoding, sinusoidal_table
 from .recurrent import RNNBase, RNNCellBase
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell

@@ -12,9 +12,9 @@ from collections import OrderedDict
 import numpy as np
 
 from minigrad.autograd import _state
-from minigrad.device import check_device, parse_to
+from minigrad.platform.device import check_device, parse_to
 from minigrad.dtypes import get_default_dtype
-from minigrad.tensortypes import dtype_of
+from minigrad.platform.tensortypes import dtype_of
 from minigrad.tensor import Tensor
 
 

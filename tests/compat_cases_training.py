@@ -99,6 +99,33 @@ def _(lib):
 
 
 @add
+@case("minigrad.save", "minigrad.load", inputs=(f32(4, 3, grad=False),))
+def _(lib, x):
+    """Whole objects, as PyTorch saves them: a model through a buffer, loaded with
+    weights_only=False; tensors and plain containers with the default."""
+    model = lib.nn.Sequential(lib.nn.Linear(3, 5), lib.nn.Tanh(), lib.nn.Linear(5, 2))
+    buf = io.BytesIO()
+    lib.save({"model": model, "step": 3}, buf)
+    buf.seek(0)
+    back = lib.load(buf, weights_only=False)
+    buf = io.BytesIO()
+    lib.save([x, (x.sum(), {"k": x * 2})], buf)
+    buf.seek(0)
+    plain = lib.load(buf)
+    return back["model"](x) - model(x), back["step"], type(back["model"]).__name__, plain
+
+
+def _refused(lib):
+    buf = io.BytesIO()
+    lib.save(lib.nn.Linear(2, 2), buf)
+    buf.seek(0)
+    lib.load(buf)  # weights_only=True by default in both
+
+
+add(case("minigrad.load", compare="raises", match="weights_only=False")(_refused))
+
+
+@add
 @case("amp.GradScaler", "cuda.amp")
 def _(lib):
     w = lib.tensor([1.0, -2.0], requires_grad=True)

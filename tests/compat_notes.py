@@ -77,7 +77,55 @@ def _format_one_element(torch, mg):
 
 
 def _save_format(torch, mg):
-    assert mg.load.__doc__ and "safetensors" in mg.load.__doc__
+    import io
+    buf = io.BytesIO()
+    torch.save({"w": torch.tensor([1.5, -2.0], dtype=torch.bfloat16)}, buf)
+    buf.seek(0)
+    w = mg.load(buf)["w"]
+    assert w.dtype == np.float32 and w.tolist() == [1.5, -2.0]
+    buf = io.BytesIO()
+    mg.save({"w": mg.ones(2)}, buf)
+    buf.seek(0)
+    try:
+        torch.load(buf)
+        raise AssertionError("torch.load read minigrad's .npz format")
+    except Exception as e:
+        assert not isinstance(e, AssertionError)
+
+
+def _autocast_on_the_cpu(torch, mg):
+    import warnings
+    a = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    with torch.autocast("cpu"):
+        assert (torch.tensor(a) @ torch.tensor(a).T).dtype == torch.bfloat16
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with mg.autocast("cpu"):
+            inside = mg.tensor(a) @ mg.tensor(a).T
+    assert any("bfloat16" in str(w.message) for w in seen)
+    assert inside.dtype == np.float32
+    assert (inside.numpy() == (mg.tensor(a) @ mg.tensor(a).T).numpy()).all()
+
+
+def _compile_returns_its_argument(torch, mg):
+    lin = mg.nn.Linear(2, 2)
+    assert mg.compile(lin) is lin and mg.compile(mode="reduce-overhead")(lin) is lin
+    assert type(torch.compile(torch.nn.Linear(2, 2))).__name__ == "OptimizedModule"
+
+
+def _no_distributed_backend(torch, mg):
+    assert torch.distributed.is_available() and not mg.distributed.is_available()
+
+
+def _optimizer_flags(torch, mg):
+    w = mg.ones(2, requires_grad=True)
+    for flag in ("differentiable", "capturable"):
+        try:
+            mg.optim.Adam([w], **{flag: True})
+            raise AssertionError(f"minigrad accepted {flag}=True")
+        except RuntimeError as e:
+            assert flag in str(e)
+    assert mg.optim.Adam([w], fused=True, foreach=False).param_groups[0]["fused"] is True
 
 
 def _onnx_export_is_one_tracer(torch, mg):
@@ -179,12 +227,39 @@ DIFFERENCES = [
      "where PyTorch raises 'derivative not implemented'.", _floor_divide_gradient),
     ("`format(t, '.4f')` works for any one-element tensor.",
      "PyTorch accepts a format spec only for 0-d tensors.", _format_one_element),
-    ("`save` and `load` never use pickle.",
-     "`minigrad.save` writes NumPy's .npz with a JSON structure, or the safetensors format "
-     "for a path ending in `.safetensors`, which is how weights move to and from PyTorch; "
-     "`minigrad.load` cannot read `torch.save`'s pickle files (save a state dict with "
-     "`safetensors.torch.save_file` instead). `weights_only=` is accepted and has no "
-     "effect, since nothing is ever unpickled.", _save_format),
+    ("`save` writes minigrad's own format; `load` reads it and PyTorch's.",
+     "`minigrad.save` writes NumPy's .npz with the structure as JSON, pickling only objects "
+     "that are not tensors, arrays, numbers, strings, dtypes, devices or plain containers "
+     "(a whole model, an optimizer), or the safetensors format for a path ending in "
+     "`.safetensors`; "
+     "`torch.load` cannot read the .npz files, so weights go to PyTorch as safetensors. "
+     "`minigrad.load` reads those and `torch.save`'s zip files (tensors come back as minigrad "
+     "tensors, also those saved on a GPU, without `map_location`; whole PyTorch objects need "
+     "`weights_only=False` and PyTorch installed). "
+     "bfloat16 tensors load as float32 (exactly), since NumPy has no bfloat16; the 8-bit "
+     "floats are refused with advice.", _save_format),
+    ("`autocast` on the CPU computes in float32.",
+     "`autocast('cpu')` (also `amp.autocast`, `cpu.amp.autocast`, as a decorator too) is "
+     "accepted and checked, but minigrad computes in the tensors' own dtypes inside it, where "
+     "PyTorch runs matmuls and linear layers in bfloat16, which NumPy cannot hold. Results "
+     "are float32 and slightly more precise than PyTorch's; the first use warns. A GPU "
+     "device type warns and disables itself in both libraries.", _autocast_on_the_cpu),
+    ("`compile` returns the module or function it is given.",
+     "PyTorch returns a wrapper (`OptimizedModule`) that runs generated kernels; minigrad's "
+     "kernels are compiled by Numba already, so there is nothing to trace. PyTorch's keyword "
+     "arguments are accepted and checked, and it works as a decorator with and without "
+     "them.", _compile_returns_its_argument),
+    ("`distributed.is_available()` is False.",
+     "minigrad has no distributed backend: `init_process_group` raises an error naming the "
+     "backend, the process-group queries (`get_rank`, `get_world_size`, `barrier`, ...) and "
+     "`nn.parallel.DistributedDataParallel` raise PyTorch's 'not initialized' error, and "
+     "`nn.DataParallel` runs its module on the CPU, as PyTorch without GPUs does.",
+     _no_distributed_backend),
+    ("Optimizers refuse `differentiable=True` and `capturable=True`.",
+     "Their steps are not recorded by autograd and there are no CUDA graphs; `foreach=` and "
+     "`fused=` are accepted and recorded in `param_groups` (both True is PyTorch's error), "
+     "and every choice runs minigrad's one implementation, with the same numbers.",
+     _optimizer_flags),
     ("`onnx.export` traces minigrad's ops, whatever `dynamo=` says.",
      "Both of PyTorch's exporters are one tracer here: it records every op and the NumPy "
      "operations a model applies to values computed from its inputs (padding masks), so the "
@@ -260,14 +335,14 @@ NOT_SUPPORTED = [
      "index_fill_, index_add_, clamp_, fill_, zero_, add_/sub_/mul_/div_, +=, -=, *=, /=",
      ("Tensor.sigmoid_", "Tensor.exp_")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
-     "storage, pin_memory, share_memory_", "no memory-layout API: tensors are NumPy arrays",
+     "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",
-      "Tensor.as_strided", "Tensor.stride", "Tensor.data_ptr", "Tensor.pin_memory")),
+      "Tensor.as_strided", "Tensor.stride", "Tensor.data_ptr")),
     ("torch.Size", "shapes are plain tuples", ("Size",)),
     ("torch.autograd.grad", "use backward() and .grad; custom ops subclass "
      "minigrad.autograd.Function (forward and backward on NumPy arrays)", ("autograd.grad",)),
-    ("torch.autocast, torch.compile, torch.jit", "not applicable to a NumPy CPU library",
-     ("autocast", "compile", "jit")),
+    ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
+     ("jit",)),
     ("torch.nn.Conv1d, Conv2d, MaxPool2d, BatchNorm2d, GroupNorm, RMSNorm, Flatten, SiLU, ELU, "
      "Softplus, EmbeddingBag", "no such layers yet (F.silu and F.softplus exist as functions)",
      ("nn.Conv1d", "nn.Conv2d", "nn.MaxPool2d", "nn.BatchNorm2d", "nn.GroupNorm", "nn.RMSNorm",

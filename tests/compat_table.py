@@ -197,12 +197,13 @@ def all_cases():
     import compat_cases_math
     import compat_cases_nn
     import compat_cases_rnn
+    import compat_cases_platform
     import compat_cases_shape
     import compat_cases_training
     import compat_cases_utils
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
             + compat_cases_nn.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
-            + compat_cases_utils.CASES)
+            + compat_cases_utils.CASES + compat_cases_platform.CASES)
 
 
 def covered_names():

@@ -141,9 +141,9 @@ def _corrupt(blob, kind):
         return blob[:8] + b"{" + b"x" * (n - 1) + blob[8 + n:]
     if kind == "gap":
         header["w"]["data_offsets"] = [4, 20]
-    if kind == "bf16":
-        header["w"]["dtype"] = "BF16"
-        header["w"]["shape"] = [8]
+    if kind == "f8":
+        header["w"]["dtype"] = "F8_E4M3"
+        header["w"]["shape"] = [32]
     text = json.dumps(header).encode()
     text += b" " * (-len(text) % 8)
     return struct.pack("<Q", len(text)) + text + blob[8 + n:]
@@ -155,7 +155,7 @@ def _corrupt(blob, kind):
     ("length", "not a minigrad checkpoint|does not fit"),
     ("json", "header is not JSON"),
     ("gap", r"do not follow the previous tensor's end \(0\)"),
-    ("bf16", "tensor 'w' has dtype BF16, which NumPy .* cannot hold; convert it in PyTorch"),
+    ("f8", "tensor 'w' has dtype F8_E4M3, which NumPy .* cannot hold; convert it in PyTorch"),
 ])
 def test_corrupt_or_unsupported_files_name_the_problem(tmp_path, kind, message):
     good = tmp_path / "good.safetensors"

@@ -58,9 +58,11 @@ class Adam(Optimizer):
     _decoupled = False  # AdamW sets True: weight decay applied to p rather than to the gradient
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False):
+                 amsgrad=False, *, foreach=None, capturable=False, differentiable=False,
+                 fused=None):
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        amsgrad=amsgrad)
+                        amsgrad=amsgrad, foreach=foreach, capturable=capturable,
+                        differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
     def _check_group(self, group):
@@ -172,5 +174,7 @@ class AdamW(Adam):
     _decoupled = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+                 amsgrad=False, *, foreach=None, capturable=False, differentiable=False,
+                 fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         capturable=capturable, differentiable=differentiable, fused=fused)

@@ -80,8 +80,20 @@ class Optimizer:
 
     def _check_group(self, group):
         """Subclasses raise ValueError for bad hyper-parameters here (called for every group)."""
+        name = type(self).__name__
         if not group.get("lr", 0) >= 0:
-            raise ValueError(f"{type(self).__name__}: invalid learning rate: {group['lr']}")
+            raise ValueError(f"{name}: invalid learning rate: {group['lr']}")
+        # PyTorch's implementation choices: minigrad has one implementation per optimizer,
+        # so foreach/fused only need to be a consistent request; the other two need a
+        # feature minigrad lacks and are refused rather than silently ignored
+        if group.get("foreach") and group.get("fused"):
+            raise RuntimeError(f"{name}: `fused` and `foreach` cannot be `True` together.")
+        if group.get("differentiable"):
+            raise RuntimeError(f"{name}: differentiable=True is not supported: minigrad's "
+                               f"optimizer steps are not recorded by autograd")
+        if group.get("capturable"):
+            raise RuntimeError(f"{name}: capturable=True is for CUDA graphs, which need "
+                               f"parameters on a GPU; minigrad runs on the CPU only")
 
     # --- the update ---------------------------------------------------------------------
     def zero_grad(self, set_to_none=True):

@@ -31,9 +31,10 @@ class SGD(Optimizer):
     """SGD as `torch.optim.SGD` (momentum buffer kept in state['momentum_buffer'])."""
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
-                 nesterov=False):
+                 nesterov=False, *, foreach=None, differentiable=False, fused=None):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov)
+                        weight_decay=weight_decay, nesterov=nesterov, foreach=foreach,
+                        differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
     def _check_group(self, group):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tensor import Tensor
+from ..tensor import Tensor
 
 
 class _TypeCheck(type):
