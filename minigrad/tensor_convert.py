@@ -62,7 +62,7 @@ class ConversionMethods:
         return t.requires_grad_(True) if requires_grad else t
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        return self._new(np.array(_t._data(data)), dtype, device, requires_grad, "new_tensor")
+        return self._new(np.array(_t.array_of(data)), dtype, device, requires_grad, "new_tensor")
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
         return self._new(np.zeros(_size(size)), dtype, device, requires_grad, "new_zeros")

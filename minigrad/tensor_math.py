@@ -28,9 +28,9 @@ def _logical(fn, name, t, dim, keepdim):
 
 def _matrix_product(name, ndim, a, b):
     """mm and bmm: matmul restricted to 2-D (or batched 3-D) operands, as in PyTorch."""
-    if a.ndim != ndim or np.ndim(_t._data(b)) != ndim:
+    if a.ndim != ndim or np.ndim(_t.array_of(b)) != ndim:
         raise ValueError(f"{name}: expects two {ndim}-D tensors, got shapes {a.shape} and "
-                         f"{np.shape(_t._data(b))}")
+                         f"{np.shape(_t.array_of(b))}")
     return a @ b
 
 
@@ -46,12 +46,6 @@ class MathMethods:
     # --- elementwise ----------------------------------------------------------------------
     def __abs__(self): return self.abs()
     def __pos__(self): return self
-    def __floordiv__(self, o): return _t._binary(ops.FloorDivide, "floor_divide", self, o)
-    def __rfloordiv__(self, o): return _t._binary(ops.FloorDivide, "floor_divide", o, self)
-    def __mod__(self, o): return _t._binary(ops.Remainder, "remainder", self, o)
-    def __rmod__(self, o): return _t._binary(ops.Remainder, "remainder", o, self)
-    def __xor__(self, o): return _wrap(np.logical_xor(self._array, _t._data(o)))
-    floor_divide, remainder = __floordiv__, __mod__
 
     def pow(self, exponent): return self ** exponent
     def square(self): return self * self
@@ -76,21 +70,21 @@ class MathMethods:
     def isinf(self): return _wrap(np.isinf(self._array))
     def isfinite(self): return _wrap(np.isfinite(self._array))
     def logical_not(self): return _wrap(np.logical_not(self._array))
-    def logical_and(self, o): return _wrap(np.logical_and(self._array, _t._data(o)))
-    def logical_or(self, o): return _wrap(np.logical_or(self._array, _t._data(o)))
-    def logical_xor(self, o): return _wrap(np.logical_xor(self._array, _t._data(o)))
+    def logical_and(self, o): return _wrap(np.logical_and(self._array, _t.array_of(o)))
+    def logical_or(self, o): return _wrap(np.logical_or(self._array, _t.array_of(o)))
+    def logical_xor(self, o): return _wrap(np.logical_xor(self._array, _t.array_of(o)))
     def any(self, dim=None, keepdim=False): return _logical(np.any, "any", self, dim, keepdim)
     def all(self, dim=None, keepdim=False): return _logical(np.all, "all", self, dim, keepdim)
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        return _wrap(np.isclose(self._array, _t._data(other), rtol, atol, equal_nan))
+        return _wrap(np.isclose(self._array, _t.array_of(other), rtol, atol, equal_nan))
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        return bool(np.allclose(self._array, _t._data(other), rtol, atol, equal_nan))
+        return bool(np.allclose(self._array, _t.array_of(other), rtol, atol, equal_nan))
 
     def equal(self, other):
         """True when the shapes and all elements are equal."""
-        o = _t._data(other)
+        o = _t.array_of(other)
         return self.shape == np.shape(o) and bool(np.all(self._array == o))
 
     # --- scans, norms, products -----------------------------------------------------------
@@ -105,9 +99,9 @@ class MathMethods:
     def bmm(self, other): return _matrix_product("bmm", 3, self, other)
 
     def dot(self, other):
-        if self.ndim != 1 or np.ndim(_t._data(other)) != 1:
+        if self.ndim != 1 or np.ndim(_t.array_of(other)) != 1:
             raise ValueError(f"dot: expects two 1-D tensors, got shapes {self.shape} and "
-                             f"{np.shape(_t._data(other))}")
+                             f"{np.shape(_t.array_of(other))}")
         return self @ other
 
     def outer(self, other):
@@ -150,7 +144,7 @@ class MathMethods:
 
     def masked_select(self, mask):
         """The elements where mask (broadcast to this shape) is True, as a 1-D tensor."""
-        m = np.asarray(_t._data(mask))
+        m = np.asarray(_t.array_of(mask))
         shape = np.broadcast_shapes(m.shape, self.shape)
         x = self if self.shape == shape else self.expand(shape)
         return x[np.broadcast_to(m, shape)]

@@ -15,13 +15,14 @@ import numpy as np
 
 from . import ops
 from . import tensor as _t
-from .autograd import is_grad_enabled
+from .autograd.versions import bump_version
+from .grad_mode import is_grad_enabled
 
 
 def _along(t, dim, index, op):
     """The index tuple that picks `index` along dim: (:, :, index) for dim 2."""
     d = ops.shape.normalize_dim(dim, t.ndim, op)
-    return (slice(None),) * d + (np.asarray(_t._data(index)),)
+    return (slice(None),) * d + (np.asarray(_t.array_of(index)),)
 
 
 class WriteMethods:
@@ -35,7 +36,7 @@ class WriteMethods:
         if reduce not in (None, "add"):
             raise ValueError(f"scatter: reduce must be None or 'add', got {reduce!r}")
         src = value if src is None else src
-        return ops.Scatter.apply(self, src, dim=dim, index=_t._data(index), add=reduce == "add")
+        return ops.Scatter.apply(self, src, dim=dim, index=_t.array_of(index), add=reduce == "add")
 
     def scatter_add(self, dim, index, src):
         return self.scatter(dim, index, src, reduce="add")
@@ -74,7 +75,7 @@ class WriteMethods:
             raise RuntimeError(f"{name}: this tensor of shape {self.shape} is an expanded view "
                                f"whose elements share memory, so it cannot be written in "
                                f"place; clone() it first") from None
-        self._vc[0] += 1
+        bump_version(self)
         if out.grad_fn is not None:
             self.grad_fn, self.requires_grad = out.grad_fn, True
             if hasattr(out.grad_fn, "out_ref"):  # the graph drawer reads values through it

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.functional import cat
-from minigrad.tensor import _data
+from minigrad.tensor import array_of
 
 from . import functional as F
 from . import init
@@ -151,7 +151,7 @@ class MultiheadAttention(Module):
         """Merge the masks into `allowed` (bool, (B or 1, H or 1, L, S)) and `additive` (float)."""
         allowed = additive = None
         if attn_mask is not None:
-            m = np.asarray(_data(attn_mask))
+            m = np.asarray(array_of(attn_mask))
             if m.shape == (B * self.num_heads, L, S):
                 m = m.reshape(B, self.num_heads, L, S)
             elif m.shape != (L, S):
@@ -164,7 +164,7 @@ class MultiheadAttention(Module):
         elif is_causal:
             allowed = np.tril(np.ones((L, S), dtype=bool), S - L)
         if key_padding_mask is not None:
-            kp = np.asarray(_data(key_padding_mask))
+            kp = np.asarray(array_of(key_padding_mask))
             if kp.shape != (B, S):
                 raise ValueError(f"MultiheadAttention: key_padding_mask must have shape "
                                  f"{(B, S)} (batch, keys), got {kp.shape}")

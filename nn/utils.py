@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from minigrad import autograd
 from minigrad.tensor import Tensor
 
 
@@ -46,7 +47,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if coef < 1 or math.isnan(coef):  # NaN spreads to the grads, as in PyTorch
         for g in grads:
             np.multiply(g._array, coef, out=g._array, casting="unsafe")
-            g._vc[0] += 1
+            autograd.bump_version(g)
     return Tensor._wrap(np.array(total, dtype))
 
 
@@ -65,7 +66,7 @@ def clip_grad_value_(parameters, clip_value):
     c = float(clip_value)
     for g in _grads(parameters):
         np.clip(g._array, -c, c, out=g._array)
-        g._vc[0] += 1
+        autograd.bump_version(g)
 
 
 def parameters_to_vector(parameters):
@@ -85,5 +86,5 @@ def vector_to_parameters(vec, parameters):
     for p in params:
         n = p._array.size
         np.copyto(p._array, v[i:i + n].reshape(p._array.shape), casting="unsafe")
-        p._vc[0] += 1
+        autograd.bump_version(p)
         i += n

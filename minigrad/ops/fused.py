@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import kernels
-from ..autograd import Function
+from ..autograd.function import Function
 from .matmul import addmm, mm, mm_and_sum
 
 
