@@ -64,7 +64,7 @@ float8_e4m3fn = UnsupportedDtype("float8_e4m3fn", "float16 or float32")
 float8_e5m2 = UnsupportedDtype("float8_e5m2", "float16 or float32")
 complex32 = chalf = UnsupportedDtype("complex32", "complex64")
 
-FLOATING = (np.float16, np.float32, np.float64)
+FLOATING = (float16, float32, float64)
 
 
 def resolve(dtype, default=None):
@@ -73,10 +73,6 @@ def resolve(dtype, default=None):
     if dtype is None:
         return _DEFAULT_FLOAT if default is None else np.dtype(default)
     return np.dtype(dtype)
-
-
-def is_floating(dtype) -> bool:
-    return np.dtype(dtype).type in FLOATING
 
 
 finfo, iinfo = np.finfo, np.iinfo

@@ -118,14 +118,6 @@ def one_hot(indices, num_classes=-1):
 # Several names (max, min, any, all, round, pow) shadow Python's builtins inside this module
 # only; minigrad's own code above never calls those builtins.
 
-def _as_tensor(x, like=None):
-    """x as a tensor; a Python number takes `like`'s dtype when `like` is a tensor."""
-    if isinstance(x, Tensor):
-        return x
-    dtype = like.dtype if like is not None and isinstance(x, (int, float)) else None
-    return Tensor._wrap(np.asarray(x, dtype=dtype))
-
-
 def _lhs(x, other):
     """x as a tensor (a number takes the dtype of `other` when that is a tensor)."""
     return _as_tensor(x, other if isinstance(other, Tensor) else None)

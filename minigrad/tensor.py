@@ -2,20 +2,21 @@
 
 `_array` is the NumPy array (`numpy()` returns it, without a copy); `data` is, as in PyTorch, a
 Tensor that shares that array but not the graph; `grad` (a Tensor) is filled by `backward()`;
-`grad_fn` is the node that made this tensor (None for leaves); `requires_grad` says whether gradients flow to it. Every
-math method calls one op class from `minigrad.ops`, where the forward and backward live.
+`grad_fn` is the node that made this tensor (None for leaves); `requires_grad` says whether
+gradients flow to it. This module holds the class, its autograd methods, and the elementwise
+math, reductions, shapes and indexing that each call one op class from `minigrad.ops` (where
+forward and backward live); Tensor's other methods are grouped by kind in the tensor_*.py
+modules it inherits from.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes, ops
+from . import dtypes, ops, return_types
 from .autograd.engine import run_backward
 from .autograd.function import _node_of, register_tensor_class
 from .autograd.hooks import RetainGrad, add_pre_hook
-from .autograd.versions import bump_version
-from .device import check_device, parse_to
-from .dtypes import FLOATING
+from .device import check_device
 from .grad_mode import is_grad_enabled
 # PyTorch's further Tensor methods, grouped by kind in modules of their own; Tensor inherits
 # them. Those modules reach this one's names at call time (the one import cycle the layering
@@ -218,44 +219,6 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
             raise RuntimeError("register_hook: the tensor does not require grad")
         return add_pre_hook(_node_of(self), hook)
 
-    # --- in-place updates (for optimizers and initialisers, under no_grad) ----------------
-    def _inplace(self, name, fn):
-        if is_grad_enabled() and self.requires_grad:
-            raise RuntimeError(f"{name}: a tensor that requires grad cannot be changed in place "
-                               f"while recording a graph; wrap the update in minigrad.no_grad()")
-        fn(self._array)
-        bump_version(self)
-        return self
-
-    def zero_(self):
-        return self._inplace("zero_", lambda d: d.fill(0))
-
-    def fill_(self, value):
-        return self._inplace("fill_", lambda d: d.fill(value))
-
-    def add_(self, other, alpha=1):
-        return self._inplace("add_", lambda d: np.add(d, array_of(other) * alpha, out=d, casting="unsafe"))
-
-    def sub_(self, other, alpha=1):
-        return self._inplace("sub_", lambda d: np.subtract(d, array_of(other) * alpha, out=d, casting="unsafe"))
-
-    def mul_(self, other):
-        return self._inplace("mul_", lambda d: np.multiply(d, array_of(other), out=d, casting="unsafe"))
-
-    def div_(self, other):
-        return self._inplace("div_", lambda d: np.divide(d, array_of(other), out=d, casting="unsafe"))
-
-    def copy_(self, src):
-        src = np.asarray(array_of(src))
-        try:
-            fits = np.broadcast_shapes(src.shape, self.shape) == self.shape
-        except ValueError:
-            fits = False
-        if not fits:
-            raise ValueError(f"copy_: source of shape {src.shape} does not fit a tensor of "
-                             f"shape {self.shape}")
-        return self._inplace("copy_", lambda d: np.copyto(d, src, casting="unsafe"))
-
     # --- elementwise (the operators, maximum and minimum are in tensor_operators.py) --------
     def exp(self): return ops.Exp.apply(self)
     def log(self): return ops.Log.apply(self)
@@ -286,18 +249,11 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
     def max(self, dim=None, keepdim=False):
         """The largest element; with `dim`, a (values, indices) pair as in PyTorch (the
         gradient goes to the index returned); with a tensor, the elementwise maximum."""
-        if isinstance(dim, Tensor):
-            return self.maximum(dim)
-        if dim is None:
-            return self.amax()
-        return _selected(self, dim, keepdim, self.argmax(dim, keepdim=True))
+        return _extreme(return_types.max, self, dim, keepdim)
 
     def min(self, dim=None, keepdim=False):
-        if isinstance(dim, Tensor):
-            return self.minimum(dim)
-        if dim is None:
-            return self.amin()
-        return _selected(self, dim, keepdim, self.argmin(dim, keepdim=True))
+        """The smallest element, as `max` is the largest."""
+        return _extreme(return_types.min, self, dim, keepdim)
 
     def argmax(self, dim=None, keepdim=False):
         return _arg(np.argmax, "argmax", self, dim, keepdim)
@@ -383,25 +339,6 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
     def softmax(self, dim=-1): return ops.Softmax.apply(self, dim=dim)
     def log_softmax(self, dim=-1): return ops.LogSoftmax.apply(self, dim=dim)
 
-    # --- dtypes ---------------------------------------------------------------------------
-    def to(self, *args, **kwargs):
-        """to(dtype), to(device, dtype=None) or to(other): a device must be the CPU."""
-        dtype, copy = parse_to(args, kwargs)
-        dtype = self.dtype if dtype is None else np.dtype(dtype)
-        if dtype == self.dtype:
-            return self.clone() if copy else self
-        if self.requires_grad and dtype.type in FLOATING:
-            return ops.Cast.apply(self, dtype=dtype)
-        return Tensor._wrap(self._array.astype(dtype))
-
-    def float(self): return self.to(np.float32)
-    def double(self): return self.to(np.float64)
-    def long(self): return self.to(np.int64)
-    def int(self): return self.to(np.int32)
-    def bool(self): return self.to(np.bool_)
-    def type_as(self, other): return self.to(other.dtype)
-    def is_floating_point(self): return self.dtype.type in FLOATING
-
 
 def _row_of(t, row):
     """Row `row` of t's array (a NumPy scalar or view) as a tensor, as `t[i]` would give it: a
@@ -423,20 +360,20 @@ for _name in ops.reduce.ALIASED:
     setattr(Tensor, _name, ops.reduce.dim_aliases(getattr(Tensor, _name)))
 
 
-class _MinMax(tuple):
-    """(values, indices), like PyTorch's named tuple from `max(dim)`, `sort` and `topk`."""
-
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
-
-
-def _selected(t, dim, keepdim, idx):
-    """(values, indices) for positions `idx` (keepdim-shaped) read from t along dim."""
-    d = ops.shape.normalize_dim(dim, t.ndim, "max")
+def _extreme(pair, t, dim, keepdim):
+    """max or min (as `pair` says) of t: over all elements, elementwise against a tensor, or
+    along dim as `pair(values, indices)`, the values read at the indices found."""
+    largest = pair is return_types.max
+    if isinstance(dim, Tensor):
+        return t.maximum(dim) if largest else t.minimum(dim)
+    if dim is None:
+        return t.amax() if largest else t.amin()
+    idx = (t.argmax if largest else t.argmin)(dim, keepdim=True)
+    d = ops.shape.normalize_dim(dim, t.ndim, pair.__name__)
     values = t.gather(d, idx) if t.ndim else t.reshape(())
     if not keepdim and t.ndim:
         values, idx = values.squeeze(d), idx.squeeze(d)
-    return _MinMax((values, idx))
+    return pair(values, idx)
 
 
 def _arg(fn, name, t, dim, keepdim):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ops
+from . import ops, return_types
 from . import tensor as _t
 
 
@@ -111,7 +111,7 @@ class MathMethods:
     def sort(self, dim=-1, descending=False, stable=False):
         """(values, indices) ordered along dim; equal elements keep their order."""
         idx = _wrap(ops.sort.sort_indices(self._array, dim, descending))
-        return _t._MinMax((self.gather(dim, idx) if self.ndim else self.clone(), idx))
+        return return_types.sort(self.gather(dim, idx) if self.ndim else self.clone(), idx)
 
     def argsort(self, dim=-1, descending=False, stable=False):
         return _wrap(ops.sort.sort_indices(self._array, dim, descending))
@@ -119,7 +119,7 @@ class MathMethods:
     def topk(self, k, dim=-1, largest=True, sorted=True):
         """(values, indices) of the k largest (or smallest) elements along dim, best first."""
         idx = _wrap(ops.sort.topk_indices(self._array, k, dim, largest))
-        return _t._MinMax((self.gather(dim, idx) if self.ndim else self.clone(), idx))
+        return return_types.topk(self.gather(dim, idx) if self.ndim else self.clone(), idx)
 
     def nonzero(self, as_tuple=False):
         """Positions of the nonzero elements: an (n, ndim) int64 tensor, or one per dim."""

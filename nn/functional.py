@@ -343,7 +343,7 @@ def elu(input, alpha=1.0):
     return where(input > 0, input, negative)
 
 
-# --- more of torch.nn.functional (issue 12): activations, normalisation, similarity, losses ---
+# --- more of torch.nn.functional: activations, normalisation, similarity, losses -------------
 
 def silu(input):
     """x * sigmoid(x), also called swish."""
