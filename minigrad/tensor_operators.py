@@ -62,8 +62,13 @@ class OperatorMethods:
     def __xor__(self, o): return _t.Tensor._wrap(np.logical_xor(self._array, _t.array_of(o)))
 
 
+# Every Tensor is an OperatorMethods: the checks on each operator's operands test against this
+# module's own class, which costs no lookup in tensor.py (this runs for every `+`, `*`, ...)
+_Tensor = OperatorMethods
+
+
 def is_operand(x):
-    return isinstance(x, (_t.Tensor, np.ndarray, np.generic, int, float))
+    return isinstance(x, (_Tensor, np.ndarray, np.generic, int, float))
 
 
 def binary(op, name, a, b):
@@ -104,13 +109,12 @@ def _needs_promotion(a, b, floats=False):
     of one dtype, a float tensor with a Python int or float, or an integer tensor with a Python
     int (NumPy, like PyTorch, converts the number to the tensor's dtype; `i + block_size` with
     an index tensor is everyday code)."""
-    tensor = _t.Tensor
-    if isinstance(a, tensor):
+    if isinstance(a, _Tensor):
         dtype = a._array.dtype
-        if isinstance(b, tensor):
+        if isinstance(b, _Tensor):
             return b._array.dtype is not dtype or (floats and dtype.kind != "f")
         return _number_needs_promotion(dtype, b, floats)
-    return not isinstance(b, tensor) or _number_needs_promotion(b._array.dtype, a, floats)
+    return not isinstance(b, _Tensor) or _number_needs_promotion(b._array.dtype, a, floats)
 
 
 def _number_needs_promotion(dtype, number, floats):
@@ -129,7 +133,7 @@ def as_dtype(x, dtype):
     """`x` (a tensor, array or number) in `dtype`. A tensor converted for an op stands for the
     original in the graph: its gradient, computed in `dtype`, reaches the original, and the
     engine casts it back (PyTorch computes mixed ops the same way)."""
-    if not isinstance(x, _t.Tensor):
+    if not isinstance(x, _Tensor):
         return np.asarray(x, dtype=dtype)
     if x._array.dtype == dtype:
         return x

@@ -123,6 +123,9 @@ class _Handing(Function):
 @pytest.mark.parametrize("how, adopted", [("fresh", True), ("reshape", True), ("keep", False),
                                           ("half", False)])
 def test_a_gradient_nobody_else_holds_becomes_grad_without_a_copy(how, adopted):
+    """The saving `adoption.adoptable` decides: a refactor that leaves one more reference on
+    the way (the backward loop keeping its last gradients, a wrapper around `accumulate`)
+    makes the fresh cases copy, and this fails."""
     _Handing.seen.clear()
     x = leaf([1.0, 2.0])
     _Handing.apply(x, how=how).backward(np.array([1.0, 1.0]))
