@@ -58,7 +58,7 @@ _remembering = SharedRecordHook(_remember)
 
 class recording(contextlib.ContextDecorator):
     """Inside (a `with` block or a decorated function), every op recorded notes its module and
-    its values for `draw_graph`. Blocks nest, in one thread or several."""
+    its values for `draw_graph`. Blocks nest; while any is open, ops of every thread are noted."""
 
     def __enter__(self):
         _remembering.acquire()
@@ -67,6 +67,7 @@ class recording(contextlib.ContextDecorator):
     def __exit__(self, *exc):
         _remembering.release()
         return False
+
 
 _INSTALL_HINT = ("install Graphviz to render it: `apt-get install graphviz` (Debian/Ubuntu), "
                  "`brew install graphviz` (macOS) or `conda install -c conda-forge graphviz`")

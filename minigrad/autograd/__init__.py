@@ -8,8 +8,8 @@
     adoption.py      whether a leaf may keep a gradient array without copying it
     gradcheck.py     `gradcheck`, autograd's gradients against central differences
 
-Nothing in the core imports this package's `__init__`: the engine's modules are imported
-directly, so `gradcheck` (which needs `Tensor`) can be exported here without a cycle.
+The core's modules import the submodules they need, never a name from this file, so
+`gradcheck` (which needs `Tensor`) is exported here without an import cycle.
 """
 from ..grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                          set_grad_enabled)

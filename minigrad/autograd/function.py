@@ -44,7 +44,7 @@ class RemovableHandle:
 
 
 def add_record_hook(hook):
-    """Call `hook(node, output)` whenever an op records a node (viz and anomaly mode use it)."""
+    """Call `hook(node, output)` whenever an op records a node, until the handle removes it."""
     _record_hooks.append(hook)
     return RemovableHandle(lambda: hook in _record_hooks and _record_hooks.remove(hook))
 
