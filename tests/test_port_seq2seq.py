@@ -6,7 +6,6 @@ Run by PyTorch and by minigrad (passed in as `torch`) from the same weights."""
 import math
 
 import numpy as np
-import pytest
 
 import minigrad
 from port_runner import assert_curves_match, run_both, state_numpy
