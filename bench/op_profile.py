@@ -17,7 +17,8 @@ import time
 from collections import defaultdict
 
 from minigrad import autograd
-from minigrad.autograd import Function, current_module_path
+from minigrad.autograd import Function
+from minigrad.grad_mode import current_module_path
 
 
 def _all_subclasses(cls):

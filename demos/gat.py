@@ -15,7 +15,7 @@ from minigrad.nn import functional as F
 
 import minigrad
 from minigrad.autograd import no_grad
-from minigrad.tensor import _data
+from minigrad.tensor import array_of
 
 # --- a generated graph --------------------------------------------------------------------------
 
@@ -56,7 +56,7 @@ def make_sbm_graph(n_nodes=500, n_communities=6, p_in=0.08, p_out=0.005, feature
 
 def micro_f1(logits, targets):
     """F1 over all (node, label) decisions pooled, predicting a label where its logit > 0."""
-    pred, y = np.asarray(_data(logits)) > 0, np.asarray(targets) > 0.5
+    pred, y = np.asarray(array_of(logits)) > 0, np.asarray(targets) > 0.5
     tp = np.sum(pred & y)
     return float(2 * tp / max(2 * tp + np.sum(pred & ~y) + np.sum(~pred & y), 1))
 

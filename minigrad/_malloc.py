@@ -4,8 +4,8 @@ A training step allocates and frees thousands of arrays, many of megabytes. glib
 blocks above its mmap threshold (128 KiB at first) with fresh pages from the kernel, and every
 fresh page costs a page fault on first touch: for a 10 MB logits array that is 2,500 faults,
 a few milliseconds, on every step. Raising the mmap and trim thresholds makes those blocks
-come from (and go back to) the heap, where the next step finds them already mapped. Measured
-on the toy Transformer's training step: 168 ms -> 141 ms.
+come from (and go back to) the heap, where the next step finds them already mapped
+(docs/performance.md gives the measured effect).
 
 The price is that the process keeps up to 1 GiB of freed memory instead of returning it to the
 OS, and the setting holds for everything in the process, not only minigrad. So a library must

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import autograd, ops
-
 float16, float32, float64 = np.float16, np.float32, np.float64
 int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
 uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
@@ -66,7 +64,7 @@ float8_e4m3fn = UnsupportedDtype("float8_e4m3fn", "float16 or float32")
 float8_e5m2 = UnsupportedDtype("float8_e5m2", "float16 or float32")
 complex32 = chalf = UnsupportedDtype("complex32", "complex64")
 
-FLOATING = (np.float16, np.float32, np.float64)
+FLOATING = (float16, float32, float64)
 
 
 def resolve(dtype, default=None):
@@ -77,16 +75,11 @@ def resolve(dtype, default=None):
     return np.dtype(dtype)
 
 
-def is_floating(dtype) -> bool:
-    return np.dtype(dtype).type in FLOATING
-
-
 finfo, iinfo = np.finfo, np.iinfo
 
 
 # --- type promotion ----------------------------------------------------------------------
 
-Tensor = None  # the Tensor class, registered by tensor.py (which imports this module)
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}  # bool < integer < floating
 _DEFAULT_FLOAT = np.dtype(np.float32)
 
@@ -194,91 +187,3 @@ def computation_dtype(operands, op, floats=False):
     division of integers gives floats)."""
     dtype = _result_type(operands, op)
     return _DEFAULT_FLOAT if floats and dtype.kind != "f" else dtype
-
-
-# --- the operands of binary ops, converted to the dtype they compute in ---------------------
-
-_PY_NUMBERS = (int, float)
-
-
-def _data(x):
-    return x._array if isinstance(x, Tensor) else x
-
-
-def is_operand(x):
-    return isinstance(x, (Tensor, np.ndarray, np.generic, int, float))
-
-
-def _binary(op, name, a, b):
-    """`op.apply(a, b)` in the dtype PyTorch computes in, with errors that name `name`."""
-    floats = op is ops.Div  # true division: integers give floats
-    if _needs_promotion(a, b, floats):
-        if op is ops.Sub and any(np.result_type(_data(x)) == np.bool_ for x in (a, b)):
-            raise TypeError("sub: subtraction with a bool tensor is not supported, as in "
-                            "PyTorch; use ~ or logical_not() to invert a mask")
-        a, b = _promoted(a, b, name, floats)
-    try:
-        return op.apply(a, b)
-    except ValueError as e:
-        _raise_if_broadcast(e, name, a, b)
-        raise
-
-
-def _compare(fn, name, a, b):
-    """A comparison in the promoted dtype, as in PyTorch: a bool tensor, no gradient."""
-    if _needs_promotion(a, b):
-        a, b = _promoted(a, b, name)
-    try:
-        return Tensor._wrap(fn(_data(a), _data(b)))
-    except ValueError as e:
-        _raise_if_broadcast(e, name, a, b)
-        raise
-
-
-def _raise_if_broadcast(e, name, a, b):
-    if "broadcast" in str(e) and name not in str(e)[:20]:
-        raise ValueError(f"{name}: shapes {np.shape(_data(a))} and {np.shape(_data(b))} "
-                         f"cannot be broadcast together") from None
-
-
-def _needs_promotion(a, b, floats=False):
-    """False in the common cases where NumPy's rules already give PyTorch's dtype: two tensors
-    of one dtype, a float tensor with a Python int or float, or an integer tensor with a Python
-    int (NumPy, like PyTorch, converts the number to the tensor's dtype; `i + block_size` with
-    an index tensor is everyday code)."""
-    if isinstance(a, Tensor):
-        dtype = a._array.dtype
-        if isinstance(b, Tensor):
-            return b._array.dtype is not dtype or (floats and dtype.kind != "f")
-        return _number_needs_promotion(dtype, b, floats)
-    return not isinstance(b, Tensor) or _number_needs_promotion(b._array.dtype, a, floats)
-
-
-def _number_needs_promotion(dtype, number, floats):
-    """For a tensor of `dtype` with the operand `number` (not a tensor)."""
-    if dtype.kind == "f":
-        return number.__class__ not in _PY_NUMBERS
-    return floats or dtype.kind not in "iu" or number.__class__ is not int
-
-
-def _promoted(a, b, name, floats=False):
-    dtype = computation_dtype((a, b), name, floats)
-    return _as_dtype(a, dtype), _as_dtype(b, dtype)
-
-
-def _as_dtype(x, dtype):
-    """`x` (a tensor, array or number) in `dtype`. A tensor converted for an op stands for the
-    original in the graph: its gradient, computed in `dtype`, reaches the original, and the
-    engine casts it back (PyTorch computes mixed ops the same way)."""
-    if not isinstance(x, Tensor):
-        return np.asarray(x, dtype=dtype)
-    if x._array.dtype == dtype:
-        return x
-    c = Tensor._wrap(x._array.astype(dtype))
-    if x._requires_grad:
-        c._requires_grad = True
-        if x.grad_fn is None:
-            c._acc = autograd._node_of(x)  # x's AccumulateGrad
-        else:
-            c.grad_fn = x.grad_fn
-    return c

@@ -5,7 +5,8 @@ import numpy as np
 
 from . import dtypes, ops
 from .random import next_seed
-from .tensor import Tensor, _as_dtype, _binary, _data
+from .tensor import Tensor, array_of
+from .tensor_operators import as_dtype, binary
 
 
 def _as_tensor(x, like=None):
@@ -24,7 +25,7 @@ def _promoted_all(tensors, op):
     if len(kinds) == 1 and None not in kinds:
         return tensors  # tensors of one dtype (cat of heads, stack of a batch): nothing to do
     dtype = dtypes.computation_dtype(tensors, op) if tensors else None
-    return [_as_dtype(t, dtype) for t in tensors]
+    return [as_dtype(t, dtype) for t in tensors]
 
 
 def cat(tensors, dim=0):
@@ -48,20 +49,20 @@ def where(condition, input=None, other=None):
     if input is None or other is None:
         raise TypeError("where: give both input and other, or neither (where(condition) is "
                         "nonzero(condition, as_tuple=True))")
-    cond = np.asarray(_data(condition))
+    cond = np.asarray(array_of(condition))
     if cond.dtype != np.bool_:
         raise TypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
     try:
-        np.broadcast_shapes(cond.shape, np.shape(_data(input)), np.shape(_data(other)))
+        np.broadcast_shapes(cond.shape, np.shape(array_of(input)), np.shape(array_of(other)))
     except ValueError:
-        raise ValueError(f"where: shapes {cond.shape}, {np.shape(_data(input))} and "
-                         f"{np.shape(_data(other))} cannot be broadcast together") from None
+        raise ValueError(f"where: shapes {cond.shape}, {np.shape(array_of(input))} and "
+                         f"{np.shape(array_of(other))} cannot be broadcast together") from None
     cond = condition if isinstance(condition, Tensor) else cond  # a tensor's changes are seen
     return ops.Where.apply(cond, *_promoted_all((input, other), "where"))
 
 
-def maximum(a, b): return _binary(ops.Maximum, "maximum", a, b)
-def minimum(a, b): return _binary(ops.Minimum, "minimum", a, b)
+def maximum(a, b): return binary(ops.Maximum, "maximum", a, b)
+def minimum(a, b): return binary(ops.Minimum, "minimum", a, b)
 def exp(x): return x.exp()
 def log(x): return x.log()
 def sqrt(x): return x.sqrt()
@@ -103,7 +104,7 @@ def dropout(x, p=0.5, training=True, seed=None):
 
 def one_hot(indices, num_classes=-1):
     """int64 tensor with a 1 at each index along a new last dim (no gradient, as in PyTorch)."""
-    idx = np.asarray(_data(indices))
+    idx = np.asarray(array_of(indices))
     if not np.issubdtype(idx.dtype, np.integer):
         raise TypeError(f"one_hot: indices must be integers, got dtype {idx.dtype}")
     n = int(idx.max()) + 1 if num_classes == -1 else num_classes
@@ -116,14 +117,6 @@ def one_hot(indices, num_classes=-1):
 # --- PyTorch's function forms of Tensor methods (torch.sin(x) is x.sin()) ----------------------
 # Several names (max, min, any, all, round, pow) shadow Python's builtins inside this module
 # only; minigrad's own code above never calls those builtins.
-
-def _as_tensor(x, like=None):
-    """x as a tensor; a Python number takes `like`'s dtype when `like` is a tensor."""
-    if isinstance(x, Tensor):
-        return x
-    dtype = like.dtype if like is not None and isinstance(x, (int, float)) else None
-    return Tensor._wrap(np.asarray(x, dtype=dtype))
-
 
 def _lhs(x, other):
     """x as a tensor (a number takes the dtype of `other` when that is a tensor)."""

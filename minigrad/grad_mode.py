@@ -1,5 +1,5 @@
 """Per-thread switches that change what ops do, as in PyTorch: grad mode (`no_grad`,
-`enable_grad`), anomaly mode (see `autograd.detect_anomaly`) and the module being run (set by
+`enable_grad`), anomaly mode (see `autograd/anomaly_mode.py`) and the module being run (set by
 `Module.__call__`, read by the graph renderer). Each thread has its own values, so a thread
 running inference under `no_grad` does not turn recording off for a thread that trains.
 """
@@ -80,6 +80,13 @@ class module_scope:
 
 def current_module_path() -> str | None:
     return _state.module_path
+
+
+def swap_module_path(path: str | None) -> str | None:
+    """Make `path` the module being run and return the one it replaces (what `module_scope`
+    does, as one call each way for `Module.__call__`, which runs for every layer)."""
+    prev, _state.module_path = _state.module_path, path
+    return prev
 
 
 # --- PyTorch's other grad-mode switches, built on the two above ----------------------------

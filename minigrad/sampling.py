@@ -7,7 +7,7 @@ import numpy as np
 
 from .dtypes import resolve
 from .random import generator as _rng
-from .tensor import Tensor, _data
+from .tensor import Tensor, array_of
 
 
 def multinomial(input, num_samples, replacement=False, generator=None):
@@ -18,7 +18,7 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     and the largest keys win, which draws in proportion to w one after another (Efraimidis
     and Spirakis, 2006).
     """
-    p = np.asarray(_data(input), dtype=np.float64)
+    p = np.asarray(array_of(input), dtype=np.float64)
     if p.ndim not in (1, 2):
         raise ValueError(f"multinomial: input must be 1-D or 2-D, got shape {p.shape}")
     rows = p.reshape(1, -1) if p.ndim == 1 else p  # (N, C)
@@ -62,16 +62,16 @@ def multinomial(input, num_samples, replacement=False, generator=None):
 
 def bernoulli(input, p=None, generator=None):
     """1 with probability input (or p), else 0, in input's dtype."""
-    probs = np.asarray(_data(input)) if p is None else np.full(np.shape(_data(input)), p)
+    probs = np.asarray(array_of(input)) if p is None else np.full(np.shape(array_of(input)), p)
     if np.any((probs < 0) | (probs > 1)):
         raise ValueError("bernoulli: probabilities must be in [0, 1]")
     draw = _rng(generator).random(probs.shape) < probs
-    return Tensor._wrap(draw.astype(np.asarray(_data(input)).dtype))
+    return Tensor._wrap(draw.astype(np.asarray(array_of(input)).dtype))
 
 
 def normal(mean=0.0, std=1.0, size=None, generator=None, dtype=None):
     """Samples of N(mean, std^2): numbers with `size=`, or tensors of means and/or stds."""
-    m, s = np.asarray(_data(mean)), np.asarray(_data(std))
+    m, s = np.asarray(array_of(mean)), np.asarray(array_of(std))
     if np.any(s < 0):
         raise ValueError("normal: std must be non-negative")
     shape = tuple(size) if size is not None else np.broadcast_shapes(m.shape, s.shape)

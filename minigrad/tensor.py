@@ -2,32 +2,39 @@
 
 `_array` is the NumPy array (`numpy()` returns it, without a copy); `data` is, as in PyTorch, a
 Tensor that shares that array but not the graph; `grad` (a Tensor) is filled by `backward()`;
-`grad_fn` is the node that made this tensor (None for leaves); `requires_grad` says whether gradients flow to it. Every
-math method calls one op class from `minigrad.ops`, where the forward and backward live.
+`grad_fn` is the node that made this tensor (None for leaves); `requires_grad` says whether
+gradients flow to it. This module holds the class, its autograd methods, and the elementwise
+math, reductions, shapes and indexing that each call one op class from `minigrad.ops` (where
+forward and backward live); Tensor's other methods are grouped by kind in the tensor_*.py
+modules it inherits from.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import autograd, dtypes, ops
-from .autograd import is_grad_enabled, run_backward
-from .platform.device import check_device, parse_to
+from . import dtypes, ops, return_types
+from .autograd.engine import run_backward
+from .autograd.function import _node_of, register_tensor_class
+from .autograd.hooks import RetainGrad, add_pre_hook
+from .platform.device import check_device
+from .grad_mode import is_grad_enabled
 # PyTorch's further Tensor methods, grouped by kind in modules of their own; Tensor inherits
-# them (those modules reach this one's names at call time, so the circular import is safe)
+# them. Those modules reach this one's names at call time (the one import cycle the layering
+# test allows, by name).
 from .tensor_convert import ConversionMethods
 from .tensor_math import MathMethods
+from .tensor_operators import OperatorMethods
 from .tensor_shape import ShapeMethods
 from .tensor_write import WriteMethods
-from .dtypes import _as_dtype, _binary, _compare  # noqa: F401  (functional.py imports them here)
-
-_FLOATS = (np.float16, np.float32, np.float64)
 
 
-def _data(x):
+def array_of(x):
+    """The NumPy array inside tensor `x` (no copy); anything else (an array, a number, a list)
+    as it is. For code that takes tensors or arrays alike, such as masks and index batches."""
     return x._array if isinstance(x, Tensor) else x
 
 
-class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
+class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     """An n-dimensional array that records the ops applied to it, so it can differentiate them."""
 
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
@@ -155,8 +162,6 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
             return a.item()
         return int(self.item())
 
-    __hash__ = object.__hash__
-
     def __repr__(self):
         body = np.array2string(self._array, separator=", ", prefix="tensor(", precision=4)
         extra = f", dtype={self.dtype}"
@@ -179,7 +184,7 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
                                    f"gradient= of that shape")
             g = np.ones(self.shape, dtype=self.dtype)
         else:
-            g = np.asarray(_data(gradient), dtype=self.dtype)
+            g = np.asarray(array_of(gradient), dtype=self.dtype)
             if g.shape != self.shape:
                 raise ValueError(f"backward: gradient has shape {g.shape} but the tensor has "
                                  f"shape {self.shape}")
@@ -200,90 +205,21 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     @property
     def retains_grad(self):
         return self.grad_fn is not None and any(
-            isinstance(h, autograd.RetainGrad) for h in self.grad_fn.pre_hooks)
+            isinstance(h, RetainGrad) for h in self.grad_fn.pre_hooks)
 
     def retain_grad(self):
         """Keep `.grad` on this non-leaf tensor after backward (a leaf keeps it anyway)."""
         if self.grad_fn is not None and not self.retains_grad:
-            self.grad_fn.pre_hooks += (autograd.RetainGrad(self),)
+            self.grad_fn.pre_hooks += (RetainGrad(self),)
 
     def register_hook(self, hook):
         """Call `hook(grad)` when this tensor's gradient is computed; a returned tensor replaces
         it. Returns a handle whose `remove()` unregisters the hook."""
         if not self.requires_grad:
             raise RuntimeError("register_hook: the tensor does not require grad")
-        return autograd.add_pre_hook(autograd._node_of(self), hook)
+        return add_pre_hook(_node_of(self), hook)
 
-    # --- in-place updates (for optimizers and initialisers, under no_grad) ----------------
-    def _inplace(self, name, fn):
-        if is_grad_enabled() and self.requires_grad:
-            raise RuntimeError(f"{name}: a tensor that requires grad cannot be changed in place "
-                               f"while recording a graph; wrap the update in minigrad.no_grad()")
-        fn(self._array)
-        self._vc[0] += 1
-        return self
-
-    def zero_(self):
-        return self._inplace("zero_", lambda d: d.fill(0))
-
-    def fill_(self, value):
-        return self._inplace("fill_", lambda d: d.fill(value))
-
-    def add_(self, other, alpha=1):
-        return self._inplace("add_", lambda d: np.add(d, _data(other) * alpha, out=d, casting="unsafe"))
-
-    def sub_(self, other, alpha=1):
-        return self._inplace("sub_", lambda d: np.subtract(d, _data(other) * alpha, out=d, casting="unsafe"))
-
-    def mul_(self, other):
-        return self._inplace("mul_", lambda d: np.multiply(d, _data(other), out=d, casting="unsafe"))
-
-    def div_(self, other):
-        return self._inplace("div_", lambda d: np.divide(d, _data(other), out=d, casting="unsafe"))
-
-    def copy_(self, src):
-        src = np.asarray(_data(src))
-        try:
-            fits = np.broadcast_shapes(src.shape, self.shape) == self.shape
-        except ValueError:
-            fits = False
-        if not fits:
-            raise ValueError(f"copy_: source of shape {src.shape} does not fit a tensor of "
-                             f"shape {self.shape}")
-        return self._inplace("copy_", lambda d: np.copyto(d, src, casting="unsafe"))
-
-    # --- arithmetic -----------------------------------------------------------------------
-    def __add__(self, o): return _binary(ops.Add, "add", self, o)
-    def __radd__(self, o): return _binary(ops.Add, "add", o, self)
-    def __sub__(self, o): return _binary(ops.Sub, "sub", self, o)
-    def __rsub__(self, o): return _binary(ops.Sub, "sub", o, self)
-    def __mul__(self, o): return _binary(ops.Mul, "mul", self, o)
-    def __rmul__(self, o): return _binary(ops.Mul, "mul", o, self)
-    def __truediv__(self, o): return _binary(ops.Div, "div", self, o)
-    def __rtruediv__(self, o): return _binary(ops.Div, "div", o, self)
-    def __pow__(self, o): return _binary(ops.Pow, "pow", self, o)
-    def __rpow__(self, o): return _binary(ops.Pow, "pow", o, self)
-    def __neg__(self): return ops.Neg.apply(self)
-    def __matmul__(self, o): return ops.MatMul.apply(self, o)
-    def __rmatmul__(self, o): return ops.MatMul.apply(o, self)
-    add, sub, mul, div, matmul, neg = __add__, __sub__, __mul__, __truediv__, __matmul__, __neg__
-
-    # comparisons give bool tensors that carry no gradient; `t == None` is simply False
-    def __eq__(self, o):
-        return _compare(np.equal, "eq", self, o) if dtypes.is_operand(o) else NotImplemented
-
-    def __ne__(self, o):
-        return _compare(np.not_equal, "ne", self, o) if dtypes.is_operand(o) else NotImplemented
-
-    def __lt__(self, o): return _compare(np.less, "lt", self, o)
-    def __le__(self, o): return _compare(np.less_equal, "le", self, o)
-    def __gt__(self, o): return _compare(np.greater, "gt", self, o)
-    def __ge__(self, o): return _compare(np.greater_equal, "ge", self, o)
-    def __invert__(self): return Tensor._wrap(np.logical_not(self._array))
-    def __and__(self, o): return Tensor._wrap(np.logical_and(self._array, _data(o)))
-    def __or__(self, o): return Tensor._wrap(np.logical_or(self._array, _data(o)))
-    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
-
+    # --- elementwise (the operators, maximum and minimum are in tensor_operators.py) --------
     def exp(self): return ops.Exp.apply(self)
     def log(self): return ops.Log.apply(self)
     def sqrt(self): return ops.Sqrt.apply(self)
@@ -292,8 +228,6 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     def sigmoid(self): return ops.Sigmoid.apply(self)
     def relu(self): return ops.Relu.apply(self)
     def gelu(self, approximate="none"): return ops.Gelu.apply(self, approximate=approximate)
-    def maximum(self, o): return _binary(ops.Maximum, "maximum", self, o)
-    def minimum(self, o): return _binary(ops.Minimum, "minimum", self, o)
     def clamp(self, min=None, max=None): return ops.Clamp.apply(self, min=min, max=max)
     clip = clamp
 
@@ -315,18 +249,11 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     def max(self, dim=None, keepdim=False):
         """The largest element; with `dim`, a (values, indices) pair as in PyTorch (the
         gradient goes to the index returned); with a tensor, the elementwise maximum."""
-        if isinstance(dim, Tensor):
-            return self.maximum(dim)
-        if dim is None:
-            return self.amax()
-        return _selected(self, dim, keepdim, self.argmax(dim, keepdim=True))
+        return _extreme(return_types.max, self, dim, keepdim)
 
     def min(self, dim=None, keepdim=False):
-        if isinstance(dim, Tensor):
-            return self.minimum(dim)
-        if dim is None:
-            return self.amin()
-        return _selected(self, dim, keepdim, self.argmin(dim, keepdim=True))
+        """The smallest element, as `max` is the largest."""
+        return _extreme(return_types.min, self, dim, keepdim)
 
     def argmax(self, dim=None, keepdim=False):
         return _arg(np.argmax, "argmax", self, dim, keepdim)
@@ -404,32 +331,13 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
         return ops.MaskedFill.apply(self, mask, value=value)
 
     def gather(self, dim, index):
-        return ops.Gather.apply(self, dim=dim, index=_data(index))
+        return ops.Gather.apply(self, dim=dim, index=array_of(index))
 
     def index_select(self, dim, index):
-        return ops.IndexSelect.apply(self, dim=dim, index=_data(index))
+        return ops.IndexSelect.apply(self, dim=dim, index=array_of(index))
 
     def softmax(self, dim=-1): return ops.Softmax.apply(self, dim=dim)
     def log_softmax(self, dim=-1): return ops.LogSoftmax.apply(self, dim=dim)
-
-    # --- dtypes ---------------------------------------------------------------------------
-    def to(self, *args, **kwargs):
-        """to(dtype), to(device, dtype=None) or to(other): a device must be the CPU."""
-        dtype, copy = parse_to(args, kwargs)
-        dtype = self.dtype if dtype is None else np.dtype(dtype)
-        if dtype == self.dtype:
-            return self.clone() if copy else self
-        if self.requires_grad and dtype.type in _FLOATS:
-            return ops.Cast.apply(self, dtype=dtype)
-        return Tensor._wrap(self._array.astype(dtype))
-
-    def float(self): return self.to(np.float32)
-    def double(self): return self.to(np.float64)
-    def long(self): return self.to(np.int64)
-    def int(self): return self.to(np.int32)
-    def bool(self): return self.to(np.bool_)
-    def type_as(self, other): return self.to(other.dtype)
-    def is_floating_point(self): return self.dtype.type in _FLOATS
 
 
 def _row_of(t, row):
@@ -447,26 +355,25 @@ def _check_can_require_grad(op, dtype):
                         f"{dtype}")
 
 
-# the engine and the promotion rules make tensors too; they cannot import this module
-autograd.Tensor = dtypes.Tensor = Tensor
+register_tensor_class(Tensor)  # the engine wraps op outputs in it
 for _name in ops.reduce.ALIASED:
     setattr(Tensor, _name, ops.reduce.dim_aliases(getattr(Tensor, _name)))
 
 
-class _MinMax(tuple):
-    """(values, indices), like PyTorch's named tuple from `max(dim)`, `sort` and `topk`."""
-
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
-
-
-def _selected(t, dim, keepdim, idx):
-    """(values, indices) for positions `idx` (keepdim-shaped) read from t along dim."""
-    d = ops.shape.normalize_dim(dim, t.ndim, "max")
+def _extreme(pair, t, dim, keepdim):
+    """max or min (as `pair` says) of t: over all elements, elementwise against a tensor, or
+    along dim as `pair(values, indices)`, the values read at the indices found."""
+    largest = pair is return_types.max
+    if isinstance(dim, Tensor):
+        return t.maximum(dim) if largest else t.minimum(dim)
+    if dim is None:
+        return t.amax() if largest else t.amin()
+    idx = (t.argmax if largest else t.argmin)(dim, keepdim=True)
+    d = ops.shape.normalize_dim(dim, t.ndim, pair.__name__)
     values = t.gather(d, idx) if t.ndim else t.reshape(())
     if not keepdim and t.ndim:
         values, idx = values.squeeze(d), idx.squeeze(d)
-    return _MinMax((values, idx))
+    return pair(values, idx)
 
 
 def _arg(fn, name, t, dim, keepdim):
@@ -479,7 +386,7 @@ def _arg(fn, name, t, dim, keepdim):
 def _index(index):
     """Tensors inside an index become arrays, so NumPy's indexing rules apply unchanged."""
     if isinstance(index, tuple):
-        return tuple(_data(i) for i in index)
+        return tuple(array_of(i) for i in index)
     if isinstance(index, list):
         return np.asarray(index)
-    return _data(index)
+    return array_of(index)

@@ -1,6 +1,7 @@
 """Tensor methods about where a tensor lives and what type it has, under PyTorch's names:
-`device`, `cpu()`, `cuda()` (an error: minigrad runs on the CPU), `type()`, `half()`, the
-`new_*` factories that copy this tensor's dtype, and `format(t, ".4f")`.
+`to()`, `float()` and the other dtype conversions, `device`, `cpu()`, `cuda()` (an error:
+minigrad runs on the CPU), `type()`, the `new_*` factories that copy this tensor's dtype, and
+`format(t, ".4f")`.
 
 `Tensor` inherits them (see tensor.py); they are kept here so tensor.py stays about autograd.
 """
@@ -8,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import ops
 from . import tensor as _t
-from .platform.device import CPU, check_device
+from .platform.device import CPU, check_device, parse_to
+from .dtypes import FLOATING
 
 
 def _size(size):
@@ -36,6 +39,25 @@ class ConversionMethods:
 
     def is_pinned(self, device=None):
         return False
+
+    # --- dtypes ---------------------------------------------------------------------------
+    def to(self, *args, **kwargs):
+        """to(dtype), to(device, dtype=None) or to(other): a device must be the CPU."""
+        dtype, copy = parse_to(args, kwargs)
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
+        if dtype == self.dtype:
+            return self.clone() if copy else self
+        if self.requires_grad and dtype.type in FLOATING:
+            return ops.Cast.apply(self, dtype=dtype)
+        return _t.Tensor._wrap(self._array.astype(dtype))
+
+    def float(self): return self.to(np.float32)
+    def double(self): return self.to(np.float64)
+    def long(self): return self.to(np.int64)
+    def int(self): return self.to(np.int32)
+    def bool(self): return self.to(np.bool_)
+    def type_as(self, other): return self.to(other.dtype)
+    def is_floating_point(self): return self.dtype.type in FLOATING
 
     def half(self):
         return self.to(np.float16)
@@ -70,7 +92,7 @@ class ConversionMethods:
         return t.requires_grad_(True) if requires_grad else t
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        return self._new(np.array(_t._data(data)), dtype, device, requires_grad, "new_tensor")
+        return self._new(np.array(_t.array_of(data)), dtype, device, requires_grad, "new_tensor")
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
         return self._new(np.zeros(_size(size)), dtype, device, requires_grad, "new_zeros")

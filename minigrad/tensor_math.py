@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ops
+from . import ops, return_types
 from . import tensor as _t
 
 
@@ -28,9 +28,9 @@ def _logical(fn, name, t, dim, keepdim):
 
 def _matrix_product(name, ndim, a, b):
     """mm and bmm: matmul restricted to 2-D (or batched 3-D) operands, as in PyTorch."""
-    if a.ndim != ndim or np.ndim(_t._data(b)) != ndim:
+    if a.ndim != ndim or np.ndim(_t.array_of(b)) != ndim:
         raise ValueError(f"{name}: expects two {ndim}-D tensors, got shapes {a.shape} and "
-                         f"{np.shape(_t._data(b))}")
+                         f"{np.shape(_t.array_of(b))}")
     return a @ b
 
 
@@ -46,12 +46,6 @@ class MathMethods:
     # --- elementwise ----------------------------------------------------------------------
     def __abs__(self): return self.abs()
     def __pos__(self): return self
-    def __floordiv__(self, o): return _t._binary(ops.FloorDivide, "floor_divide", self, o)
-    def __rfloordiv__(self, o): return _t._binary(ops.FloorDivide, "floor_divide", o, self)
-    def __mod__(self, o): return _t._binary(ops.Remainder, "remainder", self, o)
-    def __rmod__(self, o): return _t._binary(ops.Remainder, "remainder", o, self)
-    def __xor__(self, o): return _wrap(np.logical_xor(self._array, _t._data(o)))
-    floor_divide, remainder = __floordiv__, __mod__
 
     def pow(self, exponent): return self ** exponent
     def square(self): return self * self
@@ -76,21 +70,21 @@ class MathMethods:
     def isinf(self): return _wrap(np.isinf(self._array))
     def isfinite(self): return _wrap(np.isfinite(self._array))
     def logical_not(self): return _wrap(np.logical_not(self._array))
-    def logical_and(self, o): return _wrap(np.logical_and(self._array, _t._data(o)))
-    def logical_or(self, o): return _wrap(np.logical_or(self._array, _t._data(o)))
-    def logical_xor(self, o): return _wrap(np.logical_xor(self._array, _t._data(o)))
+    def logical_and(self, o): return _wrap(np.logical_and(self._array, _t.array_of(o)))
+    def logical_or(self, o): return _wrap(np.logical_or(self._array, _t.array_of(o)))
+    def logical_xor(self, o): return _wrap(np.logical_xor(self._array, _t.array_of(o)))
     def any(self, dim=None, keepdim=False): return _logical(np.any, "any", self, dim, keepdim)
     def all(self, dim=None, keepdim=False): return _logical(np.all, "all", self, dim, keepdim)
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        return _wrap(np.isclose(self._array, _t._data(other), rtol, atol, equal_nan))
+        return _wrap(np.isclose(self._array, _t.array_of(other), rtol, atol, equal_nan))
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        return bool(np.allclose(self._array, _t._data(other), rtol, atol, equal_nan))
+        return bool(np.allclose(self._array, _t.array_of(other), rtol, atol, equal_nan))
 
     def equal(self, other):
         """True when the shapes and all elements are equal."""
-        o = _t._data(other)
+        o = _t.array_of(other)
         return self.shape == np.shape(o) and bool(np.all(self._array == o))
 
     # --- scans, norms, products -----------------------------------------------------------
@@ -105,9 +99,9 @@ class MathMethods:
     def bmm(self, other): return _matrix_product("bmm", 3, self, other)
 
     def dot(self, other):
-        if self.ndim != 1 or np.ndim(_t._data(other)) != 1:
+        if self.ndim != 1 or np.ndim(_t.array_of(other)) != 1:
             raise ValueError(f"dot: expects two 1-D tensors, got shapes {self.shape} and "
-                             f"{np.shape(_t._data(other))}")
+                             f"{np.shape(_t.array_of(other))}")
         return self @ other
 
     def outer(self, other):
@@ -117,7 +111,7 @@ class MathMethods:
     def sort(self, dim=-1, descending=False, stable=False):
         """(values, indices) ordered along dim; equal elements keep their order."""
         idx = _wrap(ops.sort.sort_indices(self._array, dim, descending))
-        return _t._MinMax((self.gather(dim, idx) if self.ndim else self.clone(), idx))
+        return return_types.sort(self.gather(dim, idx) if self.ndim else self.clone(), idx)
 
     def argsort(self, dim=-1, descending=False, stable=False):
         return _wrap(ops.sort.sort_indices(self._array, dim, descending))
@@ -125,7 +119,7 @@ class MathMethods:
     def topk(self, k, dim=-1, largest=True, sorted=True):
         """(values, indices) of the k largest (or smallest) elements along dim, best first."""
         idx = _wrap(ops.sort.topk_indices(self._array, k, dim, largest))
-        return _t._MinMax((self.gather(dim, idx) if self.ndim else self.clone(), idx))
+        return return_types.topk(self.gather(dim, idx) if self.ndim else self.clone(), idx)
 
     def nonzero(self, as_tuple=False):
         """Positions of the nonzero elements: an (n, ndim) int64 tensor, or one per dim."""
@@ -150,7 +144,7 @@ class MathMethods:
 
     def masked_select(self, mask):
         """The elements where mask (broadcast to this shape) is True, as a 1-D tensor."""
-        m = np.asarray(_t._data(mask))
+        m = np.asarray(_t.array_of(mask))
         shape = np.broadcast_shapes(m.shape, self.shape)
         x = self if self.shape == shape else self.expand(shape)
         return x[np.broadcast_to(m, shape)]

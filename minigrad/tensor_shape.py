@@ -35,7 +35,7 @@ class ShapeMethods:
         """Each element (each slice along dim) repeated `repeats` times, in place of itself."""
         x, d = (self.reshape(-1), 0) if dim is None else (self, _dim(dim, self,
                                                                      "repeat_interleave"))
-        counts = np.broadcast_to(np.asarray(_t._data(repeats)), (x.shape[d],))
+        counts = np.broadcast_to(np.asarray(_t.array_of(repeats)), (x.shape[d],))
         return x.index_select(d, np.repeat(np.arange(x.shape[d]), counts))
 
     def select(self, dim, index):

@@ -1,5 +1,7 @@
 """Tensor methods that write values: `t[idx] = v`, `masked_fill_`, `scatter_`, `index_fill_`,
-`index_add_`, `clamp_`, `+=`, ..., and their out-of-place forms (`index_put`, `scatter`, ...).
+`index_add_`, `clamp_`, `+=`, ..., and their out-of-place forms (`index_put`, `scatter`, ...);
+and the plain in-place updates optimizers and initialisers make under `no_grad` (`zero_`,
+`add_`, `copy_`, `normal_`, ...), which autograd does not record.
 
 An in-place write keeps the tensor's identity and memory, so views of it see the new values,
 as in PyTorch. When autograd records it, the tensor's `grad_fn` becomes the op that produced
@@ -15,13 +17,14 @@ import numpy as np
 
 from . import ops
 from . import tensor as _t
-from .autograd import is_grad_enabled
+from .autograd.versions import bump_version
+from .grad_mode import is_grad_enabled
 
 
 def _along(t, dim, index, op):
     """The index tuple that picks `index` along dim: (:, :, index) for dim 2."""
     d = ops.shape.normalize_dim(dim, t.ndim, op)
-    return (slice(None),) * d + (np.asarray(_t._data(index)),)
+    return (slice(None),) * d + (np.asarray(_t.array_of(index)),)
 
 
 class WriteMethods:
@@ -35,7 +38,7 @@ class WriteMethods:
         if reduce not in (None, "add"):
             raise ValueError(f"scatter: reduce must be None or 'add', got {reduce!r}")
         src = value if src is None else src
-        return ops.Scatter.apply(self, src, dim=dim, index=_t._data(index), add=reduce == "add")
+        return ops.Scatter.apply(self, src, dim=dim, index=_t.array_of(index), add=reduce == "add")
 
     def scatter_add(self, dim, index, src):
         return self.scatter(dim, index, src, reduce="add")
@@ -74,7 +77,7 @@ class WriteMethods:
             raise RuntimeError(f"{name}: this tensor of shape {self.shape} is an expanded view "
                                f"whose elements share memory, so it cannot be written in "
                                f"place; clone() it first") from None
-        self._vc[0] += 1
+        bump_version(self)
         if out.grad_fn is not None:
             self.grad_fn, self.requires_grad = out.grad_fn, True
             if hasattr(out.grad_fn, "out_ref"):  # the graph drawer reads values through it
@@ -121,6 +124,48 @@ class WriteMethods:
     def __isub__(self, o): return self._assign("sub_", lambda old: old - o)
     def __imul__(self, o): return self._assign("mul_", lambda old: old * o)
     def __itruediv__(self, o): return self._assign("div_", lambda old: old / o)
+
+    # --- plain in-place updates (optimizers and initialisers, under no_grad): not recorded ---
+    def _inplace(self, name, fn):
+        if is_grad_enabled() and self.requires_grad:
+            raise RuntimeError(f"{name}: a tensor that requires grad cannot be changed in place "
+                               f"while recording a graph; wrap the update in minigrad.no_grad()")
+        fn(self._array)
+        bump_version(self)
+        return self
+
+    def zero_(self):
+        return self._inplace("zero_", lambda d: d.fill(0))
+
+    def fill_(self, value):
+        return self._inplace("fill_", lambda d: d.fill(value))
+
+    def add_(self, other, alpha=1):
+        return self._inplace("add_", lambda d: np.add(d, _t.array_of(other) * alpha, out=d,
+                                                      casting="unsafe"))
+
+    def sub_(self, other, alpha=1):
+        return self._inplace("sub_", lambda d: np.subtract(d, _t.array_of(other) * alpha, out=d,
+                                                           casting="unsafe"))
+
+    def mul_(self, other):
+        return self._inplace("mul_", lambda d: np.multiply(d, _t.array_of(other), out=d,
+                                                           casting="unsafe"))
+
+    def div_(self, other):
+        return self._inplace("div_", lambda d: np.divide(d, _t.array_of(other), out=d,
+                                                         casting="unsafe"))
+
+    def copy_(self, src):
+        src = np.asarray(_t.array_of(src))
+        try:
+            fits = np.broadcast_shapes(src.shape, self.shape) == self.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"copy_: source of shape {src.shape} does not fit a tensor of "
+                             f"shape {self.shape}")
+        return self._inplace("copy_", lambda d: np.copyto(d, src, casting="unsafe"))
 
     # --- random fills (initialisers write these into weights under no_grad) --------------
     def normal_(self, mean=0.0, std=1.0, generator=None):

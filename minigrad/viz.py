@@ -1,5 +1,7 @@
 """Draw the autograd graph behind a tensor with Graphviz.
 
+    with recording():                     # note module paths and values as ops run
+        loss = model(x)
     dot = draw_graph(loss, max_depth=1)   # a graphviz.Digraph; shows inline in Jupyter
     print(dot.source)                     # DOT text, needs no Graphviz install
     render_graph(dot, "graph.svg")        # writes graph.dot and graph.svg (needs `dot`)
@@ -23,15 +25,16 @@ The picture (edges follow the data, from inputs towards the output):
 * **Collapsed modules** (3-D boxes, labelled "path\\n(N ops)") replace whole module subtrees
   when `max_depth` is set; see `module_levels` for how depth is counted.
 
-Module paths and values are not part of the graph: importing this module installs a record
-hook that notes, for every op recorded from then on, the module that ran it, the array it
-produced (kept as long as the graph lives, so that `show_values` can describe it) and a weak
-reference to its tensor (for `show_grads` after `retain_grad()`). Import `minigrad.viz` before
-running the forward pass you want to draw; ops recorded earlier are drawn without clusters,
-values or grads.
+Module paths and values are not part of the graph: inside `recording()`, a record hook notes,
+for every op recorded, the module that ran it, the array it produced (kept as long as the graph
+lives, so that `show_values` can describe it) and a weak reference to its tensor (for
+`show_grads` after `retain_grad()`). Run the forward pass you want to draw inside it; ops
+recorded outside are drawn without clusters, values or grads. Importing this module changes
+nothing by itself.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 import weakref
@@ -39,7 +42,8 @@ import weakref
 import graphviz
 import numpy as np
 
-from .autograd import add_record_hook, current_module_path
+from .autograd.function import SharedRecordHook
+from .grad_mode import current_module_path
 
 # node -> (path of the module that created it, its output's array, weak reference to it)
 _recorded = weakref.WeakKeyDictionary()
@@ -49,7 +53,21 @@ def _remember(node, out):
     _recorded[node] = (current_module_path(), out._array, weakref.ref(out))
 
 
-_record_hook = add_record_hook(_remember)
+_remembering = SharedRecordHook(_remember)
+
+
+class recording(contextlib.ContextDecorator):
+    """Inside (a `with` block or a decorated function), every op recorded notes its module and
+    its values for `draw_graph`. Blocks nest; while any is open, ops of every thread are noted."""
+
+    def __enter__(self):
+        _remembering.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        _remembering.release()
+        return False
+
 
 _INSTALL_HINT = ("install Graphviz to render it: `apt-get install graphviz` (Debian/Ubuntu), "
                  "`brew install graphviz` (macOS) or `conda install -c conda-forge graphviz`")
@@ -243,7 +261,7 @@ def draw_graph(output, show_shapes=True, show_values=False, show_grads=False, ma
     nodes, edges = _walk(output.grad_fn)
     if max_depth is not None and not any(n in _recorded for n in nodes):
         warnings.warn("draw_graph: no module paths were recorded for this graph, so max_depth "
-                      "collapses nothing; import minigrad.viz before running the forward pass",
+                      "collapses nothing; run the forward pass inside minigrad.viz.recording()",
                       stacklevel=2)
     display = [None] * len(nodes)  # graph node index -> key of the drawn node it appears in
     collapsed = {}                 # module path -> key of its collapsed node

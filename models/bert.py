@@ -31,7 +31,7 @@ import numpy as np
 from minigrad.nn import (Dropout, Embedding, LayerNorm, Linear, Module, Parameter,
                          TransformerEncoder, TransformerEncoderLayer, init)
 from minigrad.nn import functional as F
-from minigrad.tensor import _data
+from minigrad.tensor import array_of
 
 
 class BertVocab:
@@ -90,13 +90,13 @@ class BertEncoder(Module):
 
         attention_mask (B, T): 1 at real tokens, 0 at padding; by default `input_ids != pad_id`.
         """
-        ids = np.asanyarray(_data(input_ids))  # any array: ONNX export's traced ids stay traced
+        ids = np.asanyarray(array_of(input_ids))  # any array: ONNX export's traced ids stay traced
         B, T = ids.shape
         if T > self.max_len:
             raise ValueError(f"BertEncoder: sequences of {T} tokens exceed max_len={self.max_len}")
-        types = np.zeros_like(ids) if token_type_ids is None else np.asanyarray(_data(token_type_ids))
+        types = np.zeros_like(ids) if token_type_ids is None else np.asanyarray(array_of(token_type_ids))
         real = (ids != self.pad_id if attention_mask is None
-                else np.asanyarray(_data(attention_mask)).astype(bool))
+                else np.asanyarray(array_of(attention_mask)).astype(bool))
         x = self.tok_embed(ids) + self.seg_embed(types) + self.pos_embed(np.arange(T))
         x = self.dropout(self.norm(x))
         return self.encoder(x, src_key_padding_mask=~real)  # True = padding: no one attends to it

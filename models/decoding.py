@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from minigrad.autograd import no_grad
-from minigrad.tensor import Tensor, _data
+from minigrad.tensor import Tensor, array_of
 
 from .beam import Beams, length_penalty  # noqa: F401  (length_penalty: re-exported)
 
@@ -57,7 +57,7 @@ class _Stepper:
         The gather works on the arrays directly: under no_grad a Tensor index op would only add
         its bookkeeping to the one copy that a reordering needs."""
         if shrink:
-            self.memory = Tensor._wrap(np.take(_data(self.memory), index, axis=0))
+            self.memory = Tensor._wrap(np.take(array_of(self.memory), index, axis=0))
             self.src_pad = self.src_pad[index]
         elif np.array_equal(index, np.arange(len(index))):
             return
@@ -70,7 +70,7 @@ class _Stepper:
 
 
 def _check(model, src, max_len):
-    src = np.asarray(_data(src))
+    src = np.asarray(array_of(src))
     if src.ndim != 2:
         raise ValueError(f"decode: src must be a batch of token ids (B, S), got shape {src.shape}")
     if max_len < 1:

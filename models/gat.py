@@ -31,7 +31,7 @@ import numpy as np
 
 from minigrad.nn import Dropout, Linear, Module, Parameter, init
 from minigrad.nn import functional as F
-from minigrad.tensor import _data
+from minigrad.tensor import array_of
 
 
 class GATLayer(Module):
@@ -62,7 +62,7 @@ class GATLayer(Module):
         s_dst = (g * self.att_dst.reshape(H, 1, Fo)).sum(-1)               # u^T g_i (H, N)
         s_src = (g * self.att_src.reshape(H, 1, Fo)).sum(-1)               # v^T g_j (H, N)
         e = F.leaky_relu(s_dst.unsqueeze(2) + s_src.unsqueeze(1), self.negative_slope)
-        allowed = np.asarray(_data(adj)).astype(bool) | np.eye(N, dtype=bool)
+        allowed = np.asarray(array_of(adj)).astype(bool) | np.eye(N, dtype=bool)
         alpha = e.masked_fill(~allowed, float("-inf")).softmax(-1)         # (H, N, N)
         out = F.dropout(alpha, self.dropout, self.training) @ g           # (H, N, F')
         out = out.permute(1, 0, 2).reshape(N, H * Fo) if self.concat else out.mean(0)

@@ -35,7 +35,7 @@ import numpy as np
 from minigrad.nn import Embedding, Linear, Module, Parameter, init
 from minigrad.nn.rnn import GRU
 from minigrad.nn.scores import DotScore, attend
-from minigrad.tensor import _data
+from minigrad.tensor import array_of
 
 PAD, MARKER = 0, 1  # word ids; class keywords follow, then filler words
 
@@ -74,7 +74,7 @@ class HierarchicalAttentionNetwork(Module):
     def forward(self, docs, return_attention=False):
         """docs ids (B, N, W) padded with pad_id -> logits (B, C); with return_attention also
         word weights (B, N, W) and sentence weights (B, N) (zero on padding)."""
-        docs = np.asarray(_data(docs))
+        docs = np.asarray(array_of(docs))
         if docs.ndim != 3:
             raise ValueError(f"HierarchicalAttentionNetwork: docs must be word ids (B, sentences,"
                              f" words), got shape {docs.shape}")

@@ -41,7 +41,7 @@ from minigrad.nn import Dropout, Embedding, Linear, Module
 from minigrad.nn import functional as F
 from minigrad.nn.rnn import GRU
 from minigrad.nn.scores import SCORES, attend, make_score
-from minigrad.tensor import Tensor, _data
+from minigrad.tensor import Tensor, array_of
 
 
 @dataclass
@@ -88,7 +88,7 @@ class Seq2SeqRNN(Module):
 
     def encode(self, src):
         """src ids (B, S) -> `Encoded` (memory, context vector, mask, prepared keys, s_0)."""
-        src = np.asarray(_data(src))
+        src = np.asarray(array_of(src))
         if src.ndim != 2:
             raise ValueError(f"Seq2SeqRNN: src must be token ids (B, S), got shape {src.shape}")
         mask = src != self.pad_id
@@ -103,7 +103,7 @@ class Seq2SeqRNN(Module):
     def decode(self, tgt_in, enc, state=None):
         """Target ids (B, T) from state (1, B, H) (default s_0) -> (logits (B, T, V),
         new state (1, B, H), attention weights (B, T, S) or None)."""
-        x = self.drop(self.tgt_embed(np.asarray(_data(tgt_in))))
+        x = self.drop(self.tgt_embed(np.asarray(array_of(tgt_in))))
         B, T, _ = x.shape
         state = enc.s0 if state is None else state
         if self.score is None:
@@ -126,7 +126,7 @@ class Seq2SeqRNN(Module):
         """Mean (label-smoothed) cross entropy over the non-padding target tokens."""
         logits = self.forward(src, tgt_in)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                               np.asarray(_data(tgt_out)).reshape(-1),
+                               np.asarray(array_of(tgt_out)).reshape(-1),
                                ignore_index=self.pad_id, label_smoothing=label_smoothing)
 
     @no_grad()

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from minigrad.tensor import _data
+from minigrad.tensor import array_of
 from minigrad.nn import Embedding, Linear, Module, PositionalEncoding, Transformer, init
 
 
@@ -65,7 +65,7 @@ class Seq2SeqTransformer(Module):
 
     def encode(self, src):
         """src ids (B, S) -> (memory (B, S, D), source padding mask (B, S), True at padding)."""
-        src = np.asanyarray(_data(src))  # any array: an ONNX export's traced ids stay traced
+        src = np.asanyarray(array_of(src))  # any array: an ONNX export's traced ids stay traced
         pad = src == self.pad_id
         memory = self.transformer.encoder(self._embed(self.src_embed, src),
                                           src_key_padding_mask=pad)
@@ -75,7 +75,7 @@ class Seq2SeqTransformer(Module):
         """Decoder hidden states (B, T, D) for target ids (B, T) given the memory.
 
         With a `cache` dict, `tgt_in` holds only the new positions, starting at `offset`."""
-        tgt_in = np.asanyarray(_data(tgt_in))
+        tgt_in = np.asanyarray(array_of(tgt_in))
         tgt_pad = (tgt_in == self.pad_id) if cache is None else None
         if tgt_pad is not None and not tgt_pad.any():
             tgt_pad = None  # no padding: skip building a mask nobody needs
@@ -95,5 +95,5 @@ class Seq2SeqTransformer(Module):
         from minigrad.nn import functional as F
         logits = self(src, tgt_in)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                               np.asarray(_data(tgt_out)).reshape(-1),
+                               np.asarray(array_of(tgt_out)).reshape(-1),
                                ignore_index=self.pad_id, label_smoothing=label_smoothing)

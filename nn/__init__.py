@@ -15,4 +15,4 @@ from .scores import (AdditiveScore, BilinearScore, DotScore, ScaledDotScore, att
                      diversity_penalty)
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
-from .loss import BCELoss, KLDivLoss, L1Loss  # noqa: E402  (issue 12)
+from .loss import BCELoss, KLDivLoss, L1Loss  # noqa: E402

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.functional import cat
-from minigrad.tensor import _data
+from minigrad.tensor import array_of
 
 from . import functional as F
 from . import init
@@ -153,7 +153,7 @@ class MultiheadAttention(Module):
         np.asanyarray keeps an array subclass, so an ONNX export traces these NumPy steps."""
         allowed = additive = None
         if attn_mask is not None:
-            m = np.asanyarray(_data(attn_mask))
+            m = np.asanyarray(array_of(attn_mask))
             if m.shape == (B * self.num_heads, L, S):
                 m = m.reshape(B, self.num_heads, L, S)
             elif m.shape != (L, S):
@@ -166,7 +166,7 @@ class MultiheadAttention(Module):
         elif is_causal:
             allowed = np.tril(np.ones((L, S), dtype=bool), S - L)
         if key_padding_mask is not None:
-            kp = np.asanyarray(_data(key_padding_mask))
+            kp = np.asanyarray(array_of(key_padding_mask))
             if kp.shape != (B, S):
                 raise ValueError(f"MultiheadAttention: key_padding_mask must have shape "
                                  f"{(B, S)} (batch, keys), got {kp.shape}")

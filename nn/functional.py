@@ -9,7 +9,8 @@ from minigrad import ops
 from minigrad import functional as _core
 from minigrad.functional import one_hot  # noqa: F401  (re-exported, as in PyTorch)
 from minigrad.random import next_seed as _next_seed
-from minigrad.tensor import Tensor, _data
+from minigrad.tensor import Tensor
+from minigrad.tensor import array_of as _array_of
 
 
 def linear(input, weight, bias=None):
@@ -61,7 +62,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def embedding(input, weight, padding_idx=None):
     """Rows of `weight` (V, D) for integer ids of any shape (B, T) -> (B, T, D)."""
-    return ops.Embedding.apply(weight, ids=_data(input), padding_idx=padding_idx)
+    return ops.Embedding.apply(weight, ids=_array_of(input), padding_idx=padding_idx)
 
 
 def pad(input, pad, value=0.0):
@@ -99,7 +100,7 @@ def _class_layout(input, target, op):
     (N, d1, ...). Any other target shape is an error: broadcasting (N, 1) against (N,) would
     silently score every row against every target.
     """
-    tgt = np.asarray(_data(target))
+    tgt = np.asarray(_array_of(target))
     if input.ndim == 0:
         raise ValueError(f"{op}: input must have a class dim, got a 0-d tensor")
     expected = (input.shape[:1] + input.shape[2:]) if input.ndim > 1 else ()
@@ -163,7 +164,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    tgt = np.asarray(_data(target))
+    tgt = np.asarray(_array_of(target))
     if np.issubdtype(tgt.dtype, np.floating) and tgt.shape == input.shape and input.ndim:
         return _cross_entropy_probabilities(input, target, reduction, label_smoothing)
     logits, ids, shape = _class_layout(input, target, "cross_entropy")
@@ -230,9 +231,9 @@ def nll_loss(input, target, ignore_index=-100, reduction="mean"):
 
 def mse_loss(input, target, reduction="mean"):
     _check_reduction(reduction, "mse_loss")
-    if input.shape != np.shape(_data(target)):
+    if input.shape != np.shape(_array_of(target)):
         raise ValueError(f"mse_loss: input shape {input.shape} and target shape "
-                         f"{np.shape(_data(target))} differ")
+                         f"{np.shape(_array_of(target))} differ")
     d = (input - target) ** 2
     return _reduce(d, reduction, "mse_loss")
 
@@ -244,15 +245,15 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight
     unlike max(x, 0) + log(1 + e^-|x|), has the right gradient at x = 0.
     """
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
-    if input.shape != np.shape(_data(target)):
+    if input.shape != np.shape(_array_of(target)):
         raise ValueError(f"binary_cross_entropy_with_logits: input shape {input.shape} and "
-                         f"target shape {np.shape(_data(target))} differ")
+                         f"target shape {np.shape(_array_of(target))} differ")
     from minigrad.creation import zeros_like
     from minigrad.functional import stack
     softplus_neg = stack([zeros_like(input), -input]).logsumexp(0)
-    if pos_weight is not None and not _broadcasts_to(np.shape(_data(pos_weight)), input.shape):
+    if pos_weight is not None and not _broadcasts_to(np.shape(_array_of(pos_weight)), input.shape):
         raise ValueError(f"binary_cross_entropy_with_logits: pos_weight of shape "
-                         f"{np.shape(_data(pos_weight))} does not broadcast to the input's "
+                         f"{np.shape(_array_of(pos_weight))} does not broadcast to the input's "
                          f"shape {input.shape}")
     weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
     loss = (1 - target) * input + weight * softplus_neg
@@ -273,13 +274,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 def _is_float(mask):
-    return mask is not None and np.issubdtype(np.asarray(_data(mask)).dtype, np.floating)
+    return mask is not None and np.issubdtype(np.asarray(_array_of(mask)).dtype, np.floating)
 
 
 def _allowed(attn_mask, is_causal, query, key):
     allowed = None
     if attn_mask is not None and not _is_float(attn_mask):
-        allowed = np.asanyarray(_data(attn_mask)).astype(bool, copy=False)  # traceable
+        allowed = np.asanyarray(_array_of(attn_mask)).astype(bool, copy=False)  # traceable
     if is_causal:
         causal = np.tril(np.ones((query.shape[-2], key.shape[-2]), dtype=bool))
         allowed = causal if allowed is None else allowed & causal
@@ -307,7 +308,7 @@ def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, t
     if rel_k is not None:  # q_i . a_ij for every (i, j): one batched product per query i
         scores = scores + _per_query(q, rel_k.transpose(-2, -1))
     if additive is not None:  # cast, so a float64 mask does not promote float32 scores
-        scores = scores + np.asanyarray(_data(additive)).astype(scores.dtype, copy=False)
+        scores = scores + np.asanyarray(_array_of(additive)).astype(scores.dtype, copy=False)
     # masked_fill(~allowed, -inf), softmax(-1) and dropout as one op: the same numbers and
     # the same seed, one pass each way instead of three
     p = dropout_p if training else 0.0
@@ -318,7 +319,7 @@ def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, t
         seed=_next_seed() if p > 0.0 else 0)
     # the output in the queries' memory order: for heads split from (B, L, E) that is
     # (B, L, H, d_k) memory, so merging the heads back into (B, L, E) is a view, not a copy
-    out = ops.MatMul.apply(weights, v, like=_data(q))
+    out = ops.MatMul.apply(weights, v, like=_array_of(q))
     if rel_v is not None:
         out = out + _per_query(weights, rel_v)
     return out, weights
@@ -342,7 +343,7 @@ def elu(input, alpha=1.0):
     return where(input > 0, input, negative)
 
 
-# --- more of torch.nn.functional (issue 12): activations, normalisation, similarity, losses ---
+# --- more of torch.nn.functional: activations, normalisation, similarity, losses -------------
 
 def silu(input):
     """x * sigmoid(x), also called swish."""
@@ -371,9 +372,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def _same_shape(input, target, op):
-    if input.shape != np.shape(_data(target)):
+    if input.shape != np.shape(_array_of(target)):
         raise ValueError(f"{op}: input shape {input.shape} and target shape "
-                         f"{np.shape(_data(target))} differ")
+                         f"{np.shape(_array_of(target))} differ")
 
 
 def l1_loss(input, target, reduction="mean"):
@@ -409,9 +410,9 @@ def kl_div(input, target, reduction="mean", log_target=False):
     if reduction not in ("mean", "sum", "none", "batchmean"):
         raise ValueError(f"kl_div: reduction must be 'mean', 'batchmean', 'sum' or 'none', "
                          f"got {reduction!r}")
-    if input.shape != np.shape(_data(target)):
+    if input.shape != np.shape(_array_of(target)):
         raise ValueError(f"kl_div: input shape {input.shape} and target shape "
-                         f"{np.shape(_data(target))} differ")
+                         f"{np.shape(_array_of(target))} differ")
     from minigrad.functional import where
     target = target if isinstance(target, Tensor) else Tensor._wrap(np.asarray(target, input.dtype))
     if log_target:

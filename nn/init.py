@@ -11,12 +11,13 @@ import math
 
 import numpy as np
 
+from minigrad.autograd import bump_version
 from minigrad.random import generator
 
 
 def _fill(tensor, values):
     tensor._array[...] = values
-    tensor._vc[0] += 1
+    bump_version(tensor)
     return tensor
 
 

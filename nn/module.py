@@ -11,7 +11,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from minigrad.autograd import _state
+from minigrad.autograd import bump_version
+from minigrad.grad_mode import swap_module_path
 from minigrad.platform.device import check_device, parse_to
 from minigrad.dtypes import get_default_dtype
 from minigrad.platform.tensortypes import dtype_of
@@ -79,20 +80,19 @@ class Module:
         d = self.__dict__
         if d["_forward_pre_hooks"]:
             args = _run_forward_pre_hooks(self, args)
-        outer = _state.module_path  # the module calling this one (None at the outermost call)
+        # ops created inside are tagged with this module's path; `outer` is the module calling
+        # this one (None at the outermost call)
+        outer = swap_module_path(d.get("_path") or type(self).__name__)
         if outer is None and d.get("_named_at") != _tree_version[0] \
                 and d.get("_tree_root") in (None, self):
             # the outermost call names every module (for graph rendering), unless a larger
             # model that contains this one already named it; a model called again with the
             # same modules keeps its names, so it is not walked on every call
             _name_tree(self)
-        # ops created inside are tagged with this module's path (what `module_scope` does,
-        # written out: this runs for every layer of every forward)
-        _state.module_path = d.get("_path") or type(self).__name__
         try:
             out = self.forward(*args, **kwargs)
         finally:
-            _state.module_path = outer
+            swap_module_path(outer)
         if d["_forward_hooks"]:
             out = _run_forward_hooks(self, args, out)
         return out
@@ -267,7 +267,7 @@ class Module:
                                f"loaded): " + " | ".join(problems))
         for k, value in values.items():
             np.copyto(own[k]._array, value)  # in place, as PyTorch's copy_: views stay views
-            own[k]._vc[0] += 1
+            bump_version(own[k])
         return _IncompatibleKeys(missing, unexpected)
 
     # --- description ------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from minigrad.functional import cat, dropout, stack
-from minigrad.tensor import Tensor, _data
+from minigrad.tensor import Tensor, array_of
 
 from . import functional as F
 from . import init
@@ -120,10 +120,10 @@ def _as_mask(mask, lengths, B, T, who):
     if mask is not None and lengths is not None:
         raise ValueError(f"{who}: pass mask or lengths, not both")
     if lengths is not None:
-        mask = np.arange(T)[None, :] < np.asarray(_data(lengths)).reshape(-1, 1)
+        mask = np.arange(T)[None, :] < np.asarray(array_of(lengths)).reshape(-1, 1)
     if mask is None:
         return None
-    mask = np.asarray(_data(mask), dtype=bool)
+    mask = np.asarray(array_of(mask), dtype=bool)
     if mask.shape != (B, T):
         raise ValueError(f"{who}: mask must have shape (batch, time) = {(B, T)}, got "
                          f"{mask.shape}")

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from minigrad.tensor import Tensor, _data
+from minigrad.tensor import Tensor, array_of
 
 from .layers import Linear
 from .module import Module, Parameter
@@ -145,7 +145,7 @@ def attend(scores, values, mask=None):
         raise ValueError(f"attend: values must be (B, S, Dv) with S = {scores.shape[-1]} keys, "
                          f"got shape {values.shape}")
     if mask is not None:
-        keep = np.asarray(_data(mask), dtype=bool)
+        keep = np.asarray(array_of(mask), dtype=bool)
         if scores.ndim == 3 and keep.ndim == 2:
             keep = keep[:, None, :]  # the same key mask for every query
         scores = scores.masked_fill(~keep, float("-inf"))

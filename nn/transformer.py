@@ -22,7 +22,7 @@ import numpy as np
 from minigrad.tensor import Tensor
 
 from . import functional as F
-from .fused import activation_dropout, add_norm, add_residual
+from .fast_path import activation_dropout, add_norm, add_residual
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .layers import Dropout, Linear
@@ -40,8 +40,12 @@ def _activation(name):
     raise ValueError(f"Transformer: activation must be 'relu', 'gelu' or a callable, got {name!r}")
 
 
-class TransformerEncoderLayer(Module):
-    """Self-attention and a feed-forward network, each with a residual connection and norm."""
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: their constructor (PyTorch's arguments; the
+    decoder adds cross-attention and a third norm and dropout), self-attention and the
+    feed-forward network."""
+
+    _cross_attention = False
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None,
@@ -50,15 +54,32 @@ class TransformerEncoderLayer(Module):
         fk = dict(bias=bias, device=device, dtype=dtype)  # PyTorch's factory kwargs
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
                                             relative_positions=relative_positions, **fk)
+        if self._cross_attention:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                                     batch_first=batch_first, **fk)
         self.linear1 = Linear(d_model, dim_feedforward, **fk)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, **fk)
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        sublayers = 3 if self._cross_attention else 2  # each with a norm and a dropout
+        for i in range(1, sublayers + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, **fk))
+        for i in range(1, sublayers + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
         self.norm_first = norm_first
         self.activation = _activation(activation)
+
+    def _sa(self, x, mask, key_padding_mask, is_causal, cache=None):
+        out, _ = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=key_padding_mask,
+                                need_weights=False, is_causal=is_causal, cache=cache)
+        return out
+
+    def _ff(self, x):
+        """The position-wise feed-forward network: max(0, x W1 + b1) W2 + b2."""
+        return self.linear2(activation_dropout(self, self.linear1(x)))
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """Self-attention and a feed-forward network, each with a residual connection and norm."""
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         """src (B, S, D) if batch_first else (S, B, D); returns the same shape."""
@@ -71,45 +92,11 @@ class TransformerEncoderLayer(Module):
                      self._sa(x, src_mask, src_key_padding_mask, is_causal))
         return add_norm(self.norm2, self.dropout2, x, self._ff(x))
 
-    def _sa(self, x, mask, key_padding_mask, is_causal):
-        out, _ = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=key_padding_mask,
-                                need_weights=False, is_causal=is_causal)
-        return out
 
-    def _sa_block(self, x, mask, key_padding_mask, is_causal):
-        return self.dropout1(self._sa(x, mask, key_padding_mask, is_causal))
-
-    def _ff(self, x):
-        """The position-wise feed-forward network: max(0, x W1 + b1) W2 + b2."""
-        return self.linear2(activation_dropout(self, self.linear1(x)))
-
-    def _ff_block(self, x):
-        return self.dropout2(self._ff(x))
-
-
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Masked self-attention, cross-attention over the memory, and a feed-forward network."""
 
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None,
-                 dtype=None, relative_positions=0):
-        super().__init__()
-        fk = dict(bias=bias, device=device, dtype=dtype)  # PyTorch's factory kwargs
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
-                                            relative_positions=relative_positions, **fk)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                                 batch_first=batch_first, **fk)
-        self.linear1 = Linear(d_model, dim_feedforward, **fk)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, **fk)
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.norm_first = norm_first
-        self.activation = _activation(activation)
+    _cross_attention = True
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False,
@@ -139,29 +126,18 @@ class TransformerDecoderLayer(Module):
             x = add_norm(self.norm3, self.dropout3, x, self._ff(x))
         return (x, weights) if return_attention else x
 
-    def _sa(self, x, mask, key_padding_mask, is_causal, cache):
-        out, _ = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=key_padding_mask,
-                                need_weights=False, is_causal=is_causal, cache=cache)
-        return out
-
-    def _sa_block(self, x, mask, key_padding_mask, is_causal, cache):
-        return self.dropout1(self._sa(x, mask, key_padding_mask, is_causal, cache))
-
     def _mha(self, x, mem, mask, key_padding_mask, cache, need_weights):
         return self.multihead_attn(x, mem, mem, attn_mask=mask,
                                    key_padding_mask=key_padding_mask,
                                    need_weights=need_weights, cache=cache,
                                    average_attn_weights=False)
 
-    def _mha_block(self, x, mem, mask, key_padding_mask, cache, need_weights):
-        out, weights = self._mha(x, mem, mask, key_padding_mask, cache, need_weights)
-        return self.dropout2(out), weights
 
-    def _ff(self, x):
-        return self.linear2(activation_dropout(self, self.linear1(x)))
-
-    def _ff_block(self, x):
-        return self.dropout3(self._ff(x))
+def _stack(module, layer, num_layers, norm):
+    """Give an encoder or decoder stack its `num_layers` independent copies of `layer`."""
+    module.layers = ModuleList([copy.deepcopy(layer) for _ in range(num_layers)])
+    module.num_layers = num_layers
+    module.norm = norm
 
 
 class TransformerEncoder(Module):
@@ -169,9 +145,7 @@ class TransformerEncoder(Module):
 
     def __init__(self, encoder_layer, num_layers, norm=None):
         super().__init__()
-        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
-        self.num_layers = num_layers
-        self.norm = norm
+        _stack(self, encoder_layer, num_layers, norm)
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         x = src
@@ -186,9 +160,7 @@ class TransformerDecoder(Module):
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
-        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
-        self.num_layers = num_layers
-        self.norm = norm
+        _stack(self, decoder_layer, num_layers, norm)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False,

@@ -140,7 +140,7 @@ def _onnx_export_is_one_tracer(torch, mg):
 
 
 def _fused_relu_dropout_nan(torch, mg):
-    from minigrad.nn.fused import relu_dropout
+    from minigrad.nn.fast_path import relu_dropout
     nan = float("nan")
     grads = {}
     for name, lib, run in (
@@ -376,8 +376,8 @@ MINIGRAD_ONLY_NAMES = {
     "minigrad.get_backend", "minigrad.set_backend", "minigrad.tune_malloc", "Tensor.gelu",
     "F.attention", "nn.PositionalEncoding", "nn.sinusoidal_table", "nn.DotScore",
     "nn.ScaledDotScore", "nn.BilinearScore", "nn.AdditiveScore", "nn.attend",
-    "nn.diversity_penalty", "nn.init.calculate_fans", "optim.NoamLR", "optim.WarmupScheduler",
-    "optim.noam_lr", "optim.lr_scheduler.NoamLR", "optim.lr_scheduler.WarmupScheduler",
+    "nn.diversity_penalty", "nn.init.calculate_fans", "optim.WarmupScheduler",
+    "optim.noam_lr", "optim.lr_scheduler.WarmupScheduler",
     "optim.lr_scheduler.noam_lr", "nn.Module.summary", "nn.Module.num_parameters",
     "optim.LRScheduler", "optim.LambdaLR", "optim.StepLR",
 }
@@ -391,11 +391,12 @@ MINIGRAD_ONLY = [
     ("nn.init.calculate_fans", "PyTorch's private _calculate_fan_in_and_fan_out"),
     ("bool_", "NumPy's name of minigrad.bool"),
     ("autograd.gradcheck", "float64 central-difference gradient checks"),
-    ("viz.draw_graph", "draw the autograd graph with Graphviz"),
+    ("viz.recording, viz.draw_graph", "draw the autograd graph with Graphviz (modules and values "
+     "as recorded inside viz.recording())"),
     ("nn.PositionalEncoding, nn.sinusoidal_table, attention scores (DotScore, ScaledDotScore, "
      "BilinearScore, AdditiveScore), relative_positions=, diversity=",
      "the lectures' Transformer variants"),
-    ("optim.lr_scheduler.NoamLR, WarmupScheduler, noam_lr", "the Transformer paper's "
+    ("optim.lr_scheduler.WarmupScheduler, noam_lr", "the Transformer paper's "
      "warm-up schedule"),
     ("optim.LRScheduler, optim.LambdaLR, optim.StepLR", "shortcuts for the lr_scheduler "
      "classes"),

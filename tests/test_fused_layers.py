@@ -15,7 +15,7 @@ from minigrad import kernels, ops
 from minigrad.autograd import gradcheck
 from minigrad.nn import TransformerDecoderLayer, TransformerEncoderLayer
 from minigrad.nn import functional as F
-from minigrad.nn import fused as NF
+from minigrad.nn import fast_path as NF
 
 
 def t64(a, grad=True):

@@ -2,9 +2,11 @@
 
 Every module's source is parsed (imports inside functions included) and each import that
 names a minigrad package is checked against the layer table below, so the rule is tested
-rather than hoped for.
+rather than hoped for. Inside a layer the modules import each other without cycles, and the
+layers above the core use only its public names.
 """
 import ast
+import functools
 import pathlib
 import subprocess
 import sys
@@ -19,6 +21,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 LAYERS = {
     "minigrad.kernels": 0,
     "minigrad": 1,
+    "minigrad.autograd": 1,
     "minigrad.ops": 1,
     "minigrad.onnx": 1,
     "minigrad.platform": 1,
@@ -64,9 +67,19 @@ def layer_of(module):
     return None, None
 
 
+@functools.lru_cache(maxsize=None)
+def _parsed(path, mtime_ns):
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def parse(path):
+    """The module's syntax tree, parsed once per version of the file for all the tests here."""
+    return _parsed(path, path.stat().st_mtime_ns)
+
+
 def imports_of(path, package):
     """Absolute names of the minigrad modules that `path` imports."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = parse(path)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -81,6 +94,111 @@ def imports_of(path, package):
             yield node.lineno, target
             for alias in node.names:  # `from minigrad import nn` imports minigrad.nn
                 yield node.lineno, f"{target}.{alias.name}"
+
+
+def module_graph():
+    """{module: {module it imports: first line}} over every module of the installed packages.
+
+    `from package import name` is an import of the submodule `package.name` when there is one,
+    else of `package` (whose `__init__` defines the name).
+    """
+    found = {name: (pkg, path) for name, pkg, path in modules()}
+    graph = {}
+    for name, (pkg, path) in found.items():
+        edges = graph[name] = {}
+        tree = parse(path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _absolute(node, pkg)
+                subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in found]
+                targets = subs + ([base] if len(subs) < len(node.names) else [])
+            else:
+                continue
+            for target in targets:
+                while target and target not in found:  # a name inside a module: the module
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    edges.setdefault(target, node.lineno)
+    return graph
+
+
+def _absolute(node, package):
+    """The absolute module name an `ast.ImportFrom` names."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    return ".".join(base[:len(base) - node.level + 1] + ([node.module] if node.module else []))
+
+
+def cycles(graph):
+    """The strongly connected components of more than one module (Tarjan, without recursion)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(graph[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in graph:
+                    continue
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(graph[w])))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    component = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        component.append(w)
+                        if w == v:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+# Imports that close a cycle on purpose. Tensor's methods are grouped by kind in modules that
+# Tensor inherits from; they use tensor.py's names at call time, and two of them hand a call to
+# a module built on Tensor (legacy tensor types, sampling).
+ALLOWED_CYCLE_EDGES = {
+    ("minigrad.tensor_convert", "minigrad.tensor"),
+    ("minigrad.tensor_math", "minigrad.tensor"),
+    ("minigrad.tensor_operators", "minigrad.tensor"),
+    ("minigrad.tensor_shape", "minigrad.tensor"),
+    ("minigrad.tensor_write", "minigrad.tensor"),
+    ("minigrad.tensor_convert", "minigrad.platform.tensortypes"),  # Tensor.type(LongTensor)
+    ("minigrad.tensor_math", "minigrad.sampling"),         # Tensor.multinomial
+    # cycles other work is removing: the kernels' submodules read the policy constants from
+    # the package's __init__, and the translator's averaging calls back into its training
+    ("minigrad.kernels.crossentropy", "minigrad.kernels"),
+    ("minigrad.kernels.fused", "minigrad.kernels"),
+    ("minigrad.kernels.layernorm", "minigrad.kernels"),
+    ("minigrad.kernels.softmax", "minigrad.kernels"),
+    ("minigrad.translate.averaging", "minigrad.translate.train"),
+}
+
+
+def cycles_inside_layers(graph, allowed=frozenset()):
+    """Cycles among the modules of one layer, once the `allowed` edges are left out."""
+    same_layer = {
+        name: [t for t in edges if layer_of(t)[1] == layer_of(name)[1] and (name, t) not in allowed]
+        for name, edges in graph.items()}
+    return cycles(same_layer)
 
 
 def upward_imports():
@@ -148,3 +266,87 @@ def test_upper_layers_are_attributes_of_minigrad():
     import minigrad
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         minigrad.nonexistent
+
+
+def test_no_import_cycle_inside_a_layer():
+    graph = module_graph()
+    assert cycles_inside_layers(graph, ALLOWED_CYCLE_EDGES) == []
+    stale = [edge for edge in ALLOWED_CYCLE_EDGES if edge[1] not in graph.get(edge[0], {})]
+    assert stale == [], "allowed edges that no longer exist: remove them from the list"
+
+
+def test_dtypes_is_a_leaf():
+    """The dtype names and the promotion table import nothing of minigrad, so every module may
+    use them (the operators' dispatch, which needs Tensor and ops, lives beside the operators)."""
+    assert module_graph()["minigrad.dtypes"] == {}
+
+
+def test_the_cycle_checker_catches_a_planted_cycle(tmp_path, monkeypatch):
+    """A cycle closed by an import inside a function is found, and so is a longer one."""
+    fake = tmp_path / "minigrad"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "a.py").write_text("from . import b\n")
+    (fake / "b.py").write_text("from .c import f\n")
+    (fake / "c.py").write_text("def f():\n    from minigrad.a import g\n")
+    (fake / "d.py").write_text("from minigrad import a, b, c\n")  # imports into the cycle only
+    monkeypatch.setattr(sys.modules[__name__], "package_dirs", lambda: {"minigrad": fake})
+    graph = module_graph()
+    assert cycles_inside_layers(graph) == [["minigrad.a", "minigrad.b", "minigrad.c"]]
+    assert cycles_inside_layers(graph, {("minigrad.c", "minigrad.a")}) == []
+
+
+def private_core_names():
+    """Imports, by modules above the core, of a private name of the core (or a private core
+    module), and attribute reads like `autograd._state` on an imported core module."""
+    bad, core_modules = [], {name for name, _, _ in modules()}
+    for name, package, path in modules():
+        if layer_of(package)[1] <= LAYERS["minigrad"]:
+            continue
+        tree = parse(path)
+        core_aliases = set()  # local names bound to core modules
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = _absolute(node, package)
+                if layer_of(base)[1] != LAYERS["minigrad"]:
+                    continue
+                for a in node.names:
+                    target = f"{base}.{a.name}"
+                    if _private(target):
+                        bad.append(f"{name}:{node.lineno} imports {target}")
+                    if target in core_modules:
+                        core_aliases.add(a.asname or a.name)
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if layer_of(a.name)[1] == LAYERS["minigrad"]:
+                        if _private(a.name):
+                            bad.append(f"{name}:{node.lineno} imports {a.name}")
+                        core_aliases.add(a.asname or a.name.split(".")[0])
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in core_aliases and _private(node.attr)):
+                bad.append(f"{name}:{node.lineno} reads {node.value.id}.{node.attr}")
+    return bad
+
+
+def _private(dotted):
+    return any(p.startswith("_") and not p.startswith("__") for p in dotted.split("."))
+
+
+def test_no_module_above_the_core_uses_a_private_name_of_the_core():
+    assert private_core_names() == []
+
+
+def test_the_private_name_checker_can_fail(tmp_path, monkeypatch):
+    core, nn = tmp_path / "minigrad", tmp_path / "nn"
+    for folder in (core, nn):
+        folder.mkdir()
+        (folder / "__init__.py").write_text("")
+    (core / "tensor.py").write_text("_data = None\n")
+    (core / "autograd.py").write_text("_state = None\n")
+    (nn / "bad.py").write_text("from minigrad.tensor import _data\nfrom minigrad import autograd\n"
+                               "def f():\n    return autograd._state\n")
+    monkeypatch.setattr(sys.modules[__name__], "package_dirs",
+                        lambda: {"minigrad": core, "minigrad.nn": nn})
+    assert private_core_names() == ["minigrad.nn.bad:1 imports minigrad.tensor._data",
+                                    "minigrad.nn.bad:4 reads autograd._state"]

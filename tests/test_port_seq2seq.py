@@ -6,7 +6,6 @@ Run by PyTorch and by minigrad (passed in as `torch`) from the same weights."""
 import math
 
 import numpy as np
-import pytest
 
 import minigrad
 from port_runner import assert_curves_match, run_both, state_numpy
@@ -155,9 +154,6 @@ def test_seq2seq_trains_and_decodes_the_same_in_both(torch):
         b = rng.integers(1, 11, size=(32, 10))
         b[:4, 7:] = 0  # some padded sequences, so the padding rows of the target are zeroed
         batches.append(b)
-    if (minigrad.ones(1) / minigrad.tensor(2)).dtype != np.float32:
-        pytest.xfail("`loss / ntokens` (float32 / int64) needs PyTorch's type promotion, "
-                     "issue 12 item 3, done on another branch")
     expected, got = run_both(seq2seq_program, torch, batches)
     # float32 rounding differences grow over the steps (training is chaotic), so the last
     # steps agree to a few 1e-4 rather than 1e-7

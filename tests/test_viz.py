@@ -13,7 +13,9 @@ import pytest
 
 import minigrad as mg
 from minigrad.nn.module import Module, Parameter
-from minigrad.viz import GraphvizNotFoundError, draw_graph, module_levels, render_graph
+from minigrad.autograd import function as autograd_function
+from minigrad.viz import (GraphvizNotFoundError, draw_graph, module_levels, recording,
+                          render_graph)
 
 ATTR = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s\]]+)')
 
@@ -53,6 +55,7 @@ def labelled_edges(nodes, edges):
     return Counter((first(nodes, s), first(nodes, d)) for s, d in edges)
 
 
+@recording()
 def micrograd_expr(a_val=2.0, b_val=-3.0):
     a = mg.tensor(a_val, requires_grad=True)
     b = mg.tensor(b_val, requires_grad=True)
@@ -116,6 +119,7 @@ class Net(Module):
         return (self.head(self.enc(x)) + x).sum()
 
 
+@recording()
 def net_output():
     x = mg.tensor(np.ones((2, 3), dtype=np.float32), requires_grad=True)
     return Net()(x)
@@ -160,7 +164,8 @@ def test_leaf_output_and_bad_depth():
 
 def test_clusters_carry_module_paths_and_parameter_names():
     x = mg.tensor(np.ones((2, 3), dtype=np.float32), requires_grad=True)
-    out = TwoLayer()(x)
+    with recording():
+        out = TwoLayer()(x)
     nodes, edges, clusters = parse(draw_graph(out).source)
     assert sorted(clusters) == ["TwoLayer", "layer1", "layer2"]
     where = Counter((first(nodes, k), n["clusters"]) for k, n in nodes.items())
@@ -240,7 +245,8 @@ def test_shared_parameter_stays_visible_between_collapsed_modules():
         def forward(self, x):
             return self.b(self.a(x))
 
-    out = Tied()(mg.tensor(np.ones((1, 2), dtype=np.float32), requires_grad=True))
+    with recording():
+        out = Tied()(mg.tensor(np.ones((1, 2), dtype=np.float32), requires_grad=True))
     nodes, edges, _ = parse(draw_graph(out, max_depth=0).source)
     assert labelled_edges(nodes, edges) == Counter({
         ("input", "a"): 1, ("a.weight", "a"): 1, ("a.weight", "b"): 1, ("a", "b"): 1,
@@ -267,7 +273,9 @@ def test_show_values_and_grads():
     assert after["Add"][-1].startswith("grad: ")  # d retained its grad
     assert after["Mul"][-1] == "data: -6"         # c did not
     x = mg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
-    nodes, _, _ = parse(draw_graph((x * 2.0).sum(), show_values=True, show_shapes=False).source)
+    with recording():
+        y = (x * 2.0).sum()
+    nodes, _, _ = parse(draw_graph(y, show_values=True, show_shapes=False).source)
     mul = next(n["lines"] for n in nodes.values() if n["lines"][0] == "Mul")
     assert mul == ["Mul", "data: mean=5 std=2.24 min=2 max=8"]
 
@@ -348,7 +356,9 @@ def test_names_follow_modules_added_between_calls(monkeypatch):
     model(x)
     assert walks == []  # nothing changed: the names stored by the first call still hold
     model.add_module("1", MatRelu(3))  # a new layer after the first call is named on the next
-    nodes, _, _ = parse(draw_graph(model(x).sum()).source)
+    with recording():
+        y = model(x).sum()
+    nodes, _, _ = parse(draw_graph(y).source)
     assert walks == [model]
     assert ("1.weight", ("1",)) in {(first(nodes, k), n["clusters"]) for k, n in nodes.items()}
     other = Stack(3, 0)
@@ -356,3 +366,35 @@ def test_names_follow_modules_added_between_calls(monkeypatch):
     other(x)
     model(x)  # and the first model takes its names back when called again
     assert model._modules["0"]._path == "0" and model._modules["0"]._tree_root is model
+
+
+def test_importing_viz_records_nothing():
+    import minigrad.viz  # imported already: what its import left behind is still there
+    assert not [h for h in autograd_function._record_hooks
+                if getattr(h, "__module__", None) == minigrad.viz.__name__]
+
+
+def test_ops_outside_recording_are_drawn_without_modules_or_values():
+    x = mg.tensor(np.ones((2, 3), dtype=np.float32), requires_grad=True)
+    out = TwoLayer()(x)
+    nodes, _, clusters = parse(draw_graph(out, show_values=True).source)
+    assert clusters == []
+    assert next(n["lines"] for n in nodes.values() if n["lines"][0] == "Relu")[-1] == \
+        "data: (not recorded)"
+    with pytest.warns(UserWarning, match=r"inside minigrad\.viz\.recording\(\)"):
+        draw_graph(out, max_depth=0)
+
+
+def test_recording_blocks_nest_and_remove_their_hook():
+    before = list(autograd_function._record_hooks)
+    with recording():
+        with recording():
+            inner = (mg.tensor([1.0], requires_grad=True) * 2.0).sum()
+        outer = (mg.tensor([1.0], requires_grad=True) * 2.0).sum()
+        assert len(autograd_function._record_hooks) == len(before) + 1
+    after = (mg.tensor([1.0], requires_grad=True) * 2.0).sum()
+    assert autograd_function._record_hooks == before
+    values = [parse(draw_graph(y, show_values=True, show_shapes=False).source)[0]
+              for y in (inner, outer, after)]
+    sums = [next(n["lines"] for n in v.values() if n["lines"][0] == "Sum") for v in values]
+    assert sums == [["Sum", "data: 2"], ["Sum", "data: 2"], ["Sum", "data: (not recorded)"]]

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 import minigrad
-from minigrad.viz import draw_graph, render_graph
+from minigrad.viz import draw_graph, recording, render_graph
 
 from minigrad.models import Seq2SeqTransformer
 
@@ -22,8 +22,10 @@ from .cmdline import CliError, Parser, bounded
 from .files import atomic_write_text
 
 
+@recording()
 def transformer_loss(vocab=2000, batch=2, length=6, d_model=128, nhead=4, layers=2, seed=0):
-    """A freshly initialised toy Transformer and the loss on one random batch."""
+    """A freshly initialised toy Transformer and the loss on one random batch, its ops
+    recorded with their modules and values for drawing."""
     minigrad.manual_seed(seed)
     model = Seq2SeqTransformer(vocab, vocab, d_model=d_model, nhead=nhead,
                                num_encoder_layers=layers, num_decoder_layers=layers,

@@ -8,7 +8,8 @@ import warnings
 
 import numpy as np
 
-from ..autograd import Tensor, no_grad
+from ..grad_mode import no_grad
+from ..tensor import Tensor
 from . import trace
 
 DEFAULT_OPSET = 18  # the operators are written for opset 18; other versions are converted

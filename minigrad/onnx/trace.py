@@ -1,7 +1,7 @@
 """The tracer: runs a model once and records every operation on values that come from its inputs.
 
 Two levels are recorded. Every op's `Function.apply` reports (op class, inputs, keyword
-arguments, output) through `autograd.add_apply_hook`, whether or not a gradient is wanted, so
+arguments, output) through `autograd.function.add_apply_hook`, whether or not a gradient is wanted, so
 integer and boolean ops, and ops on parameters, are seen too. And the arrays of the inputs, and
 of every op's output, are `TracedArray`s: a NumPy subclass that records the NumPy operations
 applied to it outside any op (the padding masks a model computes with `ids == pad_id`, `~mask`,
@@ -20,7 +20,8 @@ import threading
 
 import numpy as np
 
-from .. import autograd
+from ..autograd.function import add_apply_hook
+from ..tensor import Tensor
 from ..grad_mode import current_module_path
 
 _active = threading.local()  # the tracer of this thread, while a trace runs
@@ -197,7 +198,7 @@ class Tracer:
         if current() is not None:
             raise RuntimeError("onnx.export: a trace is already running in this thread")
         _active.tracer = self
-        self._handle = autograd.add_apply_hook(self._on_apply)
+        self._handle = add_apply_hook(self._on_apply)
         return self
 
     def __exit__(self, *exc):
@@ -237,7 +238,7 @@ class Tracer:
         that nothing recorded. Python numbers become constants too; None stays None."""
         if x is None:
             return None
-        arr = x._array if isinstance(x, autograd.Tensor) else x
+        arr = x._array if isinstance(x, Tensor) else x
         if isinstance(arr, np.ndarray):
             v = self.lookup(arr)
             if v is not None:
@@ -264,7 +265,7 @@ class Tracer:
 
     def _convert(self, x):
         """Operands of a record: arrays and tensors become Values, containers recursively."""
-        if isinstance(x, (autograd.Tensor, np.ndarray)):
+        if isinstance(x, (Tensor, np.ndarray)):
             return self.value_of(x)
         if isinstance(x, (tuple, list)):
             return type(x)(self._convert(i) for i in x)

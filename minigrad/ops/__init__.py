@@ -5,9 +5,11 @@ from .index import Embedding, Gather, GetItem, IndexSelect
 from .matmul import MatMul
 from .reduce import Amax, Amin, LogSumExp, Mean, Sum, Var
 from .shape import Cat, Expand, Permute, Reshape, Stack
-from .softmax import (Dropout, DropoutAdd, LogSoftmax, MaskedSoftmaxDropout, ReluDropout,
-                      Softmax)
-from .fused import CrossEntropy, DropoutAddLayerNorm, LayerNorm, Linear
+from .softmax import LogSoftmax, MaskedSoftmaxDropout, Softmax
+from .dropout import Dropout, DropoutAdd, ReluDropout
+from .linear import Linear
+from .layer_norm import DropoutAddLayerNorm, LayerNorm
+from .cross_entropy import CrossEntropy
 from .assign import IndexPut, Scatter
 from .cumulative import Cumsum
 from .einsum import Einsum

@@ -1,7 +1,24 @@
-"""Helpers shared by the ops: validating `dim` arguments, spreading a reduction's gradient."""
+"""Helpers shared by the ops: validating `dim` arguments, spreading a reduction's gradient, the
+base of ops that apply one function elementwise."""
 from __future__ import annotations
 
 import numpy as np
+
+from ..autograd.function import Function
+
+
+class Pointwise(Function):
+    """`fn` applied elementwise, whose gradient is g * derivative(a): subclasses set the two
+    (a NumPy ufunc needs no `staticmethod`, a Python function does)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.fn(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.derivative(ctx.saved[0])
 
 
 def normalize_dim(dim: int, ndim: int, op: str) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd.function import Function
 from ._util import normalize_dim
 
 
@@ -21,6 +21,16 @@ def _sum_to(grad, shape):
     if grad.ndim < len(shape):
         grad = grad.reshape((1,) * (len(shape) - grad.ndim) + grad.shape)
     return grad
+
+
+def _written_into(g, pos, added):
+    """The gradient of the tensor written into at `pos`: g, with zeros where the write replaced
+    values rather than adding to them."""
+    if added:
+        return g
+    g = g.copy()
+    g[pos] = 0
+    return g
 
 
 class IndexPut(Function):
@@ -46,13 +56,8 @@ class IndexPut(Function):
     @staticmethod
     def backward(ctx, g):
         need = ctx.needs_input_grad
-        ga = gv = None
-        if need[0]:
-            ga = g if ctx.accumulate else g.copy()
-            if not ctx.accumulate:
-                ga[ctx.index] = 0
-        if len(need) > 1 and need[1]:
-            gv = _sum_to(g[ctx.index], ctx.v_shape)
+        ga = _written_into(g, ctx.index, ctx.accumulate) if need[0] else None
+        gv = _sum_to(g[ctx.index], ctx.v_shape) if len(need) > 1 and need[1] else None
         return ga, gv
 
 
@@ -104,11 +109,8 @@ class Scatter(Function):
     @staticmethod
     def backward(ctx, g):
         need = ctx.needs_input_grad
-        ga = gs = None
-        if need[0]:
-            ga = g if ctx.add else g.copy()
-            if not ctx.add:
-                ga[ctx.pos] = 0
+        ga = _written_into(g, ctx.pos, ctx.add) if need[0] else None
+        gs = None
         if len(need) > 1 and need[1]:
             gs = np.zeros(ctx.src_shape, g.dtype)
             gs[ctx.region] = g[ctx.pos]

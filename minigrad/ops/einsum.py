@@ -11,7 +11,7 @@ import string
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd.function import Function
 
 
 def parse(equation, ndims):

@@ -1,6 +1,7 @@
 """Elementwise ops. Each gradient is the local derivative times the incoming gradient. Where
 the forward broadcast an input, its gradient comes back in the output's shape and the engine
-sums it over the broadcast axes (see `autograd._fit`); None marks a gradient nobody needs."""
+sums it over the broadcast axes (`_fit` in autograd/engine.py); None marks a gradient nobody
+needs."""
 from __future__ import annotations
 
 import math
@@ -8,7 +9,7 @@ import math
 import numba
 import numpy as np
 
-from ..autograd import Function
+from ..autograd.function import Function
 
 
 def _ufunc(nargs):

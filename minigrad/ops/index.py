@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
-from ..autograd import Function
+from ..autograd.function import Function
 from ._util import normalize_dim
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
-from ..autograd import Function
+from ..autograd.function import Function
 
 
 def mm(a, b, like=None):

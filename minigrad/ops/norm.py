@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd.function import Function
 from ._util import expand_reduced, normalize_dims
 
 

@@ -7,8 +7,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd.function import Function
 from ._util import expand_reduced, normalize_dims
+
+
+def _saved_with_output(ctx, a, out, keepdim):
+    """Keep the input and the output (with size-1 reduced axes) for backward; return the
+    output as `keepdim` asks."""
+    ctx.save_for_backward(a, out)
+    ctx.keepdim = keepdim
+    return out if keepdim else np.squeeze(out, axis=ctx.dims)
+
+
+def _with_reduced_axes(ctx, g):
+    """The output's gradient with the reduced axes back as size 1, like the saved output."""
+    return g if ctx.keepdim else np.expand_dims(g, ctx.dims)
 
 
 class Sum(Function):
@@ -48,16 +61,13 @@ class Amax(Function):
         if a.size == 0:
             raise ValueError(f"{name}: cannot reduce an empty tensor of shape {a.shape}")
         out = (a.max if cls.sign > 0 else a.min)(axis=ctx.dims, keepdims=True)
-        ctx.save_for_backward(a, out)
-        ctx.keepdim = keepdim
-        return out if keepdim else np.squeeze(out, axis=ctx.dims)
+        return _saved_with_output(ctx, a, out, keepdim)
 
     @staticmethod
     def backward(ctx, g):
         a, out = ctx.saved
         hit = a == out
-        if not ctx.keepdim:
-            g = np.expand_dims(g, ctx.dims)
+        g = _with_reduced_axes(ctx, g)
         return g * hit / hit.sum(axis=ctx.dims, keepdims=True, dtype=g.dtype)
 
 
@@ -97,18 +107,14 @@ class LogSumExp(Function):
         m = np.where(np.isfinite(m), m, 0)  # an all -inf slice gives -inf, not NaN
         with np.errstate(divide="ignore"):
             out = np.log(np.exp(a - m).sum(axis=ctx.dims, keepdims=True)) + m
-        ctx.save_for_backward(a, out)
-        ctx.keepdim = keepdim
-        return out if keepdim else np.squeeze(out, axis=ctx.dims)
+        return _saved_with_output(ctx, a, out, keepdim)
 
     @staticmethod
     def backward(ctx, g):
         a, out = ctx.saved
-        if not ctx.keepdim:
-            g = np.expand_dims(g, ctx.dims)
         with np.errstate(invalid="ignore"):
             p = np.exp(a - out)
-        return g * np.nan_to_num(p)
+        return _with_reduced_axes(ctx, g) * np.nan_to_num(p)
 
 
 def dim_aliases(fn):

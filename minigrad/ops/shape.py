@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd.function import Function
 from ._util import normalize_dim
 
 

@@ -1,5 +1,5 @@
-"""Softmax, log-softmax and dropout (alone, after a ReLU, before a residual add, after
-attention's mask and softmax): the ops whose forward and backward are fused kernels.
+"""Softmax and log-softmax along a dim, and attention's weights (softmax of the masked scores,
+then dropout) as one op: each forward and backward is one fused kernel.
 
 The kernels work on the last axis; another `dim` is moved to the end and back.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
-from ..autograd import Function
+from ..autograd.function import Function
 from ._util import normalize_dim
 
 
@@ -26,55 +26,37 @@ def _from_last(a, d, ndim):
     return a if d == ndim - 1 or ndim == 0 else np.moveaxis(a, -1, d)
 
 
-class Softmax(Function):
+class _AlongDim(Function):
+    """An op whose kernels work on the last axis, applied along `dim`; `kernel` names the
+    forward kernel in `minigrad.kernels` (and the op in errors), `kernel + "_backward"` its
+    gradient, which needs only the output."""
+
+    kernel = None
+
+    @staticmethod
+    def forward(ctx, a, dim=-1):
+        ctx.dim, x = _to_last(a, dim, ctx.kernel)
+        y = getattr(kernels, ctx.kernel)(x)
+        ctx.save_for_backward(y)
+        return _from_last(y, ctx.dim, a.ndim)
+
+    @staticmethod
+    def backward(ctx, g):
+        y = ctx.saved[0]
+        _, g = _to_last(g, ctx.dim, ctx.kernel)
+        return _from_last(getattr(kernels, ctx.kernel + "_backward")(y, g), ctx.dim, y.ndim)
+
+
+class Softmax(_AlongDim):
     """exp(x_i - max) / sum_j exp(x_j - max); -inf entries get 0, an all -inf row gives 0s."""
 
-    @staticmethod
-    def forward(ctx, a, dim=-1):
-        ctx.dim, x = _to_last(a, dim, "softmax")
-        y = kernels.softmax(x)
-        ctx.save_for_backward(y)
-        return _from_last(y, ctx.dim, a.ndim)
-
-    @staticmethod
-    def backward(ctx, g):
-        y = ctx.saved[0]
-        _, g = _to_last(g, ctx.dim, "softmax")
-        return _from_last(kernels.softmax_backward(y, g), ctx.dim, y.ndim)
+    kernel = "softmax"
 
 
-class LogSoftmax(Function):
+class LogSoftmax(_AlongDim):
     """x_i - logsumexp(x); the gradient is g - softmax(x) * sum(g)."""
 
-    @staticmethod
-    def forward(ctx, a, dim=-1):
-        ctx.dim, x = _to_last(a, dim, "log_softmax")
-        y = kernels.log_softmax(x)
-        ctx.save_for_backward(y)
-        return _from_last(y, ctx.dim, a.ndim)
-
-    @staticmethod
-    def backward(ctx, g):
-        y = ctx.saved[0]
-        _, g = _to_last(g, ctx.dim, "log_softmax")
-        return _from_last(kernels.log_softmax_backward(y, g), ctx.dim, y.ndim)
-
-
-class Dropout(Function):
-    """Zero each element with probability p and scale the rest by 1/(1-p) (inverted dropout).
-
-    The mask comes from a counter-based hash of (seed, element index), so backward regenerates
-    it from the seed instead of storing it.
-    """
-
-    @staticmethod
-    def forward(ctx, a, p=0.5, seed=0):
-        ctx.p, ctx.seed = p, seed
-        return kernels.dropout(np.ascontiguousarray(a), p, seed)
-
-    @staticmethod
-    def backward(ctx, g):
-        return kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
+    kernel = "log_softmax"
 
 
 class MaskedSoftmaxDropout(Function):
@@ -91,47 +73,10 @@ class MaskedSoftmaxDropout(Function):
         _to_last(a, -1, "softmax")   # an empty last dim: the error softmax gives
         y, out = kernels.masked_softmax_dropout(a, allowed, p, seed)
         ctx.save_for_backward(y)
-        ctx.mask = (allowed, p, seed)
+        ctx.allowed, ctx.p, ctx.seed = allowed, p, seed
         return out
 
     @staticmethod
     def backward(ctx, g):
-        allowed, p, seed = ctx.mask
-        return kernels.masked_softmax_dropout_backward(ctx.saved[0], g, allowed, p, seed)
-
-
-class DropoutAdd(Function):
-    """x + dropout(s, p, seed) as one op, x and s of one shape: a pre-norm residual connection.
-
-    The same numbers as Dropout then Add. x's gradient is g; s's is dropout(g) (the mask
-    regenerated from the seed).
-    """
-
-    @staticmethod
-    def forward(ctx, x, s, p=0.5, seed=0):
-        ctx.p, ctx.seed = p, seed
-        return kernels.dropout_add(x, s, p, seed)
-
-    @staticmethod
-    def backward(ctx, g):
-        ds = kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
-        return g, (ds if ctx.needs_input_grad[1] else None)
-
-
-class ReluDropout(Function):
-    """dropout(relu(x), p, seed) as one op: the same numbers and the same mask as the two ops.
-
-    Backward needs neither the mask nor x: the output is > 0 exactly where ReLU passed an
-    element and dropout kept it, and the gradient there is g / (1 - p), 0 elsewhere.
-    """
-
-    @staticmethod
-    def forward(ctx, a, p=0.5, seed=0):
-        out = kernels.relu_dropout(a, p, seed)
-        ctx.p = p
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        return kernels.relu_dropout_backward(ctx.saved[0], g, ctx.p)
+        return kernels.masked_softmax_dropout_backward(ctx.saved[0], g, ctx.allowed, ctx.p,
+                                                       ctx.seed)

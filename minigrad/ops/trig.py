@@ -3,26 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd import Function
+from ._util import Pointwise
 
 
-class Sin(Function):
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return np.sin(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * np.cos(ctx.saved[0])  # d sin(a) / da = cos(a)
+class Sin(Pointwise):
+    fn, derivative = np.sin, np.cos  # d sin(a) / da = cos(a)
 
 
-class Cos(Function):
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return np.cos(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return -g * np.sin(ctx.saved[0])  # d cos(a) / da = -sin(a)
+class Cos(Pointwise):
+    fn = np.cos
+    derivative = staticmethod(lambda a: -np.sin(a))  # d cos(a) / da = -sin(a)

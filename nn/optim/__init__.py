@@ -10,9 +10,9 @@ The usual loop, as in PyTorch:
 """
 from . import lr_scheduler
 from .adam import Adam, AdamW
-from .lr_scheduler import LambdaLR, LRScheduler, NoamLR, StepLR, WarmupScheduler, noam_lr
+from .lr_scheduler import LambdaLR, LRScheduler, StepLR, WarmupScheduler, noam_lr
 from .optimizer import Optimizer
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler", "LRScheduler", "LambdaLR",
-           "StepLR", "WarmupScheduler", "NoamLR", "noam_lr"]
+           "StepLR", "WarmupScheduler", "noam_lr"]

@@ -167,6 +167,4 @@ class WarmupScheduler(LRScheduler):
         return [lr] * len(self.optimizer.param_groups)
 
 
-NoamLR = WarmupScheduler
-
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "WarmupScheduler", "NoamLR", "noam_lr"]
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "WarmupScheduler", "noam_lr"]

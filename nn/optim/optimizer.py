@@ -27,7 +27,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from minigrad.autograd import enable_grad
+from minigrad.autograd import bump_version, enable_grad
 from minigrad.tensor import Tensor
 
 # An update touches 5 to 7 slices (p, grad, state, scratch); at 64 Ki float32 elements each
@@ -106,7 +106,7 @@ class Optimizer:
                     p.grad = None
                 else:
                     p.grad._array.fill(0)
-                    p.grad._vc[0] += 1
+                    bump_version(p.grad)
 
     def step(self, closure=None):
         """Update every parameter that has a gradient; `closure` re-evaluates the loss."""
@@ -123,7 +123,7 @@ class Optimizer:
                                      f"shape {p._array.shape}")
             self._update_params(params, group)
             for p in params:
-                p._vc[0] += 1  # p._array changed in place: autograd must notice
+                bump_version(p)  # p._array changed in place: autograd must notice
         return loss
 
     def _update_params(self, params, group):

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from minigrad import autograd
 from minigrad.tensor import Tensor
 
 from .convert_parameters import _params
@@ -44,7 +45,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if coef < 1 or math.isnan(coef):  # NaN spreads to the grads, as in PyTorch
         for g in grads:
             np.multiply(g._array, coef, out=g._array, casting="unsafe")
-            g._vc[0] += 1
+            autograd.bump_version(g)
     return Tensor._wrap(np.array(total, dtype))
 
 
@@ -63,4 +64,4 @@ def clip_grad_value_(parameters, clip_value):
     c = float(clip_value)
     for g in _grads(parameters):
         np.clip(g._array, -c, c, out=g._array)
-        g._vc[0] += 1
+        autograd.bump_version(g)

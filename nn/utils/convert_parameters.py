@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad.autograd import bump_version
 from minigrad.tensor import Tensor
 
 
@@ -27,5 +28,5 @@ def vector_to_parameters(vec, parameters):
     for p in params:
         n = p._array.size
         np.copyto(p._array, v[i:i + n].reshape(p._array.shape), casting="unsafe")
-        p._vc[0] += 1
+        bump_version(p)
         i += n

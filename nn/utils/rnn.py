@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from minigrad.functional import cat
-from minigrad.tensor import Tensor, _data
+from minigrad.tensor import Tensor, array_of
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pack_sequence",
            "pad_packed_sequence", "pad_sequence", "unpack_sequence", "unpad_sequence"]
@@ -35,7 +35,7 @@ def invert_permutation(permutation):
     """The inverse of an index permutation (B,) int64, or None for None."""
     if permutation is None:
         return None
-    p = np.asarray(_data(permutation))
+    p = np.asarray(array_of(permutation))
     inverse = np.empty_like(p)
     inverse[p] = np.arange(p.size, dtype=p.dtype)
     return _long(inverse)
@@ -59,7 +59,7 @@ class PackedSequence(_Packed):
                             "with pack_padded_sequence or pack_sequence)")
         if unsorted_indices is None:
             unsorted_indices = invert_permutation(sorted_indices)
-        return super().__new__(cls, data, _long(_data(batch_sizes)), sorted_indices,
+        return super().__new__(cls, data, _long(array_of(batch_sizes)), sorted_indices,
                                unsorted_indices)
 
     def to(self, *args, **kwargs):
@@ -85,7 +85,7 @@ class PackedSequence(_Packed):
 
 
 def _lengths_array(lengths, who):
-    arr = np.asarray(_data(lengths))
+    arr = np.asarray(array_of(lengths))
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
         raise ValueError(f"{who}: lengths must be a 1-D list or tensor of integers, got shape "
                          f"{arr.shape} and dtype {arr.dtype}")
@@ -129,7 +129,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 
 def _padded_index(sequence, total_length=None):
     """(index (T, B) into the packed rows, N where padded; lengths (B,) in the batch's order)."""
-    batch_sizes = np.asarray(_data(sequence.batch_sizes))
+    batch_sizes = np.asarray(array_of(sequence.batch_sizes))
     B = int(batch_sizes[0]) if batch_sizes.size else 0
     T = batch_sizes.size if total_length is None else total_length
     starts = np.concatenate([[0], np.cumsum(batch_sizes)])
@@ -139,7 +139,7 @@ def _padded_index(sequence, total_length=None):
     index[:batch_sizes.size] = np.where(j[None, :] < batch_sizes[:, None],
                                         starts[:-1, None] + j[None, :], starts[-1])
     if sequence.unsorted_indices is not None:
-        back = np.asarray(_data(sequence.unsorted_indices))
+        back = np.asarray(array_of(sequence.unsorted_indices))
         index, sorted_lengths = index[:, back], sorted_lengths[back]
     return index, sorted_lengths
 

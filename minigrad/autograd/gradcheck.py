@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .grad_mode import enable_grad, no_grad
+from ..grad_mode import enable_grad, no_grad
+from ..tensor import Tensor
 
 
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
@@ -12,8 +13,6 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
     `w` is a fixed random weighting, so every output element is checked, not just their sum.
     On failure the error names the input, the worst element's index and both values.
     """
-    from .tensor import Tensor  # tensor.py imports autograd, which imports this module
-
     inputs = [x if isinstance(x, Tensor) else Tensor._wrap(np.asarray(x)) for x in inputs]
     for i, x in enumerate(inputs):
         if x.requires_grad and x._array.dtype != np.float64:

@@ -1,0 +1,207 @@
+"""Graph nodes and `Function.apply`, which runs an op and records its node.
+
+Every differentiable op is a small `Function` subclass with a `forward(ctx, ...)` that works on
+NumPy arrays and a `backward(ctx, grad)` right beside it. `SomeOp.apply(...)` runs the forward
+and, when a gradient is wanted, records `ctx` as a *node*: the output's `grad_fn`, pointing to
+the nodes of its inputs (`next_nodes`). A leaf tensor's node is its `AccumulateGrad`, which adds
+the gradients reaching it into `.grad`. The backward pass over these nodes is in engine.py.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+
+from ..grad_mode import _state
+from .adoption import adoptable
+from .versions import share_version_counter, snapshot_versions
+
+Tensor = None  # the Tensor class, set by `register_tensor_class` (tensor.py imports this module)
+_sequence = itertools.count()  # numbers nodes in order of creation (PyTorch's sequence_nr)
+_new = object.__new__  # makes a node without calling __init__ (a Function has none to call)
+
+
+def register_tensor_class(cls):
+    """Called once by tensor.py: the class `apply` wraps its outputs in."""
+    global Tensor
+    Tensor = cls
+
+
+# --- record hooks: features that want to know about every node as it is created ---------------
+
+_record_hooks = []
+
+
+class RemovableHandle:
+    """What `add_record_hook` and `Tensor.register_hook` return: `remove()` unregisters."""
+
+    def __init__(self, remove):
+        self._remove = remove
+
+    def remove(self):
+        self._remove()
+
+
+def add_record_hook(hook):
+    """Call `hook(node, output)` whenever an op records a node, until the handle removes it."""
+    _record_hooks.append(hook)
+    return RemovableHandle(lambda: hook in _record_hooks and _record_hooks.remove(hook))
+
+
+_apply_hooks = []
+
+
+def add_apply_hook(hook):
+    """Call `hook(cls, args, kwargs, out)` after every op applied, recorded or not: the ONNX
+    exporter traces a model's ops this way."""
+    _apply_hooks.append(hook)
+    return RemovableHandle(lambda: hook in _apply_hooks and _apply_hooks.remove(hook))
+
+
+class SharedRecordHook:
+    """A record hook installed while at least one user holds it (the users of a `with` block
+    in any thread: anomaly mode, the graph renderer's `recording`), so that ops recorded
+    outside every such block pay nothing for it."""
+
+    def __init__(self, hook):
+        self.hook, self.users, self.lock = hook, 0, threading.Lock()
+
+    def acquire(self):
+        with self.lock:
+            if self.users == 0:
+                _record_hooks.append(self.hook)
+            self.users += 1
+
+    def release(self):
+        with self.lock:
+            self.users -= 1
+            if self.users == 0:
+                _record_hooks.remove(self.hook)
+
+
+# --- graph nodes ------------------------------------------------------------------------------
+
+class Node:
+    """A vertex of the graph: it receives the gradient of one tensor and passes it on."""
+
+    __slots__ = ()
+    next_nodes = ()  # per input: the node its gradient goes to, or None (no gradient wanted)
+    pre_hooks = ()   # `hook(grad)` run as the gradient arrives (tensor hooks, retain_grad)
+
+    @property
+    def next_functions(self):
+        """PyTorch's view of `next_nodes`: (node, 0) pairs."""
+        return tuple((n, 0) for n in self.next_nodes)
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object>"
+
+
+class AccumulateGrad(Node):
+    """The graph's sink for a leaf tensor: adds incoming gradients into `variable.grad`."""
+
+    __slots__ = ("variable", "pre_hooks", "out_shape", "out_dtype", "sequence_nr",
+                 "__weakref__")
+
+    def __init__(self, variable):
+        self.variable = variable
+        self.pre_hooks = ()
+        self.sequence_nr = -1 - next(_sequence)  # below every op node's: leaves come last
+        # the gradient's shape and dtype; `Tensor.data = ...` updates them
+        self.out_shape, self.out_dtype = variable._array.shape, variable._array.dtype
+
+    def accumulate(self, g):
+        """Add `g` into the leaf's `.grad`: gradients add up across backward calls (PyTorch's)."""
+        t = self.variable
+        if g.shape != t._array.shape or g.dtype != t._array.dtype:
+            raise RuntimeError(f"AccumulateGrad: a gradient of shape {g.shape} and dtype "
+                               f"{g.dtype} reached a leaf of shape {t.shape} and dtype {t.dtype}")
+        if t.grad is None:
+            t.grad = Tensor._wrap(g if adoptable(g) else g.copy())
+        else:
+            t.grad._array = t.grad._array + g
+
+
+class Function(Node):
+    """Base class of every op. Subclasses define `forward(ctx, *args)` and `backward(ctx, grad)`.
+
+    `forward` receives NumPy arrays in place of tensors and returns one array. `backward` gets
+    the gradient of the output and returns one gradient (or None) per positional argument: in
+    the input's shape or in a shape the input was broadcast to (the engine sums the broadcast
+    axes), in the input's dtype or in the output's (the engine casts it).
+    """
+
+    saved = ()           # arrays kept for backward; None once backward has freed them
+    saved_versions = ()  # (version counter, version when saved, shape) of tensors saved
+
+    def save_for_backward(self, *arrays):
+        """Keep arrays for backward; in-place changes to them before backward are detected."""
+        self.saved = arrays
+
+    @property
+    def saved_tensors(self):
+        return self.saved
+
+    @property
+    def needs_input_grad(self):
+        """Per positional argument, whether its gradient is wanted (backward may skip the rest)."""
+        return tuple([n is not None for n in self.next_nodes])
+
+    def name(self) -> str:
+        return type(self).__name__ + "Backward"
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run `forward` on the arrays inside `args`; record a node if a gradient is wanted."""
+        ctx = _new(cls)
+        # each input's node (its grad_fn, or its leaf's accumulator) is known before forward
+        # runs, as in PyTorch, so that forward can leave unsaved what no gradient will need.
+        # One loop finds the arrays and the nodes: this runs for every op, so it is kept lean.
+        arrays, nodes, wanted = list(args), [None] * len(args), False
+        grad_enabled = _state.grad_enabled
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                arrays[i] = a._array
+                if grad_enabled and a._requires_grad:
+                    nodes[i] = a.grad_fn or a._acc or _node_of(a)
+                    wanted = True
+        ctx.next_nodes = tuple(nodes)
+        arr = cls.forward(ctx, *arrays, **kwargs)
+        out = _new(Tensor)  # Tensor._wrap, inlined
+        out._array = arr = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
+        out._vc = [0]
+        if arr.base is not None:
+            share_version_counter(out, args)
+        if wanted and arr.dtype.kind == "f":  # ints carry no gradient; ctx becomes out's node
+            ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
+            if ctx.saved:
+                snapshot_versions(ctx, args, out)
+            if _record_hooks:
+                for hook in _record_hooks:
+                    hook(ctx, out)
+            out.grad_fn, out._requires_grad = ctx, True
+        if _apply_hooks:
+            for hook in _apply_hooks:
+                hook(cls, args, kwargs, out)
+        return out
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("Function subclasses define forward")
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError("Function subclasses define backward")
+
+
+def _node_of(t):
+    """The node gradients flow into for tensor `t`: its grad_fn, or its leaf accumulator."""
+    if t.grad_fn is not None:
+        return t.grad_fn
+    if t._acc is None:
+        t._acc = AccumulateGrad(t)
+    return t._acc

@@ -1,0 +1,74 @@
+"""Version counters: how an in-place change to a tensor saved for backward is caught.
+
+Every tensor has a counter (`t._vc`, a one-element list so that it can be shared); an in-place
+write bumps it (`bump_version`). A view shares its base's counter, so a write through either is
+seen by both. When an op saves arrays for backward, `snapshot_versions` notes each one's owner
+and its version; `check_versions` compares them before the node's backward runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def bump_version(tensor):
+    """Record that `tensor`'s memory was changed in place (as every in-place op does), so a
+    backward that saved the old values raises instead of using the new ones."""
+    tensor._vc[0] += 1
+
+
+def _root(a):
+    """The array that owns `a`'s memory (NumPy points every view's `base` at the owner)."""
+    return a if a.base is None else a.base
+
+
+def share_version_counter(out, args):
+    """A view shares its base's version counter (as in PyTorch, whatever the grad mode), so an
+    in-place change through the view is seen by every node that saved the base, and back."""
+    base, tensor = out._array.base, out.__class__
+    for a in args:
+        if isinstance(a, tensor) and (a._array is base or a._array.base is base):
+            out._vc = a._vc
+            return
+
+
+def snapshot_versions(ctx, args, out):
+    """Remember the version of the tensor each saved array belongs to. A plain NumPy operand
+    has no version counter, so a saved array of its memory is copied instead."""
+    versions, saved, arr, tensor = [], ctx.saved, out._array, out.__class__
+    for i, s in enumerate(saved):
+        if s is arr:
+            x = out
+        elif not isinstance(s, np.ndarray):  # None, a number: nothing that can change
+            continue
+        else:
+            for x in args:  # usually an input as it came (searched here: this runs per op)
+                if x is s or (isinstance(x, tensor) and x._array is s):
+                    break
+            else:
+                x = _view_owner(s, args, out)
+        if isinstance(x, tensor):
+            versions.append((x._vc, x._vc[0], x._array.shape))
+        elif x is not None:
+            saved = saved[:i] + (s.copy(),) + saved[i + 1:]
+    ctx.saved, ctx.saved_versions = saved, versions
+
+
+def _view_owner(s, args, out):
+    """The operand (tensor or array) that `s` is a view of (a reshape inside forward, say),
+    found through NumPy's `base`; None if `s` is new memory."""
+    root, tensor = _root(s), out.__class__
+    for x in (*args, out):
+        a = x._array if isinstance(x, tensor) else x
+        if isinstance(a, np.ndarray) and _root(a) is root:
+            return x
+    return None
+
+
+def check_versions(node):
+    """Raise if a tensor `node` saved was changed in place since."""
+    for counter, version, shape in node.saved_versions:
+        if counter[0] != version:
+            raise RuntimeError(
+                f"{node.name()}: a tensor of shape {shape} needed for backward was modified "
+                f"in place (version {version} when saved, now {counter[0]}); clone it before "
+                f"changing it, or change it after backward")

@@ -1,0 +1,74 @@
+"""Layer norm as one node each way, alone or after a post-norm residual's dropout and add
+(`DropoutAddLayerNorm`): one fused kernel instead of the mean, variance and scaling ops.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import kernels
+from ..autograd.function import Function
+
+
+def _flat(t):
+    return None if t is None else t.reshape(-1)
+
+
+class LayerNorm(Function):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last `ndims` dims (biased var).
+
+    With x_hat the normalised input and h = g * weight, the input gradient is
+        dx = (h - mean(h) - x_hat * mean(h * x_hat)) / sqrt(var + eps)
+    (means over the normalised dims): the two subtracted terms are the paths through the
+    mean and the variance. The rows are flattened to (N, D) and handed to a fused kernel.
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight=None, bias=None, ndims=1, eps=1e-5):
+        d = math.prod(x.shape[x.ndim - ndims:])  # np.prod would first make an array of the tuple
+        y, xhat, rstd = kernels.layer_norm(x.reshape(-1, d), _flat(weight), _flat(bias), eps)
+        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.shapes = (x.shape, None if weight is None else weight.shape)
+        return y.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        xhat, rstd, weight = ctx.saved
+        x_shape, w_shape = ctx.shapes
+        dx, dw, db = kernels.layer_norm_backward(g.reshape(xhat.shape), xhat, rstd,
+                                                 None if weight is None else weight.reshape(-1))
+        need = ctx.needs_input_grad
+        gw = dw.reshape(w_shape) if len(need) > 1 and need[1] else None
+        gb = db.reshape(w_shape) if len(need) > 2 and need[2] else None
+        return dx.reshape(x_shape), gw, gb
+
+
+class DropoutAddLayerNorm(Function):
+    """LayerNorm(x + dropout(s)) over the last dim: a post-norm residual connection.
+
+    x and s have one shape (..., D); weight and bias are (D,) or None. The forward pass is one
+    kernel (kernels.dropout_add_layer_norm) that makes neither dropout(s) nor the sum as an
+    array, and gives bit for bit the numbers of Dropout, Add and LayerNorm in turn. The
+    gradient of the sum h is layer norm's; x receives it unchanged and s receives it through
+    the same dropout mask, regenerated from the seed.
+    """
+
+    @staticmethod
+    def forward(ctx, x, s, weight=None, bias=None, p=0.5, seed=0, eps=1e-5):
+        if s.shape != x.shape:
+            raise ValueError(f"dropout_add_layer_norm: x of shape {x.shape} and s of shape "
+                             f"{s.shape} differ")
+        d = x.shape[-1]
+        y, xhat, rstd = kernels.dropout_add_layer_norm(x.reshape(-1, d), s.reshape(-1, d), p,
+                                                       seed, weight, bias, eps)
+        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.p, ctx.seed = p, seed
+        return y.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        xhat, rstd, weight = ctx.saved
+        dh, dw, db = kernels.layer_norm_backward(g.reshape(xhat.shape), xhat, rstd, weight)
+        need = ctx.needs_input_grad
+        ds = kernels.dropout(dh, ctx.p, ctx.seed).reshape(g.shape) if need[1] else None
+        return (dh.reshape(g.shape), ds, dw if len(need) > 2 and need[2] else None,
+                db if len(need) > 3 and need[3] else None)

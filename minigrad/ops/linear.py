@@ -1,0 +1,53 @@
+"""The linear layer's op, y = x W^T + b, as one node: the layer a Transformer calls most.
+
+Written from smaller ops it would be a transpose, a batched product and a broadcast add, each
+with its own node and temporaries; one node with a hand-derived backward does the same math.
+"""
+from __future__ import annotations
+
+from ..autograd.function import Function
+from .matmul import addmm, mm, mm_and_sum
+
+
+class Linear(Function):
+    """y = x W^T + b for x of shape (..., D_in), W (D_out, D_in), b (D_out,).
+
+    The leading dims are flattened into one (N, D_in) matrix, so every product is one big
+    matmul rather than a batch of small ones.
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias=None):
+        if x.shape[-1] != weight.shape[1]:
+            raise ValueError(f"linear: input of shape {x.shape} has {x.shape[-1]} features but "
+                             f"the weight of shape {weight.shape} expects {weight.shape[1]}")
+        if x.dtype != weight.dtype:
+            raise TypeError(f"linear: input dtype {x.dtype} differs from weight dtype "
+                            f"{weight.dtype}")
+        # x itself is saved, not the (N, D_in) view: the version check then finds its tensor
+        # at once instead of searching the operands for the owner of a view's memory
+        ctx.save_for_backward(x, weight)
+        ctx.lead = x.shape[:-1]
+        x2 = x.reshape(-1, x.shape[-1])
+        # with a bias, a large product adds it in its own pass (BLAS's beta = 1)
+        y = mm(x2, weight.T) if bias is None else addmm(bias, x2, weight.T)
+        return y.reshape(ctx.lead + (weight.shape[0],))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight = ctx.saved
+        x2 = x.reshape(-1, x.shape[-1])
+        g2 = g.reshape(-1, weight.shape[0])
+        need = ctx.needs_input_grad
+        gx = gb = None
+        if need[0] and len(need) > 2 and need[2]:
+            # the bias gradient (column sums of g) taken as the dX product reads g's rows
+            gx, gb = mm_and_sum(g2, weight)
+        elif need[0]:
+            gx = mm(g2, weight)
+        elif len(need) > 2 and need[2]:
+            gb = g2.sum(axis=0)
+        if gx is not None:
+            gx = gx.reshape(ctx.lead + (weight.shape[1],))
+        gw = mm(g2.T, x2) if need[1] else None
+        return gx, gw, gb

@@ -1,0 +1,15 @@
+"""The named pairs some Tensor methods return, as PyTorch's `torch.return_types`: `t.max(dim)`
+gives a `max` whose fields are `values` and `indices`, and likewise `min`, `sort` and `topk`."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+
+def _pair(name):
+    return namedtuple(name, ["values", "indices"], module=__name__)
+
+
+max = _pair("max")  # noqa: A001  (PyTorch's names, which shadow builtins only in this module)
+min = _pair("min")  # noqa: A001
+sort = _pair("sort")
+topk = _pair("topk")

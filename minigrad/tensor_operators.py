@@ -1,0 +1,147 @@
+"""Tensor's arithmetic and comparison operators (`+`, `*`, `==`, `<`, `maximum`, ...) and the
+dtype PyTorch computes them in.
+
+An operator hands its operands to one op class (`ops.Add`, ...) or, for a comparison, to one
+NumPy function. When the operands' dtypes differ in a way NumPy would resolve differently from
+PyTorch (`int tensor * 0.5`, `float32 tensor + float64 0-d tensor`), they are first converted
+to the dtype `dtypes.computation_dtype` gives. `Tensor` inherits these methods (see tensor.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ops
+from . import tensor as _t
+from .autograd.function import _node_of
+from .dtypes import computation_dtype
+
+_PY_NUMBERS = (int, float)
+
+
+class OperatorMethods:
+    def __add__(self, o): return binary(ops.Add, "add", self, o)
+    def __radd__(self, o): return binary(ops.Add, "add", o, self)
+    def __sub__(self, o): return binary(ops.Sub, "sub", self, o)
+    def __rsub__(self, o): return binary(ops.Sub, "sub", o, self)
+    def __mul__(self, o): return binary(ops.Mul, "mul", self, o)
+    def __rmul__(self, o): return binary(ops.Mul, "mul", o, self)
+    def __truediv__(self, o): return binary(ops.Div, "div", self, o)
+    def __rtruediv__(self, o): return binary(ops.Div, "div", o, self)
+    def __pow__(self, o): return binary(ops.Pow, "pow", self, o)
+    def __rpow__(self, o): return binary(ops.Pow, "pow", o, self)
+    def __floordiv__(self, o): return binary(ops.FloorDivide, "floor_divide", self, o)
+    def __rfloordiv__(self, o): return binary(ops.FloorDivide, "floor_divide", o, self)
+    def __mod__(self, o): return binary(ops.Remainder, "remainder", self, o)
+    def __rmod__(self, o): return binary(ops.Remainder, "remainder", o, self)
+    def __neg__(self): return ops.Neg.apply(self)
+    def __matmul__(self, o): return ops.MatMul.apply(self, o)
+    def __rmatmul__(self, o): return ops.MatMul.apply(o, self)
+    def maximum(self, o): return binary(ops.Maximum, "maximum", self, o)
+    def minimum(self, o): return binary(ops.Minimum, "minimum", self, o)
+    add, sub, mul, div, matmul, neg = __add__, __sub__, __mul__, __truediv__, __matmul__, __neg__
+    floor_divide, remainder = __floordiv__, __mod__
+
+    # comparisons give bool tensors that carry no gradient; `t == None` is simply False
+    def __eq__(self, o):
+        return compare(np.equal, "eq", self, o) if is_operand(o) else NotImplemented
+
+    def __ne__(self, o):
+        return compare(np.not_equal, "ne", self, o) if is_operand(o) else NotImplemented
+
+    def __lt__(self, o): return compare(np.less, "lt", self, o)
+    def __le__(self, o): return compare(np.less_equal, "le", self, o)
+    def __gt__(self, o): return compare(np.greater, "gt", self, o)
+    def __ge__(self, o): return compare(np.greater_equal, "ge", self, o)
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+    __hash__ = object.__hash__  # defining __eq__ would otherwise make tensors unhashable
+
+    # logic on bool tensors
+    def __invert__(self): return _t.Tensor._wrap(np.logical_not(self._array))
+    def __and__(self, o): return _t.Tensor._wrap(np.logical_and(self._array, _t.array_of(o)))
+    def __or__(self, o): return _t.Tensor._wrap(np.logical_or(self._array, _t.array_of(o)))
+    def __xor__(self, o): return _t.Tensor._wrap(np.logical_xor(self._array, _t.array_of(o)))
+
+
+# Every Tensor is an OperatorMethods: the checks on each operator's operands test against this
+# module's own class, which costs no lookup in tensor.py (this runs for every `+`, `*`, ...)
+_Tensor = OperatorMethods
+
+
+def is_operand(x):
+    return isinstance(x, (_Tensor, np.ndarray, np.generic, int, float))
+
+
+def binary(op, name, a, b):
+    """`op.apply(a, b)` in the dtype PyTorch computes in, with errors that name `name`."""
+    floats = op is ops.Div  # true division: integers give floats
+    if _needs_promotion(a, b, floats):
+        if op is ops.Sub and any(np.result_type(_t.array_of(x)) == np.bool_ for x in (a, b)):
+            raise TypeError("sub: subtraction with a bool tensor is not supported, as in "
+                            "PyTorch; use ~ or logical_not() to invert a mask")
+        a, b = _promoted(a, b, name, floats)
+    try:
+        return op.apply(a, b)
+    except ValueError as e:
+        _raise_if_broadcast(e, name, a, b)
+        raise
+
+
+def compare(fn, name, a, b):
+    """A comparison in the promoted dtype, as in PyTorch: a bool tensor, no gradient."""
+    if _needs_promotion(a, b):
+        a, b = _promoted(a, b, name)
+    try:
+        return _t.Tensor._wrap(fn(_t.array_of(a), _t.array_of(b)))
+    except ValueError as e:
+        _raise_if_broadcast(e, name, a, b)
+        raise
+
+
+def _raise_if_broadcast(e, name, a, b):
+    if "broadcast" in str(e) and name not in str(e)[:20]:
+        shapes = np.shape(_t.array_of(a)), np.shape(_t.array_of(b))
+        raise ValueError(f"{name}: shapes {shapes[0]} and {shapes[1]} cannot be broadcast "
+                         f"together") from None
+
+
+def _needs_promotion(a, b, floats=False):
+    """False in the common cases where NumPy's rules already give PyTorch's dtype: two tensors
+    of one dtype, a float tensor with a Python int or float, or an integer tensor with a Python
+    int (NumPy, like PyTorch, converts the number to the tensor's dtype; `i + block_size` with
+    an index tensor is everyday code)."""
+    if isinstance(a, _Tensor):
+        dtype = a._array.dtype
+        if isinstance(b, _Tensor):
+            return b._array.dtype is not dtype or (floats and dtype.kind != "f")
+        return _number_needs_promotion(dtype, b, floats)
+    return not isinstance(b, _Tensor) or _number_needs_promotion(b._array.dtype, a, floats)
+
+
+def _number_needs_promotion(dtype, number, floats):
+    """For a tensor of `dtype` with the operand `number` (not a tensor)."""
+    if dtype.kind == "f":
+        return number.__class__ not in _PY_NUMBERS
+    return floats or dtype.kind not in "iu" or number.__class__ is not int
+
+
+def _promoted(a, b, name, floats=False):
+    dtype = computation_dtype((a, b), name, floats)
+    return as_dtype(a, dtype), as_dtype(b, dtype)
+
+
+def as_dtype(x, dtype):
+    """`x` (a tensor, array or number) in `dtype`. A tensor converted for an op stands for the
+    original in the graph: its gradient, computed in `dtype`, reaches the original, and the
+    engine casts it back (PyTorch computes mixed ops the same way)."""
+    if not isinstance(x, _Tensor):
+        return np.asarray(x, dtype=dtype)
+    if x._array.dtype == dtype:
+        return x
+    c = _t.Tensor._wrap(x._array.astype(dtype))
+    if x._requires_grad:
+        c._requires_grad = True
+        if x.grad_fn is None:
+            c._acc = _node_of(x)  # x's AccumulateGrad
+        else:
+            c.grad_fn = x.grad_fn
+    return c
