@@ -27,7 +27,7 @@ from .cmdline import CliError, Parser, bounded
 from .config import RESUMABLE, ConfigError, TrainConfig
 from .data import DataConfig
 from .files import DirectoryBusy
-from .interrupts import Interrupted
+from .interrupts import Interrupted, signals_raise
 
 
 def _add_settings(group, cls, skip=()):
@@ -286,11 +286,14 @@ def build_parser():
 
 def main(argv=None):
     try:
-        args = build_parser().parse_args(argv)
-        result = args.func(args)
-    except Interrupted as e:  # the trainer has said where it stopped
+        with signals_raise():  # Ctrl-C answered the same whatever the process inherited
+            args = build_parser().parse_args(argv)
+            result = args.func(args)
+    except Interrupted as e:
+        if not e.reported:  # not inside training (which says where it stopped); every file
+            print(f"interrupted by {e}", file=sys.stderr)  # is written whole or not at all
         return 128 + e.signum
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # raised by code that was not told which signal it was
         return 130
     except ConfigError as e:
         print(f"error: {_flag(e.name)} {e.problem}", file=sys.stderr)

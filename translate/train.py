@@ -300,6 +300,7 @@ class Trainer:
                         break
                 interrupts.check()
             except Interrupted as e:
+                e.reported = True
                 if e.forced:  # mid-step: the state is not one to save
                     self.log(f"\nstopped at once: {self.out_dir} keeps its checkpoint of step "
                              f"{self._saved_step}")
