@@ -408,6 +408,36 @@ def test_an_early_signal_stops_the_command_whatever_it_inherited(tmp_path, inher
     assert not run.exists() or not any(p.name != ".lock" for p in run.iterdir())
 
 
+class _Killed(BaseException):
+    """Stands for SIGKILL in-process: nothing after it runs, nothing catches it."""
+
+
+def test_a_kill_after_an_epochs_validation_record_validates_that_epoch_once(tmp_path,
+                                                                           tiny_pairs,
+                                                                           monkeypatch):
+    """Killed right after epoch 1's validation line is written (its checkpoint, of step 10, was
+    written before the validation): --resume validates epoch 1 again, replacing the line."""
+    train, valid = tiny_pairs
+    t = Trainer(TrainConfig(**dict(TINY, checkpoint_every=5)), train, valid, tmp_path / "run",
+                log=_quiet, progress=False)
+    append = ckpt.append_metrics
+
+    def killed_after_validation(path, record):
+        append(path, record)
+        if "valid_loss" in record:
+            raise _Killed
+
+    monkeypatch.setattr(ckpt, "append_metrics", killed_after_validation)
+    with pytest.raises(_Killed):
+        t.fit()
+    monkeypatch.setattr(ckpt, "append_metrics", append)
+    resumed = Trainer.resume(tmp_path / "run", train, valid, log=_quiet, progress=False)
+    assert resumed.state["step"] == 10
+    resumed.fit()
+    records = ckpt.read_metrics(tmp_path / "run" / ckpt.METRICS, _quiet)
+    assert [r["epoch"] for r in records if "valid_loss" in r] == [1, 2]
+
+
 def test_one_directory_holds_one_run(tmp_path):
     """A second training into a busy directory fails naming the first one's pid; readers see
     whole checkpoints while it saves; a killed run's lock does not stand in the way."""

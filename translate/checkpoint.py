@@ -204,10 +204,17 @@ def read_metrics(path, log=print) -> list[dict]:
     return records
 
 
-def truncate_metrics(path, step: int, log=print) -> None:
-    """Keep the records of steps up to `step`: a resumed run logs the later ones again."""
-    keep = [r for r in read_metrics(path, log)
-            if not isinstance(r.get("step"), (int, float)) or r["step"] <= step]
+def truncate_metrics(path, step: int, epoch: int, log=print) -> None:
+    """Keep the records that a run at `step`, with `epoch` epochs validated, has written: a
+    resumed run logs the later ones again. An epoch's last step and its validation share a step
+    number, so a validation record of an epoch the checkpoint had not finished goes too."""
+    def kept(r):
+        if not isinstance(r.get("step"), (int, float)):
+            return True
+        if "valid_loss" in r and isinstance(r.get("epoch"), (int, float)) and r["epoch"] > epoch:
+            return False
+        return r["step"] <= step
+    keep = [r for r in read_metrics(path, log) if kept(r)]
     if Path(path).exists():
         atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in keep))
 

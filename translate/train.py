@@ -272,7 +272,8 @@ class Trainer:
             self.save()
         else:
             self._check_unchanged()
-            ckpt.truncate_metrics(self.metrics_path, self.state["step"], self.log)
+            ckpt.truncate_metrics(self.metrics_path, self.state["step"], self.state["epoch"],
+                                  self.log)
             drop_snapshots_after(self.out_dir, self.state["step"])
 
     def train_step(self, batch):
