@@ -507,6 +507,31 @@ def test_overwrite_starts_the_run_afresh(tmp_path):
     assert [s for s, _ in state["progress"]["history"]] == list(range(1, 13))
 
 
+def test_average_refuses_to_replace_what_its_out_directory_holds(tmp_path):
+    """`average --out DIR` replaces a training run (or any file) DIR holds only with
+    --overwrite, as `train` does; the run stays resumable otherwise."""
+    source, run = tmp_path / "source", tmp_path / "run"
+    assert _run(source, "--max-steps", "4", "--keep-last", "2", "--checkpoint-every", "2")[0] == 0
+    assert _run(run, "--max-steps", "2")[0] == 0
+    before = ckpt.stamp(run)
+    average = ["average", "--checkpoint", str(source), "--last", "2"]
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("mine")
+    for out, held in ((run, "a checkpoint"), (tmp_path / "notes", "files (todo.txt)"),
+                      (tmp_path / "notes" / "todo.txt", "a file")):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            assert cli.main([*average, "--out", str(out)]) == 2
+        assert err.getvalue() == (f"error: average: {out} already holds {held}; choose another "
+                                  f"--out" + ("" if held == "a file" else
+                                              " (or --overwrite to replace it)") + "\n")
+    assert ckpt.stamp(run) == before
+    assert _resume(run, "--max-steps", "3")[0] == 0
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli.main([*average, "--out", str(run), "--overwrite"]) == 0
+    assert ckpt.load_checkpoint(run)["progress"]["averaged"] == [2, 4]
+
+
 def test_temp_files_of_killed_saves_are_removed_by_the_next_load_or_save(tmp_path):
     run = tmp_path / "run"
     assert _run(run, "--max-steps", "2")[0] == 0

@@ -21,6 +21,8 @@ import numpy as np
 import minigrad
 from minigrad.tensor import Tensor
 
+from .files import LOCK_NAME, DirectoryLock
+
 SNAPSHOTS, SNAPSHOT_FORMAT = "checkpoints", "minigrad-translate-weights"
 _NAME = re.compile(r"step_(\d+)\.npz")
 _TEMP = re.compile(r"\.step_\d+\.npz\.[A-Za-z0-9_]+\.tmp")    # a save that was killed
@@ -101,15 +103,33 @@ def average_weights(snapshots: list[dict], names: list[str]) -> dict:
                             .astype(v.dtype)) for k, v in first.items()}
 
 
-def average_run(run_dir, last: int, out_dir) -> list[int]:
+def _held(out_dir, ckpt) -> str | None:
+    """What `out_dir` holds that writing there would replace (None: nothing)."""
+    if not out_dir.exists():
+        return None
+    if not out_dir.is_dir():
+        return "a file"
+    if ckpt.stamp(out_dir) is not None:
+        return "a checkpoint"
+    names = sorted(p.name for p in out_dir.iterdir() if p.name != LOCK_NAME)
+    return f"files ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})" if names else None
+
+
+def average_run(run_dir, last: int, out_dir, overwrite: bool = False) -> list[int]:
     """Average the weights of the newest `last` snapshots of `run_dir` into a run directory
-    `out_dir` that translate and evaluate can read; returns the averaged steps."""
+    `out_dir` that translate and evaluate can read; returns the averaged steps. A non-empty
+    `out_dir` is replaced only with `overwrite` (a training run there then loses its
+    snapshots and metrics with its checkpoint, and cannot be resumed)."""
     from . import checkpoint as ckpt
     from .train import model_from_checkpoint
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     if out_dir.resolve() == run_dir.resolve():
         raise AveragingError(f"average: --out must not be the run's own directory {run_dir} "
                              f"(its checkpoint would be replaced)")
+    held = _held(out_dir, ckpt)
+    if held == "a file" or (held and not overwrite):
+        raise AveragingError(f"average: {out_dir} already holds {held}; choose another --out"
+                             + ("" if held == "a file" else " (or --overwrite to replace it)"))
     state = ckpt.load_checkpoint(run_dir)
     steps = snapshot_steps(run_dir)
     if len(steps) < last:
@@ -126,7 +146,10 @@ def average_run(run_dir, last: int, out_dir) -> list[int]:
         raise AveragingError(f"average: the checkpoints of {run_dir} do not fit the model its "
                              f"settings describe: {e}") from None
     progress = {**state["progress"], "averaged": steps}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ckpt.save_checkpoint(out_dir, model, None, None, state["config"], progress,
-                         state["src_tok"], state["tgt_tok"], state["data"], state["fingerprints"])
+    with DirectoryLock(out_dir):  # not while a training run writes there
+        (out_dir / ckpt.METRICS).unlink(missing_ok=True)
+        drop_snapshots_after(out_dir, 0)
+        ckpt.save_checkpoint(out_dir, model, None, None, state["config"], progress,
+                             state["src_tok"], state["tgt_tok"], state["data"],
+                             state["fingerprints"])
     return steps

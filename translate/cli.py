@@ -182,7 +182,7 @@ def cmd_evaluate(args):
 
 def cmd_average(args):
     from .averaging import average_run
-    steps = average_run(args.checkpoint, args.last, args.out)
+    steps = average_run(args.checkpoint, args.last, args.out, overwrite=args.overwrite)
     print(f"averaged the weights of steps {', '.join(map(str, steps))} of {args.checkpoint}: "
           f"{args.out}")
 
@@ -266,6 +266,8 @@ def build_parser():
                    help="how many of the newest checkpoints (default: %(default)s)")
     a.add_argument("--out", required=True, help="directory for the averaged model, read by "
                                                 "translate and evaluate --checkpoint")
+    a.add_argument("--overwrite", action="store_true",
+                   help="replace what --out holds (a training run there can then not be resumed)")
     a.set_defaults(func=cmd_average)
 
     m = sub.add_parser("demo", help="train the default model on the built-in corpus, then "
