@@ -598,10 +598,10 @@ def _crafted(tmp_path, trained, change):
     return out
 
 
-def _settings_with(key, value):
+def _settings_with(key=None, value=None, **more):
     def change(state):
         settings = json.loads(state["settings"])
-        settings["train"][key] = value
+        settings["train"].update({key: value} if key else {}, **more)
         state["settings"] = json.dumps(settings)
     return change
 
@@ -630,6 +630,10 @@ CRAFTED = {
         "weights do not fit the model"),
     "a bad random state": (lambda p, t: _crafted(p, t, lambda s: s.update(rng='{"x": 1}')),
                            "bad random state"),
+    "settings of a huge model with tiny weights": (lambda p, t: _crafted(
+        p, t, _settings_with(d_model=4096, num_encoder_layers=64, num_decoder_layers=64)),
+        "a model of about 12,923,109,376 weights (transformer, d_model 4096, 64+64 layers) but "
+        "it holds 24,237; the settings do not fit the weights"),
     "a bad progress record": (lambda p, t: _crafted(
         p, t, lambda s: s["progress"].update(step=-3)), "progress 'step' must be"),
 }
@@ -639,9 +643,14 @@ CRAFTED = {
 def test_a_crafted_checkpoint_is_one_line_error(case, tmp_path, trained, capsys):
     make, message = CRAFTED[case]
     crafted = make(tmp_path, trained)
-    assert cli.main(["translate", "the cat sleeps", "--checkpoint", str(crafted)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+    commands = [["translate", "the cat sleeps", "--checkpoint", str(crafted)]]
+    if "huge" in case:  # every reader of checkpoints checks before it builds
+        commands += [["evaluate", "--checkpoint", str(crafted)],
+                     ["train", "--out", str(crafted), "--resume", "--no-progress"]]
+    for command in commands:
+        assert cli.main(command) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
 
 
 BAD_COMMANDS = {

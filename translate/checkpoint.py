@@ -30,6 +30,7 @@ from minigrad.tensor import Tensor
 from .config import TrainConfig
 from .data import DataConfig
 from .files import DirectoryLock, atomic_write_text, remove_stale_temps, try_lock
+from .memory import estimate_weights, physical_memory
 from .tokenizers import tokenizer_from_json
 
 FORMAT, VERSION = "minigrad-translate-run", 2
@@ -202,6 +203,25 @@ def read_metrics(path, log=print) -> list[dict]:
             raise CheckpointError(f"{path}, line {i}: not a JSON record ({e})") from None
         records.append(record)
     return records
+
+
+def check_model_size(state, directory, limit=None) -> None:
+    """Refuse, before building it, a model that the checkpoint's settings describe as far
+    bigger than the weights stored beside them (a crafted or damaged file), or than this
+    machine's memory: building it first would try to allocate all of it."""
+    config = state["config"]
+    expected = estimate_weights(config, len(state["src_tok"]), len(state["tgt_tok"]))
+    held = sum(int(np.prod(v.shape)) for v in state["model"].values())
+    if expected > 4 * held + 1_000_000:
+        raise CheckpointError(f"{directory}: the checkpoint's settings describe a model of about "
+                              f"{expected:,} weights ({config.arch}, d_model {config.d_model}, "
+                              f"{config.num_encoder_layers}+{config.num_decoder_layers} layers) "
+                              f"but it holds "
+                              f"{held:,}; the settings do not fit the weights")
+    limit = physical_memory() if limit is None else limit
+    if limit is not None and 4 * expected > 0.8 * limit:
+        raise CheckpointError(f"{directory}: the model needs about {4 * expected / 2**30:,.1f} "
+                              f"GB, more than this machine's {limit / 2**30:,.1f} GB allow")
 
 
 def truncate_metrics(path, step: int, epoch: int, log=print) -> None:

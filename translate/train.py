@@ -222,6 +222,7 @@ class Trainer:
                 raise ValueError(f"resume: these {len(pairs):,} {split} pairs are not the ones "
                                  f"the run in {out_dir} trained on ({source}); resume with the "
                                  f"same data")
+        ckpt.check_model_size(state, out_dir)
         config = dataclasses.replace(old, **changes)
         self = cls(config, train_pairs, valid_pairs, out_dir,
                    tokenizers=(state["src_tok"], state["tgt_tok"]), log=log, progress=progress,
@@ -375,6 +376,7 @@ class Trainer:
 
 def model_from_checkpoint(state, directory):
     """The trained model of a checkpoint read by `checkpoint.load_checkpoint`, in eval mode."""
+    ckpt.check_model_size(state, directory)
     model = build_model(state["config"], len(state["src_tok"]), len(state["tgt_tok"]))
     try:
         model.load_state_dict(state["model"])
