@@ -310,7 +310,8 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
         return ops.Var.apply(self, dim=dim, keepdim=keepdim, correction=c)
 
     def std(self, dim=None, keepdim=False, unbiased=True, correction=None):
-        return self.var(dim, keepdim, unbiased, correction).sqrt()
+        c = correction if correction is not None else int(unbiased)
+        return ops.Std.apply(self, dim=dim, keepdim=keepdim, correction=c)
 
     def max(self, dim=None, keepdim=False):
         """The largest element; with `dim`, a (values, indices) pair as in PyTorch (the

@@ -3,12 +3,13 @@ from .elementwise import (Abs, Add, Cast, Clamp, Div, Exp, Gelu, LeakyRelu, Log,
                           Maximum, Minimum, Mul, Neg, Pow, Relu, Sigmoid, Sqrt, Sub, Tanh, Where)
 from .index import Embedding, Gather, GetItem, IndexSelect
 from .matmul import MatMul
-from .reduce import Amax, Amin, LogSumExp, Mean, Sum, Var
+from .reduce import Amax, Amin, LogSumExp, Mean, Std, Sum, Var
 from .shape import Cat, Expand, Permute, Reshape, Stack
 from .softmax import (Dropout, DropoutAdd, LogSoftmax, MaskedSoftmaxDropout, ReluDropout,
                       Softmax)
 from .fused import CrossEntropy, DropoutAddLayerNorm, LayerNorm, Linear
 from .assign import IndexPut, Scatter
+from .bce import BinaryCrossEntropy
 from .cumulative import Cumsum
 from .einsum import Einsum
 from .norm import Norm

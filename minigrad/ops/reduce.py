@@ -87,6 +87,23 @@ class Var(Function):
         return g * 2 * centered / centered.dtype.type(ctx.denom)
 
 
+class Std(Var):
+    """The square root of `Var`; its gradient is 0 where the deviation is 0 (a constant row),
+    as PyTorch's, instead of 0 * inf = nan through a separate sqrt."""
+
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False, correction=1):
+        out = np.sqrt(Var.forward(ctx, a, dim, keepdim, correction))
+        ctx.std = out
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(ctx.std == 0, 0, g / (2 * ctx.std)).astype(ctx.std.dtype, copy=False)
+        return Var.backward(ctx, g)
+
+
 class LogSumExp(Function):
     """log(sum(exp(a))) computed around the maximum, so large inputs do not overflow."""
 
