@@ -57,7 +57,8 @@ from .dtypes import (bfloat16, cdouble, cfloat, chalf, complex32,  # noqa: E402
                      iinfo, int8, int16, short, uint8, uint16, uint32, uint64)
 from .dtypes import bool_ as bool, float32 as float, int32 as int  # noqa: E402,A001
 from .functional import (add, all, allclose, amax, amin, any, argmin,  # noqa: E402,A001
-                         argsort, bmm, broadcast_to, ceil, clamp_max, clamp_min, clip, cos,
+                         argsort, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                         bitwise_right_shift, bitwise_xor, bmm, broadcast_to, ceil, clamp_max, clamp_min, clip, cos,
                          cumsum, div, dot, einsum, equal, flatten, flip, floor, floor_divide,
                          index_add, index_fill, is_floating_point, is_tensor, isclose, isfinite,
                          isinf, isnan, logical_and, logical_not, logical_or, logical_xor,

@@ -279,9 +279,6 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     def __le__(self, o): return _compare(np.less_equal, "le", self, o)
     def __gt__(self, o): return _compare(np.greater, "gt", self, o)
     def __ge__(self, o): return _compare(np.greater_equal, "ge", self, o)
-    def __invert__(self): return Tensor._wrap(np.logical_not(self._array))
-    def __and__(self, o): return Tensor._wrap(np.logical_and(self._array, _data(o)))
-    def __or__(self, o): return Tensor._wrap(np.logical_or(self._array, _data(o)))
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
     def exp(self): return ops.Exp.apply(self)

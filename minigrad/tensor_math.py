@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ops
+from . import dtypes, ops
 from . import tensor as _t
 
 
@@ -42,6 +42,36 @@ def _triangle(fn, name, t, diagonal):
     return t.masked_fill(~keep, 0)
 
 
+def _bitwise(fn, name, a, b):
+    """`fn` of two operands in the dtype PyTorch promotes them to, which must be an integer or
+    bool one (a Python int is wrapped into a narrower tensor's dtype, as PyTorch does); bools
+    are not shifted."""
+    dtype = dtypes.computation_dtype((a, b), name)
+    if dtype.kind not in ("iu" if "shift" in name else "biu"):
+        raise TypeError(f"{name}: not implemented for {dtype} operands (only integer"
+                        f"{'' if 'shift' in name else ' and bool'} tensors)")
+    x, y = (np.asarray(_t._data(v)).astype(dtype, copy=False) for v in (a, b))
+    try:
+        return _wrap(np.asarray(fn(x, y)))
+    except ValueError as e:
+        if "broadcast" not in str(e):
+            raise
+        raise ValueError(f"{name}: shapes {x.shape} and {y.shape} cannot be broadcast "
+                         f"together") from None
+
+
+def _left_shift(x, n):
+    """Shifting by the width or more gives 0 (NumPy's would wrap the count, as the CPU does)."""
+    bits = x.dtype.itemsize * 8
+    return np.where(n >= bits, 0, np.left_shift(x, np.minimum(n, bits - 1))).astype(x.dtype)
+
+
+def _right_shift(x, n):
+    """By the width or more: the sign fill, 0 or -1, as PyTorch."""
+    bits = x.dtype.itemsize * 8
+    return np.right_shift(x, np.minimum(n, bits - 1)).astype(x.dtype)
+
+
 class MathMethods:
     # --- elementwise ----------------------------------------------------------------------
     def __abs__(self): return self.abs()
@@ -50,8 +80,28 @@ class MathMethods:
     def __rfloordiv__(self, o): return _t._binary(ops.FloorDivide, "floor_divide", o, self)
     def __mod__(self, o): return _t._binary(ops.Remainder, "remainder", self, o)
     def __rmod__(self, o): return _t._binary(ops.Remainder, "remainder", o, self)
-    def __xor__(self, o): return _wrap(np.logical_xor(self._array, _t._data(o)))
     floor_divide, remainder = __floordiv__, __mod__
+
+    # --- bitwise: on integers bit by bit, on bools logical, floats refused (as PyTorch) ------
+    def __and__(self, o): return _bitwise(np.bitwise_and, "bitwise_and", self, o)
+    def __or__(self, o): return _bitwise(np.bitwise_or, "bitwise_or", self, o)
+    def __xor__(self, o): return _bitwise(np.bitwise_xor, "bitwise_xor", self, o)
+    def __rand__(self, o): return _bitwise(np.bitwise_and, "bitwise_and", o, self)
+    def __ror__(self, o): return _bitwise(np.bitwise_or, "bitwise_or", o, self)
+    def __rxor__(self, o): return _bitwise(np.bitwise_xor, "bitwise_xor", o, self)
+    def __lshift__(self, o): return _bitwise(_left_shift, "bitwise_left_shift", self, o)
+    def __rshift__(self, o): return _bitwise(_right_shift, "bitwise_right_shift", self, o)
+    def __rlshift__(self, o): return _bitwise(_left_shift, "bitwise_left_shift", o, self)
+    def __rrshift__(self, o): return _bitwise(_right_shift, "bitwise_right_shift", o, self)
+    bitwise_and, bitwise_or, bitwise_xor = __and__, __or__, __xor__
+    bitwise_left_shift, bitwise_right_shift = __lshift__, __rshift__
+
+    def __invert__(self):
+        if self._array.dtype.kind not in "biu":
+            raise TypeError(f"bitwise_not: ~ is only implemented on integer and bool tensors, "
+                            f"got {self.dtype}")
+        return _wrap(np.invert(self._array))
+    bitwise_not = __invert__
 
     def pow(self, exponent): return self ** exponent
     def square(self): return self * self
