@@ -27,6 +27,30 @@ def _data(x):
     return x._array if isinstance(x, Tensor) else x
 
 
+def _floating(t):
+    """`t`, or for an integer or bool tensor `t` in the default float dtype: PyTorch's exp,
+    log, sin, ... of integers are floats of that dtype (NumPy's would be float64 or float16)."""
+    return t if t._array.dtype.kind == "f" else t.to(dtypes.get_default_dtype())
+
+
+def _softmax(op, t, dim):
+    """Softmax or log-softmax as PyTorch's: a 0-d tensor is one element, and float16 is
+    computed in float32 and rounded back (the kernels take float32 and float64)."""
+    if t.ndim == 0:
+        return _softmax(op, t.reshape(1), dim).reshape(())
+    if t._array.dtype == np.float16:
+        return op.apply(t.float(), dim=dim).half()
+    return op.apply(t, dim=dim)
+
+
+def _float_only(t, op):
+    """Means and variances are defined for float tensors only, as in PyTorch."""
+    if t._array.dtype.kind != "f":
+        raise TypeError(f"{op}: needs a floating-point tensor, got dtype {t.dtype} (convert "
+                        f"it with .float())")
+    return t
+
+
 class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     """An n-dimensional array that records the ops applied to it, so it can differentiate them."""
 
@@ -281,14 +305,17 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     def __ge__(self, o): return _compare(np.greater_equal, "ge", self, o)
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
-    def exp(self): return ops.Exp.apply(self)
-    def log(self): return ops.Log.apply(self)
-    def sqrt(self): return ops.Sqrt.apply(self)
+    def exp(self): return ops.Exp.apply(_floating(self))
+    def log(self): return ops.Log.apply(_floating(self))
+    def sqrt(self): return ops.Sqrt.apply(_floating(self))
     def abs(self): return ops.Abs.apply(self)
-    def tanh(self): return ops.Tanh.apply(self)
-    def sigmoid(self): return ops.Sigmoid.apply(self)
+    def tanh(self): return ops.Tanh.apply(_floating(self))
+    def sigmoid(self): return ops.Sigmoid.apply(_floating(self))
     def relu(self): return ops.Relu.apply(self)
-    def gelu(self, approximate="none"): return ops.Gelu.apply(self, approximate=approximate)
+    def gelu(self, approximate="none"):
+        if self._array.dtype == np.float16:  # computed in float32, rounded back as PyTorch's
+            return ops.Gelu.apply(self.float(), approximate=approximate).half()
+        return ops.Gelu.apply(self, approximate=approximate)
     def maximum(self, o): return _binary(ops.Maximum, "maximum", self, o)
     def minimum(self, o): return _binary(ops.Minimum, "minimum", self, o)
     def clamp(self, min=None, max=None): return ops.Clamp.apply(self, min=min, max=max)
@@ -296,19 +323,20 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
 
     # --- reductions -----------------------------------------------------------------------
     def sum(self, dim=None, keepdim=False): return ops.Sum.apply(self, dim=dim, keepdim=keepdim)
-    def mean(self, dim=None, keepdim=False): return ops.Mean.apply(self, dim=dim, keepdim=keepdim)
+    def mean(self, dim=None, keepdim=False):
+        return ops.Mean.apply(_float_only(self, "mean"), dim=dim, keepdim=keepdim)
     def amax(self, dim=None, keepdim=False): return ops.Amax.apply(self, dim=dim, keepdim=keepdim)
     def amin(self, dim=None, keepdim=False): return ops.Amin.apply(self, dim=dim, keepdim=keepdim)
     def logsumexp(self, dim=None, keepdim=False):
-        return ops.LogSumExp.apply(self, dim=dim, keepdim=keepdim)
+        return ops.LogSumExp.apply(_floating(self), dim=dim, keepdim=keepdim)
 
     def var(self, dim=None, keepdim=False, unbiased=True, correction=None):
         c = correction if correction is not None else int(unbiased)
-        return ops.Var.apply(self, dim=dim, keepdim=keepdim, correction=c)
+        return ops.Var.apply(_float_only(self, "var"), dim=dim, keepdim=keepdim, correction=c)
 
     def std(self, dim=None, keepdim=False, unbiased=True, correction=None):
         c = correction if correction is not None else int(unbiased)
-        return ops.Std.apply(self, dim=dim, keepdim=keepdim, correction=c)
+        return ops.Std.apply(_float_only(self, "std"), dim=dim, keepdim=keepdim, correction=c)
 
     def max(self, dim=None, keepdim=False):
         """The largest element; with `dim`, a (values, indices) pair as in PyTorch (the
@@ -407,8 +435,8 @@ class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
     def index_select(self, dim, index):
         return ops.IndexSelect.apply(self, dim=dim, index=_data(index))
 
-    def softmax(self, dim=-1): return ops.Softmax.apply(self, dim=dim)
-    def log_softmax(self, dim=-1): return ops.LogSoftmax.apply(self, dim=dim)
+    def softmax(self, dim=-1): return _softmax(ops.Softmax, self, dim)
+    def log_softmax(self, dim=-1): return _softmax(ops.LogSoftmax, self, dim)
 
     # --- dtypes ---------------------------------------------------------------------------
     def to(self, *args, **kwargs):

@@ -21,9 +21,11 @@ def _wrap(arr):
 
 
 def _logical(fn, name, t, dim, keepdim):
-    """any/all over dim (all dims by default): a bool tensor without gradient."""
+    """any/all over dim (all dims by default): a bool tensor (uint8 for uint8 input, as
+    PyTorch's) without gradient."""
     dims = ops.reduce.normalize_dims(dim, t.ndim, name)
-    return _wrap(fn(t._array, axis=dims, keepdims=keepdim))
+    out = fn(t._array, axis=dims, keepdims=keepdim)
+    return _wrap(out.astype(np.uint8) if t._array.dtype == np.uint8 else out)  # as PyTorch
 
 
 def _matrix_product(name, ndim, a, b):
@@ -105,8 +107,8 @@ class MathMethods:
 
     def pow(self, exponent): return self ** exponent
     def square(self): return self * self
-    def sin(self): return ops.Sin.apply(self)
-    def cos(self): return ops.Cos.apply(self)
+    def sin(self): return ops.Sin.apply(_t._floating(self))
+    def cos(self): return ops.Cos.apply(_t._floating(self))
     def floor(self): return ops.Floor.apply(self)
     def ceil(self): return ops.Ceil.apply(self)
     def round(self): return ops.Round.apply(self)

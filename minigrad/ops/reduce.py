@@ -16,7 +16,8 @@ class Sum(Function):
     def forward(ctx, a, dim=None, keepdim=False):
         ctx.dims = normalize_dims(dim, a.ndim, "sum")
         ctx.shape, ctx.keepdim = a.shape, keepdim
-        return np.asarray(a.sum(axis=ctx.dims, keepdims=keepdim))
+        wide = np.int64 if a.dtype.kind in "biu" else None  # integer sums are int64, as PyTorch's
+        return np.asarray(a.sum(axis=ctx.dims, keepdims=keepdim, dtype=wide))
 
     @staticmethod
     def backward(ctx, g):
@@ -45,7 +46,7 @@ class Amax(Function):
     def forward(cls, ctx, a, dim=None, keepdim=False):
         name = "amax" if cls.sign > 0 else "amin"
         ctx.dims = normalize_dims(dim, a.ndim, name)
-        if a.size == 0:
+        if any(a.shape[d] == 0 for d in ctx.dims) or (a.size == 0 and not ctx.dims):
             raise ValueError(f"{name}: cannot reduce an empty tensor of shape {a.shape}")
         out = (a.max if cls.sign > 0 else a.min)(axis=ctx.dims, keepdims=True)
         ctx.save_for_backward(a, out)
