@@ -37,7 +37,10 @@ from minigrad.translate import cli
 from minigrad.translate.data import DataConfig
 from minigrad.translate.tokenizers import WordTokenizer
 from minigrad.translate.memory import check_memory
-from minigrad.translate.train import TrainConfig, Trainer, load_trained, translate
+from minigrad.translate.config import TrainConfig
+from minigrad.translate.inference import translate
+from minigrad.translate.model import load_trained
+from minigrad.translate.train import Trainer
 from minigrad.translate.tsv import TsvError, read_tsv
 
 

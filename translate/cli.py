@@ -123,7 +123,8 @@ def _resumed_data(stored, given, out):
 
 def cmd_translate(args):
     from . import checkpoint as ckpt
-    from .train import model_from_checkpoint, translate_one
+    from .inference import translate_one
+    from .model import model_from_checkpoint
     if not args.sentence.split():
         raise CliError("translate: the sentence is empty; there is nothing to translate")
     state = ckpt.load_checkpoint(args.checkpoint)
@@ -153,7 +154,8 @@ def _tokenizers(state):
 def cmd_evaluate(args):
     from . import checkpoint as ckpt
     from .metrics import wer
-    from .train import evaluate_bleu, model_from_checkpoint
+    from .inference import evaluate_bleu
+    from .model import model_from_checkpoint
     state = ckpt.load_checkpoint(args.checkpoint)
     model = model_from_checkpoint(state, args.checkpoint)
     data = state["data"]
