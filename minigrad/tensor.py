@@ -15,7 +15,7 @@ from .device import check_device, parse_to
 # PyTorch's further Tensor methods, grouped by kind in modules of their own; Tensor inherits
 # them (those modules reach this one's names at call time, so the circular import is safe)
 from .tensor_convert import ConversionMethods
-from .tensor_math import MathMethods
+from .tensor_math import MathMethods, _float_only, _floating, _softmax
 from .tensor_shape import ShapeMethods
 from .tensor_write import WriteMethods
 from .dtypes import _as_dtype, _binary, _compare  # noqa: F401  (functional.py imports them here)
@@ -25,30 +25,6 @@ _FLOATS = (np.float16, np.float32, np.float64)
 
 def _data(x):
     return x._array if isinstance(x, Tensor) else x
-
-
-def _floating(t):
-    """`t`, or for an integer or bool tensor `t` in the default float dtype: PyTorch's exp,
-    log, sin, ... of integers are floats of that dtype (NumPy's would be float64 or float16)."""
-    return t if t._array.dtype.kind == "f" else t.to(dtypes.get_default_dtype())
-
-
-def _softmax(op, t, dim):
-    """Softmax or log-softmax as PyTorch's: a 0-d tensor is one element, and float16 is
-    computed in float32 and rounded back (the kernels take float32 and float64)."""
-    if t.ndim == 0:
-        return _softmax(op, t.reshape(1), dim).reshape(())
-    if t._array.dtype == np.float16:
-        return op.apply(t.float(), dim=dim).half()
-    return op.apply(t, dim=dim)
-
-
-def _float_only(t, op):
-    """Means and variances are defined for float tensors only, as in PyTorch."""
-    if t._array.dtype.kind != "f":
-        raise TypeError(f"{op}: needs a floating-point tensor, got dtype {t.dtype} (convert "
-                        f"it with .float())")
-    return t
 
 
 class Tensor(ConversionMethods, MathMethods, ShapeMethods, WriteMethods):

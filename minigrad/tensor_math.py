@@ -44,6 +44,30 @@ def _triangle(fn, name, t, diagonal):
     return t.masked_fill(~keep, 0)
 
 
+def _floating(t):
+    """`t`, or for an integer or bool tensor `t` in the default float dtype: PyTorch's exp,
+    log, sin, ... of integers are floats of that dtype (NumPy's would be float64 or float16)."""
+    return t if t._array.dtype.kind == "f" else t.to(dtypes.get_default_dtype())
+
+
+def _softmax(op, t, dim):
+    """Softmax or log-softmax as PyTorch's: a 0-d tensor is one element, and float16 is
+    computed in float32 and rounded back (the kernels take float32 and float64)."""
+    if t.ndim == 0:
+        return _softmax(op, t.reshape(1), dim).reshape(())
+    if t._array.dtype == np.float16:
+        return op.apply(t.float(), dim=dim).half()
+    return op.apply(t, dim=dim)
+
+
+def _float_only(t, op):
+    """Means and variances are defined for float tensors only, as in PyTorch."""
+    if t._array.dtype.kind != "f":
+        raise TypeError(f"{op}: needs a floating-point tensor, got dtype {t.dtype} (convert "
+                        f"it with .float())")
+    return t
+
+
 def _bitwise(fn, name, a, b):
     """`fn` of two operands in the dtype PyTorch promotes them to, which must be an integer or
     bool one (a Python int is wrapped into a narrower tensor's dtype, as PyTorch does); bools
@@ -107,8 +131,8 @@ class MathMethods:
 
     def pow(self, exponent): return self ** exponent
     def square(self): return self * self
-    def sin(self): return ops.Sin.apply(_t._floating(self))
-    def cos(self): return ops.Cos.apply(_t._floating(self))
+    def sin(self): return ops.Sin.apply(_floating(self))
+    def cos(self): return ops.Cos.apply(_floating(self))
     def floor(self): return ops.Floor.apply(self)
     def ceil(self): return ops.Ceil.apply(self)
     def round(self): return ops.Round.apply(self)
