@@ -22,7 +22,9 @@ sys.path.insert(0, str(ROOT))
 
 import minigrad  # noqa: E402
 from minigrad.translate.corpus import generate_corpus  # noqa: E402
-from minigrad.translate.train import Trainer, TrainConfig, evaluate_bleu  # noqa: E402
+from minigrad.translate.config import TrainConfig  # noqa: E402
+from minigrad.translate.inference import evaluate_bleu  # noqa: E402
+from minigrad.translate.train import Trainer  # noqa: E402
 
 ARCHS = ["rnn", "rnn-attention", "transformer"]
 

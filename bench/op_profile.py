@@ -16,7 +16,7 @@ caller passes the step's total time. The wrapper adds about 1 us per call.
 import time
 from collections import defaultdict
 
-from minigrad import autograd
+from minigrad.autograd import engine as _engine
 from minigrad.autograd import Function
 from minigrad.grad_mode import current_module_path
 
@@ -145,4 +145,4 @@ def print_table(rows, file=None):
                   f"{r['share']:>8.1%}", file=file)
 
 
-assert hasattr(autograd, "run_backward")  # the engine this profiler's notes describe
+assert hasattr(_engine, "run_backward")  # the engine this profiler's notes describe

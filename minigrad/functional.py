@@ -147,6 +147,12 @@ def logical_not(x): return x.logical_not()
 def logical_and(a, b): return a.logical_and(b)
 def logical_or(a, b): return a.logical_or(b)
 def logical_xor(a, b): return a.logical_xor(b)
+def bitwise_not(x): return x.bitwise_not()
+def bitwise_and(a, b): return _lhs(a, b) & b
+def bitwise_or(a, b): return _lhs(a, b) | b
+def bitwise_xor(a, b): return _lhs(a, b) ^ b
+def bitwise_left_shift(a, b): return _lhs(a, b) << b
+def bitwise_right_shift(a, b): return _lhs(a, b) >> b
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):

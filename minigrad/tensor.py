@@ -22,7 +22,7 @@ from .grad_mode import is_grad_enabled
 # them. Those modules reach this one's names at call time (the one import cycle the layering
 # test allows, by name).
 from .tensor_convert import ConversionMethods
-from .tensor_math import MathMethods
+from .tensor_math import MathMethods, _float_only, _floating, _softmax
 from .tensor_operators import OperatorMethods
 from .tensor_shape import ShapeMethods
 from .tensor_write import WriteMethods
@@ -220,31 +220,36 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
         return add_pre_hook(_node_of(self), hook)
 
     # --- elementwise (the operators, maximum and minimum are in tensor_operators.py) --------
-    def exp(self): return ops.Exp.apply(self)
-    def log(self): return ops.Log.apply(self)
-    def sqrt(self): return ops.Sqrt.apply(self)
+    def exp(self): return ops.Exp.apply(_floating(self))
+    def log(self): return ops.Log.apply(_floating(self))
+    def sqrt(self): return ops.Sqrt.apply(_floating(self))
     def abs(self): return ops.Abs.apply(self)
-    def tanh(self): return ops.Tanh.apply(self)
-    def sigmoid(self): return ops.Sigmoid.apply(self)
+    def tanh(self): return ops.Tanh.apply(_floating(self))
+    def sigmoid(self): return ops.Sigmoid.apply(_floating(self))
     def relu(self): return ops.Relu.apply(self)
-    def gelu(self, approximate="none"): return ops.Gelu.apply(self, approximate=approximate)
+    def gelu(self, approximate="none"):
+        if self._array.dtype == np.float16:  # computed in float32, rounded back as PyTorch's
+            return ops.Gelu.apply(self.float(), approximate=approximate).half()
+        return ops.Gelu.apply(self, approximate=approximate)
     def clamp(self, min=None, max=None): return ops.Clamp.apply(self, min=min, max=max)
     clip = clamp
 
     # --- reductions -----------------------------------------------------------------------
     def sum(self, dim=None, keepdim=False): return ops.Sum.apply(self, dim=dim, keepdim=keepdim)
-    def mean(self, dim=None, keepdim=False): return ops.Mean.apply(self, dim=dim, keepdim=keepdim)
+    def mean(self, dim=None, keepdim=False):
+        return ops.Mean.apply(_float_only(self, "mean"), dim=dim, keepdim=keepdim)
     def amax(self, dim=None, keepdim=False): return ops.Amax.apply(self, dim=dim, keepdim=keepdim)
     def amin(self, dim=None, keepdim=False): return ops.Amin.apply(self, dim=dim, keepdim=keepdim)
     def logsumexp(self, dim=None, keepdim=False):
-        return ops.LogSumExp.apply(self, dim=dim, keepdim=keepdim)
+        return ops.LogSumExp.apply(_floating(self), dim=dim, keepdim=keepdim)
 
     def var(self, dim=None, keepdim=False, unbiased=True, correction=None):
         c = correction if correction is not None else int(unbiased)
-        return ops.Var.apply(self, dim=dim, keepdim=keepdim, correction=c)
+        return ops.Var.apply(_float_only(self, "var"), dim=dim, keepdim=keepdim, correction=c)
 
     def std(self, dim=None, keepdim=False, unbiased=True, correction=None):
-        return self.var(dim, keepdim, unbiased, correction).sqrt()
+        c = correction if correction is not None else int(unbiased)
+        return ops.Std.apply(_float_only(self, "std"), dim=dim, keepdim=keepdim, correction=c)
 
     def max(self, dim=None, keepdim=False):
         """The largest element; with `dim`, a (values, indices) pair as in PyTorch (the
@@ -336,8 +341,8 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
     def index_select(self, dim, index):
         return ops.IndexSelect.apply(self, dim=dim, index=array_of(index))
 
-    def softmax(self, dim=-1): return ops.Softmax.apply(self, dim=dim)
-    def log_softmax(self, dim=-1): return ops.LogSoftmax.apply(self, dim=dim)
+    def softmax(self, dim=-1): return _softmax(ops.Softmax, self, dim)
+    def log_softmax(self, dim=-1): return _softmax(ops.LogSoftmax, self, dim)
 
 
 def _row_of(t, row):

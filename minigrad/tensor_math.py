@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ops, return_types
+from . import dtypes, ops, return_types
 from . import tensor as _t
 
 
@@ -21,9 +21,11 @@ def _wrap(arr):
 
 
 def _logical(fn, name, t, dim, keepdim):
-    """any/all over dim (all dims by default): a bool tensor without gradient."""
+    """any/all over dim (all dims by default): a bool tensor (uint8 for uint8 input, as
+    PyTorch's) without gradient."""
     dims = ops.reduce.normalize_dims(dim, t.ndim, name)
-    return _wrap(fn(t._array, axis=dims, keepdims=keepdim))
+    out = fn(t._array, axis=dims, keepdims=keepdim)
+    return _wrap(out.astype(np.uint8) if t._array.dtype == np.uint8 else out)  # as PyTorch
 
 
 def _matrix_product(name, ndim, a, b):
@@ -42,15 +44,90 @@ def _triangle(fn, name, t, diagonal):
     return t.masked_fill(~keep, 0)
 
 
+def _floating(t):
+    """`t`, or for an integer or bool tensor `t` in the default float dtype: PyTorch's exp,
+    log, sin, ... of integers are floats of that dtype (NumPy's would be float64 or float16)."""
+    return t if t._array.dtype.kind == "f" else t.to(dtypes.get_default_dtype())
+
+
+def _softmax(op, t, dim):
+    """Softmax or log-softmax as PyTorch's: a 0-d tensor is one element, and float16 is
+    computed in float32 and rounded back (the kernels take float32 and float64)."""
+    if t.ndim == 0:
+        return _softmax(op, t.reshape(1), dim).reshape(())
+    if t._array.dtype == np.float16:
+        return op.apply(t.float(), dim=dim).half()
+    return op.apply(t, dim=dim)
+
+
+def _float_only(t, op):
+    """Means and variances are defined for float tensors only, as in PyTorch."""
+    if t._array.dtype.kind != "f":
+        raise TypeError(f"{op}: needs a floating-point tensor, got dtype {t.dtype} (convert "
+                        f"it with .float())")
+    return t
+
+
+def _bitwise(fn, name, a, b):
+    """`fn` of two operands in the dtype PyTorch promotes them to, which must be an integer or
+    bool one (a Python int is wrapped into a narrower tensor's dtype, as PyTorch does); bools
+    are not shifted."""
+    dtype = dtypes.computation_dtype((a, b), name)
+    if dtype.kind not in ("iu" if "shift" in name else "biu"):
+        raise TypeError(f"{name}: not implemented for {dtype} operands (only integer"
+                        f"{'' if 'shift' in name else ' and bool'} tensors)")
+    x, y = (np.asarray(_t.array_of(v)).astype(dtype, copy=False) for v in (a, b))
+    try:
+        return _wrap(np.asarray(fn(x, y)))
+    except ValueError as e:
+        if "broadcast" not in str(e):
+            raise
+        raise ValueError(f"{name}: shapes {x.shape} and {y.shape} cannot be broadcast "
+                         f"together") from None
+
+
+def _left_shift(x, n):
+    """Shifting by the width or more gives 0 (NumPy's would wrap the count, as the CPU does)."""
+    bits = x.dtype.itemsize * 8
+    return np.where(n >= bits, 0, np.left_shift(x, np.minimum(n, bits - 1))).astype(x.dtype)
+
+
+def _right_shift(x, n):
+    """By the width or more: the sign fill, 0 or -1, as PyTorch."""
+    bits = x.dtype.itemsize * 8
+    return np.right_shift(x, np.minimum(n, bits - 1)).astype(x.dtype)
+
+
 class MathMethods:
     # --- elementwise ----------------------------------------------------------------------
     def __abs__(self): return self.abs()
     def __pos__(self): return self
 
+    # --- bitwise: on integers bit by bit, on bools logical, floats refused (as PyTorch) ------
+    def __and__(self, o): return _bitwise(np.bitwise_and, "bitwise_and", self, o)
+    def __or__(self, o): return _bitwise(np.bitwise_or, "bitwise_or", self, o)
+    def __xor__(self, o): return _bitwise(np.bitwise_xor, "bitwise_xor", self, o)
+    def __rand__(self, o): return _bitwise(np.bitwise_and, "bitwise_and", o, self)
+    def __ror__(self, o): return _bitwise(np.bitwise_or, "bitwise_or", o, self)
+    def __rxor__(self, o): return _bitwise(np.bitwise_xor, "bitwise_xor", o, self)
+    def __lshift__(self, o): return _bitwise(_left_shift, "bitwise_left_shift", self, o)
+    def __rshift__(self, o): return _bitwise(_right_shift, "bitwise_right_shift", self, o)
+    def __rlshift__(self, o): return _bitwise(_left_shift, "bitwise_left_shift", o, self)
+    def __rrshift__(self, o): return _bitwise(_right_shift, "bitwise_right_shift", o, self)
+    bitwise_and, bitwise_or, bitwise_xor = __and__, __or__, __xor__
+    bitwise_left_shift, bitwise_right_shift = __lshift__, __rshift__
+
+    def __invert__(self):
+        if self._array.dtype.kind not in "biu":
+            raise TypeError(f"bitwise_not: ~ is only implemented on integer and bool tensors, "
+                            f"got {self.dtype}")
+        return _wrap(np.invert(self._array))
+    bitwise_not = __invert__
+
     def pow(self, exponent): return self ** exponent
     def square(self): return self * self
-    def sin(self): return ops.Sin.apply(self)
-    def cos(self): return ops.Cos.apply(self)
+    def sin(self): return ops.Sin.apply(_floating(self))
+    def cos(self): return ops.Cos.apply(_floating(self))
     def floor(self): return ops.Floor.apply(self)
     def ceil(self): return ops.Ceil.apply(self)
     def round(self): return ops.Round.apply(self)

@@ -54,12 +54,7 @@ class OperatorMethods:
     def __ge__(self, o): return compare(np.greater_equal, "ge", self, o)
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
     __hash__ = object.__hash__  # defining __eq__ would otherwise make tensors unhashable
-
-    # logic on bool tensors
-    def __invert__(self): return _t.Tensor._wrap(np.logical_not(self._array))
-    def __and__(self, o): return _t.Tensor._wrap(np.logical_and(self._array, _t.array_of(o)))
-    def __or__(self, o): return _t.Tensor._wrap(np.logical_or(self._array, _t.array_of(o)))
-    def __xor__(self, o): return _t.Tensor._wrap(np.logical_xor(self._array, _t.array_of(o)))
+    # the bitwise operators (& | ^ ~ << >>, logical on bool tensors) are in tensor_math.py
 
 
 # Every Tensor is an OperatorMethods: the checks on each operator's operands test against this

@@ -392,9 +392,9 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
         raise ValueError(f"binary_cross_entropy: input must hold probabilities in [0, 1], got "
                          f"values from {p.min()} to {p.max()} (for logits use "
                          f"binary_cross_entropy_with_logits)")
-    with np.errstate(divide="ignore"):  # log(0) = -inf, floored just below
-        log_p, log_not_p = input.log().clamp(min=-100), (1 - input).log().clamp(min=-100)
-    loss = -(target * log_p + (1 - target) * log_not_p)
+    if not isinstance(target, Tensor):
+        target = Tensor._wrap(np.asarray(target, dtype=input.dtype))
+    loss = ops.BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy")

@@ -39,6 +39,7 @@ class Module:
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "training", True)
@@ -48,6 +49,13 @@ class Module:
         if "_parameters" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__}: call super().__init__() before "
                                  f"assigning attribute {name!r}")
+        buffers = self.__dict__["_buffers"]
+        if name in buffers and not isinstance(value, (Parameter, Module)):
+            # a new value for a buffer stays a buffer (`self.ema = self.ema * 0.9 + x`), as in
+            # PyTorch: dropping it would drop it from every checkpoint without a word
+            buffers[name] = _buffer_value(self, name, value)
+            object.__setattr__(self, name, value)
+            return
         if _unregister(self, name) or isinstance(value, (Parameter, Module)):
             _tree_changed()
         if isinstance(value, Parameter):
@@ -67,10 +75,21 @@ class Module:
             self._parameters[name] = None
 
     def register_buffer(self, name, tensor, persistent=True):
-        """A tensor that is state but not a parameter (BatchNorm's running mean)."""
-        object.__setattr__(self, name, tensor)
+        """A tensor that is state but not a parameter (BatchNorm's running mean): found by
+        `buffers()`, moved by `to()`, and saved by `state_dict()` unless `persistent=False`.
+        Assigning a tensor (or None) to its name later keeps it registered."""
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"{type(self).__name__}.register_buffer: a buffer name must be a "
+                           f"non-empty string without '.', got {name!r}")
+        if name in self.__dict__ and name not in self._buffers:
+            raise KeyError(f"{type(self).__name__}.register_buffer: attribute {name!r} already "
+                           f"exists")
+        self._buffers[name] = _buffer_value(self, name, tensor)
         if persistent:
-            self._buffers[name] = tensor
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+        object.__setattr__(self, name, tensor)
 
     def add_module(self, name, module):
         setattr(self, name, module)
@@ -231,7 +250,7 @@ class Module:
             if p is not None:
                 yield prefix + k, p
         for k, b in self._buffers.items():
-            if b is not None:
+            if b is not None and k not in self.__dict__.get("_non_persistent_buffers_set", ()):
                 yield prefix + k, b
         for k, m in self._modules.items():
             if m is not None:
@@ -361,7 +380,16 @@ def _unregister(module, name):
     """Remove `name` from the module's tables; True if it was a parameter or a sub-module."""
     removed = [table.pop(name, None) for table in
                (module._parameters, module._modules, module._buffers)]
+    module.__dict__.get("_non_persistent_buffers_set", set()).discard(name)
     return removed[0] is not None or removed[1] is not None
+
+
+def _buffer_value(module, name, value):
+    """What a buffer may hold: a tensor or None (PyTorch's rule and message)."""
+    if value is not None and not isinstance(value, Tensor):
+        raise TypeError(f"{type(module).__name__}: cannot assign '{type(value).__name__}' as "
+                        f"buffer '{name}' (a Tensor or None expected)")
+    return value
 
 
 def _name_tree(root):

@@ -88,6 +88,28 @@ def _(lib, a, b, m):
 
 
 @add
+@case("Tensor.bitwise_and", "Tensor.bitwise_or", "Tensor.bitwise_xor", "Tensor.bitwise_not",
+      "Tensor.bitwise_left_shift", "Tensor.bitwise_right_shift", "Tensor.__rand__",
+      "Tensor.__ror__", "Tensor.__rxor__", "Tensor.__lshift__", "Tensor.__rshift__",
+      "Tensor.__rlshift__", "Tensor.__rrshift__", "minigrad.bitwise_and", "minigrad.bitwise_or",
+      "minigrad.bitwise_xor", "minigrad.bitwise_not", "minigrad.bitwise_left_shift",
+      "minigrad.bitwise_right_shift", inputs=(ints(3, 4, low=-9, high=9), ints(4, high=4)))
+def _(lib, a, n):
+    return (a & 6, a | n, a ^ -1, ~a, a.bitwise_and(n), a.bitwise_or(3), a.bitwise_xor(n),
+            a.bitwise_not(), a.bitwise_left_shift(n), a.bitwise_right_shift(1), 5 & a, 5 | a,
+            5 ^ a, a << n, a >> n, 1 << n, 64 >> n, lib.bitwise_and(a, n), lib.bitwise_or(a, n),
+            lib.bitwise_xor(3, a), lib.bitwise_not(a > 0), lib.bitwise_left_shift(a, 2),
+            lib.bitwise_right_shift(a, n))
+
+
+@add
+@case("Tensor.__xor__", inputs=(f32(3, grad=False),), compare="raises",
+      match="bitwise_xor: not implemented for float32")
+def _(lib, x):
+    return x ^ 1
+
+
+@add
 @case("minigrad.isnan", "minigrad.isinf", "minigrad.isfinite", "Tensor.isnan", "Tensor.isinf",
       "Tensor.isfinite", "minigrad.isclose", "minigrad.allclose", "minigrad.equal",
       "Tensor.isclose", "Tensor.allclose", "Tensor.equal",

@@ -403,3 +403,61 @@ MINIGRAD_ONLY = [
     ("mask=, lengths= of RNN, GRU and LSTM's forward", "padding without packing: a (B, T) mask "
      "or the lengths; padded steps keep the state and output zeros, as packed sequences do"),
 ]
+
+# What the dtype sweep (tests/compat_sweep.py: every elementwise, reduction, shape and in-place
+# op on every dtype, on 0-d, empty and non-contiguous inputs) finds different from PyTorch:
+# (ops, dtypes, layouts, outcome, text); "*" matches all. tests/test_compat_sweep.py fails on a
+# disagreement no rule explains, and on a rule that explains nothing, so both lists stay true.
+# Outcomes: "no error" (minigrad computes where PyTorch raises), "raises" (the opposite),
+# "dtype", "values", "gradient" (one library computes a different, or any, gradient).
+_INTS = ("uint8", "int8", "int16", "int32", "int64")
+_SIGNED = ("int8", "int16", "int32", "int64")
+_GRAD = ("float32", "float64")
+_ALL = "*"
+
+SWEEP_DIFFERENCES = [
+    (("Tensor.__floordiv__", "Tensor.__floordiv__ (int)"), _GRAD, _ALL, "gradient",
+     "`//` has a zero gradient where PyTorch raises 'derivative not implemented' (see above)."),
+    (("Tensor.view",), _ALL, ("transposed", "3-d permuted", "wide"), "no error",
+     "`view` of a transposed tensor works: tensors are NumPy arrays and `is_contiguous()` is "
+     "always True, so there is no 'view size is not compatible' error."),
+    (("Tensor.topk",), _ALL, ("wide",), "values",
+     "`topk` returns the first of equal values (the lowest index), as `sort` is stable; "
+     "PyTorch may return another of them (the indices differ, not the values)."),
+    (("Tensor.clamp", "Tensor.clamp_"), ("uint8",), _ALL, "values",
+     "`clamp` of a uint8 tensor with a negative bound compares values (`clamp(-1, 2)` keeps "
+     "0 as 0), where PyTorch first wraps the bound to the dtype (-1 becomes 255)."),
+]
+
+SWEEP_GAPS = [
+    (("Tensor.add_ (float)", "Tensor.div_", "Tensor.sub_", "Tensor.mul_ (int)"),
+     ("bool",) + _INTS, _ALL, "no error",
+     "In-place methods truncate a result their tensor's dtype cannot hold "
+     "(`tensor([1, 3]).add_(0.5)`, `div_` of integers; arithmetic on bools) where PyTorch "
+     "raises 'result type can't be cast'; `+=`, `*=`, `/=` already refuse."),
+    (("F.gelu", "F.silu", "F.softplus", "F.leaky_relu"), ("bool",) + _INTS, _ALL, "no error",
+     "Float activations accept integer and bool tensors, where PyTorch's kernels refuse them."),
+    (("Tensor.abs", "Tensor.relu", "Tensor.ceil", "Tensor.floor", "Tensor.round",
+      "Tensor.trunc", "Tensor.__pos__", "Tensor.__pow__", "Tensor.__mod__",
+      "Tensor.__floordiv__", "Tensor.argmax", "Tensor.argmin", "Tensor.argmax (dim=-1)",
+      "Tensor.argmin (dim=-1)", "Tensor.topk", "Tensor.matmul"), ("bool",), _ALL, "no error",
+     "Arithmetic, rounding, arg-reductions, topk and matmul accept bool tensors, which "
+     "PyTorch refuses."),
+    (("Tensor.sign",), ("bool",), _ALL, "raises",
+     "`sign` of a bool tensor raises; PyTorch returns it unchanged."),
+    (("Tensor.square",), ("bool",), _ALL, "dtype",
+     "`square` of a bool tensor is bool; PyTorch's is int64."),
+    (("Tensor.__pow__", "Tensor.__rpow__"), _SIGNED, _ALL, "raises",
+     "An integer raised to a negative integer power raises (NumPy's rule); PyTorch gives 0, "
+     "1 or -1."),
+    (("Tensor.transpose", "Tensor.gather"), _ALL, ("0-d",), "raises",
+     "`transpose(0, -1)` and `gather` of a 0-d tensor raise; PyTorch accepts dims 0 and -1."),
+    (("Tensor.t",), _ALL, ("3-d permuted",), "no error",
+     "`t()` of a tensor with more than 2 dims reverses them all; PyTorch refuses."),
+    (("Tensor.permute", "Tensor.repeat"), _ALL, ("0-d",), "no error",
+     "`permute()` and `repeat()` with no dims accept a 0-d tensor; PyTorch asks for dims."),
+    (("Tensor.softmax", "Tensor.log_softmax"), ("bool",) + _INTS, ("empty",), "raises",
+     "Softmax of an empty integer tensor raises the dtype error; PyTorch returns it empty."),
+    (("Tensor.unique",), _GRAD, _ALL, "gradient",
+     "`unique` passes a gradient back to its input; PyTorch has no derivative for it."),
+]

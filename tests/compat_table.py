@@ -257,9 +257,26 @@ def render_page():
     lines += [f"- {name}: {why}" for name, why, _ in NOT_SUPPORTED] + [""]
     lines += ["## Deliberate differences", ""]
     lines += [f"{i}. **{title}** {text}" for i, (title, text, _) in enumerate(DIFFERENCES, 1)]
+    lines += _sweep_lines()
     lines += ["", "## minigrad only", ""]
     lines += [f"- {name}: {why}" for name, why in MINIGRAD_ONLY] + [""]
     return "\n".join(lines)
+
+
+def _sweep_lines():
+    """The page's account of the dtype sweep (tests/compat_sweep.py) and what it finds."""
+    from compat_notes import SWEEP_DIFFERENCES, SWEEP_GAPS
+    from compat_sweep import DTYPES, LAYOUTS, OPS
+    lines = ["", "## Every op on every dtype", "",
+             f"`tests/test_compat_sweep.py` runs {len(OPS)} elementwise, reduction, shape and "
+             f"in-place ops on {len(DTYPES)} dtypes and {len(LAYOUTS)} input layouts (0-d, "
+             f"empty, contiguous, transposed, strided) through both libraries: "
+             f"{len(OPS) * len(DTYPES) * len(LAYOUTS):,} runs comparing errors, shapes, dtypes, "
+             f"values and gradients. Where they differ by design:", ""]
+    lines += [f"- {text}" for *_, text in SWEEP_DIFFERENCES]
+    lines += ["", "Where minigrad does not yet do what PyTorch does:", ""]
+    lines += [f"- {text}" for *_, text in SWEEP_GAPS]
+    return lines
 
 
 def _group_order(group):

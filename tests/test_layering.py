@@ -189,7 +189,6 @@ ALLOWED_CYCLE_EDGES = {
     ("minigrad.kernels.fused", "minigrad.kernels"),
     ("minigrad.kernels.layernorm", "minigrad.kernels"),
     ("minigrad.kernels.softmax", "minigrad.kernels"),
-    ("minigrad.translate.averaging", "minigrad.translate.train"),
 }
 
 

@@ -12,10 +12,12 @@ from hypothesis import given, settings, strategies as st
 
 import minigrad
 from minigrad.translate import checkpoint as ckpt, cli, tsv
-from minigrad.translate.averaging import average_weights, AveragingError, snapshot_steps
+from minigrad.translate.averaging import average_weights, AveragingError
+from minigrad.translate.checkpoint import snapshot_steps
 from minigrad.translate.batching import plan_batches, token_batches
 from minigrad.translate.captions import corpus_stats, generate_captions
-from minigrad.translate.train import Trainer, TrainConfig
+from minigrad.translate.config import TrainConfig
+from minigrad.translate.train import Trainer
 
 TINY = dict(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
             dim_feedforward=32, epochs=2, warmup=20, checkpoint_every=0,
@@ -155,7 +157,7 @@ def test_share_vocab_and_tie_embeddings(tmp_path, captions, tokenizer):
     assert separate.model.num_parameters() - m.num_parameters() == 2 * v * d
     t.fit(max_steps=3)
     model = ckpt.load_checkpoint(tmp_path / "run")
-    from minigrad.translate.train import model_from_checkpoint
+    from minigrad.translate.model import model_from_checkpoint
     loaded = model_from_checkpoint(model, tmp_path / "run")
     assert loaded.src_embed.weight is loaded.generator.weight
     np.testing.assert_array_equal(loaded.generator.weight.numpy(), m.generator.weight.numpy())

@@ -37,7 +37,10 @@ from minigrad.translate import cli
 from minigrad.translate.data import DataConfig
 from minigrad.translate.tokenizers import WordTokenizer
 from minigrad.translate.memory import check_memory
-from minigrad.translate.train import TrainConfig, Trainer, load_trained, translate
+from minigrad.translate.config import TrainConfig
+from minigrad.translate.inference import translate
+from minigrad.translate.model import load_trained
+from minigrad.translate.train import Trainer
 from minigrad.translate.tsv import TsvError, read_tsv
 
 
@@ -204,12 +207,19 @@ def _same_run(a, b):
         np.testing.assert_array_equal(sa["model"][k].numpy(), sb["model"][k].numpy(), err_msg=k)
 
 
+# Starts Python with SIGINT ignored or at its default, as a shell script's background job or an
+# interactive shell would: a process inherits that across exec, whoever started the test runner.
+_WITH_SIGINT = ("import os, signal, sys; signal.signal(signal.SIGINT, getattr(signal, sys.argv[1]));"
+                " os.execv(sys.executable, [sys.executable, *sys.argv[2:]])")
+
+
 @contextlib.contextmanager
-def _child(*args):
-    """A Python process running this repository's minigrad, unbuffered; killed on the way out
-    if it is still running (a failing test must not leave a training behind)."""
+def _child(*args, sigint="SIG_DFL"):
+    """A Python process running this repository's minigrad, unbuffered, started with SIGINT's
+    disposition `sigint` (not the test runner's); killed on the way out if it is still running
+    (a failing test must not leave a training behind)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, *args], env=env, text=True,
+    proc = subprocess.Popen([sys.executable, "-c", _WITH_SIGINT, sigint, *args], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         yield proc
@@ -340,24 +350,95 @@ def test_interrupt_at_any_moment_of_a_step_then_resume_matches_an_uninterrupted_
         _same_run(tmp_path / name, tmp_path / "whole")
 
 
+def _wait_for_line(child, text):
+    """Read the child's stdout up to the first line containing `text` (the event to act on)."""
+    seen = []
+    for line in child.stdout:
+        seen.append(line)
+        if text in line:
+            return seen
+    raise AssertionError(f"the child ended without printing {text!r}: {''.join(seen)}"
+                         f"{child.stderr.read()}")
+
+
 def test_ctrl_c_to_the_command_then_resume_matches_an_uninterrupted_run(tmp_path):
-    """SIGINT from outside at an arbitrary moment, to `minigrad-translate train` itself."""
-    # long enough that 0.35 s after epoch 1 it is still training even on a quiet machine
+    """SIGINT from outside, mid-training, to `minigrad-translate train` itself, started (as a
+    background job of a script is) with SIGINT ignored: it still stops at a step boundary."""
     limit = ["--epochs", "12", "--max-steps", "110"]
     assert _run(tmp_path / "whole", *limit)[0] == 0
     with _child("-m", "minigrad.translate.cli", "train", "--out", str(tmp_path / "run"),
-                *FLAGS, *limit) as child:
-        assert "training pairs" in child.stdout.readline() + child.stdout.readline()
-        time.sleep(0.35)
+                *FLAGS, *limit, sigint="SIG_IGN") as child:
+        _wait_for_line(child, "epoch  1 ")  # training, 100 steps (seconds) before its end
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=120)
     assert child.returncode == 130, err
     stopped = int(re.search(r"interrupted at step (\d+)", out).group(1))
-    assert 0 <= stopped < 110 and "Traceback" not in err
+    assert 10 <= stopped < 110 and "Traceback" not in err
     rc, out, err = _resume(tmp_path / "run", "--max-steps", "110")
     assert rc == 0, err
     assert f"resuming {tmp_path / 'run'} at step {stopped}" in out
     _same_run(tmp_path / "run", tmp_path / "whole")
+
+
+# The command, with a signal sent to itself while it builds the model: before training, so
+# before the trainer's own handlers exist (a signal from outside could not hit that moment
+# reliably).
+EARLY = r'''
+import os, sys
+from minigrad.translate import cli, train
+build, sig = train.build_model, int(sys.argv[1])
+def signalled_build(*args, **kwargs):
+    os.kill(os.getpid(), sig)
+    return build(*args, **kwargs)
+train.build_model = signalled_build
+sys.exit(cli.main(sys.argv[2:]))
+'''
+
+
+@pytest.mark.parametrize("inherited, sig", [("SIG_IGN", signal.SIGINT),
+                                            ("SIG_DFL", signal.SIGINT),
+                                            ("SIG_DFL", signal.SIGTERM)])
+def test_an_early_signal_stops_the_command_whatever_it_inherited(tmp_path, inherited, sig):
+    """Ctrl-C (or SIGTERM) before training starts: exit status 128 + signal and one line,
+    whether the process was started with SIGINT ignored (nohup, a script's background job) or
+    not; never a traceback, a silent death by the signal or an ignored Ctrl-C; nothing written."""
+    run = tmp_path / "run"
+    with _child("-c", EARLY, str(int(sig)), "train", "--out", str(run), *FLAGS,
+                sigint=inherited) as child:
+        out, err = child.communicate(timeout=120)
+    assert child.returncode == 128 + sig, (child.returncode, err)
+    assert err == f"interrupted by {signal.Signals(sig).name}\n" and "training pairs" not in out
+    assert not run.exists() or not any(p.name != ".lock" for p in run.iterdir())
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL in-process: nothing after it runs, nothing catches it."""
+
+
+def test_a_kill_after_an_epochs_validation_record_validates_that_epoch_once(tmp_path,
+                                                                           tiny_pairs,
+                                                                           monkeypatch):
+    """Killed right after epoch 1's validation line is written (its checkpoint, of step 10, was
+    written before the validation): --resume validates epoch 1 again, replacing the line."""
+    train, valid = tiny_pairs
+    t = Trainer(TrainConfig(**dict(TINY, checkpoint_every=5)), train, valid, tmp_path / "run",
+                log=_quiet, progress=False)
+    append = ckpt.append_metrics
+
+    def killed_after_validation(path, record):
+        append(path, record)
+        if "valid_loss" in record:
+            raise _Killed
+
+    monkeypatch.setattr(ckpt, "append_metrics", killed_after_validation)
+    with pytest.raises(_Killed):
+        t.fit()
+    monkeypatch.setattr(ckpt, "append_metrics", append)
+    resumed = Trainer.resume(tmp_path / "run", train, valid, log=_quiet, progress=False)
+    assert resumed.state["step"] == 10
+    resumed.fit()
+    records = ckpt.read_metrics(tmp_path / "run" / ckpt.METRICS, _quiet)
+    assert [r["epoch"] for r in records if "valid_loss" in r] == [1, 2]
 
 
 def test_one_directory_holds_one_run(tmp_path):
@@ -429,6 +510,31 @@ def test_overwrite_starts_the_run_afresh(tmp_path):
     assert [s for s, _ in state["progress"]["history"]] == list(range(1, 13))
 
 
+def test_average_refuses_to_replace_what_its_out_directory_holds(tmp_path):
+    """`average --out DIR` replaces a training run (or any file) DIR holds only with
+    --overwrite, as `train` does; the run stays resumable otherwise."""
+    source, run = tmp_path / "source", tmp_path / "run"
+    assert _run(source, "--max-steps", "4", "--keep-last", "2", "--checkpoint-every", "2")[0] == 0
+    assert _run(run, "--max-steps", "2")[0] == 0
+    before = ckpt.stamp(run)
+    average = ["average", "--checkpoint", str(source), "--last", "2"]
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("mine")
+    for out, held in ((run, "a checkpoint"), (tmp_path / "notes", "files (todo.txt)"),
+                      (tmp_path / "notes" / "todo.txt", "a file")):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            assert cli.main([*average, "--out", str(out)]) == 2
+        assert err.getvalue() == (f"error: average: {out} already holds {held}; choose another "
+                                  f"--out" + ("" if held == "a file" else
+                                              " (or --overwrite to replace it)") + "\n")
+    assert ckpt.stamp(run) == before
+    assert _resume(run, "--max-steps", "3")[0] == 0
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli.main([*average, "--out", str(run), "--overwrite"]) == 0
+    assert ckpt.load_checkpoint(run)["progress"]["averaged"] == [2, 4]
+
+
 def test_temp_files_of_killed_saves_are_removed_by_the_next_load_or_save(tmp_path):
     run = tmp_path / "run"
     assert _run(run, "--max-steps", "2")[0] == 0
@@ -495,10 +601,10 @@ def _crafted(tmp_path, trained, change):
     return out
 
 
-def _settings_with(key, value):
+def _settings_with(key=None, value=None, **more):
     def change(state):
         settings = json.loads(state["settings"])
-        settings["train"][key] = value
+        settings["train"].update({key: value} if key else {}, **more)
         state["settings"] = json.dumps(settings)
     return change
 
@@ -527,6 +633,10 @@ CRAFTED = {
         "weights do not fit the model"),
     "a bad random state": (lambda p, t: _crafted(p, t, lambda s: s.update(rng='{"x": 1}')),
                            "bad random state"),
+    "settings of a huge model with tiny weights": (lambda p, t: _crafted(
+        p, t, _settings_with(d_model=4096, num_encoder_layers=64, num_decoder_layers=64)),
+        "a model of about 12,923,109,376 weights (transformer, d_model 4096, 64+64 layers) but "
+        "it holds 24,237; the settings do not fit the weights"),
     "a bad progress record": (lambda p, t: _crafted(
         p, t, lambda s: s["progress"].update(step=-3)), "progress 'step' must be"),
 }
@@ -536,9 +646,14 @@ CRAFTED = {
 def test_a_crafted_checkpoint_is_one_line_error(case, tmp_path, trained, capsys):
     make, message = CRAFTED[case]
     crafted = make(tmp_path, trained)
-    assert cli.main(["translate", "the cat sleeps", "--checkpoint", str(crafted)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+    commands = [["translate", "the cat sleeps", "--checkpoint", str(crafted)]]
+    if "huge" in case:  # every reader of checkpoints checks before it builds
+        commands += [["evaluate", "--checkpoint", str(crafted)],
+                     ["train", "--out", str(crafted), "--resume", "--no-progress"]]
+    for command in commands:
+        assert cli.main(command) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
 
 
 BAD_COMMANDS = {

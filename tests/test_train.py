@@ -11,7 +11,9 @@ import pytest
 
 from minigrad.translate import corpus, tsv
 from minigrad.translate import cli
-from minigrad.translate.train import Trainer, TrainConfig, load_trained
+from minigrad.translate.config import TrainConfig
+from minigrad.translate.model import load_trained
+from minigrad.translate.train import Trainer
 
 TINY = dict(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=32,
             batch_size=16, epochs=2, warmup=20, checkpoint_every=0, valid_bleu_sentences=10,

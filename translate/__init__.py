@@ -7,11 +7,13 @@ Read it in the order of one run of `minigrad-translate train`:
     tokenizers.py       word and BPE tokenizers
     batching.py         sentences -> padded id batches (by sentences or by tokens)
     config.py           a run's settings, each checked against its range
+    model.py            the tokenizers and model a run's settings describe, or its checkpoint holds
     train.py            the training loop, validation and resuming
+    inference.py        decoding sentences with a trained model, and BLEU
     memory.py           what a training step needs, checked before it runs
     interrupts.py       Ctrl-C between steps, never inside one
-    checkpoint.py       a run's directory: the checkpoint file, metrics
-    averaging.py        the weights of the last N checkpoints, kept and averaged
+    checkpoint.py       a run's directory: the checkpoint file, metrics, weight snapshots
+    averaging.py        the weights of the last N checkpoints, averaged
     files.py            atomic writes, one writer per directory, no leftovers
     metrics.py          BLEU and WER
     plots.py            loss curve and attention heat map

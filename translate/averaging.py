@@ -3,7 +3,7 @@
 Averaging the parameters of the last few checkpoints (Vaswani et al. average the last 5 or 20)
 smooths out the noise of the final steps and usually gains a little BLEU for free. A run
 trained with `keep_last=N` keeps the model weights of its last N checkpoints beside its full
-checkpoint, one file a step:
+checkpoint, one file a step (checkpoint.py writes and prunes them):
 
     checkpoints/step_000500.npz   {"format", "step", "model"}: weights only (minigrad.save)
 
@@ -13,7 +13,6 @@ checkpoint, the averaged weights in place of its own); resuming from it is refus
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -21,47 +20,13 @@ import numpy as np
 import minigrad
 from minigrad.tensor import Tensor
 
-SNAPSHOTS, SNAPSHOT_FORMAT = "checkpoints", "minigrad-translate-weights"
-_NAME = re.compile(r"step_(\d+)\.npz")
-_TEMP = re.compile(r"\.step_\d+\.npz\.[A-Za-z0-9_]+\.tmp")    # a save that was killed
+from . import checkpoint as ckpt
+from .checkpoint import SNAPSHOT_FORMAT, drop_snapshots_after, snapshot_path, snapshot_steps
+from .files import LOCK_NAME, DirectoryLock
 
 
 class AveragingError(ValueError):
     """Checkpoints that cannot be averaged (too few, damaged, or of different shapes)."""
-
-
-def snapshot_steps(run_dir) -> list[int]:
-    """Steps of the weight snapshots kept in `run_dir`, oldest first."""
-    folder = Path(run_dir) / SNAPSHOTS
-    if not folder.is_dir():
-        return []
-    return sorted(int(m.group(1)) for p in folder.iterdir() if (m := _NAME.fullmatch(p.name)))
-
-
-def _path(run_dir, step) -> Path:
-    return Path(run_dir) / SNAPSHOTS / f"step_{step:06d}.npz"
-
-
-def keep_snapshot(run_dir, model, step: int, keep_last: int) -> None:
-    """Write the model's weights of `step` (atomically), then delete all but the newest
-    `keep_last` snapshots; the caller holds the run directory's lock."""
-    folder = Path(run_dir) / SNAPSHOTS
-    folder.mkdir(exist_ok=True)
-    for p in folder.iterdir():
-        if _TEMP.fullmatch(p.name):
-            p.unlink(missing_ok=True)
-    minigrad.save({"format": SNAPSHOT_FORMAT, "step": step, "model": model.state_dict()},
-                  _path(run_dir, step))
-    for old in snapshot_steps(run_dir)[:-keep_last]:
-        _path(run_dir, old).unlink(missing_ok=True)
-
-
-def drop_snapshots_after(run_dir, step: int) -> None:
-    """Delete snapshots newer than `step`: a run started anew (step 0) or resumed from an
-    earlier checkpoint writes them again."""
-    for s in snapshot_steps(run_dir):
-        if s > step:
-            _path(run_dir, s).unlink(missing_ok=True)
 
 
 def load_snapshot(path) -> dict:
@@ -101,15 +66,32 @@ def average_weights(snapshots: list[dict], names: list[str]) -> dict:
                             .astype(v.dtype)) for k, v in first.items()}
 
 
-def average_run(run_dir, last: int, out_dir) -> list[int]:
+def _held(out_dir) -> str | None:
+    """What `out_dir` holds that writing there would replace (None: nothing)."""
+    if not out_dir.exists():
+        return None
+    if not out_dir.is_dir():
+        return "a file"
+    if ckpt.stamp(out_dir) is not None:
+        return "a checkpoint"
+    names = sorted(p.name for p in out_dir.iterdir() if p.name != LOCK_NAME)
+    return f"files ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})" if names else None
+
+
+def average_run(run_dir, last: int, out_dir, overwrite: bool = False) -> list[int]:
     """Average the weights of the newest `last` snapshots of `run_dir` into a run directory
-    `out_dir` that translate and evaluate can read; returns the averaged steps."""
-    from . import checkpoint as ckpt
-    from .train import model_from_checkpoint
+    `out_dir` that translate and evaluate can read; returns the averaged steps. A non-empty
+    `out_dir` is replaced only with `overwrite` (a training run there then loses its
+    snapshots and metrics with its checkpoint, and cannot be resumed)."""
+    from .model import model_from_checkpoint  # the model is built only when averaging
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     if out_dir.resolve() == run_dir.resolve():
         raise AveragingError(f"average: --out must not be the run's own directory {run_dir} "
                              f"(its checkpoint would be replaced)")
+    held = _held(out_dir)
+    if held == "a file" or (held and not overwrite):
+        raise AveragingError(f"average: {out_dir} already holds {held}; choose another --out"
+                             + ("" if held == "a file" else " (or --overwrite to replace it)"))
     state = ckpt.load_checkpoint(run_dir)
     steps = snapshot_steps(run_dir)
     if len(steps) < last:
@@ -117,7 +99,7 @@ def average_run(run_dir, last: int, out_dir) -> list[int]:
                              f"({', '.join(map(str, steps)) or 'none'}), {last} asked for; "
                              f"train with --keep-last {last} (or more)")
     steps = steps[-last:]
-    paths = [_path(run_dir, s) for s in steps]
+    paths = [snapshot_path(run_dir, s) for s in steps]
     averaged = average_weights([load_snapshot(p) for p in paths], [str(p) for p in paths])
     model = model_from_checkpoint(state, run_dir)
     try:
@@ -126,7 +108,10 @@ def average_run(run_dir, last: int, out_dir) -> list[int]:
         raise AveragingError(f"average: the checkpoints of {run_dir} do not fit the model its "
                              f"settings describe: {e}") from None
     progress = {**state["progress"], "averaged": steps}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ckpt.save_checkpoint(out_dir, model, None, None, state["config"], progress,
-                         state["src_tok"], state["tgt_tok"], state["data"], state["fingerprints"])
+    with DirectoryLock(out_dir):  # not while a training run writes there
+        (out_dir / ckpt.METRICS).unlink(missing_ok=True)
+        drop_snapshots_after(out_dir, 0)
+        ckpt.save_checkpoint(out_dir, model, None, None, state["config"], progress,
+                             state["src_tok"], state["tgt_tok"], state["data"],
+                             state["fingerprints"])
     return steps

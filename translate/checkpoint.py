@@ -8,6 +8,9 @@
     tgt_tokenizer.json
     metrics.jsonl        one JSON record per line, appended as training goes
     .lock                held by the one process that trains into the directory (files.py)
+    checkpoints/step_000500.npz   with keep_last=N, the model weights of the last N
+                         checkpoints (minigrad.save: {"format", "step", "model"}), which
+                         averaging.py averages
 
 The checkpoint is one file written atomically, so a reader sees one save or the next, never
 the weights of one with the tokenizers of another. Loading checks every part of it and fails
@@ -19,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -30,11 +34,15 @@ from minigrad.tensor import Tensor
 from .config import TrainConfig
 from .data import DataConfig
 from .files import DirectoryLock, atomic_write_text, remove_stale_temps, try_lock
+from .memory import estimate_weights, physical_memory
 from .tokenizers import tokenizer_from_json
 
 FORMAT, VERSION = "minigrad-translate-run", 2
 CHECKPOINT, METRICS = "checkpoint.npz", "metrics.jsonl"
 # every file a run writes, so that the temporary files of killed writes can be found
+SNAPSHOTS, SNAPSHOT_FORMAT = "checkpoints", "minigrad-translate-weights"
+_NAME = re.compile(r"step_(\d+)\.npz")
+_TEMP = re.compile(r"\.step_\d+\.npz\.[A-Za-z0-9_]+\.tmp")    # a save that was killed
 RUN_FILES = (CHECKPOINT, "config.json", "src_tokenizer.json", "tgt_tokenizer.json", METRICS,
              "loss_curve.png", "attention.png")
 
@@ -204,10 +212,36 @@ def read_metrics(path, log=print) -> list[dict]:
     return records
 
 
-def truncate_metrics(path, step: int, log=print) -> None:
-    """Keep the records of steps up to `step`: a resumed run logs the later ones again."""
-    keep = [r for r in read_metrics(path, log)
-            if not isinstance(r.get("step"), (int, float)) or r["step"] <= step]
+def check_model_size(state, directory, limit=None) -> None:
+    """Refuse, before building it, a model that the checkpoint's settings describe as far
+    bigger than the weights stored beside them (a crafted or damaged file), or than this
+    machine's memory: building it first would try to allocate all of it."""
+    config = state["config"]
+    expected = estimate_weights(config, len(state["src_tok"]), len(state["tgt_tok"]))
+    held = sum(int(np.prod(v.shape)) for v in state["model"].values())
+    if expected > 4 * held + 1_000_000:
+        raise CheckpointError(f"{directory}: the checkpoint's settings describe a model of about "
+                              f"{expected:,} weights ({config.arch}, d_model {config.d_model}, "
+                              f"{config.num_encoder_layers}+{config.num_decoder_layers} layers) "
+                              f"but it holds "
+                              f"{held:,}; the settings do not fit the weights")
+    limit = physical_memory() if limit is None else limit
+    if limit is not None and 4 * expected > 0.8 * limit:
+        raise CheckpointError(f"{directory}: the model needs about {4 * expected / 2**30:,.1f} "
+                              f"GB, more than this machine's {limit / 2**30:,.1f} GB allow")
+
+
+def truncate_metrics(path, step: int, epoch: int, log=print) -> None:
+    """Keep the records that a run at `step`, with `epoch` epochs validated, has written: a
+    resumed run logs the later ones again. An epoch's last step and its validation share a step
+    number, so a validation record of an epoch the checkpoint had not finished goes too."""
+    def kept(r):
+        if not isinstance(r.get("step"), (int, float)):
+            return True
+        if "valid_loss" in r and isinstance(r.get("epoch"), (int, float)) and r["epoch"] > epoch:
+            return False
+        return r["step"] <= step
+    keep = [r for r in read_metrics(path, log) if kept(r)]
     if Path(path).exists():
         atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in keep))
 
@@ -218,3 +252,39 @@ def append_metrics(path, record: dict) -> None:
         f.write(json.dumps(record) + "\n")
         f.flush()
         os.fsync(f.fileno())
+
+
+# --- weight snapshots: the last N checkpoints' weights, for averaging ---------------------
+
+def snapshot_steps(run_dir) -> list[int]:
+    """Steps of the weight snapshots kept in `run_dir`, oldest first."""
+    folder = Path(run_dir) / SNAPSHOTS
+    if not folder.is_dir():
+        return []
+    return sorted(int(m.group(1)) for p in folder.iterdir() if (m := _NAME.fullmatch(p.name)))
+
+
+def snapshot_path(run_dir, step) -> Path:
+    return Path(run_dir) / SNAPSHOTS / f"step_{step:06d}.npz"
+
+
+def keep_snapshot(run_dir, model, step: int, keep_last: int) -> None:
+    """Write the model's weights of `step` (atomically), then delete all but the newest
+    `keep_last` snapshots; the caller holds the run directory's lock."""
+    folder = Path(run_dir) / SNAPSHOTS
+    folder.mkdir(exist_ok=True)
+    for p in folder.iterdir():
+        if _TEMP.fullmatch(p.name):
+            p.unlink(missing_ok=True)
+    minigrad.save({"format": SNAPSHOT_FORMAT, "step": step, "model": model.state_dict()},
+                  snapshot_path(run_dir, step))
+    for old in snapshot_steps(run_dir)[:-keep_last]:
+        snapshot_path(run_dir, old).unlink(missing_ok=True)
+
+
+def drop_snapshots_after(run_dir, step: int) -> None:
+    """Delete snapshots newer than `step`: a run started anew (step 0) or resumed from an
+    earlier checkpoint writes them again."""
+    for s in snapshot_steps(run_dir):
+        if s > step:
+            snapshot_path(run_dir, s).unlink(missing_ok=True)

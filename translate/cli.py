@@ -27,7 +27,7 @@ from .cmdline import CliError, Parser, bounded
 from .config import RESUMABLE, ConfigError, TrainConfig
 from .data import DataConfig
 from .files import DirectoryBusy
-from .interrupts import Interrupted
+from .interrupts import Interrupted, signals_raise
 
 
 def _add_settings(group, cls, skip=()):
@@ -123,7 +123,8 @@ def _resumed_data(stored, given, out):
 
 def cmd_translate(args):
     from . import checkpoint as ckpt
-    from .train import model_from_checkpoint, translate_one
+    from .inference import translate_one
+    from .model import model_from_checkpoint
     if not args.sentence.split():
         raise CliError("translate: the sentence is empty; there is nothing to translate")
     state = ckpt.load_checkpoint(args.checkpoint)
@@ -153,7 +154,8 @@ def _tokenizers(state):
 def cmd_evaluate(args):
     from . import checkpoint as ckpt
     from .metrics import wer
-    from .train import evaluate_bleu, model_from_checkpoint
+    from .inference import evaluate_bleu
+    from .model import model_from_checkpoint
     state = ckpt.load_checkpoint(args.checkpoint)
     model = model_from_checkpoint(state, args.checkpoint)
     data = state["data"]
@@ -182,7 +184,7 @@ def cmd_evaluate(args):
 
 def cmd_average(args):
     from .averaging import average_run
-    steps = average_run(args.checkpoint, args.last, args.out)
+    steps = average_run(args.checkpoint, args.last, args.out, overwrite=args.overwrite)
     print(f"averaged the weights of steps {', '.join(map(str, steps))} of {args.checkpoint}: "
           f"{args.out}")
 
@@ -266,6 +268,8 @@ def build_parser():
                    help="how many of the newest checkpoints (default: %(default)s)")
     a.add_argument("--out", required=True, help="directory for the averaged model, read by "
                                                 "translate and evaluate --checkpoint")
+    a.add_argument("--overwrite", action="store_true",
+                   help="replace what --out holds (a training run there can then not be resumed)")
     a.set_defaults(func=cmd_average)
 
     m = sub.add_parser("demo", help="train the default model on the built-in corpus, then "
@@ -286,11 +290,14 @@ def build_parser():
 
 def main(argv=None):
     try:
-        args = build_parser().parse_args(argv)
-        result = args.func(args)
-    except Interrupted as e:  # the trainer has said where it stopped
+        with signals_raise():  # Ctrl-C answered the same whatever the process inherited
+            args = build_parser().parse_args(argv)
+            result = args.func(args)
+    except Interrupted as e:
+        if not e.reported:  # not inside training (which says where it stopped); every file
+            print(f"interrupted by {e}", file=sys.stderr)  # is written whole or not at all
         return 128 + e.signum
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # raised by code that was not told which signal it was
         return 130
     except ConfigError as e:
         print(f"error: {_flag(e.name)} {e.problem}", file=sys.stderr)

@@ -12,7 +12,8 @@ from pathlib import Path
 from . import corpus as corpus_mod
 from .metrics import corpus_bleu, wer
 from .plots import plot_cross_attention, plot_loss_curve
-from .train import Trainer, translate, translate_one
+from .inference import translate, translate_one
+from .train import Trainer
 
 
 def _reordered_example(pairs):

@@ -7,9 +7,15 @@ uninterrupted run ever passes through, and resuming from it would drift from the
 continues. So while a `DeferredInterrupts` block runs, SIGINT and SIGTERM only take note; the
 training loop calls `check()` at each step boundary, where the state is whole, and the
 interrupt takes effect there. A second signal stops at once, without saving.
+
+Outside such a block the commands run under `signals_raise()`: a process inherits how it treats
+SIGINT from whoever started it, and one started with SIGINT ignored (`nohup`, `cmd &` in a
+script) would otherwise ignore a Ctrl-C until training began, or die of it silently, depending on
+the moment. Installing the handlers explicitly makes the answer the same whatever was inherited.
 """
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 
@@ -23,6 +29,35 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int, forced: bool = False):
         super().__init__(signal.Signals(signum).name)
         self.signum, self.forced = signum, forced
+        self.reported = False  # set by whoever has told the user where it stopped
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()  # only it may set handlers
+
+
+def _restore(previous: dict) -> None:
+    for sig, handler in previous.items():  # None: a handler set outside Python
+        signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+    previous.clear()
+
+
+def _raise(signum, frame):
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def signals_raise():
+    """While the block runs, SIGINT and SIGTERM raise `Interrupted` wherever the program is,
+    whatever handlers (or ignored signals) the process inherited; restored on the way out."""
+    previous = {}
+    if _in_main_thread():
+        for sig in SIGNALS:
+            previous[sig] = signal.signal(sig, _raise)
+    try:
+        yield
+    finally:
+        _restore(previous)
 
 
 class DeferredInterrupts:
@@ -33,7 +68,7 @@ class DeferredInterrupts:
         self._previous = {}
 
     def __enter__(self):
-        if threading.current_thread() is threading.main_thread():  # only it may set handlers
+        if _in_main_thread():
             for sig in SIGNALS:
                 self._previous[sig] = signal.signal(sig, self._note)
         return self
@@ -49,7 +84,5 @@ class DeferredInterrupts:
             raise Interrupted(self.pending)
 
     def __exit__(self, *exc):
-        for sig, handler in self._previous.items():  # None: a handler set outside Python
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
-        self._previous.clear()
+        _restore(self._previous)
         return False

@@ -24,13 +24,22 @@ def estimate_step_bytes(config: TrainConfig, batch, src_len, tgt_len, src_vocab,
         E, D = config.num_encoder_layers, config.num_decoder_layers
         maps = 5 * config.nhead * (E * S * S + D * (T * T + T * S))
         acts = (E * S + D * T) * (16 * d + 4 * f)
-        weights = (src_vocab + 2 * tgt_vocab) * d + E * (4 * d * d + 2 * d * f) \
-            + D * (8 * d * d + 2 * d * f)
     else:  # the RNNs are 128 wide and keep about forty such vectors a token
         maps = 6 * 128 * T * S if config.arch == "rnn-attention" else 0
         acts = (S + T) * 40 * 128
-        weights = 64 * src_vocab + 192 * tgt_vocab + 400_000
+    weights = estimate_weights(config, src_vocab, tgt_vocab)
     return 4 * (batch * (maps + acts + 4 * T * tgt_vocab) + 4 * weights)  # float32
+
+
+def estimate_weights(config: TrainConfig, src_vocab, tgt_vocab) -> int:
+    """About how many numbers the model of `config` holds (an upper bound: embeddings untied,
+    biases and norms left out, which a bigger positional table makes up for)."""
+    d, f = config.d_model, config.dim_feedforward
+    if config.arch == "transformer":
+        E, D = config.num_encoder_layers, config.num_decoder_layers
+        return ((src_vocab + 2 * tgt_vocab) * d + E * (4 * d * d + 2 * d * f)
+                + D * (8 * d * d + 2 * d * f))
+    return 64 * src_vocab + 192 * tgt_vocab + 400_000
 
 
 def physical_memory():

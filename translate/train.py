@@ -20,116 +20,21 @@ from minigrad.nn.utils import clip_grad_norm_
 from minigrad.optim.lr_scheduler import WarmupScheduler
 
 from . import checkpoint as ckpt
-from .averaging import drop_snapshots_after, keep_snapshot
-from .batching import encode_pairs, iterate_batches, make_batch, plan_batches
+from .batching import encode_pairs, iterate_batches, plan_batches
+from .checkpoint import drop_snapshots_after, keep_snapshot
 from .config import RESUMABLE, ConfigError, TrainConfig
 from .data import fingerprint
 from .files import DirectoryLock
+from .inference import evaluate_bleu
 from .interrupts import DeferredInterrupts, Interrupted
 from .memory import check_memory
-from .metrics import corpus_bleu
-from .tokenizers import BPETokenizer, WordTokenizer
+from .model import build_model, build_tokenizers
 
-__all__ = ["TrainConfig", "Trainer", "build_model", "build_tokenizers", "evaluate_bleu",
-           "load_trained", "translate", "translate_ids", "validation_loss"]
+__all__ = ["RunExistsError", "Trainer", "validation_loss"]
 
 
 class RunExistsError(FileExistsError):
     """A fresh run was asked not to replace the run already in its directory."""
-
-
-def build_tokenizers(config: TrainConfig, train_pairs):
-    """Fit source and target tokenizers on the training text; with `share_vocab`, one
-    tokenizer fitted on both sides, returned twice."""
-    if config.tokenizer == "word":
-        fit = lambda texts: WordTokenizer.fit(texts, min_freq=config.min_freq)  # noqa: E731
-    elif config.tokenizer == "bpe":
-        fit = lambda texts: BPETokenizer.fit(texts, num_merges=config.bpe_merges)  # noqa: E731
-    else:
-        raise ValueError(f"train: tokenizer must be 'word' or 'bpe', got {config.tokenizer!r}")
-    if config.share_vocab:
-        joint = fit([s for s, _ in train_pairs] + [t for _, t in train_pairs])
-        return joint, joint
-    return fit([s for s, _ in train_pairs]), fit([t for _, t in train_pairs])
-
-
-def build_model(config: TrainConfig, src_vocab: int, tgt_vocab: int):
-    """The architecture named by `config.arch`, initialised from `config.seed`."""
-    minigrad.manual_seed(config.seed)
-    if config.arch == "transformer":
-        from minigrad.models import Seq2SeqTransformer
-        return Seq2SeqTransformer(src_vocab, tgt_vocab, d_model=config.d_model,
-                                  nhead=config.nhead,
-                                  num_encoder_layers=config.num_encoder_layers,
-                                  num_decoder_layers=config.num_decoder_layers,
-                                  dim_feedforward=config.dim_feedforward,
-                                  dropout=config.dropout, max_len=config.max_len + 2,
-                                  share_embeddings=config.tie_embeddings,
-                                  tie_output=config.tie_embeddings)
-    if config.arch in ("rnn", "rnn-attention"):
-        from minigrad.models.rnn_seq2seq import build_seq2seq_rnn
-        return build_seq2seq_rnn(config.arch, src_vocab, tgt_vocab, dropout=config.dropout)
-    raise ValueError(f"train: arch must be 'transformer', 'rnn' or 'rnn-attention', "
-                     f"got {config.arch!r}")
-
-
-def translate_ids(model, src_ids, beam=1, max_len=64, bos_id=1, eos_id=2):
-    """Decode a batch of source ids (B, S) -> (token array (B, L), cross-attention or None)."""
-    from minigrad.models import beam_search, greedy_decode
-    from minigrad.models import Seq2SeqTransformer
-    if isinstance(model, Seq2SeqTransformer):
-        out = (beam_search(model, src_ids, beam_size=beam, max_len=max_len, bos_id=bos_id,
-                           eos_id=eos_id) if beam > 1 else
-               greedy_decode(model, src_ids, max_len=max_len, bos_id=bos_id, eos_id=eos_id))
-        return out.tokens, out.cross_attention
-    tokens, attn = model.greedy_decode(src_ids, max_len, bos_id, eos_id)
-    return tokens, ([attn[:, None]] if attn is not None else None)
-
-
-def length_limit(src_len, max_len):
-    """Longest output allowed for a source of `src_len` tokens: 2 * src_len + 5, as decoders
-    usually cap it, so a model caught repeating itself stops early."""
-    return int(min(max_len, 2 * src_len + 5))
-
-
-def encode_sources(src_tok, sentences, max_len):
-    """Token ids of each source sentence, cut to `max_len` as in training; an empty sentence
-    is an error (a model given nothing to read would still write something)."""
-    ids = []
-    for i, sentence in enumerate(sentences):
-        x = src_tok.encode(sentence)
-        if not x:
-            raise ValueError(f"translate: sentence {i} ({sentence!r}) is empty: there is "
-                             f"nothing to translate")
-        ids.append(x[:max_len])
-    return ids
-
-
-def translate(model, src_tok, tgt_tok, sentences, beam=1, batch_size=100, max_len=64):
-    """Translate a list of source sentences; returns the list of target sentences."""
-    out = []
-    for i in range(0, len(sentences), batch_size):
-        ids = encode_sources(src_tok, sentences[i:i + batch_size], max_len)
-        src = make_batch([(x, [0]) for x in ids], src_tok.pad_id).src
-        limit = length_limit(src.shape[1], max_len)
-        tokens, _ = translate_ids(model, src, beam, limit, tgt_tok.bos_id, tgt_tok.eos_id)
-        out.extend(tgt_tok.decode(row[:length_limit(len(x), max_len)]) for row, x in zip(tokens, ids))
-    return out
-
-
-def translate_one(model, src_tok, tgt_tok, sentence, beam=1, max_len=64):
-    """(source ids, output ids, cross-attention or None) for one sentence."""
-    ids = encode_sources(src_tok, [sentence], max_len)[0]
-    src = make_batch([(ids, [0])], src_tok.pad_id).src
-    tokens, attn = translate_ids(model, src, beam, length_limit(len(ids), max_len),
-                                 tgt_tok.bos_id, tgt_tok.eos_id)
-    return ids, [int(t) for t in tokens[0] if t != tgt_tok.pad_id], attn
-
-
-def evaluate_bleu(model, src_tok, tgt_tok, pairs, beam=1, max_len=64):
-    """Corpus BLEU of the model's translations of `pairs` against their references."""
-    hyps = translate(model, src_tok, tgt_tok, [s for s, _ in pairs], beam=beam, max_len=max_len)
-    return corpus_bleu(hyps, [t for _, t in pairs]), hyps
 
 
 @minigrad.no_grad()
@@ -222,6 +127,7 @@ class Trainer:
                 raise ValueError(f"resume: these {len(pairs):,} {split} pairs are not the ones "
                                  f"the run in {out_dir} trained on ({source}); resume with the "
                                  f"same data")
+        ckpt.check_model_size(state, out_dir)
         config = dataclasses.replace(old, **changes)
         self = cls(config, train_pairs, valid_pairs, out_dir,
                    tokenizers=(state["src_tok"], state["tgt_tok"]), log=log, progress=progress,
@@ -272,7 +178,8 @@ class Trainer:
             self.save()
         else:
             self._check_unchanged()
-            ckpt.truncate_metrics(self.metrics_path, self.state["step"], self.log)
+            ckpt.truncate_metrics(self.metrics_path, self.state["step"], self.state["epoch"],
+                                  self.log)
             drop_snapshots_after(self.out_dir, self.state["step"])
 
     def train_step(self, batch):
@@ -300,6 +207,7 @@ class Trainer:
                         break
                 interrupts.check()
             except Interrupted as e:
+                e.reported = True
                 if e.forced:  # mid-step: the state is not one to save
                     self.log(f"\nstopped at once: {self.out_dir} keeps its checkpoint of step "
                              f"{self._saved_step}")
@@ -369,21 +277,3 @@ class Trainer:
         ckpt.append_metrics(self.metrics_path, record)
         self.log(f"epoch {st['epoch']:>2}  step {st['step']:>5}  train loss {record['train_loss']:.3f}  "
                  f"valid loss {vloss:.3f}  valid BLEU {bleu:5.1f}  {speed:,.0f} tok/s")
-
-
-def model_from_checkpoint(state, directory):
-    """The trained model of a checkpoint read by `checkpoint.load_checkpoint`, in eval mode."""
-    model = build_model(state["config"], len(state["src_tok"]), len(state["tgt_tok"]))
-    try:
-        model.load_state_dict(state["model"])
-    except RuntimeError as e:
-        raise ckpt.CheckpointError(f"{directory}: the checkpoint's weights do not fit the model "
-                                   f"that its settings and tokenizers describe: {e}") from None
-    return model.eval()
-
-
-def load_trained(directory):
-    """(model, src_tok, tgt_tok, config) from a checkpoint directory, in eval mode."""
-    state = ckpt.load_checkpoint(directory)
-    return (model_from_checkpoint(state, directory), state["src_tok"], state["tgt_tok"],
-            state["config"])

@@ -47,7 +47,9 @@ from minigrad.models.decoding import beam_search, greedy_decode
 from minigrad.translate.metrics import corpus_bleu, corpus_bleu_details
 from minigrad.translate.plots import plot_attention
 from minigrad.translate.tokenizers import WordTokenizer
-from minigrad.translate.train import TrainConfig, Trainer, evaluate_bleu, translate
+from minigrad.translate.config import TrainConfig
+from minigrad.translate.inference import evaluate_bleu, translate
+from minigrad.translate.train import Trainer
 from minigrad.optim.lr_scheduler import noam_lr
 
 t_start = time.perf_counter()

@@ -50,7 +50,7 @@ from minigrad.translate.metrics import corpus_bleu
 from minigrad.translate.plots import plot_attention
 from minigrad.models.rnn_seq2seq import build_seq2seq_rnn
 from minigrad.translate.tokenizers import WordTokenizer
-from minigrad.translate.train import translate
+from minigrad.translate.inference import translate
 from minigrad.nn.scores import SCORES
 from minigrad.nn.utils import clip_grad_norm_
 from minigrad.optim.lr_scheduler import WarmupScheduler
@@ -156,7 +156,9 @@ if not SMALL:
 # and label smoothing, at a similar number of parameters.
 
 # %%
-from minigrad.translate.train import TrainConfig, Trainer, evaluate_bleu
+from minigrad.translate.config import TrainConfig
+from minigrad.translate.inference import evaluate_bleu
+from minigrad.translate.train import Trainer
 
 t0 = time.perf_counter()
 tf_config = TrainConfig(d_model=sizes["hidden"] // 2, nhead=4, num_encoder_layers=2 if not SMALL else 1,

@@ -3,7 +3,7 @@ from .elementwise import (Abs, Add, Cast, Clamp, Div, Exp, Gelu, LeakyRelu, Log,
                           Maximum, Minimum, Mul, Neg, Pow, Relu, Sigmoid, Sqrt, Sub, Tanh, Where)
 from .index import Embedding, Gather, GetItem, IndexSelect
 from .matmul import MatMul
-from .reduce import Amax, Amin, LogSumExp, Mean, Sum, Var
+from .reduce import Amax, Amin, LogSumExp, Mean, Std, Sum, Var
 from .shape import Cat, Expand, Permute, Reshape, Stack
 from .softmax import LogSoftmax, MaskedSoftmaxDropout, Softmax
 from .dropout import Dropout, DropoutAdd, ReluDropout
@@ -11,6 +11,7 @@ from .linear import Linear
 from .layer_norm import DropoutAddLayerNorm, LayerNorm
 from .cross_entropy import CrossEntropy
 from .assign import IndexPut, Scatter
+from .bce import BinaryCrossEntropy
 from .cumulative import Cumsum
 from .einsum import Einsum
 from .norm import Norm

@@ -13,10 +13,10 @@ class Cumsum(Function):
     @staticmethod
     def forward(ctx, a, dim=0, dtype=None):
         ctx.dim = normalize_dim(dim, a.ndim, "cumsum")
-        if a.ndim == 0:
-            return np.asarray(a, dtype=dtype).copy()
         if dtype is None and not np.issubdtype(a.dtype, np.floating):
             dtype = np.int64  # bool and int sums widen to int64, as in PyTorch
+        if a.ndim == 0:
+            return np.asarray(a, dtype=dtype).copy()
         return np.cumsum(a, axis=ctx.dim, dtype=dtype)
 
     @staticmethod

@@ -98,11 +98,12 @@ class Pow(Function):
     def backward(ctx, g):
         a, b, out = ctx.saved
         need = ctx.needs_input_grad
-        ga = g * b * np.power(a, b - 1) if need[0] else None
-        gb = None
-        if need[1]:  # d(a^b)/db = a^b log a, taken as 0 where a == 0 (PyTorch does the same)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                gb = g * np.where(a > 0, out * np.log(np.where(a > 0, a, 1), dtype=out.dtype), 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # PyTorch's kinks: d(a^0)/da is 0 even at a == 0 (not 0 * 0^-1 = nan); d(a^b)/db
+            # = a^b log a is 0 where a == 0 and b >= 0, and nan for a negative base
+            ga = g * np.where(b == 0, 0, b * np.power(a, b - 1)) if need[0] else None
+            gb = (g * np.where((a == 0) & (b >= 0), 0, out * np.log(a, dtype=out.dtype))
+                  if need[1] else None)
         return ga, gb
 
 

@@ -29,7 +29,8 @@ class Sum(Function):
     def forward(ctx, a, dim=None, keepdim=False):
         ctx.dims = normalize_dims(dim, a.ndim, "sum")
         ctx.shape, ctx.keepdim = a.shape, keepdim
-        return np.asarray(a.sum(axis=ctx.dims, keepdims=keepdim))
+        wide = np.int64 if a.dtype.kind in "biu" else None  # integer sums are int64, as PyTorch's
+        return np.asarray(a.sum(axis=ctx.dims, keepdims=keepdim, dtype=wide))
 
     @staticmethod
     def backward(ctx, g):
@@ -58,7 +59,7 @@ class Amax(Function):
     def forward(cls, ctx, a, dim=None, keepdim=False):
         name = "amax" if cls.sign > 0 else "amin"
         ctx.dims = normalize_dims(dim, a.ndim, name)
-        if a.size == 0:
+        if any(a.shape[d] == 0 for d in ctx.dims) or (a.size == 0 and not ctx.dims):
             raise ValueError(f"{name}: cannot reduce an empty tensor of shape {a.shape}")
         out = (a.max if cls.sign > 0 else a.min)(axis=ctx.dims, keepdims=True)
         return _saved_with_output(ctx, a, out, keepdim)
@@ -95,6 +96,23 @@ class Var(Function):
         centered = ctx.saved[0]
         g = expand_reduced(g, centered.shape, ctx.dims, ctx.keepdim)
         return g * 2 * centered / centered.dtype.type(ctx.denom)
+
+
+class Std(Var):
+    """The square root of `Var`; its gradient is 0 where the deviation is 0 (a constant row),
+    as PyTorch's, instead of 0 * inf = nan through a separate sqrt."""
+
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False, correction=1):
+        out = np.sqrt(Var.forward(ctx, a, dim, keepdim, correction))
+        ctx.std = out
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(ctx.std == 0, 0, g / (2 * ctx.std)).astype(ctx.std.dtype, copy=False)
+        return Var.backward(ctx, g)
 
 
 class LogSumExp(Function):
