@@ -103,6 +103,10 @@ def _var(g, rec):
     return g.node("Div", [s, g.const(np.asarray(denom, x.dtype))])
 
 
+def _std(g, rec):
+    return g.node("Sqrt", [_var(g, rec)])
+
+
 def _softmax(op_type):
     def convert(g, rec):
         axis = normalize_dim(rec.kwargs.get("dim", -1), _ndim(rec), op_type.lower())
@@ -198,7 +202,7 @@ OPS = {
     ops.MatMul: elementwise("MatMul"),
     ops.Sum: _reduction("ReduceSum"), ops.Mean: _reduction("ReduceMean"),
     ops.Amax: _reduction("ReduceMax"), ops.Amin: _reduction("ReduceMin"),
-    ops.LogSumExp: _reduction("ReduceLogSumExp"), ops.Var: _var,
+    ops.LogSumExp: _reduction("ReduceLogSumExp"), ops.Var: _var, ops.Std: _std,
     ops.Softmax: _softmax("Softmax"), ops.LogSoftmax: _softmax("LogSoftmax"),
     ops.Dropout: _identity_when_eval, ops.ReluDropout: _relu_dropout,
     ops.DropoutAdd: _dropout_add, ops.MaskedSoftmaxDropout: _masked_softmax_dropout,
