@@ -408,3 +408,10 @@ def _check_finite(node, in_grads):
 
 
 from .gradcheck import gradcheck  # noqa: E402,F401  (torch.autograd.gradcheck)
+# the engine's general form (grad, backward(inputs=, create_graph=)), its Jacobian helpers and
+# forward mode live in modules of their own; PyTorch reaches them as torch.autograd.*
+from . import autograd_functional as functional, forward_ad  # noqa: E402,F401
+from .autograd_grad import backward, grad  # noqa: E402,F401
+from .gradgradcheck import gradgradcheck  # noqa: E402,F401
+sys.modules[__name__ + ".functional"] = functional  # `import minigrad.autograd.functional`,
+sys.modules[__name__ + ".forward_ad"] = forward_ad  # as os.path is registered by os

@@ -1,0 +1,120 @@
+"""Tensor-level rules of the products and the fused neural-network ops: matmul, linear,
+softmax, log-softmax, dropout, layer norm and cross entropy.
+
+The fused ops keep only what their first-order backward needs (layer norm keeps the
+normalised input and 1 / std, not the input); their rules rebuild the rest from it with
+differentiable ops, so the second derivative is exact without keeping more on the first-order
+path.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from . import constant, rule, saved_input, saved_output
+
+
+@rule(ops.MatMul)
+def _matmul(ctx, g):
+    a2, b2 = ctx.saved
+    na, nb = ctx.ndims
+    need = ctx.needs_input_grad
+    # the forward made 1-D operands matrices; the stand-ins have the operands' own shapes
+    a = saved_input(ctx, 0, a2[0] if na == 1 else a2).reshape(a2.shape)
+    b = saved_input(ctx, 1, b2[:, 0] if nb == 1 else b2).reshape(b2.shape)
+    if nb == 1:
+        g = g.unsqueeze(-1)
+    if na == 1:
+        g = g.unsqueeze(-2)
+    ga = gb = None
+    if need[0]:
+        ga = g @ b.transpose(-1, -2)
+        ga = ga.select(-2, 0) if na == 1 else ga
+    if need[1]:
+        gb = a.transpose(-1, -2) @ g
+        gb = gb.select(-1, 0) if nb == 1 else gb
+    return ga, gb
+
+
+@rule(ops.Linear)
+def _linear(ctx, g):
+    x, weight = ctx.saved
+    need = ctx.needs_input_grad
+    w = saved_input(ctx, 1, weight)
+    g2 = g.reshape(-1, weight.shape[0])
+    gx = g @ w if need[0] else None
+    gw = g2.t() @ saved_input(ctx, 0, x).reshape(-1, x.shape[-1]) if need[1] else None
+    gb = g2.sum(0) if len(need) > 2 and need[2] else None
+    return gx, gw, gb
+
+
+def _output(ctx):
+    """Softmax's and log-softmax's output, from the saved array (moved to the last axis)."""
+    y = ctx.saved[0]
+    d, ndim = ctx.dim, len(ctx.out_shape)
+    return saved_output(ctx, y if d == ndim - 1 or ndim == 0 else np.moveaxis(y, -1, d)), d
+
+
+@rule(ops.Softmax)
+def _softmax(ctx, g):
+    y, d = _output(ctx)
+    return y * (g - (g * y).sum(d, keepdim=True))
+
+
+@rule(ops.LogSoftmax)
+def _log_softmax(ctx, g):
+    y, d = _output(ctx)
+    return g - y.exp() * g.sum(d, keepdim=True)
+
+
+@rule(ops.Dropout)
+def _dropout(ctx, g):
+    return ops.Dropout.apply(g, p=ctx.p, seed=ctx.seed)  # the same mask, as an op
+
+
+@rule(ops.DropoutAdd)
+def _dropout_add(ctx, g):
+    need = ctx.needs_input_grad
+    return g, (ops.Dropout.apply(g, p=ctx.p, seed=ctx.seed) if need[1] else None)
+
+
+@rule(ops.ReluDropout)
+def _relu_dropout(ctx, g):
+    out = ctx.saved[0]
+    return g * constant(((out > 0) / (1 - ctx.p)).astype(g.dtype))
+
+
+@rule(ops.LayerNorm)
+def _layer_norm(ctx, g):
+    xhat, rstd, weight = ctx.saved
+    x_shape, w_shape = ctx.shapes
+    need = ctx.needs_input_grad
+    # x minus its row means stands in for x (the node did not keep x): layer norm ignores a
+    # shift of each row, so normalising it again gives x_hat, and the derivative is exact
+    x = saved_input(ctx, 0, (xhat / rstd).reshape(x_shape)).reshape(xhat.shape)
+    centered = x - x.mean(-1, keepdim=True)
+    var = (centered * centered).mean(-1, keepdim=True)
+    # var + eps, eps recovered from the saved 1 / std: the value is exact, the slope var's
+    r = (var + constant(1 / (rstd * rstd) - var._array)) ** -0.5
+    xh = centered * r
+    g2 = g.reshape(xhat.shape)
+    h = g2 if weight is None else g2 * saved_input(ctx, 1, weight).reshape(-1)
+    dx = (h - h.mean(-1, keepdim=True) - xh * (h * xh).mean(-1, keepdim=True)) * r
+    gw = (g2 * xh).sum(0).reshape(w_shape) if len(need) > 1 and need[1] else None
+    gb = g2.sum(0).reshape(w_shape) if len(need) > 2 and need[2] else None
+    return dx.reshape(x_shape), gw, gb
+
+
+@rule(ops.CrossEntropy)
+def _cross_entropy(ctx, g):
+    logits = ctx.saved[0]
+    safe, keep, eps, reduction, count = ctx.vals
+    n, c = logits.shape
+    target = np.full((n, c), eps / c, dtype=logits.dtype)
+    target[np.arange(n), safe] += 1 - eps
+    if reduction == "none":
+        w = g.reshape(n, 1) * constant(keep[:, None].astype(logits.dtype))
+    else:
+        share = keep / max(count, 1) if reduction == "mean" else keep
+        w = g * constant(share[:, None].astype(logits.dtype))
+    return (saved_input(ctx, 0, logits).softmax(-1) - constant(target)) * w
