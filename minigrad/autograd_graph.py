@@ -106,7 +106,7 @@ def _leading_to(roots, targets):
 
 
 def _tensor_rule(node):
-    from .graph_rules import RULES  # the rules import the ops; loaded on first create_graph
+    from .graph_rules import RULES  # the rules import the ops: loaded on first use
     rule = RULES.get(node.__class__)
     if rule is None:
         raise RuntimeError(

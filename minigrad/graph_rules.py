@@ -17,8 +17,8 @@ never silently wrong.
 """
 from __future__ import annotations
 
-from ..autograd import AccumulateGrad
-from ..tensor import Tensor
+from .autograd import AccumulateGrad
+from .tensor import Tensor
 
 RULES = {}
 
@@ -62,6 +62,8 @@ def constant(array):
     return Tensor._wrap(array)
 
 
-from . import elementwise, nn, reduce_shape  # noqa: E402,F401  (each registers its rules)
+# the rules, by kind of op (each module registers its own)
+from . import (graph_rules_elementwise, graph_rules_nn,  # noqa: E402,F401
+               graph_rules_reduce_shape)
 
 __all__ = ["RULES", "constant", "rule", "saved_input", "saved_output"]

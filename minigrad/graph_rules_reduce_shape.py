@@ -7,9 +7,9 @@ backward, so gradients of any order flow through indexing.
 """
 from __future__ import annotations
 
-from .. import ops
-from ..autograd import Function
-from . import constant, rule, saved_input, saved_output
+from . import ops
+from .autograd import Function
+from .graph_rules import constant, rule, saved_input, saved_output
 
 
 def _kept(g, ctx, shape):

@@ -10,10 +10,10 @@ import math
 
 import numpy as np
 
-from .. import ops
-from ..autograd import Function
-from ..ops.elementwise import _erf
-from . import constant, rule, saved_input, saved_output
+from . import ops
+from .autograd import Function
+from .ops.elementwise import _erf
+from .graph_rules import constant, rule, saved_input, saved_output
 
 
 def _operand(ctx, i, a, like):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import ops
-from . import constant, rule, saved_input, saved_output
+from . import ops
+from .graph_rules import constant, rule, saved_input, saved_output
 
 
 @rule(ops.MatMul)
