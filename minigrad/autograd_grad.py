@@ -140,7 +140,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     execute(roots, retain, create_graph, capture)
     for x in dict.fromkeys(inputs):  # each tensor once, even if listed twice
         g = capture[_node_of(x)]
-        if g is None:
+        if g is None or x.retains_grad:  # retain_grad's hook has already added it
             continue
         if not create_graph:
             g = autograd.Tensor._wrap(np.array(g))
