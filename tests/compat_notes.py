@@ -99,6 +99,62 @@ def _fused_relu_dropout_nan(torch, mg):
         assert (g[dropped] == 0).all() if name == "fused" else np.isnan(g[dropped]).all()
 
 
+def _function_ops():
+    """The op classes of minigrad.ops (every differentiable op is one)."""
+    from minigrad import ops
+    from minigrad.autograd import Function
+    return {v for v in vars(ops).values() if isinstance(v, type) and issubclass(v, Function)}
+
+
+def _names(classes):
+    return ", ".join(sorted(c.__name__ for c in classes))
+
+
+def _rule_coverage():
+    """(ops with a double-backward rule, ops without, ops with a forward rule, ops without)."""
+    from minigrad.graph_rules import RULES
+    from minigrad.jvp_rules import JVP_RULES
+    ops = _function_ops()
+    return (ops & set(RULES), ops - set(RULES), ops & set(JVP_RULES), ops - set(JVP_RULES))
+
+
+def _create_graph_without_rule(torch, mg):
+    x = torch.ones(2, 2, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(torch.einsum("ij,jk->ik", x, x).sum(), x, create_graph=True)
+    assert g.requires_grad
+    x = mg.ones(2, 2, dtype=mg.float64, requires_grad=True)
+    try:
+        mg.autograd.grad(mg.einsum("ij,jk->ik", x, x).sum(), x, create_graph=True)
+        raise AssertionError("minigrad differentiated einsum's backward")
+    except RuntimeError as e:
+        assert "EinsumBackward" in str(e)
+    with_rule, without, _, _ = _rule_coverage()
+    assert {"Add", "MatMul", "LayerNorm", "CrossEntropy"} <= {c.__name__ for c in with_rule}
+
+
+def _dual_tensors_require_grad(torch, mg):
+    with torch.autograd.forward_ad.dual_level():
+        assert not torch.autograd.forward_ad.make_dual(torch.ones(2), torch.ones(2)).requires_grad
+        with torch.no_grad():
+            y = torch.autograd.forward_ad.make_dual(torch.ones(2), torch.ones(2)) * 2
+        assert torch.autograd.forward_ad.unpack_dual(y).tangent is not None
+    fw = mg.autograd.forward_ad
+    with fw.dual_level():
+        assert fw.make_dual(mg.ones(2), mg.ones(2)).requires_grad
+        with mg.no_grad():
+            y = fw.make_dual(mg.ones(2), mg.ones(2)) * 2
+        assert fw.unpack_dual(y).tangent is None
+
+
+def _retained_grad_under_create_graph(torch, mg):
+    for lib, recorded in ((torch, True), (mg, False)):
+        x = lib.ones(2, requires_grad=True)
+        h = x * 3
+        h.retain_grad()
+        (h * h).sum().backward(create_graph=True)
+        assert h.grad.requires_grad is recorded and x.grad.requires_grad
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -152,6 +208,27 @@ DIFFERENCES = [
      "zeroed (and whose ReLU input was positive) gives 0 in the fused backward, where the "
      "separate ops (and PyTorch) pass on NaN. A forward hook on the `Dropout` module selects "
      "the separate ops.", _fused_relu_dropout_nan),
+    ("Double backward covers most ops, each by a rule of its own.",
+     "With `create_graph=True` every op runs a tensor-level backward rule "
+     "(`minigrad.graph_rules`), so gradients of any order flow through these ops: "
+     + _names(_rule_coverage()[0]) + ". These ops have none yet, and `create_graph=True` "
+     "through them raises an error naming the op (PyTorch differentiates them): "
+     + _names(_rule_coverage()[1]) + ". A custom `autograd.Function` cannot be "
+     "differentiated twice either: its backward works on NumPy arrays.",
+     _create_graph_without_rule),
+    ("Forward mode rides on the reverse-mode graph.",
+     "Inside `forward_ad.dual_level()` a dual tensor requires grad (so that its ops are "
+     "recorded and their tangents computed), and ops run under `no_grad` carry no tangent; "
+     "levels do not nest, as in PyTorch. Ops with a forward rule (`minigrad.jvp_rules`): "
+     + _names(_rule_coverage()[2]) + "; any other op raises an error naming it: "
+     + _names(_rule_coverage()[3]) + ".", _dual_tensors_require_grad),
+    ("`retain_grad()` keeps a plain gradient under `create_graph=True`.",
+     "A retained non-leaf's `.grad` is not recorded (a leaf's is, as in PyTorch); take "
+     "gradients of gradients with `autograd.grad` or from leaves.",
+     _retained_grad_under_create_graph),
+    ("`autograd.functional`: `vectorize=True` computes one product at a time.",
+     "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
+     "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
@@ -184,8 +261,6 @@ NOT_SUPPORTED = [
     ("torch.Size", "shapes are plain tuples", ("Size",)),
     ("torch.utils.data (Dataset, TensorDataset, DataLoader)", "index tensors with randperm "
      "slices", ("utils",)),
-    ("torch.autograd.grad", "use backward() and .grad; custom ops subclass "
-     "minigrad.autograd.Function (forward and backward on NumPy arrays)", ("autograd.grad",)),
     ("torch.autocast, torch.compile, torch.jit", "not applicable to a NumPy CPU library",
      ("autocast", "compile", "jit")),
     ("torch.nn.LSTM, LSTMCell, Conv1d, Conv2d, MaxPool2d, BatchNorm2d, GroupNorm, RMSNorm, "

@@ -193,13 +193,14 @@ def compare(c: Case, torch, minigrad):
 # --- the table, and the page made from it --------------------------------------------------------
 
 def all_cases():
+    import compat_cases_autograd
     import compat_cases_creation
     import compat_cases_math
     import compat_cases_nn
     import compat_cases_shape
     import compat_cases_training
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
-            + compat_cases_nn.CASES + compat_cases_training.CASES)
+            + compat_cases_nn.CASES + compat_cases_training.CASES + compat_cases_autograd.CASES)
 
 
 def covered_names():
