@@ -1,5 +1,5 @@
 """Tensor-level rules of the products and the fused neural-network ops: matmul, linear,
-softmax, log-softmax, dropout, layer norm and cross entropy.
+softmax, log-softmax, dropout, layer norm, cross entropy, einsum and norms.
 
 The fused ops keep only what their first-order backward needs (layer norm keeps the
 normalised input and 1 / std, not the input); their rules rebuild the rest from it with
@@ -118,3 +118,53 @@ def _cross_entropy(ctx, g):
         share = keep / max(count, 1) if reduction == "mean" else keep
         w = g * constant(share[:, None].astype(logits.dtype))
     return (saved_input(ctx, 0, logits).softmax(-1) - constant(target)) * w
+
+
+@rule(ops.Einsum)
+def _einsum(ctx, g):
+    """Operand i's gradient: the einsum of g with every other operand, written to i's
+    subscripts (as the first-order backward, with differentiable einsums)."""
+    from .functional import einsum
+    operands = [saved_input(ctx, j, a) for j, a in enumerate(ctx.saved)]
+    grads = []
+    for i, target in enumerate(ctx.ins):
+        if not ctx.needs_input_grad[i]:
+            grads.append(None)
+            continue
+        if len(set(target)) != len(target):
+            raise NotImplementedError(f"einsum: no gradient for an operand with a repeated "
+                                      f"index ({target!r}, a diagonal)")
+        others = [(s, x) for j, (s, x) in enumerate(zip(ctx.ins, operands)) if j != i]
+        avail = set(ctx.out).union(*[set(s) for s, _ in others])
+        keep = "".join(c for c in target if c in avail)
+        subs = ",".join([ctx.out] + [s for s, _ in others])
+        gi = einsum(f"{subs}->{keep}", g, *[x for _, x in others])
+        for pos, c in enumerate(target):  # indices summed inside this operand alone
+            if c not in avail:
+                gi = gi.unsqueeze(pos)
+        shape = ctx.shapes[i]
+        broadcast = tuple(ax for ax, n in enumerate(shape) if n == 1 and gi.shape[ax] != 1)
+        if broadcast:  # size-1 dims that `...` broadcast
+            gi = gi.sum(dim=broadcast, keepdim=True)
+        grads.append(gi.expand(shape) if gi.shape != tuple(shape) else gi)
+    return tuple(grads)
+
+
+@rule(ops.Norm)
+def _norm(ctx, g):
+    """d ||a||_p / da = sign(a) |a|^(p-1) / ||a||^(p-1); 0 where the norm is 0."""
+    a, out = ctx.saved
+    g = g.reshape(out.shape)  # the reduced dims put back as size 1
+    p = ctx.p
+    sign = constant(np.sign(a))
+    if p == np.inf:
+        hit = np.abs(a) == out
+        return g * constant((np.sign(a) * hit / hit.sum(axis=ctx.dims, keepdims=True))
+                            .astype(a.dtype))
+    if p == 1.0:
+        return g * sign
+    norm = saved_output(ctx, out).reshape(out.shape)
+    safe = ops.Where.apply(out == 0, constant(np.ones((), a.dtype)), norm)
+    x = saved_input(ctx, 0, a)
+    local = x / safe if p == 2.0 else sign * x.abs() ** (p - 1) / safe ** (p - 1)
+    return g * local

@@ -34,7 +34,8 @@ def _add_up(parts):
 @jvp_rule(ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Pow, ops.Maximum, ops.Minimum, ops.Neg,
           ops.Exp, ops.Log, ops.Sqrt, ops.Abs, ops.Tanh, ops.Sigmoid, ops.Relu, ops.LeakyRelu,
           ops.Gelu, ops.Clamp, ops.Where, ops.MaskedFill, ops.Sin, ops.Cos, ops.Floor,
-          ops.Ceil, ops.Round, ops.Trunc, ops.Sign, ops.Remainder, ops.Softmax)
+          ops.Ceil, ops.Round, ops.Trunc, ops.Sign, ops.Remainder, ops.FloorDivide,
+          ops.ReluDropout, ops.Softmax)
 def _by_backward(ctx, out, tangents):
     """A symmetric Jacobian is its own transpose: J t_i is the backward's part for input i,
     given t_i (broadcast to the output's shape) as the incoming gradient."""
@@ -148,6 +149,20 @@ def _stack(ctx, out, tangents):
 @jvp_rule(ops.Dropout)
 def _dropout(ctx, out, tangents):
     return kernels.dropout(np.ascontiguousarray(tangents[0]), ctx.p, ctx.seed)
+
+
+@jvp_rule(ops.DropoutAdd)
+def _dropout_add(ctx, out, tangents):
+    tx, ts = tangents
+    return _add_up([tx, None if ts is None else
+                    kernels.dropout(np.ascontiguousarray(ts), ctx.p, ctx.seed)])
+
+
+@jvp_rule(ops.Norm)
+def _norm(ctx, out, tangents):
+    """A norm of each slice is a scalar function of it: J t is its gradient dotted with t."""
+    local = ctx.backward(ctx, np.ones(out.shape, out.dtype))
+    return (local * tangents[0]).sum(axis=ctx.dims, keepdims=ctx.keepdim)
 
 
 @jvp_rule(ops.LogSoftmax)
