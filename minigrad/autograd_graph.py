@@ -15,12 +15,13 @@ more choices:
 """
 from __future__ import annotations
 
+import contextlib
 from heapq import heappop, heappush
 
 import numpy as np
 
 from . import autograd
-from .autograd import AccumulateGrad, _check_finite, _check_versions, _fit, _node_of
+from .autograd import AccumulateGrad, _check_finite, _check_versions, _fit
 from .grad_mode import _state, enable_grad
 
 
@@ -40,7 +41,7 @@ def execute(roots, retain_graph=False, create_graph=False, capture=None):
             heappush(queue, (-node.sequence_nr, node))
     needed = None if capture is None else _leading_to(grads, capture)
     anomaly = _state.anomaly
-    with enable_grad() if create_graph else _Nothing():
+    with enable_grad() if create_graph else contextlib.nullcontext():
         while queue:
             node = heappop(queue)[1]
             g = grads.pop(node)
@@ -76,14 +77,6 @@ def execute(roots, retain_graph=False, create_graph=False, capture=None):
                     heappush(queue, (-child.sequence_nr, child))
                 else:
                     grads[child] = prev + ig
-
-
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _leading_to(roots, targets):
