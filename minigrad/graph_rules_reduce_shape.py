@@ -7,6 +7,8 @@ backward, so gradients of any order flow through indexing.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import ops
 from .autograd import Function
 from .graph_rules import constant, rule, saved_input, saved_output
@@ -92,17 +94,23 @@ def _stack(ctx, g):
 
 # what each read op needs to run again: the keyword arguments its forward took
 _READ_ARGS = {ops.GetItem: ("index",), ops.Gather: ("dim", "index"),
-              ops.IndexSelect: ("dim", "index")}
+              ops.IndexSelect: ("dim", "index"), ops.Embedding: ("ids", "padding_idx")}
 
 
 def _read_kwargs(node):
     return {name: getattr(node, name) for name in _READ_ARGS[node.__class__]}
 
 
+def _padding(read):
+    """Where an embedding read its padding row, which its backward never trains (or None)."""
+    pad = getattr(read, "padding_idx", None)
+    return None if pad is None else (read.ids == pad)[..., None]
+
+
 class ScatterBack(Function):
-    """The backward of a read (`x[index]`, gather, index_select) as an op: its gradient
-    added at the positions read, in a zero tensor of the input's shape. Its own backward
-    reads those positions again."""
+    """The backward of a read (`x[index]`, gather, index_select, embedding) as an op: its
+    gradient added at the positions read, in a zero tensor of the input's shape. Its own
+    backward reads those positions again."""
 
     @staticmethod
     def forward(ctx, g, read=None):
@@ -112,10 +120,12 @@ class ScatterBack(Function):
     @staticmethod
     def backward(ctx, gg):
         read = ctx.read
-        return read.__class__.forward(object.__new__(read.__class__), gg, **_read_kwargs(read))
+        out = read.__class__.forward(object.__new__(read.__class__), gg, **_read_kwargs(read))
+        pad = _padding(read)
+        return out if pad is None else np.where(pad, np.zeros((), out.dtype), out)
 
 
-@rule(ops.GetItem, ops.Gather, ops.IndexSelect)
+@rule(ops.GetItem, ops.Gather, ops.IndexSelect, ops.Embedding)
 def _read(ctx, g):
     return ScatterBack.apply(g, read=ctx)
 
@@ -123,7 +133,9 @@ def _read(ctx, g):
 @rule(ScatterBack)
 def _scatter_back(ctx, gg):
     read = ctx.read
-    return read.__class__.apply(gg, **_read_kwargs(read))
+    out = read.__class__.apply(gg, **_read_kwargs(read))
+    pad = _padding(read)
+    return out if pad is None else out.masked_fill(constant(pad), 0.0)
 
 
 __all__ = ["ScatterBack"]

@@ -117,6 +117,8 @@ def _index_select(ctx, out, tangents):
 
 @jvp_rule(ops.Embedding)
 def _embedding(ctx, out, tangents):
+    # the padding row's tangent too, as PyTorch's forward mode (its backward leaves that row
+    # untrained, a convention of training rather than a derivative)
     return tangents[0][ctx.ids]
 
 

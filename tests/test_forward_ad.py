@@ -36,7 +36,10 @@ def test_tangent_matches_reverse_mode_and_torch(name, torch):
     primal, tangent = _forward_mode(mg, fwAD, program, arrays, tangents)
     _, reverse = jvp(lambda *xs: program(mg, *xs), tuple(mg.tensor(a) for a in arrays),
                      tuple(mg.tensor(t) for t in tangents))
-    np.testing.assert_allclose(tangent, reverse.numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
+    if name != "embedding_padding":  # PyTorch's reverse mode leaves out the padding row,
+        # its forward mode does not; minigrad does as PyTorch in each
+        np.testing.assert_allclose(tangent, reverse.numpy(), rtol=1e-9, atol=1e-12,
+                                   err_msg=name)
     t_primal, t_tangent = _forward_mode(torch, torch.autograd.forward_ad, program, arrays,
                                         tangents)
     np.testing.assert_allclose(primal, t_primal, rtol=1e-12, err_msg=name)
