@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ops
+from . import kernels, ops
+from .autograd import Function
 from .graph_rules import constant, rule, saved_input, saved_output
 
 
@@ -48,6 +49,22 @@ def _linear(ctx, g):
     return gx, gw, gb
 
 
+class SoftmaxValue(Function):
+    """A softmax output y (along the last dim) that a fused node kept, as an op of that
+    node's input: forward returns y, backward is softmax's. The input is a stand-in whose
+    values are not read; the gradient reaches the input's node."""
+
+    @staticmethod
+    def forward(ctx, stand_in, y=None):
+        ctx.dim = y.ndim - 1
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        return kernels.softmax_backward(ctx.saved[0], np.ascontiguousarray(g))
+
+
 def _output(ctx):
     """Softmax's and log-softmax's output, from the saved array (moved to the last axis)."""
     y = ctx.saved[0]
@@ -55,7 +72,7 @@ def _output(ctx):
     return saved_output(ctx, y if d == ndim - 1 or ndim == 0 else np.moveaxis(y, -1, d)), d
 
 
-@rule(ops.Softmax)
+@rule(ops.Softmax, SoftmaxValue)
 def _softmax(ctx, g):
     y, d = _output(ctx)
     return y * (g - (g * y).sum(d, keepdim=True))
@@ -84,25 +101,61 @@ def _relu_dropout(ctx, g):
     return g * constant(((out > 0) / (1 - ctx.p)).astype(g.dtype))
 
 
-@rule(ops.LayerNorm)
-def _layer_norm(ctx, g):
+def _layer_norm_grads(ctx, g, x, weight_index):
+    """Layer norm's gradients from `x`, a stand-in for its input (N, D) built by the caller:
+    any input minus a per-row constant, which layer norm ignores, so normalising it again
+    gives the saved x_hat, and the derivative is exact. Returns (dx (N, D), dweight, dbias)."""
     xhat, rstd, weight = ctx.saved
-    x_shape, w_shape = ctx.shapes
     need = ctx.needs_input_grad
-    # x minus its row means stands in for x (the node did not keep x): layer norm ignores a
-    # shift of each row, so normalising it again gives x_hat, and the derivative is exact
-    x = saved_input(ctx, 0, (xhat / rstd).reshape(x_shape)).reshape(xhat.shape)
     centered = x - x.mean(-1, keepdim=True)
     var = (centered * centered).mean(-1, keepdim=True)
     # var + eps, eps recovered from the saved 1 / std: the value is exact, the slope var's
     r = (var + constant(1 / (rstd * rstd) - var._array)) ** -0.5
     xh = centered * r
     g2 = g.reshape(xhat.shape)
-    h = g2 if weight is None else g2 * saved_input(ctx, 1, weight).reshape(-1)
+    h = g2 if weight is None else g2 * saved_input(ctx, weight_index, weight).reshape(-1)
     dx = (h - h.mean(-1, keepdim=True) - xh * (h * xh).mean(-1, keepdim=True)) * r
-    gw = (g2 * xh).sum(0).reshape(w_shape) if len(need) > 1 and need[1] else None
-    gb = g2.sum(0).reshape(w_shape) if len(need) > 2 and need[2] else None
+    w_shape = None if weight is None else weight.shape
+    wants = [len(need) > i and need[i] for i in (weight_index, weight_index + 1)]
+    gw = (g2 * xh).sum(0).reshape(w_shape) if wants[0] else None
+    gb = g2.sum(0).reshape(w_shape) if wants[1] else None
+    return dx, gw, gb
+
+
+@rule(ops.LayerNorm)
+def _layer_norm(ctx, g):
+    xhat, rstd, _ = ctx.saved
+    x_shape, _ = ctx.shapes
+    # x minus its row means stands in for x, which the node did not keep
+    x = saved_input(ctx, 0, (xhat / rstd).reshape(x_shape)).reshape(xhat.shape)
+    dx, gw, gb = _layer_norm_grads(ctx, g, x, 1)
     return dx.reshape(x_shape), gw, gb
+
+
+@rule(ops.DropoutAddLayerNorm)
+def _dropout_add_layer_norm(ctx, g):
+    """LayerNorm(x + dropout(s)): the stand-in for the sum is x's stand-in plus dropout of a
+    zero stand-in for s, so its gradient reaches x as it is and s through the mask."""
+    xhat, rstd, _ = ctx.saved
+    shape = g.shape
+    x = saved_input(ctx, 0, (xhat / rstd).reshape(shape))
+    s = ops.Dropout.apply(saved_input(ctx, 1, np.zeros(shape, xhat.dtype)), p=ctx.p,
+                          seed=ctx.seed)
+    dh, gw, gb = _layer_norm_grads(ctx, g, (x + s).reshape(xhat.shape), 2)
+    dh = dh.reshape(shape)
+    need = ctx.needs_input_grad
+    ds = ops.Dropout.apply(dh, p=ctx.p, seed=ctx.seed) if need[1] else None
+    return dh, ds, gw, gb
+
+
+@rule(ops.MaskedSoftmaxDropout)
+def _masked_softmax_dropout(ctx, g):
+    """dropout(softmax(x masked)): dx = y * (g' - sum(g' * y)), g' = dropout(g)."""
+    allowed, p, seed = ctx.mask
+    y_saved = ctx.saved[0]
+    y = SoftmaxValue.apply(saved_input(ctx, 0, y_saved), y=y_saved)
+    g = ops.Dropout.apply(g, p=p, seed=seed) if p > 0 else g
+    return y * (g - (g * y).sum(-1, keepdim=True))
 
 
 @rule(ops.CrossEntropy)

@@ -179,3 +179,35 @@ def test_create_graph_grad_of_dropout_uses_the_same_mask():
     mask = (mg.dropout(mg.ones(4, 6, dtype=mg.float64), p=0.5, seed=11)).numpy()
     np.testing.assert_allclose(g.numpy(), 2 * x.numpy() * mask)
     np.testing.assert_allclose(h.numpy(), 2 * mask)
+
+
+ALLOWED = np.array([[True, True, False, True]] * 3)
+FUSED = {  # a fused op and the same computation from separate ops
+    "masked_softmax_dropout": (
+        lambda x: mg.ops.MaskedSoftmaxDropout.apply(x * x, allowed=ALLOWED, p=0.3, seed=5),
+        lambda x: mg.dropout((x * x).masked_fill(mg.tensor(~ALLOWED), float("-inf")).softmax(-1),
+                             p=0.3, seed=5), (_u(2, 3, 4),)),
+    "dropout_add_layer_norm": (
+        lambda x, s, w, b: mg.ops.DropoutAddLayerNorm.apply(x, s * s, w, b, p=0.4, seed=3),
+        lambda x, s, w, b: mg.nn.functional.layer_norm(x + mg.dropout(s * s, p=0.4, seed=3),
+                                                       (4,), w, b),
+        (_u(3, 4), _u(3, 4), _u(4), _u(4))),
+    "dropout_add": (lambda x, s: mg.ops.DropoutAdd.apply(x * s, s * s, p=0.4, seed=3),
+                    lambda x, s: x * s + mg.dropout(s * s, p=0.4, seed=3), (_u(3, 4), _u(3, 4))),
+    "relu_dropout": (lambda x: mg.ops.ReluDropout.apply(x * x - 1, p=0.4, seed=3) * x,
+                     lambda x: mg.dropout((x * x - 1).relu(), p=0.4, seed=3) * x, (_u(3, 4),)),
+}
+
+
+@pytest.mark.parametrize("name", FUSED)
+def test_fused_ops_differentiate_twice_as_their_parts(name):
+    fused, parts, arrays = FUSED[name]
+    program = {"fused": lambda lib, *xs: fused(*xs), "parts": lambda lib, *xs: parts(*xs)}
+    firsts, seconds = _second_derivatives(mg, program["fused"], arrays)
+    want_firsts, want_seconds = _second_derivatives(mg, program["parts"], arrays)
+    for got, want in zip(firsts + seconds, want_firsts + want_seconds):
+        if got is None or want is None:  # unused: None in one, zeros or None in the other
+            assert not np.any(want if got is None else got), name
+            continue
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, err_msg=name)
+    assert gradgradcheck(fused, _inputs(mg, arrays))
