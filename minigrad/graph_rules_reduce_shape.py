@@ -1,4 +1,4 @@
-"""Tensor-level rules of the reductions, the shape ops and the indexing ops.
+"""Tensor-level rules of the reductions, the shape ops, the indexing ops and the writes.
 
 A reduction spreads its gradient back over the reduced axes; a shape op moves it back; an
 indexing op scatters it back to the positions it read. That scatter is an op of its own here
@@ -136,6 +136,38 @@ def _scatter_back(ctx, gg):
     out = read.__class__.apply(gg, **_read_kwargs(read))
     pad = _padding(read)
     return out if pad is None else out.masked_fill(constant(pad), 0.0)
+
+
+# --- writes: the overwritten tensor's gradient is zero where it was written over --------------
+
+def _erased(g, index):
+    """g with zeros written at `index`, as an op (IndexPut of a constant zero)."""
+    return ops.IndexPut.apply(g, constant(np.zeros((), g.dtype)), index=index)
+
+
+@rule(ops.IndexPut)
+def _index_put(ctx, g):
+    need = ctx.needs_input_grad
+    ga = gv = None
+    if need[0]:
+        ga = g if ctx.accumulate else _erased(g, ctx.index)
+    if len(need) > 1 and need[1]:
+        gv = g[ctx.index]
+        if gv.ndim < len(ctx.v_shape):  # values NumPy broadcast from fewer dims
+            gv = gv.reshape((1,) * (len(ctx.v_shape) - gv.ndim) + gv.shape)
+    return ga, gv
+
+
+@rule(ops.Scatter)
+def _scatter(ctx, g):
+    need = ctx.needs_input_grad
+    ga = gs = None
+    if need[0]:
+        ga = g if ctx.add else _erased(g, ctx.pos)
+    if len(need) > 1 and need[1]:  # what was written, back in src's shape
+        zeros = constant(np.zeros(ctx.src_shape, g.dtype))
+        gs = ops.IndexPut.apply(zeros, g[ctx.pos], index=ctx.region)
+    return ga, gs
 
 
 __all__ = ["ScatterBack"]

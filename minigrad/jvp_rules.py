@@ -206,13 +206,10 @@ def _linear(ctx, out, tangents):
                     None if tb is None else np.broadcast_to(tb, out.shape)])
 
 
-@jvp_rule(ops.LayerNorm)
-def _layer_norm(ctx, out, tangents):
-    """With x_hat = (x - mean) r: d x_hat = r (dx - mean(dx) - x_hat mean(x_hat dx))."""
+def _normalized(ctx, tx, tw, tb):
+    """Layer norm's tangent (N, D) from its input's (or None), its weight's and bias's. With
+    x_hat = (x - mean) r: d x_hat = r (dx - mean(dx) - x_hat mean(x_hat dx))."""
     xhat, rstd, weight = ctx.saved
-    tx = tangents[0]
-    tw = tangents[1] if len(tangents) > 1 else None
-    tb = tangents[2] if len(tangents) > 2 else None
     parts = []
     if tx is not None:
         t = tx.reshape(xhat.shape)
@@ -223,8 +220,61 @@ def _layer_norm(ctx, out, tangents):
         parts.append(xhat * tw.reshape(-1))
     if tb is not None:
         parts.append(np.broadcast_to(tb.reshape(-1), xhat.shape))
-    total = _add_up(parts)
+    return _add_up(parts)
+
+
+def _at(tangents, i):
+    return tangents[i] if len(tangents) > i else None
+
+
+@jvp_rule(ops.LayerNorm)
+def _layer_norm(ctx, out, tangents):
+    total = _normalized(ctx, tangents[0], _at(tangents, 1), _at(tangents, 2))
     return None if total is None else total.reshape(out.shape)
+
+
+@jvp_rule(ops.DropoutAddLayerNorm)
+def _dropout_add_layer_norm(ctx, out, tangents):
+    tx, ts = tangents[0], tangents[1]
+    th = _add_up([tx, None if ts is None else
+                  kernels.dropout(np.ascontiguousarray(ts), ctx.p, ctx.seed)])
+    total = _normalized(ctx, th, _at(tangents, 2), _at(tangents, 3))
+    return None if total is None else total.reshape(out.shape)
+
+
+@jvp_rule(ops.MaskedSoftmaxDropout)
+def _masked_softmax_dropout(ctx, out, tangents):
+    """dropout(softmax(x masked)): the softmax's symmetric Jacobian, then the mask."""
+    allowed, p, seed = ctx.mask
+    t = kernels.softmax_backward(ctx.saved[0], np.ascontiguousarray(tangents[0]))
+    return kernels.dropout(t, p, seed) if p > 0 else t
+
+
+@jvp_rule(ops.IndexPut)
+def _index_put(ctx, out, tangents):
+    """Linear in both inputs: the same write, of the tangents."""
+    ta, tv = tangents
+    t = np.zeros(out.shape, out.dtype) if ta is None else ta.astype(out.dtype, copy=True)
+    if tv is not None:
+        if ctx.accumulate:
+            np.add.at(t, ctx.index, tv)
+        else:
+            t[ctx.index] = tv
+    elif not ctx.accumulate:
+        t[ctx.index] = 0
+    return t
+
+
+@jvp_rule(ops.Scatter)
+def _scatter(ctx, out, tangents):
+    ta, ts = tangents
+    t = np.zeros(out.shape, out.dtype) if ta is None else ta.astype(out.dtype, copy=True)
+    values = 0 if ts is None else (ts[ctx.region] if np.ndim(ts) else ts)
+    if ctx.add:
+        np.add.at(t, ctx.pos, values)
+    else:
+        t[ctx.pos] = values
+    return t
 
 
 @jvp_rule(ops.CrossEntropy)

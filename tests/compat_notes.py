@@ -118,19 +118,32 @@ def _rule_coverage():
     return (ops & set(RULES), ops - set(RULES), ops & set(JVP_RULES), ops - set(JVP_RULES))
 
 
+def _custom_function(lib, base):
+    class Square(base):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return 2 * g * a
+    return Square
+
+
 def _create_graph_without_rule(torch, mg):
-    index = [[0, 1], [1, 0]]
-    x = torch.ones(2, 2, dtype=torch.float64, requires_grad=True)
-    out = x.scatter(0, torch.tensor(index), x * x)
-    (g,) = torch.autograd.grad(out.sum(), x, create_graph=True)
-    assert g.requires_grad
-    x = mg.ones(2, 2, dtype=mg.float64, requires_grad=True)
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(_custom_function(torch, torch.autograd.Function).apply(x).sum(),
+                               x, create_graph=True)
+    assert g.requires_grad  # PyTorch's backward was made of differentiable ops
+    x = mg.ones(2, dtype=mg.float64, requires_grad=True)
     try:
-        out = x.scatter(0, mg.tensor(index), x * x)
-        mg.autograd.grad(out.sum(), x, create_graph=True)
-        raise AssertionError("minigrad differentiated scatter's backward")
+        mg.autograd.grad(_custom_function(mg, mg.autograd.Function).apply(x).sum(), x,
+                         create_graph=True)
+        raise AssertionError("minigrad differentiated a custom Function's backward")
     except RuntimeError as e:
-        assert "ScatterBackward" in str(e)
+        assert "SquareBackward" in str(e)
     with_rule, without, _, _ = _rule_coverage()
     assert {"Add", "MatMul", "LayerNorm", "CrossEntropy"} <= {c.__name__ for c in with_rule}
 
@@ -211,20 +224,24 @@ DIFFERENCES = [
      "zeroed (and whose ReLU input was positive) gives 0 in the fused backward, where the "
      "separate ops (and PyTorch) pass on NaN. A forward hook on the `Dropout` module selects "
      "the separate ops.", _fused_relu_dropout_nan),
-    ("Double backward covers most ops, each by a rule of its own.",
+    ("Double backward: each op by a rule of its own; custom Functions cannot.",
      "With `create_graph=True` every op runs a tensor-level backward rule "
      "(`minigrad.graph_rules`), so gradients of any order flow through these ops: "
-     + _names(_rule_coverage()[0]) + ". These ops have none yet, and `create_graph=True` "
+     + _names(_rule_coverage()[0]) + "." + (" These ops have none yet, and `create_graph=True` "
      "through them raises an error naming the op (PyTorch differentiates them): "
-     + _names(_rule_coverage()[1]) + ". A custom `autograd.Function` cannot be "
-     "differentiated twice either: its backward works on NumPy arrays.",
+     + _names(_rule_coverage()[1]) + "." if _rule_coverage()[1] else "") + " A custom "
+     "`autograd.Function` cannot be differentiated twice: its backward works on NumPy arrays, "
+     "and `create_graph=True` through it raises an error naming it (PyTorch differentiates a "
+     "backward written with tensor ops). A layer's own fused op can register a rule with "
+     "`minigrad.graph_rules.rule`.",
      _create_graph_without_rule),
     ("Forward mode rides on the reverse-mode graph.",
      "Inside `forward_ad.dual_level()` a dual tensor requires grad (so that its ops are "
      "recorded and their tangents computed), and ops run under `no_grad` carry no tangent; "
      "levels do not nest, as in PyTorch. Ops with a forward rule (`minigrad.jvp_rules`): "
-     + _names(_rule_coverage()[2]) + "; any other op raises an error naming it: "
-     + _names(_rule_coverage()[3]) + ".", _dual_tensors_require_grad),
+     + _names(_rule_coverage()[2]) + "; any other op (" + (_names(_rule_coverage()[3])
+                                                          or "a custom `autograd.Function`")
+     + ") raises an error naming it.", _dual_tensors_require_grad),
     ("`retain_grad()` keeps a plain gradient under `create_graph=True`.",
      "A retained non-leaf's `.grad` is not recorded (a leaf's is, as in PyTorch); take "
      "gradients of gradients with `autograd.grad` or from leaves.",
