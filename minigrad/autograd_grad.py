@@ -110,9 +110,10 @@ def _batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_un
     if len(n) != 1:
         raise RuntimeError(f"grad: with is_grads_batched=True every grad_output needs the same "
                            f"first dim, got sizes {sorted(n)}")
-    rows = []
-    for b in range(n.pop()):
-        rows.append(grad(outputs, inputs, tuple(g[b] for g in grad_outputs), True, create_graph,
+    rows, count = [], n.pop()
+    for b in range(count):  # the graph is kept for the next vector, and then as asked
+        keep = True if b < count - 1 else retain_graph
+        rows.append(grad(outputs, inputs, tuple(g[b] for g in grad_outputs), keep, create_graph,
                          allow_unused=allow_unused, materialize_grads=materialize_grads))
     return tuple(None if col[0] is None else stack(col) for col in zip(*rows))
 

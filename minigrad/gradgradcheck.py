@@ -8,7 +8,7 @@ from .grad_mode import enable_grad
 from .gradcheck import gradcheck
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True, seed=0) -> bool:
     """Check the gradients of the vector-Jacobian products of `func` at `inputs`.
 
