@@ -158,11 +158,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     for o in outs:
         rows = []
         for k in range(o.numel()):  # the k-th row of J: the vjp with the k-th unit vector
-            e = np.zeros(o.numel(), o.dtype)
-            e[k] = 1
-            unit = autograd.Tensor._wrap(e.reshape(o.shape))
             with enable_grad():
-                rows.append(_grads("jacobian", (o,), xs, (unit,), create_graph, strict))
+                rows.append(_grads("jacobian", (o,), xs, (_unit(o, k),), create_graph, strict))
         cols = []
         for j, x in enumerate(xs):
             if rows:
@@ -176,45 +173,45 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 
 def _forward_jacobian(func, inputs, strict):
+    """One forward-mode pass per input element k: the tangent e_k (the k-th unit vector) of
+    that input gives column k of every output's Jacobian."""
     from . import forward_ad
-    from .functional import stack
     is_in, xs = _tuple(inputs, "inputs", "jacobian")
     xs = tuple(x.detach() for x in xs)
-    per_input = []  # per input j: per its element k, the tangents of the outputs
-    outs = None
+    is_out, outs = _call(func, xs, "jacobian")
+    columns = [[[] for _ in xs] for _ in outs]  # [output i][input j]: arrays or None
     for j, x in enumerate(xs):
-        columns = []
         for k in range(x.numel()):
-            e = np.zeros(x.numel(), x.dtype)
-            e[k] = 1
             with forward_ad.dual_level():
-                duals = [forward_ad.make_dual(t, autograd.Tensor._wrap(
-                    e.reshape(t.shape) if i == j else np.zeros(t.shape, t.dtype)))
-                    for i, t in enumerate(xs)]
-                is_out, res = _tuple(func(*duals), "outputs of the user-provided function",
-                                     "jacobian")
-                unpacked = [forward_ad.unpack_dual(r) for r in res]
-            outs = res
-            columns.append([u.tangent if u.tangent is not None else None for u in unpacked])
-        per_input.append(columns)
-    if outs is None:
-        is_out, outs = _call(func, xs, "jacobian")
+                duals = [forward_ad.make_dual(t, _unit(t, k) if i == j else
+                                              np.zeros(t.shape, t.dtype))
+                         for i, t in enumerate(xs)]
+                _, res = _tuple(func(*duals), "outputs of the user-provided function",
+                                "jacobian")
+                for i, r in enumerate(res):
+                    t = forward_ad.unpack_dual(r).tangent
+                    columns[i][j].append(None if t is None else t.numpy())
     table = []
     for i, o in enumerate(outs):
-        cols = []
+        row = []
         for j, x in enumerate(xs):
-            tangents = [c[i] for c in per_input[j]]
-            if any(t is None for t in tangents) or not tangents:
-                if strict and tangents:
-                    raise RuntimeError(f"jacobian: output {i} of the user-provided function "
-                                       f"is independent of input {j}. This is not allowed in "
-                                       f"strict mode.")
-                cols.append(autograd.Tensor._wrap(np.zeros(o.shape + x.shape, o.dtype)))
-                continue
-            # column k of J is the tangent for unit vector k: stack on a new last axis
-            cols.append(stack(tangents, dim=-1).reshape(o.shape + x.shape).detach())
-        table.append(_mirror(is_in, tuple(cols)))
+            cols = columns[i][j]
+            if strict and cols and all(c is None for c in cols):
+                raise RuntimeError(f"jacobian: the output {i} of the user-provided function is "
+                                   f"independent of input {j}. This is not allowed in strict "
+                                   f"mode.")
+            cols = [np.zeros(o.shape, o.dtype) if c is None else c for c in cols]
+            arr = np.stack(cols, -1) if cols else np.zeros(o.shape + (0,), o.dtype)
+            row.append(autograd.Tensor._wrap(arr.reshape(o.shape + x.shape)))
+        table.append(_mirror(is_in, tuple(row)))
     return _mirror(is_out, tuple(table))
+
+
+def _unit(like, k):
+    """The k-th unit vector, shaped like `like`."""
+    e = np.zeros(like.numel(), like.dtype)
+    e[k] = 1
+    return autograd.Tensor._wrap(e.reshape(like.shape))
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
