@@ -222,3 +222,45 @@ def test_scatter_from_a_larger_source():
     index = mg.tensor(GATHER[:, :1])
     assert gradgradcheck(lambda a, b: (a * a).scatter(1, index, b * b),
                          _inputs(mg, (_u(3, 4), _u(3, 2))))
+
+
+class Cube(mg.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        return 3 * g * ctx.saved[0] ** 2
+
+
+def test_gradgradcheck_catches_a_wrong_rule():
+    from minigrad.graph_rules import RULES, rule, saved_input
+    x = mg.tensor(_u(3), requires_grad=True)
+    try:
+        @rule(Cube)
+        def wrong(ctx, g):  # the right first derivative, built so its own derivative is off
+            a = saved_input(ctx, 0, ctx.saved[0])
+            return 3 * g * a * a.detach()
+        with pytest.raises(AssertionError, match="gradcheck: input 0"):
+            gradgradcheck(Cube.apply, [x])
+
+        @rule(Cube)
+        def right(ctx, g):
+            a = saved_input(ctx, 0, ctx.saved[0])
+            return 3 * g * a * a
+        assert gradgradcheck(Cube.apply, [x])
+    finally:
+        RULES.pop(Cube, None)
+
+
+def test_float32_second_derivatives_stay_float32(torch):
+    res, xs, ws = [], _u(3, 4).astype(np.float32), _u(4, 2).astype(np.float32)
+    for lib in (mg, torch):
+        x, w = lib.tensor(xs, requires_grad=True), lib.tensor(ws, requires_grad=True)
+        (g,) = lib.autograd.grad(F(lib).gelu(x @ w).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum(), w)
+        assert str(g.dtype).endswith("float32") and str(h.dtype).endswith("float32")
+        res.append(h.numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-4, atol=1e-5)
