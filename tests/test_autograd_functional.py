@@ -82,12 +82,19 @@ def test_hvp_vhp(torch):
                                                      _t(lib, V_OUT)[0]))
 
 
-def test_create_graph_lets_the_result_be_differentiated(torch):
+@pytest.mark.parametrize("name", ["hvp", "jvp", "vjp", "jacobian"])
+def test_create_graph_lets_the_result_be_differentiated(name, torch):
     res = []
     for lib, F in ((mg, MF), (torch, torch.autograd.functional)):
         x = lib.tensor(X, requires_grad=True)
-        _, hv = F.hvp(scalar_one, x, lib.tensor(V_OUT), create_graph=True)
-        (g,) = lib.autograd.grad(hv.sum(), x)
+        v = lib.tensor(V_OUT)
+        if name == "hvp":
+            _, r = F.hvp(scalar_one, x, v, create_graph=True)
+        elif name == "jacobian":
+            r = F.jacobian(one_in_one_out, x, create_graph=True)
+        else:
+            _, r = getattr(F, name)(one_in_one_out, x, v, create_graph=True)
+        (g,) = lib.autograd.grad((r * r).sum(), x)
         res.append(g.numpy())
     np.testing.assert_allclose(res[0], res[1], rtol=1e-10)
 
