@@ -182,7 +182,7 @@ def _forward_jacobian(func, inputs, strict):
     columns = [[[] for _ in xs] for _ in outs]  # [output i][input j]: arrays or None
     for j, x in enumerate(xs):
         for k in range(x.numel()):
-            with forward_ad.dual_level():
+            with forward_ad.dual_level(), enable_grad():  # forward mode records its ops
                 duals = [forward_ad.make_dual(t, _unit(t, k) if i == j else
                                               np.zeros(t.shape, t.dtype))
                          for i, t in enumerate(xs)]

@@ -23,6 +23,7 @@ import numpy as np
 
 from . import autograd
 from .autograd import AccumulateGrad, _node_of, add_record_hook
+from .grad_mode import is_grad_enabled
 
 UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
@@ -92,6 +93,9 @@ def make_dual(tensor, tangent, *, level=None):
         raise RuntimeError("make_dual: no forward AD level is open; use "
                            "`with forward_ad.dual_level():`")
     Tensor = autograd.Tensor
+    if not is_grad_enabled():
+        raise RuntimeError("make_dual: forward mode records its ops, so it needs grad mode "
+                           "on; call make_dual outside no_grad()")
     if tensor.dtype.kind != "f":
         raise ValueError(f"make_dual: expected a floating point primal, got dtype {tensor.dtype}")
     t = tangent._array if isinstance(tangent, Tensor) else np.asarray(tangent)

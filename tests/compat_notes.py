@@ -157,8 +157,9 @@ def _dual_tensors_require_grad(torch, mg):
     fw = mg.autograd.forward_ad
     with fw.dual_level():
         assert fw.make_dual(mg.ones(2), mg.ones(2)).requires_grad
+        x = fw.make_dual(mg.ones(2), mg.ones(2))
         with mg.no_grad():
-            y = fw.make_dual(mg.ones(2), mg.ones(2)) * 2
+            y = x * 2
         assert fw.unpack_dual(y).tangent is None
 
 

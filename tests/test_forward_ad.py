@@ -101,3 +101,5 @@ def test_misuse_is_refused():
             fwAD.make_dual(x, mg.ones(3))
         with pytest.raises(RuntimeError, match="nested"):
             fwAD.enter_dual_level()
+        with mg.no_grad(), pytest.raises(RuntimeError, match="grad mode"):
+            fwAD.make_dual(x, x)
