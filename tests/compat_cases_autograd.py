@@ -86,3 +86,16 @@ def _(lib, a, w):
         primal, tangent = fw.unpack_dual(y)
         plain = fw.unpack_dual(a).tangent is None
     return primal, tangent, plain, np.float64(0).item()
+
+
+@add
+@case("autograd.forward_ad.enter_dual_level", "autograd.forward_ad.exit_dual_level",
+      "autograd.forward_ad.UnpackedDualTensor", inputs=(f64(3, grad=False),))
+def _(lib, a):
+    fw = lib.autograd.forward_ad
+    fw.enter_dual_level()
+    try:
+        out = fw.unpack_dual(fw.make_dual(a, a * 2).sin())
+    finally:
+        fw.exit_dual_level()
+    return out.primal, out.tangent, isinstance(out, fw.UnpackedDualTensor)
