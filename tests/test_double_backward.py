@@ -264,3 +264,25 @@ def test_float32_second_derivatives_stay_float32(torch):
         assert str(g.dtype).endswith("float32") and str(h.dtype).endswith("float32")
         res.append(h.numpy())
     np.testing.assert_allclose(res[0], res[1], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("norm_first", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_gradient_penalty_through_a_training_transformer_layer(norm_first):
+    """A penalty on the weights' gradients, through every fused op a Transformer layer runs
+    in training (masked softmax + dropout, ReLU + dropout, dropout + add (+ layer norm)):
+    its derivative in the input against central differences (dropout masks from one seed)."""
+    from minigrad.autograd import gradcheck
+    mg.manual_seed(0)
+    layer = mg.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.2,
+                                          batch_first=True, norm_first=norm_first).double()
+    weights = list(layer.parameters())[:4]
+    causal = mg.tensor(np.triu(np.ones((3, 3), bool), 1))
+
+    def penalty(x):
+        mg.manual_seed(1)
+        with mg.enable_grad():  # gradcheck evaluates it under no_grad for its differences
+            out = layer(x, src_mask=causal)
+            gs = grad((out * out).sum(), weights, create_graph=True)
+            return sum((g * g).sum() for g in gs)
+
+    assert gradcheck(penalty, [mg.tensor(_u(2, 3, 8), requires_grad=True)])
