@@ -222,3 +222,6 @@ def _gelu(ctx, g):
         dt = (1 - t * t) * _SQRT_2_OVER_PI * (1 + x * x * (3 * 0.044715))
         return g * ((1 + t) * 0.5 + x * dt * 0.5)
     return g * (NormalCdf.apply(x) + x * _normal_pdf(x))
+
+
+__all__ = ["NormalCdf"]

@@ -221,3 +221,6 @@ def _norm(ctx, g):
     x = saved_input(ctx, 0, a)
     local = x / safe if p == 2.0 else sign * x.abs() ** (p - 1) / safe ** (p - 1)
     return g * local
+
+
+__all__ = ["SoftmaxValue"]
