@@ -212,3 +212,20 @@ def test_hessian_vector_product_of_a_model_equals_the_full_hessian():
     np.testing.assert_allclose(hv.numpy().reshape(8), full @ v.numpy().reshape(8), rtol=1e-10)
     np.testing.assert_allclose(by_hand.numpy(), hv.numpy(), rtol=1e-10)
     np.testing.assert_allclose(full, full.T, rtol=1e-10, atol=1e-12)
+
+
+def test_first_order_backward_never_enters_the_general_engine(monkeypatch):
+    """backward() without create_graph or inputs stays on autograd.run_backward, the
+    benchmarked first-order core; the general engine runs only when asked for."""
+    import minigrad.autograd_grad as api
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the general engine ran")
+    monkeypatch.setattr(api, "execute", refuse)
+    a, b = _pair(mg)
+    loss, _ = _program(mg, a, b)
+    loss.backward(retain_graph=True)
+    loss.backward()
+    assert a.grad is not None
+    with pytest.raises(AssertionError, match="general engine"):
+        _program(mg, a, b)[0].backward(create_graph=True)
