@@ -561,8 +561,11 @@ assert np.allclose(J_lib_f.ravel(), J_in_r.ravel(), rtol=1e-12, atol=1e-12)
 # size, then a function in between, $F(x) = \tanh(A x)$ with $n = 16$ inputs and a growing
 # number $m$ of outputs: reverse mode needs $m$ passes, forward mode always 16, so reverse
 # mode wins for few outputs, forward mode for many, and they cross near $m = n$. A forward-mode
-# pass and a backward pass do not cost exactly the same, so the measured crossing moves a
-# little away from $m = n$, by the ratio of their costs.
+# pass and a backward pass do not cost exactly the same (a forward-mode pass also runs the
+# function and records its graph; a backward pass only walks a graph already built), so the
+# crossing moves away from $m = n$ by the ratio of the two costs per pass,
+# $m^* = n \, c_{\text{forward}} / c_{\text{backward}}$; the cell prints both costs and the
+# crossing they predict.
 
 # %%
 def time_modes(F, x):
@@ -604,6 +607,12 @@ for m_ in outputs_m:
           f"reverse {p_r} passes {tr * 1e3:6.2f} ms")
 assert cross_reverse[0] < cross_forward[0]    # 2 passes against 16
 assert cross_forward[-1] < cross_reverse[-1]  # 16 passes against 64
+# the cost of one pass of each kind, from the largest Jacobians, predicts where they cross
+cost_forward = cross_forward[-1] / N_IN
+cost_reverse = cross_reverse[-1] / outputs_m[-1]
+print(f"one forward-mode pass {cost_forward * 1e6:.0f} us, one backward pass "
+      f"{cost_reverse * 1e6:.0f} us: reverse mode is cheaper while m < n x "
+      f"{cost_forward / cost_reverse:.2f} = {N_IN * cost_forward / cost_reverse:.0f} outputs")
 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
 ax1.loglog(sizes_modes, [t[0] for t in fan_out_times], "o-", label="1 -> m, forward (1 pass)")
