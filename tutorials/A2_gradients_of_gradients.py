@@ -275,7 +275,7 @@ savefig(fig, "A2_hessian_vs_hvp")
 
 # %%
 u = np.random.default_rng(1).standard_normal(n)
-for _ in range(300):
+for _ in range(100):
     u = functional.hvp(loss, theta, mg.tensor(u / np.linalg.norm(u)))[1].numpy()
 u /= np.linalg.norm(u)
 lam_power = float(u @ functional.hvp(loss, theta, mg.tensor(u))[1].numpy())  # Rayleigh quotient
