@@ -173,6 +173,17 @@ def _cross_entropy(ctx, g):
     return (saved_input(ctx, 0, logits).softmax(-1) - constant(target)) * w
 
 
+@rule(ops.BinaryCrossEntropy)
+def _binary_cross_entropy(ctx, g):
+    p, t, _, _ = ctx.saved
+    need = ctx.needs_input_grad
+    prob, target = saved_input(ctx, 0, p), saved_input(ctx, 1, t)
+    eps = float(np.float32(1e-12))  # the first-order backward's floor of p (1 - p)
+    gp = g * (prob - target) / ((1 - prob) * prob).clamp(min=eps) if need[0] else None
+    gt = g * ((1 - prob).log() - prob.log()) if need[1] else None
+    return gp, gt
+
+
 @rule(ops.Einsum)
 def _einsum(ctx, g):
     """Operand i's gradient: the einsum of g with every other operand, written to i's

@@ -50,6 +50,15 @@ def _var(ctx, g):
     return _kept(g, ctx, centered.shape) * c * (2 / ctx.denom)
 
 
+@rule(ops.Std)
+def _std(ctx, g):
+    # d std = d var / (2 std), and 0 where std is 0, as the first-order backward (the
+    # constant 1 added there only keeps the masked-out division finite)
+    zero = ctx.std == 0
+    std = saved_output(ctx, ctx.std) + constant(zero.astype(ctx.std.dtype))
+    return _var(ctx, g / (2 * std) * constant(~zero))
+
+
 @rule(ops.LogSumExp)
 def _logsumexp(ctx, g):
     a, out = ctx.saved

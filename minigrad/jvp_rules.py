@@ -35,7 +35,7 @@ def _add_up(parts):
           ops.Exp, ops.Log, ops.Sqrt, ops.Abs, ops.Tanh, ops.Sigmoid, ops.Relu, ops.LeakyRelu,
           ops.Gelu, ops.Clamp, ops.Where, ops.MaskedFill, ops.Sin, ops.Cos, ops.Floor,
           ops.Ceil, ops.Round, ops.Trunc, ops.Sign, ops.Remainder, ops.FloorDivide,
-          ops.ReluDropout, ops.Softmax)
+          ops.ReluDropout, ops.Softmax, ops.BinaryCrossEntropy)
 def _by_backward(ctx, out, tangents):
     """A symmetric Jacobian is its own transpose: J t_i is the backward's part for input i,
     given t_i (broadcast to the output's shape) as the incoming gradient."""
@@ -72,6 +72,12 @@ def _amax(ctx, out, tangents):
 def _var(ctx, out, tangents):
     centered = ctx.saved[0]
     return (2 * centered * tangents[0]).sum(axis=ctx.dims, keepdims=ctx.keepdim) / ctx.denom
+
+
+@jvp_rule(ops.Std)
+def _std(ctx, out, tangents):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(out == 0, 0, _var(ctx, out, tangents) / (2 * out))
 
 
 @jvp_rule(ops.LogSumExp)

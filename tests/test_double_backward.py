@@ -25,6 +25,7 @@ def F(lib):
 IDX = np.array([2, 0, 2])
 GATHER = np.array([[0, 3], [1, 1], [3, 2]])
 TARGET = np.array([1, 0, 3])
+PROB = np.random.default_rng(11).uniform(0.05, 0.95, (3, 4))  # a target in (0, 1)
 MASK = np.array([[True, False, True, False]] * 3)
 
 # name -> (program(lib, *tensors), input arrays); every input requires grad
@@ -58,6 +59,8 @@ OPS = {
     "max_dim": (lambda lib, a: (a * a).max(1).values, (_u(3, 4),)),
     "var": (lambda lib, a: a.var(1), (_u(3, 4),)),
     "std": (lambda lib, a: a.std(0), (_u(3, 4),)),
+    "binary_cross_entropy": (lambda lib, a: F(lib).binary_cross_entropy(
+        a.sigmoid(), lib.tensor(PROB)), (_u(3, 4),)),
     "logsumexp": (lambda lib, a: a.logsumexp(1), (_u(3, 4),)),
     "cumsum": (lambda lib, a: (a * a).cumsum(1), (_u(3, 4),)),
     "reshape_permute": (lambda lib, a: (a * a).reshape(2, 6).permute(1, 0), (_u(3, 4),)),
