@@ -151,7 +151,7 @@ def _dropout_add_layer_norm(ctx, g):
 @rule(ops.MaskedSoftmaxDropout)
 def _masked_softmax_dropout(ctx, g):
     """dropout(softmax(x masked)): dx = y * (g' - sum(g' * y)), g' = dropout(g)."""
-    allowed, p, seed = ctx.mask
+    allowed, p, seed = ctx.allowed, ctx.p, ctx.seed
     y_saved = ctx.saved[0]
     y = SoftmaxValue.apply(saved_input(ctx, 0, y_saved), y=y_saved)
     g = ops.Dropout.apply(g, p=p, seed=seed) if p > 0 else g

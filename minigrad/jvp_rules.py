@@ -251,7 +251,7 @@ def _dropout_add_layer_norm(ctx, out, tangents):
 @jvp_rule(ops.MaskedSoftmaxDropout)
 def _masked_softmax_dropout(ctx, out, tangents):
     """dropout(softmax(x masked)): the softmax's symmetric Jacobian, then the mask."""
-    allowed, p, seed = ctx.mask
+    allowed, p, seed = ctx.allowed, ctx.p, ctx.seed
     t = kernels.softmax_backward(ctx.saved[0], np.ascontiguousarray(tangents[0]))
     return kernels.dropout(t, p, seed) if p > 0 else t
 

@@ -103,3 +103,31 @@ def test_misuse_is_refused():
             fwAD.enter_dual_level()
         with mg.no_grad(), pytest.raises(RuntimeError, match="grad mode"):
             fwAD.make_dual(x, x)
+
+
+@pytest.mark.parametrize("name", ["GRU", "LSTM"])
+def test_recurrent_gates_push_tangents_forward(name, torch):
+    """The fused GRU and LSTM gates' forward rules: the tangent of the whole layer's output
+    equals PyTorch's jvp, and with padded steps (lengths=) central differences of minigrad's
+    own forward pass."""
+    rng = np.random.default_rng(4)
+    torch.manual_seed(0)
+    theirs = getattr(torch.nn, name)(3, 4, batch_first=True).double()
+    layer = getattr(mg.nn, name)(3, 4, batch_first=True).to(mg.float64)
+    layer.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in
+                           theirs.state_dict().items()})
+    x, t = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 3))
+    for lengths in (None, [5, 3]):
+        with fwAD.dual_level():
+            out = layer(fwAD.make_dual(mg.tensor(x), mg.tensor(t)), lengths=lengths)[0]
+            tangent = fwAD.unpack_dual(out).tangent.numpy()
+        if lengths is None:
+            _, ref = torch.func.jvp(lambda a: theirs(a)[0], (torch.tensor(x),),
+                                    (torch.tensor(t),))
+            ref = ref.detach().numpy()
+        else:
+            with mg.no_grad():
+                f = [layer(mg.tensor(x + s * 1e-6 * t), lengths=lengths)[0].numpy()
+                     for s in (1, -1)]
+            ref = (f[0] - f[1]) / 2e-6
+        np.testing.assert_allclose(tangent, ref, rtol=1e-6, atol=1e-8)
