@@ -425,7 +425,8 @@ DIFFERENCES = [
      "whose backward works on arrays and keeps the gates' values, not their inputs, so it has "
      "no tensor-level rule: `create_graph=True` through them raises an error naming the op "
      "(PyTorch differentiates them twice on the CPU). `RNNCell` with its default tanh, and "
-     "the step written out with `Linear` and the activations, can be.", _recurrent_create_graph),
+     "the step written out with `Linear` and the activations, can be. Forward mode goes through "
+     "them: their forward rules are registered beside them.", _recurrent_create_graph),
     ("`autograd.functional`: `vectorize=True` computes one product at a time.",
      "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
      "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),

@@ -229,3 +229,17 @@ def test_first_order_backward_never_enters_the_general_engine(monkeypatch):
     assert a.grad is not None
     with pytest.raises(AssertionError, match="general engine"):
         _program(mg, a, b)[0].backward(create_graph=True)
+
+
+def test_gradcheck_of_a_function_that_takes_a_gradient(torch):
+    """gradcheck evaluates the function with grad mode on for its differences too, as
+    PyTorch's does, so a function built on grad(create_graph=True) can be checked."""
+    def first_derivative(lib):
+        def f(x):
+            (g,) = lib.autograd.grad((x ** 3).sin().sum(), x, create_graph=True)
+            return g
+        return f
+    x = np.random.default_rng(2).uniform(-1, 1, 5)
+    assert torch.autograd.gradcheck(first_derivative(torch),
+                                    (torch.tensor(x, requires_grad=True),))
+    assert mg.autograd.gradcheck(first_derivative(mg), (mg.tensor(x, requires_grad=True),))
