@@ -112,17 +112,17 @@ class GRUGates(Function):
                 np.concatenate([da_r, da_z, da_n * r], -1), dh)
 
 
-def _tangent(t, like):
+def _tangent(t, shape, dtype):
     """An input's tangent, zeros where it has none."""
-    return np.zeros_like(like) if t is None else t
+    return np.zeros(shape, dtype) if t is None else t
 
 
 @jvp_rule(GRUGates)
 def _gru_gates_jvp(ctx, out, tangents):
     r, z, n, gh_n, h = ctx.saved
     H = h.shape[-1]
-    t_gi, t_gh = (_tangent(t, out[..., :1].repeat(3 * H, -1)) for t in tangents[:2])
-    t_h = _tangent(tangents[2], h)
+    t_gi, t_gh = (_tangent(t, h.shape[:-1] + (3 * H,), h.dtype) for t in tangents[:2])
+    t_h = _tangent(tangents[2], h.shape, h.dtype)
     t_a = t_gi + t_gh
     dr = r * (1 - r) * t_a[..., :H]
     dz = z * (1 - z) * t_a[..., H:2 * H]
@@ -174,8 +174,8 @@ class LSTMGates(Function):
 def _lstm_gates_jvp(ctx, out, tangents):
     i, f, g, o, tc, c = ctx.saved
     H = c.shape[-1]
-    t_a = sum(_tangent(t, out[..., :1].repeat(4 * H, -1)) for t in tangents[:2])
-    t_c = _tangent(tangents[2], c)
+    t_a = sum(_tangent(t, c.shape[:-1] + (4 * H,), c.dtype) for t in tangents[:2])
+    t_c = _tangent(tangents[2], c.shape, c.dtype)
     di, df = i * (1 - i) * t_a[..., :H], f * (1 - f) * t_a[..., H:2 * H]
     dg, do = (1 - g * g) * t_a[..., 2 * H:3 * H], o * (1 - o) * t_a[..., 3 * H:]
     dc_new = df * c + f * t_c + di * g + i * dg
