@@ -11,6 +11,8 @@ and are reachable under those paths too; the layers above the core (`nn`, `optim
 on first use. The applications (`minigrad.translate`, `minigrad.demos`) are imported by name.
 """
 from . import autograd, kernels, random
+# each op's tensor-level backward rule, registered for create_graph=True
+from . import graph_rules_elementwise, graph_rules_nn, graph_rules_reduce_shape  # noqa: F401
 from ._malloc import tune_malloc
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes, ops, return_types
+from .autograd import gradients
 from .autograd.engine import run_backward
 from .autograd.function import _node_of, register_tensor_class
 from .autograd.hooks import RetainGrad, add_pre_hook
@@ -172,8 +173,12 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
         return f"tensor({body}{extra})"
 
     # --- autograd -------------------------------------------------------------------------
-    def backward(self, gradient=None, retain_graph=False):
-        """Accumulate d(self)/d(leaf) into every leaf's `.grad` (added to what is there)."""
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into every leaf's `.grad` (added to what is there), or
+        into the `.grad` of `inputs` only; with `create_graph` the pass is recorded, so the
+        gradients can be differentiated again (see `minigrad.autograd.graph_engine`)."""
+        if create_graph or inputs is not None:
+            return gradients.backward(self, gradient, retain_graph, create_graph, inputs)
         if not self.requires_grad:
             raise RuntimeError("backward: this tensor does not require grad and has no grad_fn; "
                                "create its inputs with requires_grad=True")
@@ -188,7 +193,7 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
             if g.shape != self.shape:
                 raise ValueError(f"backward: gradient has shape {g.shape} but the tensor has "
                                  f"shape {self.shape}")
-        run_backward(self, g, retain_graph=retain_graph)
+        run_backward(self, g, retain_graph=bool(retain_graph))
 
     def detach(self):
         """The same data, cut off from the graph (sharing the version counter, as in PyTorch)."""

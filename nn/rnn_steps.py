@@ -37,7 +37,9 @@ keep (B, 1) bool is False where the step is padding and the state is carried ove
 
 The gate arithmetic after the two matmuls is one fused op for the GRU (`GRUGates`) and the
 LSTM (`LSTMGates`), each backward derived by hand and checked by gradcheck, so a step records
-a few graph nodes instead of twenty.
+a few graph nodes instead of twenty. Their forward-mode rules (the same chain rule, pushed
+forward: tangents of gi, gh and the state in, the new state's out) are registered beside them
+for `forward_ad`.
 """
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ import numpy as np
 
 from minigrad.autograd import Function
 from minigrad.functional import where
+from minigrad.jvp_rules import jvp_rule
 from minigrad.ops.elementwise import sigmoid
 
 from . import functional as F
@@ -109,6 +112,25 @@ class GRUGates(Function):
                 np.concatenate([da_r, da_z, da_n * r], -1), dh)
 
 
+def _tangent(t, shape, dtype):
+    """An input's tangent, zeros where it has none."""
+    return np.zeros(shape, dtype) if t is None else t
+
+
+@jvp_rule(GRUGates)
+def _gru_gates_jvp(ctx, out, tangents):
+    r, z, n, gh_n, h = ctx.saved
+    H = h.shape[-1]
+    t_gi, t_gh = (_tangent(t, h.shape[:-1] + (3 * H,), h.dtype) for t in tangents[:2])
+    t_h = _tangent(tangents[2], h.shape, h.dtype)
+    t_a = t_gi + t_gh
+    dr = r * (1 - r) * t_a[..., :H]
+    dz = z * (1 - z) * t_a[..., H:2 * H]
+    dn = (1 - n * n) * (t_gi[..., 2 * H:] + dr * gh_n + r * t_gh[..., 2 * H:])
+    t_out = (1 - z) * dn + dz * (h - n) + z * t_h
+    return t_out if ctx.keep is None else np.where(ctx.keep, t_out, t_h)
+
+
 class LSTMGates(Function):
     """(gi, gh, c) -> [o * tanh(c'), c'] (B, 2H), with gi = W_ih x + b_ih and gh = W_hh h + b_hh
     each (B, 4H) in gate order i, f, g, o, and c' = f c + i g. Where `keep` (B, 1) is False
@@ -146,6 +168,20 @@ class LSTMGates(Function):
         dc = dc_new * f if keep is None else dc_new * f + np.where(keep, 0, dc_out)
         # gi and gh get equal gradients; two arrays, since the engine may keep either as a .grad
         return da, (da.copy() if all(ctx.needs_input_grad[:2]) else da), dc
+
+
+@jvp_rule(LSTMGates)
+def _lstm_gates_jvp(ctx, out, tangents):
+    i, f, g, o, tc, c = ctx.saved
+    H = c.shape[-1]
+    t_a = sum(_tangent(t, c.shape[:-1] + (4 * H,), c.dtype) for t in tangents[:2])
+    t_c = _tangent(tangents[2], c.shape, c.dtype)
+    di, df = i * (1 - i) * t_a[..., :H], f * (1 - f) * t_a[..., H:2 * H]
+    dg, do = (1 - g * g) * t_a[..., 2 * H:3 * H], o * (1 - o) * t_a[..., 3 * H:]
+    dc_new = df * c + f * t_c + di * g + i * dg
+    dh = do * tc + o * (1 - tc * tc) * dc_new
+    return np.concatenate([dh, dc_new if ctx.keep is None else np.where(ctx.keep, dc_new, t_c)],
+                          -1)
 
 
 def _lstm_step(gi, state, weight_hh, bias_hh, weight_hr=None, keep=None):

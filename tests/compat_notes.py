@@ -166,6 +166,8 @@ def _pack_too_long(torch, mg):
         raise AssertionError("minigrad packed a length longer than the input")
     except ValueError as e:
         assert "longer than the input's 5 steps" in str(e)
+
+
 def _loader_shuffles(torch, mg):
     def order(lib, seed):
         data = lib.utils.data
@@ -191,6 +193,93 @@ def _distributed_sampler(torch, mg):
     except RuntimeError as e:
         assert "num_replicas and rank" in str(e)
     assert list(mg.utils.data.DistributedSampler(range(4), 2, 1, shuffle=False)) == [1, 3]
+
+
+def _function_ops():
+    """The op classes of minigrad.ops (every differentiable op is one)."""
+    from minigrad import ops
+    from minigrad.autograd import Function
+    return {v for v in vars(ops).values() if isinstance(v, type) and issubclass(v, Function)}
+
+
+def _names(classes):
+    return ", ".join(sorted(c.__name__ for c in classes))
+
+
+def _rule_coverage():
+    """(ops with a double-backward rule, ops without, ops with a forward rule, ops without)."""
+    from minigrad.graph_rules import RULES
+    from minigrad.jvp_rules import JVP_RULES
+    ops = _function_ops()
+    return (ops & set(RULES), ops - set(RULES), ops & set(JVP_RULES), ops - set(JVP_RULES))
+
+
+def _custom_function(lib, base):
+    class Square(base):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return 2 * g * a
+    return Square
+
+
+def _create_graph_without_rule(torch, mg):
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(_custom_function(torch, torch.autograd.Function).apply(x).sum(),
+                               x, create_graph=True)
+    assert g.requires_grad  # PyTorch's backward was made of differentiable ops
+    x = mg.ones(2, dtype=mg.float64, requires_grad=True)
+    try:
+        mg.autograd.grad(_custom_function(mg, mg.autograd.Function).apply(x).sum(), x,
+                         create_graph=True)
+        raise AssertionError("minigrad differentiated a custom Function's backward")
+    except RuntimeError as e:
+        assert "SquareBackward" in str(e)
+    with_rule, without, _, _ = _rule_coverage()
+    assert {"Add", "MatMul", "LayerNorm", "CrossEntropy"} <= {c.__name__ for c in with_rule}
+
+
+def _dual_tensors_require_grad(torch, mg):
+    with torch.autograd.forward_ad.dual_level():
+        assert not torch.autograd.forward_ad.make_dual(torch.ones(2), torch.ones(2)).requires_grad
+        with torch.no_grad():
+            y = torch.autograd.forward_ad.make_dual(torch.ones(2), torch.ones(2)) * 2
+        assert torch.autograd.forward_ad.unpack_dual(y).tangent is not None
+    fw = mg.autograd.forward_ad
+    with fw.dual_level():
+        assert fw.make_dual(mg.ones(2), mg.ones(2)).requires_grad
+        x = fw.make_dual(mg.ones(2), mg.ones(2))
+        with mg.no_grad():
+            y = x * 2
+        assert fw.unpack_dual(y).tangent is None
+
+
+def _recurrent_create_graph(torch, mg):
+    for name in ("GRU", "LSTM"):
+        x = torch.ones(4, 1, 2, requires_grad=True)
+        (g,) = torch.autograd.grad(getattr(torch.nn, name)(2, 3)(x)[0].sum(), x,
+                                   create_graph=True)
+        assert g.requires_grad
+        x = mg.ones(4, 1, 2, requires_grad=True)
+        try:
+            mg.autograd.grad(getattr(mg.nn, name)(2, 3)(x)[0].sum(), x, create_graph=True)
+            raise AssertionError(f"minigrad differentiated {name}'s fused gates twice")
+        except RuntimeError as e:
+            assert f"{name}GatesBackward" in str(e)
+
+
+def _retained_grad_under_create_graph(torch, mg):
+    for lib, recorded in ((torch, True), (mg, False)):
+        x = lib.ones(2, requires_grad=True)
+        h = x * 3
+        h.retain_grad()
+        (h * h).sum().backward(create_graph=True)
+        assert h.grad.requires_grad is recorded and x.grad.requires_grad
 
 
 DIFFERENCES = [
@@ -309,6 +398,38 @@ DIFFERENCES = [
     ("`DistributedSampler` needs `num_replicas` and `rank`.",
      "minigrad has no process group to read them from; given them, it splits and pads the "
      "indices as PyTorch does.", _distributed_sampler),
+    ("Double backward: each op by a rule of its own; custom Functions cannot.",
+     "With `create_graph=True` every op runs a tensor-level backward rule "
+     "(`minigrad.graph_rules`), so gradients of any order flow through these ops: "
+     + _names(_rule_coverage()[0]) + "." + (" These ops have none yet, and `create_graph=True` "
+     "through them raises an error naming the op (PyTorch differentiates them): "
+     + _names(_rule_coverage()[1]) + "." if _rule_coverage()[1] else "") + " A custom "
+     "`autograd.Function` cannot be differentiated twice: its backward works on NumPy arrays, "
+     "and `create_graph=True` through it raises an error naming it (PyTorch differentiates a "
+     "backward written with tensor ops). A layer's own fused op can register a rule with "
+     "`minigrad.graph_rules.rule`.",
+     _create_graph_without_rule),
+    ("Forward mode rides on the reverse-mode graph.",
+     "Inside `forward_ad.dual_level()` a dual tensor requires grad (so that its ops are "
+     "recorded and their tangents computed), and ops run under `no_grad` carry no tangent; "
+     "levels do not nest, as in PyTorch. Ops with a forward rule (`minigrad.jvp_rules`): "
+     + _names(_rule_coverage()[2]) + "; any other op (" + (_names(_rule_coverage()[3])
+                                                          or "a custom `autograd.Function`")
+     + ") raises an error naming it.", _dual_tensors_require_grad),
+    ("`retain_grad()` keeps a plain gradient under `create_graph=True`.",
+     "A retained non-leaf's `.grad` is not recorded (a leaf's is, as in PyTorch); take "
+     "gradients of gradients with `autograd.grad` or from leaves.",
+     _retained_grad_under_create_graph),
+    ("GRU and LSTM cannot be differentiated twice.",
+     "Their gates run as one fused op per step (`GRUGates`, `LSTMGates` in `nn/rnn_steps.py`), "
+     "whose backward works on arrays and keeps the gates' values, not their inputs, so it has "
+     "no tensor-level rule: `create_graph=True` through them raises an error naming the op "
+     "(PyTorch differentiates them twice on the CPU). `RNNCell` with its default tanh, and "
+     "the step written out with `Linear` and the activations, can be. Forward mode goes through "
+     "them: their forward rules are registered beside them.", _recurrent_create_graph),
+    ("`autograd.functional`: `vectorize=True` computes one product at a time.",
+     "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
+     "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
@@ -339,8 +460,6 @@ NOT_SUPPORTED = [
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",
       "Tensor.as_strided", "Tensor.stride", "Tensor.data_ptr")),
     ("torch.Size", "shapes are plain tuples", ("Size",)),
-    ("torch.autograd.grad", "use backward() and .grad; custom ops subclass "
-     "minigrad.autograd.Function (forward and backward on NumPy arrays)", ("autograd.grad",)),
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
     ("torch.nn.Conv1d, Conv2d, MaxPool2d, BatchNorm2d, GroupNorm, RMSNorm, Flatten, SiLU, ELU, "

@@ -193,6 +193,7 @@ def compare(c: Case, torch, minigrad):
 # --- the table, and the page made from it --------------------------------------------------------
 
 def all_cases():
+    import compat_cases_autograd
     import compat_cases_creation
     import compat_cases_math
     import compat_cases_nn
@@ -203,7 +204,8 @@ def all_cases():
     import compat_cases_utils
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
             + compat_cases_nn.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
-            + compat_cases_utils.CASES + compat_cases_platform.CASES)
+            + compat_cases_utils.CASES + compat_cases_platform.CASES
+            + compat_cases_autograd.CASES)
 
 
 def covered_names():

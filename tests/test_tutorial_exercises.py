@@ -7,6 +7,7 @@ defines the function and asserts `check(checker, function)` itself, so running i
 from __future__ import annotations
 
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -68,8 +69,15 @@ def _wrong_answers():
                 out[i] = out[i] + out[i + 1]
         return [s for s in out if s not in pair] if pair[0] != pair[1] else out
 
+    def hvp_without_create_graph(f, x, v):
+        import minigrad as mg
+        x = x.detach().requires_grad_(True)
+        (g,) = mg.autograd.grad(f(x), x)
+        return mg.autograd.grad((g * v).sum(), x)[0]
+
     return {
         "check_neuron_gradients": no_tanh_factor,
+        "check_hvp": hvp_without_create_graph,
         "check_attention": lambda Q, K, V: softmax(Q @ K.T) @ V,
         "check_split_heads": lambda x, h: x.reshape(x.shape[0], h, x.shape[1], x.shape[2] // h),
         "check_causal_mask": lambda T: np.tril(np.full((T, T), -np.inf), k=-1),
@@ -107,3 +115,37 @@ def test_every_checker_is_used_by_a_tutorial():
     text = "".join(p.read_text(encoding="utf-8") for p in FILES)
     unused = [name for name in _exercises.CHECKERS if f"check({name}," not in text]
     assert not unused, f"checkers no tutorial uses: {unused}"
+
+
+def _hvp_mistakes():
+    """The Hessian-vector product exercise: each typical mistake and the hint it should get."""
+    import minigrad as mg
+
+    def first_grad(f, x):
+        x = x.detach().requires_grad_(True)
+        return x, mg.autograd.grad(f(x), x, create_graph=True)[0]
+
+    def only_the_gradient(f, x, v):
+        return first_grad(f, x)[1]
+
+    def gradient_times_v(f, x, v):
+        return first_grad(f, x)[1] * v
+
+    def unweighted(f, x, v):
+        x, g = first_grad(f, x)
+        return mg.autograd.grad(g.sum(), x)[0]
+
+    def no_create_graph(f, x, v):
+        x = x.detach().requires_grad_(True)
+        (g,) = mg.autograd.grad(f(x), x)
+        return mg.autograd.grad((g * v).sum(), x)[0]
+
+    return [(only_the_gradient, "gradient of f"), (gradient_times_v, "element by element"),
+            (unweighted, "vector of ones"), (no_create_graph, "create_graph=True")]
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_hvp_checker_names_each_typical_mistake(index):
+    wrong, hint = _hvp_mistakes()[index]
+    with pytest.raises(_exercises.Wrong, match=hint.replace("(", r"\(")):
+        _exercises.check_hvp(wrong)

@@ -245,7 +245,44 @@ def check_stable_softmax(fn):
     _expect(np.allclose(out, _softmax(x), atol=1e-9), "each row should be exp(x) / sum(exp(x))")
 
 
+# -- A2: a Hessian-vector product --------------------------------------------------------------
+
+def check_hvp(fn):
+    """fn(f, x, v) -> H v for the Hessian H of a scalar f at the tensor x, v shaped like x."""
+    import minigrad as mg
+
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((4, 4))  # not symmetric: the Hessian of x^T A x / 2 is (A + A^T) / 2
+    x_np, v_np = rng.standard_normal(4), rng.standard_normal(4)
+
+    def f(x):
+        return (x * (mg.tensor(A) @ x)).sum() / 2 + (x ** 4).sum() / 4
+
+    hessian = (A + A.T) / 2 + np.diag(3 * x_np ** 2)
+    want = hessian @ v_np
+    try:
+        got = _array(fn(f, mg.tensor(x_np), mg.tensor(v_np)), "hvp")
+    except RuntimeError as e:
+        if "does not require grad" in str(e):
+            raise Wrong("the first gradient has no graph to differentiate: pass "
+                        "create_graph=True to the first grad (and make x require grad)") from e
+        raise
+    _shape(got, (4,), "hvp(f, x (4,), v (4,))")
+    if np.allclose(got, want, atol=1e-9):
+        return
+    gradient = A @ x_np / 2 + A.T @ x_np / 2 + x_np ** 3
+    if np.allclose(got, gradient, atol=1e-9):
+        raise Wrong("that is the gradient of f; take the gradient of (gradient . v) once more")
+    if np.allclose(got, gradient * v_np, atol=1e-9):
+        raise Wrong("that is the gradient times v, element by element; H v is the gradient of "
+                    "the dot product (gradient . v), with the gradient kept as a graph")
+    if np.allclose(got, hessian @ np.ones(4), atol=1e-9):
+        raise Wrong("that is H times a vector of ones: weight the gradient by v before the "
+                    "second grad")
+    raise Wrong(f"largest difference from H v is {np.abs(got - want).max():.3g}")
+
+
 CHECKERS = {f.__name__: f for f in (
     check_neuron_gradients, check_attention, check_split_heads, check_causal_mask,
     check_sinusoid_table, check_layer_norm, check_add_and_norm, check_noam, check_merge_pair,
-    check_neighbour_softmax, check_stable_softmax)}
+    check_neighbour_softmax, check_stable_softmax, check_hvp)}

@@ -1,10 +1,13 @@
-"""`gradcheck`: autograd's gradients against central differences, in float64."""
+"""`gradcheck` and `gradgradcheck`: autograd's first and second derivatives against central
+differences, in float64, as `torch.autograd.gradcheck` and `torch.autograd.gradgradcheck`."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..grad_mode import enable_grad, no_grad
+from ..functional import cat
+from ..grad_mode import enable_grad
 from ..tensor import Tensor
+from .gradients import grad
 
 
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
@@ -24,7 +27,9 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
     w = rng.standard_normal(out.shape)
 
     def objective():
-        with no_grad():
+        # grad mode stays on, as in PyTorch: `fn` may itself take a gradient (gradgradcheck's
+        # first derivative, a gradient penalty) and needs its graph recorded to do so
+        with enable_grad():
             return float(np.sum(fn(*inputs)._array * w))
 
     for x in inputs:
@@ -55,3 +60,39 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
                     f"autograd {analytic[k]:.8g}, finite difference {numeric[k]:.8g}")
             return False
     return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, seed=0) -> bool:
+    """Check the gradients of the vector-Jacobian products of `func` at `inputs`.
+
+    The first derivative, grad(func(*inputs), inputs, grad_outputs, create_graph=True), is
+    itself a function of the inputs and of `grad_outputs` (random float64 tensors drawn from
+    `seed` when not given); `gradcheck` compares its gradient, which create_graph records,
+    with central differences of it. Failing raises (or returns False) naming the input.
+    """
+    inputs = tuple(x if isinstance(x, Tensor) else Tensor._wrap(np.asarray(x)) for x in inputs)
+    diff = [i for i, x in enumerate(inputs) if x.requires_grad]
+    outputs = func(*inputs)
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    if grad_outputs is None:
+        rng = np.random.default_rng(seed)
+        grad_outputs = []
+        for o in outputs:
+            v = rng.standard_normal(o.shape)
+            if gen_non_contig_grad_outputs and v.ndim:
+                v = np.repeat(v, 2, axis=-1)[..., ::2]  # the same values, strided memory
+            grad_outputs.append(Tensor._wrap(v.astype(o.dtype)).requires_grad_(True))
+    grad_outputs = tuple(grad_outputs)
+    n = len(inputs)
+
+    def first_derivative(*args):
+        xs, vs = args[:n], args[n:]
+        with enable_grad():  # whatever mode the caller of gradgradcheck is in
+            outs = func(*xs)
+            grads = grad(outs, [xs[i] for i in diff], vs, create_graph=True,
+                         materialize_grads=True)
+            return cat([g.reshape(-1) for g in grads])
+
+    return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

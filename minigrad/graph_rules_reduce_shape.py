@@ -1,0 +1,182 @@
+"""Tensor-level rules of the reductions, the shape ops, the indexing ops and the writes.
+
+A reduction spreads its gradient back over the reduced axes; a shape op moves it back; an
+indexing op scatters it back to the positions it read. That scatter is an op of its own here
+(`ScatterBack`), and its backward reads at those positions again: the two are each other's
+backward, so gradients of any order flow through indexing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ops
+from .autograd.function import Function
+from .graph_rules import constant, rule, saved_input, saved_output
+
+
+def _kept(g, ctx, shape):
+    """g with the reduced axes put back as size 1, so it broadcasts against the input's
+    `shape`."""
+    kept = tuple(1 if i in ctx.dims else n for i, n in enumerate(shape))
+    return g if g.shape == kept else g.reshape(kept)
+
+
+@rule(ops.Sum)
+def _sum(ctx, g):
+    return _kept(g, ctx, ctx.shape).expand(ctx.shape)
+
+
+@rule(ops.Mean)
+def _mean(ctx, g):
+    return _kept(g / ctx.count, ctx, ctx.shape).expand(ctx.shape)
+
+
+@rule(ops.Amax, ops.Amin)
+def _amax(ctx, g):
+    a, out = ctx.saved
+    hit = a == out
+    share = (hit / hit.sum(axis=ctx.dims, keepdims=True)).astype(g.dtype)
+    return _kept(g, ctx, a.shape) * constant(share)
+
+
+@rule(ops.Var)
+def _var(ctx, g):
+    centered = ctx.saved[0]
+    # the input minus its mean: a stand-in for the input, which the node did not keep. It
+    # differs from it by a constant along the reduced dims, which the variance ignores, so
+    # centering it again gives the same values and the true derivative
+    x = saved_input(ctx, 0, centered)
+    c = x - x.mean(dim=ctx.dims, keepdim=True)
+    return _kept(g, ctx, centered.shape) * c * (2 / ctx.denom)
+
+
+@rule(ops.Std)
+def _std(ctx, g):
+    # d std = d var / (2 std), and 0 where std is 0, as the first-order backward (the
+    # constant 1 added there only keeps the masked-out division finite)
+    zero = ctx.std == 0
+    std = saved_output(ctx, ctx.std) + constant(zero.astype(ctx.std.dtype))
+    return _var(ctx, g / (2 * std) * constant(~zero))
+
+
+@rule(ops.LogSumExp)
+def _logsumexp(ctx, g):
+    a, out = ctx.saved
+    lse = saved_output(ctx, out).reshape(out.shape)
+    return _kept(g, ctx, a.shape) * (saved_input(ctx, 0, a) - lse).exp()
+
+
+@rule(ops.Cumsum)
+def _cumsum(ctx, g):
+    if g.ndim == 0:
+        return g
+    return g.flip(ctx.dim).cumsum(ctx.dim).flip(ctx.dim)
+
+
+@rule(ops.Reshape)
+def _reshape(ctx, g):
+    return g.reshape(ctx.shape)
+
+
+@rule(ops.Permute)
+def _permute(ctx, g):
+    return g.permute(ctx.inverse)
+
+
+@rule(ops.Expand)
+def _expand(ctx, g):
+    return g  # the engine sums the copies
+
+
+@rule(ops.Cat)
+def _cat(ctx, g):
+    edges = [0, *ctx.bounds, g.shape[ctx.dim]]
+    return g.split([b - a for a, b in zip(edges[:-1], edges[1:])], ctx.dim)
+
+
+@rule(ops.Stack)
+def _stack(ctx, g):
+    return g.unbind(ctx.dim)
+
+
+# --- indexing: a read and a scatter-add, each the other's backward ----------------------------
+
+# what each read op needs to run again: the keyword arguments its forward took
+_READ_ARGS = {ops.GetItem: ("index",), ops.Gather: ("dim", "index"),
+              ops.IndexSelect: ("dim", "index"), ops.Embedding: ("ids", "padding_idx")}
+
+
+def _read_kwargs(node):
+    return {name: getattr(node, name) for name in _READ_ARGS[node.__class__]}
+
+
+def _padding(read):
+    """Where an embedding read its padding row, which its backward never trains (or None)."""
+    pad = getattr(read, "padding_idx", None)
+    return None if pad is None else (read.ids == pad)[..., None]
+
+
+class ScatterBack(Function):
+    """The backward of a read (`x[index]`, gather, index_select, embedding) as an op: its
+    gradient added at the positions read, in a zero tensor of the input's shape. Its own
+    backward reads those positions again."""
+
+    @staticmethod
+    def forward(ctx, g, read=None):
+        ctx.read = read  # the read's node: its backward scatters, its forward reads
+        return read.backward(read, g)
+
+    @staticmethod
+    def backward(ctx, gg):
+        read = ctx.read
+        out = read.__class__.forward(object.__new__(read.__class__), gg, **_read_kwargs(read))
+        pad = _padding(read)
+        return out if pad is None else np.where(pad, np.zeros((), out.dtype), out)
+
+
+@rule(ops.GetItem, ops.Gather, ops.IndexSelect, ops.Embedding)
+def _read(ctx, g):
+    return ScatterBack.apply(g, read=ctx)
+
+
+@rule(ScatterBack)
+def _scatter_back(ctx, gg):
+    read = ctx.read
+    out = read.__class__.apply(gg, **_read_kwargs(read))
+    pad = _padding(read)
+    return out if pad is None else out.masked_fill(constant(pad), 0.0)
+
+
+# --- writes: the overwritten tensor's gradient is zero where it was written over --------------
+
+def _erased(g, index):
+    """g with zeros written at `index`, as an op (IndexPut of a constant zero)."""
+    return ops.IndexPut.apply(g, constant(np.zeros((), g.dtype)), index=index)
+
+
+@rule(ops.IndexPut)
+def _index_put(ctx, g):
+    need = ctx.needs_input_grad
+    ga = gv = None
+    if need[0]:
+        ga = g if ctx.accumulate else _erased(g, ctx.index)
+    if len(need) > 1 and need[1]:
+        gv = g[ctx.index]
+        if gv.ndim < len(ctx.v_shape):  # values NumPy broadcast from fewer dims
+            gv = gv.reshape((1,) * (len(ctx.v_shape) - gv.ndim) + gv.shape)
+    return ga, gv
+
+
+@rule(ops.Scatter)
+def _scatter(ctx, g):
+    need = ctx.needs_input_grad
+    ga = gs = None
+    if need[0]:
+        ga = g if ctx.add else _erased(g, ctx.pos)
+    if len(need) > 1 and need[1]:  # what was written, back in src's shape
+        zeros = constant(np.zeros(ctx.src_shape, g.dtype))
+        gs = ops.IndexPut.apply(zeros, g[ctx.pos], index=ctx.region)
+    return ga, gs
+
+
+__all__ = ["ScatterBack"]

@@ -1,0 +1,101 @@
+"""Compatibility cases: the engine's second part (autograd.grad and backward with inputs= and
+create_graph=, gradients of gradients, autograd.functional, forward mode). The runner also
+backpropagates through what each program returns, so a gradient returned with
+create_graph=True has its own gradient (a second derivative) compared too."""
+import numpy as np
+
+from compat_table import case, f64
+
+CASES = []
+add = CASES.append
+
+
+@add
+@case("autograd.grad", inputs=(f64(2, 3), f64(3)))
+def _(lib, a, b):
+    h = (a * b).tanh()
+    ga, gb = lib.autograd.grad([h.sum(), (h * h).exp()], [a, b],
+                               [None, lib.ones(2, 3, dtype=lib.float64)], create_graph=True)
+    gu = lib.autograd.grad((a * 2).sum(), [a, b], allow_unused=True)[1]
+    gm = lib.autograd.grad((a * 2).sum(), [a, b], materialize_grads=True)[1]
+    batched = lib.autograd.grad(h, b, lib.eye(2, dtype=lib.float64)[:, :, None].expand(2, 2, 3),
+                                retain_graph=True, is_grads_batched=True)[0]
+    return ga, gb, gu is None, gm, batched, a.grad is None
+
+
+@add
+@case("autograd.grad", compare="raises", match="appears to not have been used",
+      inputs=(f64(3), f64(3)))
+def _(lib, a, b):
+    return lib.autograd.grad((a * 2).sum(), [a, b])
+
+
+@add
+@case("autograd.grad", compare="raises", match="only for scalar outputs", inputs=(f64(3),))
+def _(lib, a):
+    return lib.autograd.grad(a * 2, a)
+
+
+@add
+@case("autograd.backward", "Tensor.backward", inputs=(f64(2, 3), f64(3)))
+def _(lib, a, b):
+    w = a.detach().requires_grad_(True)
+    loss = (w * w * b).sum()
+    loss.backward(create_graph=True)  # w.grad = 2 w b, recorded
+    penalty = (w.grad ** 2).sum()
+    h = w * b
+    lib.autograd.backward([(h * h).sum()], inputs=[b])  # only b's .grad changes
+    return penalty, w.grad.detach().clone(), b.grad.detach().clone()
+
+
+@add
+@case("autograd.gradgradcheck", inputs=(f64(2, 3, grad=False),))
+def _(lib, a):
+    x = a.detach().requires_grad_(True)
+    return lib.autograd.gradgradcheck(lambda t: (t.softmax(-1) * t).sin(), (x,))
+
+
+@add
+@case("autograd.functional.jacobian", "autograd.functional.hessian",
+      inputs=(f64(2, 3, grad=False), f64(3, grad=False)))
+def _(lib, a, b):
+    F = lib.autograd.functional
+    return (F.jacobian(lambda x, y: ((x * y).exp(), x @ y), (a, b)),
+            F.jacobian(lambda x: x.tanh(), b, vectorize=True, strategy="forward-mode"),
+            F.hessian(lambda x: (x.softmax(-1) * x).sum(), a))
+
+
+@add
+@case("autograd.functional.vjp", "autograd.functional.jvp", "autograd.functional.hvp",
+      "autograd.functional.vhp", inputs=(f64(2, 3, grad=False), f64(2, 3, grad=False)))
+def _(lib, a, v):
+    F = lib.autograd.functional
+    f = (lambda x: (x.sigmoid() * x).log_softmax(-1))
+    s = (lambda x: (x.tanh() ** 2).sum())
+    return F.vjp(f, a, v), F.jvp(f, a, v), F.hvp(s, a, v), F.vhp(s, a, v, strict=True)
+
+
+@add
+@case("autograd.forward_ad.dual_level", "autograd.forward_ad.make_dual",
+      "autograd.forward_ad.unpack_dual", inputs=(f64(2, 3, grad=False), f64(3, 4, grad=False)))
+def _(lib, a, w):
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(a, lib.ones(2, 3, dtype=lib.float64))
+        y = lib.nn.functional.layer_norm((x @ w).softmax(-1) * x.sum(), (4,))
+        primal, tangent = fw.unpack_dual(y)
+        plain = fw.unpack_dual(a).tangent is None
+    return primal, tangent, plain, np.float64(0).item()
+
+
+@add
+@case("autograd.forward_ad.enter_dual_level", "autograd.forward_ad.exit_dual_level",
+      "autograd.forward_ad.UnpackedDualTensor", inputs=(f64(3, grad=False),))
+def _(lib, a):
+    fw = lib.autograd.forward_ad
+    fw.enter_dual_level()
+    try:
+        out = fw.unpack_dual(fw.make_dual(a, a * 2).sin())
+    finally:
+        fw.exit_dual_level()
+    return out.primal, out.tangent, isinstance(out, fw.UnpackedDualTensor)
