@@ -26,8 +26,8 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.core.extending import intrinsic, overload
 
-from . import FASTMATH
-from .dropout import _factor
+from .policy import FASTMATH
+from .dropout_kernels import _factor
 from .simd import VBYTES, vhmax, vload_first, vmax
 
 
