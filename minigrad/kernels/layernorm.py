@@ -21,8 +21,8 @@ import numba
 import numpy as np
 from numba import prange
 
-from .policy import FASTMATH
 from .dropout_kernels import _BLOCK, _dropout_add_rows
+from .policy import FASTMATH
 from .reference import layer_norm as layer_norm_reference  # noqa: F401  (the old names)
 from .reference import layer_norm_backward as layer_norm_backward_reference  # noqa: F401
 
