@@ -11,7 +11,8 @@ Thresholds (module attributes, read at every call, so a test may change them):
                             otherwise) the "numba" backend keeps out of the thread pool:
                             waking a parallel kernel's threads costs more than the work, and
                             on a loaded machine a 2-thread launch can stall for milliseconds.
-                            Row and element kernels then run their serial compiled twin.
+                            Row and element kernels then run their serial compiled twin; so
+                            they do at any size when Numba has one thread (`parallel`).
     SERIAL_MATMUL_MAX_WORK  float products below this many multiply-adds (and at least
                             PARALLEL_MIN_WORK) are one OpenBLAS call in the calling thread.
     USE_BLAS                float products go to NumPy's OpenBLAS (one thread per call, inside
@@ -28,6 +29,8 @@ partial sums in SIMD lanes) and fusing a multiply with an add: results then diff
 NumPy by rounding alone, and NaN and infinity keep their meaning.
 """
 import os
+
+import numba
 
 from . import blas as _blas
 
@@ -67,10 +70,15 @@ def numpy_backend():
 
 
 def parallel(size):
-    """Whether work of `size` runs in the thread pool (at least PARALLEL_MIN_WORK)."""
-    return size >= PARALLEL_MIN_WORK
+    """Whether work of `size` runs in the thread pool: at least PARALLEL_MIN_WORK, and more
+    than one thread to share it (with one thread, launching the pool is pure overhead: 20 us
+    more per batched product of attention's shapes). A threshold of 0 always uses the pool,
+    whatever the thread count: the tests' way to run the parallel kernels."""
+    if size < PARALLEL_MIN_WORK:
+        return False
+    return PARALLEL_MIN_WORK == 0 or numba.get_num_threads() > 1
 
 
 def pick(kernels, size):
-    """The parallel kernel of a (parallel, serial) pair, or the serial one below the threshold."""
-    return kernels[size < PARALLEL_MIN_WORK]
+    """The parallel kernel of a (parallel, serial) pair, or the serial one (see `parallel`)."""
+    return kernels[0] if parallel(size) else kernels[1]

@@ -12,6 +12,9 @@ multiply-adds, times the batch) and the policy's thresholds (.policy):
                                                             this thread (.blas.matmul_serial)
     float     numba    larger, USE_BLAS                     "blas_blocks": OpenBLAS in blocks in
                                                             Numba's pool (.blas.matmul)
+
+The route depends on the sizes, never on the thread count: the numbers are the same for any
+thread count (a single gemm call and blocks of calls may round differently).
     float     numba    >= PARALLEL_MIN_WORK, no USE_BLAS    "tiled": the register-tiled kernel
                                                             (.tiled_matmul), the tutorial's lesson
 
@@ -54,6 +57,11 @@ def matmul(a, b, out=None):
     sharing no memory with a or b. Where its matrices have contiguous rows or columns, the
     products are written through its strides (no copy): that is how a caller chooses the
     result's memory layout."""
+    a, b = _check(a, b, out)
+    return _run(route(a, b), a, b, out)
+
+
+def _check(a, b, out):
     a, b = check_matmul_shapes("matmul", a, b)
     if a.ndim > 2 or b.ndim > 2:  # (not np.broadcast_shapes: 10 us, more than a small product)
         try:
@@ -65,7 +73,7 @@ def matmul(a, b, out=None):
     check_matmul_dtypes("matmul", a, b)
     if out is not None:
         _check_out("matmul", a, b, out)
-    return _run(route(a, b), a, b, out)
+    return a, b
 
 
 def product(a, b, out=None):
@@ -75,7 +83,8 @@ def product(a, b, out=None):
     r = route(a, b)
     if r == "reference":
         return _ref.matmul(a, b, out)
-    return matmul(a, b, out)
+    a, b = _check(a, b, out)
+    return _run(r, a, b, out)
 
 
 def _run(r, a, b, out=None):
