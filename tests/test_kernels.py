@@ -4,7 +4,6 @@ All kernel-level matmul tests are here (the naive loops, packing, the tiled kern
 errors); the matmul op's gradients are tested with the other ops. Layer norm's kernel has
 its own file, tests/test_layernorm_kernel.py.
 """
-import importlib
 import os
 import subprocess
 import sys
@@ -18,9 +17,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from minigrad import kernels
 from minigrad.kernels import reference as ref
 
-# kernels.matmul and kernels.softmax are functions; the modules behind them:
-_mm_module = importlib.import_module("minigrad.kernels.tiled_matmul")
-_sm_module = importlib.import_module("minigrad.kernels.softmax_kernels")
+# the modules behind kernels.matmul (without OpenBLAS) and kernels.softmax
+from minigrad.kernels import softmax_kernels as _sm_module
+from minigrad.kernels import tiled_matmul as _mm_module
 
 # the autouse fixture only restores the backend, which each example sets itself
 FAST = settings(max_examples=25, deadline=None,
