@@ -264,7 +264,7 @@ def kernel_scratch_bytes():
     of this thread)."""
     import importlib
     try:  # the module, not the `matmul` function the package exports under the same name
-        mod = importlib.import_module("minigrad.kernels.matmul")
+        mod = importlib.import_module("minigrad.kernels.tiled_matmul")
     except ImportError:
         return 0
     local = getattr(mod, "_local", None)  # per-thread buffers (older versions: one dict)

@@ -1,8 +1,10 @@
-"""minigrad benchmarks (issue 8): kernels, autograd overhead, training step vs PyTorch, scaling,
-decoding speed and a per-op profile. Prints tables, writes JSON and a PNG.
+"""minigrad benchmarks: kernels, autograd overhead, training step vs PyTorch, scaling,
+decoding speed, a per-op profile, small models, memory, forward + backward per op vs PyTorch,
+and the cold start. Prints tables, writes JSON and a PNG.
 
     python bench/run.py [--quick] [--json out.json] [--png out.png]
-                        [--sections kernels,autograd,step,scaling,decoding,profile]
+                        [--sections kernels,autograd,step,scaling,decoding,profile,small,
+                                    memory,ops,coldstart]
 
 Every time is a median over repeats. The training-step comparison runs each library in its own
 subprocess (bench/step_worker.py), alternating minigrad, torch, minigrad, torch, ... because
@@ -342,8 +344,29 @@ def sec_memory(quick):
     return memory.run(quick=quick)
 
 
-SECTIONS += ["small", "memory"]
-EXTRA_SECTIONS = dict(small=sec_small, memory=sec_memory)
+def sec_ops(quick):
+    """bench/op_bench.py: forward + backward per op beside PyTorch, one and two threads, and
+    minigrad's Numba backend beside its NumPy backend."""
+    import op_bench
+    res = op_bench.run(quick=quick, threads=(1,) if quick else (1, 2))
+    print("\n== 9. per op: forward + backward, float32, minigrad vs PyTorch, each in its own "
+          "process, alternated ==")
+    op_bench.print_table(res)
+    return res
+
+
+def sec_coldstart(quick):
+    """bench/cold_start.py: from `python -c` to the end of the first training step with an
+    empty Numba cache, and the import times of minigrad and PyTorch."""
+    import cold_start
+    res = cold_start.run(rounds=1 if quick else 3)
+    print("\n== 10. cold start ==")
+    cold_start.print_table(res)
+    return res
+
+
+SECTIONS += ["small", "memory", "ops", "coldstart"]
+EXTRA_SECTIONS = dict(small=sec_small, memory=sec_memory, ops=sec_ops, coldstart=sec_coldstart)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 The tutorial's code is parsed, not run: every name reached from an import of `minigrad`
 (`mg.tensor`, `F.softmax`, `from minigrad.nn import Transformer`, `import_module("minigrad.x")`)
 is looked up in the installed library, and the file and line that define it are recorded.
-Library files named in the tutorial's text (`minigrad/kernels/matmul.py`) count too.
+Library files named in the tutorial's text (`minigrad/kernels/tiled_matmul.py`) count too.
 """
 from __future__ import annotations
 

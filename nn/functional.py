@@ -347,7 +347,7 @@ def elu(input, alpha=1.0):
 
 def silu(input):
     """x * sigmoid(x), also called swish."""
-    return input * input.sigmoid()
+    return ops.Silu.apply(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):

@@ -7,7 +7,7 @@ from hypothesis.extra import numpy as hnp
 
 import minigrad as mg
 from minigrad import kernels
-from minigrad.kernels import fused as kernels_fused
+from minigrad.kernels import fused_ops as kernels_fused
 from minigrad.nn.module import Parameter
 from minigrad.optim import Adam, AdamW
 

@@ -256,13 +256,53 @@ def test_run_by_default_runs_every_section():
     # `python bench/run.py` with no --sections prints every table: memory, small models (step
     # and sampling), decoding (greedy and beam) and the training step, each beside PyTorch's
     run = _bench_module("run")
-    assert {"step", "decoding", "small", "memory"} <= set(run.SECTIONS)
+    assert {"step", "decoding", "small", "memory", "ops", "coldstart"} <= set(run.SECTIONS)
     seen = []
     funcs = {s: (lambda quick, s=s: seen.append(s) or {}) for s in run.SECTIONS}
     import unittest.mock as um
     with um.patch.multiple(run, sec_kernels=funcs["kernels"], sec_autograd=funcs["autograd"],
                            sec_step=funcs["step"], sec_scaling=funcs["scaling"],
                            sec_decoding=funcs["decoding"], sec_profile=funcs["profile"]), \
-            um.patch.dict(run.EXTRA_SECTIONS, small=funcs["small"], memory=funcs["memory"]):
+            um.patch.dict(run.EXTRA_SECTIONS, small=funcs["small"], memory=funcs["memory"],
+                          ops=funcs["ops"], coldstart=funcs["coldstart"]):
         run.main([])
     assert seen == run.SECTIONS
+
+
+# ------------------------------------------------------------- per op and cold start --
+def test_op_bench_medians_and_ratios(monkeypatch, capsys):
+    op_bench = _bench_module("op_bench")
+    times = {("minigrad", "numba"): [1.0, 3.0, 2.0], ("torch", None): [4.0, 4.0, 4.0],
+             ("minigrad", "numpy"): [8.0, 8.0, 8.0]}
+    calls = []
+
+    def fake_spawn(lib, backend, threads, reps):
+        calls.append((lib, backend))
+        t = times[(lib, backend)][sum(c == (lib, backend) for c in calls) - 1]
+        return {name: t for name, _ in op_bench.OPS}
+    monkeypatch.setattr(op_bench, "_spawn", fake_spawn)
+    monkeypatch.setattr(op_bench, "_torch_available", lambda: True)
+    res = op_bench.run(rounds=3, threads=(1,))
+    # the processes alternate round by round
+    assert calls[:3] == [("minigrad", "numba"), ("torch", None), ("minigrad", "numpy")]
+    row = res["threads"][1]["rows"][0]
+    assert row["minigrad_ms"] == 2.0 and row["torch_ms"] == 4.0 and row["ratio"] == 0.5
+    assert row["numba_over_numpy"] == 0.25 and row["minigrad_range"] == (1.0, 3.0)
+    op_bench.print_table(res)
+    out = capsys.readouterr().out
+    assert "GELU" in out and "embedding" in out and "0.50" in out
+
+
+@pytest.mark.slow
+def test_op_bench_worker_times_every_op():
+    op_bench = _bench_module("op_bench")
+    out = op_bench.worker("minigrad", "numba", 1, reps=1)
+    assert set(out) == {name for name, _ in op_bench.OPS} and all(v > 0 for v in out.values())
+
+
+@pytest.mark.slow
+def test_cold_start_measures_a_first_step(tmp_path):
+    cold_start = _bench_module("cold_start")
+    t_import, t_step, cpu = cold_start.first_step(tmp_path)
+    assert 0 < t_import < t_step and cpu > 0
+    assert any(tmp_path.iterdir())   # the kernels were compiled into the given cache

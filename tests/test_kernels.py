@@ -4,7 +4,6 @@ All kernel-level matmul tests are here (the naive loops, packing, the tiled kern
 errors); the matmul op's gradients are tested with the other ops. Layer norm's kernel has
 its own file, tests/test_layernorm_kernel.py.
 """
-import importlib
 import os
 import subprocess
 import sys
@@ -18,9 +17,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from minigrad import kernels
 from minigrad.kernels import reference as ref
 
-# kernels.matmul and kernels.softmax are functions; the modules behind them:
-_mm_module = importlib.import_module("minigrad.kernels.matmul")
-_sm_module = importlib.import_module("minigrad.kernels.softmax")
+# the modules behind kernels.matmul (without OpenBLAS) and kernels.softmax
+from minigrad.kernels import softmax_kernels as _sm_module
+from minigrad.kernels import tiled_matmul as _mm_module
 
 # the autouse fixture only restores the backend, which each example sets itself
 FAST = settings(max_examples=25, deadline=None,
@@ -30,13 +29,13 @@ DTYPES = [np.float32, np.float64]
 
 @pytest.fixture(autouse=True)
 def restore_backend():
-    before, small = kernels.get_backend(), kernels.PARALLEL_MIN_WORK
-    serial = kernels.SERIAL_MATMUL_MAX_WORK
-    kernels.PARALLEL_MIN_WORK = 0  # run the Numba kernels even on the tiniest inputs
-    kernels.SERIAL_MATMUL_MAX_WORK = 0  # and the parallel BLAS path even for small products
+    before, small = kernels.get_backend(), kernels.policy.PARALLEL_MIN_WORK
+    serial = kernels.policy.SERIAL_MATMUL_MAX_WORK
+    kernels.policy.PARALLEL_MIN_WORK = 0  # run the Numba kernels even on the tiniest inputs
+    kernels.policy.SERIAL_MATMUL_MAX_WORK = 0  # and the parallel BLAS path even for small products
     yield
     kernels.set_backend(before)
-    kernels.PARALLEL_MIN_WORK, kernels.SERIAL_MATMUL_MAX_WORK = small, serial
+    kernels.policy.PARALLEL_MIN_WORK, kernels.policy.SERIAL_MATMUL_MAX_WORK = small, serial
 
 
 @pytest.fixture(params=kernels.BACKENDS)
@@ -87,7 +86,7 @@ def test_matmul_matches_numpy(name, case, monkeypatch):
     # "numba" sends 2-D products to OpenBLAS in blocks (where found); "tiled only" sends
     # every product to the register-tiled kernel
     kernels.set_backend(name.split(",")[0])
-    monkeypatch.setattr(kernels, "USE_BLAS", kernels.USE_BLAS and "tiled" not in name)
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", kernels.policy.USE_BLAS and "tiled" not in name)
     sa, sb, dtype, (ha, hb), seed = case
     r = np.random.default_rng(seed)
     a = layout(r.standard_normal(sa).astype(dtype), ha)
@@ -191,8 +190,8 @@ def test_matmul_packs_a_large_a_in_blocks_of_rows(m, k, n, batch, bcast, dtype, 
     # with the packing budget at its minimum, a transposed A is packed and multiplied in
     # blocks of MR * GROUP rows, one batch entry at a time; the result must not change
     kernels.set_backend("numba")
-    monkeypatch.setattr(kernels, "USE_BLAS", False)  # the tiled kernel's packing
-    monkeypatch.setattr(kernels._mm, "PACK_A_BYTES", 1)
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", False)  # the tiled kernel's packing
+    monkeypatch.setattr(_mm_module, "PACK_A_BYTES", 1)
     r = np.random.default_rng(seed)
     a = layout(r.standard_normal(batch + (m, k)).astype(dtype), "transposed")
     b = layout(r.standard_normal(((1,) if bcast and batch else batch) + (k, n)).astype(dtype),
@@ -207,8 +206,8 @@ def test_matmul_packing_scratch_is_bounded(monkeypatch):
     # a weight gradient over a large vocabulary, dW = g^T x: A = g^T is a transposed view that
     # the tiled kernel must pack, and the buffer kept for reuse stays within PACK_A_BYTES
     kernels.set_backend("numba")
-    monkeypatch.setattr(kernels, "USE_BLAS", False)
-    mm = kernels._mm
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", False)
+    mm = _mm_module
     mm._local.__dict__.pop("workspace", None)
     r = np.random.default_rng(2)
     g = r.standard_normal((1500, 2000), dtype=np.float32)   # packed whole: 12 MB
@@ -226,7 +225,7 @@ def test_matmul_packing_scratch_is_bounded(monkeypatch):
 def test_blas_blocks_match_numpy(operand, m, k, n, how, dtype, seed):
     # C is cut into an even number of blocks of rows (M >= N or M >= 1024) or of columns, each
     # one gemm call; sizes up to 1200 give 2 to 6 blocks, ragged last ones included
-    if not kernels._blas.available():
+    if not kernels.blas.available():
         pytest.skip("no OpenBLAS found: the tiled kernel does every product")
     r = np.random.default_rng(seed)
     a = r.standard_normal((m, k)).astype(dtype)
@@ -235,11 +234,11 @@ def test_blas_blocks_match_numpy(operand, m, k, n, how, dtype, seed):
         a = layout(a, how)
     else:
         b = layout(b, how)
-    out = kernels._blas.matmul(a, b)
+    out = kernels.blas.matmul(a, b)
     expect = a.astype(np.float64) @ b
     assert out.shape == (m, n) and out.dtype == dtype and out.flags.c_contiguous
     np.testing.assert_allclose(out, expect, **tol(dtype, k))
-    np.testing.assert_array_equal(kernels._blas.matmul(a, b), out)  # same numbers again
+    np.testing.assert_array_equal(kernels.blas.matmul(a, b), out)  # same numbers again
 
 
 @FAST
@@ -249,15 +248,15 @@ def test_blas_blocks_match_numpy(operand, m, k, n, how, dtype, seed):
 def test_blas_cut_by_k_matches_numpy(m, k, n, how, dtype, seed):
     # an inner dimension longer than both sides of a small C (a weight gradient g^T x) is cut
     # in two half sums over K, one of them in a scratch array added afterwards
-    if not kernels._blas.available():
+    if not kernels.blas.available():
         pytest.skip("no OpenBLAS found: the tiled kernel does every product")
-    assert kernels._blas._cut(m, n, k)[0] == kernels._blas.BY_K
+    assert kernels.blas._cut(m, n, k)[0] == kernels.blas.BY_K
     r = np.random.default_rng(seed)
     a = layout(r.standard_normal((m, k)).astype(dtype), how)
     b = layout(r.standard_normal((k, n)).astype(dtype), "transposed" if how == "strided" else how)
-    out = kernels._blas.matmul(a, b)
+    out = kernels.blas.matmul(a, b)
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, **tol(dtype, k))
-    np.testing.assert_array_equal(kernels._blas.matmul(a, b), out)
+    np.testing.assert_array_equal(kernels.blas.matmul(a, b), out)
 
 
 @st.composite
@@ -281,7 +280,7 @@ def test_addmm_and_matmul_and_sum_match_numpy(name, case, monkeypatch):
     # in OpenBLAS's blocks the gemm adds the bias (beta = 1 over C filled with it) and a's rows
     # are summed block by block; elsewhere a product, then an add or a sum
     kernels.set_backend(name.split(",")[0])
-    monkeypatch.setattr(kernels, "USE_BLAS", kernels.USE_BLAS and "tiled" not in name)
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", kernels.policy.USE_BLAS and "tiled" not in name)
     a, b, bias = case
     k = a.shape[1]
     want = a.astype(np.float64) @ b
@@ -321,7 +320,7 @@ def test_matmul_of_permuted_heads(use_blas, monkeypatch):
     # attention's heads are a permuted view (B, H, T, Dh) of (B, T, H, Dh): batch strides
     # that do not merge, read in place by the BLAS path; also a broadcast batch dim
     kernels.set_backend("numba")
-    monkeypatch.setattr(kernels, "USE_BLAS", use_blas and kernels.USE_BLAS)
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", use_blas and kernels.policy.USE_BLAS)
     r = np.random.default_rng(7)
     x = r.standard_normal((6, 5, 3, 8)).astype(np.float32)
     q = x.transpose(0, 2, 1, 3)                      # (6, 3, 5, 8), not contiguous
@@ -356,7 +355,7 @@ def test_matmul_writes_out_in_any_layout(name, case, monkeypatch):
     # matrices have contiguous rows or columns (the gemm writes C^T = B^T A^T for the latter),
     # else computed in C order and copied in
     kernels.set_backend(name.split(",")[0])
-    monkeypatch.setattr(kernels, "USE_BLAS", kernels.USE_BLAS and "tiled" not in name)
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", kernels.policy.USE_BLAS and "tiled" not in name)
     sa, sb, dtype, (ha, hb), seed, shape, order = case
     r = np.random.default_rng(seed)
     a = layout(r.standard_normal(sa).astype(dtype), ha)
@@ -376,7 +375,7 @@ def test_matmul_heads_written_in_merged_layout(use_blas, monkeypatch):
     # attention's A V written as (B, L, H, dk) memory under its (B, H, L, dk) shape, and a
     # gradient of K^T (B, H, dk, S) whose memory is (B, S, H, dk): column-major matrices
     kernels.set_backend("numba")
-    monkeypatch.setattr(kernels, "USE_BLAS", use_blas and kernels.USE_BLAS)
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", use_blas and kernels.policy.USE_BLAS)
     r = np.random.default_rng(3)
     B, H, L, S, dk = 4, 3, 5, 7, 8
     w = r.standard_normal((B, H, L, S)).astype(np.float32)
@@ -411,17 +410,17 @@ def test_matmul_out_errors():
 
 
 def test_blas_is_the_path_of_products_and_is_deterministic():
-    if not kernels._blas.available():
+    if not kernels.blas.available():
         pytest.skip("no OpenBLAS found: the tiled kernel does every product")
     kernels.set_backend("numba")
     r = np.random.default_rng(5)
     x = r.standard_normal((64, 20, 128), dtype=np.float32)
     w = r.standard_normal((2000, 128), dtype=np.float32)
-    threads = kernels._blas._found[3]()
+    threads = kernels.blas._found[3]()
     out = kernels.matmul(x, w.T)
-    assert kernels._blas._found[3]() == threads  # OpenBLAS's own thread count is restored
+    assert kernels.blas._found[3]() == threads  # OpenBLAS's own thread count is restored
     np.testing.assert_array_equal(out.reshape(-1, 2000),
-                                  kernels._blas.matmul(x.reshape(-1, 128), w.T))
+                                  kernels.blas.matmul(x.reshape(-1, 128), w.T))
     np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-3)
     # one thread or two, the same blocks and so the same numbers (run in a fresh process)
     code = ("import numpy as np; from minigrad import kernels; r = np.random.default_rng(5); "
@@ -473,7 +472,7 @@ def test_matmul_from_several_threads(use_blas, monkeypatch):
     # thread may run between packing an operand and multiplying it. Through BLAS, each
     # call sets and restores its thread's OpenBLAS thread count.
     kernels.set_backend("numba")
-    monkeypatch.setattr(kernels, "USE_BLAS", use_blas and kernels.USE_BLAS)
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", use_blas and kernels.policy.USE_BLAS)
     wrong = []
 
     def work(seed):

@@ -21,8 +21,8 @@ from minigrad.kernels import reference as ref
 
 from kernel_variants import ALWAYS_SERIAL, both_variants, restore_kernel_settings  # noqa: F401 (autouse fixture)
 
-_sm = importlib.import_module("minigrad.kernels.softmax")
-_dp = importlib.import_module("minigrad.kernels.dropout")
+_sm = importlib.import_module("minigrad.kernels.softmax_kernels")
+_dp = importlib.import_module("minigrad.kernels.dropout_kernels")
 
 FAST = settings(max_examples=25, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -100,7 +100,7 @@ def test_layer_norm_serial_matches_reference_and_parallel(n, d, dtype, affine, s
     b = rng.standard_normal(d).astype(dtype) if affine else None
     g = rng.standard_normal((n, d)).astype(dtype)
     tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-9, atol=1e-9)
-    kernels.PARALLEL_MIN_WORK = ALWAYS_SERIAL
+    kernels.policy.PARALLEL_MIN_WORK = ALWAYS_SERIAL
     got = kernels.layer_norm(x, w, b, 1e-5)
     for r, o in zip(ref.layer_norm(x, w, b, 1e-5), got):
         assert o.dtype == dtype and o.shape == r.shape
@@ -148,7 +148,7 @@ def test_small_inputs_never_launch_the_parallel_kernels(monkeypatch):
         for name in names:
             monkeypatch.setattr(module, name, _refuse)
     x = np.random.default_rng(0).standard_normal((16, 32, 32)).astype(np.float32)
-    assert x.size < kernels.PARALLEL_MIN_WORK
+    assert x.size < kernels.policy.PARALLEL_MIN_WORK
     y = kernels.softmax(x)
     kernels.softmax_backward(y, x)
     kernels.log_softmax_backward(kernels.log_softmax(x), x)
@@ -163,14 +163,14 @@ def test_large_inputs_use_the_parallel_kernels(monkeypatch):
     calls = []
     real = _sm.softmax_2d
     monkeypatch.setattr(_sm, "softmax_2d", lambda x, y: (calls.append(x.shape), real(x, y)))
-    x = np.zeros((kernels.PARALLEL_MIN_WORK // 64, 64), np.float32)
+    x = np.zeros((kernels.policy.PARALLEL_MIN_WORK // 64, 64), np.float32)
     np.testing.assert_array_equal(kernels.softmax(x), 1 / 64)
     assert calls == [x.shape]
 
 
 def test_empty_inputs():
     for threshold in (ALWAYS_SERIAL, 0):
-        kernels.PARALLEL_MIN_WORK = threshold
+        kernels.policy.PARALLEL_MIN_WORK = threshold
         x = np.zeros((3, 0, 4), np.float32)
         assert kernels.softmax(x).shape == x.shape
         assert kernels.log_softmax_backward(x, x).shape == x.shape
@@ -207,8 +207,8 @@ def small_products(draw):
 @given(case=small_products())
 def test_small_products_run_in_the_calling_thread_with_openblas_held_at_one(case, monkeypatch):
     a, b = case
-    kernels.PARALLEL_MIN_WORK = 0
-    monkeypatch.setattr(kernels, "USE_BLAS", True)
+    kernels.policy.PARALLEL_MIN_WORK = 0
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", True)
     monkeypatch.setattr(_blas, "matmul", _refuse)
     held = []
     real = _blas._np_matmul
@@ -225,7 +225,7 @@ def test_small_products_run_in_the_calling_thread_with_openblas_held_at_one(case
 
 @needs_blas
 def test_products_from_serial_matmul_max_work_up_use_numbas_pool(monkeypatch):
-    monkeypatch.setattr(kernels, "USE_BLAS", True)
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", True)
     paths = []
     for name in ("matmul", "matmul_serial"):
         real = getattr(_blas, name)
@@ -233,7 +233,7 @@ def test_products_from_serial_matmul_max_work_up_use_numbas_pool(monkeypatch):
                             (paths.append(name), real(x, y, out))[1])
     r = np.random.default_rng(1)
     a = r.standard_normal((512, 64)).astype(np.float32)
-    b = r.standard_normal((64, kernels.SERIAL_MATMUL_MAX_WORK // (512 * 64))).astype(np.float32)
+    b = r.standard_normal((64, kernels.policy.SERIAL_MATMUL_MAX_WORK // (512 * 64))).astype(np.float32)
     np.testing.assert_allclose(kernels.matmul(a, b), a @ b, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(kernels.matmul(a, b[:, :-1]), a @ b[:, :-1], rtol=1e-4,
                                atol=1e-4)   # one column fewer: below the limit

@@ -11,11 +11,11 @@ from minigrad.kernels import reference as ref
 
 @pytest.fixture(autouse=True)
 def restore_backend():
-    before, small = kernels.get_backend(), kernels.PARALLEL_MIN_WORK
-    kernels.PARALLEL_MIN_WORK = 0  # run the Numba kernel even on the tiniest inputs
+    before, small = kernels.get_backend(), kernels.policy.PARALLEL_MIN_WORK
+    kernels.policy.PARALLEL_MIN_WORK = 0  # run the Numba kernel even on the tiniest inputs
     yield
     kernels.set_backend(before)
-    kernels.PARALLEL_MIN_WORK = small
+    kernels.policy.PARALLEL_MIN_WORK = small
 
 
 @settings(max_examples=30, deadline=None,

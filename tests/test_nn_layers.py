@@ -397,8 +397,8 @@ def test_gradcheck_linear_through_blas_blocks(rows, monkeypatch):
     # gemm adds the bias) and the backward kernels.matmul_and_sum (dX with the bias gradient)
     # and a weight gradient cut by rows (3 rows) or by K (10 rows, more than both sides of W)
     from minigrad import kernels
-    monkeypatch.setattr(kernels, "PARALLEL_MIN_WORK", 0)
-    monkeypatch.setattr(kernels, "SERIAL_MATMUL_MAX_WORK", 0)
+    monkeypatch.setattr(kernels.policy, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(kernels.policy, "SERIAL_MATMUL_MAX_WORK", 0)
     used = []
     for name in ("addmm", "matmul_and_sum"):
         real = getattr(kernels, name)
@@ -413,8 +413,8 @@ def test_linear_bias_of_another_shape_or_dtype_through_blas_blocks(monkeypatch):
     # the gemm adds only a (D_out,) bias of the input's dtype; a broadcast (1,) bias or a
     # float64 bias on float32 rows is added afterwards by NumPy's in-place rules, as before
     from minigrad import kernels
-    monkeypatch.setattr(kernels, "PARALLEL_MIN_WORK", 0)
-    monkeypatch.setattr(kernels, "SERIAL_MATMUL_MAX_WORK", 0)
+    monkeypatch.setattr(kernels.policy, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(kernels.policy, "SERIAL_MATMUL_MAX_WORK", 0)
     rng = np.random.default_rng(4)
     x = rng.standard_normal((6, 4)).astype(np.float32)
     w = rng.standard_normal((3, 4)).astype(np.float32)

@@ -204,8 +204,8 @@ def test_matmul_of_permuted_views_and_gradient_layouts(path, case, monkeypatch):
     # hands a contiguous gradient on to whatever made the memory
     from minigrad import kernels
     if path == "kernels":  # the kernels' paths (OpenBLAS blocks and batches) even when tiny
-        monkeypatch.setattr(kernels, "PARALLEL_MIN_WORK", 0)
-        monkeypatch.setattr(kernels, "SERIAL_MATMUL_MAX_WORK", 0)
+        monkeypatch.setattr(kernels.policy, "PARALLEL_MIN_WORK", 0)
+        monkeypatch.setattr(kernels.policy, "SERIAL_MATMUL_MAX_WORK", 0)
     sa, sb, oa, ob, seed = case
     r = np.random.default_rng(seed)
     ma = mg.tensor(r.standard_normal([sa[d] for d in oa]), requires_grad=True)  # the memory
@@ -1090,13 +1090,13 @@ def test_sigmoid_tails_like_torch(torch):
     np.testing.assert_allclose(got, torch.sigmoid(torch.tensor(a)).numpy(), rtol=1e-6, atol=1e-38)
 
 
-# --- the Numba ufuncs of the elementwise ops against their NumPy expressions ------------------
+# --- the activation kernels' backward passes against their NumPy expressions ------------------
 
 @pytest.mark.parametrize("name", ["tanh_backward", "sigmoid_backward"])
 @SETTINGS
 @given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
-def test_fused_backward_ufuncs_match_numpy(name, data, dtype):
-    from minigrad.ops import elementwise
+def test_fused_backward_kernels_match_numpy(name, data, dtype):
+    from minigrad import kernels as elementwise
     shape = data.draw(shapes())
     y = data.draw(hnp.arrays(dtype, shape, elements=st.floats(-1, 1, width=32)))
     g = data.draw(hnp.arrays(dtype, shape, elements=st.floats(-1e3, 1e3, width=32)))

@@ -451,7 +451,7 @@ def test_adam_small_parameters_together_equal_one_by_one(cls, cfg, monkeypatch):
     import minigrad.optim.adam as adam_mod
     from minigrad import kernels
 
-    monkeypatch.setattr(kernels, "_backend", "numpy")
+    monkeypatch.setattr(kernels.policy, "_backend", "numpy")
 
     shapes = [(3, 4), (5,), (2, 2, 2), (adam_mod.SMALL + 1,), (7,)]
 

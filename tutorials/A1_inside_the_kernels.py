@@ -44,8 +44,8 @@ from minigrad import kernels
 from minigrad.kernels import reference
 
 # The package's `matmul` and `softmax` names are functions; the modules behind them:
-mm_module = importlib.import_module("minigrad.kernels.matmul")
-sm_module = importlib.import_module("minigrad.kernels.softmax")
+mm_module = importlib.import_module("minigrad.kernels.tiled_matmul")
+sm_module = importlib.import_module("minigrad.kernels.softmax_kernels")
 
 print("backend:", kernels.get_backend(), " choices:", kernels.BACKENDS)
 assert mg.get_backend is kernels.get_backend  # the same switch, also at the top level
@@ -105,16 +105,16 @@ repeats = 5 if SMALL else 20
 # %% [markdown]
 # ## Matrix products
 #
-# This appendix is about the register-tiled kernel of `minigrad/kernels/matmul.py`. In
+# This appendix is about the register-tiled kernel of `minigrad/kernels/tiled_matmul.py`. In
 # training, the `"numba"` backend sends products to NumPy's own OpenBLAS instead, called
 # one thread per block from inside Numba's thread pool (`minigrad/kernels/blas.py` says why:
 # on some processors OpenBLAS's hand-written kernels are faster); a small product is one call
-# in the calling thread, where the pool would cost more than it saves. `kernels.USE_BLAS = False`
+# in the calling thread, where the pool would cost more than it saves. `kernels.policy.USE_BLAS = False`
 # makes the tiled kernel do every product, and we set it for this section.
 
 # %%
-use_blas = kernels.USE_BLAS
-kernels.USE_BLAS = False
+use_blas = kernels.policy.USE_BLAS
+kernels.policy.USE_BLAS = False
 
 # %% [markdown]
 # ### Correctness
@@ -167,7 +167,7 @@ kernels.set_backend(previous)
 #
 # Computing $C = AB$ naively, one output element at a time, loads two numbers for every
 # multiply-add, so the processor spends its time waiting for memory. The kernel in
-# `minigrad/kernels/matmul.py` instead computes a small *tile* of $C$, $MR$ rows by $NR$
+# `minigrad/kernels/tiled_matmul.py` instead computes a small *tile* of $C$, $MR$ rows by $NR$
 # columns, held entirely in vector registers. For each step along the shared dimension $k$ it
 # loads one short row of $B$ ($NR$ numbers, as a few SIMD vectors), broadcasts $MR$ numbers of
 # $A$, and performs $MR \times NR$ multiply-adds. Each value of $B$ is reused $MR$ times and
@@ -208,7 +208,7 @@ for name, (a, b) in operands.items():
           f"numpy {t_np * 1e3:7.3f} ms ({flops / t_np / 1e9:5.1f} GFLOP/s)")
 
 # %%
-kernels.USE_BLAS = use_blas  # back to the default
+kernels.policy.USE_BLAS = use_blas  # back to the default
 
 # %% [markdown]
 # ## Softmax

@@ -1,8 +1,8 @@
 """Matrix products by NumPy's own BLAS, called one thread per block from Numba's pool.
 
-The register-tiled kernel of .matmul reaches 80-90 % of OpenBLAS's speed on one core of an
+The register-tiled kernel of .tiled_matmul reaches 80-90 % of OpenBLAS's speed on one core of an
 AMD machine but only 60-90 % on an AVX-512 Xeon, where OpenBLAS's hand-written kernels win
-(a weight gradient dW = g^T x, with its packing, took 9.7 ms in .matmul and 5.9 ms in
+(a weight gradient dW = g^T x, with its packing, took 9.7 ms in .tiled_matmul and 5.9 ms in
 OpenBLAS on one core). NumPy's matmul itself is no answer: it runs on OpenBLAS's own
 threads, and a training step that alternates them with Numba's threads loses milliseconds
 at every switch (docs/performance.md, section 1).
@@ -42,7 +42,7 @@ sums each entry in a fixed order.
 
 The library is the OpenBLAS NumPy has loaded (found in /proc/self/maps). Elsewhere (NumPy
 built on MKL or Accelerate, no /proc, symbols missing) `available()` is False and the tiled
-kernel of .matmul does every product.
+kernel of .tiled_matmul does every product.
 """
 import ctypes
 import os

@@ -18,8 +18,8 @@ max its SIMD max, so a NaN in a row makes that row's loss and gradient NaN as in
 import numpy as np
 from numba import njit, prange
 
-from . import FASTMATH
-from .softmax import _row_max, fast_exp
+from .policy import FASTMATH
+from .softmax_kernels import _row_max, fast_exp
 
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
@@ -32,7 +32,7 @@ def _forward_row(xi, t, eps, stats_i):
         m = zero
     s = zero
     sx = zero
-    for j in range(c):    # a loop that only reads (see .softmax, "sums")
+    for j in range(c):    # a loop that only reads (see .softmax_kernels, "sums")
         d = xi[j] - m
         s += fast_exp(d)
         sx += d

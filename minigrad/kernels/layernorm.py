@@ -21,8 +21,8 @@ import numba
 import numpy as np
 from numba import prange
 
-from . import FASTMATH
-from .dropout import _BLOCK, _dropout_add_rows
+from .dropout_kernels import _BLOCK, _dropout_add_rows
+from .policy import FASTMATH
 from .reference import layer_norm as layer_norm_reference  # noqa: F401  (the old names)
 from .reference import layer_norm_backward as layer_norm_backward_reference  # noqa: F401
 
@@ -74,7 +74,7 @@ def _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step):
         gi, xi, di = g[i], xhat[i], dx[i]   # row views: LLVM vectorises these loops
         sh = 0.0
         shx = 0.0
-        for j in range(d):   # sums in a loop that only reads (see kernels/softmax.py, "sums")
+        for j in range(d):   # sums in a loop that only reads (.softmax_kernels, "sums")
             h = gi[j] * weight[j]
             sh += h
             shx += h * xi[j]
@@ -108,7 +108,7 @@ def _backward_serial(g, xhat, rstd, weight, dx, partial_w, partial_b):
 # Post-norm residual connections, LayerNorm(x + dropout(s)), in one pass over memory: a block
 # of rows of h = x + dropout(s) is written into x_hat and normalised there while it is in
 # cache, so neither dropout(s) nor h is ever a whole array. The numbers are those of the
-# separate dropout, add and layer norm kernels, bit for bit: h comes from .dropout's
+# separate dropout, add and layer norm kernels, bit for bit: h comes from .dropout_kernels's
 # _dropout_add_rows (the kernel of dropout_add, which keeps the multiply and the add apart),
 # and the normalisation is _forward_row itself. Blocks of rows, not single rows: with the hash
 # loop and the normalisation interleaved row by row, LLVM vectorises the pair badly (measured
@@ -148,7 +148,7 @@ def _affine(weight, bias, d, dtype):
 
 def dropout_add_layer_norm_numba(x, s, key, threshold, scale, weight, bias, eps, parallel=True):
     """layer_norm_numba(x + dropout(s)) for x, s (N, D); dropout by (key, threshold, scale)
-    of .dropout over the flat index of s. Returns (y, x_hat, rstd (N, 1))."""
+    of .dropout_kernels over the flat index of s. Returns (y, x_hat, rstd (N, 1))."""
     x, s = np.ascontiguousarray(x), np.ascontiguousarray(s)
     n, d = x.shape
     w, b = _affine(weight, bias, d, x.dtype)

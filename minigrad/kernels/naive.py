@@ -1,4 +1,4 @@
-"""Matrix multiply as plain loops in Numba: where the tiled kernel of .matmul starts from.
+"""Matrix multiply as plain loops in Numba: where the tiled kernel of .tiled_matmul starts from.
 
 C = A @ B for A (M, K) and B (K, N) is, by definition, M * N dot products:
 
@@ -16,7 +16,7 @@ speed, for two reasons that the next steps remove one at a time:
    writes contiguous memory, its iterations are independent, and LLVM turns it into SIMD
    vector instructions by itself.
 2. Both loops still fetch every operand from memory (or cache) for one multiply-add each:
-   memory, not arithmetic, sets the speed. .matmul keeps a tile of C in registers so that
+   memory, not arithmetic, sets the speed. .tiled_matmul keeps a tile of C in registers so that
    every value loaded serves 8 or 16 multiply-adds, and adds packing, masked edges and
    K-blocking; its docstring continues the story with timings.
 

@@ -1,6 +1,7 @@
 """The differentiable ops, one small `Function` class each, grouped by kind."""
 from .elementwise import (Abs, Add, Cast, Clamp, Div, Exp, Gelu, LeakyRelu, Log, MaskedFill,
-                          Maximum, Minimum, Mul, Neg, Pow, Relu, Sigmoid, Sqrt, Sub, Tanh, Where)
+                          Maximum, Minimum, Mul, Neg, Pow, Relu, Sigmoid, Silu, Sqrt, Sub, Tanh,
+                          Where)
 from .index import Embedding, Gather, GetItem, IndexSelect
 from .matmul import MatMul
 from .reduce import Amax, Amin, LogSumExp, Mean, Std, Sum, Var

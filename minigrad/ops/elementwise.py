@@ -4,38 +4,18 @@ sums it over the broadcast axes (`_fit` in autograd/engine.py); None marks a gra
 needs."""
 from __future__ import annotations
 
-import math
-
-import numba
 import numpy as np
 
+from .. import kernels
 from ..autograd.function import Function
+from ..kernels import reference as _ref
+from ..kernels.checks import FLOATS
 
 
-def _ufunc(nargs):
-    """Compile a scalar function with Numba into a NumPy ufunc for float32 and float64: one pass
-    over memory where a NumPy expression makes a temporary per operation. The plain ufunc is
-    returned, not Numba's dispatcher, whose extra Python layer costs more than a small call."""
-    sigs = [f"{t}({', '.join([t] * nargs)})" for t in ("float32", "float64")]
-    return lambda fn: numba.vectorize(sigs, cache=True)(fn).ufunc
-
-
-@_ufunc(2)
-def tanh_backward(y, g):
-    """g * (1 - y^2): d tanh(x) / dx in terms of y = tanh(x)."""
-    return g * (1 - y * y)
-
-
-@_ufunc(2)
-def sigmoid_backward(y, g):
-    """g * y * (1 - y): d sigmoid(x) / dx in terms of y = sigmoid(x)."""
-    return g * y * (1 - y)
-
-
-@_ufunc(2)
-def relu_backward(y, g):
-    """g where y = relu(x) is > 0, else 0: one pass, no boolean temporary."""
-    return g if y > 0 else 0
+def _kernel(a):
+    """Whether `a` goes to the kernels (float32, float64); other dtypes (float16, integers)
+    take the NumPy reference, which has the same semantics."""
+    return isinstance(a, np.ndarray) and a.dtype in FLOATS
 
 
 class Add(Function):
@@ -190,47 +170,75 @@ class Abs(Function):
         return g * np.sign(ctx.saved[0])
 
 
+def _forward(fns, a):
+    """fns[0](a): the kernel for float32/64 (kernels.tanh, ...), else the reference."""
+    return fns[0](a) if _kernel(a) else fns[2](a)
+
+
+def _backward(fns, saved, g):
+    """fns[1](saved, g): the kernel's gradient, else the reference's."""
+    return fns[1](saved, g) if _kernel(saved) and g.dtype == saved.dtype else fns[3](saved, g)
+
+
+# (kernel, its gradient from the output y, reference, reference gradient)
+_TANH = (kernels.tanh, kernels.tanh_backward, _ref.tanh, _ref.tanh_backward)
+_SIGMOID = (kernels.sigmoid, kernels.sigmoid_backward, _ref.sigmoid, _ref.sigmoid_backward)
+_RELU = (kernels.relu, kernels.relu_backward, _ref.relu, _ref.relu_backward)
+_SILU = (kernels.silu, kernels.silu_backward, _ref.silu, _ref.silu_backward)   # from x
+
+
 class Tanh(Function):
     @staticmethod
     def forward(ctx, a):
-        out = np.tanh(a)
+        out = _forward(_TANH, a)
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        return tanh_backward(ctx.saved[0], g)
-
-
-def sigmoid(a):
-    """1 / (1 + exp(-a)) of an array. exp only ever sees -|a|, so it never overflows, and
-    below 0 the form exp(a) / (1 + exp(a)) keeps the precision of tiny values."""
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1, e) / (1 + e)
+        return _backward(_TANH, ctx.saved[0], g)
 
 
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a):
-        out = sigmoid(a)
+        out = _forward(_SIGMOID, a)
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        return sigmoid_backward(ctx.saved[0], g)
+        return _backward(_SIGMOID, ctx.saved[0], g)
 
 
 class Relu(Function):
     @staticmethod
     def forward(ctx, a):
-        out = np.maximum(a, 0)
+        out = _forward(_RELU, a)
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        return relu_backward(ctx.saved[0], g)
+        return _backward(_RELU, ctx.saved[0], g)
+
+
+def sigmoid(a):
+    """1 / (1 + exp(-a)) of an array (the kernel for float32/64)."""
+    return _forward(_SIGMOID, a)
+
+
+class Silu(Function):
+    """x * sigmoid(x), forward and backward each one pass over memory."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _forward(_SILU, a)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _backward(_SILU, ctx.saved[0], g)
 
 
 class LeakyRelu(Function):
@@ -248,37 +256,24 @@ class LeakyRelu(Function):
         return np.where(ctx.saved[0] > 0, g, g * ctx.slope)
 
 
-@_ufunc(1)
-def _erf(x):  # NumPy has no erf; Numba compiles the C library's
-    return math.erf(x)
-
-
-_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
-
-
 class Gelu(Function):
-    """x * Phi(x); `approximate="tanh"` uses 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    """x * Phi(x); `approximate="tanh"` uses 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+    Forward and backward are each one pass over memory (kernels.gelu)."""
 
     @staticmethod
     def forward(ctx, a, approximate="none"):
+        if approximate not in kernels.activation_ops.APPROXIMATIONS:
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
         ctx.approximate = approximate
         ctx.save_for_backward(a)
-        if approximate == "tanh":
-            return 0.5 * a * (1 + np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a ** 3)))
-        if approximate != "none":
-            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-        return 0.5 * a * (1 + _erf(a / math.sqrt(2)))
+        return kernels.gelu(a, approximate) if _kernel(a) else _ref.gelu(a, approximate)
 
     @staticmethod
     def backward(ctx, g):
         a = ctx.saved[0]
-        if ctx.approximate == "tanh":
-            t = np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a ** 3))
-            dt = (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a * a)
-            return g * (0.5 * (1 + t) + 0.5 * a * dt)
-        cdf = 0.5 * (1 + _erf(a / math.sqrt(2)))
-        pdf = np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
-        return g * (cdf + a * pdf)
+        if _kernel(a) and g.dtype == a.dtype:
+            return kernels.gelu_backward(a, g, ctx.approximate)
+        return _ref.gelu_backward(a, g, ctx.approximate)
 
 
 class Clamp(Function):

@@ -1,6 +1,7 @@
 """Matrix product with NumPy's `matmul` semantics (1-D, 2-D and batched, batch dims broadcast).
 
-The forward and both gradients are three calls of one kernel, `kernels.matmul` (via `mm`):
+The forward and both gradients are three products, each taking the route that
+`kernels.products.route` picks (its table says which):
     C = A @ B,   dA = dC @ B^T,   dB = A^T @ dC
 Where batch dims were broadcast, a gradient keeps them and the engine sums them away.
 
@@ -16,17 +17,14 @@ import numpy as np
 
 from .. import kernels
 from ..autograd.function import Function
+from ..kernels.products import product
 
 
 def mm(a, b, like=None):
-    """`kernels.matmul(a, b)` for inputs already checked, in the memory order of `like` (an
-    array of the result's ndim: its axes ordered by stride, as np.empty_like keeps them) or
-    in C order. Below `kernels.PARALLEL_MIN_WORK` multiply-adds the kernels call `np.matmul`
-    anyway; calling it here skips their checks, which cost several times a 4x4 product."""
+    """a @ b for operands of one dtype, in the memory order of `like` (an array of the
+    result's ndim: its axes ordered by stride, as np.empty_like keeps them) or in C order."""
     out = None if like is None or like.flags.c_contiguous else _out_like(like, a, b)
-    if _small(a, b):
-        return np.matmul(a, b, out=out)
-    return kernels.matmul(a, b, out=out)
+    return product(a, b, out)
 
 
 def _out_like(like, a, b):
@@ -50,20 +48,11 @@ def _out_like(like, a, b):
     return out if out.itemsize in out.strides[-2:] else None
 
 
-def _small(a, b):
-    return max(a.size * b.shape[-1], b.size * a.shape[-2]) < kernels.PARALLEL_MIN_WORK
-
-
-def _serial(a, b):
-    """Whether the 2-D product a @ b is small enough to be one call in the calling thread."""
-    return a.size * b.shape[1] < kernels.SERIAL_MATMUL_MAX_WORK
-
-
 def addmm(bias, a, b):
-    """bias + a @ b for 2-D a, b: `kernels.addmm` (in OpenBLAS's blocks the gemm adds the
-    bias). A product small enough for one call in this thread, or a bias of another dtype or
-    shape (broadcast, cast by NumPy's in-place rules), is `mm` and an in-place add."""
-    if _serial(a, b) or bias.dtype != a.dtype or bias.shape != b.shape[1:]:
+    """bias + a @ b for 2-D a, b: `kernels.addmm` (where the gemm itself may add the bias). A
+    bias of another dtype or shape (broadcast, cast by NumPy's in-place rules) is `mm` and an
+    in-place add."""
+    if bias.dtype != a.dtype or bias.shape != b.shape[1:]:
         out = mm(a, b)
         out += bias
         return out
@@ -71,10 +60,8 @@ def addmm(bias, a, b):
 
 
 def mm_and_sum(a, b):
-    """(a @ b, a.sum(axis=0)) for 2-D a, b: `kernels.matmul_and_sum` (in OpenBLAS's blocks a's
-    rows are summed as the gemm reads them), or `mm` and NumPy's sum for a small product."""
-    if _serial(a, b):
-        return mm(a, b), a.sum(axis=0)
+    """(a @ b, a.sum(axis=0)) for 2-D a, b: `kernels.matmul_and_sum` (where a's rows may be
+    summed as the gemm reads them)."""
     return kernels.matmul_and_sum(a, b)
 
 

@@ -1,37 +1,27 @@
-"""The fused kernels' entry points: each op of a Transformer layer that reads and writes
-whole activations (attention's masked softmax and dropout, ReLU + dropout, the residual
-connections, cross entropy, an embedding's backward) as one checked call; and Adam's update
-of a parameter, one pass over its four arrays.
+"""Entry points of the fused ops of a Transformer that read and write whole activations:
+attention's masked softmax and dropout, the post-norm residual connection (dropout, add,
+layer norm), cross entropy, an embedding's backward; and Adam's update of a parameter, one
+pass over its four arrays.
 
-Each function checks its inputs as the package's others do (ValueError, TypeError or
-IndexError naming the op), then runs the NumPy reference ("numpy" backend) or the Numba kernel,
-serial below PARALLEL_MIN_WORK. They are the package's functions (`kernels.cross_entropy`,
-...), kept here so that the package's own module stays short.
+Each function checks its inputs (ValueError, TypeError or IndexError naming the op), then runs
+the NumPy reference ("numpy" backend) or the Numba kernel, serial below PARALLEL_MIN_WORK
+(.policy).
 """
-import importlib
 import math
 import operator
-import sys
 
 import numpy as np
 
-from . import (_FLOATS, _as_array, _check_affine, _check_float, _check_p_seed, _check_rows,
-               _check_same_shape, _elementwise_dropout, _pick, _rows, get_backend)
 from . import adam as _adam
 from . import crossentropy as _ce
 from . import layernorm as _ln
+from . import policy
 from . import reference as _ref
 from . import scatter as _sc
-
-# by now the package's names `softmax` and `dropout` are its functions, not the submodules
-_sm = importlib.import_module(__package__ + ".softmax")
-_dp = importlib.import_module(__package__ + ".dropout")
-
-
-def _parallel(size):
-    """Whether an input of `size` elements runs the parallel kernel (the package's threshold,
-    read at call time: tests change it)."""
-    return size >= sys.modules[__package__].PARALLEL_MIN_WORK
+from . import softmax_kernels as _sm
+from .checks import rows as as_rows
+from .checks import (FLOATS, as_array, check_affine, check_eps, check_float, check_p_seed,
+                     check_rows, check_same_shape)
 
 
 def _attention_rows(op, x, allowed):
@@ -40,7 +30,7 @@ def _attention_rows(op, x, allowed):
         raise ValueError(f"{op}: the last dim of the input of shape {x.shape} has size 0, "
                          f"so there is nothing to normalise over")
     # no elements: no rows to hand the kernels (a (0, 0) array has no (-1, 0) reshape)
-    rows = _rows(x) if x.size else np.empty((0, max(x.shape[-1:] or (1,))), x.dtype)
+    rows = as_rows(x) if x.size else np.empty((0, max(x.shape[-1:] or (1,))), x.dtype)
     if allowed is None:
         return rows, np.ones((1, 1), np.bool_), False
     allowed = np.asarray(allowed)
@@ -61,19 +51,20 @@ def masked_softmax_dropout(x, allowed=None, p=0.0, seed=0):
     allowed: None or a bool array broadcastable to x. The numbers are those of masked_fill,
     softmax and dropout in turn, bit for bit; y is what the backward pass needs."""
     op = "masked_softmax_dropout"
-    x = _as_array(x, op, "x")
-    _check_rows(op, x)
-    _check_float(op, x)
-    p, seed = _check_p_seed(op, p, seed)
+    x = as_array(x, op, "x")
+    check_rows(op, x)
+    check_float(op, x)
+    p, seed = check_p_seed(op, p, seed)
     rows, allow, masked = _attention_rows(op, x, allowed)
-    if get_backend() == "numpy":
+    if policy.numpy_backend():
         y = _ref.softmax(np.where(allow.reshape(x.shape), x, x.dtype.type(-np.inf))
                          if masked else x)
         return y, (_ref.dropout(y, p, seed) if p else y)
     y = np.empty(x.shape, x.dtype)
     out = np.empty(x.shape, x.dtype) if p else y
     if x.size:
-        _pick((_sm.masked_softmax_dropout_2d, _sm.masked_softmax_dropout_2d_serial), x.size)(
+        kernels = (_sm.masked_softmax_dropout_2d, _sm.masked_softmax_dropout_2d_serial)
+        policy.pick(kernels, x.size)(
             rows, allow, masked, np.uint64(_ref.dropout_key(seed)),
             np.uint64(_ref.dropout_threshold(p)), x.dtype.type(1.0 / (1.0 - p)), p > 0,
             y.reshape(rows.shape), out.reshape(rows.shape))
@@ -84,20 +75,20 @@ def masked_softmax_dropout_backward(y, grad, allowed=None, p=0.0, seed=0):
     """dx of masked_softmax_dropout: the softmax gradient of dropout's gradient (the mask
     regenerated from the seed), 0 where not allowed."""
     op = "masked_softmax_dropout_backward"
-    y, grad = _as_array(y, op, "y"), _as_array(grad, op, "grad")
-    _check_rows(op, y)
-    _check_same_shape(op, y, grad)
-    _check_float(op, y, grad)
-    p, seed = _check_p_seed(op, p, seed)
+    y, grad = as_array(y, op, "y"), as_array(grad, op, "grad")
+    check_rows(op, y)
+    check_same_shape(op, y, grad)
+    check_float(op, y, grad)
+    p, seed = check_p_seed(op, p, seed)
     rows, allow, masked = _attention_rows(op, y, allowed)
-    if get_backend() == "numpy":
+    if policy.numpy_backend():
         dx = _ref.softmax_backward(y, _ref.dropout(grad, p, seed) if p else grad)
         return np.where(allow.reshape(y.shape), dx, y.dtype.type(0)) if masked else dx
     dx = np.empty(y.shape, y.dtype)
     if y.size:
-        _pick((_sm.masked_softmax_dropout_backward_2d,
-               _sm.masked_softmax_dropout_backward_2d_serial), y.size)(
-            rows, _rows(grad), allow, masked, np.uint64(_ref.dropout_key(seed)),
+        policy.pick((_sm.masked_softmax_dropout_backward_2d,
+                     _sm.masked_softmax_dropout_backward_2d_serial), y.size)(
+            rows, as_rows(grad), allow, masked, np.uint64(_ref.dropout_key(seed)),
             np.uint64(_ref.dropout_threshold(p)), y.dtype.type(1.0 / (1.0 - p)), p > 0,
             dx.reshape(rows.shape))
     return dx
@@ -108,72 +99,28 @@ def dropout_add_layer_norm(x, s, p, seed, weight, bias, eps):
     post-norm residual connection. The same numbers, bit for bit, as the three kernels one
     after the other; returns (y, x_hat, rstd) as layer_norm does (its backward applies)."""
     op = "dropout_add_layer_norm"
-    x, s = _as_array(x, op, "x"), _as_array(s, op, "s")
+    x, s = as_array(x, op, "x"), as_array(s, op, "s")
     if x.ndim != 2 or s.shape != x.shape:
         raise ValueError(f"{op}: expected x and s of one shape (N, D), got {x.shape} and "
                          f"{s.shape}")
-    _check_float(op, x, s)
-    _check_affine(op, x, weight, bias)
-    p, seed = _check_p_seed(op, p, seed)
-    eps = float(eps)
-    if not eps >= 0:
-        raise ValueError(f"{op}: eps must be >= 0, got {eps}")
-    if get_backend() == "numpy" or x.size == 0:
+    check_float(op, x, s)
+    check_affine(op, x, weight, bias)
+    p, seed = check_p_seed(op, p, seed)
+    eps = check_eps(op, eps)
+    if policy.numpy_backend() or x.size == 0:
         return _ref.dropout_add_layer_norm(x, s, p, seed, weight, bias, eps)
     return _ln.dropout_add_layer_norm_numba(
         x, s, np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
-        x.dtype.type(1.0 / (1.0 - p)), weight, bias, eps, parallel=_parallel(x.size))
-
-
-def dropout_add(x, s, p, seed):
-    """x + dropout(s, p, seed) in one pass, x and s of one shape: the pre-norm residual
-    connection. Bit for bit the numbers of the dropout kernel followed by an add."""
-    op = "dropout_add"
-    x, s = _as_array(x, op, "x"), _as_array(s, op, "s")
-    if s.shape != x.shape:
-        raise ValueError(f"{op}: x of shape {x.shape} and s of shape {s.shape} differ")
-    p, seed = _check_p_seed(op, p, seed)
-    _check_float(op, x, s)
-    if get_backend() == "numpy" or x.ndim == 0:
-        return np.asarray(_ref.dropout_add(x, s, p, seed))
-    out = np.empty(x.shape, x.dtype)
-    if x.size:
-        kernel = _pick((_dp.dropout_add_2d, _dp.dropout_add_2d_serial), x.size)
-        kernel(_rows(x), _rows(s), out.reshape(-1, x.shape[-1]),
-               np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
-               x.dtype.type(1.0 / (1.0 - p)))
-    return out
-
-
-def relu_dropout(x, p, seed):
-    """dropout(max(x, 0), p, seed) in one pass: the same numbers, the same mask."""
-    return _elementwise_dropout("relu_dropout", x, p, seed, _ref.relu_dropout,
-                                (_dp.relu_dropout_flat, _dp.relu_dropout_flat_serial))
-
-
-def relu_dropout_backward(y, grad, p):
-    """dx = grad / (1 - p) where y = relu_dropout(x, p, seed) is > 0, else 0 (no mask needed)."""
-    op = "relu_dropout_backward"
-    y, grad = _as_array(y, op, "y"), _as_array(grad, op, "grad")
-    _check_same_shape(op, y, grad)
-    _check_float(op, y, grad)
-    p, _ = _check_p_seed(op, p, 0)
-    if get_backend() == "numpy":
-        return _ref.relu_dropout_backward(y, grad, p)
-    dx = np.empty(y.shape, y.dtype)
-    _pick((_dp.relu_dropout_backward_flat, _dp.relu_dropout_backward_flat_serial), y.size)(
-        np.ascontiguousarray(y).reshape(-1), np.ascontiguousarray(grad).reshape(-1),
-        dx.reshape(-1), y.dtype.type(1.0 / (1.0 - p)))
-    return dx
+        x.dtype.type(1.0 / (1.0 - p)), weight, bias, eps, parallel=policy.parallel(x.size))
 
 
 # --------------------------------------------------------- cross entropy ----
 def _check_targets(op, x, target):
-    x, target = _as_array(x, op, "x"), _as_array(target, op, "target")
+    x, target = as_array(x, op, "x"), as_array(target, op, "target")
     if x.ndim != 2 or target.shape != x.shape[:1]:
         raise ValueError(f"{op}: expected logits (N, C) and target (N,), got shapes {x.shape} "
                          f"and {target.shape}")
-    _check_float(op, x)
+    check_float(op, x)
     if target.dtype.kind not in "iu":
         raise TypeError(f"{op}: target must hold class ids (integers), got dtype {target.dtype}")
     if target.size and (target.min() < 0 or target.max() >= x.shape[1]):
@@ -198,11 +145,11 @@ def cross_entropy(x, target, label_smoothing=0.0):
     op = "cross_entropy"
     x, target = _check_targets(op, x, target)
     eps = _check_smoothing(op, label_smoothing)
-    if get_backend() == "numpy" or x.size == 0:
+    if policy.numpy_backend() or x.size == 0:
         return _ref.cross_entropy(x, target, eps)
     stats = np.empty((x.shape[0], 2), x.dtype)
     loss = np.empty(x.shape[0], np.float64)
-    _pick((_ce.forward_2d, _ce.forward_2d_serial), x.size)(x, target, eps, stats, loss)
+    policy.pick((_ce.forward_2d, _ce.forward_2d_serial), x.size)(x, target, eps, stats, loss)
     return loss, stats
 
 
@@ -213,17 +160,17 @@ def cross_entropy_backward(x, target, stats, row_weight, label_smoothing=0.0):
     op = "cross_entropy_backward"
     x, target = _check_targets(op, x, target)
     eps = _check_smoothing(op, label_smoothing)
-    stats = _as_array(stats, op, "stats")
-    w = np.ascontiguousarray(_as_array(row_weight, op, "row_weight"), dtype=np.float64)
+    stats = as_array(stats, op, "stats")
+    w = np.ascontiguousarray(as_array(row_weight, op, "row_weight"), dtype=np.float64)
     if stats.shape != (x.shape[0], 2) or w.shape != x.shape[:1]:
         raise ValueError(f"{op}: expected stats ({x.shape[0]}, 2) and row_weight "
                          f"({x.shape[0]},) for logits of shape {x.shape}, got {stats.shape} "
                          f"and {w.shape}")
-    _check_float(op, x, stats)
-    if get_backend() == "numpy" or x.size == 0:
+    check_float(op, x, stats)
+    if policy.numpy_backend() or x.size == 0:
         return _ref.cross_entropy_backward(x, target, stats, w, eps)
     dx = np.empty(x.shape, x.dtype)
-    _pick((_ce.backward_2d, _ce.backward_2d_serial), x.size)(
+    policy.pick((_ce.backward_2d, _ce.backward_2d_serial), x.size)(
         x, target, np.ascontiguousarray(stats), w, eps, dx)
     return dx
 
@@ -233,18 +180,18 @@ def embedding_backward(ids, grad, num_rows):
     """The gradient (num_rows, D) of an embedding table from the output gradient grad (N, D)
     of a lookup of ids (N,): row ids[i] receives grad[i], and repeated ids add up."""
     op = "embedding_backward"
-    ids, grad = _as_array(ids, op, "ids"), _as_array(grad, op, "grad")
+    ids, grad = as_array(ids, op, "ids"), as_array(grad, op, "grad")
     if ids.ndim != 1 or grad.ndim != 2 or grad.shape[0] != ids.shape[0]:
         raise ValueError(f"{op}: expected ids (N,) and grad (N, D), got shapes {ids.shape} "
                          f"and {grad.shape}")
     if ids.dtype.kind not in "iu":
         raise TypeError(f"{op}: ids must be integers, got dtype {ids.dtype}")
-    _check_float(op, grad)
+    check_float(op, grad)
     num_rows = operator.index(num_rows)
     if ids.size and (ids.min() < 0 or ids.max() >= num_rows):
         bad = ids.min() if ids.min() < 0 else ids.max()
         raise IndexError(f"{op}: id {bad} is out of range for a table of {num_rows} rows")
-    if get_backend() == "numpy":
+    if policy.numpy_backend():
         return _ref.embedding_backward(ids, grad, num_rows)
     out = np.zeros((num_rows, grad.shape[1]), grad.dtype)
     _sc.add_rows(ids.astype(np.int64, copy=False), np.ascontiguousarray(grad), out)
@@ -268,15 +215,15 @@ def adam_step(p, g, m, v, vmax, lr, beta1, beta2, eps, weight_decay, decoupled, 
     for a in arrays:
         if not (isinstance(a, np.ndarray) and a.shape == p.shape and a.dtype == p.dtype):
             _check_adam_arrays(arrays)
-    if p.dtype not in _FLOATS:
-        _check_float("adam_step", p)
+    if p.dtype not in FLOATS:
+        check_float("adam_step", p)
     if not (p.flags.c_contiguous and m.flags.c_contiguous and v.flags.c_contiguous
             and (vmax is None or vmax.flags.c_contiguous)):
         raise ValueError("adam_step: p, exp_avg, exp_avg_sq and max_exp_avg_sq must be "
                          "C-contiguous (they are updated in place)")
     c = _ref.adam_constants(lr, beta1, beta2, eps, weight_decay, decoupled, t)
     amsgrad = vmax is not None
-    if get_backend() == "numpy":
+    if policy.numpy_backend():
         _ref.adam_step(p, g, m, v, vmax, np.empty_like(p), np.empty_like(p), *c, amsgrad)
         return
     n = p.size  # reshape(n) is a view of each C-contiguous array and a copy of another grad
@@ -288,9 +235,9 @@ def adam_step(p, g, m, v, vmax, lr, beta1, beta2, eps, weight_decay, decoupled, 
 def _check_adam_arrays(arrays):
     names = ("p", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq")
     for name, a in zip(names, arrays):
-        _as_array(a, "adam_step", name)
+        as_array(a, "adam_step", name)
     for name, a in zip(names, arrays):
         if a.shape != arrays[0].shape:
             raise ValueError(f"adam_step: {name} of shape {a.shape} does not match the "
                              f"parameter's shape {arrays[0].shape}")
-    _check_float("adam_step", *arrays)
+    check_float("adam_step", *arrays)

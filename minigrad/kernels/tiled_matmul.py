@@ -1,5 +1,11 @@
 """Numba matrix multiply: a register-tiled micro-kernel on packed panels.
 
+When it runs: only where OpenBLAS is not used (`policy.USE_BLAS` False: no OpenBLAS found
+beside NumPy, MINIGRAD_NO_BLAS=1, or a test), for float products of at least
+PARALLEL_MIN_WORK multiply-adds (`products.route`, "tiled"). With OpenBLAS, .blas does those
+products. This module is the lesson: how a fast matrix product is built, step by step, in
+the language of the rest of the kernels (the tutorial "Inside the kernels" follows it).
+
 This is the last of a sequence of steps; .naive holds the first two. Times
 for (1280, 128) @ (128, 512) in float32 on one thread (a busy 2-core
 machine, best of several runs; np.matmul took 1.3 ms):

@@ -5,12 +5,10 @@ Why fused: the NumPy version makes a temporary array for every step
 (24 or 2000 floats) is loaded into L1 once and every step works on it
 there; rows are independent, so they are spread over threads (`prange`).
 
-Why our own exp: this Numba build has no SVML, so `np.exp` inside a loop is
-a scalar libm call and blocks vectorisation. For float32 we write exp in
-the kernel: exp(x) = 2^n * exp(r) with n = round(x / ln 2) and
-|r| <= ln(2)/2, exp(r) by a degree-7 polynomial (Cephes' expf, relative
-error ~1e-7), and 2^n built directly from its bits: (n + 127) << 23 is
-the float32 exponent field. All of that is plain arithmetic, so LLVM
+Why our own exp (.mathfn's fast_exp): this Numba build has no SVML, so
+`np.exp` inside a loop is a scalar libm call and blocks vectorisation. For
+float32, exp(x) = 2^n * exp(r) with n = round(x / ln 2), exp(r) by a
+polynomial and 2^n built from its bits: plain arithmetic, so LLVM
 vectorises the loop. float64 keeps np.exp (exact, slower).
 
 The row maximum uses explicit SIMD vectors (from .simd): LLVM will not
@@ -22,54 +20,12 @@ row gives softmax 0, log_softmax -inf and a zero log_softmax gradient; a
 NaN anywhere in a row makes the whole row NaN.
 """
 import numpy as np
-from llvmlite import ir
-from numba import njit, prange, types
-from numba.core.extending import intrinsic, overload
+from numba import njit, prange
 
-from . import FASTMATH
-from .dropout import _factor
+from .dropout_kernels import _factor
+from .mathfn import fast_exp
+from .policy import FASTMATH
 from .simd import VBYTES, vhmax, vload_first, vmax
-
-
-# ------------------------------------------------------------------ exp ----
-@intrinsic
-def _f32_from_bits(typingctx, i):
-    """Reinterpret the low 32 bits of an integer as a float32."""
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(builder.trunc(args[0], ir.IntType(32)), ir.FloatType())
-    return types.float32(i), codegen
-
-
-def fast_exp(x):
-    """exp(x) in kernels: a vectorisable polynomial for float32 (x <= 88:
-    the kernels only need x <= 0), np.exp for float64."""
-    return np.exp(x)
-
-
-@overload(fast_exp)
-def _fast_exp_impl(x):
-    if x != types.float32:
-        return lambda x: np.exp(x)
-    f = np.float32
-
-    def exp32(x):
-        xc = f(-88.0) if x < f(-88.0) else x   # keeps 2^n a normal float;
-        xc = f(88.0) if xc > f(88.0) else xc   # NaN passes through
-        n = np.floor(xc * f(1.44269504) + f(0.5))      # round(x / ln 2)
-        r = xc - n * f(0.693359375) - n * f(-2.12194440e-4)  # x - n ln2, in 2 steps
-        p = f(1.9875691500e-4)
-        p = p * r + f(1.3981999507e-3)
-        p = p * r + f(8.3334519073e-3)
-        p = p * r + f(4.1665795894e-2)
-        p = p * r + f(1.6666665459e-1)
-        p = p * r + f(5.0000001201e-1)
-        e = (p * r * r + r + f(1.0)) * _f32_from_bits((np.int32(n) + 127) << 23)
-        if x < f(-87.33654):  # exp(x) below the smallest normal float32 (and -inf): exactly 0
-            e = f(0.0)
-        if x > f(88.72):     # overflow
-            e = f(np.inf)
-        return e
-    return exp32
 
 
 # ------------------------------------------------------------ row max ----

@@ -1,0 +1,145 @@
+"""Cold start: the time from `python -c` to the end of the first training step of a one-layer
+toy Transformer, with an empty Numba cache and with a warm one; and the import times of
+minigrad and PyTorch.
+
+    python bench/cold_start.py [--rounds 3] [--json PATH]
+
+Each figure is the wall time of a fresh interpreter, measured by this process from just before
+it starts the child: the child reports the clock when `import minigrad` has returned and when
+the first step (forward, label-smoothed loss, backward, gradient clipping, Adam) has ended.
+"Cold" points NUMBA_CACHE_DIR at a new, empty directory, as on a fresh install or in CI, so
+every kernel the step uses is compiled; "warm" runs again on the cache the cold run filled.
+The import times are of `python -c "import minigrad"` and `python -c "import torch"`.
+Medians over rounds, the rounds alternating the measurements. Beside each wall time, the
+CPU seconds (user + system) of the child: on a machine shared with other work they show what
+the process itself cost.
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# the toy configuration of bench/step_worker.py with one encoder and one decoder layer
+STEP = """
+import sys, time
+import minigrad
+t_import = time.time()
+import numpy as np
+from minigrad import optim
+from minigrad.models import Seq2SeqTransformer
+from minigrad.nn.utils import clip_grad_norm_
+minigrad.manual_seed(0)
+V, B, L = 2000, 64, 20
+model = Seq2SeqTransformer(V, V, 128, 4, 1, 1, 512, 0.1, max_len=256, pad_id=0)
+model.train()
+opt = optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.98), eps=1e-9)
+r = np.random.default_rng(0)
+src = r.integers(3, V, (B, L))
+tgt = r.integers(3, V, (B, L + 1))
+loss = model.loss(src, tgt[:, :-1], tgt[:, 1:], 0.1)
+opt.zero_grad()
+loss.backward()
+clip_grad_norm_(model.parameters(), 1.0)
+opt.step()
+print(t_import, time.time(), float(loss.item()))
+"""
+
+
+def _cpu_children():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
+def _time_child(code, env):
+    """(wall seconds to the end of the child, its CPU seconds (user + system), the clock
+    readings it printed as seconds since its start). On a busy machine the CPU seconds say
+    what the wall time would be on a quiet one (the child mostly runs one thread here)."""
+    cpu0, t0 = _cpu_children(), time.time()
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       cwd=str(ROOT), timeout=900)
+    wall, cpu = time.time() - t0, _cpu_children() - cpu0
+    if r.returncode != 0:
+        raise RuntimeError(f"cold_start child failed:\n{r.stderr[-3000:]}")
+    marks = [float(v) - t0 for v in r.stdout.split()[:2]] if r.stdout.strip() else []
+    return wall, cpu, marks
+
+
+def first_step(cache_dir):
+    """(seconds to `import minigrad` done, to the first step's end, the child's CPU seconds)
+    with this Numba cache."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+    _, cpu, (t_import, t_step) = _time_child(STEP, env)
+    return t_import, t_step, cpu
+
+
+def import_time(module):
+    """(wall, CPU) seconds of `python -c "import module"`."""
+    wall, cpu, _ = _time_child(f"import {module}", dict(os.environ))
+    return wall, cpu
+
+
+def run(rounds=3):
+    have_torch = subprocess.run([sys.executable, "-c", "import torch"],
+                                capture_output=True).returncode == 0
+    rows = {k: [] for k in ("cold_import", "cold_step", "cold_cpu", "warm_import", "warm_step",
+                            "warm_cpu", "import_minigrad", "import_minigrad_cpu",
+                            "import_torch", "import_torch_cpu")}
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
+            for kind in ("cold", "warm"):   # the warm run reuses what the cold one compiled
+                t_import, t_step, cpu = first_step(cache)
+                rows[kind + "_import"].append(t_import)
+                rows[kind + "_step"].append(t_step)
+                rows[kind + "_cpu"].append(cpu)
+        for module in ("minigrad", "torch") if have_torch else ("minigrad",):
+            wall, cpu = import_time(module)
+            rows["import_" + module].append(wall)
+            rows[f"import_{module}_cpu"].append(cpu)
+    res = {k: dict(median=statistics.median(v), min=min(v), max=max(v))
+           for k, v in rows.items() if v}
+    res.update(rounds=rounds, loadavg=list(os.getloadavg()))
+    return res
+
+
+def print_table(res):
+    names = dict(cold_step="first step ends, empty Numba cache",
+                 cold_import="  of which `import minigrad` (empty cache)",
+                 cold_cpu="  CPU seconds of that process (user + sys)",
+                 warm_step="first step ends, warm Numba cache",
+                 warm_import="  of which `import minigrad` (warm cache)",
+                 warm_cpu="  CPU seconds of that process (user + sys)",
+                 import_minigrad='python -c "import minigrad"',
+                 import_minigrad_cpu="  CPU seconds",
+                 import_torch='python -c "import torch"',
+                 import_torch_cpu="  CPU seconds")
+    print(f"seconds from `python -c`, medians of {res['rounds']} round(s) [min - max]; one-layer "
+          f"toy Transformer (d_model 128, FFN 512, vocabulary 2000, batch 64 x 20), Adam")
+    for k, label in names.items():
+        if k in res:
+            d = res[k]
+            print(f"{label:45s} {d['median']:6.2f}  [{d['min']:.2f} - {d['max']:.2f}]")
+    print(f"(load average {res['loadavg'][0]:.2f})")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--json", metavar="PATH")
+    args = ap.parse_args(argv)
+    res = run(args.rounds)
+    print_table(res)
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=2))
+    return res
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""The kernels' policy: which backend runs, from what size the thread pool is used, and the
+one floating-point setting the Numba kernels compile with.
+
+Backends. "numba" (the default; environment variable MINIGRAD_BACKEND) runs the Numba
+kernels, "numpy" the plain NumPy references of .reference. Both give the same results up to
+float rounding, and the identical dropout mask. `set_backend` switches for the process.
+
+Thresholds (module attributes, read at every call, so a test may change them):
+
+    PARALLEL_MIN_WORK       below this much work (multiply-adds for a product, elements
+                            otherwise) the "numba" backend keeps out of the thread pool:
+                            waking a parallel kernel's threads costs more than the work, and
+                            on a loaded machine a 2-thread launch can stall for milliseconds.
+                            Row and element kernels then run their serial compiled twin; so
+                            they do at any size when Numba has one thread (`parallel`).
+    SERIAL_MATMUL_MAX_WORK  float products below this many multiply-adds (and at least
+                            PARALLEL_MIN_WORK) are one OpenBLAS call in the calling thread.
+    USE_BLAS                float products go to NumPy's OpenBLAS (one thread per call, inside
+                            Numba's pool: .blas); False (no OpenBLAS found, MINIGRAD_NO_BLAS=1,
+                            or a test of the tiled kernel) sends them to the tiled kernel.
+
+How a product picks among these is `kernels.products.route`, with its table.
+
+Floating point, for every kernel: no `fastmath=True`. It lets LLVM assume that no value is
+NaN or infinite, and a kernel compiled that way may return a finite number where NumPy
+returns NaN, or drop softmax's -inf masking. Kernels that sum along a row compile with
+FASTMATH, which only allows reordering the additions (so LLVM can vectorise the sum, with
+partial sums in SIMD lanes) and fusing a multiply with an add: results then differ from
+NumPy by rounding alone, and NaN and infinity keep their meaning.
+"""
+import os
+
+import numba
+
+from . import blas as _blas
+
+FASTMATH = {"reassoc", "contract"}   # a set, as Numba requires
+
+BACKENDS = ("numba", "numpy")
+
+PARALLEL_MIN_WORK = 32768
+SERIAL_MATMUL_MAX_WORK = 2**21
+USE_BLAS = _blas.available()
+
+
+def _check_backend(name, where):
+    if name not in BACKENDS:
+        raise ValueError(f"{where}: unknown kernel backend {name!r}; "
+                         f"choose one of {', '.join(map(repr, BACKENDS))}")
+    return name
+
+
+_backend = _check_backend(os.environ.get("MINIGRAD_BACKEND", "numba"), "MINIGRAD_BACKEND")
+
+
+def set_backend(name):
+    """Use "numba" (Numba kernels) or "numpy" (the NumPy references)."""
+    global _backend
+    _backend = _check_backend(name, "set_backend")
+
+
+def get_backend():
+    """The backend in use: "numba" or "numpy"."""
+    return _backend
+
+
+def numpy_backend():
+    """Whether the NumPy references run (the "numpy" backend)."""
+    return _backend == "numpy"
+
+
+def parallel(size):
+    """Whether work of `size` runs in the thread pool: at least PARALLEL_MIN_WORK, and more
+    than one thread to share it (with one thread, launching the pool is pure overhead: 20 us
+    more per batched product of attention's shapes). A threshold of 0 always uses the pool,
+    whatever the thread count: the tests' way to run the parallel kernels."""
+    if size < PARALLEL_MIN_WORK:
+        return False
+    return PARALLEL_MIN_WORK == 0 or numba.get_num_threads() > 1
+
+
+def pick(kernels, size):
+    """The parallel kernel of a (parallel, serial) pair, or the serial one (see `parallel`)."""
+    return kernels[0] if parallel(size) else kernels[1]

@@ -1,0 +1,171 @@
+"""Matrix products: the one place that decides how a product is computed.
+
+`route(a, b)` picks one of four routes from the operands' dtype, the backend, the work (M K N
+multiply-adds, times the batch) and the policy's thresholds (.policy):
+
+    operands  backend  work (multiply-adds)                 route
+    --------  -------  -----------------------------------  -----------------------------------
+    integer   any      any                                  "reference": np.matmul, exact
+    float     numpy    any                                  "reference": .reference.matmul
+    float     numba    < PARALLEL_MIN_WORK                  "reference": waking the pool costs more
+    float     numba    < SERIAL_MATMUL_MAX_WORK, USE_BLAS   "blas_serial": one OpenBLAS call in
+                                                            this thread (.blas.matmul_serial)
+    float     numba    larger, USE_BLAS                     "blas_blocks": OpenBLAS in blocks in
+                                                            Numba's pool (.blas.matmul)
+
+The route depends on the sizes, never on the thread count: the numbers are the same for any
+thread count (a single gemm call and blocks of calls may round differently).
+    float     numba    >= PARALLEL_MIN_WORK, no USE_BLAS    "tiled": the register-tiled kernel
+                                                            (.tiled_matmul), the tutorial's lesson
+
+`matmul`, `addmm` and `matmul_and_sum` check their operands and follow the route; in the
+"blas_blocks" route the gemm of each block also adds addmm's bias, and matmul_and_sum sums
+a's rows as the gemm reads them. `product` is matmul for operands whose caller has already
+checked the dtypes (the matmul op): small products go straight to np.matmul, which reports
+bad shapes itself, and only the larger ones pay for the checks.
+"""
+import math
+
+import numpy as np
+
+from . import blas as _blas
+from . import tiled_matmul as _tiled
+from . import naive as _naive
+from . import policy
+from . import reference as _ref
+from .checks import FLOATS, as_array, check_float, check_matmul_dtypes, check_matmul_shapes
+
+
+def route(a, b):
+    """The route of a @ b: "reference", "blas_serial", "blas_blocks" or "tiled" (see above)."""
+    if a.dtype not in FLOATS or policy.numpy_backend():
+        return "reference"
+    work = a.shape[-2] * a.shape[-1] * b.shape[-1]
+    if a.ndim > 2 or b.ndim > 2:
+        work *= max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
+    if work < policy.PARALLEL_MIN_WORK or work == 0:
+        return "reference"
+    if not policy.USE_BLAS:
+        return "tiled"
+    return "blas_serial" if work < policy.SERIAL_MATMUL_MAX_WORK else "blas_blocks"
+
+
+def matmul(a, b, out=None):
+    """np.matmul for a.ndim >= 2 and b.ndim >= 2, batch dims broadcast.
+
+    `out`, if given, receives the result: an array of its shape and dtype, with any strides,
+    sharing no memory with a or b. Where its matrices have contiguous rows or columns, the
+    products are written through its strides (no copy): that is how a caller chooses the
+    result's memory layout."""
+    a, b = _check(a, b, out)
+    return _run(route(a, b), a, b, out)
+
+
+def _check(a, b, out):
+    a, b = check_matmul_shapes("matmul", a, b)
+    if a.ndim > 2 or b.ndim > 2:  # (not np.broadcast_shapes: 10 us, more than a small product)
+        try:
+            _blas.broadcast_batch(a.shape[:-2], b.shape[:-2])
+        except ValueError:
+            raise ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: batch "
+                             f"dimensions {a.shape[:-2]} and {b.shape[:-2]} do not "
+                             f"broadcast") from None
+    check_matmul_dtypes("matmul", a, b)
+    if out is not None:
+        _check_out("matmul", a, b, out)
+    return a, b
+
+
+def product(a, b, out=None):
+    """matmul(a, b, out) for operands of one dtype (float or integer, as the caller has
+    checked): np.matmul, which checks shapes itself, on the "reference" route; matmul's
+    checks, then the route, otherwise."""
+    r = route(a, b)
+    if r == "reference":
+        return _ref.matmul(a, b, out)
+    a, b = _check(a, b, out)
+    return _run(r, a, b, out)
+
+
+def _run(r, a, b, out=None):
+    if r == "reference":
+        return _ref.matmul(a, b, out)
+    if r == "blas_serial":
+        return _blas.matmul_serial(a, b, out)
+    if r == "blas_blocks":
+        return _blas.matmul(a, b, out)
+    c = _tiled.matmul(a, b)  # the tiled kernel writes C order only
+    if out is None:
+        return c
+    out[...] = c
+    return out
+
+
+def _check_out(op, a, b, out):
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{op}: out must be a NumPy array, got {type(out).__name__}")
+    shape = _blas.broadcast_batch(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    if out.shape != shape or out.dtype != a.dtype:
+        raise ValueError(f"{op}: out has shape {out.shape} and dtype {out.dtype}; the product "
+                         f"of {a.shape} by {b.shape} needs {shape} and {a.dtype}")
+    if not out.flags.writeable:
+        raise ValueError(f"{op}: out (shape {out.shape}) is read-only")
+    if np.may_share_memory(out, a) or np.may_share_memory(out, b):
+        raise ValueError(f"{op}: out (shape {out.shape}) shares memory with an operand")
+
+
+def _check_2d(op, a, b):
+    a, b = check_matmul_shapes(op, a, b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"{op}: expected 2-D operands, got shapes {a.shape} and {b.shape}")
+    check_matmul_dtypes(op, a, b)
+    return a, b
+
+
+def addmm(bias, a, b):
+    """bias + a @ b for a (M, K), b (K, N) and bias (N,) added to every row: PyTorch's addmm
+    with beta = alpha = 1. In OpenBLAS's blocks the gemm adds the product to the bias."""
+    a, b = _check_2d("addmm", a, b)
+    bias = as_array(bias, "addmm", "bias")
+    if bias.shape != (b.shape[1],):
+        raise ValueError(f"addmm: bias of shape {bias.shape} does not match a product of "
+                         f"{b.shape[1]} columns ({a.shape} @ {b.shape})")
+    if bias.dtype != a.dtype:
+        raise TypeError(f"addmm: bias dtype {bias.dtype} differs from the operands' {a.dtype}")
+    r = route(a, b)
+    if r == "blas_blocks":
+        return _blas.addmm(bias, a, b)
+    out = _run(r, a, b)
+    out += bias
+    return out
+
+
+def matmul_and_sum(a, b):
+    """(a @ b, a.sum(axis=0)) for a (M, K), b (K, N): a linear layer's input gradient g W and
+    bias gradient (the column sums of g). In OpenBLAS's blocks each block of a's rows is
+    summed right after its gemm has read it."""
+    a, b = _check_2d("matmul_and_sum", a, b)
+    r = route(a, b)
+    if r == "blas_blocks":
+        return _blas.matmul_and_sum(a, b)
+    return _run(r, a, b), a.sum(axis=0)
+
+
+def matmul_naive(a, b, loop_order="ijk"):
+    """a (M, K) @ b (K, N) by the plain Numba loops of .naive: the first step towards .tiled_matmul.
+
+    loop_order "ijk" is the textbook loop (a dot product per output), "ikj" the same with the
+    inner loops swapped (rows of b added to rows of the output). Always runs in Numba, for
+    teaching and for the tests; `matmul` is the one to use.
+    """
+    a, b = check_matmul_shapes("matmul_naive", a, b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"matmul_naive: expected 2-D operands, got shapes {a.shape} and "
+                         f"{b.shape}")
+    check_float("matmul_naive", a, b)
+    kernel = {"ijk": _naive.matmul_ijk, "ikj": _naive.matmul_ikj}.get(loop_order)
+    if kernel is None:
+        raise ValueError(f"matmul_naive: loop_order must be 'ijk' or 'ikj', got {loop_order!r}")
+    c = np.empty((a.shape[0], b.shape[1]), a.dtype)
+    kernel(np.ascontiguousarray(a), np.ascontiguousarray(b), c)
+    return c
