@@ -62,6 +62,84 @@ def check_neuron_gradients(fn):
                             f"expected {want:.6f}{hint}")
 
 
+# -- 01: the topological order -----------------------------------------------------------------
+
+class _Node:
+    """A bare graph node for the checker: a name and the nodes it was made from."""
+
+    def __init__(self, name, parents=()):
+        self.name, self.parents = name, tuple(parents)
+
+    def __repr__(self):
+        return self.name
+
+
+def _random_graphs():
+    """Random graphs, smallest first, so the first failure is the smallest that shows it.
+    A node may use the same parent twice (as in a * a)."""
+    rng = np.random.default_rng(7)
+    yield [_Node("a")]
+    for n in range(2, 9):
+        for _ in range(6):
+            nodes = []
+            for i in range(n):
+                k = int(rng.integers(0, min(i, 3) + 1)) if i else 0
+                parents = [nodes[int(j)] for j in rng.integers(0, i, k)] if k else []
+                if i == n - 1 and not parents:  # the root uses something, so the graph has edges
+                    parents = [nodes[-1]]
+                nodes.append(_Node(chr(ord("a") + i), parents))
+            yield nodes
+
+
+def _describe(nodes):
+    return ", ".join(f"{n.name} <- ({' '.join(p.name for p in n.parents)})" if n.parents
+                     else f"{n.name} (leaf)" for n in nodes)
+
+
+def _reachable(root):
+    seen, todo = {root}, [root]
+    while todo:
+        for p in todo.pop().parents:
+            if p not in seen:
+                seen.add(p)
+                todo.append(p)
+    return seen
+
+
+def check_topological_order(fn):
+    """fn(root) -> every node behind root once, each after its parents, root last."""
+    for nodes in _random_graphs():
+        root, where = nodes[-1], f"on the graph {_describe(nodes)} (root {nodes[-1].name})"
+        got = fn(root)
+        try:
+            got = list(got)
+        except TypeError:
+            raise Wrong(f"return a list of nodes, got {type(got).__name__}") from None
+        names = [getattr(n, "name", repr(n)) for n in got]
+        dupes = sorted({m for m in names if names.count(m) > 1})
+        if dupes:
+            raise Wrong(f"{where} node {dupes[0]} is listed {names.count(dupes[0])} times in "
+                        f"{names}: remember which nodes you have visited (a set) and skip them, "
+                        f"or a node used twice is processed twice")
+        want = _reachable(root)
+        missing = sorted(n.name for n in want - set(got))
+        _expect(not missing, f"{where} the order {names} misses {missing}: follow every "
+                             f"parent, and the parents of parents")
+        extra = sorted(n.name for n in set(got) - want)
+        _expect(not extra, f"{where} the order {names} has {extra}, which root does not use")
+        pos = {n: i for i, n in enumerate(got)}
+        if len(got) > 1 and got[0] is root:
+            raise Wrong(f"{where} you returned {names}: root first, so the order is reversed; "
+                        f"a node goes in the list after all its parents (the engine reverses "
+                        f"the list when it runs backward)")
+        for n in got:
+            for p in n.parents:
+                _expect(pos[p] < pos[n], f"{where} {n.name} comes before its parent {p.name} in "
+                                         f"{names}: append a node only once all its parents "
+                                         f"have been visited")
+        _expect(got[-1] is root, f"{where} root should come last in {names}")
+
+
 # -- 02: one head of attention -----------------------------------------------------------------
 
 def _softmax(s):
@@ -246,6 +324,6 @@ def check_stable_softmax(fn):
 
 
 CHECKERS = {f.__name__: f for f in (
-    check_neuron_gradients, check_attention, check_split_heads, check_causal_mask,
+    check_topological_order, check_neuron_gradients, check_attention, check_split_heads, check_causal_mask,
     check_sinusoid_table, check_layer_norm, check_add_and_norm, check_noam, check_merge_pair,
     check_neighbour_softmax, check_stable_softmax)}
