@@ -11,9 +11,9 @@
 # ---
 
 # %% [markdown]
-# # 7. The feed-forward network, Add & Norm, and the whole Transformer
+# # 10. The feed-forward network, Add & Norm, and the whole Transformer
 #
-# Tutorials 2 to 6 built the parts that let tokens exchange information (attention, masks,
+# Tutorials 5 to 9 built the parts that let tokens exchange information (attention, masks,
 # positions) and the layer norm. Three pieces remain before the full model stands:
 #
 # 1. the **position-wise feed-forward network** that follows every attention sublayer;
@@ -183,11 +183,11 @@ ax.set_xlabel("encoder layer")
 ax.set_ylabel("mean per-token standard deviation")
 ax.set_title("Size of the residual stream through 12 untrained encoder layers")
 ax.legend()
-savefig(fig, "07_pre_vs_post_norm")
+savefig(fig, "10_pre_vs_post_norm")
 
 # %% [markdown]
 # Both variants train; the paper used post-norm together with the learning-rate warm-up of
-# tutorial 8. The rest of this tutorial uses the paper's post-norm.
+# tutorial 11. The rest of this tutorial uses the paper's post-norm.
 #
 # ## One encoder layer, counted
 #
@@ -266,16 +266,16 @@ assert n_dec == 2 * 1_050_624 + 2_099_712 + 3 * 1_024 == 4_204_032
 #
 # The decoder layer has three sublayers, each wrapped in Add & Norm (post-norm, as in the paper):
 #
-# 1. **masked self-attention** over the target words read so far (the causal mask of tutorial 4),
+# 1. **masked self-attention** over the target words read so far (the causal mask of tutorial 7),
 #    giving vectors $\mathbf s_1, \dots, \mathbf s_T$, the matrix $S$;
 # 2. **cross-attention**: the queries come from the decoder, $Q_2 = S\,W_{Q_2}^\top$, while the
 #    keys and values come from the encoder's top output $E$, $K_2 = E\,W_{K_2}^\top$ and
 #    $V_2 = E\,W_{V_2}^\top$. Each target position asks "which source words matter to me?";
-#    it is the RNN attention of tutorial 2 (query from the decoder, keys and values from the
+#    it is the RNN attention of tutorial 5 (query from the decoder, keys and values from the
 #    encoder), done for every target position in one matrix product;
 # 3. the same position-wise **FFN** as in the encoder.
 #
-# We write it with two `MultiheadAttention` blocks (tutorial 3 built that one from scratch), an
+# We write it with two `MultiheadAttention` blocks (tutorial 6 built that one from scratch), an
 # FFN and three layer norms, then copy the weights of the library's `TransformerDecoderLayer` into
 # it and compare outputs.
 
@@ -361,7 +361,7 @@ for h, ax in enumerate(axes):
     ax.set_ylabel("target position (query)")
 fig.colorbar(im, ax=axes, label="weight", shrink=0.85)
 fig.suptitle("Cross-attention weights are 4 x 5: one row per target word (untrained layer)")
-savefig(fig, "07_cross_attention_shape")
+savefig(fig, "10_cross_attention_shape")
 
 # %% [markdown]
 # ### The top encoder output feeds every decoder layer
@@ -411,7 +411,7 @@ ax.set_xlabel("sentence length T")
 ax.set_ylabel("steps that must run one after another")
 ax.set_title("Sequential steps to encode a sentence")
 ax.legend()
-savefig(fig, "07_sequential_steps")
+savefig(fig, "10_sequential_steps")
 assert int(np.sum(lengths > 6)) == 44   # from 7 words on, the RNN needs more steps in sequence
 
 # %% [markdown]
@@ -424,7 +424,7 @@ assert int(np.sum(lengths > 6)) == 44   # from 7 words on, the RNN needs more st
 #
 # Those two final layer norms are PyTorch's default, **not** part of the paper's post-norm
 # model: there every layer already ends with a LayerNorm, so the paper's count has no extra
-# norm at the top of either stack. A final norm belongs to pre-norm models (tutorial 7's other
+# norm at the top of either stack. A final norm belongs to pre-norm models (tutorial 10's other
 # variant), where the residual stream is otherwise never normalised. Below we count them and
 # then take out their $2 \times 1{,}024$ numbers to get the paper's model.
 
@@ -457,7 +457,7 @@ assert n_attention + n_ffn_linear == 6 * 3 + 6 * 4 == 42
 # `Seq2SeqTransformer` adds what turns token ids into vectors and vectors back into words:
 #
 # * an embedding table for source tokens and one for target tokens (each multiplied by
-#   $\sqrt{d_{model}}$, then the sinusoidal positions of tutorial 5 are added);
+#   $\sqrt{d_{model}}$, then the sinusoidal positions of tutorial 8 are added);
 # * the `Transformer` above;
 # * a linear output layer $W_D$ from 512 features to one score per vocabulary word, followed by a
 #   softmax.
@@ -527,7 +527,7 @@ del base  # free the 250 MB
 # | the paper's post-norm stacks (no final norms) | 44,138,496 |
 # | with one shared, tied 37,000-word embedding | 63,084,544 (paper's model: 63,082,496) |
 #
-# Tutorial 8 trains such a model; tutorial 9 does it for real on a small translation task.
+# Tutorial 11 trains such a model; tutorial 12 does it for real on a small translation task.
 
 # %% [markdown]
 # ## Exercise: Add & Norm

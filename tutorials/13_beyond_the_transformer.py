@@ -11,13 +11,13 @@
 # ---
 
 # %% [markdown]
-# # 10. Beyond the Transformer
+# # 13. Beyond the Transformer
 #
 # Attention is older and broader than the Transformer. This last tutorial follows the second
 # lecture through four other places where it appears, each kept short:
 #
 # 1. the **recurrent encoder-decoder with attention**, where attention started, on the same
-#    translation task as tutorial 9;
+#    translation task as tutorial 12;
 # 2. **BERT**, a Transformer encoder pre-trained by filling in masked words;
 # 3. **graph attention (GAT)**, attention over a node's neighbours in a graph;
 # 4. **hierarchical attention (HAN)**, attention over words and then over sentences to
@@ -29,7 +29,7 @@
 # %%
 import os
 
-# small matrices: one thread per product is faster than several (see tutorial 9)
+# small matrices: one thread per product is faster than several (see tutorial 12)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
@@ -90,7 +90,7 @@ print("similarity functions:", sorted(SCORES))
 assert {"dot", "scaled_dot", "bilinear", "additive"} <= set(SCORES)
 
 # %% [markdown]
-# We train both versions on the toy corpus of tutorial 9. Instead of the `Trainer`, here is the
+# We train both versions on the toy corpus of tutorial 12. Instead of the `Trainer`, here is the
 # loop it runs, written out: batches of similar-length sentences, the label-smoothed loss on
 # teacher-forced targets, gradient clipping, Adam and the warm-up schedule.
 
@@ -151,7 +151,7 @@ if not SMALL:
 # %% [markdown]
 # ### A fair comparison with the Transformer
 #
-# To compare the recurrent model with the Transformer of tutorial 9 on equal terms, train that
+# To compare the recurrent model with the Transformer of tutorial 12 on equal terms, train that
 # Transformer here for the same number of updates, on the same data, with the same batch size
 # and label smoothing, at a similar number of parameters.
 
@@ -164,7 +164,7 @@ tf_config = TrainConfig(d_model=sizes["hidden"] // 2, nhead=4, num_encoder_layer
                         dim_feedforward=2 * sizes["hidden"], batch_size=64,
                         warmup=10 if SMALL else 100, lr_factor=1.0 if SMALL else 0.5,
                         epochs=100, checkpoint_every=0, valid_bleu_sentences=0, seed=0)
-tf_trainer = Trainer(tf_config, data.train, data.valid, out_path("10_transformer"),
+tf_trainer = Trainer(tf_config, data.train, data.valid, out_path("13_transformer"),
                      tokenizers=(src_tok, tgt_tok), progress=False, log=lambda msg: None)
 tf_trainer.fit(max_steps=rnn_steps)
 tf_model = tf_trainer.model.eval()
@@ -179,7 +179,7 @@ assert 0.5 < tf_model.num_parameters() / rnn_att["model"].num_parameters() < 2
 # %% [markdown]
 # On short sentences like these a recurrent model with attention is a strong baseline: at
 # equal updates and size it was ahead in our full run (BLEU 51 against 38 after 400 updates;
-# the Transformer of tutorial 9 reaches about 72 after 700, with its warm-up finished). What the recurrent model cannot do is run in parallel: its encoder needs $S$ steps
+# the Transformer of tutorial 12 reaches about 72 after 700, with its warm-up finished). What the recurrent model cannot do is run in parallel: its encoder needs $S$ steps
 # one after another and its decoder $T$ more, while a Transformer layer processes all positions
 # at once. That, more than accuracy on toy data, is why the Transformer took over.
 
@@ -269,7 +269,7 @@ for ax, (name, D_dep) in zip(axes, dependence.items()):
     ax.set_xlabel("step t' whose context is nudged")
     ax.set_ylabel("row t of attention weights")
 fig.suptitle("Does attention row t depend on the context of step t'? (red: yes)")
-savefig(fig, "10_rnn_attention_dependence")
+savefig(fig, "13_rnn_attention_dependence")
 
 # %% [markdown]
 # In the lecture's model every row depends on every earlier step, so with teacher forcing the
@@ -279,7 +279,7 @@ savefig(fig, "10_rnn_attention_dependence")
 # and removing it is exactly what the Transformer does.
 
 # %% [markdown]
-# The attention weights $\alpha_{ti}$ make the model inspectable, as in tutorial 9. Here is a
+# The attention weights $\alpha_{ti}$ make the model inspectable, as in tutorial 12. Here is a
 # test sentence whose word order changes in translation.
 
 # %%
@@ -302,9 +302,9 @@ print("source:     ", sentence)
 print("reference:  ", toy.translate_reference(sentence))
 print("translation:", tgt_tok.decode(out_ids))
 plot_attention(weights[0], [src_tok.id_to_token(i) for i in src_ids],
-               [tgt_tok.id_to_token(i) for i in out_ids], out_path("10_rnn_attention.png"),
+               [tgt_tok.id_to_token(i) for i in out_ids], out_path("13_rnn_attention.png"),
                title=f"Attention of the recurrent decoder (additive score)\n{sentence}")
-show_image(out_path("10_rnn_attention.png"))
+show_image(out_path("13_rnn_attention.png"))
 assert np.allclose(weights[0, :len(out_ids)].sum(-1), 1.0, atol=1e-4)
 
 # %% [markdown]
@@ -398,7 +398,7 @@ if not SMALL:   # held for each of the 5 seeds tried (right topic 0.97-0.98, NSP
 
 # %% [markdown]
 # How big are the real ones? A BERT encoder's parameters are its three embedding tables, a
-# layer norm, $L$ encoder layers (tutorial 7's count) and the pooler on [CLS]. We check a formula
+# layer norm, $L$ encoder layers (tutorial 10's count) and the pooler on [CLS]. We check a formula
 # against a small `BertEncoder` and then apply it to the published sizes (30,522 word pieces,
 # 512 positions): BERT-base ($d = 768$, 12 layers) and BERT-large ($d = 1024$, 24 layers).
 
@@ -478,7 +478,7 @@ ax.set_ylabel("test accuracy (topic of a sentence)")
 ax.set_title("Pre-trained BERT vs the same model from random weights\n"
              "(mean, min and max over the labelled sets)")
 ax.legend()
-savefig(fig, "10_bert_finetuning")
+savefig(fig, "13_bert_finetuning")
 
 # %% [markdown]
 # With one labelled sentence per topic the pre-trained encoder is right most of the time and the
@@ -601,7 +601,7 @@ ax.set_xticks(range(n_sent))
 ax.set_xlabel("sentence of the document (red: the key sentence)")
 ax.set_ylabel("sentence attention weight")
 ax.set_title("Hierarchical attention: where one document's classification looked")
-savefig(fig, "10_han_sentence_attention")
+savefig(fig, "13_han_sentence_attention")
 assert np.isclose(beta.sum(), 1.0, atol=1e-5) and np.all(beta[n_sent:] == 0)
 
 # %% [markdown]

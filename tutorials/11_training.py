@@ -11,9 +11,9 @@
 # ---
 
 # %% [markdown]
-# # 8. Training: teacher forcing, label smoothing, warm-up
+# # 11. Training: teacher forcing, label smoothing, warm-up
 #
-# Tutorial 7 left us with a complete model. Three choices decide how it learns:
+# Tutorial 10 left us with a complete model. Three choices decide how it learns:
 #
 # 1. **teacher forcing**: what the decoder reads while it is being trained;
 # 2. **label smoothing**: what "the right answer" looks like to the loss;
@@ -58,7 +58,7 @@ mg.manual_seed(0)
 # | `tgt_in` (reads) | ⟨bos⟩ | $y_1$ | ... | $y_{n-1}$ | $y_n$ |
 # | `tgt_out` (predicts) | $y_1$ | $y_2$ | ... | $y_n$ | ⟨eos⟩ |
 #
-# Let us see it on sentence pairs of the toy corpus of tutorial 9 (English-like source,
+# Let us see it on sentence pairs of the toy corpus of tutorial 12 (English-like source,
 # an invented verb-final target language).
 
 # %%
@@ -88,7 +88,7 @@ n0 = len(pairs[0][1].split())
 assert batch.tgt_out[0, n0] == tgt_tok.eos_id
 
 # %% [markdown]
-# Why is this fast? Because of the causal mask (tutorial 4), position $t$ of the decoder cannot
+# Why is this fast? Because of the causal mask (tutorial 7), position $t$ of the decoder cannot
 # see positions after $t$. So one forward pass over the whole `tgt_in` gives, at every position,
 # exactly what we would get by feeding that position's prefix alone. All $T$ predictions are
 # trained in parallel. We check it on a small untrained model: the logits for position $t$ from
@@ -183,7 +183,7 @@ assert np.abs(best_logits.grad.numpy()).max() < 1e-6
 # %% [markdown]
 # The floor grows with the vocabulary, because the smoothed mass is spread over more words.
 # For a vocabulary of a thousand words (the size of the toy translator's target vocabulary in
-# tutorial 9) it is about 1 nat, so a training loss with smoothing levels off near there rather
+# tutorial 12) it is about 1 nat, so a training loss with smoothing levels off near there rather
 # than at 0.
 
 # %%
@@ -246,7 +246,7 @@ ax.set_xlabel("training step")
 ax.set_ylabel("learning rate")
 ax.set_title("The final schedule, noam_lr(step, d_model, warmup)")
 ax.legend()
-savefig(fig, "08_warmup_schedule")
+savefig(fig, "11_warmup_schedule")
 
 # %% [markdown]
 # ### The lecture's Q8
@@ -292,7 +292,7 @@ assert np.isclose(seen[999], q8[1000]) and np.isclose(seen[3999], q8[4000])
 print(f"rate of step 1: {seen[0]:.3g}, step 1000: {seen[999]:.3g}, step 4000: {seen[3999]:.3g}")
 
 # %% [markdown]
-# Tutorial 9 uses the same schedule with a tiny model, where `factor` (a constant multiplier)
+# Tutorial 12 uses the same schedule with a tiny model, where `factor` (a constant multiplier)
 # and a short warm-up keep the steps sensible: a smaller $d_{model}$ already means larger
 # rates, since the factor $d_{model}^{-0.5}$ grows as $d_{model}$ shrinks.
 

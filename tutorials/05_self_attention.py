@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 2. From RNN attention to self-attention
+# # 5. From RNN attention to self-attention
 #
 # An RNN encoder reads "I enjoyed the movie transformers" one word at a time: the state for
 # word $t$ is computed from the state for word $t-1$, so the five states come out in sequence
@@ -178,7 +178,7 @@ ax.set_title("Self-attention weights, running example")
 ax.set_xlabel("key (attended-to word)")
 ax.set_ylabel("query (word being updated)")
 fig.colorbar(im, ax=ax, label="weight")
-savefig(fig, "02_attention_weights")
+savefig(fig, "05_attention_weights")
 
 # %% [markdown]
 # ## The same thing with minigrad
@@ -200,7 +200,7 @@ print("scaled_dot_product_attention agrees with the formula")
 
 # %% [markdown]
 # Self-attention is also differentiable end to end, so $W_Q$, $W_K$ and $W_V$ can be learned:
-# autograd (tutorial 1) gives their gradients through the whole formula.
+# autograd (tutorial 2) gives their gradients through the whole formula.
 
 # %%
 Wq_t = mg.tensor(W_Q, dtype=mg.float64, requires_grad=True)
@@ -229,11 +229,11 @@ assert np.allclose(Z_g.numpy(), Z)
 head_graph = draw_graph(Z_g, params={"W_Q": Wq_leaf, "W_K": Wk_leaf, "W_V": Wv_leaf})
 for op in ("MatMul", "Mul", "Softmax"):
     assert op in head_graph.source, op
-dot_path = out_path("02_head_graph.dot")
+dot_path = out_path("05_head_graph.dot")
 with open(dot_path, "w") as f:
     f.write(head_graph.source)
 if shutil.which("dot"):
-    show_image(render_graph(head_graph, out_path("02_head_graph.png"), format="png"))
+    show_image(render_graph(head_graph, out_path("05_head_graph.png"), format="png"))
 else:
     print("Graphviz `dot` not found: only", dot_path, "was written")
 
@@ -285,7 +285,7 @@ ax.set_xlabel("key dimension d_k")
 ax.set_ylabel("mean of the largest weight (10 keys)")
 ax.set_ylim(0, 1.05)
 ax.legend()
-savefig(fig, "02_scale_saturation")
+savefig(fig, "05_scale_saturation")
 print("unscaled:", np.round(unscaled, 3), " scaled:", np.round(scaled, 3))
 
 # %% [markdown]

@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 1. Tensors and autograd
+# # 2. Tensors and autograd
 #
 # Every model in these tutorials learns by gradient descent, so the first thing to trust is the
 # gradient. This tutorial takes one tiny computation, a single neuron with a squared error,
@@ -194,7 +194,7 @@ ax.set_title("Finite-difference error for dL/dw")
 ax.set_xlabel("step size epsilon")
 ax.set_ylabel("|estimate - autograd|")
 ax.legend()
-savefig(fig, "01_finite_difference_error")
+savefig(fig, "02_finite_difference_error")
 
 # %% [markdown]
 # At $\varepsilon = 10^{-3}$ the central difference is already more than ten times closer
@@ -252,12 +252,12 @@ L2 = neuron_loss(x, w, b)
 graph = draw_graph(L2, params={"x": x, "w": w, "b": b})
 graph.attr(label="L = (tanh(w x + b) - y)^2", labelloc="t")
 print(graph.source)
-dot_file = out_path("01_neuron_graph.dot")
+dot_file = out_path("02_neuron_graph.dot")
 with open(dot_file, "w") as f:
     f.write(graph.source)
 print("saved", dot_file)
 if shutil.which("dot"):
-    show_image(render_graph(graph, out_path("01_neuron_graph.png"), format="png"))
+    show_image(render_graph(graph, out_path("02_neuron_graph.png"), format="png"))
 else:
     print("Graphviz `dot` not found: only the .dot file was written")
 

@@ -7,9 +7,9 @@
 # ---
 
 # %% [markdown]
-# # 3. Multi-head attention
+# # 6. Multi-head attention
 #
-# One head of self-attention (tutorial 2) gives every word one way of gathering context. A word
+# One head of self-attention (tutorial 5) gives every word one way of gathering context. A word
 # often needs several at once. In "The animal didn't cross the street because it was too
 # tired", the word "it" should link to "animal" (what it refers to) and also to "was" (the verb
 # it is the subject of). One softmax row can split its weight between two words, but then it
@@ -176,7 +176,7 @@ for ax, m, title in zip(axes, maps, titles):
     ax.set_ylabel("query")
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Per-head attention weights of an untrained 2-head layer")
-savefig(fig, "03_head_weights")
+savefig(fig, "06_head_weights")
 
 # %% [markdown]
 # ## Counting the lecture's parameters
@@ -270,7 +270,7 @@ ax.barh(list(options), list(options.values()), color=["C0", "C0", "C1", "C2"])
 ax.invert_yaxis()
 ax.set_xlabel("parameters of the attention sublayer (d_model 512, 8 heads, no biases)")
 ax.set_title("Combining heads: what each option costs")
-savefig(fig, "03_combining_heads")
+savefig(fig, "06_combining_heads")
 
 # %% [markdown]
 # With a shared transform each head's key and value are the same vector: a head then adds up
@@ -357,7 +357,7 @@ for row, (name, r) in zip(axes, runs.items()):
         ax.set_ylabel("query position")
 fig.colorbar(im, ax=axes, label="weight", shrink=0.8)
 fig.suptitle("Two trained heads, task: output_t = x_(t-1) + x_(t+1)")
-savefig(fig, "03_diversity_heads")
+savefig(fig, "06_diversity_heads")
 
 # %% [markdown]
 # Without the penalty both heads learn the same thing: half of each row's weight on each
