@@ -328,8 +328,10 @@ assert 3 * 4 // 2 == 6
 #
 # <details><summary>Answer</summary>
 #
-# When every key of a query is masked, for example a padding query that also has a
-# causal mask, or a sentence that is all padding. minigrad returns weights and an output of
+# When every key of a query is masked. With padding on the left and a causal mask, the first
+# (padding) positions may only look back at earlier positions, which are all padding too; with
+# padding on the right that cannot happen, since every query sees the real first token. A
+# sentence that is all padding does it under any scheme. minigrad returns weights and an output of
 # zeros for such a query instead of NaN, so one empty row cannot poison a whole batch.
 #
 # </details>

@@ -153,17 +153,21 @@ assert np.isclose(loss_by_hand, loss_minigrad, atol=1e-5)
 assert round(loss_by_hand, 4) == 0.7304 and round(loss_plain, 4) == 0.5824
 
 # %% [markdown]
-# Other code bases (for example the Annotated Transformer) spread $\epsilon$ over the $C - 1$
-# *wrong* classes only, so the correct word gets exactly $1 - \epsilon$ (here $q_0 = 0.9$ and
-# $0.025$ elsewhere, loss $0.7674$). For large vocabularies the two versions are practically the
-# same; for $C = 5$ the difference is visible.
+# Other code bases keep the correct word at exactly $1 - \epsilon$ and share $\epsilon$ among
+# the other classes. The Annotated Transformer, for one, also reserves a padding token whose
+# column always gets 0, so $\epsilon$ is spread over the $C - 2$ classes that are neither the
+# correct word nor padding. Take class 4 as the padding token here: $q = [0.9, 0.0333, 0.0333,
+# 0.0333, 0]$. For large vocabularies the two versions are practically the same; for $C = 5$
+# the difference is visible.
 
 # %%
-q_other = np.full(C, eps / (C - 1))
-q_other[y] = 1 - eps
+pad = 4
+q_other = np.full(C, eps / (C - 2))
+q_other[y], q_other[pad] = 1 - eps, 0.0
 loss_other = -(q_other * np.log(p)).sum()
-print(f"spread over the wrong classes only: loss {loss_other:.4f}")
-assert round(loss_other, 4) == 0.7674
+print(f"the Annotated Transformer's target {q_other.round(4)}: loss {loss_other:.4f}")
+assert np.isclose(q_other.sum(), 1) and q_other[pad] == 0
+assert np.isclose(loss_other, 0.9 * -np.log(p[0]) - eps / 3 * np.log(p[1:4]).sum())
 
 # %% [markdown]
 # A consequence worth knowing before reading a loss curve: with smoothing the loss can no longer

@@ -74,10 +74,11 @@ def falls(losses, k=5):
 # translates.
 #
 # Attention (Bahdanau et al., 2015) keeps *all* encoder states. At every decoder step $t$ the
-# decoder state is compared with each of them by a similarity function, the scores are
-# normalised into weights, and their weighted sum becomes that step's context:
+# previous decoder state $\mathbf s_{t-1}$ is compared with each of them by a similarity
+# function, the scores are normalised into weights, and their weighted sum becomes that step's
+# context:
 #
-# $$\alpha_{ti} = \frac{\exp \operatorname{sim}(\mathbf s_t, \mathbf h_i)}{\sum_k \exp \operatorname{sim}(\mathbf s_t, \mathbf h_k)},
+# $$\alpha_{ti} = \frac{\exp \operatorname{sim}(\mathbf s_{t-1}, \mathbf h_i)}{\sum_k \exp \operatorname{sim}(\mathbf s_{t-1}, \mathbf h_k)},
 #   \qquad \mathbf c_t = \sum_i \alpha_{ti}\, \mathbf h_i .$$
 #
 # The lecture lists several similarity functions, all available in `minigrad.nn.scores`: the dot
