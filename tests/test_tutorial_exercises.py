@@ -115,6 +115,13 @@ def _wrong_answers():
     return {
         "check_topological_order": [topo_without_seen, topo_reversed,
                                     lambda root: [*root.parents, root]],
+        "check_unbroadcast": [lambda g, shape: g,
+                              lambda g, shape: g.sum(axis=tuple(range(g.ndim - len(shape))))
+                              if g.ndim > len(shape) else g,
+                              lambda g, shape: g.sum(axis=tuple(range(g.ndim - len(shape))))
+                              .reshape(-1)[:int(np.prod(shape))].reshape(shape)
+                              if g.ndim > len(shape) else g.mean(0, keepdims=True)
+                              if g.shape != tuple(shape) else g],
         "check_matmul_backward": [lambda A, B, G: (G @ B if G.shape[1] == B.shape[0]
                                                    else G @ B.T, A.T @ G),
                                   lambda A, B, G: (np.ones_like(G) @ B.T, A.T @ np.ones_like(G)),

@@ -140,6 +140,52 @@ def check_topological_order(fn):
         _expect(got[-1] is root, f"{where} root should come last in {names}")
 
 
+# -- 03: the broadcast fit ---------------------------------------------------------------------
+
+def _broadcast_cases():
+    """(input shape, broadcast shape) pairs, smallest first."""
+    yield (1,), (1, 1)
+    yield (1,), (3,)
+    yield (3,), (2, 3)
+    yield (2, 1), (2, 3)
+    yield (1, 3), (4, 3)
+    yield (), (2, 2)
+    yield (2, 1, 3), (4, 2, 5, 3)
+    yield (3, 4), (3, 4)
+
+
+def check_unbroadcast(fn):
+    """fn(g, shape) -> g summed over the axes broadcasting added or stretched, in `shape`."""
+    rng = np.random.default_rng(11)
+    for shape, big in _broadcast_cases():
+        g = rng.integers(-3, 4, big).astype(np.float64)
+        lead = len(big) - len(shape)
+        want = g.sum(axis=tuple(range(lead))) if lead else g
+        axes = tuple(i for i, n in enumerate(shape) if n == 1 and want.shape[i] != 1)
+        want = want.sum(axis=axes, keepdims=True) if axes else want
+        got = _array(fn(g.copy(), shape), "unbroadcast")
+        where = f"for a gradient of shape {big} and an input of shape {shape}"
+        if got.shape != tuple(shape):
+            if got.shape == g.shape:
+                raise Wrong(f"{where}, g came back unchanged: sum over the broadcast axes")
+            if got.ndim > len(shape):
+                raise Wrong(f"gradient of shape {got.shape} for an input of shape {shape}: the "
+                            f"sum over the broadcast axis is missing (the leading axes that "
+                            f"broadcasting added)")
+            if got.size == int(np.prod(shape)):
+                raise Wrong(f"{where}, you returned shape {got.shape}: keep the size-1 axes "
+                            f"(sum with keepdims=True)")
+            raise Wrong(f"gradient of shape {got.shape} for an input of shape {shape}: sum "
+                        f"also over the axes where the input has size 1")
+        if np.allclose(got, want):
+            continue
+        n_copies = g.size // max(want.size, 1)
+        if n_copies > 1 and np.allclose(got * n_copies, want):
+            raise Wrong(f"{where}, the values are the mean of the copies: every copy's "
+                        f"gradient flows to the same element, so they add up (sum, not mean)")
+        raise Wrong(f"{where}, expected {want.tolist()}, got {got.tolist()}")
+
+
 # -- 04: backward rules ------------------------------------------------------------------------
 #
 # Each rule is wrapped in a minigrad `Function` and checked by `gradcheck` on random float64
@@ -547,7 +593,7 @@ def check_stable_softmax(fn):
 
 
 CHECKERS = {f.__name__: f for f in (
-    check_topological_order, check_matmul_backward, check_softmax_backward,
+    check_topological_order, check_unbroadcast, check_matmul_backward, check_softmax_backward,
     check_layer_norm_backward, check_cross_entropy_backward, check_attention_backward,
     check_neuron_gradients, check_attention, check_split_heads, check_causal_mask,
     check_sinusoid_table, check_layer_norm, check_add_and_norm, check_noam, check_merge_pair,
