@@ -112,7 +112,53 @@ def _wrong_answers():
         """Right for d_model 512 and 4000 warm-up steps only (as if copied from a table)."""
         return 512 ** -0.5 * min(step ** -0.5, step * 4000 ** -1.5)
 
+    from minigrad import nn
+    from minigrad.nn import functional as F
+
+    class EncoderLayer(nn.Module):
+        """The tutorial's stub constructor; each wrong answer below is one forward."""
+
+        def __init__(self, d_model, nhead, dim_feedforward, dropout=0.1):
+            super().__init__()
+            self.self_attn = nn.MultiheadAttention(d_model, nhead, dropout=dropout,
+                                                   batch_first=True)
+            self.linear1 = nn.Linear(d_model, dim_feedforward)
+            self.linear2 = nn.Linear(dim_feedforward, d_model)
+            self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+            self.p = dropout
+
+        def sa(self, x, pad):
+            return self.self_attn(x, x, x, key_padding_mask=pad, need_weights=False)[0]
+
+        def ffn(self, x):
+            return self.linear2(self.linear1(x).relu())
+
+    def encoder_layer(forward):
+        return type("EncoderLayer", (EncoderLayer,), {"forward": forward})
+
+    def post_norm(self, x, pad=None, residual=(True, True)):
+        x = self.norm1(x * residual[0] + self.sa(x, pad))
+        return self.norm2(x * residual[1] + self.ffn(x))
+
     return {
+        "check_encoder_layer": [
+            encoder_layer(lambda self, x, src_key_padding_mask=None:
+                          post_norm(self, x, src_key_padding_mask, (False, True))),
+            encoder_layer(lambda self, x, src_key_padding_mask=None:
+                          post_norm(self, x, src_key_padding_mask, (True, False))),
+            encoder_layer(lambda self, x, src_key_padding_mask=None: (
+                lambda h: h + self.norm2(self.ffn(h)))(
+                    x + self.norm1(self.sa(x, src_key_padding_mask)))),
+            encoder_layer(lambda self, x, src_key_padding_mask=None: (
+                lambda h: h + self.ffn(self.norm2(h)))(
+                    x + self.sa(self.norm1(x), src_key_padding_mask))),
+            encoder_layer(lambda self, x, src_key_padding_mask=None: post_norm(self, x, None)),
+            encoder_layer(lambda self, x, src_key_padding_mask=None: F.dropout(
+                post_norm(self, x, src_key_padding_mask), self.p, training=True)),
+            encoder_layer(lambda self, x, src_key_padding_mask=None: (
+                lambda h: self.norm2(h + self.linear2(self.linear1(h))))(
+                    self.norm1(x + self.sa(x, src_key_padding_mask)))),
+        ],
         "check_topological_order": [topo_without_seen, topo_reversed,
                                     lambda root: [*root.parents, root]],
         "check_unbroadcast": [lambda g, shape: g,

@@ -523,6 +523,86 @@ def check_add_and_norm(fn):
             "norm_first=True (pre-norm) should return x + sublayer(norm(x))")
 
 
+def _library_encoder_layer(d, h, ff, dropout, norm_first=False):
+    from minigrad import nn
+
+    return nn.TransformerEncoderLayer(d, h, ff, dropout=dropout, batch_first=True,
+                                      norm_first=norm_first)
+
+
+def _encoder_layer_variants(lib, x, pad):
+    """What the usual mistakes compute, from the library layer's own modules (eval mode)."""
+    def sa(h):
+        return lib.self_attn(h, h, h, key_padding_mask=pad, need_weights=False)[0]
+
+    def ffn(h, relu=True):
+        a = lib.linear1(h)
+        return lib.linear2(a.relu() if relu else a)
+
+    n1, n2 = lib.norm1, lib.norm2
+    h = n1(x + sa(x))
+    yield "the residual around self-attention is missing: norm1(x + self_attn(x))", n2(n1(sa(x)) + ffn(n1(sa(x))))
+    yield "the residual around the feed-forward network is missing: norm2(h + ffn(h))", n2(ffn(h))
+    yield ("the norm is in the wrong place: it normalises the sublayer's output before the "
+           "residual is added; Add & Norm is norm(x + sublayer(x))",
+           (lambda g: g + n2(ffn(g)))(x + n1(sa(x))))
+    yield ("that is pre-norm, x + sublayer(norm(x)); the paper's layer (norm_first=False) is "
+           "post-norm, norm(x + sublayer(x))",
+           (lambda g: g + ffn(n2(g)))(x + sa(n1(x))))
+    yield "norm1 and norm2 are swapped", (lambda g: n1(g + ffn(g)))(n2(x + sa(x)))
+    yield "the ReLU between linear1 and linear2 is missing", n2(h + ffn(h, relu=False))
+    no_mask = n1(x + lib.self_attn(x, x, x, need_weights=False)[0])
+    yield ("the padding mask is ignored: pass src_key_padding_mask to self_attn as "
+           "key_padding_mask", n2(no_mask + ffn(no_mask)))
+
+
+def check_encoder_layer(cls):
+    """cls(d_model, nhead, dim_feedforward, dropout) -> a module with the library's submodule names
+    whose forward(x (B, T, D), src_key_padding_mask (B, T) or None) is the paper's post-norm
+    encoder layer; compared with `nn.TransformerEncoderLayer` holding the same weights."""
+    import minigrad as mg
+
+    for (B, T, d, h, ff), seed in (((1, 3, 4, 1, 8), 0), ((2, 5, 8, 2, 16), 1),
+                                   ((3, 6, 12, 3, 20), 2)):
+        mg.manual_seed(seed)
+        lib = _library_encoder_layer(d, h, ff, dropout=0.3)
+        mine = cls(d, h, ff, 0.3)
+        ours_p, theirs = dict(mine.named_parameters()), dict(lib.named_parameters())
+        _expect(sorted(ours_p) == sorted(theirs),
+                f"keep the submodules of the stub (self_attn, linear1, linear2, norm1, norm2), so "
+                f"that the library's weights can be copied in; the parameters are {sorted(ours_p)}")
+        rng = np.random.default_rng(seed)
+        with mg.no_grad():
+            for name, p in theirs.items():  # norms away from 1 and 0, so their place shows
+                if name.startswith("norm"):
+                    p.copy_(rng.uniform(0.5, 1.5, p.shape) * (1 if "weight" in name else 0.3))
+                ours_p[name].copy_(p)
+        x = mg.tensor(rng.normal(0.5, 2.0, (B, T, d)).astype(np.float32))
+        pad = np.zeros((B, T), bool)
+        pad[-1, T - 1:] = True  # the last sentence ends with padding
+        if B == 1:
+            pad = None
+        lib.eval(), mine.eval()
+        where = f"for x of shape {(B, T, d)} with {h} head(s) and d_ff {ff}"
+        with mg.no_grad():
+            want = lib(x, src_key_padding_mask=pad).numpy()
+            got = _array(mine(x, src_key_padding_mask=pad), "the encoder layer")
+            _shape(got, want.shape, f"the encoder layer {where}")
+            again = _array(mine(x, src_key_padding_mask=pad), "the encoder layer")
+            if not np.allclose(got, again):
+                raise Wrong(f"{where}, two calls in eval mode give different outputs: dropout is "
+                            f"still on; use the nn.Dropout modules (they stop in eval()) or pass "
+                            f"training=self.training")
+            if np.allclose(got, want, atol=1e-4):
+                continue
+            for mistake, wrong in _encoder_layer_variants(lib, x, pad):
+                if np.allclose(got, wrong.numpy(), atol=1e-4):
+                    raise Wrong(f"{where}: {mistake}")
+        raise Wrong(f"{where}, the output differs from TransformerEncoderLayer's by up to "
+                    f"{np.abs(got - want).max():.3g}: self-attention, Add & Norm, then the "
+                    f"feed-forward network, Add & Norm")
+
+
 # -- 11: the warm-up schedule ------------------------------------------------------------------
 
 def check_noam(fn):
@@ -596,5 +676,5 @@ CHECKERS = {f.__name__: f for f in (
     check_topological_order, check_unbroadcast, check_matmul_backward, check_softmax_backward,
     check_layer_norm_backward, check_cross_entropy_backward, check_attention_backward,
     check_neuron_gradients, check_attention, check_split_heads, check_causal_mask,
-    check_sinusoid_table, check_layer_norm, check_add_and_norm, check_noam, check_merge_pair,
-    check_neighbour_softmax, check_stable_softmax)}
+    check_sinusoid_table, check_layer_norm, check_add_and_norm, check_encoder_layer, check_noam,
+    check_merge_pair, check_neighbour_softmax, check_stable_softmax)}
