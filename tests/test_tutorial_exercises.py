@@ -140,7 +140,31 @@ def _wrong_answers():
         x = self.norm1(x * residual[0] + self.sa(x, pad))
         return self.norm2(x * residual[1] + self.ffn(x))
 
+    def greedy(model, src, max_len, bos_id, eos_id, feed_back=True, position=-1,
+               mask_pad=True, keep_bos=False, stop=True, keep_eos=True):
+        import minigrad as mg
+
+        with mg.no_grad():
+            memory, src_pad = model.encode(np.array([src]))
+            out = [bos_id]
+            for _ in range(max_len):
+                hidden = model.decode(np.array([out if feed_back else [bos_id]]), memory, src_pad)
+                scores = model.generator(hidden[:, position]).numpy()[0]
+                if mask_pad:
+                    scores[model.pad_id] = -np.inf
+                out.append(int(scores.argmax()))
+                if stop and out[-1] == eos_id:
+                    if not keep_eos:
+                        out.pop()
+                    break
+        return out if keep_bos else out[1:]
+
     return {
+        "check_greedy_decode": [
+            lambda *a: greedy(*a, feed_back=False), lambda *a: greedy(*a, position=0),
+            lambda *a: greedy(*a, mask_pad=False), lambda *a: greedy(*a, keep_bos=True),
+            lambda *a: greedy(*a, stop=False), lambda *a: greedy(*a, keep_eos=False),
+            lambda model, src, max_len, bos, eos: greedy(model, src, max_len + 1, bos, eos)],
         "check_encoder_layer": [
             encoder_layer(lambda self, x, src_key_padding_mask=None:
                           post_norm(self, x, src_key_padding_mask, (False, True))),

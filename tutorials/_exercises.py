@@ -640,6 +640,88 @@ def check_merge_pair(fn):
                 + (" (after a merge, skip the symbol just used)" if pair == ("a", "a") else ""))
 
 
+# -- 12: greedy decoding -----------------------------------------------------------------------
+
+def _decoding_models():
+    """Tiny untrained translators whose greedy outputs depend on the fed-back words, end with
+    <eos> at various lengths or run to max_len, and are tempted by padding (its bias raised)."""
+    import minigrad as mg
+    from minigrad.models import Seq2SeqTransformer
+
+    for seed in (2, 0):
+        mg.manual_seed(seed)
+        model = Seq2SeqTransformer(9, 9, d_model=16, nhead=2, num_encoder_layers=1,
+                                   num_decoder_layers=1, dim_feedforward=32).eval()
+        with mg.no_grad():
+            bias = model.generator.bias.numpy().copy()
+            bias[2] += 0.3
+            bias[0] += 3.0
+            model.generator.bias.copy_(bias)
+        rng = np.random.default_rng(seed)
+        yield model, [[int(t) for t in rng.integers(3, 9, n)] for n in (1, 3, 5, 7)]
+
+
+def _greedy_variant(model, src, max_len, eos_id):
+    """Greedy decoding that never feeds its words back: every step decodes <bos> alone."""
+    import minigrad as mg
+
+    with mg.no_grad():
+        memory, src_pad = model.encode(np.array([src]))
+        out = [1]
+        for _ in range(max_len):
+            hidden = model.decode(np.array([[1]]), memory, src_pad)
+            logp = model.generator(hidden[:, -1]).numpy()[0]
+            logp[model.pad_id] = -np.inf
+            out.append(int(logp.argmax()))
+            if out[-1] == eos_id:
+                break
+    return out[1:]
+
+
+def check_greedy_decode(fn):
+    """fn(model, src_ids, max_len, bos_id, eos_id) -> the generated ids (no <bos>, with the
+    <eos> that ended the sentence, at most max_len), as the library's `greedy_decode`."""
+    from minigrad.models.decoding import greedy_decode
+
+    max_len, bos, eos = 8, 1, 2
+    for model, sources in _decoding_models():
+        for src in sources:
+            row = [int(t) for t in greedy_decode(model, np.array([src]), max_len=max_len,
+                                                 bos_id=bos, eos_id=eos).tokens[0]]
+            want = row[:row.index(eos) + 1] if eos in row else row
+            got = fn(model, list(src), max_len, bos, eos)
+            try:
+                got = [int(t) for t in got]
+            except TypeError:
+                raise Wrong(f"return a list of token ids, got {type(got).__name__}") from None
+            if got == want:
+                continue
+            where = f"for the source {src} (max_len {max_len})"
+            if got[:1] == [bos] and got[1:] == want:
+                raise Wrong(f"{where} the output starts with <bos> ({bos}): return only the "
+                            f"generated tokens")
+            if want[-1:] == [eos] and got[:len(want)] == want:
+                raise Wrong(f"{where} you went on after <eos>: stop as soon as <eos> is "
+                            f"generated ({want}, got {got})")
+            if want[-1:] == [eos] and got == want[:-1]:
+                raise Wrong(f"{where} the <eos> that ended the sentence is missing: keep it")
+            if model.pad_id in got:
+                raise Wrong(f"{where} you generated padding (id {model.pad_id}) at step "
+                            f"{got.index(model.pad_id) + 1}: padding is never a word; set its "
+                            f"score to -inf before the argmax")
+            if len(got) > max_len:
+                raise Wrong(f"{where} you returned {len(got)} tokens: at most max_len")
+            if got == _greedy_variant(model, src, max_len, eos):
+                # under the causal mask, position 0 sees <bos> only: both mistakes give this
+                raise Wrong(f"{where} every step's choice depends on <bos> alone: append each "
+                            f"chosen word to the prefix, decode the whole prefix, and read the "
+                            f"scores at its last position, hidden[:, -1] (not hidden[:, 0])")
+            i = next((i for i, (g, w) in enumerate(zip(got, want)) if g != w),
+                     min(len(got), len(want)))
+            raise Wrong(f"{where} greedy decoding gives {want}; yours {got} differs from step "
+                        f"{i + 1}: pick the argmax of the next-word scores given the whole prefix")
+
+
 # -- 13: attention over a graph ----------------------------------------------------------------
 
 def check_neighbour_softmax(fn):
@@ -677,4 +759,4 @@ CHECKERS = {f.__name__: f for f in (
     check_layer_norm_backward, check_cross_entropy_backward, check_attention_backward,
     check_neuron_gradients, check_attention, check_split_heads, check_causal_mask,
     check_sinusoid_table, check_layer_norm, check_add_and_norm, check_encoder_layer, check_noam,
-    check_merge_pair, check_neighbour_softmax, check_stable_softmax)}
+    check_merge_pair, check_greedy_decode, check_neighbour_softmax, check_stable_softmax)}
