@@ -338,6 +338,95 @@ assert ids[0] == vocab.cls_id and ids.count(vocab.sep_id) == 2
 assert segments == [0] * (len(doc[0]) + 2) + [1] * (len(doc[1]) + 1)
 
 # %% [markdown]
+# ### The input: three embeddings added
+#
+# Each position's input vector is the sum of three learned rows: the **token**'s embedding,
+# the **segment**'s (one of two rows: sentence A or B) and the **position**'s (BERT learns a
+# row per position instead of tutorial 8's sinusoids). The sum is layer-normalised and enters
+# the encoder stack of tutorial 10. Below, the three parts for the pair above, in a small
+# untrained `BertForPreTraining` ($d = 16$): rows are the input positions, columns the features.
+
+# %%
+mg.manual_seed(0)
+tiny_bert = models.BertForPreTraining(len(vocab), d_model=16, nhead=2, num_layers=1,
+                                      dim_feedforward=32, max_len=64).eval()
+enc = tiny_bert.bert
+with mg.no_grad():
+    parts = {"token": enc.tok_embed(np.array(ids)).numpy(),
+             "segment": enc.seg_embed(np.array(segments)).numpy(),
+             "position": enc.pos_embed(np.arange(len(ids))).numpy()}
+summed = sum(parts.values())
+assert np.allclose(parts["segment"][0], parts["segment"][segments.index(1) - 1])   # one row per segment
+assert not np.allclose(parts["segment"][0], parts["segment"][-1])
+labels_y = [f"{vocab.itos[i]} ({s})" for i, s in zip(ids, segments)]
+fig, axes = plt.subplots(1, 4, figsize=(13, 0.28 * len(ids) + 1.5), sharey=True,
+                         layout="constrained")
+lim = np.abs(summed).max()
+for ax, (name, part) in zip(axes, [*parts.items(), ("sum: the encoder's input", summed)]):
+    im = ax.imshow(part, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
+    ax.set_title(name)
+    ax.set_xlabel("feature")
+axes[0].set_yticks(range(len(ids)), labels_y, fontsize=8)
+fig.colorbar(im, ax=axes, shrink=0.6)
+fig.suptitle("BERT's input = token + segment + position embeddings (segment in brackets)")
+savefig(fig, "13_bert_input_embeddings")
+with mg.no_grad():   # the encoder's first step is the norm of exactly this sum
+    first = enc.norm(mg.tensor(summed[None])).numpy()
+    assert np.allclose(first, enc.norm(enc.tok_embed(np.array([ids])) + enc.seg_embed(np.array([segments]))
+                                       + enc.pos_embed(np.arange(len(ids)))).numpy(), atol=1e-6)
+
+# %% [markdown]
+# ### The two heads and their summed loss, on one batch
+#
+# On top of the encoder's output $\mathbf z$ sit two small heads:
+#
+# * the **MLM head** scores every position against the whole vocabulary:
+#   $\mathrm{LayerNorm}(\mathrm{GELU}(\mathbf z W + \mathbf b))\, E^\top + \mathbf b_V$, where
+#   $E$ is the token embedding table again (tied, as the output layer of tutorial 10);
+# * the **NSP head** reads only position 0, [CLS]: the pooler
+#   $\tanh(W_p \mathbf z_{[CLS]} + \mathbf b_p)$, then a linear layer to two scores (NotNext, IsNext).
+#
+# The loss is the cross entropy of the masked words (only the selected positions count,
+# labels $-100$ elsewhere) **plus** the cross entropy of IsNext/NotNext. We compute both heads and
+# the loss by hand on a batch of 8 pairs and compare with the model and `pretraining_loss`.
+
+# %%
+from minigrad.models.bert import pretraining_loss
+
+rng_b = np.random.default_rng(1)
+b_ids, b_types, b_next = bert.nsp_batch(bcorpus, np.arange(len(bcorpus.docs)), 8, rng_b)
+b_masked, b_labels = models.mask_tokens(b_ids, vocab, rng_b)
+with mg.no_grad():
+    z = enc(b_masked, b_types)                                              # (B, T, D)
+    h_mlm = tiny_bert.mlm_norm(tiny_bert.mlm_dense(z).gelu())
+    mlm_by_hand = (h_mlm.numpy() @ enc.tok_embed.weight.numpy().T
+                   + tiny_bert.mlm_bias.numpy())                            # (B, T, V)
+    nsp_by_hand = tiny_bert.nsp(enc.pooler(z[:, 0]).tanh()).numpy()         # (B, 2)
+    mlm_logits, nsp_logits = tiny_bert(b_masked, b_types)
+    library_loss = pretraining_loss(mlm_logits, nsp_logits, b_labels, b_next).item()
+assert np.allclose(mlm_by_hand, mlm_logits.numpy(), atol=1e-4)
+assert np.allclose(nsp_by_hand, nsp_logits.numpy(), atol=1e-5)
+
+
+def log_softmax_np(x):
+    x = x - x.max(-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(-1, keepdims=True))
+
+
+sel = b_labels != -100                                                      # masked positions
+mlm_loss = -log_softmax_np(mlm_by_hand)[sel, b_labels[sel]].mean()
+nsp_loss = -log_softmax_np(nsp_by_hand)[np.arange(8), b_next.astype(int)].mean()
+print(f"{int(sel.sum())} masked positions in {b_ids.size} tokens; MLM loss {mlm_loss:.3f} "
+      f"(ln V = {np.log(len(vocab)):.3f}), NSP loss {nsp_loss:.3f} (ln 2 = {np.log(2):.3f}), "
+      f"sum {mlm_loss + nsp_loss:.3f}; pretraining_loss {library_loss:.3f}")
+assert np.isclose(mlm_loss + nsp_loss, library_loss, rtol=1e-4)
+assert abs(mlm_loss - np.log(len(vocab))) < 0.5 and abs(nsp_loss - np.log(2)) < 0.3  # untrained
+
+# %% [markdown]
+# Untrained, both losses sit near their "uniform guess" values, $\ln V$ and $\ln 2$. (The MLM
+# head starts near uniform because BERT initialises the embeddings with a small standard
+# deviation, 0.02.) Pre-training lowers their sum.
+#
 # Of the selected 15 %, BERT replaces 80 % with [MASK], 10 % with a random word, and leaves
 # 10 % unchanged. The model must then predict the original word at all selected positions.
 # Because some visible words are also targets, it cannot assume that only [MASK] positions
@@ -541,6 +630,36 @@ assert np.allclose(alpha.sum(-1), 1.0, atol=1e-5)
 allowed = adjacency | np.eye(5, dtype=bool)
 assert np.all(alpha[:, ~allowed] == 0)                      # no edge, no attention
 
+# draw head 0: an arrow j -> i for each weight alpha_ij that node i gives node j
+pos = np.array([[0.0, 0.0], [-1.7, 1.2], [-1.7, -1.2], [1.7, 0.0], [3.4, 0.0]])  # the hub in the middle
+fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
+for head, ax in enumerate(axes):
+    for i, j in zip(*np.nonzero(adjacency)):
+        a_ij = alpha[head, i, j]
+        along = (pos[i] - pos[j]) / np.linalg.norm(pos[i] - pos[j])
+        shift = 0.09 * np.array([along[1], -along[0]])      # the two directions side by side
+        start, end = pos[j] + shift, pos[i] + shift
+        ax.annotate("", end + 0.22 * (start - end) / np.linalg.norm(start - end),
+                    start - 0.22 * (start - end) / np.linalg.norm(start - end),
+                    arrowprops=dict(arrowstyle="-|>", lw=0.5 + 6 * a_ij,
+                                    color=plt.cm.viridis(a_ij)))
+        ax.text(*(0.62 * end + 0.38 * start), f"{a_ij:.2f}", fontsize=8, ha="center",
+                va="center", bbox=dict(fc="white", ec="none", pad=0.5))
+    for i in range(5):
+        ax.scatter(*pos[i], s=500, color="#dddddd", ec="k", zorder=3)
+        ax.text(*pos[i], str(i), ha="center", va="center", zorder=4)
+        ax.text(pos[i, 0], pos[i, 1] - 0.38, f"self {alpha[head, i, i]:.2f}", ha="center",
+                fontsize=8, color="0.3")
+    ax.set_xlim(-2.3, 3.9)
+    ax.set_ylim(-1.8, 1.6)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(f"head {head + 1}")
+fig.suptitle("GAT attention on the edges (untrained): arrow j -> i shows alpha_ij, "
+             "what node i takes from j")
+savefig(fig, "13_gat_edge_attention")
+assert np.allclose(alpha[:, 4, [3, 4]].sum(-1), 1.0)        # node 4 hears only 3 and itself
+
 # %% [markdown]
 # The lecture's setting is multi-label node classification: each node may carry several labels,
 # so each label gets its own sigmoid ("is label $y$ present?") and binary cross-entropy, instead
@@ -604,6 +723,40 @@ ax.set_ylabel("sentence attention weight")
 ax.set_title("Hierarchical attention: where one document's classification looked")
 savefig(fig, "13_han_sentence_attention")
 assert np.isclose(beta.sum(), 1.0, atol=1e-5) and np.all(beta[n_sent:] == 0)
+
+# %% [markdown]
+# One level down, the word weights $\alpha_{it}$ that pooled each sentence. Here they are
+# for every sentence of the same document, one row per sentence, each word shaded by its weight.
+# Word ids: 1 is the marker, 2 to 5 the four class keywords, higher ids are filler.
+
+# %%
+alpha_w = word_w.numpy()[0]                                  # (sentences, words)
+n_classes = int(test_labels.max()) + 1
+
+
+def word_name(i):
+    if i == models.han.MARKER:
+        return "MARKER"
+    return f"class{i - 2}" if i < 2 + n_classes else f"w{i}"
+
+
+fig, ax = plt.subplots(figsize=(8, 0.55 * n_sent + 1.2))
+for r in range(n_sent):
+    for c, word in enumerate(test_docs[0, r]):
+        if word == 0:
+            continue
+        ax.add_patch(plt.Rectangle((c, -r - 0.45), 0.95, 0.9, color=plt.cm.Oranges(alpha_w[r, c])))
+        ax.text(c + 0.47, -r, f"{word_name(word)}\n{alpha_w[r, c]:.2f}", ha="center",
+                va="center", fontsize=7)
+ax.set_xlim(0, test_docs.shape[2])
+ax.set_ylim(-n_sent + 0.4, 0.6)
+ax.set_yticks([-r for r in range(n_sent)],
+              [f"sentence {r}" + (" (key)" if r == test_keys[0] else "") for r in range(n_sent)])
+ax.set_xticks([])
+ax.set_title("HAN word attention: the weight of each word within its sentence")
+savefig(fig, "13_han_word_attention")
+real_words = test_docs[0, :n_sent] != 0
+assert np.allclose(alpha_w[:n_sent].sum(-1), 1.0, atol=1e-5) and np.all(alpha_w[:n_sent][~real_words] == 0)
 
 # %% [markdown]
 # ## Exercise: attention over a graph's neighbours
