@@ -16,7 +16,7 @@
 # Attention is older and broader than the Transformer. This last tutorial follows the second
 # lecture through four other places where it appears, each kept short:
 #
-# 1. the **recurrent encoder-decoder with attention**, where attention started, on the same
+# 1. the **recurrent encoder-decoder with attention** of tutorial 5, trained on the same
 #    translation task as tutorial 12;
 # 2. **BERT**, a Transformer encoder pre-trained by filling in masked words;
 # 3. **graph attention (GAT)**, attention over a node's neighbours in a graph;
@@ -51,7 +51,6 @@ from minigrad.translate.plots import plot_attention
 from minigrad.models.rnn_seq2seq import build_seq2seq_rnn
 from minigrad.translate.tokenizers import WordTokenizer
 from minigrad.translate.train import translate
-from minigrad.nn.scores import SCORES
 from minigrad.nn.utils import clip_grad_norm_
 from minigrad.optim.lr_scheduler import WarmupScheduler
 
@@ -66,29 +65,13 @@ def falls(losses, k=5):
 # %% [markdown]
 # ## 1. The recurrent encoder-decoder, with and without attention
 #
-# Before Transformers, translation used two recurrent networks. The encoder reads the source
-# one word at a time, $\mathbf h_i = f(\mathbf h_{i-1}, \mathbf x_i)$; the decoder then writes the
-# target one word at a time. In the plain version the decoder receives a single vector
-# $\mathbf c$, the encoder's final state, which must hold the whole sentence: the longer the
-# sentence, the harder that squeeze, and nothing links a target word to the source words it
-# translates.
-#
-# Attention (Bahdanau et al., 2015) keeps *all* encoder states. At every decoder step $t$ the
-# previous decoder state $\mathbf s_{t-1}$ is compared with each of them by a similarity
-# function, the scores are normalised into weights, and their weighted sum becomes that step's
-# context:
-#
-# $$\alpha_{ti} = \frac{\exp \operatorname{sim}(\mathbf s_{t-1}, \mathbf h_i)}{\sum_k \exp \operatorname{sim}(\mathbf s_{t-1}, \mathbf h_k)},
-#   \qquad \mathbf c_t = \sum_i \alpha_{ti}\, \mathbf h_i .$$
-#
-# The lecture lists several similarity functions, all available in `minigrad.nn.scores`: the dot
-# product $\mathbf s^\top \mathbf h$, its scaled version $\mathbf s^\top \mathbf h/\sqrt d$, the bilinear
-# form $\mathbf s^\top W \mathbf h$, and the additive form $\mathbf w^\top \tanh(U\mathbf s + W\mathbf h)$, a
-# small network of its own.
-
-# %%
-print("similarity functions:", sorted(SCORES))
-assert {"dot", "scaled_dot", "bilinear", "additive"} <= set(SCORES)
+# Tutorial 5 began with the recurrent encoder-decoder: an encoder that reads the source one word
+# at a time, a decoder that writes the target one word at a time, and attention, which gives each
+# decoder step a context $\mathbf c_t = \sum_i \alpha_{ti} \mathbf h_i$ over *all* the encoder
+# states instead of a single final vector, with the score functions of `minigrad.nn.scores`
+# (dot, scaled dot, bilinear, additive) and the two wirings (Bahdanau's and Luong's) that decide
+# what can run in parallel. Here we train it, with and without attention, on the translation
+# task of tutorial 12, and compare it with the Transformer.
 
 # %% [markdown]
 # We train both versions on the toy corpus of tutorial 12. Instead of the `Trainer`, here is the
@@ -183,101 +166,6 @@ assert 0.5 < tf_model.num_parameters() / rnn_att["model"].num_parameters() < 2
 # the Transformer of tutorial 12 reaches about 72 after 700, with its warm-up finished). What the recurrent model cannot do is run in parallel: its encoder needs $S$ steps
 # one after another and its decoder $T$ more, while a Transformer layer processes all positions
 # at once. That, more than accuracy on toy data, is why the Transformer took over.
-
-# %% [markdown]
-# ### Which decoder state asks the question? The lecture's model and ours
-#
-# There are two classic ways to wire attention into a recurrent decoder, and the difference
-# decides what can run in parallel (the lecture's first question).
-#
-# * **The lecture's model** (Bahdanau et al.): at step $t$ the *previous* state asks,
-#   $\alpha_{ti} \propto \exp a(\mathbf s_{t-1}, \mathbf h_i)$, and the context is fed **into** the
-#   recurrence, $\mathbf s_t = f(\mathbf s_{t-1}, [\mathbf y_{t-1}; \mathbf c_t])$. So row $t+1$ of
-#   the attention matrix needs $\mathbf s_t$, which needs $\mathbf c_t$, which needs all of row $t$:
-#   the rows come out one at a time, even in training with teacher forcing.
-# * **The model trained above** (`minigrad.models.rnn_seq2seq`, Luong et al.'s "global"
-#   attention): the *current* state asks, $\alpha_{ti} \propto \exp a(\mathbf s_t, \mathbf h_i)$, and
-#   the context only feeds the output layer, not the recurrence. With teacher forcing all the
-#   states $\mathbf s_1, \dots, \mathbf s_T$ come from one run of the decoder GRU over the known
-#   target, and then every row of attention weights comes from one batched operation.
-#
-# (Within one row, both compute all $\alpha_{t1}, \dots, \alpha_{tn}$ at once, and both encoders
-# are recurrent.) We build both decoders from a `GRUCell` and an additive score, then test the
-# dependency directly: nudge the context $\mathbf c_{t'}$ of one step and record which rows of
-# attention weights move.
-
-# %%
-from minigrad.functional import cat, stack
-
-
-class AttentionDecoder(mg.nn.Module):
-    """A GRU decoder with additive attention; `feed_context` True is the lecture's wiring."""
-
-    def __init__(self, emb, hidden, feed_context):
-        super().__init__()
-        self.feed_context = feed_context
-        self.cell = mg.nn.GRUCell(emb + (hidden if feed_context else 0), hidden)
-        self.score = mg.nn.AdditiveScore(hidden, hidden)
-
-    def forward(self, y, memory, s0, nudge=None):
-        """y (B, T, E) target embeddings, memory (B, S, H), s0 (B, H) -> weights (B, T, S).
-        `nudge` = (t, vector) adds the vector to the context of step t."""
-        keys = self.score.prepare_keys(memory)
-        s, states, rows = s0, [], []
-        for t in range(y.shape[1]):
-            if self.feed_context:                                # query: the previous state
-                c, a = mg.nn.attend(self.score.score(s, keys), memory)
-                if nudge is not None and nudge[0] == t:
-                    c = c + nudge[1]
-                s = self.cell(cat([y[:, t], c], dim=-1), s)
-                rows.append(a)
-            else:
-                s = self.cell(y[:, t], s)                        # no attention inside the loop
-                states.append(s)
-        if self.feed_context:
-            return stack(rows, dim=1)
-        queries = stack(states, dim=1)                           # (B, T, H): all states first,
-        c, weights = mg.nn.attend(self.score.score(queries, keys), memory)   # then one batched op
-        if nudge is not None:
-            c = c + nudge[1]                                     # feeds only the output layer
-        return weights
-
-
-T_dec, S_src, emb_d, hid = 6, 5, 8, 16
-mg.manual_seed(5)
-y_emb, memory_h, s_init = mg.randn(1, T_dec, emb_d), mg.randn(1, S_src, hid), mg.randn(1, hid)
-dependence = {}
-with mg.no_grad():
-    for name, feed in (("lecture (s_(t-1) asks, c_t fed back)", True),
-                       ("Luong (s_t asks, c_t to the output)", False)):
-        dec = AttentionDecoder(emb_d, hid, feed)
-        base = dec(y_emb, memory_h, s_init).numpy()[0]
-        D_dep = np.zeros((T_dec, T_dec))
-        for t_nudged in range(T_dec):
-            moved = dec(y_emb, memory_h, s_init, nudge=(t_nudged, mg.ones(1, hid))).numpy()[0]
-            D_dep[:, t_nudged] = np.abs(moved - base).max(-1)
-        dependence[name] = D_dep
-lecture_dep, luong_dep = dependence.values()
-assert np.all(np.triu(lecture_dep) == 0) and np.all(lecture_dep[np.tril_indices(T_dec, -1)] > 0)
-assert np.all(luong_dep == 0)
-print("rows of attention that move when c_1 is nudged, lecture's model:",
-      np.nonzero(lecture_dep[:, 0])[0].tolist(), "; Luong's:", np.nonzero(luong_dep[:, 0])[0].tolist())
-
-fig, axes = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
-for ax, (name, D_dep) in zip(axes, dependence.items()):
-    im = ax.imshow(D_dep > 0, cmap="Reds", vmin=0, vmax=1)
-    ax.set_title(name, fontsize=10)
-    ax.set_xlabel("step t' whose context is nudged")
-    ax.set_ylabel("row t of attention weights")
-fig.suptitle("Does attention row t depend on the context of step t'? (red: yes)")
-savefig(fig, "13_rnn_attention_dependence")
-
-# %% [markdown]
-# In the lecture's model every row depends on every earlier step, so with teacher forcing the
-# decoder still makes $T$ attention computations one after another. In Luong's wiring nothing
-# in the attention weights depends on an earlier context: one recurrent pass, then all rows at
-# once. The recurrence remains, though (both the encoder and the decoder GRU go step by step),
-# and removing it is exactly what the Transformer does.
 
 # %% [markdown]
 # The attention weights $\alpha_{ti}$ make the model inspectable, as in tutorial 12. Here is a
