@@ -260,7 +260,7 @@ def next_log_probs(memory, src_pad, prefix):
 # extended by every word; a finished one (it ended with ⟨eos⟩) stays as it is. All candidates
 # are ranked by
 #
-# $$rac{\log P(y_1 \dots y_L)}{\mathrm{lp}(L)}, \qquad \mathrm{lp}(L) = \Big(\frac{5 + L}{6}\Big)^{\alpha}$$
+# $$\frac{\log P(y_1 \dots y_L)}{\mathrm{lp}(L)}, \qquad \mathrm{lp}(L) = \Big(\frac{5 + L}{6}\Big)^{\alpha}$$
 #
 # (GNMT's length penalty; $\alpha = 0$ ranks by the plain log-probability), and the $k$ best
 # are kept. It stops when all $k$ have ended or after `max_len` steps, and returns the best of
