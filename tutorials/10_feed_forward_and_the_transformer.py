@@ -18,7 +18,9 @@
 #
 # 1. the **position-wise feed-forward network** that follows every attention sublayer;
 # 2. the **Add & Norm** wrapper (residual connection plus layer norm) around every sublayer;
-# 3. the **assembly**: 6 encoder layers, 6 decoder layers, embeddings and an output layer.
+# 3. the **assembly**: 6 encoder layers, 6 decoder layers, embeddings and an output layer,
+#    written out from these parts and checked against the library's `Seq2SeqTransformer`,
+#    with a map of where each tutorial's block sits in the whole model.
 #
 # Along the way we count parameters with `summary()` and reproduce the lecture's tables,
 # including where its round numbers come from.

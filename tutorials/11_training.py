@@ -19,7 +19,9 @@
 # 2. **label smoothing**: what "the right answer" looks like to the loss;
 # 3. **the warm-up schedule**: how large a step the optimiser takes at each moment of training.
 #
-# Each is small in code, and each is explained here with numbers you can check by hand.
+# Each is small in code, and each is explained here with numbers you can check by hand. At
+# the end, one whole training step (forward, loss, backward, clipping, Adam, the rate) is
+# written out and checked against the library's `Trainer`, which tutorial 12 then uses.
 
 # %%
 
