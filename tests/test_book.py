@@ -1,8 +1,9 @@
 """The book as a learner sees it: build it, open every page in headless Chromium, check it.
 
-Slow (it builds the book: about a minute cold, seconds when the cached runs are current), so
-CI's default run skips it. It needs the `book` extra and Debian's `chromium` and
-`chromium-driver`:
+Most of it is slow (it builds the book: about a minute cold, seconds when the cached runs are
+current), so CI's default run skips it. The fast tests render a tiny book without running a
+kernel (a few seconds of Sphinx) and are skipped where the `book` extra is not installed. The
+slow ones need the `book` extra and Debian's `chromium` and `chromium-driver`:
 
     python -m pytest -m slow tests/test_book.py
 
@@ -23,8 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-pytestmark = pytest.mark.slow
-
+slow = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "book" / "_build"
 SITE = BUILD / "html"
@@ -146,6 +146,7 @@ def _tiny_folder(tmp_path: Path, **files) -> Path:
     return folder
 
 
+@slow
 def test_a_failing_tutorial_fails_the_build_naming_it_and_its_cell(book_packages, tmp_path):
     folder = _tiny_folder(tmp_path, **{"01_tiny": TINY, "02_broken": BROKEN})
     done = _build_tiny(folder, tmp_path / "out")
@@ -157,6 +158,7 @@ def test_a_failing_tutorial_fails_the_build_naming_it_and_its_cell(book_packages
     assert not (tmp_path / "out" / "html").exists(), "a failed run still rendered the book"
 
 
+@slow
 def test_an_unchanged_tutorial_is_not_run_again(book_packages, tmp_path):
     folder = _tiny_folder(tmp_path, **{"01_tiny": TINY})
     out = tmp_path / "out"
@@ -216,6 +218,7 @@ def _open(driver, page: Path):
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
+@slow
 def test_site_loads_nothing_from_the_internet(site):
     remote = re.compile(r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=\"(?:https?:)?//", re.I)
     offenders = [str(p.relative_to(site)) for p in site.rglob("*.html")
@@ -223,6 +226,7 @@ def test_site_loads_nothing_from_the_internet(site):
     assert not offenders, f"pages that load scripts, styles or images from the web: {offenders}"
 
 
+@slow
 def test_table_of_contents_follows_the_reading_order(site):
     sys.path.insert(0, str(ROOT / "book"))
     try:
@@ -238,6 +242,7 @@ def test_table_of_contents_follows_the_reading_order(site):
         assert heading in index, f"the front page lacks the README's section '{heading}'"
 
 
+@slow
 @pytest.mark.parametrize("tutorial", TUTORIALS, ids=[p.stem for p in TUTORIALS])
 def test_tutorial_page(tutorial, site, browser):
     page = site / "tutorials" / (tutorial.stem + ".html")
@@ -277,6 +282,7 @@ def test_tutorial_page(tutorial, site, browser):
     assert not errors, f"{page.name}: console errors {errors}"
 
 
+@slow
 def test_every_page_has_its_images_and_working_links(site, browser):
     pages = sorted(site.rglob("*.html"))
     problems = []
