@@ -64,17 +64,13 @@ class BuildError(Exception):
 
 
 def tutorial_order(folder: Path = TUTORIALS) -> list[Path]:
-    """The tutorials in reading order: as tutorials/README.md names them, then any others sorted;
-    the numbered ones first, then the appendices (names that do not start with a digit).
+    """The tutorials in reading order: the numbered ones by their number, then the appendices
+    (names that do not start with a digit) by name.
 
     A tutorial is a `*.py` file in `folder` whose name does not start with "_".
     """
-    files = {p.name: p for p in folder.glob("*.py") if not p.name.startswith("_")}
-    index = folder / "README.md"
-    named = re.findall(r"[\w.-]+\.py", index.read_text(encoding="utf-8")) if index.exists() else []
-    order = list(dict.fromkeys(n for n in named if n in files))
-    order += sorted(set(files) - set(order))
-    return sorted((files[n] for n in order), key=is_appendix)  # sorted() is stable
+    files = [p for p in folder.glob("*.py") if not p.name.startswith("_")]
+    return sorted(files, key=lambda p: (is_appendix(p), p.name))
 
 
 def is_appendix(path: Path) -> bool:

@@ -18,19 +18,17 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from test_book_pages import check_stepper, chromium, folding_problems
 
 slow = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "book" / "_build"
 SITE = BUILD / "html"
 SHOTS = BUILD / "screenshots"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
 TUTORIALS = sorted(p for p in (ROOT / "tutorials").glob("*.py") if not p.name.startswith("_"))
 # code that puts a picture on the page: a saved figure, a rendered graph, or an inline one
 MAKES_FIGURE = re.compile(r"\bsavefig\(|\brender_graph\(|\.show\(|\bdisplay\(")
@@ -61,6 +59,11 @@ if (!document.querySelector('script[src*="mathjax"]')) { done("no math"); return
 BROKEN_IMAGES_JS = """
 return Array.from(document.images)
   .filter(img => !img.complete || img.naturalWidth === 0).map(img => img.getAttribute("src"));
+"""
+# whether the code of each solution cell is on screen (a closed <details> hides it)
+SOLUTION_SHOWN_JS = """
+return Array.from(document.querySelectorAll('.tag_solution .cell_input'))
+  .slice(0, 1).map(e => e.offsetParent !== null && e.getClientRects().length > 0);
 """
 REMOTE_LOADS_JS = """
 return performance.getEntriesByType("resource").map(e => e.name)
@@ -188,26 +191,8 @@ def site(book_packages):
 
 @pytest.fixture(scope="module")
 def browser(site):
-    if not (CHROMIUM and CHROMEDRIVER):
-        pytest.skip("needs Debian's chromium and chromium-driver")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="book-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-                "--window-size=1280,1400", "--hide-scrollbars"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_script_timeout(60)
-    driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with chromium() as driver:
+        yield driver
 
 
 def _open(driver, page: Path):
@@ -279,6 +264,15 @@ def test_tutorial_page(tutorial, site, browser):
     raw = browser.execute_script(RAW_MATH_JS)
     assert not raw, f"{page.name}: TeX left untypeset in the text: {raw[:5]}"
     assert "Source used" in browser.page_source, f"{page.name}: no 'Source used' section"
+    folding = folding_problems(page.read_text(encoding="utf-8"))
+    assert not folding, f"{page.name}: " + "; ".join(folding)
+    if "tags=[\"solution\"]" in text:
+        hidden = browser.execute_script(SOLUTION_SHOWN_JS)
+        assert hidden == [False], f"{page.name}: a solution is visible before any click"
+        browser.execute_script("document.querySelector('.tag_solution details summary').click()")
+        assert browser.execute_script(SOLUTION_SHOWN_JS)[0], f"{page.name}: a click does not show it"
+    if "backward-stepper" in text:
+        check_stepper(browser)
     assert not errors, f"{page.name}: console errors {errors}"
 
 

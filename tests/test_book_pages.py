@@ -75,6 +75,17 @@ def folding_problems(page: str) -> list[str]:
     return problems
 
 
+def test_the_front_page_names_only_files_that_exist():
+    text = (ROOT / "book" / "front.md").read_text(encoding="utf-8")
+    # `tutorials/x.py`, `python tutorials/x.py`, `book/published/`: paths of the repository
+    named = [w for code in re.findall(r"`([^`]+)`", text) for w in code.split()
+             if "/" in w or re.search(r"\.(py|md)$", w)]
+    assert named, "the front page names no file; the test looks for `path` spans"
+    missing = [w for w in named if not (ROOT / w.rstrip("/")).exists()
+               and not (ROOT / "tutorials" / w).exists()]
+    assert not missing, f"book/front.md names files that do not exist: {missing}"
+
+
 @contextlib.contextmanager
 def chromium(window="1280,1400"):
     """Headless Chromium through chromedriver, with a profile of its own, closed afterwards."""
@@ -344,3 +355,12 @@ def test_a_stepper_in_a_page_steps_through_its_frames(book, tmp_path):
         check_stepper(driver)
         errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
         assert not errors, errors
+
+
+def test_the_chapters_follow_their_numbers_then_the_appendices(book):
+    build, _ = book
+    names = [p.name for p in build.tutorial_order()]
+    numbered = [n for n in names if n[:1].isdigit()]
+    assert numbered == sorted(numbered, key=lambda n: int(n.split("_")[0]))
+    assert names == numbered + sorted(n for n in names if not n[:1].isdigit()), names
+    assert names[0].startswith("01_"), names
