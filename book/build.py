@@ -135,11 +135,12 @@ def write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-def fold(cell, show: str, hide: str):
-    """Show the cell's code folded (a closed <details>), with `show` on the bar to open it."""
+def fold(cell, show: str, hide: str, what: str = "input"):
+    """Show the cell's code (`what` "input") or the whole cell ("cell") folded in a closed
+    <details>, with `show` on the bar that opens it."""
     tags = cell.metadata.setdefault("tags", [])
-    if "hide-input" not in tags:
-        tags.append("hide-input")
+    if f"hide-{what}" not in tags:
+        tags.append(f"hide-{what}")
     cell.metadata.setdefault("mystnb", {}).update(code_prompt_show=show, code_prompt_hide=hide)
 
 
@@ -158,8 +159,8 @@ def page_notebook(notebook, used: dict, note: str):
             after_answer = bool(ANSWER.search(cell.source))
         elif "solution" in cell.metadata.get("tags", []):
             fold(cell, "Show the solution", "Hide the solution")
-        elif after_answer:  # it computes the answer just given, so it shows the answer too
-            fold(cell, "Show the code that checks this answer", "Hide the code")
+        elif after_answer:  # it computes the answer just given: its output shows it too
+            fold(cell, "Show the code that checks this answer", "Hide the code", "cell")
             after_answer = False
         cell["id"] = f"cell-{i}"  # stable ids keep the staged file identical between builds
     return notebook

@@ -60,10 +60,11 @@ BROKEN_IMAGES_JS = """
 return Array.from(document.images)
   .filter(img => !img.complete || img.naturalWidth === 0).map(img => img.getAttribute("src"));
 """
-# whether the code of each solution cell is on screen (a closed <details> hides it)
+# whether the code of the first solution cell is on screen (a closed <details> keeps its
+# content laid out but not rendered, which checkVisibility sees and offsetParent does not)
 SOLUTION_SHOWN_JS = """
-return Array.from(document.querySelectorAll('.tag_solution .cell_input'))
-  .slice(0, 1).map(e => e.offsetParent !== null && e.getClientRects().length > 0);
+return Array.from(document.querySelectorAll('.tag_solution .cell_input pre'))
+  .slice(0, 1).map(e => e.checkVisibility({contentVisibilityAuto: true}));
 """
 REMOTE_LOADS_JS = """
 return performance.getEntriesByType("resource").map(e => e.name)
@@ -269,8 +270,14 @@ def test_tutorial_page(tutorial, site, browser):
     if "tags=[\"solution\"]" in text:
         hidden = browser.execute_script(SOLUTION_SHOWN_JS)
         assert hidden == [False], f"{page.name}: a solution is visible before any click"
-        browser.execute_script("document.querySelector('.tag_solution details summary').click()")
-        assert browser.execute_script(SOLUTION_SHOWN_JS)[0], f"{page.name}: a click does not show it"
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        summary = browser.find_element(By.CSS_SELECTOR, ".tag_solution details > summary")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", summary)
+        summary.click()
+        WebDriverWait(browser, 5).until(lambda b: b.execute_script(SOLUTION_SHOWN_JS) == [True],
+                                        f"{page.name}: a click on the bar does not show the solution")
     if "backward-stepper" in text:
         check_stepper(browser)
     assert not errors, f"{page.name}: console errors {errors}"

@@ -146,6 +146,7 @@ assert double(2) == 4
 
 # %%
 assert 1 + 1 == 2
+print("answer", 1 + 1)
 '''
 TRAINED = '''# %% [markdown]
 # # Trained: a result that needs the real sizes
@@ -201,8 +202,11 @@ def tiny_book(book, tmp_path_factory):
     published.nbformat.write(kept, runs / "02_trained.ipynb")
     loaded = published.load(trained, runs)
     assert loaded.current and loaded.commit == "abc1234"
-    notebooks = {folder / "01_exercise.py": _notebook(folder / "01_exercise.py"),
-                 trained: loaded.notebook}
+    exercise = _notebook(folder / "01_exercise.py")
+    # what the last cell prints when run: the answer, which must be folded with the code
+    exercise.cells[-1].outputs = [published.nbformat.v4.new_output(
+        "stream", name="stdout", text="answer 2\n")]
+    notebooks = {folder / "01_exercise.py": exercise, trained: loaded.notebook}
     src, changed = build.stage(notebooks, True, tmp / "out")
     site = build.sphinx(src, tmp / "out", changed)
     return {p.stem: (site / "tutorials" / f"{p.stem}.html").read_text(encoding="utf-8")
@@ -216,8 +220,12 @@ def test_solutions_and_answers_are_folded_in_the_built_page(tiny_book):
     assert "twice = x + x" in _text(solution) and "twice = x + x" not in _text(before)
     assert "Show the solution" in solution
     assert re.search(r"<details><summary>Answer</summary>\s*<p>Two", page), "answer not folded"
-    # the cell after the answer computes it: folded as well
-    assert re.search(r"Show the code that checks this answer.*?assert 1 \+ 1 == 2", _text(page), re.S)
+    # the cell after the answer computes it, so its code and output are folded as well
+    check = page[page.index('<div class="cell tag_hide-cell'):]
+    assert FOLDED.match(check[check.index(">") + 1:]), "the answer's check is not folded"
+    folded = _text(check[: check.index("</details>")])
+    assert "Show the code that checks this answer" in folded and "assert 1 + 1 == 2" in folded
+    assert "answer 2" in folded and "answer 2" not in _text(page.replace(check, ""))
 
 
 def test_the_check_finds_an_unfolded_or_early_solution(tiny_book):
@@ -328,7 +336,7 @@ def check_stepper(driver) -> None:
     visible = driver.execute_script(VISIBLE_FRAMES_JS)
     assert visible == ["0"], f"before any click the visible frames are {visible}"
     button = driver.find_element(By.CSS_SELECTOR, ".backward-stepper .next")
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", button)
     button.click()
     assert driver.execute_script(VISIBLE_FRAMES_JS) == ["1"], "Next did not show frame 2"
     steps = stepper_steps(driver)
