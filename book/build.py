@@ -297,6 +297,8 @@ def main(argv=None):
     parser.add_argument("--publish", nargs="+", metavar="NAME", default=[],
                         help="run these tutorials (e.g. 12_toy_translation) at full size, keep "
                              "the runs in book/published/ for every build, then build the book")
+    parser.add_argument("--published", type=Path, default=published.FOLDER,
+                        help="folder of the kept full-size runs (default: book/published/)")
     parser.add_argument("--tutorials", type=Path, default=TUTORIALS,
                         help="folder of the tutorials (default: tutorials/)")
     parser.add_argument("--out", type=Path, default=BUILD,
@@ -304,9 +306,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
-        publish(args.publish, args.tutorials.resolve(), args.out.resolve())
+        runs = args.published.resolve()
+        publish(args.publish, args.tutorials.resolve(), args.out.resolve(), runs)
         index = build(small=not args.full, rerun=args.rerun, tutorials=args.tutorials.resolve(),
-                      out=args.out.resolve())
+                      out=args.out.resolve(), runs=runs)
     except BuildError as err:
         for line in str(err).splitlines():
             print(f"book: {line}", file=sys.stderr)

@@ -372,3 +372,31 @@ def test_the_chapters_follow_their_numbers_then_the_appendices(book):
     assert numbered == sorted(numbered, key=lambda n: int(n.split("_")[0]))
     assert names == numbered + sorted(n for n in names if not n[:1].isdigit()), names
     assert names[0].startswith("01_"), names
+
+
+@pytest.mark.slow
+def test_publish_keeps_a_full_run_that_builds_show_until_the_tutorial_changes(book, tmp_path):
+    folder = tmp_path / "tutorials"
+    folder.mkdir()
+    shutil.copy(ROOT / "tutorials" / "_common.py", folder)
+    size = 'n = 3 if SMALL else 30\nprint("trained on", n)\n'
+    (folder / "01_sized.py").write_text(
+        TRAINED.replace('print("accuracy 0.97")\n', "from _common import SMALL\n" + size))
+    runs, out = tmp_path / "published", tmp_path / "out"
+
+    def run(*extra):
+        done = subprocess.run([sys.executable, str(ROOT / "book" / "build.py"), "--tutorials",
+                               str(folder), "--out", str(out), "--published", str(runs), *extra],
+                              cwd=ROOT, env=dict(os.environ, NUMBA_NUM_THREADS="1"),
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+        page = (out / "html" / "tutorials" / "01_sized.html").read_text(encoding="utf-8")
+        return done.stdout, _text(page)
+
+    log, page = run("--publish", "01_sized")
+    assert (runs / "01_sized.ipynb").is_file() and "published full-size run" in log, log
+    assert "trained on 30" in page and "full-size run" in page
+    (folder / "01_sized.py").write_text((folder / "01_sized.py").read_text() + "# one more line\n")
+    log, page = run()
+    assert "01_sized.py: its published full-size run is stale" in log, log
+    assert "trained on 3\n" in page and "small-mode run" in page
