@@ -312,37 +312,22 @@ return Array.from(document.querySelectorAll('.backward-stepper .frame'))
 """
 
 
-def stepper_steps(driver) -> list[list[str]]:
-    """Click Next on the page's first stepper until the last frame; the visible frames after
-    each click (the first entry: before any click), and then after one Previous."""
-    steps = [driver.execute_script(VISIBLE_FRAMES_JS)]
-    count = driver.execute_script(
-        "return document.querySelectorAll('.backward-stepper .frame').length")
-    for _ in range(count):  # one click past the end: the last frame stays
-        driver.execute_script("document.querySelector('.backward-stepper .next').click()")
-        steps.append(driver.execute_script(VISIBLE_FRAMES_JS))
-    driver.execute_script("document.querySelector('.backward-stepper .prev').click()")
-    steps.append(driver.execute_script(VISIBLE_FRAMES_JS))
-    return steps
-
-
 def check_stepper(driver) -> None:
-    """The stepper shows one frame at a time; Next moves forward, stops at the end; Previous
-    moves back. Clicks are real clicks on the buttons, scrolled into view."""
+    """The page's first stepper shows one frame at a time; Next moves forward and stops at the
+    last frame, Previous moves back. The clicks are real clicks on the buttons."""
     from selenium.webdriver.common.by import By
 
-    frames = driver.find_elements(By.CSS_SELECTOR, ".backward-stepper .frame")
-    assert len(frames) >= 2, "the page has no stepper with two frames or more"
-    visible = driver.execute_script(VISIBLE_FRAMES_JS)
-    assert visible == ["0"], f"before any click the visible frames are {visible}"
-    button = driver.find_element(By.CSS_SELECTOR, ".backward-stepper .next")
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", button)
-    button.click()
-    assert driver.execute_script(VISIBLE_FRAMES_JS) == ["1"], "Next did not show frame 2"
-    steps = stepper_steps(driver)
-    n = len(frames)
-    assert steps[-2] == [str(n - 1)], f"the last Next shows {steps[-2]}, not the last frame"
-    assert steps[-1] == [str(n - 2)], f"Previous from the last frame shows {steps[-1]}"
+    n = len(driver.find_elements(By.CSS_SELECTOR, ".backward-stepper .frame"))
+    assert n >= 2, "the page has no stepper with two frames or more"
+    shown = [driver.execute_script(VISIBLE_FRAMES_JS)]
+    for name in ["next"] * n + ["prev"]:  # one Next past the end: the last frame stays
+        button = driver.find_element(By.CSS_SELECTOR, f".backward-stepper .{name}")
+        driver.execute_script(
+            "arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", button)
+        button.click()
+        shown.append(driver.execute_script(VISIBLE_FRAMES_JS))
+    want = [[str(k)] for k in range(n)] + [[str(n - 1)], [str(n - 2)]]
+    assert shown == want, f"visible frames after each click {shown}, want {want}"
 
 
 @pytest.mark.slow
