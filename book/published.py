@@ -33,7 +33,6 @@ class Run:
     notebook: object
     current: bool
     commit: str
-    minutes: float
 
 
 def path_of(tutorial: Path, folder: Path = FOLDER) -> Path:
@@ -49,7 +48,7 @@ def load(tutorial: Path, folder: Path = FOLDER) -> Run | None:
     meta = notebook.metadata.get("minigrad_book", {})
     current = (meta.get("mode") == "full"
                and meta.get("source") == execute.source_digest(tutorial))
-    return Run(notebook, current, meta.get("commit", "unknown"), meta.get("seconds", 0) / 60)
+    return Run(notebook, current, meta.get("commit", "unknown"))
 
 
 def head_commit(root: Path) -> str:
@@ -72,7 +71,8 @@ def publish(tutorial: Path, root: Path, cache_dir: Path, out_dir: Path, lib_dige
                                      root, lib_digest)
     meta = notebook.metadata["minigrad_book"]
     meta["source"] = execute.source_digest(tutorial)
-    meta["commit"] = head_commit(root)  # a cached full run was made with this very library
+    meta["library"] = lib_digest  # a cached full run was made with this very library too
+    meta["commit"] = head_commit(root)
     if ran:
         meta["seconds"] = round(time.perf_counter() - start)
     folder.mkdir(parents=True, exist_ok=True)
