@@ -3,11 +3,15 @@
     python book/build.py            # tutorials in small mode (tiny sizes, about two minutes)
     python book/build.py --full     # the real sizes and training runs
     python book/build.py --rerun    # run every tutorial again, even if its cached run is current
+    python book/build.py --publish 12_toy_translation   # keep its full-size run in book/published
 
 The site lands in book/_build/html (open index.html; nothing is fetched from the internet).
 Each tutorial in tutorials/ runs as a notebook (see execute.py); a run is reused while the
-tutorial, tutorials/_common.py, the library and the mode are unchanged. The pages are staged
-in book/_build/src and Sphinx (myst-nb, Furo theme, MathJax served locally) renders them.
+tutorial, tutorials/_common.py, the library and the mode are unchanged. A tutorial with a
+current full-size run in book/published/ (see published.py) shows that run in every build.
+Each page says which kind of run produced it. The pages are staged in book/_build/src and
+Sphinx (myst-nb, Furo theme, MathJax served locally) renders them; solution cells and the
+answers of "Test yourself" are folded until the reader clicks.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ try:
     import nbformat
 
     import execute
+    import published
     import sources
 except ImportError as err:  # the book's packages are an extra, not a dependency of minigrad
     sys.exit(f"book: the Python package {err.name!r} is missing; "
@@ -36,10 +41,22 @@ BUILD = BOOK / "_build"
 # the README sections the front page repeats, found by the start of their heading
 FRONT_SECTIONS = ("The layout", "The Tensor API")
 SMALL_NOTE = """```{note}
-This copy of the book was built in small mode (`MINIGRAD_TUTORIAL_SMALL=1`): sizes are tiny
-and training runs are short, so trained results are not meaningful. `python book/build.py
---full` builds it with the real sizes.
+This copy of the book was built in small mode (`MINIGRAD_TUTORIAL_SMALL=1`): tutorials run at
+tiny sizes with short training, so their trained results are not meaningful. The chapters whose
+text discusses trained results show a full-size run kept in `book/published/` instead, while
+that run matches the chapter's code. Each chapter says at its top which kind of run it shows;
+`python book/build.py --full` runs every chapter at the real sizes.
 ```"""
+PAGE_SMALL = """```{note}
+This page shows a **small-mode run** (`MINIGRAD_TUTORIAL_SMALL=1`): tiny sizes and short
+training, so trained results on it are not meaningful. `python book/build.py --full` runs it at
+the real sizes.
+```"""
+PAGE_FULL = """```{note}
+This page shows a **full-size run** (the real sizes and training runs){how}.
+```"""
+# the answer of a "Test yourself" question: a <details> block in markdown
+ANSWER = re.compile(r"<details>\s*<summary>", re.I)
 
 
 class BuildError(Exception):
@@ -47,17 +64,13 @@ class BuildError(Exception):
 
 
 def tutorial_order(folder: Path = TUTORIALS) -> list[Path]:
-    """The tutorials in reading order: as tutorials/README.md names them, then any others sorted;
-    the numbered ones first, then the appendices (names that do not start with a digit).
+    """The tutorials in reading order: the numbered ones by their number, then the appendices
+    (names that do not start with a digit) by name.
 
     A tutorial is a `*.py` file in `folder` whose name does not start with "_".
     """
-    files = {p.name: p for p in folder.glob("*.py") if not p.name.startswith("_")}
-    index = folder / "README.md"
-    named = re.findall(r"[\w.-]+\.py", index.read_text(encoding="utf-8")) if index.exists() else []
-    order = list(dict.fromkeys(n for n in named if n in files))
-    order += sorted(set(files) - set(order))
-    return sorted((files[n] for n in order), key=is_appendix)  # sorted() is stable
+    files = [p for p in folder.glob("*.py") if not p.name.startswith("_")]
+    return sorted(files, key=lambda p: (is_appendix(p), p.name))
 
 
 def is_appendix(path: Path) -> bool:
@@ -122,26 +135,68 @@ def write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-def page_notebook(notebook, used: dict, small: bool):
-    """The notebook as the book shows it: a small-mode note after the title, "Source used" last."""
+def fold(cell, show: str, hide: str, what: str = "input"):
+    """Show the cell's code (`what` "input") or the whole cell ("cell") folded in a closed
+    <details>, with `show` on the bar that opens it."""
+    tags = cell.metadata.setdefault("tags", [])
+    if f"hide-{what}" not in tags:
+        tags.append(f"hide-{what}")
+    cell.metadata.setdefault("mystnb", {}).update(code_prompt_show=show, code_prompt_hide=hide)
+
+
+def page_notebook(notebook, used: dict, note: str):
+    """The notebook as the book shows it: `note` after the title, solutions and the code that
+    checks a "Test yourself" answer folded, "Source used" last."""
     notebook = nbformat.from_dict(notebook)
-    if small:
-        notebook.cells.insert(1, nbformat.v4.new_markdown_cell(SMALL_NOTE))
+    if note:
+        notebook.cells.insert(1, nbformat.v4.new_markdown_cell(note))
     if used:
         notebook.cells.append(nbformat.v4.new_markdown_cell(sources.section(used)))
+    after_answer = False
     for i, cell in enumerate(notebook.cells):
         if cell.cell_type == "markdown":
             cell.source = open_details(cell.source)
+            after_answer = bool(ANSWER.search(cell.source))
+        elif "solution" in cell.metadata.get("tags", []):
+            fold(cell, "Show the solution", "Hide the solution")
+        elif after_answer:  # it computes the answer just given: its output shows it too
+            fold(cell, "Show the code that checks this answer", "Hide the code", "cell")
+            after_answer = False
         cell["id"] = f"cell-{i}"  # stable ids keep the staged file identical between builds
     return notebook
 
 
-def run_tutorials(paths, mode, rerun, out: Path):
-    """Execute (or take from the cache) every tutorial; raise BuildError naming each failure."""
+def page_note(nb) -> str:
+    """The note at the top of a page: which kind of run produced what it shows."""
+    meta = nb.metadata.get("minigrad_book", {})
+    if meta.get("mode") != "full":
+        return PAGE_SMALL
+    if "source" not in meta:  # a --full build
+        return PAGE_FULL.replace("{how}", "")
+    minutes = meta.get("seconds", 0) / 60
+    took = f", which took {minutes:.0f} minutes" if minutes >= 1 else ""
+    return PAGE_FULL.replace("{how}", (
+        f", kept in `book/published/` and made with the library at commit "
+        f"`{meta.get('commit', 'unknown')}`{took}. It is shown while this tutorial and "
+        "`tutorials/_common.py` are unchanged; `python book/build.py --publish` makes it again"))
+
+
+def run_tutorials(paths, mode, rerun, out: Path, runs: Path = published.FOLDER):
+    """Execute (or take from the cache, or from the published full-size runs in `runs`) every
+    tutorial; raise BuildError naming each failure."""
     lib = execute.library_digest(ROOT)
     notebooks, failures = {}, []
     for path in paths:
         start = time.perf_counter()
+        kept = published.load(path, runs)
+        if kept and kept.current:
+            print(f"  {path.name}: published full-size run (library at {kept.commit})", flush=True)
+            notebooks[path] = kept.notebook
+            continue
+        if kept:
+            print(f"  {path.name}: its published full-size run is stale (the tutorial or "
+                  f"_common.py changed): showing a {mode.name} run; refresh it with "
+                  f"python book/build.py --publish {path.stem}", flush=True)
         try:
             nb, ran = execute.executed(path, mode, out / "cache", out / "figures" / mode.name,
                                        ROOT, lib, rerun)
@@ -157,6 +212,21 @@ def run_tutorials(paths, mode, rerun, out: Path):
     return notebooks
 
 
+def publish(names: list[str], tutorials: Path, out: Path, runs: Path = published.FOLDER):
+    """Run the named tutorials at full size and keep their executed notebooks in `runs`."""
+    lib = execute.library_digest(ROOT)
+    for name in names:
+        path = tutorials / (name if name.endswith(".py") else name + ".py")
+        if not path.is_file():
+            raise BuildError(f"--publish: no tutorial {path.name} in {tutorials}")
+        print(f"  {path.name}: running at full size", flush=True)
+        try:
+            saved = published.publish(path, ROOT, out / "cache", out / "figures" / "full", lib, runs)
+        except execute.TutorialFailed as err:
+            raise BuildError(str(err)) from None
+        print(f"  {path.name}: kept in {saved} ({saved.stat().st_size // 1024} KB)", flush=True)
+
+
 def stage(notebooks: dict, small: bool, out: Path) -> tuple[Path, bool]:
     """Write the book's source pages into `out`/src; return it and whether any page changed."""
     src = out / "src"
@@ -167,7 +237,7 @@ def stage(notebooks: dict, small: bool, out: Path) -> tuple[Path, bool]:
         title = title_of(nb, path.name)
         for rel in used:
             users_of.setdefault(rel, []).append((path.stem, title))
-        page = page_notebook(nb, used, small)
+        page = page_notebook(nb, used, page_note(nb))
         wanted[src / "tutorials" / (path.stem + ".ipynb")] = nbformat.writes(page)
     for rel, users in users_of.items():
         wanted[src / (sources.page_name(rel) + ".md")] = sources.source_page(rel, ROOT, users)
@@ -199,7 +269,8 @@ def sphinx(src: Path, out: Path, changed: bool) -> Path:
     return html
 
 
-def build(small=True, rerun=False, tutorials: Path = TUTORIALS, out: Path = BUILD) -> Path:
+def build(small=True, rerun=False, tutorials: Path = TUTORIALS, out: Path = BUILD,
+          runs: Path = published.FOLDER) -> Path:
     """Run the tutorials, stage the pages, render them into `out`/html; return its index.html."""
     missing = [m for m in ("sphinx", "myst_nb", "furo") if importlib.util.find_spec(m) is None]
     if missing:
@@ -209,7 +280,7 @@ def build(small=True, rerun=False, tutorials: Path = TUTORIALS, out: Path = BUIL
         raise BuildError(f"no tutorials found in {tutorials}")
     mode = execute.Mode(small=small)
     print(f"running {len(paths)} tutorials ({mode.name} mode)", flush=True)
-    notebooks = run_tutorials(paths, mode, rerun, out)
+    notebooks = run_tutorials(paths, mode, rerun, out, runs)
     if rerun:
         shutil.rmtree(out / "doctrees", ignore_errors=True)
     src, changed = stage(notebooks, small, out)
@@ -223,6 +294,11 @@ def main(argv=None):
                         help="run the tutorials at their real sizes (default: small mode)")
     parser.add_argument("--rerun", action="store_true",
                         help="run every tutorial again instead of reusing cached runs")
+    parser.add_argument("--publish", nargs="+", metavar="NAME", default=[],
+                        help="run these tutorials (e.g. 12_toy_translation) at full size, keep "
+                             "the runs in book/published/ for every build, then build the book")
+    parser.add_argument("--published", type=Path, default=published.FOLDER,
+                        help="folder of the kept full-size runs (default: book/published/)")
     parser.add_argument("--tutorials", type=Path, default=TUTORIALS,
                         help="folder of the tutorials (default: tutorials/)")
     parser.add_argument("--out", type=Path, default=BUILD,
@@ -230,8 +306,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
+        runs = args.published.resolve()
+        publish(args.publish, args.tutorials.resolve(), args.out.resolve(), runs)
         index = build(small=not args.full, rerun=args.rerun, tutorials=args.tutorials.resolve(),
-                      out=args.out.resolve())
+                      out=args.out.resolve(), runs=runs)
     except BuildError as err:
         for line in str(err).splitlines():
             print(f"book: {line}", file=sys.stderr)

@@ -78,6 +78,16 @@ def cache_key(tutorial: Path, mode: Mode, lib_digest: str) -> str:
     return h.hexdigest()
 
 
+def source_digest(tutorial: Path) -> str:
+    """A hash of what a published full-size run depends on besides the library: the tutorial
+    and `_common.py`. A published run is shown while this digest is unchanged."""
+    h = hashlib.sha256()
+    for path in (tutorial, tutorial.parent / "_common.py"):
+        if path.exists():
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def cell_line(tutorial: Path, notebook, index: int) -> int:
     """The line of `tutorial` where cell `index` starts (1-based), found by walking the cells."""
     lines = tutorial.read_text(encoding="utf-8").splitlines()
@@ -178,7 +188,8 @@ def show_saved_figures(notebook, root: Path) -> int:
         if _has_image(cell) or not paths:
             continue
         # myst-nb takes an image's alt text from the cell's metadata
-        cell.metadata["mystnb"] = {"image": {"alt": "figure " + ", ".join(p.stem for p in paths)}}
+        cell.metadata.setdefault("mystnb", {})["image"] = {
+            "alt": "figure " + ", ".join(p.stem for p in paths)}
         for path in paths:
             data = base64.b64encode(path.read_bytes()).decode("ascii")
             cell.outputs.append(nbformat.v4.new_output(

@@ -1,8 +1,9 @@
 """The book as a learner sees it: build it, open every page in headless Chromium, check it.
 
-Slow (it builds the book: about a minute cold, seconds when the cached runs are current), so
-CI's default run skips it. It needs the `book` extra and Debian's `chromium` and
-`chromium-driver`:
+Most of it is slow (it builds the book: about a minute cold, seconds when the cached runs are
+current), so CI's default run skips it. The fast tests render a tiny book without running a
+kernel (a few seconds of Sphinx) and are skipped where the `book` extra is not installed. The
+slow ones need the `book` extra and Debian's `chromium` and `chromium-driver`:
 
     python -m pytest -m slow tests/test_book.py
 
@@ -17,20 +18,17 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from test_book_pages import check_stepper, chromium, folding_problems
 
-pytestmark = pytest.mark.slow
-
+slow = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "book" / "_build"
 SITE = BUILD / "html"
 SHOTS = BUILD / "screenshots"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
 TUTORIALS = sorted(p for p in (ROOT / "tutorials").glob("*.py") if not p.name.startswith("_"))
 # code that puts a picture on the page: a saved figure, a rendered graph, or an inline one
 MAKES_FIGURE = re.compile(r"\bsavefig\(|\brender_graph\(|\.show\(|\bdisplay\(")
@@ -61,6 +59,12 @@ if (!document.querySelector('script[src*="mathjax"]')) { done("no math"); return
 BROKEN_IMAGES_JS = """
 return Array.from(document.images)
   .filter(img => !img.complete || img.naturalWidth === 0).map(img => img.getAttribute("src"));
+"""
+# whether the code of the first solution cell is on screen (a closed <details> keeps its
+# content laid out but not rendered, which checkVisibility sees and offsetParent does not)
+SOLUTION_SHOWN_JS = """
+return Array.from(document.querySelectorAll('.tag_solution .cell_input pre'))
+  .slice(0, 1).map(e => e.checkVisibility({contentVisibilityAuto: true}));
 """
 REMOTE_LOADS_JS = """
 return performance.getEntriesByType("resource").map(e => e.name)
@@ -146,6 +150,7 @@ def _tiny_folder(tmp_path: Path, **files) -> Path:
     return folder
 
 
+@slow
 def test_a_failing_tutorial_fails_the_build_naming_it_and_its_cell(book_packages, tmp_path):
     folder = _tiny_folder(tmp_path, **{"01_tiny": TINY, "02_broken": BROKEN})
     done = _build_tiny(folder, tmp_path / "out")
@@ -157,6 +162,7 @@ def test_a_failing_tutorial_fails_the_build_naming_it_and_its_cell(book_packages
     assert not (tmp_path / "out" / "html").exists(), "a failed run still rendered the book"
 
 
+@slow
 def test_an_unchanged_tutorial_is_not_run_again(book_packages, tmp_path):
     folder = _tiny_folder(tmp_path, **{"01_tiny": TINY})
     out = tmp_path / "out"
@@ -186,26 +192,8 @@ def site(book_packages):
 
 @pytest.fixture(scope="module")
 def browser(site):
-    if not (CHROMIUM and CHROMEDRIVER):
-        pytest.skip("needs Debian's chromium and chromium-driver")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="book-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-                "--window-size=1280,1400", "--hide-scrollbars"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_script_timeout(60)
-    driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with chromium() as driver:
+        yield driver
 
 
 def _open(driver, page: Path):
@@ -216,6 +204,7 @@ def _open(driver, page: Path):
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
+@slow
 def test_site_loads_nothing_from_the_internet(site):
     remote = re.compile(r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=\"(?:https?:)?//", re.I)
     offenders = [str(p.relative_to(site)) for p in site.rglob("*.html")
@@ -223,6 +212,7 @@ def test_site_loads_nothing_from_the_internet(site):
     assert not offenders, f"pages that load scripts, styles or images from the web: {offenders}"
 
 
+@slow
 def test_table_of_contents_follows_the_reading_order(site):
     sys.path.insert(0, str(ROOT / "book"))
     try:
@@ -238,6 +228,7 @@ def test_table_of_contents_follows_the_reading_order(site):
         assert heading in index, f"the front page lacks the README's section '{heading}'"
 
 
+@slow
 @pytest.mark.parametrize("tutorial", TUTORIALS, ids=[p.stem for p in TUTORIALS])
 def test_tutorial_page(tutorial, site, browser):
     page = site / "tutorials" / (tutorial.stem + ".html")
@@ -274,9 +265,25 @@ def test_tutorial_page(tutorial, site, browser):
     raw = browser.execute_script(RAW_MATH_JS)
     assert not raw, f"{page.name}: TeX left untypeset in the text: {raw[:5]}"
     assert "Source used" in browser.page_source, f"{page.name}: no 'Source used' section"
+    folding = folding_problems(page.read_text(encoding="utf-8"))
+    assert not folding, f"{page.name}: " + "; ".join(folding)
+    if "tags=[\"solution\"]" in text:
+        hidden = browser.execute_script(SOLUTION_SHOWN_JS)
+        assert hidden == [False], f"{page.name}: a solution is visible before any click"
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        summary = browser.find_element(By.CSS_SELECTOR, ".tag_solution details > summary")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", summary)
+        summary.click()
+        WebDriverWait(browser, 5).until(lambda b: b.execute_script(SOLUTION_SHOWN_JS) == [True],
+                                        f"{page.name}: a click on the bar does not show the solution")
+    if "backward-stepper" in text:
+        check_stepper(browser)
     assert not errors, f"{page.name}: console errors {errors}"
 
 
+@slow
 def test_every_page_has_its_images_and_working_links(site, browser):
     pages = sorted(site.rglob("*.html"))
     problems = []

@@ -93,8 +93,12 @@ def run_tutorial(path, tmp_path, small, timeout):
     return result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_tutorial_runs(path, tmp_path):
+    """As a script, in small mode. The fast suite runs every tutorial as a notebook instead
+    (tests/test_tutorial_notebooks.py: the same cells and asserts, plus the inline figures), so
+    that CI does not pay for each tutorial twice."""
     run_tutorial(path, tmp_path, small=True, timeout=TIMEOUT)
 
 

@@ -12,7 +12,7 @@
 # *This appendix is not part of either lecture and nothing later depends on it: read it if you
 # want to know how minigrad's two hot operations are made fast, or skip it.*
 #
-# Tutorial 1 treated every operation as a black box with a forward and a backward rule. Most
+# Tutorial 2 treated every operation as a black box with a forward and a backward rule. Most
 # of them are one line of NumPy. Two are worth opening, because a Transformer spends most of
 # its time in them: **matrix products** (every projection, the feed-forward network, the
 # attention scores, the output layer) and **softmax** (every attention row and the final

@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # 9. A toy translator, end to end
+# # 12. A toy translator, end to end
 #
 # Everything so far comes together here: we generate a parallel corpus, turn words into ids,
 # train a small Transformer with teacher forcing, label smoothing and the warm-up schedule,
@@ -43,6 +43,7 @@ import numpy as np
 import minigrad as mg
 from minigrad.translate import corpus as toy
 from minigrad.translate.batching import make_batch
+from minigrad.models.beam import Beams, length_penalty
 from minigrad.models.decoding import beam_search, greedy_decode
 from minigrad.translate.metrics import corpus_bleu, corpus_bleu_details
 from minigrad.translate.plots import plot_attention
@@ -116,14 +117,14 @@ assert src_tok.encode("zebra") == [src_tok.unk_id]            # never seen in tr
 # %% [markdown]
 # The target vocabulary is larger than the source's: every inflected form ("house-LOC",
 # "house-PL-LOC", ...) is a word of its own. A batch is a (B, S) array of source ids and the
-# (B, T) pair `tgt_in`/`tgt_out` of tutorial 8, all padded with 0.
+# (B, T) pair `tgt_in`/`tgt_out` of tutorial 11, all padded with 0.
 
 # %% [markdown]
 # ## Training
 #
 # `TrainConfig` holds every setting of a run and `Trainer` runs it: it builds the tokenizers
 # (we pass ours), batches sentences of similar length together, and performs the steps of
-# tutorial 8: teacher forcing, cross entropy with label smoothing 0.1, Adam with
+# tutorial 11: teacher forcing, cross entropy with label smoothing 0.1, Adam with
 # $\beta = (0.9, 0.98)$ and the warm-up schedule, plus gradient clipping. At the end of each
 # pass over the data it reports the validation loss and BLEU, and it writes a checkpoint to
 # its output folder.
@@ -148,7 +149,7 @@ else:
                          epochs=100, checkpoint_every=0, valid_bleu_sentences=100, seed=0)
     max_steps = 700
 # the trainer's validation loss has no label smoothing: say so where it is printed
-trainer = Trainer(config, data.train, data.valid, out_path("09_translator"),
+trainer = Trainer(config, data.train, data.valid, out_path("12_translator"),
                   tokenizers=(src_tok, tgt_tok), progress=False,
                   log=lambda msg: print(msg.replace("valid loss", "valid loss (unsmoothed)")))
 model = trainer.model
@@ -172,7 +173,7 @@ assert losses[-5:].mean() < losses[:5].mean() - (0.3 if SMALL else 2.0)
 # %% [markdown]
 # The loss starts near $\ln V$ (the model's first guesses are close to uniform over the $V$
 # target words) and falls. Because of label smoothing it cannot fall below the entropy of the
-# smoothed target (tutorial 8), drawn as a dashed line.
+# smoothed target (tutorial 11), drawn as a dashed line.
 
 # %%
 V = len(tgt_tok)
@@ -195,7 +196,7 @@ ax.set_ylabel("label-smoothed cross entropy (nats per token)")
 ax.set_ylim(0, 1.3 * math.log(V))
 ax.set_title("Training the toy translator")
 ax.legend(loc="upper right")
-savefig(fig, "09_loss_curve")
+savefig(fig, "12_loss_curve")
 
 # %% [markdown]
 # ### A note on the validation loss printed during training
@@ -231,13 +232,212 @@ assert valid_smooth >= floor - 1e-3 and valid_smooth > valid_plain
 #   length penalty (otherwise shorter outputs would always win, since each extra word only
 #   adds a negative log-probability).
 #
-# `translate` handles tokenizing, batching and decoding for a list of sentences.
+# Before the library's decoders take over, we write the pieces out. The model has two halves
+# that decoding uses separately (tutorial 10 built them): `model.encode(src)` runs the encoder
+# once and returns the memory $E$ with the source's padding mask, and `model.decode(prefix, E,
+# mask)` runs the decoder over a target prefix. The output layer turns the decoder's vector at
+# the *last* position into scores for the next word; a log-softmax makes them log-probabilities.
+# Padding is never a word to generate, so its score is set to $-\infty$.
 
 # %%
 model.eval()
 max_len = 24 if SMALL else config.max_len
 sources = [s for s, _ in data.test]
 references = [t for _, t in data.test]
+
+
+def next_log_probs(memory, src_pad, prefix):
+    """log P(next word | source, prefix) for one prefix of ids (starting with <bos>) -> (V,)."""
+    with mg.no_grad():
+        hidden = model.decode(np.array([prefix]), memory, src_pad)          # (1, t, D)
+        logp = model.generator(hidden[:, -1]).log_softmax(-1).numpy()[0]  # the last position
+    logp[model.pad_id] = -np.inf
+    return logp
+
+
+# %% [markdown]
+# ### Beam search, written out
+#
+# Beam search keeps the $k$ best hypotheses. At each step every unfinished hypothesis is
+# extended by every word; a finished one (it ended with ⟨eos⟩) stays as it is. All candidates
+# are ranked by
+#
+# $$\frac{\log P(y_1 \dots y_L)}{\mathrm{lp}(L)}, \qquad \mathrm{lp}(L) = \Big(\frac{5 + L}{6}\Big)^{\alpha}$$
+#
+# (GNMT's length penalty; $\alpha = 0$ ranks by the plain log-probability), and the $k$ best
+# are kept. It stops when all $k$ have ended or after `max_len` steps, and returns the best of
+# the $k$. The function takes `next_log_probs` as an argument, so that below it can also run on
+# a made-up vocabulary. Each step is recorded, for drawing.
+
+# %%
+def beam_by_hand(next_logp, k, max_len, alpha, bos_id, eos_id):
+    """next_logp(prefix) -> (V,) log-probabilities. Returns (best tokens without <bos>, the
+    steps: for each, every candidate as (prefix, word, log-probability, kept))."""
+    hyps = [([bos_id], 0.0, False)]                       # (tokens, log-probability, ended)
+    steps = []
+    for step in range(1, max_len + 1):
+        candidates = []                                   # (key, hypothesis, word, logp, ended)
+        for h, (tokens, logp, ended) in enumerate(hyps):
+            if ended:                                     # kept as it is, at its own length
+                candidates.append((logp / length_penalty(len(tokens) - 1, alpha), h, -1, logp, True))
+                continue
+            word_logp = next_logp(tokens)
+            for w in np.flatnonzero(np.isfinite(word_logp)):
+                total = logp + word_logp[w]
+                candidates.append((total / length_penalty(step, alpha), h, int(w), total,
+                                   int(w) == eos_id))
+        candidates.sort(key=lambda c: (-c[0], c[1], c[2]))  # best first; ties to the lower index
+        kept = candidates[:k]
+        steps.append([(hyps[h][0], w, logp, c in kept) for c in candidates
+                      for _, h, w, logp, _ in [c] if w >= 0])
+        hyps = [(hyps[h][0] + ([w] if w >= 0 else []), logp, ended)
+                for _, h, w, logp, ended in kept]
+        if all(ended for *_, ended in hyps):
+            break
+    best = max(hyps, key=lambda hyp: hyp[1] / length_penalty(len(hyp[0]) - 1, alpha))
+    return best[0][1:], steps
+
+
+def beam_on_model(src_ids, k=4, alpha=0.6):
+    memory, src_pad = model.encode(np.array([src_ids]))
+    return beam_by_hand(lambda prefix: next_log_probs(memory, src_pad, prefix), k, max_len,
+                        alpha, tgt_tok.bos_id, tgt_tok.eos_id)[0]
+
+
+def trimmed(row):
+    """A library output row without the padding after <eos>."""
+    row = list(row)
+    return row[:row.index(tgt_tok.eos_id) + 1] if tgt_tok.eos_id in row else row
+
+
+n_check = 3 if SMALL else 10
+for s in sources[:n_check]:
+    ids = src_tok.encode(s)[:max_len]
+    by_hand = beam_on_model(ids)
+    library = trimmed(beam_search(model, np.array([ids]), beam_size=4, max_len=max_len).tokens[0])
+    assert by_hand == library, (s, by_hand, library)
+    assert beam_on_model(ids, k=1) == trimmed(greedy_decode(model, np.array([ids]),
+                                                            max_len=max_len).tokens[0])
+print(f"beam search by hand = the library's beam_search on {n_check} test sentences; "
+      f"and a beam of 1 is greedy decoding")
+
+# %% [markdown]
+# A beam of one keeps the single best word at each step: that is **greedy decoding**, and the
+# last check above compared it with the library's `greedy_decode`. (Writing greedy decoding as a
+# plain loop over `encode` and `decode` is this tutorial's second exercise.)
+#
+# ### Where greedy is short-sighted, and what the length penalty changes
+#
+# The translator's probabilities are hard to read, so here is a made-up "model" with four words
+# whose next-word probabilities are given by hand. The first word is "A" with probability 0.5
+# or "B" with 0.4. After "A" nothing is likely (the best is "C", 0.4, then ⟨eos⟩ 0.5); after "B"
+# the sentence can end at once (⟨eos⟩ 0.52) or go on with "C" (0.45), which almost surely ends
+# next (0.95).
+#
+# * Greedy takes "A" (0.5 > 0.4), then "C", then ⟨eos⟩: probability $0.5 \cdot 0.4 \cdot 0.5 = 0.10$.
+# * A beam of 3 keeps "B" alive and finds "B ⟨eos⟩", $0.4 \cdot 0.52 = 0.208$, twice as likely.
+# * With the length penalty $\alpha = 1$, "B C ⟨eos⟩" ($0.4 \cdot 0.45 \cdot 0.95 = 0.171$) wins
+#   instead: $\ln 0.171 / \mathrm{lp}(3) = -1.325$ beats $\ln 0.208 / \mathrm{lp}(2) = -1.346$.
+#   Every word adds a negative log-probability, so without the penalty shorter outputs are
+#   favoured; the penalty divides by a number that grows with the length.
+
+# %%
+toy_words = ["<pad>", "<bos>", "<eos>", "A", "B", "C", "D"]
+PAD, BOS, EOS, A, B, C, D = range(7)
+toy_table = {(BOS,): {A: 0.5, B: 0.4, EOS: 0.1},
+             (BOS, A): {C: 0.4, D: 0.35, EOS: 0.25},
+             (BOS, B): {EOS: 0.52, C: 0.45, D: 0.03},
+             (BOS, A, C): {EOS: 0.5, D: 0.3, C: 0.2}}
+
+
+def toy_next(prefix):
+    """The made-up model: any prefix not in the table ends almost surely."""
+    probs = toy_table.get(tuple(prefix), {EOS: 0.95, C: 0.02, D: 0.03})
+    logp = np.full(len(toy_words), -np.inf)
+    for w, pr in probs.items():
+        logp[w] = math.log(pr)
+    return logp
+
+
+toy_greedy, _ = beam_by_hand(toy_next, 1, 5, 0.0, BOS, EOS)
+toy_beam0, toy_steps0 = beam_by_hand(toy_next, 3, 5, 0.0, BOS, EOS)
+toy_beam1, toy_steps1 = beam_by_hand(toy_next, 3, 5, 1.0, BOS, EOS)
+print("greedy:", [toy_words[w] for w in toy_greedy], " beam 3, alpha 0:",
+      [toy_words[w] for w in toy_beam0], " beam 3, alpha 1:", [toy_words[w] for w in toy_beam1])
+assert toy_greedy == [A, C, EOS] and toy_beam0 == [B, EOS] and toy_beam1 == [B, C, EOS]
+assert round(math.log(0.4 * 0.45 * 0.95) / length_penalty(3, 1.0), 3) == -1.325
+assert round(math.log(0.4 * 0.52) / length_penalty(2, 1.0), 3) == -1.346
+
+
+def library_beams(next_logp, k, max_len, alpha):
+    """The same search run by the library's bookkeeping (`Beams`, which `beam_search` drives)."""
+    beams = Beams(1, k, max_len, alpha, EOS, PAD)
+    rows = [[BOS]] * k
+    for step in range(1, max_len + 1):
+        tok, index = beams.advance(np.stack([next_logp(r) for r in rows]), step, [])
+        beams.retire(step)
+        if len(beams.alive) == 0:
+            break
+        rows = [rows[i] + [int(t)] for i, t in zip(index, tok)]
+    tokens = list(beams.answers()[0][0])
+    return tokens[:tokens.index(EOS) + 1]
+
+
+for k, alpha, ours in ((1, 0.0, toy_greedy), (3, 0.0, toy_beam0), (3, 1.0, toy_beam1)):
+    assert library_beams(toy_next, k, 5, alpha) == ours
+
+# %% [markdown]
+# The tree of the search with a beam of 3: every candidate the search scored, its probability,
+# the ones kept (filled) and the ones dropped (hollow). Greedy's path is drawn in red, the
+# answers with $\alpha = 0$ and $\alpha = 1$ are marked.
+
+# %%
+def draw_beam_tree(ax, steps, alpha, answer, greedy_path, title):
+    where = {(BOS,): (0, 0.0)}
+    for t, cands in enumerate(steps, start=1):
+        # children next to their parent, parents in their order from top to bottom
+        cands = sorted((c for c in cands if tuple(c[0]) in where),
+                       key=lambda c: (-where[tuple(c[0])][1], c[1]))
+        ys = np.linspace((len(cands) - 1) / 2, -(len(cands) - 1) / 2, len(cands)) * 0.9
+        for (prefix, w, logp, kept), y in zip(cands, ys):
+            node = tuple(prefix) + (w,)
+            x0, y0 = where[tuple(prefix)]
+            on_greedy = list(node[1:]) == greedy_path[:len(node) - 1]
+            ax.plot([x0, t], [y0, y], color="C3" if on_greedy else "0.6",
+                    lw=2 if on_greedy else 1, zorder=1)
+            ax.scatter([t], [y], s=60, zorder=2, color="C0" if kept else "white", ec="C0")
+            ax.text(t + 0.08, y, f"{toy_words[w]} {math.exp(logp):.3f}", va="center", fontsize=8)
+            if list(node[1:]) == answer:
+                ax.scatter([t], [y], s=300, facecolors="none", ec="C2", lw=2, zorder=3)
+                ax.text(t, y - 0.3, f"best, alpha = {alpha:g}", ha="center", fontsize=8,
+                        color="C2", fontweight="bold")
+            if kept and w != EOS:
+                where[node] = (t, y)
+    ax.text(0, 0.15, "<bos>", ha="center", fontsize=8)
+    ax.scatter([0], [0], s=60, color="C0")
+    ax.set_xticks(range(len(steps) + 1))
+    ax.set_xlabel("step")
+    ax.set_yticks([])
+    ax.set_xlim(-0.3, len(steps) + 1.3)
+    ax.set_title(title)
+
+
+fig, axes = plt.subplots(1, 2, figsize=(13, 5))
+draw_beam_tree(axes[0], toy_steps0, 0.0, toy_beam0, toy_greedy,
+               "beam 3, no length penalty: the short 'B <eos>' wins")
+draw_beam_tree(axes[1], toy_steps1, 1.0, toy_beam1, toy_greedy,
+               "beam 3, alpha = 1: the longer 'B C <eos>' wins")
+fig.suptitle("Beam search on a toy vocabulary (red: greedy's path, probability 0.10); "
+             "filled: kept, hollow: dropped; green ring: the answer")
+savefig(fig, "12_beam_tree")
+
+# %% [markdown]
+# From here on the library's decoders do this, batched: `greedy_decode` and `beam_search`
+# run all the sentences of a batch at once, keep the decoder's keys and values between steps
+# (so each step feeds only the newest word), and stop a sentence as soon as its answer can no
+# longer change. `translate` handles tokenizing, batching and decoding for a list of sentences.
+
+# %%
 for s, r, g in zip(sources[:3], references[:3], translate(model, src_tok, tgt_tok, sources[:3])):
     print(f"source:      {s}\nreference:   {r}\ntranslation: {g}\n")
 
@@ -353,7 +553,7 @@ ax.set_yticks(range(len(hyp_words) + 1), ["-"] + hyp_words)
 ax.set_xlabel("reference words")
 ax.set_ylabel("hypothesis words")
 ax.set_title("Edit-distance table: bottom right = 2 edits, WER 2/6")
-savefig(fig, "09_edit_distance_table")
+savefig(fig, "12_edit_distance_table")
 
 # %% [markdown]
 # On the test set, for both decoders:
@@ -394,9 +594,9 @@ out_words = [tgt_tok.id_to_token(i) for i in out_ids]
 print("source:     ", sentence)
 print("reference:  ", toy.translate_reference(sentence))
 print("translation:", tgt_tok.decode(out_ids))
-plot_attention(weights, src_words, out_words, out_path("09_cross_attention.png"),
+plot_attention(weights, src_words, out_words, out_path("12_cross_attention.png"),
                title=f"Cross-attention, last decoder layer, mean of the heads\n{sentence}")
-show_image(out_path("09_cross_attention.png"))
+show_image(out_path("12_cross_attention.png"))
 assert np.allclose(weights.sum(-1), 1.0, atol=1e-4)        # each row is a distribution
 
 # %% [markdown]
@@ -454,7 +654,7 @@ for h in range(n_h):
         ax.set_yticks(range(len(ylabels)), ylabels, fontsize=7)
         ax.set_title(f"{title}, head {h + 1}", fontsize=9)
 fig.suptitle("Per-head attention of the trained translator (last layers)")
-savefig(fig, "09_trained_heads")
+savefig(fig, "12_trained_heads")
 
 # %% [markdown]
 # ## Subword units: byte-pair encoding
@@ -539,7 +739,7 @@ assert all(bpe_tok.decode(bpe_tok.encode(t)) == t for t in test_targets)
 # decoded *words* with BLEU and WER against the same references.
 
 # %%
-bpe_trainer = Trainer(config, data.train, data.valid, out_path("09_translator_bpe"),
+bpe_trainer = Trainer(config, data.train, data.valid, out_path("12_translator_bpe"),
                       tokenizers=(src_tok, bpe_tok), progress=False, log=lambda msg: None)
 bpe_trainer.fit(max_steps=max_steps)
 bpe_model = bpe_trainer.model.eval()
@@ -559,7 +759,7 @@ for ax, values, title in zip(axes, [[len(tgt_tok), len(bpe_tok)], [length_word, 
     ax.bar(names, values, color=["C0", "C1"])
     ax.set_title(title)
 fig.suptitle(f"Word tokens against BPE subwords, same model and {max_steps} steps")
-savefig(fig, "09_bpe_vs_words")
+savefig(fig, "12_bpe_vs_words")
 
 # %% [markdown]
 # In our full run the BPE translator was far ahead after the same 700 updates (greedy BLEU
@@ -607,6 +807,56 @@ def merge(symbols, pair):
 
 
 assert check(check_merge_pair, merge)
+
+# %% [markdown]
+# ## Exercise: greedy decoding
+#
+# A larger one. Write `greedy(model, src_ids, max_len, bos_id, eos_id)` for one sentence
+# (`src_ids` a list of ids) as a loop over the model's two halves: encode the source once with
+# `model.encode`, then start from `[bos_id]` and at every step run `model.decode` on the prefix,
+# turn the decoder's vector at the last position into scores with `model.generator`, set the
+# score of padding (`model.pad_id`) to $-\infty$, append the best word, and stop after ⟨eos⟩
+# (kept in the output) or `max_len` words. Return the generated ids without ⟨bos⟩. Work under
+# `mg.no_grad()`: no gradients are needed. The checker compares your answers with the library's
+# `greedy_decode` on small untrained models and names the usual mistakes.
+
+# %%
+from _exercises import check_greedy_decode
+
+
+def greedy(model, src_ids, max_len, bos_id=1, eos_id=2):
+    """Greedy decoding of one sentence: the generated ids, <eos> included, without <bos>."""
+    raise NotImplementedError
+
+
+check(check_greedy_decode, greedy)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+def greedy(model, src_ids, max_len, bos_id=1, eos_id=2):
+    """Greedy decoding of one sentence: the generated ids, <eos> included, without <bos>."""
+    with mg.no_grad():
+        memory, src_pad = model.encode(np.array([src_ids]))          # the encoder runs once
+        out = [bos_id]
+        for _ in range(max_len):
+            hidden = model.decode(np.array([out]), memory, src_pad)   # (1, t, D)
+            scores = model.generator(hidden[:, -1]).numpy()[0]       # the next word's scores
+            scores[model.pad_id] = -np.inf
+            out.append(int(scores.argmax()))
+            if out[-1] == eos_id:
+                break
+    return out[1:]
+
+
+assert check(check_greedy_decode, greedy)
+
+# %% [markdown]
+# And on the translator trained above, the same words as the library's decoder:
+
+# %%
+test_ids = src_tok.encode(sources[0])[:max_len]
+assert greedy(model, test_ids, max_len, tgt_tok.bos_id, tgt_tok.eos_id) == trimmed(
+    greedy_decode(model, np.array([test_ids]), max_len=max_len).tokens[0])
 
 # %% [markdown]
 # ## Test yourself

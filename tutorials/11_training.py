@@ -11,22 +11,24 @@
 # ---
 
 # %% [markdown]
-# # 8. Training: teacher forcing, label smoothing, warm-up
+# # 11. Training: teacher forcing, label smoothing, warm-up
 #
-# Tutorial 7 left us with a complete model. Three choices decide how it learns:
+# Tutorial 10 left us with a complete model. Three choices decide how it learns:
 #
 # 1. **teacher forcing**: what the decoder reads while it is being trained;
 # 2. **label smoothing**: what "the right answer" looks like to the loss;
 # 3. **the warm-up schedule**: how large a step the optimiser takes at each moment of training.
 #
-# Each is small in code, and each is explained here with numbers you can check by hand.
+# Each is small in code, and each is explained here with numbers you can check by hand. At
+# the end, one whole training step (forward, loss, backward, clipping, Adam, the rate) is
+# written out and checked against the library's `Trainer`, which tutorial 12 then uses.
 
 # %%
 
 
 import math
 
-from _common import SMALL, savefig
+from _common import SMALL, out_path, savefig
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -37,6 +39,7 @@ from minigrad.models import Seq2SeqTransformer
 from minigrad.translate.batching import encode_pairs, make_batch
 from minigrad.translate.corpus import generate_corpus
 from minigrad.translate.tokenizers import WordTokenizer
+from minigrad.translate.train import TrainConfig, Trainer
 from minigrad.nn import functional as F
 from minigrad.optim.lr_scheduler import WarmupScheduler, noam_lr
 
@@ -58,7 +61,7 @@ mg.manual_seed(0)
 # | `tgt_in` (reads) | ⟨bos⟩ | $y_1$ | ... | $y_{n-1}$ | $y_n$ |
 # | `tgt_out` (predicts) | $y_1$ | $y_2$ | ... | $y_n$ | ⟨eos⟩ |
 #
-# Let us see it on sentence pairs of the toy corpus of tutorial 9 (English-like source,
+# Let us see it on sentence pairs of the toy corpus of tutorial 12 (English-like source,
 # an invented verb-final target language).
 
 # %%
@@ -88,7 +91,7 @@ n0 = len(pairs[0][1].split())
 assert batch.tgt_out[0, n0] == tgt_tok.eos_id
 
 # %% [markdown]
-# Why is this fast? Because of the causal mask (tutorial 4), position $t$ of the decoder cannot
+# Why is this fast? Because of the causal mask (tutorial 7), position $t$ of the decoder cannot
 # see positions after $t$. So one forward pass over the whole `tgt_in` gives, at every position,
 # exactly what we would get by feeding that position's prefix alone. All $T$ predictions are
 # trained in parallel. We check it on a small untrained model: the logits for position $t$ from
@@ -153,17 +156,21 @@ assert np.isclose(loss_by_hand, loss_minigrad, atol=1e-5)
 assert round(loss_by_hand, 4) == 0.7304 and round(loss_plain, 4) == 0.5824
 
 # %% [markdown]
-# Other code bases (for example the Annotated Transformer) spread $\epsilon$ over the $C - 1$
-# *wrong* classes only, so the correct word gets exactly $1 - \epsilon$ (here $q_0 = 0.9$ and
-# $0.025$ elsewhere, loss $0.7674$). For large vocabularies the two versions are practically the
-# same; for $C = 5$ the difference is visible.
+# Other code bases keep the correct word at exactly $1 - \epsilon$ and share $\epsilon$ among
+# the other classes. The Annotated Transformer, for one, also reserves a padding token whose
+# column always gets 0, so $\epsilon$ is spread over the $C - 2$ classes that are neither the
+# correct word nor padding. Take class 4 as the padding token here: $q = [0.9, 0.0333, 0.0333,
+# 0.0333, 0]$. For large vocabularies the two versions are practically the same; for $C = 5$
+# the difference is visible.
 
 # %%
-q_other = np.full(C, eps / (C - 1))
-q_other[y] = 1 - eps
+pad = 4
+q_other = np.full(C, eps / (C - 2))
+q_other[y], q_other[pad] = 1 - eps, 0.0
 loss_other = -(q_other * np.log(p)).sum()
-print(f"spread over the wrong classes only: loss {loss_other:.4f}")
-assert round(loss_other, 4) == 0.7674
+print(f"the Annotated Transformer's target {q_other.round(4)}: loss {loss_other:.4f}")
+assert np.isclose(q_other.sum(), 1) and q_other[pad] == 0
+assert np.isclose(loss_other, 0.9 * -np.log(p[0]) - eps / 3 * np.log(p[1:4]).sum())
 
 # %% [markdown]
 # A consequence worth knowing before reading a loss curve: with smoothing the loss can no longer
@@ -183,7 +190,7 @@ assert np.abs(best_logits.grad.numpy()).max() < 1e-6
 # %% [markdown]
 # The floor grows with the vocabulary, because the smoothed mass is spread over more words.
 # For a vocabulary of a thousand words (the size of the toy translator's target vocabulary in
-# tutorial 9) it is about 1 nat, so a training loss with smoothing levels off near there rather
+# tutorial 12) it is about 1 nat, so a training loss with smoothing levels off near there rather
 # than at 0.
 
 # %%
@@ -246,7 +253,7 @@ ax.set_xlabel("training step")
 ax.set_ylabel("learning rate")
 ax.set_title("The final schedule, noam_lr(step, d_model, warmup)")
 ax.legend()
-savefig(fig, "08_warmup_schedule")
+savefig(fig, "11_warmup_schedule")
 
 # %% [markdown]
 # ### The lecture's Q8
@@ -292,9 +299,129 @@ assert np.isclose(seen[999], q8[1000]) and np.isclose(seen[3999], q8[4000])
 print(f"rate of step 1: {seen[0]:.3g}, step 1000: {seen[999]:.3g}, step 4000: {seen[3999]:.3g}")
 
 # %% [markdown]
-# Tutorial 9 uses the same schedule with a tiny model, where `factor` (a constant multiplier)
+# Tutorial 12 uses the same schedule with a tiny model, where `factor` (a constant multiplier)
 # and a short warm-up keep the steps sensible: a smaller $d_{model}$ already means larger
 # rates, since the factor $d_{model}^{-0.5}$ grows as $d_{model}$ shrinks.
+
+# %% [markdown]
+# ## One training step, written out
+#
+# Everything a training step does has now been built. Before tutorial 12 hands the loop to the
+# library's `Trainer`, here is one step with every part spelled out, on a tiny model:
+#
+# 1. **forward**, teacher-forced: the logits (B, T, V) for every position of `tgt_in` at once;
+# 2. **the loss**: the label-smoothed cross entropy, $-\sum_c q_c \log p_c$ with
+#    $q = (1 - \varepsilon)\,\text{one\_hot} + \varepsilon / C$, averaged over the target
+#    tokens that are not padding;
+# 3. **backward**: `loss.backward()` fills every parameter's `.grad` (tutorials 1 to 4 built it);
+# 4. **clipping**: if the norm of all gradients together, $\lVert g\rVert = \sqrt{\sum g^2}$,
+#    exceeds `max_norm`, every gradient is multiplied by $\text{max\_norm} / \lVert g\rVert$,
+#    so one bad batch cannot throw the weights far;
+# 5. **Adam**, with the paper's $\beta_1 = 0.9$, $\beta_2 = 0.98$, $\epsilon = 10^{-9}$: running
+#    means of the gradient and of its square, corrected for starting at zero,
+#    $$m \leftarrow \beta_1 m + (1 - \beta_1) g,\quad v \leftarrow \beta_2 v + (1 - \beta_2) g^2,\quad
+#      \theta \leftarrow \theta - \eta_t \frac{m / (1 - \beta_1^t)}{\sqrt{v / (1 - \beta_2^t)} + \epsilon};$$
+# 6. **the schedule**: the rate $\eta_t$ of step $t$ is the warm-up formula above.
+#
+# We run two steps by hand on a copy of the `Trainer`'s model, and two steps of
+# `Trainer.train_step` on the original, with the same seed for dropout, and compare the losses
+# and every weight afterwards.
+
+# %%
+step_config = TrainConfig(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                          dim_feedforward=32, warmup=4, label_smoothing=0.1, clip_norm=1.0,
+                          dropout=0.1, seed=0, checkpoint_every=0)
+trainer = Trainer(step_config, corpus.train, corpus.valid, out_path("11_one_step"),
+                  tokenizers=(src_tok, tgt_tok), progress=False, log=lambda msg: None)
+mine = Seq2SeqTransformer(len(src_tok), len(tgt_tok), d_model=16, nhead=2, num_encoder_layers=1,
+                          num_decoder_layers=1, dim_feedforward=32, dropout=0.1,
+                          max_len=step_config.max_len + 2)
+mine.load_state_dict(trainer.model.state_dict())          # the same starting weights
+params = dict(mine.named_parameters())
+adam_m = {n: np.zeros(p.shape) for n, p in params.items()}
+adam_v = {n: np.zeros(p.shape) for n, p in params.items()}
+beta1, beta2, adam_eps, eps_ls, max_norm = 0.9, 0.98, 1e-9, 0.1, 1.0
+pad = tgt_tok.pad_id
+
+
+def training_step(batch, t):
+    """Step t (from 1) by hand; returns (loss, gradient norm before clipping, rate, gradients)."""
+    mine.train()
+    logits = mine(batch.src, batch.tgt_in)                              # 1. (B, T, V)
+    C = logits.shape[-1]
+    logp = logits.reshape(-1, C).log_softmax(-1)                        # (B*T, C)
+    target = batch.tgt_out.reshape(-1)
+    real = target != pad                                                # not padding
+    q = np.full((len(target), C), eps_ls / C)
+    q[np.arange(len(target)), target] += 1 - eps_ls                     # smoothed targets
+    q[~real] = 0.0                                                      # padding adds nothing
+    loss = -(logp * mg.tensor(q, dtype=logp.dtype)).sum() / real.sum()  # 2.
+    for p in params.values():
+        p.grad = None
+    loss.backward()                                                     # 3.
+    grads = {n: p.grad.numpy().astype(np.float64) for n, p in params.items()}
+    norm = math.sqrt(sum(float((g * g).sum()) for g in grads.values()))
+    if norm > max_norm:                                                 # 4.
+        grads = {n: g * (max_norm / (norm + 1e-6)) for n, g in grads.items()}
+    lr = noam_lr(t, step_config.d_model, step_config.warmup)            # 6.
+    with mg.no_grad():
+        for n, p in params.items():                                     # 5.
+            g = grads[n]
+            adam_m[n] = beta1 * adam_m[n] + (1 - beta1) * g
+            adam_v[n] = beta2 * adam_v[n] + (1 - beta2) * g * g
+            m_hat, v_hat = adam_m[n] / (1 - beta1 ** t), adam_v[n] / (1 - beta2 ** t)
+            p.copy_(p.numpy() - lr * m_hat / (np.sqrt(v_hat) + adam_eps))
+    return loss.item(), norm, lr, grads
+
+
+step_batches = [make_batch(encode_pairs(corpus.train[i:i + 8], src_tok, tgt_tok), pad)
+                for i in (0, 8)]
+for t, b in enumerate(step_batches, start=1):
+    mg.manual_seed(100 + t)                            # the same dropout masks in both runs
+    loss_by_hand, norm, lr, grads = training_step(b, t)
+    mg.manual_seed(100 + t)
+    loss_library = trainer.train_step(b)
+    theirs = dict(trainer.model.named_parameters())
+    gap = {n: np.abs(p.numpy() - theirs[n].numpy()) for n, p in params.items()}
+    d = step_config.d_model
+    key_bias = {n: slice(d, 2 * d) for n in params if n.endswith("in_proj_bias")}
+    for n, k in key_bias.items():                      # set aside for now, see below
+        gap[n][k] = 0.0
+        assert np.abs(grads[n][k]).max() < 1e-6 * np.abs(grads[n]).max()
+    moved = max(float(g.max()) for g in gap.values())
+    print(f"step {t}: rate {lr:.3g}, loss {loss_by_hand:.5f} by hand, {loss_library:.5f} "
+          f"Trainer; gradient norm {norm:.3g}; largest weight difference {moved:.2g}")
+    assert math.isclose(loss_by_hand, loss_library, rel_tol=1e-5)
+    assert moved < 1e-5
+assert math.isclose(lr, noam_lr(2, 16, 4)) and norm < max_norm
+
+# %% [markdown]
+# The same losses and, after two steps, the same weights to float32 rounding, with one
+# exception set aside above: the *key* biases of the attention layers. Their gradient is zero
+# in exact arithmetic: adding $\mathbf b_K$ to every key adds $\mathbf q \cdot \mathbf b_K$ to
+# all the scores of a query alike, and the softmax does not change when all its inputs move
+# together. What `backward()` returns for them is rounding noise, less than a millionth of the
+# other gradients, and it differs between our loss and the library's fused cross entropy (the same
+# number computed in another order). Adam divides each gradient by its own running size, so even
+# noise moves these biases by up to a rate's worth in either direction. They never change a
+# score, so the model computes the same function.
+#
+# Clipping did not act here: the gradient norm was below `max_norm = 1`. Scale the loss up
+# and it does: the same gradients times 10 come back with norm exactly 1.
+
+# %%
+from minigrad.nn.utils import clip_grad_norm_
+
+w = nn.Parameter(np.ones(4, dtype=np.float32))
+(10 * (w * w).sum()).backward()                      # gradient 20 per entry, norm 40
+before = float(clip_grad_norm_([w], max_norm=1.0))
+print(f"norm {before:g} before clipping, {np.linalg.norm(w.grad.numpy()):.6f} after")
+assert before == 40 and np.isclose(np.linalg.norm(w.grad.numpy()), 1.0, atol=1e-6)
+assert np.allclose(w.grad.numpy(), 20 / (40 + 1e-6))
+
+# %% [markdown]
+# From here on `Trainer.train_step` does exactly this, and `Trainer.fit` repeats it over batches of
+# sentences of similar length, with validation and checkpoints around it (tutorial 12).
 
 # %% [markdown]
 # ## Exercise: the warm-up schedule

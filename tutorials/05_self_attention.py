@@ -7,14 +7,18 @@
 # ---
 
 # %% [markdown]
-# # 2. From RNN attention to self-attention
+# # 5. From RNN attention to self-attention
+#
+# Attention did not start with the Transformer. It started in recurrent translation models, as
+# a way for the decoder to look back at the source sentence, and the lecture follows that path:
+# first RNN attention (its formula, its score functions, two ways to wire it into a decoder,
+# and what the wiring means for parallel computation), then self-attention, which keeps the
+# attention and drops the recurrence.
 #
 # An RNN encoder reads "I enjoyed the movie transformers" one word at a time: the state for
 # word $t$ is computed from the state for word $t-1$, so the five states come out in sequence
-# even though the whole sentence was available from the start. Adding attention to the decoder
-# helps with alignment but not with this wait: at one decoder step all the weights
-# $\alpha_{t1}, \dots, \alpha_{tn}$ can be computed together, yet step $t+1$ needs the state of
-# step $t$.
+# even though the whole sentence was available from the start. Attention helps the decoder
+# with alignment but not with this wait.
 #
 # Self-attention drops the recurrence. Every word of a sentence is compared with every word of
 # the *same* sentence, itself included, and each comparison needs only the two words'
@@ -32,10 +36,173 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
+from minigrad.functional import cat, stack
 from minigrad.nn import functional as F
+from minigrad.nn.scores import SCORES
 from minigrad.viz import draw_graph, render_graph
 
 np.set_printoptions(precision=4, suppress=True)
+
+# %% [markdown]
+# ## Where attention started: the recurrent encoder-decoder
+#
+# Before Transformers, translation used two recurrent networks. The encoder reads the source
+# one word at a time, $\mathbf h_i = f(\mathbf h_{i-1}, \mathbf x_i)$; the decoder then writes the
+# target one word at a time, and stops when it writes the end-of-sequence token. In the plain
+# version the decoder receives a single vector $\mathbf c$, the encoder's final state, which
+# must hold the whole sentence: the longer the sentence, the harder that squeeze (the
+# bottleneck), and nothing links a target word to the source words it translates.
+#
+# Attention (Bahdanau et al., 2015) keeps *all* encoder states. At every decoder step $t$ the
+# previous decoder state $\mathbf s_{t-1}$ is compared with each of them by a similarity
+# function, the scores are normalised into weights, and their weighted sum becomes that step's
+# context:
+#
+# $$\alpha_{ti} = \frac{\exp \operatorname{sim}(\mathbf s_{t-1}, \mathbf h_i)}{\sum_k \exp \operatorname{sim}(\mathbf s_{t-1}, \mathbf h_k)},
+#   \qquad \mathbf c_t = \sum_i \alpha_{ti}\, \mathbf h_i .$$
+#
+# ### Score functions, with numbers
+#
+# The similarity $\operatorname{sim}(\mathbf s, \mathbf h)$ can be chosen in several ways
+# (the lecture lists them; all are in `minigrad.nn.scores`):
+#
+# | name | formula | trainable |
+# |---|---|---|
+# | dot | $\mathbf s^\top \mathbf h$ | nothing |
+# | scaled dot | $\mathbf s^\top \mathbf h / \sqrt d$ | nothing |
+# | bilinear (Luong's "general") | $\mathbf s^\top W \mathbf h$ | $W$ |
+# | additive (Bahdanau) | $\mathbf v^\top \tanh(W \mathbf s + U \mathbf h + \mathbf b)$ | $W, U, \mathbf b, \mathbf v$: a small network |
+#
+# A decoder state $\mathbf s = [1, 0]$ and three encoder states $\mathbf h_1 = [2, 1]$,
+# $\mathbf h_2 = [0, 1]$, $\mathbf h_3 = [1, 1]$ ($d = 2$). By hand:
+#
+# * dot: $[2, 0, 1]$; scaled dot: divided by $\sqrt 2$, $[1.41, 0, 0.71]$;
+# * bilinear with $W = \begin{bmatrix}2 & -1\\ 0 & 1\end{bmatrix}$: $\mathbf s^\top W = [2, -1]$, so $[3, -1, 1]$;
+# * additive with $W = U = I$, $\mathbf b = 0$, $\mathbf v = [1, -1]$:
+#   $\tanh(\mathbf s + \mathbf h_1) = \tanh([3, 1]) = [0.995, 0.762]$ gives $0.23$; $\mathbf h_2$
+#   gives $\tanh 1 - \tanh 1 = 0$; $\mathbf h_3$: $\tanh 2 - \tanh 1 = 0.20$.
+#
+# The same numbers from the library's score modules, with those weights copied in, and the
+# weights $\alpha$ each score gives after the softmax:
+
+# %%
+s_query = mg.tensor([[1.0, 0.0]])                                  # (B, d): one decoder state
+h_keys = mg.tensor([[[2.0, 1.0], [0.0, 1.0], [1.0, 1.0]]])         # (B, S, d): three encoder states
+scorers = {name: SCORES[name]() if name in ("dot", "scaled_dot") else SCORES[name](2, 2)
+           for name in ("dot", "scaled_dot", "bilinear", "additive")}
+with mg.no_grad():
+    scorers["bilinear"].W.weight.copy_(np.array([[2.0, -1.0], [0.0, 1.0]]))
+    scorers["additive"].W.weight.copy_(np.eye(2))
+    scorers["additive"].U.weight.copy_(np.eye(2))
+    scorers["additive"].U.bias.copy_(np.zeros(2))
+    scorers["additive"].v.copy_(np.array([1.0, -1.0]))
+    score_values = {name: sc(s_query, h_keys).numpy()[0] for name, sc in scorers.items()}
+for name, e in score_values.items():
+    alpha_rnn = np.exp(e) / np.exp(e).sum()
+    print(f"{name:<11} scores {e.round(3)}  weights {alpha_rnn.round(3)}")
+assert np.allclose(score_values["dot"], [2, 0, 1])
+assert np.allclose(score_values["scaled_dot"], np.array([2, 0, 1]) / np.sqrt(2))
+assert np.allclose(score_values["bilinear"], [3, -1, 1])
+assert np.allclose(score_values["additive"].round(2), [0.23, 0.0, 0.20], atol=1e-6)
+
+# %% [markdown]
+# The scaled dot product is the one self-attention uses below (and the reason for the
+# $\sqrt d$ is the last section of this tutorial). The additive score pays for its flexibility
+# with a small network evaluated for every (query, key) pair.
+#
+# ### Which decoder state asks the question? Bahdanau's wiring and Luong's
+#
+# There are two classic ways to wire attention into a recurrent decoder, and the difference
+# decides what can run in parallel (the lecture's first question, Q1).
+#
+# * **The lecture's model** (Bahdanau et al.): at step $t$ the *previous* state asks,
+#   $\alpha_{ti} \propto \exp a(\mathbf s_{t-1}, \mathbf h_i)$, and the context is fed **into** the
+#   recurrence, $\mathbf s_t = f(\mathbf s_{t-1}, [\mathbf y_{t-1}; \mathbf c_t])$. So row $t+1$ of
+#   the attention matrix needs $\mathbf s_t$, which needs $\mathbf c_t$, which needs all of row $t$:
+#   the rows come out one at a time, even in training with teacher forcing.
+# * **Luong et al.'s "global" attention** (the library's `minigrad.models.rnn_seq2seq`,
+#   trained in tutorial 13): the *current* state asks, $\alpha_{ti} \propto \exp a(\mathbf s_t, \mathbf h_i)$, and
+#   the context only feeds the output layer, not the recurrence. With teacher forcing all the
+#   states $\mathbf s_1, \dots, \mathbf s_T$ come from one run of the decoder GRU over the known
+#   target, and then every row of attention weights comes from one batched operation.
+#
+# (Within one row, both compute all $\alpha_{t1}, \dots, \alpha_{tn}$ at once, and both encoders
+# are recurrent.) We build both decoders from a `GRUCell` and an additive score, then test the
+# dependency directly: nudge the context $\mathbf c_{t'}$ of one step and record which rows of
+# attention weights move.
+
+# %%
+from minigrad.functional import cat, stack
+
+
+class AttentionDecoder(mg.nn.Module):
+    """A GRU decoder with additive attention; `feed_context` True is the lecture's wiring."""
+
+    def __init__(self, emb, hidden, feed_context):
+        super().__init__()
+        self.feed_context = feed_context
+        self.cell = mg.nn.GRUCell(emb + (hidden if feed_context else 0), hidden)
+        self.score = mg.nn.AdditiveScore(hidden, hidden)
+
+    def forward(self, y, memory, s0, nudge=None):
+        """y (B, T, E) target embeddings, memory (B, S, H), s0 (B, H) -> weights (B, T, S).
+        `nudge` = (t, vector) adds the vector to the context of step t."""
+        keys = self.score.prepare_keys(memory)
+        s, states, rows = s0, [], []
+        for t in range(y.shape[1]):
+            if self.feed_context:                                # query: the previous state
+                c, a = mg.nn.attend(self.score.score(s, keys), memory)
+                if nudge is not None and nudge[0] == t:
+                    c = c + nudge[1]
+                s = self.cell(cat([y[:, t], c], dim=-1), s)
+                rows.append(a)
+            else:
+                s = self.cell(y[:, t], s)                        # no attention inside the loop
+                states.append(s)
+        if self.feed_context:
+            return stack(rows, dim=1)
+        queries = stack(states, dim=1)                           # (B, T, H): all states first,
+        c, weights = mg.nn.attend(self.score.score(queries, keys), memory)   # then one batched op
+        if nudge is not None:
+            c = c + nudge[1]                                     # feeds only the output layer
+        return weights
+
+
+T_dec, S_src, emb_d, hid = 6, 5, 8, 16
+mg.manual_seed(5)
+y_emb, memory_h, s_init = mg.randn(1, T_dec, emb_d), mg.randn(1, S_src, hid), mg.randn(1, hid)
+dependence = {}
+with mg.no_grad():
+    for name, feed in (("lecture (s_(t-1) asks, c_t fed back)", True),
+                       ("Luong (s_t asks, c_t to the output)", False)):
+        dec = AttentionDecoder(emb_d, hid, feed)
+        base = dec(y_emb, memory_h, s_init).numpy()[0]
+        D_dep = np.zeros((T_dec, T_dec))
+        for t_nudged in range(T_dec):
+            moved = dec(y_emb, memory_h, s_init, nudge=(t_nudged, mg.ones(1, hid))).numpy()[0]
+            D_dep[:, t_nudged] = np.abs(moved - base).max(-1)
+        dependence[name] = D_dep
+lecture_dep, luong_dep = dependence.values()
+assert np.all(np.triu(lecture_dep) == 0) and np.all(lecture_dep[np.tril_indices(T_dec, -1)] > 0)
+assert np.all(luong_dep == 0)
+print("rows of attention that move when c_1 is nudged, lecture's model:",
+      np.nonzero(lecture_dep[:, 0])[0].tolist(), "; Luong's:", np.nonzero(luong_dep[:, 0])[0].tolist())
+
+fig, axes = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
+for ax, (name, D_dep) in zip(axes, dependence.items()):
+    im = ax.imshow(D_dep > 0, cmap="Reds", vmin=0, vmax=1)
+    ax.set_title(name, fontsize=10)
+    ax.set_xlabel("step t' whose context is nudged")
+    ax.set_ylabel("row t of attention weights")
+fig.suptitle("Does attention row t depend on the context of step t'? (red: yes)")
+savefig(fig, "05_rnn_attention_dependence")
+
+# %% [markdown]
+# In the lecture's model every row depends on every earlier step, so with teacher forcing the
+# decoder still makes $T$ attention computations one after another. In Luong's wiring nothing
+# in the attention weights depends on an earlier context: one recurrent pass, then all rows at
+# once. The recurrence remains, though (both the encoder and the decoder GRU go step by step),
+# and removing it is exactly what the Transformer does: the rest of this tutorial.
 
 # %% [markdown]
 # ## The running example
@@ -178,7 +345,7 @@ ax.set_title("Self-attention weights, running example")
 ax.set_xlabel("key (attended-to word)")
 ax.set_ylabel("query (word being updated)")
 fig.colorbar(im, ax=ax, label="weight")
-savefig(fig, "02_attention_weights")
+savefig(fig, "05_attention_weights")
 
 # %% [markdown]
 # ## The same thing with minigrad
@@ -200,7 +367,7 @@ print("scaled_dot_product_attention agrees with the formula")
 
 # %% [markdown]
 # Self-attention is also differentiable end to end, so $W_Q$, $W_K$ and $W_V$ can be learned:
-# autograd (tutorial 1) gives their gradients through the whole formula.
+# autograd (tutorial 2) gives their gradients through the whole formula.
 
 # %%
 Wq_t = mg.tensor(W_Q, dtype=mg.float64, requires_grad=True)
@@ -229,11 +396,11 @@ assert np.allclose(Z_g.numpy(), Z)
 head_graph = draw_graph(Z_g, params={"W_Q": Wq_leaf, "W_K": Wk_leaf, "W_V": Wv_leaf})
 for op in ("MatMul", "Mul", "Softmax"):
     assert op in head_graph.source, op
-dot_path = out_path("02_head_graph.dot")
+dot_path = out_path("05_head_graph.dot")
 with open(dot_path, "w") as f:
     f.write(head_graph.source)
 if shutil.which("dot"):
-    show_image(render_graph(head_graph, out_path("02_head_graph.png"), format="png"))
+    show_image(render_graph(head_graph, out_path("05_head_graph.png"), format="png"))
 else:
     print("Graphviz `dot` not found: only", dot_path, "was written")
 
@@ -285,7 +452,7 @@ ax.set_xlabel("key dimension d_k")
 ax.set_ylabel("mean of the largest weight (10 keys)")
 ax.set_ylim(0, 1.05)
 ax.legend()
-savefig(fig, "02_scale_saturation")
+savefig(fig, "05_scale_saturation")
 print("unscaled:", np.round(unscaled, 3), " scaled:", np.round(scaled, 3))
 
 # %% [markdown]

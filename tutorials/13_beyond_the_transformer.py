@@ -11,13 +11,13 @@
 # ---
 
 # %% [markdown]
-# # 10. Beyond the Transformer
+# # 13. Beyond the Transformer
 #
 # Attention is older and broader than the Transformer. This last tutorial follows the second
 # lecture through four other places where it appears, each kept short:
 #
-# 1. the **recurrent encoder-decoder with attention**, where attention started, on the same
-#    translation task as tutorial 9;
+# 1. the **recurrent encoder-decoder with attention** of tutorial 5, trained on the same
+#    translation task as tutorial 12;
 # 2. **BERT**, a Transformer encoder pre-trained by filling in masked words;
 # 3. **graph attention (GAT)**, attention over a node's neighbours in a graph;
 # 4. **hierarchical attention (HAN)**, attention over words and then over sentences to
@@ -29,7 +29,7 @@
 # %%
 import os
 
-# small matrices: one thread per product is faster than several (see tutorial 9)
+# small matrices: one thread per product is faster than several (see tutorial 12)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
@@ -51,7 +51,6 @@ from minigrad.translate.plots import plot_attention
 from minigrad.models.rnn_seq2seq import build_seq2seq_rnn
 from minigrad.translate.tokenizers import WordTokenizer
 from minigrad.translate.inference import translate
-from minigrad.nn.scores import SCORES
 from minigrad.nn.utils import clip_grad_norm_
 from minigrad.optim.lr_scheduler import WarmupScheduler
 
@@ -66,31 +65,16 @@ def falls(losses, k=5):
 # %% [markdown]
 # ## 1. The recurrent encoder-decoder, with and without attention
 #
-# Before Transformers, translation used two recurrent networks. The encoder reads the source
-# one word at a time, $\mathbf h_i = f(\mathbf h_{i-1}, \mathbf x_i)$; the decoder then writes the
-# target one word at a time. In the plain version the decoder receives a single vector
-# $\mathbf c$, the encoder's final state, which must hold the whole sentence: the longer the
-# sentence, the harder that squeeze, and nothing links a target word to the source words it
-# translates.
-#
-# Attention (Bahdanau et al., 2015) keeps *all* encoder states. At every decoder step $t$ the
-# decoder state is compared with each of them by a similarity function, the scores are
-# normalised into weights, and their weighted sum becomes that step's context:
-#
-# $$\alpha_{ti} = \frac{\exp \operatorname{sim}(\mathbf s_t, \mathbf h_i)}{\sum_k \exp \operatorname{sim}(\mathbf s_t, \mathbf h_k)},
-#   \qquad \mathbf c_t = \sum_i \alpha_{ti}\, \mathbf h_i .$$
-#
-# The lecture lists several similarity functions, all available in `minigrad.nn.scores`: the dot
-# product $\mathbf s^\top \mathbf h$, its scaled version $\mathbf s^\top \mathbf h/\sqrt d$, the bilinear
-# form $\mathbf s^\top W \mathbf h$, and the additive form $\mathbf w^\top \tanh(U\mathbf s + W\mathbf h)$, a
-# small network of its own.
-
-# %%
-print("similarity functions:", sorted(SCORES))
-assert {"dot", "scaled_dot", "bilinear", "additive"} <= set(SCORES)
+# Tutorial 5 began with the recurrent encoder-decoder: an encoder that reads the source one word
+# at a time, a decoder that writes the target one word at a time, and attention, which gives each
+# decoder step a context $\mathbf c_t = \sum_i \alpha_{ti} \mathbf h_i$ over *all* the encoder
+# states instead of a single final vector, with the score functions of `minigrad.nn.scores`
+# (dot, scaled dot, bilinear, additive) and the two wirings (Bahdanau's and Luong's) that decide
+# what can run in parallel. Here we train it, with and without attention, on the translation
+# task of tutorial 12, and compare it with the Transformer.
 
 # %% [markdown]
-# We train both versions on the toy corpus of tutorial 9. Instead of the `Trainer`, here is the
+# We train both versions on the toy corpus of tutorial 12. Instead of the `Trainer`, here is the
 # loop it runs, written out: batches of similar-length sentences, the label-smoothed loss on
 # teacher-forced targets, gradient clipping, Adam and the warm-up schedule.
 
@@ -151,7 +135,7 @@ if not SMALL:
 # %% [markdown]
 # ### A fair comparison with the Transformer
 #
-# To compare the recurrent model with the Transformer of tutorial 9 on equal terms, train that
+# To compare the recurrent model with the Transformer of tutorial 12 on equal terms, train that
 # Transformer here for the same number of updates, on the same data, with the same batch size
 # and label smoothing, at a similar number of parameters.
 
@@ -166,7 +150,7 @@ tf_config = TrainConfig(d_model=sizes["hidden"] // 2, nhead=4, num_encoder_layer
                         dim_feedforward=2 * sizes["hidden"], batch_size=64,
                         warmup=10 if SMALL else 100, lr_factor=1.0 if SMALL else 0.5,
                         epochs=100, checkpoint_every=0, valid_bleu_sentences=0, seed=0)
-tf_trainer = Trainer(tf_config, data.train, data.valid, out_path("10_transformer"),
+tf_trainer = Trainer(tf_config, data.train, data.valid, out_path("13_transformer"),
                      tokenizers=(src_tok, tgt_tok), progress=False, log=lambda msg: None)
 tf_trainer.fit(max_steps=rnn_steps)
 tf_model = tf_trainer.model.eval()
@@ -181,107 +165,12 @@ assert 0.5 < tf_model.num_parameters() / rnn_att["model"].num_parameters() < 2
 # %% [markdown]
 # On short sentences like these a recurrent model with attention is a strong baseline: at
 # equal updates and size it was ahead in our full run (BLEU 51 against 38 after 400 updates;
-# the Transformer of tutorial 9 reaches about 72 after 700, with its warm-up finished). What the recurrent model cannot do is run in parallel: its encoder needs $S$ steps
+# the Transformer of tutorial 12 reaches about 72 after 700, with its warm-up finished). What the recurrent model cannot do is run in parallel: its encoder needs $S$ steps
 # one after another and its decoder $T$ more, while a Transformer layer processes all positions
 # at once. That, more than accuracy on toy data, is why the Transformer took over.
 
 # %% [markdown]
-# ### Which decoder state asks the question? The lecture's model and ours
-#
-# There are two classic ways to wire attention into a recurrent decoder, and the difference
-# decides what can run in parallel (the lecture's first question).
-#
-# * **The lecture's model** (Bahdanau et al.): at step $t$ the *previous* state asks,
-#   $\alpha_{ti} \propto \exp a(\mathbf s_{t-1}, \mathbf h_i)$, and the context is fed **into** the
-#   recurrence, $\mathbf s_t = f(\mathbf s_{t-1}, [\mathbf y_{t-1}; \mathbf c_t])$. So row $t+1$ of
-#   the attention matrix needs $\mathbf s_t$, which needs $\mathbf c_t$, which needs all of row $t$:
-#   the rows come out one at a time, even in training with teacher forcing.
-# * **The model trained above** (`minigrad.models.rnn_seq2seq`, Luong et al.'s "global"
-#   attention): the *current* state asks, $\alpha_{ti} \propto \exp a(\mathbf s_t, \mathbf h_i)$, and
-#   the context only feeds the output layer, not the recurrence. With teacher forcing all the
-#   states $\mathbf s_1, \dots, \mathbf s_T$ come from one run of the decoder GRU over the known
-#   target, and then every row of attention weights comes from one batched operation.
-#
-# (Within one row, both compute all $\alpha_{t1}, \dots, \alpha_{tn}$ at once, and both encoders
-# are recurrent.) We build both decoders from a `GRUCell` and an additive score, then test the
-# dependency directly: nudge the context $\mathbf c_{t'}$ of one step and record which rows of
-# attention weights move.
-
-# %%
-from minigrad.functional import cat, stack
-
-
-class AttentionDecoder(mg.nn.Module):
-    """A GRU decoder with additive attention; `feed_context` True is the lecture's wiring."""
-
-    def __init__(self, emb, hidden, feed_context):
-        super().__init__()
-        self.feed_context = feed_context
-        self.cell = mg.nn.GRUCell(emb + (hidden if feed_context else 0), hidden)
-        self.score = mg.nn.AdditiveScore(hidden, hidden)
-
-    def forward(self, y, memory, s0, nudge=None):
-        """y (B, T, E) target embeddings, memory (B, S, H), s0 (B, H) -> weights (B, T, S).
-        `nudge` = (t, vector) adds the vector to the context of step t."""
-        keys = self.score.prepare_keys(memory)
-        s, states, rows = s0, [], []
-        for t in range(y.shape[1]):
-            if self.feed_context:                                # query: the previous state
-                c, a = mg.nn.attend(self.score.score(s, keys), memory)
-                if nudge is not None and nudge[0] == t:
-                    c = c + nudge[1]
-                s = self.cell(cat([y[:, t], c], dim=-1), s)
-                rows.append(a)
-            else:
-                s = self.cell(y[:, t], s)                        # no attention inside the loop
-                states.append(s)
-        if self.feed_context:
-            return stack(rows, dim=1)
-        queries = stack(states, dim=1)                           # (B, T, H): all states first,
-        c, weights = mg.nn.attend(self.score.score(queries, keys), memory)   # then one batched op
-        if nudge is not None:
-            c = c + nudge[1]                                     # feeds only the output layer
-        return weights
-
-
-T_dec, S_src, emb_d, hid = 6, 5, 8, 16
-mg.manual_seed(5)
-y_emb, memory_h, s_init = mg.randn(1, T_dec, emb_d), mg.randn(1, S_src, hid), mg.randn(1, hid)
-dependence = {}
-with mg.no_grad():
-    for name, feed in (("lecture (s_(t-1) asks, c_t fed back)", True),
-                       ("Luong (s_t asks, c_t to the output)", False)):
-        dec = AttentionDecoder(emb_d, hid, feed)
-        base = dec(y_emb, memory_h, s_init).numpy()[0]
-        D_dep = np.zeros((T_dec, T_dec))
-        for t_nudged in range(T_dec):
-            moved = dec(y_emb, memory_h, s_init, nudge=(t_nudged, mg.ones(1, hid))).numpy()[0]
-            D_dep[:, t_nudged] = np.abs(moved - base).max(-1)
-        dependence[name] = D_dep
-lecture_dep, luong_dep = dependence.values()
-assert np.all(np.triu(lecture_dep) == 0) and np.all(lecture_dep[np.tril_indices(T_dec, -1)] > 0)
-assert np.all(luong_dep == 0)
-print("rows of attention that move when c_1 is nudged, lecture's model:",
-      np.nonzero(lecture_dep[:, 0])[0].tolist(), "; Luong's:", np.nonzero(luong_dep[:, 0])[0].tolist())
-
-fig, axes = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
-for ax, (name, D_dep) in zip(axes, dependence.items()):
-    im = ax.imshow(D_dep > 0, cmap="Reds", vmin=0, vmax=1)
-    ax.set_title(name, fontsize=10)
-    ax.set_xlabel("step t' whose context is nudged")
-    ax.set_ylabel("row t of attention weights")
-fig.suptitle("Does attention row t depend on the context of step t'? (red: yes)")
-savefig(fig, "10_rnn_attention_dependence")
-
-# %% [markdown]
-# In the lecture's model every row depends on every earlier step, so with teacher forcing the
-# decoder still makes $T$ attention computations one after another. In Luong's wiring nothing
-# in the attention weights depends on an earlier context: one recurrent pass, then all rows at
-# once. The recurrence remains, though (both the encoder and the decoder GRU go step by step),
-# and removing it is exactly what the Transformer does.
-
-# %% [markdown]
-# The attention weights $\alpha_{ti}$ make the model inspectable, as in tutorial 9. Here is a
+# The attention weights $\alpha_{ti}$ make the model inspectable, as in tutorial 12. Here is a
 # test sentence whose word order changes in translation.
 
 # %%
@@ -304,9 +193,9 @@ print("source:     ", sentence)
 print("reference:  ", toy.translate_reference(sentence))
 print("translation:", tgt_tok.decode(out_ids))
 plot_attention(weights[0], [src_tok.id_to_token(i) for i in src_ids],
-               [tgt_tok.id_to_token(i) for i in out_ids], out_path("10_rnn_attention.png"),
+               [tgt_tok.id_to_token(i) for i in out_ids], out_path("13_rnn_attention.png"),
                title=f"Attention of the recurrent decoder (additive score)\n{sentence}")
-show_image(out_path("10_rnn_attention.png"))
+show_image(out_path("13_rnn_attention.png"))
 assert np.allclose(weights[0, :len(out_ids)].sum(-1), 1.0, atol=1e-4)
 
 # %% [markdown]
@@ -339,6 +228,95 @@ assert ids[0] == vocab.cls_id and ids.count(vocab.sep_id) == 2
 assert segments == [0] * (len(doc[0]) + 2) + [1] * (len(doc[1]) + 1)
 
 # %% [markdown]
+# ### The input: three embeddings added
+#
+# Each position's input vector is the sum of three learned rows: the **token**'s embedding,
+# the **segment**'s (one of two rows: sentence A or B) and the **position**'s (BERT learns a
+# row per position instead of tutorial 8's sinusoids). The sum is layer-normalised and enters
+# the encoder stack of tutorial 10. Below, the three parts for the pair above, in a small
+# untrained `BertForPreTraining` ($d = 16$): rows are the input positions, columns the features.
+
+# %%
+mg.manual_seed(0)
+tiny_bert = models.BertForPreTraining(len(vocab), d_model=16, nhead=2, num_layers=1,
+                                      dim_feedforward=32, max_len=64).eval()
+enc = tiny_bert.bert
+with mg.no_grad():
+    parts = {"token": enc.tok_embed(np.array(ids)).numpy(),
+             "segment": enc.seg_embed(np.array(segments)).numpy(),
+             "position": enc.pos_embed(np.arange(len(ids))).numpy()}
+summed = sum(parts.values())
+assert np.allclose(parts["segment"][0], parts["segment"][segments.index(1) - 1])   # one row per segment
+assert not np.allclose(parts["segment"][0], parts["segment"][-1])
+labels_y = [f"{vocab.itos[i]} ({s})" for i, s in zip(ids, segments)]
+fig, axes = plt.subplots(1, 4, figsize=(13, 0.28 * len(ids) + 1.5), sharey=True,
+                         layout="constrained")
+lim = np.abs(summed).max()
+for ax, (name, part) in zip(axes, [*parts.items(), ("sum: the encoder's input", summed)]):
+    im = ax.imshow(part, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
+    ax.set_title(name)
+    ax.set_xlabel("feature")
+axes[0].set_yticks(range(len(ids)), labels_y, fontsize=8)
+fig.colorbar(im, ax=axes, shrink=0.6)
+fig.suptitle("BERT's input = token + segment + position embeddings (segment in brackets)")
+savefig(fig, "13_bert_input_embeddings")
+with mg.no_grad():   # the encoder's first step is the norm of exactly this sum
+    first = enc.norm(mg.tensor(summed[None])).numpy()
+    assert np.allclose(first, enc.norm(enc.tok_embed(np.array([ids])) + enc.seg_embed(np.array([segments]))
+                                       + enc.pos_embed(np.arange(len(ids)))).numpy(), atol=1e-6)
+
+# %% [markdown]
+# ### The two heads and their summed loss, on one batch
+#
+# On top of the encoder's output $\mathbf z$ sit two small heads:
+#
+# * the **MLM head** scores every position against the whole vocabulary:
+#   $\mathrm{LayerNorm}(\mathrm{GELU}(\mathbf z W + \mathbf b))\, E^\top + \mathbf b_V$, where
+#   $E$ is the token embedding table again (tied, as the output layer of tutorial 10);
+# * the **NSP head** reads only position 0, [CLS]: the pooler
+#   $\tanh(W_p \mathbf z_{[CLS]} + \mathbf b_p)$, then a linear layer to two scores (NotNext, IsNext).
+#
+# The loss is the cross entropy of the masked words (only the selected positions count,
+# labels $-100$ elsewhere) **plus** the cross entropy of IsNext/NotNext. We compute both heads and
+# the loss by hand on a batch of 8 pairs and compare with the model and `pretraining_loss`.
+
+# %%
+from minigrad.models.bert import pretraining_loss
+
+rng_b = np.random.default_rng(1)
+b_ids, b_types, b_next = bert.nsp_batch(bcorpus, np.arange(len(bcorpus.docs)), 8, rng_b)
+b_masked, b_labels = models.mask_tokens(b_ids, vocab, rng_b)
+with mg.no_grad():
+    z = enc(b_masked, b_types)                                              # (B, T, D)
+    h_mlm = tiny_bert.mlm_norm(tiny_bert.mlm_dense(z).gelu())
+    mlm_by_hand = (h_mlm.numpy() @ enc.tok_embed.weight.numpy().T
+                   + tiny_bert.mlm_bias.numpy())                            # (B, T, V)
+    nsp_by_hand = tiny_bert.nsp(enc.pooler(z[:, 0]).tanh()).numpy()         # (B, 2)
+    mlm_logits, nsp_logits = tiny_bert(b_masked, b_types)
+    library_loss = pretraining_loss(mlm_logits, nsp_logits, b_labels, b_next).item()
+assert np.allclose(mlm_by_hand, mlm_logits.numpy(), atol=1e-4)
+assert np.allclose(nsp_by_hand, nsp_logits.numpy(), atol=1e-5)
+
+
+def log_softmax_np(x):
+    x = x - x.max(-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(-1, keepdims=True))
+
+
+sel = b_labels != -100                                                      # masked positions
+mlm_loss = -log_softmax_np(mlm_by_hand)[sel, b_labels[sel]].mean()
+nsp_loss = -log_softmax_np(nsp_by_hand)[np.arange(8), b_next.astype(int)].mean()
+print(f"{int(sel.sum())} masked positions in {b_ids.size} tokens; MLM loss {mlm_loss:.3f} "
+      f"(ln V = {np.log(len(vocab)):.3f}), NSP loss {nsp_loss:.3f} (ln 2 = {np.log(2):.3f}), "
+      f"sum {mlm_loss + nsp_loss:.3f}; pretraining_loss {library_loss:.3f}")
+assert np.isclose(mlm_loss + nsp_loss, library_loss, rtol=1e-4)
+assert abs(mlm_loss - np.log(len(vocab))) < 0.5 and abs(nsp_loss - np.log(2)) < 0.3  # untrained
+
+# %% [markdown]
+# Untrained, both losses sit near their "uniform guess" values, $\ln V$ and $\ln 2$. (The MLM
+# head starts near uniform because BERT initialises the embeddings with a small standard
+# deviation, 0.02.) Pre-training lowers their sum.
+#
 # Of the selected 15 %, BERT replaces 80 % with [MASK], 10 % with a random word, and leaves
 # 10 % unchanged. The model must then predict the original word at all selected positions.
 # Because some visible words are also targets, it cannot assume that only [MASK] positions
@@ -400,7 +378,7 @@ if not SMALL:   # held for each of the 5 seeds tried (right topic 0.97-0.98, NSP
 
 # %% [markdown]
 # How big are the real ones? A BERT encoder's parameters are its three embedding tables, a
-# layer norm, $L$ encoder layers (tutorial 7's count) and the pooler on [CLS]. We check a formula
+# layer norm, $L$ encoder layers (tutorial 10's count) and the pooler on [CLS]. We check a formula
 # against a small `BertEncoder` and then apply it to the published sizes (30,522 word pieces,
 # 512 positions): BERT-base ($d = 768$, 12 layers) and BERT-large ($d = 1024$, 24 layers).
 
@@ -480,7 +458,7 @@ ax.set_ylabel("test accuracy (topic of a sentence)")
 ax.set_title("Pre-trained BERT vs the same model from random weights\n"
              "(mean, min and max over the labelled sets)")
 ax.legend()
-savefig(fig, "10_bert_finetuning")
+savefig(fig, "13_bert_finetuning")
 
 # %% [markdown]
 # With one labelled sentence per topic the pre-trained encoder is right most of the time and the
@@ -541,6 +519,36 @@ print("head 0 weights of node 0:", alpha[0, 0].round(3))
 assert np.allclose(alpha.sum(-1), 1.0, atol=1e-5)
 allowed = adjacency | np.eye(5, dtype=bool)
 assert np.all(alpha[:, ~allowed] == 0)                      # no edge, no attention
+
+# draw head 0: an arrow j -> i for each weight alpha_ij that node i gives node j
+pos = np.array([[0.0, 0.0], [-1.7, 1.2], [-1.7, -1.2], [1.7, 0.0], [3.4, 0.0]])  # the hub in the middle
+fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
+for head, ax in enumerate(axes):
+    for i, j in zip(*np.nonzero(adjacency)):
+        a_ij = alpha[head, i, j]
+        along = (pos[i] - pos[j]) / np.linalg.norm(pos[i] - pos[j])
+        shift = 0.09 * np.array([along[1], -along[0]])      # the two directions side by side
+        start, end = pos[j] + shift, pos[i] + shift
+        ax.annotate("", end + 0.22 * (start - end) / np.linalg.norm(start - end),
+                    start - 0.22 * (start - end) / np.linalg.norm(start - end),
+                    arrowprops=dict(arrowstyle="-|>", lw=0.5 + 6 * a_ij,
+                                    color=plt.cm.viridis(a_ij)))
+        ax.text(*(0.62 * end + 0.38 * start), f"{a_ij:.2f}", fontsize=8, ha="center",
+                va="center", bbox=dict(fc="white", ec="none", pad=0.5))
+    for i in range(5):
+        ax.scatter(*pos[i], s=500, color="#dddddd", ec="k", zorder=3)
+        ax.text(*pos[i], str(i), ha="center", va="center", zorder=4)
+        ax.text(pos[i, 0], pos[i, 1] - 0.38, f"self {alpha[head, i, i]:.2f}", ha="center",
+                fontsize=8, color="0.3")
+    ax.set_xlim(-2.3, 3.9)
+    ax.set_ylim(-1.8, 1.6)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(f"head {head + 1}")
+fig.suptitle("GAT attention on the edges (untrained): arrow j -> i shows alpha_ij, "
+             "what node i takes from j")
+savefig(fig, "13_gat_edge_attention")
+assert np.allclose(alpha[:, 4, [3, 4]].sum(-1), 1.0)        # node 4 hears only 3 and itself
 
 # %% [markdown]
 # The lecture's setting is multi-label node classification: each node may carry several labels,
@@ -603,8 +611,42 @@ ax.set_xticks(range(n_sent))
 ax.set_xlabel("sentence of the document (red: the key sentence)")
 ax.set_ylabel("sentence attention weight")
 ax.set_title("Hierarchical attention: where one document's classification looked")
-savefig(fig, "10_han_sentence_attention")
+savefig(fig, "13_han_sentence_attention")
 assert np.isclose(beta.sum(), 1.0, atol=1e-5) and np.all(beta[n_sent:] == 0)
+
+# %% [markdown]
+# One level down, the word weights $\alpha_{it}$ that pooled each sentence. Here they are
+# for every sentence of the same document, one row per sentence, each word shaded by its weight.
+# Word ids: 1 is the marker, 2 to 5 the four class keywords, higher ids are filler.
+
+# %%
+alpha_w = word_w.numpy()[0]                                  # (sentences, words)
+n_classes = int(test_labels.max()) + 1
+
+
+def word_name(i):
+    if i == models.han.MARKER:
+        return "MARKER"
+    return f"class{i - 2}" if i < 2 + n_classes else f"w{i}"
+
+
+fig, ax = plt.subplots(figsize=(8, 0.55 * n_sent + 1.2))
+for r in range(n_sent):
+    for c, word in enumerate(test_docs[0, r]):
+        if word == 0:
+            continue
+        ax.add_patch(plt.Rectangle((c, -r - 0.45), 0.95, 0.9, color=plt.cm.Oranges(alpha_w[r, c])))
+        ax.text(c + 0.47, -r, f"{word_name(word)}\n{alpha_w[r, c]:.2f}", ha="center",
+                va="center", fontsize=7)
+ax.set_xlim(0, test_docs.shape[2])
+ax.set_ylim(-n_sent + 0.4, 0.6)
+ax.set_yticks([-r for r in range(n_sent)],
+              [f"sentence {r}" + (" (key)" if r == test_keys[0] else "") for r in range(n_sent)])
+ax.set_xticks([])
+ax.set_title("HAN word attention: the weight of each word within its sentence")
+savefig(fig, "13_han_word_attention")
+real_words = test_docs[0, :n_sent] != 0
+assert np.allclose(alpha_w[:n_sent].sum(-1), 1.0, atol=1e-5) and np.all(alpha_w[:n_sent][~real_words] == 0)
 
 # %% [markdown]
 # ## Exercise: attention over a graph's neighbours

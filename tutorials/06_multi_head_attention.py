@@ -7,9 +7,9 @@
 # ---
 
 # %% [markdown]
-# # 3. Multi-head attention
+# # 6. Multi-head attention
 #
-# One head of self-attention (tutorial 2) gives every word one way of gathering context. A word
+# One head of self-attention (tutorial 5) gives every word one way of gathering context. A word
 # often needs several at once. In "The animal didn't cross the street because it was too
 # tired", the word "it" should link to "animal" (what it refers to) and also to "was" (the verb
 # it is the subject of). One softmax row can split its weight between two words, but then it
@@ -151,6 +151,72 @@ for i in range(H):
     assert np.allclose(Z_all.numpy()[0, i], head_outputs[i], atol=1e-5)
 
 # %% [markdown]
+# The merge is the split run backwards: move the head axis back behind the positions,
+# $(B, H, T, d_k) \to (B, T, H, d_k)$, and flatten the last two axes to $(B, T, E)$. Row $t$
+# then holds head 1's output for word $t$, then head 2's: the concatenation above. Below, the
+# shapes of the whole trip, with each cell labelled by the feature of $Q$ it came from
+# (colour: the head that owns it).
+
+# %%
+def merge_heads(t):
+    B, _, T, _ = t.shape
+    return t.permute(0, 2, 1, 3).reshape(B, T, H * hd)   # (B, T, E)
+
+
+assert np.allclose(merge_heads(Z_all).numpy()[0], concat, atol=1e-5)
+assert np.array_equal(merge_heads(split_heads(Q_all)).numpy(), Q_all.numpy())   # a round trip
+
+feature = np.broadcast_to(np.arange(E), (len(words), E))          # which feature each cell is
+split_feature = feature.reshape(len(words), H, hd).transpose(1, 0, 2)   # (H, T, d_k)
+head_colors = ["#f4c7a1", "#a9cce3"]
+
+
+def draw_block(ax, x0, labels, head_of, title):
+    """A (T, n) grid of cells at x0, each showing a label, coloured by its head."""
+    for t in range(labels.shape[0]):
+        for f in range(labels.shape[1]):
+            ax.add_patch(plt.Rectangle((x0 + f, -t), 0.95, 0.95, fc=head_colors[head_of[t, f]],
+                                       ec="0.4"))
+            ax.text(x0 + f + 0.47, -t + 0.47, labels[t, f], ha="center", va="center", fontsize=7)
+    ax.text(x0 + labels.shape[1] / 2, 1.4, title, ha="center", fontsize=9)
+
+
+fig, ax = plt.subplots(figsize=(15, 3.6))
+x0 = 0
+draw_block(ax, x0, feature.astype(str), feature // hd, f"Q: (T, E) = ({len(words)}, {E})")
+x0 += E + 2.5
+ax.annotate("", (x0 - 0.5, -2), (x0 - 2, -2), arrowprops=dict(arrowstyle="->"))
+ax.text(x0 - 1.25, -2.9, "reshape\n(T, H, d_k)\npermute", ha="center", fontsize=7)
+for h in range(H):
+    draw_block(ax, x0, split_feature[h].astype(str), np.full((len(words), hd), h),
+               f"head {h + 1}: (T, d_k)")
+    x0 += hd + 0.8
+ax.text(x0 - 1.5 * (hd + 0.8) + 0.4, 2.1, f"(H, T, d_k) = ({H}, {len(words)}, {hd})",
+        ha="center", fontsize=9)
+x0 += 1.7
+ax.annotate("", (x0 - 0.5, -2), (x0 - 2, -2), arrowprops=dict(arrowstyle="->"))
+ax.text(x0 - 1.25, -2.9, "attention\nper head", ha="center", fontsize=7)
+for h in range(H):
+    draw_block(ax, x0, np.full((len(words), hd), f"z{h + 1}"), np.full((len(words), hd), h),
+               f"Z_{h + 1}: (T, d_k)")
+    x0 += hd + 0.8
+x0 += 1.7
+ax.annotate("", (x0 - 0.5, -2), (x0 - 2, -2), arrowprops=dict(arrowstyle="->"))
+ax.text(x0 - 1.25, -2.9, "permute\nreshape", ha="center", fontsize=7)
+merged_head = np.broadcast_to(np.arange(E) // hd, (len(words), E))
+draw_block(ax, x0, np.array([[f"z{h + 1}" for h in row] for row in merged_head]), merged_head,
+           f"concat: (T, E); then W_O")
+for t, w in enumerate(words):
+    ax.text(-0.3, -t + 0.47, w, ha="right", va="center", fontsize=8)
+ax.set_xlim(-3, x0 + E + 0.5)
+ax.set_ylim(-len(words) - 0.3, 2.5)
+ax.axis("off")
+fig.suptitle("Splitting into heads and merging them back only moves numbers; "
+             "the heads compute in between", y=1.02)
+savefig(fig, "06_head_split_merge")
+assert split_feature.shape == (H, len(words), hd) and (split_feature[1] >= hd).all()
+
+# %% [markdown]
 # ## Each head's weights
 #
 # With `average_attn_weights=False` the layer returns one $(T, T)$ map per head, shape
@@ -176,7 +242,7 @@ for ax, m, title in zip(axes, maps, titles):
     ax.set_ylabel("query")
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Per-head attention weights of an untrained 2-head layer")
-savefig(fig, "03_head_weights")
+savefig(fig, "06_head_weights")
 
 # %% [markdown]
 # ## Counting the lecture's parameters
@@ -270,7 +336,7 @@ ax.barh(list(options), list(options.values()), color=["C0", "C0", "C1", "C2"])
 ax.invert_yaxis()
 ax.set_xlabel("parameters of the attention sublayer (d_model 512, 8 heads, no biases)")
 ax.set_title("Combining heads: what each option costs")
-savefig(fig, "03_combining_heads")
+savefig(fig, "06_combining_heads")
 
 # %% [markdown]
 # With a shared transform each head's key and value are the same vector: a head then adds up
@@ -357,7 +423,7 @@ for row, (name, r) in zip(axes, runs.items()):
         ax.set_ylabel("query position")
 fig.colorbar(im, ax=axes, label="weight", shrink=0.8)
 fig.suptitle("Two trained heads, task: output_t = x_(t-1) + x_(t+1)")
-savefig(fig, "03_diversity_heads")
+savefig(fig, "06_diversity_heads")
 
 # %% [markdown]
 # Without the penalty both heads learn the same thing: half of each row's weight on each

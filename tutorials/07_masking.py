@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 4. Masking
+# # 7. Masking
 #
 # Self-attention lets every position look at every other position. Two situations call for
 # hiding some of them:
@@ -92,7 +92,7 @@ for ax, (m, title, cmap) in zip(axes, panels):
     ax.set_yticks(range(T))
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Causal masking: each position attends only to itself and earlier positions")
-savefig(fig, "04_causal_mask")
+savefig(fig, "07_causal_mask")
 
 # %% [markdown]
 # ## Bool masks, and two opposite conventions
@@ -240,7 +240,7 @@ for ax, m, title in zip(axes, [wb.numpy()[1], w2], ["padding mask", "padding + c
     ax.set_ylabel("query position")
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Attention weights of a 3-token sentence padded to 5")
-savefig(fig, "04_padding_mask")
+savefig(fig, "07_padding_mask")
 
 # %% [markdown]
 # ## Exercise: the causal mask
@@ -328,8 +328,10 @@ assert 3 * 4 // 2 == 6
 #
 # <details><summary>Answer</summary>
 #
-# When every key of a query is masked, for example a padding query that also has a
-# causal mask, or a sentence that is all padding. minigrad returns weights and an output of
+# When every key of a query is masked. With padding on the left and a causal mask, the first
+# (padding) positions may only look back at earlier positions, which are all padding too; with
+# padding on the right that cannot happen, since every query sees the real first token. A
+# sentence that is all padding does it under any scheme. minigrad returns weights and an output of
 # zeros for such a query instead of NaN, so one empty row cannot poison a whole batch.
 #
 # </details>

@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 1. Tensors and autograd
+# # 2. Tensors and autograd
 #
 # Every model in these tutorials learns by gradient descent, so the first thing to trust is the
 # gradient. This tutorial takes one tiny computation, a single neuron with a squared error,
@@ -194,7 +194,7 @@ ax.set_title("Finite-difference error for dL/dw")
 ax.set_xlabel("step size epsilon")
 ax.set_ylabel("|estimate - autograd|")
 ax.legend()
-savefig(fig, "01_finite_difference_error")
+savefig(fig, "02_finite_difference_error")
 
 # %% [markdown]
 # At $\varepsilon = 10^{-3}$ the central difference is already more than ten times closer
@@ -252,18 +252,120 @@ L2 = neuron_loss(x, w, b)
 graph = draw_graph(L2, params={"x": x, "w": w, "b": b})
 graph.attr(label="L = (tanh(w x + b) - y)^2", labelloc="t")
 print(graph.source)
-dot_file = out_path("01_neuron_graph.dot")
+dot_file = out_path("02_neuron_graph.dot")
 with open(dot_file, "w") as f:
     f.write(graph.source)
 print("saved", dot_file)
 if shutil.which("dot"):
-    show_image(render_graph(graph, out_path("01_neuron_graph.png"), format="png"))
+    show_image(render_graph(graph, out_path("02_neuron_graph.png"), format="png"))
 else:
     print("Graphviz `dot` not found: only the .dot file was written")
 
 # %%
 for op in ("Mul", "Add", "Tanh", "Sub", "Pow"):
     assert op in graph.source, op
+
+# %% [markdown]
+# ## From scalars to tensors: one node per array
+#
+# The engine of tutorial 1 made a node for every single number. A layer's matrix product
+# $Y = XW^\top$ with $X$ of shape $(5, 4)$ and $W$ of shape $(3, 4)$ computes 15 outputs, each a
+# sum of 4 products: written with scalar `Value`s that is $15 \cdot (4 + 4) = 120$ new nodes,
+# plus 32 leaves, and a Python call per node in both passes. minigrad records **two** nodes:
+# one for the transpose $W^\top$ (a view of $W$'s memory, nothing copied) and one for the whole
+# product, whose backward rule is two more matrix products,
+# $\partial L/\partial X = G W$ and $\partial L/\partial W = G^\top X$ for the incoming gradient
+# $G$ of shape $(5, 3)$. The arithmetic is the same; the bookkeeping shrinks by two orders of
+# magnitude and the work goes to NumPy's (or a Numba kernel's) tight loops.
+
+# %%
+def count_nodes(t):
+    """How many op nodes the graph behind tensor `t` holds (leaves not counted)."""
+    seen, todo = set(), [t.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen or not hasattr(node, "backward"):
+            continue
+        seen.add(node)
+        todo.extend(n for n, _ in node.next_functions)
+    return len(seen)
+
+
+Y_mat = Xm @ Wm.T
+scalar_nodes = 5 * 3 * (4 + 4)  # per output: 4 products and 4 additions (from a zero)
+print("scalar engine:", scalar_nodes, "nodes; minigrad:", count_nodes(Y_mat), "nodes")
+print("minigrad's nodes:", Y_mat.grad_fn.name(), "<-", Y_mat.grad_fn.next_functions[1][0].name())
+assert count_nodes(Y_mat) == 2 and Y_mat.grad_fn.name() == "MatMulBackward"
+
+# %% [markdown]
+# ## Writing your own `Function`
+#
+# Every op of minigrad is a small subclass of `minigrad.autograd.Function` with two static
+# methods side by side:
+#
+# - `forward(ctx, *arrays)` receives NumPy arrays (never tensors), computes the result, and
+#   keeps whatever backward will need with `ctx.save_for_backward(...)`;
+# - `backward(ctx, grad)` receives the gradient of the output (an array of the output's shape)
+#   and returns one gradient per input, reading what was saved from `ctx.saved_tensors`.
+#
+# `MyOp.apply(tensor, ...)` runs forward and, when some input requires a gradient, records
+# `ctx` as the output's `grad_fn`. Here is softplus, $\log(1 + e^x)$, a smooth ReLU whose
+# derivative is the sigmoid $\sigma(x) = 1 / (1 + e^{-x})$.
+
+# %%
+from minigrad.autograd import Function
+
+
+class Softplus(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.logaddexp(0.0, x)  # log(1 + e^x) without overflow for large x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / (1.0 + np.exp(-x))  # grad * sigmoid(x)
+
+
+z_in = mg.tensor([-2.0, 0.0, 3.0], dtype=mg.float64, requires_grad=True)
+sp = Softplus.apply(z_in)
+sp.sum().backward()
+print(sp, sp.grad_fn.name())
+print("gradient:", z_in.grad)
+assert np.allclose(sp.numpy(), np.log1p(np.exp([-2.0, 0.0, 3.0])))
+assert np.allclose(z_in.grad.numpy(), 1 / (1 + np.exp(-np.array([-2.0, 0.0, 3.0]))))
+assert gradcheck(Softplus.apply, [mg.randn(4, 3, dtype=mg.float64, requires_grad=True)])
+
+# %% [markdown]
+# `gradcheck` is how every op of the library is tested, and it catches the mistakes people
+# make. A backward that forgets the chain rule's incoming `grad` passes a test that only calls
+# `.sum().backward()` (where `grad` is all ones), but `gradcheck` weights the outputs randomly,
+# so it fails:
+
+# %%
+class SoftplusForgetsGrad(Function):
+    forward = Softplus.forward
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 1.0 / (1.0 + np.exp(-x))  # wrong: the incoming gradient is dropped
+
+
+zz = mg.randn(3, dtype=mg.float64, requires_grad=True)
+SoftplusForgetsGrad.apply(zz).sum().backward()
+assert np.allclose(zz.grad.numpy(), 1 / (1 + np.exp(-zz.numpy())))  # the sum test passes
+try:
+    gradcheck(SoftplusForgetsGrad.apply, [zz])
+    raise AssertionError("gradcheck should have failed")
+except (AssertionError, RuntimeError) as err:  # PyTorch raises a RuntimeError subclass
+    print("gradcheck:", str(err).splitlines()[0])
+
+# %% [markdown]
+# A `Function` may also return its gradient in a broadcast shape: an op on a $(3,)$ bias added
+# to a $(5, 3)$ batch can hand back a $(5, 3)$ gradient, and the engine sums it over the batch
+# axis to the bias's shape. Tutorial 3 opens the engine and shows where that happens.
 
 # %% [markdown]
 # ## Exercise: the chain rule

@@ -11,14 +11,16 @@
 # ---
 
 # %% [markdown]
-# # 7. The feed-forward network, Add & Norm, and the whole Transformer
+# # 10. The feed-forward network, Add & Norm, and the whole Transformer
 #
-# Tutorials 2 to 6 built the parts that let tokens exchange information (attention, masks,
+# Tutorials 5 to 9 built the parts that let tokens exchange information (attention, masks,
 # positions) and the layer norm. Three pieces remain before the full model stands:
 #
 # 1. the **position-wise feed-forward network** that follows every attention sublayer;
 # 2. the **Add & Norm** wrapper (residual connection plus layer norm) around every sublayer;
-# 3. the **assembly**: 6 encoder layers, 6 decoder layers, embeddings and an output layer.
+# 3. the **assembly**: 6 encoder layers, 6 decoder layers, embeddings and an output layer,
+#    written out from these parts and checked against the library's `Seq2SeqTransformer`,
+#    with a map of where each tutorial's block sits in the whole model.
 #
 # Along the way we count parameters with `summary()` and reproduce the lecture's tables,
 # including where its round numbers come from.
@@ -183,11 +185,11 @@ ax.set_xlabel("encoder layer")
 ax.set_ylabel("mean per-token standard deviation")
 ax.set_title("Size of the residual stream through 12 untrained encoder layers")
 ax.legend()
-savefig(fig, "07_pre_vs_post_norm")
+savefig(fig, "10_pre_vs_post_norm")
 
 # %% [markdown]
 # Both variants train; the paper used post-norm together with the learning-rate warm-up of
-# tutorial 8. The rest of this tutorial uses the paper's post-norm.
+# tutorial 11. The rest of this tutorial uses the paper's post-norm.
 #
 # ## One encoder layer, counted
 #
@@ -266,16 +268,16 @@ assert n_dec == 2 * 1_050_624 + 2_099_712 + 3 * 1_024 == 4_204_032
 #
 # The decoder layer has three sublayers, each wrapped in Add & Norm (post-norm, as in the paper):
 #
-# 1. **masked self-attention** over the target words read so far (the causal mask of tutorial 4),
+# 1. **masked self-attention** over the target words read so far (the causal mask of tutorial 7),
 #    giving vectors $\mathbf s_1, \dots, \mathbf s_T$, the matrix $S$;
 # 2. **cross-attention**: the queries come from the decoder, $Q_2 = S\,W_{Q_2}^\top$, while the
 #    keys and values come from the encoder's top output $E$, $K_2 = E\,W_{K_2}^\top$ and
 #    $V_2 = E\,W_{V_2}^\top$. Each target position asks "which source words matter to me?";
-#    it is the RNN attention of tutorial 2 (query from the decoder, keys and values from the
+#    it is the RNN attention of tutorial 5 (query from the decoder, keys and values from the
 #    encoder), done for every target position in one matrix product;
 # 3. the same position-wise **FFN** as in the encoder.
 #
-# We write it with two `MultiheadAttention` blocks (tutorial 3 built that one from scratch), an
+# We write it with two `MultiheadAttention` blocks (tutorial 6 built that one from scratch), an
 # FFN and three layer norms, then copy the weights of the library's `TransformerDecoderLayer` into
 # it and compare outputs.
 
@@ -290,11 +292,14 @@ class DecoderLayer(nn.Module):
         self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
         self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
 
-    def forward(self, y, E):
-        """y (B, T, D) target vectors, E (B, S, D) top encoder output -> (B, T, D), weights (B, H, T, S)."""
-        s, _ = self.masked_attn(y, y, y, is_causal=True, need_weights=False)
+    def forward(self, y, E, tgt_pad=None, src_pad=None):
+        """y (B, T, D) target vectors, E (B, S, D) top encoder output -> (B, T, D), weights (B, H, T, S).
+        tgt_pad (B, T) and src_pad (B, S) are True at padding (tutorial 7), or None."""
+        s, _ = self.masked_attn(y, y, y, is_causal=True, key_padding_mask=tgt_pad,
+                                need_weights=False)
         S = self.norm1(y + s)
-        c, weights = self.cross_attn(S, E, E, average_attn_weights=False)   # queries S; keys, values E
+        c, weights = self.cross_attn(S, E, E, key_padding_mask=src_pad,
+                                     average_attn_weights=False)   # queries S; keys, values E
         h = self.norm2(S + c)
         return self.norm3(h + self.ffn(h)), weights
 
@@ -361,7 +366,7 @@ for h, ax in enumerate(axes):
     ax.set_ylabel("target position (query)")
 fig.colorbar(im, ax=axes, label="weight", shrink=0.85)
 fig.suptitle("Cross-attention weights are 4 x 5: one row per target word (untrained layer)")
-savefig(fig, "07_cross_attention_shape")
+savefig(fig, "10_cross_attention_shape")
 
 # %% [markdown]
 # ### The top encoder output feeds every decoder layer
@@ -411,7 +416,7 @@ ax.set_xlabel("sentence length T")
 ax.set_ylabel("steps that must run one after another")
 ax.set_title("Sequential steps to encode a sentence")
 ax.legend()
-savefig(fig, "07_sequential_steps")
+savefig(fig, "10_sequential_steps")
 assert int(np.sum(lengths > 6)) == 44   # from 7 words on, the RNN needs more steps in sequence
 
 # %% [markdown]
@@ -424,7 +429,7 @@ assert int(np.sum(lengths > 6)) == 44   # from 7 words on, the RNN needs more st
 #
 # Those two final layer norms are PyTorch's default, **not** part of the paper's post-norm
 # model: there every layer already ends with a LayerNorm, so the paper's count has no extra
-# norm at the top of either stack. A final norm belongs to pre-norm models (tutorial 7's other
+# norm at the top of either stack. A final norm belongs to pre-norm models (tutorial 10's other
 # variant), where the residual stream is otherwise never normalised. Below we count them and
 # then take out their $2 \times 1{,}024$ numbers to get the paper's model.
 
@@ -457,7 +462,7 @@ assert n_attention + n_ffn_linear == 6 * 3 + 6 * 4 == 42
 # `Seq2SeqTransformer` adds what turns token ids into vectors and vectors back into words:
 #
 # * an embedding table for source tokens and one for target tokens (each multiplied by
-#   $\sqrt{d_{model}}$, then the sinusoidal positions of tutorial 5 are added);
+#   $\sqrt{d_{model}}$, then the sinusoidal positions of tutorial 8 are added);
 # * the `Transformer` above;
 # * a linear output layer $W_D$ from 512 features to one score per vocabulary word, followed by a
 #   softmax.
@@ -473,6 +478,168 @@ tgt_in = np.array([[1, 7, 8, 9], [1, 4, 0, 0]])             # 1 is <bos>
 logits = toy(src_ids, tgt_in)
 print("logits:", logits.shape)
 assert logits.shape == (2, 4, 13)
+
+# %% [markdown]
+# ### The whole model, built from its parts
+#
+# `Seq2SeqTransformer` is nothing but the blocks of tutorials 5 to 10 put in a row. We write
+# it out, then copy the library model's weights into ours and compare the logits.
+#
+# 1. **Embeddings**: a table of $V \times d_{model}$ learned vectors, one row per token. The row
+#    is multiplied by $\sqrt{d_{model}}$ (section 3.4 of the paper): the embeddings start
+#    small, and the sinusoids of tutorial 8 have entries in $[-1, 1]$, so without the factor the
+#    positions would drown the words.
+# 2. **Positions**: the sinusoid table of tutorial 8, row $t$ added to the token at position $t$.
+# 3. **The encoder stack**: $N$ encoder layers (self-attention, Add & Norm, FFN, Add & Norm, as
+#    written out in "Add & Norm" above), with the source's padding mask of tutorial 7, then the
+#    stack's final norm (PyTorch's default, see "The stack" above). Its output is $E$.
+# 4. **The decoder stack**: $N$ of our `DecoderLayer`s, each reading the same $E$, then a final norm.
+# 5. **The output layer**: one score per vocabulary word, $\mathbf s\, W_D^\top$. With *tied*
+#    weights, $W_D$ is the target embedding table itself: the score of word $w$ is the dot
+#    product of the decoder's vector with $w$'s embedding. No separate matrix, no bias.
+#
+# The softmax that turns the scores into probabilities is left to the loss (tutorial 11) and
+# to decoding (tutorial 12), which work with log-probabilities.
+
+# %%
+class Seq2Seq(nn.Module):
+    """Token ids in, next-token scores out: (B, S) and (B, T) ids -> logits (B, T, V)."""
+
+    def __init__(self, src_vocab, tgt_vocab, d_model, nhead, num_layers, d_ff, pad_id=0,
+                 max_len=64):
+        super().__init__()
+        self.d_model, self.pad_id = d_model, pad_id
+        self.src_embed = nn.Embedding(src_vocab, d_model, padding_idx=pad_id)
+        self.tgt_embed = nn.Embedding(tgt_vocab, d_model, padding_idx=pad_id)
+        self.positions = nn.sinusoidal_table(max_len, d_model)          # (max_len, D), tutorial 8
+        self.encoder_layers = nn.ModuleList(
+            [TransformerEncoderLayer(d_model, nhead, d_ff, dropout=0.0, batch_first=True)
+             for _ in range(num_layers)])
+        self.decoder_layers = nn.ModuleList([DecoderLayer(d_model, nhead, d_ff)
+                                             for _ in range(num_layers)])
+        self.encoder_norm, self.decoder_norm = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+
+    def embed(self, table, ids):
+        """ids (B, T) -> (B, T, D): the token's row times sqrt(d_model), plus position t's row."""
+        return table(ids) * np.sqrt(self.d_model) + self.positions[:ids.shape[1]]
+
+    def forward(self, src, tgt_in):
+        src_pad, tgt_pad = src == self.pad_id, tgt_in == self.pad_id
+        x = self.embed(self.src_embed, src)
+        for layer in self.encoder_layers:
+            x = layer(x, src_key_padding_mask=src_pad)
+        E = self.encoder_norm(x)                                          # (B, S, D)
+        y = self.embed(self.tgt_embed, tgt_in)
+        for layer in self.decoder_layers:
+            y, _ = layer(y, E, tgt_pad=tgt_pad, src_pad=src_pad)          # every layer reads E
+        y = self.decoder_norm(y)                                          # (B, T, D)
+        return y @ self.tgt_embed.weight.T                                # tied output layer
+
+
+mg.manual_seed(4)
+library_model = Seq2SeqTransformer(src_vocab=11, tgt_vocab=13, d_model=32, nhead=4,
+                                   num_encoder_layers=2, num_decoder_layers=2,
+                                   dim_feedforward=64, tie_output=True, output_bias=False).eval()
+ours_model = Seq2Seq(11, 13, d_model=32, nhead=4, num_layers=2, d_ff=64)
+# our names for the library's parameters: the layers' own names are PyTorch's, as above
+renames = [("encoder_layers.", "transformer.encoder.layers."),
+           ("encoder_norm.", "transformer.encoder.norm."),
+           ("decoder_norm.", "transformer.decoder.norm.")]
+renames += [(f"decoder_layers.{i}.{a}.", f"transformer.decoder.layers.{i}.{b}.")
+            for i in range(2) for a, b in same.items()]
+theirs = dict(library_model.named_parameters())
+with mg.no_grad():
+    for name, p in ours_model.named_parameters():
+        lib_name = next((name.replace(a, b, 1) for a, b in renames if name.startswith(a)), name)
+        p.copy_(theirs[lib_name])
+assert count(ours_model) == count(library_model)  # the tied matrix is counted once in both
+with mg.no_grad():
+    ours_logits = ours_model(src_ids, tgt_in).numpy()
+    library_logits = library_model(src_ids, tgt_in).numpy()
+real = tgt_in != 0                                 # positions that are words, not padding
+gap = float(np.abs(ours_logits - library_logits)[real].max())
+print(f"logits {ours_logits.shape}, largest difference from Seq2SeqTransformer: {gap:.2g}")
+assert np.allclose(ours_logits[real], library_logits[real], atol=1e-4)
+assert library_model.generator.weight is library_model.tgt_embed.weight
+
+# %% [markdown]
+# (Only the positions that hold words are compared: the outputs at padded target positions are
+# never used, by the loss or by decoding.) What the factor $\sqrt{d_{model}}$ does: the library
+# initialises the tied table with entries of standard deviation $1/\sqrt{d_{model}}$, so a row
+# has length about 1; times $\sqrt{d_{model}}$ it has length about $\sqrt{d_{model}}$, the
+# comparable to a row of the sinusoid table, whose $d_{model}/2$ pairs $(\sin, \cos)$ each
+# contribute $\sin^2 + \cos^2 = 1$: length exactly $\sqrt{d_{model}/2}$. Word and position
+# arrive at a comparable size; without the factor the word vector would be a quarter of the position's size.
+
+# %%
+with mg.no_grad():
+    table = ours_model.tgt_embed.weight.numpy()
+    emb = ours_model.embed(ours_model.tgt_embed, tgt_in).numpy()
+scale = np.sqrt(32)
+assert np.allclose(emb - ours_model.positions[:4], table[tgt_in] * scale, atol=1e-5)
+word_size = float(np.linalg.norm(table[1:], axis=1).mean() * scale)
+position_size = float(np.linalg.norm(ours_model.positions[:4], axis=1).mean())
+print(f"a scaled word vector has length {word_size:.2f}, a position's row {position_size:.2f}, "
+      f"an unscaled word vector {word_size / scale:.2f}")
+assert np.isclose(position_size, np.sqrt(32 / 2), atol=1e-5)
+assert 0.5 * position_size < word_size < 2 * position_size and word_size / scale < 0.3 * position_size
+
+# %% [markdown]
+# ### A map of the whole model
+#
+# Every block of the model is now built. The map below places each one and names the tutorial
+# that builds it: read bottom to top, the source on the left, the target on the right.
+# It is drawn from a list of boxes, and the list is checked against the model: every block
+# named on the map is a module (or a function) of `Seq2Seq` above.
+
+# %%
+from matplotlib.patches import FancyBboxPatch
+
+# (column, row, label, tutorial); column 0 the encoder, 1 the decoder, rows bottom to top
+transformer_map = [
+    (0, 0, "source ids (B, S)", "12"), (1, 0, "target ids, shifted right (B, T)", "11"),
+    (0, 1, "embedding x sqrt(d_model)", "10"), (1, 1, "embedding x sqrt(d_model)", "10"),
+    (0, 2, "+ positional encoding", "8"), (1, 2, "+ positional encoding", "8"),
+    (0, 3, "multi-head self-attention\n(+ padding mask)", "5, 6, 7"),
+    (1, 3, "masked multi-head\nself-attention", "5, 6, 7"),
+    (0, 4, "Add & Norm", "9, 10"), (1, 4, "Add & Norm", "9, 10"),
+    (0, 5, "feed-forward network", "10"), (1, 5, "cross-attention\n(queries here, keys, values E)", "10"),
+    (0, 6, "Add & Norm", "9, 10"), (1, 6, "Add & Norm", "9, 10"),
+    (0, 7, "final norm -> E", "10"), (1, 7, "feed-forward network, Add & Norm", "10"),
+    (1, 8, "final norm; output layer (tied to the embedding)", "10"),
+    (1, 9, "softmax -> loss / decoding", "11, 12"),
+]
+fig, ax = plt.subplots(figsize=(10, 8.5))
+for col, row, label, tut in transformer_map:
+    x0, y0 = col * 5.2, row * 1.0
+    layer_block = 3 <= row <= (6 if col == 0 else 7)
+    ax.add_patch(FancyBboxPatch((x0, y0), 4.4, 0.72, boxstyle="round,pad=0.03",
+                                fc="#dbe8f7" if layer_block else "#eeeeee", ec="k"))
+    ax.text(x0 + 1.9, y0 + 0.36, label, ha="center", va="center", fontsize=9)
+    ax.text(x0 + 4.3, y0 + 0.36, f"T{tut}", ha="right", va="center", fontsize=8, color="#b03030")
+    if row > 0:
+        ax.annotate("", (x0 + 1.9, y0), (x0 + 1.9, y0 - 0.28), arrowprops=dict(arrowstyle="->"))
+for col, top in ((0, 6), (1, 7)):
+    ax.add_patch(plt.Rectangle((col * 5.2 - 0.15, 2.88), 4.7, top - 2.88 + 0.95, fill=False,
+                               ls="--", ec="#3060a0"))
+    ax.text(col * 5.2 - 0.25, 2.95, "x N", ha="right", fontsize=11, color="#3060a0")
+ax.annotate("", (5.2, 5.36), (4.4, 7.36),
+            arrowprops=dict(arrowstyle="->", color="#3060a0", lw=1.5))
+ax.text(2.2, 8.2, "E feeds every decoder layer", ha="center", color="#3060a0")
+ax.set_xlim(-1.2, 10.0)
+ax.set_ylim(-0.3, 10.0)
+ax.axis("off")
+ax.set_title("Encoder (left) and decoder (right); red: the tutorial that builds each block")
+savefig(fig, "10_transformer_map")
+
+# every block on the map exists in the model written above
+parts = {"embedding": ours_model.src_embed, "positional": ours_model.positions,
+         "self-attention": ours_model.encoder_layers[0].self_attn,
+         "cross-attention": ours_model.decoder_layers[0].cross_attn,
+         "feed-forward": ours_model.encoder_layers[0].linear1, "final norm": ours_model.encoder_norm,
+         "Add & Norm": ours_model.decoder_layers[0].norm3,
+         "output layer": ours_model.tgt_embed.weight}
+assert all(any(k in label for _, _, label, _ in transformer_map) for k in parts)
 
 # %% [markdown]
 # Now the paper's base model. Its sentences were encoded with a vocabulary of about 37,000
@@ -527,7 +694,7 @@ del base  # free the 250 MB
 # | the paper's post-norm stacks (no final norms) | 44,138,496 |
 # | with one shared, tied 37,000-word embedding | 63,084,544 (paper's model: 63,082,496) |
 #
-# Tutorial 8 trains such a model; tutorial 9 does it for real on a small translation task.
+# Tutorial 11 trains such a model; tutorial 12 does it for real on a small translation task.
 
 # %% [markdown]
 # ## Exercise: Add & Norm
@@ -562,6 +729,60 @@ def add_and_norm(x, sublayer, norm, norm_first=False):
 
 
 assert check(check_add_and_norm, add_and_norm)
+
+# %% [markdown]
+# ## Exercise: an encoder layer
+#
+# A larger one. Write the `forward` of a whole encoder layer, the paper's post-norm version:
+# self-attention over the sentence (with its padding mask), Add & Norm, the feed-forward network
+# (linear1, ReLU, dropout, linear2), Add & Norm. The constructor is written for you, with the
+# library's names for the submodules, so the checker can copy the weights of
+# `nn.TransformerEncoderLayer` into your layer and compare the outputs, in eval mode, on batches
+# with padding. It names the usual mistakes: a missing residual, the norm in the wrong place
+# (or pre-norm), the ReLU or the padding mask forgotten, dropout still active in eval mode.
+
+# %%
+from _exercises import check_encoder_layer
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention, Add & Norm, FFN, Add & Norm (post-norm); x (B, T, D) -> (B, T, D)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward, dropout=0.1):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=True)
+        self.linear1 = nn.Linear(d_model, dim_feedforward)
+        self.linear2 = nn.Linear(dim_feedforward, d_model)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.dropout, self.dropout1, self.dropout2 = (nn.Dropout(dropout) for _ in range(3))
+
+    def forward(self, x, src_key_padding_mask=None):
+        raise NotImplementedError
+
+
+check(check_encoder_layer, EncoderLayer)
+
+# %% tags=["solution"] jupyter={"source_hidden": true}
+# Solution
+class EncoderLayer(nn.Module):
+    """Self-attention, Add & Norm, FFN, Add & Norm (post-norm); x (B, T, D) -> (B, T, D)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward, dropout=0.1):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=True)
+        self.linear1 = nn.Linear(d_model, dim_feedforward)
+        self.linear2 = nn.Linear(dim_feedforward, d_model)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.dropout, self.dropout1, self.dropout2 = (nn.Dropout(dropout) for _ in range(3))
+
+    def forward(self, x, src_key_padding_mask=None):
+        a, _ = self.self_attn(x, x, x, key_padding_mask=src_key_padding_mask, need_weights=False)
+        x = self.norm1(x + self.dropout1(a))
+        f = self.linear2(self.dropout(self.linear1(x).relu()))
+        return self.norm2(x + self.dropout2(f))
+
+
+assert check(check_encoder_layer, EncoderLayer)
 
 # %% [markdown]
 # ## Test yourself
