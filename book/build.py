@@ -3,7 +3,7 @@
     python book/build.py            # tutorials in small mode (tiny sizes, about two minutes)
     python book/build.py --full     # the real sizes and training runs
     python book/build.py --rerun    # run every tutorial again, even if its cached run is current
-    python book/build.py --publish 12_toy_translation   # keep its full-size run in book/published
+    python book/build.py --publish 13_toy_translation   # keep its full-size run in book/published
 
 The site lands in book/_build/html (open index.html; nothing is fetched from the internet).
 Each tutorial in tutorials/ runs as a notebook (see execute.py); a run is reused while the
@@ -295,7 +295,7 @@ def main(argv=None):
     parser.add_argument("--rerun", action="store_true",
                         help="run every tutorial again instead of reusing cached runs")
     parser.add_argument("--publish", nargs="+", metavar="NAME", default=[],
-                        help="run these tutorials (e.g. 12_toy_translation) at full size, keep "
+                        help="run these tutorials (e.g. 13_toy_translation) at full size, keep "
                              "the runs in book/published/ for every build, then build the book")
     parser.add_argument("--published", type=Path, default=published.FOLDER,
                         help="folder of the kept full-size runs (default: book/published/)")

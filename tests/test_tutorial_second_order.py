@@ -1,6 +1,6 @@
 """The second-order tutorial's numbers, recomputed with PyTorch.
 
-The tutorial (`tutorials/A2_gradients_of_gradients.py`) checks itself against hand formulas and
+The tutorial (`tutorials/05_gradients_of_gradients.py`) checks itself against hand formulas and
 finite differences; it never imports torch, which is not a run-time dependency. Here it runs
 once in small mode, in this process, and the values it computed (derivatives, the Hessian and
 Hessian-vector product of its MLP, the loss of every training step with the gradient penalty,
@@ -17,7 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-TUTORIAL = Path(__file__).resolve().parents[1] / "tutorials" / "A2_gradients_of_gradients.py"
+TUTORIAL = Path(__file__).resolve().parents[1] / "tutorials" / "05_gradients_of_gradients.py"
 
 
 @pytest.fixture(scope="module")

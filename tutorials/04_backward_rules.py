@@ -216,7 +216,7 @@ assert np.allclose(zt.grad.numpy(), cross_entropy_backward(z, target, 0.1))
 # %% [markdown]
 # ## 5. One attention head, backward by hand
 #
-# The head of tutorial 5 computes, for queries $Q$ $(T, d)$, keys $K$ $(S, d)$ and values $V$
+# The head of tutorial 6 computes, for queries $Q$ $(T, d)$, keys $K$ $(S, d)$ and values $V$
 # $(S, d_v)$:
 #
 # $$S = QK^\top / \sqrt d, \qquad P = \mathrm{softmax}(S), \qquad O = PV.$$

@@ -402,7 +402,7 @@ def check_attention_backward(fn):
                 ("Q", "K", "V"))
 
 
-# -- 05: one head of attention -----------------------------------------------------------------
+# -- 06: one head of attention -----------------------------------------------------------------
 
 def _softmax(s):
     e = np.exp(s - s.max(-1, keepdims=True))
@@ -426,7 +426,7 @@ def check_attention(fn):
                 f"{np.abs(out - want).max():.3g}")
 
 
-# -- 06: splitting heads -----------------------------------------------------------------------
+# -- 07: splitting heads -----------------------------------------------------------------------
 
 def check_split_heads(fn):
     """fn(x, n_heads): (B, T, E) tensor -> (B, H, T, E / H), head h holding features h*d:(h+1)*d."""
@@ -444,7 +444,7 @@ def check_split_heads(fn):
     raise Wrong("out[b, h, t] should be x[b, t, h*d_k:(h+1)*d_k]")
 
 
-# -- 07: the causal mask -----------------------------------------------------------------------
+# -- 08: the causal mask -----------------------------------------------------------------------
 
 def check_causal_mask(fn):
     """fn(T) -> (T, T) float mask: 0 on and below the diagonal, -inf above."""
@@ -461,7 +461,7 @@ def check_causal_mask(fn):
                                                f"diagonal (0 or a large finite number is not)")
 
 
-# -- 08: the sinusoid table --------------------------------------------------------------------
+# -- 09: the sinusoid table --------------------------------------------------------------------
 
 def check_sinusoid_table(fn):
     """fn(max_len, d_model) -> (max_len, d_model): sin at even, cos at odd dimensions."""
@@ -479,7 +479,7 @@ def check_sinusoid_table(fn):
     raise Wrong("the frequencies are off: pair (2i, 2i+1) uses 1 / 10000^(2i / d_model)")
 
 
-# -- 09: layer norm ----------------------------------------------------------------------------
+# -- 10: layer norm ----------------------------------------------------------------------------
 
 def check_layer_norm(fn):
     """fn(x, eps) -> x normalised over its last axis (biased variance), no gamma or beta."""
@@ -500,7 +500,7 @@ def check_layer_norm(fn):
     raise Wrong("each token's row should come out with mean 0 and variance 1")
 
 
-# -- 10: Add & Norm ----------------------------------------------------------------------------
+# -- 11: Add & Norm ----------------------------------------------------------------------------
 
 def check_add_and_norm(fn):
     """fn(x, sublayer, norm, norm_first) -> post-norm norm(x + f(x)) or pre-norm x + f(norm(x))."""
@@ -603,7 +603,7 @@ def check_encoder_layer(cls):
                     f"feed-forward network, Add & Norm")
 
 
-# -- 11: the warm-up schedule ------------------------------------------------------------------
+# -- 12: the warm-up schedule ------------------------------------------------------------------
 
 def check_noam(fn):
     """fn(step, d_model, warmup) -> d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)."""
@@ -626,7 +626,7 @@ def check_noam(fn):
             raise Wrong(f"{at}: the rate is {got:.4g}, expected {want:.4g}")
 
 
-# -- 12: one BPE merge -------------------------------------------------------------------------
+# -- 13: one BPE merge -------------------------------------------------------------------------
 
 def check_merge_pair(fn):
     """fn(symbols, pair) -> symbols with every adjacent occurrence of pair joined, left to right."""
@@ -640,7 +640,7 @@ def check_merge_pair(fn):
                 + (" (after a merge, skip the symbol just used)" if pair == ("a", "a") else ""))
 
 
-# -- 12: greedy decoding -----------------------------------------------------------------------
+# -- 13: greedy decoding -----------------------------------------------------------------------
 
 def _decoding_models():
     """Tiny untrained translators whose greedy outputs depend on the fed-back words, end with
@@ -722,7 +722,7 @@ def check_greedy_decode(fn):
                         f"{i + 1}: pick the argmax of the next-word scores given the whole prefix")
 
 
-# -- 13: attention over a graph ----------------------------------------------------------------
+# -- 14: attention over a graph ----------------------------------------------------------------
 
 def check_neighbour_softmax(fn):
     """fn(scores (N, N), adjacency (N, N) bool) -> weights over each node's neighbours and itself."""
@@ -754,7 +754,7 @@ def check_stable_softmax(fn):
     _expect(np.allclose(out, _softmax(x), atol=1e-9), "each row should be exp(x) / sum(exp(x))")
 
 
-# -- A2: a Hessian-vector product --------------------------------------------------------------
+# -- 05: a Hessian-vector product --------------------------------------------------------------
 
 def check_hvp(fn):
     """fn(f, x, v) -> H v for the Hessian H of a scalar f at the tensor x, v shaped like x."""

@@ -11,13 +11,13 @@
 # ---
 
 # %% [markdown]
-# # 13. Beyond the Transformer
+# # 14. Beyond the Transformer
 #
 # Attention is older and broader than the Transformer. This last tutorial follows the second
 # lecture through four other places where it appears, each kept short:
 #
-# 1. the **recurrent encoder-decoder with attention** of tutorial 5, trained on the same
-#    translation task as tutorial 12;
+# 1. the **recurrent encoder-decoder with attention** of tutorial 6, trained on the same
+#    translation task as tutorial 13;
 # 2. **BERT**, a Transformer encoder pre-trained by filling in masked words;
 # 3. **graph attention (GAT)**, attention over a node's neighbours in a graph;
 # 4. **hierarchical attention (HAN)**, attention over words and then over sentences to
@@ -29,7 +29,7 @@
 # %%
 import os
 
-# small matrices: one thread per product is faster than several (see tutorial 12)
+# small matrices: one thread per product is faster than several (see tutorial 13)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
@@ -65,16 +65,16 @@ def falls(losses, k=5):
 # %% [markdown]
 # ## 1. The recurrent encoder-decoder, with and without attention
 #
-# Tutorial 5 began with the recurrent encoder-decoder: an encoder that reads the source one word
+# Tutorial 6 began with the recurrent encoder-decoder: an encoder that reads the source one word
 # at a time, a decoder that writes the target one word at a time, and attention, which gives each
 # decoder step a context $\mathbf c_t = \sum_i \alpha_{ti} \mathbf h_i$ over *all* the encoder
 # states instead of a single final vector, with the score functions of `minigrad.nn.scores`
 # (dot, scaled dot, bilinear, additive) and the two wirings (Bahdanau's and Luong's) that decide
 # what can run in parallel. Here we train it, with and without attention, on the translation
-# task of tutorial 12, and compare it with the Transformer.
+# task of tutorial 13, and compare it with the Transformer.
 
 # %% [markdown]
-# We train both versions on the toy corpus of tutorial 12. Instead of the `Trainer`, here is the
+# We train both versions on the toy corpus of tutorial 13. Instead of the `Trainer`, here is the
 # loop it runs, written out: batches of similar-length sentences, the label-smoothed loss on
 # teacher-forced targets, gradient clipping, Adam and the warm-up schedule.
 
@@ -135,7 +135,7 @@ if not SMALL:
 # %% [markdown]
 # ### A fair comparison with the Transformer
 #
-# To compare the recurrent model with the Transformer of tutorial 12 on equal terms, train that
+# To compare the recurrent model with the Transformer of tutorial 13 on equal terms, train that
 # Transformer here for the same number of updates, on the same data, with the same batch size
 # and label smoothing, at a similar number of parameters.
 
@@ -150,7 +150,7 @@ tf_config = TrainConfig(d_model=sizes["hidden"] // 2, nhead=4, num_encoder_layer
                         dim_feedforward=2 * sizes["hidden"], batch_size=64,
                         warmup=10 if SMALL else 100, lr_factor=1.0 if SMALL else 0.5,
                         epochs=100, checkpoint_every=0, valid_bleu_sentences=0, seed=0)
-tf_trainer = Trainer(tf_config, data.train, data.valid, out_path("13_transformer"),
+tf_trainer = Trainer(tf_config, data.train, data.valid, out_path("14_transformer"),
                      tokenizers=(src_tok, tgt_tok), progress=False, log=lambda msg: None)
 tf_trainer.fit(max_steps=rnn_steps)
 tf_model = tf_trainer.model.eval()
@@ -165,12 +165,12 @@ assert 0.5 < tf_model.num_parameters() / rnn_att["model"].num_parameters() < 2
 # %% [markdown]
 # On short sentences like these a recurrent model with attention is a strong baseline: at
 # equal updates and size it was ahead in our full run (BLEU 51 against 38 after 400 updates;
-# the Transformer of tutorial 12 reaches about 72 after 700, with its warm-up finished). What the recurrent model cannot do is run in parallel: its encoder needs $S$ steps
+# the Transformer of tutorial 13 reaches about 72 after 700, with its warm-up finished). What the recurrent model cannot do is run in parallel: its encoder needs $S$ steps
 # one after another and its decoder $T$ more, while a Transformer layer processes all positions
 # at once. That, more than accuracy on toy data, is why the Transformer took over.
 
 # %% [markdown]
-# The attention weights $\alpha_{ti}$ make the model inspectable, as in tutorial 12. Here is a
+# The attention weights $\alpha_{ti}$ make the model inspectable, as in tutorial 13. Here is a
 # test sentence whose word order changes in translation.
 
 # %%
@@ -193,9 +193,9 @@ print("source:     ", sentence)
 print("reference:  ", toy.translate_reference(sentence))
 print("translation:", tgt_tok.decode(out_ids))
 plot_attention(weights[0], [src_tok.id_to_token(i) for i in src_ids],
-               [tgt_tok.id_to_token(i) for i in out_ids], out_path("13_rnn_attention.png"),
+               [tgt_tok.id_to_token(i) for i in out_ids], out_path("14_rnn_attention.png"),
                title=f"Attention of the recurrent decoder (additive score)\n{sentence}")
-show_image(out_path("13_rnn_attention.png"))
+show_image(out_path("14_rnn_attention.png"))
 assert np.allclose(weights[0, :len(out_ids)].sum(-1), 1.0, atol=1e-4)
 
 # %% [markdown]
@@ -232,8 +232,8 @@ assert segments == [0] * (len(doc[0]) + 2) + [1] * (len(doc[1]) + 1)
 #
 # Each position's input vector is the sum of three learned rows: the **token**'s embedding,
 # the **segment**'s (one of two rows: sentence A or B) and the **position**'s (BERT learns a
-# row per position instead of tutorial 8's sinusoids). The sum is layer-normalised and enters
-# the encoder stack of tutorial 10. Below, the three parts for the pair above, in a small
+# row per position instead of tutorial 9's sinusoids). The sum is layer-normalised and enters
+# the encoder stack of tutorial 11. Below, the three parts for the pair above, in a small
 # untrained `BertForPreTraining` ($d = 16$): rows are the input positions, columns the features.
 
 # %%
@@ -259,7 +259,7 @@ for ax, (name, part) in zip(axes, [*parts.items(), ("sum: the encoder's input", 
 axes[0].set_yticks(range(len(ids)), labels_y, fontsize=8)
 fig.colorbar(im, ax=axes, shrink=0.6)
 fig.suptitle("BERT's input = token + segment + position embeddings (segment in brackets)")
-savefig(fig, "13_bert_input_embeddings")
+savefig(fig, "14_bert_input_embeddings")
 with mg.no_grad():   # the encoder's first step is the norm of exactly this sum
     first = enc.norm(mg.tensor(summed[None])).numpy()
     assert np.allclose(first, enc.norm(enc.tok_embed(np.array([ids])) + enc.seg_embed(np.array([segments]))
@@ -272,7 +272,7 @@ with mg.no_grad():   # the encoder's first step is the norm of exactly this sum
 #
 # * the **MLM head** scores every position against the whole vocabulary:
 #   $\mathrm{LayerNorm}(\mathrm{GELU}(\mathbf z W + \mathbf b))\, E^\top + \mathbf b_V$, where
-#   $E$ is the token embedding table again (tied, as the output layer of tutorial 10);
+#   $E$ is the token embedding table again (tied, as the output layer of tutorial 11);
 # * the **NSP head** reads only position 0, [CLS]: the pooler
 #   $\tanh(W_p \mathbf z_{[CLS]} + \mathbf b_p)$, then a linear layer to two scores (NotNext, IsNext).
 #
@@ -378,7 +378,7 @@ if not SMALL:   # held for each of the 5 seeds tried (right topic 0.97-0.98, NSP
 
 # %% [markdown]
 # How big are the real ones? A BERT encoder's parameters are its three embedding tables, a
-# layer norm, $L$ encoder layers (tutorial 10's count) and the pooler on [CLS]. We check a formula
+# layer norm, $L$ encoder layers (tutorial 11's count) and the pooler on [CLS]. We check a formula
 # against a small `BertEncoder` and then apply it to the published sizes (30,522 word pieces,
 # 512 positions): BERT-base ($d = 768$, 12 layers) and BERT-large ($d = 1024$, 24 layers).
 
@@ -458,7 +458,7 @@ ax.set_ylabel("test accuracy (topic of a sentence)")
 ax.set_title("Pre-trained BERT vs the same model from random weights\n"
              "(mean, min and max over the labelled sets)")
 ax.legend()
-savefig(fig, "13_bert_finetuning")
+savefig(fig, "14_bert_finetuning")
 
 # %% [markdown]
 # With one labelled sentence per topic the pre-trained encoder is right most of the time and the
@@ -547,7 +547,7 @@ for head, ax in enumerate(axes):
     ax.set_title(f"head {head + 1}")
 fig.suptitle("GAT attention on the edges (untrained): arrow j -> i shows alpha_ij, "
              "what node i takes from j")
-savefig(fig, "13_gat_edge_attention")
+savefig(fig, "14_gat_edge_attention")
 assert np.allclose(alpha[:, 4, [3, 4]].sum(-1), 1.0)        # node 4 hears only 3 and itself
 
 # %% [markdown]
@@ -611,7 +611,7 @@ ax.set_xticks(range(n_sent))
 ax.set_xlabel("sentence of the document (red: the key sentence)")
 ax.set_ylabel("sentence attention weight")
 ax.set_title("Hierarchical attention: where one document's classification looked")
-savefig(fig, "13_han_sentence_attention")
+savefig(fig, "14_han_sentence_attention")
 assert np.isclose(beta.sum(), 1.0, atol=1e-5) and np.all(beta[n_sent:] == 0)
 
 # %% [markdown]
@@ -644,7 +644,7 @@ ax.set_yticks([-r for r in range(n_sent)],
               [f"sentence {r}" + (" (key)" if r == test_keys[0] else "") for r in range(n_sent)])
 ax.set_xticks([])
 ax.set_title("HAN word attention: the weight of each word within its sentence")
-savefig(fig, "13_han_word_attention")
+savefig(fig, "14_han_word_attention")
 real_words = test_docs[0, :n_sent] != 0
 assert np.allclose(alpha_w[:n_sent].sum(-1), 1.0, atol=1e-5) and np.all(alpha_w[:n_sent][~real_words] == 0)
 

@@ -11,12 +11,12 @@
 # ---
 
 # %% [markdown]
-# # 9. Layer norm versus batch norm
+# # 10. Layer norm versus batch norm
 #
 # Stack six encoder layers and six decoder layers and count the attention layers and the two
 # linear layers of every feed-forward network: the Transformer is 42 layers deep. Two tools keep
 # such a deep network trainable. Residual connections give the gradient a short path back to
-# the input (tutorial 10), and a normalisation layer keeps the activations on a stable scale.
+# the input (tutorial 11), and a normalisation layer keeps the activations on a stable scale.
 #
 # There are two well-known normalisation layers, and they use the *same* formula. What differs
 # is the set of numbers that the mean and the variance are taken over. This tutorial makes that
@@ -152,7 +152,7 @@ axes[0].set_yticks(range(B * T), labels)
 axes[0].set_ylabel("token (sentence, position)")
 fig.suptitle("One (B, T, D) tensor normalised over each token's features (layer norm) "
              "or over all tokens (batch norm)")
-savefig(fig, "09_layer_vs_batch_norm")
+savefig(fig, "10_layer_vs_batch_norm")
 
 # %% [markdown]
 # ## Consequence 1: a batch of one
@@ -265,7 +265,7 @@ ax.set_xlabel("training batches seen")
 ax.set_ylabel("stored mean")
 ax.set_title("Batch norm's running mean (momentum 0.1) approaches the data's mean")
 ax.legend()
-savefig(fig, "09_running_mean")
+savefig(fig, "10_running_mean")
 
 # %% [markdown]
 # Layer norm stores no statistics at all (it has no buffers), so training and evaluation give
@@ -289,7 +289,7 @@ layer_norm.train()
 # | batch of one | degenerate (refused in training) | fine |
 # | train vs eval | different (running statistics) | identical |
 #
-# The Transformer applies layer norm after every sublayer. Tutorial 10 puts it, together with the
+# The Transformer applies layer norm after every sublayer. Tutorial 11 puts it, together with the
 # residual connection, into the "Add & Norm" block.
 
 # %% [markdown]

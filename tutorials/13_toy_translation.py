@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # 12. A toy translator, end to end
+# # 13. A toy translator, end to end
 #
 # Everything so far comes together here: we generate a parallel corpus, turn words into ids,
 # train a small Transformer with teacher forcing, label smoothing and the warm-up schedule,
@@ -117,14 +117,14 @@ assert src_tok.encode("zebra") == [src_tok.unk_id]            # never seen in tr
 # %% [markdown]
 # The target vocabulary is larger than the source's: every inflected form ("house-LOC",
 # "house-PL-LOC", ...) is a word of its own. A batch is a (B, S) array of source ids and the
-# (B, T) pair `tgt_in`/`tgt_out` of tutorial 11, all padded with 0.
+# (B, T) pair `tgt_in`/`tgt_out` of tutorial 12, all padded with 0.
 
 # %% [markdown]
 # ## Training
 #
 # `TrainConfig` holds every setting of a run and `Trainer` runs it: it builds the tokenizers
 # (we pass ours), batches sentences of similar length together, and performs the steps of
-# tutorial 11: teacher forcing, cross entropy with label smoothing 0.1, Adam with
+# tutorial 12: teacher forcing, cross entropy with label smoothing 0.1, Adam with
 # $\beta = (0.9, 0.98)$ and the warm-up schedule, plus gradient clipping. At the end of each
 # pass over the data it reports the validation loss and BLEU, and it writes a checkpoint to
 # its output folder.
@@ -149,7 +149,7 @@ else:
                          epochs=100, checkpoint_every=0, valid_bleu_sentences=100, seed=0)
     max_steps = 700
 # the trainer's validation loss has no label smoothing: say so where it is printed
-trainer = Trainer(config, data.train, data.valid, out_path("12_translator"),
+trainer = Trainer(config, data.train, data.valid, out_path("13_translator"),
                   tokenizers=(src_tok, tgt_tok), progress=False,
                   log=lambda msg: print(msg.replace("valid loss", "valid loss (unsmoothed)")))
 model = trainer.model
@@ -173,7 +173,7 @@ assert losses[-5:].mean() < losses[:5].mean() - (0.3 if SMALL else 2.0)
 # %% [markdown]
 # The loss starts near $\ln V$ (the model's first guesses are close to uniform over the $V$
 # target words) and falls. Because of label smoothing it cannot fall below the entropy of the
-# smoothed target (tutorial 11), drawn as a dashed line.
+# smoothed target (tutorial 12), drawn as a dashed line.
 
 # %%
 V = len(tgt_tok)
@@ -196,7 +196,7 @@ ax.set_ylabel("label-smoothed cross entropy (nats per token)")
 ax.set_ylim(0, 1.3 * math.log(V))
 ax.set_title("Training the toy translator")
 ax.legend(loc="upper right")
-savefig(fig, "12_loss_curve")
+savefig(fig, "13_loss_curve")
 
 # %% [markdown]
 # ### A note on the validation loss printed during training
@@ -233,7 +233,7 @@ assert valid_smooth >= floor - 1e-3 and valid_smooth > valid_plain
 #   adds a negative log-probability).
 #
 # Before the library's decoders take over, we write the pieces out. The model has two halves
-# that decoding uses separately (tutorial 10 built them): `model.encode(src)` runs the encoder
+# that decoding uses separately (tutorial 11 built them): `model.encode(src)` runs the encoder
 # once and returns the memory $E$ with the source's padding mask, and `model.decode(prefix, E,
 # mask)` runs the decoder over a target prefix. The output layer turns the decoder's vector at
 # the *last* position into scores for the next word; a log-softmax makes them log-probabilities.
@@ -429,7 +429,7 @@ draw_beam_tree(axes[1], toy_steps1, 1.0, toy_beam1, toy_greedy,
                "beam 3, alpha = 1: the longer 'B C <eos>' wins")
 fig.suptitle("Beam search on a toy vocabulary (red: greedy's path, probability 0.10); "
              "filled: kept, hollow: dropped; green ring: the answer")
-savefig(fig, "12_beam_tree")
+savefig(fig, "13_beam_tree")
 
 # %% [markdown]
 # From here on the library's decoders do this, batched: `greedy_decode` and `beam_search`
@@ -553,7 +553,7 @@ ax.set_yticks(range(len(hyp_words) + 1), ["-"] + hyp_words)
 ax.set_xlabel("reference words")
 ax.set_ylabel("hypothesis words")
 ax.set_title("Edit-distance table: bottom right = 2 edits, WER 2/6")
-savefig(fig, "12_edit_distance_table")
+savefig(fig, "13_edit_distance_table")
 
 # %% [markdown]
 # On the test set, for both decoders:
@@ -594,9 +594,9 @@ out_words = [tgt_tok.id_to_token(i) for i in out_ids]
 print("source:     ", sentence)
 print("reference:  ", toy.translate_reference(sentence))
 print("translation:", tgt_tok.decode(out_ids))
-plot_attention(weights, src_words, out_words, out_path("12_cross_attention.png"),
+plot_attention(weights, src_words, out_words, out_path("13_cross_attention.png"),
                title=f"Cross-attention, last decoder layer, mean of the heads\n{sentence}")
-show_image(out_path("12_cross_attention.png"))
+show_image(out_path("13_cross_attention.png"))
 assert np.allclose(weights.sum(-1), 1.0, atol=1e-4)        # each row is a distribution
 
 # %% [markdown]
@@ -654,7 +654,7 @@ for h in range(n_h):
         ax.set_yticks(range(len(ylabels)), ylabels, fontsize=7)
         ax.set_title(f"{title}, head {h + 1}", fontsize=9)
 fig.suptitle("Per-head attention of the trained translator (last layers)")
-savefig(fig, "12_trained_heads")
+savefig(fig, "13_trained_heads")
 
 # %% [markdown]
 # ## Subword units: byte-pair encoding
@@ -739,7 +739,7 @@ assert all(bpe_tok.decode(bpe_tok.encode(t)) == t for t in test_targets)
 # decoded *words* with BLEU and WER against the same references.
 
 # %%
-bpe_trainer = Trainer(config, data.train, data.valid, out_path("12_translator_bpe"),
+bpe_trainer = Trainer(config, data.train, data.valid, out_path("13_translator_bpe"),
                       tokenizers=(src_tok, bpe_tok), progress=False, log=lambda msg: None)
 bpe_trainer.fit(max_steps=max_steps)
 bpe_model = bpe_trainer.model.eval()
@@ -759,7 +759,7 @@ for ax, values, title in zip(axes, [[len(tgt_tok), len(bpe_tok)], [length_word, 
     ax.bar(names, values, color=["C0", "C1"])
     ax.set_title(title)
 fig.suptitle(f"Word tokens against BPE subwords, same model and {max_steps} steps")
-savefig(fig, "12_bpe_vs_words")
+savefig(fig, "13_bpe_vs_words")
 
 # %% [markdown]
 # In our full run the BPE translator was far ahead after the same 700 updates (greedy BLEU

@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # A2. Gradients of gradients, and forward mode
+# # 5. Gradients of gradients, and forward mode
 #
 # The engine tutorials built reverse mode: one backward pass turns a scalar loss into its
 # gradient with respect to every parameter. This appendix asks what else the same machinery can
@@ -134,7 +134,7 @@ ax.axhline(0, color="grey", lw=0.5)
 ax.set_xlabel("x")
 ax.set_title("A function and its first two derivatives, from autograd")
 ax.legend()
-savefig(fig, "A2_second_derivative")
+savefig(fig, "05_second_derivative")
 
 # %% [markdown]
 # ## 2. Second derivatives of a network: Hessian or Hessian-vector product?
@@ -263,7 +263,7 @@ ax2.set_xlabel("number of parameters n")
 ax2.set_ylabel("seconds (best of 3)")
 ax2.set_title("Full Hessian against one Hessian-vector product")
 ax2.legend()
-savefig(fig, "A2_hessian_vs_hvp")
+savefig(fig, "05_hessian_vs_hvp")
 
 # %% [markdown]
 # ### Using $Hv$ without ever forming $H$
@@ -452,7 +452,7 @@ ax2.plot(xg_np, input_gradients(at_data_model, x_grid).detach().numpy().ravel(),
          label="penalty at the training points")
 ax2.set_title("df/dx along the input")
 ax2.legend(fontsize=8)
-savefig(fig, "A2_gradient_penalty")
+savefig(fig, "05_gradient_penalty")
 
 # %% [markdown]
 # ## 4. Forward mode against reverse mode
@@ -631,7 +631,7 @@ size_axis(ax2, outputs_m)
 ax2.set_xlabel("m outputs")
 ax2.set_title(f"tanh(A x), {N_IN} inputs: the crossover")
 ax2.legend(fontsize=8)
-savefig(fig, "A2_forward_vs_reverse")
+savefig(fig, "05_forward_vs_reverse")
 
 # %% [markdown]
 # So: for a loss ($m = 1$) reverse mode is the only sensible choice, which is why training

@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 8. Positional encoding
+# # 9. Positional encoding
 #
 # An RNN knows the order of the words because it reads them in order. Self-attention does
 # not read in any order: each output is a weighted sum over *all* positions, and a sum does not
@@ -142,7 +142,7 @@ ax.set_xlabel("dimension (even: sine, odd: cosine)")
 ax.set_ylabel("position j")
 ax.set_yticks(range(9))
 fig.colorbar(im, ax=ax, label="PE value")
-savefig(fig, "08_positional_heatmap")
+savefig(fig, "09_positional_heatmap")
 
 # %% [markdown]
 # Row 0 is the alternating $0, 1$ pattern, and the last columns are almost constant over these
@@ -229,7 +229,7 @@ axes[1].set_title("Distance between the encodings of two positions")
 axes[1].set_xlabel("offset |j - k|")
 axes[1].set_ylabel("||p_j - p_k||")
 axes[1].legend()
-savefig(fig, "08_positional_distance")
+savefig(fig, "09_positional_distance")
 
 # %% [markdown]
 # ## Positions break the symmetry
@@ -355,14 +355,14 @@ axes[1].set_xlabel("shift of every position")
 axes[1].set_ylabel("largest change of the outputs")
 axes[1].set_title("Moving the whole sentence along")
 axes[1].legend()
-savefig(fig, "08_relative_positions")
+savefig(fig, "09_relative_positions")
 
 # %% [markdown]
 # Sinusoidal or relative? Both let the model compare positions. The sinusoid is fixed and
 # needs no parameters; the relative tables cost $2 \times (2k + 1) \times d_k$ numbers per layer
 # and see offsets only up to $k$ (beyond that, "far" is all they know), but they describe
 # exactly what the lecture asked of an encoding, nearness, and nothing else. The translator of
-# tutorial 12 uses sinusoids, as the original paper does.
+# tutorial 13 uses sinusoids, as the original paper does.
 
 # %%
 assert rel_layer.rel_k.numel() + rel_layer.rel_v.numel() == 2 * (2 * k_clip + 1) * D

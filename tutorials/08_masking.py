@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 7. Masking
+# # 8. Masking
 #
 # Self-attention lets every position look at every other position. Two situations call for
 # hiding some of them:
@@ -92,7 +92,7 @@ for ax, (m, title, cmap) in zip(axes, panels):
     ax.set_yticks(range(T))
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Causal masking: each position attends only to itself and earlier positions")
-savefig(fig, "07_causal_mask")
+savefig(fig, "08_causal_mask")
 
 # %% [markdown]
 # ## Bool masks, and two opposite conventions
@@ -240,7 +240,7 @@ for ax, m, title in zip(axes, [wb.numpy()[1], w2], ["padding mask", "padding + c
     ax.set_ylabel("query position")
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Attention weights of a 3-token sentence padded to 5")
-savefig(fig, "07_padding_mask")
+savefig(fig, "08_padding_mask")
 
 # %% [markdown]
 # ## Exercise: the causal mask

@@ -11,9 +11,9 @@
 # ---
 
 # %% [markdown]
-# # 10. The feed-forward network, Add & Norm, and the whole Transformer
+# # 11. The feed-forward network, Add & Norm, and the whole Transformer
 #
-# Tutorials 5 to 9 built the parts that let tokens exchange information (attention, masks,
+# Tutorials 6 to 10 built the parts that let tokens exchange information (attention, masks,
 # positions) and the layer norm. Three pieces remain before the full model stands:
 #
 # 1. the **position-wise feed-forward network** that follows every attention sublayer;
@@ -185,11 +185,11 @@ ax.set_xlabel("encoder layer")
 ax.set_ylabel("mean per-token standard deviation")
 ax.set_title("Size of the residual stream through 12 untrained encoder layers")
 ax.legend()
-savefig(fig, "10_pre_vs_post_norm")
+savefig(fig, "11_pre_vs_post_norm")
 
 # %% [markdown]
 # Both variants train; the paper used post-norm together with the learning-rate warm-up of
-# tutorial 11. The rest of this tutorial uses the paper's post-norm.
+# tutorial 12. The rest of this tutorial uses the paper's post-norm.
 #
 # ## One encoder layer, counted
 #
@@ -268,16 +268,16 @@ assert n_dec == 2 * 1_050_624 + 2_099_712 + 3 * 1_024 == 4_204_032
 #
 # The decoder layer has three sublayers, each wrapped in Add & Norm (post-norm, as in the paper):
 #
-# 1. **masked self-attention** over the target words read so far (the causal mask of tutorial 7),
+# 1. **masked self-attention** over the target words read so far (the causal mask of tutorial 8),
 #    giving vectors $\mathbf s_1, \dots, \mathbf s_T$, the matrix $S$;
 # 2. **cross-attention**: the queries come from the decoder, $Q_2 = S\,W_{Q_2}^\top$, while the
 #    keys and values come from the encoder's top output $E$, $K_2 = E\,W_{K_2}^\top$ and
 #    $V_2 = E\,W_{V_2}^\top$. Each target position asks "which source words matter to me?";
-#    it is the RNN attention of tutorial 5 (query from the decoder, keys and values from the
+#    it is the RNN attention of tutorial 6 (query from the decoder, keys and values from the
 #    encoder), done for every target position in one matrix product;
 # 3. the same position-wise **FFN** as in the encoder.
 #
-# We write it with two `MultiheadAttention` blocks (tutorial 6 built that one from scratch), an
+# We write it with two `MultiheadAttention` blocks (tutorial 7 built that one from scratch), an
 # FFN and three layer norms, then copy the weights of the library's `TransformerDecoderLayer` into
 # it and compare outputs.
 
@@ -294,7 +294,7 @@ class DecoderLayer(nn.Module):
 
     def forward(self, y, E, tgt_pad=None, src_pad=None):
         """y (B, T, D) target vectors, E (B, S, D) top encoder output -> (B, T, D), weights (B, H, T, S).
-        tgt_pad (B, T) and src_pad (B, S) are True at padding (tutorial 7), or None."""
+        tgt_pad (B, T) and src_pad (B, S) are True at padding (tutorial 8), or None."""
         s, _ = self.masked_attn(y, y, y, is_causal=True, key_padding_mask=tgt_pad,
                                 need_weights=False)
         S = self.norm1(y + s)
@@ -366,7 +366,7 @@ for h, ax in enumerate(axes):
     ax.set_ylabel("target position (query)")
 fig.colorbar(im, ax=axes, label="weight", shrink=0.85)
 fig.suptitle("Cross-attention weights are 4 x 5: one row per target word (untrained layer)")
-savefig(fig, "10_cross_attention_shape")
+savefig(fig, "11_cross_attention_shape")
 
 # %% [markdown]
 # ### The top encoder output feeds every decoder layer
@@ -416,7 +416,7 @@ ax.set_xlabel("sentence length T")
 ax.set_ylabel("steps that must run one after another")
 ax.set_title("Sequential steps to encode a sentence")
 ax.legend()
-savefig(fig, "10_sequential_steps")
+savefig(fig, "11_sequential_steps")
 assert int(np.sum(lengths > 6)) == 44   # from 7 words on, the RNN needs more steps in sequence
 
 # %% [markdown]
@@ -429,7 +429,7 @@ assert int(np.sum(lengths > 6)) == 44   # from 7 words on, the RNN needs more st
 #
 # Those two final layer norms are PyTorch's default, **not** part of the paper's post-norm
 # model: there every layer already ends with a LayerNorm, so the paper's count has no extra
-# norm at the top of either stack. A final norm belongs to pre-norm models (tutorial 10's other
+# norm at the top of either stack. A final norm belongs to pre-norm models (tutorial 11's other
 # variant), where the residual stream is otherwise never normalised. Below we count them and
 # then take out their $2 \times 1{,}024$ numbers to get the paper's model.
 
@@ -462,7 +462,7 @@ assert n_attention + n_ffn_linear == 6 * 3 + 6 * 4 == 42
 # `Seq2SeqTransformer` adds what turns token ids into vectors and vectors back into words:
 #
 # * an embedding table for source tokens and one for target tokens (each multiplied by
-#   $\sqrt{d_{model}}$, then the sinusoidal positions of tutorial 8 are added);
+#   $\sqrt{d_{model}}$, then the sinusoidal positions of tutorial 9 are added);
 # * the `Transformer` above;
 # * a linear output layer $W_D$ from 512 features to one score per vocabulary word, followed by a
 #   softmax.
@@ -482,24 +482,24 @@ assert logits.shape == (2, 4, 13)
 # %% [markdown]
 # ### The whole model, built from its parts
 #
-# `Seq2SeqTransformer` is nothing but the blocks of tutorials 5 to 10 put in a row. We write
+# `Seq2SeqTransformer` is nothing but the blocks of tutorials 6 to 11 put in a row. We write
 # it out, then copy the library model's weights into ours and compare the logits.
 #
 # 1. **Embeddings**: a table of $V \times d_{model}$ learned vectors, one row per token. The row
 #    is multiplied by $\sqrt{d_{model}}$ (section 3.4 of the paper): the embeddings start
-#    small, and the sinusoids of tutorial 8 have entries in $[-1, 1]$, so without the factor the
+#    small, and the sinusoids of tutorial 9 have entries in $[-1, 1]$, so without the factor the
 #    positions would drown the words.
-# 2. **Positions**: the sinusoid table of tutorial 8, row $t$ added to the token at position $t$.
+# 2. **Positions**: the sinusoid table of tutorial 9, row $t$ added to the token at position $t$.
 # 3. **The encoder stack**: $N$ encoder layers (self-attention, Add & Norm, FFN, Add & Norm, as
-#    written out in "Add & Norm" above), with the source's padding mask of tutorial 7, then the
+#    written out in "Add & Norm" above), with the source's padding mask of tutorial 8, then the
 #    stack's final norm (PyTorch's default, see "The stack" above). Its output is $E$.
 # 4. **The decoder stack**: $N$ of our `DecoderLayer`s, each reading the same $E$, then a final norm.
 # 5. **The output layer**: one score per vocabulary word, $\mathbf s\, W_D^\top$. With *tied*
 #    weights, $W_D$ is the target embedding table itself: the score of word $w$ is the dot
 #    product of the decoder's vector with $w$'s embedding. No separate matrix, no bias.
 #
-# The softmax that turns the scores into probabilities is left to the loss (tutorial 11) and
-# to decoding (tutorial 12), which work with log-probabilities.
+# The softmax that turns the scores into probabilities is left to the loss (tutorial 12) and
+# to decoding (tutorial 13), which work with log-probabilities.
 
 # %%
 class Seq2Seq(nn.Module):
@@ -511,7 +511,7 @@ class Seq2Seq(nn.Module):
         self.d_model, self.pad_id = d_model, pad_id
         self.src_embed = nn.Embedding(src_vocab, d_model, padding_idx=pad_id)
         self.tgt_embed = nn.Embedding(tgt_vocab, d_model, padding_idx=pad_id)
-        self.positions = nn.sinusoidal_table(max_len, d_model)          # (max_len, D), tutorial 8
+        self.positions = nn.sinusoidal_table(max_len, d_model)          # (max_len, D), tutorial 9
         self.encoder_layers = nn.ModuleList(
             [TransformerEncoderLayer(d_model, nhead, d_ff, dropout=0.0, batch_first=True)
              for _ in range(num_layers)])
@@ -630,7 +630,7 @@ ax.set_xlim(-1.2, 10.0)
 ax.set_ylim(-0.3, 10.0)
 ax.axis("off")
 ax.set_title("Encoder (left) and decoder (right); red: the tutorial that builds each block")
-savefig(fig, "10_transformer_map")
+savefig(fig, "11_transformer_map")
 
 # every block on the map exists in the model written above
 parts = {"embedding": ours_model.src_embed, "positional": ours_model.positions,
@@ -694,7 +694,7 @@ del base  # free the 250 MB
 # | the paper's post-norm stacks (no final norms) | 44,138,496 |
 # | with one shared, tied 37,000-word embedding | 63,084,544 (paper's model: 63,082,496) |
 #
-# Tutorial 11 trains such a model; tutorial 12 does it for real on a small translation task.
+# Tutorial 12 trains such a model; tutorial 13 does it for real on a small translation task.
 
 # %% [markdown]
 # ## Exercise: Add & Norm

@@ -11,9 +11,9 @@
 # ---
 
 # %% [markdown]
-# # 11. Training: teacher forcing, label smoothing, warm-up
+# # 12. Training: teacher forcing, label smoothing, warm-up
 #
-# Tutorial 10 left us with a complete model. Three choices decide how it learns:
+# Tutorial 11 left us with a complete model. Three choices decide how it learns:
 #
 # 1. **teacher forcing**: what the decoder reads while it is being trained;
 # 2. **label smoothing**: what "the right answer" looks like to the loss;
@@ -21,7 +21,7 @@
 #
 # Each is small in code, and each is explained here with numbers you can check by hand. At
 # the end, one whole training step (forward, loss, backward, clipping, Adam, the rate) is
-# written out and checked against the library's `Trainer`, which tutorial 12 then uses.
+# written out and checked against the library's `Trainer`, which tutorial 13 then uses.
 
 # %%
 
@@ -61,7 +61,7 @@ mg.manual_seed(0)
 # | `tgt_in` (reads) | ⟨bos⟩ | $y_1$ | ... | $y_{n-1}$ | $y_n$ |
 # | `tgt_out` (predicts) | $y_1$ | $y_2$ | ... | $y_n$ | ⟨eos⟩ |
 #
-# Let us see it on sentence pairs of the toy corpus of tutorial 12 (English-like source,
+# Let us see it on sentence pairs of the toy corpus of tutorial 13 (English-like source,
 # an invented verb-final target language).
 
 # %%
@@ -91,7 +91,7 @@ n0 = len(pairs[0][1].split())
 assert batch.tgt_out[0, n0] == tgt_tok.eos_id
 
 # %% [markdown]
-# Why is this fast? Because of the causal mask (tutorial 7), position $t$ of the decoder cannot
+# Why is this fast? Because of the causal mask (tutorial 8), position $t$ of the decoder cannot
 # see positions after $t$. So one forward pass over the whole `tgt_in` gives, at every position,
 # exactly what we would get by feeding that position's prefix alone. All $T$ predictions are
 # trained in parallel. We check it on a small untrained model: the logits for position $t$ from
@@ -190,7 +190,7 @@ assert np.abs(best_logits.grad.numpy()).max() < 1e-6
 # %% [markdown]
 # The floor grows with the vocabulary, because the smoothed mass is spread over more words.
 # For a vocabulary of a thousand words (the size of the toy translator's target vocabulary in
-# tutorial 12) it is about 1 nat, so a training loss with smoothing levels off near there rather
+# tutorial 13) it is about 1 nat, so a training loss with smoothing levels off near there rather
 # than at 0.
 
 # %%
@@ -253,7 +253,7 @@ ax.set_xlabel("training step")
 ax.set_ylabel("learning rate")
 ax.set_title("The final schedule, noam_lr(step, d_model, warmup)")
 ax.legend()
-savefig(fig, "11_warmup_schedule")
+savefig(fig, "12_warmup_schedule")
 
 # %% [markdown]
 # ### The lecture's Q8
@@ -299,14 +299,14 @@ assert np.isclose(seen[999], q8[1000]) and np.isclose(seen[3999], q8[4000])
 print(f"rate of step 1: {seen[0]:.3g}, step 1000: {seen[999]:.3g}, step 4000: {seen[3999]:.3g}")
 
 # %% [markdown]
-# Tutorial 12 uses the same schedule with a tiny model, where `factor` (a constant multiplier)
+# Tutorial 13 uses the same schedule with a tiny model, where `factor` (a constant multiplier)
 # and a short warm-up keep the steps sensible: a smaller $d_{model}$ already means larger
 # rates, since the factor $d_{model}^{-0.5}$ grows as $d_{model}$ shrinks.
 
 # %% [markdown]
 # ## One training step, written out
 #
-# Everything a training step does has now been built. Before tutorial 12 hands the loop to the
+# Everything a training step does has now been built. Before tutorial 13 hands the loop to the
 # library's `Trainer`, here is one step with every part spelled out, on a tiny model:
 #
 # 1. **forward**, teacher-forced: the logits (B, T, V) for every position of `tgt_in` at once;
@@ -331,7 +331,7 @@ print(f"rate of step 1: {seen[0]:.3g}, step 1000: {seen[999]:.3g}, step 4000: {s
 step_config = TrainConfig(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
                           dim_feedforward=32, warmup=4, label_smoothing=0.1, clip_norm=1.0,
                           dropout=0.1, seed=0, checkpoint_every=0)
-trainer = Trainer(step_config, corpus.train, corpus.valid, out_path("11_one_step"),
+trainer = Trainer(step_config, corpus.train, corpus.valid, out_path("12_one_step"),
                   tokenizers=(src_tok, tgt_tok), progress=False, log=lambda msg: None)
 mine = Seq2SeqTransformer(len(src_tok), len(tgt_tok), d_model=16, nhead=2, num_encoder_layers=1,
                           num_decoder_layers=1, dim_feedforward=32, dropout=0.1,
@@ -421,7 +421,7 @@ assert np.allclose(w.grad.numpy(), 20 / (40 + 1e-6))
 
 # %% [markdown]
 # From here on `Trainer.train_step` does exactly this, and `Trainer.fit` repeats it over batches of
-# sentences of similar length, with validation and checkpoints around it (tutorial 12).
+# sentences of similar length, with validation and checkpoints around it (tutorial 13).
 
 # %% [markdown]
 # ## Exercise: the warm-up schedule

@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 5. From RNN attention to self-attention
+# # 6. From RNN attention to self-attention
 #
 # Attention did not start with the Transformer. It started in recurrent translation models, as
 # a way for the decoder to look back at the source sentence, and the lecture follows that path:
@@ -121,7 +121,7 @@ assert np.allclose(score_values["additive"].round(2), [0.23, 0.0, 0.20], atol=1e
 #   the attention matrix needs $\mathbf s_t$, which needs $\mathbf c_t$, which needs all of row $t$:
 #   the rows come out one at a time, even in training with teacher forcing.
 # * **Luong et al.'s "global" attention** (the library's `minigrad.models.rnn_seq2seq`,
-#   trained in tutorial 13): the *current* state asks, $\alpha_{ti} \propto \exp a(\mathbf s_t, \mathbf h_i)$, and
+#   trained in tutorial 14): the *current* state asks, $\alpha_{ti} \propto \exp a(\mathbf s_t, \mathbf h_i)$, and
 #   the context only feeds the output layer, not the recurrence. With teacher forcing all the
 #   states $\mathbf s_1, \dots, \mathbf s_T$ come from one run of the decoder GRU over the known
 #   target, and then every row of attention weights comes from one batched operation.
@@ -195,7 +195,7 @@ for ax, (name, D_dep) in zip(axes, dependence.items()):
     ax.set_xlabel("step t' whose context is nudged")
     ax.set_ylabel("row t of attention weights")
 fig.suptitle("Does attention row t depend on the context of step t'? (red: yes)")
-savefig(fig, "05_rnn_attention_dependence")
+savefig(fig, "06_rnn_attention_dependence")
 
 # %% [markdown]
 # In the lecture's model every row depends on every earlier step, so with teacher forcing the
@@ -345,7 +345,7 @@ ax.set_title("Self-attention weights, running example")
 ax.set_xlabel("key (attended-to word)")
 ax.set_ylabel("query (word being updated)")
 fig.colorbar(im, ax=ax, label="weight")
-savefig(fig, "05_attention_weights")
+savefig(fig, "06_attention_weights")
 
 # %% [markdown]
 # ## The same thing with minigrad
@@ -396,11 +396,11 @@ assert np.allclose(Z_g.numpy(), Z)
 head_graph = draw_graph(Z_g, params={"W_Q": Wq_leaf, "W_K": Wk_leaf, "W_V": Wv_leaf})
 for op in ("MatMul", "Mul", "Softmax"):
     assert op in head_graph.source, op
-dot_path = out_path("05_head_graph.dot")
+dot_path = out_path("06_head_graph.dot")
 with open(dot_path, "w") as f:
     f.write(head_graph.source)
 if shutil.which("dot"):
-    show_image(render_graph(head_graph, out_path("05_head_graph.png"), format="png"))
+    show_image(render_graph(head_graph, out_path("06_head_graph.png"), format="png"))
 else:
     print("Graphviz `dot` not found: only", dot_path, "was written")
 
@@ -452,7 +452,7 @@ ax.set_xlabel("key dimension d_k")
 ax.set_ylabel("mean of the largest weight (10 keys)")
 ax.set_ylim(0, 1.05)
 ax.legend()
-savefig(fig, "05_scale_saturation")
+savefig(fig, "06_scale_saturation")
 print("unscaled:", np.round(unscaled, 3), " scaled:", np.round(scaled, 3))
 
 # %% [markdown]

@@ -7,9 +7,9 @@
 # ---
 
 # %% [markdown]
-# # 6. Multi-head attention
+# # 7. Multi-head attention
 #
-# One head of self-attention (tutorial 5) gives every word one way of gathering context. A word
+# One head of self-attention (tutorial 6) gives every word one way of gathering context. A word
 # often needs several at once. In "The animal didn't cross the street because it was too
 # tired", the word "it" should link to "animal" (what it refers to) and also to "was" (the verb
 # it is the subject of). One softmax row can split its weight between two words, but then it
@@ -213,7 +213,7 @@ ax.set_ylim(-len(words) - 0.3, 2.5)
 ax.axis("off")
 fig.suptitle("Splitting into heads and merging them back only moves numbers; "
              "the heads compute in between", y=1.02)
-savefig(fig, "06_head_split_merge")
+savefig(fig, "07_head_split_merge")
 assert split_feature.shape == (H, len(words), hd) and (split_feature[1] >= hd).all()
 
 # %% [markdown]
@@ -242,7 +242,7 @@ for ax, m, title in zip(axes, maps, titles):
     ax.set_ylabel("query")
 fig.colorbar(im, ax=axes, label="attention weight", shrink=0.9)
 fig.suptitle("Per-head attention weights of an untrained 2-head layer")
-savefig(fig, "06_head_weights")
+savefig(fig, "07_head_weights")
 
 # %% [markdown]
 # ## Counting the lecture's parameters
@@ -336,7 +336,7 @@ ax.barh(list(options), list(options.values()), color=["C0", "C0", "C1", "C2"])
 ax.invert_yaxis()
 ax.set_xlabel("parameters of the attention sublayer (d_model 512, 8 heads, no biases)")
 ax.set_title("Combining heads: what each option costs")
-savefig(fig, "06_combining_heads")
+savefig(fig, "07_combining_heads")
 
 # %% [markdown]
 # With a shared transform each head's key and value are the same vector: a head then adds up
@@ -423,7 +423,7 @@ for row, (name, r) in zip(axes, runs.items()):
         ax.set_ylabel("query position")
 fig.colorbar(im, ax=axes, label="weight", shrink=0.8)
 fig.suptitle("Two trained heads, task: output_t = x_(t-1) + x_(t+1)")
-savefig(fig, "06_diversity_heads")
+savefig(fig, "07_diversity_heads")
 
 # %% [markdown]
 # Without the penalty both heads learn the same thing: half of each row's weight on each
