@@ -183,12 +183,6 @@ ALLOWED_CYCLE_EDGES = {
     ("minigrad.tensor_write", "minigrad.tensor"),
     ("minigrad.tensor_convert", "minigrad.platform.tensortypes"),  # Tensor.type(LongTensor)
     ("minigrad.tensor_math", "minigrad.sampling"),         # Tensor.multinomial
-    # cycles other work is removing: the kernels' submodules read the policy constants from
-    # the package's __init__, and the translator's averaging calls back into its training
-    ("minigrad.kernels.crossentropy", "minigrad.kernels"),
-    ("minigrad.kernels.fused", "minigrad.kernels"),
-    ("minigrad.kernels.layernorm", "minigrad.kernels"),
-    ("minigrad.kernels.softmax", "minigrad.kernels"),
 }
 
 

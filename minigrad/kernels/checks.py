@@ -12,6 +12,8 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def as_array(x, op, what):
+    if isinstance(x, np.generic):  # a NumPy scalar, as a reduction of a 0-d array gives
+        return np.asarray(x)
     if not isinstance(x, np.ndarray):
         raise TypeError(f"{op}: {what} must be a numpy array, got {type(x).__name__}")
     return x
