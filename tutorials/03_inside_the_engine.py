@@ -129,10 +129,12 @@ assert a.grad.item() == 21.0 and b.grad.item() == 16.0
 # ## A naive recursive backward, replayed beside it
 #
 # The question learners ask most about the topological sort is why it is needed at all: why
-# not let each node pass its gradient on as soon as it gets some? Here is that engine, on the
-# same nodes (it calls the very same `backward` rules). Version one passes on each arrival
-# separately; version two passes on the total received so far, which is what "just add it to
-# the node's gradient and continue" amounts to.
+# not let each node pass its gradient on as soon as it gets some? Here is that engine (it calls
+# the very same `backward` rules), on a graph whose inner node `c = a * b` feeds two others:
+# $f = 2c + 3c$, so $\partial f/\partial c = 5$, $\partial f/\partial a = 5b = 15$ and
+# $\partial f/\partial b = 5a = 10$. Version one passes each arrival on separately; version two
+# passes on the total received so far, which is what "just add it to the node's gradient and
+# continue" amounts to.
 
 # %%
 def naive_backward(node, g, received, calls, mode):
@@ -149,7 +151,8 @@ def naive_backward(node, g, received, calls, mode):
 
 
 for mode in ("each arrival", "total so far"):
-    f = (a * b) * (a + b)
+    c = a * b
+    f = c * 2 + c * 3
     received, calls = {}, {}
     naive_backward(f.grad_fn, np.array(1.0), received, calls, mode)
     got = {leaf_names[id(n.variable)]: float(v) for n, v in received.items()
@@ -157,15 +160,15 @@ for mode in ("each arrival", "total so far"):
     print(f"{mode:13s}: df/da = {got['a']:5.1f}, df/db = {got['b']:5.1f}, "
           f"{sum(calls.values())} backward calls")
     if mode == "each arrival":
-        assert got == {"a": 21.0, "b": 16.0}
+        assert got == {"a": 15.0, "b": 10.0}
     else:
-        assert got["a"] != 21.0  # double-counted
+        assert got == {"a": 21.0, "b": 14.0}  # c's first 2 is passed on twice: 2 + (2 + 3)
 
 # %% [markdown]
 # Passing each arrival on separately gives the right numbers here, but every path from the
 # output to a node is walked separately, and the number of paths doubles with each diamond
 # stacked on the last. Passing on the running total counts the first arrival again with the
-# second: wrong numbers. The engine's order avoids both: one visit per node, after its
+# second: $7b = 21$ instead of $5b = 15$. The engine's order avoids both: one visit per node, after its
 # gradient is complete.
 
 # %%
@@ -407,16 +410,20 @@ assert np.allclose(ref[a], a.grad.numpy()) and np.allclose(ref[w], w.grad.numpy(
 #   (the mechanism `watch` used above).
 
 # %%
+import sys
+
+depth = sys.getrecursionlimit() + 500  # longer than Python lets a function recurse
 x_long = mg.tensor(1.0, dtype=mg.float64, requires_grad=True)
 y_long = x_long
-for _ in range(3000 if not SMALL else 2000):
+for _ in range(depth):
     y_long = y_long * 1.0
-y_long.backward()  # fine: no recursion
 try:
-    reference_backward(y_long * 1.0)
+    reference_backward(y_long)
     raise AssertionError("the recursive reference should hit Python's recursion limit")
 except RecursionError:
-    print("reference engine: RecursionError on a chain of", 2000 if SMALL else 3000, "ops")
+    print(f"reference engine: RecursionError on a chain of {depth} ops")
+y_long.backward()  # the real engine: no recursion
+assert x_long.grad.item() == 1.0
 
 v = mg.tensor([1.0, 2.0], requires_grad=True)
 s = v.exp()  # exp saves its output for backward

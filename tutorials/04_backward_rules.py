@@ -26,7 +26,9 @@
 # %%
 import math
 
-from _common import SMALL
+from _common import SMALL, savefig
+
+import matplotlib.pyplot as plt
 
 import numpy as np
 
@@ -102,6 +104,20 @@ print("Jacobian of softmax:\n", J.round(3))
 print("g^T J =", (g_row @ J).round(4))
 assert np.allclose(J.sum(0), 0)  # adding a constant to x changes nothing
 assert np.allclose(g_row @ J, y_row * (g_row - (g_row * y_row).sum()))
+
+fig, axes = plt.subplots(1, 2, figsize=(7, 3), gridspec_kw={"width_ratios": [4, 1.3]})
+axes[0].imshow(J, cmap="RdBu", vmin=-0.25, vmax=0.25)
+axes[0].set_title("Jacobian diag(y) - y y^T")
+axes[1].imshow((g_row @ J)[:, None], cmap="RdBu", vmin=-0.5, vmax=0.5)
+axes[1].set_title("g^T J")
+for ax in axes:
+    ax.set_xticks([])
+    ax.set_yticks(range(4))
+for (i, j), v in np.ndenumerate(J):
+    axes[0].text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8)
+for i, v in enumerate(g_row @ J):
+    axes[1].text(0, i, f"{v:.2f}", ha="center", va="center", fontsize=8)
+savefig(fig, "04_softmax_jacobian")
 
 # %% [markdown]
 # Write the rule for a batch: `y` and `g` have shape `(..., C)`, and every row is its own
