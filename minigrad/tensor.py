@@ -375,10 +375,10 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
         return ops.MaskedFill.apply(self, mask, value=value)
 
     def gather(self, dim, index):
-        return ops.Gather.apply(self, dim=dim, index=array_of(index))
+        return ops.Gather.apply(self, dim=dim, index=index)
 
     def index_select(self, dim, index):
-        return ops.IndexSelect.apply(self, dim=dim, index=array_of(index))
+        return ops.IndexSelect.apply(self, dim=dim, index=index)
 
     def softmax(self, dim=-1): return ops.Softmax.apply(self, dim=dim)
     def log_softmax(self, dim=-1): return ops.LogSoftmax.apply(self, dim=dim)
@@ -447,9 +447,8 @@ def _arg(fn, name, t, dim, keepdim):
 
 
 def _index(index):
-    """Tensors inside an index become arrays, so NumPy's indexing rules apply unchanged."""
-    if isinstance(index, tuple):
-        return tuple(array_of(i) for i in index)
+    """A list index becomes an array, so NumPy's indexing rules apply unchanged; tensors in an
+    index stay tensors (the op's `apply` unwraps them and tracks their versions)."""
     if isinstance(index, list):
         return np.asarray(index)
-    return array_of(index)
+    return index

@@ -22,7 +22,7 @@ from .grad_mode import is_grad_enabled
 def _along(t, dim, index, op):
     """The index tuple that picks `index` along dim: (:, :, index) for dim 2."""
     d = ops.shape.normalize_dim(dim, t.ndim, op)
-    return (slice(None),) * d + (np.asarray(_t.array_of(index)),)
+    return (slice(None),) * d + (index if isinstance(index, _t.Tensor) else np.asarray(index),)
 
 
 class WriteMethods:
@@ -36,7 +36,7 @@ class WriteMethods:
         if reduce not in (None, "add"):
             raise ValueError(f"scatter: reduce must be None or 'add', got {reduce!r}")
         src = value if src is None else src
-        return ops.Scatter.apply(self, src, dim=dim, index=_t.array_of(index), add=reduce == "add")
+        return ops.Scatter.apply(self, src, dim=dim, index=index, add=reduce == "add")
 
     def scatter_add(self, dim, index, src):
         return self.scatter(dim, index, src, reduce="add")

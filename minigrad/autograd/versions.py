@@ -4,6 +4,12 @@ Every tensor has a counter (`t._vc`, a one-element list so that it can be shared
 write bumps it (`bump_version`). A view shares its base's counter, so a write through either is
 seen by both. When an op saves arrays for backward, `snapshot_versions` notes each one's owner
 and its version; `check_versions` compares them before the node's backward runs.
+
+Ops that read positions from index data (`x[idx]`, `gather`, `scatter`, `embedding`, ...) keep
+that data as attributes of their node rather than through `save_for_backward`; such an op
+declares `takes_indices = True`, and `Function.apply` hands its keyword tensors to
+`unwrap_indices` and `track_indices`, so an index tensor changed before backward raises here
+too instead of sending the gradient to other rows.
 """
 from __future__ import annotations
 
@@ -64,11 +70,61 @@ def _view_owner(s, args, out):
     return None
 
 
+def unwrap_indices(kwargs, tensor):
+    """Replace the tensors among `kwargs` (at the top level or inside a tuple index) by their
+    arrays, in place; return the tensors and plain arrays found, for `track_indices`."""
+    found = []
+    for k, v in kwargs.items():
+        if isinstance(v, tensor):
+            found.append(v)
+            kwargs[k] = v._array
+        elif isinstance(v, np.ndarray):
+            found.append(v)
+        elif type(v) is tuple:
+            items = list(v)
+            for i, item in enumerate(items):
+                if isinstance(item, tensor):
+                    found.append(item)
+                    items[i] = item._array
+                elif isinstance(item, np.ndarray):
+                    found.append(item)
+            kwargs[k] = tuple(items)
+    return found
+
+
+def track_indices(ctx, found, tensor):
+    """Of the index tensors and arrays `found`, the ones node `ctx` keeps for backward (as an
+    attribute, directly or in a tuple): a tensor's version is noted for `check_versions`; a
+    plain array has no version counter, so the node keeps a copy of it instead."""
+    kept, versions = {}, list(ctx.saved_versions)
+    for name, value in vars(ctx).items():
+        if isinstance(value, np.ndarray):
+            kept.setdefault(id(value), []).append((name, None))
+        elif type(value) is tuple:
+            for i, item in enumerate(value):
+                if isinstance(item, np.ndarray):
+                    kept.setdefault(id(item), []).append((name, i))
+    for x in found:
+        places = kept.pop(id(x._array if isinstance(x, tensor) else x), None)
+        if places is None:
+            continue
+        if isinstance(x, tensor):
+            versions.append((x._vc, x._vc[0], x._array.shape))
+            continue
+        copy = x.copy()
+        for name, i in places:
+            value = getattr(ctx, name)
+            setattr(ctx, name, copy if i is None else value[:i] + (copy,) + value[i + 1:])
+    if versions:
+        ctx.saved_versions = versions
+
+
 def check_versions(node):
     """Raise if a tensor `node` saved was changed in place since."""
     for counter, version, shape in node.saved_versions:
         if counter[0] != version:
             raise RuntimeError(
-                f"{node.name()}: a tensor of shape {shape} needed for backward was modified "
-                f"in place (version {version} when saved, now {counter[0]}); clone it before "
-                f"changing it, or change it after backward")
+                f"{node.name()}: one of the variables needed for gradient computation has "
+                f"been modified by an inplace operation: a tensor of shape {shape} needed for "
+                f"backward was modified in place (version {version} when saved, now "
+                f"{counter[0]}); clone it before changing it, or change it after backward")

@@ -26,6 +26,8 @@ def _sum_to(grad, shape):
 class IndexPut(Function):
     """out = a with out[index] = v (or += v when accumulate, repeated indices adding up)."""
 
+    takes_indices = True
+
     @staticmethod
     def forward(ctx, a, v, index=None, accumulate=False):
         out = a.copy()
@@ -40,7 +42,12 @@ class IndexPut(Function):
             raise ValueError(f"index_put_: values of shape {np.shape(v)} do not broadcast to "
                              f"the {np.shape(a[index])} elements selected in a tensor of shape "
                              f"{a.shape}") from None
-        ctx.index, ctx.accumulate, ctx.v_shape = index, accumulate, np.shape(v)
+        need = ctx.needs_input_grad
+        # the positions are kept only if a gradient reads them (as PyTorch saves them), so that
+        # changing the index afterwards is an error exactly when it would change a gradient
+        keep = (len(need) > 1 and need[1]) or (need and need[0] and not accumulate)
+        ctx.index = index if keep else None
+        ctx.accumulate, ctx.v_shape = accumulate, np.shape(v)
         return out
 
     @staticmethod
@@ -88,6 +95,8 @@ class Scatter(Function):
     adds into `a` instead of replacing (`scatter_add`).
     """
 
+    takes_indices = True
+
     @staticmethod
     def forward(ctx, a, src, dim=0, index=None, add=False):
         op = "scatter_add" if add else "scatter"
@@ -98,7 +107,10 @@ class Scatter(Function):
             np.add.at(out, pos, values)
         else:
             out[pos] = values
-        ctx.pos, ctx.region, ctx.add, ctx.src_shape = pos, region, add, np.shape(src)
+        need = ctx.needs_input_grad
+        keep = (len(need) > 1 and need[1]) or (need and need[0] and not add)
+        ctx.pos = pos if keep else None  # as in IndexPut: kept only if a gradient reads it
+        ctx.region, ctx.add, ctx.src_shape = region, add, np.shape(src)
         return out
 
     @staticmethod
