@@ -13,7 +13,6 @@ from . import dtypes, ops
 from .autograd.engine import run_backward
 from .autograd.function import _node_of, register_tensor_class
 from .autograd.hooks import RetainGrad, add_pre_hook
-from .autograd.versions import bump_version
 from .device import check_device, parse_to
 from .dtypes import FLOATING
 from .grad_mode import is_grad_enabled
@@ -45,6 +44,9 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
     _requires_grad = False
     _acc = None           # a leaf's AccumulateGrad node, made when first needed
     _name = None          # a parameter's dotted name, for graph drawings
+    _view = None          # (root, chain of view ops) for a view made in grad mode: views.py
+    _views = None         # weak references to the views of this tensor, if any
+    _live_views = 0       # how many of them were alive when last counted
 
     def __init__(self, *args, device=None):
         """PyTorch's legacy constructor (`torch.Tensor` is the float tensor type): Tensor(2, 3)
@@ -217,44 +219,6 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
         if not self.requires_grad:
             raise RuntimeError("register_hook: the tensor does not require grad")
         return add_pre_hook(_node_of(self), hook)
-
-    # --- in-place updates (for optimizers and initialisers, under no_grad) ----------------
-    def _inplace(self, name, fn):
-        if is_grad_enabled() and self.requires_grad:
-            raise RuntimeError(f"{name}: a tensor that requires grad cannot be changed in place "
-                               f"while recording a graph; wrap the update in minigrad.no_grad()")
-        fn(self._array)
-        bump_version(self)
-        return self
-
-    def zero_(self):
-        return self._inplace("zero_", lambda d: d.fill(0))
-
-    def fill_(self, value):
-        return self._inplace("fill_", lambda d: d.fill(value))
-
-    def add_(self, other, alpha=1):
-        return self._inplace("add_", lambda d: np.add(d, array_of(other) * alpha, out=d, casting="unsafe"))
-
-    def sub_(self, other, alpha=1):
-        return self._inplace("sub_", lambda d: np.subtract(d, array_of(other) * alpha, out=d, casting="unsafe"))
-
-    def mul_(self, other):
-        return self._inplace("mul_", lambda d: np.multiply(d, array_of(other), out=d, casting="unsafe"))
-
-    def div_(self, other):
-        return self._inplace("div_", lambda d: np.divide(d, array_of(other), out=d, casting="unsafe"))
-
-    def copy_(self, src):
-        src = np.asarray(array_of(src))
-        try:
-            fits = np.broadcast_shapes(src.shape, self.shape) == self.shape
-        except ValueError:
-            fits = False
-        if not fits:
-            raise ValueError(f"copy_: source of shape {src.shape} does not fit a tensor of "
-                             f"shape {self.shape}")
-        return self._inplace("copy_", lambda d: np.copyto(d, src, casting="unsafe"))
 
     # --- elementwise (the operators, maximum and minimum are in tensor_operators.py) --------
     def exp(self): return ops.Exp.apply(self)

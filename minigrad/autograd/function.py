@@ -15,6 +15,7 @@ import numpy as np
 
 from ..grad_mode import _state
 from .adoption import adoptable
+from .views import note_view
 from .versions import share_version_counter, snapshot_versions, track_indices, unwrap_indices
 
 Tensor = None  # the Tensor class, set by `register_tensor_class` (tensor.py imports this module)
@@ -168,7 +169,9 @@ class Function(Node):
         out._array = arr = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
         out._vc = [0]
         if arr.base is not None:
-            share_version_counter(out, args)
+            parent = share_version_counter(out, args)
+            if parent is not None and grad_enabled and len(args) == 1:
+                note_view(out, parent, cls, kwargs)  # an in-place write can now rebase it
         if wanted and arr.dtype.kind == "f":  # ints carry no gradient; ctx becomes out's node
             ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
             if ctx.saved:

@@ -29,12 +29,14 @@ def _root(a):
 
 def share_version_counter(out, args):
     """A view shares its base's version counter (as in PyTorch, whatever the grad mode), so an
-    in-place change through the view is seen by every node that saved the base, and back."""
+    in-place change through the view is seen by every node that saved the base, and back.
+    Returns that input (None if `out` shows no input's memory)."""
     base, tensor = out._array.base, out.__class__
     for a in args:
         if isinstance(a, tensor) and (a._array is base or a._array.base is base):
             out._vc = a._vc
-            return
+            return a
+    return None
 
 
 def snapshot_versions(ctx, args, out):

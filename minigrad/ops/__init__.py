@@ -8,7 +8,7 @@ from .shape import Cat, Expand, Permute, Reshape, Stack
 from .softmax import (Dropout, DropoutAdd, LogSoftmax, MaskedSoftmaxDropout, ReluDropout,
                       Softmax)
 from .fused import CrossEntropy, DropoutAddLayerNorm, LayerNorm, Linear
-from .assign import IndexPut, Scatter
+from .assign import CopySlices, IndexPut, Scatter
 from .cumulative import Cumsum
 from .einsum import Einsum
 from .norm import Norm

@@ -1,5 +1,5 @@
 """Ops that write into a copy of a tensor: `index_put` (what `t[idx] = v` records), `scatter`
-and `scatter_add`.
+and `scatter_add`, and `CopySlices` (what a write through a view records on its base).
 
 Each returns a new array; the in-place Tensor methods (`t[idx] = v`, `scatter_`) copy it back
 into the tensor's memory. The gradient of the overwritten tensor is the incoming gradient with
@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.views import replay
 from ._util import normalize_dim
 
 
@@ -125,3 +126,30 @@ class Scatter(Function):
             gs = np.zeros(ctx.src_shape, g.dtype)
             gs[ctx.region] = g[ctx.pos]
         return ga, gs
+
+
+class CopySlices(Function):
+    """out = base with the region that `chain` (the view ops from base to a view) selects
+    replaced by `values` (the view's shape): what an in-place write through a view does to the
+    base's graph (PyTorch's CopySlices). With an empty chain, `values` replaces all of base.
+
+    The region is found once, as positions: the chain is replayed on base's flat positions, so
+    it works whatever base's memory layout and whether or not a step of the chain copies.
+    """
+
+    @staticmethod
+    def forward(ctx, base, values, chain=()):
+        positions = replay(chain, np.arange(base.size).reshape(base.shape))
+        if np.shape(values) != positions.shape:
+            raise ValueError(f"copy_slices: values of shape {np.shape(values)} for a view of "
+                             f"shape {positions.shape}")
+        out = base.copy()
+        out.reshape(-1)[positions] = values
+        ctx.positions = positions
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        gb = g.copy()
+        gb.reshape(-1)[ctx.positions] = 0  # overwritten: those elements of base are gone
+        return gb, g.reshape(-1)[ctx.positions]
