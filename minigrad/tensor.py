@@ -336,7 +336,15 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
     # --- indexing and masking -------------------------------------------------------------
     def masked_fill(self, mask, value):
         # the mask goes in as a tensor, so an in-place change of it before backward is caught
-        return ops.MaskedFill.apply(self, mask, value=value)
+        if not isinstance(value, Tensor):
+            return ops.MaskedFill.apply(self, mask, value=value)
+        if value.ndim:
+            raise RuntimeError(f"masked_fill: only supports a 0-dimension value tensor, got one "
+                               f"of shape {value.shape}")
+        out = ops.MaskedFill.apply(self, mask, value=value._array)
+        if value.requires_grad and is_grad_enabled() and self.is_floating_point():
+            out = ops.Where.apply(mask, value.to(self.dtype), out)  # value's gradient: masked
+        return out
 
     def gather(self, dim, index):
         return ops.Gather.apply(self, dim=dim, index=index)

@@ -38,6 +38,13 @@ def _along(t, dim, index, op):
     return (slice(None),) * d + (index if isinstance(index, _t.Tensor) else np.asarray(index),)
 
 
+def _same_dtype(op, t, src):
+    """PyTorch's scatter and index_add take a source of the tensor's own dtype only."""
+    if isinstance(src, _t.Tensor) and src.dtype != t.dtype:
+        raise RuntimeError(f"{op}: self ({t.dtype}) and source ({src.dtype}) must have the same "
+                           f"dtype")
+
+
 class WriteMethods:
     # --- out of place -----------------------------------------------------------------------
     def index_put(self, indices, values, accumulate=False):
@@ -49,15 +56,34 @@ class WriteMethods:
         if reduce not in (None, "add"):
             raise ValueError(f"scatter: reduce must be None or 'add', got {reduce!r}")
         src = value if src is None else src
+        _same_dtype("scatter_add" if reduce else "scatter", self, src)
+        if self.ndim == 0:  # PyTorch's index ops see a 0-d tensor as one of shape (1,)
+            return self.reshape(1).scatter(dim, index, src, reduce=reduce).reshape(())
         return ops.Scatter.apply(self, src, dim=dim, index=index, add=reduce == "add")
 
     def scatter_add(self, dim, index, src):
         return self.scatter(dim, index, src, reduce="add")
 
     def index_fill(self, dim, index, value):
+        if self.ndim == 0:
+            return self.reshape(1).index_fill(dim, index, value).reshape(())
         return self.index_put(_along(self, dim, index, "index_fill"), value)
 
     def index_add(self, dim, index, source, alpha=1):
+        _same_dtype("index_add", self, source)
+        n, shape = np.size(_t.array_of(index)), tuple(np.shape(_t.array_of(source)))
+        if self.ndim == 0:  # as PyTorch: a 0-d source at one index
+            if shape or n != 1:
+                raise RuntimeError(f"index_add: a 0-d tensor takes a 0-d source at one index, "
+                                   f"got a source of shape {shape} and {n} indices")
+            index = index.reshape(1) if isinstance(index, _t.Tensor) else np.reshape(index, 1)
+            return self.reshape(1).index_add(dim, index, source.reshape(1), alpha).reshape(())
+        d = ops.shape.normalize_dim(dim, self.ndim, "index_add")
+        want = self.shape[:d] + (n,) + self.shape[d + 1:]
+        if shape != want:
+            raise RuntimeError(f"index_add: source of shape {shape} does not match a tensor of "
+                               f"shape {self.shape} with {n} indices along dim {d} (expected "
+                               f"{want})")
         return self.index_put(_along(self, dim, index, "index_add"),
                               source * alpha if alpha != 1 else source, accumulate=True)
 
@@ -85,6 +111,8 @@ class WriteMethods:
             old = _t.Tensor._wrap(self._array.copy())
             old.grad_fn, old._requires_grad = self.grad_fn, self._requires_grad
         out = compute(old)
+        if record and out._requires_grad and out.grad_fn is None:  # a leaf (copy_(y)): a node
+            out = out.expand(out.shape)                              # to record as the writer
         if out.shape != self.shape:
             raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(out.shape)}")

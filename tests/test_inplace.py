@@ -234,6 +234,8 @@ METHODS = {
     "mul_": lambda b, y: b.mul_(y),
     "div_": lambda b, y: b.div_(y),
     "copy_": lambda b, y: b.copy_(y * 2),
+    "copy_ of a leaf": lambda b, y: b.copy_(y),
+    "copy_ of a row": lambda b, y: b.view(1, 2).copy_(y[None]),
     "fill_": lambda b, y: b.fill_(y[0]),
     "+=": lambda b, y: b.__iadd__(y),
 }

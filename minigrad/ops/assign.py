@@ -56,7 +56,7 @@ class IndexPut(Function):
         need = ctx.needs_input_grad
         ga = gv = None
         if need[0]:
-            ga = g if ctx.accumulate else g.copy()
+            ga = g if ctx.accumulate else np.array(g)  # a copy, an array even for 0-d
             if not ctx.accumulate:
                 ga[ctx.index] = 0
         if len(need) > 1 and need[1]:
@@ -119,7 +119,7 @@ class Scatter(Function):
         need = ctx.needs_input_grad
         ga = gs = None
         if need[0]:
-            ga = g if ctx.add else g.copy()
+            ga = g if ctx.add else np.array(g)
             if not ctx.add:
                 ga[ctx.pos] = 0
         if len(need) > 1 and need[1]:
@@ -150,6 +150,6 @@ class CopySlices(Function):
 
     @staticmethod
     def backward(ctx, g):
-        gb = g.copy()
+        gb = np.array(g, order="C")  # a C-ordered copy, so that reshape(-1) is a view of it
         gb.reshape(-1)[ctx.positions] = 0  # overwritten: those elements of base are gone
-        return gb, g.reshape(-1)[ctx.positions]
+        return gb, np.asarray(g).reshape(-1)[ctx.positions]
