@@ -46,7 +46,7 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
     _name = None          # a parameter's dotted name, for graph drawings
     _view = None          # (root, chain of view ops) for a view made in grad mode: views.py
     _views = None         # weak references to the views of this tensor, if any
-    _live_views = 0       # how many of them were alive when last counted
+    _prune_at = 16        # the length of `_views` at which dead references are dropped
 
     def __init__(self, *args, device=None):
         """PyTorch's legacy constructor (`torch.Tensor` is the float tensor type): Tensor(2, 3)

@@ -162,8 +162,7 @@ class Function(Node):
                     nodes[i] = a.grad_fn or a._acc or _node_of(a)
                     wanted = True
         ctx.next_nodes = tuple(nodes)
-        if cls.takes_indices:
-            indices = unwrap_indices(kwargs, Tensor)
+        indices = unwrap_indices(kwargs, Tensor) if cls.takes_indices else None
         arr = cls.forward(ctx, *arrays, **kwargs)
         out = _new(Tensor)  # Tensor._wrap, inlined
         out._array = arr = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
@@ -176,7 +175,7 @@ class Function(Node):
             ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
             if ctx.saved:
                 snapshot_versions(ctx, args, out)
-            if cls.takes_indices and indices:
+            if indices:
                 track_indices(ctx, indices, Tensor)
             if _record_hooks:
                 for hook in _record_hooks:

@@ -77,20 +77,14 @@ def unwrap_indices(kwargs, tensor):
     arrays, in place; return the tensors and plain arrays found, for `track_indices`."""
     found = []
     for k, v in kwargs.items():
-        if isinstance(v, tensor):
+        if v.__class__ is tuple:
+            if any([isinstance(i, (tensor, np.ndarray)) for i in v]):
+                found += [i for i in v if isinstance(i, (tensor, np.ndarray))]
+                kwargs[k] = tuple([i._array if isinstance(i, tensor) else i for i in v])
+        elif isinstance(v, (tensor, np.ndarray)):
             found.append(v)
-            kwargs[k] = v._array
-        elif isinstance(v, np.ndarray):
-            found.append(v)
-        elif type(v) is tuple:
-            items = list(v)
-            for i, item in enumerate(items):
-                if isinstance(item, tensor):
-                    found.append(item)
-                    items[i] = item._array
-                elif isinstance(item, np.ndarray):
-                    found.append(item)
-            kwargs[k] = tuple(items)
+            if isinstance(v, tensor):
+                kwargs[k] = v._array
     return found
 
 
@@ -98,27 +92,26 @@ def track_indices(ctx, found, tensor):
     """Of the index tensors and arrays `found`, the ones node `ctx` keeps for backward (as an
     attribute, directly or in a tuple): a tensor's version is noted for `check_versions`; a
     plain array has no version counter, so the node keeps a copy of it instead."""
-    kept, versions = {}, list(ctx.saved_versions)
-    for name, value in vars(ctx).items():
-        if isinstance(value, np.ndarray):
-            kept.setdefault(id(value), []).append((name, None))
-        elif type(value) is tuple:
-            for i, item in enumerate(value):
-                if isinstance(item, np.ndarray):
-                    kept.setdefault(id(item), []).append((name, i))
+    attributes, versions = ctx.__dict__, []
     for x in found:
-        places = kept.pop(id(x._array if isinstance(x, tensor) else x), None)
-        if places is None:
-            continue
-        if isinstance(x, tensor):
-            versions.append((x._vc, x._vc[0], x._array.shape))
-            continue
-        copy = x.copy()
-        for name, i in places:
-            value = getattr(ctx, name)
-            setattr(ctx, name, copy if i is None else value[:i] + (copy,) + value[i + 1:])
+        is_tensor = isinstance(x, tensor)
+        arr = x._array if is_tensor else x
+        kept = False
+        for name, value in attributes.items():
+            if value is arr:
+                kept = True
+                if not is_tensor:
+                    attributes[name] = arr.copy()  # replaces a value: the dict keeps its size
+            elif value.__class__ is tuple:
+                for i, item in enumerate(value):
+                    if item is arr:
+                        kept = True
+                        if not is_tensor:
+                            value = attributes[name] = value[:i] + (arr.copy(),) + value[i + 1:]
+        if kept and is_tensor:
+            versions.append((x._vc, x._vc[0], arr.shape))
     if versions:
-        ctx.saved_versions = versions
+        ctx.saved_versions = list(ctx.saved_versions) + versions
 
 
 def check_versions(node):

@@ -17,20 +17,26 @@ from __future__ import annotations
 
 import weakref
 
+_ref = weakref.ref
+
 
 def note_view(out, parent, cls, kwargs):
     """`out` is a view of tensor `parent` made by `cls.apply(parent, **kwargs)`."""
     link = parent._view
-    root, chain = (parent, ()) if link is None else link
-    out._view = (root, chain + ((cls, kwargs),))
+    if link is None:
+        root, out._view = parent, (parent, ((cls, kwargs),))
+    else:
+        root = link[0]
+        out._view = (root, link[1] + ((cls, kwargs),))
     views = root._views
     if views is None:
-        root._views = [weakref.ref(out)]
-        return
-    views.append(weakref.ref(out))
-    if len(views) > 2 * root._live_views + 16:  # forget dead views now and then, not each time
+        root._views = [_ref(out)]
+    elif len(views) < root._prune_at:
+        views.append(_ref(out))
+    else:  # forget dead views now and then, not each time
         views[:] = [r for r in views if r() is not None]
-        root._live_views = len(views)
+        views.append(_ref(out))
+        root._prune_at = 2 * len(views) + 16
 
 
 def view_chain(tensor):
