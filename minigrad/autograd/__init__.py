@@ -2,7 +2,8 @@
 
     function.py      graph nodes and `Function.apply`, which runs an op and records its node
     engine.py        the backward pass (`run_backward`)
-    versions.py      version counters: in-place changes to saved tensors are caught
+    versions.py      version counters: in-place changes to saved tensors and indices are caught
+    views.py         views and in-place writes: a write rebases views and passes through them
     hooks.py         tensor hooks and `retain_grad`
     anomaly_mode.py  `detect_anomaly`
     adoption.py      whether a leaf may keep a gradient array without copying it
