@@ -47,6 +47,9 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
     _requires_grad = False
     _acc = None           # a leaf's AccumulateGrad node, made when first needed
     _name = None          # a parameter's dotted name, for graph drawings
+    _view = None          # (root, chain of view ops) for a view made in grad mode: views.py
+    _views = None         # weak references to the views of this tensor, if any
+    _prune_at = 16        # the length of `_views` at which dead references are dropped
 
     def __init__(self, *args, device=None):
         """PyTorch's legacy constructor (`torch.Tensor` is the float tensor type): Tensor(2, 3)
@@ -338,13 +341,21 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
     # --- indexing and masking -------------------------------------------------------------
     def masked_fill(self, mask, value):
         # the mask goes in as a tensor, so an in-place change of it before backward is caught
-        return ops.MaskedFill.apply(self, mask, value=value)
+        if not isinstance(value, Tensor):
+            return ops.MaskedFill.apply(self, mask, value=value)
+        if value.ndim:
+            raise RuntimeError(f"masked_fill: only supports a 0-dimension value tensor, got one "
+                               f"of shape {value.shape}")
+        out = ops.MaskedFill.apply(self, mask, value=value._array)
+        if value.requires_grad and is_grad_enabled() and self.is_floating_point():
+            out = ops.Where.apply(mask, value.to(self.dtype), out)  # value's gradient: masked
+        return out
 
     def gather(self, dim, index):
-        return ops.Gather.apply(self, dim=dim, index=array_of(index))
+        return ops.Gather.apply(self, dim=dim, index=index)
 
     def index_select(self, dim, index):
-        return ops.IndexSelect.apply(self, dim=dim, index=array_of(index))
+        return ops.IndexSelect.apply(self, dim=dim, index=index)
 
     def softmax(self, dim=-1): return _softmax(ops.Softmax, self, dim)
     def log_softmax(self, dim=-1): return _softmax(ops.LogSoftmax, self, dim)
@@ -394,9 +405,8 @@ def _arg(fn, name, t, dim, keepdim):
 
 
 def _index(index):
-    """Tensors inside an index become arrays, so NumPy's indexing rules apply unchanged."""
-    if isinstance(index, tuple):
-        return tuple(array_of(i) for i in index)
+    """A list index becomes an array, so NumPy's indexing rules apply unchanged; tensors in an
+    index stay tensors (the op's `apply` unwraps them and tracks their versions)."""
     if isinstance(index, list):
         return np.asarray(index)
-    return array_of(index)
+    return index

@@ -11,20 +11,40 @@ counter and raises instead of using them. `Tensor` inherits these methods (see t
 """
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from . import ops
 from . import tensor as _t
 from .autograd.versions import bump_version
+from .autograd.views import adopt_node, rebase_views, view_chain
 from .grad_mode import is_grad_enabled
+
+
+def _source(op, src, shape):
+    """`src` broadcast to `shape` (a tensor keeps its graph: expand is differentiable)."""
+    if not isinstance(src, _t.Tensor):
+        src = _t.Tensor._wrap(np.asarray(src))
+    try:
+        fits = np.broadcast_shapes(src.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{op}: source of shape {src.shape} does not fit a tensor of shape "
+                         f"{shape}")
+    return src if src.shape == shape else src.expand(shape)
 
 
 def _along(t, dim, index, op):
     """The index tuple that picks `index` along dim: (:, :, index) for dim 2."""
     d = ops.shape.normalize_dim(dim, t.ndim, op)
-    return (slice(None),) * d + (np.asarray(_t.array_of(index)),)
+    return (slice(None),) * d + (index if isinstance(index, _t.Tensor) else np.asarray(index),)
+
+
+def _same_dtype(op, t, src):
+    """PyTorch's scatter and index_add take a source of the tensor's own dtype only."""
+    if isinstance(src, _t.Tensor) and src.dtype != t.dtype:
+        raise RuntimeError(f"{op}: self ({t.dtype}) and source ({src.dtype}) must have the same "
+                           f"dtype")
 
 
 class WriteMethods:
@@ -38,50 +58,89 @@ class WriteMethods:
         if reduce not in (None, "add"):
             raise ValueError(f"scatter: reduce must be None or 'add', got {reduce!r}")
         src = value if src is None else src
-        return ops.Scatter.apply(self, src, dim=dim, index=_t.array_of(index), add=reduce == "add")
+        _same_dtype("scatter_add" if reduce else "scatter", self, src)
+        if self.ndim == 0:  # PyTorch's index ops see a 0-d tensor as one of shape (1,)
+            return self.reshape(1).scatter(dim, index, src, reduce=reduce).reshape(())
+        return ops.Scatter.apply(self, src, dim=dim, index=index, add=reduce == "add")
 
     def scatter_add(self, dim, index, src):
         return self.scatter(dim, index, src, reduce="add")
 
     def index_fill(self, dim, index, value):
+        if self.ndim == 0:
+            return self.reshape(1).index_fill(dim, index, value).reshape(())
         return self.index_put(_along(self, dim, index, "index_fill"), value)
 
     def index_add(self, dim, index, source, alpha=1):
+        _same_dtype("index_add", self, source)
+        n, shape = np.size(_t.array_of(index)), tuple(np.shape(_t.array_of(source)))
+        if self.ndim == 0:  # as PyTorch: a 0-d source at one index
+            if shape or n != 1:
+                raise RuntimeError(f"index_add: a 0-d tensor takes a 0-d source at one index, "
+                                   f"got a source of shape {shape} and {n} indices")
+            index = index.reshape(1) if isinstance(index, _t.Tensor) else np.reshape(index, 1)
+            return self.reshape(1).index_add(dim, index, source.reshape(1), alpha).reshape(())
+        d = ops.shape.normalize_dim(dim, self.ndim, "index_add")
+        want = self.shape[:d] + (n,) + self.shape[d + 1:]
+        if shape != want:
+            raise RuntimeError(f"index_add: source of shape {shape} does not match a tensor of "
+                               f"shape {self.shape} with {n} indices along dim {d} (expected "
+                               f"{want})")
         return self.index_put(_along(self, dim, index, "index_add"),
                               source * alpha if alpha != 1 else source, accumulate=True)
 
     # --- in place ---------------------------------------------------------------------------
-    def _assign(self, name, compute):
-        """Write `compute(old)` into this tensor's memory, recording the op when autograd does."""
-        if is_grad_enabled() and self.requires_grad and self.grad_fn is None:
-            raise RuntimeError(f"{name}: a leaf tensor that requires grad cannot be changed in "
-                               f"place while recording a graph; wrap the update in "
+    def _assign(self, name, compute, cast=False):
+        """Write `compute(old)`, a tensor of this one's shape, into this tensor's memory; in grad
+        mode, record the write (see the module's docstring and autograd/views.py).
+
+        The result must cast to this tensor's dtype under PyTorch's rule (no float into an
+        integer tensor, no number into a bool one), unless `cast` (copy_, fill_ convert).
+        """
+        record = is_grad_enabled()
+        root, chain = view_chain(self)
+        if record and root._requires_grad and root.grad_fn is None:
+            what = "a leaf tensor" if root is self else "a view of a leaf tensor"
+            raise RuntimeError(f"{name}: {what} that requires grad is being used in an in-place "
+                               f"operation while recording a graph; wrap the update in "
                                f"minigrad.no_grad()")
-        old = self
-        if is_grad_enabled() and self.grad_fn is not None:
-            old = _t.Tensor._wrap(self._array.copy())
-            old.grad_fn, old.requires_grad = self.grad_fn, True
-        out = compute(old)
-        if not np.can_cast(out.dtype, self.dtype, casting="same_kind"):
-            raise TypeError(f"{name}: the result has dtype {out.dtype}, which cannot be stored "
-                            f"in place in a tensor of dtype {self.dtype}")
-        if out.grad_fn is not None and self._array.base is not None:
-            raise RuntimeError(f"{name}: this tensor of shape {self.shape} is a view of another "
-                               f"tensor's memory, and minigrad cannot pass the gradient of an "
-                               f"in-place write through a view; index the original tensor in "
-                               f"one step (x[0, 1] = v, not x[0][1] = v), clone() the view "
-                               f"first, or write it out of place (x = x + v)")
-        try:
-            np.copyto(self._array, out._array, casting="unsafe")
-        except ValueError:  # NumPy refuses to write through a broadcast (expanded) view
+        if not self._array.flags.writeable:  # NumPy marks broadcast (expanded) views read-only
             raise RuntimeError(f"{name}: this tensor of shape {self.shape} is an expanded view "
                                f"whose elements share memory, so it cannot be written in "
-                               f"place; clone() it first") from None
+                               f"place; clone() it first")
+        old = self
+        if record:  # a copy with the graph so far: an op of `compute` may save the old values
+            old = _t.Tensor._wrap(self._array.copy())
+            old.grad_fn, old._requires_grad = self.grad_fn, self._requires_grad
+        out = compute(old)
+        if record and out._requires_grad and out.grad_fn is None:  # a leaf (copy_(y)): a node
+            out = out.expand(out.shape)                              # to record as the writer
+        if out.shape != self.shape:
+            raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(out.shape)}")
+        if out.dtype != self.dtype:
+            if not cast and not np.can_cast(out.dtype, self.dtype, casting="same_kind"):
+                raise RuntimeError(f"{name}: result type {out.dtype} can't be cast to the "
+                                   f"desired output type {self.dtype}")
+            if record and out.grad_fn is not None:
+                out = out.to(self.dtype)
+        node = out.grad_fn if record else None
+        changed = record and (node is not None or root.grad_fn is not None)
+        if changed and not chain and self._array.base is not None and node is not None:
+            raise RuntimeError(f"{name}: this tensor of shape {self.shape} is a view of another "
+                               f"tensor's memory made outside the graph (under no_grad, or by "
+                               f"detach or .data), so the gradient of an in-place write cannot "
+                               f"reach that tensor; take the view in grad mode, clone() it "
+                               f"first, or write it out of place (x = x + v)")
+        if changed and (chain or node is None):
+            # the root's new graph: its old one with the written region replaced (with nothing
+            # to replace it by, gradient still reaches the old values outside that region)
+            node = ops.CopySlices.apply(root if chain else old, out, chain=chain).grad_fn
+        np.copyto(self._array, out._array, casting="unsafe")
         bump_version(self)
-        if out.grad_fn is not None:
-            self.grad_fn, self.requires_grad = out.grad_fn, True
-            if hasattr(out.grad_fn, "out_ref"):  # the graph drawer reads values through it
-                out.grad_fn.out_ref = weakref.ref(self)
+        if changed:
+            adopt_node(root, node)
+            rebase_views(root)
         return self
 
     def __setitem__(self, index, value):
@@ -120,12 +179,37 @@ class WriteMethods:
     def triu_(self, diagonal=0):
         return self._assign("triu_", lambda old: old.triu(diagonal))
 
-    def __iadd__(self, o): return self._assign("add_", lambda old: old + o)
-    def __isub__(self, o): return self._assign("sub_", lambda old: old - o)
-    def __imul__(self, o): return self._assign("mul_", lambda old: old * o)
-    def __itruediv__(self, o): return self._assign("div_", lambda old: old / o)
+    def add_(self, other, alpha=1):
+        return self._assign("add_", lambda old: old + (other if alpha == 1 else other * alpha))
 
-    # --- plain in-place updates (optimizers and initialisers, under no_grad): not recorded ---
+    def sub_(self, other, alpha=1):
+        return self._assign("sub_", lambda old: old - (other if alpha == 1 else other * alpha))
+
+    def mul_(self, other):
+        return self._assign("mul_", lambda old: old * other)
+
+    def div_(self, other):
+        return self._assign("div_", lambda old: old / other)
+
+    def __iadd__(self, o): return self.add_(o)
+    def __isub__(self, o): return self.sub_(o)
+    def __imul__(self, o): return self.mul_(o)
+    def __itruediv__(self, o): return self.div_(o)
+
+    def copy_(self, src):
+        """Write `src` (broadcast to this shape, converted to this dtype); its graph is kept."""
+        return self._assign("copy_", lambda old: _source("copy_", src, old.shape), cast=True)
+
+    def fill_(self, value):
+        if isinstance(value, _t.Tensor) and value.ndim:
+            raise RuntimeError(f"fill_: only supports a 0-dimension value tensor, got one of "
+                               f"shape {value.shape}")
+        return self._assign("fill_", lambda old: _source("fill_", value, old.shape), cast=True)
+
+    def zero_(self):
+        return self._assign("zero_", lambda old: _source("zero_", 0, old.shape), cast=True)
+
+    # --- random fills (initialisers write these into weights under no_grad) --------------
     def _inplace(self, name, fn):
         if is_grad_enabled() and self.requires_grad:
             raise RuntimeError(f"{name}: a tensor that requires grad cannot be changed in place "
@@ -134,40 +218,6 @@ class WriteMethods:
         bump_version(self)
         return self
 
-    def zero_(self):
-        return self._inplace("zero_", lambda d: d.fill(0))
-
-    def fill_(self, value):
-        return self._inplace("fill_", lambda d: d.fill(value))
-
-    def add_(self, other, alpha=1):
-        return self._inplace("add_", lambda d: np.add(d, _t.array_of(other) * alpha, out=d,
-                                                      casting="unsafe"))
-
-    def sub_(self, other, alpha=1):
-        return self._inplace("sub_", lambda d: np.subtract(d, _t.array_of(other) * alpha, out=d,
-                                                           casting="unsafe"))
-
-    def mul_(self, other):
-        return self._inplace("mul_", lambda d: np.multiply(d, _t.array_of(other), out=d,
-                                                           casting="unsafe"))
-
-    def div_(self, other):
-        return self._inplace("div_", lambda d: np.divide(d, _t.array_of(other), out=d,
-                                                         casting="unsafe"))
-
-    def copy_(self, src):
-        src = np.asarray(_t.array_of(src))
-        try:
-            fits = np.broadcast_shapes(src.shape, self.shape) == self.shape
-        except ValueError:
-            fits = False
-        if not fits:
-            raise ValueError(f"copy_: source of shape {src.shape} does not fit a tensor of "
-                             f"shape {self.shape}")
-        return self._inplace("copy_", lambda d: np.copyto(d, src, casting="unsafe"))
-
-    # --- random fills (initialisers write these into weights under no_grad) --------------
     def normal_(self, mean=0.0, std=1.0, generator=None):
         from .random import generator as rng
         return self._inplace("normal_", lambda d: np.copyto(

@@ -62,7 +62,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def embedding(input, weight, padding_idx=None):
     """Rows of `weight` (V, D) for integer ids of any shape (B, T) -> (B, T, D)."""
-    return ops.Embedding.apply(weight, ids=_array_of(input), padding_idx=padding_idx)
+    return ops.Embedding.apply(weight, ids=input, padding_idx=padding_idx)
 
 
 def pad(input, pad, value=0.0):

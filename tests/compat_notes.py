@@ -45,20 +45,13 @@ def _stable_sort(torch, mg):
     assert (mg.tensor(x).sort().indices.numpy() == np.argsort(x, kind="stable")).all()
 
 
-def _view_write_while_recording(torch, mg):
-    w = torch.ones(3, requires_grad=True)
-    x = torch.zeros(2, 3)
-    x[0][1] = w[0]  # PyTorch rebases x's history through the view
-    assert x.grad_fn is not None
-    w = mg.ones(3, requires_grad=True)
-    x = mg.zeros(2, 3)
-    try:
-        x[0][1] = w[0]
-        raise AssertionError("minigrad wrote into a view while recording")
-    except RuntimeError as e:
-        assert "view" in str(e)
-    x[0, 1] = w[0]  # one index expression: recorded
-    assert x.grad_fn is not None
+def _integer_write_of_a_gradient(torch, mg):
+    for lib in (torch, mg):
+        v = lib.tensor(0.5, requires_grad=True)
+        t = lib.zeros(2, dtype=lib.int64)
+        t.fill_(v)
+        assert t.tolist() == [0, 0]
+        assert t.requires_grad is (lib is torch)
 
 
 def _floor_divide_gradient(torch, mg):
@@ -305,12 +298,11 @@ DIFFERENCES = [
     ("`sort` is always stable.",
      "Equal elements keep their order; PyTorch's default sort may order ties either way "
      "(`stable=True` is accepted).", _stable_sort),
-    ("Writing into a view while autograd records raises an error.",
-     "`x[0][1] = w` (two index steps) when `w` requires grad: PyTorch rebases `x`'s history "
-     "through the view, minigrad cannot and says so; write `x[0, 1] = w` (one index "
-     "expression), which is recorded, or work out of place. Without autograd (under "
-     "`no_grad`, or nothing requiring grad) writes through views work.",
-     _view_write_while_recording),
+    ("An integer tensor never requires grad, even after an in-place write of one that does.",
+     "`t.fill_(v)` or `t.masked_fill_(m, v)` on an integer or bool tensor `t`, with a float "
+     "`v` that requires grad: PyTorch gives `t` a `grad_fn` (a graph nothing can "
+     "differentiate, since integer tensors have no gradients); minigrad writes the converted "
+     "values and leaves `t` outside the graph.", _integer_write_of_a_gradient),
     ("`//` and `remainder` have gradients in every argument.",
      "Zero for `floor_divide`, and -floor(a / b) for the second argument of `remainder`, "
      "where PyTorch raises 'derivative not implemented'.", _floor_divide_gradient),

@@ -877,7 +877,7 @@ def test_in_place_change_through_a_view_is_detected(name, made_under):
         with mg.no_grad():
             VIEWS[name](w).sub_(10)
     assert w._version == 1
-    with pytest.raises(RuntimeError, match="MatMulBackward: a tensor of shape \\(2, 3\\) needed "
+    with pytest.raises(RuntimeError, match="MatMulBackward: .*a tensor of shape \\(2, 3\\) needed "
                                            "for backward was modified in place"):
         loss.backward()
 

@@ -199,16 +199,18 @@ def test_in_place_errors_say_what_to_do():
         w[0] = 1.0  # the usual way to initialise a weight
     assert w.tolist() == [1.0, 0.0, 0.0] and w.grad_fn is None
     x = mg.zeros(2, 3)
-    with pytest.raises(RuntimeError, match=r"is a view of another tensor's memory.*one step "
-                                           r"\(x\[0, 1\] = v"):
-        x[0][1] = w[0]
+    with mg.no_grad():
+        row = x[0]  # a view taken outside the graph cannot pass a gradient on to x
+    with pytest.raises(RuntimeError, match=r"view of another tensor's memory made outside the "
+                                           r"graph .* clone\(\) it first"):
+        row[1] = w[0]
     assert x.tolist() == [[0.0] * 3] * 2  # nothing was written
     e = mg.zeros(1, 3).expand(2, 3)
     with pytest.raises(RuntimeError, match="expanded view .* clone"):
         e[0, 0] = 1.0
     i = mg.zeros(3, dtype=mg.long)
-    with pytest.raises(TypeError, match="add_: the result has dtype float(32|64), which cannot be "
-                                        "stored in place in a tensor of dtype int64"):
+    with pytest.raises(RuntimeError, match="add_: result type float(32|64) can't be cast to the "
+                                           "desired output type int64"):
         i += 0.5
 
 

@@ -347,8 +347,9 @@ def test_backward_errors():
 
 def test_inplace_error_message():
     w = mg.ones(2, requires_grad=True)
-    with raises(RuntimeError, "add_: a tensor that requires grad cannot be changed in place "
-                              "while recording a graph; wrap the update in minigrad.no_grad()"):
+    with raises(RuntimeError, "add_: a leaf tensor that requires grad is being used in an "
+                              "in-place operation while recording a graph; wrap the update in "
+                              "minigrad.no_grad()"):
         w.add_(1.0)
 
 

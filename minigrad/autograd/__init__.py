@@ -5,7 +5,8 @@
     graph_engine.py  the engine's general form: several outputs, chosen inputs, and
                      `create_graph` (each node's tensor-level rule, `minigrad.graph_rules`)
     gradients.py     `grad` and `backward`, PyTorch's two entry points to it
-    versions.py      version counters: in-place changes to saved tensors are caught
+    versions.py      version counters: in-place changes to saved tensors and indices are caught
+    views.py         views and in-place writes: a write rebases views and passes through them
     hooks.py         tensor hooks and `retain_grad`
     anomaly_mode.py  `detect_anomaly`
     adoption.py      whether a leaf may keep a gradient array without copying it

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..grad_mode import _state
 from .adoption import adoptable
-from .versions import share_version_counter, snapshot_versions
+from .views import note_view
+from .versions import share_version_counter, snapshot_versions, track_indices, unwrap_indices
 
 Tensor = None  # the Tensor class, set by `register_tensor_class` (tensor.py imports this module)
 _sequence = itertools.count()  # numbers nodes in order of creation (PyTorch's sequence_nr)
@@ -137,6 +138,7 @@ class Function(Node):
 
     saved = ()           # arrays kept for backward; None once backward has freed them
     saved_versions = ()  # (version counter, version when saved, shape) of tensors saved
+    takes_indices = False  # keyword tensors are index data kept as attributes (versions.py)
 
     def save_for_backward(self, *arrays):
         """Keep arrays for backward; in-place changes to them before backward are detected."""
@@ -170,16 +172,21 @@ class Function(Node):
                     nodes[i] = a.grad_fn or a._acc or _node_of(a)
                     wanted = True
         ctx.next_nodes = tuple(nodes)
+        indices = unwrap_indices(kwargs, Tensor) if cls.takes_indices else None
         arr = cls.forward(ctx, *arrays, **kwargs)
         out = _new(Tensor)  # Tensor._wrap, inlined
         out._array = arr = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
         out._vc = [0]
         if arr.base is not None:
-            share_version_counter(out, args)
+            parent = share_version_counter(out, args)
+            if parent is not None and grad_enabled and len(args) == 1:
+                note_view(out, parent, cls, kwargs)  # an in-place write can now rebase it
         if wanted and arr.dtype.kind == "f":  # ints carry no gradient; ctx becomes out's node
             ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
             if ctx.saved:
                 snapshot_versions(ctx, args, out)
+            if indices:
+                track_indices(ctx, indices, Tensor)
             if _record_hooks:
                 for hook in _record_hooks:
                     hook(ctx, out)

@@ -4,6 +4,12 @@ Every tensor has a counter (`t._vc`, a one-element list so that it can be shared
 write bumps it (`bump_version`). A view shares its base's counter, so a write through either is
 seen by both. When an op saves arrays for backward, `snapshot_versions` notes each one's owner
 and its version; `check_versions` compares them before the node's backward runs.
+
+Ops that read positions from index data (`x[idx]`, `gather`, `scatter`, `embedding`, ...) keep
+that data as attributes of their node rather than through `save_for_backward`; such an op
+declares `takes_indices = True`, and `Function.apply` hands its keyword tensors to
+`unwrap_indices` and `track_indices`, so an index tensor changed before backward raises here
+too instead of sending the gradient to other rows.
 """
 from __future__ import annotations
 
@@ -23,12 +29,14 @@ def _root(a):
 
 def share_version_counter(out, args):
     """A view shares its base's version counter (as in PyTorch, whatever the grad mode), so an
-    in-place change through the view is seen by every node that saved the base, and back."""
+    in-place change through the view is seen by every node that saved the base, and back.
+    Returns that input (None if `out` shows no input's memory)."""
     base, tensor = out._array.base, out.__class__
     for a in args:
         if isinstance(a, tensor) and (a._array is base or a._array.base is base):
             out._vc = a._vc
-            return
+            return a
+    return None
 
 
 def snapshot_versions(ctx, args, out):
@@ -64,11 +72,54 @@ def _view_owner(s, args, out):
     return None
 
 
+def unwrap_indices(kwargs, tensor):
+    """Replace the tensors among `kwargs` (at the top level or inside a tuple index) by their
+    arrays, in place; return the tensors and plain arrays found, for `track_indices`."""
+    found = []
+    for k, v in kwargs.items():
+        if v.__class__ is tuple:
+            if any([isinstance(i, (tensor, np.ndarray)) for i in v]):
+                found += [i for i in v if isinstance(i, (tensor, np.ndarray))]
+                kwargs[k] = tuple([i._array if isinstance(i, tensor) else i for i in v])
+        elif isinstance(v, (tensor, np.ndarray)):
+            found.append(v)
+            if isinstance(v, tensor):
+                kwargs[k] = v._array
+    return found
+
+
+def track_indices(ctx, found, tensor):
+    """Of the index tensors and arrays `found`, the ones node `ctx` keeps for backward (as an
+    attribute, directly or in a tuple): a tensor's version is noted for `check_versions`; a
+    plain array has no version counter, so the node keeps a copy of it instead."""
+    attributes, versions = ctx.__dict__, []
+    for x in found:
+        is_tensor = isinstance(x, tensor)
+        arr = x._array if is_tensor else x
+        kept = False
+        for name, value in attributes.items():
+            if value is arr:
+                kept = True
+                if not is_tensor:
+                    attributes[name] = arr.copy()  # replaces a value: the dict keeps its size
+            elif value.__class__ is tuple:
+                for i, item in enumerate(value):
+                    if item is arr:
+                        kept = True
+                        if not is_tensor:
+                            value = attributes[name] = value[:i] + (arr.copy(),) + value[i + 1:]
+        if kept and is_tensor:
+            versions.append((x._vc, x._vc[0], arr.shape))
+    if versions:
+        ctx.saved_versions = list(ctx.saved_versions) + versions
+
+
 def check_versions(node):
     """Raise if a tensor `node` saved was changed in place since."""
     for counter, version, shape in node.saved_versions:
         if counter[0] != version:
             raise RuntimeError(
-                f"{node.name()}: a tensor of shape {shape} needed for backward was modified "
-                f"in place (version {version} when saved, now {counter[0]}); clone it before "
-                f"changing it, or change it after backward")
+                f"{node.name()}: one of the variables needed for gradient computation has "
+                f"been modified by an inplace operation: a tensor of shape {shape} needed for "
+                f"backward was modified in place (version {version} when saved, now "
+                f"{counter[0]}); clone it before changing it, or change it after backward")

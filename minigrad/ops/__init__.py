@@ -11,7 +11,7 @@ from .dropout import Dropout, DropoutAdd, ReluDropout
 from .linear import Linear
 from .layer_norm import DropoutAddLayerNorm, LayerNorm
 from .cross_entropy import CrossEntropy
-from .assign import IndexPut, Scatter
+from .assign import CopySlices, IndexPut, Scatter
 from .bce import BinaryCrossEntropy
 from .cumulative import Cumsum
 from .einsum import Einsum

@@ -1,5 +1,5 @@
 """Ops that write into a copy of a tensor: `index_put` (what `t[idx] = v` records), `scatter`
-and `scatter_add`.
+and `scatter_add`, and `CopySlices` (what a write through a view records on its base).
 
 Each returns a new array; the in-place Tensor methods (`t[idx] = v`, `scatter_`) copy it back
 into the tensor's memory. The gradient of the overwritten tensor is the incoming gradient with
@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.views import replay
 from ._util import normalize_dim
 
 
@@ -28,13 +29,15 @@ def _written_into(g, pos, added):
     values rather than adding to them."""
     if added:
         return g
-    g = g.copy()
+    g = np.array(g)  # a copy, and an array even for a 0-d gradient
     g[pos] = 0
     return g
 
 
 class IndexPut(Function):
     """out = a with out[index] = v (or += v when accumulate, repeated indices adding up)."""
+
+    takes_indices = True
 
     @staticmethod
     def forward(ctx, a, v, index=None, accumulate=False):
@@ -50,7 +53,12 @@ class IndexPut(Function):
             raise ValueError(f"index_put_: values of shape {np.shape(v)} do not broadcast to "
                              f"the {np.shape(a[index])} elements selected in a tensor of shape "
                              f"{a.shape}") from None
-        ctx.index, ctx.accumulate, ctx.v_shape = index, accumulate, np.shape(v)
+        need = ctx.needs_input_grad
+        # the positions are kept only if a gradient reads them (as PyTorch saves them), so that
+        # changing the index afterwards is an error exactly when it would change a gradient
+        keep = (len(need) > 1 and need[1]) or (need and need[0] and not accumulate)
+        ctx.index = index if keep else None
+        ctx.accumulate, ctx.v_shape = accumulate, np.shape(v)
         return out
 
     @staticmethod
@@ -93,6 +101,8 @@ class Scatter(Function):
     adds into `a` instead of replacing (`scatter_add`).
     """
 
+    takes_indices = True
+
     @staticmethod
     def forward(ctx, a, src, dim=0, index=None, add=False):
         op = "scatter_add" if add else "scatter"
@@ -103,7 +113,10 @@ class Scatter(Function):
             np.add.at(out, pos, values)
         else:
             out[pos] = values
-        ctx.pos, ctx.region, ctx.add, ctx.src_shape = pos, region, add, np.shape(src)
+        need = ctx.needs_input_grad
+        keep = (len(need) > 1 and need[1]) or (need and need[0] and not add)
+        ctx.pos = pos if keep else None  # as in IndexPut: kept only if a gradient reads it
+        ctx.region, ctx.add, ctx.src_shape = region, add, np.shape(src)
         return out
 
     @staticmethod
@@ -115,3 +128,30 @@ class Scatter(Function):
             gs = np.zeros(ctx.src_shape, g.dtype)
             gs[ctx.region] = g[ctx.pos]
         return ga, gs
+
+
+class CopySlices(Function):
+    """out = base with the region that `chain` (the view ops from base to a view) selects
+    replaced by `values` (the view's shape): what an in-place write through a view does to the
+    base's graph (PyTorch's CopySlices). With an empty chain, `values` replaces all of base.
+
+    The region is found once, as positions: the chain is replayed on base's flat positions, so
+    it works whatever base's memory layout and whether or not a step of the chain copies.
+    """
+
+    @staticmethod
+    def forward(ctx, base, values, chain=()):
+        positions = replay(chain, np.arange(base.size).reshape(base.shape))
+        if np.shape(values) != positions.shape:
+            raise ValueError(f"copy_slices: values of shape {np.shape(values)} for a view of "
+                             f"shape {positions.shape}")
+        out = base.copy()
+        out.reshape(-1)[positions] = values
+        ctx.positions = positions
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        gb = np.array(g, order="C")  # a C-ordered copy, so that reshape(-1) is a view of it
+        gb.reshape(-1)[ctx.positions] = 0  # overwritten: those elements of base are gone
+        return gb, np.asarray(g).reshape(-1)[ctx.positions]

@@ -44,6 +44,8 @@ def _check_index(a, index):
 
 
 class GetItem(Function):
+    takes_indices = True
+
     @staticmethod
     def forward(ctx, a, index=None):
         ctx.shape, ctx.dtype, ctx.index = a.shape, a.dtype, index
@@ -52,7 +54,11 @@ class GetItem(Function):
         except IndexError:
             _check_index(a, index)
             raise
-        return np.asarray(out)
+        if not isinstance(out, np.ndarray):
+            # one element: NumPy gives a scalar (a copy); a 0-d view of `a` instead, as PyTorch's
+            # `x[1]` is a view that sees later writes to x
+            out = a[(*index, Ellipsis) if type(index) is tuple else (index, Ellipsis)]
+        return out
 
     @staticmethod
     def backward(ctx, g):
@@ -89,6 +95,8 @@ def _along(index, dim, ndim):
 class Gather(Function):
     """out[i][j][k] = a[i][index[i][j][k]][k] for dim=1 (PyTorch's `gather`)."""
 
+    takes_indices = True
+
     @staticmethod
     def forward(ctx, a, dim=0, index=None):
         d = normalize_dim(dim, a.ndim, "gather")
@@ -115,6 +123,8 @@ class Gather(Function):
 class IndexSelect(Function):
     """Pick whole slices along `dim` by a 1-D index (rows of an embedding table, for example)."""
 
+    takes_indices = True
+
     @staticmethod
     def forward(ctx, a, dim=0, index=None):
         d = normalize_dim(dim, a.ndim, "index_select")
@@ -135,6 +145,8 @@ class IndexSelect(Function):
 
 class Embedding(Function):
     """Rows of `weight` (V, D) for integer `ids` of any shape: output ids.shape + (D,)."""
+
+    takes_indices = True
 
     @staticmethod
     def forward(ctx, weight, ids=None, padding_idx=None):

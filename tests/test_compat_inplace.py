@@ -1,0 +1,264 @@
+"""Every in-place method of the compatibility table against PyTorch, systematically: each
+method, with each of its operand variants, on bool, int64, float32 and float64 tensors that are
+contiguous, non-contiguous (a transposed view of another tensor), 0-d or empty, written with no
+graph, inside a graph (a non-leaf whose gradient is then taken) and on a leaf that requires
+grad. The same program runs in both libraries; both must raise, or both succeed with the same
+values, dtypes, returned object and gradients."""
+import numpy as np
+import pytest
+import torch
+
+import minigrad as mg
+
+DTYPES = ("bool", "int64", "float32", "float64")
+LAYOUTS = ("contiguous", "non-contiguous", "0-d", "empty")
+MODES = ("no graph", "graph", "leaf")
+
+
+def values(shape, dtype, seed):
+    """The same deterministic values for both libraries: quarters in [-2, 2] for floats (away
+    from the clamp bounds and kinks below), small integers, or a bool pattern."""
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return np.asarray(rng.random(shape) < 0.5)
+    if dtype == "int64":
+        return np.asarray(rng.integers(-3, 4, shape), np.int64)
+    return np.asarray(rng.integers(-7, 8, shape) / 4 + 0.125, dtype)
+
+
+class Maker:
+    """Operand tensors for one run in library L; floats require grad in the graph mode."""
+
+    def __init__(self, L, grad):
+        self.L, self.grad, self.made, self.seed = L, grad, [], 100
+
+    def __call__(self, shape, dtype):
+        self.seed += 1
+        t = self.L.tensor(values(tuple(shape), dtype, self.seed))
+        if self.grad and dtype.startswith("float"):
+            t.requires_grad_(True)
+            self.made.append(t)
+        return t
+
+    def index(self, n, k, shape):
+        """An int64 index of `shape`: along its last dim, positions 0 and n - 1 of a dim of
+        size n (distinct when n > 1, so that no two values race for one place)."""
+        rows = np.broadcast_to(np.array([0, max(n - 1, 0)][:shape[-1]] if shape else 0), shape)
+        return self.L.tensor(np.array(rows, np.int64))
+
+
+def dtype_name(t):
+    return str(t.dtype).replace("torch.", "")
+
+
+def last(t):
+    """The size of the last dim (a 0-d tensor counts as one element)."""
+    return t.shape[-1] if t.dim() else 1
+
+
+def dims_before(t):
+    return tuple(t.shape[:-1]) if t.dim() else ()
+
+
+def index_k(t, k=2):
+    """k positions along the last dim, inside it (none if it is empty)."""
+    n = last(t)
+    return [0, n - 1][:k] if n else []
+
+
+def arith(op):
+    return [
+        ("int", lambda L, t, o: op(t, 2)),
+        ("float", lambda L, t, o: op(t, 0.5)),
+        ("bool", lambda L, t, o: op(t, True)),
+        ("same dtype", lambda L, t, o: op(t, o(t.shape, dtype_name(t)))),
+        ("float64 tensor", lambda L, t, o: op(t, o(t.shape, "float64"))),
+        ("float32 0-d", lambda L, t, o: op(t, o((), "float32"))),
+        ("int64 row", lambda L, t, o: op(t, o(t.shape[-1:], "int64"))),
+        ("too big", lambda L, t, o: op(t, o((2,) + tuple(t.shape), "float32"))),
+    ]
+
+
+def alpha(op):
+    return arith(op) + [("alpha", lambda L, t, o: op(t, o(t.shape, "float32"), alpha=2))]
+
+
+def positive(op):  # divisors away from zero
+    return [v for v in arith(op) if v[0] not in ("same dtype", "int64 row")] + [
+        ("int64 row", lambda L, t, o: op(t, o(t.shape[-1:], "int64").abs() + 1))]
+
+
+def scatter_variants(name):
+    def idx(L, t, o):
+        return o.index(last(t), 2, dims_before(t) + ((2 if last(t) else 0),))
+    variants = [
+        ("same dtype src", lambda L, t, o: getattr(t, name)(-1, idx(L, t, o),
+                                                            o(idx(L, t, o).shape, dtype_name(t)))),
+        ("float src", lambda L, t, o: getattr(t, name)(-1, idx(L, t, o),
+                                                       o(idx(L, t, o).shape, "float32"))),
+    ]
+    if name == "scatter_":
+        variants.append(("value", lambda L, t, o: t.scatter_(-1, idx(L, t, o), value=1.5)))
+    return variants
+
+
+def index_tensor(L, t):
+    return L.tensor(index_k(t), dtype=L.int64)
+
+
+OPS = {
+    "add_": alpha(lambda t, x, **k: t.add_(x, **k)),
+    "sub_": alpha(lambda t, x, **k: t.sub_(x, **k)),
+    "mul_": arith(lambda t, x: t.mul_(x)),
+    "div_": positive(lambda t, x: t.div_(x)),
+    "__iadd__": arith(lambda t, x: t.__iadd__(x)),
+    "__isub__": arith(lambda t, x: t.__isub__(x)),
+    "__imul__": arith(lambda t, x: t.__imul__(x)),
+    "__itruediv__": positive(lambda t, x: t.__itruediv__(x)),
+    "copy_": [
+        ("float64", lambda L, t, o: t.copy_(o(t.shape, "float64"))),
+        ("int64", lambda L, t, o: t.copy_(o(t.shape, "int64"))),
+        ("bool", lambda L, t, o: t.copy_(o(t.shape, "bool"))),
+        ("float32 row", lambda L, t, o: t.copy_(o(t.shape[-1:], "float32"))),
+        ("too big", lambda L, t, o: t.copy_(o((2,) + tuple(t.shape), "float32"))),
+    ],
+    "fill_": [
+        ("int", lambda L, t, o: t.fill_(2)),
+        ("float", lambda L, t, o: t.fill_(0.5)),
+        ("bool", lambda L, t, o: t.fill_(True)),
+        ("0-d float32", lambda L, t, o: t.fill_(o((), "float32"))),
+        ("1-d", lambda L, t, o: t.fill_(o((2,), "float32"))),
+    ],
+    "zero_": [("", lambda L, t, o: t.zero_())],
+    "clamp_": [
+        ("int bounds", lambda L, t, o: t.clamp_(-1, 1)),
+        ("float min", lambda L, t, o: t.clamp_(min=-0.3)),
+        ("float max", lambda L, t, o: t.clamp_(max=0.3)),
+    ],
+    "clip_": [("float bounds", lambda L, t, o: t.clip_(-0.3, 0.7))],
+    "relu_": [("", lambda L, t, o: t.relu_())],
+    "tril_": [("", lambda L, t, o: t.tril_()), ("1", lambda L, t, o: t.tril_(1))],
+    "triu_": [("", lambda L, t, o: t.triu_()), ("-1", lambda L, t, o: t.triu_(-1))],
+    "masked_fill_": [
+        ("float", lambda L, t, o: t.masked_fill_(o(t.shape, "bool"), 0.5)),
+        ("int", lambda L, t, o: t.masked_fill_(o(t.shape, "bool"), 2)),
+        ("row mask", lambda L, t, o: t.masked_fill_(o(t.shape[-1:], "bool"), 1)),
+        ("0-d float32 value", lambda L, t, o: t.masked_fill_(o(t.shape, "bool"),
+                                                             o((), "float32"))),
+    ],
+    "index_fill_": [
+        ("float", lambda L, t, o: t.index_fill_(-1, index_tensor(L, t), 1.5)),
+        ("int", lambda L, t, o: t.index_fill_(-1, index_tensor(L, t), 1)),
+    ],
+    "index_add_": [
+        ("same dtype", lambda L, t, o: t.index_add_(
+            -1, index_tensor(L, t), o(dims_before(t) + (len(index_k(t)),), dtype_name(t)))),
+        ("float32 alpha", lambda L, t, o: t.index_add_(
+            -1, index_tensor(L, t), o(dims_before(t) + (len(index_k(t)),), "float32"),
+            alpha=2)),
+    ],
+    "index_put_": [
+        ("value", lambda L, t, o: t.index_put_((index_tensor(L, t),), L.tensor(1.5))),
+        ("accumulate", lambda L, t, o: t.index_put_(
+            (index_tensor(L, t),), o((len(index_k(t)),) + tuple(t.shape[1:]), dtype_name(t)),
+            accumulate=True)),
+    ],
+    "scatter_": scatter_variants("scatter_"),
+    "scatter_add_": scatter_variants("scatter_add_"),
+    "__setitem__": [
+        ("first row", lambda L, t, o: t.__setitem__(0, 1.5)),
+        ("column tensor", lambda L, t, o: t.__setitem__((Ellipsis, 0), o(dims_before(t),
+                                                                         "float64"))),
+        ("mask", lambda L, t, o: t.__setitem__(o(t.shape, "bool"), 0)),
+    ],
+}
+
+
+def program(L, op, dtype, layout, mode):
+    """Run OPS[op] on a fresh tensor: what it returns and leaves, and the gradients."""
+    shape = {"contiguous": (3, 4), "non-contiguous": (4, 3), "0-d": (), "empty": (0, 4)}[layout]
+    floating = dtype.startswith("float")
+    x = L.tensor(values(shape, dtype, 1))
+    if mode != "no graph" and floating:
+        x.requires_grad_(True)
+    base = x if mode == "leaf" else x * 1 if x.requires_grad else x.clone()
+    target = base.t() if layout == "non-contiguous" else base
+    # an integer tensor never requires grad in minigrad; PyTorch lets one take a grad_fn from
+    # a float operand that does (fill_, masked_fill_), a graph nothing can differentiate
+    maker = Maker(L, grad=mode != "no graph" and floating)
+    results = []
+    for label, call in OPS[op]:
+        try:
+            returned = call(L, target, maker)
+            results.append(("ok", label, returned is target, dtype_name(target),
+                            target.requires_grad, target.detach().numpy().copy(),
+                            base.detach().numpy().copy()))
+        except (RuntimeError, TypeError, ValueError, IndexError) as e:
+            results += [("raises", label, type(e).__name__), ("grads", label, [])]
+            continue
+        tracked = ([x] if x.requires_grad else []) + maker.made
+        if floating and base.grad_fn is not None:
+            w = L.tensor(values(tuple(base.shape), dtype, 2))
+            wt = L.tensor(values(tuple(target.shape), dtype, 3))
+            try:
+                ((base * w).sum() + (target * wt).sum()).backward(retain_graph=True)
+            except (RuntimeError, TypeError, ValueError, IndexError) as e:
+                results.append(("grads", label, type(e).__name__))
+                continue
+        results.append(("grads", label, [None if t.grad is None else t.grad.numpy().copy()
+                                         for t in tracked]))
+        for t in tracked:
+            t.grad = None
+    return results
+
+
+def compare(op, dtype, layout, mode):
+    """The differences between PyTorch and minigrad for one case, as readable lines."""
+    expected = program(torch, op, dtype, layout, mode)
+    got = program(mg, op, dtype, layout, mode)
+    where = f"{op} {dtype} {layout} {mode}"
+    out = []
+    for e, g in zip(expected, got):
+        if e[0] == "raises" or g[0] == "raises":
+            if e[0] != g[0]:
+                out.append(f"{where} [{e[1]}]: PyTorch {e[0]} {e[2] if e[0] == 'raises' else ''}"
+                           f", minigrad {g[0]} {g[2] if g[0] == 'raises' else ''}")
+            continue
+        if e[0] == "ok":
+            if e[2:5] != g[2:5]:
+                out.append(f"{where} [{e[1]}]: returned self, dtype, requires_grad {e[2:5]} "
+                           f"vs {g[2:5]}")
+            elif not all(np.allclose(a, b, rtol=1e-6, atol=1e-7, equal_nan=True)
+                         for a, b in zip(e[5:], g[5:])):
+                out.append(f"{where} [{e[1]}]: values {e[5].tolist()}, {e[6].tolist()} vs "
+                           f"{g[5].tolist()}, {g[6].tolist()}")
+        elif isinstance(e[2], str) or isinstance(g[2], str):  # a backward that raised
+            if type(e[2]) is not type(g[2]):
+                out.append(f"{where} [{e[1]}]: backward gives {e[2]!r:.60} vs {g[2]!r:.60}")
+        else:
+            for i, (a, b) in enumerate(zip(e[2], g[2])):
+                a = np.zeros_like(b) if a is None and b is not None else a
+                b = np.zeros_like(a) if b is None and a is not None else b
+                if a is not None and not np.allclose(a, b, rtol=1e-5, atol=1e-6):
+                    out.append(f"{where} [{e[1]}]: gradient {i} {a.tolist()} vs {b.tolist()}")
+    if len(expected) != len(got):
+        out.append(f"{where}: {len(expected)} results vs {len(got)}")
+    return out
+
+
+def cases():
+    return [(d, lay, m) for d in DTYPES for lay in LAYOUTS for m in MODES
+            if not (m == "leaf" and (lay != "contiguous" or not d.startswith("float")))]
+
+
+@pytest.mark.parametrize("op", list(OPS))
+def test_in_place_method_matches_pytorch(op):
+    differences = [line for d, lay, m in cases() for line in compare(op, d, lay, m)]
+    assert not differences, "\n".join(differences)
+
+
+def test_the_table_lists_every_in_place_method():
+    """Every in-place method minigrad has is compared here (the random fills excepted: their
+    values come from a different generator)."""
+    names = {n for n in dir(mg.Tensor) if n.endswith("_") and not n.startswith("_")}
+    assert names - set(OPS) == {"normal_", "uniform_", "requires_grad_"}
