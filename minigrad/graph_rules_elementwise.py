@@ -122,6 +122,13 @@ def _sigmoid(ctx, g):
     return g * y * (1 - y)
 
 
+@rule(ops.Silu)
+def _silu(ctx, g):
+    x = saved_input(ctx, 0, ctx.saved[0])
+    s = x.sigmoid()
+    return g * (s * (1 + x * (1 - s)))
+
+
 @rule(ops.Relu)
 def _relu(ctx, g):
     return g * constant((ctx.saved[0] > 0).astype(g.dtype))

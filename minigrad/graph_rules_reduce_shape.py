@@ -179,4 +179,14 @@ def _scatter(ctx, g):
     return ga, gs
 
 
+@rule(ops.CopySlices)
+def _copy_slices(ctx, g):
+    """The region written through a view takes its gradient from the values; base keeps the rest."""
+    need = ctx.needs_input_grad
+    flat = g.reshape(-1)
+    gb = _erased(flat, ctx.positions).reshape(g.shape) if need[0] else None
+    gv = flat[ctx.positions] if len(need) > 1 and need[1] else None
+    return gb, gv
+
+
 __all__ = ["ScatterBack"]

@@ -32,7 +32,7 @@ def _add_up(parts):
 
 
 @jvp_rule(ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Pow, ops.Maximum, ops.Minimum, ops.Neg,
-          ops.Exp, ops.Log, ops.Sqrt, ops.Abs, ops.Tanh, ops.Sigmoid, ops.Relu, ops.LeakyRelu,
+          ops.Exp, ops.Log, ops.Sqrt, ops.Abs, ops.Tanh, ops.Sigmoid, ops.Silu, ops.Relu, ops.LeakyRelu,
           ops.Gelu, ops.Clamp, ops.Where, ops.MaskedFill, ops.Sin, ops.Cos, ops.Floor,
           ops.Ceil, ops.Round, ops.Trunc, ops.Sign, ops.Remainder, ops.FloorDivide,
           ops.ReluDropout, ops.Softmax, ops.BinaryCrossEntropy)
@@ -268,6 +268,15 @@ def _index_put(ctx, out, tangents):
             t[ctx.index] = tv
     elif not ctx.accumulate:
         t[ctx.index] = 0
+    return t
+
+
+@jvp_rule(ops.CopySlices)
+def _copy_slices(ctx, out, tangents):
+    """Linear in both inputs: the same write, of the tangents."""
+    tb, tv = tangents
+    t = np.zeros(out.shape, out.dtype) if tb is None else np.array(tb, out.dtype, order="C")
+    t.reshape(-1)[ctx.positions] = 0 if tv is None else tv
     return t
 
 

@@ -48,7 +48,7 @@ import numpy as np
 from minigrad.autograd import Function
 from minigrad.functional import where
 from minigrad.jvp_rules import jvp_rule
-from minigrad.ops.elementwise import sigmoid
+from minigrad.kernels.reference import sigmoid  # NumPy: an exported GRU or LSTM step is traced op by op
 
 from . import functional as F
 

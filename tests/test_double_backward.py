@@ -49,6 +49,7 @@ OPS = {
     "leaky_relu": (lambda lib, a: F(lib).leaky_relu(a, 0.1) * a, (_u(3, 4),)),
     "gelu": (lambda lib, a: F(lib).gelu(a), (_u(3, 4),)),
     "gelu_tanh": (lambda lib, a: F(lib).gelu(a, approximate="tanh"), (_u(3, 4),)),
+    "silu": (lambda lib, a: F(lib).silu(a), (_u(3, 4),)),
     "clamp": (lambda lib, a: a.clamp(-1.0, 1.0) * a, (_u(3, 4),)),
     "sin_cos": (lambda lib, a: a.sin() * a.cos(), (_u(3, 4),)),
     "where": (lambda lib, a, b: lib.where(lib.tensor(MASK), a * a, b * b), (_u(3, 4), _u(3, 4))),

@@ -272,7 +272,7 @@ class Gates(mg.autograd.Function):
 
     @staticmethod
     def forward(ctx, gates, c):
-        from minigrad.ops.elementwise import sigmoid
+        from minigrad.kernels.reference import sigmoid
         i, f, g, o = np.split(gates, 4, axis=-1)
         c_new = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
         return np.concatenate([sigmoid(o) * np.tanh(c_new), c_new], axis=-1)
