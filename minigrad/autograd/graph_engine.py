@@ -50,7 +50,7 @@ def execute(roots, retain_graph=False, create_graph=False, capture=None):
             node = heappop(queue)[1]
             g = grads.pop(node)
             if node.pre_hooks:
-                g = _tensor_pre_hooks(node, g) if create_graph else run_pre_hooks(node, g)
+                g = run_pre_hooks(node, g)
             if capture is not None and node in capture:
                 capture[node] = g
                 if not any(c in needed for c in node.next_nodes):
@@ -122,18 +122,6 @@ def _fit_tensor(node, child, g):
         g = (g.sum(dim=axes, keepdim=True) if axes else g).reshape(shape)
     if g.dtype != dtype:
         g = g.to(dtype)
-    return g
-
-
-def _tensor_pre_hooks(node, g):
-    for hook in node.pre_hooks:
-        new = hook(g)
-        if new is not None:
-            if new.shape != g.shape or new.dtype != g.dtype:
-                raise RuntimeError(f"hook: a hook of {node.name()} returned a gradient of shape "
-                                   f"{new.shape} and dtype {new.dtype}; expected shape {g.shape} "
-                                   f"and dtype {g.dtype}")
-            g = new
     return g
 
 
