@@ -285,14 +285,19 @@ class Clamp(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a = ctx.saved[0]
-        lo, hi = ctx.bounds
+        return g * Clamp.inside(ctx.saved[0], ctx.bounds)
+
+    @staticmethod
+    def inside(a, bounds):
+        """Where `a` lies within `bounds` (min, max; either may be None), as a boolean array:
+        the gradient passes there and is 0 where the value was clamped."""
+        lo, hi = bounds
         inside = np.ones(a.shape, dtype=bool)
         if lo is not None:
             inside &= a >= lo
         if hi is not None:
             inside &= a <= hi
-        return g * inside
+        return inside
 
 
 class Cast(Function):
