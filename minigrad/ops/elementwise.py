@@ -10,6 +10,7 @@ from .. import kernels
 from ..autograd.function import Function
 from ..kernels import reference as _ref
 from ..kernels.checks import FLOATS
+from ._util import Pointwise
 
 
 def _kernel(a):
@@ -159,15 +160,8 @@ class Sqrt(Function):
         return g / (2 * ctx.saved[0])
 
 
-class Abs(Function):
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return np.abs(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * np.sign(ctx.saved[0])
+class Abs(Pointwise):
+    fn, derivative = np.abs, np.sign  # the gradient at 0 is 0, as in PyTorch
 
 
 def _forward(fns, a):
