@@ -181,40 +181,32 @@ _RELU = (kernels.relu, kernels.relu_backward, _ref.relu, _ref.relu_backward)
 _SILU = (kernels.silu, kernels.silu_backward, _ref.silu, _ref.silu_backward)   # from x
 
 
-class Tanh(Function):
+class _Fused(Function):
+    """An activation with a fused kernel: `fns` as above. Its gradient is computed from the
+    output y, or from the input x where `from_input`, whichever is saved."""
+    from_input = False
+
     @staticmethod
     def forward(ctx, a):
-        out = _forward(_TANH, a)
-        ctx.save_for_backward(out)
+        out = _forward(ctx.fns, a)
+        ctx.save_for_backward(a if ctx.from_input else out)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        return _backward(_TANH, ctx.saved[0], g)
+        return _backward(ctx.fns, ctx.saved[0], g)
 
 
-class Sigmoid(Function):
-    @staticmethod
-    def forward(ctx, a):
-        out = _forward(_SIGMOID, a)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        return _backward(_SIGMOID, ctx.saved[0], g)
+class Tanh(_Fused):
+    fns = _TANH
 
 
-class Relu(Function):
-    @staticmethod
-    def forward(ctx, a):
-        out = _forward(_RELU, a)
-        ctx.save_for_backward(out)
-        return out
+class Sigmoid(_Fused):
+    fns = _SIGMOID
 
-    @staticmethod
-    def backward(ctx, g):
-        return _backward(_RELU, ctx.saved[0], g)
+
+class Relu(_Fused):
+    fns = _RELU
 
 
 def sigmoid(a):
@@ -222,17 +214,9 @@ def sigmoid(a):
     return _forward(_SIGMOID, a)
 
 
-class Silu(Function):
+class Silu(_Fused):
     """x * sigmoid(x), forward and backward each one pass over memory."""
-
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return _forward(_SILU, a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _backward(_SILU, ctx.saved[0], g)
+    fns, from_input = _SILU, True
 
 
 class LeakyRelu(Function):
