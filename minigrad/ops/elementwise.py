@@ -88,31 +88,28 @@ class Pow(Function):
         return ga, gb
 
 
-class Maximum(Function):
+class _Extremum(Function):
+    """The larger (or smaller) of a and b: `fn` picks, `wins` is where a's value is the one
+    taken. Ties split the gradient evenly, as PyTorch does."""
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return np.maximum(a, b)
+        return ctx.fn(a, b)
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved
-        # ties split the gradient evenly, as PyTorch does
-        wa = ((a > b) + 0.5 * (a == b)).astype(g.dtype)
+        wa = (ctx.wins(a, b) + 0.5 * (a == b)).astype(g.dtype)
         return g * wa, g * (1 - wa)
 
 
-class Minimum(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return np.minimum(a, b)
+class Maximum(_Extremum):
+    fn, wins = np.maximum, np.greater
 
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved
-        wa = ((a < b) + 0.5 * (a == b)).astype(g.dtype)
-        return g * wa, g * (1 - wa)
+
+class Minimum(_Extremum):
+    fn, wins = np.minimum, np.less
 
 
 class Neg(Function):
@@ -137,15 +134,12 @@ class Exp(Function):
         return g * ctx.saved[0]
 
 
-class Log(Function):
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return np.log(a)
+class Log(Pointwise):
+    fn = np.log
 
     @staticmethod
     def backward(ctx, g):
-        return g / ctx.saved[0]
+        return g / ctx.saved[0]  # g / a, not g * (1 / a): the rounding PyTorch's has
 
 
 class Sqrt(Function):
