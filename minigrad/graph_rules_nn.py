@@ -13,7 +13,7 @@ import numpy as np
 from . import kernels, ops
 from .autograd.function import Function
 from .graph_rules import constant, rule, saved_input, saved_output
-from .ops.einsum import gradient_plan
+from .ops.einsum import gradient_plans
 
 
 @rule(ops.MatMul)
@@ -190,12 +190,8 @@ def _einsum(ctx, g):
     """Operand i's gradient: the einsum of g with every other operand, written to i's
     subscripts (as the first-order backward, with differentiable einsums)."""
     operands = [saved_input(ctx, j, a) for j, a in enumerate(ctx.saved)]
-    grads = []
-    for i in range(len(ctx.ins)):
-        if not ctx.needs_input_grad[i]:
-            grads.append(None)
-            continue
-        equation, others, summed = gradient_plan(ctx.ins, ctx.out, i)
+    grads = [None] * len(ctx.ins)
+    for i, equation, others, summed in gradient_plans(ctx):
         gi = ops.Einsum.apply(g, *[operands[j] for j in others], equation=equation)
         for pos in summed:
             gi = gi.unsqueeze(pos)
@@ -203,7 +199,7 @@ def _einsum(ctx, g):
         broadcast = tuple(ax for ax, n in enumerate(shape) if n == 1 and gi.shape[ax] != 1)
         if broadcast:  # size-1 dims that `...` broadcast
             gi = gi.sum(dim=broadcast, keepdim=True)
-        grads.append(gi.expand(shape) if gi.shape != tuple(shape) else gi)
+        grads[i] = gi.expand(shape) if gi.shape != tuple(shape) else gi
     return tuple(grads)
 
 
