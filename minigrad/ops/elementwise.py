@@ -122,16 +122,12 @@ class Neg(Function):
         return -g
 
 
-class Exp(Function):
-    @staticmethod
-    def forward(ctx, a):
-        out = np.exp(a)
-        ctx.save_for_backward(out)
-        return out
+class Exp(Pointwise):
+    fn, from_output = np.exp, True
 
     @staticmethod
     def backward(ctx, g):
-        return g * ctx.saved[0]
+        return g * ctx.saved[0]  # d exp(a) / da = exp(a), the saved output
 
 
 class Log(Pointwise):
@@ -142,12 +138,8 @@ class Log(Pointwise):
         return g / ctx.saved[0]  # g / a, not g * (1 / a): the rounding PyTorch's has
 
 
-class Sqrt(Function):
-    @staticmethod
-    def forward(ctx, a):
-        out = np.sqrt(a)
-        ctx.save_for_backward(out)
-        return out
+class Sqrt(Pointwise):
+    fn, from_output = np.sqrt, True
 
     @staticmethod
     def backward(ctx, g):
