@@ -22,16 +22,20 @@ from __future__ import annotations
 from .autograd import function
 from .autograd.function import AccumulateGrad
 
+def registrar(table):
+    """A decorator factory: `@decorator(*ops)` enters the decorated function in `table` as the
+    rule of each op (a Function class), and leaves the function as it is."""
+    def rule(*ops):
+        def register(fn):
+            for op in ops:
+                table[op] = fn
+            return fn
+        return register
+    return rule
+
+
 RULES = {}
-
-
-def rule(*ops):
-    """Register the decorated `fn(ctx, grad) -> gradients` as the tensor-level rule of `ops`."""
-    def register(fn):
-        for op in ops:
-            RULES[op] = fn
-        return fn
-    return register
+rule = registrar(RULES)  # @rule(*ops) over `fn(ctx, grad) -> gradients`: the tensor-level rule
 
 
 def saved_input(ctx, i, array):
@@ -64,4 +68,4 @@ def constant(array):
     return function.Tensor._wrap(array)
 
 
-__all__ = ["RULES", "constant", "rule", "saved_input", "saved_output"]
+__all__ = ["RULES", "constant", "registrar", "rule", "saved_input", "saved_output"]

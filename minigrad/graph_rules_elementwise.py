@@ -142,14 +142,7 @@ def _leaky_relu(ctx, g):
 
 @rule(ops.Clamp)
 def _clamp(ctx, g):
-    a = ctx.saved[0]
-    lo, hi = ctx.bounds
-    inside = np.ones(a.shape, dtype=bool)
-    if lo is not None:
-        inside &= a >= lo
-    if hi is not None:
-        inside &= a <= hi
-    return g * constant(inside.astype(g.dtype))
+    return g * constant(ops.Clamp.inside(ctx.saved[0], ctx.bounds).astype(g.dtype))
 
 
 @rule(ops.Sin)

@@ -13,6 +13,7 @@ import numpy as np
 from . import kernels, ops
 from .autograd.function import Function
 from .graph_rules import constant, rule, saved_input, saved_output
+from .ops.einsum import gradient_plans
 
 
 @rule(ops.MatMul)
@@ -189,27 +190,16 @@ def _einsum(ctx, g):
     """Operand i's gradient: the einsum of g with every other operand, written to i's
     subscripts (as the first-order backward, with differentiable einsums)."""
     operands = [saved_input(ctx, j, a) for j, a in enumerate(ctx.saved)]
-    grads = []
-    for i, target in enumerate(ctx.ins):
-        if not ctx.needs_input_grad[i]:
-            grads.append(None)
-            continue
-        if len(set(target)) != len(target):
-            raise NotImplementedError(f"einsum: no gradient for an operand with a repeated "
-                                      f"index ({target!r}, a diagonal)")
-        others = [(s, x) for j, (s, x) in enumerate(zip(ctx.ins, operands)) if j != i]
-        avail = set(ctx.out).union(*[set(s) for s, _ in others])
-        keep = "".join(c for c in target if c in avail)
-        subs = ",".join([ctx.out] + [s for s, _ in others])
-        gi = ops.Einsum.apply(g, *[x for _, x in others], equation=f"{subs}->{keep}")
-        for pos, c in enumerate(target):  # indices summed inside this operand alone
-            if c not in avail:
-                gi = gi.unsqueeze(pos)
+    grads = [None] * len(ctx.ins)
+    for i, equation, others, summed in gradient_plans(ctx):
+        gi = ops.Einsum.apply(g, *[operands[j] for j in others], equation=equation)
+        for pos in summed:
+            gi = gi.unsqueeze(pos)
         shape = ctx.shapes[i]
         broadcast = tuple(ax for ax, n in enumerate(shape) if n == 1 and gi.shape[ax] != 1)
         if broadcast:  # size-1 dims that `...` broadcast
             gi = gi.sum(dim=broadcast, keepdim=True)
-        grads.append(gi.expand(shape) if gi.shape != tuple(shape) else gi)
+        grads[i] = gi.expand(shape) if gi.shape != tuple(shape) else gi
     return tuple(grads)
 
 

@@ -154,29 +154,30 @@ def _erased(g, index):
     return ops.IndexPut.apply(g, constant(np.zeros((), g.dtype)), index=index)
 
 
+def _write_grads(ctx, g, added, index, written):
+    """(the gradient of the tensor written into: g, or g with zeros where it was overwritten
+    rather than `added` to; the gradient of what was written: `written(g)`), each if needed."""
+    need = ctx.needs_input_grad
+    ga = (g if added else _erased(g, index)) if need[0] else None
+    return ga, (written(g) if len(need) > 1 and need[1] else None)
+
+
 @rule(ops.IndexPut)
 def _index_put(ctx, g):
-    need = ctx.needs_input_grad
-    ga = gv = None
-    if need[0]:
-        ga = g if ctx.accumulate else _erased(g, ctx.index)
-    if len(need) > 1 and need[1]:
+    def values(g):
         gv = g[ctx.index]
         if gv.ndim < len(ctx.v_shape):  # values NumPy broadcast from fewer dims
             gv = gv.reshape((1,) * (len(ctx.v_shape) - gv.ndim) + gv.shape)
-    return ga, gv
+        return gv
+    return _write_grads(ctx, g, ctx.accumulate, ctx.index, values)
 
 
 @rule(ops.Scatter)
 def _scatter(ctx, g):
-    need = ctx.needs_input_grad
-    ga = gs = None
-    if need[0]:
-        ga = g if ctx.add else _erased(g, ctx.pos)
-    if len(need) > 1 and need[1]:  # what was written, back in src's shape
+    def src(g):  # what was written, back in src's shape
         zeros = constant(np.zeros(ctx.src_shape, g.dtype))
-        gs = ops.IndexPut.apply(zeros, g[ctx.pos], index=ctx.region)
-    return ga, gs
+        return ops.IndexPut.apply(zeros, g[ctx.pos], index=ctx.region)
+    return _write_grads(ctx, g, ctx.add, ctx.pos, src)
 
 
 @rule(ops.CopySlices)

@@ -13,17 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels, ops
+from .graph_rules import registrar
 from .ops.index import _along
 
 JVP_RULES = {}
-
-
-def jvp_rule(*op_classes):
-    def register(fn):
-        for op in op_classes:
-            JVP_RULES[op] = fn
-        return fn
-    return register
+jvp_rule = registrar(JVP_RULES)  # @jvp_rule(*ops) over `fn(ctx, out, tangents) -> tangent`
 
 
 def _add_up(parts):

@@ -68,13 +68,23 @@ def _grads(fn, outputs, inputs, vs, create_graph, strict, what="input"):
     else:
         gs = grad([o for o, _ in live], inputs, [v for _, v in live], retain_graph=True,
                   create_graph=create_graph, allow_unused=True)
+    return _or_zeros(gs, inputs, strict, _INDEPENDENT_OF_INPUT, fn=fn, what=what)
+
+
+_INDEPENDENT_OF_INPUT = ("{fn}: the output of the user-provided function is independent of "
+                         "{what} {i}. This is not allowed in strict mode.")
+_INDEPENDENT_OF_INPUTS = ("{fn}: the gradient of output {i} with respect to the inputs is "
+                          "independent of them. This is not allowed in strict mode.")
+
+
+def _or_zeros(gs, like, strict, message, **names):
+    """`gs` with each None (a gradient nothing led to) as zeros shaped like its match in `like`;
+    under `strict`, a None is an error: `message` formatted with `names` and its position i."""
     out = []
-    for i, (g, x) in enumerate(zip(gs, inputs)):
+    for i, (g, x) in enumerate(zip(gs, like)):
         if g is None:
             if strict:
-                raise RuntimeError(f"{fn}: the output of the user-provided function is "
-                                   f"independent of {what} {i}. This is not allowed in strict "
-                                   f"mode.")
+                raise RuntimeError(message.format(i=i, **names))
             g = function.Tensor._wrap(np.zeros(x.shape, x.dtype))
         out.append(g)
     return tuple(out)
@@ -114,21 +124,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
                       create_graph=create_graph, allow_unused=True)
         else:
             jv = (None,) * len(us)
-        jv = _grads_or_zeros(jv, outs, strict, "jvp")
+        jv = _or_zeros(jv, outs, strict, _INDEPENDENT_OF_INPUTS, fn="jvp")
     return _mirror(is_out, _finish(outs, create_graph)), _mirror(is_out, _finish(jv, create_graph))
-
-
-def _grads_or_zeros(gs, like, strict, fn):
-    out = []
-    for i, (g, o) in enumerate(zip(gs, like)):
-        if g is None:
-            if strict:
-                raise RuntimeError(f"{fn}: the gradient of output {i} with respect to the "
-                                   f"inputs is independent of them. This is not allowed in "
-                                   f"strict mode.")
-            g = function.Tensor._wrap(np.zeros(o.shape, o.dtype))
-        out.append(g)
-    return tuple(out)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
@@ -264,7 +261,7 @@ def _hessian_product(fn, func, inputs, v, create_graph, strict):
                       create_graph=create_graph, allow_unused=True)
         else:
             hv = (None,) * len(xs)
-        hv = _grads_or_zeros(hv, xs, strict, fn)
+        hv = _or_zeros(hv, xs, strict, _INDEPENDENT_OF_INPUTS, fn=fn)
     return _finish(outs, create_graph)[0], _mirror(is_in, _finish(hv, create_graph))
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from ..grad_mode import _state, enable_grad
 from ..graph_rules import RULES  # filled by the rule modules, which `minigrad` imports
 from .anomaly_mode import check_finite
-from .engine import _fit, _raise_freed
+from .engine import _broadcast_axes, _fit, _raise_freed
 from .function import AccumulateGrad
 from .hooks import run_pre_hooks
 from .versions import check_versions
@@ -50,7 +50,7 @@ def execute(roots, retain_graph=False, create_graph=False, capture=None):
             node = heappop(queue)[1]
             g = grads.pop(node)
             if node.pre_hooks:
-                g = _tensor_pre_hooks(node, g) if create_graph else run_pre_hooks(node, g)
+                g = run_pre_hooks(node, g)
             if capture is not None and node in capture:
                 capture[node] = g
                 if not any(c in needed for c in node.next_nodes):
@@ -117,28 +117,11 @@ def _fit_tensor(node, child, g):
     """`engine._fit` for a Tensor gradient: the broadcast axes summed and the dtype cast by
     differentiable ops, so the fitting is recorded too."""
     shape, dtype = child.out_shape, child.out_dtype
-    lead = g.ndim - len(shape)
-    if lead < 0 or any(n != 1 and n != m for n, m in zip(shape, g.shape[lead:])):
-        raise RuntimeError(f"{node.name()}: returned a gradient of shape {g.shape} for an "
-                           f"input of shape {shape}")
     if g.shape != shape:
-        axes = tuple(range(lead)) + tuple(
-            lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+        axes = _broadcast_axes(node, shape, g)
         g = (g.sum(dim=axes, keepdim=True) if axes else g).reshape(shape)
     if g.dtype != dtype:
         g = g.to(dtype)
-    return g
-
-
-def _tensor_pre_hooks(node, g):
-    for hook in node.pre_hooks:
-        new = hook(g)
-        if new is not None:
-            if new.shape != g.shape or new.dtype != g.dtype:
-                raise RuntimeError(f"hook: a hook of {node.name()} returned a gradient of shape "
-                                   f"{new.shape} and dtype {new.dtype}; expected shape {g.shape} "
-                                   f"and dtype {g.dtype}")
-            g = new
     return g
 
 

@@ -22,12 +22,17 @@ def add_pre_hook(node, hook):
 
 
 def run_pre_hooks(node, g):
-    """`g` after every pre-hook of `node` has seen it (and perhaps replaced it)."""
+    """`g` after every pre-hook of `node` has seen it (and perhaps replaced it).
+
+    `g` is an array, which the hooks see wrapped in a Tensor, or, when the backward pass is
+    recorded (create_graph), a Tensor that the hooks see and may replace as it is."""
     tensor = function.Tensor
+    recorded = isinstance(g, tensor)
     for hook in node.pre_hooks:
-        new = hook(tensor._wrap(g))
+        new = hook(g if recorded else tensor._wrap(g))
         if new is not None:
-            new = new._array if isinstance(new, tensor) else np.asarray(new)
+            if not recorded:
+                new = new._array if isinstance(new, tensor) else np.asarray(new)
             if new.shape != g.shape or new.dtype != g.dtype:
                 raise RuntimeError(f"hook: a hook of {node.name()} returned a gradient of shape "
                                    f"{new.shape} and dtype {new.dtype}; expected shape {g.shape} "

@@ -9,12 +9,15 @@ from ..autograd.function import Function
 
 class Pointwise(Function):
     """`fn` applied elementwise, whose gradient is g * derivative(a): subclasses set the two
-    (a NumPy ufunc needs no `staticmethod`, a Python function does)."""
+    (a NumPy ufunc needs no `staticmethod`, a Python function does). One whose gradient is
+    better computed from the output y (exp, sqrt) sets `from_output` and its own backward."""
+    from_output = False
 
     @staticmethod
     def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return ctx.fn(a)
+        out = ctx.fn(a)
+        ctx.save_for_backward(out if ctx.from_output else a)
+        return out
 
     @staticmethod
     def backward(ctx, g):

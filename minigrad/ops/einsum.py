@@ -60,26 +60,32 @@ class Einsum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        grads = []
-        for i, target in enumerate(ctx.ins):
-            if not ctx.needs_input_grad[i]:
-                grads.append(None)
-                continue
-            if len(set(target)) != len(target):
-                raise NotImplementedError(f"einsum: no gradient for an operand with a repeated "
-                                          f"index ({target!r}, a diagonal)")
-            others = [(s, a) for j, (s, a) in enumerate(zip(ctx.ins, ctx.saved)) if j != i]
-            avail = set(ctx.out).union(*[set(s) for s, _ in others])
-            keep = "".join(c for c in target if c in avail)
-            subs = ",".join([ctx.out] + [s for s, _ in others])
-            gi = np.einsum(f"{subs}->{keep}", g, *[a for _, a in others],
+        grads = [None] * len(ctx.ins)
+        for i, equation, others, summed in gradient_plans(ctx):
+            gi = np.einsum(equation, g, *[ctx.saved[j] for j in others],
                            optimize=len(others) > 1)
-            for pos, c in enumerate(target):  # indices summed inside this operand alone
-                if c not in avail:
-                    gi = np.expand_dims(gi, pos)
-            shape = ctx.shapes[i]
+            gi, shape = np.expand_dims(gi, summed), ctx.shapes[i]
             for ax, n in enumerate(shape):  # size-1 dims that `...` broadcast
                 if n == 1 and gi.shape[ax] != 1:
                     gi = gi.sum(axis=ax, keepdims=True)
-            grads.append(np.ascontiguousarray(np.broadcast_to(gi, shape)))
+            grads[i] = np.ascontiguousarray(np.broadcast_to(gi, shape))
         return tuple(grads)
+
+
+def gradient_plans(ctx):
+    """How each needed operand's gradient is computed, the same with arrays or with recorded
+    Tensors: (i, the einsum equation over g and the other operands, those operands' positions,
+    the axes of operand i to put back as size 1 because their index is summed inside it alone)."""
+    ins, out = ctx.ins, ctx.out
+    for i, target in enumerate(ins):
+        if not ctx.needs_input_grad[i]:
+            continue
+        if len(set(target)) != len(target):
+            raise NotImplementedError(f"einsum: no gradient for an operand with a repeated "
+                                      f"index ({target!r}, a diagonal)")
+        others = [j for j in range(len(ins)) if j != i]
+        avail = set(out).union(*[set(ins[j]) for j in others])
+        keep = "".join(c for c in target if c in avail)
+        subs = ",".join([out] + [ins[j] for j in others])
+        yield (i, f"{subs}->{keep}", others,
+               tuple(pos for pos, c in enumerate(target) if c not in avail))

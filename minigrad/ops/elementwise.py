@@ -10,6 +10,7 @@ from .. import kernels
 from ..autograd.function import Function
 from ..kernels import reference as _ref
 from ..kernels.checks import FLOATS
+from ._util import Pointwise
 
 
 def _kernel(a):
@@ -87,31 +88,28 @@ class Pow(Function):
         return ga, gb
 
 
-class Maximum(Function):
+class _Extremum(Function):
+    """The larger (or smaller) of a and b: `fn` picks, `wins` is where a's value is the one
+    taken. Ties split the gradient evenly, as PyTorch does."""
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return np.maximum(a, b)
+        return ctx.fn(a, b)
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved
-        # ties split the gradient evenly, as PyTorch does
-        wa = ((a > b) + 0.5 * (a == b)).astype(g.dtype)
+        wa = (ctx.wins(a, b) + 0.5 * (a == b)).astype(g.dtype)
         return g * wa, g * (1 - wa)
 
 
-class Minimum(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return np.minimum(a, b)
+class Maximum(_Extremum):
+    fn, wins = np.maximum, np.greater
 
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved
-        wa = ((a < b) + 0.5 * (a == b)).astype(g.dtype)
-        return g * wa, g * (1 - wa)
+
+class Minimum(_Extremum):
+    fn, wins = np.minimum, np.less
 
 
 class Neg(Function):
@@ -124,50 +122,32 @@ class Neg(Function):
         return -g
 
 
-class Exp(Function):
-    @staticmethod
-    def forward(ctx, a):
-        out = np.exp(a)
-        ctx.save_for_backward(out)
-        return out
+class Exp(Pointwise):
+    fn, from_output = np.exp, True
 
     @staticmethod
     def backward(ctx, g):
-        return g * ctx.saved[0]
+        return g * ctx.saved[0]  # d exp(a) / da = exp(a), the saved output
 
 
-class Log(Function):
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return np.log(a)
+class Log(Pointwise):
+    fn = np.log
 
     @staticmethod
     def backward(ctx, g):
-        return g / ctx.saved[0]
+        return g / ctx.saved[0]  # g / a, not g * (1 / a): the rounding PyTorch's has
 
 
-class Sqrt(Function):
-    @staticmethod
-    def forward(ctx, a):
-        out = np.sqrt(a)
-        ctx.save_for_backward(out)
-        return out
+class Sqrt(Pointwise):
+    fn, from_output = np.sqrt, True
 
     @staticmethod
     def backward(ctx, g):
         return g / (2 * ctx.saved[0])
 
 
-class Abs(Function):
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return np.abs(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * np.sign(ctx.saved[0])
+class Abs(Pointwise):
+    fn, derivative = np.abs, np.sign  # the gradient at 0 is 0, as in PyTorch
 
 
 def _forward(fns, a):
@@ -187,40 +167,32 @@ _RELU = (kernels.relu, kernels.relu_backward, _ref.relu, _ref.relu_backward)
 _SILU = (kernels.silu, kernels.silu_backward, _ref.silu, _ref.silu_backward)   # from x
 
 
-class Tanh(Function):
+class _Fused(Function):
+    """An activation with a fused kernel: `fns` as above. Its gradient is computed from the
+    output y, or from the input x where `from_input`, whichever is saved."""
+    from_input = False
+
     @staticmethod
     def forward(ctx, a):
-        out = _forward(_TANH, a)
-        ctx.save_for_backward(out)
+        out = _forward(ctx.fns, a)
+        ctx.save_for_backward(a if ctx.from_input else out)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        return _backward(_TANH, ctx.saved[0], g)
+        return _backward(ctx.fns, ctx.saved[0], g)
 
 
-class Sigmoid(Function):
-    @staticmethod
-    def forward(ctx, a):
-        out = _forward(_SIGMOID, a)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        return _backward(_SIGMOID, ctx.saved[0], g)
+class Tanh(_Fused):
+    fns = _TANH
 
 
-class Relu(Function):
-    @staticmethod
-    def forward(ctx, a):
-        out = _forward(_RELU, a)
-        ctx.save_for_backward(out)
-        return out
+class Sigmoid(_Fused):
+    fns = _SIGMOID
 
-    @staticmethod
-    def backward(ctx, g):
-        return _backward(_RELU, ctx.saved[0], g)
+
+class Relu(_Fused):
+    fns = _RELU
 
 
 def sigmoid(a):
@@ -228,17 +200,9 @@ def sigmoid(a):
     return _forward(_SIGMOID, a)
 
 
-class Silu(Function):
+class Silu(_Fused):
     """x * sigmoid(x), forward and backward each one pass over memory."""
-
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return _forward(_SILU, a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _backward(_SILU, ctx.saved[0], g)
+    fns, from_input = _SILU, True
 
 
 class LeakyRelu(Function):
@@ -285,14 +249,19 @@ class Clamp(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a = ctx.saved[0]
-        lo, hi = ctx.bounds
+        return g * Clamp.inside(ctx.saved[0], ctx.bounds)
+
+    @staticmethod
+    def inside(a, bounds):
+        """Where `a` lies within `bounds` (min, max; either may be None), as a boolean array:
+        the gradient passes there and is 0 where the value was clamped."""
+        lo, hi = bounds
         inside = np.ones(a.shape, dtype=bool)
         if lo is not None:
             inside &= a >= lo
         if hi is not None:
             inside &= a <= hi
-        return g * inside
+        return inside
 
 
 class Cast(Function):
