@@ -236,6 +236,8 @@ def _layout(x):
     size = x.itemsize
     if not x.flags.aligned:
         return None
+    if R <= 1 and Cc <= 1:  # at most one element: its strides say nothing (NumPy may set any)
+        return NO_TRANS, 1
     if s2 == size and (R == 1 or (s1 >= Cc * size and s1 % size == 0)):
         return NO_TRANS, max(1, Cc if R == 1 else s1 // size)
     if s1 == size and (Cc == 1 or (s2 >= R * size and s2 % size == 0)):
@@ -255,8 +257,9 @@ def _matrices(x, nb):
     Any batch strides are read in place (attention's heads are a permuted view); a copy is
     made only where neither the rows nor the columns of a matrix are contiguous."""
     layout = _layout(x)
-    if layout is None:
-        return _matrices(np.ascontiguousarray(x), nb)
+    if layout is None:  # a fresh C-ordered copy: canonical strides, even for size-1 dims
+        x = np.array(x, order="C")
+        layout = _layout(x)
     return x, x.ctypes.data, layout[0], layout[1], _batch_strides(x, nb)
 
 
