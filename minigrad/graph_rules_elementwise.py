@@ -110,13 +110,34 @@ def _abs(ctx, g):
     return g * constant(np.sign(ctx.saved[0]).astype(g.dtype))
 
 
-@rule(ops.Tanh)
+class TanhValue(ops.Tanh):
+    """tanh(x) where a fused node kept y = tanh(x) but not x, as an op of x: forward returns y
+    (the input is a stand-in whose values are not read), backward and rules are tanh's, which
+    need y only. A fused node's rule rebuilds its activations with it, exactly, from what the
+    first-order backward keeps."""
+
+    @staticmethod
+    def forward(ctx, stand_in, y=None):
+        ctx.save_for_backward(y)
+        return y
+
+
+class SigmoidValue(ops.Sigmoid):
+    """sigmoid(x) from its kept output y, as `TanhValue` for tanh."""
+
+    @staticmethod
+    def forward(ctx, stand_in, y=None):
+        ctx.save_for_backward(y)
+        return y
+
+
+@rule(ops.Tanh, TanhValue)
 def _tanh(ctx, g):
     y = saved_output(ctx, ctx.saved[0])
     return g * (1 - y * y)
 
 
-@rule(ops.Sigmoid)
+@rule(ops.Sigmoid, SigmoidValue)
 def _sigmoid(ctx, g):
     y = saved_output(ctx, ctx.saved[0])
     return g * y * (1 - y)
@@ -224,4 +245,4 @@ def _gelu(ctx, g):
     return g * (NormalCdf.apply(x) + x * _normal_pdf(x))
 
 
-__all__ = ["NormalCdf"]
+__all__ = ["NormalCdf", "SigmoidValue", "TanhValue"]

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import kernels, ops
 from .graph_rules import registrar
+from .graph_rules_elementwise import SigmoidValue, TanhValue
 from .ops.index import _along
 
 JVP_RULES = {}
@@ -29,7 +30,8 @@ def _add_up(parts):
           ops.Exp, ops.Log, ops.Sqrt, ops.Abs, ops.Tanh, ops.Sigmoid, ops.Silu, ops.Relu, ops.LeakyRelu,
           ops.Gelu, ops.Clamp, ops.Where, ops.MaskedFill, ops.Sin, ops.Cos, ops.Floor,
           ops.Ceil, ops.Round, ops.Trunc, ops.Sign, ops.Remainder, ops.FloorDivide,
-          ops.ReluDropout, ops.Softmax, ops.BinaryCrossEntropy)
+          ops.ReluDropout, ops.Softmax, ops.BinaryCrossEntropy,
+          SigmoidValue, TanhValue)
 def _by_backward(ctx, out, tangents):
     """A symmetric Jacobian is its own transpose: J t_i is the backward's part for input i,
     given t_i (broadcast to the output's shape) as the incoming gradient."""

@@ -39,14 +39,19 @@ The gate arithmetic after the two matmuls is one fused op for the GRU (`GRUGates
 LSTM (`LSTMGates`), each backward derived by hand and checked by gradcheck, so a step records
 a few graph nodes instead of twenty. Their forward-mode rules (the same chain rule, pushed
 forward: tangents of gi, gh and the state in, the new state's out) are registered beside them
-for `forward_ad`.
+for `forward_ad`, and so are their tensor-level rules for `create_graph=True`: the same
+backward written with differentiable ops, on the gate values the first-order backward keeps
+(rebuilt as ops of the pre-activations with `SigmoidValue` and `TanhValue`), so the gates can
+be differentiated twice without keeping anything more.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from minigrad.autograd import Function
-from minigrad.functional import where
+from minigrad.functional import cat, where
+from minigrad.graph_rules import constant, rule, saved_input
+from minigrad.graph_rules_elementwise import SigmoidValue, TanhValue
 from minigrad.jvp_rules import jvp_rule
 from minigrad.kernels.reference import sigmoid  # NumPy: an exported GRU or LSTM step is traced op by op
 
@@ -110,6 +115,48 @@ class GRUGates(Function):
         dh = g_new * z if keep is None else g_new * z + np.where(keep, 0, g)
         return (np.concatenate([da_r, da_z, da_n], -1),
                 np.concatenate([da_r, da_z, da_n * r], -1), dh)
+
+
+def _stand_in(ctx, i, shape, dtype, last=None):
+    """A stand-in for input i (B, k*H), whose values the node did not keep: zeros, or `last`
+    (B, H) in its last block. The value ops read none of its values; only its gradient
+    matters, and it reaches input i's node."""
+    array = np.zeros(shape, dtype)
+    if last is not None:
+        array[..., -last.shape[-1]:] = last
+    return saved_input(ctx, i, array)
+
+
+def _masked(keep, g):
+    """The gradient reaching the gates: zero at a kept-over (padding) step."""
+    return g if keep is None else where(keep, g, constant(np.zeros((), g.dtype)))
+
+
+def _bypass(keep, g, d):
+    """The state's gradient `d` through the gates, plus `g` itself at a kept-over step."""
+    return d if keep is None else d + where(keep, constant(np.zeros((), g.dtype)), g)
+
+
+@rule(GRUGates)
+def _gru_gates(ctx, g):
+    """The backward above on Tensors: r, z, n rebuilt from their saved values as ops of the
+    pre-activations (stand-ins for gi and gh, whose n block of gh carries the saved gh_n)."""
+    r, z, n, gh_n, h = ctx.saved
+    H = h.shape[-1]
+    shape = h.shape[:-1] + (3 * H,)
+    gi, gh = _stand_in(ctx, 0, shape, h.dtype), _stand_in(ctx, 1, shape, h.dtype, gh_n)
+    a = gi[..., :2 * H] + gh[..., :2 * H]
+    r_t = SigmoidValue.apply(a[..., :H], y=r)
+    z_t = SigmoidValue.apply(a[..., H:], y=z)
+    gh_n_t = gh[..., 2 * H:]
+    n_t = TanhValue.apply(gi[..., 2 * H:] + r_t * gh_n_t, y=n)
+    h_t = saved_input(ctx, 2, h)
+    g_new = _masked(ctx.keep, g)
+    da_n = g_new * (1 - z_t) * (1 - n_t * n_t)
+    da_z = g_new * (h_t - n_t) * z_t * (1 - z_t)
+    da_r = da_n * gh_n_t * r_t * (1 - r_t)
+    return (cat([da_r, da_z, da_n], -1), cat([da_r, da_z, da_n * r_t], -1),
+            _bypass(ctx.keep, g, g_new * z_t))
 
 
 def _tangent(t, shape, dtype):
@@ -182,6 +229,26 @@ def _lstm_gates_jvp(ctx, out, tangents):
     dh = do * tc + o * (1 - tc * tc) * dc_new
     return np.concatenate([dh, dc_new if ctx.keep is None else np.where(ctx.keep, dc_new, t_c)],
                           -1)
+
+
+@rule(LSTMGates)
+def _lstm_gates(ctx, grad):
+    """The backward above on Tensors: the gates and tanh(c') rebuilt from their saved values
+    as ops of the pre-activations (stand-ins for gi and gh) and of c."""
+    i, f, g, o, tc, c = ctx.saved
+    H = c.shape[-1]
+    shape = c.shape[:-1] + (4 * H,)
+    a = _stand_in(ctx, 0, shape, c.dtype) + _stand_in(ctx, 1, shape, c.dtype)  # a = gi + gh
+    i_t, f_t = SigmoidValue.apply(a[..., :H], y=i), SigmoidValue.apply(a[..., H:2 * H], y=f)
+    g_t = TanhValue.apply(a[..., 2 * H:3 * H], y=g)
+    o_t = SigmoidValue.apply(a[..., 3 * H:], y=o)
+    c_t = saved_input(ctx, 2, c)
+    tc_t = TanhValue.apply(f_t * c_t + i_t * g_t, y=tc)
+    dh, dc_out = grad[..., :H], grad[..., H:]
+    dc_new = _masked(ctx.keep, dc_out) + dh * o_t * (1 - tc_t * tc_t)
+    da = cat([dc_new * g_t * i_t * (1 - i_t), dc_new * c_t * f_t * (1 - f_t),
+              dc_new * i_t * (1 - g_t * g_t), dh * tc_t * o_t * (1 - o_t)], -1)
+    return da, da, _bypass(ctx.keep, dc_out, dc_new * f_t)
 
 
 def _lstm_step(gi, state, weight_hh, bias_hh, weight_hr=None, keep=None):
