@@ -12,3 +12,18 @@ def t64(arr, requires_grad=True):
 def t32(arr, requires_grad=False):
     return mg.tensor(np.asarray(arr, dtype=np.float32), dtype=np.float32,
                      requires_grad=requires_grad)
+
+
+def differentiable_ops():
+    """Every op class: those of `minigrad.ops` and the fused ops of `minigrad.nn`'s layers
+    (the GRU and LSTM gates), each of which needs a double-backward and a forward-mode rule."""
+    import minigrad.nn  # noqa: F401  (defines the layers' fused ops)
+    from minigrad.autograd import Function
+
+    def below(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from below(sub)
+    ops = {v for v in vars(mg.ops).values() if isinstance(v, type) and issubclass(v, Function)}
+    return ops | {c for c in below(Function)
+                  if c.__module__.startswith("minigrad.nn.") and not c.__name__.startswith("_")}
