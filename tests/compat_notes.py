@@ -189,10 +189,9 @@ def _distributed_sampler(torch, mg):
 
 
 def _function_ops():
-    """The op classes of minigrad.ops (every differentiable op is one)."""
-    from minigrad import ops
-    from minigrad.autograd import Function
-    return {v for v in vars(ops).values() if isinstance(v, type) and issubclass(v, Function)}
+    """The op classes of minigrad.ops and the fused ops of minigrad.nn's layers."""
+    from helpers import differentiable_ops
+    return differentiable_ops()
 
 
 def _names(classes):
@@ -250,20 +249,6 @@ def _dual_tensors_require_grad(torch, mg):
         with mg.no_grad():
             y = x * 2
         assert fw.unpack_dual(y).tangent is None
-
-
-def _recurrent_create_graph(torch, mg):
-    for name in ("GRU", "LSTM"):
-        x = torch.ones(4, 1, 2, requires_grad=True)
-        (g,) = torch.autograd.grad(getattr(torch.nn, name)(2, 3)(x)[0].sum(), x,
-                                   create_graph=True)
-        assert g.requires_grad
-        x = mg.ones(4, 1, 2, requires_grad=True)
-        try:
-            mg.autograd.grad(getattr(mg.nn, name)(2, 3)(x)[0].sum(), x, create_graph=True)
-            raise AssertionError(f"minigrad differentiated {name}'s fused gates twice")
-        except RuntimeError as e:
-            assert f"{name}GatesBackward" in str(e)
 
 
 def _retained_grad_under_create_graph(torch, mg):
@@ -412,13 +397,6 @@ DIFFERENCES = [
      "A retained non-leaf's `.grad` is not recorded (a leaf's is, as in PyTorch); take "
      "gradients of gradients with `autograd.grad` or from leaves.",
      _retained_grad_under_create_graph),
-    ("GRU and LSTM cannot be differentiated twice.",
-     "Their gates run as one fused op per step (`GRUGates`, `LSTMGates` in `nn/rnn_steps.py`), "
-     "whose backward works on arrays and keeps the gates' values, not their inputs, so it has "
-     "no tensor-level rule: `create_graph=True` through them raises an error naming the op "
-     "(PyTorch differentiates them twice on the CPU). `RNNCell` with its default tanh, and "
-     "the step written out with `Linear` and the activations, can be. Forward mode goes through "
-     "them: their forward rules are registered beside them.", _recurrent_create_graph),
     ("`autograd.functional`: `vectorize=True` computes one product at a time.",
      "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
      "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),
