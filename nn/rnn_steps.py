@@ -217,20 +217,6 @@ class LSTMGates(Function):
         return da, (da.copy() if all(ctx.needs_input_grad[:2]) else da), dc
 
 
-@jvp_rule(LSTMGates)
-def _lstm_gates_jvp(ctx, out, tangents):
-    i, f, g, o, tc, c = ctx.saved
-    H = c.shape[-1]
-    t_a = sum(_tangent(t, c.shape[:-1] + (4 * H,), c.dtype) for t in tangents[:2])
-    t_c = _tangent(tangents[2], c.shape, c.dtype)
-    di, df = i * (1 - i) * t_a[..., :H], f * (1 - f) * t_a[..., H:2 * H]
-    dg, do = (1 - g * g) * t_a[..., 2 * H:3 * H], o * (1 - o) * t_a[..., 3 * H:]
-    dc_new = df * c + f * t_c + di * g + i * dg
-    dh = do * tc + o * (1 - tc * tc) * dc_new
-    return np.concatenate([dh, dc_new if ctx.keep is None else np.where(ctx.keep, dc_new, t_c)],
-                          -1)
-
-
 @rule(LSTMGates)
 def _lstm_gates(ctx, grad):
     """The backward above on Tensors: the gates and tanh(c') rebuilt from their saved values
@@ -249,6 +235,20 @@ def _lstm_gates(ctx, grad):
     da = cat([dc_new * g_t * i_t * (1 - i_t), dc_new * c_t * f_t * (1 - f_t),
               dc_new * i_t * (1 - g_t * g_t), dh * tc_t * o_t * (1 - o_t)], -1)
     return da, da, _bypass(ctx.keep, dc_out, dc_new * f_t)
+
+
+@jvp_rule(LSTMGates)
+def _lstm_gates_jvp(ctx, out, tangents):
+    i, f, g, o, tc, c = ctx.saved
+    H = c.shape[-1]
+    t_a = sum(_tangent(t, c.shape[:-1] + (4 * H,), c.dtype) for t in tangents[:2])
+    t_c = _tangent(tangents[2], c.shape, c.dtype)
+    di, df = i * (1 - i) * t_a[..., :H], f * (1 - f) * t_a[..., H:2 * H]
+    dg, do = (1 - g * g) * t_a[..., 2 * H:3 * H], o * (1 - o) * t_a[..., 3 * H:]
+    dc_new = df * c + f * t_c + di * g + i * dg
+    dh = do * tc + o * (1 - tc * tc) * dc_new
+    return np.concatenate([dh, dc_new if ctx.keep is None else np.where(ctx.keep, dc_new, t_c)],
+                          -1)
 
 
 def _lstm_step(gi, state, weight_hh, bias_hh, weight_hr=None, keep=None):
