@@ -1,7 +1,7 @@
 """Compatibility cases: the recurrent layers (torch.nn.RNN, GRU, LSTM and their cells) and
 torch.nn.utils.rnn's padding and packing, with the layers reading packed sequences."""
 from compat_cases_nn import fill
-from compat_table import case, f32
+from compat_table import case, f32, f64
 
 CASES = []
 add = CASES.append
@@ -79,3 +79,20 @@ def _(lib):
       match="`lengths` array must be sorted in decreasing order")
 def _(lib):
     lib.nn.utils.rnn.pack_padded_sequence(lib.zeros(5, 3, 2), [3, 5, 2])
+
+
+@add
+@case("nn.GRU", "nn.LSTM", "nn.GRUCell", "nn.LSTMCell", inputs=(f64(3, 2, 2), f64(2, 2)),
+      rtol=1e-7, atol=1e-9)
+def _(lib, seq, x):
+    """Gradients recorded with create_graph=True through the fused gates: the runner
+    backpropagates through them, so second derivatives are compared too (in the inputs and
+    in the watched weights)."""
+    nn = lib.nn
+    gru = fill(lib, nn.GRU(2, 3, bidirectional=True, dtype=lib.float64), seed=8)
+    lstm = fill(lib, nn.LSTM(2, 3, num_layers=2, dtype=lib.float64), seed=9)
+    gcell = fill(lib, nn.GRUCell(2, 3, dtype=lib.float64), seed=10)
+    lcell = fill(lib, nn.LSTMCell(2, 3, dtype=lib.float64), seed=11)
+    loss = (gru(seq)[0].tanh().sum() + (lstm(seq)[0] ** 2).sum() + (gcell(x) ** 2).sum()
+            + (lcell(x)[1] ** 2).sum())
+    return lib.autograd.grad(loss, [seq, x], create_graph=True)
