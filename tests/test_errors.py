@@ -102,6 +102,20 @@ def test_expand_error():
         mg.ones(2, 3).expand(4, 3)
 
 
+@pytest.mark.parametrize("shape, sizes, message", [
+    ((3,), (-1, 3), "expand: size -1 is not allowed for a new leading dim (expanding shape (3,) "
+                    "to (-1, 3))"),
+    ((2, 1), (-1, -1, 4), "expand: size -1 is not allowed for a new leading dim"),
+    ((2, 1), (3,), "expand: 1 sizes (3,) given for a tensor of shape (2, 1); give at least one "
+                   "per dim"),
+])
+def test_expand_sizes_refused_as_pytorch_refuses_them(torch, shape, sizes, message):
+    with pytest.raises(RuntimeError):
+        torch.ones(shape).expand(*sizes)
+    with raises(ValueError, message):
+        mg.ones(*shape).expand(*sizes)
+
+
 def test_copy_shape_mismatch():
     t = mg.zeros(2, 3)
     with raises(ValueError,
