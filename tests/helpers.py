@@ -1,7 +1,15 @@
 """Small helpers shared by the test files."""
+import re
+
 import numpy as np
+import pytest
 
 import minigrad as mg
+
+
+def raises(exc, text):
+    """pytest.raises matching `text` literally (shapes are full of regex metacharacters)."""
+    return pytest.raises(exc, match=re.escape(text))
 
 
 def t64(arr, requires_grad=True):

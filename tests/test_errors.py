@@ -1,16 +1,10 @@
 """Error messages: each names the op and the values that were wrong."""
-import re
-
 import numpy as np
 import pytest
 
 import minigrad as mg
 from minigrad import ops
-
-
-def raises(exc, text):
-    """pytest.raises matching `text` literally (shapes are full of regex metacharacters)."""
-    return pytest.raises(exc, match=re.escape(text))
+from helpers import raises
 
 
 # --- matmul ---------------------------------------------------------------------------------

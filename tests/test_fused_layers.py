@@ -16,10 +16,7 @@ from minigrad.autograd import gradcheck
 from minigrad.nn import TransformerDecoderLayer, TransformerEncoderLayer
 from minigrad.nn import functional as F
 from minigrad.nn import fast_path as NF
-
-
-def t64(a, grad=True):
-    return mg.tensor(np.asarray(a, np.float64), requires_grad=grad)
+from helpers import t64
 
 
 def same_as_torch(torch, op, torch_op, arrays, g, tol, grad_tol=None):
