@@ -135,7 +135,8 @@ def _lhs(x, other):
 
 
 # the forms whose arguments differ from a method's: a number may stand first, a shape is one
-# argument rather than several, or the method has another name
+# argument rather than several, the method has another name, or its argument does (`o` in
+# Tensor.logical_and, `other` in PyTorch's function)
 def neg(x): return -x
 def pow(x, exponent): return _lhs(x, exponent) ** exponent
 def remainder(a, b): return _lhs(a, b) % b
