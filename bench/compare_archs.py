@@ -1,4 +1,5 @@
-"""Issue 9's table: RNN seq2seq, RNN with attention and the Transformer on the built-in corpus.
+"""Three architectures side by side: RNN seq2seq, RNN with attention and the Transformer on the
+built-in corpus.
 
     python bench/compare_archs.py [--quick] [--pairs 5000] [--time-limit 60] [--json PATH]
 

@@ -331,7 +331,7 @@ def main(argv=None):
     return results
 
 
-# ---------------------------------------------- 7-8. small models and memory (issue 16) --
+# ------------------------------------------------------ 7-8. small models and memory --
 def sec_small(quick):
     """bench/small_models.py: the character-level GPT's step and sampling loop vs PyTorch."""
     import small_models

@@ -5,86 +5,80 @@ from . import functional as F
 from .module import Module
 
 
-class CrossEntropyLoss(Module):
+class _Loss(Module):
+    """The base of the loss modules (PyTorch's `_Loss`). A loss module keeps its options as
+    attributes named as in PyTorch, and its forward is `loss(input, target, **options)`, with
+    `loss` the function of nn.functional that computes it."""
+
+    def __init__(self, reduction="mean", **options):
+        super().__init__()
+        self.reduction = reduction
+        for name, value in options.items():
+            setattr(self, name, value)
+        self._options = ("reduction", *options)
+
+    def forward(self, input, target):
+        return self.loss(input, target, **{name: getattr(self, name) for name in self._options})
+
+
+class CrossEntropyLoss(_Loss):
     """Cross entropy of logits (N, C) (or (N, C, d...)) against class ids (N,) (or (N, d...)) or
     class probabilities of the logits' shape, with ignore_index and label smoothing."""
+    loss = staticmethod(F.cross_entropy)
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean", label_smoothing=0.0):
-        super().__init__()
         if size_average is not None or reduce is not None:
             raise TypeError("CrossEntropyLoss: size_average and reduce are deprecated in PyTorch "
                             "and not supported; use reduction=")
-        self.weight = weight
-        self.ignore_index, self.reduction, self.label_smoothing = ignore_index, reduction, label_smoothing
-
-    def forward(self, input, target):
-        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+        super().__init__(reduction, weight=weight, ignore_index=ignore_index,
+                         label_smoothing=label_smoothing)
 
 
-class NLLLoss(Module):
+class NLLLoss(_Loss):
     """Negative log-likelihood of log-probabilities (N, C) (or (N, C, d...)) at class ids (N,)
     (or (N, d...))."""
+    loss = staticmethod(F.nll_loss)
 
     def __init__(self, ignore_index=-100, reduction="mean"):
-        super().__init__()
-        self.ignore_index, self.reduction = ignore_index, reduction
-
-    def forward(self, input, target):
-        return F.nll_loss(input, target, self.ignore_index, self.reduction)
+        super().__init__(reduction, ignore_index=ignore_index)
 
 
-class MSELoss(Module):
+class MSELoss(_Loss):
     """Mean squared error."""
+    loss = staticmethod(F.mse_loss)
 
     def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input, target):
-        return F.mse_loss(input, target, self.reduction)
+        super().__init__(reduction)
 
 
-class BCEWithLogitsLoss(Module):
+class BCEWithLogitsLoss(_Loss):
     """Binary cross entropy on logits (stable for large |logits|)."""
+    loss = staticmethod(F.binary_cross_entropy_with_logits)
 
     def __init__(self, reduction="mean", pos_weight=None):
-        super().__init__()
-        self.reduction, self.pos_weight = reduction, pos_weight
-
-    def forward(self, input, target):
-        return F.binary_cross_entropy_with_logits(input, target, self.reduction, self.pos_weight)
+        super().__init__(reduction, pos_weight=pos_weight)
 
 
-class KLDivLoss(Module):
-    """KL divergence of log-probabilities (N, C) from target probabilities (N, C)."""
-
-    def __init__(self, reduction="mean", log_target=False):
-        super().__init__()
-        self.reduction, self.log_target = reduction, log_target
-
-    def forward(self, input, target):
-        return F.kl_div(input, target, self.reduction, self.log_target)
-
-
-class L1Loss(Module):
+class L1Loss(_Loss):
     """Mean absolute error."""
+    loss = staticmethod(F.l1_loss)
 
     def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input, target):
-        return F.l1_loss(input, target, self.reduction)
+        super().__init__(reduction)
 
 
-class BCELoss(Module):
+class KLDivLoss(_Loss):
+    """KL divergence of log-probabilities (N, C) from target probabilities (N, C)."""
+    loss = staticmethod(F.kl_div)
+
+    def __init__(self, reduction="mean", log_target=False):
+        super().__init__(reduction, log_target=log_target)
+
+
+class BCELoss(_Loss):
     """Binary cross entropy of probabilities (use BCEWithLogitsLoss on logits)."""
+    loss = staticmethod(F.binary_cross_entropy)
 
     def __init__(self, weight=None, reduction="mean"):
-        super().__init__()
-        self.weight, self.reduction = weight, reduction
-
-    def forward(self, input, target):
-        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+        super().__init__(reduction, weight=weight)

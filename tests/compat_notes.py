@@ -3,6 +3,8 @@
 lacks (checked to be absent), and minigrad's own additions."""
 import numpy as np
 
+from helpers import square_function
+
 
 def _softmax_all_masked(torch, mg):
     row = [float("-inf")] * 3
@@ -206,28 +208,14 @@ def _rule_coverage():
     return (ops & set(RULES), ops - set(RULES), ops & set(JVP_RULES), ops - set(JVP_RULES))
 
 
-def _custom_function(lib, base):
-    class Square(base):
-        @staticmethod
-        def forward(ctx, a):
-            ctx.save_for_backward(a)
-            return a * a
-
-        @staticmethod
-        def backward(ctx, g):
-            (a,) = ctx.saved_tensors
-            return 2 * g * a
-    return Square
-
-
 def _create_graph_without_rule(torch, mg):
     x = torch.ones(2, dtype=torch.float64, requires_grad=True)
-    (g,) = torch.autograd.grad(_custom_function(torch, torch.autograd.Function).apply(x).sum(),
+    (g,) = torch.autograd.grad(square_function(torch.autograd.Function).apply(x).sum(),
                                x, create_graph=True)
     assert g.requires_grad  # PyTorch's backward was made of differentiable ops
     x = mg.ones(2, dtype=mg.float64, requires_grad=True)
     try:
-        mg.autograd.grad(_custom_function(mg, mg.autograd.Function).apply(x).sum(), x,
+        mg.autograd.grad(square_function(mg.autograd.Function).apply(x).sum(), x,
                          create_graph=True)
         raise AssertionError("minigrad differentiated a custom Function's backward")
     except RuntimeError as e:

@@ -1,7 +1,15 @@
 """Small helpers shared by the test files."""
+import re
+
 import numpy as np
+import pytest
 
 import minigrad as mg
+
+
+def raises(exc, text):
+    """pytest.raises matching `text` literally (shapes are full of regex metacharacters)."""
+    return pytest.raises(exc, match=re.escape(text))
 
 
 def t64(arr, requires_grad=True):
@@ -27,3 +35,21 @@ def differentiable_ops():
     ops = {v for v in vars(mg.ops).values() if isinstance(v, type) and issubclass(v, Function)}
     return ops | {c for c in below(Function)
                   if c.__module__.startswith("minigrad.nn.") and not c.__name__.startswith("_")}
+
+
+def square_function(base=mg.autograd.Function):
+    """A user's own op, x -> x * x with the backward 2 g x, written on `base`: minigrad's
+    `autograd.Function` or PyTorch's (both read the saved input as `ctx.saved_tensors`). It
+    has no double-backward or forward-mode rule, which the tests of those errors rely on."""
+    class Square(base):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return 2 * g * a
+
+    return Square

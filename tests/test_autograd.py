@@ -9,6 +9,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.autograd import AccumulateGrad, Function, gradcheck
+from helpers import square_function
 
 
 def leaf(values, dtype=mg.float64):
@@ -649,23 +650,16 @@ def test_detect_anomaly_as_decorator_and_finite_grads_pass():
 
 # --- gradcheck ------------------------------------------------------------------------------
 
-class _BadSquare(Function):
-    """x**2 with a deliberately wrong backward (forgets the factor 2)."""
+class _GoodSquare(square_function()):
+    """x**2 with its right backward."""
 
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return a * a
+
+class _BadSquare(_GoodSquare):
+    """x**2 with a deliberately wrong backward (forgets the factor 2)."""
 
     @staticmethod
     def backward(ctx, g):
         return g * ctx.saved[0]
-
-
-class _GoodSquare(_BadSquare):
-    @staticmethod
-    def backward(ctx, g):
-        return 2 * g * ctx.saved[0]
 
 
 def test_gradcheck_passes_for_correct_function():
@@ -782,21 +776,21 @@ class _BroadcastAdd(Function):
         return g, g
 
 
-class _WrongShape(Function):
+class _Doubling(Function):
+    """x * 2, whose backward (each subclass's) returns a gradient the engine must refuse."""
+
     @staticmethod
     def forward(ctx, a):
         return a * 2
 
+
+class _WrongShape(_Doubling):
     @staticmethod
     def backward(ctx, g):
         return np.ones(g.shape + (3,), g.dtype)  # (2, 3) does not broadcast from (2,)
 
 
-class _WrongDtype(Function):
-    @staticmethod
-    def forward(ctx, a):
-        return a * 2
-
+class _WrongDtype(_Doubling):
     @staticmethod
     def backward(ctx, g):
         return (g * 2).astype(np.float64)

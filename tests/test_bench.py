@@ -94,7 +94,7 @@ def test_compare_archs_quick(tmp_path):
         assert row["steps"] > 0 and 0 <= row["test_bleu_greedy"] <= 100
 
 
-# ---------------------------------------------------------------- issue 16: small models, memory --
+# ------------------------------------------------------------------ small models, memory --
 def _bench_module(name):
     sys.path.insert(0, str(BENCH))
     import importlib

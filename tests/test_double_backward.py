@@ -7,6 +7,7 @@ import pytest
 import minigrad as mg
 from helpers import differentiable_ops
 from minigrad.autograd import grad, gradgradcheck
+from helpers import square_function
 
 RNG = np.random.default_rng(7)
 
@@ -164,16 +165,7 @@ def test_every_op_has_a_rule_and_a_custom_function_is_named():
     assert {"GRUGates", "LSTMGates"} <= {op.__name__ for op in ops}  # the layers' fused ops too
     assert sorted(op.__name__ for op in ops - set(RULES)) == []
 
-    class Square(mg.autograd.Function):
-        @staticmethod
-        def forward(ctx, a):
-            ctx.save_for_backward(a)
-            return a * a
-
-        @staticmethod
-        def backward(ctx, g):
-            return 2 * g * ctx.saved[0]
-
+    Square = square_function()
     x = mg.tensor([3.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="SquareBackward"):
         (Square.apply(x.exp()) * 2).sum().backward(create_graph=True)

@@ -1,16 +1,10 @@
 """Error messages: each names the op and the values that were wrong."""
-import re
-
 import numpy as np
 import pytest
 
 import minigrad as mg
 from minigrad import ops
-
-
-def raises(exc, text):
-    """pytest.raises matching `text` literally (shapes are full of regex metacharacters)."""
-    return pytest.raises(exc, match=re.escape(text))
+from helpers import raises
 
 
 # --- matmul ---------------------------------------------------------------------------------
@@ -100,6 +94,20 @@ def test_where_condition_must_be_bool():
 def test_expand_error():
     with raises(ValueError, "expand: cannot expand shape (2, 3) to (4, 3)"):
         mg.ones(2, 3).expand(4, 3)
+
+
+@pytest.mark.parametrize("shape, sizes, message", [
+    ((3,), (-1, 3), "expand: size -1 is not allowed for a new leading dim (expanding shape (3,) "
+                    "to (-1, 3))"),
+    ((2, 1), (-1, -1, 4), "expand: size -1 is not allowed for a new leading dim"),
+    ((2, 1), (3,), "expand: 1 sizes (3,) given for a tensor of shape (2, 1); give at least one "
+                   "per dim"),
+])
+def test_expand_sizes_refused_as_pytorch_refuses_them(torch, shape, sizes, message):
+    with pytest.raises(RuntimeError):
+        torch.ones(shape).expand(*sizes)
+    with raises(ValueError, message):
+        mg.ones(*shape).expand(*sizes)
 
 
 def test_copy_shape_mismatch():

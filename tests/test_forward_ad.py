@@ -8,6 +8,7 @@ import minigrad as mg
 import minigrad.autograd.forward_ad as fwAD
 from helpers import differentiable_ops
 from minigrad.autograd.functional import jvp
+from helpers import square_function
 from test_double_backward import OPS
 
 # every op program of the double-backward table; the first ones run in the fast suite
@@ -68,15 +69,7 @@ def test_a_primal_that_requires_grad_keeps_its_graph():
     np.testing.assert_allclose(tangent.numpy(), 2 * (0.5 - 1.0))
 
 
-class Square(mg.autograd.Function):
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return a * a
-
-    @staticmethod
-    def backward(ctx, g):
-        return 2 * g * ctx.saved[0]
+Square = square_function()
 
 
 def test_every_op_has_a_rule():

@@ -16,10 +16,24 @@ from minigrad.autograd import gradcheck
 from minigrad.nn import TransformerDecoderLayer, TransformerEncoderLayer
 from minigrad.nn import functional as F
 from minigrad.nn import fast_path as NF
+from helpers import t64
 
 
-def t64(a, grad=True):
-    return mg.tensor(np.asarray(a, np.float64), requires_grad=grad)
+def same_as_torch(torch, op, torch_op, arrays, g, tol, grad_tol=None):
+    """`op` on minigrad leaves and `torch_op` on PyTorch leaves made of the same `arrays` give
+    the same output and, backpropagating `g`, the same gradients: within `tol` (rtol, atol),
+    the gradients within `grad_tol` where given."""
+    ours = [mg.tensor(a, requires_grad=True) for a in arrays]
+    y = op(*ours)
+    y.backward(mg.tensor(g))
+    theirs = [torch.from_numpy(a).requires_grad_() for a in arrays]
+    ty = torch_op(*theirs)
+    ty.backward(torch.from_numpy(g))
+    rtol, atol = tol
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=rtol, atol=atol)
+    rtol, atol = grad_tol or tol
+    for a, t in zip(ours, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=rtol, atol=atol)
 
 
 def away_from_zero(r, shape):
@@ -38,15 +52,9 @@ def test_relu_dropout_equals_torch_given_the_mask(torch):
     r = np.random.default_rng(1)
     x = r.standard_normal((4, 6, 16)).astype(np.float32)
     g = r.standard_normal(x.shape).astype(np.float32)
-    ours = mg.tensor(x, requires_grad=True)
-    y = ops.ReluDropout.apply(ours, p=0.25, seed=5)
-    y.backward(mg.tensor(g))
     mask = torch.from_numpy(kernels.dropout_mask(x.shape, 0.25, 5, np.float32))
-    tx = torch.from_numpy(x).requires_grad_()
-    ty = torch.relu(tx) * mask
-    ty.backward(torch.from_numpy(g))
-    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(ours.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-7)
+    same_as_torch(torch, lambda a: ops.ReluDropout.apply(a, p=0.25, seed=5),
+                  lambda a: torch.relu(a) * mask, [x], g, (1e-6, 1e-7))
 
 
 def test_relu_dropout_function_draws_the_seed_dropout_would():
@@ -77,17 +85,11 @@ def test_dropout_add_layer_norm_equals_torch_given_the_mask(torch):
     r = np.random.default_rng(4)
     x, s, g = (r.standard_normal((4, 5, 16)).astype(np.float32) for _ in range(3))
     w, b = (r.standard_normal(16).astype(np.float32) for _ in range(2))
-    ours = [mg.tensor(a, requires_grad=True) for a in (x, s, w, b)]
-    y = ops.DropoutAddLayerNorm.apply(*ours, p=0.2, seed=13, eps=1e-5)
-    y.backward(mg.tensor(g))
     mask = torch.from_numpy(kernels.dropout_mask(x.shape, 0.2, 13, np.float32))
-    theirs = [torch.from_numpy(a).requires_grad_() for a in (x, s, w, b)]
-    ty = torch.nn.functional.layer_norm(theirs[0] + theirs[1] * mask, (16,), theirs[2],
-                                        theirs[3], 1e-5)
-    ty.backward(torch.from_numpy(g))
-    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-5)
-    for a, t in zip(ours, theirs):
-        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-5)
+    same_as_torch(torch, lambda *a: ops.DropoutAddLayerNorm.apply(*a, p=0.2, seed=13, eps=1e-5),
+                  lambda x, s, w, b: torch.nn.functional.layer_norm(x + s * mask, (16,), w, b,
+                                                                    1e-5),
+                  [x, s, w, b], g, (1e-5, 1e-5), grad_tol=(1e-4, 1e-5))
 
 
 def test_dropout_add_layer_norm_function_draws_the_seed_dropout_would():
@@ -114,16 +116,9 @@ def test_gradcheck_dropout_add():
 def test_dropout_add_equals_torch_given_the_mask(torch):
     r = np.random.default_rng(11)
     x, s, g = (r.standard_normal((4, 6, 8)).astype(np.float32) for _ in range(3))
-    ours = [mg.tensor(a, requires_grad=True) for a in (x, s)]
-    y = ops.DropoutAdd.apply(*ours, p=0.3, seed=12)
-    y.backward(mg.tensor(g))
     mask = torch.from_numpy(kernels.dropout_mask(x.shape, 0.3, 12, np.float32))
-    theirs = [torch.from_numpy(a).requires_grad_() for a in (x, s)]
-    ty = theirs[0] + theirs[1] * mask
-    ty.backward(torch.from_numpy(g))
-    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-6, atol=1e-6)
-    for a, t in zip(ours, theirs):
-        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-6)
+    same_as_torch(torch, lambda x, s: ops.DropoutAdd.apply(x, s, p=0.3, seed=12),
+                  lambda x, s: x + s * mask, [x, s], g, (1e-6, 1e-6))
 
 
 def test_dropout_add_function_draws_the_seed_dropout_would():
@@ -212,15 +207,11 @@ def test_masked_softmax_dropout_equals_torch_given_the_mask(torch):
     x = (3 * r.standard_normal((3, 2, 6, 6))).astype(np.float32)
     g = r.standard_normal(x.shape).astype(np.float32)
     allowed = np.tril(np.ones((6, 6), bool))
-    ours = mg.tensor(x, requires_grad=True)
-    y = ops.MaskedSoftmaxDropout.apply(ours, allowed=allowed, p=0.25, seed=8)
-    y.backward(mg.tensor(g))
     mask = torch.from_numpy(kernels.dropout_mask(x.shape, 0.25, 8, np.float32))
-    tx = torch.from_numpy(x).requires_grad_()
-    ty = torch.softmax(tx.masked_fill(~torch.from_numpy(allowed), float("-inf")), -1) * mask
-    ty.backward(torch.from_numpy(g))
-    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(ours.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+    same_as_torch(
+        torch, lambda a: ops.MaskedSoftmaxDropout.apply(a, allowed=allowed, p=0.25, seed=8),
+        lambda a: torch.softmax(a.masked_fill(~torch.from_numpy(allowed), float("-inf")), -1) * mask,
+        [x], g, (1e-5, 1e-6))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -199,7 +199,7 @@ def test_a_write_through_a_view_changes_the_graph_of_its_base(view, write):
                                                       WRITES[write]))[0] == "ok"
 
 
-def test_the_issue_example():
+def test_a_view_taken_before_its_base_is_written_in_place_sees_the_write():
     def program(L):
         x = L.tensor([1.0, 1.0, 1.0], requires_grad=True)
         a = x * 1

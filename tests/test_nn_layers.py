@@ -819,7 +819,11 @@ def _from_torch(ours, theirs):
     return ours
 
 
-def _compare_grads(ours, theirs, rtol=1e-4, atol=1e-5):
+def _backward_both(torch, ours, theirs, yo, yt, g, rtol=1e-4, atol=1e-5):
+    """Backpropagate the array `g` from our output `yo` and PyTorch's `yt`: every parameter of
+    `ours` gets the gradient its namesake in `theirs` gets."""
+    yo.backward(t32(g))
+    yt.backward(torch.tensor(g))
     tp = dict(theirs.named_parameters())
     for name, p in ours.named_parameters():
         np.testing.assert_allclose(p.grad.numpy(), tp[name].grad.numpy(), rtol=rtol, atol=atol,
@@ -835,9 +839,7 @@ def test_linear_matches_torch(torch):
     yo, yt = ours(xo), theirs(xt)
     np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-6)
     g = np.cos(x[..., :4])
-    yo.backward(t32(g))
-    yt.backward(torch.tensor(g))
-    _compare_grads(ours, theirs)
+    _backward_both(torch, ours, theirs, yo, yt, g)
     np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
     # and our weights load into torch
     theirs2 = torch.nn.Linear(5, 4, bias=False)
@@ -860,9 +862,7 @@ def test_layernorm_matches_torch(torch, shape):
     yo, yt = ours(xo), theirs(xt)
     np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-5)
     g = np.sin(x)
-    yo.backward(t32(g))
-    yt.backward(torch.tensor(g))
-    _compare_grads(ours, theirs)
+    _backward_both(torch, ours, theirs, yo, yt, g)
     np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
@@ -883,9 +883,7 @@ def test_batchnorm_matches_torch(torch, shape):
         g = np.cos(x)
         ours.zero_grad()
         theirs.zero_grad()
-        yo.backward(t32(g))
-        yt.backward(torch.tensor(g))
-        _compare_grads(ours, theirs)
+        _backward_both(torch, ours, theirs, yo, yt, g)
         np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
     for k, v in theirs.state_dict().items():
         np.testing.assert_allclose(ours.state_dict()[k].numpy(), v.numpy(), rtol=1e-5, err_msg=k)
@@ -904,9 +902,7 @@ def test_embedding_matches_torch(torch):
     yo, yt = ours(mg.tensor(ids)), theirs(torch.tensor(ids))
     np.testing.assert_allclose(yo.numpy(), yt.detach().numpy())
     g = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
-    yo.backward(t32(g))
-    yt.backward(torch.tensor(g))
-    _compare_grads(ours, theirs, rtol=1e-6, atol=1e-7)
+    _backward_both(torch, ours, theirs, yo, yt, g, rtol=1e-6, atol=1e-7)
 
 
 def test_multihead_attention_state_dict_matches_torch(torch):
@@ -923,9 +919,7 @@ def test_multihead_attention_state_dict_matches_torch(torch):
         np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(wo.numpy(), wt.detach().numpy(), rtol=1e-4, atol=1e-6)
         g = np.cos(q)
-        yo.backward(t32(g))
-        yt.backward(torch.tensor(g))
-        _compare_grads(ours, theirs)
+        _backward_both(torch, ours, theirs, yo, yt, g)
         np.testing.assert_allclose(qo.grad.numpy(), qt.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 

@@ -84,7 +84,7 @@ def test_result_type_and_promote_types_like_torch(torch):
             assert str(mg.result_type(ma, scalar)) == str(torch.result_type(ta, scalar))[6:]
 
 
-def test_promotion_examples_of_the_issue():
+def test_promotion_examples():
     x = mg.tensor([1.0, 2.0])
     n = mg.tensor([2, 4])
     assert (x / n).dtype == np.float32            # NumPy would say float64
@@ -123,8 +123,8 @@ def test_where_cat_stack_promote_like_torch(torch):
 
 
 def test_mixed_dtype_backward_like_torch(torch):
-    # the issue's crash: float32 / int64 gave float64, and backward failed far away in
-    # log_softmax's kernel
+    # float32 / int64 must stay float32: a float64 result reached log_softmax's float32 kernel
+    # in the backward, which failed there, far from the division
     a = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], np.float32)
     n = np.array([2, 4, 8])
     w = np.array([[0.1], [-0.2], [0.3]])

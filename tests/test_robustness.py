@@ -42,10 +42,7 @@ from minigrad.translate.inference import translate
 from minigrad.translate.model import load_trained
 from minigrad.translate.train import Trainer
 from minigrad.translate.tsv import TsvError, read_tsv
-
-
-def raises(exc, text):
-    return pytest.raises(exc, match=re.escape(text))
+from helpers import raises
 
 
 # --- numbers --------------------------------------------------------------------------------

@@ -50,19 +50,23 @@ def run_backward(tensor, grad, retain_graph=False):
             check_finite(node, in_grads)
         if not retain_graph:
             node.saved = None
-        # graph_engine.execute hands gradients on the same way; the loop stays inline here
-        # because a function call per node costs about 10% of a backward through small ops
         for child, ig in zip(node.next_nodes, in_grads):
             if child is not None and ig is not None:
                 if ig.shape != child.out_shape or ig.dtype is not child.out_dtype:
                     ig = _fit(node, child, ig)
-                prev = grads.get(child)
-                if prev is None:
-                    grads[child] = ig
-                    heappush(queue, (-child.sequence_nr, child))
-                else:
-                    grads[child] = prev + ig
+                hand_on(grads, queue, child, ig)
         in_grads = ig = None  # the loop's only references: see adoption.adoptable
+
+
+def hand_on(grads, queue, node, g):
+    """Add `g` to the gradient `node` collects in `grads`; its first one puts the node in
+    `queue`, where it waits until every node created after it has run."""
+    prev = grads.get(node)
+    if prev is None:
+        grads[node] = g
+        heappush(queue, (-node.sequence_nr, node))
+    else:
+        grads[node] = prev + g
 
 
 def _raise_freed(node):

@@ -16,14 +16,14 @@ more choices:
 from __future__ import annotations
 
 import contextlib
-from heapq import heappop, heappush
+from heapq import heappop
 
 import numpy as np
 
 from ..grad_mode import _state, enable_grad
 from ..graph_rules import RULES  # filled by the rule modules, which `minigrad` imports
 from .anomaly_mode import check_finite
-from .engine import _broadcast_axes, _fit, _raise_freed
+from .engine import _broadcast_axes, _fit, _raise_freed, hand_on
 from .function import AccumulateGrad
 from .hooks import run_pre_hooks
 from .versions import check_versions
@@ -38,11 +38,7 @@ def execute(roots, retain_graph=False, create_graph=False, capture=None):
     """
     grads, queue = {}, []
     for node, g in roots:
-        if node in grads:
-            grads[node] = grads[node] + g
-        else:
-            grads[node] = g
-            heappush(queue, (-node.sequence_nr, node))
+        hand_on(grads, queue, node, g)
     needed = None if capture is None else _leading_to(grads, capture)
     anomaly = _state.anomaly
     with enable_grad() if create_graph else contextlib.nullcontext():
@@ -75,12 +71,7 @@ def execute(roots, retain_graph=False, create_graph=False, capture=None):
                     continue
                 if ig.shape != child.out_shape or ig.dtype != child.out_dtype:
                     ig = _fit_tensor(node, child, ig) if create_graph else _fit(node, child, ig)
-                prev = grads.get(child)
-                if prev is None:
-                    grads[child] = ig
-                    heappush(queue, (-child.sequence_nr, child))
-                else:
-                    grads[child] = prev + ig
+                hand_on(grads, queue, child, ig)
 
 
 def _leading_to(roots, targets):

@@ -19,20 +19,28 @@ def _kernel(a):
     return isinstance(a, np.ndarray) and a.dtype in FLOATS
 
 
-class Add(Function):
+class _Binary(Function):
+    """`fn(a, b)` elementwise, as Pointwise is for one operand. Where each side's gradient
+    needs the operands' values, `keeps_operands` saves both."""
+    keeps_operands = False
+
     @staticmethod
     def forward(ctx, a, b):
-        return np.add(a, b)
+        if ctx.keeps_operands:
+            ctx.save_for_backward(a, b)
+        return ctx.fn(a, b)
+
+
+class Add(_Binary):
+    fn = np.add
 
     @staticmethod
     def backward(ctx, g):
         return g, g
 
 
-class Sub(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        return np.subtract(a, b)
+class Sub(_Binary):
+    fn = np.subtract
 
     @staticmethod
     def backward(ctx, g):
@@ -55,11 +63,8 @@ class Mul(Function):
         return (None if b is None else g * b), (None if a is None else g * a)
 
 
-class Div(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return np.divide(a, b)
+class Div(_Binary):
+    fn, keeps_operands = np.divide, True
 
     @staticmethod
     def backward(ctx, g):
@@ -88,14 +93,10 @@ class Pow(Function):
         return ga, gb
 
 
-class _Extremum(Function):
+class _Extremum(_Binary):
     """The larger (or smaller) of a and b: `fn` picks, `wins` is where a's value is the one
     taken. Ties split the gradient evenly, as PyTorch does."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return ctx.fn(a, b)
+    keeps_operands = True
 
     @staticmethod
     def backward(ctx, g):

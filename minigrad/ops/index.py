@@ -62,20 +62,29 @@ class GetItem(Function):
 
     @staticmethod
     def backward(ctx, g):
-        grad = np.zeros(ctx.shape, dtype=g.dtype)
-        if _is_basic(ctx.index):
-            grad[ctx.index] = g
-        else:
-            np.add.at(grad, ctx.index, g)
-        return grad
+        return _scatter_add(ctx.shape, ctx.index, g)
 
 
-def _int_index(index, op):
-    """`index` as an integer array; floats would be truncated silently, so they are refused."""
+def _scatter_add(shape, positions, g):
+    """The gradient of a read of `positions` (any NumPy index) from an array of `shape`: `g`
+    added into zeros at the positions read. An index that cannot repeat an element (ints,
+    slices) is a plain assignment, which is faster than `np.add.at`."""
+    grad = np.zeros(shape, dtype=g.dtype)
+    if _is_basic(positions):
+        grad[positions] = g
+    else:
+        np.add.at(grad, positions, g)
+    return grad
+
+
+def _dim_and_index(a, dim, index, op):
+    """`dim` as a non-negative dim of `a`, and `index` as an integer array; floats would be
+    truncated silently, so they are refused."""
+    d = normalize_dim(dim, a.ndim, op)
     index = np.asarray(index)
     if index.dtype == np.bool_ or not np.issubdtype(index.dtype, np.integer):
         raise TypeError(f"{op}: index must hold integers, got dtype {index.dtype}")
-    return index
+    return d, index
 
 
 def _check_range(index, size, message):
@@ -99,8 +108,7 @@ class Gather(Function):
 
     @staticmethod
     def forward(ctx, a, dim=0, index=None):
-        d = normalize_dim(dim, a.ndim, "gather")
-        index = _int_index(index, "gather")
+        d, index = _dim_and_index(a, dim, index, "gather")
         if index.ndim != a.ndim:
             raise ValueError(f"gather: index has {index.ndim} dims but the input of shape "
                              f"{a.shape} has {a.ndim}")
@@ -115,9 +123,7 @@ class Gather(Function):
 
     @staticmethod
     def backward(ctx, g):
-        grad = np.zeros(ctx.shape, dtype=g.dtype)
-        np.add.at(grad, _along(ctx.index, ctx.dim, len(ctx.shape)), g)
-        return grad
+        return _scatter_add(ctx.shape, _along(ctx.index, ctx.dim, len(ctx.shape)), g)
 
 
 class IndexSelect(Function):
@@ -127,8 +133,7 @@ class IndexSelect(Function):
 
     @staticmethod
     def forward(ctx, a, dim=0, index=None):
-        d = normalize_dim(dim, a.ndim, "index_select")
-        index = _int_index(index, "index_select")
+        d, index = _dim_and_index(a, dim, index, "index_select")
         if index.ndim > 1:
             raise ValueError(f"index_select: index must be 1-D, got shape {index.shape}")
         _check_range(index, a.shape[d], f"index_select: index {{}} is out of range for dim {d} "
@@ -138,9 +143,7 @@ class IndexSelect(Function):
 
     @staticmethod
     def backward(ctx, g):
-        grad = np.zeros(ctx.shape, dtype=g.dtype)
-        np.add.at(grad, (slice(None),) * ctx.dim + (ctx.index,), g)
-        return grad
+        return _scatter_add(ctx.shape, (slice(None),) * ctx.dim + (ctx.index,), g)
 
 
 class Embedding(Function):

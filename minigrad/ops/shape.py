@@ -50,8 +50,7 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, a, shape=None):
-        shape = tuple(a.shape[i - len(shape) + a.ndim] if s == -1 else s
-                      for i, s in enumerate(shape))
+        shape = _expanded_shape(a.shape, tuple(shape))
         try:
             return np.broadcast_to(a, shape)
         except ValueError:
@@ -60,6 +59,19 @@ class Expand(Function):
     @staticmethod
     def backward(ctx, g):
         return g
+
+
+def _expanded_shape(shape, sizes):
+    """`sizes` with each -1 replaced by the size it keeps from `shape`. New dims come first
+    (broadcasting's rule), and a new dim has no size to keep, so -1 there is an error."""
+    lead = len(sizes) - len(shape)
+    if lead < 0:
+        raise ValueError(f"expand: {len(sizes)} sizes {sizes} given for a tensor of shape "
+                         f"{shape}; give at least one per dim")
+    if -1 in sizes[:lead]:
+        raise ValueError(f"expand: size -1 is not allowed for a new leading dim (expanding "
+                         f"shape {shape} to {sizes})")
+    return sizes[:lead] + tuple(n if s == -1 else s for n, s in zip(shape, sizes[lead:]))
 
 
 class Cat(Function):
