@@ -27,7 +27,6 @@
 # 2. batch norm behaves differently in training and in evaluation, layer norm does not.
 
 # %%
-
 from _common import SMALL, savefig
 
 import matplotlib.pyplot as plt

@@ -26,7 +26,6 @@
 # including where its round numbers come from.
 
 # %%
-
 from _common import SMALL, savefig
 
 import matplotlib.pyplot as plt
