@@ -13,10 +13,10 @@
 # want to know how minigrad's two hot operations are made fast, or skip it.*
 #
 # The engine tutorials (1 to 5) met every operation as a forward and a backward rule on NumPy
-# arrays, and most of them are one line of NumPy. Two are worth opening, because a Transformer spends most of
-# its time in them: **matrix products** (every projection, the feed-forward network, the
-# attention scores, the output layer) and **softmax** (every attention row and the final
-# distribution over the vocabulary). Training also draws a large number of **dropout** masks.
+# arrays, and most of them are one line of NumPy. Two are worth opening, because a Transformer
+# spends most of its time in them: **matrix products** (every projection, the feed-forward
+# network, the attention scores, the output layer) and **softmax** (every attention row and the
+# final distribution over the vocabulary). Training also draws a large number of **dropout** masks.
 #
 # `minigrad.kernels` has two interchangeable implementations of these operations:
 #
