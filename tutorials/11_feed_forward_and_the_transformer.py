@@ -627,7 +627,7 @@ transformer_map = [
     (1, 5, "cross-attention\n(queries here, keys, values E)", T("here")),
     (0, 6, "Add & Norm", T("norm", "here")), (1, 6, "Add & Norm", T("norm", "here")),
     (0, 7, "final norm -> E", T("here")), (1, 7, "feed-forward network, Add & Norm", T("here")),
-    (1, 8, "final norm; output layer (tied to the embedding)", T("here")),
+    (1, 8, "final norm; output layer\n(tied to the embedding)", T("here")),
     (1, 9, "softmax -> loss / decoding", T("training", "translation")),
 ]
 fig, ax = plt.subplots(figsize=(10, 8.5))
