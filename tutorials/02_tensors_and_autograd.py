@@ -17,7 +17,7 @@
 # 2. with minigrad's reverse-mode autograd, `loss.backward()`;
 # 3. numerically, by nudging each input a little and watching the loss move (finite differences).
 #
-# When all three agree we can stop worrying about gradients for the rest of the series.
+# When all three agree, we can trust the gradients that autograd computes for us.
 # At the end we draw the graph that autograd recorded.
 
 # %%
