@@ -196,6 +196,12 @@ def browser(site):
         yield driver
 
 
+def straight_quotes(text: str) -> str:
+    """`text` with Sphinx's typographic quotes turned back into the straight ones of the source."""
+    return text.translate(str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"',
+                                         "\u201d": '"'}))
+
+
 def _open(driver, page: Path):
     """Load `page`, wait for MathJax to typeset it, and return the console's errors."""
     driver.get(page.as_uri())
@@ -238,8 +244,11 @@ def test_tutorial_page(tutorial, site, browser):
     markdown = _markdown(tutorial)
     title = _title(markdown)
     h1 = browser.execute_script("return document.querySelector('article h1').textContent")
-    assert h1.rstrip("#¶ ").strip() == title, f"{page.name}: heading {h1!r}, want {title!r}"
-    assert browser.title.startswith(title), f"{page.name}: window title {browser.title!r}"
+    # Sphinx prints a typographic apostrophe for the source's straight one
+    assert straight_quotes(h1.rstrip("#¶ ").strip()) == title, (
+        f"{page.name}: heading {h1!r}, want {title!r}")
+    assert straight_quotes(browser.title).startswith(title), (
+        f"{page.name}: window title {browser.title!r}")
 
     figures = browser.execute_script(
         "return Array.from(document.querySelectorAll('.cell_output img'))"

@@ -399,7 +399,8 @@ assert np.allclose(ref[a], a.grad.numpy()) and np.allclose(ref[w], w.grad.numpy(
 # What does the real engine add, and why?
 #
 # - **No recursion.** The reference's depth-first search recurses once per node, and Python
-#   stops at about a thousand levels. The real engine's heap handles a chain of any length.
+#   stops at its recursion limit (`sys.getrecursionlimit()`: 1000 by default, 3000 once
+#   IPython is imported, as under Jupyter). The real engine's heap handles a chain of any length.
 # - **Freed memory.** After a node's backward has run, its saved arrays are dropped
 #   (`node.saved = None`), so activations are given back as the pass goes instead of at the end.
 #   A second backward through the same graph then fails with a clear message.
@@ -421,7 +422,8 @@ try:
     reference_backward(y_long)
     raise AssertionError("the recursive reference should hit Python's recursion limit")
 except RecursionError:
-    print(f"reference engine: RecursionError on a chain of {depth} ops")
+    print(f"reference engine: RecursionError on a chain of {depth} ops "
+          f"(recursion limit {sys.getrecursionlimit()})")
 y_long.backward()  # the real engine: no recursion
 assert x_long.grad.item() == 1.0
 

@@ -275,8 +275,8 @@ def attention_backward(Q, K, V, G):
 assert check(check_attention_backward, attention_backward)
 
 # %% [markdown]
-# Now the same head through minigrad's autograd, on the lecture's sizes scaled down (four
-# queries, six keys, $d = 8$): three gradients by hand, three by the engine.
+# Now the same head through minigrad's autograd, with four queries, six keys and $d = 8$ (three,
+# four and 4 in small mode): three gradients by hand, three by the engine.
 
 # %%
 T_q, S_k, d = (3, 4, 4) if SMALL else (4, 6, 8)
@@ -286,6 +286,7 @@ Qt, Kt, Vt = (mg.tensor(a, requires_grad=True) for a in (Qn, Kn, Vn))
 out = F.softmax(Qt @ Kt.transpose(0, 1) / math.sqrt(d), dim=-1) @ Vt
 out.backward(mg.tensor(Gn))
 mine = attention_backward(Qn, Kn, Vn, Gn)
+print(f"{T_q} queries, {S_k} keys, d = {d}")
 for name, by_hand, t in zip("QKV", mine, (Qt, Kt, Vt)):
     err = np.abs(by_hand - t.grad.numpy()).max()
     print(f"d{name}: largest difference from autograd {err:.2e}")

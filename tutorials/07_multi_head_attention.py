@@ -426,10 +426,11 @@ fig.suptitle("Two trained heads, task: output_t = x_(t-1) + x_(t+1)")
 savefig(fig, "07_diversity_heads")
 
 # %% [markdown]
-# Without the penalty both heads learn the same thing: half of each row's weight on each
-# neighbour, two nearly identical maps, and a penalty near 1. With it, at every query position
-# the two heads split the job: one puts (almost) all its weight on one neighbour, the other on
-# the other neighbour, and the penalty is near 0. Both solve the task; the penalty decides
+# Without the penalty both heads learn much the same thing: each spreads a row's weight over
+# the two neighbours, neither neighbour getting more than about 0.7, so every row is a blend
+# and the penalty stays near 1. With it, at every query position the two heads split the job:
+# one puts (almost) all its weight on one neighbour, the other on the other neighbour, and the
+# penalty is near 0. Both solve the task; the penalty decides
 # *how*. (A regulariser expresses a preference, which matters most when the data alone does not
 # settle what each head should do.)
 
@@ -440,6 +441,9 @@ for t_ in range(T_task):
     picked = {int(w_with[0, t_].argmax()), int(w_with[1, t_].argmax())}
     assert picked == {(t_ - 1) % T_task, (t_ + 1) % T_task}, (t_, picked)
 w_without = runs["without the penalty"]["weights"]
+neighbours = [(np.arange(T_task) - 1) % T_task, (np.arange(T_task) + 1) % T_task]
+on_neighbours = sum(w_without[:, np.arange(T_task), nb] for nb in neighbours)  # (heads, T)
+assert on_neighbours.min() > 0.8 and w_without.max() < 0.8 < w_with.max()
 print("largest weight of any head, without / with the penalty:",
       round(float(w_without.max()), 2), round(float(w_with.max()), 2))
 

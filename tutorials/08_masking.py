@@ -343,4 +343,12 @@ assert np.all(np.isnan(naive))
 nothing = np.zeros((1, 3), dtype=bool)  # scaled_dot_product_attention: True = allowed
 z_empty = F.scaled_dot_product_attention(q3[:1], k3, mg.tensor(np.eye(3)), attn_mask=mg.tensor(nothing))
 assert np.array_equal(z_empty.numpy(), np.zeros((1, 3)))
+# a 3-token sentence padded to 5 on each side, under the causal mask: which queries see no key?
+for side, pad_row in (("left", [True, True, False, False, False]),
+                      ("right", [False, False, False, True, True])):
+    _, w_side = mha(xb, xb, xb, attn_mask=mg.tensor(future[:S, :S]),
+                    key_padding_mask=mg.tensor(np.array([pad_row, pad_row])))
+    empty = np.nonzero(w_side.numpy()[0].sum(-1) == 0)[0].tolist()
+    print(f"padding on the {side}: queries with no key left: {empty}")
+    assert empty == ([0, 1] if side == "left" else [])
 print("all exercises check out")

@@ -27,7 +27,6 @@
 # 2. batch norm behaves differently in training and in evaluation, layer norm does not.
 
 # %%
-
 from _common import SMALL, savefig
 
 import matplotlib.pyplot as plt
@@ -235,10 +234,10 @@ assert np.allclose(fresh.running_var.numpy(), expected_var, atol=1e-5)
 fresh.eval()
 eval_out = fresh(x.permute(0, 2, 1)).permute(0, 2, 1).numpy()
 single = fresh(one_vector).numpy()
+fresh.train()
 print("eval output of the single vector:", single.round(4))
 assert single.shape == (1, D)
 assert not np.allclose(eval_out, bn_out, atol=1e-2)
-fresh.train()
 
 # %% [markdown]
 # How good are the running estimates? Feed batches drawn from a distribution whose mean is 3 and
@@ -274,10 +273,10 @@ savefig(fig, "10_running_mean")
 
 # %%
 assert list(layer_norm.named_buffers()) == []
-print("batch norm buffers:", [name for name, _ in batch_norm.named_buffers()])
 layer_norm.eval()
 assert np.allclose(layer_norm(x).numpy(), ln_out)
 layer_norm.train()
+print("batch norm buffers:", [name for name, _ in batch_norm.named_buffers()])
 
 # %% [markdown]
 # ## Summary

@@ -26,7 +26,6 @@
 # including where its round numbers come from.
 
 # %%
-
 from _common import SMALL, savefig
 
 import matplotlib.pyplot as plt
@@ -429,8 +428,8 @@ assert int(np.sum(lengths > 6)) == 44   # from 7 words on, the RNN needs more st
 #
 # Those two final layer norms are PyTorch's default, **not** part of the paper's post-norm
 # model: there every layer already ends with a LayerNorm, so the paper's count has no extra
-# norm at the top of either stack. A final norm belongs to pre-norm models (tutorial 11's other
-# variant), where the residual stream is otherwise never normalised. Below we count them and
+# norm at the top of either stack. A final norm belongs to pre-norm models (the other variant of
+# "Add & Norm" above), where the residual stream is otherwise never normalised. Below we count them and
 # then take out their $2 \times 1{,}024$ numbers to get the paper's model.
 
 # %%
@@ -566,10 +565,11 @@ assert library_model.generator.weight is library_model.tgt_embed.weight
 # (Only the positions that hold words are compared: the outputs at padded target positions are
 # never used, by the loss or by decoding.) What the factor $\sqrt{d_{model}}$ does: the library
 # initialises the tied table with entries of standard deviation $1/\sqrt{d_{model}}$, so a row
-# has length about 1; times $\sqrt{d_{model}}$ it has length about $\sqrt{d_{model}}$, the
+# has length about 1; times $\sqrt{d_{model}}$ it has length about $\sqrt{d_{model}}$,
 # comparable to a row of the sinusoid table, whose $d_{model}/2$ pairs $(\sin, \cos)$ each
 # contribute $\sin^2 + \cos^2 = 1$: length exactly $\sqrt{d_{model}/2}$. Word and position
-# arrive at a comparable size; without the factor the word vector would be a quarter of the position's size.
+# arrive at a comparable size; without the factor the word vector would be
+# $1/\sqrt{d_{model}/2}$ of the position's size, a quarter for this model's $d_{model} = 32$.
 
 # %%
 with mg.no_grad():
@@ -595,19 +595,40 @@ assert 0.5 * position_size < word_size < 2 * position_size and word_size / scale
 # %%
 from matplotlib.patches import FancyBboxPatch
 
+# the tutorial that builds each block, by file name, so that a renamed tutorial fails here
+# rather than leaving a wrong number on the map
+import os
+
+import _common
+
+built_in = {"attention": "06_self_attention", "heads": "07_multi_head_attention",
+            "masks": "08_masking", "positions": "09_positional_encoding",
+            "norm": "10_layer_norm_vs_batch_norm", "here": "11_feed_forward_and_the_transformer",
+            "training": "12_training", "translation": "13_toy_translation"}
+tutorial_dir = os.path.dirname(os.path.abspath(_common.__file__))
+assert all(os.path.isfile(os.path.join(tutorial_dir, stem + ".py")) for stem in built_in.values())
+
+
+def T(*blocks):
+    """The numbers of the tutorials that build `blocks`, e.g. T("masks", "here") -> "8, 11"."""
+    return ", ".join(str(int(built_in[b][:2])) for b in blocks)
+
+
 # (column, row, label, tutorial); column 0 the encoder, 1 the decoder, rows bottom to top
 transformer_map = [
-    (0, 0, "source ids (B, S)", "12"), (1, 0, "target ids, shifted right (B, T)", "11"),
-    (0, 1, "embedding x sqrt(d_model)", "10"), (1, 1, "embedding x sqrt(d_model)", "10"),
-    (0, 2, "+ positional encoding", "8"), (1, 2, "+ positional encoding", "8"),
-    (0, 3, "multi-head self-attention\n(+ padding mask)", "5, 6, 7"),
-    (1, 3, "masked multi-head\nself-attention", "5, 6, 7"),
-    (0, 4, "Add & Norm", "9, 10"), (1, 4, "Add & Norm", "9, 10"),
-    (0, 5, "feed-forward network", "10"), (1, 5, "cross-attention\n(queries here, keys, values E)", "10"),
-    (0, 6, "Add & Norm", "9, 10"), (1, 6, "Add & Norm", "9, 10"),
-    (0, 7, "final norm -> E", "10"), (1, 7, "feed-forward network, Add & Norm", "10"),
-    (1, 8, "final norm; output layer (tied to the embedding)", "10"),
-    (1, 9, "softmax -> loss / decoding", "11, 12"),
+    (0, 0, "source ids (B, S)", T("translation")),
+    (1, 0, "target ids, shifted right (B, T)", T("training")),
+    (0, 1, "embedding x sqrt(d_model)", T("here")), (1, 1, "embedding x sqrt(d_model)", T("here")),
+    (0, 2, "+ positional encoding", T("positions")), (1, 2, "+ positional encoding", T("positions")),
+    (0, 3, "multi-head self-attention\n(+ padding mask)", T("attention", "heads", "masks")),
+    (1, 3, "masked multi-head\nself-attention", T("attention", "heads", "masks")),
+    (0, 4, "Add & Norm", T("norm", "here")), (1, 4, "Add & Norm", T("norm", "here")),
+    (0, 5, "feed-forward network", T("here")),
+    (1, 5, "cross-attention\n(queries here, keys, values E)", T("here")),
+    (0, 6, "Add & Norm", T("norm", "here")), (1, 6, "Add & Norm", T("norm", "here")),
+    (0, 7, "final norm -> E", T("here")), (1, 7, "feed-forward network, Add & Norm", T("here")),
+    (1, 8, "final norm; output layer\n(tied to the embedding)", T("here")),
+    (1, 9, "softmax -> loss / decoding", T("training", "translation")),
 ]
 fig, ax = plt.subplots(figsize=(10, 8.5))
 for col, row, label, tut in transformer_map:

@@ -24,8 +24,6 @@
 # written out and checked against the library's `Trainer`, which tutorial 13 then uses.
 
 # %%
-
-
 import math
 
 from _common import SMALL, out_path, savefig
@@ -42,8 +40,6 @@ from minigrad.translate.tokenizers import WordTokenizer
 from minigrad.translate.train import TrainConfig, Trainer
 from minigrad.nn import functional as F
 from minigrad.optim.lr_scheduler import WarmupScheduler, noam_lr
-
-mg.manual_seed(0)
 
 # %% [markdown]
 # ## Teacher forcing
@@ -65,6 +61,7 @@ mg.manual_seed(0)
 # an invented verb-final target language).
 
 # %%
+mg.manual_seed(0)
 corpus = generate_corpus(300, 10, 10, seed=0)
 src_tok = WordTokenizer.fit([s for s, _ in corpus.train])
 tgt_tok = WordTokenizer.fit([t for _, t in corpus.train])

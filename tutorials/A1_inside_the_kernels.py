@@ -12,11 +12,11 @@
 # *This appendix is not part of either lecture and nothing later depends on it: read it if you
 # want to know how minigrad's two hot operations are made fast, or skip it.*
 #
-# Tutorial 2 treated every operation as a black box with a forward and a backward rule. Most
-# of them are one line of NumPy. Two are worth opening, because a Transformer spends most of
-# its time in them: **matrix products** (every projection, the feed-forward network, the
-# attention scores, the output layer) and **softmax** (every attention row and the final
-# distribution over the vocabulary). Training also draws a large number of **dropout** masks.
+# The engine tutorials (1 to 5) met every operation as a forward and a backward rule on NumPy
+# arrays, and most of them are one line of NumPy. Two are worth opening, because a Transformer
+# spends most of its time in them: **matrix products** (every projection, the feed-forward
+# network, the attention scores, the output layer) and **softmax** (every attention row and the
+# final distribution over the vocabulary). Training also draws a large number of **dropout** masks.
 #
 # `minigrad.kernels` has two interchangeable implementations of these operations:
 #
@@ -187,7 +187,7 @@ assert lanes == 16 and MR * NR / (MR + NR) > 1  # a naive loop does 1 per 2 load
 # Two more tricks complete it: *packing* copies $B$ into column panels so that the tile reads
 # memory sequentially whatever the original layout, and *blocking* along $k$ keeps the piece of
 # $B$ being reused small enough to stay in the fastest cache. These are the ideas behind every
-# fast BLAS library; the docstring of `matmul.py` walks through them.
+# fast BLAS library; the docstring of `tiled_matmul.py` walks through them.
 #
 # ### Timings
 #
@@ -393,10 +393,12 @@ assert not np.array_equal(m, kernels.dropout_mask(shape, p, seed + 1))
 # far more than either operation. A training step switches hundreds of times if matmuls go to
 # NumPy and softmax to Numba.
 #
-# That is why the `"numba"` backend does *every* matmul in Numba too, even though NumPy's is
-# excellent on its own: with a single pool there is nothing to fight over. The same reasoning
-# explains a practical rule for benchmarks: compare minigrad and PyTorch in separate processes,
-# never in one.
+# That is why the `"numba"` backend never lets OpenBLAS start a pool of its own. Its products do
+# go to OpenBLAS, but to the single-threaded routine, one block of the product per call, from
+# inside Numba's threads, with OpenBLAS's thread count set to 1 while they run
+# (`minigrad/kernels/blas.py`): one pool does all the work, so there is nothing to fight over.
+# The same reasoning explains a practical rule for benchmarks: compare minigrad and PyTorch in
+# separate processes, never in one.
 
 # %% [markdown]
 # ## Exercise: a softmax that does not overflow
