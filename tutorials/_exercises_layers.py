@@ -39,7 +39,7 @@ _ATTENTION_MISTAKES = [
 def check_attention(fn):
     """fn(Q, K, V) -> softmax(Q K^T / sqrt(d_k)) V for arrays (T, d_k), (S, d_k), (S, d_v)."""
     _, st = hypothesis_modules()
-    d = st.integers(1, 3)
+    d = st.integers(1, 2)  # the typical case below has d_k 8
 
     @st.composite
     def cases(draw):
