@@ -125,6 +125,18 @@ def _wrong_answers():
                 todo.extend(n.parents)
         return out
 
+    def topo_breadth_first_reversed(root):
+        """Breadth-first from root, reversed: a node may come before a parent it shares."""
+        order, seen, todo = [], {root}, [root]
+        while todo:
+            n = todo.pop(0)
+            order.append(n)
+            for p in n.parents:
+                if p not in seen:
+                    seen.add(p)
+                    todo.append(p)
+        return order[::-1]
+
     def ln_backward_constant_stats(x, g, eps):
         return g / np.sqrt(x.var(-1, keepdims=True) + eps)
 
@@ -277,7 +289,8 @@ def _wrong_answers():
         "check_topological_order": [
             (topo_without_seen, "listed 2 times", "b <- (a a) (root b)"),
             (topo_reversed, "order is reversed", "a (leaf), b <- (a) (root b)"),
-            (lambda root: [*root.parents, root], "listed 2 times", "b <- (a a) (root b)")],
+            (lambda root: [*root.parents, root], "listed 2 times", "b <- (a a) (root b)"),
+            (topo_breadth_first_reversed, "comes before its parent", None)],
         "check_neuron_gradients": [
             (no_tanh_factor, "1 - tanh(z)^2 is missing", None),
             (lambda x, w, b, y: tuple(-g for g in _exercise_neuron(x, w, b, y)),

@@ -49,10 +49,6 @@ def as_array(value, who):
         raise Wrong(f"{who} should return an array or a tensor, got {type(value).__name__}") from e
 
 
-def array(value, who):
-    return as_array(value, who)[0]
-
-
 def expect_shape(out, expected, who):
     expect(out.shape == tuple(expected), f"{who} should return shape {tuple(expected)}, "
                                          f"got {out.shape}")

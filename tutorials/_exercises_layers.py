@@ -19,11 +19,6 @@ def _softmax(s, axis=-1):
     return e / e.sum(axis, keepdims=True)
 
 
-def _verdict_of(kind, who, low, library_float32=False):
-    """None or the float32 remark for a result that `compare` found right; raise nothing."""
-    return None if library_float32 else float32_note(who, kind, low)
-
-
 # -- 06: one head of attention -----------------------------------------------------------------
 
 _ATTENTION_MISTAKES = [
@@ -54,7 +49,7 @@ def check_attention(fn):
         want = _softmax(Q @ K.T / math.sqrt(Q.shape[-1])) @ V
         kind = compare(out, want)
         if kind in ("exact", "float32"):
-            return _verdict_of(kind, "attention", low)
+            return float32_note("attention", kind, low)
 
         def diagnose():
             rng = np.random.default_rng(0)
@@ -167,7 +162,7 @@ def check_sinusoid_table(fn):
         want = sinusoidal_table(n, d, dtype=np.float64)
         kind = compare(P, want)
         if kind in ("exact", "float32"):
-            return _verdict_of(kind, "sinusoid_table", low)
+            return float32_note("sinusoid_table", kind, low)
 
         def diagnose():
             runs = [((n, d), P), ((10, 16), as_array(fn(10, 16), "sinusoid_table")[0])]
@@ -217,7 +212,7 @@ def check_layer_norm(fn):
         want = _stats_norm(x, -1)
         kind = compare(out, want)
         if kind in ("exact", "float32"):
-            return _verdict_of(kind, "layer_norm", low)
+            return float32_note("layer_norm", kind, low)
 
         def diagnose():
             with np.errstate(all="ignore"):
