@@ -5,6 +5,7 @@ unsolved exercise never fails another.
 
 Solutions are the code cells tagged "solution" in each tutorial (hidden in Jupyter); each one
 defines the function and asserts `check(checker, function)` itself, so running it is the test.
+The fast suite tries two typical mistakes per checker (about 15 s); `-m slow` tries the others.
 """
 from __future__ import annotations
 
@@ -442,7 +443,10 @@ def _exercise_neuron(x, w, b, y):
     return d * x, d, d * w
 
 
-WRONG = [(name, i) for name, answers in _wrong_answers().items() for i in range(len(answers))]
+# the first two mistakes of each checker run in the fast suite, the others with -m slow (each
+# search and shrink takes a few tenths of a second)
+WRONG = [pytest.param(name, i, id=f"{name}-{i}", marks=[pytest.mark.slow] if i >= 2 else [])
+         for name, answers in _wrong_answers().items() for i in range(len(answers))]
 
 
 def test_every_checker_has_several_wrong_answers():
@@ -452,7 +456,7 @@ def test_every_checker_has_several_wrong_answers():
     assert not few, f"checkers tested with fewer than three typical mistakes: {few}"
 
 
-@pytest.mark.parametrize("name, which", WRONG, ids=[f"{n}-{i}" for n, i in WRONG])
+@pytest.mark.parametrize("name, which", WRONG)
 def test_checker_names_the_mistake_on_the_smallest_input(name, which, capsys):
     wrong, diagnosis, smallest = _wrong_answers()[name][which]
     assert _exercises.check(_exercises.CHECKERS[name], wrong) is False
