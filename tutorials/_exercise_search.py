@@ -90,8 +90,8 @@ def float32_note(who, diff_kind, low_precision):
     if diff_kind != "float32":
         return None
     how = "your result is float32" if low_precision else "part of it is computed in float32"
-    return (f"{who} agrees to float32 rounding ({how}); float64 inputs would give agreement to "
-            f"about 15 digits, but the rule is right")
+    return (f"{who} agrees to float32 rounding ({how}): the rule is right; computed in float64 "
+            f"it would agree to about 15 digits")
 
 
 def _key(case):
