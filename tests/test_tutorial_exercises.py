@@ -548,3 +548,36 @@ def test_a_missing_hypothesis_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "hypothesis", None)
     with pytest.raises(ImportError, match="pip install hypothesis"):
         _exercises.check(_exercises.check_noam, lambda step, d_model, warmup: 0.0)
+
+
+def test_the_solutions_of_the_backward_rules_pass_gradcheck():
+    """The rule checkers judge an answer against an exact gradient to float64 rounding; the
+    tutorial's solutions, which they accept, are right by central differences too."""
+    import _exercises_rules as rules
+    import minigrad as mg
+    from minigrad.autograd import gradcheck
+
+    ns = _namespace()
+    for source in solution_cells(TUTORIALS / "04_backward_rules.py"):
+        exec(compile(source, "04_backward_rules.py:solution", "exec"), ns)
+    eps, target = 1e-5, np.array([2, 0, 1])
+    ce_forward = (lambda z: -(np.log(rules._softmax_rows(z))[np.arange(3), target] * 0.9
+                              + np.log(rules._softmax_rows(z)).sum(-1) * 0.1 / 4).mean())
+    cases = [
+        (lambda A, B: A @ B, ns["matmul_backward"], [(3, 2), (2, 4)]),
+        (rules._softmax_rows, lambda x, g: ns["softmax_backward"](rules._softmax_rows(x), g),
+         [(2, 3, 4)]),
+        (lambda x: rules._normalise(x, eps), lambda x, g: ns["layer_norm_backward"](x, g, eps),
+         [(3, 5)]),
+        (lambda z: np.asarray(ce_forward(z)),
+         lambda z, g: ns["cross_entropy_backward"](z, target, 0.1) * g, [(3, 4)]),
+        (lambda Q, K, V: rules._head(Q, K, V)[1], ns["attention_backward"],
+         [(3, 2), (4, 2), (4, 3)]),
+    ]
+    rng = np.random.default_rng(0)
+    for forward, backward, shapes in cases:
+        rule = rules._learner_function(forward, lambda *a, b=backward: (
+            b(*a) if isinstance(b(*a), tuple) else (b(*a),)))
+        inputs = [mg.tensor(rng.standard_normal(s), dtype=mg.float64, requires_grad=True)
+                  for s in shapes]
+        assert gradcheck(rule.apply, inputs)
