@@ -67,10 +67,11 @@ def library_digest(root: Path) -> str:
 
 
 def cache_key(tutorial: Path, mode: Mode, lib_digest: str) -> str:
-    """The key of a tutorial's executed notebook: its text, `_common.py`, the library, the mode
-    and this file (which post-processes the outputs)."""
+    """The key of a tutorial's executed notebook: its text, `_common.py`, the exercise
+    checkers, the library, the mode and this file (which post-processes the outputs)."""
     h = hashlib.sha256()
-    for path in (tutorial, tutorial.parent / "_common.py", Path(__file__)):
+    checkers = sorted(tutorial.parent.glob("_exercises*.py"))
+    for path in (tutorial, tutorial.parent / "_common.py", *checkers, Path(__file__)):
         if path.exists():
             h.update(path.read_bytes())
     h.update(lib_digest.encode())

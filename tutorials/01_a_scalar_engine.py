@@ -396,9 +396,10 @@ assert n_scalar > 300 and n_minigrad < 30
 #
 # Write `topological_order(root)` yourself: return every node `root` depends on (following
 # `.parents`), each exactly once, each after all of its parents, `root` last. The checker tries
-# it on random graphs, smallest first, and names the mistake it sees (a node listed twice, a
-# node before its parents, a missing node). It works on its own small node class, so it only
-# needs your function.
+# it on random graphs; when one fails, it shrinks the graph to the smallest that still shows
+# the mistake, and names it (a node listed twice, a node before its parents, a missing node).
+# It works on its own small node class, so it only needs your function. `check` also returns
+# True or False, for the solution cells to assert; the semicolon keeps Jupyter from echoing it.
 
 # %%
 from _exercises import check, check_topological_order
@@ -409,7 +410,7 @@ def my_topological_order(root):
     raise NotImplementedError
 
 
-check(check_topological_order, my_topological_order)
+check(check_topological_order, my_topological_order);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution: depth-first search, appending a node once all its parents are in the list. An

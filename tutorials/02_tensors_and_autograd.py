@@ -388,7 +388,7 @@ def neuron_gradients(x, w, b, y):
     raise NotImplementedError
 
 
-check(check_neuron_gradients, neuron_gradients)
+check(check_neuron_gradients, neuron_gradients);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

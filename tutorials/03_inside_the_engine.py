@@ -442,8 +442,8 @@ except RuntimeError as err:
 #
 # Write `unbroadcast(g, shape)`: given the gradient `g` of a broadcast result, return the
 # gradient of the input of shape `shape` (sum over the axes broadcasting added in front, and
-# over the axes where the input had size 1). The checker tries random shapes, smallest first,
-# and says what it finds wrong.
+# over the axes where the input had size 1). The checker tries random shapes, shrinks a failure
+# to the smallest shape that shows it, and says what it finds wrong.
 
 # %%
 from _exercises import check, check_unbroadcast
@@ -454,7 +454,7 @@ def unbroadcast(g, shape):
     raise NotImplementedError
 
 
-check(check_unbroadcast, unbroadcast)
+check(check_unbroadcast, unbroadcast);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

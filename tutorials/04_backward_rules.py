@@ -59,7 +59,7 @@ def matmul_backward(A, B, G):
     raise NotImplementedError
 
 
-check(check_matmul_backward, matmul_backward)
+check(check_matmul_backward, matmul_backward);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution
@@ -129,7 +129,7 @@ def softmax_backward(y, g):
     raise NotImplementedError
 
 
-check(check_softmax_backward, softmax_backward)
+check(check_softmax_backward, softmax_backward);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution
@@ -162,7 +162,7 @@ def layer_norm_backward(x, g, eps):
     raise NotImplementedError
 
 
-check(check_layer_norm_backward, layer_norm_backward)
+check(check_layer_norm_backward, layer_norm_backward);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution
@@ -204,7 +204,7 @@ def cross_entropy_backward(logits, target, eps):
     raise NotImplementedError
 
 
-check(check_cross_entropy_backward, cross_entropy_backward)
+check(check_cross_entropy_backward, cross_entropy_backward);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution
@@ -256,7 +256,7 @@ def attention_backward(Q, K, V, G):
     raise NotImplementedError
 
 
-check(check_attention_backward, attention_backward)
+check(check_attention_backward, attention_backward);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

@@ -663,7 +663,7 @@ def hvp(f, x, v):
     raise NotImplementedError
 
 
-check(check_hvp, hvp)
+check(check_hvp, hvp);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

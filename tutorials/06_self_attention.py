@@ -481,7 +481,7 @@ def attention(Q, K, V):
     raise NotImplementedError
 
 
-check(check_attention, attention)
+check(check_attention, attention);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

@@ -467,7 +467,7 @@ def split_heads(x, n_heads):
     raise NotImplementedError
 
 
-check(check_split_heads, split_heads)
+check(check_split_heads, split_heads);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

@@ -261,7 +261,7 @@ def causal_mask(T):
     raise NotImplementedError
 
 
-check(check_causal_mask, causal_mask)
+check(check_causal_mask, causal_mask);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

@@ -396,7 +396,7 @@ def sinusoid_table(max_len, d_model):
     raise NotImplementedError
 
 
-check(check_sinusoid_table, sinusoid_table)
+check(check_sinusoid_table, sinusoid_table);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

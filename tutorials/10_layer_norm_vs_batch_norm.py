@@ -311,7 +311,7 @@ def layer_norm(x, eps=1e-5):
     raise NotImplementedError
 
 
-check(check_layer_norm, layer_norm)
+check(check_layer_norm, layer_norm);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

@@ -738,7 +738,7 @@ def add_and_norm(x, sublayer, norm, norm_first=False):
     raise NotImplementedError
 
 
-check(check_add_and_norm, add_and_norm)
+check(check_add_and_norm, add_and_norm);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution
@@ -781,7 +781,7 @@ class EncoderLayer(nn.Module):
         raise NotImplementedError
 
 
-check(check_encoder_layer, EncoderLayer)
+check(check_encoder_layer, EncoderLayer);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

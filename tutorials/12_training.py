@@ -440,7 +440,7 @@ def noam(step, d_model, warmup):
     raise NotImplementedError
 
 
-check(check_noam, noam)
+check(check_noam, noam);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

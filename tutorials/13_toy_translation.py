@@ -789,7 +789,7 @@ def merge(symbols, pair):
     raise NotImplementedError
 
 
-check(check_merge_pair, merge)
+check(check_merge_pair, merge);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution
@@ -829,7 +829,7 @@ def greedy(model, src_ids, max_len, bos_id=1, eos_id=2):
     raise NotImplementedError
 
 
-check(check_greedy_decode, greedy)
+check(check_greedy_decode, greedy);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

@@ -672,7 +672,7 @@ def neighbour_softmax(scores, adjacency):
     raise NotImplementedError
 
 
-check(check_neighbour_softmax, neighbour_softmax)
+check(check_neighbour_softmax, neighbour_softmax);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution

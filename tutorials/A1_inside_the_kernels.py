@@ -420,7 +420,7 @@ def softmax(x):
     raise NotImplementedError
 
 
-check(check_stable_softmax, softmax)
+check(check_stable_softmax, softmax);
 
 # %% tags=["solution"] jupyter={"source_hidden": true}
 # Solution
