@@ -223,6 +223,17 @@ def log_softmax_backward_2d_serial(y, g, dx):
 # dropout (out is then y itself).
 # The element loops below run over a block's rows as one flat slice (indexed from 0, see
 # _softmax_block), so that they vectorise however short the rows are.
+# A loop, not `dx[lo:hi] = g[lo:hi]`: a slice assignment checks the shapes at run time, and
+# its error message alone (string formatting, compiled for the kernel) took seconds to compile.
+@njit(cache=True)
+def _copy_rows(x, y, lo, hi):
+    """y[lo:hi] = x[lo:hi] for C-contiguous (rows, n) arrays."""
+    n = x.shape[1]
+    xb, yb = x.reshape(-1)[lo * n:hi * n], y.reshape(-1)[lo * n:hi * n]
+    for k in range(len(yb)):
+        yb[k] = xb[k]
+
+
 @njit(cache=True)
 def _mask_rows(x, allowed, masked, y, lo, hi):
     """y = x where allowed, -inf elsewhere, rows lo..hi-1."""
@@ -233,8 +244,7 @@ def _mask_rows(x, allowed, masked, y, lo, hi):
         for k in range(len(yb)):
             yb[k] = xb[k] if ab[k] else -np.inf
     else:
-        for k in range(len(yb)):
-            yb[k] = xb[k]
+        _copy_rows(x, y, lo, hi)
 
 
 @njit(cache=True, fastmath=FASTMATH)
@@ -299,7 +309,7 @@ def _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale,
     if drop:
         _dropout_rows(g, dx, key, threshold, scale, lo, hi)
     else:
-        dx[lo:hi] = g[lo:hi]
+        _copy_rows(g, dx, lo, hi)
     _softmax_backward_rows(y, dx, lo, hi)
     _zero_masked_rows(allowed, masked, dx, lo, hi)
 
