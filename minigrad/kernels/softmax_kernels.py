@@ -271,22 +271,6 @@ def _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, ou
         _dropout_rows(y, out, key, threshold, scale, lo, hi)
 
 
-@njit(parallel=True, cache=True)
-def masked_softmax_dropout_2d(x, allowed, masked, key, threshold, scale, drop, y, out):
-    n, b = x.shape[0], _block_rows(x.shape[1])
-    for k in prange((n + b - 1) // b):
-        _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, out,
-                              k * b, min(n, (k + 1) * b))
-
-
-@njit(cache=True)
-def masked_softmax_dropout_2d_serial(x, allowed, masked, key, threshold, scale, drop, y, out):
-    n, b = x.shape[0], _block_rows(x.shape[1])
-    for k in range((n + b - 1) // b):
-        _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, out,
-                              k * b, min(n, (k + 1) * b))
-
-
 @njit(cache=True, fastmath=FASTMATH)
 def _softmax_backward_rows(y, dx, lo, hi):
     for i in range(lo, hi):
@@ -314,18 +298,37 @@ def _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale,
     _zero_masked_rows(allowed, masked, dx, lo, hi)
 
 
+# Forward and backward share one parallel kernel and one serial one, picked by `backward`:
+# a parallel kernel costs Numba about a second to compile (its loop body becomes a second
+# compiled function, with wrappers), and training uses both directions.
+#   forward:  a = x, out1 = y, out2 = the dropped weights (b unused)
+#   backward: a = y, b = the gradient g, out1 = dx (out2 unused)
+@njit(cache=True)
+def _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2,
+                  lo, hi):
+    if backward:
+        _masked_softmax_backward_block(a, b, allowed, masked, key, threshold, scale, drop, out1,
+                                       lo, hi)
+    else:
+        _masked_softmax_block(a, allowed, masked, key, threshold, scale, drop, out1, out2, lo,
+                              hi)
+
+
 @njit(parallel=True, cache=True)
-def masked_softmax_dropout_backward_2d(y, g, allowed, masked, key, threshold, scale, drop, dx):
-    n, b = y.shape[0], _block_rows(y.shape[1])
-    for k in prange((n + b - 1) // b):
-        _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale, drop, dx,
-                                       k * b, min(n, (k + 1) * b))
+def masked_softmax_dropout_rows(backward, a, b, allowed, masked, key, threshold, scale, drop,
+                                out1, out2):
+    n, rows = a.shape[0], _block_rows(a.shape[1])
+    for k in prange((n + rows - 1) // rows):
+        lo = np.int64(k) * rows   # signed, as in the serial twin: one compiled callee
+        _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2,
+                      lo, min(n, lo + rows))
 
 
 @njit(cache=True)
-def masked_softmax_dropout_backward_2d_serial(y, g, allowed, masked, key, threshold, scale, drop,
-                                              dx):
-    n, b = y.shape[0], _block_rows(y.shape[1])
-    for k in range((n + b - 1) // b):
-        _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale, drop, dx,
-                                       k * b, min(n, (k + 1) * b))
+def masked_softmax_dropout_rows_serial(backward, a, b, allowed, masked, key, threshold, scale,
+                                       drop, out1, out2):
+    n, rows = a.shape[0], _block_rows(a.shape[1])
+    for k in range((n + rows - 1) // rows):
+        lo = k * rows
+        _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2,
+                      lo, min(n, lo + rows))
