@@ -107,16 +107,17 @@ def _time_child(code, env):
     wall, cpu = time.time() - t0, _cpu_children() - cpu0
     if r.returncode != 0:
         raise RuntimeError(f"cold_start child failed:\n{r.stderr[-3000:]}")
-    marks = [float(v) - t0 for v in r.stdout.split()[:2]] if r.stdout.strip() else []
+    words = r.stdout.split()
+    marks = [float(v) - t0 for v in words[:2]] + words[2:3] if words else []
     return wall, cpu, marks
 
 
 def first_step(cache_dir):
-    """(seconds to `import minigrad` done, to the first step's end, the child's CPU seconds)
-    with this Numba cache."""
+    """(seconds to `import minigrad` done, to the first step's end, the child's CPU seconds,
+    the step's loss as printed) with this Numba cache."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
-    _, cpu, (t_import, t_step) = _time_child(STEP, env)
-    return t_import, t_step, cpu
+    _, cpu, (t_import, t_step, loss) = _time_child(STEP, env)
+    return t_import, t_step, cpu, loss
 
 
 def import_time(module):
@@ -156,22 +157,27 @@ def run(rounds=3):
     have_torch = subprocess.run([sys.executable, "-c", "import torch"],
                                 capture_output=True).returncode == 0
     rows = {k: [] for k in ("cold_import", "cold_step", "cold_cpu", "warm_import", "warm_step",
-                            "warm_cpu", "import_minigrad", "import_minigrad_cpu",
+                                  "warm_cpu", "import_minigrad", "import_minigrad_cpu",
                             "import_torch", "import_torch_cpu")}
+    losses = set()
     for _ in range(rounds):
         with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
             for kind in ("cold", "warm"):   # the warm run reuses what the cold one compiled
-                t_import, t_step, cpu = first_step(cache)
+                t_import, t_step, cpu, loss = first_step(cache)
                 rows[kind + "_import"].append(t_import)
                 rows[kind + "_step"].append(t_step)
                 rows[kind + "_cpu"].append(cpu)
+                losses.add(loss)
         for module in ("minigrad", "torch") if have_torch else ("minigrad",):
             wall, cpu = import_time(module)
             rows["import_" + module].append(wall)
             rows[f"import_{module}_cpu"].append(cpu)
     res = {k: dict(median=statistics.median(v), min=min(v), max=max(v))
            for k, v in rows.items() if v}
-    res.update(rounds=rounds, loadavg=list(os.getloadavg()))
+    # a seeded step computes the same numbers whatever the cache holds (no fallback while
+    # compiling): the printed losses of every cold and warm run are one string
+    res.update(rounds=rounds, loadavg=list(os.getloadavg()), losses=sorted(losses),
+               same_loss=len(losses) == 1)
     return res
 
 
@@ -192,6 +198,8 @@ def print_table(res):
         if k in res:
             d = res[k]
             print(f"{label:45s} {d['median']:6.2f}  [{d['min']:.2f} - {d['max']:.2f}]")
+    print(f"first step's loss, every cold and warm run: {', '.join(res['losses'])} "
+          f"({'identical' if res['same_loss'] else 'DIFFERENT'})")
     print(f"(load average {res['loadavg'][0]:.2f})")
 
 
