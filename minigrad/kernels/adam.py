@@ -12,8 +12,10 @@ both give the same bits.
 import numpy as np
 from numba import njit, prange
 
+from .policy import HELPER
 
-@njit(cache=True)
+
+@njit(**HELPER)
 def _in_dtype(p, decay, wd, c1, beta2, c2, eps_c, inv_step):
     """The scalars rounded to p's dtype, as NumPy rounds a Python float meeting the array."""
     cast = p.dtype.type

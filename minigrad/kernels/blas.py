@@ -106,7 +106,8 @@ def available():
     return _found is not None
 
 
-@njit(cache=True)
+# The helpers below take .policy's HELPER options (spelled out: .policy imports this module)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _fill(C, bias, r0, r1, c0, c1):
     """C[r0:r1, c0:c1] = bias[c0:c1], row by row."""
     b = bias[c0:c1]
@@ -119,7 +120,7 @@ def _fill(C, bias, r0, r1, c0, c1):
 # The work of block w is a function of its own, compiled once, and the `prange` loop of _blocks
 # only calls it: a parallel kernel costs Numba far more compile time per line than a serial one
 # (its loop body becomes a second compiled function, with wrappers), so it is kept small.
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _block(w, gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows, sums, pp):
     """Block w of _blocks: its gemm call (with the bias filled first) and its row sums."""
     isz = C.itemsize
@@ -169,7 +170,7 @@ def _block(w, gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows,
                     s[j] += r[j]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _add_parts(C, part, nblk):
     """C += the BY_K cut's later partial sums, in block order. Serial: C is small there (at
     most SPLIT_K_MAX on a side), and a second `prange` loop would compile a second kernel."""

@@ -17,10 +17,11 @@ and then scaled by 1/(1-p), so the expected output equals the input.
 import numpy as np
 from numba import njit, prange
 
+from .policy import HELPER
 from .reference import GAMMA
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _bits(key, i):
     """splitmix64 of counter i under `key` (uint64 arithmetic wraps)."""
     z = key + (np.uint64(i) + np.uint64(1)) * np.uint64(GAMMA)
@@ -29,7 +30,7 @@ def _bits(key, i):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _factor(key, i, threshold, scale, zero):
     """What element i is multiplied by: `scale` if kept, else `zero`."""
     return scale if (_bits(key, i) >> np.uint64(11)) >= threshold else zero
@@ -59,7 +60,7 @@ DROPOUT, MASK, RELU_DROPOUT, RELU_DROPOUT_BACKWARD = 0, 1, 2, 3
 _CHUNK = 8192
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _chunk(op, a, b, out, key, threshold, scale, lo, hi):
     """Elements lo..hi-1 of op (flat, C-contiguous arrays of one dtype)."""
     zero = out.dtype.type(0)
@@ -100,7 +101,7 @@ def elementwise_serial(op, a, b, out, key, threshold, scale):
 _BLOCK = 16
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _dropout_add_rows(x, s, h, key, threshold, scale, lo, hi):
     """Rows lo..hi-1 of h = x + s * (scale if kept else 0), by the flat index of s."""
     d = x.shape[1]

@@ -22,7 +22,7 @@ import numpy as np
 from numba import prange
 
 from .dropout_kernels import _BLOCK, _dropout_add_rows
-from .policy import FASTMATH
+from .policy import FASTMATH, HELPER
 from .reference import layer_norm as layer_norm_reference  # noqa: F401  (the old names)
 from .reference import layer_norm_backward as layer_norm_backward_reference  # noqa: F401
 
@@ -106,7 +106,7 @@ def _backward_serial(g, xhat, rstd, weight, dx, partial_w, partial_b):
 # itself. One parallel kernel for both, as a parallel kernel costs Numba about a second to
 # compile (its loop body becomes a second compiled function, with wrappers), and a post-norm
 # Transformer uses both.
-@numba.njit(cache=True, fastmath=FASTMATH)
+@numba.njit(fastmath=FASTMATH, **HELPER)
 def _normalise_rows(src, weight, bias, eps, y, xhat, rstd, lo, hi):
     """Rows lo..hi-1 of src normalised into x_hat and y (src may be x_hat itself); rstd as
     _forward_row's."""
@@ -114,7 +114,7 @@ def _normalise_rows(src, weight, bias, eps, y, xhat, rstd, lo, hi):
         rstd[i, 0] = _forward_row(src[i], weight, bias, eps, y[i], xhat[i])
 
 
-@numba.njit(cache=True)
+@numba.njit(**HELPER)
 def _forward_block(x, s, residual, key, threshold, scale, weight, bias, eps, y, xhat, rstd, lo,
                    hi):
     if residual:

@@ -24,12 +24,12 @@ from numba import njit, prange
 
 from .dropout_kernels import _factor
 from .mathfn import fast_exp
-from .policy import FASTMATH
+from .policy import FASTMATH, HELPER
 from .simd import VBYTES, vhmax, vload_first, vmax
 
 
 # ------------------------------------------------------------ row max ----
-@njit(cache=True)
+@njit(cache=True)   # (not a HELPER: the tests call it from Python)
 def _row_max(row):
     n = len(row)
     W = VBYTES // row.itemsize
@@ -225,7 +225,7 @@ def log_softmax_backward_2d_serial(y, g, dx):
 # _softmax_block), so that they vectorise however short the rows are.
 # A loop, not `dx[lo:hi] = g[lo:hi]`: a slice assignment checks the shapes at run time, and
 # its error message alone (string formatting, compiled for the kernel) took seconds to compile.
-@njit(cache=True)
+@njit(**HELPER)
 def _copy_rows(x, y, lo, hi):
     """y[lo:hi] = x[lo:hi] for C-contiguous (rows, n) arrays."""
     n = x.shape[1]
@@ -234,7 +234,7 @@ def _copy_rows(x, y, lo, hi):
         yb[k] = xb[k]
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _mask_rows(x, allowed, masked, y, lo, hi):
     """y = x where allowed, -inf elsewhere, rows lo..hi-1."""
     n = x.shape[1]
@@ -247,12 +247,12 @@ def _mask_rows(x, allowed, masked, y, lo, hi):
         _copy_rows(x, y, lo, hi)
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(fastmath=FASTMATH, **HELPER)
 def _softmax_rows(y, lo, hi):
     _softmax_block(y, y, y.reshape(-1), lo, hi)
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _dropout_rows(x, out, key, threshold, scale, lo, hi):
     """out = x * (scale if kept else 0) by the flat index of x, rows lo..hi-1."""
     n = x.shape[1]
@@ -263,7 +263,7 @@ def _dropout_rows(x, out, key, threshold, scale, lo, hi):
         ob[k] = xb[k] * _factor(key, start + k, threshold, scale, zero)
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, out, lo, hi):
     _mask_rows(x, allowed, masked, y, lo, hi)
     _softmax_rows(y, lo, hi)
@@ -271,13 +271,13 @@ def _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, ou
         _dropout_rows(y, out, key, threshold, scale, lo, hi)
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(fastmath=FASTMATH, **HELPER)
 def _softmax_backward_rows(y, dx, lo, hi):
     for i in range(lo, hi):
         _softmax_backward_row(y[i], dx[i], dx[i])
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _zero_masked_rows(allowed, masked, dx, lo, hi):
     if masked:
         n = dx.shape[1]
@@ -287,7 +287,7 @@ def _zero_masked_rows(allowed, masked, dx, lo, hi):
                 db[k] = 0
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale, drop, dx,
                                    lo, hi):
     if drop:
@@ -303,7 +303,7 @@ def _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale,
 # compiled function, with wrappers), and training uses both directions.
 #   forward:  a = x, out1 = y, out2 = the dropped weights (b unused)
 #   backward: a = y, b = the gradient g, out1 = dx (out2 unused)
-@njit(cache=True)
+@njit(**HELPER)
 def _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2,
                   lo, hi):
     if backward:
