@@ -117,9 +117,8 @@ def _fill(C, bias, r0, r1, c0, c1):
             c[j] = b[j]
 
 
-# The work of block w is a function of its own, compiled once, and the `prange` loop of _blocks
-# only calls it: a parallel kernel costs Numba far more compile time per line than a serial one
-# (its loop body becomes a second compiled function, with wrappers), so it is kept small.
+# Block w's work is a serial function, compiled once, that the `prange` loop of _blocks only
+# calls: a parallel loop's body is compiled a second time, with wrappers, so it is kept short.
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _block(w, gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows, sums, pp):
     """Block w of _blocks: its gemm call (with the bias filled first) and its row sums."""
@@ -197,8 +196,7 @@ def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, rows, s
     size = (dim + nblk - 1) // nblk
     pp = np.int64(part.ctypes.data)
     for w in prange(nblk):
-        # the index is unsigned inside the compiled loop (signed where Numba types the
-        # function first): cast, or _block would be compiled twice
+        # (cast: the index is unsigned in the compiled loop, and _block would compile twice)
         _block(np.int64(w), gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows,
                sums, pp)
     if cut == BY_K:
