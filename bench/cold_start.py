@@ -3,6 +3,8 @@ toy Transformer, with an empty Numba cache and with a warm one; and the import t
 minigrad and PyTorch.
 
     python bench/cold_start.py [--rounds 3] [--json PATH]
+    python bench/cold_start.py --profile [--top 30]
+
 
 Each figure is the wall time of a fresh interpreter, measured by this process from just before
 it starts the child: the child reports the clock when `import minigrad` has returned and when
@@ -13,6 +15,11 @@ The import times are of `python -c "import minigrad"` and `python -c "import tor
 Medians over rounds, the rounds alternating the measurements. Beside each wall time, the
 CPU seconds (user + system) of the child: on a machine shared with other work they show what
 the process itself cost.
+
+`--profile` runs the cold first step once more and lists where its compile time goes: every
+compilation by a Numba dispatcher (a kernel, or a helper Numba compiles for it, such as its
+error-message machinery) with its own seconds, the time of the compilations it started
+itself (its callees) subtracted, so the column adds up to the total time spent compiling.
 """
 import argparse
 import json
@@ -53,6 +60,38 @@ print(t_import, time.time(), float(loss.item()))
 """
 
 
+# Wraps Numba's Dispatcher.compile to time each compilation; a stack of the running ones
+# subtracts a callee's time from its caller's, so that no second is counted twice.
+PROFILE = """
+import atexit, json, time
+from numba.core import dispatcher as _dispatcher
+_stack, _own, _total, _sigs = [], {}, {}, {}
+_compile = _dispatcher.Dispatcher.compile
+
+
+def _timed_compile(self, sig):
+    f = self.py_func
+    name = f"{f.__module__}.{f.__qualname__}"
+    t0 = time.thread_time()
+    _stack.append(0.0)
+    try:
+        return _compile(self, sig)
+    finally:
+        dt = time.thread_time() - t0
+        callees = _stack.pop()
+        if _stack:
+            _stack[-1] += dt
+        _own[name] = _own.get(name, 0.0) + dt - callees
+        _total[name] = _total.get(name, 0.0) + dt
+        _sigs.setdefault(name, set()).add(str(sig))
+
+
+_dispatcher.Dispatcher.compile = _timed_compile
+atexit.register(lambda: print("PROFILE " + json.dumps(
+    {k: [_own[k], _total[k], len(_sigs[k])] for k in _own})))
+"""
+
+
 def _cpu_children():
     u = resource.getrusage(resource.RUSAGE_CHILDREN)
     return u.ru_utime + u.ru_stime
@@ -68,16 +107,17 @@ def _time_child(code, env):
     wall, cpu = time.time() - t0, _cpu_children() - cpu0
     if r.returncode != 0:
         raise RuntimeError(f"cold_start child failed:\n{r.stderr[-3000:]}")
-    marks = [float(v) - t0 for v in r.stdout.split()[:2]] if r.stdout.strip() else []
+    words = r.stdout.split()
+    marks = [float(v) - t0 for v in words[:2]] + words[2:3] if words else []
     return wall, cpu, marks
 
 
 def first_step(cache_dir):
-    """(seconds to `import minigrad` done, to the first step's end, the child's CPU seconds)
-    with this Numba cache."""
+    """(seconds to `import minigrad` done, to the first step's end, the child's CPU seconds,
+    the step's loss as printed) with this Numba cache."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
-    _, cpu, (t_import, t_step) = _time_child(STEP, env)
-    return t_import, t_step, cpu
+    _, cpu, (t_import, t_step, loss) = _time_child(STEP, env)
+    return t_import, t_step, cpu, loss
 
 
 def import_time(module):
@@ -86,26 +126,58 @@ def import_time(module):
     return wall, cpu
 
 
+def profile(top=30):
+    """Compile seconds per dispatcher in a cold first step: {name: (own, with callees,
+    number of signatures)}, the step's wall time, and prints the table."""
+    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+        cpu0, t0 = _cpu_children(), time.time()
+        r = subprocess.run([sys.executable, "-c", PROFILE + STEP], capture_output=True,
+                           text=True, env=env, cwd=str(ROOT), timeout=900)
+        wall, cpu = time.time() - t0, _cpu_children() - cpu0
+    if r.returncode != 0:
+        raise RuntimeError(f"cold_start child failed:\n{r.stderr[-3000:]}")
+    line = next(x for x in r.stdout.splitlines() if x.startswith("PROFILE "))
+    table = json.loads(line[len("PROFILE "):])
+    t_import, t_step = [float(v) - t0 for v in r.stdout.split()[:2]]
+    own = sum(v[0] for v in table.values())
+    print(f"cold first step: {t_step:.2f} s (import {t_import:.2f} s), CPU {cpu:.2f} s; "
+          f"compiling: {own:.2f} s in {len(table)} dispatchers (load average "
+          f"{os.getloadavg()[0]:.2f})")
+    print(f"{'own s':>7} {'total s':>8} {'sigs':>4}  dispatcher")
+    for name, (o, t, n) in sorted(table.items(), key=lambda kv: -kv[1][0])[:top]:
+        print(f"{o:7.2f} {t:8.2f} {n:4d}  {name}")
+    rest = sorted(table.items(), key=lambda kv: -kv[1][0])[top:]
+    if rest:
+        print(f"{sum(v[0] for _, v in rest):7.2f} {'':8s} {'':4s}  ({len(rest)} more)")
+    return dict(table=table, step=t_step, import_=t_import, cpu=cpu)
+
+
 def run(rounds=3):
     have_torch = subprocess.run([sys.executable, "-c", "import torch"],
                                 capture_output=True).returncode == 0
     rows = {k: [] for k in ("cold_import", "cold_step", "cold_cpu", "warm_import", "warm_step",
-                            "warm_cpu", "import_minigrad", "import_minigrad_cpu",
+                                  "warm_cpu", "import_minigrad", "import_minigrad_cpu",
                             "import_torch", "import_torch_cpu")}
+    losses = set()
     for _ in range(rounds):
         with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
             for kind in ("cold", "warm"):   # the warm run reuses what the cold one compiled
-                t_import, t_step, cpu = first_step(cache)
+                t_import, t_step, cpu, loss = first_step(cache)
                 rows[kind + "_import"].append(t_import)
                 rows[kind + "_step"].append(t_step)
                 rows[kind + "_cpu"].append(cpu)
+                losses.add(loss)
         for module in ("minigrad", "torch") if have_torch else ("minigrad",):
             wall, cpu = import_time(module)
             rows["import_" + module].append(wall)
             rows[f"import_{module}_cpu"].append(cpu)
     res = {k: dict(median=statistics.median(v), min=min(v), max=max(v))
            for k, v in rows.items() if v}
-    res.update(rounds=rounds, loadavg=list(os.getloadavg()))
+    # a seeded step computes the same numbers whatever the cache holds (no fallback while
+    # compiling): the printed losses of every cold and warm run are one string
+    res.update(rounds=rounds, loadavg=list(os.getloadavg()), losses=sorted(losses),
+               same_loss=len(losses) == 1)
     return res
 
 
@@ -126,6 +198,8 @@ def print_table(res):
         if k in res:
             d = res[k]
             print(f"{label:45s} {d['median']:6.2f}  [{d['min']:.2f} - {d['max']:.2f}]")
+    print(f"first step's loss, every cold and warm run: {', '.join(res['losses'])} "
+          f"({'identical' if res['same_loss'] else 'DIFFERENT'})")
     print(f"(load average {res['loadavg'][0]:.2f})")
 
 
@@ -133,7 +207,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", metavar="PATH")
+    ap.add_argument("--profile", action="store_true",
+                    help="compile seconds per kernel in one cold first step")
+    ap.add_argument("--top", type=int, default=30, help="rows of the --profile table")
     args = ap.parse_args(argv)
+    if args.profile:
+        res = profile(args.top)
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=2))
+        return res
     res = run(args.rounds)
     print_table(res)
     if args.json:

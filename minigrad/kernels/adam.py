@@ -12,8 +12,10 @@ both give the same bits.
 import numpy as np
 from numba import njit, prange
 
+from .policy import HELPER
 
-@njit(cache=True)
+
+@njit(**HELPER)
 def _in_dtype(p, decay, wd, c1, beta2, c2, eps_c, inv_step):
     """The scalars rounded to p's dtype, as NumPy rounds a Python float meeting the array."""
     cast = p.dtype.type
@@ -60,13 +62,21 @@ def adam_flat(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, m
                       move, amsgrad)
 
 
+# The parallel kernel runs adam_flat itself on chunks of the arrays: the element code is
+# compiled once, in adam_flat, and the parallel loop (which costs Numba about a second to
+# compile) stays small.
+_CHUNK = 16384
+
+
 @njit(parallel=True, cache=True, error_model="numpy")
 def adam_flat_parallel(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, move,
                        amsgrad):
-    """adam_flat with the elements shared among Numba's threads, for large parameters (an
-    embedding table): each element's arithmetic is the same, so are the bits."""
-    decay, wd, c1, beta2, c2, eps_c, inv_step = _in_dtype(p, decay, wd, c1, beta2, c2, eps_c,
-                                                          inv_step)
-    for i in prange(p.size):
-        _adam_element(i, p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step,
-                      move, amsgrad)
+    """adam_flat with chunks of the elements shared among Numba's threads, for large
+    parameters (an embedding table): each element's arithmetic is the same, so are the bits.
+    (vmax has p's size even without amsgrad: the caller passes v.)"""
+    n = p.size
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        lo = np.int64(c) * _CHUNK
+        hi = min(n, lo + _CHUNK)
+        adam_flat(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], vmax[lo:hi], decay, l2, wd, c1, beta2,
+                  c2, eps_c, inv_step, move, amsgrad)

@@ -106,7 +106,8 @@ def available():
     return _found is not None
 
 
-@njit(cache=True)
+# The helpers below take .policy's HELPER options (spelled out: .policy imports this module)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _fill(C, bias, r0, r1, c0, c1):
     """C[r0:r1, c0:c1] = bias[c0:c1], row by row."""
     b = bias[c0:c1]
@@ -116,72 +117,90 @@ def _fill(C, bias, r0, r1, c0, c1):
             c[j] = b[j]
 
 
+# Block w's work is a serial function, compiled once, that the `prange` loop of _blocks only
+# calls: a parallel loop's body is compiled a second time, with wrappers, so it is kept short.
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _block(w, gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows, sums, pp):
+    """Block w of _blocks: its gemm call (with the bias filled first) and its row sums."""
+    isz = C.itemsize
+    pc = np.int64(C.ctypes.data)
+    dim = M if cut == BY_ROWS else (N if cut == BY_COLUMNS else K)
+    lo = w * size
+    n = min(size, dim - lo)
+    if n <= 0:
+        return
+    zero = np.int64(0)
+    one = C.dtype.type(1)
+    beta = one if len(bias) else C.dtype.type(0)
+    if cut == BY_ROWS:  # rows lo.. of A: a row offset, or a column offset if A is transposed
+        if len(bias):
+            _fill(C, bias, lo, lo + n, zero, N)
+        a = lo * lda if ta == NO_TRANS else lo
+        gemm(ROW_MAJOR, ta, tb, n, N, K, one, pa + a * isz, lda, pb, ldb, beta,
+             pc + lo * N * isz, N)
+        if sums.shape[0]:  # while block w's rows of A are still in cache
+            s = sums[w]
+            for i in range(lo, lo + n):
+                r = rows[i * lda:i * lda + K]  # (a row view: its loop vectorises)
+                for j in range(K):
+                    s[j] += r[j]
+    elif cut == BY_COLUMNS:  # columns lo.. of B and of C
+        if len(bias):
+            _fill(C, bias, zero, M, lo, lo + n)
+        b = lo if tb == NO_TRANS else lo * ldb
+        gemm(ROW_MAJOR, ta, tb, M, n, K, one, pa, lda, pb + b * isz, ldb, beta,
+             pc + lo * isz, N)
+    else:               # columns lo.. of A and rows lo.. of B: a partial sum over K
+        a = lo if ta == NO_TRANS else lo * lda
+        b = lo * ldb if tb == NO_TRANS else lo
+        if w == 0:
+            if len(bias):
+                _fill(C, bias, zero, M, zero, N)
+            gemm(ROW_MAJOR, ta, tb, M, N, n, one, pa + a * isz, lda, pb + b * isz, ldb,
+                 beta, pc, N)
+        else:
+            gemm(ROW_MAJOR, ta, tb, M, N, n, one, pa + a * isz, lda, pb + b * isz, ldb,
+                 C.dtype.type(0), pp + (w - 1) * M * N * isz, N)
+        if sums.shape[0]:  # block w read columns lo.. of A: their sums, whole
+            s = sums[w, lo:lo + n]
+            for i in range(M):
+                r = rows[i * lda + lo:i * lda + lo + n]
+                for j in range(n):
+                    s[j] += r[j]
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _add_parts(C, part, nblk):
+    """C += the BY_K cut's later partial sums, in block order. Serial: C is small there (at
+    most SPLIT_K_MAX on a side), and a second `prange` loop would compile a second kernel."""
+    cf = C.reshape(-1)
+    for w in range(nblk - 1):
+        p = part[w * cf.size:(w + 1) * cf.size]
+        for k in range(cf.size):
+            cf[k] += p[k]
+
+
 @njit(parallel=True, cache=True)
-def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, rows, sums):
+def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, rows, sums, part):
     """C (M, N) = A @ B (+ bias) in nblk blocks (cut BY_ROWS, BY_COLUMNS or BY_K).
 
     A and B are addresses (pa, pb) with their transposition flags and leading dimensions;
     C is C-contiguous. bias: (N,) or empty. sums: (nblk, K) zeros or (0, K): if given (an
     untransposed A, whose memory is `rows`, cut by rows or by K), row w gets the sum of the
     rows of A in block w (cut by rows) or of A's columns in block w (cut by K), so that
-    sums.sum(axis=0) is the sum of A's rows. gemm is the ctypes function, passed as an
+    sums.sum(axis=0) is the sum of A's rows. part: ((nblk - 1) * M * N,) scratch for the BY_K
+    cut's later partial sums (else empty). gemm is the ctypes function, passed as an
     argument (not read as a global) so that the compiled code holds no address and can be
     cached on disk."""
-    isz = C.itemsize
-    pc = np.int64(C.ctypes.data)
     dim = M if cut == BY_ROWS else (N if cut == BY_COLUMNS else K)
     size = (dim + nblk - 1) // nblk
-    one, zero = C.dtype.type(1), C.dtype.type(0)
-    beta = one if len(bias) else zero
-    part = np.empty((nblk - 1) * M * N if cut == BY_K else 0, C.dtype)  # K's later halves
     pp = np.int64(part.ctypes.data)
     for w in prange(nblk):
-        lo = w * size
-        n = min(size, dim - lo)
-        if n <= 0:
-            continue
-        if cut == BY_ROWS:  # rows lo.. of A: a row offset, or a column offset if A is transposed
-            if len(bias):
-                _fill(C, bias, lo, lo + n, 0, N)
-            a = lo * lda if ta == NO_TRANS else lo
-            gemm(ROW_MAJOR, ta, tb, n, N, K, one, pa + a * isz, lda, pb, ldb, beta,
-                 pc + lo * N * isz, N)
-            if sums.shape[0]:  # while block w's rows of A are still in cache
-                s = sums[w]
-                for i in range(lo, lo + n):
-                    r = rows[i * lda:i * lda + K]  # (a row view: its loop vectorises)
-                    for j in range(K):
-                        s[j] += r[j]
-        elif cut == BY_COLUMNS:  # columns lo.. of B and of C
-            if len(bias):
-                _fill(C, bias, 0, M, lo, lo + n)
-            b = lo if tb == NO_TRANS else lo * ldb
-            gemm(ROW_MAJOR, ta, tb, M, n, K, one, pa, lda, pb + b * isz, ldb, beta,
-                 pc + lo * isz, N)
-        else:               # columns lo.. of A and rows lo.. of B: a partial sum over K
-            a = lo if ta == NO_TRANS else lo * lda
-            b = lo * ldb if tb == NO_TRANS else lo
-            if w == 0:
-                if len(bias):
-                    _fill(C, bias, 0, M, 0, N)
-                gemm(ROW_MAJOR, ta, tb, M, N, n, one, pa + a * isz, lda, pb + b * isz, ldb,
-                     beta, pc, N)
-            else:
-                gemm(ROW_MAJOR, ta, tb, M, N, n, one, pa + a * isz, lda, pb + b * isz, ldb,
-                     zero, pp + (w - 1) * M * N * isz, N)
-            if sums.shape[0]:  # block w read columns lo.. of A: their sums, whole
-                s = sums[w, lo:lo + n]
-                for i in range(M):
-                    r = rows[i * lda + lo:i * lda + lo + n]
-                    for j in range(n):
-                        s[j] += r[j]
-    if cut == BY_K:  # the partial sums, added in block order
-        for i in prange(M):
-            c = C[i]
-            for w in range(nblk - 1):
-                p = part[(w * M + i) * N:(w * M + i + 1) * N]
-                for j in range(N):
-                    c[j] += p[j]
+        # (cast: the index is unsigned in the compiled loop, and _block would compile twice)
+        _block(np.int64(w), gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows,
+               sums, pp)
+    if cut == BY_K:
+        _add_parts(C, part, nblk)
 
 
 @njit(parallel=True, cache=True)
@@ -311,8 +330,9 @@ def _matmul_2d(a, b, bias=None, row_sums=False, out=None):
     if fused_sums:
         rows, sums = a.reshape(-1), np.zeros((nblk, K), dt)
     bias = no_bias if bias is None else np.ascontiguousarray(bias, dt)
+    part = np.empty((nblk - 1) * M * N, dt) if cut == BY_K else no_rows
     _single_threaded(_blocks, _gemm[dt], pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk,
-                     bias, rows, sums)
+                     bias, rows, sums, part)
     if not row_sums:
         return C
     # the blocks' sums added in block order (a fixed order, whatever the thread count)

@@ -57,27 +57,24 @@ def _backward_row(xi, t, m, ls, w, eps, di):
 
 
 # x (N, C) and dx C-contiguous of one dtype; target (N,) int64 in [0, C); stats (N, 2) of x's
-# dtype; loss and w (N,) float64. A prange loop for big inputs, a plain one (`*_serial`) for
-# small ones, both around the same row code.
+# dtype; `vec` (N,) float64: the loss the forward pass writes, or the row weights w the backward
+# pass reads. Forward and backward are one kernel (`backward` picks), so that a training step
+# compiles one parallel kernel, not two (a parallel kernel costs Numba about a second to
+# compile); the forward pass leaves dx alone (pass x). A prange loop for big inputs, a plain
+# one (`*_serial`) for small ones, both around the same row code.
 @njit(parallel=True, cache=True, fastmath=FASTMATH)
-def forward_2d(x, target, eps, stats, loss):
+def rows_2d(backward, x, target, eps, stats, vec, dx):
     for i in prange(x.shape[0]):
-        loss[i] = _forward_row(x[i], target[i], eps, stats[i])
+        if backward:
+            _backward_row(x[i], target[i], stats[i, 0], stats[i, 1], vec[i], eps, dx[i])
+        else:
+            vec[i] = _forward_row(x[i], target[i], eps, stats[i])
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def forward_2d_serial(x, target, eps, stats, loss):
+def rows_2d_serial(backward, x, target, eps, stats, vec, dx):
     for i in range(x.shape[0]):
-        loss[i] = _forward_row(x[i], target[i], eps, stats[i])
-
-
-@njit(parallel=True, cache=True, fastmath=FASTMATH)
-def backward_2d(x, target, stats, w, eps, dx):
-    for i in prange(x.shape[0]):
-        _backward_row(x[i], target[i], stats[i, 0], stats[i, 1], w[i], eps, dx[i])
-
-
-@njit(cache=True, fastmath=FASTMATH)
-def backward_2d_serial(x, target, stats, w, eps, dx):
-    for i in range(x.shape[0]):
-        _backward_row(x[i], target[i], stats[i, 0], stats[i, 1], w[i], eps, dx[i])
+        if backward:
+            _backward_row(x[i], target[i], stats[i, 0], stats[i, 1], vec[i], eps, dx[i])
+        else:
+            vec[i] = _forward_row(x[i], target[i], eps, stats[i])

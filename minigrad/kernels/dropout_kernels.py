@@ -17,10 +17,11 @@ and then scaled by 1/(1-p), so the expected output equals the input.
 import numpy as np
 from numba import njit, prange
 
+from .policy import HELPER
 from .reference import GAMMA
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _bits(key, i):
     """splitmix64 of counter i under `key` (uint64 arithmetic wraps)."""
     z = key + (np.uint64(i) + np.uint64(1)) * np.uint64(GAMMA)
@@ -29,45 +30,10 @@ def _bits(key, i):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _factor(key, i, threshold, scale, zero):
     """What element i is multiplied by: `scale` if kept, else `zero`."""
     return scale if (_bits(key, i) >> np.uint64(11)) >= threshold else zero
-
-
-# Each kernel comes twice: a `prange` loop for big arrays and a plain loop (`*_serial`) for
-# small ones, where waking the thread pool costs more than the work. The mask is a function
-# of (seed, index) alone, so both give the same result.
-@njit(parallel=True, cache=True)
-def dropout_flat(x, out, key, threshold, scale):
-    """out[i] = x[i] * (scale if kept else 0); x, out 1-D contiguous."""
-    zero = x.dtype.type(0)
-    for i in prange(x.size):
-        out[i] = x[i] * _factor(key, i, threshold, scale, zero)
-
-
-@njit(cache=True)
-def dropout_flat_serial(x, out, key, threshold, scale):
-    """dropout_flat without the thread pool, for small arrays."""
-    zero = x.dtype.type(0)
-    for i in range(x.size):
-        out[i] = x[i] * _factor(key, i, threshold, scale, zero)
-
-
-@njit(parallel=True, cache=True)
-def mask_flat(out, key, threshold, scale):
-    """out[i] = scale if element i is kept else 0."""
-    zero = out.dtype.type(0)
-    for i in prange(out.size):
-        out[i] = _factor(key, i, threshold, scale, zero)
-
-
-@njit(cache=True)
-def mask_flat_serial(out, key, threshold, scale):
-    """mask_flat without the thread pool, for small arrays."""
-    zero = out.dtype.type(0)
-    for i in range(out.size):
-        out[i] = _factor(key, i, threshold, scale, zero)
 
 
 # ReLU then dropout, the feed-forward network's max(0, x W1 + b1) before its dropout, as one
@@ -79,36 +45,53 @@ def _relu(v, zero):
     return zero if v < zero else v
 
 
+# The element-wise ops, each a loop over a slice of flat arrays, picked by `op`:
+DROPOUT, MASK, RELU_DROPOUT, RELU_DROPOUT_BACKWARD = 0, 1, 2, 3
+#   DROPOUT                out[i] = a[i] * (scale if kept else 0)
+#   MASK                   out[i] = scale if kept else 0                   (a, b unused)
+#   RELU_DROPOUT           out[i] = max(a[i], 0) * (scale if kept else 0)
+#   RELU_DROPOUT_BACKWARD  out[i] = b[i] * scale where a[i] > 0, else 0    (a: the output y,
+#                          b: its gradient; no mask)
+# All four share one `prange` kernel and one serial one, rather than a pair each: a parallel
+# kernel costs Numba about a second to compile (its loop body becomes a second compiled
+# function, with wrappers), and a training step uses three of these ops. Elements are cut into
+# chunks of _CHUNK; the mask is a function of (seed, index) alone, so how the chunks are shared
+# among threads changes nothing.
+_CHUNK = 8192
+
+
+@njit(**HELPER)
+def _chunk(op, a, b, out, key, threshold, scale, lo, hi):
+    """Elements lo..hi-1 of op (flat, C-contiguous arrays of one dtype)."""
+    zero = out.dtype.type(0)
+    # slices indexed from 0: an index Numba cannot prove non-negative keeps a loop scalar
+    ab, bb, ob = a[lo:hi], b[lo:hi], out[lo:hi]
+    if op == DROPOUT:
+        for k in range(len(ob)):
+            ob[k] = ab[k] * _factor(key, lo + k, threshold, scale, zero)
+    elif op == MASK:
+        for k in range(len(ob)):
+            ob[k] = _factor(key, lo + k, threshold, scale, zero)
+    elif op == RELU_DROPOUT:
+        for k in range(len(ob)):
+            ob[k] = _relu(ab[k], zero) * _factor(key, lo + k, threshold, scale, zero)
+    else:
+        for k in range(len(ob)):
+            ob[k] = bb[k] * scale if ab[k] > zero else zero
+
+
 @njit(parallel=True, cache=True)
-def relu_dropout_flat(x, out, key, threshold, scale):
-    """out[i] = max(x[i], 0) * (scale if kept else 0); x, out 1-D contiguous."""
-    zero = x.dtype.type(0)
-    for i in prange(x.size):
-        out[i] = _relu(x[i], zero) * _factor(key, i, threshold, scale, zero)
+def elementwise(op, a, b, out, key, threshold, scale):
+    """op over out's elements in chunks shared among Numba's threads."""
+    n = out.size
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        _chunk(op, a, b, out, key, threshold, scale, c * _CHUNK, min(n, (c + 1) * _CHUNK))
 
 
 @njit(cache=True)
-def relu_dropout_flat_serial(x, out, key, threshold, scale):
-    """relu_dropout_flat without the thread pool, for small arrays."""
-    zero = x.dtype.type(0)
-    for i in range(x.size):
-        out[i] = _relu(x[i], zero) * _factor(key, i, threshold, scale, zero)
-
-
-@njit(parallel=True, cache=True)
-def relu_dropout_backward_flat(y, g, dx, scale):
-    """dx[i] = g[i] * scale where the output y[i] > 0, else 0."""
-    zero = g.dtype.type(0)
-    for i in prange(y.size):
-        dx[i] = g[i] * scale if y[i] > zero else zero
-
-
-@njit(cache=True)
-def relu_dropout_backward_flat_serial(y, g, dx, scale):
-    """relu_dropout_backward_flat without the thread pool, for small arrays."""
-    zero = g.dtype.type(0)
-    for i in range(y.size):
-        dx[i] = g[i] * scale if y[i] > zero else zero
+def elementwise_serial(op, a, b, out, key, threshold, scale):
+    """elementwise in the calling thread, for small arrays."""
+    _chunk(op, a, b, out, key, threshold, scale, 0, out.size)
 
 
 # x + dropout(s), the residual connection, in blocks of rows (see .layernorm, which normalises
@@ -118,7 +101,7 @@ def relu_dropout_backward_flat_serial(y, g, dx, scale):
 _BLOCK = 16
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _dropout_add_rows(x, s, h, key, threshold, scale, lo, hi):
     """Rows lo..hi-1 of h = x + s * (scale if kept else 0), by the flat index of s."""
     d = x.shape[1]

@@ -20,17 +20,28 @@ def _mask_args(p, seed, dtype):
             dtype.type(1.0 / (1.0 - p)))
 
 
-def _elementwise_dropout(op, x, p, seed, reference, kernels):
+_KERNELS = (_dp.elementwise, _dp.elementwise_serial)
+
+
+def _run(kind, a, b, out, key=np.uint64(0), threshold=np.uint64(0), scale=None):
+    """Element-wise op `kind` of .dropout_kernels on flat arrays, the parallel kernel or its
+    serial twin by out's size."""
+    scale = out.dtype.type(1) if scale is None else scale
+    policy.pick(_KERNELS, out.size)(kind, a, b, out, key, threshold, scale)
+
+
+def _elementwise_dropout(op, x, p, seed, reference, kind):
     """The checks and the call shared by dropout and the ops fused with it element by element:
-    `reference(x, p, seed)` on the "numpy" backend, else the parallel or serial kernel of
-    `kernels`, which maps flat x to flat out with the mask's key, threshold and scale."""
+    `reference(x, p, seed)` on the "numpy" backend, else the kernel of op `kind`, which maps
+    flat x to flat out with the mask's key, threshold and scale."""
     x = as_array(x, op, "x")
     p, seed = check_p_seed(op, p, seed)
     check_float(op, x)
     if policy.numpy_backend():
         return reference(x, p, seed)
     out = np.empty(x.shape, x.dtype)
-    policy.pick(kernels, x.size)(flat(x), out.reshape(-1), *_mask_args(p, seed, x.dtype))
+    xf = flat(x)
+    _run(kind, xf, xf, out.reshape(-1), *_mask_args(p, seed, x.dtype))
     return out
 
 
@@ -40,8 +51,7 @@ def dropout(x, p, seed):
     The same seed gives the same mask, so dropout(grad, p, seed) is the
     backward pass of dropout(x, p, seed).
     """
-    return _elementwise_dropout("dropout", x, p, seed, _ref.dropout,
-                                (_dp.dropout_flat, _dp.dropout_flat_serial))
+    return _elementwise_dropout("dropout", x, p, seed, _ref.dropout, _dp.DROPOUT)
 
 
 def dropout_mask(shape, p, seed, dtype=np.float32):
@@ -54,8 +64,8 @@ def dropout_mask(shape, p, seed, dtype=np.float32):
     if policy.numpy_backend():
         return _ref.dropout_mask(shape, p, seed, dtype)
     out = np.empty(shape, dtype)
-    policy.pick((_dp.mask_flat, _dp.mask_flat_serial), out.size)(out.reshape(-1),
-                                                         *_mask_args(p, seed, dtype))
+    of = out.reshape(-1)
+    _run(_dp.MASK, of, of, of, *_mask_args(p, seed, dtype))
     return out
 
 
@@ -80,7 +90,7 @@ def dropout_add(x, s, p, seed):
 def relu_dropout(x, p, seed):
     """dropout(max(x, 0), p, seed) in one pass: the same numbers, the same mask."""
     return _elementwise_dropout("relu_dropout", x, p, seed, _ref.relu_dropout,
-                                (_dp.relu_dropout_flat, _dp.relu_dropout_flat_serial))
+                                _dp.RELU_DROPOUT)
 
 
 def relu_dropout_backward(y, grad, p):
@@ -93,7 +103,6 @@ def relu_dropout_backward(y, grad, p):
     if policy.numpy_backend():
         return _ref.relu_dropout_backward(y, grad, p)
     dx = np.empty(y.shape, y.dtype)
-    kernels = (_dp.relu_dropout_backward_flat, _dp.relu_dropout_backward_flat_serial)
-    policy.pick(kernels, y.size)(
-        flat(y), flat(grad), dx.reshape(-1), y.dtype.type(1.0 / (1.0 - p)))
+    _run(_dp.RELU_DROPOUT_BACKWARD, flat(y), flat(grad), dx.reshape(-1),
+         scale=y.dtype.type(1.0 / (1.0 - p)))
     return dx

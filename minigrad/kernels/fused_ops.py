@@ -44,6 +44,9 @@ def _attention_rows(op, x, allowed):
     return rows, np.ascontiguousarray(allowed).reshape(rows.shape), True
 
 
+_MASKED_SOFTMAX = (_sm.masked_softmax_dropout_rows, _sm.masked_softmax_dropout_rows_serial)
+
+
 def masked_softmax_dropout(x, allowed=None, p=0.0, seed=0):
     """Attention's weights: y = softmax(x masked to -inf where not `allowed`) along the last
     axis, and out = dropout(y, p, seed). Returns (y, out); out is y when p == 0.
@@ -63,9 +66,8 @@ def masked_softmax_dropout(x, allowed=None, p=0.0, seed=0):
     y = np.empty(x.shape, x.dtype)
     out = np.empty(x.shape, x.dtype) if p else y
     if x.size:
-        kernels = (_sm.masked_softmax_dropout_2d, _sm.masked_softmax_dropout_2d_serial)
-        policy.pick(kernels, x.size)(
-            rows, allow, masked, np.uint64(_ref.dropout_key(seed)),
+        policy.pick(_MASKED_SOFTMAX, x.size)(
+            False, rows, rows, allow, masked, np.uint64(_ref.dropout_key(seed)),
             np.uint64(_ref.dropout_threshold(p)), x.dtype.type(1.0 / (1.0 - p)), p > 0,
             y.reshape(rows.shape), out.reshape(rows.shape))
     return y, out
@@ -86,11 +88,11 @@ def masked_softmax_dropout_backward(y, grad, allowed=None, p=0.0, seed=0):
         return np.where(allow.reshape(y.shape), dx, y.dtype.type(0)) if masked else dx
     dx = np.empty(y.shape, y.dtype)
     if y.size:
-        policy.pick((_sm.masked_softmax_dropout_backward_2d,
-                     _sm.masked_softmax_dropout_backward_2d_serial), y.size)(
-            rows, as_rows(grad), allow, masked, np.uint64(_ref.dropout_key(seed)),
+        out = dx.reshape(rows.shape)
+        policy.pick(_MASKED_SOFTMAX, y.size)(
+            True, rows, as_rows(grad), allow, masked, np.uint64(_ref.dropout_key(seed)),
             np.uint64(_ref.dropout_threshold(p)), y.dtype.type(1.0 / (1.0 - p)), p > 0,
-            dx.reshape(rows.shape))
+            out, out)
     return dx
 
 
@@ -136,6 +138,9 @@ def _check_smoothing(op, eps):
     return eps
 
 
+_CROSS_ENTROPY = (_ce.rows_2d, _ce.rows_2d_serial)
+
+
 def cross_entropy(x, target, label_smoothing=0.0):
     """Per-row label-smoothed cross entropy of logits x (N, C) against class ids (N,).
 
@@ -149,7 +154,7 @@ def cross_entropy(x, target, label_smoothing=0.0):
         return _ref.cross_entropy(x, target, eps)
     stats = np.empty((x.shape[0], 2), x.dtype)
     loss = np.empty(x.shape[0], np.float64)
-    policy.pick((_ce.forward_2d, _ce.forward_2d_serial), x.size)(x, target, eps, stats, loss)
+    policy.pick(_CROSS_ENTROPY, x.size)(False, x, target, eps, stats, loss, x)
     return loss, stats
 
 
@@ -170,8 +175,8 @@ def cross_entropy_backward(x, target, stats, row_weight, label_smoothing=0.0):
     if policy.numpy_backend() or x.size == 0:
         return _ref.cross_entropy_backward(x, target, stats, w, eps)
     dx = np.empty(x.shape, x.dtype)
-    policy.pick((_ce.backward_2d, _ce.backward_2d_serial), x.size)(
-        x, target, np.ascontiguousarray(stats), w, eps, dx)
+    policy.pick(_CROSS_ENTROPY, x.size)(True, x, target, eps, np.ascontiguousarray(stats), w,
+                                        dx)
     return dx
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from numba import prange
 
 from .dropout_kernels import _BLOCK, _dropout_add_rows
-from .policy import FASTMATH
+from .policy import FASTMATH, HELPER
 from .reference import layer_norm as layer_norm_reference  # noqa: F401  (the old names)
 from .reference import layer_norm_backward as layer_norm_backward_reference  # noqa: F401
 
@@ -51,18 +51,6 @@ def _forward_row(x, weight, bias, eps, y, xhat):
     for j in range(d):
         y[j] = xhat[j] * weight[j] + bias[j]
     return r
-
-
-@numba.njit(parallel=True, cache=True, fastmath=FASTMATH)
-def _forward(x, weight, bias, eps, y, xhat, rstd):
-    for i in prange(x.shape[0]):
-        rstd[i, 0] = _forward_row(x[i], weight, bias, eps, y[i], xhat[i])
-
-
-@numba.njit(cache=True, fastmath=FASTMATH)
-def _forward_serial(x, weight, bias, eps, y, xhat, rstd):
-    for i in range(x.shape[0]):
-        rstd[i, 0] = _forward_row(x[i], weight, bias, eps, y[i], xhat[i])
 
 
 @numba.njit(cache=True, fastmath=FASTMATH, inline="always")
@@ -113,31 +101,45 @@ def _backward_serial(g, xhat, rstd, weight, dx, partial_w, partial_b):
 # and the normalisation is _forward_row itself. Blocks of rows, not single rows: with the hash
 # loop and the normalisation interleaved row by row, LLVM vectorises the pair badly (measured
 # 0.31 ms against 0.18 ms for (1280, 128)).
-
-
-@numba.njit(cache=True, fastmath=FASTMATH)
-def _normalise_rows(weight, bias, eps, y, xhat, rstd, lo, hi):
-    """Rows lo..hi-1 of x_hat (holding h) normalised in place; y and rstd as _forward_row's."""
+#
+# Plain layer norm is the same kernel with `residual` False: it normalises the rows of x
+# itself. One parallel kernel for both, as a parallel kernel costs Numba about a second to
+# compile (its loop body becomes a second compiled function, with wrappers), and a post-norm
+# Transformer uses both.
+@numba.njit(fastmath=FASTMATH, **HELPER)
+def _normalise_rows(src, weight, bias, eps, y, xhat, rstd, lo, hi):
+    """Rows lo..hi-1 of src normalised into x_hat and y (src may be x_hat itself); rstd as
+    _forward_row's."""
     for i in range(lo, hi):
-        rstd[i, 0] = _forward_row(xhat[i], weight, bias, eps, y[i], xhat[i])
+        rstd[i, 0] = _forward_row(src[i], weight, bias, eps, y[i], xhat[i])
+
+
+@numba.njit(**HELPER)
+def _forward_block(x, s, residual, key, threshold, scale, weight, bias, eps, y, xhat, rstd, lo,
+                   hi):
+    if residual:
+        _dropout_add_rows(x, s, xhat, key, threshold, scale, lo, hi)
+        _normalise_rows(xhat, weight, bias, eps, y, xhat, rstd, lo, hi)
+    else:
+        _normalise_rows(x, weight, bias, eps, y, xhat, rstd, lo, hi)
 
 
 @numba.njit(parallel=True, cache=True)
-def _dropout_add_forward(x, s, key, threshold, scale, weight, bias, eps, y, xhat, rstd):
+def _forward(x, s, residual, key, threshold, scale, weight, bias, eps, y, xhat, rstd):
     n = x.shape[0]
     for k in prange((n + _BLOCK - 1) // _BLOCK):
-        lo, hi = k * _BLOCK, min(n, (k + 1) * _BLOCK)
-        _dropout_add_rows(x, s, xhat, key, threshold, scale, lo, hi)
-        _normalise_rows(weight, bias, eps, y, xhat, rstd, lo, hi)
+        lo = np.int64(k) * _BLOCK   # signed, as in the serial twin: one compiled callee
+        _forward_block(x, s, residual, key, threshold, scale, weight, bias, eps, y, xhat, rstd,
+                       lo, min(n, lo + _BLOCK))
 
 
 @numba.njit(cache=True)
-def _dropout_add_forward_serial(x, s, key, threshold, scale, weight, bias, eps, y, xhat, rstd):
+def _forward_serial(x, s, residual, key, threshold, scale, weight, bias, eps, y, xhat, rstd):
     n = x.shape[0]
     for k in range((n + _BLOCK - 1) // _BLOCK):
-        lo, hi = k * _BLOCK, min(n, (k + 1) * _BLOCK)
-        _dropout_add_rows(x, s, xhat, key, threshold, scale, lo, hi)
-        _normalise_rows(weight, bias, eps, y, xhat, rstd, lo, hi)
+        lo = k * _BLOCK
+        _forward_block(x, s, residual, key, threshold, scale, weight, bias, eps, y, xhat, rstd,
+                       lo, min(n, lo + _BLOCK))
 
 
 def _affine(weight, bias, d, dtype):
@@ -146,18 +148,21 @@ def _affine(weight, bias, d, dtype):
     return w, b
 
 
+def _run_forward(x, s, residual, key, threshold, scale, w, b, eps, parallel):
+    y = np.empty_like(x)
+    xhat = np.empty_like(x)
+    rstd = np.empty((x.shape[0], 1), x.dtype)
+    (_forward if parallel else _forward_serial)(x, s, residual, key, threshold, scale, w, b,
+                                                x.dtype.type(eps), y, xhat, rstd)
+    return y, xhat, rstd
+
+
 def dropout_add_layer_norm_numba(x, s, key, threshold, scale, weight, bias, eps, parallel=True):
     """layer_norm_numba(x + dropout(s)) for x, s (N, D); dropout by (key, threshold, scale)
     of .dropout_kernels over the flat index of s. Returns (y, x_hat, rstd (N, 1))."""
     x, s = np.ascontiguousarray(x), np.ascontiguousarray(s)
-    n, d = x.shape
-    w, b = _affine(weight, bias, d, x.dtype)
-    y = np.empty_like(x)
-    xhat = np.empty_like(x)
-    rstd = np.empty((n, 1), x.dtype)
-    (_dropout_add_forward if parallel else _dropout_add_forward_serial)(
-        x, s, key, threshold, scale, w, b, x.dtype.type(eps), y, xhat, rstd)
-    return y, xhat, rstd
+    w, b = _affine(weight, bias, x.shape[1], x.dtype)
+    return _run_forward(x, s, True, key, threshold, scale, w, b, eps, parallel)
 
 
 def layer_norm_numba(x, weight, bias, eps, parallel=True):
@@ -165,13 +170,9 @@ def layer_norm_numba(x, weight, bias, eps, parallel=True):
 
     parallel=False runs the rows in the calling thread (for small inputs)."""
     x = np.ascontiguousarray(x)
-    n, d = x.shape
-    w, b = _affine(weight, bias, d, x.dtype)
-    y = np.empty_like(x)
-    xhat = np.empty_like(x)
-    rstd = np.empty((n, 1), x.dtype)
-    (_forward if parallel else _forward_serial)(x, w, b, x.dtype.type(eps), y, xhat, rstd)
-    return y, xhat, rstd
+    w, b = _affine(weight, bias, x.shape[1], x.dtype)
+    return _run_forward(x, x, False, np.uint64(0), np.uint64(0), x.dtype.type(1), w, b, eps,
+                        parallel)
 
 
 def layer_norm_backward_numba(g, xhat, rstd, weight, parallel=True, chunks=None):

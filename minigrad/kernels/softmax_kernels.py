@@ -24,12 +24,12 @@ from numba import njit, prange
 
 from .dropout_kernels import _factor
 from .mathfn import fast_exp
-from .policy import FASTMATH
+from .policy import FASTMATH, HELPER
 from .simd import VBYTES, vhmax, vload_first, vmax
 
 
 # ------------------------------------------------------------ row max ----
-@njit(cache=True)
+@njit(cache=True)   # (not a HELPER: the tests call it from Python)
 def _row_max(row):
     n = len(row)
     W = VBYTES // row.itemsize
@@ -223,7 +223,18 @@ def log_softmax_backward_2d_serial(y, g, dx):
 # dropout (out is then y itself).
 # The element loops below run over a block's rows as one flat slice (indexed from 0, see
 # _softmax_block), so that they vectorise however short the rows are.
-@njit(cache=True)
+# A loop, not `dx[lo:hi] = g[lo:hi]`: a slice assignment checks the shapes at run time, and
+# its error message alone (string formatting, compiled for the kernel) took seconds to compile.
+@njit(**HELPER)
+def _copy_rows(x, y, lo, hi):
+    """y[lo:hi] = x[lo:hi] for C-contiguous (rows, n) arrays."""
+    n = x.shape[1]
+    xb, yb = x.reshape(-1)[lo * n:hi * n], y.reshape(-1)[lo * n:hi * n]
+    for k in range(len(yb)):
+        yb[k] = xb[k]
+
+
+@njit(**HELPER)
 def _mask_rows(x, allowed, masked, y, lo, hi):
     """y = x where allowed, -inf elsewhere, rows lo..hi-1."""
     n = x.shape[1]
@@ -233,16 +244,15 @@ def _mask_rows(x, allowed, masked, y, lo, hi):
         for k in range(len(yb)):
             yb[k] = xb[k] if ab[k] else -np.inf
     else:
-        for k in range(len(yb)):
-            yb[k] = xb[k]
+        _copy_rows(x, y, lo, hi)
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(fastmath=FASTMATH, **HELPER)
 def _softmax_rows(y, lo, hi):
     _softmax_block(y, y, y.reshape(-1), lo, hi)
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _dropout_rows(x, out, key, threshold, scale, lo, hi):
     """out = x * (scale if kept else 0) by the flat index of x, rows lo..hi-1."""
     n = x.shape[1]
@@ -253,7 +263,7 @@ def _dropout_rows(x, out, key, threshold, scale, lo, hi):
         ob[k] = xb[k] * _factor(key, start + k, threshold, scale, zero)
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, out, lo, hi):
     _mask_rows(x, allowed, masked, y, lo, hi)
     _softmax_rows(y, lo, hi)
@@ -261,29 +271,13 @@ def _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, ou
         _dropout_rows(y, out, key, threshold, scale, lo, hi)
 
 
-@njit(parallel=True, cache=True)
-def masked_softmax_dropout_2d(x, allowed, masked, key, threshold, scale, drop, y, out):
-    n, b = x.shape[0], _block_rows(x.shape[1])
-    for k in prange((n + b - 1) // b):
-        _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, out,
-                              k * b, min(n, (k + 1) * b))
-
-
-@njit(cache=True)
-def masked_softmax_dropout_2d_serial(x, allowed, masked, key, threshold, scale, drop, y, out):
-    n, b = x.shape[0], _block_rows(x.shape[1])
-    for k in range((n + b - 1) // b):
-        _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, out,
-                              k * b, min(n, (k + 1) * b))
-
-
-@njit(cache=True, fastmath=FASTMATH)
+@njit(fastmath=FASTMATH, **HELPER)
 def _softmax_backward_rows(y, dx, lo, hi):
     for i in range(lo, hi):
         _softmax_backward_row(y[i], dx[i], dx[i])
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _zero_masked_rows(allowed, masked, dx, lo, hi):
     if masked:
         n = dx.shape[1]
@@ -293,29 +287,48 @@ def _zero_masked_rows(allowed, masked, dx, lo, hi):
                 db[k] = 0
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale, drop, dx,
                                    lo, hi):
     if drop:
         _dropout_rows(g, dx, key, threshold, scale, lo, hi)
     else:
-        dx[lo:hi] = g[lo:hi]
+        _copy_rows(g, dx, lo, hi)
     _softmax_backward_rows(y, dx, lo, hi)
     _zero_masked_rows(allowed, masked, dx, lo, hi)
 
 
+# Forward and backward share one parallel kernel and one serial one, picked by `backward`:
+# a parallel kernel costs Numba about a second to compile (its loop body becomes a second
+# compiled function, with wrappers), and training uses both directions.
+#   forward:  a = x, out1 = y, out2 = the dropped weights (b unused)
+#   backward: a = y, b = the gradient g, out1 = dx (out2 unused)
+@njit(**HELPER)
+def _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2,
+                  lo, hi):
+    if backward:
+        _masked_softmax_backward_block(a, b, allowed, masked, key, threshold, scale, drop, out1,
+                                       lo, hi)
+    else:
+        _masked_softmax_block(a, allowed, masked, key, threshold, scale, drop, out1, out2, lo,
+                              hi)
+
+
 @njit(parallel=True, cache=True)
-def masked_softmax_dropout_backward_2d(y, g, allowed, masked, key, threshold, scale, drop, dx):
-    n, b = y.shape[0], _block_rows(y.shape[1])
-    for k in prange((n + b - 1) // b):
-        _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale, drop, dx,
-                                       k * b, min(n, (k + 1) * b))
+def masked_softmax_dropout_rows(backward, a, b, allowed, masked, key, threshold, scale, drop,
+                                out1, out2):
+    n, rows = a.shape[0], _block_rows(a.shape[1])
+    for k in prange((n + rows - 1) // rows):
+        lo = np.int64(k) * rows   # signed, as in the serial twin: one compiled callee
+        _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2,
+                      lo, min(n, lo + rows))
 
 
 @njit(cache=True)
-def masked_softmax_dropout_backward_2d_serial(y, g, allowed, masked, key, threshold, scale, drop,
-                                              dx):
-    n, b = y.shape[0], _block_rows(y.shape[1])
-    for k in range((n + b - 1) // b):
-        _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale, drop, dx,
-                                       k * b, min(n, (k + 1) * b))
+def masked_softmax_dropout_rows_serial(backward, a, b, allowed, masked, key, threshold, scale,
+                                       drop, out1, out2):
+    n, rows = a.shape[0], _block_rows(a.shape[1])
+    for k in range((n + rows - 1) // rows):
+        lo = k * rows
+        _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2,
+                      lo, min(n, lo + rows))
