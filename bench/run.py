@@ -4,7 +4,7 @@ and the cold start. Prints tables, writes JSON and a PNG.
 
     python bench/run.py [--quick] [--json out.json] [--png out.png]
                         [--sections kernels,autograd,step,scaling,decoding,profile,small,
-                                    memory,ops,coldstart]
+                                    memory,ops,coldstart,peakmem]
 
 Every time is a median over repeats. The training-step comparison runs each library in its own
 subprocess (bench/step_worker.py), alternating minigrad, torch, minigrad, torch, ... because
@@ -110,7 +110,8 @@ def sec_step(quick, threads=2):
     runs = {lib: [] for lib in libs}
     for _ in range(a["rounds"]):
         for lib in libs:  # alternate the processes
-            runs[lib].append(_worker(lib, a["size"] + a["steps"] + ["--threads", threads]))
+            floor = ["--floor"] if lib == "minigrad" else []
+            runs[lib].append(_worker(lib, a["size"] + a["steps"] + ["--threads", threads] + floor))
     res = dict(config=" ".join(map(str, a["size"])), rounds=a["rounds"],
                torch_available=have_torch, libs={})
     print(f"\n== 3. training step, toy configuration ({res['config']}; dropout 0.1, Adam "
@@ -145,7 +146,27 @@ def sec_step(quick, threads=2):
         res["ratio_memory"] = m["peak_rss_growth_mb"] / max(t["peak_rss_growth_mb"], 1e-9)
         print(f"ratio of medians minigrad/torch: time {res['ratio_time']:.2f} (goal <= 0.64), "
               f"peak RSS growth {res['ratio_memory']:.2f} (goal <= 0.5)")
+    _print_floor(res, runs["minigrad"])
     return res
+
+
+def _print_floor(res, runs):
+    """The step's FLOP floor (bench/flop_floor.py), measured in each minigrad worker: the
+    step's products at the best rate of a 2048^3 float32 np.matmul in that same process."""
+    ratios = [r["floor_ratio"] for r in runs]
+    res["floor"] = dict(step_gflop=runs[0]["step_gflop"],
+                        numpy_peak_gflops=[r["numpy_peak_gflops"] for r in runs],
+                        floor_ms=[r["floor_ms"] for r in runs], ratio=ratios,
+                        ratio_median=statistics.median(ratios),
+                        ratio_min_step=[r["floor_ratio_min"] for r in runs])
+    f = res["floor"]
+    print(f"FLOP floor: {f['step_gflop']:.2f} GFLOP per step (matrix products, forward + both "
+          f"gradients) at NumPy's peak, the best 2048^3 float32 matmul in each minigrad worker: "
+          + ", ".join(f"{g:.0f} GFLOP/s -> {ms:.1f} ms" for g, ms in
+                      zip(f["numpy_peak_gflops"], f["floor_ms"])))
+    print(f"minigrad step / floor: median {f['ratio_median']:.2f} (rounds "
+          + ", ".join(f"{x:.2f}" for x in ratios) + "; fastest step of each round "
+          + ", ".join(f"{x:.2f}" for x in f["ratio_min_step"]) + ") (goal <= 1.25)")
 
 
 # ------------------------------------------------------------------ 4. scaling --
@@ -236,13 +257,21 @@ def sec_decoding(quick):
 # ------------------------------------------------------------------ 6. profile --
 def sec_profile(quick):
     a = _toy_args(quick)
-    r = _worker("minigrad", a["size"] + a["steps"] + ["--profile"])
+    r = _worker("minigrad", a["size"] + a["steps"] + ["--profile", "--products", "--floor"])
     print(f"\n== 6. profile of one minigrad training step by op (d_model {a['size'][1]}; mean over {r['steps']} steps, median step {r['median_ms']:.1f} ms) ==")
     print("forward/backward = exclusive time inside each op class's forward/backward "
           "(bench/op_profile.py); 'other' = graph bookkeeping, engine, optimizer, clipping")
     from op_profile import print_table
     print_table(r["profile"])
-    return dict(median_ms=r["median_ms"], rows=r["profile"], attn_share=r["attn_share"])
+    rest = r["median_ms"] - r["product_ms"]
+    print(f"matrix products (every gemm the ops call, {r['product_calls']} a step, "
+          f"{r['product_gflop']:.2f} GFLOP): {r['product_ms']:.1f} ms, "
+          f"{r['product_gflops']:.0f} GFLOP/s against NumPy's {r['numpy_peak_gflops']:.0f} "
+          f"(floor {r['floor_ms']:.1f} ms); everything else: {rest:.1f} ms "
+          f"({rest / r['median_ms']:.0%} of the step)")
+    return dict(median_ms=r["median_ms"], rows=r["profile"], attn_share=r["attn_share"],
+                product_ms=r["product_ms"], product_gflops=r["product_gflops"],
+                numpy_peak_gflops=r["numpy_peak_gflops"], floor_ms=r["floor_ms"], rest_ms=rest)
 
 
 # ------------------------------------------------------------------ plot --
@@ -365,8 +394,16 @@ def sec_coldstart(quick):
     return res
 
 
-SECTIONS += ["small", "memory", "ops", "coldstart"]
-EXTRA_SECTIONS = dict(small=sec_small, memory=sec_memory, ops=sec_ops, coldstart=sec_coldstart)
+def sec_peakmem(quick):
+    """bench/memory_rounds.py: peak RSS of training on the real configuration (the generated
+    29k-pair caption corpus), minigrad beside PyTorch, alternated rounds, the ratio's spread."""
+    import memory_rounds
+    return memory_rounds.run(rounds=1 if quick else 3, quick=quick)
+
+
+SECTIONS += ["small", "memory", "ops", "coldstart", "peakmem"]
+EXTRA_SECTIONS = dict(small=sec_small, memory=sec_memory, ops=sec_ops, coldstart=sec_coldstart,
+                      peakmem=sec_peakmem)
 
 
 if __name__ == "__main__":

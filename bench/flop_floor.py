@@ -1,0 +1,97 @@
+"""The FLOP floor of a Transformer training step, and how much of a step its products take.
+
+- `step_flops(...)` counts the multiply-adds of every matrix product of one training step of
+  the encoder-decoder Transformer (bench/step_worker.py's model), times two: the forward's
+  products, each once more for the gradient of its input and once for its weight (three
+  forward passes' worth; attention's Q K^T and A V products included, embeddings, norms,
+  softmax and the optimizer left out). The toy configuration (d_model 128, 4 heads, 2 + 2
+  layers, FFN 512, vocabulary 2,000, 64 x 20 tokens) makes 9.25 GFLOP.
+- `numpy_peak_gflops()`: the best rate of a 2048 x 2048 x 2048 float32 `np.matmul` on
+  OpenBLAS's own threads, the most this machine's BLAS gives NumPy.
+- floor = step FLOPs / that peak: the time of a step that did nothing but its products, at
+  the best rate they can run at. A step's ratio to it says what the rest costs.
+- `ProductTimer`, while active, times every product minigrad's ops make (the three routes of
+  `minigrad.ops.matmul`: `product`, `kernels.addmm`, `kernels.matmul_and_sum`) and counts
+  their FLOPs, so a step splits into time in products and everything else.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+
+def step_flops(d_model, nhead, layers, ffn, vocab, batch, length, dec_layers=None):
+    """FLOPs of the products of one forward + backward (2 x multiply-adds, 3 x forward)."""
+    del nhead  # the heads split the same products: no effect on the count
+    dec_layers = layers if dec_layers is None else dec_layers
+    n, d, f = batch * length, d_model, ffn
+    scores = 2 * 2 * batch * length * length * d        # Q K^T and A V over all heads
+    enc = 2 * n * (4 * d * d + 2 * d * f) + scores      # q, k, v, out; FFN in and out
+    dec = 2 * n * (8 * d * d + 2 * d * f) + 2 * scores  # self- and cross-attention, FFN
+    out = 2 * n * d * vocab                             # the generator
+    return 3 * (layers * enc + dec_layers * dec + out)
+
+
+def numpy_peak_gflops(n=2048, reps=5):
+    """Best GFLOP/s of an n x n x n float32 np.matmul (OpenBLAS's own threads)."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+    c = np.empty((n, n), np.float32)
+    np.matmul(a, b, out=c)  # OpenBLAS starts its threads and touches its buffers
+    best = math.inf
+    for _ in range(reps):
+        t = time.perf_counter()
+        np.matmul(a, b, out=c)
+        best = min(best, time.perf_counter() - t)
+    return 2 * n ** 3 / best / 1e9
+
+
+def _product_flops(a, b):
+    """2 x M x N x K x batch of a @ b (NumPy's broadcasting of the leading dims)."""
+    batch = 1
+    if a.ndim > 2 or b.ndim > 2:
+        import numpy as np
+        batch = math.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    m = a.shape[-2] if a.ndim > 1 else 1
+    n = b.shape[-1] if b.ndim > 1 else 1
+    return 2 * m * n * a.shape[-1] * batch
+
+
+class ProductTimer:
+    """While active: seconds and FLOPs of every product the ops make (see the module doc)."""
+
+    def __init__(self):
+        self.seconds, self.flops, self.calls = 0.0, 0, 0
+        self._saved = []
+
+    def _wrap(self, fn, operands):
+        timer = self
+
+        def timed(*args, **kwargs):
+            a, b = operands(args)
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                timer.seconds += time.perf_counter() - t
+                timer.flops += _product_flops(a, b)
+                timer.calls += 1
+        return timed
+
+    def __enter__(self):
+        from minigrad import kernels
+        from minigrad.ops import matmul as ops_matmul
+        for mod, name, operands in ((ops_matmul, "product", lambda a: a[:2]),
+                                    (kernels, "addmm", lambda a: a[1:3]),
+                                    (kernels, "matmul_and_sum", lambda a: a[:2])):
+            fn = getattr(mod, name)
+            self._saved.append((mod, name, fn))
+            setattr(mod, name, self._wrap(fn, operands))
+        return self
+
+    def __exit__(self, *exc):
+        for mod, name, fn in reversed(self._saved):
+            setattr(mod, name, fn)
+        self._saved = []
+        return False
