@@ -58,11 +58,21 @@ def _product_flops(a, b):
     return 2 * m * n * a.shape[-1] * batch
 
 
+def _shape_key(a, b):
+    """"M x K @ K x N" with a "T" after an operand read transposed (a view of its transpose)."""
+    def side(x):
+        t = "T" if x.ndim >= 2 and x.strides[-2] < x.strides[-1] else ""
+        return " x ".join(map(str, x.shape)) + t
+    return f"{side(a)} @ {side(b)}"
+
+
 class ProductTimer:
-    """While active: seconds and FLOPs of every product the ops make (see the module doc)."""
+    """While active: seconds and FLOPs of every product the ops make (see the module doc),
+    in total and by shape (`by_shape`: "M x K @ K x N" (x batch) -> [calls, seconds, flops])."""
 
     def __init__(self):
         self.seconds, self.flops, self.calls = 0.0, 0, 0
+        self.by_shape = {}
         self._saved = []
 
     def _wrap(self, fn, operands):
@@ -74,10 +84,21 @@ class ProductTimer:
             try:
                 return fn(*args, **kwargs)
             finally:
-                timer.seconds += time.perf_counter() - t
-                timer.flops += _product_flops(a, b)
+                dt, flops = time.perf_counter() - t, _product_flops(a, b)
+                timer.seconds += dt
+                timer.flops += flops
                 timer.calls += 1
+                row = timer.by_shape.setdefault(_shape_key(a, b), [0, 0.0, 0])
+                row[0] += 1
+                row[1] += dt
+                row[2] += flops
         return timed
+
+    def rows(self, per=1):
+        """[(shape, calls, ms, GFLOP/s)] by time, each divided by `per` (steps)."""
+        out = [(k, c // per, t / per * 1e3, f / max(t, 1e-12) / 1e9)
+               for k, (c, t, f) in self.by_shape.items()]
+        return sorted(out, key=lambda r: -r[2])
 
     def __enter__(self):
         from minigrad import kernels

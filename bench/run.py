@@ -269,9 +269,13 @@ def sec_profile(quick):
           f"{r['product_gflops']:.0f} GFLOP/s against NumPy's {r['numpy_peak_gflops']:.0f} "
           f"(floor {r['floor_ms']:.1f} ms); everything else: {rest:.1f} ms "
           f"({rest / r['median_ms']:.0%} of the step)")
+    print(f"{'product (T: operand read transposed)':<44}{'calls':>6}{'ms':>8}{'GFLOP/s':>9}")
+    for shape, calls, ms, rate in r["product_rows"]:
+        print(f"{shape:<44}{calls:>6}{ms:>8.2f}{rate:>9.1f}")
     return dict(median_ms=r["median_ms"], rows=r["profile"], attn_share=r["attn_share"],
                 product_ms=r["product_ms"], product_gflops=r["product_gflops"],
-                numpy_peak_gflops=r["numpy_peak_gflops"], floor_ms=r["floor_ms"], rest_ms=rest)
+                numpy_peak_gflops=r["numpy_peak_gflops"], floor_ms=r["floor_ms"], rest_ms=rest,
+                product_rows=r["product_rows"])
 
 
 # ------------------------------------------------------------------ plot --

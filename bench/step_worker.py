@@ -224,7 +224,8 @@ def main():
         n = args.steps
         out.update(product_ms=products.seconds / n * 1e3, product_gflop=products.flops / n / 1e9,
                    product_calls=products.calls // n,
-                   product_gflops=products.flops / max(products.seconds, 1e-12) / 1e9)
+                   product_gflops=products.flops / max(products.seconds, 1e-12) / 1e9,
+                   product_rows=products.rows(per=n))
     if prof is not None:
         n = args.steps
         whole, core = prof.attention_ms()
