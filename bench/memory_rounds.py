@@ -1,6 +1,6 @@
 """Peak RSS of training on the real configuration, minigrad beside PyTorch, round after round.
 
-    python bench/memory_rounds.py [--rounds 3] [--steps 4] [--cold] [--json out.json]
+    python bench/memory_rounds.py [--rounds 3] [--steps 4] [--cold] [--variants] [--json out.json]
 
 The real configuration: d_model 256, 4 heads, 3 + 3 layers, feed-forward 512, dropout 0.1,
 batches of 128 sentences, the word vocabularies of the generated caption corpus at Multi30k's
@@ -16,8 +16,10 @@ see `growth_per_step_mb`). Each worker reports the peak RSS (VmHWM) of the whole
 figure a user sees, and its growth over the RSS right after importing the library.
 
 `--cold` adds one minigrad round with an empty Numba cache (a fresh install, or a cache made
-stale by an edited kernel): compiling kernels during the first steps is one thing that makes
-the peak differ between runs (docs/performance.md, section 5).
+stale by an edited kernel): compiling kernels during the first steps is the one thing found to
+make the peak differ between runs (docs/performance.md, section 6). `--variants` adds one
+minigrad round under each other setting a run may have (`VARIANTS`): one Numba thread,
+OpenBLAS's Haswell kernels, glibc's default allocator settings, the NumPy backend.
 """
 from __future__ import annotations
 
@@ -91,6 +93,12 @@ def load_corpus_file(path):
     return batches, src_vocab, tgt_vocab
 
 
+VARIANTS = {"one Numba thread": {"NUMBA_NUM_THREADS": "1"},
+            "OPENBLAS_CORETYPE=Haswell": {"OPENBLAS_CORETYPE": "Haswell"},
+            "no tune_malloc (glibc defaults)": {"MINIGRAD_NO_MALLOC_TUNING": "1"},
+            "NumPy backend": {"MINIGRAD_BACKEND": "numpy"}}
+
+
 def _worker(lib, config, data, threads, env_extra=None):
     cmd = [sys.executable, str(HERE / "memory.py"), "--worker", "rss", "--lib", lib,
            "--config", config, "--data", str(data), "--threads", str(threads)]
@@ -101,7 +109,7 @@ def _worker(lib, config, data, threads, env_extra=None):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def run(rounds=3, steps=4, threads=2, cold=False, quick=False):
+def run(rounds=3, steps=4, threads=2, cold=False, quick=False, variants=False):
     """Alternated rounds; returns the per-round peaks, the ratios and their spread."""
     from small_models import _torch_available
     config = "corpus-quick" if quick else "corpus"  # quick: a tiny model, the wiring only
@@ -120,10 +128,13 @@ def run(rounds=3, steps=4, threads=2, cold=False, quick=False):
         res["ratio_peak"] = [m["peak_mb"] / t["peak_mb"] for m, t in zip(runs["minigrad"], runs["torch"])]
         res["ratio_growth"] = [m["growth_mb"] / t["growth_mb"]
                                for m, t in zip(runs["minigrad"], runs["torch"])]
+    res["variants"] = {}
     if cold:
         with tempfile.TemporaryDirectory() as empty:
-            res["cold"] = _summary(_worker("minigrad", config, data, threads,
-                                                {"NUMBA_CACHE_DIR": empty}))
+            res["variants"]["empty Numba cache (compiles)"] = _summary(
+                _worker("minigrad", config, data, threads, {"NUMBA_CACHE_DIR": empty}))
+    for name, env in VARIANTS.items() if variants else ():
+        res["variants"][name] = _summary(_worker("minigrad", config, data, threads, env))
     print_table(res)
     return res
 
@@ -155,15 +166,15 @@ def print_table(res):
             kept = (r["malloc"] or {}).get("free_kept_mb", float("nan"))
             print(f"{i + 1:<7}{lib:<10}{r['peak_mb']:>12.0f}{r['growth_mb']:>11.0f}{steps:>40}"
                   f"{kept:>21.0f}")
-    if "cold" in res:
-        r = res["cold"]
-        print(f"{'cold':<7}{'minigrad':<10}{r['peak_mb']:>12.0f}{r['growth_mb']:>11.0f}"
-              f"{' '.join(f'{x:.0f}' for x in r['growth_per_step_mb']):>40}"
-              f"{(r['malloc'] or {}).get('free_kept_mb', float('nan')):>21.0f}"
-              f"  (empty Numba cache: compiles during the first steps)")
     if "ratio_peak" in res:
         print(f"minigrad / PyTorch, peak RSS: {_spread(res['ratio_peak'])} (goal <= 0.8 in "
               f"every round); growth: {_spread(res['ratio_growth'])}")
+    torch_peak = statistics.median(r["peak_mb"] for r in res["runs"]["torch"]) \
+        if "torch" in res["runs"] else None
+    for name, r in res.get("variants", {}).items():
+        ratio = f", {r['peak_mb'] / torch_peak:.3f} x PyTorch's median peak" if torch_peak else ""
+        print(f"minigrad, {name}: peak RSS {r['peak_mb']:.0f} MB, growth {r['growth_mb']:.0f} "
+              f"MB{ratio}")
     print(f"load average {res['loadavg']:.2f} (memory figures do not depend on the load)")
 
 
@@ -173,9 +184,11 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=4, help="steps per process (the largest batch second)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cold", action="store_true", help="one more minigrad round, empty Numba cache")
+    ap.add_argument("--variants", action="store_true",
+                    help="one more minigrad round under each of VARIANTS")
     ap.add_argument("--json", metavar="PATH")
     args = ap.parse_args(argv)
-    res = run(args.rounds, args.steps, args.threads, args.cold)
+    res = run(args.rounds, args.steps, args.threads, args.cold, variants=args.variants)
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2))
     return res

@@ -402,7 +402,7 @@ def sec_peakmem(quick):
     """bench/memory_rounds.py: peak RSS of training on the real configuration (the generated
     29k-pair caption corpus), minigrad beside PyTorch, alternated rounds, the ratio's spread."""
     import memory_rounds
-    return memory_rounds.run(rounds=1 if quick else 3, quick=quick)
+    return memory_rounds.run(rounds=1 if quick else 3, cold=not quick, quick=quick)
 
 
 SECTIONS += ["small", "memory", "ops", "coldstart", "peakmem"]
