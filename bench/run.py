@@ -55,9 +55,10 @@ def _env_info():
     return info
 
 
-def _worker(lib, extra, timeout=1800):
+def _worker(lib, extra, timeout=1800, env=None):
     cmd = [sys.executable, WORKER, "--lib", lib, *map(str, extra)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(ROOT))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(ROOT),
+                       env=dict(os.environ, **env) if env else None)
     if r.returncode != 0:
         raise RuntimeError(f"step_worker {lib} failed:\n{r.stderr[-3000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -108,10 +109,13 @@ def sec_step(quick, threads=2):
     have_torch = _torch_available()
     libs = ["minigrad", "torch"] if have_torch else ["minigrad"]
     runs = {lib: [] for lib in libs}
+    cpu = []  # minigrad on one thread in CPU time, beside its one-thread floor
     for _ in range(a["rounds"]):
         for lib in libs:  # alternate the processes
             floor = ["--floor"] if lib == "minigrad" else []
             runs[lib].append(_worker(lib, a["size"] + a["steps"] + ["--threads", threads] + floor))
+        cpu.append(_worker("minigrad", a["size"] + a["steps"] + ["--floor", "--cpu-time"],
+                           env=ONE_THREAD))
     res = dict(config=" ".join(map(str, a["size"])), rounds=a["rounds"],
                torch_available=have_torch, libs={})
     print(f"\n== 3. training step, toy configuration ({res['config']}; dropout 0.1, Adam "
@@ -146,27 +150,31 @@ def sec_step(quick, threads=2):
         res["ratio_memory"] = m["peak_rss_growth_mb"] / max(t["peak_rss_growth_mb"], 1e-9)
         print(f"ratio of medians minigrad/torch: time {res['ratio_time']:.2f} (goal <= 0.64), "
               f"peak RSS growth {res['ratio_memory']:.2f} (goal <= 0.5)")
-    _print_floor(res, runs["minigrad"])
+    res["floor"] = _print_floor(runs["minigrad"], f"{threads} threads, wall time")
+    res["floor_one_thread_cpu"] = _print_floor(cpu, "one thread, CPU time")
     return res
 
 
-def _print_floor(res, runs):
+ONE_THREAD = {"NUMBA_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+def _print_floor(runs, how):
     """The step's FLOP floor (bench/flop_floor.py), measured in each minigrad worker: the
     step's products at the best rate of a 2048^3 float32 np.matmul in that same process."""
     ratios = [r["floor_ratio"] for r in runs]
-    res["floor"] = dict(step_gflop=runs[0]["step_gflop"],
-                        numpy_peak_gflops=[r["numpy_peak_gflops"] for r in runs],
-                        floor_ms=[r["floor_ms"] for r in runs], ratio=ratios,
-                        ratio_median=statistics.median(ratios),
-                        ratio_min_step=[r["floor_ratio_min"] for r in runs])
-    f = res["floor"]
-    print(f"FLOP floor: {f['step_gflop']:.2f} GFLOP per step (matrix products, forward + both "
-          f"gradients) at NumPy's peak, the best 2048^3 float32 matmul in each minigrad worker: "
-          + ", ".join(f"{g:.0f} GFLOP/s -> {ms:.1f} ms" for g, ms in
-                      zip(f["numpy_peak_gflops"], f["floor_ms"])))
-    print(f"minigrad step / floor: median {f['ratio_median']:.2f} (rounds "
+    f = dict(step_gflop=runs[0]["step_gflop"], how=how,
+             numpy_peak_gflops=[r["numpy_peak_gflops"] for r in runs],
+             floor_ms=[r["floor_ms"] for r in runs], step_ms=[r["median_ms"] for r in runs],
+             ratio=ratios, ratio_median=statistics.median(ratios),
+             ratio_min_step=[r["floor_ratio_min"] for r in runs])
+    print(f"FLOP floor, {how}: {f['step_gflop']:.2f} GFLOP per step (matrix products, forward "
+          f"+ both gradients) at NumPy's peak, the best 2048^3 float32 matmul in each minigrad "
+          f"worker: " + ", ".join(f"{g:.0f} GFLOP/s -> {ms:.1f} ms (step {s:.1f} ms)" for g, ms, s
+                                  in zip(f["numpy_peak_gflops"], f["floor_ms"], f["step_ms"])))
+    print(f"  minigrad step / floor: median {f['ratio_median']:.2f} (rounds "
           + ", ".join(f"{x:.2f}" for x in ratios) + "; fastest step of each round "
           + ", ".join(f"{x:.2f}" for x in f["ratio_min_step"]) + ") (goal <= 1.25)")
+    return f
 
 
 # ------------------------------------------------------------------ 4. scaling --

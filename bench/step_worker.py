@@ -23,6 +23,8 @@ libraries are measured the same way, each in its own process.
 this process right after the import, and reports the step's FLOP floor (flop_floor.step_flops at
 that rate) and the step's ratio to it. --products (minigrad only) times every matrix product of
 the timed steps (flop_floor.ProductTimer): the step split into products and everything else.
+--cpu-time times the steps and the peak in this process's CPU time instead of wall time (for one
+thread, NUMBA_NUM_THREADS=OPENBLAS_NUM_THREADS=1: a figure a busy machine inflates far less).
 """
 import argparse
 import json
@@ -165,6 +167,7 @@ def main():
     ap.add_argument("--profile", action="store_true", help="minigrad: per-op times, attention share")
     ap.add_argument("--floor", action="store_true", help="NumPy's matmul peak and the FLOP floor")
     ap.add_argument("--products", action="store_true", help="minigrad: time in matrix products")
+    ap.add_argument("--cpu-time", action="store_true", help="time steps and peak in CPU time")
     args = ap.parse_args()
 
     from mem_profile import maxrss_mb, reset_peak_rss
@@ -175,12 +178,13 @@ def main():
         minigrad.tune_malloc()
     else:
         import torch  # noqa: F401
+    clock = time.process_time if args.cpu_time else time.perf_counter
     floor = {}
     if args.floor:  # before the model exists, so that its arrays do not count as growth
         from flop_floor import numpy_peak_gflops, step_flops
         flops = step_flops(args.d_model, args.nhead, args.layers, args.ffn, args.vocab,
                            args.batch, args.len)
-        peak = numpy_peak_gflops()
+        peak = numpy_peak_gflops(clock=clock)
         floor = dict(step_gflop=flops / 1e9, numpy_peak_gflops=peak,
                      floor_ms=flops / (peak * 1e9) * 1e3)
     reset_peak_rss()  # importing the library is not part of the growth
@@ -199,9 +203,9 @@ def main():
     times, losses = [], []
     try:
         for _ in range(args.steps):
-            t = time.perf_counter()
+            t = clock()
             losses.append(step())
-            times.append(time.perf_counter() - t)
+            times.append(clock() - t)
     finally:
         for ctx in (products, prof):
             if ctx is not None:
@@ -210,6 +214,7 @@ def main():
     med = statistics.median(times)
     out = dict(lib=args.lib, d_model=args.d_model, len=args.len, batch=args.batch,
                steps=args.steps, warmup_steps=args.warmup_steps,
+               clock="cpu" if args.cpu_time else "wall",
                step_ms=[t * 1e3 for t in times], median_ms=med * 1e3,
                tokens_per_s=args.batch * args.len / med, losses=losses[-3:],
                rss_after_import_mb=rss_import, rss_after_warmup_mb=rss_warm,
