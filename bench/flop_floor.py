@@ -13,10 +13,12 @@
 - `ProductTimer`, while active, times every product minigrad's ops make (the three routes of
   `minigrad.ops.matmul`: `product`, `kernels.addmm`, `kernels.matmul_and_sum`) and counts
   their FLOPs, so a step splits into time in products and everything else.
+- `print_floor` and `print_products`: bench/run.py's lines for the step and profile sections.
 """
 from __future__ import annotations
 
 import math
+import statistics
 import time
 
 
@@ -118,3 +120,37 @@ class ProductTimer:
             setattr(mod, name, fn)
         self._saved = []
         return False
+
+
+def print_floor(runs, how):
+    """Print and return the step's floor from step_worker.py --floor runs: the step's products
+    at the best rate of a 2048^3 float32 np.matmul in each worker's own process."""
+    ratios = [r["floor_ratio"] for r in runs]
+    f = dict(step_gflop=runs[0]["step_gflop"], how=how,
+             numpy_peak_gflops=[r["numpy_peak_gflops"] for r in runs],
+             floor_ms=[r["floor_ms"] for r in runs], step_ms=[r["median_ms"] for r in runs],
+             ratio=ratios, ratio_median=statistics.median(ratios),
+             ratio_min_step=[r["floor_ratio_min"] for r in runs])
+    print(f"FLOP floor, {how}: {f['step_gflop']:.2f} GFLOP per step (matrix products, forward "
+          f"+ both gradients) at NumPy's peak, the best 2048^3 float32 matmul in each minigrad "
+          f"worker: " + ", ".join(f"{g:.0f} GFLOP/s -> {ms:.1f} ms (step {s:.1f} ms)" for g, ms, s
+                                  in zip(f["numpy_peak_gflops"], f["floor_ms"], f["step_ms"])))
+    print(f"  minigrad step / floor: median {f['ratio_median']:.2f} (rounds "
+          + ", ".join(f"{x:.2f}" for x in ratios) + "; fastest step of each round "
+          + ", ".join(f"{x:.2f}" for x in f["ratio_min_step"]) + ") (goal <= 1.25)")
+    return f
+
+
+def print_products(r):
+    """Print a step_worker.py --products --floor result: time in products, the rest, and each
+    product shape; returns the milliseconds outside the products."""
+    rest = r["median_ms"] - r["product_ms"]
+    print(f"matrix products (every gemm the ops call, {r['product_calls']} a step, "
+          f"{r['product_gflop']:.2f} GFLOP): {r['product_ms']:.1f} ms, "
+          f"{r['product_gflops']:.0f} GFLOP/s against NumPy's {r['numpy_peak_gflops']:.0f} "
+          f"(floor {r['floor_ms']:.1f} ms); everything else: {rest:.1f} ms "
+          f"({rest / r['median_ms']:.0%} of the step)")
+    print(f"{'product (T: operand read transposed)':<44}{'calls':>6}{'ms':>8}{'GFLOP/s':>9}")
+    for shape, calls, ms, rate in r["product_rows"]:
+        print(f"{shape:<44}{calls:>6}{ms:>8.2f}{rate:>9.1f}")
+    return rest

@@ -150,31 +150,13 @@ def sec_step(quick, threads=2):
         res["ratio_memory"] = m["peak_rss_growth_mb"] / max(t["peak_rss_growth_mb"], 1e-9)
         print(f"ratio of medians minigrad/torch: time {res['ratio_time']:.2f} (goal <= 0.64), "
               f"peak RSS growth {res['ratio_memory']:.2f} (goal <= 0.5)")
-    res["floor"] = _print_floor(runs["minigrad"], f"{threads} threads, wall time")
-    res["floor_one_thread_cpu"] = _print_floor(cpu, "one thread, CPU time")
+    from flop_floor import print_floor
+    res["floor"] = print_floor(runs["minigrad"], f"{threads} threads, wall time")
+    res["floor_one_thread_cpu"] = print_floor(cpu, "one thread, CPU time")
     return res
 
 
 ONE_THREAD = {"NUMBA_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-
-
-def _print_floor(runs, how):
-    """The step's FLOP floor (bench/flop_floor.py), measured in each minigrad worker: the
-    step's products at the best rate of a 2048^3 float32 np.matmul in that same process."""
-    ratios = [r["floor_ratio"] for r in runs]
-    f = dict(step_gflop=runs[0]["step_gflop"], how=how,
-             numpy_peak_gflops=[r["numpy_peak_gflops"] for r in runs],
-             floor_ms=[r["floor_ms"] for r in runs], step_ms=[r["median_ms"] for r in runs],
-             ratio=ratios, ratio_median=statistics.median(ratios),
-             ratio_min_step=[r["floor_ratio_min"] for r in runs])
-    print(f"FLOP floor, {how}: {f['step_gflop']:.2f} GFLOP per step (matrix products, forward "
-          f"+ both gradients) at NumPy's peak, the best 2048^3 float32 matmul in each minigrad "
-          f"worker: " + ", ".join(f"{g:.0f} GFLOP/s -> {ms:.1f} ms (step {s:.1f} ms)" for g, ms, s
-                                  in zip(f["numpy_peak_gflops"], f["floor_ms"], f["step_ms"])))
-    print(f"  minigrad step / floor: median {f['ratio_median']:.2f} (rounds "
-          + ", ".join(f"{x:.2f}" for x in ratios) + "; fastest step of each round "
-          + ", ".join(f"{x:.2f}" for x in f["ratio_min_step"]) + ") (goal <= 1.25)")
-    return f
 
 
 # ------------------------------------------------------------------ 4. scaling --
@@ -271,15 +253,8 @@ def sec_profile(quick):
           "(bench/op_profile.py); 'other' = graph bookkeeping, engine, optimizer, clipping")
     from op_profile import print_table
     print_table(r["profile"])
-    rest = r["median_ms"] - r["product_ms"]
-    print(f"matrix products (every gemm the ops call, {r['product_calls']} a step, "
-          f"{r['product_gflop']:.2f} GFLOP): {r['product_ms']:.1f} ms, "
-          f"{r['product_gflops']:.0f} GFLOP/s against NumPy's {r['numpy_peak_gflops']:.0f} "
-          f"(floor {r['floor_ms']:.1f} ms); everything else: {rest:.1f} ms "
-          f"({rest / r['median_ms']:.0%} of the step)")
-    print(f"{'product (T: operand read transposed)':<44}{'calls':>6}{'ms':>8}{'GFLOP/s':>9}")
-    for shape, calls, ms, rate in r["product_rows"]:
-        print(f"{shape:<44}{calls:>6}{ms:>8.2f}{rate:>9.1f}")
+    from flop_floor import print_products
+    rest = print_products(r)
     return dict(median_ms=r["median_ms"], rows=r["profile"], attn_share=r["attn_share"],
                 product_ms=r["product_ms"], product_gflops=r["product_gflops"],
                 numpy_peak_gflops=r["numpy_peak_gflops"], floor_ms=r["floor_ms"], rest_ms=rest,
