@@ -53,9 +53,14 @@ CONFIGS = {
     "toy": dict(d_model=128, nhead=4, layers=2, ffn=512, src_vocab=2000, tgt_vocab=2000,
                 dropout=0.1, batch=64, fixed_len=20, steps=4),
     "real": dict(d_model=256, nhead=4, layers=3, ffn=512, src_vocab=5921, tgt_vocab=7859,
-                 dropout=0.1, batch=128, fixed_len=None, steps=2),
+                 dropout=0.1, batch=128, fixed_len=None, steps=2, pairs=29_000),
     "quick": dict(d_model=32, nhead=4, layers=1, ffn=64, src_vocab=300, tgt_vocab=400,
                   dropout=0.1, batch=16, fixed_len=None, steps=3),
+    # the generated caption corpus's batches and vocabularies (bench/memory_rounds.py, --data)
+    "corpus": dict(d_model=256, nhead=4, layers=3, ffn=512, dropout=0.1, batch=128,
+                   fixed_len=None),
+    "corpus-quick": dict(d_model=32, nhead=4, layers=1, ffn=64, dropout=0.1, batch=128,
+                         fixed_len=None),
 }
 PAD, BOS, EOS = 0, 1, 2
 
@@ -74,7 +79,7 @@ def batches(cfg, seed=0):
         tgt = rng.integers(3, cfg["tgt_vocab"], (B, L + 1))
         tgt[:, 0] = BOS
         return [(src, tgt[:, :-1], tgt[:, 1:])] * n
-    pairs = 29_000 if cfg is CONFIGS["real"] else 40 * B
+    pairs = cfg.get("pairs", 40 * B)
     # right-skewed like real captions: log-normal with mean 13 and sd 4.5 words
     src_len = np.clip(np.rint(rng.lognormal(2.508, 0.337, pairs)), 4, 40).astype(int)
     tgt_len = np.clip(src_len + np.rint(rng.normal(-0.5, 2, pairs)).astype(int), 3, 40)
@@ -183,8 +188,7 @@ def rss_worker(args):
         torch.tune_malloc()
     reset_peak_rss()  # the peak from here on: importing the library is not training
     base = maxrss_mb()
-    cfg = CONFIGS[args.config]
-    data = batches(cfg)
+    cfg, data = _config_and_batches(args)
     big = _profiled(data)
     model, _, train = make_translator(torch, **cfg)
     per_step, storages, saved = [], {}, {}
@@ -284,6 +288,19 @@ def profile_worker(args):
     print(json.dumps(out))
 
 
+def _config_and_batches(args):
+    """The worker's configuration and batches: from `--data` (an .npz of
+    memory_rounds.corpus_file, which also gives the vocabulary sizes), or made up."""
+    cfg = dict(CONFIGS[args.config])
+    if args.config.startswith("corpus"):
+        if not args.data:
+            raise SystemExit(f"memory.py: --config {args.config} needs --data")
+        from memory_rounds import load_corpus_file
+        data, cfg["src_vocab"], cfg["tgt_vocab"] = load_corpus_file(args.data)
+        return cfg, data
+    return cfg, batches(cfg)
+
+
 def _profiled(data):
     """Index of the step to profile: the largest batch that has at least one step before it."""
     return 1 + max(range(len(data) - 1), key=lambda i: data[i + 1][1].size)
@@ -350,6 +367,7 @@ def main(argv=None):
     ap.add_argument("--lib", choices=["minigrad", "torch"], default="minigrad",
                     help=argparse.SUPPRESS)
     ap.add_argument("--config", choices=sorted(CONFIGS), default="toy", help=argparse.SUPPRESS)
+    ap.add_argument("--data", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
         return (rss_worker if args.worker == "rss" else profile_worker)(args)

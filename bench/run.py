@@ -4,7 +4,7 @@ and the cold start. Prints tables, writes JSON and a PNG.
 
     python bench/run.py [--quick] [--json out.json] [--png out.png]
                         [--sections kernels,autograd,step,scaling,decoding,profile,small,
-                                    memory,ops,coldstart]
+                                    memory,ops,coldstart,peakmem]
 
 Every time is a median over repeats. The training-step comparison runs each library in its own
 subprocess (bench/step_worker.py), alternating minigrad, torch, minigrad, torch, ... because
@@ -55,9 +55,10 @@ def _env_info():
     return info
 
 
-def _worker(lib, extra, timeout=1800):
+def _worker(lib, extra, timeout=1800, env=None):
     cmd = [sys.executable, WORKER, "--lib", lib, *map(str, extra)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(ROOT))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(ROOT),
+                       env=dict(os.environ, **env) if env else None)
     if r.returncode != 0:
         raise RuntimeError(f"step_worker {lib} failed:\n{r.stderr[-3000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -108,9 +109,13 @@ def sec_step(quick, threads=2):
     have_torch = _torch_available()
     libs = ["minigrad", "torch"] if have_torch else ["minigrad"]
     runs = {lib: [] for lib in libs}
+    cpu = []  # minigrad on one thread in CPU time, beside its one-thread floor
     for _ in range(a["rounds"]):
         for lib in libs:  # alternate the processes
-            runs[lib].append(_worker(lib, a["size"] + a["steps"] + ["--threads", threads]))
+            floor = ["--floor"] if lib == "minigrad" else []
+            runs[lib].append(_worker(lib, a["size"] + a["steps"] + ["--threads", threads] + floor))
+        cpu.append(_worker("minigrad", a["size"] + a["steps"] + ["--floor", "--cpu-time"],
+                           env=ONE_THREAD))
     res = dict(config=" ".join(map(str, a["size"])), rounds=a["rounds"],
                torch_available=have_torch, libs={})
     print(f"\n== 3. training step, toy configuration ({res['config']}; dropout 0.1, Adam "
@@ -145,7 +150,13 @@ def sec_step(quick, threads=2):
         res["ratio_memory"] = m["peak_rss_growth_mb"] / max(t["peak_rss_growth_mb"], 1e-9)
         print(f"ratio of medians minigrad/torch: time {res['ratio_time']:.2f} (goal <= 0.64), "
               f"peak RSS growth {res['ratio_memory']:.2f} (goal <= 0.5)")
+    from flop_floor import print_floor
+    res["floor"] = print_floor(runs["minigrad"], f"{threads} threads, wall time")
+    res["floor_one_thread_cpu"] = print_floor(cpu, "one thread, CPU time")
     return res
+
+
+ONE_THREAD = {"NUMBA_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
 # ------------------------------------------------------------------ 4. scaling --
@@ -236,13 +247,18 @@ def sec_decoding(quick):
 # ------------------------------------------------------------------ 6. profile --
 def sec_profile(quick):
     a = _toy_args(quick)
-    r = _worker("minigrad", a["size"] + a["steps"] + ["--profile"])
+    r = _worker("minigrad", a["size"] + a["steps"] + ["--profile", "--products", "--floor"])
     print(f"\n== 6. profile of one minigrad training step by op (d_model {a['size'][1]}; mean over {r['steps']} steps, median step {r['median_ms']:.1f} ms) ==")
     print("forward/backward = exclusive time inside each op class's forward/backward "
           "(bench/op_profile.py); 'other' = graph bookkeeping, engine, optimizer, clipping")
     from op_profile import print_table
     print_table(r["profile"])
-    return dict(median_ms=r["median_ms"], rows=r["profile"], attn_share=r["attn_share"])
+    from flop_floor import print_products
+    rest = print_products(r)
+    return dict(median_ms=r["median_ms"], rows=r["profile"], attn_share=r["attn_share"],
+                product_ms=r["product_ms"], product_gflops=r["product_gflops"],
+                numpy_peak_gflops=r["numpy_peak_gflops"], floor_ms=r["floor_ms"], rest_ms=rest,
+                product_rows=r["product_rows"])
 
 
 # ------------------------------------------------------------------ plot --
@@ -365,8 +381,16 @@ def sec_coldstart(quick):
     return res
 
 
-SECTIONS += ["small", "memory", "ops", "coldstart"]
-EXTRA_SECTIONS = dict(small=sec_small, memory=sec_memory, ops=sec_ops, coldstart=sec_coldstart)
+def sec_peakmem(quick):
+    """bench/memory_rounds.py: peak RSS of training on the real configuration (the generated
+    29k-pair caption corpus), minigrad beside PyTorch, alternated rounds, the ratio's spread."""
+    import memory_rounds
+    return memory_rounds.run(rounds=1 if quick else 3, cold=not quick, quick=quick)
+
+
+SECTIONS += ["small", "memory", "ops", "coldstart", "peakmem"]
+EXTRA_SECTIONS = dict(small=sec_small, memory=sec_memory, ops=sec_ops, coldstart=sec_coldstart,
+                      peakmem=sec_peakmem)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
     python bench/step_worker.py --lib minigrad|torch [--d-model 128] [--nhead 4] [--layers 2]
         [--ffn 512] [--vocab 2000] [--batch 64] [--len 20] [--dropout 0.1]
-        [--warmup-steps 3] [--steps 10] [--threads 2] [--profile]
+        [--warmup-steps 3] [--steps 10] [--threads 2] [--profile] [--floor] [--products]
 
 A step: forward + label-smoothed (0.1) cross entropy, zero_grad, backward, clip_grad_norm_(1.0),
 Adam(betas (0.9, 0.98), eps 1e-9) step, Noam warm-up scheduler step. The batch is random token
@@ -18,6 +18,13 @@ libraries are measured the same way, each in its own process.
 
 --profile (minigrad only) additionally times every op's forward/backward during the timed steps
 (see op_profile.py) and reports the share of time in attention.
+
+--floor measures NumPy's peak (the best 2048^3 float32 matmul, flop_floor.numpy_peak_gflops) in
+this process right after the import, and reports the step's FLOP floor (flop_floor.step_flops at
+that rate) and the step's ratio to it. --products (minigrad only) times every matrix product of
+the timed steps (flop_floor.ProductTimer): the step split into products and everything else.
+--cpu-time times the steps and the peak in this process's CPU time instead of wall time (for one
+thread, NUMBA_NUM_THREADS=OPENBLAS_NUM_THREADS=1: a figure a busy machine inflates far less).
 """
 import argparse
 import json
@@ -158,6 +165,9 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
     ap.add_argument("--profile", action="store_true", help="minigrad: per-op times, attention share")
+    ap.add_argument("--floor", action="store_true", help="NumPy's matmul peak and the FLOP floor")
+    ap.add_argument("--products", action="store_true", help="minigrad: time in matrix products")
+    ap.add_argument("--cpu-time", action="store_true", help="time steps and peak in CPU time")
     args = ap.parse_args()
 
     from mem_profile import maxrss_mb, reset_peak_rss
@@ -168,29 +178,43 @@ def main():
         minigrad.tune_malloc()
     else:
         import torch  # noqa: F401
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    floor = {}
+    if args.floor:  # before the model exists, so that its arrays do not count as growth
+        from flop_floor import numpy_peak_gflops, step_flops
+        flops = step_flops(args.d_model, args.nhead, args.layers, args.ffn, args.vocab,
+                           args.batch, args.len)
+        peak = numpy_peak_gflops(clock=clock)
+        floor = dict(step_gflop=flops / 1e9, numpy_peak_gflops=peak,
+                     floor_ms=flops / (peak * 1e9) * 1e3)
     reset_peak_rss()  # importing the library is not part of the growth
     rss_import = maxrss_mb()
     step, info = (minigrad_stepper if args.lib == "minigrad" else torch_stepper)(args)
     for _ in range(args.warmup_steps):
         step()
     rss_warm = maxrss_mb()
-    prof = None
+    prof = products = None
     if args.profile:
         from op_profile import OpProfiler
         prof = OpProfiler().__enter__()
+    if args.products:
+        from flop_floor import ProductTimer
+        products = ProductTimer().__enter__()
     times, losses = [], []
     try:
         for _ in range(args.steps):
-            t = time.perf_counter()
+            t = clock()
             losses.append(step())
-            times.append(time.perf_counter() - t)
+            times.append(clock() - t)
     finally:
-        if prof is not None:
-            prof.__exit__(None, None, None)
+        for ctx in (products, prof):
+            if ctx is not None:
+                ctx.__exit__(None, None, None)
     rss_peak = maxrss_mb()
     med = statistics.median(times)
     out = dict(lib=args.lib, d_model=args.d_model, len=args.len, batch=args.batch,
                steps=args.steps, warmup_steps=args.warmup_steps,
+               clock="cpu" if args.cpu_time else "wall",
                step_ms=[t * 1e3 for t in times], median_ms=med * 1e3,
                tokens_per_s=args.batch * args.len / med, losses=losses[-3:],
                rss_after_import_mb=rss_import, rss_after_warmup_mb=rss_warm,
@@ -198,6 +222,15 @@ def main():
                peak_rss_growth_during_timed_mb=rss_peak - rss_warm,
                OPENBLAS_CORETYPE=os.environ.get("OPENBLAS_CORETYPE", "(unset)"),
                loadavg=os.getloadavg()[0], setup_s=time.perf_counter() - t_import, **info)
+    if floor:
+        out.update(floor, floor_ratio=out["median_ms"] / floor["floor_ms"],
+                   floor_ratio_min=min(times) * 1e3 / floor["floor_ms"])
+    if products is not None:
+        n = args.steps
+        out.update(product_ms=products.seconds / n * 1e3, product_gflop=products.flops / n / 1e9,
+                   product_calls=products.calls // n,
+                   product_gflops=products.flops / max(products.seconds, 1e-12) / 1e9,
+                   product_rows=products.rows(per=n))
     if prof is not None:
         n = args.steps
         whole, core = prof.attention_ms()
