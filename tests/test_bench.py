@@ -256,15 +256,14 @@ def test_run_by_default_runs_every_section():
     # `python bench/run.py` with no --sections prints every table: memory, small models (step
     # and sampling), decoding (greedy and beam) and the training step, each beside PyTorch's
     run = _bench_module("run")
-    assert {"step", "decoding", "small", "memory", "ops", "coldstart"} <= set(run.SECTIONS)
+    assert {"step", "decoding", "small", "memory", "ops", "coldstart", "peakmem"} <= set(run.SECTIONS)
     seen = []
     funcs = {s: (lambda quick, s=s: seen.append(s) or {}) for s in run.SECTIONS}
     import unittest.mock as um
     with um.patch.multiple(run, sec_kernels=funcs["kernels"], sec_autograd=funcs["autograd"],
                            sec_step=funcs["step"], sec_scaling=funcs["scaling"],
                            sec_decoding=funcs["decoding"], sec_profile=funcs["profile"]), \
-            um.patch.dict(run.EXTRA_SECTIONS, small=funcs["small"], memory=funcs["memory"],
-                          ops=funcs["ops"], coldstart=funcs["coldstart"]):
+            um.patch.dict(run.EXTRA_SECTIONS, {s: funcs[s] for s in run.EXTRA_SECTIONS}):
         run.main([])
     assert seen == run.SECTIONS
 
