@@ -184,7 +184,7 @@ class Function(Node):
         if wanted and arr.dtype.kind == "f":  # ints carry no gradient; ctx becomes out's node
             ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
             if ctx.saved:
-                snapshot_versions(ctx, args, out)
+                snapshot_versions(ctx, args, arrays, out)
             if indices:
                 track_indices(ctx, indices, Tensor)
             if _record_hooks:

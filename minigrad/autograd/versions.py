@@ -39,9 +39,10 @@ def share_version_counter(out, args):
     return None
 
 
-def snapshot_versions(ctx, args, out):
-    """Remember the version of the tensor each saved array belongs to. A plain NumPy operand
-    has no version counter, so a saved array of its memory is copied instead."""
+def snapshot_versions(ctx, args, arrays, out):
+    """Remember the version of the tensor each saved array belongs to; `arrays` are the `args`
+    as forward received them (each tensor replaced by its array). A plain NumPy operand has no
+    version counter, so a saved array of its memory is copied instead."""
     versions, saved, arr, tensor = [], ctx.saved, out._array, out.__class__
     for i, s in enumerate(saved):
         if s is arr:
@@ -49,11 +50,12 @@ def snapshot_versions(ctx, args, out):
         elif not isinstance(s, np.ndarray):  # None, a number: nothing that can change
             continue
         else:
-            for x in args:  # usually an input as it came (searched here: this runs per op)
-                if x is s or (isinstance(x, tensor) and x._array is s):
+            for j, a in enumerate(arrays):  # usually an input as it came (this runs per op)
+                if a is s:
+                    x = args[j]
                     break
             else:
-                x = _view_owner(s, args, out)
+                x = _view_owner(s, args, arrays, out)
         if isinstance(x, tensor):
             versions.append((x._vc, x._vc[0], x._array.shape))
         elif x is not None:
@@ -61,15 +63,16 @@ def snapshot_versions(ctx, args, out):
     ctx.saved, ctx.saved_versions = saved, versions
 
 
-def _view_owner(s, args, out):
+def _view_owner(s, args, arrays, out):
     """The operand (tensor or array) that `s` is a view of (a reshape inside forward, say),
-    found through NumPy's `base`; None if `s` is new memory."""
-    root, tensor = _root(s), out.__class__
-    for x in (*args, out):
-        a = x._array if isinstance(x, tensor) else x
-        if isinstance(a, np.ndarray) and _root(a) is root:
-            return x
-    return None
+    found through NumPy's `base`; None if `s` is new memory (what a kernel returns: the
+    common case, so it is ruled out first, in one pass over the operands' arrays)."""
+    root = _root(s)
+    for j, a in enumerate(arrays):
+        if isinstance(a, np.ndarray) and (a is root or a.base is root):
+            return args[j]
+    a = out._array
+    return out if a is root or a.base is root else None
 
 
 def unwrap_indices(kwargs, tensor):
