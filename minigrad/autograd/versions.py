@@ -27,15 +27,18 @@ def _root(a):
     return a if a.base is None else a.base
 
 
-def share_version_counter(out, args):
+def share_version_counter(out, args, arrays):
     """A view shares its base's version counter (as in PyTorch, whatever the grad mode), so an
     in-place change through the view is seen by every node that saved the base, and back.
-    Returns that input (None if `out` shows no input's memory)."""
-    base, tensor = out._array.base, out.__class__
-    for a in args:
-        if isinstance(a, tensor) and (a._array is base or a._array.base is base):
-            out._vc = a._vc
-            return a
+    `arrays` are the `args` as forward received them. Returns the input whose memory `out`
+    shows (None if it shows no input's: a reshape of a new result, say)."""
+    base = out._array.base
+    for j, a in enumerate(arrays):
+        if a is base or (isinstance(a, np.ndarray) and a.base is base):
+            x = args[j]
+            if isinstance(x, out.__class__):
+                out._vc = x._vc
+                return x
     return None
 
 
