@@ -84,9 +84,11 @@ def unwrap_indices(kwargs, tensor):
     found = []
     for k, v in kwargs.items():
         if v.__class__ is tuple:
-            if any([isinstance(i, (tensor, np.ndarray)) for i in v]):
-                found += [i for i in v if isinstance(i, (tensor, np.ndarray))]
-                kwargs[k] = tuple([i._array if isinstance(i, tensor) else i for i in v])
+            for i in v:  # a plain loop: basic indices (slices, ints) usually hold no array
+                if isinstance(i, (tensor, np.ndarray)):
+                    found += [i for i in v if isinstance(i, (tensor, np.ndarray))]
+                    kwargs[k] = tuple([i._array if isinstance(i, tensor) else i for i in v])
+                    break
         elif isinstance(v, (tensor, np.ndarray)):
             found.append(v)
             if isinstance(v, tensor):
