@@ -48,20 +48,22 @@ def snapshot_versions(ctx, args, arrays, out):
     version counter, so a saved array of its memory is copied instead."""
     versions, saved, arr, tensor = [], ctx.saved, out._array, out.__class__
     for i, s in enumerate(saved):
+        # usually the output or an input as it came, found by identity (this runs per op)
         if s is arr:
             x = out
-        elif not isinstance(s, np.ndarray):  # None, a number: nothing that can change
-            continue
         else:
-            for j, a in enumerate(arrays):  # usually an input as it came (this runs per op)
+            for j, a in enumerate(arrays):
                 if a is s:
                     x = args[j]
                     break
             else:
+                if not isinstance(s, np.ndarray):  # None, a number: nothing that can change
+                    continue
                 x = _view_owner(s, args, arrays, out)
         if isinstance(x, tensor):
-            versions.append((x._vc, x._vc[0], x._array.shape))
-        elif x is not None:
+            vc = x._vc
+            versions.append((vc, vc[0], x._array.shape))
+        elif x is not None and isinstance(s, np.ndarray):
             saved = saved[:i] + (s.copy(),) + saved[i + 1:]
     ctx.saved, ctx.saved_versions = saved, versions
 
