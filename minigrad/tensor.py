@@ -285,11 +285,12 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
         return ops.Permute.apply(self, dims=tuple(dims))
 
     def transpose(self, dim0, dim1):
-        d0 = ops.shape.normalize_dim(dim0, self.ndim, "transpose")
-        d1 = ops.shape.normalize_dim(dim1, self.ndim, "transpose")
-        dims = list(range(self.ndim))
-        dims[d0], dims[d1] = dims[d1], dims[d0]
-        return self.permute(*dims)
+        n = self._array.ndim
+        d0 = ops.shape.normalize_dim(dim0, n, "transpose")
+        d1 = ops.shape.normalize_dim(dim1, n, "transpose")
+        dims = list(range(n))
+        dims[d0], dims[d1] = d1, d0
+        return ops.Permute.apply(self, dims=tuple(dims))
 
     def t(self):
         return self.transpose(0, 1) if self.ndim == 2 else self

@@ -53,9 +53,10 @@ def _floating(t):
 def _softmax(op, t, dim):
     """Softmax or log-softmax as PyTorch's: a 0-d tensor is one element, and float16 is
     computed in float32 and rounded back (the kernels take float32 and float64)."""
-    if t.ndim == 0:
+    a = t._array
+    if a.ndim == 0:
         return _softmax(op, t.reshape(1), dim).reshape(())
-    if t._array.dtype == np.float16:
+    if a.dtype == np.float16:
         return op.apply(t.float(), dim=dim).half()
     return op.apply(t, dim=dim)
 

@@ -51,12 +51,15 @@ def log_softmax(input, dim=-1):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the last len(normalized_shape) dims: biased variance, eps inside the root."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(input.shape[-len(shape):]) != shape:
+    if input.shape[-len(shape):] != shape:
         raise ValueError(f"layer_norm: input of shape {input.shape} does not end with the "
                          f"normalized shape {shape}")
-    args = [input] + [t for t in (weight, bias) if t is not None]
-    if bias is not None and weight is None:
+    if bias is None:
+        args = (input,) if weight is None else (input, weight)
+    elif weight is None:
         raise ValueError("layer_norm: a bias needs a weight")
+    else:
+        args = (input, weight, bias)
     return ops.LayerNorm.apply(*args, ndims=len(shape), eps=eps)
 
 

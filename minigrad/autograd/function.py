@@ -178,13 +178,13 @@ class Function(Node):
         out._array = arr = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
         out._vc = [0]
         if arr.base is not None:
-            parent = share_version_counter(out, args)
+            parent = share_version_counter(out, args, arrays)
             if parent is not None and grad_enabled and len(args) == 1:
                 note_view(out, parent, cls, kwargs)  # an in-place write can now rebase it
         if wanted and arr.dtype.kind == "f":  # ints carry no gradient; ctx becomes out's node
             ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
             if ctx.saved:
-                snapshot_versions(ctx, args, out)
+                snapshot_versions(ctx, args, arrays, out)
             if indices:
                 track_indices(ctx, indices, Tensor)
             if _record_hooks:

@@ -27,49 +27,57 @@ def _root(a):
     return a if a.base is None else a.base
 
 
-def share_version_counter(out, args):
+def share_version_counter(out, args, arrays):
     """A view shares its base's version counter (as in PyTorch, whatever the grad mode), so an
     in-place change through the view is seen by every node that saved the base, and back.
-    Returns that input (None if `out` shows no input's memory)."""
-    base, tensor = out._array.base, out.__class__
-    for a in args:
-        if isinstance(a, tensor) and (a._array is base or a._array.base is base):
-            out._vc = a._vc
-            return a
+    `arrays` are the `args` as forward received them. Returns the input whose memory `out`
+    shows (None if it shows no input's: a reshape of a new result, say)."""
+    base = out._array.base
+    for j, a in enumerate(arrays):
+        if a is base or (isinstance(a, np.ndarray) and a.base is base):
+            x = args[j]
+            if isinstance(x, out.__class__):
+                out._vc = x._vc
+                return x
     return None
 
 
-def snapshot_versions(ctx, args, out):
-    """Remember the version of the tensor each saved array belongs to. A plain NumPy operand
-    has no version counter, so a saved array of its memory is copied instead."""
+def snapshot_versions(ctx, args, arrays, out):
+    """Remember the version of the tensor each saved array belongs to; `arrays` are the `args`
+    as forward received them (each tensor replaced by its array). A plain NumPy operand has no
+    version counter, so a saved array of its memory is copied instead."""
     versions, saved, arr, tensor = [], ctx.saved, out._array, out.__class__
     for i, s in enumerate(saved):
+        # usually the output or an input as it came, found by identity (this runs per op)
         if s is arr:
             x = out
-        elif not isinstance(s, np.ndarray):  # None, a number: nothing that can change
-            continue
         else:
-            for x in args:  # usually an input as it came (searched here: this runs per op)
-                if x is s or (isinstance(x, tensor) and x._array is s):
+            for j, a in enumerate(arrays):
+                if a is s:
+                    x = args[j]
                     break
             else:
-                x = _view_owner(s, args, out)
+                if not isinstance(s, np.ndarray):  # None, a number: nothing that can change
+                    continue
+                x = _view_owner(s, args, arrays, out)
         if isinstance(x, tensor):
-            versions.append((x._vc, x._vc[0], x._array.shape))
-        elif x is not None:
+            vc = x._vc
+            versions.append((vc, vc[0], x._array.shape))
+        elif x is not None and isinstance(s, np.ndarray):
             saved = saved[:i] + (s.copy(),) + saved[i + 1:]
     ctx.saved, ctx.saved_versions = saved, versions
 
 
-def _view_owner(s, args, out):
+def _view_owner(s, args, arrays, out):
     """The operand (tensor or array) that `s` is a view of (a reshape inside forward, say),
-    found through NumPy's `base`; None if `s` is new memory."""
-    root, tensor = _root(s), out.__class__
-    for x in (*args, out):
-        a = x._array if isinstance(x, tensor) else x
-        if isinstance(a, np.ndarray) and _root(a) is root:
-            return x
-    return None
+    found through NumPy's `base`; None if `s` is new memory (what a kernel returns: the
+    common case, so it is ruled out first, in one pass over the operands' arrays)."""
+    root = _root(s)
+    for j, a in enumerate(arrays):
+        if isinstance(a, np.ndarray) and (a is root or a.base is root):
+            return args[j]
+    a = out._array
+    return out if a is root or a.base is root else None
 
 
 def unwrap_indices(kwargs, tensor):
@@ -78,9 +86,11 @@ def unwrap_indices(kwargs, tensor):
     found = []
     for k, v in kwargs.items():
         if v.__class__ is tuple:
-            if any([isinstance(i, (tensor, np.ndarray)) for i in v]):
-                found += [i for i in v if isinstance(i, (tensor, np.ndarray))]
-                kwargs[k] = tuple([i._array if isinstance(i, tensor) else i for i in v])
+            for i in v:  # a plain loop: basic indices (slices, ints) usually hold no array
+                if isinstance(i, (tensor, np.ndarray)):
+                    found += [i for i in v if isinstance(i, (tensor, np.ndarray))]
+                    kwargs[k] = tuple([i._array if isinstance(i, tensor) else i for i in v])
+                    break
         elif isinstance(v, (tensor, np.ndarray)):
             found.append(v)
             if isinstance(v, tensor):
