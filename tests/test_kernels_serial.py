@@ -238,3 +238,35 @@ def test_products_from_serial_matmul_max_work_up_use_numbas_pool(monkeypatch):
     np.testing.assert_allclose(kernels.matmul(a, b[:, :-1]), a @ b[:, :-1], rtol=1e-4,
                                atol=1e-4)   # one column fewer: below the limit
     assert paths == ["matmul", "matmul_serial"]
+
+
+@needs_blas
+def test_attention_sized_batches_are_one_numpy_call_in_this_thread(monkeypatch):
+    # a batch of small matrices (attention's 256 of 20 x 32 by 32 x 20) is the NumPy
+    # backend's own call, with OpenBLAS held at one thread, up to SERIAL_BATCH_FACTOR times
+    # the serial limit; a column-major out is written as C^T = B^T A^T through its transpose
+    from minigrad.kernels import products
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", True)
+    paths = []
+    for name in ("matmul", "matmul_serial"):
+        real = getattr(_blas, name)
+        monkeypatch.setattr(_blas, name, lambda x, y, out=None, name=name, real=real:
+                            (paths.append(name), real(x, y, out))[1])
+    r = np.random.default_rng(2)
+    q, k = r.standard_normal((2, 256, 20, 32), dtype=np.float32)
+    assert products.route(q, k.swapaxes(1, 2)) == "blas_serial"
+    np.testing.assert_allclose(kernels.matmul(q, k.swapaxes(1, 2)), q @ k.swapaxes(1, 2),
+                               rtol=1e-5, atol=1e-5)
+    out = np.empty((256, 20, 32), np.float32).swapaxes(1, 2)   # column-major matrices
+    g = r.standard_normal((256, 20, 20), dtype=np.float32)
+    assert products.product(q.swapaxes(1, 2), g, out) is out
+    np.testing.assert_allclose(out, q.swapaxes(1, 2) @ g, rtol=1e-5, atol=1e-5)
+    assert paths == ["matmul_serial", "matmul_serial"]
+    # the limit: a batch of SERIAL_BATCH_FACTOR * SERIAL_MATMUL_MAX_WORK multiply-adds goes
+    # to the pool, as does any batch when the serial limit is 0
+    n = products.SERIAL_BATCH_FACTOR * kernels.policy.SERIAL_MATMUL_MAX_WORK // (20 * 32 * 20)
+    big = np.ones((n + 1, 20, 32), np.float32)
+    assert products.route(big, big.swapaxes(1, 2)) == "blas_blocks"
+    assert products.route(big[:n - 1], big[:n - 1].swapaxes(1, 2)) == "blas_serial"
+    monkeypatch.setattr(kernels.policy, "SERIAL_MATMUL_MAX_WORK", 0)
+    assert products.route(q, k.swapaxes(1, 2)) == "blas_blocks"

@@ -8,15 +8,26 @@ multiply-adds, times the batch) and the policy's thresholds (.policy):
     integer   any      any                                  "reference": np.matmul, exact
     float     numpy    any                                  "reference": .reference.matmul
     float     numba    < PARALLEL_MIN_WORK                  "reference": waking the pool costs more
-    float     numba    < SERIAL_MATMUL_MAX_WORK, USE_BLAS   "blas_serial": one OpenBLAS call in
-                                                            this thread (.blas.matmul_serial)
+    float     numba    < SERIAL_MATMUL_MAX_WORK, USE_BLAS,  "blas_serial": one OpenBLAS call in
+                       or a batch of matrices (both         this thread (.blas.matmul_serial)
+                       operands 3-D or more) below
+                       SERIAL_BATCH_FACTOR times that
     float     numba    larger, USE_BLAS                     "blas_blocks": OpenBLAS in blocks in
                                                             Numba's pool (.blas.matmul)
+    float     numba    >= PARALLEL_MIN_WORK, no USE_BLAS    "tiled": the register-tiled kernel
+                                                            (.tiled_matmul), the tutorial's lesson
 
 The route depends on the sizes, never on the thread count: the numbers are the same for any
 thread count (a single gemm call and blocks of calls may round differently).
-    float     numba    >= PARALLEL_MIN_WORK, no USE_BLAS    "tiled": the register-tiled kernel
-                                                            (.tiled_matmul), the tutorial's lesson
+
+A batch of small matrices (attention's 256 products of 20 x 32 by 32 x 20) is one gemm call
+per matrix on either route; in this thread it is the NumPy backend's own call, while the pool
+adds its wake-up and the marshalling of the batch (about 30 us a product, a third of the
+product's time at 1 thread), and on a busy machine a 2-thread launch can stall for
+milliseconds. Hence the larger serial limit for batches. On the "blas_serial" route an `out`
+whose matrices are column-major is written as C^T = B^T A^T into out^T, whose rows are
+contiguous: NumPy's BLAS writes only those (with Haswell's OpenBLAS kernels, NumPy's loop for
+the other layout took 1.6x the gemm's time for attention's key gradient).
 
 `matmul`, `addmm` and `matmul_and_sum` check their operands and follow the route; in the
 "blas_blocks" route the gemm of each block also adds addmm's bias, and matmul_and_sum sums
@@ -36,18 +47,26 @@ from . import reference as _ref
 from .checks import FLOATS, as_array, check_float, check_matmul_dtypes, check_matmul_shapes
 
 
+# A batch of matrices stays in this thread up to this many times SERIAL_MATMUL_MAX_WORK (see
+# above; 0 there sends every product to the pool, batches included)
+SERIAL_BATCH_FACTOR = 4
+
+
 def route(a, b):
     """The route of a @ b: "reference", "blas_serial", "blas_blocks" or "tiled" (see above)."""
     if a.dtype not in FLOATS or policy.numpy_backend():
         return "reference"
     work = a.shape[-2] * a.shape[-1] * b.shape[-1]
+    serial_max = policy.SERIAL_MATMUL_MAX_WORK
     if a.ndim > 2 or b.ndim > 2:
         work *= max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
+        if a.ndim > 2 and b.ndim > 2:
+            serial_max *= SERIAL_BATCH_FACTOR
     if work < policy.PARALLEL_MIN_WORK or work == 0:
         return "reference"
     if not policy.USE_BLAS:
         return "tiled"
-    return "blas_serial" if work < policy.SERIAL_MATMUL_MAX_WORK else "blas_blocks"
+    return "blas_serial" if work < serial_max else "blas_blocks"
 
 
 def matmul(a, b, out=None):
@@ -78,12 +97,13 @@ def _check(a, b, out):
 
 def product(a, b, out=None):
     """matmul(a, b, out) for operands of one dtype (float or integer, as the caller has
-    checked): np.matmul, which checks shapes itself, on the "reference" route; matmul's
-    checks, then the route, otherwise."""
+    checked): np.matmul, which checks shapes itself, on the "reference" and "blas_serial"
+    routes; matmul's checks, then the route, otherwise."""
     r = route(a, b)
     if r == "reference":
         return _ref.matmul(a, b, out)
-    a, b = _check(a, b, out)
+    if r != "blas_serial":
+        a, b = _check(a, b, out)
     return _run(r, a, b, out)
 
 
@@ -91,6 +111,11 @@ def _run(r, a, b, out=None):
     if r == "reference":
         return _ref.matmul(a, b, out)
     if r == "blas_serial":
+        if out is not None and out.ndim > 2 and out.strides[-2] == out.itemsize != out.strides[-1]:
+            # column-major matrices: C^T = B^T A^T into out^T, whose rows are contiguous
+            _blas.matmul_serial(np.swapaxes(b, -1, -2), np.swapaxes(a, -1, -2),
+                                np.swapaxes(out, -1, -2))
+            return out
         return _blas.matmul_serial(a, b, out)
     if r == "blas_blocks":
         return _blas.matmul(a, b, out)
