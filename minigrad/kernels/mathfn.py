@@ -16,9 +16,16 @@ functions (exact; float64 is for gradient checks, not for speed).
     fast_tanh(x)   x P(x^2) / Q(x^2) on x clamped to [-7.9, 7.9], x itself below 4e-4
                    (Eigen's fit: error below 4e-7, a few units in the last place).
 
+The polynomials are evaluated with fused multiply-adds (`_muladd`, LLVM's fmuladd: one
+instruction and one rounding where the CPU has FMA, as most x86-64 CPUs since 2013): a third
+fewer instructions than separate multiplies and adds (a 1280 x 512 float32 sigmoid 0.33 ->
+0.26 ms, GELU's backward 0.62 -> 0.51 ms on one core here). The results may then differ by an
+ulp between a machine with FMA and one without; on one machine they are fixed.
+
 NaN goes through each (every clamp is a comparison that NaN fails) and comes out NaN; +-inf
-gives the function's limit. The kernels call these from their loops; the NumPy references
-use `reference.erf32` and NumPy's own functions.
+gives the function's limit, and erf and tanh are exactly +-1 from their clamp bounds on. The
+kernels call these from their loops; the NumPy references use `reference.erf` and NumPy's own
+functions.
 
 Numba's on-disk cache is keyed on the source file of the cached function only: after editing
 this module, delete the `__pycache__` folder next to it, or the kernels that call these
@@ -74,12 +81,24 @@ _TANH32 = (np.float32(7.90531110763549805),
                                          2.26843463243900e-03, 4.89352518554385e-03)))
 
 
+@intrinsic
+def _muladd(typingctx, a, b, c):
+    """a * b + c in one fused multiply-add where the CPU has one (LLVM's fmuladd): half the
+    instructions of a polynomial, and one rounding instead of two."""
+    def codegen(context, builder, sig, args):
+        t = args[0].type
+        fn = builder.module.declare_intrinsic("llvm.fmuladd", [t], ir.FunctionType(t, [t] * 3))
+        return builder.call(fn, args)
+    return a(a, a, a), codegen
+
+
 def _horner(x, coefficients):
     """coefficients[0] x^(n-1) + ... + coefficients[-1], by Horner's rule."""
 
 
 def _odd_rational(x, fit):
-    """c P(c^2) / Q(c^2) for (bound, P, Q) = fit and c = x clamped to [-bound, bound]."""
+    """c P(c^2) / Q(c^2) for (bound, P, Q) = fit and c = x clamped to [-bound, bound];
+    +-1 where |x| >= bound."""
 
 
 @overload(_horner, jit_options=_NUMPY_ERRORS, inline="always")
@@ -87,7 +106,7 @@ def _horner_impl(x, coefficients):
     def horner(x, coefficients):
         p = coefficients[0]
         for a in coefficients[1:]:
-            p = p * x + a
+            p = _muladd(p, x, a)
         return p
     return horner
 
@@ -99,7 +118,10 @@ def _odd_rational_impl(x, fit):
         c = bound if x > bound else x   # (NaN fails both comparisons and passes through)
         c = -bound if c < -bound else c
         c2 = c * c
-        return c * _horner(c2, P) / _horner(c2, Q)
+        r = c * _horner(c2, P) / _horner(c2, Q)
+        one = P[0] / P[0]
+        # from the bound on, exactly +-1 (the fit's own value there may miss it by an ulp)
+        return (one if x > one - one else -one) if abs(x) >= bound else r
     return odd_rational
 
 
@@ -111,8 +133,9 @@ def _exp32(x):
     xc = _F(-88.0) if x < _F(-88.0) else x   # keeps 2^n a normal float;
     xc = _F(88.0) if xc > _F(88.0) else xc   # NaN passes through
     n = np.floor(xc * _F(1.44269504) + _F(0.5))      # round(x / ln 2)
-    r = xc - n * _F(0.693359375) - n * _F(-2.12194440e-4)  # x - n ln2, in 2 steps
-    e = (_horner(r, _EXP32_P) * r * r + r + _F(1.0)) * _f32_from_bits((np.int32(n) + 127) << 23)
+    r = _muladd(n, _F(2.12194440e-4), _muladd(n, _F(-0.693359375), xc))  # x - n ln2, 2 steps
+    e = (_muladd(_horner(r, _EXP32_P) * r, r, r) + _F(1.0)) * _f32_from_bits(
+        (np.int32(n) + 127) << 23)
     if x < _F(-87.33654):  # exp(x) below the smallest normal float32 (and -inf): exactly 0
         e = _F(0.0)
     if x > _F(88.72):     # overflow
