@@ -47,10 +47,10 @@ fast BLAS. What it takes, one refinement at a time:
   batched attention products (256 x (20x32 @ 32x20)) are parallel over the
   batch, large 2-D products over tiles.
 
-All matmuls of the "numba" backend run here, so a training step wakes only
-Numba's thread pool. Had the matmuls stayed in NumPy, OpenBLAS's threads
-and Numba's would take turns on the cores, and the idle pool's spinning
-threads cost milliseconds at every switch (measured on 2 cores:
+Like the OpenBLAS blocks of .blas, it runs in Numba's thread pool, so a
+training step wakes only that pool: had the products run on OpenBLAS's own
+threads, the two pools would take turns on the cores, and the idle pool's
+spinning threads cost milliseconds at every switch (measured on 2 cores:
 docs/performance.md, section 1).
 """
 import math
