@@ -22,12 +22,11 @@ thread count (a single gemm call and blocks of calls may round differently).
 
 A batch of small matrices (attention's 256 products of 20 x 32 by 32 x 20) is one gemm call
 per matrix on either route; in this thread it is the NumPy backend's own call, while the pool
-adds its wake-up and the marshalling of the batch (about 30 us a product, a third of the
-product's time at 1 thread), and on a busy machine a 2-thread launch can stall for
-milliseconds. Hence the larger serial limit for batches. On the "blas_serial" route an `out`
-whose matrices are column-major is written as C^T = B^T A^T into out^T, whose rows are
-contiguous: NumPy's BLAS writes only those (with Haswell's OpenBLAS kernels, NumPy's loop for
-the other layout took 1.6x the gemm's time for attention's key gradient).
+adds its wake-up and the marshalling of the batch (15-40 us a product here, up to a third of
+its time on one thread), and on a busy machine a 2-thread launch can stall for milliseconds.
+Hence the larger serial limit for batches. On the "blas_serial" route an `out` whose
+matrices are column-major (a gradient in its input's layout) is written as C^T = B^T A^T
+into out^T, whose rows are contiguous: the layout NumPy's gemm call writes.
 
 `matmul`, `addmm` and `matmul_and_sum` check their operands and follow the route; in the
 "blas_blocks" route the gemm of each block also adds addmm's bias, and matmul_and_sum sums
