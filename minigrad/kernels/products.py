@@ -9,9 +9,9 @@ multiply-adds, times the batch) and the policy's thresholds (.policy):
     float     numpy    any                                  "reference": .reference.matmul
     float     numba    < PARALLEL_MIN_WORK                  "reference": waking the pool costs more
     float     numba    < SERIAL_MATMUL_MAX_WORK, USE_BLAS,  "blas_serial": one OpenBLAS call in
-                       or a batch of matrices (both         this thread (.blas.matmul_serial)
-                       operands 3-D or more) below
-                       SERIAL_BATCH_FACTOR times that
+                       or a batch of matrices (both         this thread (.blas.matmul_serial;
+                       operands 3-D or more) below          np.matmul for a batch of matrices
+                       SERIAL_BATCH_FACTOR times that       OpenBLAS never threads, _OWN_THREAD)
     float     numba    larger, USE_BLAS                     "blas_blocks": OpenBLAS in blocks in
                                                             Numba's pool (.blas.matmul)
     float     numba    >= PARALLEL_MIN_WORK, no USE_BLAS    "tiled": the register-tiled kernel
@@ -49,6 +49,11 @@ from .checks import FLOATS, as_array, check_float, check_matmul_dtypes, check_ma
 # A batch of matrices stays in this thread up to this many times SERIAL_MATMUL_MAX_WORK (see
 # above; 0 there sends every product to the pool, batches included)
 SERIAL_BATCH_FACTOR = 4
+# OpenBLAS computes a gemm of fewer than 65,536 x 4 multiply-adds on the calling thread,
+# whatever its own thread count; a batch of matrices well below that (attention's: 12,800)
+# needs no hold of that count at one thread, and setting it to one and back cost more than
+# the products at 2 threads (attention's QK^T forward and backward: 0.40 against 0.31 ms)
+_OWN_THREAD = 1 << 15
 
 
 def route(a, b):
@@ -110,12 +115,13 @@ def _run(r, a, b, out=None):
     if r == "reference":
         return _ref.matmul(a, b, out)
     if r == "blas_serial":
+        small = a.ndim > 2 and b.ndim > 2 and a.shape[-2] * a.shape[-1] * b.shape[-1] < _OWN_THREAD
+        run = _ref.matmul if small else _blas.matmul_serial
         if out is not None and out.ndim > 2 and out.strides[-2] == out.itemsize != out.strides[-1]:
             # column-major matrices: C^T = B^T A^T into out^T, whose rows are contiguous
-            _blas.matmul_serial(np.swapaxes(b, -1, -2), np.swapaxes(a, -1, -2),
-                                np.swapaxes(out, -1, -2))
+            run(np.swapaxes(b, -1, -2), np.swapaxes(a, -1, -2), np.swapaxes(out, -1, -2))
             return out
-        return _blas.matmul_serial(a, b, out)
+        return run(a, b, out)
     if r == "blas_blocks":
         return _blas.matmul(a, b, out)
     c = _tiled.matmul(a, b)  # the tiled kernel writes C order only
