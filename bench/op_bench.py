@@ -1,6 +1,6 @@
 """Per-op benchmark: forward + backward of each op, minigrad beside PyTorch, float32.
 
-    python bench/op_bench.py [--quick] [--threads 1,2] [--rounds 3] [--json PATH]
+    python bench/op_bench.py [--quick] [--threads 1,2] [--rounds 3] [--op NAME]... [--json PATH]
 
 Every op is written once against PyTorch's API (`torch.xxx`, `F.xxx`) and run with either
 library (lib_shims.library). Shapes are the toy Transformer's and the small GPT's (batch 64 x
@@ -94,8 +94,8 @@ def _builders(lib):
     }
 
 
-def worker(lib_name, backend, threads, reps):
-    """Time every op in this process; returns {op: median ms}."""
+def worker(lib_name, backend, threads, reps, ops=None):
+    """Time every op (or those named in `ops`) in this process; returns {op: median ms}."""
     sys.path.insert(0, str(HERE))
     from lib_shims import library
     lib = library(lib_name)
@@ -106,6 +106,8 @@ def worker(lib_name, backend, threads, reps):
     lib.manual_seed(0)
     out = {}
     for name, run in _builders(lib).items():
+        if ops is not None and name not in ops:
+            continue
         for _ in range(3):
             run()
         times = []
@@ -117,11 +119,13 @@ def worker(lib_name, backend, threads, reps):
     return out
 
 
-def _spawn(lib_name, backend, threads, reps):
+def _spawn(lib_name, backend, threads, reps, ops=None):
     env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     cmd = [sys.executable, __file__, "--worker", lib_name, "--backend", backend or "-",
            "--threads", str(threads), "--reps", str(reps)]
+    if ops is not None:
+        cmd += [a for name in ops for a in ("--op", name)]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=1800)
     if r.returncode != 0:
         raise RuntimeError(f"op_bench worker {lib_name} failed:\n{r.stderr[-3000:]}")
@@ -132,9 +136,15 @@ def _torch_available():
     return subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode == 0
 
 
-def run(quick=False, threads=(1, 2), rounds=None):
+def run(quick=False, threads=(1, 2), rounds=None, ops=None):
     """Alternate the variants' processes for `rounds` rounds at each thread count; returns
-    {"threads": {t: {"rows": [...]}}, ...} with each op's medians and ratios."""
+    {"threads": {t: {"rows": [...]}}, ...} with each op's medians and ratios. `ops`: the
+    names of the ops to time (default: all of OPS)."""
+    if ops is not None:
+        unknown = set(ops) - {name for name, _ in OPS}
+        if unknown:
+            raise ValueError(f"op_bench: unknown ops {sorted(unknown)}; "
+                             f"choose among {[name for name, _ in OPS]}")
     rounds = rounds or (1 if quick else 3)
     reps = 5 if quick else 30
     variants = [v for v in VARIANTS if v[0] != "torch" or _torch_available()]
@@ -145,9 +155,11 @@ def run(quick=False, threads=(1, 2), rounds=None):
         runs = {v: [] for v in variants}
         for _ in range(rounds):
             for v in variants:
-                runs[v].append(_spawn(v[0], v[1], t, reps))
+                runs[v].append(_spawn(v[0], v[1], t, reps, ops))
         rows = []
         for name, shape in OPS:
+            if ops is not None and name not in ops:
+                continue
             med = {v: statistics.median(r[name] for r in runs[v]) for v in variants}
             spread = {v: (min(r[name] for r in runs[v]), max(r[name] for r in runs[v]))
                       for v in variants}
@@ -186,15 +198,18 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="5 calls per op, one round")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--rounds", type=int, help="alternated rounds (default 3; quick 1)")
+    ap.add_argument("--op", action="append", dest="ops", metavar="NAME",
+                    help="time this op only (repeatable; default: every op)")
     ap.add_argument("--json", metavar="PATH", help="write the results as JSON")
     ap.add_argument("--worker", choices=["minigrad", "torch"], help=argparse.SUPPRESS)
     ap.add_argument("--backend", default="numba", help=argparse.SUPPRESS)
     ap.add_argument("--reps", type=int, default=30, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    ops = args.ops
     if args.worker:
-        print(json.dumps(worker(args.worker, args.backend, int(args.threads), args.reps)))
+        print(json.dumps(worker(args.worker, args.backend, int(args.threads), args.reps, ops)))
         return None
-    res = run(args.quick, tuple(int(t) for t in args.threads.split(",")), args.rounds)
+    res = run(args.quick, tuple(int(t) for t in args.threads.split(",")), args.rounds, ops)
     print_table(res)
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2))

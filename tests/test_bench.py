@@ -275,7 +275,7 @@ def test_op_bench_medians_and_ratios(monkeypatch, capsys):
              ("minigrad", "numpy"): [8.0, 8.0, 8.0]}
     calls = []
 
-    def fake_spawn(lib, backend, threads, reps):
+    def fake_spawn(lib, backend, threads, reps, ops=None):
         calls.append((lib, backend))
         t = times[(lib, backend)][sum(c == (lib, backend) for c in calls) - 1]
         return {name: t for name, _ in op_bench.OPS}

@@ -178,3 +178,46 @@ def test_other_dtypes_take_the_reference():
     assert F.relu(mg.tensor([-1, 2, -3])).tolist() == [0, 2, 0]
     h = F.gelu(mg.tensor(np.float16([0.5, -1.0])))
     assert h.dtype == mg.float16
+
+
+def test_each_kernel_has_a_cache_index_of_its_own():
+    # the kernels are one loop compiled per element and per variant; Numba names its cache
+    # files after a function's qualified name and line, so shared names would share an index
+    from minigrad.kernels.activation import KERNELS
+    dispatchers = [k for pair in KERNELS.values() for variants in pair for k in variants]
+    assert len(dispatchers) == 4 * len(KERNELS)
+    names = {k._cache._cache_file._index_name for k in dispatchers}
+    assert len(names) == len(dispatchers)
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid", "relu", "silu"])
+def test_tiny_and_large_arrays_give_the_same_values(name):
+    """The value of an element does not depend on its array's size (the tiny path is the same
+    kernel), nor on the array's layout or on the serial or parallel variant."""
+    fwd, bwd, _, _, from_input = OPS[name]
+    r = np.random.default_rng(7)
+    big = (r.standard_normal(70_000) * 4).astype(np.float32)
+    g = r.standard_normal(big.shape).astype(np.float32)
+    y, dx = fwd(big), bwd(big if from_input else fwd(big), g)
+    tiny = big[:16].reshape(4, 4)
+    np.testing.assert_array_equal(fwd(tiny).reshape(-1), y[:16])
+    saved = tiny if from_input else fwd(tiny)
+    np.testing.assert_array_equal(bwd(saved, g[:16].reshape(4, 4)).reshape(-1), dx[:16])
+    strided = big[:32][::2]   # not contiguous: copied, same values
+    np.testing.assert_array_equal(fwd(strided), y[:32][::2])
+    for ys in both_variants(fwd, big):
+        np.testing.assert_array_equal(ys, y)
+
+
+def test_errors_name_the_op():
+    with pytest.raises(TypeError, match="tanh: unsupported dtype int64"):
+        kernels.tanh(np.arange(3))
+    with pytest.raises(TypeError, match="sigmoid: x must be a numpy array, got list"):
+        kernels.sigmoid([1.0])
+    with pytest.raises(ValueError, match=r"silu_backward: input of shape \(2,\) and gradient "
+                                         r"of shape \(3,\) differ"):
+        kernels.silu_backward(np.ones(2), np.ones(3))
+    with pytest.raises(TypeError, match="relu_backward: dtypes differ"):
+        kernels.relu_backward(np.ones(2), np.ones(2, np.float32))
+    with pytest.raises(ValueError, match="gelu: approximate must be 'none' or 'tanh'"):
+        kernels.gelu(np.ones(2), approximate="erf")

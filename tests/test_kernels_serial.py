@@ -9,6 +9,9 @@ deterministic either way; so is the result's independence of where the arrays li
 which is checked bit for bit.
 """
 import importlib
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -238,3 +241,55 @@ def test_products_from_serial_matmul_max_work_up_use_numbas_pool(monkeypatch):
     np.testing.assert_allclose(kernels.matmul(a, b[:, :-1]), a @ b[:, :-1], rtol=1e-4,
                                atol=1e-4)   # one column fewer: below the limit
     assert paths == ["matmul", "matmul_serial"]
+
+
+@needs_blas
+def test_attention_sized_batches_are_one_numpy_call_in_this_thread(monkeypatch):
+    # a batch of small matrices (attention's 256 of 20 x 32 by 32 x 20) is the NumPy
+    # backend's own call: not the pool, and no hold of OpenBLAS's thread count (it never
+    # threads products that small); larger matrices in a batch hold it, up to
+    # SERIAL_BATCH_FACTOR times the serial limit
+    from minigrad.kernels import products
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", True)
+    paths = []
+    for name in ("matmul", "matmul_serial"):
+        real = getattr(_blas, name)
+        monkeypatch.setattr(_blas, name, lambda x, y, out=None, name=name, real=real:
+                            (paths.append(name), real(x, y, out))[1])
+    r = np.random.default_rng(2)
+    q, k = r.standard_normal((2, 256, 20, 32), dtype=np.float32)
+    assert products.route(q, k.swapaxes(1, 2)) == "reference"
+    np.testing.assert_array_equal(kernels.matmul(q, k.swapaxes(1, 2)), q @ k.swapaxes(1, 2))
+    out = np.empty((256, 20, 32), np.float32).swapaxes(1, 2)   # column-major matrices
+    g = r.standard_normal((256, 20, 20), dtype=np.float32)
+    assert products.product(q.swapaxes(1, 2), g, out) is out
+    np.testing.assert_array_equal(out, q.swapaxes(1, 2) @ g)
+    assert paths == []
+    big = r.standard_normal((8, 64, 64), dtype=np.float32)
+    assert products.route(big, big) == "blas_serial"
+    np.testing.assert_allclose(kernels.matmul(big, big), big @ big, rtol=1e-4, atol=1e-4)
+    assert paths == ["matmul_serial"]
+    # the limit: a batch of SERIAL_BATCH_FACTOR * SERIAL_MATMUL_MAX_WORK multiply-adds goes
+    # to the pool, as does any batch when the serial limit is 0
+    n = products.SERIAL_BATCH_FACTOR * kernels.policy.SERIAL_MATMUL_MAX_WORK // (20 * 32 * 20)
+    ones = np.ones((n + 1, 20, 32), np.float32)
+    assert products.route(ones, ones.swapaxes(1, 2)) == "blas_blocks"
+    assert products.route(ones[:n - 1], ones[:n - 1].swapaxes(1, 2)) == "reference"
+    monkeypatch.setattr(kernels.policy, "SERIAL_MATMUL_MAX_WORK", 0)
+    assert products.route(q, k.swapaxes(1, 2)) == "blas_blocks"
+
+
+@needs_blas
+def test_attention_products_same_for_any_thread_count():
+    # Numba's and OpenBLAS's thread counts both 1, then both 2: the same bits (fresh processes)
+    code = ("import sys, numpy as np; from minigrad import kernels; from minigrad.ops.matmul "
+            "import mm; r = np.random.default_rng(3); "
+            "q, k = r.standard_normal((2, 256, 20, 32), dtype=np.float32); "
+            "g = r.standard_normal((256, 20, 20), dtype=np.float32); kt = k.swapaxes(1, 2); "
+            "sys.stdout.write(''.join(x.tobytes().hex() for x in (mm(q, kt), mm(g, k, like=q), "
+            "mm(q.swapaxes(1, 2), g, like=kt))))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env=dict(os.environ, NUMBA_NUM_THREADS=t,
+                                                OPENBLAS_NUM_THREADS=t)).stdout
+            for t in ("1", "2")}
+    assert len(outs) == 1 and len(next(iter(outs))) > 0

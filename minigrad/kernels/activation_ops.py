@@ -6,104 +6,95 @@ runs the NumPy reference ("numpy" backend) or the Numba kernel of .activation on
 array, its serial twin below PARALLEL_MIN_WORK (.policy). The result has the input's shape,
 in C order. GELU and SiLU differentiate from their input x; sigmoid, tanh and ReLU from their
 output y, which is what their ops keep.
+
+An activation of a few elements (a 4 x 4 tanh) costs its bookkeeping, not its arithmetic, so
+the path of a C-contiguous array of a float dtype is kept short: one type test, one
+allocation, one kernel call. The reference is no shortcut for small arrays: NumPy's tanh and
+exp round differently from .mathfn's, and the value of an element must not depend on the
+size of its array.
 """
 import numpy as np
 
 from . import activation as _act
 from . import policy
 from . import reference as _ref
-from .checks import as_array, check_float, check_same_shape, flat
+from .checks import FLOATS, as_array, check_float, check_same_shape
 
 APPROXIMATIONS = ("none", "tanh")
 
 
-def _unary(op, kernels, ref, x):
-    x = as_array(x, op, "x")
-    check_float(op, x)
+def _run(op, kernels, reference, a, g, what):
+    """kernels[0 or 1](a, g, out) on flat views (or the reference on the arrays), out of a's
+    shape; for a forward (g None) the kernel reads a twice."""
+    if not (type(a) is np.ndarray and a.dtype in FLOATS and a.flags.c_contiguous
+            and (g is None or (type(g) is np.ndarray and g.shape == a.shape
+                               and g.dtype == a.dtype and g.flags.c_contiguous))):
+        a = as_array(a, op, what)
+        if g is None:
+            check_float(op, a)
+        else:
+            g = as_array(g, op, "grad")
+            check_same_shape(op, a, g, what)
+            check_float(op, a, g)
+            g = np.ascontiguousarray(g)
+        a = np.ascontiguousarray(a)
     if policy.numpy_backend():
-        return np.asarray(ref(x), x.dtype)
-    y = np.empty(x.shape, x.dtype)
-    policy.pick(kernels, x.size)(flat(x), y.reshape(-1))
-    return y
-
-
-def _gradient(op, kernels, ref, a, grad, what):
-    """dx from the saved array `a` (the input or the output, `what`) and the gradient."""
-    a, grad = as_array(a, op, what), as_array(grad, op, "grad")
-    check_same_shape(op, a, grad, what)
-    check_float(op, a, grad)
-    if policy.numpy_backend():
-        return np.asarray(ref(a, grad), a.dtype)
-    dx = np.empty(a.shape, a.dtype)
-    policy.pick(kernels, a.size)(flat(a), flat(grad), dx.reshape(-1))
-    return dx
+        return np.asarray(reference(a) if g is None else reference(a, g), a.dtype)
+    out = np.empty_like(a)   # C order, as a
+    af = a.ravel()           # (views, as a and g are C-contiguous)
+    # (the size test first: below it, pick's thread-count query is not needed)
+    kernel = kernels[1] if a.size < policy.PARALLEL_MIN_WORK else policy.pick(kernels, a.size)
+    kernel(af, af if g is None else g.ravel(), out.ravel())
+    return out
 
 
 def _check_approximate(op, approximate):
     if approximate not in APPROXIMATIONS:
         raise ValueError(f"{op}: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return approximate == "tanh"
+    return "gelu_tanh" if approximate == "tanh" else "gelu"
+
+
+def _pair(name, saved):
+    """The forward and backward entry points of activation `name` (.activation.KERNELS and
+    the references of the same names); the backward reads `saved`, "input" or "output"."""
+    forward_kernels, backward_kernels = _act.KERNELS[name]
+    reference, reference_backward = getattr(_ref, name), getattr(_ref, name + "_backward")
+
+    def forward(x):
+        return _run(name, forward_kernels, reference, x, None, "x")
+
+    def backward(a, grad):
+        return _run(name + "_backward", backward_kernels, reference_backward, a, grad, saved)
+    forward.__name__ = forward.__qualname__ = name
+    backward.__name__ = backward.__qualname__ = name + "_backward"
+    return forward, backward
+
+
+silu, silu_backward = _pair("silu", "input")
+sigmoid, sigmoid_backward = _pair("sigmoid", "output")
+tanh, tanh_backward = _pair("tanh", "output")
+relu, relu_backward = _pair("relu", "output")
+silu.__doc__ = "x * sigmoid(x)."
+silu_backward.__doc__ = "grad * (s + x s (1 - s)), s = sigmoid(x): silu_backward(x, grad)."
+sigmoid.__doc__ = "1 / (1 + exp(-x))."
+sigmoid_backward.__doc__ = "grad * y * (1 - y), y = sigmoid(x): sigmoid_backward(y, grad)."
+tanh.__doc__ = "tanh(x)."
+tanh_backward.__doc__ = "grad * (1 - y^2), y = tanh(x): tanh_backward(y, grad)."
+relu.__doc__ = "max(x, 0); NaN stays NaN."
+relu_backward.__doc__ = ("0 where y = relu(x) is <= 0, else grad (NaN passes it, as in "
+                         "PyTorch): relu_backward(y, grad).")
+_GELU = {name: _act.KERNELS[name] for name in ("gelu", "gelu_tanh")}
 
 
 def gelu(x, approximate="none"):
     """x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), or with approximate="tanh"
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as torch.nn.functional.gelu."""
-    if _check_approximate("gelu", approximate):
-        return _unary("gelu", (_act.gelu_tanh_forward, _act.gelu_tanh_forward_serial),
-                      lambda x: _ref.gelu(x, "tanh"), x)
-    return _unary("gelu", (_act.gelu_forward, _act.gelu_forward_serial), _ref.gelu, x)
+    name = _check_approximate("gelu", approximate)
+    return _run("gelu", _GELU[name][0], lambda x: _ref.gelu(x, approximate), x, None, "x")
 
 
 def gelu_backward(x, grad, approximate="none"):
     """grad * d gelu(x) / dx."""
-    if _check_approximate("gelu_backward", approximate):
-        return _gradient("gelu_backward",
-                         (_act.gelu_tanh_backward, _act.gelu_tanh_backward_serial),
-                         lambda x, g: _ref.gelu_backward(x, g, "tanh"), x, grad, "input")
-    return _gradient("gelu_backward", (_act.gelu_backward, _act.gelu_backward_serial),
-                     _ref.gelu_backward, x, grad, "input")
-
-
-def silu(x):
-    """x * sigmoid(x)."""
-    return _unary("silu", (_act.silu_forward, _act.silu_forward_serial), _ref.silu, x)
-
-
-def silu_backward(x, grad):
-    """grad * (s + x s (1 - s)), s = sigmoid(x)."""
-    return _gradient("silu_backward", (_act.silu_backward, _act.silu_backward_serial),
-                     _ref.silu_backward, x, grad, "input")
-
-
-def sigmoid(x):
-    """1 / (1 + exp(-x))."""
-    return _unary("sigmoid", (_act.sigmoid_forward, _act.sigmoid_forward_serial),
-                  _ref.sigmoid, x)
-
-
-def sigmoid_backward(y, grad):
-    """grad * y * (1 - y), with y = sigmoid(x)."""
-    return _gradient("sigmoid_backward", (_act.sigmoid_backward, _act.sigmoid_backward_serial),
-                     _ref.sigmoid_backward, y, grad, "output")
-
-
-def tanh(x):
-    """tanh(x)."""
-    return _unary("tanh", (_act.tanh_forward, _act.tanh_forward_serial), _ref.tanh, x)
-
-
-def tanh_backward(y, grad):
-    """grad * (1 - y^2), with y = tanh(x)."""
-    return _gradient("tanh_backward", (_act.tanh_backward, _act.tanh_backward_serial),
-                     _ref.tanh_backward, y, grad, "output")
-
-
-def relu(x):
-    """max(x, 0); NaN stays NaN."""
-    return _unary("relu", (_act.relu_forward, _act.relu_forward_serial), _ref.relu, x)
-
-
-def relu_backward(y, grad):
-    """0 where y = relu(x) is <= 0, else grad (NaN passes it, as in PyTorch)."""
-    return _gradient("relu_backward", (_act.relu_backward, _act.relu_backward_serial),
-                     _ref.relu_backward, y, grad, "output")
+    name = _check_approximate("gelu_backward", approximate)
+    return _run("gelu_backward", _GELU[name][1],
+                lambda x, g: _ref.gelu_backward(x, g, approximate), x, grad, "input")

@@ -8,15 +8,29 @@ multiply-adds, times the batch) and the policy's thresholds (.policy):
     integer   any      any                                  "reference": np.matmul, exact
     float     numpy    any                                  "reference": .reference.matmul
     float     numba    < PARALLEL_MIN_WORK                  "reference": waking the pool costs more
-    float     numba    < SERIAL_MATMUL_MAX_WORK, USE_BLAS   "blas_serial": one OpenBLAS call in
-                                                            this thread (.blas.matmul_serial)
+    float     numba    a batch of matrices (both operands   "reference": np.matmul, one gemm
+                       3-D or more) of < _OWN_THREAD each,  call per matrix in this thread
+                       below the serial limit (next row)
+    float     numba    < SERIAL_MATMUL_MAX_WORK (times      "blas_serial": one OpenBLAS call in
+                       SERIAL_BATCH_FACTOR for a batch of   this thread, OpenBLAS held at one
+                       matrices), USE_BLAS                  thread (.blas.matmul_serial)
     float     numba    larger, USE_BLAS                     "blas_blocks": OpenBLAS in blocks in
                                                             Numba's pool (.blas.matmul)
+    float     numba    >= PARALLEL_MIN_WORK, no USE_BLAS    "tiled": the register-tiled kernel
+                                                            (.tiled_matmul), the tutorial's lesson
 
 The route depends on the sizes, never on the thread count: the numbers are the same for any
 thread count (a single gemm call and blocks of calls may round differently).
-    float     numba    >= PARALLEL_MIN_WORK, no USE_BLAS    "tiled": the register-tiled kernel
-                                                            (.tiled_matmul), the tutorial's lesson
+
+A batch of small matrices (attention's 256 products of 20 x 32 by 32 x 20) is one gemm call
+per matrix on any route. In this thread it is the NumPy backend's own call, while the pool
+adds its wake-up and the marshalling of the batch (15-40 us a product here, up to a third of
+its time on one thread), and on a busy machine a 2-thread launch can stall for milliseconds:
+hence the larger serial limit for batches. OpenBLAS runs a gemm of fewer than 65,536 x 4
+multiply-adds on the calling thread whatever its own thread count, so a batch of matrices
+well below that (_OWN_THREAD) needs no hold of that count either; setting it to one and back
+cost more than the products at 2 threads (attention's QK^T forward and backward: 0.40
+against 0.31 ms).
 
 `matmul`, `addmm` and `matmul_and_sum` check their operands and follow the route; in the
 "blas_blocks" route the gemm of each block also adds addmm's bias, and matmul_and_sum sums
@@ -36,18 +50,29 @@ from . import reference as _ref
 from .checks import FLOATS, as_array, check_float, check_matmul_dtypes, check_matmul_shapes
 
 
+# A batch of matrices stays in this thread up to this many times SERIAL_MATMUL_MAX_WORK (see
+# above; 0 there sends every product to the pool, batches included)
+SERIAL_BATCH_FACTOR = 4
+_OWN_THREAD = 1 << 15   # multiply-adds per matrix of a batch that OpenBLAS never threads
+
+
 def route(a, b):
     """The route of a @ b: "reference", "blas_serial", "blas_blocks" or "tiled" (see above)."""
     if a.dtype not in FLOATS or policy.numpy_backend():
         return "reference"
-    work = a.shape[-2] * a.shape[-1] * b.shape[-1]
+    matrix = a.shape[-2] * a.shape[-1] * b.shape[-1]
+    work, serial_max, batch = matrix, policy.SERIAL_MATMUL_MAX_WORK, a.ndim > 2 and b.ndim > 2
     if a.ndim > 2 or b.ndim > 2:
         work *= max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))
+        if batch:
+            serial_max *= SERIAL_BATCH_FACTOR
     if work < policy.PARALLEL_MIN_WORK or work == 0:
         return "reference"
     if not policy.USE_BLAS:
         return "tiled"
-    return "blas_serial" if work < policy.SERIAL_MATMUL_MAX_WORK else "blas_blocks"
+    if work >= serial_max:
+        return "blas_blocks"
+    return "reference" if batch and matrix < _OWN_THREAD else "blas_serial"
 
 
 def matmul(a, b, out=None):
@@ -78,12 +103,13 @@ def _check(a, b, out):
 
 def product(a, b, out=None):
     """matmul(a, b, out) for operands of one dtype (float or integer, as the caller has
-    checked): np.matmul, which checks shapes itself, on the "reference" route; matmul's
-    checks, then the route, otherwise."""
+    checked): np.matmul, which checks shapes itself, on the "reference" and "blas_serial"
+    routes; matmul's checks, then the route, otherwise."""
     r = route(a, b)
     if r == "reference":
         return _ref.matmul(a, b, out)
-    a, b = _check(a, b, out)
+    if r != "blas_serial":
+        a, b = _check(a, b, out)
     return _run(r, a, b, out)
 
 

@@ -47,10 +47,10 @@ fast BLAS. What it takes, one refinement at a time:
   batched attention products (256 x (20x32 @ 32x20)) are parallel over the
   batch, large 2-D products over tiles.
 
-All matmuls of the "numba" backend run here, so a training step wakes only
-Numba's thread pool. Had the matmuls stayed in NumPy, OpenBLAS's threads
-and Numba's would take turns on the cores, and the idle pool's spinning
-threads cost milliseconds at every switch (measured on 2 cores:
+Like the OpenBLAS blocks of .blas, it runs in Numba's thread pool, so a
+training step wakes only that pool: had the products run on OpenBLAS's own
+threads, the two pools would take turns on the cores, and the idle pool's
+spinning threads cost milliseconds at every switch (measured on 2 cores:
 docs/performance.md, section 1).
 """
 import math
@@ -119,6 +119,24 @@ def _store_row(C, off, cols, W, v0, v1, first):
     vstore_first(C, off + W, v1, n1)
 
 
+@njit(cache=True, inline="always")
+def _fma4(A, a, offsets, b0, b1, acc):
+    """One k step of four rows of the micro-tile: acc holds their accumulators, two vectors
+    a row (row i's are acc[2i], acc[2i+1]); A[a + offsets[i]] is row i's value of A."""
+    x0, x1 = vbroadcast(A, a + offsets[0]), vbroadcast(A, a + offsets[1])
+    x2, x3 = vbroadcast(A, a + offsets[2]), vbroadcast(A, a + offsets[3])
+    return (vfma(x0, b0, acc[0]), vfma(x0, b1, acc[1]), vfma(x1, b0, acc[2]),
+            vfma(x1, b1, acc[3]), vfma(x2, b0, acc[4]), vfma(x2, b1, acc[5]),
+            vfma(x3, b0, acc[6]), vfma(x3, b1, acc[7]))
+
+
+@njit(cache=True, inline="always")
+def _store4(C, off, N, cols, W, acc, rows, first):
+    """The first `rows` (at most 4) of four accumulated rows to C at off, N apart."""
+    for i in range(min(rows, 4)):
+        _store_row(C, off + i * N, cols, W, acc[2 * i], acc[2 * i + 1], first)
+
+
 @njit(parallel=True, cache=True)
 def _gemm(A, sa, B, sb, C, ia, ib, M, N, K):
     """C[t] = A[ia[t]] @ B[ib[t]] for every t.
@@ -149,49 +167,22 @@ def _gemm(A, sa, B, sb, C, ia, ib, M, N, K):
                 rows = min(MR, M - ip * MR)
                 # rows past M re-read the last row; their results are dropped
                 last, s3 = rows - 1, sa[3]
-                r1, r2, r3 = min(1, last) * s3, min(2, last) * s3, min(3, last) * s3
-                r4, r5, r6 = min(4, last) * s3, min(5, last) * s3, min(6, last) * s3
-                r7 = min(7, last) * s3
+                top = (0, min(1, last) * s3, min(2, last) * s3, min(3, last) * s3)
+                bottom = (min(4, last) * s3, min(5, last) * s3, min(6, last) * s3,
+                          min(7, last) * s3)
                 a = ia[t] * sa[0] + ip * sa[1] + k0 * sa[2]
                 b = ib[t] * sb[0] + jp * sb[1] + k0 * sb[2]
-                c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = vzero(C)
-                c40 = c41 = c50 = c51 = c60 = c61 = c70 = c71 = vzero(C)
+                z = vzero(C)
+                upper = lower = (z, z, z, z, z, z, z, z)   # rows 0-3 and 4-7, 2 vectors each
                 for _ in range(kc):   # the hot loop: 2 loads, 8 broadcasts, 16 FMAs
                     b0, b1 = vload_first(B, b, n0), vload_first(B, b + W, n1)
-                    x = vbroadcast(A, a)
-                    c00, c01 = vfma(x, b0, c00), vfma(x, b1, c01)
-                    x = vbroadcast(A, a + r1)
-                    c10, c11 = vfma(x, b0, c10), vfma(x, b1, c11)
-                    x = vbroadcast(A, a + r2)
-                    c20, c21 = vfma(x, b0, c20), vfma(x, b1, c21)
-                    x = vbroadcast(A, a + r3)
-                    c30, c31 = vfma(x, b0, c30), vfma(x, b1, c31)
-                    x = vbroadcast(A, a + r4)
-                    c40, c41 = vfma(x, b0, c40), vfma(x, b1, c41)
-                    x = vbroadcast(A, a + r5)
-                    c50, c51 = vfma(x, b0, c50), vfma(x, b1, c51)
-                    x = vbroadcast(A, a + r6)
-                    c60, c61 = vfma(x, b0, c60), vfma(x, b1, c61)
-                    x = vbroadcast(A, a + r7)
-                    c70, c71 = vfma(x, b0, c70), vfma(x, b1, c71)
+                    upper = _fma4(A, a, top, b0, b1, upper)
+                    lower = _fma4(A, a, bottom, b0, b1, lower)
                     a += sa[2]
                     b += sb[2]
                 off = (t * M + ip * MR) * N + jp * NR
-                _store_row(C, off, cols, W, c00, c01, first)
-                if rows > 1:
-                    _store_row(C, off + N, cols, W, c10, c11, first)
-                if rows > 2:
-                    _store_row(C, off + 2 * N, cols, W, c20, c21, first)
-                if rows > 3:
-                    _store_row(C, off + 3 * N, cols, W, c30, c31, first)
-                if rows > 4:
-                    _store_row(C, off + 4 * N, cols, W, c40, c41, first)
-                if rows > 5:
-                    _store_row(C, off + 5 * N, cols, W, c50, c51, first)
-                if rows > 6:
-                    _store_row(C, off + 6 * N, cols, W, c60, c61, first)
-                if rows > 7:
-                    _store_row(C, off + 7 * N, cols, W, c70, c71, first)
+                _store4(C, off, N, cols, W, upper, rows, first)
+                _store4(C, off + 4 * N, N, cols, W, lower, rows - 4, first)
 
 
 # ------------------------------------------------------------- driver ----
