@@ -212,6 +212,8 @@ def test_small_products_run_in_the_calling_thread_with_openblas_held_at_one(case
     a, b = case
     kernels.policy.PARALLEL_MIN_WORK = 0
     monkeypatch.setattr(kernels.policy, "USE_BLAS", True)
+    # products OpenBLAS keeps in this thread anyway go to np.matmul; none of these here
+    monkeypatch.setattr(kernels.products, "_OWN_THREAD", -1)
     monkeypatch.setattr(_blas, "matmul", _refuse)
     held = []
     real = _blas._np_matmul
@@ -293,3 +295,18 @@ def test_attention_products_same_for_any_thread_count():
                                                 OPENBLAS_NUM_THREADS=t)).stdout
             for t in ("1", "2")}
     assert len(outs) == 1 and len(next(iter(outs))) > 0
+
+
+def test_products_openblas_keeps_in_this_thread_go_to_numpy_whatever_the_threads():
+    """Two matrices, or a batch of them, of at most _OWN_THREAD multiply-adds each are NumPy's
+    own call (OpenBLAS runs them in the calling thread anyway); a larger matrix, or 3-D times
+    2-D, is one OpenBLAS call with its thread count held at one."""
+    route, own = kernels.products.route, kernels.products._OWN_THREAD
+    f32 = np.float32
+    if kernels.policy.numpy_backend() or not kernels.policy.USE_BLAS:
+        pytest.skip("the numba backend with OpenBLAS decides these routes")
+    assert route(np.ones((32, 64), f32), np.ones((64, 16), f32)) == "reference"      # = own
+    assert route(np.ones((32, 64), f32), np.ones((64, 17), f32)) == "blas_serial"
+    assert route(np.ones((8, 20, 32), f32), np.ones((8, 32, 20), f32)) == "reference"
+    assert route(np.ones((8, 32, 64), f32), np.ones((64, 16), f32)) == "blas_serial"
+    assert 32 * 64 * 16 == own

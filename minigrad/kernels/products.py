@@ -8,9 +8,10 @@ multiply-adds, times the batch) and the policy's thresholds (.policy):
     integer   any      any                                  "reference": np.matmul, exact
     float     numpy    any                                  "reference": .reference.matmul
     float     numba    < PARALLEL_MIN_WORK                  "reference": waking the pool costs more
-    float     numba    a batch of matrices (both operands   "reference": np.matmul, one gemm
-                       3-D or more) of < _OWN_THREAD each,  call per matrix in this thread
-                       below the serial limit (next row)
+    float     numba    two matrices, or a batch of them     "reference": np.matmul, one gemm
+                       (both operands 3-D or more), of      call per matrix in this thread
+                       <= _OWN_THREAD each, below the
+                       serial limit (next row)
     float     numba    < SERIAL_MATMUL_MAX_WORK (times      "blas_serial": one OpenBLAS call in
                        SERIAL_BATCH_FACTOR for a batch of   this thread, OpenBLAS held at one
                        matrices), USE_BLAS                  thread (.blas.matmul_serial)
@@ -72,7 +73,10 @@ def route(a, b):
         return "tiled"
     if work >= serial_max:
         return "blas_blocks"
-    return "reference" if batch and matrix < _OWN_THREAD else "blas_serial"
+    # one matrix, or a batch of them, that OpenBLAS computes in this thread anyway: NumPy's
+    # own call, without holding OpenBLAS's thread count (3-D times 2-D stays one flat call)
+    alone = batch or (a.ndim == 2 and b.ndim == 2)
+    return "reference" if alone and matrix <= _OWN_THREAD else "blas_serial"
 
 
 def matmul(a, b, out=None):
