@@ -310,3 +310,23 @@ def test_products_openblas_keeps_in_this_thread_go_to_numpy_whatever_the_threads
     assert route(np.ones((8, 20, 32), f32), np.ones((8, 32, 20), f32)) == "reference"
     assert route(np.ones((8, 32, 64), f32), np.ones((64, 16), f32)) == "blas_serial"
     assert 32 * 64 * 16 == own
+
+
+def test_twins_are_one_loop_compiled_with_and_without_the_pool():
+    """Each (parallel, serial) pair of row kernels is one source compiled twice, under names of
+    its own (Numba's cache files are named after them), and both give the same bits."""
+    from minigrad.kernels import policy, softmax_kernels as sm
+
+    def loop(x, y):
+        for i in range(x.shape[0]):
+            y[i] = 2 * x[i]
+    par, ser = policy.twins(loop, "_twice_for_the_test")
+    assert (par.py_func.__qualname__, ser.py_func.__qualname__) == (
+        "_twice_for_the_test", "_twice_for_the_test_serial")
+    assert par.targetoptions.get("parallel") and not ser.targetoptions.get("parallel")
+    assert par.py_func.__code__ is ser.py_func.__code__ is loop.__code__
+    x = np.random.default_rng(0).standard_normal((300, 24)).astype(np.float32)
+    a, b = np.empty_like(x), np.empty_like(x)
+    sm.softmax_2d(x, a)
+    sm.softmax_2d_serial(x, b)
+    np.testing.assert_array_equal(a, b)

@@ -18,7 +18,7 @@ max its SIMD max, so a NaN in a row makes that row's loss and gradient NaN as in
 import numpy as np
 from numba import njit, prange
 
-from .policy import FASTMATH
+from .policy import FASTMATH, twins
 from .softmax_kernels import _row_max, fast_exp
 
 
@@ -62,8 +62,7 @@ def _backward_row(xi, t, m, ls, w, eps, di):
 # compiles one parallel kernel, not two (a parallel kernel costs Numba about a second to
 # compile); the forward pass leaves dx alone (pass x). A prange loop for big inputs, a plain
 # one (`*_serial`) for small ones, both around the same row code.
-@njit(parallel=True, cache=True, fastmath=FASTMATH)
-def rows_2d(backward, x, target, eps, stats, vec, dx):
+def _rows_loop(backward, x, target, eps, stats, vec, dx):
     for i in prange(x.shape[0]):
         if backward:
             _backward_row(x[i], target[i], stats[i, 0], stats[i, 1], vec[i], eps, dx[i])
@@ -71,10 +70,4 @@ def rows_2d(backward, x, target, eps, stats, vec, dx):
             vec[i] = _forward_row(x[i], target[i], eps, stats[i])
 
 
-@njit(cache=True, fastmath=FASTMATH)
-def rows_2d_serial(backward, x, target, eps, stats, vec, dx):
-    for i in range(x.shape[0]):
-        if backward:
-            _backward_row(x[i], target[i], stats[i, 0], stats[i, 1], vec[i], eps, dx[i])
-        else:
-            vec[i] = _forward_row(x[i], target[i], eps, stats[i])
+rows_2d, rows_2d_serial = twins(_rows_loop, "rows_2d", fastmath=FASTMATH)

@@ -17,7 +17,7 @@ and then scaled by 1/(1-p), so the expected output equals the input.
 import numpy as np
 from numba import njit, prange
 
-from .policy import HELPER
+from .policy import HELPER, twins
 from .reference import GAMMA
 
 
@@ -116,17 +116,11 @@ def _dropout_add_rows(x, s, h, key, threshold, scale, lo, hi):
             hi_[j] += xi[j]
 
 
-@njit(parallel=True, cache=True)
-def dropout_add_2d(x, s, out, key, threshold, scale):
+def _dropout_add_loop(x, s, out, key, threshold, scale):
     """out = x + dropout(s) for x, s, out (N, D) C-contiguous."""
     n = x.shape[0]
     for k in prange((n + _BLOCK - 1) // _BLOCK):
         _dropout_add_rows(x, s, out, key, threshold, scale, k * _BLOCK, min(n, (k + 1) * _BLOCK))
 
 
-@njit(cache=True)
-def dropout_add_2d_serial(x, s, out, key, threshold, scale):
-    """dropout_add_2d without the thread pool, for small arrays."""
-    n = x.shape[0]
-    for k in range((n + _BLOCK - 1) // _BLOCK):
-        _dropout_add_rows(x, s, out, key, threshold, scale, k * _BLOCK, min(n, (k + 1) * _BLOCK))
+dropout_add_2d, dropout_add_2d_serial = twins(_dropout_add_loop, "dropout_add_2d")

@@ -22,7 +22,7 @@ import numpy as np
 from numba import prange
 
 from .dropout_kernels import _BLOCK, _dropout_add_rows
-from .policy import FASTMATH, HELPER
+from .policy import FASTMATH, HELPER, twins
 from .reference import layer_norm as layer_norm_reference  # noqa: F401  (the old names)
 from .reference import layer_norm_backward as layer_norm_backward_reference  # noqa: F401
 
@@ -77,20 +77,14 @@ def _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step):
             di[j] = r * (gi[j] * weight[j] - sh_ - xi[j] * shx_)
 
 
-@numba.njit(parallel=True, cache=True, fastmath=FASTMATH)
-def _backward(g, xhat, rstd, weight, dx, partial_w, partial_b):
+def _backward_loop(g, xhat, rstd, weight, dx, partial_w, partial_b):
     chunks = partial_w.shape[0]
     step = (g.shape[0] + chunks - 1) // chunks
     for c in prange(chunks):  # one chunk of rows per thread; each keeps its own partial sums
         _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step)
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
-def _backward_serial(g, xhat, rstd, weight, dx, partial_w, partial_b):
-    chunks = partial_w.shape[0]
-    step = (g.shape[0] + chunks - 1) // chunks
-    for c in range(chunks):
-        _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step)
+_backward, _backward_serial = twins(_backward_loop, "_backward", fastmath=FASTMATH)
 
 
 # Post-norm residual connections, LayerNorm(x + dropout(s)), in one pass over memory: a block
@@ -124,22 +118,15 @@ def _forward_block(x, s, residual, key, threshold, scale, weight, bias, eps, y, 
         _normalise_rows(x, weight, bias, eps, y, xhat, rstd, lo, hi)
 
 
-@numba.njit(parallel=True, cache=True)
-def _forward(x, s, residual, key, threshold, scale, weight, bias, eps, y, xhat, rstd):
+def _forward_loop(x, s, residual, key, threshold, scale, weight, bias, eps, y, xhat, rstd):
     n = x.shape[0]
     for k in prange((n + _BLOCK - 1) // _BLOCK):
-        lo = np.int64(k) * _BLOCK   # signed, as in the serial twin: one compiled callee
+        lo = np.int64(k) * _BLOCK   # signed in both twins (prange counts unsigned): one callee
         _forward_block(x, s, residual, key, threshold, scale, weight, bias, eps, y, xhat, rstd,
                        lo, min(n, lo + _BLOCK))
 
 
-@numba.njit(cache=True)
-def _forward_serial(x, s, residual, key, threshold, scale, weight, bias, eps, y, xhat, rstd):
-    n = x.shape[0]
-    for k in range((n + _BLOCK - 1) // _BLOCK):
-        lo = k * _BLOCK
-        _forward_block(x, s, residual, key, threshold, scale, weight, bias, eps, y, xhat, rstd,
-                       lo, min(n, lo + _BLOCK))
+_forward, _forward_serial = twins(_forward_loop, "_forward")
 
 
 def _affine(weight, bias, d, dtype):

@@ -29,6 +29,7 @@ partial sums in SIMD lanes) and fusing a multiply with an add: results then diff
 NumPy by rounding alone, and NaN and infinity keep their meaning.
 """
 import os
+import types
 
 import numba
 
@@ -43,6 +44,22 @@ FASTMATH = {"reassoc", "contract"}   # a set, as Numba requires
 # Python cannot call a helper: the call crashes the interpreter, so a function that a test
 # calls directly keeps the plain options.
 HELPER = dict(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+def twins(loop, name, **options):
+    """(parallel, serial): `loop` compiled with its `prange` spread over Numba's threads, and
+    compiled again as a plain loop in the calling thread (there prange is range), for work too
+    small to wake the pool. One source, so the two run the same compiled row code and agree
+    bit for bit. The copies are named `name` and `name + "_serial"`: Numba names its cache
+    files after a function's qualified name and line, and two kernels sharing both would
+    share a cache index."""
+    pair = []
+    for suffix, parallel_ in (("", True), ("_serial", False)):
+        fn = types.FunctionType(loop.__code__, loop.__globals__, name + suffix,
+                                loop.__defaults__, loop.__closure__)
+        fn.__qualname__, fn.__doc__ = name + suffix, loop.__doc__
+        pair.append(numba.njit(parallel=parallel_, cache=True, **options)(fn))
+    return tuple(pair)
+
 
 BACKENDS = ("numba", "numpy")
 

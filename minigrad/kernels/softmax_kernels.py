@@ -24,7 +24,7 @@ from numba import njit, prange
 
 from .dropout_kernels import _factor
 from .mathfn import fast_exp
-from .policy import FASTMATH, HELPER
+from .policy import FASTMATH, HELPER, twins
 from .simd import VBYTES, vhmax, vload_first, vmax
 
 
@@ -156,8 +156,7 @@ def _block_rows(n):
     return max(1, _BLOCK_ELEMENTS // max(n, 1))
 
 
-@njit(parallel=True, cache=True, fastmath=FASTMATH)
-def softmax_2d(x, y):
+def _softmax_loop(x, y):
     rows, n = x.shape
     b = _block_rows(n)
     yf = y.reshape(-1)
@@ -165,49 +164,28 @@ def softmax_2d(x, y):
         _softmax_block(x, y, yf, k * b, min(rows, (k + 1) * b))
 
 
-@njit(cache=True, fastmath=FASTMATH)
-def softmax_2d_serial(x, y):
-    rows, n = x.shape
-    b = _block_rows(n)
-    yf = y.reshape(-1)
-    for k in range((rows + b - 1) // b):
-        _softmax_block(x, y, yf, k * b, min(rows, (k + 1) * b))
-
-
-@njit(parallel=True, cache=True, fastmath=FASTMATH)
-def softmax_backward_2d(y, g, dx):
+def _softmax_backward_loop(y, g, dx):
     for i in prange(y.shape[0]):
         _softmax_backward_row(y[i], g[i], dx[i])
 
 
-@njit(cache=True, fastmath=FASTMATH)
-def softmax_backward_2d_serial(y, g, dx):
-    for i in range(y.shape[0]):
-        _softmax_backward_row(y[i], g[i], dx[i])
-
-
-@njit(parallel=True, cache=True, fastmath=FASTMATH)
-def log_softmax_2d(x, y):
+def _log_softmax_loop(x, y):
     for i in prange(x.shape[0]):
         _log_softmax_row(x[i], y[i])
 
 
-@njit(cache=True, fastmath=FASTMATH)
-def log_softmax_2d_serial(x, y):
-    for i in range(x.shape[0]):
-        _log_softmax_row(x[i], y[i])
-
-
-@njit(parallel=True, cache=True, fastmath=FASTMATH)
-def log_softmax_backward_2d(y, g, dx):
+def _log_softmax_backward_loop(y, g, dx):
     for i in prange(y.shape[0]):
         _log_softmax_backward_row(y[i], g[i], dx[i])
 
 
-@njit(cache=True, fastmath=FASTMATH)
-def log_softmax_backward_2d_serial(y, g, dx):
-    for i in range(y.shape[0]):
-        _log_softmax_backward_row(y[i], g[i], dx[i])
+softmax_2d, softmax_2d_serial = twins(_softmax_loop, "softmax_2d", fastmath=FASTMATH)
+softmax_backward_2d, softmax_backward_2d_serial = twins(
+    _softmax_backward_loop, "softmax_backward_2d", fastmath=FASTMATH)
+log_softmax_2d, log_softmax_2d_serial = twins(_log_softmax_loop, "log_softmax_2d",
+                                              fastmath=FASTMATH)
+log_softmax_backward_2d, log_softmax_backward_2d_serial = twins(
+    _log_softmax_backward_loop, "log_softmax_backward_2d", fastmath=FASTMATH)
 
 
 # ------------------------------------------- attention: mask, softmax, dropout ----
@@ -314,21 +292,13 @@ def _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, 
                               hi)
 
 
-@njit(parallel=True, cache=True)
-def masked_softmax_dropout_rows(backward, a, b, allowed, masked, key, threshold, scale, drop,
-                                out1, out2):
+def _masked_loop(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2):
     n, rows = a.shape[0], _block_rows(a.shape[1])
     for k in prange((n + rows - 1) // rows):
-        lo = np.int64(k) * rows   # signed, as in the serial twin: one compiled callee
+        lo = np.int64(k) * rows   # signed in both twins (prange counts unsigned): one callee
         _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2,
                       lo, min(n, lo + rows))
 
 
-@njit(cache=True)
-def masked_softmax_dropout_rows_serial(backward, a, b, allowed, masked, key, threshold, scale,
-                                       drop, out1, out2):
-    n, rows = a.shape[0], _block_rows(a.shape[1])
-    for k in range((n + rows - 1) // rows):
-        lo = k * rows
-        _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2,
-                      lo, min(n, lo + rows))
+masked_softmax_dropout_rows, masked_softmax_dropout_rows_serial = twins(
+    _masked_loop, "masked_softmax_dropout_rows")
