@@ -169,6 +169,23 @@ def test_a_run_directory_is_claimed_refused_or_continued(tmp_path, pairs):
         b.fit(max_steps=3)  # b read the step-2 checkpoint, which a has replaced
 
 
+def test_reading_a_checkpoint_lets_go_of_the_directory(tmp_path, pairs):
+    """A reader tidies leftover temporary files under the directory's lock, then releases it:
+    a process that reads a run (a notebook translating with it) never keeps a trainer out."""
+    from minigrad.translate.checkpoint import CHECKPOINT, load_checkpoint
+    from minigrad.translate.files import LOCK_NAME
+    _trainer(tmp_path, pairs).fit(max_steps=1)
+    leftover = tmp_path / "run" / f".{CHECKPOINT}.k1ll3d.tmp"
+    leftover.write_bytes(b"left by a killed save")
+    load_checkpoint(tmp_path / "run")
+    assert not leftover.exists()
+    probe = ("import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR); "
+             "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); print('free')")
+    r = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "run" / LOCK_NAME)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "free", r.stderr[-2000:]
+
+
 def test_train_config_checks_every_setting():
     from minigrad.translate.config import ConfigError
     for bad, message in [(dict(batch_size=0), "batch_size must be >= 1, got 0"),

@@ -96,9 +96,8 @@ def load_checkpoint(directory) -> dict:
     if not path.exists():
         raise FileNotFoundError(f"checkpoint: no {CHECKPOINT} in {directory} (train a model "
                                 f"first: minigrad-translate train --out {directory})")
-    lock = try_lock(directory)
-    if lock is not None:  # no run is writing here, so temporary files are leftovers
-        with lock:
+    with try_lock(directory) as alone:
+        if alone:  # no run is writing here, so temporary files are leftovers
             remove_stale_temps(directory, RUN_FILES)
     found = stamp(directory)
     try:

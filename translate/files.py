@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -115,13 +116,21 @@ class DirectoryLock:
         return False
 
 
+@contextlib.contextmanager
 def try_lock(directory):
-    """A held DirectoryLock, or None if another process holds it or the directory is read-only
-    (for readers, which tidy up only when no writer is at work)."""
+    """Hold the directory's lock for the `with` block if no other process holds it: the block
+    gets True, or False when another process holds it or the directory is read-only (for
+    readers, which tidy up only when no writer is at work). The lock is released at the end
+    of the block either way, so a reader never keeps a writer out."""
     try:
-        return DirectoryLock(directory, timeout=0).__enter__()
+        lock = DirectoryLock(directory, timeout=0).__enter__()
     except (DirectoryBusy, OSError):
-        return None
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.__exit__(None, None, None)
 
 
 def _lock(fd, timeout):
