@@ -228,14 +228,21 @@ def test_small_products_run_in_the_calling_thread_with_openblas_held_at_one(case
                                atol=1e-4 if a.dtype == np.float32 else 1e-12)
 
 
-@needs_blas
-def test_products_from_serial_matmul_max_work_up_use_numbas_pool(monkeypatch):
-    monkeypatch.setattr(kernels.policy, "USE_BLAS", True)
+def _record_blas_routes(monkeypatch):
+    """A list that collects the name of each OpenBLAS route a product takes ("matmul": blocks
+    in Numba's pool, "matmul_serial": one call in this thread)."""
     paths = []
     for name in ("matmul", "matmul_serial"):
         real = getattr(_blas, name)
         monkeypatch.setattr(_blas, name, lambda x, y, out=None, name=name, real=real:
                             (paths.append(name), real(x, y, out))[1])
+    return paths
+
+
+@needs_blas
+def test_products_from_serial_matmul_max_work_up_use_numbas_pool(monkeypatch):
+    monkeypatch.setattr(kernels.policy, "USE_BLAS", True)
+    paths = _record_blas_routes(monkeypatch)
     r = np.random.default_rng(1)
     a = r.standard_normal((512, 64)).astype(np.float32)
     b = r.standard_normal((64, kernels.policy.SERIAL_MATMUL_MAX_WORK // (512 * 64))).astype(np.float32)
@@ -253,11 +260,7 @@ def test_attention_sized_batches_are_one_numpy_call_in_this_thread(monkeypatch):
     # SERIAL_BATCH_FACTOR times the serial limit
     from minigrad.kernels import products
     monkeypatch.setattr(kernels.policy, "USE_BLAS", True)
-    paths = []
-    for name in ("matmul", "matmul_serial"):
-        real = getattr(_blas, name)
-        monkeypatch.setattr(_blas, name, lambda x, y, out=None, name=name, real=real:
-                            (paths.append(name), real(x, y, out))[1])
+    paths = _record_blas_routes(monkeypatch)
     r = np.random.default_rng(2)
     q, k = r.standard_normal((2, 256, 20, 32), dtype=np.float32)
     assert products.route(q, k.swapaxes(1, 2)) == "reference"
