@@ -35,10 +35,11 @@ import math
 import sys
 
 import numpy as np
-from numba import njit, prange, types
+from numba import prange, types
 from numba.core.extending import overload
 
 from .mathfn import _NUMPY_ERRORS, fast_erf, fast_exp, fast_tanh
+from .policy import twins
 
 _CHUNK = 1 << 14   # elements per task of the thread pool: 64 KiB of float32
 
@@ -139,30 +140,18 @@ def _element(name, maker):
 
 
 # -------------------------------------------------------------------- kernels ----
-def _loop(element, chunk):
+def _loop(element):
     def kernel(a, g, out):
         """out[i] = element(a[i], g[i]) for flat C-contiguous arrays of one float dtype and
-        one length, in chunks (in the pool when compiled parallel)."""
+        one length, in chunks of _CHUNK elements (spread over the pool when compiled parallel;
+        one after the other in the serial twin, with the same bits: each element stands alone)."""
         n = len(a)
-        for c in prange((n + chunk - 1) // chunk):
-            lo, hi = c * chunk, min(n, (c + 1) * chunk)
+        for c in prange((n + _CHUNK - 1) // _CHUNK):
+            lo, hi = c * _CHUNK, min(n, (c + 1) * _CHUNK)
             ac, gc, oc = a[lo:hi], g[lo:hi], out[lo:hi]
             for k in range(len(ac)):
                 oc[k] = element(ac[k], gc[k])
     return kernel
-
-
-def _compiled(name, element):
-    """(parallel, serial) Numba kernels of `element`: the parallel one in chunks of _CHUNK
-    elements, the serial one in a single chunk. Each is the loop with a qualified name of its
-    own: Numba's on-disk cache files are named after the qualified name (and line) of the
-    function, so two kernels sharing a name would share an index."""
-    pair = []
-    for suffix, parallel, chunk in (("parallel", True, _CHUNK), ("serial", False, 1 << 62)):
-        loop = _loop(element, chunk)
-        loop.__name__ = loop.__qualname__ = f"{name}_{suffix}"
-        pair.append(njit(parallel=parallel, cache=True, error_model="numpy")(loop))
-    return tuple(pair)
 
 
 # name -> forward (parallel, serial), backward (parallel, serial); the forward kernels take
@@ -172,5 +161,6 @@ KERNELS = {}
 for _name, (_fwd, _bwd) in _MAKERS.items():
     ELEMENTS[_name] = (_element(f"{_name}_element", _fwd),
                        _element(f"{_name}_grad_element", _bwd))
-    KERNELS[_name] = tuple(_compiled(e.__name__, e) for e in ELEMENTS[_name])
+    KERNELS[_name] = tuple(twins(_loop(e), e.__name__, error_model="numpy")
+                           for e in ELEMENTS[_name])
 del _name, _fwd, _bwd
