@@ -19,13 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from minigrad import kernels
-from minigrad.kernels import layernorm as ln
+from minigrad.kernels import driver
 from minigrad.kernels import reference as ref
 
 from kernel_variants import ALWAYS_SERIAL, both_variants, restore_kernel_settings  # noqa: F401 (autouse fixture)
 
 _sm = importlib.import_module("minigrad.kernels.softmax_kernels")
-_dp = importlib.import_module("minigrad.kernels.dropout_kernels")
 
 FAST = settings(max_examples=25, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -108,7 +107,7 @@ def test_layer_norm_serial_matches_reference_and_parallel(n, d, dtype, affine, s
     for r, o in zip(ref.layer_norm(x, w, b, 1e-5), got):
         assert o.dtype == dtype and o.shape == r.shape
         np.testing.assert_allclose(o, r, **tol)
-    for s, p in zip(got, ln.layer_norm_numba(x, w, b, 1e-5, parallel=True)):
+    for s, p in zip(got, driver.layer_norm_numba(x, w, b, 1e-5, parallel=True)):
         twins(s, p)
     _, xhat, rstd = got
     got_b = kernels.layer_norm_backward(g, xhat, rstd, w)
@@ -116,7 +115,7 @@ def test_layer_norm_serial_matches_reference_and_parallel(n, d, dtype, affine, s
         assert o.dtype == dtype and o.shape == r.shape
         np.testing.assert_allclose(o, r, **tol)
     # with one chunk of rows the parallel kernel sums the weight gradients in the same order
-    for s, p in zip(got_b, ln.layer_norm_backward_numba(g, xhat, rstd, w, parallel=True,
+    for s, p in zip(got_b, driver.layer_norm_backward_numba(g, xhat, rstd, w, parallel=True,
                                                          chunks=1)):
         twins(s, p)
 
@@ -146,8 +145,7 @@ def _refuse(*args):
 def test_small_inputs_never_launch_the_parallel_kernels(monkeypatch):
     for module, names in [(_sm, ["softmax_2d", "softmax_backward_2d", "log_softmax_2d",
                                  "log_softmax_backward_2d"]),
-                          (_dp, ["elementwise"]),
-                          (ln, ["_forward", "_backward"])]:
+                          (driver, ["run"])]:
         for name in names:
             monkeypatch.setattr(module, name, _refuse)
     x = np.random.default_rng(0).standard_normal((16, 32, 32)).astype(np.float32)

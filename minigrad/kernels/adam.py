@@ -10,12 +10,12 @@ it combines with a float32 array), and without fastmath nothing is reordered or 
 both give the same bits.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .policy import HELPER
+from .policy import INLINE
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def _in_dtype(p, decay, wd, c1, beta2, c2, eps_c, inv_step):
     """The scalars rounded to p's dtype, as NumPy rounds a Python float meeting the array."""
     cast = p.dtype.type
@@ -62,21 +62,6 @@ def adam_flat(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, m
                       move, amsgrad)
 
 
-# The parallel kernel runs adam_flat itself on chunks of the arrays: the element code is
-# compiled once, in adam_flat, and the parallel loop (which costs Numba about a second to
-# compile) stays small.
+# Large parameters are updated in chunks of _CHUNK elements by .driver's parallel kernel, which
+# runs adam_flat itself on each chunk: the element code is compiled once, here.
 _CHUNK = 16384
-
-
-@njit(parallel=True, cache=True, error_model="numpy")
-def adam_flat_parallel(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, move,
-                       amsgrad):
-    """adam_flat with chunks of the elements shared among Numba's threads, for large
-    parameters (an embedding table): each element's arithmetic is the same, so are the bits.
-    (vmax has p's size even without amsgrad: the caller passes v.)"""
-    n = p.size
-    for c in prange((n + _CHUNK - 1) // _CHUNK):
-        lo = np.int64(c) * _CHUNK
-        hi = min(n, lo + _CHUNK)
-        adam_flat(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], vmax[lo:hi], decay, l2, wd, c1, beta2,
-                  c2, eps_c, inv_step, move, amsgrad)

@@ -16,9 +16,9 @@ exp is the vectorisable float32 polynomial of .softmax (float64 keeps np.exp), a
 max its SIMD max, so a NaN in a row makes that row's loss and gradient NaN as in NumPy.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .policy import FASTMATH, twins
+from .policy import FASTMATH, HELPER
 from .softmax_kernels import _row_max, fast_exp
 
 
@@ -58,16 +58,13 @@ def _backward_row(xi, t, m, ls, w, eps, di):
 
 # x (N, C) and dx C-contiguous of one dtype; target (N,) int64 in [0, C); stats (N, 2) of x's
 # dtype; `vec` (N,) float64: the loss the forward pass writes, or the row weights w the backward
-# pass reads. Forward and backward are one kernel (`backward` picks), so that a training step
-# compiles one parallel kernel, not two (a parallel kernel costs Numba about a second to
-# compile); the forward pass leaves dx alone (pass x). A prange loop for big inputs, a plain
-# one (`*_serial`) for small ones, both around the same row code.
-def _rows_loop(backward, x, target, eps, stats, vec, dx):
-    for i in prange(x.shape[0]):
+# pass reads. Rows lo..hi-1 of either pass (`backward` picks; the forward pass leaves dx
+# alone); .driver's kernel runs the blocks of rows, so both passes share its one parallel
+# kernel (a parallel kernel costs Numba most of a second to compile).
+@njit(fastmath=FASTMATH, **HELPER)
+def _rows(backward, x, target, eps, stats, vec, dx, lo, hi):
+    for i in range(lo, hi):
         if backward:
             _backward_row(x[i], target[i], stats[i, 0], stats[i, 1], vec[i], eps, dx[i])
         else:
             vec[i] = _forward_row(x[i], target[i], eps, stats[i])
-
-
-rows_2d, rows_2d_serial = twins(_rows_loop, "rows_2d", fastmath=FASTMATH)

@@ -17,11 +17,11 @@ and then scaled by 1/(1-p), so the expected output equals the input.
 import numpy as np
 from numba import njit, prange
 
-from .policy import HELPER, twins
+from .policy import INLINE, twins
 from .reference import GAMMA
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def _bits(key, i):
     """splitmix64 of counter i under `key` (uint64 arithmetic wraps)."""
     z = key + (np.uint64(i) + np.uint64(1)) * np.uint64(GAMMA)
@@ -30,7 +30,7 @@ def _bits(key, i):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def _factor(key, i, threshold, scale, zero):
     """What element i is multiplied by: `scale` if kept, else `zero`."""
     return scale if (_bits(key, i) >> np.uint64(11)) >= threshold else zero
@@ -60,7 +60,7 @@ DROPOUT, MASK, RELU_DROPOUT, RELU_DROPOUT_BACKWARD = 0, 1, 2, 3
 _CHUNK = 8192
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def _chunk(op, a, b, out, key, threshold, scale, lo, hi):
     """Elements lo..hi-1 of op (flat, C-contiguous arrays of one dtype)."""
     zero = out.dtype.type(0)
@@ -80,20 +80,6 @@ def _chunk(op, a, b, out, key, threshold, scale, lo, hi):
             ob[k] = bb[k] * scale if ab[k] > zero else zero
 
 
-@njit(parallel=True, cache=True)
-def elementwise(op, a, b, out, key, threshold, scale):
-    """op over out's elements in chunks shared among Numba's threads."""
-    n = out.size
-    for c in prange((n + _CHUNK - 1) // _CHUNK):
-        _chunk(op, a, b, out, key, threshold, scale, c * _CHUNK, min(n, (c + 1) * _CHUNK))
-
-
-@njit(cache=True)
-def elementwise_serial(op, a, b, out, key, threshold, scale):
-    """elementwise in the calling thread, for small arrays."""
-    _chunk(op, a, b, out, key, threshold, scale, 0, out.size)
-
-
 # x + dropout(s), the residual connection, in blocks of rows (see .layernorm, which normalises
 # each block after this). The multiply by the mask and the add are two loops, so that LLVM
 # cannot fuse them into one multiply-add with a single rounding (Numba's code generator does
@@ -101,7 +87,7 @@ def elementwise_serial(op, a, b, out, key, threshold, scale):
 _BLOCK = 16
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def _dropout_add_rows(x, s, h, key, threshold, scale, lo, hi):
     """Rows lo..hi-1 of h = x + s * (scale if kept else 0), by the flat index of s."""
     d = x.shape[1]
@@ -120,7 +106,8 @@ def _dropout_add_loop(x, s, out, key, threshold, scale):
     """out = x + dropout(s) for x, s, out (N, D) C-contiguous."""
     n = x.shape[0]
     for k in prange((n + _BLOCK - 1) // _BLOCK):
-        _dropout_add_rows(x, s, out, key, threshold, scale, k * _BLOCK, min(n, (k + 1) * _BLOCK))
+        hi = (k + 1) * _BLOCK
+        _dropout_add_rows(x, s, out, key, threshold, scale, k * _BLOCK, hi if hi < n else n)
 
 
 dropout_add_2d, dropout_add_2d_serial = twins(_dropout_add_loop, "dropout_add_2d")

@@ -8,6 +8,7 @@ reference ("numpy" backend) or the Numba kernel, serial below PARALLEL_MIN_WORK 
 """
 import numpy as np
 
+from . import driver as _driver
 from . import dropout_kernels as _dp
 from . import policy
 from . import reference as _ref
@@ -20,14 +21,11 @@ def _mask_args(p, seed, dtype):
             dtype.type(1.0 / (1.0 - p)))
 
 
-_KERNELS = (_dp.elementwise, _dp.elementwise_serial)
-
-
 def _run(kind, a, b, out, key=np.uint64(0), threshold=np.uint64(0), scale=None):
     """Element-wise op `kind` of .dropout_kernels on flat arrays, the parallel kernel or its
     serial twin by out's size."""
     scale = out.dtype.type(1) if scale is None else scale
-    policy.pick(_KERNELS, out.size)(kind, a, b, out, key, threshold, scale)
+    _driver.elementwise(policy.parallel(out.size), kind, a, b, out, key, threshold, scale)
 
 
 def _elementwise_dropout(op, x, p, seed, reference, kind):

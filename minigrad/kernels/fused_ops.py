@@ -13,12 +13,10 @@ import operator
 import numpy as np
 
 from . import adam as _adam
-from . import crossentropy as _ce
-from . import layernorm as _ln
+from . import driver as _driver
 from . import policy
 from . import reference as _ref
 from . import scatter as _sc
-from . import softmax_kernels as _sm
 from .checks import rows as as_rows
 from .checks import (FLOATS, as_array, check_affine, check_eps, check_float, check_p_seed,
                      check_rows, check_same_shape)
@@ -44,9 +42,6 @@ def _attention_rows(op, x, allowed):
     return rows, np.ascontiguousarray(allowed).reshape(rows.shape), True
 
 
-_MASKED_SOFTMAX = (_sm.masked_softmax_dropout_rows, _sm.masked_softmax_dropout_rows_serial)
-
-
 def masked_softmax_dropout(x, allowed=None, p=0.0, seed=0):
     """Attention's weights: y = softmax(x masked to -inf where not `allowed`) along the last
     axis, and out = dropout(y, p, seed). Returns (y, out); out is y when p == 0.
@@ -66,8 +61,8 @@ def masked_softmax_dropout(x, allowed=None, p=0.0, seed=0):
     y = np.empty(x.shape, x.dtype)
     out = np.empty(x.shape, x.dtype) if p else y
     if x.size:
-        policy.pick(_MASKED_SOFTMAX, x.size)(
-            False, rows, rows, allow, masked, np.uint64(_ref.dropout_key(seed)),
+        _driver.masked_softmax_dropout(
+            policy.parallel(x.size), False, rows, rows, allow, masked, np.uint64(_ref.dropout_key(seed)),
             np.uint64(_ref.dropout_threshold(p)), x.dtype.type(1.0 / (1.0 - p)), p > 0,
             y.reshape(rows.shape), out.reshape(rows.shape))
     return y, out
@@ -89,8 +84,8 @@ def masked_softmax_dropout_backward(y, grad, allowed=None, p=0.0, seed=0):
     dx = np.empty(y.shape, y.dtype)
     if y.size:
         out = dx.reshape(rows.shape)
-        policy.pick(_MASKED_SOFTMAX, y.size)(
-            True, rows, as_rows(grad), allow, masked, np.uint64(_ref.dropout_key(seed)),
+        _driver.masked_softmax_dropout(
+            policy.parallel(y.size), True, rows, as_rows(grad), allow, masked, np.uint64(_ref.dropout_key(seed)),
             np.uint64(_ref.dropout_threshold(p)), y.dtype.type(1.0 / (1.0 - p)), p > 0,
             out, out)
     return dx
@@ -111,7 +106,7 @@ def dropout_add_layer_norm(x, s, p, seed, weight, bias, eps):
     eps = check_eps(op, eps)
     if policy.numpy_backend() or x.size == 0:
         return _ref.dropout_add_layer_norm(x, s, p, seed, weight, bias, eps)
-    return _ln.dropout_add_layer_norm_numba(
+    return _driver.dropout_add_layer_norm_numba(
         x, s, np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
         x.dtype.type(1.0 / (1.0 - p)), weight, bias, eps, parallel=policy.parallel(x.size))
 
@@ -138,9 +133,6 @@ def _check_smoothing(op, eps):
     return eps
 
 
-_CROSS_ENTROPY = (_ce.rows_2d, _ce.rows_2d_serial)
-
-
 def cross_entropy(x, target, label_smoothing=0.0):
     """Per-row label-smoothed cross entropy of logits x (N, C) against class ids (N,).
 
@@ -154,7 +146,7 @@ def cross_entropy(x, target, label_smoothing=0.0):
         return _ref.cross_entropy(x, target, eps)
     stats = np.empty((x.shape[0], 2), x.dtype)
     loss = np.empty(x.shape[0], np.float64)
-    policy.pick(_CROSS_ENTROPY, x.size)(False, x, target, eps, stats, loss, x)
+    _driver.cross_entropy(policy.parallel(x.size), False, x, target, eps, stats, loss, x)
     return loss, stats
 
 
@@ -175,8 +167,8 @@ def cross_entropy_backward(x, target, stats, row_weight, label_smoothing=0.0):
     if policy.numpy_backend() or x.size == 0:
         return _ref.cross_entropy_backward(x, target, stats, w, eps)
     dx = np.empty(x.shape, x.dtype)
-    policy.pick(_CROSS_ENTROPY, x.size)(True, x, target, eps, np.ascontiguousarray(stats), w,
-                                        dx)
+    _driver.cross_entropy(policy.parallel(x.size), True, x, target, eps,
+                          np.ascontiguousarray(stats), w, dx)
     return dx
 
 
@@ -232,9 +224,9 @@ def adam_step(p, g, m, v, vmax, lr, beta1, beta2, eps, weight_decay, decoupled, 
         _ref.adam_step(p, g, m, v, vmax, np.empty_like(p), np.empty_like(p), *c, amsgrad)
         return
     n = p.size  # reshape(n) is a view of each C-contiguous array and a copy of another grad
-    run = _adam.adam_flat_parallel if n >= ADAM_PARALLEL_MIN else _adam.adam_flat
+    run = _driver.adam_parallel if n >= ADAM_PARALLEL_MIN else _adam.adam_flat
     run(p.reshape(n), g.reshape(n), m.reshape(n), v.reshape(n),
-                    (vmax if amsgrad else v).reshape(n), *c, amsgrad)
+        (vmax if amsgrad else v).reshape(n), *c, amsgrad)
 
 
 def _check_adam_arrays(arrays):

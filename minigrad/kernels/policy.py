@@ -45,6 +45,16 @@ FASTMATH = {"reassoc", "contract"}   # a set, as Numba requires
 # calls directly keeps the plain options.
 HELPER = dict(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
+# The options of a helper that its callers take in whole, at the level of Numba's own IR
+# (`inline="always"`): it is then no compilation of its own at all, where even a HELPER costs
+# a tenth of a second or more (typing, LLVM's passes and machine code, a cache file), and LLVM
+# optimises and emits its code once, in the caller, rather than once for itself and again in
+# every caller. Only for a helper whose floating-point flags are its caller's: the inlined code
+# is compiled with the caller's (a helper without FASTMATH inlined into a FASTMATH caller could
+# see its multiplies and adds fused), so a FASTMATH helper called from plain code, or the
+# reverse, stays a HELPER.
+INLINE = dict(cache=True, inline="always")
+
 def twins(loop, name, **options):
     """(parallel, serial): `loop` compiled with its `prange` spread over Numba's threads, and
     compiled again as a plain loop in the calling thread (there prange is range), for work too

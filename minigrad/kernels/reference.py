@@ -201,8 +201,10 @@ def adam_constants(lr, beta1, beta2, eps, weight_decay, decoupled, t):
     decay = 1 - lr * weight_decay if decoupled else 1.0
     l2 = weight_decay != 0 and not decoupled
     inv_step = -1.0 / (step_size * c) if step_size else 0.0
-    return (decay, l2, weight_decay, 1 - beta1, beta2, 1 - beta2, eps * c, inv_step,
-            bool(step_size))
+    # floats and bools whatever the caller passed (an int weight decay, say): the compiled
+    # adam_flat is then one signature, whichever path calls it
+    return (float(decay), bool(l2), float(weight_decay), float(1 - beta1), float(beta2),
+            float(1 - beta2), float(eps * c), float(inv_step), bool(step_size))
 
 
 def adam_step(p, g, m, v, vmax, tmp, g2, decay, l2, wd, c1, beta2, c2, eps_c, inv_step,

@@ -2,11 +2,11 @@
 forward and backward.
 
 Each checks its inputs (.checks), then runs the NumPy reference on the "numpy" backend or the
-Numba kernel of .softmax_kernels or .layernorm, its serial twin below PARALLEL_MIN_WORK (.policy).
+Numba kernel of .softmax_kernels or .layernorm (run by .driver), its serial twin below PARALLEL_MIN_WORK (.policy).
 """
 import numpy as np
 
-from . import layernorm as _ln
+from . import driver as _driver
 from . import policy
 from . import reference as _ref
 from . import softmax_kernels as _sm
@@ -78,7 +78,7 @@ def layer_norm(x, weight, bias, eps):
     eps = check_eps("layer_norm", eps)
     if policy.numpy_backend() or x.size == 0:
         return _ref.layer_norm(x, weight, bias, eps)
-    return _ln.layer_norm_numba(x, weight, bias, eps, parallel=policy.parallel(x.size))
+    return _driver.layer_norm_numba(x, weight, bias, eps, parallel=policy.parallel(x.size))
 
 
 def layer_norm_backward(grad, xhat, rstd, weight):
@@ -96,5 +96,5 @@ def layer_norm_backward(grad, xhat, rstd, weight):
     check_affine(op, xhat, weight, None)
     if policy.numpy_backend() or xhat.size == 0:
         return _ref.layer_norm_backward(grad, xhat, rstd, weight)
-    return _ln.layer_norm_backward_numba(grad, xhat, rstd, weight,
+    return _driver.layer_norm_backward_numba(grad, xhat, rstd, weight,
                                          parallel=policy.parallel(xhat.size))

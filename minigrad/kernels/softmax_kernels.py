@@ -24,12 +24,13 @@ from numba import njit, prange
 
 from .dropout_kernels import _factor
 from .mathfn import fast_exp
-from .policy import FASTMATH, HELPER, twins
+from .policy import FASTMATH, HELPER, INLINE, twins
 from .simd import VBYTES, vhmax, vload_first, vmax
 
 
 # ------------------------------------------------------------ row max ----
-@njit(cache=True)   # (not a HELPER: the tests call it from Python)
+# inlined into its callers: a max needs no rounding, so their FASTMATH changes nothing
+@njit(cache=True, inline="always")
 def _row_max(row):
     n = len(row)
     W = VBYTES // row.itemsize
@@ -153,7 +154,9 @@ def _softmax_block(x, y, yf, lo, hi):
 
 @njit(cache=True, inline="always")
 def _block_rows(n):
-    return max(1, _BLOCK_ELEMENTS // max(n, 1))
+    # (comparisons, not max(): Numba's max of two integers is a compilation of its own)
+    b = _BLOCK_ELEMENTS // n if n > 0 else _BLOCK_ELEMENTS
+    return b if b > 0 else 1
 
 
 def _softmax_loop(x, y):
@@ -161,7 +164,8 @@ def _softmax_loop(x, y):
     b = _block_rows(n)
     yf = y.reshape(-1)
     for k in prange((rows + b - 1) // b):
-        _softmax_block(x, y, yf, k * b, min(rows, (k + 1) * b))
+        hi = (k + 1) * b
+        _softmax_block(x, y, yf, k * b, hi if hi < rows else rows)
 
 
 def _softmax_backward_loop(y, g, dx):
@@ -203,7 +207,7 @@ log_softmax_backward_2d, log_softmax_backward_2d_serial = twins(
 # _softmax_block), so that they vectorise however short the rows are.
 # A loop, not `dx[lo:hi] = g[lo:hi]`: a slice assignment checks the shapes at run time, and
 # its error message alone (string formatting, compiled for the kernel) took seconds to compile.
-@njit(**HELPER)
+@njit(**INLINE)
 def _copy_rows(x, y, lo, hi):
     """y[lo:hi] = x[lo:hi] for C-contiguous (rows, n) arrays."""
     n = x.shape[1]
@@ -212,7 +216,7 @@ def _copy_rows(x, y, lo, hi):
         yb[k] = xb[k]
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def _mask_rows(x, allowed, masked, y, lo, hi):
     """y = x where allowed, -inf elsewhere, rows lo..hi-1."""
     n = x.shape[1]
@@ -230,7 +234,7 @@ def _softmax_rows(y, lo, hi):
     _softmax_block(y, y, y.reshape(-1), lo, hi)
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def _dropout_rows(x, out, key, threshold, scale, lo, hi):
     """out = x * (scale if kept else 0) by the flat index of x, rows lo..hi-1."""
     n = x.shape[1]
@@ -241,7 +245,7 @@ def _dropout_rows(x, out, key, threshold, scale, lo, hi):
         ob[k] = xb[k] * _factor(key, start + k, threshold, scale, zero)
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, out, lo, hi):
     _mask_rows(x, allowed, masked, y, lo, hi)
     _softmax_rows(y, lo, hi)
@@ -255,7 +259,7 @@ def _softmax_backward_rows(y, dx, lo, hi):
         _softmax_backward_row(y[i], dx[i], dx[i])
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def _zero_masked_rows(allowed, masked, dx, lo, hi):
     if masked:
         n = dx.shape[1]
@@ -265,7 +269,7 @@ def _zero_masked_rows(allowed, masked, dx, lo, hi):
                 db[k] = 0
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale, drop, dx,
                                    lo, hi):
     if drop:
@@ -281,7 +285,7 @@ def _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale,
 # compiled function, with wrappers), and training uses both directions.
 #   forward:  a = x, out1 = y, out2 = the dropped weights (b unused)
 #   backward: a = y, b = the gradient g, out1 = dx (out2 unused)
-@njit(**HELPER)
+@njit(**INLINE)
 def _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2,
                   lo, hi):
     if backward:
@@ -290,15 +294,3 @@ def _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, 
     else:
         _masked_softmax_block(a, allowed, masked, key, threshold, scale, drop, out1, out2, lo,
                               hi)
-
-
-def _masked_loop(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2):
-    n, rows = a.shape[0], _block_rows(a.shape[1])
-    for k in prange((n + rows - 1) // rows):
-        lo = np.int64(k) * rows   # signed in both twins (prange counts unsigned): one callee
-        _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2,
-                      lo, min(n, lo + rows))
-
-
-masked_softmax_dropout_rows, masked_softmax_dropout_rows_serial = twins(
-    _masked_loop, "masked_softmax_dropout_rows")
