@@ -49,7 +49,9 @@ import os
 import threading
 
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core.extending import intrinsic
 
 from .reference import matmul as _np_matmul
 
@@ -63,9 +65,10 @@ SPLIT_K_MAX = 512
 
 
 def _find_openblas():
-    """(sgemm, dgemm, set_num_threads, get_num_threads) of the OpenBLAS NumPy has loaded,
-    or None. The gemms take their matrices as addresses (signed integers, so that a
-    kernel may step backwards through a reversed batch)."""
+    """(sgemm, dgemm, set_num_threads, get_num_threads, the gemms' addresses, whether their
+    integers are 64-bit) of the OpenBLAS NumPy has loaded, or None. The gemms take their
+    matrices as addresses (signed integers, so that a kernel may step backwards through a
+    reversed batch)."""
     try:
         with open("/proc/self/maps") as f:
             paths = {line.split()[-1] for line in f if "openblas" in line.lower()
@@ -89,12 +92,13 @@ def _find_openblas():
             set_n.argtypes, set_n.restype = [ctypes.c_int], None
             get_n.argtypes, get_n.restype = [], ctypes.c_int
             ptr, c_int = ctypes.c_ssize_t, ctypes.c_int
-            typed = []
+            typed, addresses = [], []
             for fn, real in zip(gemms, (ctypes.c_float, ctypes.c_double)):
                 proto = ctypes.CFUNCTYPE(None, c_int, c_int, c_int, int_t, int_t, int_t, real,
                                          ptr, int_t, ptr, int_t, real, ptr, int_t)
-                typed.append(proto(ctypes.cast(fn, ctypes.c_void_p).value))
-            return typed[0], typed[1], set_n, get_n
+                addresses.append(ctypes.cast(fn, ctypes.c_void_p).value)
+                typed.append(proto(addresses[-1]))
+            return typed[0], typed[1], set_n, get_n, addresses, int_t is ctypes.c_int64
     return None
 
 
@@ -106,8 +110,38 @@ def available():
     return _found is not None
 
 
-# The helpers below take .policy's HELPER options (spelled out: .policy imports this module)
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@intrinsic
+def _c_call(typingctx, address, args):
+    """Call the C function at `address` (returning nothing) with the scalars of the tuple
+    `args`, each passed as its own C type: a gemm whose address is data, not a constant of the
+    compiled code (which could then not be cached on disk)."""
+    if not isinstance(address, types.Integer) or not isinstance(args, types.BaseTuple):
+        return None
+
+    def codegen(context, builder, sig, llargs):
+        values = [builder.extract_value(llargs[1], i) for i in range(len(args))]
+        fnty = ir.FunctionType(ir.VoidType(), [v.type for v in values])
+        builder.call(builder.inttoptr(llargs[0], fnty.as_pointer()), values)
+        return context.get_dummy_value()
+    return types.none(address, args), codegen
+
+
+# The functions below are inlined into .driver's block function (.policy's INLINE options,
+# spelled out: .policy imports this module).
+@njit(cache=True, inline="always")
+def _call_gemm(gemm, wide, ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc):
+    """cblas_?gemm at address `gemm` (row-major): C (pc) = alpha A (pa) B (pb) + beta C, its
+    integers 64-bit if `wide` (the enums are C ints either way)."""
+    i32, i64 = np.int32, np.int64
+    if wide:
+        _c_call(gemm, (i32(ROW_MAJOR), i32(ta), i32(tb), i64(m), i64(n), i64(k), alpha, i64(pa),
+                       i64(lda), i64(pb), i64(ldb), beta, i64(pc), i64(ldc)))
+    else:
+        _c_call(gemm, (i32(ROW_MAJOR), i32(ta), i32(tb), i32(m), i32(n), i32(k), alpha, i64(pa),
+                       i32(lda), i64(pb), i32(ldb), beta, i64(pc), i32(ldc)))
+
+
+@njit(cache=True, inline="always")
 def _fill(C, bias, r0, r1, c0, c1):
     """C[r0:r1, c0:c1] = bias[c0:c1], row by row."""
     b = bias[c0:c1]
@@ -117,16 +151,15 @@ def _fill(C, bias, r0, r1, c0, c1):
             c[j] = b[j]
 
 
-# Block w's work is a serial function, compiled once, that the `prange` loop of _blocks only
-# calls: a parallel loop's body is compiled a second time, with wrappers, so it is kept short.
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _block(w, gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows, sums, pp):
-    """Block w of _blocks: its gemm call (with the bias filled first) and its row sums."""
+@njit(cache=True, inline="always")
+def _block(w, gemm, wide, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows, sums, pp):
+    """Block w of _matmul_2d's product: its gemm call (with the bias filled first) and its row
+    sums (see _matmul_2d)."""
     isz = C.itemsize
     pc = np.int64(C.ctypes.data)
     dim = M if cut == BY_ROWS else (N if cut == BY_COLUMNS else K)
     lo = w * size
-    n = min(size, dim - lo)
+    n = size if size < dim - lo else dim - lo   # (not min(): a compilation of its own)
     if n <= 0:
         return
     zero = np.int64(0)
@@ -136,8 +169,8 @@ def _block(w, gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows,
         if len(bias):
             _fill(C, bias, lo, lo + n, zero, N)
         a = lo * lda if ta == NO_TRANS else lo
-        gemm(ROW_MAJOR, ta, tb, n, N, K, one, pa + a * isz, lda, pb, ldb, beta,
-             pc + lo * N * isz, N)
+        _call_gemm(gemm, wide, ta, tb, n, N, K, one, pa + a * isz, lda, pb, ldb, beta,
+              pc + lo * N * isz, N)
         if sums.shape[0]:  # while block w's rows of A are still in cache
             s = sums[w]
             for i in range(lo, lo + n):
@@ -148,59 +181,25 @@ def _block(w, gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows,
         if len(bias):
             _fill(C, bias, zero, M, lo, lo + n)
         b = lo if tb == NO_TRANS else lo * ldb
-        gemm(ROW_MAJOR, ta, tb, M, n, K, one, pa, lda, pb + b * isz, ldb, beta,
-             pc + lo * isz, N)
+        _call_gemm(gemm, wide, ta, tb, M, n, K, one, pa, lda, pb + b * isz, ldb, beta,
+              pc + lo * isz, N)
     else:               # columns lo.. of A and rows lo.. of B: a partial sum over K
         a = lo if ta == NO_TRANS else lo * lda
         b = lo * ldb if tb == NO_TRANS else lo
         if w == 0:
             if len(bias):
                 _fill(C, bias, zero, M, zero, N)
-            gemm(ROW_MAJOR, ta, tb, M, N, n, one, pa + a * isz, lda, pb + b * isz, ldb,
-                 beta, pc, N)
+            _call_gemm(gemm, wide, ta, tb, M, N, n, one, pa + a * isz, lda, pb + b * isz, ldb,
+                  beta, pc, N)
         else:
-            gemm(ROW_MAJOR, ta, tb, M, N, n, one, pa + a * isz, lda, pb + b * isz, ldb,
-                 C.dtype.type(0), pp + (w - 1) * M * N * isz, N)
+            _call_gemm(gemm, wide, ta, tb, M, N, n, one, pa + a * isz, lda, pb + b * isz, ldb,
+                  C.dtype.type(0), pp + (w - 1) * M * N * isz, N)
         if sums.shape[0]:  # block w read columns lo.. of A: their sums, whole
             s = sums[w, lo:lo + n]
             for i in range(M):
                 r = rows[i * lda + lo:i * lda + lo + n]
                 for j in range(n):
                     s[j] += r[j]
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _add_parts(C, part, nblk):
-    """C += the BY_K cut's later partial sums, in block order. Serial: C is small there (at
-    most SPLIT_K_MAX on a side), and a second `prange` loop would compile a second kernel."""
-    cf = C.reshape(-1)
-    for w in range(nblk - 1):
-        p = part[w * cf.size:(w + 1) * cf.size]
-        for k in range(cf.size):
-            cf[k] += p[k]
-
-
-@njit(parallel=True, cache=True)
-def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, rows, sums, part):
-    """C (M, N) = A @ B (+ bias) in nblk blocks (cut BY_ROWS, BY_COLUMNS or BY_K).
-
-    A and B are addresses (pa, pb) with their transposition flags and leading dimensions;
-    C is C-contiguous. bias: (N,) or empty. sums: (nblk, K) zeros or (0, K): if given (an
-    untransposed A, whose memory is `rows`, cut by rows or by K), row w gets the sum of the
-    rows of A in block w (cut by rows) or of A's columns in block w (cut by K), so that
-    sums.sum(axis=0) is the sum of A's rows. part: ((nblk - 1) * M * N,) scratch for the BY_K
-    cut's later partial sums (else empty). gemm is the ctypes function, passed as an
-    argument (not read as a global) so that the compiled code holds no address and can be
-    cached on disk."""
-    dim = M if cut == BY_ROWS else (N if cut == BY_COLUMNS else K)
-    size = (dim + nblk - 1) // nblk
-    pp = np.int64(part.ctypes.data)
-    for w in prange(nblk):
-        # (cast: the index is unsigned in the compiled loop, and _block would compile twice)
-        _block(np.int64(w), gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows,
-               sums, pp)
-    if cut == BY_K:
-        _add_parts(C, part, nblk)
 
 
 @njit(parallel=True, cache=True)
@@ -226,6 +225,7 @@ def _batch(gemm, pa, ta, lda, pb, tb, ldb, pc, ldc, M, N, K, shape, sa, sb, sc, 
 
 
 _lock = threading.Lock()
+_driver = None
 _gemm = {} if _found is None else {np.dtype(np.float32): _found[0],
                                    np.dtype(np.float64): _found[1]}
 _empty = {}  # dtype -> (empty bias, empty rows, empty sums): "none given" without an allocation
@@ -331,8 +331,17 @@ def _matmul_2d(a, b, bias=None, row_sums=False, out=None):
         rows, sums = a.reshape(-1), np.zeros((nblk, K), dt)
     bias = no_bias if bias is None else np.ascontiguousarray(bias, dt)
     part = np.empty((nblk - 1) * M * N, dt) if cut == BY_K else no_rows
-    _single_threaded(_blocks, _gemm[dt], pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk,
-                     bias, rows, sums, part)
+    dim = M if cut == BY_ROWS else (N if cut == BY_COLUMNS else K)
+    ints = np.array((_found[4][dt == np.float64], _found[5], pa, ta, lda, pb, tb, ldb, M, N, K,
+                     cut, -(-dim // nblk)), np.int64)
+    global _driver
+    if _driver is None:   # (.driver imports this module, through .policy)
+        from . import driver as _driver
+    _single_threaded(_driver.gemm_blocks, nblk, C, bias.reshape(1, -1), rows.reshape(1, -1),
+                     sums, part.reshape(1, -1), ints)
+    # BY_K: the later partial sums added in block order (a fixed order, whatever the threads)
+    for w in range(nblk - 1 if cut == BY_K else 0):
+        C += part[w * M * N:(w + 1) * M * N].reshape(M, N)
     if not row_sums:
         return C
     # the blocks' sums added in block order (a fixed order, whatever the thread count)

@@ -18,7 +18,7 @@ max its SIMD max, so a NaN in a row makes that row's loss and gradient NaN as in
 import numpy as np
 from numba import njit
 
-from .policy import FASTMATH, HELPER
+from .policy import FASTMATH
 from .softmax_kernels import _row_max, fast_exp
 
 
@@ -61,7 +61,7 @@ def _backward_row(xi, t, m, ls, w, eps, di):
 # pass reads. Rows lo..hi-1 of either pass (`backward` picks; the forward pass leaves dx
 # alone); .driver's kernel runs the blocks of rows, so both passes share its one parallel
 # kernel (a parallel kernel costs Numba most of a second to compile).
-@njit(fastmath=FASTMATH, **HELPER)
+@njit(cache=True, fastmath=FASTMATH, inline="always")
 def _rows(backward, x, target, eps, stats, vec, dx, lo, hi):
     for i in range(lo, hi):
         if backward:

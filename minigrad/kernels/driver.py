@@ -2,18 +2,29 @@
 
 Numba compiles a `parallel=True` kernel at a fixed cost of 0.5-0.8 CPU seconds, however short
 its loop: the loop body becomes a second compiled function, with a gufunc wrapper and C and
-CPython entry points, and LLVM optimises and emits each. A training step used seven such
-kernels. So the row and element kernels share this one: each is a function of a block of
-rows or elements (in .softmax_kernels, .layernorm, .crossentropy, .dropout_kernels, .adam),
-and the kernel is the loop
+CPython entry points, and LLVM optimises and emits each. And a compiled function that calls
+another has the callee's code linked into its own, where LLVM optimises it and emits machine
+code for it again: a kernel calling a helper calling a helper paid for the innermost one three
+times. A training step used seven parallel kernels, over helpers three deep.
+
+So the row and element kernels (attention's masked softmax, layer norm, cross entropy, the
+element-wise dropout ops, Adam on a large parameter) are functions of a block of rows or of
+elements, gathered in two block functions below: `_block`, compiled plainly, and
+`_fast_block`, compiled with FASTMATH (the sums of softmax, layer norm and cross entropy,
+which may be reordered; the dropout multiplies and Adam's arithmetic may not, see .policy).
+Each has one signature for every op, so each is compiled once per dtype. The kernel is
 
     for k in prange(nblk):
-        block k of op
+        block k of op        (by _block, which calls _fast_block for its FASTMATH part;
+                              or by _fast_block alone)
 
-with one signature for every op, so that it is compiled once per dtype. `run_serial` is the
-same loop in the calling thread (for inputs too small to wake the thread pool): the same
-compiled blocks, so the same bits. The arguments, those an op does not use being empty:
+and it calls the block function through its address (`_call_at`), a call the compiler cannot
+see into: the block's code is compiled once, on its own, not again inside the kernel.
+`run_serial` is the same loop in the calling thread (for inputs too small to wake the thread
+pool): the same compiled blocks, so the same bits. The arguments, those an op does not use
+being empty arrays:
 
+    block, fast     the addresses of the block function to run and of _fast_block
     op, flags       which kernel (the constants below), and its options as bits
     nblk            the number of blocks
     a .. g          C-contiguous 2-D arrays of the dtype (a 1-D array goes as a (1, n) view)
@@ -34,20 +45,26 @@ from numba.core.extending import intrinsic
 
 from .adam import _CHUNK as _ADAM_CHUNK
 from .adam import adam_flat
+from .blas import _block as _gemm_block
 from .crossentropy import _rows as _cross_entropy_rows
-from .dropout_kernels import _BLOCK, _CHUNK, _chunk
-from .layernorm import _backward_chunk, _forward_block
-from .policy import HELPER, INLINE, twins
-from .softmax_kernels import _BLOCK_ELEMENTS, _block_rows, _masked_block
+from .dropout_kernels import _BLOCK, _CHUNK, _chunk, _dropout_add_rows
+from .layernorm import _backward_chunk, _forward_row
+from .policy import FASTMATH, HELPER, INLINE, twins
+from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _copy_rows, _dropout_rows,
+                              _mask_rows, _softmax_backward_row, _softmax_block,
+                              _zero_masked_rows)
 
-MASKED_SOFTMAX, LAYER_NORM, LAYER_NORM_BACKWARD, CROSS_ENTROPY, ELEMENTWISE, ADAM = range(6)
+MASKED_SOFTMAX, LAYER_NORM, LAYER_NORM_BACKWARD, CROSS_ENTROPY, ELEMENTWISE, ADAM, GEMM = range(7)
 BACKWARD, MASKED, DROP, RESIDUAL = 1, 2, 4, 8          # flags
 L2, MOVE, AMSGRAD = 1, 2, 4                            # Adam's flags
 #   MASKED_SOFTMAX       forward: softmax of a's rows (-inf where not allowed, if MASKED) into c,
-#                        dropped (if DROP) into d. BACKWARD: a = y, b = its gradient, dx into c.
+#                        dropped (if DROP) into d. BACKWARD: a = y, b = its gradient, dx into c
+#                        (the softmax gradient of dropout(b), 0 where not allowed).
 #                        Blocks of _block_rows(n) rows.
-#   LAYER_NORM           a's rows (a + dropout(b), if RESIDUAL) normalised: weight c[0], bias
-#                        d[0], y into e, x_hat into f, rstd into g (N, 1). Blocks of 16 rows.
+#   LAYER_NORM           a's rows (if RESIDUAL, a + dropout(b), written into f first: the
+#                        post-norm residual connection in one pass over memory, bit for bit the
+#                        separate dropout, add and layer norm) normalised: weight c[0], bias
+#                        d[0], y into e, x_hat into f, rstd into g (N, 1). Blocks of _BLOCK rows.
 #   LAYER_NORM_BACKWARD  gradient a, x_hat b, rstd c, weight d[0]: dx into e; block k's rows
 #                        (nblk blocks of rows) add their weight and bias gradients into f[k]
 #                        and g[k].
@@ -57,50 +74,16 @@ L2, MOVE, AMSGRAD = 1, 2, 4                            # Adam's flags
 #                        _CHUNK elements.
 #   ADAM                 .adam's adam_flat on p a[0], g b[0], m c[0], v d[0], vmax e[0] with
 #                        vec's scalars. Blocks of _ADAM_CHUNK elements.
-
-
-@njit(**INLINE)
-def _end(lo, size, n):
-    hi = lo + size
-    return hi if hi < n else n
-
-
-@njit(**HELPER)
-def _block(op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold, scale,
-           eps):
-    if op == MASKED_SOFTMAX:
-        rows = _block_rows(a.shape[1])
-        lo = k * rows
-        _masked_block((flags & BACKWARD) != 0, a, b, allowed, (flags & MASKED) != 0, key,
-                          threshold, scale, (flags & DROP) != 0, c, d, lo,
-                          _end(lo, rows, a.shape[0]))
-    elif op == LAYER_NORM:
-        lo = k * _BLOCK
-        _forward_block(a, b, (flags & RESIDUAL) != 0, key, threshold, scale, c[0], d[0],
-                           a.dtype.type(eps), e, f, g, lo, _end(lo, _BLOCK, a.shape[0]))
-    elif op == LAYER_NORM_BACKWARD:
-        _backward_chunk(a, b, c, d[0], e, f, g, k, (a.shape[0] + nblk - 1) // nblk)
-    elif op == CROSS_ENTROPY:
-        _cross_entropy_rows((flags & BACKWARD) != 0, a, ints, eps, b, vec, c, k, k + 1)
-    elif op == ELEMENTWISE:
-        lo = k * _CHUNK
-        _chunk(flags, a[0], b[0], c[0], key, threshold, scale, lo,
-                   _end(lo, _CHUNK, c.shape[1]))
-    else:
-        lo = k * _ADAM_CHUNK
-        hi = _end(lo, _ADAM_CHUNK, a.shape[1])
-        adam_flat(a[0, lo:hi], b[0, lo:hi], c[0, lo:hi], d[0, lo:hi], e[0, lo:hi], vec[0],
-                        (flags & L2) != 0, vec[1], vec[2], vec[3], vec[4], vec[5], vec[6],
-                        (flags & MOVE) != 0, (flags & AMSGRAD) != 0)
+#   GEMM                 block k of .blas's 2-D product into a: bias b[0], rows c[0], sums d,
+#                        the BY_K cut's scratch e; the gemm and the product's integers in ints.
 
 
 @intrinsic
 def _call_at(typingctx, address, args):
     """Call the function compiled by Numba (its own calling convention, returning nothing) at
-    `address` with the members of the tuple `args`: a call the compiler cannot see into, so
-    the callee is not linked into the caller (see the module's docstring). The arrays must be
-    C-contiguous, as the callee was compiled for them; what the callee raises is lost (the
-    blocks raise nothing: the checks are Python's)."""
+    `address` with the members of the tuple `args`. The arrays must be C-contiguous, as the
+    callee was compiled for them; what the callee raises is lost (the blocks raise nothing:
+    the checks are Python's)."""
     if not isinstance(address, types.Integer) or not isinstance(args, types.BaseTuple):
         return None
     for t in args.types:
@@ -117,43 +100,118 @@ def _call_at(typingctx, address, args):
     return types.none(address, args), codegen
 
 
-def _loop(block, op, flags, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold,
-          scale, eps):
+@njit(**INLINE)
+def _rows_of(k, size, n):
+    """(lo, hi): block k of `size` rows (or elements) of n."""
+    lo = k * size
+    hi = lo + size
+    return lo, (hi if hi < n else n)
+
+
+@njit(fastmath=FASTMATH, **HELPER)
+def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key,
+                threshold, scale, eps):
+    """The FASTMATH part of block k of op (all of it for layer norm without RESIDUAL, its
+    backward pass and cross entropy)."""
+    if op == MASKED_SOFTMAX:
+        lo, hi = _rows_of(k, _block_rows(a.shape[1]), a.shape[0])
+        if flags & BACKWARD:
+            for i in range(lo, hi):
+                _softmax_backward_row(a[i], c[i], c[i])
+        else:
+            _softmax_block(c, c, c.reshape(-1), lo, hi)
+    elif op == LAYER_NORM:
+        lo, hi = _rows_of(k, _BLOCK, a.shape[0])
+        src = f if flags & RESIDUAL else a
+        w, bias, eps_ = c[0], d[0], a.dtype.type(eps)
+        for i in range(lo, hi):
+            g[i, 0] = _forward_row(src[i], w, bias, eps_, e[i], f[i])
+    elif op == LAYER_NORM_BACKWARD:
+        _backward_chunk(a, b, c, d[0], e, f, g, k, (a.shape[0] + nblk - 1) // nblk)
+    elif op == CROSS_ENTROPY:
+        _cross_entropy_rows((flags & BACKWARD) != 0, a, ints, eps, b, vec, c, k, k + 1)
+
+
+@njit(**HELPER)
+def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold,
+           scale, eps):
+    """Block k of op: its plain loops, and _fast_block (at address `fast`) for the rest."""
+    args = (fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold,
+            scale, eps)
+    if op == MASKED_SOFTMAX:
+        lo, hi = _rows_of(k, _block_rows(a.shape[1]), a.shape[0])
+        masked, drop = (flags & MASKED) != 0, (flags & DROP) != 0
+        if flags & BACKWARD:
+            if drop:
+                _dropout_rows(b, c, key, threshold, scale, lo, hi)
+            else:
+                _copy_rows(b, c, lo, hi)
+            _call_at(fast, args)
+            _zero_masked_rows(allowed, masked, c, lo, hi)
+        else:
+            _mask_rows(a, allowed, masked, c, lo, hi)
+            _call_at(fast, args)
+            if drop:
+                _dropout_rows(c, d, key, threshold, scale, lo, hi)
+    elif op == LAYER_NORM:   # (with RESIDUAL)
+        lo, hi = _rows_of(k, _BLOCK, a.shape[0])
+        _dropout_add_rows(a, b, f, key, threshold, scale, lo, hi)
+        _call_at(fast, args)
+    elif op == ELEMENTWISE:
+        lo, hi = _rows_of(k, _CHUNK, c.shape[1])
+        _chunk(flags, a[0], b[0], c[0], key, threshold, scale, lo, hi)
+    elif op == GEMM:
+        _gemm_block(k, ints[0], ints[1] != 0, ints[2], ints[3], ints[4], ints[5], ints[6],
+                    ints[7], a, ints[8], ints[9], ints[10], ints[11], ints[12], b[0], c[0], d,
+                    np.int64(e.ctypes.data))
+    elif op == ADAM:
+        lo, hi = _rows_of(k, _ADAM_CHUNK, a.shape[1])
+        adam_flat(a[0, lo:hi], b[0, lo:hi], c[0, lo:hi], d[0, lo:hi], e[0, lo:hi], vec[0],
+                  (flags & L2) != 0, vec[1], vec[2], vec[3], vec[4], vec[5], vec[6],
+                  (flags & MOVE) != 0, (flags & AMSGRAD) != 0)
+    else:
+        _call_at(fast, args)
+
+
+def _loop(block, fast, op, flags, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key,
+          threshold, scale, eps):
     for k in prange(nblk):
         # (k signed in both twins: prange counts unsigned)
-        _call_at(block, (op, flags, np.int64(k), nblk, a, b, c, d, e, f, g, allowed, ints, vec, key,
-                         threshold, scale, eps))
+        _call_at(block, (fast, op, flags, np.int64(k), nblk, a, b, c, d, e, f, g, allowed, ints,
+                         vec, key, threshold, scale, eps))
 
 
 run, run_serial = twins(_loop, "run")
 
-_none = {}   # dtype -> (the address of _block, the empty arrays of the unused places)
+_compiled = {}   # dtype -> (addresses of _block and _fast_block, empty arrays of each kind)
 
 
-def _compiled(dtype):
-    """(the address of _block compiled for dtype, and empty arrays of each kind)."""
+def _compile(dtype):
     t = numba.from_dtype(dtype)
-    sig = types.none(*(types.int64,) * 4, *(types.Array(t, 2, "C"),) * 7,
+    sig = types.none(*(types.int64,) * 5, *(types.Array(t, 2, "C"),) * 7,
                      types.Array(types.boolean, 2, "C"), types.Array(types.int64, 1, "C"),
                      types.Array(types.float64, 1, "C"), types.uint64, types.uint64, t,
                      types.float64)
-    res = _block.get_compile_result(sig)
-    return (res.library.get_pointer_to_function(res.fndesc.llvm_func_name),
-            np.empty((0, 0), dtype), np.empty((0, 0), np.bool_), np.empty(0, np.int64),
-            np.empty(0, np.float64))
+    addresses = []
+    for fn in (_block, _fast_block):
+        res = fn.get_compile_result(sig)
+        addresses.append(res.library.get_pointer_to_function(res.fndesc.llvm_func_name))
+    return (*addresses, np.empty((0, 0), dtype), np.empty((0, 0), np.bool_),
+            np.empty(0, np.int64), np.empty(0, np.float64))
 
 
 def _call(parallel, op, flags, nblk, dtype, arrays, allowed=None, ints=None, vec=None,
-          key=np.uint64(0), threshold=np.uint64(0), scale=None, eps=0.0):
-    """run (or run_serial) with `arrays` in places a.. and empty arrays in the others."""
-    if dtype not in _none:
-        _none[dtype] = _compiled(dtype)
-    block, empty, no_mask, no_ints, no_vec = _none[dtype]
+          key=np.uint64(0), threshold=np.uint64(0), scale=None, eps=0.0, fast=False):
+    """run (or run_serial) of op, by _fast_block alone if `fast`, with `arrays` in places a..
+    and empty arrays in the others."""
+    if dtype not in _compiled:
+        _compiled[dtype] = _compile(dtype)
+    plain, fast_block, empty, no_mask, no_ints, no_vec = _compiled[dtype]
     a = arrays + (empty,) * (7 - len(arrays))
     (run if parallel else run_serial)(
-        block, op, flags, nblk, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
-        no_mask if allowed is None else allowed, no_ints if ints is None else ints,
-        no_vec if vec is None else vec, key, threshold,
+        fast_block if fast else plain, fast_block, op, flags, nblk, a[0], a[1], a[2], a[3],
+        a[4], a[5], a[6], no_mask if allowed is None else allowed,
+        no_ints if ints is None else ints, no_vec if vec is None else vec, key, threshold,
         dtype.type(1) if scale is None else scale, eps)
 
 
@@ -191,7 +249,7 @@ def _layer_norm(x, s, flags, key, threshold, scale, weight, bias, eps, parallel)
     rstd = np.empty((n, 1), x.dtype)
     _call(parallel, LAYER_NORM, flags, -(-n // _BLOCK), x.dtype,
           (x, s, w.reshape(1, d), b.reshape(1, d), y, xhat, rstd), key=key,
-          threshold=threshold, scale=scale, eps=float(eps))
+          threshold=threshold, scale=scale, eps=float(eps), fast=not flags)
     return y, xhat, rstd
 
 
@@ -211,7 +269,7 @@ def layer_norm_backward_numba(g, xhat, rstd, weight, parallel=True, chunks=None)
     dx = np.empty_like(g)
     _call(parallel, LAYER_NORM_BACKWARD, 0, chunks, g.dtype,
           (g, np.ascontiguousarray(xhat), np.ascontiguousarray(rstd), w.reshape(1, d), dx, pw,
-           pb))
+           pb), fast=True)
     if chunks == 1:   # nothing to add up: skip the two reductions and their temporaries
         return dx, pw[0], pb[0]
     return dx, pw.sum(axis=0), pb.sum(axis=0)
@@ -221,7 +279,7 @@ def cross_entropy(parallel, backward, x, target, eps, stats, vec, dx):
     """The rows of .crossentropy: forward, losses into vec (dx unused); backward, dx from the
     row weights vec."""
     _call(parallel, CROSS_ENTROPY, BACKWARD * backward, x.shape[0], x.dtype, (x, stats, dx),
-          ints=target, vec=vec, eps=eps)
+          ints=target, vec=vec, eps=eps, fast=True)
 
 
 def elementwise(parallel, kind, a, b, out, key, threshold, scale):
@@ -242,3 +300,8 @@ def adam_parallel(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_ste
     vec = np.array((decay, wd, c1, beta2, c2, eps_c, inv_step), np.float64)
     _call(True, ADAM, flags, -(-n // _ADAM_CHUNK), p.dtype,
           tuple(x.reshape(1, n) for x in (p, g, m, v, vmax)), vec=vec)
+
+
+def gemm_blocks(nblk, C, bias, rows, sums, part, ints):
+    """.blas's 2-D product in nblk blocks shared among Numba's threads (see .blas._matmul_2d)."""
+    _call(True, GEMM, 0, nblk, C.dtype, (C, bias, rows, sums, part), ints=ints)

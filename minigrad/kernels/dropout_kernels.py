@@ -17,11 +17,11 @@ and then scaled by 1/(1-p), so the expected output equals the input.
 import numpy as np
 from numba import njit, prange
 
-from .policy import INLINE, twins
+from .policy import HELPER, INLINE, twins
 from .reference import GAMMA
 
 
-@njit(**INLINE)
+@njit(**HELPER)
 def _bits(key, i):
     """splitmix64 of counter i under `key` (uint64 arithmetic wraps)."""
     z = key + (np.uint64(i) + np.uint64(1)) * np.uint64(GAMMA)
@@ -30,7 +30,7 @@ def _bits(key, i):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(**INLINE)
+@njit(**HELPER)
 def _factor(key, i, threshold, scale, zero):
     """What element i is multiplied by: `scale` if kept, else `zero`."""
     return scale if (_bits(key, i) >> np.uint64(11)) >= threshold else zero

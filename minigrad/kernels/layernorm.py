@@ -20,8 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .dropout_kernels import _dropout_add_rows
-from .policy import FASTMATH, HELPER, INLINE
+from .policy import FASTMATH
 from .reference import layer_norm as layer_norm_reference  # noqa: F401  (the old names)
 from .reference import layer_norm_backward as layer_norm_backward_reference  # noqa: F401
 
@@ -53,7 +52,7 @@ def _forward_row(x, weight, bias, eps, y, xhat):
     return r
 
 
-@numba.njit(fastmath=FASTMATH, **HELPER)
+@numba.njit(cache=True, fastmath=FASTMATH, inline="always")
 def _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step):
     """Rows c*step .. (c+1)*step - 1: dx, and their sums into partial_w[c] and partial_b[c]."""
     n, d = g.shape
@@ -76,31 +75,3 @@ def _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step):
         sh_, shx_, r = t(sh / d), t(shx / d), rstd[i, 0]
         for j in range(d):
             di[j] = r * (gi[j] * weight[j] - sh_ - xi[j] * shx_)
-
-
-# Post-norm residual connections, LayerNorm(x + dropout(s)), in one pass over memory: a block
-# of rows of h = x + dropout(s) is written into x_hat and normalised there while it is in
-# cache, so neither dropout(s) nor h is ever a whole array. The numbers are those of the
-# separate dropout, add and layer norm kernels, bit for bit: h comes from .dropout_kernels's
-# _dropout_add_rows (the kernel of dropout_add, which keeps the multiply and the add apart),
-# and the normalisation is _forward_row itself. Blocks of rows, not single rows: with the hash
-# loop and the normalisation interleaved row by row, LLVM vectorises the pair badly (measured
-# 0.31 ms against 0.18 ms for (1280, 128)).
-#
-# Plain layer norm is the same block with `residual` False: it normalises the rows of x itself.
-@numba.njit(fastmath=FASTMATH, **HELPER)
-def _normalise_rows(src, weight, bias, eps, y, xhat, rstd, lo, hi):
-    """Rows lo..hi-1 of src normalised into x_hat and y (src may be x_hat itself); rstd as
-    _forward_row's."""
-    for i in range(lo, hi):
-        rstd[i, 0] = _forward_row(src[i], weight, bias, eps, y[i], xhat[i])
-
-
-@numba.njit(**INLINE)
-def _forward_block(x, s, residual, key, threshold, scale, weight, bias, eps, y, xhat, rstd, lo,
-                   hi):
-    if residual:
-        _dropout_add_rows(x, s, xhat, key, threshold, scale, lo, hi)
-        _normalise_rows(xhat, weight, bias, eps, y, xhat, rstd, lo, hi)
-    else:
-        _normalise_rows(x, weight, bias, eps, y, xhat, rstd, lo, hi)

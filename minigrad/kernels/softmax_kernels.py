@@ -24,7 +24,7 @@ from numba import njit, prange
 
 from .dropout_kernels import _factor
 from .mathfn import fast_exp
-from .policy import FASTMATH, HELPER, INLINE, twins
+from .policy import FASTMATH, INLINE, twins
 from .simd import VBYTES, vhmax, vload_first, vmax
 
 
@@ -199,8 +199,9 @@ log_softmax_backward_2d, log_softmax_backward_2d_serial = twins(
 # block of rows at a time, in cache: forward writes the weights y (kept for the backward pass)
 # and the dropped weights; backward regenerates the dropout mask from the seed. The numbers
 # are those of the separate kernels bit for bit: the rows go through _softmax_block and
-# _softmax_backward_row themselves, and the multiplies by the dropout mask are loops of their
-# own, compiled without FASTMATH, so that LLVM cannot fuse them with a neighbouring add.
+# _softmax_backward_row themselves (compiled with FASTMATH), and the mask and the multiplies
+# by the dropout mask are the loops below, compiled without it (so that LLVM cannot fuse a
+# multiply with a neighbouring add), in .driver's blocks.
 # `allowed` is a (rows, S) bool array, read only when `masked`; `drop` False skips the
 # dropout (out is then y itself).
 # The element loops below run over a block's rows as one flat slice (indexed from 0, see
@@ -229,11 +230,6 @@ def _mask_rows(x, allowed, masked, y, lo, hi):
         _copy_rows(x, y, lo, hi)
 
 
-@njit(fastmath=FASTMATH, **HELPER)
-def _softmax_rows(y, lo, hi):
-    _softmax_block(y, y, y.reshape(-1), lo, hi)
-
-
 @njit(**INLINE)
 def _dropout_rows(x, out, key, threshold, scale, lo, hi):
     """out = x * (scale if kept else 0) by the flat index of x, rows lo..hi-1."""
@@ -246,20 +242,6 @@ def _dropout_rows(x, out, key, threshold, scale, lo, hi):
 
 
 @njit(**INLINE)
-def _masked_softmax_block(x, allowed, masked, key, threshold, scale, drop, y, out, lo, hi):
-    _mask_rows(x, allowed, masked, y, lo, hi)
-    _softmax_rows(y, lo, hi)
-    if drop:
-        _dropout_rows(y, out, key, threshold, scale, lo, hi)
-
-
-@njit(fastmath=FASTMATH, **HELPER)
-def _softmax_backward_rows(y, dx, lo, hi):
-    for i in range(lo, hi):
-        _softmax_backward_row(y[i], dx[i], dx[i])
-
-
-@njit(**INLINE)
 def _zero_masked_rows(allowed, masked, dx, lo, hi):
     if masked:
         n = dx.shape[1]
@@ -267,30 +249,3 @@ def _zero_masked_rows(allowed, masked, dx, lo, hi):
         for k in range(len(db)):
             if not ab[k]:
                 db[k] = 0
-
-
-@njit(**INLINE)
-def _masked_softmax_backward_block(y, g, allowed, masked, key, threshold, scale, drop, dx,
-                                   lo, hi):
-    if drop:
-        _dropout_rows(g, dx, key, threshold, scale, lo, hi)
-    else:
-        _copy_rows(g, dx, lo, hi)
-    _softmax_backward_rows(y, dx, lo, hi)
-    _zero_masked_rows(allowed, masked, dx, lo, hi)
-
-
-# Forward and backward share one parallel kernel and one serial one, picked by `backward`:
-# a parallel kernel costs Numba about a second to compile (its loop body becomes a second
-# compiled function, with wrappers), and training uses both directions.
-#   forward:  a = x, out1 = y, out2 = the dropped weights (b unused)
-#   backward: a = y, b = the gradient g, out1 = dx (out2 unused)
-@njit(**INLINE)
-def _masked_block(backward, a, b, allowed, masked, key, threshold, scale, drop, out1, out2,
-                  lo, hi):
-    if backward:
-        _masked_softmax_backward_block(a, b, allowed, masked, key, threshold, scale, drop, out1,
-                                       lo, hi)
-    else:
-        _masked_softmax_block(a, allowed, masked, key, threshold, scale, drop, out1, out2, lo,
-                              hi)
