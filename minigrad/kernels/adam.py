@@ -60,8 +60,3 @@ def adam_flat(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, m
     for i in range(p.size):
         _adam_element(i, p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step,
                       move, amsgrad)
-
-
-# Large parameters are updated in chunks of _CHUNK elements by .driver's parallel kernel, which
-# runs adam_flat itself on each chunk: the element code is compiled once, here.
-_CHUNK = 16384

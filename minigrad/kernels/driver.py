@@ -15,7 +15,7 @@ which may be reordered; the dropout multiplies and Adam's arithmetic may not, se
 Each has one signature for every op, so each is compiled once per dtype. The kernel is
 
     for k in prange(nblk):
-        block k of op        (by _block, which calls _fast_block for its FASTMATH part;
+        share k of op        (by _block, which calls _fast_block for its FASTMATH part;
                               or by _fast_block alone)
 
 and it calls the block function through its address (`_call_at`), a call the compiler cannot
@@ -26,7 +26,7 @@ being empty arrays:
 
     block, fast     the addresses of the block function to run and of _fast_block
     op, flags       which kernel (the constants below), and its options as bits
-    nblk            the number of blocks
+    nblk            the number of shares (blocks, for GEMM)
     a .. g          C-contiguous 2-D arrays of the dtype (a 1-D array goes as a (1, n) view)
     allowed         attention's mask, (rows, n) bool
     ints            int64 (N,): cross entropy's targets
@@ -43,12 +43,11 @@ from numba import njit, prange, types
 from numba.core import errors
 from numba.core.extending import intrinsic
 
-from .adam import _CHUNK as _ADAM_CHUNK
 from .adam import adam_flat
-from .blas import _block as _gemm_block
 from .crossentropy import _rows as _cross_entropy_rows
-from .dropout_kernels import _BLOCK, _CHUNK, _chunk, _dropout_add_rows
+from .dropout_kernels import _BLOCK, _chunk, _dropout_add_rows
 from .layernorm import _backward_chunk, _forward_row
+from .openblas import gemm_block as _gemm_block
 from .policy import FASTMATH, HELPER, INLINE, twins
 from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _copy_rows, _dropout_rows,
                               _mask_rows, _softmax_backward_row, _softmax_block,
@@ -57,25 +56,27 @@ from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _copy_rows, _dropout
 MASKED_SOFTMAX, LAYER_NORM, LAYER_NORM_BACKWARD, CROSS_ENTROPY, ELEMENTWISE, ADAM, GEMM = range(7)
 BACKWARD, MASKED, DROP, RESIDUAL = 1, 2, 4, 8          # flags
 L2, MOVE, AMSGRAD = 1, 2, 4                            # Adam's flags
+_UNIT = 64   # shares of elements start at multiples of this (whole cache lines)
 #   MASKED_SOFTMAX       forward: softmax of a's rows (-inf where not allowed, if MASKED) into c,
 #                        dropped (if DROP) into d. BACKWARD: a = y, b = its gradient, dx into c
 #                        (the softmax gradient of dropout(b), 0 where not allowed).
-#                        Blocks of _block_rows(n) rows.
 #   LAYER_NORM           a's rows (if RESIDUAL, a + dropout(b), written into f first: the
 #                        post-norm residual connection in one pass over memory, bit for bit the
 #                        separate dropout, add and layer norm) normalised: weight c[0], bias
-#                        d[0], y into e, x_hat into f, rstd into g (N, 1). Blocks of _BLOCK rows.
-#   LAYER_NORM_BACKWARD  gradient a, x_hat b, rstd c, weight d[0]: dx into e; block k's rows
-#                        (nblk blocks of rows) add their weight and bias gradients into f[k]
-#                        and g[k].
+#                        d[0], y into e, x_hat into f, rstd into g (N, 1).
+#   LAYER_NORM_BACKWARD  gradient a, x_hat b, rstd c, weight d[0]: dx into e; share k's rows
+#                        add their weight and bias gradients into f[k] and g[k].
 #   CROSS_ENTROPY        logits a, stats b (N, 2); forward: losses into vec; BACKWARD: row
-#                        weights vec, dx into c. One row per block.
-#   ELEMENTWISE          .dropout_kernels's op `flags` on a[0], b[0] into c[0]. Blocks of
-#                        _CHUNK elements.
+#                        weights vec, dx into c.
+#   ELEMENTWISE          .dropout_kernels's op `flags` on a[0], b[0] into c[0].
 #   ADAM                 .adam's adam_flat on p a[0], g b[0], m c[0], v d[0], vmax e[0] with
-#                        vec's scalars. Blocks of _ADAM_CHUNK elements.
+#                        vec's scalars.
 #   GEMM                 block k of .blas's 2-D product into a: bias b[0], rows c[0], sums d,
 #                        the BY_K cut's scratch e; the gemm and the product's integers in ints.
+# Each call but GEMM's does share k of nblk near-equal shares of the rows or elements, as one
+# per thread (each call copies its arguments and counts references to the arrays), in the
+# blocks of rows that keep the work in cache: _block_rows(n) rows of attention's scores,
+# .dropout_kernels's _BLOCK rows of layer norm.
 
 
 @intrinsic
@@ -101,27 +102,30 @@ def _call_at(typingctx, address, args):
 
 
 @njit(**INLINE)
-def _rows_of(k, size, n):
-    """(lo, hi): block k of `size` rows (or elements) of n."""
-    lo = k * size
-    hi = lo + size
-    return lo, (hi if hi < n else n)
+def _share(k, nblk, n, unit):
+    """(lo, hi): the k-th of nblk near-equal shares of range(n), cut at multiples of unit."""
+    per = ((n + unit - 1) // unit + nblk - 1) // nblk * unit
+    lo, hi = k * per, (k + 1) * per
+    return (lo if lo < n else n), (hi if hi < n else n)
 
 
 @njit(fastmath=FASTMATH, **HELPER)
 def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key,
                 threshold, scale, eps):
-    """The FASTMATH part of block k of op (all of it for layer norm without RESIDUAL, its
+    """The FASTMATH part of share k of op (all of it for layer norm without RESIDUAL, its
     backward pass and cross entropy)."""
     if op == MASKED_SOFTMAX:
-        lo, hi = _rows_of(k, _block_rows(a.shape[1]), a.shape[0])
+        rows = _block_rows(a.shape[1])
+        lo, hi = _share(k, nblk, a.shape[0], rows)
         if flags & BACKWARD:
             for i in range(lo, hi):
                 _softmax_backward_row(a[i], c[i], c[i])
         else:
-            _softmax_block(c, c, c.reshape(-1), lo, hi)
+            cf = c.reshape(-1)
+            for r in range(lo, hi, rows):
+                _softmax_block(c, c, cf, r, r + rows if r + rows < hi else hi)
     elif op == LAYER_NORM:
-        lo, hi = _rows_of(k, _BLOCK, a.shape[0])
+        lo, hi = _share(k, nblk, a.shape[0], _BLOCK)
         src = f if flags & RESIDUAL else a
         w, bias, eps_ = c[0], d[0], a.dtype.type(eps)
         for i in range(lo, hi):
@@ -129,17 +133,19 @@ def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, ve
     elif op == LAYER_NORM_BACKWARD:
         _backward_chunk(a, b, c, d[0], e, f, g, k, (a.shape[0] + nblk - 1) // nblk)
     elif op == CROSS_ENTROPY:
-        _cross_entropy_rows((flags & BACKWARD) != 0, a, ints, eps, b, vec, c, k, k + 1)
+        lo, hi = _share(k, nblk, a.shape[0], 1)
+        _cross_entropy_rows((flags & BACKWARD) != 0, a, ints, eps, b, vec, c, lo, hi)
 
 
 @njit(**HELPER)
 def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold,
            scale, eps):
-    """Block k of op: its plain loops, and _fast_block (at address `fast`) for the rest."""
+    """Share k of op (block k of a product): its plain loops, and _fast_block (at address
+    `fast`) for the rest."""
     args = (fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold,
             scale, eps)
     if op == MASKED_SOFTMAX:
-        lo, hi = _rows_of(k, _block_rows(a.shape[1]), a.shape[0])
+        lo, hi = _share(k, nblk, a.shape[0], _block_rows(a.shape[1]))
         masked, drop = (flags & MASKED) != 0, (flags & DROP) != 0
         if flags & BACKWARD:
             if drop:
@@ -154,18 +160,18 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
             if drop:
                 _dropout_rows(c, d, key, threshold, scale, lo, hi)
     elif op == LAYER_NORM:   # (with RESIDUAL)
-        lo, hi = _rows_of(k, _BLOCK, a.shape[0])
+        lo, hi = _share(k, nblk, a.shape[0], _BLOCK)
         _dropout_add_rows(a, b, f, key, threshold, scale, lo, hi)
         _call_at(fast, args)
     elif op == ELEMENTWISE:
-        lo, hi = _rows_of(k, _CHUNK, c.shape[1])
+        lo, hi = _share(k, nblk, c.shape[1], _UNIT)
         _chunk(flags, a[0], b[0], c[0], key, threshold, scale, lo, hi)
     elif op == GEMM:
         _gemm_block(k, ints[0], ints[1] != 0, ints[2], ints[3], ints[4], ints[5], ints[6],
                     ints[7], a, ints[8], ints[9], ints[10], ints[11], ints[12], b[0], c[0], d,
                     np.int64(e.ctypes.data))
     elif op == ADAM:
-        lo, hi = _rows_of(k, _ADAM_CHUNK, a.shape[1])
+        lo, hi = _share(k, nblk, a.shape[1], _UNIT)
         adam_flat(a[0, lo:hi], b[0, lo:hi], c[0, lo:hi], d[0, lo:hi], e[0, lo:hi], vec[0],
                   (flags & L2) != 0, vec[1], vec[2], vec[3], vec[4], vec[5], vec[6],
                   (flags & MOVE) != 0, (flags & AMSGRAD) != 0)
@@ -215,13 +221,20 @@ def _call(parallel, op, flags, nblk, dtype, arrays, allowed=None, ints=None, vec
         dtype.type(1) if scale is None else scale, eps)
 
 
+def _shares(parallel, units):
+    """How many calls of the block functions for work of `units` blocks: one per thread (the
+    prange loop gives each thread an equal run of calls anyway, and each call has a cost),
+    or one in the calling thread."""
+    return min(numba.get_num_threads(), units) if parallel and units > 1 else 1
+
+
 def masked_softmax_dropout(parallel, backward, a, b, allowed, masked, key, threshold, scale,
                            drop, out1, out2):
     """Forward: out1 = softmax of a's rows masked to -inf where not `allowed` (if masked),
     out2 = its dropout (if drop; b unused). Backward: a = y, b = the gradient, out1 = dx."""
     rows = max(1, _BLOCK_ELEMENTS // max(a.shape[1], 1))   # as _block_rows
     flags = BACKWARD * backward | MASKED * masked | DROP * drop
-    _call(parallel, MASKED_SOFTMAX, flags, -(-a.shape[0] // rows), a.dtype,
+    _call(parallel, MASKED_SOFTMAX, flags, _shares(parallel, -(-a.shape[0] // rows)), a.dtype,
           (a, b, out1, out2), allowed=allowed, key=key, threshold=threshold, scale=scale)
 
 
@@ -247,7 +260,7 @@ def _layer_norm(x, s, flags, key, threshold, scale, weight, bias, eps, parallel)
     y = np.empty_like(x)
     xhat = np.empty_like(x)
     rstd = np.empty((n, 1), x.dtype)
-    _call(parallel, LAYER_NORM, flags, -(-n // _BLOCK), x.dtype,
+    _call(parallel, LAYER_NORM, flags, _shares(parallel, -(-n // _BLOCK)), x.dtype,
           (x, s, w.reshape(1, d), b.reshape(1, d), y, xhat, rstd), key=key,
           threshold=threshold, scale=scale, eps=float(eps), fast=not flags)
     return y, xhat, rstd
@@ -278,14 +291,14 @@ def layer_norm_backward_numba(g, xhat, rstd, weight, parallel=True, chunks=None)
 def cross_entropy(parallel, backward, x, target, eps, stats, vec, dx):
     """The rows of .crossentropy: forward, losses into vec (dx unused); backward, dx from the
     row weights vec."""
-    _call(parallel, CROSS_ENTROPY, BACKWARD * backward, x.shape[0], x.dtype, (x, stats, dx),
-          ints=target, vec=vec, eps=eps, fast=True)
+    _call(parallel, CROSS_ENTROPY, BACKWARD * backward, _shares(parallel, x.shape[0]), x.dtype,
+          (x, stats, dx), ints=target, vec=vec, eps=eps, fast=True)
 
 
 def elementwise(parallel, kind, a, b, out, key, threshold, scale):
     """.dropout_kernels's element-wise op `kind` on flat arrays a, b into out."""
     n = out.size
-    _call(parallel, ELEMENTWISE, kind, -(-n // _CHUNK), out.dtype,
+    _call(parallel, ELEMENTWISE, kind, _shares(parallel, -(-n // _UNIT)), out.dtype,
           (a.reshape(1, n), b.reshape(1, n), out.reshape(1, n)), key=key, threshold=threshold,
           scale=scale)
 
@@ -298,10 +311,10 @@ def adam_parallel(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_ste
     n = p.size
     flags = L2 * bool(l2) | MOVE * bool(move) | AMSGRAD * bool(amsgrad)
     vec = np.array((decay, wd, c1, beta2, c2, eps_c, inv_step), np.float64)
-    _call(True, ADAM, flags, -(-n // _ADAM_CHUNK), p.dtype,
+    _call(True, ADAM, flags, _shares(True, -(-n // _UNIT)), p.dtype,
           tuple(x.reshape(1, n) for x in (p, g, m, v, vmax)), vec=vec)
 
 
 def gemm_blocks(nblk, C, bias, rows, sums, part, ints):
-    """.blas's 2-D product in nblk blocks shared among Numba's threads (see .blas._matmul_2d)."""
+    """.blas's 2-D product in nblk blocks shared among Numba's threads (see .blas)."""
     _call(True, GEMM, 0, nblk, C.dtype, (C, bias, rows, sums, part), ints=ints)

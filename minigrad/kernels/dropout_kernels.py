@@ -52,12 +52,8 @@ DROPOUT, MASK, RELU_DROPOUT, RELU_DROPOUT_BACKWARD = 0, 1, 2, 3
 #   RELU_DROPOUT           out[i] = max(a[i], 0) * (scale if kept else 0)
 #   RELU_DROPOUT_BACKWARD  out[i] = b[i] * scale where a[i] > 0, else 0    (a: the output y,
 #                          b: its gradient; no mask)
-# All four share one `prange` kernel and one serial one, rather than a pair each: a parallel
-# kernel costs Numba about a second to compile (its loop body becomes a second compiled
-# function, with wrappers), and a training step uses three of these ops. Elements are cut into
-# chunks of _CHUNK; the mask is a function of (seed, index) alone, so how the chunks are shared
-# among threads changes nothing.
-_CHUNK = 8192
+# .driver runs them, the elements cut into one share per thread: the mask is a function of
+# (seed, index) alone, so how the elements are shared among threads changes nothing.
 
 
 @njit(**INLINE)

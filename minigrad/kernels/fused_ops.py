@@ -62,9 +62,9 @@ def masked_softmax_dropout(x, allowed=None, p=0.0, seed=0):
     out = np.empty(x.shape, x.dtype) if p else y
     if x.size:
         _driver.masked_softmax_dropout(
-            policy.parallel(x.size), False, rows, rows, allow, masked, np.uint64(_ref.dropout_key(seed)),
-            np.uint64(_ref.dropout_threshold(p)), x.dtype.type(1.0 / (1.0 - p)), p > 0,
-            y.reshape(rows.shape), out.reshape(rows.shape))
+            policy.parallel(x.size), False, rows, rows, allow, masked,
+            np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
+            x.dtype.type(1.0 / (1.0 - p)), p > 0, y.reshape(rows.shape), out.reshape(rows.shape))
     return y, out
 
 
@@ -85,9 +85,9 @@ def masked_softmax_dropout_backward(y, grad, allowed=None, p=0.0, seed=0):
     if y.size:
         out = dx.reshape(rows.shape)
         _driver.masked_softmax_dropout(
-            policy.parallel(y.size), True, rows, as_rows(grad), allow, masked, np.uint64(_ref.dropout_key(seed)),
-            np.uint64(_ref.dropout_threshold(p)), y.dtype.type(1.0 / (1.0 - p)), p > 0,
-            out, out)
+            policy.parallel(y.size), True, rows, as_rows(grad), allow, masked,
+            np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
+            y.dtype.type(1.0 / (1.0 - p)), p > 0, out, out)
     return dx
 
 

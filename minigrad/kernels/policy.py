@@ -33,7 +33,7 @@ import types
 
 import numba
 
-from . import blas as _blas
+from . import openblas as _openblas
 
 FASTMATH = {"reassoc", "contract"}   # a set, as Numba requires
 
@@ -75,7 +75,7 @@ BACKENDS = ("numba", "numpy")
 
 PARALLEL_MIN_WORK = 32768
 SERIAL_MATMUL_MAX_WORK = 2**21
-USE_BLAS = _blas.available()
+USE_BLAS = _openblas.available()
 
 
 def _check_backend(name, where):
