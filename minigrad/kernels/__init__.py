@@ -17,11 +17,13 @@ The modules, in the order a reader may take them:
     naive           matmul as plain loops (the first step of the tutorial)
     simd            vector registers for Numba
     tiled_matmul    the register-tiled matmul kernel (the lesson; runs without OpenBLAS)
-    blas            OpenBLAS called from Numba's pool
+    openblas, blas  OpenBLAS found and called from Numba's pool
     products        matmul, addmm, matmul_and_sum: the one routing table of products
     mathfn          exp, erf and tanh that vectorise (no SVML here)
     softmax_kernels, layernorm, dropout_kernels, crossentropy, scatter, adam, activation:
                     the Numba kernels
+    driver          the one parallel kernel that runs the blocks of most of them (and of
+                    blas's products): a parallel kernel is the most costly thing to compile
     row_ops, dropout_ops, fused_ops, activation_ops: their checked entry points, which are
                     the functions of this package
 
