@@ -189,10 +189,14 @@ def _loop(block, fast, op, flags, nblk, a, b, c, d, e, f, g, allowed, ints, vec,
 
 run, run_serial = twins(_loop, "run")
 
-_compiled = {}   # dtype -> (addresses of _block and _fast_block, empty arrays of each kind)
+_compiled = {}   # dtype -> what _call needs (see _compile)
+_NO_KEY = np.uint64(0)
 
 
 def _compile(dtype):
+    """(addresses of _block and _fast_block compiled for dtype, empty arrays for the unused
+    places: the 2-D array tuples of each length that fill a.. g up, a mask, ints, vec; and 1
+    in dtype, the scale of no dropout)."""
     t = numba.from_dtype(dtype)
     sig = types.none(*(types.int64,) * 5, *(types.Array(t, 2, "C"),) * 7,
                      types.Array(types.boolean, 2, "C"), types.Array(types.int64, 1, "C"),
@@ -202,23 +206,24 @@ def _compile(dtype):
     for fn in (_block, _fast_block):
         res = fn.get_compile_result(sig)
         addresses.append(res.library.get_pointer_to_function(res.fndesc.llvm_func_name))
-    return (*addresses, np.empty((0, 0), dtype), np.empty((0, 0), np.bool_),
-            np.empty(0, np.int64), np.empty(0, np.float64))
+    empty = np.empty((0, 0), dtype)
+    return (*addresses, tuple((empty,) * (7 - n) for n in range(8)),
+            np.empty((0, 0), np.bool_), np.empty(0, np.int64), np.empty(0, np.float64),
+            dtype.type(1))
 
 
 def _call(parallel, op, flags, nblk, dtype, arrays, allowed=None, ints=None, vec=None,
-          key=np.uint64(0), threshold=np.uint64(0), scale=None, eps=0.0, fast=False):
+          key=_NO_KEY, threshold=_NO_KEY, scale=None, eps=0.0, fast=False):
     """run (or run_serial) of op, by _fast_block alone if `fast`, with `arrays` in places a..
     and empty arrays in the others."""
-    if dtype not in _compiled:
-        _compiled[dtype] = _compile(dtype)
-    plain, fast_block, empty, no_mask, no_ints, no_vec = _compiled[dtype]
-    a = arrays + (empty,) * (7 - len(arrays))
+    c = _compiled.get(dtype)
+    if c is None:
+        c = _compiled[dtype] = _compile(dtype)
+    a = arrays + c[2][len(arrays)]
     (run if parallel else run_serial)(
-        fast_block if fast else plain, fast_block, op, flags, nblk, a[0], a[1], a[2], a[3],
-        a[4], a[5], a[6], no_mask if allowed is None else allowed,
-        no_ints if ints is None else ints, no_vec if vec is None else vec, key, threshold,
-        dtype.type(1) if scale is None else scale, eps)
+        c[1] if fast else c[0], c[1], op, flags, nblk, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+        c[3] if allowed is None else allowed, c[4] if ints is None else ints,
+        c[5] if vec is None else vec, key, threshold, c[6] if scale is None else scale, eps)
 
 
 def _shares(parallel, units):
