@@ -126,10 +126,13 @@ def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, ve
                 _softmax_block(c, c, cf, r, r + rows if r + rows < hi else hi)
     elif op == LAYER_NORM:
         lo, hi = _share(k, nblk, a.shape[0], _BLOCK)
-        src = f if flags & RESIDUAL else a
         w, bias, eps_ = c[0], d[0], a.dtype.type(eps)
-        for i in range(lo, hi):
-            g[i, 0] = _forward_row(src[i], w, bias, eps_, e[i], f[i])
+        if flags & RESIDUAL:   # x_hat (f) holds a + dropout(b): normalised in place
+            for i in range(lo, hi):
+                g[i, 0] = _forward_row(f[i], w, bias, eps_, e[i], f[i])
+        else:                  # (two loops: one picking its source row was 7 % slower)
+            for i in range(lo, hi):
+                g[i, 0] = _forward_row(a[i], w, bias, eps_, e[i], f[i])
     elif op == LAYER_NORM_BACKWARD:
         _backward_chunk(a, b, c, d[0], e, f, g, k, (a.shape[0] + nblk - 1) // nblk)
     elif op == CROSS_ENTROPY:
