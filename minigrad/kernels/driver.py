@@ -8,10 +8,11 @@ code for it again: a kernel calling a helper calling a helper paid for the inner
 times. A training step used seven parallel kernels, over helpers three deep.
 
 So the row and element kernels (attention's masked softmax, layer norm, cross entropy, the
-element-wise dropout ops, Adam on a large parameter) are functions of a block of rows or of
-elements, gathered in two block functions below: `_block`, compiled plainly, and
-`_fast_block`, compiled with FASTMATH (the sums of softmax, layer norm and cross entropy,
-which may be reordered; the dropout multiplies and Adam's arithmetic may not, see .policy).
+element-wise dropout ops, Adam on a large parameter) and the blocks of .blas's products are
+functions of a share of the rows or elements (or of a block of a product), gathered in two
+block functions: `_block`, compiled plainly, and `_fast_block`, compiled with FASTMATH (the
+sums of softmax, layer norm and cross entropy, which may be reordered; the dropout multiplies
+and Adam's arithmetic may not, see .policy).
 Each has one signature for every op, so each is compiled once per dtype. The kernel is
 
     for k in prange(nblk):
@@ -29,7 +30,7 @@ being empty arrays:
     nblk            the number of shares (blocks, for GEMM)
     a .. g          C-contiguous 2-D arrays of the dtype (a 1-D array goes as a (1, n) view)
     allowed         attention's mask, (rows, n) bool
-    ints            int64 (N,): cross entropy's targets
+    ints            int64: cross entropy's targets (N,); a product's gemm and integers
     vec             float64: cross entropy's losses or row weights; Adam's scalars
     key, threshold  uint64: the dropout mask (.dropout_kernels)
     scale           of the dtype: the dropout scale

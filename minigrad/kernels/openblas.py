@@ -104,7 +104,8 @@ def _fill(C, bias, r0, r1, c0, c1):
 
 
 @njit(cache=True, inline="always")
-def gemm_block(w, gemm, wide, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows, sums, pp):
+def gemm_block(w, gemm, wide, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows, sums,
+               pp):
     """Block w of .blas's 2-D product C (M, N) = A @ B, cut `cut` in blocks of `size`: its
     gemm call (with the bias filled first) and its row sums (see .blas._matmul_2d)."""
     isz, pc = C.itemsize, np.int64(C.ctypes.data)
