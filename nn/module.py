@@ -2,7 +2,7 @@
 
 Assigning a `Parameter` or a `Module` to an attribute registers it, so `named_parameters()`
 can walk the tree and produce PyTorch's dotted names (`encoder.layers.0.linear1.weight`), which
-are also the keys of `state_dict()`.
+are also the keys of `state_dict()` (saving and loading that state is `module_state.py`).
 """
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from collections import OrderedDict
 
 import numpy as np
 
-from minigrad.autograd import bump_version
 from minigrad.grad_mode import swap_module_path
 from minigrad.platform.device import check_device, parse_to
 from minigrad.dtypes import get_default_dtype
 from minigrad.platform.tensortypes import dtype_of
 from minigrad.tensor import Tensor
+
+from . import module_state
 
 
 class Parameter(Tensor):
@@ -242,52 +243,15 @@ class Module:
     def half(self):
         return self.to(np.float16)
 
-    # --- state ------------------------------------------------------------------------------
-    def _state_items(self, prefix=""):
-        """(name, tensor) of every parameter and persistent buffer, module by module, in
-        PyTorch's order; a tensor shared by two modules (tied weights) appears under both."""
-        for k, p in self._parameters.items():
-            if p is not None:
-                yield prefix + k, p
-        for k, b in self._buffers.items():
-            if b is not None and k not in self.__dict__.get("_non_persistent_buffers_set", ()):
-                yield prefix + k, b
-        for k, m in self._modules.items():
-            if m is not None:
-                yield from m._state_items(prefix + k + ".")
-
+    # --- state: saving and loading, in module_state.py -------------------------------------
     def state_dict(self):
         """Parameters and persistent buffers by dotted name, as detached tensors (copies)."""
-        return OrderedDict((name, Tensor._wrap(np.array(t._array, copy=True)))
-                           for name, t in self._state_items())
+        return module_state.state_dict(self)
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy values into parameters and buffers, all or nothing: every key, shape and dtype is
         checked first and the error lists each problem; only then is anything overwritten."""
-        own = dict(self._state_items())
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        problems, values = [], {}
-        if strict and missing:
-            problems.append("missing keys: " + ", ".join(missing))
-        if strict and unexpected:
-            problems.append("unexpected keys: " + ", ".join(unexpected))
-        bad = []
-        for k, t in own.items():
-            if k in state_dict:
-                value, problem = _castable(state_dict[k], t._array)
-                if problem:
-                    bad.append(f"{k}: {problem}")
-                values[k] = value
-        if bad:
-            problems.append("bad values: " + "; ".join(bad))
-        if problems:
-            raise RuntimeError(f"load_state_dict for {type(self).__name__} (nothing was "
-                               f"loaded): " + " | ".join(problems))
-        for k, value in values.items():
-            np.copyto(own[k]._array, value)  # in place, as PyTorch's copy_: views stay views
-            bump_version(own[k])
-        return _IncompatibleKeys(missing, unexpected)
+        return module_state.load_state_dict(self, state_dict, strict)
 
     # --- description ------------------------------------------------------------------------
     def extra_repr(self):
@@ -312,13 +276,6 @@ class Module:
         return text
 
 
-class _IncompatibleKeys(tuple):
-    def __new__(cls, missing, unexpected):
-        t = super().__new__(cls, (missing, unexpected))
-        t.missing_keys, t.unexpected_keys = missing, unexpected
-        return t
-
-
 def factory_dtype(device, dtype, op):
     """The dtype a layer's constructor makes its weights in (PyTorch's factory kwargs
     `device=`, `dtype=`): the default float dtype unless given; the device must be the CPU."""
@@ -327,30 +284,6 @@ def factory_dtype(device, dtype, op):
     if dtype.kind != "f":
         raise TypeError(f"{op}: weights need a floating dtype, got {dtype}")
     return dtype
-
-
-def _castable(value, like):
-    """(value as an array of like's dtype, None) or (None, what is wrong with it)."""
-    arr = value._array if isinstance(value, Tensor) else value
-    try:
-        arr = np.asarray(arr)
-    except (TypeError, ValueError) as e:
-        return None, f"not an array ({type(value).__name__}: {e})"
-    if arr.shape != like.shape:
-        return None, f"checkpoint shape {arr.shape}, model shape {like.shape}"
-    if not like.flags.writeable:
-        return None, "the model's array is read-only"
-    kind, want = arr.dtype.kind, like.dtype.kind
-    if kind not in "biuf" or (want in "biu" and kind == "f"):
-        # strings, objects and complex numbers have no faithful cast; floats would be truncated
-        return None, f"checkpoint dtype {arr.dtype} cannot be stored in {like.dtype}"
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = arr.astype(like.dtype)
-    if want == "f" and kind == "f" and not np.array_equal(np.isfinite(out), np.isfinite(arr)):
-        return None, f"{arr.dtype} values overflow {like.dtype}"
-    if want in "biu" and not np.array_equal(out, arr):
-        return None, f"{arr.dtype} values overflow {like.dtype}"
-    return out, None
 
 
 _hook_ids = itertools.count()
