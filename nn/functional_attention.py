@@ -14,16 +14,36 @@ from minigrad.tensor import array_of as _array_of
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, training=True):
+                                 is_causal=False, scale=None, enable_gqa=False, training=True):
     """softmax(Q K^T * scale + mask) V with Q (..., L, E), K (..., S, E), V (..., S, Ev).
 
     PyTorch's SDPA convention: a bool `attn_mask` is True where attention is ALLOWED; a float
     mask is added to the scores. A query whose keys are all masked gets zeros, never NaN.
+    With `enable_gqa=True`, Q (B, Hq, L, E) may have more heads than K and V (B, Hkv, S, *):
+    each group of Hq // Hkv query heads shares one key and value head (grouped-query
+    attention).
     """
+    if enable_gqa:
+        key, value = _share_heads(query, key, value)
     out, _ = attention(query, key, value, allowed=_allowed(attn_mask, is_causal, query, key),
                        additive=attn_mask if _is_float(attn_mask) else None,
                        dropout_p=dropout_p, scale=scale, training=training)
     return out
+
+
+def _share_heads(query, key, value):
+    """K and V with each head repeated for its group of query heads (dim -3), as PyTorch."""
+    if query.ndim < 3 or key.ndim < 3 or value.ndim < 3:
+        raise ValueError(f"scaled_dot_product_attention: enable_gqa needs a heads dim (-3) in "
+                         f"query, key and value, got shapes {query.shape}, {key.shape}, "
+                         f"{value.shape}")
+    hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+    if hq % hk or hq % hv:
+        raise ValueError(f"scaled_dot_product_attention: with enable_gqa the number of heads "
+                         f"(dim -3) of key and value must divide the query's: query "
+                         f"{query.shape}, key {key.shape}, value {value.shape}")
+    return (key if hk == hq else key.repeat_interleave(hq // hk, dim=-3),
+            value if hv == hq else value.repeat_interleave(hq // hv, dim=-3))
 
 
 def _is_float(mask):

@@ -259,6 +259,74 @@ def _(lib, w, b):
 
 
 @add
+@case("nn.utils.get_total_norm", "nn.utils.clip_grads_with_norm_", "nn.utils.clip_grad_norm_",
+      inputs=(f32(3, 4), f32(4)))
+def _(lib, w, b):
+    ((w * 3).sum() + (b ** 2).sum()).backward()
+    grads = [w.grad, b.grad]
+    norms = [lib.nn.utils.get_total_norm(grads, p) for p in (2.0, 1.0, "inf", 3)]
+    lib.nn.utils.clip_grads_with_norm_([w, b], 0.5, norms[0], foreach=True)
+    clipped = (w.grad.clone(), b.grad.clone())
+    again = lib.nn.utils.clip_grad_norm_([w, b], 0.1, foreach=False)
+    return norms, clipped, again, w.grad, b.grad
+
+
+@add
+@case("nn.Module.state_dict", "nn.Module.load_state_dict", "nn.Module.get_extra_state",
+      "nn.Module.set_extra_state", "nn.Module.named_buffers", "nn.Module.buffers",
+      "nn.Module.named_parameters", "nn.Module.named_modules", "nn.Module.register_module",
+      "nn.Module.get_submodule", "nn.Module.get_parameter", "nn.Module.get_buffer",
+      inputs=(f32(2, 3),))
+def _(lib, x):
+    nn = lib.nn
+
+    class Counter(nn.Module):  # state beyond tensors travels as `_extra_state`
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, t):
+            self.calls += 1
+            return self.fc(t)
+
+        def get_extra_state(self):
+            return {"calls": self.calls}
+
+        def set_extra_state(self, state):
+            self.calls = state["calls"]
+
+    shared = nn.Linear(3, 3)
+    net = nn.Sequential(Counter(), nn.BatchNorm1d(3), shared)
+    net.register_module("tied", shared)
+    fill(lib, net)
+    y = net(x)
+    sd = net.state_dict()
+    with lib.no_grad():  # the state dict shares memory with the module, as in PyTorch
+        sd["2.bias"].add_(1.0)
+    fresh = nn.Sequential(Counter(), nn.BatchNorm1d(3), nn.Linear(3, 3))
+    result = fresh.load_state_dict({k: v for k, v in sd.items() if not k.startswith("tied.")},
+                                   strict=False)
+    kept = fresh.load_state_dict(net.state_dict(keep_vars=True, prefix=""), strict=False,
+                                 assign=True)
+    return (y, list(sd), net.state_dict(prefix="m.")["m.2.bias"], shared.bias.detach(),
+            fresh[0].calls, repr(result), repr(kept), fresh[2].weight is net[2].weight,
+            isinstance(fresh[2].weight, nn.Parameter), fresh(x),
+            [n for n, _ in net.named_parameters(remove_duplicate=False)],
+            [n for n, _ in net.named_modules(remove_duplicate=False)],
+            [n for n, _ in net.named_buffers(prefix="p", recurse=True)],
+            len(list(net.buffers(recurse=False))),
+            type(net.get_submodule("0.fc")).__name__, net.get_parameter("1.weight").detach(),
+            net.get_buffer("1.running_mean"))
+
+
+@add
+@case("nn.Module.get_submodule", compare="raises", match="no submodule")
+def _(lib):
+    return lib.nn.Sequential(lib.nn.Linear(2, 2)).get_submodule("0.missing")
+
+
+@add
 @case("nn.Module.add_module", "nn.Module.named_modules", "nn.Module.named_children",
       "nn.Module.named_buffers", "nn.Module.register_parameter",
       "nn.Module.register_forward_hook", "nn.Module.register_forward_pre_hook",
