@@ -1,7 +1,8 @@
 """Port test: stopping a training run and resuming it from a checkpoint file, in ordinary
 PyTorch style: a module with registered buffers (running statistics updated in place under
-`no_grad`, a step counter, a non-persistent cache) next to `BatchNorm1d`, AdamW with AMSGrad
-and a StepLR schedule; `torch.save` of the model's, optimizer's and scheduler's state dicts to a
+`no_grad`, a step counter, a non-persistent cache) and settings saved by `get_extra_state`,
+next to `BatchNorm1d` and a head whose weight is replaced by a new `nn.Parameter`; AdamW with
+AMSGrad and a StepLR schedule; `torch.save` of the model's, optimizer's and scheduler's state dicts to a
 file and `torch.load(map_location=..., weights_only=True)` into freshly built objects. Run by
 PyTorch and by minigrad (passed in as `torch`) from the same weights: the resumed run must
 continue bit for bit as the uninterrupted one does, and both libraries must agree."""
@@ -27,6 +28,12 @@ def resume_program(torch, X, Y, ckpt_dir, init=None, epochs=6, stop_after=3, bat
             # derived from the running statistics: rebuilt after loading, never saved
             self.register_buffer("inv_std", torch.ones(n_features), persistent=False)
 
+        def get_extra_state(self):  # the settings travel with the checkpoint
+            return {"momentum": self.momentum, "eps": self.eps}
+
+        def set_extra_state(self, state):
+            self.momentum, self.eps = state["momentum"], state["eps"]
+
         def forward(self, x):
             if self.training:
                 with torch.no_grad():
@@ -41,19 +48,21 @@ def resume_program(torch, X, Y, ckpt_dir, init=None, epochs=6, stop_after=3, bat
             return f"{self.running_mean.shape[0]}, momentum={self.momentum}"
 
     class Regressor(nn.Module):
-        def __init__(self, n_in, hidden=24):
+        def __init__(self, n_in, hidden=24, momentum=0.1):
             super().__init__()
-            self.norm = RunningStandardize(n_in)
+            self.norm = RunningStandardize(n_in, momentum)
             self.body = nn.Sequential(nn.Linear(n_in, hidden, bias=False),
                                       nn.BatchNorm1d(hidden), nn.GELU(),
                                       nn.Linear(hidden, hidden), nn.Tanh())
             self.head = nn.Linear(hidden, 1)
+            # a small first output: the head's weight replaced by a parameter of its own
+            self.head.weight = nn.Parameter(torch.full((1, hidden), 0.01))
 
         def forward(self, x):
             return self.head(self.body(self.norm(x))).squeeze(-1)
 
-    def build():
-        model = Regressor(X.shape[1])
+    def build(momentum=0.1):
+        model = Regressor(X.shape[1], momentum=momentum)
         optimizer = torch.optim.AdamW(model.parameters(), lr=2e-2, betas=(0.9, 0.98),
                                       weight_decay=0.05, amsgrad=True)
         scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=5, gamma=0.7)
@@ -83,7 +92,8 @@ def resume_program(torch, X, Y, ckpt_dir, init=None, epochs=6, stop_after=3, bat
 
     model, optimizer, scheduler = build()
     if init is not None:
-        model.load_state_dict({k: torch.from_numpy(v) for k, v in init.items()})
+        model.load_state_dict({k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v
+                               for k, v in init.items()})
     start = state_numpy(model)
 
     # the uninterrupted run, which saves a checkpoint after `stop_after` epochs
@@ -99,7 +109,7 @@ def resume_program(torch, X, Y, ckpt_dir, init=None, epochs=6, stop_after=3, bat
     final = state_numpy(model)
 
     # a new process would do this: build everything afresh and load the checkpoint
-    model, optimizer, scheduler = build()
+    model, optimizer, scheduler = build(momentum=0.5)  # the checkpoint restores 0.1
     checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
@@ -115,6 +125,8 @@ def resume_program(torch, X, Y, ckpt_dir, init=None, epochs=6, stop_after=3, bat
     return {"init": start, "losses": straight, "evals": evals, "final": final,
             "resumed": resumed, "resumed_final": state_numpy(model),
             "keys": list(checkpoint["model"].keys()),
+            "params": [name for name, _ in model.named_parameters()],
+            "extra": checkpoint["model"]["norm._extra_state"],
             "opt_keys": sorted(first.keys()), "step": float(first["step"]),
             "lr": opt_state["param_groups"][0]["lr"], "last_lr": scheduler.get_last_lr(),
             "batches_seen": int(model.norm.batches_seen),
@@ -134,11 +146,16 @@ def test_resumed_run_continues_bit_for_bit_and_matches_pytorch(torch, tmp_path):
         tail = run["losses"][len(run["losses"]) - len(run["resumed"]):]
         assert run["resumed"] == tail, "the resumed run left the uninterrupted one's path"
         for k, v in run["final"].items():
-            assert np.array_equal(run["resumed_final"][k], v), k
-    assert got["keys"] == expected["keys"]  # the non-persistent buffer is in neither
+            assert np.array_equal(run["resumed_final"][k], v) if k != "norm._extra_state" \
+                else run["resumed_final"][k] == v, k
+    assert got["keys"] == expected["keys"]  # in PyTorch's order; no non-persistent buffer
     assert "norm.inv_std" not in got["keys"]
-    for k in ("opt_keys", "step", "lr", "last_lr", "batches_seen", "bn_batches", "repr"):
+    for k in ("opt_keys", "step", "lr", "last_lr", "batches_seen", "bn_batches", "repr",
+              "params", "extra"):
         assert got[k] == expected[k] or np.allclose(got[k], expected[k]), (k, got[k], expected[k])
     for k, v in expected["final"].items():
+        if k.endswith("_extra_state"):
+            assert got["final"][k] == v
+            continue
         assert got["final"][k].dtype == v.dtype, k
         np.testing.assert_allclose(got["final"][k], v, rtol=2e-3, atol=2e-4, err_msg=k)
