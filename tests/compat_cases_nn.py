@@ -321,6 +321,31 @@ def _(lib, x):
 
 
 @add
+@case("nn.ParameterList", "nn.ParameterDict", inputs=(f32(1, 2),))
+def _(lib, x):
+    nn = lib.nn
+
+    class Mixture(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ParameterList([nn.Parameter(lib.ones(2, 2)), lib.eye(2)])
+            self.layers.append(lib.full((2, 2), 0.5))
+            self.scales = nn.ParameterDict({"b": lib.ones(2), "a": lib.zeros(2)})
+            self.scales["c"] = lib.full((2,), 3.0)
+
+        def forward(self, t):
+            for w in self.layers[:2]:
+                t = t @ w
+            return t * self.scales["b"] + self.scales.get("c") + self.layers[-1].sum()
+
+    m = fill(lib, Mixture())
+    y = m(x)
+    removed = m.scales.pop("a")
+    return (y, list(m.state_dict()), len(m.layers), list(m.scales.keys()), "a" in m.scales,
+            type(removed).__name__, [type(p).__name__ for p in m.layers])
+
+
+@add
 @case("nn.Module.get_submodule", compare="raises", match="no submodule")
 def _(lib):
     return lib.nn.Sequential(lib.nn.Linear(2, 2)).get_submodule("0.missing")
