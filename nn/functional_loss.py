@@ -12,6 +12,14 @@ from minigrad.tensor import Tensor
 from minigrad.tensor import array_of as _array_of
 
 
+def _no_legacy(size_average, reduce, op):
+    """PyTorch's deprecated size_average= and reduce= keep their positions in the signatures
+    (so positional calls mean the same), but only reduction= is supported."""
+    if size_average is not None or reduce is not None:
+        raise TypeError(f"{op}: size_average and reduce are deprecated in PyTorch and not "
+                        f"supported; use reduction='mean' | 'sum' | 'none'")
+
+
 def _check_reduction(reduction, op):
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
@@ -81,9 +89,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     each row's loss by its target's weight, and "mean" then divides by the summed weights of
     the rows that count (PyTorch's weighted mean); the smoothing term weighs every class.
     """
-    if size_average is not None or reduce is not None:
-        raise TypeError("cross_entropy: size_average and reduce are deprecated in PyTorch and not "
-                        "supported; use reduction='mean' | 'sum' | 'none'")
+    _no_legacy(size_average, reduce, "cross_entropy")
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
@@ -136,40 +142,71 @@ def _cross_entropy_probabilities(input, target, reduction, label_smoothing):
     return _reduce(-(input.log_softmax(dim) * probs).sum(dim), reduction, "cross_entropy")
 
 
-def nll_loss(input, target, ignore_index=-100, reduction="mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
     """Negative log-likelihood of log-probabilities (N, C) (or (C,), or (N, C, d...)) at class
-    ids (N,) (or (), or (N, d...))."""
+    ids (N,) (or (), or (N, d...)). A class `weight` (C,) scales each element's loss by its
+    target's weight, and "mean" divides by the summed weights of the elements that count."""
+    _no_legacy(size_average, reduce, "nll_loss")
     _check_reduction(reduction, "nll_loss")
     logp, ids, shape = _class_layout(input, target, "nll_loss")
     _check_classes(ids, logp.shape[1], ignore_index, "nll_loss")
     keep = ids != ignore_index
-    picked = logp.gather(1, np.where(keep, ids, 0)[:, None])[:, 0]
-    losses = -picked * Tensor._wrap(keep.astype(input.dtype))
+    safe = np.where(keep, ids, 0)
+    picked = logp.gather(1, safe[:, None])[:, 0]
+    w_row = keep.astype(input.dtype)
+    if weight is not None:
+        w = np.asarray(_array_of(weight), dtype=input.dtype)
+        if w.shape != (logp.shape[1],):
+            raise ValueError(f"nll_loss: weight must have one entry per class "
+                             f"({logp.shape[1]},), got shape {w.shape}")
+        w_row = w_row * w[safe]
+    losses = -picked * Tensor._wrap(w_row)
     if reduction == "none":
         return losses.reshape(shape)
     if reduction == "sum":
         return losses.sum()
-    return losses.sum() / max(int(keep.sum()), 1) if keep.any() else losses.sum() * np.nan
+    total = float(w_row.sum())
+    return losses.sum() / total if keep.any() and total else losses.sum() * np.nan
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean (or sum) squared difference; an element-wise `weight` of the input's shape makes
+    "mean" the weighted mean, as in PyTorch."""
+    _no_legacy(size_average, reduce, "mse_loss")
     _check_reduction(reduction, "mse_loss")
     if input.shape != np.shape(_array_of(target)):
         raise ValueError(f"mse_loss: input shape {input.shape} and target shape "
                          f"{np.shape(_array_of(target))} differ")
-    d = (input - target) ** 2
-    return _reduce(d, reduction, "mse_loss")
+    return _weighted_reduce((input - target) ** 2, weight, reduction, "mse_loss")
 
 
-def l1_loss(input, target, reduction="mean"):
-    """Mean (or sum) absolute difference."""
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean (or sum) absolute difference; `weight` as in `mse_loss`."""
+    _no_legacy(size_average, reduce, "l1_loss")
     _same_shape(input, target, "l1_loss")
-    return _reduce((input - target).abs(), reduction, "l1_loss")
+    return _weighted_reduce((input - target).abs(), weight, reduction, "l1_loss")
 
 
-def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+def _weighted_reduce(loss, weight, reduction, op):
+    if weight is None:
+        return _reduce(loss, reduction, op)
+    _check_reduction(reduction, op)
+    if np.shape(_array_of(weight)) != loss.shape:
+        raise ValueError(f"{op}: weight of shape {np.shape(_array_of(weight))} must have the "
+                         f"input's shape {loss.shape}")
+    loss = loss * weight
+    if reduction == "mean":
+        return loss.sum() / weight.sum() if isinstance(weight, Tensor) else \
+            loss.sum() / float(np.sum(weight))
+    return _reduce(loss, reduction, op)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
     """-(y log p + (1 - y) log(1 - p)) for probabilities p; each log is floored at -100, as
     PyTorch does, so p = 0 or 1 gives a large finite loss instead of inf."""
+    _no_legacy(size_average, reduce, "binary_cross_entropy")
     _same_shape(input, target, "binary_cross_entropy")
     p = np.asarray(input._array)
     if p.size and (p.min() < 0 or p.max() > 1):
@@ -184,12 +221,15 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     return _reduce(loss, reduction, "binary_cross_entropy")
 
 
-def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight=None):
-    """BCE on logits: (1 - y) x + w softplus(-x), with w = 1 + (pos_weight - 1) y.
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """BCE on logits: (1 - y) x + w softplus(-x), with w = 1 + (pos_weight - 1) y, times
+    `weight` (broadcast to the input) if given.
 
     softplus(-x) = log(1 + e^-x) is computed as logsumexp([0, -x]), which never overflows and,
     unlike max(x, 0) + log(1 + e^-|x|), has the right gradient at x = 0.
     """
+    _no_legacy(size_average, reduce, "binary_cross_entropy_with_logits")
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     if input.shape != np.shape(_array_of(target)):
         raise ValueError(f"binary_cross_entropy_with_logits: input shape {input.shape} and "
@@ -201,18 +241,21 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight
         raise ValueError(f"binary_cross_entropy_with_logits: pos_weight of shape "
                          f"{np.shape(_array_of(pos_weight))} does not broadcast to the input's "
                          f"shape {input.shape}")
-    weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
-    loss = (1 - target) * input + weight * softplus_neg
+    coef = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * input + coef * softplus_neg
+    if weight is not None:
+        loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 
-def kl_div(input, target, reduction="mean", log_target=False):
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || prediction) for log-probabilities `input`: sum of target (log target - input).
 
     Elements where target is 0 contribute 0 (the limit of t log t). reduction "batchmean" divides
     the sum by the batch size, which is the true KL divergence per example; "mean" (PyTorch's
     default, kept for compatibility) divides by the number of elements.
     """
+    _no_legacy(size_average, reduce, "kl_div")
     if reduction not in ("mean", "sum", "none", "batchmean"):
         raise ValueError(f"kl_div: reduction must be 'mean', 'batchmean', 'sum' or 'none', "
                          f"got {reduction!r}")

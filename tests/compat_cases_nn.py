@@ -259,6 +259,23 @@ def _(lib, w, b):
 
 
 @add
+@case("F.nll_loss", "nn.NLLLoss", "F.mse_loss", "F.l1_loss", "F.binary_cross_entropy_with_logits",
+      "nn.BCEWithLogitsLoss", inputs=(f32(5, 4), f32(5, 4, low=0.1, high=1.0), f32(4, low=0.1,
+                                                                                   high=1.0)))
+def _(lib, x, w, cw):
+    F, nn = lib.nn.functional, lib.nn
+    ids, y = lib.tensor([0, 3, -100, 1, 2]), (x.detach() > 0).float()
+    cw, w = cw.detach(), w.detach()  # PyTorch has no gradient for these weights
+    # PyTorch's positional order: the class weight comes third, before ignore_index
+    return (F.nll_loss(x.log_softmax(-1), ids, cw), nn.NLLLoss(cw, None, 3)(x.log_softmax(-1),
+                                                                            ids.abs() % 4),
+            F.nll_loss(x.log_softmax(-1), ids, cw, reduction="none"),
+            F.mse_loss(x, y, weight=w), F.l1_loss(x, y, reduction="sum", weight=w),
+            F.binary_cross_entropy_with_logits(x, y, w, pos_weight=cw),
+            nn.BCEWithLogitsLoss(cw, reduction="sum")(x, y))
+
+
+@add
 @case("nn.utils.get_total_norm", "nn.utils.clip_grads_with_norm_", "nn.utils.clip_grad_norm_",
       inputs=(f32(3, 4), f32(4)))
 def _(lib, w, b):
