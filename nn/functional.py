@@ -6,6 +6,8 @@ name is at PyTorch's path.
 """
 from __future__ import annotations
 
+import warnings
+
 from minigrad import ops
 from minigrad import functional as _core
 from minigrad.functional import one_hot  # re-exported, as in PyTorch
@@ -45,22 +47,36 @@ def sigmoid(input):
     return input.sigmoid()
 
 
-def leaky_relu(input, negative_slope=0.01):
+def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x for x > 0, negative_slope * x otherwise (graph attention uses it for its scores)."""
-    return ops.LeakyRelu.apply(input, negative_slope=negative_slope)
+    return _maybe_inplace(input, inplace, "leaky_relu_",
+                          lambda x: ops.LeakyRelu.apply(x, negative_slope=negative_slope))
 
 
-def softmax(input, dim=-1):
-    return input.softmax(dim)
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum(exp(x)) along dim; `dtype` casts the input first. Without a dim, PyTorch's
+    deprecated implicit choice (with its warning): dim 0 for 0-, 1- and 3-d inputs, else 1."""
+    dim = _implicit_dim(input, dim, "softmax", _stacklevel)
+    return (input if dtype is None else input.to(dtype)).softmax(dim)
 
 
-def log_softmax(input, dim=-1):
-    return input.log_softmax(dim)
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(x)) along dim, computed stably; `dim` and `dtype` as in `softmax`."""
+    dim = _implicit_dim(input, dim, "log_softmax", _stacklevel)
+    return (input if dtype is None else input.to(dtype)).log_softmax(dim)
 
 
-def silu(input):
+def _implicit_dim(input, dim, op, stacklevel):
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {op} has been deprecated. Change the call to "
+                  f"include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
+def silu(input, inplace=False):
     """x * sigmoid(x), also called swish."""
-    return ops.Silu.apply(input)
+    return _maybe_inplace(input, inplace, "silu_", ops.Silu.apply)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -74,13 +90,20 @@ def softplus(input, beta=1.0, threshold=20.0):
     return where(z > threshold, input, smooth)
 
 
-def elu(input, alpha=1.0):
+def elu(input, alpha=1.0, inplace=False):
     """x for x > 0, alpha * (exp(x) - 1) otherwise (GAT's activation between layers)."""
     from minigrad.functional import where
-    # exp of min(x, 0): the branch not taken must not overflow, or its zero gradient times
-    # inf would be NaN
-    negative = (input.clamp(max=0.0).exp() - 1.0) * alpha
-    return where(input > 0, input, negative)
+
+    def compute(x):
+        # exp of min(x, 0): the branch not taken must not overflow, or its zero gradient
+        # times inf would be NaN
+        return where(x > 0, x, (x.clamp(max=0.0).exp() - 1.0) * alpha)
+    return _maybe_inplace(input, inplace, "elu_", compute)
+
+
+def _maybe_inplace(input, inplace, name, compute):
+    """compute(input), or with inplace=True written into `input` (recorded by autograd)."""
+    return input._assign(name, compute) if inplace else compute(input)
 
 
 # --- normalisation, similarity, embedding, padding, dropout ----------------------------------
@@ -140,6 +163,4 @@ def pad(input, pad, value=0.0):
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Inverted dropout (see `minigrad.dropout`); with inplace=True written into `input`."""
-    if not inplace:
-        return _core.dropout(input, p, training)
-    return input._assign("dropout_", lambda old: _core.dropout(old, p, training))
+    return _maybe_inplace(input, inplace, "dropout_", lambda x: _core.dropout(x, p, training))

@@ -148,8 +148,8 @@ class Module:
         `remove_duplicate=False`. `memo` is a set of modules to skip (PyTorch's argument)."""
         return self._walk(prefix, True, remove_duplicate, memo)
 
-    def modules(self):
-        return (m for _, m in self._walk("", False))
+    def modules(self, remove_duplicate=True):
+        return (m for _, m in self._walk("", False, remove_duplicate))
 
     def _walk(self, prefix, named, remove_duplicate=True, memo=None):
         """(dotted name, module) depth-first; without `named` the names are None and not
@@ -244,9 +244,9 @@ class Module:
             elif p.grad is not None:
                 p.grad._array.fill(0)
 
-    def requires_grad_(self, flag=True):
+    def requires_grad_(self, requires_grad=True):
         for p in self.parameters():
-            p.requires_grad = flag
+            p.requires_grad = requires_grad
         return self
 
     def apply(self, fn):

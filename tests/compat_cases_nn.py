@@ -38,6 +38,21 @@ def _(lib, x):
 
 
 @add
+@case("F.softmax", "F.log_softmax", "nn.Softmax", "F.leaky_relu", "F.elu", "F.silu",
+      "nn.LeakyReLU", inputs=(f32(2, 3, 4, low=-3, high=3),))
+def _(lib, x):
+    import warnings
+    F = lib.nn.functional
+    with warnings.catch_warnings():  # both warn that the implicit dim is deprecated
+        warnings.simplefilter("ignore")
+        implicit = (F.softmax(x), F.log_softmax(x[0]), lib.nn.Softmax()(x.reshape(6, 4)),
+                    F.softmax(x[0, 0]))
+    inplace = [f(x * 1.0, inplace=True) for f in (F.elu, F.silu)]
+    return implicit + (F.log_softmax(x, -1, dtype=lib.float64), *inplace,
+                       F.leaky_relu(x * 1.0, 0.1, True), lib.nn.LeakyReLU(0.3, inplace=True)(x * 1.0))
+
+
+@add
 @case("F.linear", "F.layer_norm", "F.embedding", "F.normalize", "F.cosine_similarity",
       "F.pad", "F.one_hot", inputs=(f32(2, 3, 4), f32(5, 4), f32(5), f32(4), f32(4)))
 def _(lib, x, w, b, g, beta):
