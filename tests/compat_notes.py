@@ -259,6 +259,9 @@ def _optimizer_and_scheduler_state(torch, mg):
         assert ("maximize" in state["param_groups"][0]) is (lib is torch)
         sched = lib.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 ** epoch)
         assert ("lr_lambdas" in sched.state_dict()) is (lib is torch)
+        opt.param_groups[0]["initial_lr"] = 0.1  # resuming at epoch 5 with an undecayed lr
+        resumed = lib.optim.lr_scheduler.StepLR(opt, 2, 0.5, last_epoch=4).get_last_lr()[0]
+        assert resumed == (0.1 if lib is torch else 0.025)
 
 
 def _lenient_inputs(torch, mg):
@@ -421,7 +424,10 @@ DIFFERENCES = [
      "`decoupled_weight_decay` entries (neither option exists), and a scheduler's "
      "`state_dict()` holds its public attributes only (no `lr_lambdas`, `_step_count`, ...). "
      "Each library loads its own state dicts; a resumed run continues exactly as the "
-     "uninterrupted one.", _optimizer_and_scheduler_state),
+     "uninterrupted one. A scheduler built with `last_epoch=N` computes its rate from "
+     "`initial_lr` in closed form, where PyTorch's StepLR continues from the optimizer's "
+     "current rate; the two agree when the optimizer's state dict was loaded first.",
+     _optimizer_and_scheduler_state),
     ("Some inputs PyTorch refuses are converted.",
      "`scaled_dot_product_attention` casts a float mask to the queries' dtype (PyTorch "
      "requires the same dtype), and `load_state_dict` takes NumPy arrays as well as tensors "
