@@ -114,18 +114,18 @@ class Sigmoid(Module):
 
 
 class LeakyReLU(Module):
-    def __init__(self, negative_slope=0.01):
+    def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
-        self.negative_slope = negative_slope
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, x):
-        return F.leaky_relu(x, self.negative_slope)
+        return F.leaky_relu(x, self.negative_slope, self.inplace)
 
 
 class Softmax(Module):
-    def __init__(self, dim=-1):
+    def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
 
     def forward(self, x):
-        return x.softmax(self.dim)
+        return F.softmax(x, self.dim, _stacklevel=5)

@@ -8,9 +8,13 @@ from .module import Module
 class _Loss(Module):
     """The base of the loss modules (PyTorch's `_Loss`). A loss module keeps its options as
     attributes named as in PyTorch, and its forward is `loss(input, target, **options)`, with
-    `loss` the function of nn.functional that computes it."""
+    `loss` the function of nn.functional that computes it. The constructors take PyTorch's
+    arguments in PyTorch's order; the deprecated size_average= and reduce= are refused."""
 
-    def __init__(self, reduction="mean", **options):
+    def __init__(self, size_average=None, reduce=None, reduction="mean", **options):
+        if size_average is not None or reduce is not None:
+            raise TypeError(f"{type(self).__name__}: size_average and reduce are deprecated in "
+                            f"PyTorch and not supported; use reduction=")
         super().__init__()
         self.reduction = reduction
         for name, value in options.items():
@@ -28,57 +32,57 @@ class CrossEntropyLoss(_Loss):
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean", label_smoothing=0.0):
-        if size_average is not None or reduce is not None:
-            raise TypeError("CrossEntropyLoss: size_average and reduce are deprecated in PyTorch "
-                            "and not supported; use reduction=")
-        super().__init__(reduction, weight=weight, ignore_index=ignore_index,
-                         label_smoothing=label_smoothing)
+        super().__init__(size_average, reduce, reduction, weight=weight,
+                         ignore_index=ignore_index, label_smoothing=label_smoothing)
 
 
 class NLLLoss(_Loss):
     """Negative log-likelihood of log-probabilities (N, C) (or (N, C, d...)) at class ids (N,)
-    (or (N, d...))."""
+    (or (N, d...)), with class weights and ignore_index."""
     loss = staticmethod(F.nll_loss)
 
-    def __init__(self, ignore_index=-100, reduction="mean"):
-        super().__init__(reduction, ignore_index=ignore_index)
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction, weight=weight,
+                         ignore_index=ignore_index)
 
 
 class MSELoss(_Loss):
     """Mean squared error."""
     loss = staticmethod(F.mse_loss)
 
-    def __init__(self, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
     """Binary cross entropy on logits (stable for large |logits|)."""
     loss = staticmethod(F.binary_cross_entropy_with_logits)
 
-    def __init__(self, reduction="mean", pos_weight=None):
-        super().__init__(reduction, pos_weight=pos_weight)
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean",
+                 pos_weight=None):
+        super().__init__(size_average, reduce, reduction, weight=weight, pos_weight=pos_weight)
 
 
 class L1Loss(_Loss):
     """Mean absolute error."""
     loss = staticmethod(F.l1_loss)
 
-    def __init__(self, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
 
 
 class KLDivLoss(_Loss):
     """KL divergence of log-probabilities (N, C) from target probabilities (N, C)."""
     loss = staticmethod(F.kl_div)
 
-    def __init__(self, reduction="mean", log_target=False):
-        super().__init__(reduction, log_target=log_target)
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__(size_average, reduce, reduction, log_target=log_target)
 
 
 class BCELoss(_Loss):
     """Binary cross entropy of probabilities (use BCEWithLogitsLoss on logits)."""
     loss = staticmethod(F.binary_cross_entropy)
 
-    def __init__(self, weight=None, reduction="mean"):
-        super().__init__(reduction, weight=weight)
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction, weight=weight)

@@ -2,21 +2,21 @@
 
 Assigning a `Parameter` or a `Module` to an attribute registers it, so `named_parameters()`
 can walk the tree and produce PyTorch's dotted names (`encoder.layers.0.linear1.weight`), which
-are also the keys of `state_dict()`.
+are also the keys of `state_dict()` (saving and loading that state is `module_state.py`).
 """
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict
 
 import numpy as np
 
-from minigrad.autograd import bump_version
 from minigrad.grad_mode import swap_module_path
 from minigrad.platform.device import check_device, parse_to
 from minigrad.dtypes import get_default_dtype
 from minigrad.platform.tensortypes import dtype_of
 from minigrad.tensor import Tensor
+
+from . import module_hooks, module_state
 
 
 class Parameter(Tensor):
@@ -46,22 +46,34 @@ class Module:
 
     # --- registration -----------------------------------------------------------------------
     def __setattr__(self, name, value):
-        if "_parameters" not in self.__dict__:
+        d = self.__dict__
+        if "_parameters" not in d:
             raise AttributeError(f"{type(self).__name__}: call super().__init__() before "
                                  f"assigning attribute {name!r}")
-        buffers = self.__dict__["_buffers"]
-        if name in buffers and not isinstance(value, (Parameter, Module)):
+        params, modules, buffers = d["_parameters"], d["_modules"], d["_buffers"]
+        if isinstance(value, (Parameter, Module)):
+            table = params if isinstance(value, Parameter) else modules
+            if name not in table:
+                _unregister(self, name)
+            # a parameter or module replaced under its own name keeps its place, so the
+            # order of parameters() and of state_dict()'s keys stays PyTorch's
+            table[name] = value
+            _tree_changed()
+        elif name in params or name in modules:
+            if value is not None:
+                # PyTorch's rule: silently turning a weight into a plain attribute would drop
+                # it from parameters(), the optimizer and every checkpoint
+                kind, want = (("parameter", "nn.Parameter") if name in params
+                              else ("child module", "nn.Module"))
+                raise TypeError(f"{type(self).__name__}: cannot assign "
+                                f"'{type(value).__name__}' as {kind} '{name}' ({want} or None "
+                                f"expected)")
+            (params if name in params else modules)[name] = None
+            _tree_changed()
+        elif name in buffers:
             # a new value for a buffer stays a buffer (`self.ema = self.ema * 0.9 + x`), as in
             # PyTorch: dropping it would drop it from every checkpoint without a word
             buffers[name] = _buffer_value(self, name, value)
-            object.__setattr__(self, name, value)
-            return
-        if _unregister(self, name) or isinstance(value, (Parameter, Module)):
-            _tree_changed()
-        if isinstance(value, Parameter):
-            self._parameters[name] = value
-        elif isinstance(value, Module):
-            self._modules[name] = value
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
@@ -94,11 +106,15 @@ class Module:
     def add_module(self, name, module):
         setattr(self, name, module)
 
+    def register_module(self, name, module):
+        """The same as `add_module` (PyTorch's alias)."""
+        self.add_module(name, module)
+
     # --- calling ----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         d = self.__dict__
         if d["_forward_pre_hooks"]:
-            args = _run_forward_pre_hooks(self, args)
+            args = module_hooks.run_forward_pre_hooks(self, args)
         # ops created inside are tagged with this module's path; `outer` is the module calling
         # this one (None at the outermost call)
         outer = swap_module_path(d.get("_path") or type(self).__name__)
@@ -113,7 +129,7 @@ class Module:
         finally:
             swap_module_path(outer)
         if d["_forward_hooks"]:
-            out = _run_forward_hooks(self, args, out)
+            out = module_hooks.run_forward_hooks(self, args, out)
         return out
 
     def forward(self, *args, **kwargs):
@@ -121,28 +137,31 @@ class Module:
 
     def register_forward_hook(self, hook):
         """`hook(module, args, output)` runs after forward; a non-None return replaces output."""
-        return _register(self._forward_hooks, hook)
+        return module_hooks.register(self._forward_hooks, hook)
 
     def register_forward_pre_hook(self, hook):
-        return _register(self._forward_pre_hooks, hook)
+        return module_hooks.register(self._forward_pre_hooks, hook)
 
     # --- traversal --------------------------------------------------------------------------
-    def named_modules(self, prefix=""):
-        return self._walk(prefix, True)
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted name, module) depth-first; a module reached twice is yielded once unless
+        `remove_duplicate=False`. `memo` is a set of modules to skip (PyTorch's argument)."""
+        return self._walk(prefix, True, remove_duplicate, memo)
 
-    def modules(self):
-        return (m for _, m in self._walk("", False))
+    def modules(self, remove_duplicate=True):
+        return (m for _, m in self._walk("", False, remove_duplicate))
 
-    def _walk(self, prefix, named):
-        """(dotted name, module) depth-first, each module once; without `named` the names
-        are None and not built (`train()` walks every module on every step)."""
-        seen = set()
+    def _walk(self, prefix, named, remove_duplicate=True, memo=None):
+        """(dotted name, module) depth-first; without `named` the names are None and not
+        built (`train()` walks every module on every step)."""
+        seen = set() if memo is None else {id(m) for m in memo}
         stack = [(prefix, self)]
         while stack:
             name, m = stack.pop()
-            if id(m) in seen:
-                continue
-            seen.add(id(m))
+            if remove_duplicate:
+                if id(m) in seen:
+                    continue
+                seen.add(id(m))
             yield name, m
             if named:
                 children = [((f"{name}.{k}" if name else k), c) for k, c in m._modules.items()
@@ -157,26 +176,57 @@ class Module:
     def children(self):
         return (m for _, m in self.named_children())
 
-    def named_parameters(self, prefix="", recurse=True):
-        seen = set()
-        mods = self.named_modules(prefix) if recurse else [(prefix, self)]
-        for name, m in mods:
-            for k, p in m._parameters.items():
-                if p is not None and id(p) not in seen:
-                    seen.add(id(p))
-                    yield (f"{name}.{k}" if name else k), p
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         return (p for _, p in self.named_parameters(recurse=recurse))
 
-    def named_buffers(self):
-        for name, m in self.named_modules():
-            for k, b in m._buffers.items():
-                if b is not None:
-                    yield (f"{name}.{k}" if name else k), b
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
-    def buffers(self):
-        return (b for _, b in self.named_buffers())
+    def buffers(self, recurse=True):
+        return (b for _, b in self.named_buffers(recurse=recurse))
+
+    def _named_members(self, table, prefix, recurse, remove_duplicate):
+        """(dotted name, tensor) from each module's `table`; a tensor shared by two modules
+        (tied weights) comes once unless `remove_duplicate=False`, as in PyTorch."""
+        seen = set()
+        mods = self._walk(prefix, True, remove_duplicate) if recurse else [(prefix, self)]
+        for name, m in mods:
+            for k, t in m.__dict__[table].items():
+                if t is None or (remove_duplicate and id(t) in seen):
+                    continue
+                seen.add(id(t))
+                yield (f"{name}.{k}" if name else k), t
+
+    def get_submodule(self, target):
+        """The module at a dotted path ("encoder.layers.0"); "" is the module itself."""
+        m = self
+        for i, part in enumerate(target.split(".") if target else ()):
+            child = m._modules.get(part) if isinstance(m, Module) else None
+            if child is None:
+                where = ".".join(target.split(".")[:i]) or type(self).__name__
+                raise AttributeError(f"{type(self).__name__}.get_submodule: {where} has no "
+                                     f"submodule {part!r} (looking up {target!r})")
+            m = child
+        return m
+
+    def get_parameter(self, target):
+        """The parameter at a dotted path ("encoder.layers.0.linear1.weight")."""
+        return self._get_member(target, "_parameters", "parameter", "get_parameter")
+
+    def get_buffer(self, target):
+        """The buffer at a dotted path ("norm.running_mean")."""
+        return self._get_member(target, "_buffers", "buffer", "get_buffer")
+
+    def _get_member(self, target, table, kind, op):
+        path, _, name = target.rpartition(".")
+        owner = self.get_submodule(path)
+        if name not in owner.__dict__[table]:
+            raise AttributeError(f"{type(self).__name__}.{op}: {type(owner).__name__} "
+                                 f"{path or '(the module itself)'} has no {kind} {name!r}")
+        return owner.__dict__[table][name]
 
     # --- modes and gradients ----------------------------------------------------------------
     def train(self, mode=True):
@@ -194,9 +244,9 @@ class Module:
             elif p.grad is not None:
                 p.grad._array.fill(0)
 
-    def requires_grad_(self, flag=True):
+    def requires_grad_(self, requires_grad=True):
         for p in self.parameters():
-            p.requires_grad = flag
+            p.requires_grad = requires_grad
         return self
 
     def apply(self, fn):
@@ -242,52 +292,20 @@ class Module:
     def half(self):
         return self.to(np.float16)
 
-    # --- state ------------------------------------------------------------------------------
-    def _state_items(self, prefix=""):
-        """(name, tensor) of every parameter and persistent buffer, module by module, in
-        PyTorch's order; a tensor shared by two modules (tied weights) appears under both."""
-        for k, p in self._parameters.items():
-            if p is not None:
-                yield prefix + k, p
-        for k, b in self._buffers.items():
-            if b is not None and k not in self.__dict__.get("_non_persistent_buffers_set", ()):
-                yield prefix + k, b
-        for k, m in self._modules.items():
-            if m is not None:
-                yield from m._state_items(prefix + k + ".")
+    # --- state: saving and loading, in module_state.py -------------------------------------
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """Parameters and persistent buffers by dotted name, detached but sharing memory with
+        the module as in PyTorch (copy them for a snapshot); `keep_vars` keeps the tensors."""
+        return module_state.state_dict(self, destination, prefix, keep_vars)
 
-    def state_dict(self):
-        """Parameters and persistent buffers by dotted name, as detached tensors (copies)."""
-        return OrderedDict((name, Tensor._wrap(np.array(t._array, copy=True)))
-                           for name, t in self._state_items())
-
-    def load_state_dict(self, state_dict, strict=True):
+    def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy values into parameters and buffers, all or nothing: every key, shape and dtype is
         checked first and the error lists each problem; only then is anything overwritten."""
-        own = dict(self._state_items())
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        problems, values = [], {}
-        if strict and missing:
-            problems.append("missing keys: " + ", ".join(missing))
-        if strict and unexpected:
-            problems.append("unexpected keys: " + ", ".join(unexpected))
-        bad = []
-        for k, t in own.items():
-            if k in state_dict:
-                value, problem = _castable(state_dict[k], t._array)
-                if problem:
-                    bad.append(f"{k}: {problem}")
-                values[k] = value
-        if bad:
-            problems.append("bad values: " + "; ".join(bad))
-        if problems:
-            raise RuntimeError(f"load_state_dict for {type(self).__name__} (nothing was "
-                               f"loaded): " + " | ".join(problems))
-        for k, value in values.items():
-            np.copyto(own[k]._array, value)  # in place, as PyTorch's copy_: views stay views
-            bump_version(own[k])
-        return _IncompatibleKeys(missing, unexpected)
+        return module_state.load_state_dict(self, state_dict, strict, assign)
+
+    # state beyond the tensors: override both to save and load it under `_extra_state`
+    get_extra_state = module_state.get_extra_state
+    set_extra_state = module_state.set_extra_state
 
     # --- description ------------------------------------------------------------------------
     def extra_repr(self):
@@ -312,13 +330,6 @@ class Module:
         return text
 
 
-class _IncompatibleKeys(tuple):
-    def __new__(cls, missing, unexpected):
-        t = super().__new__(cls, (missing, unexpected))
-        t.missing_keys, t.unexpected_keys = missing, unexpected
-        return t
-
-
 def factory_dtype(device, dtype, op):
     """The dtype a layer's constructor makes its weights in (PyTorch's factory kwargs
     `device=`, `dtype=`): the default float dtype unless given; the device must be the CPU."""
@@ -327,43 +338,6 @@ def factory_dtype(device, dtype, op):
     if dtype.kind != "f":
         raise TypeError(f"{op}: weights need a floating dtype, got {dtype}")
     return dtype
-
-
-def _castable(value, like):
-    """(value as an array of like's dtype, None) or (None, what is wrong with it)."""
-    arr = value._array if isinstance(value, Tensor) else value
-    try:
-        arr = np.asarray(arr)
-    except (TypeError, ValueError) as e:
-        return None, f"not an array ({type(value).__name__}: {e})"
-    if arr.shape != like.shape:
-        return None, f"checkpoint shape {arr.shape}, model shape {like.shape}"
-    if not like.flags.writeable:
-        return None, "the model's array is read-only"
-    kind, want = arr.dtype.kind, like.dtype.kind
-    if kind not in "biuf" or (want in "biu" and kind == "f"):
-        # strings, objects and complex numbers have no faithful cast; floats would be truncated
-        return None, f"checkpoint dtype {arr.dtype} cannot be stored in {like.dtype}"
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = arr.astype(like.dtype)
-    if want == "f" and kind == "f" and not np.array_equal(np.isfinite(out), np.isfinite(arr)):
-        return None, f"{arr.dtype} values overflow {like.dtype}"
-    if want in "biu" and not np.array_equal(out, arr):
-        return None, f"{arr.dtype} values overflow {like.dtype}"
-    return out, None
-
-
-_hook_ids = itertools.count()
-
-
-def _register(table, hook):
-    key = next(_hook_ids)  # not id(hook): the same function may be registered twice
-    table[key] = hook
-
-    class Handle:
-        def remove(self):
-            table.pop(key, None)
-    return Handle()
 
 
 # Bumped whenever a module or parameter is added to or removed from any module, and whenever
@@ -401,19 +375,3 @@ def _name_tree(root):
         p._name = name
     _tree_changed()
     object.__setattr__(root, "_named_at", _tree_version[0])
-
-
-def _run_forward_pre_hooks(module, args):
-    for hook in module._forward_pre_hooks.values():
-        result = hook(module, args)
-        if result is not None:
-            args = result if isinstance(result, tuple) else (result,)
-    return args
-
-
-def _run_forward_hooks(module, args, out):
-    for hook in module._forward_hooks.values():
-        result = hook(module, args, out)
-        if result is not None:
-            out = result
-    return out

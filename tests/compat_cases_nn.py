@@ -38,6 +38,21 @@ def _(lib, x):
 
 
 @add
+@case("F.softmax", "F.log_softmax", "nn.Softmax", "F.leaky_relu", "F.elu", "F.silu",
+      "nn.LeakyReLU", inputs=(f32(2, 3, 4, low=-3, high=3),))
+def _(lib, x):
+    import warnings
+    F = lib.nn.functional
+    with warnings.catch_warnings():  # both warn that the implicit dim is deprecated
+        warnings.simplefilter("ignore")
+        implicit = (F.softmax(x), F.log_softmax(x[0]), lib.nn.Softmax()(x.reshape(6, 4)),
+                    F.softmax(x[0, 0]))
+    inplace = [f(x * 1.0, inplace=True) for f in (F.elu, F.silu)]
+    return implicit + (F.log_softmax(x, -1, dtype=lib.float64), *inplace,
+                       F.leaky_relu(x * 1.0, 0.1, True), lib.nn.LeakyReLU(0.3, inplace=True)(x * 1.0))
+
+
+@add
 @case("F.linear", "F.layer_norm", "F.embedding", "F.normalize", "F.cosine_similarity",
       "F.pad", "F.one_hot", inputs=(f32(2, 3, 4), f32(5, 4), f32(5), f32(4), f32(4)))
 def _(lib, x, w, b, g, beta):
@@ -256,6 +271,116 @@ def _(lib, w, b):
     with lib.no_grad():
         lib.nn.utils.vector_to_parameters(vec * 2, [w, b])
     return norm, g1, w.grad, b.grad, vec.detach(), w.detach()
+
+
+@add
+@case("F.nll_loss", "nn.NLLLoss", "F.mse_loss", "F.l1_loss", "F.binary_cross_entropy_with_logits",
+      "nn.BCEWithLogitsLoss", inputs=(f32(5, 4), f32(5, 4, low=0.1, high=1.0), f32(4, low=0.1,
+                                                                                   high=1.0)))
+def _(lib, x, w, cw):
+    F, nn = lib.nn.functional, lib.nn
+    ids, y = lib.tensor([0, 3, -100, 1, 2]), (x.detach() > 0).float()
+    cw, w = cw.detach(), w.detach()  # PyTorch has no gradient for these weights
+    # PyTorch's positional order: the class weight comes third, before ignore_index
+    return (F.nll_loss(x.log_softmax(-1), ids, cw), nn.NLLLoss(cw, None, 3)(x.log_softmax(-1),
+                                                                            ids.abs() % 4),
+            F.nll_loss(x.log_softmax(-1), ids, cw, reduction="none"),
+            F.mse_loss(x, y, weight=w), F.l1_loss(x, y, reduction="sum", weight=w),
+            F.binary_cross_entropy_with_logits(x, y, w, pos_weight=cw),
+            nn.BCEWithLogitsLoss(cw, reduction="sum")(x, y))
+
+
+@add
+@case("nn.utils.get_total_norm", "nn.utils.clip_grads_with_norm_", "nn.utils.clip_grad_norm_",
+      inputs=(f32(3, 4), f32(4)))
+def _(lib, w, b):
+    ((w * 3).sum() + (b ** 2).sum()).backward()
+    grads = [w.grad, b.grad]
+    norms = [lib.nn.utils.get_total_norm(grads, p) for p in (2.0, 1.0, "inf", 3)]
+    lib.nn.utils.clip_grads_with_norm_([w, b], 0.5, norms[0], foreach=True)
+    clipped = (w.grad.clone(), b.grad.clone())
+    again = lib.nn.utils.clip_grad_norm_([w, b], 0.1, foreach=False)
+    return norms, clipped, again, w.grad, b.grad
+
+
+@add
+@case("nn.Module.state_dict", "nn.Module.load_state_dict", "nn.Module.get_extra_state",
+      "nn.Module.set_extra_state", "nn.Module.named_buffers", "nn.Module.buffers",
+      "nn.Module.named_parameters", "nn.Module.named_modules", "nn.Module.register_module",
+      "nn.Module.get_submodule", "nn.Module.get_parameter", "nn.Module.get_buffer",
+      inputs=(f32(2, 3),))
+def _(lib, x):
+    nn = lib.nn
+
+    class Counter(nn.Module):  # state beyond tensors travels as `_extra_state`
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, t):
+            self.calls += 1
+            return self.fc(t)
+
+        def get_extra_state(self):
+            return {"calls": self.calls}
+
+        def set_extra_state(self, state):
+            self.calls = state["calls"]
+
+    shared = nn.Linear(3, 3)
+    net = nn.Sequential(Counter(), nn.BatchNorm1d(3), shared)
+    net.register_module("tied", shared)
+    fill(lib, net)
+    y = net(x)
+    sd = net.state_dict()
+    with lib.no_grad():  # the state dict shares memory with the module, as in PyTorch
+        sd["2.bias"].add_(1.0)
+    fresh = nn.Sequential(Counter(), nn.BatchNorm1d(3), nn.Linear(3, 3))
+    result = fresh.load_state_dict({k: v for k, v in sd.items() if not k.startswith("tied.")},
+                                   strict=False)
+    kept = fresh.load_state_dict(net.state_dict(keep_vars=True, prefix=""), strict=False,
+                                 assign=True)
+    return (y, list(sd), net.state_dict(prefix="m.")["m.2.bias"], shared.bias.detach(),
+            fresh[0].calls, repr(result), repr(kept), fresh[2].weight is net[2].weight,
+            isinstance(fresh[2].weight, nn.Parameter), fresh(x),
+            [n for n, _ in net.named_parameters(remove_duplicate=False)],
+            [n for n, _ in net.named_modules(remove_duplicate=False)],
+            [n for n, _ in net.named_buffers(prefix="p", recurse=True)],
+            len(list(net.buffers(recurse=False))),
+            type(net.get_submodule("0.fc")).__name__, net.get_parameter("1.weight").detach(),
+            net.get_buffer("1.running_mean"))
+
+
+@add
+@case("nn.ParameterList", "nn.ParameterDict", inputs=(f32(1, 2),))
+def _(lib, x):
+    nn = lib.nn
+
+    class Mixture(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ParameterList([nn.Parameter(lib.ones(2, 2)), lib.eye(2)])
+            self.layers.append(lib.full((2, 2), 0.5))
+            self.scales = nn.ParameterDict({"b": lib.ones(2), "a": lib.zeros(2)})
+            self.scales["c"] = lib.full((2,), 3.0)
+
+        def forward(self, t):
+            for w in self.layers[:2]:
+                t = t @ w
+            return t * self.scales["b"] + self.scales.get("c") + self.layers[-1].sum()
+
+    m = fill(lib, Mixture())
+    y = m(x)
+    removed = m.scales.pop("a")
+    return (y, list(m.state_dict()), len(m.layers), list(m.scales.keys()), "a" in m.scales,
+            type(removed).__name__, [type(p).__name__ for p in m.layers])
+
+
+@add
+@case("nn.Module.get_submodule", compare="raises", match="no submodule")
+def _(lib):
+    return lib.nn.Sequential(lib.nn.Linear(2, 2)).get_submodule("0.missing")
 
 
 @add

@@ -248,6 +248,39 @@ def _retained_grad_under_create_graph(torch, mg):
         assert h.grad.requires_grad is recorded and x.grad.requires_grad
 
 
+def _optimizer_and_scheduler_state(torch, mg):
+    for lib, step_type in ((torch, torch.Tensor), (mg, int)):
+        w = lib.ones(2, requires_grad=True)
+        opt = lib.optim.Adam([w], lr=0.1)
+        (w * w).sum().backward()
+        opt.step()
+        state = opt.state_dict()
+        assert isinstance(state["state"][0]["step"], step_type)
+        assert ("maximize" in state["param_groups"][0]) is (lib is torch)
+        sched = lib.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 ** epoch)
+        assert ("lr_lambdas" in sched.state_dict()) is (lib is torch)
+        opt.param_groups[0]["initial_lr"] = 0.1  # resuming at epoch 5 with an undecayed lr
+        resumed = lib.optim.lr_scheduler.StepLR(opt, 2, 0.5, last_epoch=4).get_last_lr()[0]
+        assert resumed == (0.1 if lib is torch else 0.025)
+
+
+def _lenient_inputs(torch, mg):
+    q = np.ones((1, 2, 3), np.float32)
+    mask = np.zeros((2, 2), np.float64)
+    try:
+        torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(q),) * 3,
+                                                         attn_mask=torch.tensor(mask))
+        raise AssertionError("PyTorch accepted a float64 mask for float32 queries")
+    except RuntimeError:
+        pass
+    out = mg.nn.functional.scaled_dot_product_attention(*(mg.tensor(q),) * 3,
+                                                        attn_mask=mg.tensor(mask))
+    assert out.dtype == np.float32
+    lin = mg.nn.Linear(2, 1)
+    lin.load_state_dict({"weight": np.zeros((1, 2), np.float32), "bias": np.zeros(1)})
+    assert lin.bias.dtype == np.float32
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -385,6 +418,20 @@ DIFFERENCES = [
      "A retained non-leaf's `.grad` is not recorded (a leaf's is, as in PyTorch); take "
      "gradients of gradients with `autograd.grad` or from leaves.",
      _retained_grad_under_create_graph),
+    ("Optimizer and scheduler state dicts hold plain values.",
+     "An optimizer's per-parameter `step` is a Python int (PyTorch keeps a float32 tensor, so "
+     "`float(state['step'])` reads both), its `param_groups` have no `maximize` or "
+     "`decoupled_weight_decay` entries (neither option exists), and a scheduler's "
+     "`state_dict()` holds its public attributes only (no `lr_lambdas`, `_step_count`, ...). "
+     "Each library loads its own state dicts; a resumed run continues exactly as the "
+     "uninterrupted one. A scheduler built with `last_epoch=N` computes its rate from "
+     "`initial_lr` in closed form, where PyTorch's StepLR continues from the optimizer's "
+     "current rate; the two agree when the optimizer's state dict was loaded first.",
+     _optimizer_and_scheduler_state),
+    ("Some inputs PyTorch refuses are converted.",
+     "`scaled_dot_product_attention` casts a float mask to the queries' dtype (PyTorch "
+     "requires the same dtype), and `load_state_dict` takes NumPy arrays as well as tensors "
+     "(PyTorch requires tensors).", _lenient_inputs),
     ("`autograd.functional`: `vectorize=True` computes one product at a time.",
      "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
      "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),
@@ -431,11 +478,28 @@ NOT_SUPPORTED = [
       "nn.functional.logsigmoid", "nn.functional.smooth_l1_loss", "nn.functional.huber_loss")),
     ("torch.nn.init.trunc_normal_, orthogonal_, eye_", "use normal_ and clamp_",
      ("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_")),
-    ("torch.optim.RMSprop, Adagrad; lr_scheduler CosineAnnealingLR, OneCycleLR, "
-     "ExponentialLR, MultiStepLR, ReduceLROnPlateau", "LambdaLR expresses any schedule",
+    ("torch.optim.RMSprop, Adagrad; lr_scheduler CosineAnnealingLR, "
+     "CosineAnnealingWarmRestarts, OneCycleLR, ExponentialLR, MultiStepLR, ReduceLROnPlateau",
+     "LambdaLR expresses any schedule",
      ("optim.RMSprop", "optim.Adagrad", "optim.lr_scheduler.CosineAnnealingLR",
-      "optim.lr_scheduler.OneCycleLR", "optim.lr_scheduler.ExponentialLR",
-      "optim.lr_scheduler.MultiStepLR", "optim.lr_scheduler.ReduceLROnPlateau")),
+      "optim.lr_scheduler.CosineAnnealingWarmRestarts", "optim.lr_scheduler.OneCycleLR",
+      "optim.lr_scheduler.ExponentialLR", "optim.lr_scheduler.MultiStepLR",
+      "optim.lr_scheduler.ReduceLROnPlateau")),
+    ("the optimizers' maximize=True", "minimise the negated objective", ()),
+    ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
+     "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), nn.TransformerEncoder("
+     "enable_nested_tensor=, mask_check=), nn.BatchNorm1d(bias=, momentum=None), "
+     "register_forward_hook(prepend=, always_call=)",
+     "keyword arguments minigrad does not take (an error names them): renormalise or scale "
+     "the embedding yourself, omit the Transformer's nested-tensor switches", ()),
+    ("nn.Module.register_full_backward_hook, register_full_backward_pre_hook, "
+     "register_forward_hook(with_kwargs=True), the state-dict hooks "
+     "(register_state_dict_post_hook, register_load_state_dict_post_hook, ...), bfloat16()",
+     "hook the tensors (Tensor.register_hook) or wrap forward; forward hooks take "
+     "(module, args[, output])",
+     ("nn.Module.register_full_backward_hook", "nn.Module.register_full_backward_pre_hook",
+      "nn.Module.register_state_dict_post_hook", "nn.Module.register_load_state_dict_post_hook",
+      "nn.Module.bfloat16")),
     ("torch.utils.data's DataPipes (IterDataPipe, MapDataPipe, functional_datapipe)",
      "use an IterableDataset", ("utils.data.IterDataPipe", "utils.data.MapDataPipe",
                                 "utils.data.functional_datapipe")),

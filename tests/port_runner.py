@@ -23,8 +23,10 @@ def run_both(program, torch, *args, **kwargs):
 
 
 def state_numpy(model):
-    """A state dict as NumPy arrays: the form both libraries can load from."""
-    return {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+    """A state dict as NumPy arrays: the form both libraries can load from (a module's extra
+    state, which is not a tensor, as it is)."""
+    return {k: v.detach().numpy().copy() if hasattr(v, "detach") else v
+            for k, v in model.state_dict().items()}
 
 
 def side_by_side(name, expected, got, every=1):

@@ -164,7 +164,7 @@ def test_frozen_finetuning_trains_only_the_classifier():
     for freeze in (True, False):
         minigrad.manual_seed(0)
         bert = BertEncoder(V, d_model=8, nhead=2, num_layers=1, dim_feedforward=16, max_len=10)
-        before = {k: v.numpy() for k, v in bert.state_dict().items()}   # copies
+        before = {k: v.numpy().copy() for k, v in bert.state_dict().items()}
         pred = finetune_classifier(bert, 2, x, y, x, steps=5, lr=1e-2, freeze=freeze)
         assert pred.shape == (2,) and set(pred) <= {0, 1}
         after = bert.state_dict()

@@ -517,8 +517,8 @@ def test_bce_with_logits_matches_reference_and_gradcheck(reduction, with_pw):
     assert gradcheck(lambda a, b: F.binary_cross_entropy_with_logits(
         a, b, reduction=reduction, pos_weight=pw), [t64(x), t64(y)])
     if with_pw:  # pos_weight as a tensor works the same
-        loss_t = F.binary_cross_entropy_with_logits(t64(x, False), t64(y, False), reduction,
-                                                    pos_weight=t64(pw, False))
+        loss_t = F.binary_cross_entropy_with_logits(t64(x, False), t64(y, False),
+                                                    reduction=reduction, pos_weight=t64(pw, False))
         np.testing.assert_allclose(loss_t.numpy(), loss.numpy(), rtol=1e-12)
 
 

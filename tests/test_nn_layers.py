@@ -60,7 +60,11 @@ def test_attribute_assignment_registers_parameters_and_modules():
     assert [n for n, _ in m.named_parameters()] == ["w", "sub.weight", "sub.bias"]
     assert list(m.children()) == [m.sub]
     assert m.num_parameters() == 6 + 12 + 4
-    m.w = 5  # re-assigning a non-parameter unregisters it
+    with pytest.raises(TypeError, match="cannot assign 'int' as parameter 'w'"):
+        m.w = 5  # as in PyTorch: a weight never silently becomes a plain attribute
+    with pytest.raises(TypeError, match="cannot assign 'Tensor' as child module 'sub'"):
+        m.sub = mg.tensor([1.0])
+    m.w = None  # None is allowed: the parameter has no value and is skipped
     assert [n for n, _ in m.named_parameters()] == ["sub.weight", "sub.bias"]
     del m.sub
     assert list(m.named_parameters()) == [] and list(m.children()) == []
@@ -333,11 +337,20 @@ def test_state_dict_round_trip_gives_identical_outputs():
     assert c.bn.num_batches_tracked.numpy().dtype == np.int64
 
 
-def test_state_dict_holds_copies_not_views():
+def test_state_dict_shares_memory_and_loading_copies(torch):
+    # as PyTorch: state_dict()'s tensors are detached views of the weights (`sd[k].copy_(w)`
+    # writes into the model; a snapshot must be copied), load_state_dict copies the values in
+    for lib in (torch, mg):
+        lin = lib.nn.Linear(2, 2)
+        sd = lin.state_dict()
+        assert not sd["weight"].requires_grad
+        with lib.no_grad():
+            sd["weight"].copy_(lib.full((2, 2), 123.0))
+            lin.bias.add_(1.0)
+        assert (lin.weight.detach().numpy() == 123.0).all(), lib.__name__
+        assert (sd["bias"].numpy() == lin.bias.detach().numpy()).all(), lib.__name__
+        assert lin.state_dict(keep_vars=True)["weight"] is lin.weight
     lin = nn.Linear(2, 2)
-    sd = lin.state_dict()
-    sd["weight"].numpy()[...] = 123.0
-    assert not np.any(lin.weight.numpy() == 123.0)
     arr = np.zeros((2, 2), np.float32)
     lin.load_state_dict({"weight": arr, "bias": np.zeros(2, np.float32)})
     arr[...] = 7.0

@@ -439,7 +439,8 @@ def trained_copy_model():
         sched.step()
         losses.append(loss.item())
         if len(losses) == 120:  # half-trained: unsure of itself, for the beam-search tests
-            snapshot = model.state_dict()
+            # state_dict() shares memory with the model, as PyTorch's: clone to keep it
+            snapshot = {k: v.clone() for k, v in model.state_dict().items()}
     seconds = time.perf_counter() - start
     model.eval()
     test_rng = np.random.default_rng(12345)

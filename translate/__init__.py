@@ -2,6 +2,8 @@
 
 Read it in the order of one run of `minigrad-translate train`:
     corpus.py, tsv.py   the generated parallel corpus, or the user's TSV files
+    lexicon.py          the corpus's words: English lemmas, target stems and suffixes
+    grammar.py          its sentences rendered in both languages, and parsed back from English
     captions.py         a larger generated corpus of Multi30k's shape (data --preset)
     data.py             which of the two a run reads (stored with the run)
     tokenizers.py       word and BPE tokenizers

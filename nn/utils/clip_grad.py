@@ -22,31 +22,57 @@ def _grads(parameters):
     return [p.grad for p in _params(parameters) if p.grad is not None]
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
-    """Scale gradients in place so their joint norm is at most max_norm; return the norm."""
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Scale gradients in place so their joint norm is at most max_norm; return the norm.
+    (`foreach` picks PyTorch's implementation; minigrad has one, with the same numbers.)"""
     grads = _grads(parameters)
-    norm_type = float(norm_type)
     if not grads:
         return Tensor._wrap(np.array(0.0, np.float32))
-    dtype = grads[0]._array.dtype
+    total = _total_norm(grads, norm_type, error_if_nonfinite, "clip_grad_norm_")
+    _scale(grads, max_norm, total)
+    return Tensor._wrap(np.array(total, grads[0]._array.dtype))
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The norm of all the `tensors` (gradients, usually) taken as one vector."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if t is not None]
+    if not tensors:
+        return Tensor._wrap(np.array(0.0, np.float32))
+    total = _total_norm(tensors, norm_type, error_if_nonfinite, "get_total_norm")
+    return Tensor._wrap(np.array(total, tensors[0]._array.dtype))
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale gradients in place by max_norm / total_norm when that is below 1: the second
+    half of `clip_grad_norm_`, for a norm computed by `get_total_norm`."""
+    grads = _grads(parameters)
+    if grads:
+        _scale(grads, max_norm, float(np.asarray(getattr(total_norm, "_array", total_norm))))
+
+
+def _total_norm(tensors, norm_type, error_if_nonfinite, op):
+    norm_type = float(norm_type)
     if norm_type == math.inf:
-        total = max(float(np.max(np.abs(g._array))) if g._array.size else 0.0 for g in grads)
+        total = max(float(np.max(np.abs(g._array))) if g._array.size else 0.0 for g in tensors)
     elif norm_type > 0:
         # norm of the per-tensor norms == norm of everything concatenated, without the copy
-        norms = np.array([_norm(g._array, norm_type) for g in grads], np.float64)
+        norms = np.array([_norm(g._array, norm_type) for g in tensors], np.float64)
         total = float(np.sum(norms ** norm_type) ** (1.0 / norm_type))
     else:
-        raise ValueError(f"clip_grad_norm_: norm_type must be positive or inf, got {norm_type}")
+        raise ValueError(f"{op}: norm_type must be positive or inf, got {norm_type}")
     if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
+        raise RuntimeError(f"{op}: the total norm of order {norm_type} of the "
                            f"gradients is {total}, so they cannot be clipped; pass "
                            f"error_if_nonfinite=False to clip anyway")
+    return total
+
+
+def _scale(grads, max_norm, total):
     coef = max_norm / (total + 1e-6)
     if coef < 1 or math.isnan(coef):  # NaN spreads to the grads, as in PyTorch
         for g in grads:
             np.multiply(g._array, coef, out=g._array, casting="unsafe")
             autograd.bump_version(g)
-    return Tensor._wrap(np.array(total, dtype))
 
 
 def _norm(a, p):
@@ -59,7 +85,7 @@ def _norm(a, p):
     return float(np.sum(np.abs(a, dtype=np.float64) ** p) ** (1.0 / p))
 
 
-def clip_grad_value_(parameters, clip_value):
+def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp every gradient element to [-clip_value, clip_value] in place."""
     c = float(clip_value)
     for g in _grads(parameters):

@@ -1,0 +1,275 @@
+"""The losses of `torch.nn.functional` (cross entropy, NLL, MSE, L1, BCE, KL divergence).
+
+Each takes PyTorch's layouts and `reduction` ('mean', 'sum', 'none'), checks its arguments
+against each other and names itself in the error; `minigrad.nn.functional` re-exports them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad import ops
+from minigrad.tensor import Tensor
+from minigrad.tensor import array_of as _array_of
+
+
+def _no_legacy(size_average, reduce, op):
+    """PyTorch's deprecated size_average= and reduce= keep their positions in the signatures
+    (so positional calls mean the same), but only reduction= is supported."""
+    if size_average is not None or reduce is not None:
+        raise TypeError(f"{op}: size_average and reduce are deprecated in PyTorch and not "
+                        f"supported; use reduction='mean' | 'sum' | 'none'")
+
+
+def _check_reduction(reduction, op):
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _class_layout(input, target, op):
+    """PyTorch's class-id layouts as (M, C) scores and (M,) ids, plus the per-element shape.
+
+    input (C,) takes a target () or (1,); (N, C) takes (N,); (N, C, d1, ...) takes
+    (N, d1, ...). Any other target shape is an error: broadcasting (N, 1) against (N,) would
+    silently score every row against every target.
+    """
+    tgt = np.asarray(_array_of(target))
+    if input.ndim == 0:
+        raise ValueError(f"{op}: input must have a class dim, got a 0-d tensor")
+    expected = (input.shape[:1] + input.shape[2:]) if input.ndim > 1 else ()
+    if not np.issubdtype(tgt.dtype, np.integer):
+        raise TypeError(f"{op}: target must hold class ids (integers) of shape {expected}, got "
+                        f"{tgt.dtype} of shape {tgt.shape}")
+    if tgt.shape != expected and not (input.ndim == 1 and tgt.shape == (1,)):
+        raise ValueError(f"{op}: input of shape {input.shape} and target of shape {tgt.shape} "
+                         f"do not match: class ids for this input have shape {expected}")
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if input.ndim == 1:
+        scores = input.reshape(1, -1)
+    elif input.ndim == 2:
+        scores = input
+    else:  # (N, C, d1, ...) -> (N * d1 * ..., C)
+        scores = input.permute(0, *range(2, input.ndim), 1).reshape(-1, c)
+    return scores, tgt.reshape(-1), expected
+
+
+def _check_classes(tgt, c, ignore_index, op):
+    """Every class id in [0, C) unless it is `ignore_index`."""
+    ids = tgt[tgt != ignore_index]
+    if ids.size and (ids.min() < 0 or ids.max() >= c):
+        bad = ids.max() if ids.max() >= c else ids.min()
+        raise IndexError(f"{op}: target {bad} is out of range for {c} classes")
+
+
+def _broadcasts_to(shape, target_shape):
+    try:
+        return np.broadcast_shapes(shape, target_shape) == tuple(target_shape)
+    except ValueError:
+        return False
+
+
+def _reduce(loss, reduction, op):
+    """The loss per element, or its sum, or its mean; an unknown reduction names the op."""
+    _check_reduction(reduction, op)
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+
+
+def _same_shape(input, target, op):
+    if input.shape != np.shape(_array_of(target)):
+        raise ValueError(f"{op}: input shape {input.shape} and target shape "
+                         f"{np.shape(_array_of(target))} differ")
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """Cross entropy of logits (N, C) (or (C,), or (N, C, d...)) against class ids (N,) (or (),
+    or (N, d...)), or against class probabilities of the input's shape (a float target).
+
+    Label smoothing and ignore_index combine as in PyTorch: ignored rows count for nothing and
+    "mean" divides by the number of rows that are not ignored. A class `weight` (C,) scales
+    each row's loss by its target's weight, and "mean" then divides by the summed weights of
+    the rows that count (PyTorch's weighted mean); the smoothing term weighs every class.
+    """
+    _no_legacy(size_average, reduce, "cross_entropy")
+    _check_reduction(reduction, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    tgt = np.asarray(_array_of(target))
+    if np.issubdtype(tgt.dtype, np.floating) and tgt.shape == input.shape and input.ndim:
+        return _cross_entropy_probabilities(input, target, reduction, label_smoothing)
+    logits, ids, shape = _class_layout(input, target, "cross_entropy")
+    if weight is not None:
+        loss = _weighted_cross_entropy(logits, ids, weight, ignore_index, reduction,
+                                       label_smoothing)
+        return loss.reshape(shape) if reduction == "none" and input.ndim != 2 else loss
+    loss = ops.CrossEntropy.apply(logits, target=ids, ignore_index=ignore_index,
+                                  label_smoothing=label_smoothing, reduction=reduction)
+    if reduction == "none" and input.ndim != 2:
+        loss = loss.reshape(shape)
+    return loss
+
+
+def _weighted_cross_entropy(logits, ids, weight, ignore_index, reduction, eps):
+    """Cross entropy of (M, C) logits at ids (M,) with class weights (C,), built from ops."""
+    c = logits.shape[1]
+    w = weight if isinstance(weight, Tensor) else Tensor._wrap(np.asarray(weight, logits.dtype))
+    if w.shape != (c,):
+        raise ValueError(f"cross_entropy: weight must have one entry per class ({c},), got "
+                         f"shape {w.shape}")
+    keep = ids != ignore_index
+    safe = np.where(keep, ids, 0)
+    if np.any((safe < 0) | (safe >= c)):
+        raise IndexError(f"cross_entropy: class ids must be in [0, {c}) or ignore_index "
+                         f"{ignore_index}, got {ids[(safe < 0) | (safe >= c)][:5].tolist()}")
+    logp = logits.log_softmax(-1)
+    w_row = w[safe] * Tensor._wrap(keep.astype(logits.dtype))         # (M,) 0 where ignored
+    nll = -logp.gather(1, Tensor._wrap(safe[:, None])).reshape(-1) * w_row
+    loss = nll
+    if eps:
+        smooth = -(logp * w).sum(-1) * Tensor._wrap(keep.astype(logits.dtype))
+        loss = nll * (1.0 - eps) + smooth * (eps / c)
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.sum() / w_row.sum()
+
+
+def _cross_entropy_probabilities(input, target, reduction, label_smoothing):
+    """-sum_c p_c log softmax(x)_c per element; "mean" divides by the number of elements."""
+    dim = 1 if input.ndim > 1 else 0
+    probs = target if isinstance(target, Tensor) else Tensor._wrap(
+        np.asarray(target, dtype=input.dtype))
+    if label_smoothing:
+        probs = probs * (1.0 - label_smoothing) + label_smoothing / input.shape[dim]
+    return _reduce(-(input.log_softmax(dim) * probs).sum(dim), reduction, "cross_entropy")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log-likelihood of log-probabilities (N, C) (or (C,), or (N, C, d...)) at class
+    ids (N,) (or (), or (N, d...)). A class `weight` (C,) scales each element's loss by its
+    target's weight, and "mean" divides by the summed weights of the elements that count."""
+    _no_legacy(size_average, reduce, "nll_loss")
+    _check_reduction(reduction, "nll_loss")
+    logp, ids, shape = _class_layout(input, target, "nll_loss")
+    _check_classes(ids, logp.shape[1], ignore_index, "nll_loss")
+    keep = ids != ignore_index
+    safe = np.where(keep, ids, 0)
+    picked = logp.gather(1, safe[:, None])[:, 0]
+    w_row = keep.astype(input.dtype)
+    if weight is not None:
+        w = np.asarray(_array_of(weight), dtype=input.dtype)
+        if w.shape != (logp.shape[1],):
+            raise ValueError(f"nll_loss: weight must have one entry per class "
+                             f"({logp.shape[1]},), got shape {w.shape}")
+        w_row = w_row * w[safe]
+    losses = -picked * Tensor._wrap(w_row)
+    if reduction == "none":
+        return losses.reshape(shape)
+    if reduction == "sum":
+        return losses.sum()
+    total = float(w_row.sum())
+    return losses.sum() / total if keep.any() and total else losses.sum() * np.nan
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean (or sum) squared difference; an element-wise `weight` of the input's shape makes
+    "mean" the weighted mean, as in PyTorch."""
+    _no_legacy(size_average, reduce, "mse_loss")
+    _check_reduction(reduction, "mse_loss")
+    if input.shape != np.shape(_array_of(target)):
+        raise ValueError(f"mse_loss: input shape {input.shape} and target shape "
+                         f"{np.shape(_array_of(target))} differ")
+    return _weighted_reduce((input - target) ** 2, weight, reduction, "mse_loss")
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean (or sum) absolute difference; `weight` as in `mse_loss`."""
+    _no_legacy(size_average, reduce, "l1_loss")
+    _same_shape(input, target, "l1_loss")
+    return _weighted_reduce((input - target).abs(), weight, reduction, "l1_loss")
+
+
+def _weighted_reduce(loss, weight, reduction, op):
+    if weight is None:
+        return _reduce(loss, reduction, op)
+    _check_reduction(reduction, op)
+    if np.shape(_array_of(weight)) != loss.shape:
+        raise ValueError(f"{op}: weight of shape {np.shape(_array_of(weight))} must have the "
+                         f"input's shape {loss.shape}")
+    loss = loss * weight
+    if reduction == "mean":
+        return loss.sum() / weight.sum() if isinstance(weight, Tensor) else \
+            loss.sum() / float(np.sum(weight))
+    return _reduce(loss, reduction, op)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-(y log p + (1 - y) log(1 - p)) for probabilities p; each log is floored at -100, as
+    PyTorch does, so p = 0 or 1 gives a large finite loss instead of inf."""
+    _no_legacy(size_average, reduce, "binary_cross_entropy")
+    _same_shape(input, target, "binary_cross_entropy")
+    p = np.asarray(input._array)
+    if p.size and (p.min() < 0 or p.max() > 1):
+        raise ValueError(f"binary_cross_entropy: input must hold probabilities in [0, 1], got "
+                         f"values from {p.min()} to {p.max()} (for logits use "
+                         f"binary_cross_entropy_with_logits)")
+    if not isinstance(target, Tensor):
+        target = Tensor._wrap(np.asarray(target, dtype=input.dtype))
+    loss = ops.BinaryCrossEntropy.apply(input, target)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """BCE on logits: (1 - y) x + w softplus(-x), with w = 1 + (pos_weight - 1) y, times
+    `weight` (broadcast to the input) if given.
+
+    softplus(-x) = log(1 + e^-x) is computed as logsumexp([0, -x]), which never overflows and,
+    unlike max(x, 0) + log(1 + e^-|x|), has the right gradient at x = 0.
+    """
+    _no_legacy(size_average, reduce, "binary_cross_entropy_with_logits")
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    if input.shape != np.shape(_array_of(target)):
+        raise ValueError(f"binary_cross_entropy_with_logits: input shape {input.shape} and "
+                         f"target shape {np.shape(_array_of(target))} differ")
+    from minigrad.creation import zeros_like
+    from minigrad.functional import stack
+    softplus_neg = stack([zeros_like(input), -input]).logsumexp(0)
+    if pos_weight is not None and not _broadcasts_to(np.shape(_array_of(pos_weight)), input.shape):
+        raise ValueError(f"binary_cross_entropy_with_logits: pos_weight of shape "
+                         f"{np.shape(_array_of(pos_weight))} does not broadcast to the input's "
+                         f"shape {input.shape}")
+    coef = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * input + coef * softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL(target || prediction) for log-probabilities `input`: sum of target (log target - input).
+
+    Elements where target is 0 contribute 0 (the limit of t log t). reduction "batchmean" divides
+    the sum by the batch size, which is the true KL divergence per example; "mean" (PyTorch's
+    default, kept for compatibility) divides by the number of elements.
+    """
+    _no_legacy(size_average, reduce, "kl_div")
+    if reduction not in ("mean", "sum", "none", "batchmean"):
+        raise ValueError(f"kl_div: reduction must be 'mean', 'batchmean', 'sum' or 'none', "
+                         f"got {reduction!r}")
+    if input.shape != np.shape(_array_of(target)):
+        raise ValueError(f"kl_div: input shape {input.shape} and target shape "
+                         f"{np.shape(_array_of(target))} differ")
+    from minigrad.functional import where
+    target = target if isinstance(target, Tensor) else Tensor._wrap(np.asarray(target, input.dtype))
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        positive = target > 0
+        safe = where(positive, target, 1.0)  # log(1) = 0 where target is 0: no NaN
+        loss = where(positive, target * (safe.log() - input), 0.0)
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction, "kl_div")

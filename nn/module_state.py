@@ -1,0 +1,159 @@
+"""A module's state: `Module.state_dict()` and `Module.load_state_dict()`.
+
+The state is every parameter and persistent buffer under its dotted name
+(`encoder.layers.0.linear1.weight`), in PyTorch's order, so a checkpoint's keys are PyTorch's,
+plus the `get_extra_state()` of modules that define one. Loading is all or nothing: a
+checkpoint with one wrong key, shape or dtype changes nothing.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from minigrad.autograd import bump_version
+from minigrad.tensor import Tensor
+
+
+EXTRA_STATE_KEY = "_extra_state"
+
+
+def get_extra_state(module):
+    """`Module.get_extra_state`'s default: a module saves no state beyond its tensors."""
+    raise RuntimeError(f"{type(module).__name__}.get_extra_state: override it to save extra "
+                       f"state in state_dict() (and set_extra_state to load it)")
+
+
+def set_extra_state(module, state):
+    """`Module.set_extra_state`'s default."""
+    raise RuntimeError(f"{type(module).__name__}.set_extra_state: override it to load the "
+                       f"extra state that get_extra_state saved")
+
+
+def _entries(module, prefix):
+    """(key, owner, local name, tensor or None for extra state) in PyTorch's order: each
+    module's parameters, persistent buffers and extra state, then its children's; a tensor
+    shared by two modules (tied weights) appears under both names."""
+    for k, p in module._parameters.items():
+        if p is not None:
+            yield prefix + k, module, k, p
+    non_persistent = module.__dict__.get("_non_persistent_buffers_set", ())
+    for k, b in module._buffers.items():
+        if b is not None and k not in non_persistent:
+            yield prefix + k, module, k, b
+    if type(module).get_extra_state is not get_extra_state \
+            or type(module).set_extra_state is not set_extra_state:
+        yield prefix + EXTRA_STATE_KEY, module, EXTRA_STATE_KEY, None
+    for k, m in module._modules.items():
+        if m is not None:
+            yield from _entries(m, prefix + k + ".")
+
+
+def state_dict(module, destination=None, prefix="", keep_vars=False):
+    """Parameters and persistent buffers by dotted name, detached (they share memory with the
+    module, as PyTorch's do: copy them to keep a snapshot), plus each module's
+    `get_extra_state()` under `<prefix>_extra_state` where its class defines one."""
+    out = OrderedDict() if destination is None else destination
+    for key, owner, _, t in _entries(module, prefix):
+        if t is None:
+            if type(owner).get_extra_state is not get_extra_state:
+                out[key] = owner.get_extra_state()
+        else:
+            out[key] = t if keep_vars else t.detach()
+    return out
+
+
+def load_state_dict(module, state_dict, strict=True, assign=False):
+    """Copy values into the module's parameters and buffers, all or nothing: every key, shape
+    and dtype is checked first and the error lists each problem; only then is anything
+    overwritten. With `assign=True` the module keeps the given tensors instead (in their
+    dtype; parameters stay parameters). Returns (missing_keys, unexpected_keys) as PyTorch."""
+    entries = {key: (owner, name, t) for key, owner, name, t in _entries(module, "")
+               if t is not None or type(owner).set_extra_state is not set_extra_state}
+    missing = [k for k in entries if k not in state_dict]
+    unexpected = [k for k in state_dict if k not in entries]
+    problems, values = [], {}
+    if strict and missing:
+        problems.append("missing keys: " + ", ".join(missing))
+    if strict and unexpected:
+        problems.append("unexpected keys: " + ", ".join(unexpected))
+    bad = []
+    for k, (_, _, t) in entries.items():
+        if k in state_dict and t is not None:
+            value, problem = (_assignable if assign else _castable)(state_dict[k], t._array)
+            if problem:
+                bad.append(f"{k}: {problem}")
+            values[k] = value
+    if bad:
+        problems.append("bad values: " + "; ".join(bad))
+    if problems:
+        raise RuntimeError(f"load_state_dict for {type(module).__name__} (nothing was "
+                           f"loaded): " + " | ".join(problems))
+    for k, (owner, name, t) in entries.items():
+        if k not in state_dict:
+            continue
+        if t is None:
+            owner.set_extra_state(state_dict[k])
+        elif assign:
+            value = values[k]
+            if name in owner._parameters and not isinstance(value, type(t)):
+                value = type(t)(value, requires_grad=t.requires_grad)  # still a Parameter
+            setattr(owner, name, value)
+        else:
+            np.copyto(t._array, values[k])  # in place, as PyTorch's copy_: views stay views
+            bump_version(t)
+    return _IncompatibleKeys(missing, unexpected)
+
+
+class _IncompatibleKeys(tuple):
+    """(missing_keys, unexpected_keys), printed as PyTorch prints it."""
+
+    def __new__(cls, missing, unexpected):
+        t = super().__new__(cls, (missing, unexpected))
+        t.missing_keys, t.unexpected_keys = missing, unexpected
+        return t
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys!r}, "
+                f"unexpected_keys={self.unexpected_keys!r})")
+
+    __str__ = __repr__
+
+
+def _assignable(value, like):
+    """(value as a tensor to keep, None) or (None, what is wrong with it), for assign=True:
+    the shape must fit; the dtype is the value's own."""
+    if not isinstance(value, Tensor):
+        try:
+            value = Tensor._wrap(np.asarray(value))
+        except (TypeError, ValueError) as e:
+            return None, f"not an array ({type(value).__name__}: {e})"
+    if value.shape != like.shape:
+        return None, f"checkpoint shape {value.shape}, model shape {like.shape}"
+    return value, None
+
+
+def _castable(value, like):
+    """(value as an array of like's dtype, None) or (None, what is wrong with it)."""
+    arr = value._array if isinstance(value, Tensor) else value
+    try:
+        arr = np.asarray(arr)
+    except (TypeError, ValueError) as e:
+        return None, f"not an array ({type(value).__name__}: {e})"
+    if arr.shape != like.shape:
+        return None, f"checkpoint shape {arr.shape}, model shape {like.shape}"
+    if not like.flags.writeable:
+        return None, "the model's array is read-only"
+    kind, want = arr.dtype.kind, like.dtype.kind
+    if kind not in "biuf" or (want in "biu" and kind == "f"):
+        # strings, objects and complex numbers have no faithful cast; floats would be truncated
+        return None, f"checkpoint dtype {arr.dtype} cannot be stored in {like.dtype}"
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = arr.astype(like.dtype)
+    if want == "f" and kind == "f" and not np.array_equal(np.isfinite(out), np.isfinite(arr)):
+        return None, f"{arr.dtype} values overflow {like.dtype}"
+    if want in "biu" and not np.array_equal(out, arr):
+        return None, f"{arr.dtype} values overflow {like.dtype}"
+    return out, None
