@@ -125,12 +125,14 @@ def _builders(lib):
 
 BLOCKS = 6          # timed blocks per op in a process, interleaved with the other ops' blocks
 SETTLE_S = float(os.environ.get("OP_BENCH_SETTLE_S", "0.01"))  # pause before each block
+OP_BUDGET_S = 0.3   # timed seconds per op and process, beyond which an op gets fewer calls
 CORETYPES = ("unset", "Haswell")   # OpenBLAS kernel sets: the variable removed, or set to this
 
 
 def worker(lib_name, backend, threads, reps, ops=None):
-    """Time every op (or those named in `ops`) in this process, `reps` calls each in BLOCKS
-    interleaved blocks; returns {"ms": {op: median ms}, "minflt": {op: page faults per call},
+    """Time every op (or those named in `ops`) in this process, `reps` calls each (fewer for
+    an op slower than OP_BUDGET_S / reps, at least BLOCKS) in BLOCKS interleaved blocks;
+    returns {"ms": {op: median ms}, "minflt": {op: page faults per call},
     "nivcsw": {op: involuntary context switches per call}}."""
     import resource
     sys.path.insert(0, str(HERE))
@@ -142,21 +144,29 @@ def worker(lib_name, backend, threads, reps, ops=None):
         lib.kernels.set_backend(backend)
     lib.manual_seed(0)
     runs = {name: run for name, run in _builders(lib).items() if ops is None or name in ops}
-    for run in runs.values():  # compilation, caches, the allocator's first blocks
+    count = {}
+    for name, run in runs.items():  # compilation, caches, the allocator's first blocks
         for _ in range(3):
+            t0 = time.perf_counter()
             run()
-    per = max(1, reps // BLOCKS)
+        # an op of many milliseconds (the NumPy backend's) gets fewer calls, at least a
+        # block's worth: its own noise is small beside its time
+        count[name] = min(reps, max(BLOCKS, int(OP_BUDGET_S / (time.perf_counter() - t0))))
     names = list(runs)
     times = {name: [] for name in names}
     faults = dict.fromkeys(names, 0)
     switches = dict.fromkeys(names, 0)
-    for b in range(-(-reps // per)):
+    for b in range(BLOCKS):
         for name in names[b % len(names):] + names[:b % len(names)]:
+            per = -(-count[name] // BLOCKS)
+            n = min(per, count[name] - len(times[name]))
+            if n <= 0:
+                continue
             run = runs[name]
             time.sleep(SETTLE_S)  # the previous op's pool threads stop spinning (see above)
             run()
             u0 = resource.getrusage(resource.RUSAGE_SELF)
-            for _ in range(min(per, reps - b * per)):
+            for _ in range(n):
                 t0 = time.perf_counter()
                 run()
                 times[name].append(time.perf_counter() - t0)
