@@ -29,14 +29,19 @@ Against noise (per-op times here moved by up to 1.7x between runs of the same co
   ops are interleaved (the ops' order rotated block by block): a burst of load from another
   program, which lasts longer than one op's calls (the slow phases seen here lasted a good
   part of a process), is then shared among all ops instead of doubling one op's time;
-- a block starts with a pause of SETTLE_S (10 ms; OP_BENCH_SETTLE_S changes it): after a parallel kernel returns, the
-  worker threads of Numba's OpenMP pool spin for about 4 ms before they sleep (measured
-  here), so without it a block's first calls would share the machine with the previous
-  op's spinning threads, which only some ops (those after a parallel kernel) would pay;
-  then one untimed call, so no block times the first touch of an op's data after the
-  pause;
+- a block starts with a pause of SETTLE_S (10 ms; OP_BENCH_SETTLE_S changes it): after a
+  parallel kernel returns, the worker threads of Numba's OpenMP pool spin for about 4 ms
+  before they sleep (measured here), so without it a block's first calls would share the
+  machine with the previous op's spinning threads, which only some ops (those after a
+  parallel kernel) would pay; then one untimed call, so no block times the first touch of
+  an op's data after the pause;
 - ratios are taken round by round (each process against its own round's partner) and
   printed as the median with the rounds' spread (min-max) beside it;
+- each process also records the calling thread's CPU time per call (`time.thread_time`):
+  with one thread it leaves out the time other programs held the core, so the JSON's
+  cpu_numba_over_numpy (round by round, like the others) still compares the backends on a
+  busy machine (with two threads it misses the pool's other threads and counts the spin
+  of waiting for them, so it says little there);
 - each process also records its minor page faults and involuntary context switches per
   call (`getrusage`), so a slow round can be told apart: preemption by other programs shows
   as context switches, fresh memory as page faults. (After the warm-up calls there were
@@ -132,7 +137,8 @@ CORETYPES = ("unset", "Haswell")   # OpenBLAS kernel sets: the variable removed,
 def worker(lib_name, backend, threads, reps, ops=None):
     """Time every op (or those named in `ops`) in this process, `reps` calls each (fewer for
     an op slower than OP_BUDGET_S / reps, at least BLOCKS) in BLOCKS interleaved blocks;
-    returns {"ms": {op: median ms}, "minflt": {op: page faults per call},
+    returns {"ms": {op: median ms}, "cpu_ms": {op: median CPU ms of this thread},
+    "minflt": {op: page faults per call},
     "nivcsw": {op: involuntary context switches per call}}."""
     import resource
     sys.path.insert(0, str(HERE))
@@ -154,6 +160,7 @@ def worker(lib_name, backend, threads, reps, ops=None):
         count[name] = min(reps, max(BLOCKS, int(OP_BUDGET_S / (time.perf_counter() - t0))))
     names = list(runs)
     times = {name: [] for name in names}
+    cpu = {name: [] for name in names}
     faults = dict.fromkeys(names, 0)
     switches = dict.fromkeys(names, 0)
     for b in range(BLOCKS):
@@ -167,13 +174,15 @@ def worker(lib_name, backend, threads, reps, ops=None):
             run()
             u0 = resource.getrusage(resource.RUSAGE_SELF)
             for _ in range(n):
-                t0 = time.perf_counter()
+                c0, t0 = time.thread_time(), time.perf_counter()
                 run()
                 times[name].append(time.perf_counter() - t0)
+                cpu[name].append(time.thread_time() - c0)
             u1 = resource.getrusage(resource.RUSAGE_SELF)
             faults[name] += u1.ru_minflt - u0.ru_minflt
             switches[name] += u1.ru_nivcsw - u0.ru_nivcsw
     return dict(ms={n: statistics.median(t) * 1e3 for n, t in times.items()},
+                cpu_ms={n: statistics.median(t) * 1e3 for n, t in cpu.items()},
                 minflt={n: faults[n] / len(times[n]) for n in names},
                 nivcsw={n: switches[n] / len(times[n]) for n in names})
 
@@ -267,6 +276,10 @@ def run(quick=False, threads=(1, 2), rounds=None, ops=None, coretypes=CORETYPES)
                 nb, npb = ms[("minigrad", "numba", ct)], ms[("minigrad", "numpy", ct)]
                 d = dict(minigrad_ms=statistics.median(nb), minigrad_range=(min(nb), max(nb)),
                          numpy_backend_ms=statistics.median(npb))
+                cpu = [(p["cpu_ms"][name], q["cpu_ms"][name]) for p, q in
+                       zip(runs[("minigrad", "numba", ct)], runs[("minigrad", "numpy", ct)])]
+                d["cpu_numba_over_numpy"], *d["cpu_numba_over_numpy_range"] = _spread(
+                    [x / y for x, y in cpu])
                 d["numba_over_numpy"], *d["numba_over_numpy_range"] = _spread(
                     [x / y for x, y in zip(nb, npb)])
                 if torch_ms:
