@@ -73,7 +73,6 @@ OPS = [("GELU", "1280x512"), ("GELU tanh", "1280x512"), ("ReLU", "1280x512"),
        ("batched QK^T", "256x20x32"), ("causal masked_fill + softmax", "256x20x20"),
        ("cross-entropy, label smoothing 0.1", "1280x2000"), ("dropout p=0.1", "1280x512"),
        ("embedding", "2000x128, 64x20 ids")]
-VARIANTS = (("minigrad", "numba"), ("torch", None), ("minigrad", "numpy"))
 
 
 def _builders(lib):
@@ -304,7 +303,8 @@ def print_table(res):
     for t, d in res["threads"].items():
         for ct in res["coretypes"]:
             print(f"\n-- {t} thread(s), OPENBLAS_CORETYPE {ct}, forward + backward, float32, "
-                  f"medians of {res['reps']} calls and {res['rounds']} alternated round(s), ms --")
+                  f"medians of up to {res['reps']} calls and {res['rounds']} alternated "
+                  f"round(s), ms --")
             print(f"{'op':36s} {'shape':>19s} {'minigrad':>9s} {'PyTorch':>9s} "
                   f"{'ratio [rounds]':>17s} {'NumPy bk':>9s} {'Numba/NumPy [rounds]':>21s}")
             for r in d["rows"]:
