@@ -48,6 +48,13 @@ Against noise (per-op times here moved by up to 1.7x between runs of the same co
   none of the latter here: glibc's mmap threshold has by then risen to the size of the
   ops' arrays, so fresh outputs come from memory already mapped.)
 
+On a busy machine (other programs on both cores), two-thread figures mean nothing at the
+OpenMP default: a pool thread that spins while waiting uses up its share of the core, and a
+2-thread kernel then waits 16-40 ms for it, per call (minigrad's and PyTorch's alike). Run
+with OMP_WAIT_POLICY=passive there (the children inherit it, and both libraries' OpenMP
+read it: the stalls went down to about 1 ms); the footer prints the value in effect. On a
+quiet machine leave it unset: that is what users get.
+
 The tables give minigrad's time over PyTorch's (below 1: minigrad is faster) and the Numba
 backend's time over the NumPy backend's (below 1: the kernels help), under each kernel set.
 """
@@ -252,6 +259,7 @@ def run(quick=False, threads=(1, 2), rounds=None, ops=None, coretypes=CORETYPES)
     res = dict(rounds=rounds, reps=reps, blocks=BLOCKS, quick=quick, threads={},
                coretypes=list(coretypes),
                OPENBLAS_CORETYPE_parent=os.environ.get("OPENBLAS_CORETYPE", "(unset)"),
+               OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "(unset)"),
                loadavg_start=list(os.getloadavg()))
     for t in threads:
         runs = {v: [] for v in order}
@@ -315,8 +323,8 @@ def print_table(res):
                       f"{_ratio(c, 'numba_over_numpy'):>21s}")
     print(f"(ratio = minigrad / PyTorch (PyTorch uses MKL: the kernel set is OpenBLAS's, for "
           f"minigrad); Numba/NumPy = minigrad's two backends; [rounds] = min-max of the "
-          f"per-round ratios; load average {res['loadavg_start'][0]:.2f} -> "
-          f"{res['loadavg_end'][0]:.2f})")
+          f"per-round ratios; OMP_WAIT_POLICY {res['OMP_WAIT_POLICY']}; load average "
+          f"{res['loadavg_start'][0]:.2f} -> {res['loadavg_end'][0]:.2f})")
 
 
 def main(argv=None):
