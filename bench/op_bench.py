@@ -49,11 +49,11 @@ Against noise (per-op times here moved by up to 1.7x between runs of the same co
   ops' arrays, so fresh outputs come from memory already mapped.)
 
 On a busy machine (other programs on both cores), two-thread figures mean nothing at the
-OpenMP default: a pool thread that spins while waiting uses up its share of the core, and a
-2-thread kernel then waits 16-40 ms for it, per call (minigrad's and PyTorch's alike). Run
-with OMP_WAIT_POLICY=passive there (the children inherit it, and both libraries' OpenMP
-read it: the stalls went down to about 1 ms); the footer prints the value in effect. On a
-quiet machine leave it unset: that is what users get.
+OpenMP default: a 2-thread kernel waited 16-40 ms per call for its second thread here
+(minigrad's and PyTorch's alike; presumably a pool thread that spins while it waits has used
+up its share of the core). Run with OMP_WAIT_POLICY=passive there (the children inherit it,
+and both libraries' OpenMP read it: the stalls went down to about 1 ms); the footer prints
+the value in effect. On a quiet machine leave it unset: that is what users get.
 
 The tables give minigrad's time over PyTorch's (below 1: minigrad is faster) and the Numba
 backend's time over the NumPy backend's (below 1: the kernels help), under each kernel set.
