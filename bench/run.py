@@ -11,7 +11,9 @@ subprocess (bench/step_worker.py), alternating minigrad, torch, minigrad, torch,
 their thread pools interfere (docs/performance.md, section 1). Memory is the peak RSS
 (VmHWM) growth of each worker process over its RSS right after importing its library --
 the same measure for both libraries. Nothing here changes OPENBLAS_CORETYPE or thread
-variables; the values in effect are printed.
+variables in this process; the values in effect are printed. The ops section's child
+processes run minigrad under each OpenBLAS kernel set (OPENBLAS_CORETYPE removed, and set to
+Haswell), set in their own environment only.
 """
 import argparse
 import json
@@ -362,9 +364,11 @@ def sec_memory(quick):
 
 def sec_ops(quick):
     """bench/op_bench.py: forward + backward per op beside PyTorch, one and two threads, and
-    minigrad's Numba backend beside its NumPy backend."""
+    minigrad's Numba backend beside its NumPy backend under both OpenBLAS kernel sets (each
+    ratio's median with its spread over the rounds)."""
     import op_bench
-    res = op_bench.run(quick=quick, threads=(1,) if quick else (1, 2))
+    res = op_bench.run(quick=quick, threads=(1,) if quick else (1, 2),
+                       coretypes=op_bench.CORETYPES)
     print("\n== 9. per op: forward + backward, float32, minigrad vs PyTorch, each in its own "
           "process, alternated ==")
     op_bench.print_table(res)

@@ -269,34 +269,70 @@ def test_run_by_default_runs_every_section():
 
 
 # ------------------------------------------------------------- per op and cold start --
-def test_op_bench_medians_and_ratios(monkeypatch, capsys):
+def test_op_bench_medians_ratios_and_spreads(monkeypatch, capsys):
     op_bench = _bench_module("op_bench")
-    times = {("minigrad", "numba"): [1.0, 3.0, 2.0], ("torch", None): [4.0, 4.0, 4.0],
-             ("minigrad", "numpy"): [8.0, 8.0, 8.0]}
+    times = {("minigrad", "numba", "unset"): [1.0, 3.0, 2.0],
+             ("torch", None, None): [4.0, 4.0, 2.0],
+             ("minigrad", "numpy", "unset"): [8.0, 8.0, 8.0],
+             ("minigrad", "numba", "Haswell"): [2.0, 2.0, 2.0],
+             ("minigrad", "numpy", "Haswell"): [1.0, 4.0, 2.0]}
     calls = []
 
-    def fake_spawn(lib, backend, threads, reps, ops=None):
-        calls.append((lib, backend))
-        t = times[(lib, backend)][sum(c == (lib, backend) for c in calls) - 1]
-        return {name: t for name, _ in op_bench.OPS}
+    def fake_spawn(lib, backend, threads, reps, ops=None, coretype=None):
+        calls.append((lib, backend, coretype))
+        t = times[calls[-1]][calls.count(calls[-1]) - 1]
+        names = [name for name, _ in op_bench.OPS]
+        return dict(ms=dict.fromkeys(names, t), cpu_ms=dict.fromkeys(names, t / 2),
+                    minflt=dict.fromkeys(names, 0.0),
+                    nivcsw=dict.fromkeys(names, 0.5))
     monkeypatch.setattr(op_bench, "_spawn", fake_spawn)
     monkeypatch.setattr(op_bench, "_torch_available", lambda: True)
     res = op_bench.run(rounds=3, threads=(1,))
-    # the processes alternate round by round
-    assert calls[:3] == [("minigrad", "numba"), ("torch", None), ("minigrad", "numpy")]
+    # the processes alternate within a round, and every other round runs in reverse order
+    first = [("minigrad", "numba", "unset"), ("torch", None, None),
+             ("minigrad", "numpy", "unset"), ("minigrad", "numba", "Haswell"),
+             ("minigrad", "numpy", "Haswell")]
+    assert calls == first + first[::-1] + first
     row = res["threads"][1]["rows"][0]
-    assert row["minigrad_ms"] == 2.0 and row["torch_ms"] == 4.0 and row["ratio"] == 0.5
-    assert row["numba_over_numpy"] == 0.25 and row["minigrad_range"] == (1.0, 3.0)
+    assert row["torch_ms"] == 4.0 and row["torch_range"] == [2.0, 4.0]
+    unset, haswell = row["coretypes"]["unset"], row["coretypes"]["Haswell"]
+    assert unset["minigrad_ms"] == 2.0 and unset["minigrad_range"] == (1.0, 3.0)
+    # ratios are taken round by round: 1/4, 3/4, 2/2 and 1/8, 3/8, 2/8
+    assert unset["ratio"] == 0.75 and unset["ratio_range"] == [0.25, 1.0]
+    assert unset["numba_over_numpy"] == 0.25 and unset["numba_over_numpy_range"] == [0.125, 0.375]
+    assert haswell["numba_over_numpy"] == 1.0 and haswell["numba_over_numpy_range"] == [0.5, 2.0]
+    assert haswell["ratio"] == 0.5 and row["nivcsw"]["torch/None/None"] == 0.5
+    assert unset["cpu_numba_over_numpy"] == 0.25
     op_bench.print_table(res)
     out = capsys.readouterr().out
-    assert "GELU" in out and "embedding" in out and "0.50" in out
+    assert "GELU" in out and "embedding" in out and "OPENBLAS_CORETYPE Haswell" in out
+    assert "0.25 [0.12-0.38]" in out and "1.00 [0.50-2.00]" in out
+    with pytest.raises(ValueError, match="coretypes"):
+        op_bench.run(rounds=1, threads=(1,), coretypes=("unset", "unset"))
+
+
+def test_op_bench_sets_the_kernel_set_in_the_child_environment_only(monkeypatch):
+    op_bench = _bench_module("op_bench")
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Sandybridge")
+    env = op_bench.child_env(2, "unset")
+    assert "OPENBLAS_CORETYPE" not in env and env["OPENBLAS_NUM_THREADS"] == "2"
+    assert env["NUMBA_NUM_THREADS"] == env["OMP_NUM_THREADS"] == "2"
+    assert op_bench.child_env(1, "Haswell")["OPENBLAS_CORETYPE"] == "Haswell"
+    assert op_bench.child_env(1, "Haswell", base={})["OPENBLAS_CORETYPE"] == "Haswell"
+    assert os.environ["OPENBLAS_CORETYPE"] == "Sandybridge"   # this process: unchanged
+    assert op_bench.schedule(("unset",), torch=False) == [("minigrad", "numba", "unset"),
+                                                          ("minigrad", "numpy", "unset")]
 
 
 @pytest.mark.slow
 def test_op_bench_worker_times_every_op():
     op_bench = _bench_module("op_bench")
-    out = op_bench.worker("minigrad", "numba", 1, reps=1)
-    assert set(out) == {name for name, _ in op_bench.OPS} and all(v > 0 for v in out.values())
+    out = op_bench.worker("minigrad", "numba", 1, reps=2)
+    names = {name for name, _ in op_bench.OPS}
+    assert set(out["ms"]) == set(out["cpu_ms"]) == set(out["minflt"]) == set(out["nivcsw"]) == names
+    assert all(v > 0 for v in out["ms"].values())
+    assert all(v >= 0 for v in out["minflt"].values())
+    assert all(v >= 0 for v in out["nivcsw"].values())
 
 
 @pytest.mark.slow

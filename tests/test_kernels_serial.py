@@ -313,6 +313,49 @@ def test_products_openblas_keeps_in_this_thread_go_to_numpy_whatever_the_threads
     assert 32 * 64 * 16 == own
 
 
+def _route_by_the_table(sa, sb, min_work, serial_max, use_blas, factor):
+    """The numba backend's route of float operands, read off products' docstring table."""
+    matrix = sa[-2] * sa[-1] * sb[-1]
+    batch = len(sa) > 2 and len(sb) > 2
+    work = matrix * max(int(np.prod(sa[:-2])), int(np.prod(sb[:-2])))
+    limit = serial_max * (factor if batch else 1)
+    if work == 0 or work < min_work:
+        return "reference"
+    if not use_blas:
+        return "tiled"
+    if work >= limit:
+        return "blas_blocks"
+    own = (batch or (len(sa) == 2 and len(sb) == 2)) and matrix <= kernels.products._OWN_THREAD
+    return "reference" if own else "blas_serial"
+
+
+@FAST
+@given(a_batch=st.lists(st.integers(1, 6), max_size=2), b_batch=st.lists(st.integers(1, 6),
+       max_size=2), mkn=st.tuples(*[st.sampled_from([0, 1, 7, 20, 32, 64, 300])] * 3),
+       min_work=st.sampled_from([0, 32768]), serial_max=st.sampled_from([0, 2**14, 2**21]),
+       use_blas=st.booleans(), factor=st.sampled_from([1, 4]))
+def test_route_follows_its_table_after_any_change_of_the_thresholds(
+        monkeypatch, a_batch, b_batch, mkn, min_work, serial_max, use_blas, factor):
+    # route remembers its answers per shapes and thresholds: a threshold changed between two
+    # calls on the same shapes (as the tests do) must still change the answer
+    from minigrad.kernels import policy, products
+    if policy.numpy_backend():
+        pytest.skip("the numba backend's routes")
+    m, k, n = mkn
+    a = np.zeros(tuple(a_batch) + (m, k), np.float32)
+    b = np.zeros(tuple(b_batch) + (k, n), np.float32)
+    before = products.route(a, b)
+    with monkeypatch.context() as mp:
+        mp.setattr(policy, "PARALLEL_MIN_WORK", min_work)
+        mp.setattr(policy, "SERIAL_MATMUL_MAX_WORK", serial_max)
+        mp.setattr(policy, "USE_BLAS", use_blas)
+        mp.setattr(products, "SERIAL_BATCH_FACTOR", factor)
+        assert products.route(a, b) == _route_by_the_table(a.shape, b.shape, min_work,
+                                                           serial_max, use_blas, factor)
+        assert products.route(a.astype(np.int32), b.astype(np.int32)) == "reference"
+    assert products.route(a, b) == before
+
+
 def test_twins_are_one_loop_compiled_with_and_without_the_pool():
     """Each (parallel, serial) pair of row kernels is one source compiled twice, under names of
     its own (Numba's cache files are named after them), and both give the same bits."""
