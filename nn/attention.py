@@ -158,8 +158,11 @@ class MultiheadAttention(Module):
         return out, (weights.mean(1) if average_attn_weights else weights)
 
     def _packs(self, query, key, value, need_weights, cache):
-        """Whether this call may take the packed training path (`_packed_forward`)."""
-        return (self.training and key is value and not need_weights and cache is None
+        """Whether this call may take the packed training path (`_packed_forward`): in
+        training with dropout, as the other fused paths (a model exported in training mode
+        without dropout then meets only ops the ONNX exporter knows)."""
+        return (self.training and self.dropout > 0 and key is value and not need_weights
+                and cache is None
                 and self._same_dims and not self.relative_positions and not self.diversity)
 
     def _packed_forward(self, query, key, attn_mask, key_padding_mask, is_causal,
