@@ -167,7 +167,8 @@ class MultiheadAttention(Module):
 
     def _packed_forward(self, query, key, attn_mask, key_padding_mask, is_causal,
                         self_attention):
-        """Training's path, the numbers of the separate ops: self-attention makes Q, K and V
+        """Training's path, with the output bits of the separate ops (the gradients differ
+        by the rounding of the summed input gradient): self-attention makes Q, K and V
         with one product of the whole in_proj_weight, cross-attention K and V with one of its
         last 2E rows, and fast_path.PackedAttention takes the heads from there to their
         concatenation in one op (None when a float mask needs the separate ops)."""

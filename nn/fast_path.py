@@ -7,6 +7,8 @@ the functions here do it in one op, one pass each way, drawing the dropout seed 
 None is in PyTorch, which has fast paths of its own inside its Transformer layers. The
 helpers at the end are those fast paths for this package's layers: they use a fused op only
 when the modules it stands in for are the plain ones, training, and unwatched by hooks.
+`PackedAttention` is multi-head attention's own: from the packed in-projection's output to
+the concatenated heads in one op (MultiheadAttention calls it in training).
 """
 from __future__ import annotations
 
