@@ -182,7 +182,8 @@ def _separate(qkv, kv, num_heads, allowed, p, seed):
 
     def heads(x, i):
         T = x.shape[1]
-        return x[..., i * E:(i + 1) * E].reshape(B, T, num_heads, E // num_heads).permute(0, 2, 1, 3)
+        x = x[..., i * E:(i + 1) * E].reshape(B, T, num_heads, E // num_heads)
+        return x.permute(0, 2, 1, 3)
     q, k, v = ((heads(qkv, 0), heads(qkv, 1), heads(qkv, 2)) if kv is None else
                (heads(qkv, 0), heads(kv, 0), heads(kv, 1)))
     scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)

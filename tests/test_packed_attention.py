@@ -62,8 +62,10 @@ def test_the_bits_of_the_separate_ops(dtype, cross, allowed, p):
 def test_gradcheck(cross):
     arrays = _inputs(np.float64, cross, seed=3)
     allowed = PADDING if cross else CAUSAL
-    fn = lambda *ts: NF.PackedAttention.apply(ts[0], ts[1] if cross else None, num_heads=H,  # noqa: E731
-                                              allowed=allowed, p=0.25, seed=4)
+
+    def fn(*ts):
+        return NF.PackedAttention.apply(ts[0], ts[1] if cross else None, num_heads=H,
+                                        allowed=allowed, p=0.25, seed=4)
     assert gradcheck(fn, [t64(a) for a in arrays])
 
 
@@ -72,9 +74,12 @@ def test_double_backward_and_forward_mode_agree_with_the_separate_ops():
     from minigrad.autograd.functional import jvp
     import minigrad.autograd.forward_ad as fwAD
     q, kv = _inputs(np.float64, True, seed=5)
-    fused = lambda a, b: NF.PackedAttention.apply(a, b, num_heads=H, allowed=PADDING, p=0.3,  # noqa: E731
-                                                  seed=2)
-    parts = lambda a, b: NF._separate(a, b, H, PADDING, 0.3, 2)  # noqa: E731
+
+    def fused(a, b):
+        return NF.PackedAttention.apply(a, b, num_heads=H, allowed=PADDING, p=0.3, seed=2)
+
+    def parts(a, b):
+        return NF._separate(a, b, H, PADDING, 0.3, 2)
     assert gradgradcheck(fused, [t64(q), t64(kv)])
     seconds = []
     for fn in (fused, parts):
