@@ -201,8 +201,10 @@ def _packed_attention_rule(ctx, g):
     with enable_grad():
         out = _separate(*ins, *([None] if kv is None else []), ctx.num_heads, ctx.allowed,
                         ctx.p, ctx.seed)
-        got = grad(out, ins, g, create_graph=True, allow_unused=True)
-    return tuple(got) + ((None,) if kv is None else ())
+        wanted = [t for t in ins if t.requires_grad]  # an input may want no gradient
+        got = iter(grad(out, wanted, g, create_graph=True, allow_unused=True) if wanted else ())
+    return tuple(next(got) if t.requires_grad else None for t in ins) + ((None,) if kv is None
+                                                                         else ())
 
 
 @jvp_rule(PackedAttention)

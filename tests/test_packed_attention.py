@@ -141,3 +141,22 @@ def test_a_training_layer_takes_it_with_the_numbers_of_the_separate_ops(
 def test_not_taken_where_the_weights_are_wanted(monkeypatch):
     out, _, _, ran, w = _mha_step(True, np.float32, True, False, monkeypatch, need_weights=True)
     assert ran == 0 and w is not None
+
+
+def test_an_input_without_gradient_or_tangent():
+    """Cross-attention over a memory that wants no gradient: second derivatives in the
+    queries, and a tangent of the queries alone, as the separate ops give them."""
+    from minigrad.autograd import grad
+    import minigrad.autograd.forward_ad as fwAD
+    q, kv = _inputs(np.float64, True, seed=9)
+    results = []
+    for fn in (lambda a, b: NF.PackedAttention.apply(a, b, num_heads=H, p=0.3, seed=2),
+               lambda a, b: NF._separate(a, b, H, None, 0.3, 2)):
+        a = t64(q)
+        (ga,) = grad((fn(a, mg.tensor(kv)) ** 2).sum(), a, create_graph=True)
+        (h,) = grad((ga * ga).sum(), a)
+        with fwAD.dual_level():
+            out = fn(fwAD.make_dual(mg.tensor(q), mg.tensor(np.ones_like(q))), mg.tensor(kv))
+            results.append((h.numpy(), fwAD.unpack_dual(out)[1].numpy().copy()))
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
