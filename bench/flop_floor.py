@@ -72,9 +72,12 @@ def _shape_key(a, b):
 
 class ProductTimer:
     """While active: seconds and FLOPs of every product the ops make (see the module doc),
-    in total and by shape (`by_shape`: "M x K @ K x N" (x batch) -> [calls, seconds, flops])."""
+    in total and by shape (`by_shape`: "M x K @ K x N" (x batch) -> [calls, seconds, flops]),
+    timed by `clock` (time.thread_time for a one-thread step timed in CPU time: the products
+    run in the calling thread then)."""
 
-    def __init__(self):
+    def __init__(self, clock=time.perf_counter):
+        self.clock = clock
         self.seconds, self.flops, self.calls = 0.0, 0, 0
         self.by_shape = {}
         self._saved = []
@@ -84,11 +87,11 @@ class ProductTimer:
 
         def timed(*args, **kwargs):
             a, b = operands(args)
-            t = time.perf_counter()
+            t = timer.clock()
             try:
                 return fn(*args, **kwargs)
             finally:
-                dt, flops = time.perf_counter() - t, _product_flops(a, b)
+                dt, flops = timer.clock() - t, _product_flops(a, b)
                 timer.seconds += dt
                 timer.flops += flops
                 timer.calls += 1
@@ -98,9 +101,11 @@ class ProductTimer:
                 row[2] += flops
         return timed
 
-    def rows(self, per=1):
-        """[(shape, calls, ms, GFLOP/s)] by time, each divided by `per` (steps)."""
-        out = [(k, c // per, t / per * 1e3, f / max(t, 1e-12) / 1e9)
+    def rows(self, per=1, peak_gflops=None):
+        """[(shape, calls, ms, GFLOP/s, floor ms)] by time, each divided by `per` (steps);
+        floor ms: those FLOPs at `peak_gflops` (None without a peak)."""
+        out = [(k, c // per, t / per * 1e3, f / max(t, 1e-12) / 1e9,
+                f / per / (peak_gflops * 1e6) if peak_gflops else None)
                for k, (c, t, f) in self.by_shape.items()]
         return sorted(out, key=lambda r: -r[2])
 
@@ -143,14 +148,18 @@ def print_floor(runs, how):
 
 def print_products(r):
     """Print a step_worker.py --products --floor result: time in products, the rest, and each
-    product shape; returns the milliseconds outside the products."""
+    product shape beside its floor (its FLOPs at the peak); returns the ms outside the products."""
     rest = r["median_ms"] - r["product_ms"]
     print(f"matrix products (every gemm the ops call, {r['product_calls']} a step, "
           f"{r['product_gflop']:.2f} GFLOP): {r['product_ms']:.1f} ms, "
           f"{r['product_gflops']:.0f} GFLOP/s against NumPy's {r['numpy_peak_gflops']:.0f} "
           f"(floor {r['floor_ms']:.1f} ms); everything else: {rest:.1f} ms "
           f"({rest / r['median_ms']:.0%} of the step)")
-    print(f"{'product (T: operand read transposed)':<44}{'calls':>6}{'ms':>8}{'GFLOP/s':>9}")
-    for shape, calls, ms, rate in r["product_rows"]:
-        print(f"{shape:<44}{calls:>6}{ms:>8.2f}{rate:>9.1f}")
+    if "categories" in r:
+        print("the step by kind (ms a step): " + ", ".join(
+            f"{k} {v:.1f}" for k, v in r["categories"].items()))
+    print(f"{'product (T: operand read transposed)':<44}{'calls':>6}{'ms':>8}{'GFLOP/s':>9}"
+          f"{'floor ms':>9}")
+    for shape, calls, ms, rate, floor in r["product_rows"]:
+        print(f"{shape:<44}{calls:>6}{ms:>8.2f}{rate:>9.1f}{floor:>9.2f}")
     return rest

@@ -249,8 +249,10 @@ def sec_decoding(quick):
 # ------------------------------------------------------------------ 6. profile --
 def sec_profile(quick):
     a = _toy_args(quick)
-    r = _worker("minigrad", a["size"] + a["steps"] + ["--profile", "--products", "--floor"])
-    print(f"\n== 6. profile of one minigrad training step by op (d_model {a['size'][1]}; mean over {r['steps']} steps, median step {r['median_ms']:.1f} ms) ==")
+    # one thread in CPU time: what a busy machine inflates least, and the floor's own terms
+    r = _worker("minigrad", a["size"] + a["steps"] + ["--profile", "--products", "--floor",
+                                                      "--cpu-time"], env=ONE_THREAD)
+    print(f"\n== 6. profile of one minigrad training step by op (d_model {a['size'][1]}; one thread, CPU time; mean over {r['steps']} steps, median step {r['median_ms']:.1f} ms) ==")
     print("forward/backward = exclusive time inside each op class's forward/backward "
           "(bench/op_profile.py); 'other' = graph bookkeeping, engine, optimizer, clipping")
     from op_profile import print_table

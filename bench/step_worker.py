@@ -64,15 +64,24 @@ def minigrad_stepper(args):
     opt = optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     sched = WarmupScheduler(opt, args.d_model, 4000, 1.0)
     src, tin, tout = _batch(args)
+    clock = time.process_time if getattr(args, "cpu_time", False) else time.perf_counter
+    phases = {"forward": [], "backward": [], "optimizer": []}  # ms of each step's parts
 
     def step():
+        t0 = clock()
         loss = model.loss(src, tin, tout, 0.1)
+        t1 = clock()
         opt.zero_grad()
         loss.backward()
+        t2 = clock()
         clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
+        t3 = clock()
+        for k, dt in zip(phases, (t1 - t0, t2 - t1, t3 - t2)):
+            phases[k].append(dt * 1e3)
         return float(loss.item())
+    step.phases = phases
 
     info = dict(backend=minigrad.get_backend(), numpy=np.__version__,
                 malloc_tuned=minigrad._malloc.tuned)
@@ -195,11 +204,14 @@ def main():
     rss_warm = maxrss_mb()
     prof = products = None
     if args.profile:
-        from op_profile import OpProfiler
-        prof = OpProfiler().__enter__()
+        import op_profile
+        if args.cpu_time:  # op_profile reads time.perf_counter: give it the steps' clock
+            import types
+            op_profile.time = types.SimpleNamespace(perf_counter=clock)
+        prof = op_profile.OpProfiler().__enter__()
     if args.products:
         from flop_floor import ProductTimer
-        products = ProductTimer().__enter__()
+        products = ProductTimer(clock).__enter__()
     times, losses = [], []
     try:
         for _ in range(args.steps):
@@ -230,7 +242,18 @@ def main():
         out.update(product_ms=products.seconds / n * 1e3, product_gflop=products.flops / n / 1e9,
                    product_calls=products.calls // n,
                    product_gflops=products.flops / max(products.seconds, 1e-12) / 1e9,
-                   product_rows=products.rows(per=n))
+                   product_rows=products.rows(per=n, peak_gflops=floor.get("numpy_peak_gflops")))
+    phases = getattr(step, "phases", None)
+    if phases:  # the timed steps' parts (the warm-up steps' are dropped)
+        out["phase_ms"] = {k: statistics.median(v[-args.steps:]) for k, v in phases.items()}
+    if prof is not None and products is not None:
+        # the step by kind: products; the other ops' own time (op_profile's clock); clipping,
+        # Adam and the scheduler; the rest (modules, graph, engine, gradient sums)
+        ops_ms, opt_ms = prof.total_ms() / args.steps, out["phase_ms"]["optimizer"]
+        out["categories"] = {"products": out["product_ms"],
+                             "products' floor": out.get("floor_ms", float("nan")),
+                             "other ops": ops_ms - out["product_ms"], "optimizer": opt_ms,
+                             "rest": out["median_ms"] - ops_ms - opt_ms}
     if prof is not None:
         n = args.steps
         whole, core = prof.attention_ms()

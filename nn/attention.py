@@ -15,6 +15,7 @@ from minigrad.tensor import array_of
 
 from . import functional as F
 from . import init
+from .fast_path import packed_attention
 from .layers import Linear
 from .module import Module, Parameter, factory_dtype
 
@@ -112,11 +113,20 @@ class MultiheadAttention(Module):
         memory); otherwise each call's new keys and values are appended (self-attention, one
         new position at a time).
         """
+        packed = self._packs(query, key, value, need_weights, cache)
+        self_attention = query is key
         if not self.batch_first:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+            if self_attention:
+                key = query
         if query.ndim != 3 or query.shape[-1] != self.embed_dim:
             raise ValueError(f"MultiheadAttention: query must be (B, L, {self.embed_dim}) "
                              f"(batch_first={self.batch_first}), got shape {query.shape}")
+        if packed and key.ndim == 3 and key.shape[0] == query.shape[0] and key.shape[1]:
+            out = self._packed_forward(query, key, attn_mask, key_padding_mask, is_causal,
+                                       self_attention)
+            if out is not None:
+                return (out.transpose(0, 1) if not self.batch_first else out), None
         q = self._heads(F.linear(query, *self._projection(0)))
         if cache is not None and cache.get("static") and "k" in cache:
             k, v = cache["k"], cache["v"]
@@ -146,6 +156,35 @@ class MultiheadAttention(Module):
         if not need_weights:
             return out, None
         return out, (weights.mean(1) if average_attn_weights else weights)
+
+    def _packs(self, query, key, value, need_weights, cache):
+        """Whether this call may take the packed training path (`_packed_forward`): in
+        training with dropout, as the other fused paths (a model exported in training mode
+        without dropout then meets only ops the ONNX exporter knows)."""
+        return (self.training and self.dropout > 0 and key is value and not need_weights
+                and cache is None
+                and self._same_dims and not self.relative_positions and not self.diversity)
+
+    def _packed_forward(self, query, key, attn_mask, key_padding_mask, is_causal,
+                        self_attention):
+        """Training's path, with the output bits of the separate ops (the gradients differ
+        by the rounding of the summed input gradient): self-attention makes Q, K and V
+        with one product of the whole in_proj_weight, cross-attention K and V with one of its
+        last 2E rows, and fast_path.PackedAttention takes the heads from there to their
+        concatenation in one op (None when a float mask needs the separate ops)."""
+        B, L, _ = query.shape
+        allowed, additive = self._masks(attn_mask, key_padding_mask, is_causal, B, L,
+                                        key.shape[1])
+        if additive is not None:
+            return None
+        E, w, b = self.embed_dim, self.in_proj_weight, self.in_proj_bias
+        if self_attention:
+            qkv, kv = F.linear(query, w, b), None
+        else:
+            qkv = F.linear(query, *self._projection(0))
+            kv = F.linear(key, w[E:], None if b is None else b[E:])
+        out = packed_attention(qkv, kv, self.num_heads, allowed, self.dropout, self.training)
+        return self.out_proj(out)
 
     def _masks(self, attn_mask, key_padding_mask, is_causal, B, L, S):
         """Merge the masks into `allowed` (bool, (B or 1, H or 1, L, S)) and `additive` (float).

@@ -7,10 +7,21 @@ the functions here do it in one op, one pass each way, drawing the dropout seed 
 None is in PyTorch, which has fast paths of its own inside its Transformer layers. The
 helpers at the end are those fast paths for this package's layers: they use a fused op only
 when the modules it stands in for are the plain ones, training, and unwatched by hooks.
+`PackedAttention` is multi-head attention's own: from the packed in-projection's output to
+the concatenated heads in one op (MultiheadAttention calls it in training).
 """
 from __future__ import annotations
 
-from minigrad import ops
+import math
+
+import numpy as np
+
+from minigrad import kernels, ops
+from minigrad.autograd import Function
+from minigrad.graph_rules import rule, saved_input
+from minigrad.jvp_rules import jvp_rule
+from minigrad.ops import matmul as _matmul
+from minigrad.ops.matmul import mm
 from minigrad.random import next_seed
 
 from . import functional as F
@@ -88,3 +99,129 @@ def add_norm(norm, drop, x, sub):
             and _unhooked(norm) and x.shape == sub.shape and x.dtype == sub.dtype):
         return dropout_add_layer_norm(sub, x, drop.p, norm.weight, norm.bias, norm.eps)
     return norm(x + drop(sub))
+
+
+# --- multi-head attention from packed projections ------------------------------------------
+
+def _heads(x, i, num_heads, E):
+    """Block i of the E-wide blocks of x (B, T, n*E) as heads (B, H, T, d_k): a view when
+    x's last dim is contiguous (a reshape copies otherwise, which reading can afford)."""
+    B, T = x.shape[:2]
+    return x[..., i * E:(i + 1) * E].reshape(B, T, num_heads, E // num_heads).transpose(0, 2, 1, 3)
+
+
+def _qkv(qkv, kv, num_heads):
+    """Q, K, V heads (B, H, T, d_k) of PackedAttention's inputs: all three from qkv
+    (B, L, 3E), or Q from qkv (B, L, E) and K, V from kv (B, S, 2E)."""
+    if kv is None:
+        E = qkv.shape[-1] // 3
+        return tuple(_heads(qkv, i, num_heads, E) for i in range(3))
+    E = qkv.shape[-1]
+    return _heads(qkv, 0, num_heads, E), _heads(kv, 0, num_heads, E), _heads(kv, 1, num_heads, E)
+
+
+class PackedAttention(Function):
+    """Multi-head attention between the in-projection and the out-projection, as one op:
+    concat_h(dropout(softmax(Q_h K_h^T / sqrt(d_k), masked where not `allowed`), p) V_h).
+
+    Inputs: qkv (B, L, 3E), the three projections of one input as one product's output
+    (self-attention), or qkv (B, L, E) the queries and kv (B, S, 2E) the keys and values
+    (cross-attention). Output (B, L, E). `allowed` is a bool array broadcastable to (B, H, L,
+    S) or None. It makes the calls F.attention and the head splits and merges make, in the
+    same order, so Q, K and V get the bits the separate ops give them; what it saves is the
+    dozen nodes of those ops and the sum of three input gradients, since the gradients of
+    Q, K and V are written into one array, the in-projection's output gradient.
+    """
+
+    @staticmethod
+    def forward(ctx, qkv, kv=None, num_heads=1, allowed=None, p=0.0, seed=0):
+        q, k, v = _qkv(qkv, kv, num_heads)
+        ctx.num_heads, ctx.allowed, ctx.p, ctx.seed = num_heads, allowed, p, seed
+        ctx.scale = scale = 1.0 / math.sqrt(q.shape[-1])
+        qs = np.multiply(q, scale)  # scaling q is cheaper than scaling the L x S scores
+        y, w = kernels.masked_softmax_dropout(mm(qs, k.swapaxes(-1, -2)), allowed, p, seed)
+        out = mm(w, v, like=qs)  # in qs's memory order, (B, L, H, d_k): the merge is a view
+        ctx.save_for_backward(qkv, kv, qs, y, w if p else None)
+        B, H, L, d = out.shape
+        return out.transpose(0, 2, 1, 3).reshape(B, L, H * d)
+
+    @staticmethod
+    def backward(ctx, g):
+        qkv, kv, qs, y, w = ctx.saved
+        w = y if w is None else w
+        _, k, v = _qkv(qkv, kv, ctx.num_heads)
+        B, L, E = g.shape
+        g = g.reshape(B, L, ctx.num_heads, E // ctx.num_heads).transpose(0, 2, 1, 3)
+        gqkv = np.empty(qkv.shape, qkv.dtype)
+        gkv = None if kv is None else np.empty(kv.shape, kv.dtype)
+        gq, gk, gv = _qkv(gqkv, gkv, ctx.num_heads)  # views: written in place below
+        gw = mm(g, v.swapaxes(-1, -2), like=w)
+        _matmul.product(w.swapaxes(-1, -2), g, gv)  # (the module's name: timers wrap it)
+        gs = kernels.masked_softmax_dropout_backward(y, gw, ctx.allowed, ctx.p, ctx.seed)
+        _matmul.product(qs.swapaxes(-1, -2), gs, gk.swapaxes(-1, -2))
+        np.multiply(mm(gs, k, like=qs), ctx.scale, out=gq)
+        return gqkv, gkv
+
+
+def packed_attention(qkv, kv, num_heads, allowed=None, dropout_p=0.0, training=True):
+    """PackedAttention (see there) with F.attention's dropout seed: the same numbers as the
+    in-projection's output split into heads, F.attention and the heads merged again."""
+    p = dropout_p if training else 0.0
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"attention: dropout_p must be in [0, 1), got {p}")
+    return PackedAttention.apply(qkv, kv, num_heads=num_heads,
+                                 allowed=None if allowed is None else np.asarray(allowed, bool),
+                                 p=p, seed=next_seed() if p > 0.0 else 0)
+
+
+def _separate(qkv, kv, num_heads, allowed, p, seed):
+    """PackedAttention by the separate differentiable ops (the rules below use it)."""
+    from minigrad import ops as _ops
+    E = qkv.shape[-1] // (3 if kv is None else 1)
+    B, L = qkv.shape[:2]
+
+    def heads(x, i):
+        T = x.shape[1]
+        x = x[..., i * E:(i + 1) * E].reshape(B, T, num_heads, E // num_heads)
+        return x.permute(0, 2, 1, 3)
+    q, k, v = ((heads(qkv, 0), heads(qkv, 1), heads(qkv, 2)) if kv is None else
+               (heads(qkv, 0), heads(kv, 0), heads(kv, 1)))
+    scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)
+    w = _ops.MaskedSoftmaxDropout.apply(scores, allowed=allowed, p=p, seed=seed)
+    return (w @ v).permute(0, 2, 1, 3).reshape(B, L, E)
+
+
+@rule(PackedAttention)
+def _packed_attention_rule(ctx, g):
+    """The separate ops' own rules, through a second trace of them on the saved inputs."""
+    from minigrad.autograd import grad
+    from minigrad.grad_mode import enable_grad
+    qkv, kv = ctx.saved[0], ctx.saved[1]
+    ins = [saved_input(ctx, 0, qkv)] + ([] if kv is None else [saved_input(ctx, 1, kv)])
+    with enable_grad():
+        out = _separate(*ins, *([None] if kv is None else []), ctx.num_heads, ctx.allowed,
+                        ctx.p, ctx.seed)
+        wanted = [t for t in ins if t.requires_grad]  # an input may want no gradient
+        got = iter(grad(out, wanted, g, create_graph=True, allow_unused=True) if wanted else ())
+    return tuple(next(got) if t.requires_grad else None for t in ins) + ((None,) if kv is None
+                                                                         else ())
+
+
+@jvp_rule(PackedAttention)
+def _packed_attention_jvp(ctx, out, tangents):
+    """Tangent of the output from those of qkv and kv (None: zero)."""
+    qkv, kv, qs, y, w = ctx.saved
+    w = y if w is None else w
+    zeros = lambda a: None if a is None else np.zeros_like(a)  # noqa: E731
+    tqkv = zeros(qkv) if tangents[0] is None else tangents[0]
+    tkv = None if kv is None else (zeros(kv) if tangents[1] is None else tangents[1])
+    _, k, v = _qkv(qkv, kv, ctx.num_heads)
+    tq, tk, tv = _qkv(np.ascontiguousarray(tqkv), None if tkv is None else
+                      np.ascontiguousarray(tkv), ctx.num_heads)
+    ts = mm(tq * ctx.scale, k.swapaxes(-1, -2)) + mm(qs, tk.swapaxes(-1, -2))
+    tw = kernels.softmax_backward(y, np.ascontiguousarray(ts))
+    if ctx.p:
+        tw = kernels.dropout(tw, ctx.p, ctx.seed)
+    t = mm(tw, v) + mm(w, tv)
+    B, H, L, d = t.shape
+    return t.transpose(0, 2, 1, 3).reshape(B, L, H * d)
