@@ -32,7 +32,7 @@ class Permute(Function):
     def forward(ctx, a, dims=None):
         order = list(range(a.ndim))
         try:  # the usual call (transpose's): non-negative int dims, nothing to normalise
-            usual = sorted(dims) == order and all(d.__class__ is int for d in dims)
+            usual = sorted(dims) == order and set(map(type, dims)) == {int}
         except TypeError:  # something not a number among them: normalize_dim says what
             usual = False
         if not usual:
