@@ -55,7 +55,7 @@ def multinomial(input, num_samples, replacement=False, generator=None):
         with np.errstate(divide="ignore"):
             keys = np.log(rng.random(rows.shape)) / rows  # -inf for zero weight
         # one draw is the largest key (argmax: the first of ties, as the stable sort's)
-        out = (np.argmax(keys, axis=1)[:, None] if num_samples == 1
+        out = (keys.argmax(axis=1)[:, None] if num_samples == 1  # (the method skips a wrapper)
                else np.argsort(-keys, axis=1, kind="stable")[:, :num_samples])
     return Tensor._wrap(out.astype(np.int64).reshape(p.shape[:-1] + (num_samples,)))
 

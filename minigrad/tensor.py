@@ -4,9 +4,9 @@
 Tensor that shares that array but not the graph; `grad` (a Tensor) is filled by `backward()`;
 `grad_fn` is the node that made this tensor (None for leaves); `requires_grad` says whether
 gradients flow to it. This module holds the class, its autograd methods, and the elementwise
-math, reductions, shapes and indexing that each call one op class from `minigrad.ops` (where
-forward and backward live); Tensor's other methods are grouped by kind in the tensor_*.py
-modules it inherits from.
+math, reductions and indexing that each call one op class from `minigrad.ops` (where forward
+and backward live); Tensor's other methods (operators, conversions, further math, shapes and
+views, in-place writes) are grouped by kind in the tensor_*.py modules it inherits from.
 """
 from __future__ import annotations
 
@@ -204,6 +204,8 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
         t._vc = self._vc
         return t
 
+    def clone(self): return self + 0 if self.requires_grad else Tensor._wrap(self._array.copy())
+
     def requires_grad_(self, flag=True):
         if flag:
             _check_can_require_grad("requires_grad_", self._array.dtype)
@@ -274,70 +276,8 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
     def argmin(self, dim=None, keepdim=False):
         return _arg(np.argmin, "argmin", self, dim, keepdim)
 
-    # --- shapes ---------------------------------------------------------------------------
-    def reshape(self, *shape):
-        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return ops.Reshape.apply(self, shape=tuple(shape))
-    view = reshape
-
-    def permute(self, *dims):
-        dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
-        return ops.Permute.apply(self, dims=tuple(dims))
-
-    def transpose(self, dim0, dim1):
-        n = self._array.ndim
-        d0 = ops.shape.normalize_dim(dim0, n, "transpose")
-        d1 = ops.shape.normalize_dim(dim1, n, "transpose")
-        dims = list(range(n))
-        dims[d0], dims[d1] = d1, d0
-        return ops.Permute.apply(self, dims=tuple(dims))
-
-    def t(self):
-        return self.transpose(0, 1) if self.ndim == 2 else self
-
-    def unsqueeze(self, dim):
-        d = ops.shape.normalize_dim(dim, self.ndim + 1, "unsqueeze")
-        return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
-
-    def squeeze(self, dim=None):
-        if dim is None:
-            return self.reshape(tuple(n for n in self.shape if n != 1))
-        dims = ops.reduce.normalize_dims(dim, self.ndim, "squeeze")
-        return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in dims or n != 1))
-
-    def flatten(self, start_dim=0, end_dim=-1):
-        if self.ndim == 0:
-            return self.reshape(1)
-        s = ops.shape.normalize_dim(start_dim, self.ndim, "flatten")
-        e = ops.shape.normalize_dim(end_dim, self.ndim, "flatten")
-        return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
-
-    def expand(self, *shape):
-        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return ops.Expand.apply(self, shape=tuple(shape))
-
-    def expand_as(self, other): return self.expand(other.shape)
-    def contiguous(self): return self  # the kernels accept any strides; nothing to do
-    def clone(self): return self + 0 if self.requires_grad else Tensor._wrap(self._array.copy())
-
     def __getitem__(self, index):
         return ops.GetItem.apply(self, index=_index(index))
-
-    def split(self, split_size, dim=0):
-        """Pieces of `split_size` along dim (the last may be smaller), or of the given sizes."""
-        d = ops.shape.normalize_dim(dim, self.ndim, "split")
-        n = self.shape[d]
-        sizes = ([split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
-                 if isinstance(split_size, int) else list(split_size))
-        if sum(sizes) != n:
-            raise ValueError(f"split: sizes {sizes} do not add up to {n}, the size of dim {d}")
-        bounds = np.cumsum([0] + sizes)
-        pre = (slice(None),) * d
-        return tuple(self[pre + (slice(int(a), int(b)),)] for a, b in zip(bounds[:-1], bounds[1:]))
-
-    def chunk(self, chunks, dim=0):
-        n = self.shape[ops.shape.normalize_dim(dim, self.ndim, "chunk")]
-        return self.split(-(-n // chunks), dim)
 
     # --- indexing and masking -------------------------------------------------------------
     def masked_fill(self, mask, value):

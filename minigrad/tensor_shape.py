@@ -1,10 +1,12 @@
-"""Tensor methods that rearrange elements, under PyTorch's names: repeat, repeat_interleave,
-unbind, select, narrow, flip, roll, movedim, unflatten, swapaxes.
+"""Tensor methods that rearrange elements, under PyTorch's names.
 
-Each is a composition of the differentiable views and gathers the core already has
-(reshape, expand, indexing, index_select, permute), so none needs a backward of its own.
-`repeat`, for example, puts a size-1 dim before every dim, expands those to the repeat counts
-and merges each pair: that is tiling, and expand's gradient sums the copies back.
+The views (reshape/view, permute, transpose, t, unsqueeze, squeeze, flatten, expand) and
+split/chunk each call one op of `minigrad.ops.shape` (or indexing). The others (repeat,
+repeat_interleave, unbind, select, narrow, flip, roll, movedim, unflatten, swapaxes) are
+compositions of those views and of the gathers the core already has (indexing,
+index_select), so none needs a backward of its own: `repeat`, for example, puts a size-1
+dim before every dim, expands those to the repeat counts and merges each pair (that is
+tiling, and expand's gradient sums the copies back).
 """
 from __future__ import annotations
 
@@ -15,11 +17,74 @@ from . import tensor as _t
 from .tensor_convert import _size
 
 
+_normalize_dim = ops.shape.normalize_dim
+
+
 def _dim(d, t, op):
-    return ops.shape.normalize_dim(d, t.ndim, op)
+    return _normalize_dim(d, t.ndim, op)
 
 
 class ShapeMethods:
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return ops.Reshape.apply(self, shape=tuple(shape))
+    view = reshape
+
+    def permute(self, *dims):
+        dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+        return ops.Permute.apply(self, dims=tuple(dims))
+
+    def transpose(self, dim0, dim1):
+        n = self._array.ndim
+        d0 = _normalize_dim(dim0, n, "transpose")
+        d1 = _normalize_dim(dim1, n, "transpose")
+        dims = list(range(n))
+        dims[d0], dims[d1] = d1, d0
+        return ops.Permute.apply(self, dims=tuple(dims))
+
+    def t(self):
+        return self.transpose(0, 1) if self.ndim == 2 else self
+
+    def unsqueeze(self, dim):
+        d = _normalize_dim(dim, self.ndim + 1, "unsqueeze")
+        return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return self.reshape(tuple(n for n in self.shape if n != 1))
+        dims = ops.reduce.normalize_dims(dim, self.ndim, "squeeze")
+        return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in dims or n != 1))
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.ndim == 0:
+            return self.reshape(1)
+        s = _normalize_dim(start_dim, self.ndim, "flatten")
+        e = _normalize_dim(end_dim, self.ndim, "flatten")
+        return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
+
+    def expand(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return ops.Expand.apply(self, shape=tuple(shape))
+
+    def expand_as(self, other): return self.expand(other.shape)
+    def contiguous(self): return self  # the kernels accept any strides; nothing to do
+
+    def split(self, split_size, dim=0):
+        """Pieces of `split_size` along dim (the last may be smaller), or of the given sizes."""
+        d = _normalize_dim(dim, self.ndim, "split")
+        n = self.shape[d]
+        sizes = ([split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
+                 if isinstance(split_size, int) else list(split_size))
+        if sum(sizes) != n:
+            raise ValueError(f"split: sizes {sizes} do not add up to {n}, the size of dim {d}")
+        bounds = np.cumsum([0] + sizes)
+        pre = (slice(None),) * d
+        return tuple(self[pre + (slice(int(a), int(b)),)] for a, b in zip(bounds[:-1], bounds[1:]))
+
+    def chunk(self, chunks, dim=0):
+        n = self.shape[_normalize_dim(dim, self.ndim, "chunk")]
+        return self.split(-(-n // chunks), dim)
+
     def repeat(self, *sizes):
         """Tile the tensor sizes[i] times along dim i (new leading dims if sizes is longer)."""
         sizes = _size(sizes)

@@ -163,14 +163,17 @@ class Function(Node):
         # each input's node (its grad_fn, or its leaf's accumulator) is known before forward
         # runs, as in PyTorch, so that forward can leave unsaved what no gradient will need.
         # One loop finds the arrays and the nodes: this runs for every op, so it is kept lean.
-        arrays, nodes, wanted = list(args), [None] * len(args), False
+        arrays, nodes, wanted = [], [], False
         grad_enabled = _state.grad_enabled
-        for i, a in enumerate(args):
+        for a in args:
+            node = None
             if isinstance(a, Tensor):
-                arrays[i] = a._array
                 if grad_enabled and a._requires_grad:
-                    nodes[i] = a.grad_fn or a._acc or _node_of(a)
+                    node = a.grad_fn or a._acc or _node_of(a)
                     wanted = True
+                a = a._array
+            arrays.append(a)
+            nodes.append(node)
         ctx.next_nodes = tuple(nodes)
         indices = unwrap_indices(kwargs, Tensor) if cls.takes_indices else None
         arr = cls.forward(ctx, *arrays, **kwargs)

@@ -33,9 +33,8 @@ def share_version_counter(out, args, arrays):
     `arrays` are the `args` as forward received them. Returns the input whose memory `out`
     shows (None if it shows no input's: a reshape of a new result, say)."""
     base = out._array.base
-    for j, a in enumerate(arrays):
+    for a, x in zip(arrays, args):
         if a is base or (isinstance(a, np.ndarray) and a.base is base):
-            x = args[j]
             if isinstance(x, out.__class__):
                 out._vc = x._vc
                 return x
@@ -48,22 +47,21 @@ def snapshot_versions(ctx, args, arrays, out):
     version counter, so a saved array of its memory is copied instead."""
     versions, saved, arr, tensor = [], ctx.saved, out._array, out.__class__
     for i, s in enumerate(saved):
+        if not isinstance(s, np.ndarray):  # None, a number: nothing that can change
+            continue
         # usually the output or an input as it came, found by identity (this runs per op)
         if s is arr:
             x = out
         else:
-            for j, a in enumerate(arrays):
+            for a, x in zip(arrays, args):
                 if a is s:
-                    x = args[j]
                     break
             else:
-                if not isinstance(s, np.ndarray):  # None, a number: nothing that can change
-                    continue
                 x = _view_owner(s, args, arrays, out)
         if isinstance(x, tensor):
             vc = x._vc
             versions.append((vc, vc[0], x._array.shape))
-        elif x is not None and isinstance(s, np.ndarray):
+        elif x is not None:
             saved = saved[:i] + (s.copy(),) + saved[i + 1:]
     ctx.saved, ctx.saved_versions = saved, versions
 

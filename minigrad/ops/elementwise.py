@@ -299,7 +299,7 @@ class MaskedFill(Function):
 
     @staticmethod
     def forward(ctx, a, mask, value=0.0):
-        if not np.issubdtype(np.asarray(mask).dtype, np.bool_):
+        if np.asarray(mask).dtype.kind != "b":  # bool, the one kind "b" (issubdtype is slower)
             raise TypeError(f"masked_fill: mask must be a bool tensor, got {np.asarray(mask).dtype}")
         try:
             out = np.where(mask, np.asarray(value, dtype=a.dtype), a)

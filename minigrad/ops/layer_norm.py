@@ -10,7 +10,7 @@ from ..autograd.function import Function
 
 
 def _flat(t):
-    return None if t is None else t.reshape(-1)
+    return t if t is None or t.ndim == 1 else t.reshape(-1)  # (a 1-D weight needs no view)
 
 
 class LayerNorm(Function):

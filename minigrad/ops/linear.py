@@ -18,20 +18,21 @@ class Linear(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias=None):
-        if x.shape[-1] != weight.shape[1]:
-            raise ValueError(f"linear: input of shape {x.shape} has {x.shape[-1]} features but "
-                             f"the weight of shape {weight.shape} expects {weight.shape[1]}")
+        shape, w_shape = x.shape, weight.shape
+        if shape[-1] != w_shape[1]:
+            raise ValueError(f"linear: input of shape {shape} has {shape[-1]} features but "
+                             f"the weight of shape {w_shape} expects {w_shape[1]}")
         if x.dtype != weight.dtype:
             raise TypeError(f"linear: input dtype {x.dtype} differs from weight dtype "
                             f"{weight.dtype}")
         # x itself is saved, not the (N, D_in) view: the version check then finds its tensor
         # at once instead of searching the operands for the owner of a view's memory
         ctx.save_for_backward(x, weight)
-        ctx.lead = x.shape[:-1]
-        x2 = x.reshape(-1, x.shape[-1])
+        ctx.lead = shape[:-1]
+        x2 = x.reshape(-1, shape[-1])
         # with a bias, a large product adds it in its own pass (BLAS's beta = 1)
         y = mm(x2, weight.T) if bias is None else addmm(bias, x2, weight.T)
-        return y.reshape(ctx.lead + (weight.shape[0],))
+        return y.reshape(ctx.lead + w_shape[:1])
 
     @staticmethod
     def backward(ctx, g):

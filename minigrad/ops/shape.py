@@ -30,10 +30,16 @@ class Reshape(Function):
 class Permute(Function):
     @staticmethod
     def forward(ctx, a, dims=None):
-        dims = tuple(normalize_dim(d, a.ndim, "permute") for d in dims)
-        if sorted(dims) != list(range(a.ndim)):
-            raise ValueError(f"permute: dims {dims} are not a permutation of the "
-                             f"{a.ndim} dims of a tensor of shape {a.shape}")
+        order = list(range(a.ndim))
+        try:  # the usual call (transpose's): non-negative int dims, nothing to normalise
+            usual = sorted(dims) == order and set(map(type, dims)) == {int}
+        except TypeError:  # something not a number among them: normalize_dim says what
+            usual = False
+        if not usual:
+            dims = tuple(normalize_dim(d, a.ndim, "permute") for d in dims)
+            if sorted(dims) != order:
+                raise ValueError(f"permute: dims {dims} are not a permutation of the "
+                                 f"{a.ndim} dims of a tensor of shape {a.shape}")
         inverse = [0] * a.ndim  # where each axis went (np.argsort on a tuple costs more)
         for i, d in enumerate(dims):
             inverse[d] = i
@@ -82,18 +88,27 @@ class Cat(Function):
         if not arrays:
             raise ValueError("cat: expected a non-empty sequence of tensors")
         d = normalize_dim(dim, arrays[0].ndim, "cat")
-        for i, x in enumerate(arrays):
-            if x.ndim != arrays[0].ndim or any(
-                    x.shape[k] != arrays[0].shape[k] for k in range(x.ndim) if k != d):
-                raise ValueError(f"cat: tensor {i} has shape {x.shape}, which does not match "
-                                 f"{arrays[0].shape} except in dim {d}")
+        try:
+            out = np.concatenate(arrays, axis=d)
+        except ValueError:  # NumPy checks the shapes itself; its message does not say which op
+            _check_cat_shapes(arrays, d)
+            raise
         ctx.dim = d
         ctx.bounds = list(itertools.accumulate(x.shape[d] for x in arrays[:-1]))
-        return np.concatenate(arrays, axis=d)
+        return out
 
     @staticmethod
     def backward(ctx, g):
         return tuple(np.split(g, ctx.bounds, axis=ctx.dim))
+
+
+def _check_cat_shapes(arrays, d):
+    """Raise naming the first array whose shape differs from the first's outside dim d."""
+    for i, x in enumerate(arrays):
+        if x.ndim != arrays[0].ndim or any(
+                x.shape[k] != arrays[0].shape[k] for k in range(x.ndim) if k != d):
+            raise ValueError(f"cat: tensor {i} has shape {x.shape}, which does not match "
+                             f"{arrays[0].shape} except in dim {d}")
 
 
 class Stack(Function):
