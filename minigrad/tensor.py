@@ -204,6 +204,13 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
         t._vc = self._vc
         return t
 
+    def detach_(self):
+        """Cut this tensor itself off the graph: it becomes a leaf that does not require grad
+        (what truncated backpropagation through time does to a carried hidden state)."""
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
     def clone(self): return self + 0 if self.requires_grad else Tensor._wrap(self._array.copy())
 
     def requires_grad_(self, flag=True):

@@ -252,6 +252,15 @@ def _(lib, x):
 
 
 @add
+@case("Tensor.detach_", inputs=(f32(3),))
+def _(lib, x):
+    h = x * 2
+    same = h.detach_() is h
+    (h * x).sum().backward()  # h no longer leads back to x: only the direct use counts
+    return same, h.requires_grad, h.is_leaf, h.grad_fn is None, x.grad.clone(), h
+
+
+@add
 @case("Tensor.new_zeros", "Tensor.new_ones", "Tensor.new_full", "Tensor.new_tensor",
       "Tensor.new_empty", inputs=(f64(2),))
 def _(lib, x):

@@ -485,6 +485,11 @@ NOT_SUPPORTED = [
       "optim.lr_scheduler.CosineAnnealingWarmRestarts", "optim.lr_scheduler.OneCycleLR",
       "optim.lr_scheduler.ExponentialLR", "optim.lr_scheduler.MultiStepLR",
       "optim.lr_scheduler.ReduceLROnPlateau")),
+    ("torch.distributions (Categorical, Normal, ...)",
+     "sample with torch.multinomial or randn and take log-probabilities from "
+     "F.log_softmax(...).gather(...)", ("distributions",)),
+    ("Tensor.is_inference", "inference_mode() is no_grad() here, so no tensor is an "
+     "inference tensor; test requires_grad instead", ("Tensor.is_inference",)),
     ("the optimizers' maximize=True", "minimise the negated objective", ()),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
      "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), nn.TransformerEncoder("
