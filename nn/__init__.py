@@ -10,6 +10,7 @@ from .normalization import BatchNorm1d, LayerNorm
 from .parallel import DataParallel
 from .positional import PositionalEncoding, sinusoidal_table
 from .recurrent import RNNBase, RNNCellBase
+from .reshape import Flatten, Unflatten
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .scores import (AdditiveScore, BilinearScore, DotScore, ScaledDotScore, attend,
                      diversity_penalty)

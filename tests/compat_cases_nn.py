@@ -23,6 +23,15 @@ def fill(lib, module, seed=0, scale=0.5):
 # --- torch.nn.functional -------------------------------------------------------------------
 
 @add
+@case("nn.Flatten", "nn.Unflatten", inputs=(f32(2, 3, 2, 4),))
+def _(lib, x):
+    nn = lib.nn
+    net = nn.Sequential(nn.Flatten(), nn.Unflatten(1, (4, -1)))
+    return (net(x), nn.Flatten(0, 2)(x), nn.Flatten(-2)(x).shape,
+            nn.Unflatten(-1, [2, 2])(x).shape, repr(net))
+
+
+@add
 @case("F.relu", "F.gelu", "F.tanh", "F.sigmoid", "F.leaky_relu", "F.silu", "F.softplus",
       "F.elu", "F.softmax", "F.log_softmax", "minigrad.softmax", "minigrad.log_softmax", "Tensor.softmax",
       "Tensor.log_softmax", "minigrad.relu", "minigrad.sigmoid", "minigrad.tanh",

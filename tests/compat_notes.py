@@ -467,10 +467,10 @@ NOT_SUPPORTED = [
     ("torch.Size", "shapes are plain tuples", ("Size",)),
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
-    ("torch.nn.Conv1d, Conv2d, MaxPool2d, BatchNorm2d, GroupNorm, RMSNorm, Flatten, SiLU, ELU, "
+    ("torch.nn.Conv1d, Conv2d, MaxPool2d, BatchNorm2d, GroupNorm, RMSNorm, SiLU, ELU, "
      "Softplus, EmbeddingBag", "no such layers yet (F.silu and F.softplus exist as functions)",
      ("nn.Conv1d", "nn.Conv2d", "nn.MaxPool2d", "nn.BatchNorm2d", "nn.GroupNorm", "nn.RMSNorm",
-      "nn.Flatten", "nn.SiLU", "nn.Softplus", "nn.EmbeddingBag")),
+      "nn.SiLU", "nn.Softplus", "nn.EmbeddingBag")),
     ("torch.nn.functional conv1d, conv2d, max_pool2d, interpolate, relu6, glu, logsigmoid, "
      "smooth_l1_loss, huber_loss", "not implemented",
      ("nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.max_pool2d",

@@ -32,6 +32,8 @@ CASES = {
     "rsqrt": (lambda x: x.rsqrt(), (t64(5, low=0.5),)),
     "reciprocal": (lambda x: mg.reciprocal(x), (t64(5, low=0.5),)),
     "square": (lambda x: x.square(), (t64(2, 3),)),
+    "nn.Flatten, nn.Unflatten": (lambda x: mg.nn.Unflatten(1, (3, -1))(mg.nn.Flatten()(x)) ** 2,
+                                 (t64(2, 3, 2, 2),)),
     "floor, ceil, round, trunc, sign (zero)":
         (lambda x: x.floor() + x.ceil() * 2 + x.round() + x.trunc() + x.sign(),
          (mg.tensor(rng.uniform(0.1, 0.4, 6) + np.arange(6), requires_grad=True),)),
