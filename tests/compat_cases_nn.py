@@ -23,6 +23,14 @@ def fill(lib, module, seed=0, scale=0.5):
 # --- torch.nn.functional -------------------------------------------------------------------
 
 @add
+@case("F.pairwise_distance", inputs=(f32(4, 3), f32(4, 3)))
+def _(lib, a, b):
+    F = lib.nn.functional
+    return (F.pairwise_distance(a, b), F.pairwise_distance(a, b, p=1.0, keepdim=True),
+            F.pairwise_distance(a[0], b[0], eps=0.0), F.pairwise_distance(a, a.detach()))
+
+
+@add
 @case("nn.Flatten", "nn.Unflatten", inputs=(f32(2, 3, 2, 4),))
 def _(lib, x):
     nn = lib.nn

@@ -454,8 +454,9 @@ NOT_SUPPORTED = [
     ("torch.median, mode, kthvalue, quantile, var_mean, std_mean, count_nonzero",
      "use sort, var and mean, or the sum of a comparison",
      ("median", "mode", "kthvalue", "quantile", "var_mean", "std_mean", "count_nonzero")),
-    ("torch.nan_to_num, fmod, lerp, addmm, baddbmm", "write the arithmetic out",
-     ("nan_to_num", "fmod", "lerp", "addmm", "baddbmm")),
+    ("torch.nan_to_num, fmod, lerp, addmm, baddbmm, cdist", "write the arithmetic out "
+     "(cdist: `(a[:, None] - b[None]).norm(dim=-1)`)",
+     ("nan_to_num", "fmod", "lerp", "addmm", "baddbmm", "cdist")),
     ("Tensor.sigmoid_, exp_ and other in-place activations", "use the out-of-place "
      "forms; the in-place writes minigrad has are t[idx] = v, relu_, masked_fill_, scatter_, "
      "index_fill_, index_add_, clamp_, fill_, zero_, add_/sub_/mul_/div_, +=, -=, *=, /=",

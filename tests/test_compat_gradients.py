@@ -32,6 +32,8 @@ CASES = {
     "rsqrt": (lambda x: x.rsqrt(), (t64(5, low=0.5),)),
     "reciprocal": (lambda x: mg.reciprocal(x), (t64(5, low=0.5),)),
     "square": (lambda x: x.square(), (t64(2, 3),)),
+    "F.pairwise_distance": (lambda a, b: F.pairwise_distance(a, b) + F.pairwise_distance(
+        a, b, p=3.0, keepdim=True).squeeze(1), (t64(4, 3), t64(4, 3))),
     "nn.Flatten, nn.Unflatten": (lambda x: mg.nn.Unflatten(1, (3, -1))(mg.nn.Flatten()(x)) ** 2,
                                  (t64(2, 3, 2, 2),)),
     "floor, ceil, round, trunc, sign (zero)":
