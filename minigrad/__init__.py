@@ -57,7 +57,7 @@ from .sampling import bernoulli, multinomial, normal
 from .serialization import load, save
 from .tensor import Tensor
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
@@ -113,7 +113,7 @@ _register_pytorch_paths()
 # `torch.optim` and `torch.utils.data` are after `import torch`. They are imported on first
 # use, so the core never imports the layers built on it. The applications are not listed:
 # they are programs built on minigrad, not parts of it.
-_LAZY_SUBMODULES = ("models", "nn", "onnx", "optim", "utils", "viz")
+_LAZY_SUBMODULES = ("models", "nn", "onnx", "optim", "utils", "version", "viz")
 
 
 def __getattr__(name):

@@ -252,6 +252,13 @@ def _(lib, x):
 
 
 @add
+@case("version.cuda", "version.hip", "version.__version__")
+def _(lib):
+    return (lib.version.cuda, lib.version.hip, lib.version.__version__ == lib.__version__,
+            isinstance(lib.version.__version__, str))
+
+
+@add
 @case("Tensor.detach_", inputs=(f32(3),))
 def _(lib, x):
     h = x * 2
