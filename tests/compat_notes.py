@@ -491,6 +491,10 @@ NOT_SUPPORTED = [
      "F.log_softmax(...).gather(...)", ("distributions",)),
     ("Tensor.is_inference", "inference_mode() is no_grad() here, so no tensor is an "
      "inference tensor; test requires_grad instead", ("Tensor.is_inference",)),
+    ("torch.utils.checkpoint, torch.hub, torch.export, torch.set_flush_denormal",
+     "call the function without checkpointing (it recomputes nothing, so it uses more "
+     "memory); load weights from a file with load; export with onnx.export",
+     ("utils.checkpoint", "hub", "export", "set_flush_denormal")),
     ("the optimizers' maximize=True", "minimise the negated objective", ()),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
      "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), nn.TransformerEncoder("
