@@ -54,6 +54,7 @@ from .platform.tensortypes import (BoolTensor, ByteTensor, CharTensor, DoubleTen
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
 from .sampling import bernoulli, multinomial, normal
+from .printing import set_printoptions
 from .serialization import load, save
 from .tensor import Tensor
 
@@ -83,8 +84,8 @@ __all__ = [
     "randint_like", "randn", "randn_like", "randperm", "reciprocal", "relu", "remainder",
     "repeat_interleave", "reshape", "result_type", "roll", "round", "rsqrt", "save", "scatter",
     "scatter_add", "seed", "select", "set_backend", "set_default_dtype",
-    "set_float32_matmul_precision", "set_grad_enabled", "set_num_threads", "set_rng_state",
-    "short", "sigmoid", "sign", "sin", "softmax", "sort", "split", "sqrt", "square", "squeeze",
+    "set_float32_matmul_precision", "set_grad_enabled", "set_num_threads", "set_printoptions",
+    "set_rng_state", "short", "sigmoid", "sign", "sin", "softmax", "sort", "split", "sqrt", "square", "squeeze",
     "stack", "std", "sub", "sum", "t", "tanh", "tensor", "topk", "transpose", "tril", "triu",
     "trunc", "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unsqueeze",
     "use_deterministic_algorithms", "var", "where", "zeros", "zeros_like",

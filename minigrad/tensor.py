@@ -19,6 +19,7 @@ from .autograd.function import _node_of, register_tensor_class
 from .autograd.hooks import RetainGrad, add_pre_hook
 from .platform.device import check_device
 from .grad_mode import is_grad_enabled
+from .printing import array_text
 # PyTorch's further Tensor methods, grouped by kind in modules of their own; Tensor inherits
 # them. Those modules reach this one's names at call time (the one import cycle the layering
 # test allows, by name).
@@ -167,7 +168,7 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
         return int(self.item())
 
     def __repr__(self):
-        body = np.array2string(self._array, separator=", ", prefix="tensor(", precision=4)
+        body = array_text(self._array, prefix="tensor(")
         extra = f", dtype={self.dtype}"
         if self.grad_fn is not None:
             extra += f", grad_fn=<{self.grad_fn.name()}>"

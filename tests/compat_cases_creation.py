@@ -252,6 +252,24 @@ def _(lib, x):
 
 
 @add
+@case("minigrad.set_printoptions")
+def _(lib):
+    x, long = lib.tensor([1.23456, 1e-5, 300.0]), lib.arange(10.0)
+    try:
+        lib.set_printoptions(precision=2, sci_mode=True)
+        sci = "1.23e+00" in repr(x) and "3.00e+02" in repr(x)
+        lib.set_printoptions(precision=3, sci_mode=False)
+        fixed = "300.000" in repr(x) and "e+" not in repr(x)
+        lib.set_printoptions(threshold=5, edgeitems=1)
+        cut = "..." in repr(long) and "5." not in repr(long)
+        lib.set_printoptions(profile="short")
+        short = "..." not in repr(long) and "1.23" in repr(x) and "1.235" not in repr(x)
+    finally:
+        lib.set_printoptions(profile="default")
+    return sci, fixed, cut, short, "1.2346" in repr(x)
+
+
+@add
 @case("version.cuda", "version.hip", "version.__version__")
 def _(lib):
     return (lib.version.cuda, lib.version.hip, lib.version.__version__ == lib.__version__,
