@@ -14,13 +14,15 @@ from minigrad.functional import one_hot  # re-exported, as in PyTorch
 
 from .functional_attention import attention, scaled_dot_product_attention
 from .functional_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
-                              cross_entropy, kl_div, l1_loss, mse_loss, nll_loss)
+                              cross_entropy, kl_div, l1_loss, margin_ranking_loss, mse_loss,
+                              nll_loss, pairwise_distance, triplet_margin_loss)
 
 __all__ = ["attention", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu", "kl_div",
-           "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "mse_loss", "nll_loss",
-           "normalize", "one_hot", "pad", "pairwise_distance", "relu",
-           "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh"]
+           "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "margin_ranking_loss",
+           "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance", "relu",
+           "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
+           "triplet_margin_loss"]
 
 
 # --- activations -----------------------------------------------------------------------------
@@ -131,12 +133,6 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Cosine of the angle between x1 and x2 along dim; each norm is floored at eps first."""
     return (normalize(x1, 2.0, dim, eps) * normalize(x2, 2.0, dim, eps)).sum(dim)
-
-
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """p-norm of x1 - x2 + eps over the last dim: (B, D), (B, D) -> (B,); the eps keeps the
-    norm's gradient finite where the two rows are equal."""
-    return (x1 - x2 + eps).norm(p, dim=-1, keepdim=keepdim)
 
 
 def embedding(input, weight, padding_idx=None):

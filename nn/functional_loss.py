@@ -1,4 +1,5 @@
-"""The losses of `torch.nn.functional` (cross entropy, NLL, MSE, L1, BCE, KL divergence).
+"""The losses of `torch.nn.functional` (cross entropy, NLL, MSE, L1, BCE, KL divergence, the
+margin ranking and triplet losses, with the pairwise distance the triplet loss measures).
 
 Each takes PyTorch's layouts and `reduction` ('mean', 'sum', 'none'), checks its arguments
 against each other and names itself in the error; `minigrad.nn.functional` re-exports them.
@@ -273,3 +274,37 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction, "kl_div")
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """max(0, -target * (input1 - input2) + margin) for (N,) scores and targets of +-1: the
+    first input should rank higher where target is 1, lower where it is -1."""
+    _no_legacy(size_average, reduce, "margin_ranking_loss")
+    if not (input1.shape == input2.shape == np.shape(_array_of(target))):
+        raise ValueError(f"margin_ranking_loss: input1 {input1.shape}, input2 {input2.shape} "
+                         f"and target {np.shape(_array_of(target))} must have one shape")
+    loss = (-target * (input1 - input2) + margin).clamp(min=0)
+    return _reduce(loss, reduction, "margin_ranking_loss")
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """p-norm of x1 - x2 + eps over the last dim: (B, D), (B, D) -> (B,); the eps keeps the
+    norm's gradient finite where the two rows are equal."""
+    return (x1 - x2 + eps).norm(p, dim=-1, keepdim=keepdim)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """max(0, d(anchor, positive) - d(anchor, negative) + margin) for (B, D) embeddings, d the
+    pairwise p-distance; with swap=True the negative's distance is the smaller of its
+    distances to the anchor and to the positive."""
+    _no_legacy(size_average, reduce, "triplet_margin_loss")
+    if not (anchor.shape == positive.shape == negative.shape):
+        raise ValueError(f"triplet_margin_loss: anchor {anchor.shape}, positive "
+                         f"{positive.shape} and negative {negative.shape} must have one shape")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + d_pos - d_neg).clamp(min=0), reduction, "triplet_margin_loss")

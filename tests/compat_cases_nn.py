@@ -31,6 +31,18 @@ def _(lib, a, b):
 
 
 @add
+@case("F.triplet_margin_loss", "F.margin_ranking_loss",
+      inputs=(f32(5, 3), f32(5, 3), f32(5, 3), f32(6), f32(6)))
+def _(lib, a, p, n, s1, s2):
+    F = lib.nn.functional
+    target = lib.tensor([1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
+    return (F.triplet_margin_loss(a, p, n), F.triplet_margin_loss(a, p, n, reduction="none"),
+            F.triplet_margin_loss(a, p, n, margin=2.0, p=1.0, swap=True, reduction="sum"),
+            F.margin_ranking_loss(s1, s2, target),
+            F.margin_ranking_loss(s1, s2, target, margin=0.5, reduction="none"))
+
+
+@add
 @case("nn.Flatten", "nn.Unflatten", inputs=(f32(2, 3, 2, 4),))
 def _(lib, x):
     nn = lib.nn

@@ -34,6 +34,12 @@ CASES = {
     "square": (lambda x: x.square(), (t64(2, 3),)),
     "F.pairwise_distance": (lambda a, b: F.pairwise_distance(a, b) + F.pairwise_distance(
         a, b, p=3.0, keepdim=True).squeeze(1), (t64(4, 3), t64(4, 3))),
+    "F.triplet_margin_loss": (lambda a, p, n: F.triplet_margin_loss(a, p, n, margin=3.0) +
+                              F.triplet_margin_loss(a, p, n, 3.0, p=3.0, swap=True),
+                              (t64(4, 3), t64(4, 3), t64(4, 3))),
+    "F.margin_ranking_loss": (lambda a, b: F.margin_ranking_loss(  # margin keeps away from 0
+        a, b, mg.tensor([1.0, -1.0, 1.0, -1.0], dtype=mg.float64), margin=10.0),
+        (t64(4), t64(4))),
     "nn.Flatten, nn.Unflatten": (lambda x: mg.nn.Unflatten(1, (3, -1))(mg.nn.Flatten()(x)) ** 2,
                                  (t64(2, 3, 2, 2),)),
     "floor, ceil, round, trunc, sign (zero)":
