@@ -487,11 +487,11 @@ NOT_SUPPORTED = [
       "optim.lr_scheduler.ReduceLROnPlateau")),
     ("the optimizers' maximize=True", "minimise the negated objective", ()),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
-     "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), nn.TransformerEncoder("
-     "enable_nested_tensor=, mask_check=), nn.BatchNorm1d(bias=, momentum=None), "
+     "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), nn.BatchNorm1d(bias=, "
+     "momentum=None), "
      "register_forward_hook(prepend=, always_call=)",
      "keyword arguments minigrad does not take (an error names them): renormalise or scale "
-     "the embedding yourself, omit the Transformer's nested-tensor switches", ()),
+     "the embedding yourself", ()),
     ("nn.Module.register_full_backward_hook, register_full_backward_pre_hook, "
      "register_forward_hook(with_kwargs=True), the state-dict hooks "
      "(register_state_dict_post_hook, register_load_state_dict_post_hook, ...), bfloat16()",
