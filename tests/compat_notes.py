@@ -256,7 +256,7 @@ def _optimizer_and_scheduler_state(torch, mg):
         opt.step()
         state = opt.state_dict()
         assert isinstance(state["state"][0]["step"], step_type)
-        assert ("maximize" in state["param_groups"][0]) is (lib is torch)
+        assert state["param_groups"][0]["maximize"] is False
         sched = lib.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 ** epoch)
         assert ("lr_lambdas" in sched.state_dict()) is (lib is torch)
         opt.param_groups[0]["initial_lr"] = 0.1  # resuming at epoch 5 with an undecayed lr
@@ -420,8 +420,7 @@ DIFFERENCES = [
      _retained_grad_under_create_graph),
     ("Optimizer and scheduler state dicts hold plain values.",
      "An optimizer's per-parameter `step` is a Python int (PyTorch keeps a float32 tensor, so "
-     "`float(state['step'])` reads both), its `param_groups` have no `maximize` or "
-     "`decoupled_weight_decay` entries (neither option exists), and a scheduler's "
+     "`float(state['step'])` reads both), and a scheduler's "
      "`state_dict()` holds its public attributes only (no `lr_lambdas`, `_step_count`, ...). "
      "Each library loads its own state dicts; a resumed run continues exactly as the "
      "uninterrupted one. A scheduler built with `last_epoch=N` computes its rate from "
@@ -485,7 +484,6 @@ NOT_SUPPORTED = [
       "optim.lr_scheduler.CosineAnnealingWarmRestarts", "optim.lr_scheduler.OneCycleLR",
       "optim.lr_scheduler.ExponentialLR", "optim.lr_scheduler.MultiStepLR",
       "optim.lr_scheduler.ReduceLROnPlateau")),
-    ("the optimizers' maximize=True", "minimise the negated objective", ()),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
      "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), nn.BatchNorm1d(bias=, "
      "momentum=None), "
