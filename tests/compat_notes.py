@@ -422,8 +422,8 @@ DIFFERENCES = [
      "An optimizer's per-parameter `step` is a Python int (PyTorch keeps a float32 tensor, so "
      "`float(state['step'])` reads both), and a scheduler's "
      "`state_dict()` holds its public attributes only (no `lr_lambdas`, `_step_count`, ...). "
-     "Each library loads its own state dicts; a resumed run continues exactly as the "
-     "uninterrupted one. A scheduler built with `last_epoch=N` computes its rate from "
+     "Each library loads the other's optimizer state dicts (PyTorch's files through "
+     "`minigrad.load`) and a resumed run continues exactly as the uninterrupted one. A scheduler built with `last_epoch=N` computes its rate from "
      "`initial_lr` in closed form, where PyTorch's StepLR continues from the optimizer's "
      "current rate; the two agree when the optimizer's state dict was loaded first.",
      _optimizer_and_scheduler_state),
