@@ -475,10 +475,10 @@ NOT_SUPPORTED = [
     ("torch.nn.init.trunc_normal_, orthogonal_, eye_", "use normal_ and clamp_",
      ("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_")),
     ("torch.optim.RMSprop, Adagrad; lr_scheduler CosineAnnealingLR, "
-     "CosineAnnealingWarmRestarts, OneCycleLR, ExponentialLR, MultiStepLR, ReduceLROnPlateau",
+     "OneCycleLR, ExponentialLR, MultiStepLR, ReduceLROnPlateau",
      "LambdaLR expresses any schedule",
      ("optim.RMSprop", "optim.Adagrad", "optim.lr_scheduler.CosineAnnealingLR",
-      "optim.lr_scheduler.CosineAnnealingWarmRestarts", "optim.lr_scheduler.OneCycleLR",
+      "optim.lr_scheduler.OneCycleLR",
       "optim.lr_scheduler.ExponentialLR", "optim.lr_scheduler.MultiStepLR",
       "optim.lr_scheduler.ReduceLROnPlateau")),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "

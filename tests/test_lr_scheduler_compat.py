@@ -88,3 +88,39 @@ def test_lambdalr_state_dict_as_pytorch_and_across_libraries():
         assert _lrs(resumed, 3) == pytest.approx(want, rel=1e-12)
     with pytest.raises(ValueError, match="lr_lambdas"):
         scheds[mg].load_state_dict({**m_state, "lr_lambdas": [None, None]})
+
+
+@pytest.mark.parametrize("T_mult,eta_min", [(1, 0.0), (2, 0.01), (3, 0.0)])
+def test_cosine_warm_restarts_as_pytorch(T_mult, eta_min):
+    got, states = {}, {}
+    for lib in (torch, mg):
+        sched = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(_opt(lib), 2, T_mult, eta_min)
+        lrs = [sched.get_last_lr()[0]] + _lrs(sched, 12)
+        for epoch in range(6):  # PyTorch's documented per-batch use: fractional epochs
+            for batch in range(3):
+                sched.step(epoch + batch / 3)
+                lrs.append(sched.get_last_lr()[0])
+        sched.step(20)
+        lrs.append(sched.get_last_lr()[0])
+        got[lib], states[lib] = lrs, sched.state_dict()
+    assert got[mg] == pytest.approx(got[torch], rel=1e-12, abs=1e-15)
+    assert states[mg] == pytest.approx(_bookkeeping_free(states[torch]))
+
+
+def test_cosine_warm_restarts_resume_and_errors():
+    got = {}
+    for lib in (torch, mg):
+        opt = _opt(lib)
+        opt.param_groups[0]["initial_lr"] = 0.1
+        sched = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, 3, last_epoch=4)
+        got[lib] = [sched.get_last_lr()[0]] + _lrs(sched, 5)
+    assert got[mg] == pytest.approx(got[torch], rel=1e-12)
+    for args in ((0,), (2.0,), (2, 0), (2, 1, "0")):
+        with pytest.raises(ValueError) as want:
+            torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(_opt(torch), *args)
+        with pytest.raises(ValueError, match="Expected") as have:
+            mg.optim.lr_scheduler.CosineAnnealingWarmRestarts(_opt(mg), *args)
+        assert str(have.value) == str(want.value)
+    sched = mg.optim.lr_scheduler.CosineAnnealingWarmRestarts(_opt(mg), 2)
+    with pytest.raises(ValueError, match="non-negative epoch"):
+        sched.step(-1)

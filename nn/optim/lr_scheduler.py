@@ -188,6 +188,60 @@ class StepLR(LRScheduler):
                 for base in self.base_lrs]
 
 
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR (Loshchilov & Hutter): within each period the rate falls along half a cosine from
+    initial_lr to eta_min, then restarts; periods last T_0, T_0 * T_mult, T_0 * T_mult^2, ...
+
+        lr = eta_min + (initial_lr - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2
+
+    T_cur counts the steps since the last restart and T_i is the current period's length.
+    `step(epoch)` may take a fractional epoch (e.g. epoch + batch / batches_per_epoch) and
+    finds its period in closed form, as PyTorch's does (without the deprecation warning).
+    """
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
+                             f"{type(eta_min)}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur
+                                                                     / self.T_i)) / 2
+                for base in self.base_lrs]
+
+    def step(self, epoch=None):
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0  # the constructor's step: the start of the first period
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur %= self.T_i
+                self.T_i *= self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch < self.T_0:
+            self.T_i, self.T_cur = self.T_0, epoch
+        elif self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        else:  # periods before n sum to T_0 (T_mult^n - 1) / (T_mult - 1)
+            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult ** n
+        self.last_epoch = math.floor(epoch)
+        lrs = self.get_lr()
+        for g, lr in zip(self.optimizer.param_groups, lrs):
+            g["lr"] = lr
+        self._last_lr = lrs
+
+
 def noam_lr(step, d_model, warmup_steps=4000, factor=1.0):
     """The Transformer's rate at `step` (counted from 1): linear warm-up, then 1/sqrt decay."""
     if step < 1:
@@ -215,4 +269,5 @@ class WarmupScheduler(LRScheduler):
         return [lr] * len(self.optimizer.param_groups)
 
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "WarmupScheduler", "noam_lr"]
+__all__ = ["CosineAnnealingWarmRestarts", "LRScheduler", "LambdaLR", "StepLR",
+           "WarmupScheduler", "noam_lr"]
