@@ -59,6 +59,13 @@ def _(lib):
 
 
 @add
+@case("optim.lr_scheduler.ExponentialLR")
+def _(lib):
+    return _train(lib, lambda p: lib.optim.SGD(p, lr=0.1),
+                  schedule=lambda o: lib.optim.lr_scheduler.ExponentialLR(o, 0.7), steps=5)
+
+
+@add
 @case("optim.lr_scheduler.CosineAnnealingWarmRestarts")
 def _(lib):
     sched = lib.optim.lr_scheduler

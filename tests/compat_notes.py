@@ -475,11 +475,10 @@ NOT_SUPPORTED = [
     ("torch.nn.init.trunc_normal_, orthogonal_, eye_", "use normal_ and clamp_",
      ("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_")),
     ("torch.optim.RMSprop, Adagrad; lr_scheduler CosineAnnealingLR, "
-     "OneCycleLR, ExponentialLR, MultiStepLR, ReduceLROnPlateau",
+     "OneCycleLR, MultiStepLR, ReduceLROnPlateau",
      "LambdaLR expresses any schedule",
      ("optim.RMSprop", "optim.Adagrad", "optim.lr_scheduler.CosineAnnealingLR",
-      "optim.lr_scheduler.OneCycleLR",
-      "optim.lr_scheduler.ExponentialLR", "optim.lr_scheduler.MultiStepLR",
+      "optim.lr_scheduler.OneCycleLR", "optim.lr_scheduler.MultiStepLR",
       "optim.lr_scheduler.ReduceLROnPlateau")),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
      "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), nn.BatchNorm1d(bias=, "

@@ -124,3 +124,21 @@ def test_cosine_warm_restarts_resume_and_errors():
     sched = mg.optim.lr_scheduler.CosineAnnealingWarmRestarts(_opt(mg), 2)
     with pytest.raises(ValueError, match="non-negative epoch"):
         sched.step(-1)
+
+
+def test_exponential_lr_as_pytorch():
+    got = {}
+    for lib in (torch, mg):
+        sched = lib.optim.lr_scheduler.ExponentialLR(_opt(lib), 0.7)
+        lrs = [sched.get_last_lr()[0]] + _lrs(sched, 4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sched.step(6)
+        lrs.append(sched.get_last_lr()[0])
+        opt = _opt(lib, lr=0.05)  # resumed: continues from the optimizer's rate
+        opt.param_groups[0]["initial_lr"] = 0.1
+        resumed = lib.optim.lr_scheduler.ExponentialLR(opt, 0.7, last_epoch=3)
+        lrs += [resumed.get_last_lr()[0]] + _lrs(resumed, 2)
+        got[lib] = lrs
+        assert "_constructing" not in resumed.state_dict()
+    assert got[mg] == pytest.approx(got[torch], rel=1e-12)

@@ -21,9 +21,9 @@ You Need" ramps the rate up linearly for `warmup_steps` updates, then lets it de
 The two branches meet at step == warmup, where the rate peaks. Steps count from 1.
 
 LambdaLR and WarmupScheduler are closed-form functions of `last_epoch` and the groups' initial
-rates; StepLR, as PyTorch's, multiplies the optimizer's current rate by gamma every step_size
-steps (so a StepLR built with last_epoch=N continues from the rate the optimizer holds), and
-uses the closed form only for `step(epoch)`.
+rates; StepLR and ExponentialLR, as PyTorch's, multiply the optimizer's current rate by gamma
+(so one built with last_epoch=N continues from the rate the optimizer holds), and use the
+closed form only for `step(epoch)`; CosineAnnealingWarmRestarts follows its restart periods.
 """
 from __future__ import annotations
 
@@ -49,7 +49,13 @@ class LRScheduler:
                            f"first)")
         self.base_lrs = [g["initial_lr"] for g in groups]
         self.last_epoch = last_epoch
-        self.step()
+        # a chained schedule keeps the optimizer's rate on this first step (resuming must not
+        # decay it once more); not an attribute afterwards, so not in the state dict
+        self._constructing = True
+        try:
+            self.step()
+        finally:
+            del self._constructing
 
     def get_lr(self):
         """The learning rate of every group at `self.last_epoch`."""
@@ -188,6 +194,22 @@ class StepLR(LRScheduler):
                 for base in self.base_lrs]
 
 
+class ExponentialLR(LRScheduler):
+    """lr = initial_lr * gamma ** last_epoch, chained as PyTorch's: each step multiplies the
+    optimizer's current rate by gamma (`step(epoch)` uses the closed form)."""
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        lrs = [g["lr"] for g in self.optimizer.param_groups]
+        return lrs if getattr(self, "_constructing", False) else [lr * self.gamma for lr in lrs]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+
+
 class CosineAnnealingWarmRestarts(LRScheduler):
     """SGDR (Loshchilov & Hutter): within each period the rate falls along half a cosine from
     initial_lr to eta_min, then restarts; periods last T_0, T_0 * T_mult, T_0 * T_mult^2, ...
@@ -269,5 +291,5 @@ class WarmupScheduler(LRScheduler):
         return [lr] * len(self.optimizer.param_groups)
 
 
-__all__ = ["CosineAnnealingWarmRestarts", "LRScheduler", "LambdaLR", "StepLR",
-           "WarmupScheduler", "noam_lr"]
+__all__ = ["CosineAnnealingWarmRestarts", "ExponentialLR", "LRScheduler", "LambdaLR",
+           "StepLR", "WarmupScheduler", "noam_lr"]
