@@ -82,7 +82,8 @@ class BertEncoder(Module):
         self.dropout = Dropout(dropout)
         layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
                                         activation="gelu", batch_first=True)
-        self.encoder = TransformerEncoder(layer, num_layers)
+        # padded positions keep their values in eval mode too (no nested-tensor zeroing)
+        self.encoder = TransformerEncoder(layer, num_layers, enable_nested_tensor=False)
         self.pooler = Linear(d_model, d_model)
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None):

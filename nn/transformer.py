@@ -16,9 +16,11 @@ memory. A hook on one of those modules turns its fusion off, so that the hook se
 from __future__ import annotations
 
 import copy
+import warnings
 
 import numpy as np
 
+from minigrad.grad_mode import is_grad_enabled
 from minigrad.tensor import Tensor
 
 from . import functional as F
@@ -141,18 +143,80 @@ def _stack(module, layer, num_layers, norm):
 
 
 class TransformerEncoder(Module):
-    """A stack of `num_layers` copies of an encoder layer, optionally ending with a norm."""
+    """A stack of `num_layers` copies of an encoder layer, optionally ending with a norm.
 
-    def __init__(self, encoder_layer, num_layers, norm=None):
+    `enable_nested_tensor` and `mask_check` are PyTorch's switches for its inference fast path,
+    which packs a padded batch into a nested tensor (`mask_check`: after checking that every
+    row's padding is at its end). minigrad has no nested tensors, but the path changes values
+    at one place: the padded positions of the stack's output come back as zeros (before the
+    final norm). So when PyTorch would take the path (`use_nested_tensor`, eval mode, a
+    (B, S, D) input with a padding mask and no attention mask, no gradient being recorded),
+    minigrad zeroes those positions too, and with a layer that rules the path out it gives
+    PyTorch's warning.
+    """
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
+                 mask_check=True):
         super().__init__()
         _stack(self, encoder_layer, num_layers, norm)
+        self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+        why_not = _why_no_nested_tensor(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why_not}", stacklevel=2)
+            self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         x = src
         for layer in self.layers:
             x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
                       is_causal=bool(is_causal))
+        if self._nested_path(src, mask, src_key_padding_mask):
+            keep = ~_padding(src_key_padding_mask)  # (B, S): the path needs batch_first
+            x = x * Tensor._wrap(keep[..., None].astype(x._array.dtype))
         return self.norm(x) if self.norm is not None else x
+
+    def _nested_path(self, src, mask, key_padding_mask):
+        """Whether PyTorch's forward would run this batch as a nested tensor."""
+        first = self.layers[0]
+        if (not getattr(self, "use_nested_tensor", False) or first.training or src.ndim != 3
+                or key_padding_mask is None or mask is not None):
+            return False
+        if self.mask_check:
+            pad = _padding(key_padding_mask)
+            if (np.diff(pad.astype(np.int8), axis=1) < 0).any():  # padding before a token
+                return False
+        return not (is_grad_enabled() and any(p.requires_grad for p in first.parameters()))
+
+
+def _padding(key_padding_mask):
+    """A key padding mask as booleans, True where padded (a float mask marks them with -inf)."""
+    m = np.asarray(key_padding_mask._array if isinstance(key_padding_mask, Tensor)
+                   else key_padding_mask)
+    return m if m.dtype == np.bool_ else np.isneginf(m)
+
+
+def _why_no_nested_tensor(layer):
+    """PyTorch's reason (same words) why a stack of `layer` cannot use nested tensors, or ''."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return f"{name}.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return (f"{name}.self_attn.batch_first was not True"
+                "(use batch_first for better inference performance)")
+    if layer.self_attn.in_proj_bias is None:
+        return f"{name}.self_attn was passed bias=False"
+    if layer.activation not in (F.relu, F.gelu):
+        return f"{name}.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return f"{name}.norm1.eps was not equal to {name}.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return f"{name}.self_attn.num_heads is odd"
+    return ""
 
 
 class TransformerDecoder(Module):

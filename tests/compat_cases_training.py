@@ -58,6 +58,23 @@ def _(lib):
             issubclass(sched.StepLR, sched.LRScheduler))
 
 
+@add
+@case("optim.lr_scheduler.ExponentialLR")
+def _(lib):
+    return _train(lib, lambda p: lib.optim.SGD(p, lr=0.1),
+                  schedule=lambda o: lib.optim.lr_scheduler.ExponentialLR(o, 0.7), steps=5)
+
+
+@add
+@case("optim.lr_scheduler.CosineAnnealingWarmRestarts")
+def _(lib):
+    sched = lib.optim.lr_scheduler
+    return (_train(lib, lambda p: lib.optim.SGD(p, lr=0.1),
+                   schedule=lambda o: sched.CosineAnnealingWarmRestarts(o, 2, 2, 0.01), steps=8),
+            _train(lib, lambda p: lib.optim.Adam(p, lr=0.1),
+                   schedule=lambda o: sched.CosineAnnealingWarmRestarts(o, 3), steps=7))
+
+
 # --- grad modes, save and load -----------------------------------------------------------------
 
 @add

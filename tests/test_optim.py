@@ -352,7 +352,9 @@ def test_scheduler_state_dict_round_trip(tmp_path):
         assert sched2.get_last_lr() == sched.get_last_lr()
         assert opt2.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
     lam = LambdaLR(opt, lambda e: 1.0)
-    assert "lr_lambdas" not in lam.state_dict()
+    assert lam.state_dict()["lr_lambdas"] == [None]  # as PyTorch: a function is not saved
+    mg.save(lam.state_dict(), tmp_path / "lam.npz")
+    LambdaLR(opt2, lambda e: 1.0).load_state_dict(mg.load(tmp_path / "lam.npz"))
 
 
 # --- gradient clipping -------------------------------------------------------------------------

@@ -324,7 +324,11 @@ def test_values_at_padded_source_positions_do_not_leak(norm_first):
         mem = model.encoder(mg.tensor(src), src_key_padding_mask=src_pad).numpy()
         mem2 = model.encoder(mg.tensor(garbage), src_key_padding_mask=src_pad).numpy()
         np.testing.assert_allclose(mem2[~src_pad], mem[~src_pad], rtol=1e-10, atol=1e-10)
-        assert np.abs(mem2[src_pad] - mem[src_pad]).max() > 1e-3  # they did change there
+        if norm_first:  # PyTorch's nested-tensor path is off for pre-norm layers
+            assert np.abs(mem2[src_pad] - mem[src_pad]).max() > 1e-3  # they did change there
+        else:  # as that path: padded positions are zeros before the final norm
+            np.testing.assert_array_equal(mem2[src_pad], mem[src_pad])
+            assert np.allclose(mem[src_pad], model.encoder.norm.bias.numpy())
         out = model(mg.tensor(src), mg.tensor(tgt), tgt_mask=mask, src_key_padding_mask=src_pad,
                     memory_key_padding_mask=src_pad).numpy()
         out2 = model(mg.tensor(garbage), mg.tensor(tgt), tgt_mask=mask,

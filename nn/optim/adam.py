@@ -11,7 +11,8 @@ g_i, whose weights sum to 1 - beta1^t, not 1: early averages are too small (afte
 with beta1 = 0.9, m is 0.1 * g). Dividing by (1 - beta1^t), and v by (1 - beta2^t), undoes
 that shrinkage; as t grows the corrections tend to 1 and fade away.
 
-PyTorch's update (t counts from 1), which this reproduces up to float rounding:
+PyTorch's update (t counts from 1), which this reproduces up to float rounding
+(maximize=True negates grad first):
 
     g = grad + weight_decay * p                   (Adam: L2 penalty inside the gradient)
     p = p * (1 - lr * weight_decay)               (AdamW instead: decay the weight directly)
@@ -55,14 +56,14 @@ _COMPILED = (np.dtype(np.float32), np.dtype(np.float64))  # dtypes kernels.adam_
 class Adam(Optimizer):
     """Adam as `torch.optim.Adam`; state per parameter: step, exp_avg, exp_avg_sq(, max_...)."""
 
-    _decoupled = False  # AdamW sets True: weight decay applied to p rather than to the gradient
-
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, foreach=None, capturable=False, differentiable=False,
-                 fused=None):
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        # decoupled_weight_decay=True is AdamW (weight decay applied to p, not the gradient)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        amsgrad=amsgrad, foreach=foreach, capturable=capturable,
-                        differentiable=differentiable, fused=fused)
+                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def _check_group(self, group):
@@ -99,7 +100,7 @@ class Adam(Optimizer):
         for p in params:
             state = self.state[p]
             if p._array.size > SMALL or not p._array.flags.c_contiguous:
-                self._update(p, p.grad._array, state, group)
+                self._update(p, self._grad(p, group), state, group)
                 continue
             self._init_state(p, state, group)
             together[p._array.dtype, state["step"]].append(p)
@@ -126,9 +127,10 @@ class Adam(Optimizer):
         state["step"] += 1
         beta1, beta2 = group["betas"]
         vmax = state["max_exp_avg_sq"]._array if group["amsgrad"] else None
-        kernels.adam_step(p._array, p.grad._array, state["exp_avg"]._array,
+        kernels.adam_step(p._array, self._grad(p, group), state["exp_avg"]._array,
                           state["exp_avg_sq"]._array, vmax, group["lr"], beta1, beta2,
-                          group["eps"], group["weight_decay"], self._decoupled, state["step"])
+                          group["eps"], group["weight_decay"], group["decoupled_weight_decay"],
+                          state["step"])
         return True
 
     def _update_flat(self, params, group, t):
@@ -136,6 +138,8 @@ class Adam(Optimizer):
         names = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if group["amsgrad"] else [])
         flat = [np.concatenate([p._array.reshape(-1) for p in params]),
                 np.concatenate([p.grad._array.reshape(-1) for p in params])]
+        if group["maximize"]:  # the concatenation is a copy: negate it in place
+            np.negative(flat[1], out=flat[1])
         flat += [np.concatenate([self.state[p][k]._array.reshape(-1) for p in params])
                  for k in names]
         scratch = np.empty((2, flat[0].size), flat[0].dtype)
@@ -163,7 +167,7 @@ class Adam(Optimizer):
         *vmax, tmp, g2 = rest
         beta1, beta2 = group["betas"]
         c = reference.adam_constants(group["lr"], beta1, beta2, group["eps"],
-                                     group["weight_decay"], self._decoupled, t)
+                                     group["weight_decay"], group["decoupled_weight_decay"], t)
         reference.adam_step(pc, gc, m, v, vmax[0] if vmax else None, tmp, g2, *c,
                             group["amsgrad"])
 
@@ -171,10 +175,10 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """AdamW as `torch.optim.AdamW`: Adam with decoupled weight decay (default 1e-2)."""
 
-    _decoupled = True
-
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, foreach=None, capturable=False, differentiable=False,
-                 fused=None):
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
-                         capturable=capturable, differentiable=differentiable, fused=fused)
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

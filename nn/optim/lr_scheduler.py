@@ -20,12 +20,16 @@ You Need" ramps the rate up linearly for `warmup_steps` updates, then lets it de
 
 The two branches meet at step == warmup, where the rate peaks. Steps count from 1.
 
-Schedules here are closed-form functions of `last_epoch` and the groups' initial rates, so two
-schedulers on one optimizer overwrite rather than compose each other.
+LambdaLR and WarmupScheduler are closed-form functions of `last_epoch` and the groups' initial
+rates; StepLR and ExponentialLR, as PyTorch's, multiply the optimizer's current rate by gamma
+(so one built with last_epoch=N continues from the rate the optimizer holds), and use the
+closed form only for `step(epoch)`; CosineAnnealingWarmRestarts follows its restart periods.
 """
 from __future__ import annotations
 
 import math
+import types
+import warnings
 
 import numpy as np
 
@@ -45,16 +49,28 @@ class LRScheduler:
                            f"first)")
         self.base_lrs = [g["initial_lr"] for g in groups]
         self.last_epoch = last_epoch
-        self.step()
+        # a chained schedule keeps the optimizer's rate on this first step (resuming must not
+        # decay it once more); not an attribute afterwards, so not in the state dict
+        self._constructing = True
+        try:
+            self.step()
+        finally:
+            del self._constructing
 
     def get_lr(self):
         """The learning rate of every group at `self.last_epoch`."""
         raise NotImplementedError(f"{type(self).__name__} does not define get_lr")
 
-    def step(self):
-        """Advance one step and write the new rates into the optimizer's groups."""
-        self.last_epoch += 1
-        lrs = list(self.get_lr())
+    def step(self, epoch=None):
+        """Advance one step (or jump to `epoch`, deprecated in PyTorch, which warns alike) and
+        write the new rates into the optimizer's groups."""
+        if epoch is None:
+            self.last_epoch += 1
+            lrs = list(self.get_lr())
+        else:
+            warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)
+            self.last_epoch = epoch
+            lrs = list(getattr(self, "_get_closed_form_lr", self.get_lr)())
         for g, lr in zip(self.optimizer.param_groups, lrs):
             g["lr"] = lr
         self._last_lr = lrs
@@ -75,10 +91,12 @@ class LRScheduler:
         (a whole number for `last_epoch`, a list as long for `base_lrs`), or nothing changes.
         """
         name = type(self).__name__
-        own = self.state_dict()
+        own = LRScheduler.state_dict(self)  # what a subclass adds, it loads itself
         if not isinstance(state_dict, dict):
             raise ValueError(f"{name}.load_state_dict: expected a dict, got "
                              f"{type(state_dict).__name__}")
+        # PyTorch's bookkeeping for its call-order warnings, which minigrad does not give
+        state_dict = {k: v for k, v in state_dict.items() if k not in _TORCH_BOOKKEEPING}
         problems = [f"unknown key {k!r}" for k in state_dict if k not in own]
         problems += [f"missing key {k!r}" for k in own if k not in state_dict]
         problems += [f"{k!r} should be like {own[k]!r}, got {state_dict[k]!r}"
@@ -94,6 +112,15 @@ class LRScheduler:
 
     def __repr__(self):
         return f"{type(self).__name__}(last_epoch={self.last_epoch}, lr={self._last_lr})"
+
+
+_TORCH_BOOKKEEPING = ("_step_count", "_is_initial", "_get_lr_called_within_step")
+_EPOCH_DEPRECATION = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
+    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
+    "epoch is different from None, the closed form is used instead of the new chainable form, "
+    "where available. Please open an issue if you are unable to replicate your use case: "
+    "https://github.com/pytorch/pytorch/issues/new/choose.")
 
 
 def _same_kind(mine, theirs):
@@ -125,6 +152,27 @@ class LambdaLR(LRScheduler):
     def get_lr(self):
         return [base * fn(self.last_epoch) for base, fn in zip(self.base_lrs, self.lr_lambdas)]
 
+    def state_dict(self):
+        """As PyTorch's: `lr_lambdas` holds None for a plain function (which cannot be saved)
+        and the attributes (`__dict__`) of a callable object, restored on load."""
+        state = super().state_dict()
+        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
+                               for fn in self.lr_lambdas]
+        return state
+
+    def load_state_dict(self, state_dict):
+        saved = state_dict.get("lr_lambdas") if isinstance(state_dict, dict) else None
+        if saved is not None and (not isinstance(saved, (list, tuple))
+                                  or len(saved) != len(self.lr_lambdas)):
+            raise ValueError(f"LambdaLR.load_state_dict (nothing was loaded): 'lr_lambdas' "
+                             f"should be a list of {len(self.lr_lambdas)}, got {saved!r}")
+        super().load_state_dict(
+            {k: v for k, v in state_dict.items() if k != "lr_lambdas"}
+            if isinstance(state_dict, dict) else state_dict)
+        for fn, attrs in zip(self.lr_lambdas, saved or ()):
+            if attrs is not None:
+                fn.__dict__.update(attrs)
+
 
 class StepLR(LRScheduler):
     """lr = initial_lr * gamma ** (last_epoch // step_size): decay by gamma every step_size."""
@@ -136,8 +184,84 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        lrs = [g["lr"] for g in self.optimizer.param_groups]
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return lrs
+        return [lr * self.gamma for lr in lrs]
+
+    def _get_closed_form_lr(self):
         return [base * self.gamma ** (self.last_epoch // self.step_size)
                 for base in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """lr = initial_lr * gamma ** last_epoch, chained as PyTorch's: each step multiplies the
+    optimizer's current rate by gamma (`step(epoch)` uses the closed form)."""
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        lrs = [g["lr"] for g in self.optimizer.param_groups]
+        return lrs if getattr(self, "_constructing", False) else [lr * self.gamma for lr in lrs]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR (Loshchilov & Hutter): within each period the rate falls along half a cosine from
+    initial_lr to eta_min, then restarts; periods last T_0, T_0 * T_mult, T_0 * T_mult^2, ...
+
+        lr = eta_min + (initial_lr - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2
+
+    T_cur counts the steps since the last restart and T_i is the current period's length.
+    `step(epoch)` may take a fractional epoch (e.g. epoch + batch / batches_per_epoch) and
+    finds its period in closed form, as PyTorch's does (without the deprecation warning).
+    """
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
+                             f"{type(eta_min)}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur
+                                                                     / self.T_i)) / 2
+                for base in self.base_lrs]
+
+    def step(self, epoch=None):
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0  # the constructor's step: the start of the first period
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur %= self.T_i
+                self.T_i *= self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch < self.T_0:
+            self.T_i, self.T_cur = self.T_0, epoch
+        elif self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        else:  # periods before n sum to T_0 (T_mult^n - 1) / (T_mult - 1)
+            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult ** n
+        self.last_epoch = math.floor(epoch)
+        lrs = self.get_lr()
+        for g, lr in zip(self.optimizer.param_groups, lrs):
+            g["lr"] = lr
+        self._last_lr = lrs
 
 
 def noam_lr(step, d_model, warmup_steps=4000, factor=1.0):
@@ -167,4 +291,5 @@ class WarmupScheduler(LRScheduler):
         return [lr] * len(self.optimizer.param_groups)
 
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "WarmupScheduler", "noam_lr"]
+__all__ = ["CosineAnnealingWarmRestarts", "ExponentialLR", "LRScheduler", "LambdaLR",
+           "StepLR", "WarmupScheduler", "noam_lr"]

@@ -129,7 +129,14 @@ class Optimizer:
     def _update_params(self, params, group):
         """Update every parameter of `group` that has a gradient (an optimizer may batch them)."""
         for p in params:
-            self._update(p, p.grad._array, self.state[p], group)
+            self._update(p, self._grad(p, group), self.state[p], group)
+
+    @staticmethod
+    def _grad(p, group):
+        """p's gradient array, negated (a copy) when the group maximizes: PyTorch negates the
+        gradient first, so weight decay still pulls towards zero."""
+        g = p.grad._array
+        return np.negative(g) if group.get("maximize") else g
 
     def _update(self, p, grad, state, group):
         """Change `p._array` in place, given its gradient array, its state dict and its group."""

@@ -11,7 +11,8 @@ Nesterov momentum steps along g + momentum * b: a look-ahead that corrects the v
 the gradient one step sooner. Weight decay adds weight_decay * p to the gradient (an L2
 penalty), pulling weights towards zero.
 
-PyTorch's update, which this reproduces operation for operation:
+PyTorch's update, which this reproduces operation for operation (maximize=True negates grad
+first, climbing the objective):
 
     g = grad + weight_decay * p                       (if weight_decay != 0)
     b = g (first step)  or  momentum * b + (1 - dampening) * g
@@ -31,10 +32,11 @@ class SGD(Optimizer):
     """SGD as `torch.optim.SGD` (momentum buffer kept in state['momentum_buffer'])."""
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
-                 nesterov=False, *, foreach=None, differentiable=False, fused=None):
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov, foreach=foreach,
-                        differentiable=differentiable, fused=fused)
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        foreach=foreach, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
     def _check_group(self, group):

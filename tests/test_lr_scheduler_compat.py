@@ -1,0 +1,144 @@
+"""Learning-rate schedulers against PyTorch: StepLR resumed with last_epoch=N (chained from
+the optimizer's current rate), step(epoch) (the closed form, with PyTorch's warning), and
+LambdaLR's state dict (`lr_lambdas`: None for a function, a callable object's attributes),
+loaded across the two libraries."""
+import warnings
+
+import pytest
+
+import minigrad as mg
+
+torch = pytest.importorskip("torch")
+
+
+class Decay:
+    """A callable object: its attributes are saved in LambdaLR's state dict."""
+
+    def __init__(self, rate):
+        self.rate = rate
+
+    def __call__(self, epoch):
+        return self.rate ** epoch
+
+
+def _opt(lib, lr=0.1):
+    return lib.optim.SGD([lib.ones(2, requires_grad=True)], lr=lr)
+
+
+def _lrs(sched, n):
+    out = []
+    for _ in range(n):
+        sched.optimizer.step()
+        sched.step()
+        out.append(sched.get_last_lr()[0])
+    return out
+
+
+@pytest.mark.parametrize("lr", [0.1, 0.025])  # an undecayed and an already decayed rate
+def test_steplr_built_with_last_epoch_continues_as_pytorch(lr):
+    got = {}
+    for lib in (torch, mg):
+        opt = _opt(lib, lr)
+        opt.param_groups[0]["initial_lr"] = 0.1
+        sched = lib.optim.lr_scheduler.StepLR(opt, 2, 0.5, last_epoch=4)
+        got[lib] = [sched.get_last_lr()[0]] + _lrs(sched, 6)
+    assert got[mg] == pytest.approx(got[torch], rel=1e-12)
+
+
+def test_steplr_step_epoch_is_the_closed_form_with_pytorch_warning():
+    got, warned = {}, {}
+    for lib in (torch, mg):
+        sched = lib.optim.lr_scheduler.StepLR(_opt(lib), 3, 0.1)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            sched.step(7)
+        got[lib] = sched.get_last_lr()[0]
+        warned[lib] = [str(w.message) for w in seen if "epoch parameter" in str(w.message)]
+    assert got[mg] == pytest.approx(got[torch], rel=1e-12) and got[mg] == pytest.approx(1e-3)
+    assert warned[mg] == warned[torch] and warned[mg]
+
+
+def _bookkeeping_free(state):
+    return {k: v for k, v in state.items()
+            if k not in ("_step_count", "_is_initial", "_get_lr_called_within_step")}
+
+
+def test_lambdalr_state_dict_as_pytorch_and_across_libraries():
+    scheds = {}
+    for lib in (torch, mg):
+        sched = lib.optim.lr_scheduler.LambdaLR(_opt(lib), [Decay(0.5)])
+        _lrs(sched, 3)
+        sched.lr_lambdas[0].rate = 0.8  # changed during training: the state dict keeps it
+        scheds[lib] = sched
+    t_state, m_state = scheds[torch].state_dict(), scheds[mg].state_dict()
+    assert m_state == pytest.approx(_bookkeeping_free(t_state))
+    assert m_state["lr_lambdas"] == [{"rate": 0.8}]
+    assert mg.optim.lr_scheduler.LambdaLR(_opt(mg), lambda e: 1.0).state_dict()["lr_lambdas"] \
+        == torch.optim.lr_scheduler.LambdaLR(_opt(torch), lambda e: 1.0).state_dict()["lr_lambdas"]
+    # each resumes from the other's state dict (after the optimizer's) and continues alike
+    want = _lrs(scheds[torch], 3)
+    for lib, state, other in ((mg, t_state, torch), (torch, m_state, mg)):
+        opt = _opt(lib)
+        opt.load_state_dict(
+            {"state": {}, "param_groups": scheds[other].optimizer.state_dict()["param_groups"]})
+        resumed = lib.optim.lr_scheduler.LambdaLR(opt, [Decay(0.5)])
+        resumed.load_state_dict(dict(state))
+        assert resumed.lr_lambdas[0].rate == 0.8
+        opt.param_groups[0]["lr"] = state["_last_lr"][0]
+        assert _lrs(resumed, 3) == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match="lr_lambdas"):
+        scheds[mg].load_state_dict({**m_state, "lr_lambdas": [None, None]})
+
+
+@pytest.mark.parametrize("T_mult,eta_min", [(1, 0.0), (2, 0.01), (3, 0.0)])
+def test_cosine_warm_restarts_as_pytorch(T_mult, eta_min):
+    got, states = {}, {}
+    for lib in (torch, mg):
+        sched = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(_opt(lib), 2, T_mult, eta_min)
+        lrs = [sched.get_last_lr()[0]] + _lrs(sched, 12)
+        for epoch in range(6):  # PyTorch's documented per-batch use: fractional epochs
+            for batch in range(3):
+                sched.step(epoch + batch / 3)
+                lrs.append(sched.get_last_lr()[0])
+        sched.step(20)
+        lrs.append(sched.get_last_lr()[0])
+        got[lib], states[lib] = lrs, sched.state_dict()
+    assert got[mg] == pytest.approx(got[torch], rel=1e-12, abs=1e-15)
+    assert states[mg] == pytest.approx(_bookkeeping_free(states[torch]))
+
+
+def test_cosine_warm_restarts_resume_and_errors():
+    got = {}
+    for lib in (torch, mg):
+        opt = _opt(lib)
+        opt.param_groups[0]["initial_lr"] = 0.1
+        sched = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, 3, last_epoch=4)
+        got[lib] = [sched.get_last_lr()[0]] + _lrs(sched, 5)
+    assert got[mg] == pytest.approx(got[torch], rel=1e-12)
+    for args in ((0,), (2.0,), (2, 0), (2, 1, "0")):
+        with pytest.raises(ValueError) as want:
+            torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(_opt(torch), *args)
+        with pytest.raises(ValueError, match="Expected") as have:
+            mg.optim.lr_scheduler.CosineAnnealingWarmRestarts(_opt(mg), *args)
+        assert str(have.value) == str(want.value)
+    sched = mg.optim.lr_scheduler.CosineAnnealingWarmRestarts(_opt(mg), 2)
+    with pytest.raises(ValueError, match="non-negative epoch"):
+        sched.step(-1)
+
+
+def test_exponential_lr_as_pytorch():
+    got = {}
+    for lib in (torch, mg):
+        sched = lib.optim.lr_scheduler.ExponentialLR(_opt(lib), 0.7)
+        lrs = [sched.get_last_lr()[0]] + _lrs(sched, 4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sched.step(6)
+        lrs.append(sched.get_last_lr()[0])
+        opt = _opt(lib, lr=0.05)  # resumed: continues from the optimizer's rate
+        opt.param_groups[0]["initial_lr"] = 0.1
+        resumed = lib.optim.lr_scheduler.ExponentialLR(opt, 0.7, last_epoch=3)
+        lrs += [resumed.get_last_lr()[0]] + _lrs(resumed, 2)
+        got[lib] = lrs
+        assert "_constructing" not in resumed.state_dict()
+    assert got[mg] == pytest.approx(got[torch], rel=1e-12)
