@@ -180,10 +180,13 @@ class TransformerEncoder(Module):
 
     def _nested_path(self, src, mask, key_padding_mask):
         """Whether PyTorch's forward would run this batch as a nested tensor."""
+        from minigrad.onnx import is_in_onnx_export
         first = self.layers[0]
         if (not getattr(self, "use_nested_tensor", False) or first.training or src.ndim != 3
                 or key_padding_mask is None or mask is not None):
             return False
+        if is_in_onnx_export():  # the choice depends on the mask's values: an exported graph
+            return False         # must hold for every padding, so it keeps the plain path
         if self.mask_check:
             pad = _padding(key_padding_mask)
             if (np.diff(pad.astype(np.int8), axis=1) < 0).any():  # padding before a token
