@@ -25,8 +25,7 @@ from minigrad.ops.matmul import mm
 from minigrad.random import next_seed
 
 from . import functional as F
-from .feed_forward import feed_forward
-from .layers import Dropout, Linear
+from .layers import Dropout
 from .normalization import LayerNorm
 
 
@@ -85,19 +84,6 @@ def activation_dropout(layer, h):
     if layer.activation is F.relu and _fusable(layer.dropout):
         return relu_dropout(h, layer.dropout.p)
     return layer.dropout(layer.activation(h))
-
-
-def feed_forward_network(layer, x):
-    """layer.linear2(layer.dropout(layer.activation(layer.linear1(x)))), the feed-forward
-    network; when training with ReLU and plain layers, one op run in blocks of rows
-    (feed_forward.FeedForward: the same numbers up to the weight gradients' rounding)."""
-    l1, l2 = layer.linear1, layer.linear2
-    if (layer.activation is F.relu and _fusable(layer.dropout) and type(l1) is Linear
-            and type(l2) is Linear and _unhooked(l1) and _unhooked(l2)
-            and l1.bias is not None and l2.bias is not None and x.ndim >= 2
-            and x.dtype == l1.weight.dtype == l2.weight.dtype):
-        return feed_forward(x, l1, l2, layer.dropout.p)
-    return l2(activation_dropout(layer, l1(x)))
 
 
 def add_residual(drop, x, sub):

@@ -24,7 +24,7 @@ from minigrad.grad_mode import is_grad_enabled
 from minigrad.tensor import Tensor
 
 from . import functional as F
-from .fast_path import add_norm, add_residual, feed_forward_network
+from .fast_path import activation_dropout, add_norm, add_residual
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .layers import Dropout, Linear
@@ -77,7 +77,7 @@ class _TransformerLayer(Module):
 
     def _ff(self, x):
         """The position-wise feed-forward network: max(0, x W1 + b1) W2 + b2."""
-        return feed_forward_network(self, x)
+        return self.linear2(activation_dropout(self, self.linear1(x)))
 
 
 class TransformerEncoderLayer(_TransformerLayer):
