@@ -5,6 +5,7 @@ smoothing, and dropout + residual add + layer norm. Kernels that run rows in par
 checked serial against parallel (kernels.policy.PARALLEL_MIN_WORK decides which runs): the dropout
 masks are a hash of the element index, so both give the same numbers.
 """
+import functools
 import importlib
 
 import numpy as np
@@ -255,18 +256,24 @@ def test_dropout_add_matches_the_separate_kernels(shape, dtype, p, seed):
 _sm = importlib.import_module("minigrad.kernels.softmax_kernels")
 
 
-@FAST
-@given(rows=st.integers(1, 300), n=st.integers(1, 150), dtype=st.sampled_from(DTYPES),
-       seed=st.integers(0, 2**32 - 1))
-def test_softmax_in_blocks_gives_the_bits_of_the_row_by_row_kernel(rows, n, dtype, seed):
-    # the blocked kernel (exp over a whole block at once) against _softmax_row row by row
+@functools.lru_cache(maxsize=None)
+def _row_by_row_softmax():
+    # compiled once for the whole test, not once per example
     from numba import njit
 
     @njit(fastmath=kernels.FASTMATH)   # as the kernels are compiled
     def row_by_row(x, y):
         for i in range(x.shape[0]):
             _sm._softmax_row(x[i], y[i])
+    return row_by_row
 
+
+@FAST
+@given(rows=st.integers(1, 300), n=st.integers(1, 150), dtype=st.sampled_from(DTYPES),
+       seed=st.integers(0, 2**32 - 1))
+def test_softmax_in_blocks_gives_the_bits_of_the_row_by_row_kernel(rows, n, dtype, seed):
+    # the blocked kernel (exp over a whole block at once) against _softmax_row row by row
+    row_by_row = _row_by_row_softmax()
     r = np.random.default_rng(seed)
     x = (r.standard_normal((rows, n)) * 10).astype(dtype)
     x[r.random(x.shape) < 0.2] = -np.inf
