@@ -1,5 +1,7 @@
 """`minigrad.nn`: modules, layers, attention and losses, mirroring `torch.nn`."""
 from . import functional, init, parallel, utils
+from .activation import (ELU, GLU, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, LogSoftmax, Mish,
+                         ReLU6, SiLU, Softplus, Softsign)
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU, Sigmoid,
@@ -17,3 +19,5 @@ from .scores import (AdditiveScore, BilinearScore, DotScore, ScaledDotScore, att
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 from .loss import BCELoss, KLDivLoss, L1Loss  # noqa: E402
+from .loss import (CosineEmbeddingLoss, HuberLoss, MarginRankingLoss, SmoothL1Loss,  # noqa: E402
+                   TripletMarginLoss)

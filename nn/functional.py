@@ -1,8 +1,9 @@
 """`minigrad.nn.functional`: the layers as plain functions (PyTorch's `torch.nn.functional`).
 
-The activations, normalisation, embedding, padding and dropout are here; the losses are in
-`functional_loss.py` and attention in `functional_attention.py`, imported here so that every
-name is at PyTorch's path.
+The activations, normalisation, embedding, padding and dropout are here; the activations built
+from other ops (hardtanh, relu6, glu, logsigmoid, ...) are in `functional_activation.py`, the
+losses in `functional_loss.py` and attention in `functional_attention.py`, imported here so
+that every name is at PyTorch's path.
 """
 from __future__ import annotations
 
@@ -12,17 +13,21 @@ from minigrad import ops
 from minigrad import functional as _core
 from minigrad.functional import one_hot  # re-exported, as in PyTorch
 
+from .functional_activation import (glu, hardsigmoid, hardswish, hardtanh, logsigmoid, mish,
+                                    relu6, softsign)
 from .functional_attention import attention, scaled_dot_product_attention
 from .functional_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
-                              cross_entropy, kl_div, l1_loss, margin_ranking_loss, mse_loss,
-                              nll_loss, pairwise_distance, triplet_margin_loss)
+                              cosine_embedding_loss, cross_entropy, huber_loss, kl_div, l1_loss,
+                              margin_ranking_loss, mse_loss, nll_loss, pairwise_distance,
+                              smooth_l1_loss, triplet_margin_loss)
 
 __all__ = ["attention", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu", "kl_div",
-           "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "margin_ranking_loss",
-           "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance", "relu",
-           "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
-           "triplet_margin_loss"]
+           "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "elu",
+           "embedding", "gelu", "glu", "hardsigmoid", "hardswish", "hardtanh", "huber_loss",
+           "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid",
+           "margin_ranking_loss", "mish", "mse_loss", "nll_loss", "normalize", "one_hot", "pad",
+           "pairwise_distance", "relu", "relu6", "scaled_dot_product_attention", "sigmoid", "silu",
+           "smooth_l1_loss", "softmax", "softplus", "softsign", "tanh", "triplet_margin_loss"]
 
 
 # --- activations -----------------------------------------------------------------------------
