@@ -1,0 +1,91 @@
+"""Compatibility cases: the activation modules and functions built from other ops, the
+regression and embedding losses and their modules, Embedding.from_pretrained."""
+import numpy as np
+
+from compat_table import case, f32
+
+CASES = []
+add = CASES.append
+
+
+@add
+@case("F.logsigmoid", "F.relu6", "F.hardtanh", "F.hardsigmoid", "F.hardswish", "F.mish",
+      "F.softsign", "F.glu", inputs=(f32(3, 6, low=-7, high=7),))
+def _(lib, x):
+    F = lib.nn.functional
+    return (F.logsigmoid(x), F.relu6(x), F.hardtanh(x), F.hardtanh(x, -2.0, 3.5),
+            F.hardsigmoid(x), F.hardswish(x), F.mish(x), F.softsign(x), F.glu(x),
+            F.glu(x[:2], 0), F.relu6(x * 1.0, inplace=True), F.hardtanh(x * 1.0, inplace=True),
+            F.mish(x * 1.0, True), F.hardswish(x * 1.0, True), F.hardsigmoid(x * 1.0, True))
+
+
+@add
+@case("nn.SiLU", "nn.Softplus", "nn.LogSoftmax", "nn.ELU", "nn.Mish", "nn.Hardtanh", "nn.ReLU6",
+      "nn.Hardsigmoid", "nn.Hardswish", "nn.LogSigmoid", "nn.Softsign", "nn.GLU",
+      inputs=(f32(4, 6, low=-7, high=7),))
+def _(lib, x):
+    import warnings
+    nn = lib.nn
+    mods = [nn.SiLU(), nn.SiLU(True), nn.Softplus(), nn.Softplus(0.5, 2), nn.LogSoftmax(1),
+            nn.ELU(), nn.ELU(0.3, True), nn.Mish(), nn.Hardtanh(), nn.Hardtanh(-0.5, 0.5),
+            nn.ReLU6(), nn.ReLU6(inplace=True), nn.Hardsigmoid(), nn.Hardswish(),
+            nn.LogSigmoid(), nn.Softsign(), nn.GLU(), nn.GLU(0)]
+    outs = [m(x * 1.0) for m in mods]
+    with warnings.catch_warnings():  # both warn that the implicit dim is deprecated
+        warnings.simplefilter("ignore")
+        outs.append(nn.LogSoftmax()(x))
+    return outs + [repr(nn.Sequential(*mods)), nn.ReLU6().max_val]
+
+
+@add
+@case("nn.GLU", compare="raises", match="Halving dimension must be even",
+      inputs=(f32(2, 3),))
+def _(lib, x):
+    return lib.nn.GLU()(x)
+
+
+@add
+@case("nn.Hardtanh", compare="raises", match="must be greater than", inputs=())
+def _(lib):
+    return lib.nn.Hardtanh(2.0, 1.0)
+
+
+@add
+@case("F.smooth_l1_loss", "F.huber_loss", "nn.SmoothL1Loss", "nn.HuberLoss",
+      inputs=(f32(5, 3), f32(5, 3), f32(5, 3, grad=False, low=0.5, high=2)))
+def _(lib, a, b, w):
+    F = lib.nn.functional
+    return (F.smooth_l1_loss(a, b), F.smooth_l1_loss(a, b, reduction="none", beta=0.5),
+            F.smooth_l1_loss(a, b, None, None, "sum", 0.0), F.huber_loss(a, b),
+            F.huber_loss(a, b, "none", 0.3), F.huber_loss(a, b, delta=2.0, weight=w),
+            F.huber_loss(a, b, "sum", weight=w), lib.nn.SmoothL1Loss(beta=0.2)(a, b),
+            lib.nn.HuberLoss("sum", 0.5)(a, b), lib.nn.HuberLoss()(a, b))
+
+
+@add
+@case("F.cosine_embedding_loss", "nn.CosineEmbeddingLoss", "nn.MarginRankingLoss",
+      "nn.TripletMarginLoss", inputs=(f32(6, 4), f32(6, 4), f32(6, 4)))
+def _(lib, a, b, c):
+    F = lib.nn.functional
+    t = lib.tensor([1, -1, -1, 1, 1, -1])
+    sign = t.float()
+    return (F.cosine_embedding_loss(a, b, t), F.cosine_embedding_loss(a, b, t, 0.3,
+                                                                      reduction="none"),
+            F.cosine_embedding_loss(a[1], b[1], lib.tensor(-1), margin=-0.2),
+            lib.nn.CosineEmbeddingLoss(0.1, reduction="sum")(a, b, t),
+            lib.nn.MarginRankingLoss()(a[:, 0], b[:, 0], sign),
+            lib.nn.MarginRankingLoss(margin=0.5, reduction="none")(a[:, 1], c[:, 1], sign),
+            lib.nn.TripletMarginLoss()(a, b, c),
+            lib.nn.TripletMarginLoss(0.5, 1.0, swap=True, reduction="none")(a, b, c),
+            repr(lib.nn.TripletMarginLoss()), lib.nn.HuberLoss(delta=0.5).delta)
+
+
+@add
+@case("nn.Embedding.from_pretrained", "nn.Embedding",
+      inputs=(f32(5, 3), ))
+def _(lib, table):
+    ids = lib.tensor(np.array([[0, 4, 2], [2, 1, 2]]))
+    frozen = lib.nn.Embedding.from_pretrained(table * 1.0)
+    free = lib.nn.Embedding.from_pretrained(table * 2.0, freeze=False, padding_idx=2)
+    return (frozen(ids), free(ids), frozen.weight.requires_grad, free.weight.requires_grad,
+            free.padding_idx, repr(free), free.weight.is_leaf)
