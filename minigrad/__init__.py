@@ -15,6 +15,7 @@ from . import autograd, kernels, random
 from . import graph_rules_elementwise, graph_rules_nn, graph_rules_reduce_shape  # noqa: F401
 from ._malloc import tune_malloc
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from .composite import addmm, baddbmm, cdist, lerp
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, logspace, ones, ones_like, rand, rand_like, randint,
                        randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like)
@@ -62,11 +63,11 @@ from .version import __version__
 
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
-    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "add", "all",
+    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "add", "addmm", "all",
     "allclose", "amax", "amin", "any", "arange", "are_deterministic_algorithms_enabled", "argmax",
-    "argmin", "argsort", "as_tensor", "autocast", "bernoulli", "bfloat16", "bitwise_and",
+    "argmin", "argsort", "as_tensor", "autocast", "baddbmm", "bernoulli", "bfloat16", "bitwise_and",
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bmm",
-    "bool", "bool_", "broadcast_to", "cat", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
+    "bool", "bool_", "broadcast_to", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
     "clamp_max", "clamp_min", "clip", "compile", "complex128", "complex32", "complex64", "concat",
     "cos", "cumsum", "default_generator", "detect_anomaly", "device", "div", "dot", "double",
     "dropout", "einsum", "empty", "empty_like", "enable_grad", "equal", "exp", "eye", "finfo",
@@ -76,7 +77,7 @@ __all__ = [
     "half", "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed",
     "int", "int16", "int32", "int64", "int8", "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf", "isnan",
-    "linspace", "load", "log", "log_softmax", "logical_and", "logical_not", "logical_or",
+    "lerp", "linspace", "load", "log", "log_softmax", "logical_and", "logical_not", "logical_or",
     "logical_xor", "logspace", "logsumexp", "long", "manual_seed", "masked_fill", "masked_select",
     "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "movedim", "mul", "multinomial",
     "narrow", "neg", "no_grad", "nonzero", "norm", "normal", "numel", "one_hot", "ones",

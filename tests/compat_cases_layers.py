@@ -1,5 +1,6 @@
 """Compatibility cases: the activation modules and functions built from other ops, the
-regression and embedding losses and their modules, Embedding.from_pretrained."""
+regression and embedding losses and their modules, Embedding.from_pretrained; and the torch
+functions composed from other ops (addmm, baddbmm, lerp, cdist)."""
 import numpy as np
 
 from compat_table import case, f32
@@ -89,3 +90,35 @@ def _(lib, table):
     free = lib.nn.Embedding.from_pretrained(table * 2.0, freeze=False, padding_idx=2)
     return (frozen(ids), free(ids), frozen.weight.requires_grad, free.weight.requires_grad,
             free.padding_idx, repr(free), free.weight.is_leaf)
+
+
+# --- torch.addmm, baddbmm, lerp, cdist --------------------------------------------------------
+
+@add
+@case("minigrad.addmm", "minigrad.baddbmm",
+      inputs=(f32(3, 2), f32(3, 4), f32(4, 2), f32(2, 3, 4), f32(2, 4, 2)))
+def _(lib, i, a, b, b1, b2):
+    return (lib.addmm(i, a, b), lib.addmm(i[0], a, b, beta=0.5, alpha=-2.0),
+            lib.addmm(i, a, b, beta=0), lib.baddbmm(i, b1, b2),
+            lib.baddbmm(i[:, :1], b1, b2, beta=2.0, alpha=0.25))
+
+
+@add
+@case("minigrad.lerp", inputs=(f32(3, 4), f32(3, 4), f32(3, 4, low=-0.5, high=1.5)))
+def _(lib, s, e, w):
+    return lib.lerp(s, e, w), lib.lerp(s, e, 0.3), lib.lerp(s, e[0], 0.9), lib.lerp(s, e, w[0])
+
+
+@add
+@case("minigrad.cdist", inputs=(f32(2, 4, 3), f32(2, 5, 3)))
+def _(lib, a, b):
+    return (lib.cdist(a, b), lib.cdist(a[0], b[0], p=1.0), lib.cdist(a, b[:1], 3.0),
+            lib.cdist(a, b, float("inf")), lib.cdist(a, b, 0.0),
+            lib.cdist(a, b, compute_mode="donot_use_mm_for_euclid_dist"))
+
+
+@add
+@case("minigrad.cdist", compare="raises", match="same number of columns",
+      inputs=(f32(2, 3), f32(2, 4)))
+def _(lib, a, b):
+    return lib.cdist(a, b)

@@ -262,6 +262,12 @@ def _optimizer_and_scheduler_state(torch, mg):
         assert ("_step_count" in sched.state_dict()) is (lib is torch)
 
 
+def _cdist_without_matrix_products(torch, mg):
+    a = np.random.default_rng(0).standard_normal((30, 4)).astype(np.float32) * 100
+    assert torch.cdist(torch.tensor(a), torch.tensor(a)).numpy().diagonal().max() > 0
+    assert (mg.cdist(mg.tensor(a), mg.tensor(a)).numpy().diagonal() == 0).all()
+
+
 def _lenient_inputs(torch, mg):
     q = np.ones((1, 2, 3), np.float32)
     mask = np.zeros((2, 2), np.float64)
@@ -424,6 +430,12 @@ DIFFERENCES = [
      "other's state dicts (PyTorch's files through `minigrad.load`) and a resumed run "
      "continues exactly as the uninterrupted one.",
      _optimizer_and_scheduler_state),
+    ("`cdist` always computes the distances from the differences.",
+     "`compute_mode=` is accepted and checked, but minigrad never uses PyTorch's matrix-product "
+     "form of the Euclidean distance (which PyTorch picks for more than 25 rows): the "
+     "distances agree to rounding, and a distance of 0 is exactly 0 (PyTorch's product form "
+     "can give a small positive number there). It takes memory for the (P, R, M) "
+     "differences.", _cdist_without_matrix_products),
     ("Some inputs PyTorch refuses are converted.",
      "`scaled_dot_product_attention` casts a float mask to the queries' dtype (PyTorch "
      "requires the same dtype), and `load_state_dict` takes NumPy arrays as well as tensors "
@@ -450,9 +462,10 @@ NOT_SUPPORTED = [
     ("torch.median, mode, kthvalue, quantile, var_mean, std_mean, count_nonzero",
      "use sort, var and mean, or the sum of a comparison",
      ("median", "mode", "kthvalue", "quantile", "var_mean", "std_mean", "count_nonzero")),
-    ("torch.nan_to_num, fmod, lerp, addmm, baddbmm, cdist", "write the arithmetic out "
-     "(cdist: `(a[:, None] - b[None]).norm(dim=-1)`)",
-     ("nan_to_num", "fmod", "lerp", "addmm", "baddbmm", "cdist")),
+    ("torch.nan_to_num, fmod", "write the arithmetic out", ("nan_to_num", "fmod")),
+    ("Tensor.lerp, addmm, baddbmm (and their in-place forms)", "call the functions: "
+     "torch.lerp(a, b, w), torch.addmm(c, a, b), torch.baddbmm(c, a, b)",
+     ("Tensor.lerp", "Tensor.addmm", "Tensor.baddbmm")),
     ("Tensor.sigmoid_, exp_ and other in-place activations", "use the out-of-place "
      "forms; the in-place writes minigrad has are t[idx] = v, relu_, masked_fill_, scatter_, "
      "index_fill_, index_add_, clamp_, fill_, zero_, add_/sub_/mul_/div_, +=, -=, *=, /=",
