@@ -122,3 +122,11 @@ def _(lib, a, b):
       inputs=(f32(2, 3), f32(2, 4)))
 def _(lib, a, b):
     return lib.cdist(a, b)
+
+
+@add
+@case("minigrad.log1p", "minigrad.expm1", inputs=(f32(3, 4, low=-0.9, high=3),))
+def _(lib, x):
+    tiny = lib.tensor([1e-9, -3e-8, 0.0, 2e-12])
+    return (lib.log1p(x), lib.expm1(x), lib.log1p(tiny), lib.expm1(tiny),
+            lib.log1p(lib.tensor([0, 3])), lib.expm1(x.double()))

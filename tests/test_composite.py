@@ -127,3 +127,35 @@ def test_lerp_matches_torch(torch):
             lib.lerp(lib.ones(2), lib.ones(2, dtype=lib.float64), 0.5)
         with pytest.raises(RuntimeError, match="expected dtype"):
             lib.lerp(lib.ones(2), lib.ones(2), lib.ones(2, dtype=lib.float64))
+
+
+# --- log1p and expm1 ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["log1p", "expm1"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_log1p_expm1_match_torch_also_for_tiny_inputs(torch, name, dtype):
+    x = np.array([-0.9, -0.5, -1e-7, -1e-30, 0.0, 1e-12, 3e-8, 0.25, 2.0, 10.0], dtype=dtype)
+    got = _both(torch, lambda lib, a: getattr(lib, name)(a), x)
+    _agree(got, tol=1e-6 if dtype == "float32" else 1e-14)
+    assert got[1][0][5] != 0  # 1 + 1e-12 rounds to 1: the written-out form would give 0
+
+
+def test_log1p_expm1_of_integers_and_their_errors(torch):
+    for name in ("log1p", "expm1"):
+        t = getattr(torch, name)(torch.tensor([0, 1, 2]))
+        m = getattr(mg, name)(mg.tensor([0, 1, 2]))
+        assert m.dtype == mg.float32 and str(t.dtype) == "torch.float32"
+        np.testing.assert_allclose(m.numpy(), t.numpy(), rtol=1e-6)
+
+
+def test_log1p_expm1_gradients_of_every_order():
+    from minigrad.autograd import forward_ad as fwAD, gradgradcheck
+    x = mg.tensor(rng.uniform(-0.5, 2.0, (3, 4)), requires_grad=True)
+    for fn in (mg.log1p, mg.expm1):
+        assert gradcheck(fn, [x]) and gradgradcheck(fn, [x])
+        with fwAD.dual_level():
+            tangent = np.linspace(-1, 1, 12).reshape(3, 4)
+            out = fn(fwAD.make_dual(x.detach(), mg.tensor(tangent)))
+            jvp = fwAD.unpack_dual(out).tangent.numpy()
+        local = 1 / (1 + x.numpy()) if fn is mg.log1p else np.exp(x.numpy())
+        np.testing.assert_allclose(jvp, local * tangent, rtol=1e-12)
