@@ -1,0 +1,82 @@
+"""The constraints a distribution's parameters and values must satisfy (PyTorch's
+`torch.distributions.constraints`, the ones Categorical and Normal use): each `check(value)`
+returns a bool array of the batch's shape, and prints as PyTorch's does, since the errors
+name it."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Constraint", "independent", "integer_interval", "positive", "real", "real_vector",
+           "simplex"]
+
+
+class Constraint:
+    """A region of values; `event_dim` is the number of trailing dims one check covers."""
+    event_dim = 0
+    is_discrete = False
+
+    def check(self, value):
+        """A bool array: True where `value` (a NumPy array) is valid, one per event."""
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"{type(self).__name__[1:]}()"
+
+
+class _Real(Constraint):
+    def check(self, value):
+        return value == value  # False only at NaN
+
+
+class _GreaterThan(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return value > self.lower_bound
+
+    def __repr__(self):
+        return f"GreaterThan(lower_bound={self.lower_bound})"
+
+
+class _Simplex(Constraint):
+    event_dim = 1
+
+    def check(self, value):
+        return np.all(value >= 0, axis=-1) & (np.abs(value.sum(-1) - 1) < 1e-6)
+
+
+class _IntegerInterval(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return f"IntegerInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _IndependentConstraint(Constraint):
+    """`base` checked on every element, valid where all of the last `n` dims are."""
+
+    def __init__(self, base, n):
+        self.base, self.event_dim = base, base.event_dim + n
+        self.n = n
+
+    def check(self, value):
+        ok = self.base.check(value)
+        return ok.all(axis=tuple(range(-self.n, 0))) if self.n else ok
+
+    def __repr__(self):
+        return f"IndependentConstraint({self.base!r}, {self.n})"
+
+
+real = _Real()
+positive = _GreaterThan(0.0)
+simplex = _Simplex()
+integer_interval = _IntegerInterval
+independent = _IndependentConstraint
+real_vector = independent(real, 1)
