@@ -40,6 +40,9 @@ def _random_streams(torch, mg):
     torch.manual_seed(0)
     mg.manual_seed(0)
     assert not np.allclose(torch.rand(5).numpy(), mg.rand(5).numpy())
+    draws = [lib.distributions.Categorical(logits=lib.zeros(10)).sample((20,)).tolist()
+             for lib in (torch, mg)]
+    assert draws[0] != draws[1]
 
 
 def _stable_sort(torch, mg):
@@ -304,7 +307,10 @@ DIFFERENCES = [
      "`empty` is uninitialised in both.", _legacy_shape_constructor),
     ("Random numbers follow the same distributions from different streams.",
      "`manual_seed(0)` makes minigrad repeatable, but its numbers are not PyTorch's: copy "
-     "weights (state dicts, safetensors) to compare the two.", _random_streams),
+     "weights (state dicts, safetensors) to compare the two. So are the samples of "
+     "`distributions` (`sample`, `rsample`); their `log_prob`, `entropy` and `kl_divergence` "
+     "are PyTorch's values and gradients, and `batch_shape`, `event_shape` are tuples.",
+     _random_streams),
     ("`sort` is always stable.",
      "Equal elements keep their order; PyTorch's default sort may order ties either way "
      "(`stable=True` is accepted).", _stable_sort),
@@ -495,9 +501,12 @@ NOT_SUPPORTED = [
      ("optim.RMSprop", "optim.Adagrad", "optim.lr_scheduler.CosineAnnealingLR",
       "optim.lr_scheduler.OneCycleLR", "optim.lr_scheduler.MultiStepLR",
       "optim.lr_scheduler.ReduceLROnPlateau")),
-    ("torch.distributions (Categorical, Normal, ...)",
-     "sample with torch.multinomial or randn and take log-probabilities from "
-     "F.log_softmax(...).gather(...)", ("distributions",)),
+    ("torch.distributions beyond Categorical and Normal (Bernoulli, Uniform, "
+     "MultivariateNormal, Beta, ...), Normal.cdf and icdf, Distribution.expand, "
+     "transforms", "sample with bernoulli, rand or randn and write the log-density out",
+     ("distributions.Bernoulli", "distributions.Uniform", "distributions.MultivariateNormal",
+      "distributions.Beta", "distributions.Normal.cdf", "distributions.Normal.icdf",
+      "distributions.Distribution.expand", "distributions.transforms")),
     ("Tensor.is_inference", "inference_mode() is no_grad() here, so no tensor is an "
      "inference tensor; test requires_grad instead", ("Tensor.is_inference",)),
     ("torch.utils.checkpoint, torch.hub, torch.export, torch.set_flush_denormal",

@@ -143,6 +143,7 @@ def test_shapes_properties_and_reprs(torch):
 
 
 def test_errors(torch):
+    # validate_args=True throughout: torch.compile turns PyTorch's default off for the process
     for lib in (torch, mg):
         D = lib.distributions
         with pytest.raises(ValueError, match="Either `probs` or `logits` must be specified"):
@@ -150,13 +151,14 @@ def test_errors(torch):
         with pytest.raises(ValueError, match="must be at least one-dimensional"):
             D.Categorical(probs=lib.tensor(0.5))
         with pytest.raises(ValueError, match="to satisfy the constraint Simplex"):
-            D.Categorical(probs=lib.tensor([-0.2, 0.8]))
+            D.Categorical(probs=lib.tensor([-0.2, 0.8]), validate_args=True)
         with pytest.raises(ValueError, match=r"constraint GreaterThan\(lower_bound=0.0\)"):
-            D.Normal(lib.zeros(2), -lib.ones(2))
+            D.Normal(lib.zeros(2), -lib.ones(2), validate_args=True)
         with pytest.raises(ValueError, match="to be within the support"):
-            D.Categorical(probs=lib.ones(3)).log_prob(lib.tensor(3))
+            D.Categorical(probs=lib.ones(3), validate_args=True).log_prob(lib.tensor(3))
         with pytest.raises(ValueError, match="not broadcastable"):
-            D.Categorical(probs=lib.ones(2, 3)).log_prob(lib.zeros(3, dtype=lib.int64))
+            D.Categorical(lib.ones(2, 3), validate_args=True).log_prob(
+                lib.zeros(3, dtype=lib.int64))
         with pytest.raises(NotImplementedError):
             D.kl_divergence(D.Normal(0.0, 1.0), D.Categorical(lib.ones(2)))
         with pytest.raises(NotImplementedError):

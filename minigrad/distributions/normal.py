@@ -24,7 +24,7 @@ def broadcast_all(*values):
     dtype = tensors[0].dtype if tensors else get_default_dtype()
     values = [v if isinstance(v, Tensor) else tensor(v, dtype=dtype) for v in values]
     shape = np.broadcast_shapes(*(tuple(v.shape) for v in values))
-    return [v.expand(shape) for v in values]
+    return [v if tuple(v.shape) == shape else v.expand(shape) for v in values]
 
 
 class Normal(Distribution):
