@@ -1,7 +1,8 @@
 """`minigrad.nn`: modules, layers, attention and losses, mirroring `torch.nn`."""
 from . import functional, init, parallel, utils
-from .activation import (ELU, GLU, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, LogSoftmax, Mish,
-                         ReLU6, SiLU, Softplus, Softsign)
+from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,
+                         LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SiLU, Softmin, Softplus,
+                         Softshrink, Softsign, Tanhshrink, Threshold)
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU, Sigmoid,

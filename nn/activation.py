@@ -1,13 +1,15 @@
 """The activation modules whose functions live in `minigrad.nn.functional` (SiLU, Softplus,
-LogSoftmax, ELU, Mish, the hard activations, LogSigmoid, GLU, Softsign), as torch.nn's: the
-same constructor arguments, attributes and printed form. ReLU, GELU, Tanh, Sigmoid, LeakyReLU
-and Softmax are in `layers.py`."""
+LogSoftmax, ELU, SELU, CELU, Mish, the hard activations, the shrinkages, Threshold, PReLU,
+LogSigmoid, GLU, Softsign, Softmin), as torch.nn's: the same constructor arguments, attributes
+and printed form. ReLU, GELU, Tanh, Sigmoid, LeakyReLU and Softmax are in `layers.py`."""
 from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from . import functional as F
-from .module import Module
+from .module import Module, Parameter, factory_dtype
 
 
 def _inplace_repr(inplace, sep=""):
@@ -170,3 +172,116 @@ class GLU(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}"
+
+
+class SELU(Module):
+    """scale * elu(x, alpha) with SELU's constants (any shape)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.selu(input, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self.inplace)
+
+
+class CELU(Module):
+    """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise (any shape)."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}{_inplace_repr(self.inplace, ', ')}"
+
+
+class Threshold(Module):
+    """x where x > threshold, `value` elsewhere (any shape)."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" \
+               f"{_inplace_repr(self.inplace, ', ')}"
+
+
+class Hardshrink(Module):
+    """x where |x| > lambd, 0 elsewhere (any shape)."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Module):
+    """x moved towards 0 by lambd, 0 within lambd of it (any shape)."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Tanhshrink(Module):
+    """x - tanh(x) (any shape)."""
+
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class Softmin(Module):
+    """softmax(-x) along `dim` (without a dim, PyTorch's deprecated implicit choice)."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """x for x > 0, a * x otherwise, with a learned slope `weight` (num_parameters,): one for
+    all channels, or one per channel of dim 1 of (N, C, ...); each starts at `init`."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        dtype = factory_dtype(device, dtype, "PReLU")
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(np.empty(num_parameters, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        self.weight._array[...] = self.init
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"

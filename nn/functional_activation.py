@@ -1,6 +1,6 @@
 """The activations of `torch.nn.functional` that are built from other ops: log-sigmoid, the
-hard (piecewise linear) activations, GLU, Mish and softsign. `minigrad.nn.functional`
-re-exports them.
+hard (piecewise linear) activations, the shrinkages and threshold, SELU, CELU, PReLU, GLU, Mish,
+softsign and softmin. `minigrad.nn.functional` re-exports them.
 
 Each is written with `where` so that its gradient at a kink is PyTorch's: the hard activations'
 gradients vanish at the clipping points themselves (PyTorch's backward tests `min < x < max`),
@@ -8,8 +8,13 @@ where a `clamp` would pass the gradient on.
 """
 from __future__ import annotations
 
-__all__ = ["glu", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid", "mish", "relu6",
-           "softsign"]
+__all__ = ["celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid",
+           "mish", "prelu", "relu6", "selu", "softmin", "softshrink", "softsign", "tanhshrink",
+           "threshold"]
+
+# SELU's constants (Klambauer et al., 2017), to PyTorch's precision
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _apply(input, inplace, name, compute):
@@ -88,3 +93,78 @@ def glu(input, dim=-1):
                            f"{input.shape[d]}")
     a, b = input.chunk(2, d)
     return a * b.sigmoid()
+
+
+def tanhshrink(input):
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, `value` elsewhere (the gradient 1 strictly above)."""
+    from minigrad.functional import where
+    return _apply(input, inplace, "threshold_",
+                  lambda x: where(x > threshold, x, value).to(x.dtype))
+
+
+def _check_lambd(lambd, op):
+    if lambd < 0:
+        raise ValueError(f"{op}: lambda must be greater than or equal to 0, but found {lambd}")
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, 0 elsewhere."""
+    _check_lambd(lambd, "hardshrink")
+    from minigrad.functional import where
+    return where(input.abs() > lambd, input, 0.0).to(input.dtype)
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between (the gradient 0 at +-lambd)."""
+    _check_lambd(lambd, "softshrink")
+    from minigrad.functional import where
+    return where(input > lambd, input - lambd,
+                 where(input < -lambd, input + lambd, 0.0)).to(input.dtype)
+
+
+def _elu(x, alpha, inner):
+    """x for x > 0, alpha * (exp(x * inner) - 1) otherwise; exp of min(x, 0), so that the
+    branch not taken cannot overflow (its zero gradient times inf would be NaN)."""
+    from minigrad.functional import where
+    return where(x > 0, x, ((x.clamp(max=0.0) * inner).exp() - 1.0) * alpha)
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with SELU's fixed alpha and scale (self-normalising nets)."""
+    return _apply(input, inplace, "selu_", lambda x: _elu(x, _SELU_ALPHA, 1.0) * _SELU_SCALE)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
+    if alpha == 0:
+        raise ValueError("celu: alpha cannot be 0 (it divides x)")
+    return _apply(input, inplace, "celu_", lambda x: _elu(x, alpha, 1.0 / alpha))
+
+
+def prelu(input, weight):
+    """x for x > 0, weight * x otherwise, with one learned slope per channel: weight (C,) for
+    input (N, C, ...), or one slope (1,) for any input (a 0- or 1-d input has one channel)."""
+    from minigrad.functional import where
+    c = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() != 1:
+        if weight.ndim != 1 or weight.shape[0] != c:
+            raise RuntimeError(f"prelu: Mismatch of parameter numbers and input channel size. "
+                               f"Found parameter numbers = {weight.numel()} and channel size = "
+                               f"{c}.")
+        weight = weight.reshape((1, c) + (1,) * (input.ndim - 2))
+    elif input.ndim == 0:
+        weight = weight.reshape(())
+    return where(input > 0, input, weight * input)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-x) along dim; `dim` (with PyTorch's deprecated implicit choice) and `dtype` as
+    in `softmax`."""
+    from .functional import _implicit_dim
+    dim = _implicit_dim(input, dim, "softmin", _stacklevel)
+    return (-(input if dtype is None else input.to(dtype))).softmax(dim)

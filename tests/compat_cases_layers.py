@@ -3,7 +3,7 @@ regression and embedding losses and their modules, Embedding.from_pretrained; an
 functions composed from other ops (addmm, baddbmm, lerp, cdist)."""
 import numpy as np
 
-from compat_table import case, f32
+from compat_table import case, f32, watch
 
 CASES = []
 add = CASES.append
@@ -36,6 +36,34 @@ def _(lib, x):
         warnings.simplefilter("ignore")
         outs.append(nn.LogSoftmax()(x))
     return outs + [repr(nn.Sequential(*mods)), nn.ReLU6().max_val]
+
+
+@add
+@case("F.selu", "F.celu", "F.tanhshrink", "F.threshold", "F.hardshrink", "F.softshrink",
+      "F.softmin", "F.prelu", inputs=(f32(2, 3, 4, low=-3, high=3), f32(3, low=0, high=0.5)))
+def _(lib, x, w):
+    import warnings
+    F = lib.nn.functional
+    with warnings.catch_warnings():  # both warn that the implicit dim is deprecated
+        warnings.simplefilter("ignore")
+        implicit = F.softmin(x)
+    return (F.selu(x), F.celu(x), F.celu(x, 0.5), F.tanhshrink(x), F.threshold(x, 0.5, -1.0),
+            F.hardshrink(x), F.hardshrink(x, 1.0), F.softshrink(x), F.softshrink(x, 0.2),
+            F.softmin(x, dim=-1), F.softmin(x, 1, dtype=lib.float64), implicit,
+            F.prelu(x, w), F.prelu(x, w[:1]), F.selu(x * 1.0, True), F.celu(x * 1.0, 2.0, True),
+            F.threshold(x * 1.0, 0.0, 2.0, True))
+
+
+@add
+@case("nn.SELU", "nn.CELU", "nn.Threshold", "nn.Hardshrink", "nn.Softshrink", "nn.Tanhshrink",
+      "nn.Softmin", "nn.PReLU", inputs=(f32(2, 4, 3, low=-3, high=3),))
+def _(lib, x):
+    nn = lib.nn
+    prelu = nn.PReLU(4, init=0.1)
+    watch(prelu.weight)
+    mods = [nn.SELU(), nn.CELU(1.5), nn.Threshold(0.2, 0.0), nn.Hardshrink(0.7),
+            nn.Softshrink(), nn.Tanhshrink(), nn.Softmin(dim=1), prelu, nn.PReLU()]
+    return [m(x) for m in mods] + [repr(nn.Sequential(*mods)), prelu.weight]
 
 
 @add

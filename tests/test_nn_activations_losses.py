@@ -34,6 +34,21 @@ ACTIVATIONS = {  # name: (minigrad call, PyTorch call), lib given
     "LogSigmoid": lambda lib, x: lib.nn.LogSigmoid()(x),
     "Softsign": lambda lib, x: lib.nn.Softsign()(x),
     "GLU": lambda lib, x: lib.nn.GLU(0)(x),
+    "selu": lambda lib, x: lib.nn.functional.selu(x),
+    "celu(0.5)": lambda lib, x: lib.nn.functional.celu(x, 0.5),
+    "tanhshrink": lambda lib, x: lib.nn.functional.tanhshrink(x),
+    "threshold(1,-2)": lambda lib, x: lib.nn.functional.threshold(x, 1.0, -2.0),
+    "hardshrink(1)": lambda lib, x: lib.nn.functional.hardshrink(x, 1.0),
+    "softshrink(1)": lambda lib, x: lib.nn.functional.softshrink(x, 1.0),
+    "softshrink": lambda lib, x: lib.nn.functional.softshrink(x),
+    "softmin": lambda lib, x: lib.nn.functional.softmin(x.reshape(2, 7), dim=1),
+    "SELU": lambda lib, x: lib.nn.SELU()(x),
+    "CELU": lambda lib, x: lib.nn.CELU(2.0)(x),
+    "Threshold": lambda lib, x: lib.nn.Threshold(0.0, 0.5)(x),
+    "Hardshrink": lambda lib, x: lib.nn.Hardshrink()(x),
+    "Softshrink": lambda lib, x: lib.nn.Softshrink(0.5)(x),
+    "Tanhshrink": lambda lib, x: lib.nn.Tanhshrink()(x),
+    "Softmin": lambda lib, x: lib.nn.Softmin(0)(x.reshape(7, 2)),
 }
 
 
@@ -64,7 +79,8 @@ def test_activation_gradcheck(name):
     assert gradcheck(lambda a: ACTIVATIONS[name](mg, a), [x])
 
 
-@pytest.mark.parametrize("name", ["relu6", "hardtanh", "hardsigmoid", "hardswish", "mish"])
+@pytest.mark.parametrize("name", ["relu6", "hardtanh", "hardsigmoid", "hardswish", "mish",
+                                  "selu", "celu"])
 def test_inplace_activation_writes_its_input_and_keeps_the_gradient(torch, name):
     grads = []
     for lib in (torch, mg):
@@ -84,7 +100,11 @@ def test_activation_module_reprs_match_torch(torch):
                               nn_.Softplus(2, 10), nn_.LogSoftmax(-1), nn_.ELU(),
                               nn_.ELU(0.5, True), nn_.Hardtanh(), nn_.Hardtanh(-2, 2, True),
                               nn_.ReLU6(), nn_.ReLU6(True), nn_.Hardsigmoid(), nn_.Hardswish(),
-                              nn_.LogSigmoid(), nn_.Softsign(), nn_.GLU(1))
+                              nn_.LogSigmoid(), nn_.Softsign(), nn_.GLU(1), nn_.SELU(),
+                              nn_.SELU(True), nn_.CELU(), nn_.CELU(0.5, True),
+                              nn_.Threshold(0.1, 20), nn_.Threshold(1, 2, True),
+                              nn_.Hardshrink(), nn_.Softshrink(0.3), nn_.Tanhshrink(),
+                              nn_.Softmin(1), nn_.PReLU(), nn_.PReLU(3, 0.1))
     assert repr(net(mg)) == repr(net(torch))
     assert isinstance(nn.ReLU6(), nn.Hardtanh)
     assert (nn.ReLU6().min_val, nn.ReLU6().max_val) == (0.0, 6.0)
@@ -102,8 +122,41 @@ def test_activation_errors(torch):
         F.glu(mg.ones(2, 4), 2)
     with pytest.raises(ValueError, match="hardtanh: max_val"):
         F.hardtanh(mg.ones(2), 1.0, -1.0)
+    for lib in (torch, mg):
+        with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel"):
+            lib.nn.functional.prelu(lib.ones(2, 4), lib.ones(3))
+        with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel"):
+            lib.nn.functional.prelu(lib.ones(4), lib.ones(4))
+        with pytest.raises(Exception, match="lambda must be"):
+            lib.nn.functional.softshrink(lib.ones(2), -1.0)
+        with pytest.raises(Exception, match="alpha cannot be 0"):
+            lib.nn.functional.celu(lib.ones(2), 0.0)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmin"):
+        assert nn.Softmin()(mg.ones(2, 3)).shape == (2, 3)
     with pytest.warns(FutureWarning, match="min_value"):
         assert nn.Hardtanh(min_value=-3.0).min_val == -3.0
+
+
+@pytest.mark.parametrize("shape, channels", [((2, 3, 4), 3), ((2, 3), 3), ((4,), 1),
+                                            ((2, 3, 2, 2), 1), ((), 1)])
+def test_prelu_matches_torch_and_gradchecks(torch, shape, channels):
+    x0 = np.asarray(np.random.default_rng(2).uniform(-2, 2, shape))
+    w0 = np.linspace(0.1, 0.4, channels)
+    got = []
+    for lib in (torch, mg):
+        x = lib.tensor(x0, requires_grad=True)
+        layer = lib.nn.PReLU(channels, dtype=lib.float64)
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor(w0))
+        y = layer(x)
+        (y * lib.tensor(np.asarray(1.5 + x0))).sum().backward()
+        got.append((y.detach().numpy(), x.grad.numpy(), layer.weight.grad.numpy()))
+    for t, m in zip(*got):
+        np.testing.assert_allclose(m, t, rtol=1e-12, atol=1e-12)
+    x = mg.tensor(np.asarray(x0 + 0.05), requires_grad=True)
+    w = mg.tensor(w0, requires_grad=True)
+    assert gradcheck(lambda a, b: F.prelu(a, b), [x, w])
+    assert nn.PReLU().weight.tolist() == [0.25] and nn.PReLU().weight.dtype == mg.float32
 
 
 # --- losses -----------------------------------------------------------------------------------
