@@ -13,9 +13,9 @@ from minigrad import ops
 from minigrad import functional as _core
 from minigrad.functional import one_hot  # re-exported, as in PyTorch
 
-from .functional_activation import (celu, glu, hardshrink, hardsigmoid, hardswish, hardtanh,
-                                    logsigmoid, mish, prelu, relu6, selu, softmin, softshrink,
-                                    softsign, tanhshrink, threshold)
+from .functional_activation import (celu, glu, gumbel_softmax, hardshrink, hardsigmoid,
+                                    hardswish, hardtanh, logsigmoid, mish, prelu, relu6, selu,
+                                    softmin, softshrink, softsign, tanhshrink, threshold)
 from .functional_attention import attention, scaled_dot_product_attention
 from .functional_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                               cosine_embedding_loss, cross_entropy, huber_loss, kl_div, l1_loss,
@@ -24,10 +24,10 @@ from .functional_loss import (binary_cross_entropy, binary_cross_entropy_with_lo
 
 __all__ = ["attention", "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu",
            "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "elu",
-           "embedding", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
-           "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
-           "logsigmoid", "margin_ranking_loss", "mish", "mse_loss", "nll_loss", "normalize",
-           "one_hot", "pad", "pairwise_distance", "prelu", "relu", "relu6",
+           "embedding", "gelu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
+           "hardtanh", "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
+           "log_softmax", "logsigmoid", "margin_ranking_loss", "mish", "mse_loss", "nll_loss",
+           "normalize", "one_hot", "pad", "pairwise_distance", "prelu", "relu", "relu6",
            "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax",
            "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
            "triplet_margin_loss"]

@@ -1,6 +1,6 @@
 """The activations of `torch.nn.functional` that are built from other ops: log-sigmoid, the
 hard (piecewise linear) activations, the shrinkages and threshold, SELU, CELU, PReLU, GLU, Mish,
-softsign and softmin. `minigrad.nn.functional` re-exports them.
+softsign, softmin and the Gumbel-softmax. `minigrad.nn.functional` re-exports them.
 
 Each is written with `where` so that its gradient at a kink is PyTorch's: the hard activations'
 gradients vanish at the clipping points themselves (PyTorch's backward tests `min < x < max`),
@@ -8,7 +8,7 @@ where a `clamp` would pass the gradient on.
 """
 from __future__ import annotations
 
-__all__ = ["celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid",
+__all__ = ["celu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid",
            "mish", "prelu", "relu6", "selu", "softmin", "softshrink", "softsign", "tanhshrink",
            "threshold"]
 
@@ -168,3 +168,24 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     from .functional import _implicit_dim
     dim = _implicit_dim(input, dim, "softmin", _stacklevel)
     return (-(input if dtype is None else input.to(dtype))).softmax(dim)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) along dim for Gumbel(0, 1) noise g drawn from minigrad's
+    random stream: a differentiable sample of the categorical distribution of `logits`.
+    With hard=True the result is the one-hot vector of the largest entry, with the soft
+    sample's gradient (straight-through). `eps` is PyTorch's deprecated, unused argument."""
+    import warnings
+    from minigrad import float64, rand, zeros_like
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    # g = -log(E) for E ~ Exponential(1) = -log(1 - u); E is floored so that u = 0 (which
+    # NumPy's [0, 1) can draw) gives a large finite g, not inf
+    exponential = -(1.0 - rand(*logits.shape, dtype=float64)).log()
+    gumbels = -exponential.clamp(min=1e-300).log().to(logits.dtype)
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = zeros_like(logits).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

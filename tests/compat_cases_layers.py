@@ -67,6 +67,16 @@ def _(lib, x):
 
 
 @add
+@case("F.gumbel_softmax", compare="meta", inputs=(f32(4, 6),))
+def _(lib, logits):
+    F = lib.nn.functional
+    # the noise comes from each library's own stream: shapes and dtypes are compared
+    return (F.gumbel_softmax(logits).detach(), F.gumbel_softmax(logits, 0.5, True).detach(),
+            F.gumbel_softmax(logits.double(), dim=0).detach(),
+            F.gumbel_softmax(logits, hard=True).sum(-1).detach())
+
+
+@add
 @case("nn.GLU", compare="raises", match="Halving dimension must be even",
       inputs=(f32(2, 3),))
 def _(lib, x):

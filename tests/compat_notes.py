@@ -488,8 +488,6 @@ NOT_SUPPORTED = [
      "no such layers yet",
      ("nn.Conv1d", "nn.Conv2d", "nn.MaxPool2d", "nn.BatchNorm2d", "nn.GroupNorm", "nn.RMSNorm",
       "nn.EmbeddingBag")),
-    ("torch.nn.functional gumbel_softmax", "sample Gumbel noise as -log(-log(rand))",
-     ("nn.functional.gumbel_softmax",)),
     ("torch.nn.functional conv1d, conv2d, max_pool2d, interpolate", "not implemented",
      ("nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.max_pool2d",
       "nn.functional.interpolate")),

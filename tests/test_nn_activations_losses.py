@@ -266,3 +266,43 @@ def test_embedding_from_pretrained_gradcheck_and_errors():
         nn.Embedding.from_pretrained(mg.ones(3))
     with pytest.raises(ValueError, match="padding_idx 5 must be within num_embeddings"):
         nn.Embedding.from_pretrained(mg.ones(5, 2), padding_idx=5)
+
+
+# --- gumbel_softmax -----------------------------------------------------------------------------
+
+def test_gumbel_softmax_samples_the_categorical_and_is_repeatable():
+    logits = mg.tensor(np.log([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]]))
+    mg.manual_seed(4)
+    soft = F.gumbel_softmax(logits.expand(3000, 2, 3), tau=0.5)
+    mg.manual_seed(4)
+    assert (F.gumbel_softmax(logits.expand(3000, 2, 3), tau=0.5).numpy() == soft.numpy()).all()
+    np.testing.assert_allclose(soft.numpy().sum(-1), 1, rtol=1e-6)
+    picks = soft.numpy().argmax(-1)  # the Gumbel-max trick: argmax follows softmax(logits)
+    freq = np.stack([(picks == k).mean(0) for k in range(3)], -1)
+    np.testing.assert_allclose(freq, [[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]], atol=0.03)
+
+
+def test_gumbel_softmax_hard_is_one_hot_with_the_soft_gradient(torch):
+    x = mg.tensor(np.random.default_rng(0).standard_normal((4, 5)), requires_grad=True)
+    w = mg.tensor(np.random.default_rng(1).standard_normal((4, 5)))
+    mg.manual_seed(2)
+    hard = F.gumbel_softmax(x, tau=0.7, hard=True, dim=1)
+    (hard * w).sum().backward()
+    g_hard = x.grad.numpy()
+    x.grad = None
+    mg.manual_seed(2)
+    soft = F.gumbel_softmax(x, tau=0.7, dim=1)
+    (soft * w).sum().backward()
+    assert set(np.unique(hard.numpy())) == {0.0, 1.0} and (hard.numpy().sum(1) == 1).all()
+    assert (hard.numpy().argmax(1) == soft.numpy().argmax(1)).all()
+    np.testing.assert_allclose(g_hard, x.grad.numpy(), rtol=1e-12)
+
+    def sample(a):
+        mg.manual_seed(3)  # the same noise at every evaluation
+        return F.gumbel_softmax(a, tau=2.0, dim=0)
+    assert gradcheck(sample, [x])
+    for lib in (torch, mg):  # both warn about the deprecated eps
+        with pytest.warns(UserWarning, match="`eps` parameter is deprecated"):
+            lib.nn.functional.gumbel_softmax(lib.zeros(2, 3), eps=1e-3)
+        out = lib.nn.functional.gumbel_softmax(lib.zeros(2, 3, dtype=lib.float64), hard=True)
+        assert str(out.dtype).endswith("float64") and tuple(out.shape) == (2, 3)
