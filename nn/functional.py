@@ -7,12 +7,11 @@ that every name is at PyTorch's path.
 """
 from __future__ import annotations
 
-import warnings
-
 from minigrad import ops
 from minigrad import functional as _core
 from minigrad.functional import one_hot  # re-exported, as in PyTorch
 
+from .functional_activation import _implicit_dim  # shared with softmin
 from .functional_activation import (celu, glu, gumbel_softmax, hardshrink, hardsigmoid,
                                     hardswish, hardtanh, logsigmoid, mish, prelu, relu6, selu,
                                     softmin, softshrink, softsign, tanhshrink, threshold)
@@ -74,14 +73,6 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """log(softmax(x)) along dim, computed stably; `dim` and `dtype` as in `softmax`."""
     dim = _implicit_dim(input, dim, "log_softmax", _stacklevel)
     return (input if dtype is None else input.to(dtype)).log_softmax(dim)
-
-
-def _implicit_dim(input, dim, op, stacklevel):
-    if dim is not None:
-        return dim
-    warnings.warn(f"Implicit dimension choice for {op} has been deprecated. Change the call to "
-                  f"include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
-    return 0 if input.ndim in (0, 1, 3) else 1
 
 
 def silu(input, inplace=False):

@@ -162,10 +162,20 @@ def prelu(input, weight):
     return where(input > 0, input, weight * input)
 
 
+def _implicit_dim(input, dim, op, stacklevel):
+    """`dim`, or without one PyTorch's deprecated implicit choice, with its warning (softmax,
+    log_softmax and softmin): dim 0 for 0-, 1- and 3-d inputs, else 1."""
+    if dim is not None:
+        return dim
+    import warnings
+    warnings.warn(f"Implicit dimension choice for {op} has been deprecated. Change the call to "
+                  f"include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-x) along dim; `dim` (with PyTorch's deprecated implicit choice) and `dtype` as
     in `softmax`."""
-    from .functional import _implicit_dim
     dim = _implicit_dim(input, dim, "softmin", _stacklevel)
     return (-(input if dtype is None else input.to(dtype))).softmax(dim)
 

@@ -80,3 +80,23 @@ def _(lib, x):
     return (D.kl_divergence(Shifted(x, 1.0), Shifted(x * 2, 1.0)), base.batch_shape,
             base.event_shape, isinstance(D.Normal(0.0, 1.0), D.Distribution),
             D.kl_divergence(D.Normal(x, 1.0), Shifted(x * 0, 2.0)))
+
+
+@add
+@case("distributions.Bernoulli", "distributions.kl_divergence",
+      inputs=(f32(2, 3, low=0.05, high=0.95), f32(2, 3)))
+def _(lib, p, logits):
+    D = lib.distributions
+    by_p, by_l = D.Bernoulli(probs=p), D.Bernoulli(logits=logits)
+    value = lib.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    return (by_p.log_prob(value), by_p.entropy(), by_p.logits, by_p.mean, by_p.variance,
+            by_l.log_prob(value), by_l.entropy(), by_l.probs, by_l.mode, by_l.batch_shape,
+            by_l.enumerate_support(), D.kl_divergence(by_p, by_l), repr(D.Bernoulli(0.5)),
+            D.Bernoulli(logits=logits[0]).log_prob(lib.tensor(1.0)))
+
+
+@add
+@case("distributions.Bernoulli", compare="meta", inputs=(f32(2, 3, low=0.05, high=0.95),))
+def _(lib, p):
+    b = lib.distributions.Bernoulli(p)
+    return b.sample(), b.sample((4,)), lib.distributions.Bernoulli(0.3).sample((2,))

@@ -499,11 +499,11 @@ NOT_SUPPORTED = [
      ("optim.RMSprop", "optim.Adagrad", "optim.lr_scheduler.CosineAnnealingLR",
       "optim.lr_scheduler.OneCycleLR", "optim.lr_scheduler.MultiStepLR",
       "optim.lr_scheduler.ReduceLROnPlateau")),
-    ("torch.distributions beyond Categorical and Normal (Bernoulli, Uniform, "
+    ("torch.distributions beyond Bernoulli, Categorical and Normal (Uniform, "
      "MultivariateNormal, Beta, ...), Normal.cdf and icdf, Distribution.expand, "
-     "transforms", "sample with bernoulli, rand or randn and write the log-density out",
-     ("distributions.Bernoulli", "distributions.Uniform", "distributions.MultivariateNormal",
-      "distributions.Beta", "distributions.Normal.cdf", "distributions.Normal.icdf",
+     "transforms", "sample with rand or randn and write the log-density out",
+     ("distributions.Uniform", "distributions.MultivariateNormal", "distributions.Beta",
+      "distributions.Normal.cdf", "distributions.Normal.icdf",
       "distributions.Distribution.expand", "distributions.transforms")),
     ("Tensor.is_inference", "inference_mode() is no_grad() here, so no tensor is an "
      "inference tensor; test requires_grad instead", ("Tensor.is_inference",)),

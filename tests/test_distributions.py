@@ -8,7 +8,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.autograd import gradcheck
-from minigrad.distributions import Categorical, Normal, kl_divergence
+from minigrad.distributions import Bernoulli, Categorical, Normal, kl_divergence
 
 rng = np.random.default_rng(11)
 PROBS = np.array([[0.2, 0.3, 0.5, 0.0], [0.1, 0.6, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25]])
@@ -52,6 +52,23 @@ def _normal(lib, loc, scale, x):
     return [n.log_prob(x), n.entropy(), n.mean, n.stddev, n.variance, m.log_prob(x),
             m.entropy(), D.Normal(0.5, scale.abs()[0, 0] + 0.2).log_prob(x),
             D.kl_divergence(n, m), D.kl_divergence(m, n), n.log_prob(x[0, 0])]
+
+
+def _bernoulli(lib, p, logits):
+    D = lib.distributions
+    by_p, by_l = D.Bernoulli(probs=p), D.Bernoulli(logits=logits)
+    value = lib.tensor(np.array([[1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0]]))
+    return [by_p.log_prob(value), by_p.entropy(), by_p.logits, by_p.variance, by_p.mean,
+            by_l.log_prob(value), by_l.entropy(), by_l.probs, by_l.logits,
+            by_l.log_prob(lib.tensor(1.0, dtype=logits.dtype)), D.kl_divergence(by_p, by_l),
+            D.kl_divergence(by_l, D.Bernoulli(probs=p * 0.5 + 0.25)),
+            D.Bernoulli(0.25).log_prob(value)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bernoulli_matches_torch(torch, dtype):
+    probs = np.array([[0.0, 0.3, 0.5, 1.0], [0.9, 0.1, 0.6, 0.45]])
+    _compare(torch, _bernoulli, [probs, LOGITS[:2]], dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -101,6 +118,13 @@ def test_gradchecks():
     assert gradcheck(lambda b: Normal(0.0, b).entropy(), [scale])
     assert gradcheck(lambda a, b: kl_divergence(Normal(a, b), Normal(b, a * a + 1)), [loc, scale])
 
+    q = mg.tensor(rng.uniform(0.05, 0.95, (2, 3)), requires_grad=True)
+    value = mg.tensor(np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]]))
+    assert gradcheck(lambda a: Bernoulli(probs=a).log_prob(value), [q])
+    assert gradcheck(lambda a: Bernoulli(logits=a).entropy(), [loc])
+    assert gradcheck(lambda a, b: kl_divergence(Bernoulli(probs=a), Bernoulli(logits=b)),
+                     [q, loc])
+
     def rsample(a, b):
         mg.manual_seed(5)  # the same noise at every evaluation
         return Normal(a, b).rsample((3,))
@@ -125,6 +149,13 @@ def test_sampling_is_repeatable_and_in_proportion():
     np.testing.assert_allclose(draws.numpy().mean(0), [0.0, 10.0], atol=0.06)
     np.testing.assert_allclose(draws.numpy().std(0), [1.0, 0.1], rtol=0.05)
     assert Normal(0.0, 1.0).sample((2, 3)).shape == (2, 3)
+    b = Bernoulli(probs=mg.tensor([0.1, 0.5, 0.9]))
+    mg.manual_seed(2)
+    coins = b.sample((4000,))
+    mg.manual_seed(2)
+    assert (b.sample((4000,)).numpy() == coins.numpy()).all() and coins.dtype == mg.float32
+    assert set(np.unique(coins.numpy())) == {0.0, 1.0}
+    np.testing.assert_allclose(coins.numpy().mean(0), [0.1, 0.5, 0.9], atol=0.03)
 
 
 def test_shapes_properties_and_reprs(torch):
@@ -139,6 +170,10 @@ def test_shapes_properties_and_reprs(torch):
         assert repr(D.Normal(0.0, 1.0)) == "Normal(loc: 0.0, scale: 1.0)"
         assert tuple(D.Normal(lib.zeros(3), 1.0).batch_shape) == (3,)
         assert D.Normal(0.0, 1.0).has_rsample and not D.Categorical(lib.ones(2)).has_rsample
+        b = D.Bernoulli(probs=lib.tensor([0.2, 0.5, 0.8]))
+        assert np.isnan(b.mode.numpy()[1]) and b.mode.numpy()[[0, 2]].tolist() == [0, 1]
+        assert tuple(b.enumerate_support().shape) == (2, 3) and repr(b.support) == "Boolean()"
+        assert repr(D.Bernoulli(0.5)) == "Bernoulli(probs: 0.5)"
     assert repr(Categorical(logits=mg.zeros(2, 5))) == "Categorical(logits: (2, 5))"
 
 
@@ -159,6 +194,10 @@ def test_errors(torch):
         with pytest.raises(ValueError, match="not broadcastable"):
             D.Categorical(lib.ones(2, 3), validate_args=True).log_prob(
                 lib.zeros(3, dtype=lib.int64))
+        with pytest.raises(ValueError, match=r"constraint Interval\(lower_bound=0.0, upper_b"):
+            D.Bernoulli(probs=lib.tensor([1.5]), validate_args=True)
+        with pytest.raises(ValueError, match=r"within the support \(Boolean\(\)\)"):
+            D.Bernoulli(0.5, validate_args=True).log_prob(lib.tensor(0.5))
         with pytest.raises(NotImplementedError):
             D.kl_divergence(D.Normal(0.0, 1.0), D.Categorical(lib.ones(2)))
         with pytest.raises(NotImplementedError):

@@ -1,13 +1,13 @@
 """The constraints a distribution's parameters and values must satisfy (PyTorch's
-`torch.distributions.constraints`, the ones Categorical and Normal use): each `check(value)`
+`torch.distributions.constraints`, the ones Categorical, Normal and Bernoulli use): each `check(value)`
 returns a bool array of the batch's shape, and prints as PyTorch's does, since the errors
 name it."""
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Constraint", "independent", "integer_interval", "positive", "real", "real_vector",
-           "simplex"]
+__all__ = ["Constraint", "boolean", "independent", "integer_interval", "interval", "positive",
+           "real", "real_vector", "simplex", "unit_interval"]
 
 
 class Constraint:
@@ -37,6 +37,24 @@ class _GreaterThan(Constraint):
 
     def __repr__(self):
         return f"GreaterThan(lower_bound={self.lower_bound})"
+
+
+class _Interval(Constraint):
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return f"Interval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value):
+        return (value == 0) | (value == 1)
 
 
 class _Simplex(Constraint):
@@ -75,6 +93,9 @@ class _IndependentConstraint(Constraint):
 
 
 real = _Real()
+boolean = _Boolean()
+interval = _Interval
+unit_interval = _Interval(0.0, 1.0)
 positive = _GreaterThan(0.0)
 simplex = _Simplex()
 integer_interval = _IntegerInterval

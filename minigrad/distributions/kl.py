@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .normal import Normal
 
@@ -45,3 +46,18 @@ def _kl_categorical_categorical(p, q):
     t = where((q.probs == 0).expand(t.shape), math.inf, t)
     t = where((p.probs == 0).expand(t.shape), 0.0, t)
     return t.sum(-1)
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p, q):
+    """p log(p / q) + (1 - p) log((1 - p) / (1 - q)), through softplus of the logits; inf
+    where q puts no mass on an outcome p can take, and a term of zero mass counts 0."""
+    from minigrad import where
+    from minigrad.nn.functional import softplus
+    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
+    t1 = where(q.probs == 0, math.inf, t1)
+    t1 = where(p.probs == 0, 0.0, t1)
+    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+    t2 = where(q.probs == 1, math.inf, t2)
+    t2 = where(p.probs == 1, 0.0, t2)
+    return t1 + t2
