@@ -100,3 +100,22 @@ def _(lib, p, logits):
 def _(lib, p):
     b = lib.distributions.Bernoulli(p)
     return b.sample(), b.sample((4,)), lib.distributions.Bernoulli(0.3).sample((2,))
+
+
+@add
+@case("distributions.Uniform", inputs=(f32(2, 3, low=-2, high=0), f32(2, 3, low=0.5, high=2),
+                                       f32(4, 2, 3, low=0.1, high=0.9)))
+def _(lib, low, width, q):
+    D = lib.distributions
+    u = D.Uniform(low, low + width)
+    inside = u.icdf(q)
+    return (u.log_prob(inside), u.entropy(), u.mean, u.stddev, u.variance, u.cdf(inside),
+            inside, u.mode.detach(), u.batch_shape, D.Uniform(0.0, 2.0).log_prob(q),
+            D.Uniform(low, 1.0, validate_args=False).log_prob(q - 1.0))
+
+
+@add
+@case("distributions.Uniform", compare="meta", inputs=(f32(2, 3, low=-2, high=0),))
+def _(lib, low):
+    u = lib.distributions.Uniform(low, low + 1.0)
+    return u.sample(), u.sample((4,)), u.rsample((2,)).detach(), u.rsample().requires_grad

@@ -499,10 +499,10 @@ NOT_SUPPORTED = [
      ("optim.RMSprop", "optim.Adagrad", "optim.lr_scheduler.CosineAnnealingLR",
       "optim.lr_scheduler.OneCycleLR", "optim.lr_scheduler.MultiStepLR",
       "optim.lr_scheduler.ReduceLROnPlateau")),
-    ("torch.distributions beyond Bernoulli, Categorical and Normal (Uniform, "
-     "MultivariateNormal, Beta, ...), Normal.cdf and icdf, Distribution.expand, "
+    ("torch.distributions beyond Bernoulli, Categorical, Normal and Uniform "
+     "(MultivariateNormal, Beta, Gamma, ...), Normal.cdf and icdf, Distribution.expand, "
      "transforms", "sample with rand or randn and write the log-density out",
-     ("distributions.Uniform", "distributions.MultivariateNormal", "distributions.Beta",
+     ("distributions.MultivariateNormal", "distributions.Beta", "distributions.Gamma",
       "distributions.Normal.cdf", "distributions.Normal.icdf",
       "distributions.Distribution.expand", "distributions.transforms")),
     ("Tensor.is_inference", "inference_mode() is no_grad() here, so no tensor is an "

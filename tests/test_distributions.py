@@ -8,7 +8,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.autograd import gradcheck
-from minigrad.distributions import Bernoulli, Categorical, Normal, kl_divergence
+from minigrad.distributions import Bernoulli, Categorical, Normal, Uniform, kl_divergence
 
 rng = np.random.default_rng(11)
 PROBS = np.array([[0.2, 0.3, 0.5, 0.0], [0.1, 0.6, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25]])
@@ -63,6 +63,21 @@ def _bernoulli(lib, p, logits):
             by_l.log_prob(lib.tensor(1.0, dtype=logits.dtype)), D.kl_divergence(by_p, by_l),
             D.kl_divergence(by_l, D.Bernoulli(probs=p * 0.5 + 0.25)),
             D.Bernoulli(0.25).log_prob(value)]
+
+
+def _uniform(lib, low, width, x):
+    D = lib.distributions
+    u = D.Uniform(low, low + width.abs() + 0.5)
+    inside = low + 0.3 * (width.abs() + 0.5)
+    return [u.log_prob(inside), u.entropy(), u.mean, u.stddev, u.variance, u.cdf(inside),
+            u.icdf(x.sigmoid()), D.Uniform(low, 4.0).log_prob(low.detach() + 1.0),
+            D.Uniform(low, low + 2.0, validate_args=False).log_prob(x)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_uniform_matches_torch(torch, dtype):
+    _compare(torch, _uniform, [rng.uniform(-2, 2, (2, 3)), rng.standard_normal((2, 3)),
+                               rng.uniform(-3, 3, (5, 2, 3))], dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -127,8 +142,9 @@ def test_gradchecks():
 
     def rsample(a, b):
         mg.manual_seed(5)  # the same noise at every evaluation
-        return Normal(a, b).rsample((3,))
+        return Normal(a, b).rsample((3,)) + Uniform(a, a + b).rsample((3,)) ** 2
     assert gradcheck(rsample, [loc, scale])
+    assert gradcheck(lambda a, b: Uniform(a, a + b).log_prob(a + b * 0.3), [loc, scale])
 
 
 def test_sampling_is_repeatable_and_in_proportion():
@@ -149,6 +165,13 @@ def test_sampling_is_repeatable_and_in_proportion():
     np.testing.assert_allclose(draws.numpy().mean(0), [0.0, 10.0], atol=0.06)
     np.testing.assert_allclose(draws.numpy().std(0), [1.0, 0.1], rtol=0.05)
     assert Normal(0.0, 1.0).sample((2, 3)).shape == (2, 3)
+    u = Uniform(mg.tensor([0.0, -2.0]), mg.tensor([1.0, 4.0]))
+    mg.manual_seed(3)
+    flat = u.sample((4000,))
+    mg.manual_seed(3)
+    assert (u.sample((4000,)).numpy() == flat.numpy()).all()
+    assert (flat.numpy() >= [0, -2]).all() and (flat.numpy() < [1, 4]).all()
+    np.testing.assert_allclose(flat.numpy().mean(0), [0.5, 1.0], atol=0.08)
     b = Bernoulli(probs=mg.tensor([0.1, 0.5, 0.9]))
     mg.manual_seed(2)
     coins = b.sample((4000,))
@@ -198,6 +221,10 @@ def test_errors(torch):
             D.Bernoulli(probs=lib.tensor([1.5]), validate_args=True)
         with pytest.raises(ValueError, match=r"within the support \(Boolean\(\)\)"):
             D.Bernoulli(0.5, validate_args=True).log_prob(lib.tensor(0.5))
+        with pytest.raises(ValueError, match=r"constraint LessThan\(upper_bound="):
+            D.Uniform(1.0, 0.0, validate_args=True)
+        with pytest.raises(ValueError, match="to be within the support"):
+            D.Uniform(0.0, 1.0, validate_args=True).log_prob(lib.tensor(1.5))
         with pytest.raises(NotImplementedError):
             D.kl_divergence(D.Normal(0.0, 1.0), D.Categorical(lib.ones(2)))
         with pytest.raises(NotImplementedError):

@@ -1,13 +1,13 @@
 """The constraints a distribution's parameters and values must satisfy (PyTorch's
-`torch.distributions.constraints`, the ones Categorical, Normal and Bernoulli use): each `check(value)`
+`torch.distributions.constraints`, the ones its distributions use): each `check(value)`
 returns a bool array of the batch's shape, and prints as PyTorch's does, since the errors
 name it."""
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Constraint", "boolean", "independent", "integer_interval", "interval", "positive",
-           "real", "real_vector", "simplex", "unit_interval"]
+__all__ = ["Constraint", "boolean", "greater_than", "independent", "integer_interval",
+           "interval", "less_than", "positive", "real", "real_vector", "simplex", "unit_interval"]
 
 
 class Constraint:
@@ -33,10 +33,26 @@ class _GreaterThan(Constraint):
         self.lower_bound = lower_bound
 
     def check(self, value):
-        return value > self.lower_bound
+        return value > _array(self.lower_bound)
 
     def __repr__(self):
         return f"GreaterThan(lower_bound={self.lower_bound})"
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return value < _array(self.upper_bound)
+
+    def __repr__(self):
+        return f"LessThan(upper_bound={self.upper_bound})"
+
+
+def _array(bound):
+    """A bound as a NumPy value: a number, or a tensor's array (Uniform's bounds)."""
+    return bound.detach().numpy() if hasattr(bound, "detach") else bound
 
 
 class _Interval(Constraint):
@@ -44,7 +60,7 @@ class _Interval(Constraint):
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
     def check(self, value):
-        return (self.lower_bound <= value) & (value <= self.upper_bound)
+        return (_array(self.lower_bound) <= value) & (value <= _array(self.upper_bound))
 
     def __repr__(self):
         return f"Interval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
@@ -95,6 +111,8 @@ class _IndependentConstraint(Constraint):
 real = _Real()
 boolean = _Boolean()
 interval = _Interval
+greater_than = _GreaterThan
+less_than = _LessThan
 unit_interval = _Interval(0.0, 1.0)
 positive = _GreaterThan(0.0)
 simplex = _Simplex()
