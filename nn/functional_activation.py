@@ -8,9 +8,9 @@ where a `clamp` would pass the gradient on.
 """
 from __future__ import annotations
 
-__all__ = ["celu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid",
-           "mish", "prelu", "relu6", "selu", "softmin", "softshrink", "softsign", "tanhshrink",
-           "threshold"]
+__all__ = ["celu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
+           "logsigmoid", "mish", "prelu", "relu6", "selu", "softmin", "softshrink", "softsign",
+           "tanhshrink", "threshold"]
 
 # SELU's constants (Klambauer et al., 2017), to PyTorch's precision
 _SELU_ALPHA = 1.6732632423543772848170429916717

@@ -1,8 +1,7 @@
-"""Compatibility cases: torch.distributions (Categorical, Normal, kl_divergence, register_kl and
+"""Compatibility cases: torch.distributions (Bernoulli, Categorical, Normal, Uniform,
+kl_divergence, register_kl and
 the Distribution base). Samples come from each library's own random stream, so the cases
 that sample compare shapes and dtypes only."""
-import numpy as np
-
 from compat_table import case, f32
 
 CASES = []

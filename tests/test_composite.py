@@ -42,7 +42,8 @@ def _agree(got, tol=1e-12):
 def test_cdist_matches_torch(torch, p, shapes):
     a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
     if a.size:
-        b[..., 1, :] = a.reshape(-1, *a.shape[-2:])[0, 0]  # a distance of exactly 0: its gradient is 0 in both
+        # a distance of exactly 0: its gradient is 0 in both
+        b[..., 1, :] = a.reshape(-1, *a.shape[-2:])[0, 0]
     _agree(_both(torch, lambda lib, x, y: lib.cdist(x, y, p), a, b))
     _agree(_both(torch, lambda lib, x, y: lib.cdist(x, y, p), a.astype(np.float32),
                  b.astype(np.float32)), tol=1e-5)
@@ -77,7 +78,7 @@ def test_cdist_ignores_compute_mode_and_stays_exact(torch):
 @pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2.0), (0, 1), (1, 0)])
 def test_addmm_and_baddbmm_match_torch(torch, beta, alpha):
     m1, m2 = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
-    for inp in (rng.standard_normal((3, 2)), rng.standard_normal(2), np.float64(1.5) + 0 * m1[0, :1]):
+    for inp in (rng.standard_normal((3, 2)), rng.standard_normal(2), np.full(1, 1.5)):
         _agree(_both(torch, lambda lib, i, a, b: lib.addmm(i, a, b, beta=beta, alpha=alpha),
                      inp, m1, m2))
     b1, b2 = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4, 5))
@@ -91,7 +92,8 @@ def test_addmm_and_baddbmm_match_torch(torch, beta, alpha):
 
 
 def test_addmm_baddbmm_gradcheck_and_errors():
-    i, a, b = (mg.tensor(rng.standard_normal(s), requires_grad=True) for s in [(3, 2), (3, 4), (4, 2)])
+    i, a, b = (mg.tensor(rng.standard_normal(s), requires_grad=True)
+               for s in [(3, 2), (3, 4), (4, 2)])
     assert gradcheck(lambda x, y, z: mg.addmm(x, y, z, beta=0.3, alpha=-2.0), [i, a, b])
     i, a, b = (mg.tensor(rng.standard_normal(s), requires_grad=True)
                for s in [(2, 3, 2), (2, 3, 4), (2, 4, 2)])
