@@ -1,7 +1,6 @@
 """Compatibility cases: torch.distributions (Bernoulli, Categorical, Normal, Uniform,
-kl_divergence, register_kl and
-the Distribution base). Samples come from each library's own random stream, so the cases
-that sample compare shapes and dtypes only."""
+kl_divergence, register_kl and the Distribution base). Samples come from each library's own
+random stream, so the cases that sample compare shapes and dtypes only."""
 from compat_table import case, f32
 
 CASES = []
