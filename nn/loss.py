@@ -22,7 +22,10 @@ class _Loss(Module):
         self._options = ("reduction", *options)
 
     def forward(self, input, target):
-        return self.loss(input, target, **{name: getattr(self, name) for name in self._options})
+        return self._apply_loss(input, target)
+
+    def _apply_loss(self, *inputs):
+        return self.loss(*inputs, **{name: getattr(self, name) for name in self._options})
 
 
 class CrossEntropyLoss(_Loss):
@@ -109,8 +112,7 @@ class _PairLoss(_Loss):
     """A loss of two inputs and a target (PyTorch's forward(input1, input2, target))."""
 
     def forward(self, input1, input2, target):
-        return self.loss(input1, input2, target,
-                         **{name: getattr(self, name) for name in self._options})
+        return self._apply_loss(input1, input2, target)
 
 
 class MarginRankingLoss(_PairLoss):
@@ -140,5 +142,4 @@ class TripletMarginLoss(_Loss):
         super().__init__(size_average, reduce, reduction, margin=margin, p=p, eps=eps, swap=swap)
 
     def forward(self, anchor, positive, negative):
-        return self.loss(anchor, positive, negative,
-                         **{name: getattr(self, name) for name in self._options})
+        return self._apply_loss(anchor, positive, negative)
