@@ -307,9 +307,10 @@ DIFFERENCES = [
      "`empty` is uninitialised in both.", _legacy_shape_constructor),
     ("Random numbers follow the same distributions from different streams.",
      "`manual_seed(0)` makes minigrad repeatable, but its numbers are not PyTorch's: copy "
-     "weights (state dicts, safetensors) to compare the two. So are the samples of "
-     "`distributions` (`sample`, `rsample`); their `log_prob`, `entropy` and `kl_divergence` "
-     "are PyTorch's values and gradients, and `batch_shape`, `event_shape` are tuples.",
+     "weights (state dicts, safetensors) to compare the two. The samples of `distributions` "
+     "(`sample`, `rsample`) and the noise of `F.gumbel_softmax` differ in the same way; "
+     "their `log_prob`, `entropy` and `kl_divergence` are PyTorch's values and gradients, "
+     "and `batch_shape`, `event_shape` are tuples.",
      _random_streams),
     ("`sort` is always stable.",
      "Equal elements keep their order; PyTorch's default sort may order ties either way "
