@@ -5,6 +5,7 @@ from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswis
                          Softshrink, Softsign, Tanhshrink, Threshold)
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .distance import CosineSimilarity, PairwiseDistance
 from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU, Sigmoid,
                      Softmax, Tanh)
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss

@@ -120,6 +120,16 @@ def _(lib, a, b, c):
 
 
 @add
+@case("nn.PairwiseDistance", "nn.CosineSimilarity", inputs=(f32(5, 4), f32(5, 4)))
+def _(lib, a, b):
+    nn = lib.nn
+    return (nn.PairwiseDistance()(a, b), nn.PairwiseDistance(1.0, 0.0, True)(a, b),
+            nn.PairwiseDistance(p=3.0)(a, a.detach()), nn.CosineSimilarity()(a, b),
+            nn.CosineSimilarity(dim=0, eps=1e-3)(a, b), nn.CosineSimilarity(-1)(a[0], b),
+            repr(nn.Sequential(nn.PairwiseDistance(), nn.CosineSimilarity())))
+
+
+@add
 @case("nn.Embedding.from_pretrained", "nn.Embedding",
       inputs=(f32(5, 3), ))
 def _(lib, table):

@@ -235,6 +235,15 @@ def test_loss_errors(torch):
             lib.nn.functional.huber_loss(lib.ones(2), lib.ones(2), delta=-1.0)
 
 
+def test_distance_modules_gradcheck():
+    a = mg.tensor(np.random.default_rng(6).standard_normal((4, 3)), requires_grad=True)
+    b = mg.tensor(np.random.default_rng(7).standard_normal((4, 3)), requires_grad=True)
+    for module in (nn.PairwiseDistance(), nn.PairwiseDistance(1.5, keepdim=True),
+                   nn.CosineSimilarity(), nn.CosineSimilarity(0)):
+        assert gradcheck(module, [a, b])
+    assert nn.PairwiseDistance(3.0).norm == 3.0 and nn.CosineSimilarity(0, 0.1).eps == 0.1
+
+
 # --- Embedding.from_pretrained ------------------------------------------------------------------
 
 def test_embedding_from_pretrained_matches_torch(torch):
