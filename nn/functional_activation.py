@@ -107,21 +107,17 @@ def threshold(input, threshold, value, inplace=False):
                   lambda x: where(x > threshold, x, value).to(x.dtype))
 
 
-def _check_lambd(lambd, op):
-    if lambd < 0:
-        raise ValueError(f"{op}: lambda must be greater than or equal to 0, but found {lambd}")
-
-
 def hardshrink(input, lambd=0.5):
-    """x where |x| > lambd, 0 elsewhere."""
-    _check_lambd(lambd, "hardshrink")
+    """x where |x| > lambd, 0 elsewhere (a negative lambd keeps every x, as in PyTorch)."""
     from minigrad.functional import where
     return where(input.abs() > lambd, input, 0.0).to(input.dtype)
 
 
 def softshrink(input, lambd=0.5):
     """x - lambd above lambd, x + lambd below -lambd, 0 between (the gradient 0 at +-lambd)."""
-    _check_lambd(lambd, "softshrink")
+    if lambd < 0:
+        raise RuntimeError(f"softshrink: lambda must be greater than or equal to 0, but found "
+                           f"{lambd}")
     from minigrad.functional import where
     return where(input > lambd, input - lambd,
                  where(input < -lambd, input + lambd, 0.0)).to(input.dtype)
@@ -142,7 +138,7 @@ def selu(input, inplace=False):
 def celu(input, alpha=1.0, inplace=False):
     """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
     if alpha == 0:
-        raise ValueError("celu: alpha cannot be 0 (it divides x)")
+        raise RuntimeError("celu: alpha cannot be 0 (it divides x)")
     return _apply(input, inplace, "celu_", lambda x: _elu(x, alpha, 1.0 / alpha))
 
 

@@ -196,7 +196,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _no_legacy(size_average, reduce, "smooth_l1_loss")
     _same_shape(input, target, "smooth_l1_loss")
     if beta < 0:
-        raise ValueError(f"smooth_l1_loss: beta must not be negative, got {beta}")
+        raise RuntimeError(f"smooth_l1_loss: beta must not be negative, got {beta}")
     if beta == 0:
         return l1_loss(input, target, reduction=reduction)
     return _reduce(_quadratic_then_linear(input - target, beta) / beta, reduction,
@@ -210,7 +210,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     unlike its mse_loss, does not divide by the summed weights)."""
     _same_shape(input, target, "huber_loss")
     if delta <= 0:
-        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+        raise RuntimeError(f"huber_loss: delta must be positive, got {delta}")
     loss = _quadratic_then_linear(input - target, delta)
     if weight is not None:
         if np.shape(_array_of(weight)) != input.shape:
