@@ -15,6 +15,8 @@ from . import autograd, kernels, random
 from . import graph_rules_elementwise, graph_rules_nn, graph_rules_reduce_shape  # noqa: F401
 from ._malloc import tune_malloc
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from .composite import addmm, baddbmm, cdist, lerp
+from .precise import expm1, log1p
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, logspace, ones, ones_like, rand, rand_like, randint,
                        randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like)
@@ -62,21 +64,21 @@ from .version import __version__
 
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
-    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "add", "all",
+    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "add", "addmm", "all",
     "allclose", "amax", "amin", "any", "arange", "are_deterministic_algorithms_enabled", "argmax",
-    "argmin", "argsort", "as_tensor", "autocast", "bernoulli", "bfloat16", "bitwise_and",
+    "argmin", "argsort", "as_tensor", "autocast", "baddbmm", "bernoulli", "bfloat16", "bitwise_and",
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bmm",
-    "bool", "bool_", "broadcast_to", "cat", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
+    "bool", "bool_", "broadcast_to", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
     "clamp_max", "clamp_min", "clip", "compile", "complex128", "complex32", "complex64", "concat",
     "cos", "cumsum", "default_generator", "detect_anomaly", "device", "div", "dot", "double",
-    "dropout", "einsum", "empty", "empty_like", "enable_grad", "equal", "exp", "eye", "finfo",
+    "dropout", "einsum", "empty", "empty_like", "enable_grad", "equal", "exp", "expm1", "eye", "finfo",
     "flatten", "flip", "float", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
     "floor", "floor_divide", "from_numpy", "full", "full_like", "gather", "gelu", "get_backend",
     "get_default_dtype", "get_float32_matmul_precision", "get_num_threads", "get_rng_state",
     "half", "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed",
     "int", "int16", "int32", "int64", "int8", "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf", "isnan",
-    "linspace", "load", "log", "log_softmax", "logical_and", "logical_not", "logical_or",
+    "lerp", "linspace", "load", "log", "log1p", "log_softmax", "logical_and", "logical_not", "logical_or",
     "logical_xor", "logspace", "logsumexp", "long", "manual_seed", "masked_fill", "masked_select",
     "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "movedim", "mul", "multinomial",
     "narrow", "neg", "no_grad", "nonzero", "norm", "normal", "numel", "one_hot", "ones",
@@ -114,7 +116,8 @@ _register_pytorch_paths()
 # `torch.optim` and `torch.utils.data` are after `import torch`. They are imported on first
 # use, so the core never imports the layers built on it. The applications are not listed:
 # they are programs built on minigrad, not parts of it.
-_LAZY_SUBMODULES = ("models", "nn", "onnx", "optim", "utils", "version", "viz")
+_LAZY_SUBMODULES = ("distributions", "models", "nn", "onnx", "optim", "utils", "version",
+                    "viz")
 
 
 def __getattr__(name):

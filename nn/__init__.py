@@ -1,7 +1,11 @@
 """`minigrad.nn`: modules, layers, attention and losses, mirroring `torch.nn`."""
 from . import functional, init, parallel, utils
+from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,
+                         LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SiLU, Softmin, Softplus,
+                         Softshrink, Softsign, Tanhshrink, Threshold)
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .distance import CosineSimilarity, PairwiseDistance
 from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU, Sigmoid,
                      Softmax, Tanh)
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
@@ -17,3 +21,5 @@ from .scores import (AdditiveScore, BilinearScore, DotScore, ScaledDotScore, att
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 from .loss import BCELoss, KLDivLoss, L1Loss  # noqa: E402
+from .loss import (CosineEmbeddingLoss, HuberLoss, MarginRankingLoss, SmoothL1Loss,  # noqa: E402
+                   TripletMarginLoss)

@@ -1,27 +1,34 @@
 """`minigrad.nn.functional`: the layers as plain functions (PyTorch's `torch.nn.functional`).
 
-The activations, normalisation, embedding, padding and dropout are here; the losses are in
-`functional_loss.py` and attention in `functional_attention.py`, imported here so that every
-name is at PyTorch's path.
+The activations, normalisation, embedding, padding and dropout are here; the activations built
+from other ops (hardtanh, relu6, glu, logsigmoid, ...) are in `functional_activation.py`, the
+losses in `functional_loss.py` and attention in `functional_attention.py`, imported here so
+that every name is at PyTorch's path.
 """
 from __future__ import annotations
-
-import warnings
 
 from minigrad import ops
 from minigrad import functional as _core
 from minigrad.functional import one_hot  # re-exported, as in PyTorch
 
+from .functional_activation import _implicit_dim  # shared with softmin
+from .functional_activation import (celu, glu, gumbel_softmax, hardshrink, hardsigmoid,
+                                    hardswish, hardtanh, logsigmoid, mish, prelu, relu6, selu,
+                                    softmin, softshrink, softsign, tanhshrink, threshold)
 from .functional_attention import attention, scaled_dot_product_attention
 from .functional_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
-                              cross_entropy, kl_div, l1_loss, margin_ranking_loss, mse_loss,
-                              nll_loss, pairwise_distance, triplet_margin_loss)
+                              cosine_embedding_loss, cross_entropy, huber_loss, kl_div, l1_loss,
+                              margin_ranking_loss, mse_loss, nll_loss, pairwise_distance,
+                              smooth_l1_loss, triplet_margin_loss)
 
-__all__ = ["attention", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu", "kl_div",
-           "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "margin_ranking_loss",
-           "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance", "relu",
-           "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
+__all__ = ["attention", "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu",
+           "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "elu",
+           "embedding", "gelu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
+           "hardtanh", "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
+           "log_softmax", "logsigmoid", "margin_ranking_loss", "mish", "mse_loss", "nll_loss",
+           "normalize", "one_hot", "pad", "pairwise_distance", "prelu", "relu", "relu6",
+           "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax",
+           "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
            "triplet_margin_loss"]
 
 
@@ -66,14 +73,6 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """log(softmax(x)) along dim, computed stably; `dim` and `dtype` as in `softmax`."""
     dim = _implicit_dim(input, dim, "log_softmax", _stacklevel)
     return (input if dtype is None else input.to(dtype)).log_softmax(dim)
-
-
-def _implicit_dim(input, dim, op, stacklevel):
-    if dim is not None:
-        return dim
-    warnings.warn(f"Implicit dimension choice for {op} has been deprecated. Change the call to "
-                  f"include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
-    return 0 if input.ndim in (0, 1, 3) else 1
 
 
 def silu(input, inplace=False):

@@ -1,5 +1,6 @@
-"""The losses of `torch.nn.functional` (cross entropy, NLL, MSE, L1, BCE, KL divergence, the
-margin ranking and triplet losses, with the pairwise distance the triplet loss measures).
+"""The losses of `torch.nn.functional` (cross entropy, NLL, MSE, L1, smooth L1 and Huber, BCE,
+KL divergence, the margin ranking, cosine embedding and triplet losses, with the pairwise
+distance the triplet loss measures).
 
 Each takes PyTorch's layouts and `reduction` ('mean', 'sum', 'none'), checks its arguments
 against each other and names itself in the error; `minigrad.nn.functional` re-exports them.
@@ -189,6 +190,43 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _weighted_reduce((input - target).abs(), weight, reduction, "l1_loss")
 
 
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere, for d = input - target;
+    beta=0 is the L1 loss."""
+    _no_legacy(size_average, reduce, "smooth_l1_loss")
+    _same_shape(input, target, "smooth_l1_loss")
+    if beta < 0:
+        raise RuntimeError(f"smooth_l1_loss: beta must not be negative, got {beta}")
+    if beta == 0:
+        return l1_loss(input, target, reduction=reduction)
+    return _reduce(_quadratic_then_linear(input - target, beta) / beta, reduction,
+                   "smooth_l1_loss")
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere, for d = input - target:
+    smooth_l1_loss times delta. An element-wise `weight` of the input's shape scales each
+    element, and "mean" is then the plain mean of the scaled losses (PyTorch's huber_loss,
+    unlike its mse_loss, does not divide by the summed weights)."""
+    _same_shape(input, target, "huber_loss")
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss: delta must be positive, got {delta}")
+    loss = _quadratic_then_linear(input - target, delta)
+    if weight is not None:
+        if np.shape(_array_of(weight)) != input.shape:
+            raise ValueError(f"huber_loss: weight of shape {np.shape(_array_of(weight))} must "
+                             f"have the input's shape {input.shape}")
+        loss = loss * weight
+    return _reduce(loss, reduction, "huber_loss")
+
+
+def _quadratic_then_linear(d, k):
+    """0.5 d^2 where |d| < k, k (|d| - 0.5 k) elsewhere: the two pieces meet with one slope."""
+    from minigrad.functional import where
+    a = d.abs()
+    return where(a < k, d * d * 0.5, (a - 0.5 * k) * k)
+
+
 def _weighted_reduce(loss, weight, reduction, op):
     if weight is None:
         return _reduce(loss, reduction, op)
@@ -286,6 +324,27 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
                          f"and target {np.shape(_array_of(target))} must have one shape")
     loss = (-target * (input1 - input2) + margin).clamp(min=0)
     return _reduce(loss, reduction, "margin_ranking_loss")
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1, for
+    (N, D) inputs and (N,) targets (or (D,) inputs and a 0-d target); the cosine is taken
+    along D, each squared norm raised by 1e-12 as PyTorch does."""
+    _no_legacy(size_average, reduce, "cosine_embedding_loss")
+    t_shape = np.shape(_array_of(target))
+    if input1.shape != input2.shape or input1.ndim not in (1, 2) or \
+            t_shape != input1.shape[:-1]:
+        raise ValueError(f"cosine_embedding_loss: input1 {input1.shape} and input2 "
+                         f"{input2.shape} must have one shape (N, D) or (D,), and target "
+                         f"{t_shape} the shape (N,) or ()")
+    from minigrad.functional import where
+    eps = 1e-12
+    dot = (input1 * input2).sum(-1)
+    cos = dot / (((input1 * input1).sum(-1) + eps) * ((input2 * input2).sum(-1) + eps)).sqrt()
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, (cos - margin).clamp(min=0),
+                                                    0.0)
+    return _reduce(loss.to(input1.dtype), reduction, "cosine_embedding_loss")
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):

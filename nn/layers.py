@@ -44,17 +44,46 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """A lookup table: integer ids (...) -> rows of weight (..., embedding_dim)."""
+    """A lookup table: integer ids (...) -> rows of weight (..., embedding_dim).
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None, dtype=None):
+    `_weight` (num_embeddings, embedding_dim) and `_freeze` are PyTorch's arguments for a given
+    table (see `from_pretrained`): the layer then keeps that table, its padding row untouched."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None, dtype=None,
+                 _weight=None, _freeze=False):
         super().__init__()
         dtype = factory_dtype(device, dtype, "Embedding")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        if padding_idx is not None and padding_idx < 0:
-            padding_idx += num_embeddings
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx {padding_idx} must be within "
+                                 f"num_embeddings ({num_embeddings})")
+            if padding_idx < 0:
+                padding_idx += num_embeddings
         self.padding_idx = padding_idx
-        self.weight = Parameter(np.empty((num_embeddings, embedding_dim), dtype=dtype))
-        self.reset_parameters()
+        if _weight is None:
+            self.weight = Parameter(np.empty((num_embeddings, embedding_dim), dtype=dtype),
+                                    requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(f"Embedding: shape of weight {tuple(_weight.shape)} does not "
+                                 f"match num_embeddings and embedding_dim "
+                                 f"({num_embeddings}, {embedding_dim})")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
+        """An Embedding holding the (V, D) table `embeddings` (sharing its memory, as in
+        PyTorch), frozen (requires_grad False) unless freeze=False; the padding row keeps its
+        values and gets no gradient."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-dimensional "
+                             f"(num_embeddings, embedding_dim), got shape "
+                             f"{tuple(embeddings.shape)}")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx=padding_idx, dtype=embeddings.dtype,
+                   _weight=embeddings, _freeze=freeze)
 
     def reset_parameters(self):
         init.normal_(self.weight)  # N(0, 1), as PyTorch

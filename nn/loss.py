@@ -22,7 +22,10 @@ class _Loss(Module):
         self._options = ("reduction", *options)
 
     def forward(self, input, target):
-        return self.loss(input, target, **{name: getattr(self, name) for name in self._options})
+        return self._apply_loss(input, target)
+
+    def _apply_loss(self, *inputs):
+        return self.loss(*inputs, **{name: getattr(self, name) for name in self._options})
 
 
 class CrossEntropyLoss(_Loss):
@@ -86,3 +89,57 @@ class BCELoss(_Loss):
 
     def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction, weight=weight)
+
+
+class SmoothL1Loss(_Loss):
+    """Squared error where |input - target| < beta (halved, over beta), absolute error beyond."""
+    loss = staticmethod(F.smooth_l1_loss)
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
+        super().__init__(size_average, reduce, reduction, beta=beta)
+
+
+class HuberLoss(_Loss):
+    """Squared error where |input - target| < delta (halved), delta times absolute error
+    beyond (less delta / 2); SmoothL1Loss times delta."""
+    loss = staticmethod(F.huber_loss)
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(None, None, reduction, delta=delta)
+
+
+class _PairLoss(_Loss):
+    """A loss of two inputs and a target (PyTorch's forward(input1, input2, target))."""
+
+    def forward(self, input1, input2, target):
+        return self._apply_loss(input1, input2, target)
+
+
+class MarginRankingLoss(_PairLoss):
+    """max(0, -target * (input1 - input2) + margin) for (N,) scores and targets of +-1."""
+    loss = staticmethod(F.margin_ranking_loss)
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction, margin=margin)
+
+
+class CosineEmbeddingLoss(_PairLoss):
+    """1 - cos(x1, x2) for targets of 1, max(0, cos(x1, x2) - margin) for targets of -1:
+    (N, D), (N, D), (N,) -> loss."""
+    loss = staticmethod(F.cosine_embedding_loss)
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction, margin=margin)
+
+
+class TripletMarginLoss(_Loss):
+    """max(0, d(anchor, positive) - d(anchor, negative) + margin) for (B, D) embeddings, d the
+    pairwise p-distance (with swap=True, the smaller of the negative's two distances)."""
+    loss = staticmethod(F.triplet_margin_loss)
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction, margin=margin, p=p, eps=eps, swap=swap)
+
+    def forward(self, anchor, positive, negative):
+        return self._apply_loss(anchor, positive, negative)

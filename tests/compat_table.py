@@ -195,6 +195,8 @@ def compare(c: Case, torch, minigrad):
 def all_cases():
     import compat_cases_autograd
     import compat_cases_creation
+    import compat_cases_distributions
+    import compat_cases_layers
     import compat_cases_math
     import compat_cases_nn
     import compat_cases_rnn
@@ -203,9 +205,9 @@ def all_cases():
     import compat_cases_training
     import compat_cases_utils
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
-            + compat_cases_nn.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
+            + compat_cases_nn.CASES + compat_cases_layers.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
             + compat_cases_utils.CASES + compat_cases_platform.CASES
-            + compat_cases_autograd.CASES)
+            + compat_cases_autograd.CASES + compat_cases_distributions.CASES)
 
 
 def covered_names():

@@ -83,6 +83,11 @@ def test_every_utils_name_has_a_case():
                       [n for n in public(writer) if n.startswith(("add_", "flush", "close"))]) == []
 
 
+def test_every_distributions_name_has_a_case():
+    from minigrad import distributions
+    assert _uncovered("distributions.", public(distributions)) == []
+
+
 def test_every_onnx_name_has_a_case():
     onnx = pytest.importorskip("minigrad.onnx")
     assert _uncovered("onnx.", public(onnx)) == []

@@ -1,0 +1,143 @@
+"""`Distribution`, the base of the distributions (PyTorch's): shapes, argument checks, and
+sampling defined through `rsample` where a distribution has it.
+
+A distribution of batch shape B and event shape E draws samples of shape S + B + E for a
+`sample_shape` S; `log_prob` of such a value has shape S + B. Sampling uses minigrad's
+random stream, so `manual_seed` makes it repeatable (the numbers are not PyTorch's).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad import Tensor, no_grad
+
+__all__ = ["Distribution", "lazy_property"]
+
+
+class lazy_property:
+    """A parameter computed from another on first use and then kept (Categorical's probs from
+    its logits, or the reverse), as PyTorch's `lazy_property`: until then the instance's
+    `__dict__` lacks it, which tells the argument checks which form was given."""
+
+    def __init__(self, compute):
+        self.compute = compute
+        self.__doc__ = compute.__doc__
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = self.compute(instance)
+        instance.__dict__[self.compute.__name__] = value
+        return value
+
+
+def _shape(size):
+    return tuple(int(n) for n in ((size,) if isinstance(size, (int, np.integer)) else size))
+
+
+class Distribution:
+    """Subclasses set `arg_constraints` ({parameter name: constraint}) and `support`, and
+    define `log_prob`, `entropy` and `rsample` (reparameterised, differentiable) or `sample`."""
+    has_rsample = False
+    has_enumerate_support = False
+    arg_constraints = {}
+    support = None
+    _validate_args = True  # PyTorch's default (outside python -O)
+
+    @staticmethod
+    def set_default_validate_args(value):
+        """Whether new distributions check their arguments and `log_prob`'s values."""
+        if value not in (True, False):
+            raise ValueError(f"set_default_validate_args: expected True or False, got {value!r}")
+        Distribution._validate_args = value
+
+    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
+        self._batch_shape, self._event_shape = _shape(batch_shape), _shape(event_shape)
+        if validate_args is not None:
+            self._validate_args = validate_args
+        if self._validate_args:
+            for name, constraint in self.arg_constraints.items():
+                if name not in self.__dict__:
+                    continue  # a parameter given in its other form (logits for probs)
+                value = getattr(self, name)
+                ok = constraint.check(np.asarray(value.detach().numpy()))
+                if not np.all(ok):
+                    raise ValueError(
+                        f"Expected parameter {name} ({type(value).__name__} of shape "
+                        f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
+                        f"constraint {constraint!r}, but found invalid values:\n{value}")
+
+    @property
+    def batch_shape(self):
+        return self._batch_shape
+
+    @property
+    def event_shape(self):
+        return self._event_shape
+
+    @property
+    def mean(self):
+        raise NotImplementedError(f"{type(self).__name__} does not implement mean")
+
+    @property
+    def mode(self):
+        raise NotImplementedError(f"{type(self).__name__} does not implement mode")
+
+    @property
+    def variance(self):
+        raise NotImplementedError(f"{type(self).__name__} does not implement variance")
+
+    @property
+    def stddev(self):
+        return self.variance.sqrt()
+
+    def sample(self, sample_shape=()):
+        """A sample of shape sample_shape + batch_shape + event_shape, outside autograd."""
+        with no_grad():
+            return self.rsample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        raise NotImplementedError(f"{type(self).__name__} has no reparameterised sampling "
+                                  f"(rsample)")
+
+    def log_prob(self, value):
+        raise NotImplementedError
+
+    def entropy(self):
+        raise NotImplementedError
+
+    def perplexity(self):
+        return self.entropy().exp()
+
+    def _extended_shape(self, sample_shape=()):
+        return _shape(sample_shape) + self._batch_shape + self._event_shape
+
+    def _validate_sample(self, value):
+        """`value` must be a tensor whose shape broadcasts with the batch and event shapes, and
+        lie in the support; the error names the distribution, as PyTorch's does."""
+        if not isinstance(value, Tensor):
+            raise ValueError(f"The value argument to log_prob must be a Tensor, got "
+                             f"{type(value).__name__}")
+        shape = self._batch_shape + self._event_shape
+        n = len(self._event_shape)
+        if n and tuple(value.shape[-n:]) != self._event_shape:
+            raise ValueError(f"The right-most size of value must match event_shape: "
+                             f"{tuple(value.shape)} vs {self._event_shape}.")
+        try:
+            np.broadcast_shapes(tuple(value.shape), shape)
+        except ValueError:
+            raise ValueError(f"Value of shape {tuple(value.shape)} is not broadcastable with "
+                             f"batch_shape+event_shape: {shape}") from None
+        ok = self.support.check(np.asarray(value.detach().numpy()))
+        if not np.all(ok):
+            raise ValueError(f"Expected value argument ({type(value).__name__} of shape "
+                             f"{tuple(value.shape)}) to be within the support "
+                             f"({self.support!r}) of the distribution {self!r}, but found "
+                             f"invalid values:\n{value}")
+
+    def __repr__(self):
+        def shown(t):  # a 0-d parameter by value, a larger one by its shape
+            return t.item() if t.ndim == 0 else t if t.numel() == 1 else tuple(t.shape)
+        args = ", ".join(f"{k}: {shown(self.__dict__[k])}" for k in self.arg_constraints
+                         if k in self.__dict__)
+        return f"{type(self).__name__}({args})"
