@@ -1,4 +1,5 @@
-"""`minigrad.optim`: optimizers (SGD, Adam, AdamW) and learning-rate schedules.
+"""`minigrad.optim`: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and learning-rate
+schedules (`minigrad.optim.lr_scheduler`).
 
 The usual loop, as in PyTorch:
 
@@ -9,10 +10,12 @@ The usual loop, as in PyTorch:
         opt.step()
 """
 from . import lr_scheduler
+from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .lr_scheduler import LambdaLR, LRScheduler, StepLR, WarmupScheduler, noam_lr
 from .optimizer import Optimizer
+from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler", "LRScheduler", "LambdaLR",
-           "StepLR", "WarmupScheduler", "noam_lr"]
+__all__ = ["Adagrad", "Adam", "AdamW", "LRScheduler", "LambdaLR", "Optimizer", "RMSprop", "SGD",
+           "StepLR", "WarmupScheduler", "lr_scheduler", "noam_lr"]

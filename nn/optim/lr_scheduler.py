@@ -24,115 +24,21 @@ LambdaLR and WarmupScheduler are closed-form functions of `last_epoch` and the g
 rates; StepLR and ExponentialLR, as PyTorch's, multiply the optimizer's current rate by gamma
 (so one built with last_epoch=N continues from the rate the optimizer holds), and use the
 closed form only for `step(epoch)`; CosineAnnealingWarmRestarts follows its restart periods.
+
+This module is `torch.optim.lr_scheduler`'s namespace: the base class is in `scheduler.py`,
+the other decays in `decay_schedules.py`, OneCycleLR in `cyclic.py`, ReduceLROnPlateau in
+`plateau.py`, SequentialLR and ChainedScheduler in `scheduler_chains.py`.
 """
 from __future__ import annotations
 
 import math
 import types
-import warnings
 
-import numpy as np
-
-
-class LRScheduler:
-    """Base class: subclasses define `get_lr()` from `self.last_epoch` and `self.base_lrs`."""
-
-    def __init__(self, optimizer, last_epoch=-1):
-        self.optimizer = optimizer
-        groups = optimizer.param_groups
-        if last_epoch == -1:
-            for g in groups:
-                g.setdefault("initial_lr", g["lr"])
-        elif any("initial_lr" not in g for g in groups):
-            raise KeyError(f"{type(self).__name__}: resuming at last_epoch={last_epoch} needs "
-                           f"'initial_lr' in every parameter group (load the optimizer's state "
-                           f"first)")
-        self.base_lrs = [g["initial_lr"] for g in groups]
-        self.last_epoch = last_epoch
-        # a chained schedule keeps the optimizer's rate on this first step (resuming must not
-        # decay it once more); not an attribute afterwards, so not in the state dict
-        self._constructing = True
-        try:
-            self.step()
-        finally:
-            del self._constructing
-
-    def get_lr(self):
-        """The learning rate of every group at `self.last_epoch`."""
-        raise NotImplementedError(f"{type(self).__name__} does not define get_lr")
-
-    def step(self, epoch=None):
-        """Advance one step (or jump to `epoch`, deprecated in PyTorch, which warns alike) and
-        write the new rates into the optimizer's groups."""
-        if epoch is None:
-            self.last_epoch += 1
-            lrs = list(self.get_lr())
-        else:
-            warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)
-            self.last_epoch = epoch
-            lrs = list(getattr(self, "_get_closed_form_lr", self.get_lr)())
-        for g, lr in zip(self.optimizer.param_groups, lrs):
-            g["lr"] = lr
-        self._last_lr = lrs
-
-    def get_last_lr(self):
-        """The rates set by the latest `step()` (one per parameter group)."""
-        return list(self._last_lr)
-
-    def state_dict(self):
-        """Everything but the optimizer and functions: numbers and lists, so minigrad.save works."""
-        return {k: v for k, v in self.__dict__.items()
-                if k not in ("optimizer", "lr_lambdas") and not callable(v)}
-
-    def load_state_dict(self, state_dict):
-        """Resume the schedule (the optimizer's own lr is restored by its load_state_dict).
-
-        All or nothing: the keys must be this scheduler's and each value of the same kind
-        (a whole number for `last_epoch`, a list as long for `base_lrs`), or nothing changes.
-        """
-        name = type(self).__name__
-        own = LRScheduler.state_dict(self)  # what a subclass adds, it loads itself
-        if not isinstance(state_dict, dict):
-            raise ValueError(f"{name}.load_state_dict: expected a dict, got "
-                             f"{type(state_dict).__name__}")
-        # PyTorch's bookkeeping for its call-order warnings, which minigrad does not give
-        state_dict = {k: v for k, v in state_dict.items() if k not in _TORCH_BOOKKEEPING}
-        problems = [f"unknown key {k!r}" for k in state_dict if k not in own]
-        problems += [f"missing key {k!r}" for k in own if k not in state_dict]
-        problems += [f"{k!r} should be like {own[k]!r}, got {state_dict[k]!r}"
-                     for k in own if k in state_dict and not _same_kind(own[k], state_dict[k])]
-        epoch = state_dict.get("last_epoch", -1)
-        if not (isinstance(epoch, (int, np.integer)) and not isinstance(epoch, bool)
-                and epoch >= -1):
-            problems.append(f"'last_epoch' must be a whole number >= -1, got {epoch!r}")
-        if problems:
-            raise ValueError(f"{name}.load_state_dict (nothing was loaded): "
-                             + "; ".join(problems))
-        self.__dict__.update(state_dict)
-
-    def __repr__(self):
-        return f"{type(self).__name__}(last_epoch={self.last_epoch}, lr={self._last_lr})"
-
-
-_TORCH_BOOKKEEPING = ("_step_count", "_is_initial", "_get_lr_called_within_step")
-_EPOCH_DEPRECATION = (
-    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
-    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
-    "epoch is different from None, the closed form is used instead of the new chainable form, "
-    "where available. Please open an issue if you are unable to replicate your use case: "
-    "https://github.com/pytorch/pytorch/issues/new/choose.")
-
-
-def _same_kind(mine, theirs):
-    """Whether a loaded value can stand in for this scheduler's own value."""
-    def number(x):
-        return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
-    if number(mine):
-        return number(theirs) and math.isfinite(theirs)
-    if isinstance(mine, (list, tuple)):
-        return (isinstance(theirs, (list, tuple)) and len(theirs) == len(mine)
-                and all(_same_kind(a, b) for a, b in zip(mine, theirs)))
-    return type(theirs) is type(mine)
+from .cyclic import OneCycleLR
+from .decay_schedules import ConstantLR, CosineAnnealingLR, LinearLR, MultiStepLR, PolynomialLR
+from .plateau import ReduceLROnPlateau
+from .scheduler import LRScheduler
+from .scheduler_chains import ChainedScheduler, SequentialLR
 
 
 class LambdaLR(LRScheduler):
@@ -258,10 +164,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
             self.T_i = self.T_0 * self.T_mult ** n
         self.last_epoch = math.floor(epoch)
-        lrs = self.get_lr()
-        for g, lr in zip(self.optimizer.param_groups, lrs):
-            g["lr"] = lr
-        self._last_lr = lrs
+        self._set_lrs(self.get_lr())
 
 
 def noam_lr(step, d_model, warmup_steps=4000, factor=1.0):
@@ -291,5 +194,7 @@ class WarmupScheduler(LRScheduler):
         return [lr] * len(self.optimizer.param_groups)
 
 
-__all__ = ["CosineAnnealingWarmRestarts", "ExponentialLR", "LRScheduler", "LambdaLR",
-           "StepLR", "WarmupScheduler", "noam_lr"]
+__all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
+           "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR", "OneCycleLR",
+           "PolynomialLR", "ReduceLROnPlateau", "SequentialLR", "StepLR", "WarmupScheduler",
+           "noam_lr"]
