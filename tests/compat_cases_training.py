@@ -75,6 +75,74 @@ def _(lib):
                    schedule=lambda o: sched.CosineAnnealingWarmRestarts(o, 3), steps=7))
 
 
+@add
+@case("optim.RMSprop", "optim.Adagrad")
+def _(lib):
+    optim = lib.optim
+    return (_train(lib, lambda p: optim.RMSprop(p, lr=0.01)),
+            _train(lib, lambda p: optim.RMSprop(p, lr=0.01, momentum=0.9, centered=True,
+                                                weight_decay=0.01)),
+            _train(lib, lambda p: optim.Adagrad(p, lr=0.1)),
+            _train(lib, lambda p: optim.Adagrad(p, lr=0.1, lr_decay=0.01, weight_decay=0.01,
+                                                initial_accumulator_value=0.1)))
+
+
+@add
+@case("optim.lr_scheduler.MultiStepLR", "optim.lr_scheduler.ConstantLR",
+      "optim.lr_scheduler.LinearLR", "optim.lr_scheduler.PolynomialLR",
+      "optim.lr_scheduler.CosineAnnealingLR")
+def _(lib):
+    s = lib.optim.lr_scheduler
+
+    def sgd(params):
+        return lib.optim.SGD(params, lr=0.1)
+    return (_train(lib, sgd, schedule=lambda o: s.MultiStepLR(o, [2, 4], 0.5), steps=6),
+            _train(lib, sgd, schedule=lambda o: s.ConstantLR(o, 0.5, total_iters=3), steps=5),
+            _train(lib, sgd, schedule=lambda o: s.LinearLR(o, 0.2, total_iters=4), steps=6),
+            _train(lib, sgd, schedule=lambda o: s.PolynomialLR(o, 4, 2.0), steps=6),
+            _train(lib, sgd, schedule=lambda o: s.CosineAnnealingLR(o, 4, 0.01), steps=7))
+
+
+@add
+@case("optim.lr_scheduler.SequentialLR", "optim.lr_scheduler.ChainedScheduler")
+def _(lib):
+    s = lib.optim.lr_scheduler
+
+    def sgd(params):
+        return lib.optim.SGD(params, lr=0.1)
+    return (_train(lib, sgd, steps=7, schedule=lambda o: s.SequentialLR(
+                o, [s.LinearLR(o, 0.1, total_iters=3), s.ExponentialLR(o, 0.8)], [3])),
+            _train(lib, sgd, steps=5, schedule=lambda o: s.ChainedScheduler(
+                [s.ConstantLR(o, 0.5, total_iters=2), s.ExponentialLR(o, 0.9)])))
+
+
+@add
+@case("optim.lr_scheduler.OneCycleLR")
+def _(lib):
+    s = lib.optim.lr_scheduler
+    return (_train(lib, lambda p: lib.optim.SGD(p, lr=0.1, momentum=0.9), steps=7,
+                   schedule=lambda o: s.OneCycleLR(o, max_lr=0.5, total_steps=8)),
+            _train(lib, lambda p: lib.optim.Adam(p, lr=0.1), steps=6,
+                   schedule=lambda o: s.OneCycleLR(o, max_lr=[0.1, 0.05], epochs=2,
+                                                   steps_per_epoch=4, three_phase=True)))
+
+
+@add
+@case("optim.lr_scheduler.ReduceLROnPlateau")
+def _(lib):
+    w = lib.tensor([1.0, -2.0], requires_grad=True)
+    opt = lib.optim.SGD([w], lr=0.1)
+    sched = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1, cooldown=1)
+    lrs = []
+    for loss in (3.0, 2.0, 2.0, 2.5, 1.9, 2.0, 2.1, 2.2, 2.3):
+        opt.zero_grad()
+        (w * w).sum().backward()
+        opt.step()
+        sched.step(loss)
+        lrs.append(sched.get_last_lr())
+    return w.detach(), lrs, sched.num_bad_epochs, sched.best
+
+
 # --- grad modes, save and load -----------------------------------------------------------------
 
 @add

@@ -483,12 +483,12 @@ NOT_SUPPORTED = [
       "nn.functional.logsigmoid", "nn.functional.smooth_l1_loss", "nn.functional.huber_loss")),
     ("torch.nn.init.trunc_normal_, orthogonal_, eye_", "use normal_ and clamp_",
      ("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_")),
-    ("torch.optim.RMSprop, Adagrad; lr_scheduler CosineAnnealingLR, "
-     "OneCycleLR, MultiStepLR, ReduceLROnPlateau",
-     "LambdaLR expresses any schedule",
-     ("optim.RMSprop", "optim.Adagrad", "optim.lr_scheduler.CosineAnnealingLR",
-      "optim.lr_scheduler.OneCycleLR", "optim.lr_scheduler.MultiStepLR",
-      "optim.lr_scheduler.ReduceLROnPlateau")),
+    ("torch.optim.Adamax, NAdam, RAdam, Adadelta, ASGD, Rprop, LBFGS, SparseAdam; "
+     "lr_scheduler MultiplicativeLR, CyclicLR", "Adam or AdamW; LambdaLR expresses any "
+     "schedule (MultiplicativeLR: the running product of its factors)",
+     ("optim.Adamax", "optim.NAdam", "optim.RAdam", "optim.Adadelta", "optim.ASGD",
+      "optim.Rprop", "optim.LBFGS", "optim.SparseAdam", "optim.lr_scheduler.MultiplicativeLR",
+      "optim.lr_scheduler.CyclicLR")),
     ("torch.distributions (Categorical, Normal, ...)",
      "sample with torch.multinomial or randn and take log-probabilities from "
      "F.log_softmax(...).gather(...)", ("distributions",)),
