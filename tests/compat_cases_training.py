@@ -88,6 +88,18 @@ def _(lib):
 
 
 @add
+@case("optim.Adamax", "optim.NAdam", "optim.RAdam")
+def _(lib):
+    optim = lib.optim
+    return (_train(lib, lambda p: optim.Adamax(p, lr=0.05, weight_decay=0.01)),
+            _train(lib, lambda p: optim.NAdam(p, lr=0.05)),
+            _train(lib, lambda p: optim.NAdam(p, lr=0.05, weight_decay=0.1,
+                                              decoupled_weight_decay=True)),
+            _train(lib, lambda p: optim.RAdam(p, lr=0.05, betas=(0.9, 0.9)), steps=8),
+            _train(lib, lambda p: optim.RAdam(p, lr=0.05, weight_decay=0.1)))
+
+
+@add
 @case("optim.lr_scheduler.MultiStepLR", "optim.lr_scheduler.ConstantLR",
       "optim.lr_scheduler.LinearLR", "optim.lr_scheduler.PolynomialLR",
       "optim.lr_scheduler.CosineAnnealingLR")

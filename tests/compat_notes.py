@@ -260,6 +260,11 @@ def _optimizer_and_scheduler_state(torch, mg):
         sched = lib.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 ** epoch)
         assert sched.state_dict()["lr_lambdas"] == [None]
         assert ("_step_count" in sched.state_dict()) is (lib is torch)
+        nadam = lib.optim.NAdam([w])
+        nadam.step()
+        product = nadam.state_dict()["state"][0]["mu_product"]
+        assert isinstance(product, float if lib is mg else torch.Tensor)
+        assert float(product) == float(np.float32(0.9 * (1 - 0.5 * 0.96 ** 0.004)))
 
 
 def _lenient_inputs(torch, mg):
@@ -418,7 +423,8 @@ DIFFERENCES = [
      _retained_grad_under_create_graph),
     ("Optimizer and scheduler state dicts hold plain values.",
      "An optimizer's per-parameter `step` is a Python int (PyTorch keeps a float32 tensor, so "
-     "`float(state['step'])` reads both), and a scheduler's `state_dict()` lacks PyTorch's "
+     "`float(state['step'])` reads both) and NAdam's `mu_product` a Python float (the float32 "
+     "tensor's value), and a scheduler's `state_dict()` lacks PyTorch's "
      "bookkeeping for its call-order warnings (`_step_count`, `_is_initial`, ...), which "
      "minigrad does not give and ignores when loading PyTorch's. Each library loads the "
      "other's state dicts (PyTorch's files through `minigrad.load`) and a resumed run "
@@ -483,12 +489,11 @@ NOT_SUPPORTED = [
       "nn.functional.logsigmoid", "nn.functional.smooth_l1_loss", "nn.functional.huber_loss")),
     ("torch.nn.init.trunc_normal_, orthogonal_, eye_", "use normal_ and clamp_",
      ("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_")),
-    ("torch.optim.Adamax, NAdam, RAdam, Adadelta, ASGD, Rprop, LBFGS, SparseAdam; "
-     "lr_scheduler MultiplicativeLR, CyclicLR", "Adam or AdamW; LambdaLR expresses any "
-     "schedule (MultiplicativeLR: the running product of its factors)",
-     ("optim.Adamax", "optim.NAdam", "optim.RAdam", "optim.Adadelta", "optim.ASGD",
-      "optim.Rprop", "optim.LBFGS", "optim.SparseAdam", "optim.lr_scheduler.MultiplicativeLR",
-      "optim.lr_scheduler.CyclicLR")),
+    ("torch.optim.Adadelta, ASGD, Rprop, LBFGS, SparseAdam; lr_scheduler MultiplicativeLR, "
+     "CyclicLR", "Adam or AdamW; LambdaLR expresses any schedule (MultiplicativeLR: the "
+     "running product of its factors)",
+     ("optim.Adadelta", "optim.ASGD", "optim.Rprop", "optim.LBFGS", "optim.SparseAdam",
+      "optim.lr_scheduler.MultiplicativeLR", "optim.lr_scheduler.CyclicLR")),
     ("torch.distributions (Categorical, Normal, ...)",
      "sample with torch.multinomial or randn and take log-probabilities from "
      "F.log_softmax(...).gather(...)", ("distributions",)),

@@ -1,5 +1,5 @@
-"""`minigrad.optim`: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and learning-rate
-schedules (`minigrad.optim.lr_scheduler`).
+"""`minigrad.optim`: optimizers (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad) and
+learning-rate schedules (`minigrad.optim.lr_scheduler`).
 
 The usual loop, as in PyTorch:
 
@@ -12,10 +12,11 @@ The usual loop, as in PyTorch:
 from . import lr_scheduler
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adam_variants import Adamax, NAdam, RAdam
 from .lr_scheduler import LambdaLR, LRScheduler, StepLR, WarmupScheduler, noam_lr
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Adagrad", "Adam", "AdamW", "LRScheduler", "LambdaLR", "Optimizer", "RMSprop", "SGD",
-           "StepLR", "WarmupScheduler", "lr_scheduler", "noam_lr"]
+__all__ = ["Adagrad", "Adam", "AdamW", "Adamax", "LRScheduler", "LambdaLR", "NAdam", "Optimizer",
+           "RAdam", "RMSprop", "SGD", "StepLR", "WarmupScheduler", "lr_scheduler", "noam_lr"]

@@ -38,6 +38,8 @@ CHUNK = 1 << 16
 class Optimizer:
     """Base class: parameter groups, per-parameter state, zero_grad and (de)serialisation."""
 
+    _scalars = ()  # per-parameter state kept as a Python float (PyTorch: a 0-d tensor)
+
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
         self.state = defaultdict(dict)  # param -> dict; Tensor hashes by identity
@@ -210,7 +212,8 @@ class Optimizer:
             if p is None or not isinstance(values, dict):
                 raise KeyError(f"{name}.load_state_dict: state for parameter {key!r}, which no "
                                f"parameter group lists (or which is not a dict)")
-            state[p] = {k: _cast(v, p, k, name) for k, v in values.items()}
+            state[p] = {k: _cast(v, p, k, name, k in self._scalars)
+                        for k, v in values.items()}
         groups = [{**g, **{k: v for k, v in s.items() if k != "params"}}
                   for s, g in zip(saved, self.param_groups)]
         for g in groups:
@@ -231,9 +234,15 @@ def _copy(v):
     return Tensor._wrap(np.array(v._array, copy=True)) if isinstance(v, Tensor) else v
 
 
-def _cast(v, p, key, name):
-    """A loaded state value as this optimizer keeps it: arrays like p (dtype, shape), steps int."""
+def _cast(v, p, key, name, scalar=False):
+    """A loaded state value as this optimizer keeps it: arrays like p (dtype, shape), steps int,
+    `scalar` ones a float."""
     where = f"{name}.load_state_dict: state '{key}'"
+    if scalar:
+        value = np.asarray(v._array if isinstance(v, Tensor) else v)
+        if value.shape != () or value.dtype.kind not in "iuf" or not np.isfinite(value):
+            raise ValueError(f"{where} must be a finite number, got {v!r}")
+        return float(value)
     if key == "step":
         step = v._array if isinstance(v, Tensor) else np.asarray(v)
         if (step.shape != () or step.dtype.kind not in "iuf" or not np.isfinite(step)
@@ -254,3 +263,15 @@ def _cast(v, p, key, name):
     if not np.array_equal(np.isfinite(out), np.isfinite(arr)):
         raise ValueError(f"{where}: {arr.dtype} values overflow {dtype}")
     return Tensor._wrap(out)
+
+
+def lerp_(start, end, weight, scratch):
+    """start.lerp_(end, weight) in place, with PyTorch's two formulas (the one for weights of
+    at least 0.5 is exact at weight 1)."""
+    np.subtract(end, start, out=scratch)
+    if weight < 0.5:
+        scratch *= weight
+        start += scratch
+    else:
+        scratch *= 1 - weight
+        np.subtract(end, scratch, out=start)

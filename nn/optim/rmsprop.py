@@ -29,7 +29,7 @@ import numpy as np
 
 from minigrad.tensor import Tensor
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, lerp_
 
 
 class RMSprop(Optimizer):
@@ -78,7 +78,7 @@ class RMSprop(Optimizer):
             v += t2
             if centered:
                 m = extra[-1]
-                _lerp(m, d, 1 - alpha, t2)
+                lerp_(m, d, 1 - alpha, t2)
                 np.multiply(m, m, out=avg)
                 np.subtract(v, avg, out=avg)
                 np.sqrt(avg, out=avg)
@@ -99,18 +99,6 @@ class RMSprop(Optimizer):
 
 def _zeros(p):
     return Tensor._wrap(np.zeros(p._array.shape, p._array.dtype))
-
-
-def _lerp(start, end, weight, scratch):
-    """start.lerp_(end, weight) in place, with PyTorch's two formulas (the one for weights of
-    at least 0.5 is exact at weight 1)."""
-    np.subtract(end, start, out=scratch)
-    if weight < 0.5:
-        scratch *= weight
-        start += scratch
-    else:
-        scratch *= 1 - weight
-        np.subtract(end, scratch, out=start)
 
 
 __all__ = ["RMSprop"]

@@ -1,7 +1,7 @@
-"""RMSprop and Adagrad against torch.optim: the same parameters after several steps on the same
-gradients (float32 and float64, every option, several groups, a parameter walked in slices),
-PyTorch's errors for bad hyper-parameters, and state dicts that each library loads from the
-other and continues from exactly as the uninterrupted run."""
+"""RMSprop, Adagrad, Adamax, NAdam and RAdam against torch.optim: the same parameters after
+several steps on the same gradients (float32 and float64, every option, several groups, a
+parameter walked in slices), PyTorch's errors for bad hyper-parameters, and state dicts that
+each library loads from the other and continues from exactly as the uninterrupted run."""
 import numpy as np
 import pytest
 
@@ -17,7 +17,18 @@ RMSPROP = [dict(), dict(lr=0.01, alpha=0.9), dict(lr=0.01, weight_decay=0.1),
 ADAGRAD = [dict(), dict(lr=0.1, lr_decay=0.05), dict(lr=0.1, weight_decay=0.1),
            dict(lr=0.1, initial_accumulator_value=0.5, eps=1e-6),
            dict(lr=0.1, lr_decay=0.01, weight_decay=0.01, maximize=True)]
-CASES = [("RMSprop", kw) for kw in RMSPROP] + [("Adagrad", kw) for kw in ADAGRAD]
+ADAMAX = [dict(), dict(lr=0.01, betas=(0.8, 0.9), eps=1e-3),
+          dict(lr=0.01, weight_decay=0.1, maximize=True)]
+NADAM = [dict(), dict(lr=0.01, betas=(0.8, 0.95), momentum_decay=0.1),
+         dict(lr=0.01, weight_decay=0.1), dict(lr=0.01, weight_decay=0.1,
+                                               decoupled_weight_decay=True, maximize=True)]
+RADAM = [dict(), dict(lr=0.01, betas=(0.8, 0.5)),  # rho_t > 5 from step 1: always rectified
+         dict(lr=0.01, betas=(0.9, 0.9), weight_decay=0.1),  # rectified from step 6
+         dict(lr=0.01, betas=(0.9, 0.9), weight_decay=0.1, decoupled_weight_decay=True,
+              maximize=True)]
+CASES = ([("RMSprop", kw) for kw in RMSPROP] + [("Adagrad", kw) for kw in ADAGRAD]
+         + [("Adamax", kw) for kw in ADAMAX] + [("NAdam", kw) for kw in NADAM]
+         + [("RAdam", kw) for kw in RADAM])
 SHAPES = [(3, 4), (5,)]
 
 
@@ -60,7 +71,11 @@ def test_steps_match_pytorch(name, kw, dtype):
     assert opt.state_dict()["param_groups"] == t_groups
 
 
-@pytest.mark.parametrize("name,kw", [("RMSprop", RMSPROP[6]), ("Adagrad", ADAGRAD[4])])
+STATEFUL = [("RMSprop", RMSPROP[6]), ("Adagrad", ADAGRAD[4]), ("Adamax", ADAMAX[2]),
+            ("NAdam", NADAM[3]), ("RAdam", RADAM[3])]
+
+
+@pytest.mark.parametrize("name,kw", STATEFUL)
 def test_large_and_noncontiguous_parameters(name, kw):
     """Cache-sized slices of a large parameter and a Fortran-ordered one update alike."""
     rng = np.random.default_rng(2)
@@ -76,7 +91,9 @@ def test_large_and_noncontiguous_parameters(name, kw):
     ("RMSprop", dict(momentum=-0.1)), ("RMSprop", dict(weight_decay=-1e-3)),
     ("Adagrad", dict(lr=-0.1)), ("Adagrad", dict(lr_decay=-1.0)),
     ("Adagrad", dict(weight_decay=-2.0)), ("Adagrad", dict(initial_accumulator_value=-1.0)),
-    ("Adagrad", dict(eps=-1e-10))])
+    ("Adagrad", dict(eps=-1e-10)), ("Adamax", dict(betas=(1.0, 0.9))),
+    ("Adamax", dict(betas=(0.9, -0.1))), ("NAdam", dict(momentum_decay=-1.0)),
+    ("NAdam", dict(eps=-1.0)), ("RAdam", dict(weight_decay=-0.5)), ("RAdam", dict(lr=-2.0))])
 def test_bad_hyper_parameters_as_pytorch(name, kw):
     with pytest.raises(ValueError) as want:
         getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], **kw)
@@ -92,7 +109,7 @@ def _to_torch(state_dict):
     return {"state": state, "param_groups": state_dict["param_groups"]}
 
 
-@pytest.mark.parametrize("name,kw", [("RMSprop", RMSPROP[6]), ("Adagrad", ADAGRAD[4])])
+@pytest.mark.parametrize("name,kw", STATEFUL)
 def test_state_dict_across_libraries(name, kw, tmp_path):
     arrays = _arrays(np.float32)
     want = _run(torch, *_make(torch, name, arrays, kw), steps=5)
