@@ -140,6 +140,20 @@ def _(lib):
 
 
 @add
+@case("optim.lr_scheduler.CyclicLR", "optim.lr_scheduler.MultiplicativeLR")
+def _(lib):
+    s = lib.optim.lr_scheduler
+    return (_train(lib, lambda p: lib.optim.SGD(p, lr=0.1, momentum=0.9), steps=7,
+                   schedule=lambda o: s.CyclicLR(o, 0.01, 0.1, step_size_up=2,
+                                                 mode="triangular2")),
+            _train(lib, lambda p: lib.optim.Adam(p, lr=0.1), steps=5,
+                   schedule=lambda o: s.CyclicLR(o, [0.01, 0.02], 0.1, step_size_up=2,
+                                                 mode="exp_range", gamma=0.9)),
+            _train(lib, lambda p: lib.optim.SGD(p, lr=0.1), steps=5,
+                   schedule=lambda o: s.MultiplicativeLR(o, lambda epoch: 0.9)))
+
+
+@add
 @case("optim.lr_scheduler.ReduceLROnPlateau")
 def _(lib):
     w = lib.tensor([1.0, -2.0], requires_grad=True)

@@ -489,11 +489,8 @@ NOT_SUPPORTED = [
       "nn.functional.logsigmoid", "nn.functional.smooth_l1_loss", "nn.functional.huber_loss")),
     ("torch.nn.init.trunc_normal_, orthogonal_, eye_", "use normal_ and clamp_",
      ("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_")),
-    ("torch.optim.Adadelta, ASGD, Rprop, LBFGS, SparseAdam; lr_scheduler MultiplicativeLR, "
-     "CyclicLR", "Adam or AdamW; LambdaLR expresses any schedule (MultiplicativeLR: the "
-     "running product of its factors)",
-     ("optim.Adadelta", "optim.ASGD", "optim.Rprop", "optim.LBFGS", "optim.SparseAdam",
-      "optim.lr_scheduler.MultiplicativeLR", "optim.lr_scheduler.CyclicLR")),
+    ("torch.optim.Adadelta, ASGD, Rprop, LBFGS, SparseAdam", "Adam or AdamW",
+     ("optim.Adadelta", "optim.ASGD", "optim.Rprop", "optim.LBFGS", "optim.SparseAdam")),
     ("torch.distributions (Categorical, Normal, ...)",
      "sample with torch.multinomial or randn and take log-probabilities from "
      "F.log_softmax(...).gather(...)", ("distributions",)),

@@ -1,5 +1,5 @@
-"""MultiStepLR, ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR, SequentialLR and
-ChainedScheduler against PyTorch: the rates of two parameter groups over many steps, with
+"""MultiStepLR, ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR, MultiplicativeLR,
+SequentialLR and ChainedScheduler against PyTorch: the rates of two parameter groups over many steps, with
 step(epoch) jumps (the closed form, with PyTorch's warning) in between, resumed with
 last_epoch=N, their errors, and state dicts loaded across the two libraries."""
 import warnings
@@ -82,6 +82,9 @@ DECAYS = [
     ("PolynomialLR", dict(total_iters=12, power=2.5)),
     ("CosineAnnealingLR", dict(T_max=10)),
     ("CosineAnnealingLR", dict(T_max=6, eta_min=0.01)),  # past T_max: climbs back, twice over
+    ("MultiplicativeLR", dict(lr_lambda=lambda epoch: 0.95)),
+    ("MultiplicativeLR", dict(lr_lambda=[lambda epoch: 1 / (1 + 0.1 * epoch),
+                                         lambda epoch: 0.9 if epoch % 3 else 1.2])),
 ]
 
 

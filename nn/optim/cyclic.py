@@ -1,6 +1,6 @@
-"""OneCycleLR, as `torch.optim.lr_scheduler`'s: the "1cycle" policy (Smith & Topin,
-"Super-Convergence"), stepped once per batch.
+"""OneCycleLR and CyclicLR, as `torch.optim.lr_scheduler`'s, both stepped once per batch.
 
+OneCycleLR is the "1cycle" policy (Smith & Topin, "Super-Convergence").
 The rate climbs from max_lr / div_factor to max_lr over the first `pct_start` of the steps,
 then anneals (along a cosine, or linearly) down to initial_lr / final_div_factor; with
 `three_phase=True` it first comes back down to initial_lr symmetrically and only then anneals
@@ -10,10 +10,17 @@ max_momentum and base_momentum: a large rate wants little momentum.
 Each group keeps its own 'initial_lr', 'max_lr', 'min_lr' (and 'max_momentum',
 'base_momentum'), written there by the constructor, as PyTorch does, so that the optimizer's
 state dict carries them when training is resumed with last_epoch=N.
+
+CyclicLR (Smith, "Cyclical Learning Rates") sweeps the rate linearly between base_lr and
+max_lr and back, cycle after cycle (`step_size_up` steps up, `step_size_down` down), the
+amplitude scaled per cycle ("triangular": 1, "triangular2": halved each cycle) or per step
+("exp_range": gamma ** step), or by a function of one's own (`scale_fn`).
 """
 from __future__ import annotations
 
 import math
+import types
+from functools import partial
 
 from .scheduler import LRScheduler, _check_optimizer, _per_group
 
@@ -129,4 +136,107 @@ class OneCycleLR(LRScheduler):
         return lrs
 
 
-__all__ = ["OneCycleLR"]
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates between `base_lr` and `max_lr` (each a number or one per
+    group); momentum (or Adam's beta1) cycles the opposite way when `cycle_momentum`."""
+
+    # the policy functions are rebuilt from `mode` on load; a custom one saves its __dict__
+    _unsaved = ("optimizer", "lr_lambdas", "_scale_fn_ref", "_scale_fn_custom")
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
+                 mode="triangular", gamma=1.0, scale_fn=None, scale_mode="cycle",
+                 cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1):
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self.use_beta1 = _momentum_groups(optimizer, max_momentum, base_momentum,
+                                              last_epoch == -1)
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self):
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref, self.scale_mode = _constant_scale, "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref, self.scale_mode = _halving_scale, "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref = partial(_exponential_scale, self.gamma)
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x):
+        """The amplitude's scale at cycle (or step) x."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    def get_lr(self):
+        """The rates at step `last_epoch`; also sets each group's momentum when cycled."""
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [low + (high - low) * scale_factor * scale
+               for low, high in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, low, high in zip(self.optimizer.param_groups, self.base_momentums,
+                                        self.max_momentums):
+                _set_momentum(group, high - (high - low) * scale_factor * scale,
+                              self.use_beta1)
+        return lrs
+
+    def state_dict(self):
+        """As PyTorch's: `_scale_fn_custom` holds None, or a callable object's attributes."""
+        state = super().state_dict()
+        fn = self._scale_fn_custom
+        state["_scale_fn_custom"] = (None if fn is None or isinstance(fn, types.FunctionType)
+                                     else dict(fn.__dict__))
+        return state
+
+    def load_state_dict(self, state_dict):
+        attrs = state_dict.get("_scale_fn_custom") if isinstance(state_dict, dict) else None
+        if attrs is not None and not isinstance(attrs, dict):
+            raise ValueError(f"CyclicLR.load_state_dict (nothing was loaded): "
+                             f"'_scale_fn_custom' should be None or a dict, got {attrs!r}")
+        super().load_state_dict({k: v for k, v in state_dict.items() if k != "_scale_fn_custom"}
+                                if isinstance(state_dict, dict) else state_dict)
+        if attrs is not None and self._scale_fn_custom is not None:
+            self._scale_fn_custom.__dict__.update(attrs)
+        self._init_scale_fn()
+
+
+def _constant_scale(x):
+    return 1.0
+
+
+def _halving_scale(x):
+    return 1 / (2.0 ** (x - 1))
+
+
+def _exponential_scale(gamma, x):
+    return gamma ** x
+
+
+__all__ = ["CyclicLR", "OneCycleLR"]

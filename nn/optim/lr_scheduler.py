@@ -21,12 +21,13 @@ You Need" ramps the rate up linearly for `warmup_steps` updates, then lets it de
 The two branches meet at step == warmup, where the rate peaks. Steps count from 1.
 
 LambdaLR and WarmupScheduler are closed-form functions of `last_epoch` and the groups' initial
-rates; StepLR and ExponentialLR, as PyTorch's, multiply the optimizer's current rate by gamma
-(so one built with last_epoch=N continues from the rate the optimizer holds), and use the
-closed form only for `step(epoch)`; CosineAnnealingWarmRestarts follows its restart periods.
+rates; MultiplicativeLR multiplies the optimizer's current rate by its function's value, and
+StepLR and ExponentialLR, as PyTorch's, by gamma (so one built with last_epoch=N continues
+from the rate the optimizer holds), using the closed form only for `step(epoch)`;
+CosineAnnealingWarmRestarts follows its restart periods.
 
 This module is `torch.optim.lr_scheduler`'s namespace: the base class is in `scheduler.py`,
-the other decays in `decay_schedules.py`, OneCycleLR in `cyclic.py`, ReduceLROnPlateau in
+the other decays in `decay_schedules.py`, OneCycleLR and CyclicLR in `cyclic.py`, ReduceLROnPlateau in
 `plateau.py`, SequentialLR and ChainedScheduler in `scheduler_chains.py`.
 """
 from __future__ import annotations
@@ -34,33 +35,33 @@ from __future__ import annotations
 import math
 import types
 
-from .cyclic import OneCycleLR
+from .cyclic import CyclicLR, OneCycleLR
 from .decay_schedules import ConstantLR, CosineAnnealingLR, LinearLR, MultiStepLR, PolynomialLR
 from .plateau import ReduceLROnPlateau
 from .scheduler import LRScheduler
 from .scheduler_chains import ChainedScheduler, SequentialLR
 
 
-class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(last_epoch); one function, or a list with one per group."""
+class _Lambdas(LRScheduler):
+    """A schedule driven by user functions of the epoch: one, or a list with one per group.
+    Its state dict holds, under `lr_lambdas`, None for a plain function (which cannot be saved)
+    and the attributes (`__dict__`) of a callable object, restored on load, as PyTorch's."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        n = len(optimizer.param_groups)
+        name, n = type(self).__name__, len(optimizer.param_groups)
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != n:
-                raise ValueError(f"LambdaLR: expected {n} lr_lambdas (one per parameter group), "
+                raise ValueError(f"{name}: expected {n} lr_lambdas (one per parameter group), "
                                  f"got {len(lr_lambda)}")
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * n
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
-        return [base * fn(self.last_epoch) for base, fn in zip(self.base_lrs, self.lr_lambdas)]
-
     def state_dict(self):
-        """As PyTorch's: `lr_lambdas` holds None for a plain function (which cannot be saved)
-        and the attributes (`__dict__`) of a callable object, restored on load."""
         state = super().state_dict()
         state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
                                for fn in self.lr_lambdas]
@@ -70,14 +71,33 @@ class LambdaLR(LRScheduler):
         saved = state_dict.get("lr_lambdas") if isinstance(state_dict, dict) else None
         if saved is not None and (not isinstance(saved, (list, tuple))
                                   or len(saved) != len(self.lr_lambdas)):
-            raise ValueError(f"LambdaLR.load_state_dict (nothing was loaded): 'lr_lambdas' "
-                             f"should be a list of {len(self.lr_lambdas)}, got {saved!r}")
+            raise ValueError(f"{type(self).__name__}.load_state_dict (nothing was loaded): "
+                             f"'lr_lambdas' should be a list of {len(self.lr_lambdas)}, got "
+                             f"{saved!r}")
         super().load_state_dict(
             {k: v for k, v in state_dict.items() if k != "lr_lambdas"}
             if isinstance(state_dict, dict) else state_dict)
         for fn, attrs in zip(self.lr_lambdas, saved or ()):
             if attrs is not None:
                 fn.__dict__.update(attrs)
+
+
+class LambdaLR(_Lambdas):
+    """lr = initial_lr * lr_lambda(last_epoch)."""
+
+    def get_lr(self):
+        return [base * fn(self.last_epoch) for base, fn in zip(self.base_lrs, self.lr_lambdas)]
+
+
+class MultiplicativeLR(_Lambdas):
+    """Each step multiplies the optimizer's rate by lr_lambda(last_epoch) (chained: the rate
+    after n steps is initial_lr times the product of the factors at epochs 1..n)."""
+
+    def get_lr(self):
+        lrs = [g["lr"] for g in self.optimizer.param_groups]
+        if getattr(self, "_constructing", False):
+            return lrs
+        return [lr * fn(self.last_epoch) for lr, fn in zip(lrs, self.lr_lambdas)]
 
 
 class StepLR(LRScheduler):
@@ -195,6 +215,6 @@ class WarmupScheduler(LRScheduler):
 
 
 __all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
-           "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR", "OneCycleLR",
-           "PolynomialLR", "ReduceLROnPlateau", "SequentialLR", "StepLR", "WarmupScheduler",
-           "noam_lr"]
+           "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
+           "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau", "SequentialLR",
+           "StepLR", "WarmupScheduler", "noam_lr"]

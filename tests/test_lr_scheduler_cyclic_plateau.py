@@ -1,6 +1,6 @@
-"""ReduceLROnPlateau and OneCycleLR against PyTorch: rates (and OneCycleLR's momentum or beta1)
-step by step for every mode, their errors, and state dicts loaded across the two libraries
-(a plateau's best value is infinite before its first step)."""
+"""ReduceLROnPlateau, OneCycleLR and CyclicLR against PyTorch: rates (and the cycled momentum
+or beta1) step by step for every mode, their errors, and state dicts loaded across the two
+libraries (a plateau's best value is infinite before its first step)."""
 import math
 
 import numpy as np
@@ -211,6 +211,80 @@ def test_one_cycle_errors_as_pytorch():
                          ("Adagrad", dict(max_lr=1.0, total_steps=9))):
             with pytest.raises(ValueError) as info:
                 s.OneCycleLR(_opt(lib, kind), **kw)
+            out.append(str(info.value))
+        return out
+    assert errors(mg) == errors(torch)
+
+
+class Shrink:
+    """A custom scale function with an attribute: CyclicLR's state dict saves it."""
+
+    def __init__(self, rate):
+        self.rate = rate
+
+    def __call__(self, x):
+        return self.rate ** x
+
+
+CYCLIC = [("SGD", dict(base_lr=0.01, max_lr=0.1, step_size_up=4)),
+          ("SGD", dict(base_lr=[0.01, 0.02], max_lr=0.2, step_size_up=3, step_size_down=5,
+                       mode="triangular2", base_momentum=[0.7, 0.8], max_momentum=0.95)),
+          ("Adam", dict(base_lr=0.001, max_lr=0.01, step_size_up=5, mode="exp_range",
+                        gamma=0.97)),
+          ("SGD", dict(base_lr=0.01, max_lr=0.1, step_size_up=2, scale_fn=Shrink(0.9),
+                       scale_mode="iterations")),
+          ("Adagrad", dict(base_lr=0.05, max_lr=0.5, step_size_up=3, mode="triangular2",
+                           cycle_momentum=False))]
+
+
+def _cyclic(lib, kind, kw):
+    kw = dict(kw, scale_fn=Shrink(0.9)) if "scale_fn" in kw else kw  # one object per run
+    return lib.optim.lr_scheduler.CyclicLR(_opt(lib, kind), **kw)
+
+
+@pytest.mark.parametrize("kind,kw", CYCLIC)
+def test_cyclic_as_pytorch(kind, kw):
+    got, states, scheds = {}, {}, {}
+    for lib in (torch, mg):
+        sched = _cyclic(lib, kind, kw)
+        trace = [sched.get_last_lr() + _momentum(sched.optimizer)]
+        for _ in range(30):
+            sched.optimizer.step()
+            sched.step()
+            trace.append(sched.get_last_lr() + _momentum(sched.optimizer))
+        if "scale_fn" in kw:
+            sched._scale_fn_custom.rate = 0.8  # changed in training: the state dict keeps it
+        got[lib], states[lib], scheds[lib] = trace, _plain(sched.state_dict()), sched
+    _close(got[mg], got[torch])
+    assert states[mg] == states[torch]
+    resumed = {}  # each from the other's state dict
+    for lib, other in ((mg, torch), (torch, mg)):
+        sched = _cyclic(lib, kind, kw)
+        sched.load_state_dict(dict(states[other]))
+        if "scale_fn" in kw:
+            assert sched._scale_fn_custom.rate == 0.8
+        resumed[lib] = []
+        for _ in range(5):
+            sched.optimizer.step()
+            sched.step()
+            resumed[lib].append(sched.get_last_lr() + _momentum(sched.optimizer))
+    going_on = []  # the uninterrupted run
+    for _ in range(5):
+        scheds[torch].optimizer.step()
+        scheds[torch].step()
+        going_on.append(scheds[torch].get_last_lr() + _momentum(scheds[torch].optimizer))
+    _close(resumed[mg], going_on)
+    _close(resumed[torch], going_on)
+
+
+def test_cyclic_errors_as_pytorch():
+    def errors(lib):
+        out = []
+        for kind, kw in (("SGD", dict(base_lr=0.1, max_lr=1.0, mode="sawtooth")),
+                         ("SGD", dict(base_lr=[0.1], max_lr=1.0)),
+                         ("Adagrad", dict(base_lr=0.1, max_lr=1.0))):
+            with pytest.raises(ValueError) as info:
+                lib.optim.lr_scheduler.CyclicLR(_opt(lib, kind), **kw)
             out.append(str(info.value))
         return out
     assert errors(mg) == errors(torch)
