@@ -35,6 +35,13 @@ class MultiStepLR(LRScheduler):
             return _lrs(self)
         return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in _lrs(self)]
 
+    def load_state_dict(self, state_dict):
+        """As every schedule's; `milestones` may come back as a plain dict (minigrad.save
+        keeps a Counter's items, not its type)."""
+        if isinstance(state_dict, dict) and type(state_dict.get("milestones")) is dict:
+            state_dict = dict(state_dict, milestones=Counter(state_dict["milestones"]))
+        super().load_state_dict(state_dict)
+
     def _get_closed_form_lr(self):
         milestones = sorted(self.milestones.elements())
         return [base * self.gamma ** bisect_right(milestones, self.last_epoch)
