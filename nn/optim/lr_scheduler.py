@@ -42,6 +42,10 @@ from .scheduler import LRScheduler
 from .scheduler_chains import ChainedScheduler, SequentialLR
 
 
+class _LRScheduler(LRScheduler):
+    """PyTorch's former name of the base class, which older scripts still subclass."""
+
+
 class _Lambdas(LRScheduler):
     """A schedule driven by user functions of the epoch: one, or a list with one per group.
     Its state dict holds, under `lr_lambdas`, None for a plain function (which cannot be saved)
