@@ -1,5 +1,5 @@
 """`minigrad.optim`: optimizers (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad) and
-learning-rate schedules (`minigrad.optim.lr_scheduler`).
+learning-rate schedules (`minigrad.optim.lr_scheduler`); weight averaging (`swa_utils`).
 
 The usual loop, as in PyTorch:
 
@@ -9,7 +9,7 @@ The usual loop, as in PyTorch:
         loss_fn(model(x), y).backward()
         opt.step()
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
@@ -19,4 +19,5 @@ from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["Adagrad", "Adam", "AdamW", "Adamax", "LRScheduler", "LambdaLR", "NAdam", "Optimizer",
-           "RAdam", "RMSprop", "SGD", "StepLR", "WarmupScheduler", "lr_scheduler", "noam_lr"]
+           "RAdam", "RMSprop", "SGD", "StepLR", "WarmupScheduler", "lr_scheduler", "noam_lr",
+           "swa_utils"]
