@@ -169,6 +169,34 @@ def _(lib):
     return w.detach(), lrs, sched.num_bad_epochs, sched.best
 
 
+@add
+@case("optim.swa_utils.AveragedModel", "optim.swa_utils.get_ema_multi_avg_fn",
+      "optim.swa_utils.get_swa_multi_avg_fn", "optim.swa_utils.get_ema_avg_fn",
+      "optim.swa_utils.get_swa_avg_fn", "optim.swa_utils.SWALR", inputs=(f32(4, 3, grad=False),))
+def _(lib, x):
+    swa = lib.optim.swa_utils
+    model = lib.nn.Linear(3, 2)
+    with lib.no_grad():
+        model.weight.copy_(lib.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)))
+        model.bias.fill_(0.5)
+    averaged = [swa.AveragedModel(model), swa.AveragedModel(model, avg_fn=swa.get_ema_avg_fn()),
+                swa.AveragedModel(model, multi_avg_fn=swa.get_ema_multi_avg_fn(0.9)),
+                swa.AveragedModel(model, multi_avg_fn=swa.get_swa_multi_avg_fn()),
+                swa.AveragedModel(model, avg_fn=swa.get_swa_avg_fn())]
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    sched = swa.SWALR(opt, swa_lr=0.05, anneal_epochs=2)
+    lrs = []
+    for _ in range(3):
+        opt.zero_grad()
+        (model(x) ** 2).sum().backward()
+        opt.step()
+        sched.step()
+        lrs.append(sched.get_last_lr())
+        for a in averaged:
+            a.update_parameters(model)
+    return [a(x) for a in averaged], [a.n_averaged for a in averaged], lrs
+
+
 # --- grad modes, save and load -----------------------------------------------------------------
 
 @add

@@ -489,8 +489,12 @@ NOT_SUPPORTED = [
       "nn.functional.logsigmoid", "nn.functional.smooth_l1_loss", "nn.functional.huber_loss")),
     ("torch.nn.init.trunc_normal_, orthogonal_, eye_", "use normal_ and clamp_",
      ("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_")),
-    ("torch.optim.Adadelta, ASGD, Rprop, LBFGS, SparseAdam", "Adam or AdamW",
-     ("optim.Adadelta", "optim.ASGD", "optim.Rprop", "optim.LBFGS", "optim.SparseAdam")),
+    ("torch.optim.Adadelta, Adafactor, ASGD, LBFGS, Muon, Rprop, SparseAdam", "Adam or AdamW",
+     ("optim.Adadelta", "optim.Adafactor", "optim.ASGD", "optim.LBFGS", "optim.Muon",
+      "optim.Rprop", "optim.SparseAdam")),
+    ("torch.optim.swa_utils.update_bn", "average the buffers too "
+     "(`AveragedModel(..., use_buffers=True)`), or run the training data through the "
+     "averaged model in train mode under no_grad", ("optim.swa_utils.update_bn",)),
     ("torch.distributions (Categorical, Normal, ...)",
      "sample with torch.multinomial or randn and take log-probabilities from "
      "F.log_softmax(...).gather(...)", ("distributions",)),
