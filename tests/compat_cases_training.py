@@ -48,6 +48,31 @@ def _(lib):
 
 
 @add
+@case("optim.Optimizer.add_param_group", "optim.Optimizer.register_step_pre_hook",
+      "optim.Optimizer.register_step_post_hook", "optim.Optimizer.register_state_dict_pre_hook",
+      "optim.Optimizer.register_state_dict_post_hook",
+      "optim.Optimizer.register_load_state_dict_pre_hook",
+      "optim.Optimizer.register_load_state_dict_post_hook")
+def _(lib):
+    log = []
+    w, b = lib.tensor([1.0, -2.0], requires_grad=True), lib.tensor([0.5], requires_grad=True)
+    opt = lib.optim.RMSprop([w], lr=0.1, momentum=0.5)
+    opt.add_param_group({"params": [b], "lr": 0.01, "centered": True})
+    opt.register_step_pre_hook(lambda o, args, kwargs: log.append(("pre", len(args))))
+    opt.register_step_post_hook(lambda o, args, kwargs: log.append("post"))
+    opt.register_state_dict_pre_hook(lambda o: log.append("sd pre"))
+    opt.register_state_dict_post_hook(lambda o, sd: log.append(len(sd["param_groups"])))
+    opt.register_load_state_dict_pre_hook(lambda o, sd: log.append("load pre"))
+    opt.register_load_state_dict_post_hook(lambda o: log.append("load post"))
+    for _ in range(3):
+        opt.zero_grad()
+        ((w * w).sum() + (b * b * b).sum()).backward()
+        opt.step()
+    opt.load_state_dict(opt.state_dict())
+    return w.detach(), b.detach(), log, [sorted(g) for g in opt.param_groups]
+
+
+@add
 @case("optim.lr_scheduler.LambdaLR", "optim.lr_scheduler.StepLR", "optim.lr_scheduler.LRScheduler")
 def _(lib):
     sched = lib.optim.lr_scheduler

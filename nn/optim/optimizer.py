@@ -30,13 +30,17 @@ import numpy as np
 from minigrad.autograd import bump_version, enable_grad
 from minigrad.tensor import Tensor
 
+from .optimizer_hooks import (OptimizerHooks, hooked, register_optimizer_step_post_hook,
+                              register_optimizer_step_pre_hook)
+
 # An update touches 5 to 7 slices (p, grad, state, scratch); at 64 Ki float32 elements each
 # that is 1.3 to 1.8 MB, which fits a typical 2 MB L2 cache.
 CHUNK = 1 << 16
 
 
-class Optimizer:
-    """Base class: parameter groups, per-parameter state, zero_grad and (de)serialisation."""
+class Optimizer(OptimizerHooks):
+    """Base class: parameter groups, per-parameter state, zero_grad and (de)serialisation;
+    hooks on step and the state dicts (`optimizer_hooks.py`)."""
 
     _scalars = ()  # per-parameter state kept as a Python float (PyTorch: a 0-d tensor)
 
@@ -110,6 +114,7 @@ class Optimizer:
                     p.grad._array.fill(0)
                     bump_version(p.grad)
 
+    @hooked
     def step(self, closure=None):
         """Update every parameter that has a gradient; `closure` re-evaluates the loss."""
         loss = None
@@ -170,6 +175,7 @@ class Optimizer:
     # --- saving and restoring -----------------------------------------------------------
     def state_dict(self):
         """A snapshot in PyTorch's format: state and params named by their index (copies)."""
+        self._state_dict_hooks("pre")
         index, groups = {}, []
         for g in self.param_groups:
             packed = {k: v for k, v in g.items() if k != "params"}
@@ -179,12 +185,15 @@ class Optimizer:
         for p, s in self.state.items():
             if id(p) in index and s:
                 state[index[id(p)]] = {k: _copy(v) for k, v in s.items()}
-        return {"state": dict(sorted(state.items())), "param_groups": groups}
+        return self._state_dict_hooks("post", {"state": dict(sorted(state.items())),
+                                               "param_groups": groups})
 
     def load_state_dict(self, state_dict):
         """Restore hyper-parameters and state saved by `state_dict` (possibly via minigrad.load),
         all or nothing: everything is checked and converted before anything is replaced."""
         name = type(self).__name__
+        if isinstance(state_dict, dict):  # a shallow copy, which the hooks may change
+            state_dict = self._state_dict_hooks("load_pre", dict(state_dict))
         if not (isinstance(state_dict, dict) and isinstance(state_dict.get("state"), dict)
                 and isinstance(state_dict.get("param_groups"), (list, tuple))):
             raise ValueError(f"{name}.load_state_dict: expected a dict with 'state' (a dict) and "
@@ -221,6 +230,7 @@ class Optimizer:
         self.state = state  # nothing above changed this optimizer; now everything changes
         for g, new in zip(self.param_groups, groups):
             g.update(new)
+        self._state_dict_hooks("load_post")
 
     def __repr__(self):
         lines = [f"{type(self).__name__} ("]
@@ -275,3 +285,7 @@ def lerp_(start, end, weight, scratch):
     else:
         scratch *= 1 - weight
         np.subtract(end, scratch, out=start)
+
+
+__all__ = ["CHUNK", "Optimizer", "lerp_", "register_optimizer_step_post_hook",
+           "register_optimizer_step_pre_hook"]
