@@ -282,6 +282,20 @@ def _lenient_inputs(torch, mg):
     lin = mg.nn.Linear(2, 1)
     lin.load_state_dict({"weight": np.zeros((1, 2), np.float32), "bias": np.zeros(1)})
     assert lin.bias.dtype == np.float32
+    for lib in (torch, mg):  # RMSprop given a momentum after its first step
+        w = lib.ones(2, requires_grad=True)
+        opt = lib.optim.RMSprop([w])
+        for momentum in (0.0, 0.9):
+            opt.param_groups[0]["momentum"] = momentum
+            w.grad = lib.ones(2)
+            if lib is torch and momentum:
+                try:
+                    opt.step()
+                    raise AssertionError("PyTorch found a momentum buffer it never made")
+                except KeyError:
+                    continue
+            opt.step()
+        assert lib is torch or "momentum_buffer" in opt.state[w]
 
 
 DIFFERENCES = [
@@ -432,8 +446,10 @@ DIFFERENCES = [
      _optimizer_and_scheduler_state),
     ("Some inputs PyTorch refuses are converted.",
      "`scaled_dot_product_attention` casts a float mask to the queries' dtype (PyTorch "
-     "requires the same dtype), and `load_state_dict` takes NumPy arrays as well as tensors "
-     "(PyTorch requires tensors).", _lenient_inputs),
+     "requires the same dtype), `load_state_dict` takes NumPy arrays as well as tensors "
+     "(PyTorch requires tensors), and RMSprop given a momentum after its first step (by "
+     "hand or a schedule) starts its momentum buffer at zero (PyTorch raises a KeyError).",
+     _lenient_inputs),
     ("`autograd.functional`: `vectorize=True` computes one product at a time.",
      "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
      "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),

@@ -288,3 +288,24 @@ def test_cyclic_errors_as_pytorch():
             out.append(str(info.value))
         return out
     assert errors(mg) == errors(torch)
+
+
+def test_cycles_step_epoch_as_pytorch():
+    """Neither has a closed form: step(epoch) sets last_epoch and evaluates the schedule
+    there (with PyTorch's warning), and plain steps go on from it."""
+    got = {}
+    for lib in (torch, mg):
+        s = lib.optim.lr_scheduler
+        one = s.OneCycleLR(_opt(lib), max_lr=0.5, total_steps=20)
+        cyc = s.CyclicLR(_opt(lib, "Adam"), 0.001, 0.01, step_size_up=4, mode="exp_range",
+                         gamma=0.9)
+        trace = []
+        for sched in (one, cyc):
+            for epoch in (7, 3):
+                with pytest.warns(UserWarning, match="epoch parameter"):
+                    sched.step(epoch)
+                sched.optimizer.step()
+                sched.step()
+                trace.append(sched.get_last_lr() + _momentum(sched.optimizer) + [sched.last_epoch])
+        got[lib] = trace
+    _close(got[mg], got[torch])

@@ -1,6 +1,6 @@
 """MultiStepLR, ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR, MultiplicativeLR,
-SequentialLR and ChainedScheduler against PyTorch: the rates of two parameter groups over many steps, with
-step(epoch) jumps (the closed form, with PyTorch's warning) in between, resumed with
+SequentialLR and ChainedScheduler against PyTorch: the rates of two parameter groups over many
+steps, with step(epoch) jumps (the closed form, with PyTorch's warning) in between, resumed with
 last_epoch=N, their errors, and state dicts loaded across the two libraries."""
 import warnings
 

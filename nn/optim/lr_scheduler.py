@@ -27,8 +27,9 @@ from the rate the optimizer holds), using the closed form only for `step(epoch)`
 CosineAnnealingWarmRestarts follows its restart periods.
 
 This module is `torch.optim.lr_scheduler`'s namespace: the base class is in `scheduler.py`,
-the other decays in `decay_schedules.py`, OneCycleLR and CyclicLR in `cyclic.py`, ReduceLROnPlateau in
-`plateau.py`, SequentialLR and ChainedScheduler in `scheduler_chains.py`.
+the other decays in `decay_schedules.py`, OneCycleLR and CyclicLR in `cyclic.py`,
+ReduceLROnPlateau in `plateau.py`, SequentialLR and ChainedScheduler in
+`scheduler_chains.py`.
 """
 from __future__ import annotations
 
