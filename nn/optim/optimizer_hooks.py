@@ -51,8 +51,11 @@ def hooked(step):
     @functools.wraps(step)
     def wrapper(*args, **kwargs):
         self = args[0]
-        if self.__dict__.get("_in_hooked_step"):
-            return step(*args, **kwargs)
+        own = self.__dict__
+        if own.get("_in_hooked_step") or not (
+                _global_step_pre_hooks or _global_step_post_hooks
+                or own.get("_optimizer_step_pre_hooks") or own.get("_optimizer_step_post_hooks")):
+            return step(*args, **kwargs)  # the usual case, kept cheap: no hooks at all
         for hook in itertools.chain(_global_step_pre_hooks.values(),
                                     self._hooks("_optimizer_step_pre_hooks").values()):
             result = hook(self, args, kwargs)
