@@ -39,7 +39,7 @@ def _grads(step, arrays):
 
 def _make(lib, name, arrays, kw):
     params = [lib.tensor(a.copy(), requires_grad=True) for a in arrays]
-    groups = [{"params": params[:1]}, {"params": params[1:], "lr": 0.02}]
+    groups = [{"params": params[:1]}, {"params": params[1:], "lr": 0.02, "weight_decay": 0.05}]
     return params, getattr(lib.optim, name)(groups, **kw)
 
 
