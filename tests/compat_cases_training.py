@@ -113,6 +113,16 @@ def _(lib):
 
 
 @add
+@case("optim.Adadelta", "optim.Rprop")
+def _(lib):
+    optim = lib.optim
+    return (_train(lib, lambda p: optim.Adadelta(p)),
+            _train(lib, lambda p: optim.Adadelta(p, lr=0.5, rho=0.8, weight_decay=0.01)),
+            _train(lib, lambda p: optim.Rprop(p, lr=0.05), steps=6),
+            _train(lib, lambda p: optim.Rprop(p, etas=(0.4, 1.1), step_sizes=(1e-3, 0.1))))
+
+
+@add
 @case("optim.Adamax", "optim.NAdam", "optim.RAdam")
 def _(lib):
     optim = lib.optim

@@ -1,4 +1,4 @@
-"""RMSprop, Adagrad, Adamax, NAdam and RAdam against torch.optim: the same parameters after
+"""RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta and Rprop against torch.optim: the same parameters after
 several steps on the same gradients (float32 and float64, every option, several groups, a
 parameter walked in slices), PyTorch's errors for bad hyper-parameters, and state dicts that
 each library loads from the other and continues from exactly as the uninterrupted run."""
@@ -26,7 +26,11 @@ RADAM = [dict(), dict(lr=0.01, betas=(0.8, 0.5)),  # rho_t > 5 from step 1: alwa
          dict(lr=0.01, betas=(0.9, 0.9), weight_decay=0.1),  # rectified from step 6
          dict(lr=0.01, betas=(0.9, 0.9), weight_decay=0.1, decoupled_weight_decay=True,
               maximize=True)]
-CASES = ([("RMSprop", kw) for kw in RMSPROP] + [("Adagrad", kw) for kw in ADAGRAD]
+ADADELTA = [dict(), dict(lr=0.5, rho=0.5, eps=1e-4), dict(weight_decay=0.1, maximize=True)]
+RPROP = [dict(), dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.01, 0.2)),
+         dict(lr=0.05, maximize=True)]
+CASES = ([("Adadelta", kw) for kw in ADADELTA] + [("Rprop", kw) for kw in RPROP]
+         + [("RMSprop", kw) for kw in RMSPROP] + [("Adagrad", kw) for kw in ADAGRAD]
          + [("Adamax", kw) for kw in ADAMAX] + [("NAdam", kw) for kw in NADAM]
          + [("RAdam", kw) for kw in RADAM])
 SHAPES = [(3, 4), (5,)]
@@ -72,7 +76,8 @@ def test_steps_match_pytorch(name, kw, dtype):
 
 
 STATEFUL = [("RMSprop", RMSPROP[6]), ("Adagrad", ADAGRAD[4]), ("Adamax", ADAMAX[2]),
-            ("NAdam", NADAM[3]), ("RAdam", RADAM[3])]
+            ("NAdam", NADAM[3]), ("RAdam", RADAM[3]), ("Adadelta", ADADELTA[2]),
+            ("Rprop", RPROP[1])]
 
 
 @pytest.mark.parametrize("name,kw", STATEFUL)
@@ -93,7 +98,9 @@ def test_large_and_noncontiguous_parameters(name, kw):
     ("Adagrad", dict(weight_decay=-2.0)), ("Adagrad", dict(initial_accumulator_value=-1.0)),
     ("Adagrad", dict(eps=-1e-10)), ("Adamax", dict(betas=(1.0, 0.9))),
     ("Adamax", dict(betas=(0.9, -0.1))), ("NAdam", dict(momentum_decay=-1.0)),
-    ("NAdam", dict(eps=-1.0)), ("RAdam", dict(weight_decay=-0.5)), ("RAdam", dict(lr=-2.0))])
+    ("NAdam", dict(eps=-1.0)), ("RAdam", dict(weight_decay=-0.5)), ("RAdam", dict(lr=-2.0)),
+    ("Adadelta", dict(rho=1.5)), ("Adadelta", dict(eps=-1.0)), ("Rprop", dict(etas=(1.5, 2.0))),
+    ("Rprop", dict(etas=(0.5, 0.9)))])
 def test_bad_hyper_parameters_as_pytorch(name, kw):
     with pytest.raises(ValueError) as want:
         getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], **kw)

@@ -1,5 +1,5 @@
-"""`minigrad.optim`: optimizers (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad) and
-learning-rate schedules (`minigrad.optim.lr_scheduler`); weight averaging (`swa_utils`).
+"""`minigrad.optim`: optimizers (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad,
+Adadelta, Rprop) and learning-rate schedules (`minigrad.optim.lr_scheduler`); weight averaging (`swa_utils`).
 
 The usual loop, as in PyTorch:
 
@@ -10,14 +10,16 @@ The usual loop, as in PyTorch:
         opt.step()
 """
 from . import lr_scheduler, swa_utils
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
 from .lr_scheduler import LambdaLR, LRScheduler, StepLR, WarmupScheduler, noam_lr
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["Adagrad", "Adam", "AdamW", "Adamax", "LRScheduler", "LambdaLR", "NAdam", "Optimizer",
-           "RAdam", "RMSprop", "SGD", "StepLR", "WarmupScheduler", "lr_scheduler", "noam_lr",
-           "swa_utils"]
+__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LRScheduler", "LambdaLR", "NAdam",
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "StepLR", "WarmupScheduler",
+           "lr_scheduler", "noam_lr", "swa_utils"]
