@@ -1,8 +1,9 @@
-"""Port test: two training recipes in ordinary PyTorch style, run by PyTorch and by minigrad
+"""Port test: three training recipes in ordinary PyTorch style, run by PyTorch and by minigrad
 (passed in as `torch`) from the same weights: RMSprop (centered, with momentum and weight
-decay) under a per-batch OneCycleLR that also cycles the momentum, and Adagrad with two
-parameter groups under a ReduceLROnPlateau watching the validation loss, its state saved and
-loaded mid-run. The loss curves and the learning rates must agree."""
+decay) under a per-batch OneCycleLR that also cycles the momentum; Adagrad with two parameter
+groups under a ReduceLROnPlateau watching the validation loss, its state saved and loaded
+mid-run; Adadelta under StepLR(step_size=1, gamma=0.7), as PyTorch's MNIST example trains.
+The loss curves and the learning rates must agree."""
 import io
 
 import numpy as np
@@ -41,6 +42,9 @@ def schedule_program(torch, X, Y, Xv, Yv, order, recipe, init=None, batch_size=3
         scheduler = torch.optim.lr_scheduler.OneCycleLR(
             optimizer, max_lr=5e-3, epochs=epochs, steps_per_epoch=steps_per_epoch,
             pct_start=0.25)
+    elif recipe == "adadelta":
+        optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
     else:
         optimizer = torch.optim.Adagrad([
             {"params": model.body.parameters()},
@@ -66,6 +70,8 @@ def schedule_program(torch, X, Y, Xv, Yv, order, recipe, init=None, batch_size=3
         with torch.no_grad():
             val_loss = F.cross_entropy(model(x_val), y_val).item()
         val_losses.append(val_loss)
+        if recipe == "adadelta":
+            scheduler.step()
         if recipe == "adagrad":
             scheduler.step(val_loss)
             if epoch == epochs // 2:  # a checkpoint of the schedule, as a resumable run keeps
@@ -86,7 +92,7 @@ def blobs(n, seed):
     return (centers[y] + rng.standard_normal((n, 6))).astype(np.float32), y
 
 
-@pytest.mark.parametrize("recipe", ["rmsprop", "adagrad"])
+@pytest.mark.parametrize("recipe", ["rmsprop", "adagrad", "adadelta"])
 def test_schedules_train_the_same_in_both(recipe, torch):
     X, Y = blobs(192, 0)
     Xv, Yv = blobs(96, 1)
@@ -100,6 +106,8 @@ def test_schedules_train_the_same_in_both(recipe, torch):
     assert expected["losses"][-1] < 0.6 * expected["losses"][0]  # it learns
     if recipe == "adagrad":  # the plateau was reached: the rate was cut at least once
         assert expected["lrs"][-1] < expected["lrs"][0]
+    elif recipe == "adadelta":  # recorded after each batch: epoch e trains at 0.7 ** e
+        assert expected["lrs"][-1] == pytest.approx(0.7 ** 9)
     else:  # one cycle: up to max_lr, then down far below where it started (max_lr / 25)
         assert max(expected["lrs"]) == pytest.approx(5e-3)
         assert expected["lrs"][-1] < 5e-3 / 25 / 10
