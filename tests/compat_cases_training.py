@@ -123,6 +123,28 @@ def _(lib):
 
 
 @add
+@case("optim.LBFGS")
+def _(lib):
+    """Full-batch least squares with a closure, both line-search settings (float64)."""
+    out = []
+    for line_search in (None, "strong_wolfe"):
+        w = lib.tensor(np.array([[0.5, -1.0], [2.0, 0.3]]), requires_grad=True)
+        x = lib.tensor(np.linspace(-1, 1, 12).reshape(6, 2))
+        y = lib.tensor(np.cos(np.linspace(0, 3, 12)).reshape(6, 2))
+        opt = lib.optim.LBFGS([w], lr=0.8, max_iter=6, history_size=3,
+                              line_search_fn=line_search)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((lib.tanh(x @ w) - y) ** 2).sum()
+            loss.backward()
+            return loss
+        losses = [opt.step(closure).detach() for _ in range(2)]
+        out.append((w.detach(), losses, opt.state[w]["n_iter"], opt.state[w]["func_evals"]))
+    return out
+
+
+@add
 @case("optim.Adamax", "optim.NAdam", "optim.RAdam")
 def _(lib):
     optim = lib.optim

@@ -1,5 +1,5 @@
 """`minigrad.optim`: optimizers (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad,
-Adadelta, Rprop) and learning-rate schedules (`minigrad.optim.lr_scheduler`); weight averaging (`swa_utils`).
+Adadelta, Rprop, LBFGS) and learning-rate schedules (`minigrad.optim.lr_scheduler`); weight averaging (`swa_utils`).
 
 The usual loop, as in PyTorch:
 
@@ -14,12 +14,13 @@ from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
+from .lbfgs import LBFGS
 from .lr_scheduler import LambdaLR, LRScheduler, StepLR, WarmupScheduler, noam_lr
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LRScheduler", "LambdaLR", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "StepLR", "WarmupScheduler",
+__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "LRScheduler", "LambdaLR",
+           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "StepLR", "WarmupScheduler",
            "lr_scheduler", "noam_lr", "swa_utils"]

@@ -184,7 +184,7 @@ class Optimizer(OptimizerHooks):
         state = {}
         for p, s in self.state.items():
             if id(p) in index and s:
-                state[index[id(p)]] = {k: _copy(v) for k, v in s.items()}
+                state[index[id(p)]] = {k: self._save_value(k, v) for k, v in s.items()}
         return self._state_dict_hooks("post", {"state": dict(sorted(state.items())),
                                                "param_groups": groups})
 
@@ -221,8 +221,7 @@ class Optimizer(OptimizerHooks):
             if p is None or not isinstance(values, dict):
                 raise KeyError(f"{name}.load_state_dict: state for parameter {key!r}, which no "
                                f"parameter group lists (or which is not a dict)")
-            state[p] = {k: _cast(v, p, k, name, k in self._scalars)
-                        for k, v in values.items()}
+            state[p] = {k: self._load_value(k, v, p) for k, v in values.items()}
         groups = [{**g, **{k: v for k, v in s.items() if k != "params"}}
                   for s, g in zip(saved, self.param_groups)]
         for g in groups:
@@ -231,6 +230,14 @@ class Optimizer(OptimizerHooks):
         for g, new in zip(self.param_groups, groups):
             g.update(new)
         self._state_dict_hooks("load_post")
+
+    def _save_value(self, key, value):
+        """A state value as the state dict holds it: a copy, which later steps leave alone."""
+        return _copy(value)
+
+    def _load_value(self, key, value, p):
+        """A state value from a checkpoint as this optimizer keeps it (checked)."""
+        return _cast(value, p, key, type(self).__name__, key in self._scalars)
 
     def __repr__(self):
         lines = [f"{type(self).__name__} ("]
