@@ -1,5 +1,6 @@
 """`minigrad.optim`: optimizers (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad,
-Adadelta, Rprop, LBFGS) and learning-rate schedules (`minigrad.optim.lr_scheduler`); weight averaging (`swa_utils`).
+Adadelta, Rprop, LBFGS), learning-rate schedules (`minigrad.optim.lr_scheduler`) and weight
+averaging (`minigrad.optim.swa_utils`).
 
 The usual loop, as in PyTorch:
 
