@@ -1,4 +1,4 @@
-"""RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta and Rprop against torch.optim: the same parameters after
+"""RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD against torch.optim: the same parameters after
 several steps on the same gradients (float32 and float64, every option, several groups, a
 parameter walked in slices), PyTorch's errors for bad hyper-parameters, and state dicts that
 each library loads from the other and continues from exactly as the uninterrupted run."""
@@ -29,7 +29,9 @@ RADAM = [dict(), dict(lr=0.01, betas=(0.8, 0.5)),  # rho_t > 5 from step 1: alwa
 ADADELTA = [dict(), dict(lr=0.5, rho=0.5, eps=1e-4), dict(weight_decay=0.1, maximize=True)]
 RPROP = [dict(), dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.01, 0.2)),
          dict(lr=0.05, maximize=True)]
-CASES = ([("Adadelta", kw) for kw in ADADELTA] + [("Rprop", kw) for kw in RPROP]
+ASGD = [dict(), dict(lr=0.05, lambd=0.01, alpha=0.5, t0=3, weight_decay=0.1),
+        dict(lr=0.05, t0=0, maximize=True)]
+CASES = ([("ASGD", kw) for kw in ASGD] + [("Adadelta", kw) for kw in ADADELTA] + [("Rprop", kw) for kw in RPROP]
          + [("RMSprop", kw) for kw in RMSPROP] + [("Adagrad", kw) for kw in ADAGRAD]
          + [("Adamax", kw) for kw in ADAMAX] + [("NAdam", kw) for kw in NADAM]
          + [("RAdam", kw) for kw in RADAM])
@@ -64,20 +66,26 @@ def _arrays(dtype, shapes=SHAPES):
 @pytest.mark.parametrize("name,kw", CASES)
 def test_steps_match_pytorch(name, kw, dtype):
     arrays = _arrays(dtype)
-    want = _run(torch, *_make(torch, name, arrays, kw), steps=6)
+    t_params, t_opt = _make(torch, name, arrays, kw)
+    want = _run(torch, t_params, t_opt, steps=6)
     params, opt = _make(mg, name, arrays, kw)
     got = _run(mg, params, opt, steps=6)
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
     for g, w in zip(got, want):
         assert g.dtype == dtype
         np.testing.assert_allclose(g, w, **tol)
-    t_groups = _make(torch, name, arrays, kw)[1].state_dict()["param_groups"]
-    assert opt.state_dict()["param_groups"] == t_groups
+    t_state, m_state = t_opt.state_dict(), opt.state_dict()
+    assert m_state["param_groups"] == t_state["param_groups"]
+    for i, t_values in t_state["state"].items():  # the state too, e.g. ASGD's average
+        assert sorted(m_state["state"][i]) == sorted(t_values)
+        for k, v in t_values.items():
+            np.testing.assert_allclose(np.asarray(m_state["state"][i][k]), v.numpy(), **tol,
+                                       err_msg=k)
 
 
 STATEFUL = [("RMSprop", RMSPROP[6]), ("Adagrad", ADAGRAD[4]), ("Adamax", ADAMAX[2]),
             ("NAdam", NADAM[3]), ("RAdam", RADAM[3]), ("Adadelta", ADADELTA[2]),
-            ("Rprop", RPROP[1])]
+            ("Rprop", RPROP[1]), ("ASGD", ASGD[1])]
 
 
 @pytest.mark.parametrize("name,kw", STATEFUL)
@@ -100,7 +108,7 @@ def test_large_and_noncontiguous_parameters(name, kw):
     ("Adamax", dict(betas=(0.9, -0.1))), ("NAdam", dict(momentum_decay=-1.0)),
     ("NAdam", dict(eps=-1.0)), ("RAdam", dict(weight_decay=-0.5)), ("RAdam", dict(lr=-2.0)),
     ("Adadelta", dict(rho=1.5)), ("Adadelta", dict(eps=-1.0)), ("Rprop", dict(etas=(1.5, 2.0))),
-    ("Rprop", dict(etas=(0.5, 0.9)))])
+    ("Rprop", dict(etas=(0.5, 0.9))), ("ASGD", dict(weight_decay=-0.1))])
 def test_bad_hyper_parameters_as_pytorch(name, kw):
     with pytest.raises(ValueError) as want:
         getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], **kw)

@@ -1,5 +1,5 @@
 """`minigrad.optim`: optimizers (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad,
-Adadelta, Rprop, LBFGS), learning-rate schedules (`minigrad.optim.lr_scheduler`) and weight
+Adadelta, Rprop, ASGD, LBFGS), learning-rate schedules (`minigrad.optim.lr_scheduler`) and weight
 averaging (`minigrad.optim.swa_utils`).
 
 The usual loop, as in PyTorch:
@@ -14,6 +14,7 @@ from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .asgd import ASGD
 from .adam_variants import Adamax, NAdam, RAdam
 from .lbfgs import LBFGS
 from .lr_scheduler import LambdaLR, LRScheduler, StepLR, WarmupScheduler, noam_lr
@@ -22,6 +23,6 @@ from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "LRScheduler", "LambdaLR",
-           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "StepLR", "WarmupScheduler",
-           "lr_scheduler", "noam_lr", "swa_utils"]
+__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "LRScheduler",
+           "LambdaLR", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "StepLR",
+           "WarmupScheduler", "lr_scheduler", "noam_lr", "swa_utils"]
