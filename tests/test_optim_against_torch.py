@@ -1,7 +1,8 @@
-"""RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD against torch.optim: the same parameters after
-several steps on the same gradients (float32 and float64, every option, several groups, a
-parameter walked in slices), PyTorch's errors for bad hyper-parameters, and state dicts that
-each library loads from the other and continues from exactly as the uninterrupted run."""
+"""RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD and Adafactor against
+torch.optim: the same parameters and state after several steps on the same gradients (float32
+and float64, every option, several groups, a parameter walked in slices), PyTorch's errors for
+bad hyper-parameters, and state dicts that each library loads from the other and continues
+from exactly as the uninterrupted run."""
 import numpy as np
 import pytest
 
@@ -31,7 +32,10 @@ RPROP = [dict(), dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.01, 0.2)),
          dict(lr=0.05, maximize=True)]
 ASGD = [dict(), dict(lr=0.05, lambd=0.01, alpha=0.5, t0=3, weight_decay=0.1),
         dict(lr=0.05, t0=0, maximize=True)]
-CASES = ([("ASGD", kw) for kw in ASGD] + [("Adadelta", kw) for kw in ADADELTA] + [("Rprop", kw) for kw in RPROP]
+ADAFACTOR = [dict(), dict(lr=0.05, beta2_decay=-0.5, eps=(1e-20, 1e-2), d=1.5),
+             dict(lr=0.05, weight_decay=0.1, maximize=True)]
+CASES = ([("Adafactor", kw) for kw in ADAFACTOR] + [("ASGD", kw) for kw in ASGD]
+         + [("Adadelta", kw) for kw in ADADELTA] + [("Rprop", kw) for kw in RPROP]
          + [("RMSprop", kw) for kw in RMSPROP] + [("Adagrad", kw) for kw in ADAGRAD]
          + [("Adamax", kw) for kw in ADAMAX] + [("NAdam", kw) for kw in NADAM]
          + [("RAdam", kw) for kw in RADAM])
@@ -85,7 +89,7 @@ def test_steps_match_pytorch(name, kw, dtype):
 
 STATEFUL = [("RMSprop", RMSPROP[6]), ("Adagrad", ADAGRAD[4]), ("Adamax", ADAMAX[2]),
             ("NAdam", NADAM[3]), ("RAdam", RADAM[3]), ("Adadelta", ADADELTA[2]),
-            ("Rprop", RPROP[1]), ("ASGD", ASGD[1])]
+            ("Rprop", RPROP[1]), ("ASGD", ASGD[1]), ("Adafactor", ADAFACTOR[2])]
 
 
 @pytest.mark.parametrize("name,kw", STATEFUL)
@@ -108,7 +112,9 @@ def test_large_and_noncontiguous_parameters(name, kw):
     ("Adamax", dict(betas=(0.9, -0.1))), ("NAdam", dict(momentum_decay=-1.0)),
     ("NAdam", dict(eps=-1.0)), ("RAdam", dict(weight_decay=-0.5)), ("RAdam", dict(lr=-2.0)),
     ("Adadelta", dict(rho=1.5)), ("Adadelta", dict(eps=-1.0)), ("Rprop", dict(etas=(1.5, 2.0))),
-    ("Rprop", dict(etas=(0.5, 0.9))), ("ASGD", dict(weight_decay=-0.1))])
+    ("Rprop", dict(etas=(0.5, 0.9))), ("ASGD", dict(weight_decay=-0.1)),
+    ("Adafactor", dict(lr=-1.0)), ("Adafactor", dict(beta2_decay=0.5)),
+    ("Adafactor", dict(eps=(-1.0, 1e-3))), ("Adafactor", dict(d=0.5))])
 def test_bad_hyper_parameters_as_pytorch(name, kw):
     with pytest.raises(ValueError) as want:
         getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], **kw)

@@ -1,6 +1,6 @@
 """`minigrad.optim`: optimizers (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad,
-Adadelta, Rprop, ASGD, LBFGS), learning-rate schedules (`minigrad.optim.lr_scheduler`) and weight
-averaging (`minigrad.optim.swa_utils`).
+Adadelta, Adafactor, Rprop, ASGD, LBFGS), learning-rate schedules
+(`minigrad.optim.lr_scheduler`) and weight averaging (`minigrad.optim.swa_utils`).
 
 The usual loop, as in PyTorch:
 
@@ -12,10 +12,11 @@ The usual loop, as in PyTorch:
 """
 from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
-from .asgd import ASGD
 from .adam_variants import Adamax, NAdam, RAdam
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .lr_scheduler import LambdaLR, LRScheduler, StepLR, WarmupScheduler, noam_lr
 from .optimizer import Optimizer
@@ -23,6 +24,6 @@ from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "LRScheduler",
-           "LambdaLR", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "StepLR",
-           "WarmupScheduler", "lr_scheduler", "noam_lr", "swa_utils"]
+__all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS",
+           "LRScheduler", "LambdaLR", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD",
+           "StepLR", "WarmupScheduler", "lr_scheduler", "noam_lr", "swa_utils"]
