@@ -123,6 +123,22 @@ def _(lib):
 
 
 @add
+@case("optim.Muon")
+def _(lib):
+    w = lib.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+    x = lib.tensor(np.linspace(0, 2, 8, dtype=np.float32).reshape(2, 4))
+    out = []
+    for kw in (dict(lr=0.02), dict(lr=0.02, nesterov=False, adjust_lr_fn="match_rms_adamw")):
+        opt = lib.optim.Muon([w], **kw)
+        for _ in range(3):
+            opt.zero_grad()
+            ((x @ w.T).tanh() ** 2).sum().backward()
+            opt.step()
+        out.append(w.detach().clone())
+    return out
+
+
+@add
 @case("optim.LBFGS")
 def _(lib):
     """Full-batch least squares with a closure, both line-search settings (float64)."""

@@ -505,7 +505,7 @@ NOT_SUPPORTED = [
       "nn.functional.logsigmoid", "nn.functional.smooth_l1_loss", "nn.functional.huber_loss")),
     ("torch.nn.init.trunc_normal_, orthogonal_, eye_", "use normal_ and clamp_",
      ("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_")),
-    ("torch.optim.Muon, SparseAdam", "Adam or AdamW", ("optim.Muon", "optim.SparseAdam")),
+    ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
     ("torch.optim.swa_utils.update_bn", "average the buffers too "
      "(`AveragedModel(..., use_buffers=True)`), or run the training data through the "
      "averaged model in train mode under no_grad", ("optim.swa_utils.update_bn",)),
