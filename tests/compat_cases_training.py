@@ -116,7 +116,9 @@ def _(lib):
 @case("optim.Adadelta", "optim.Rprop", "optim.ASGD", "optim.Adafactor")
 def _(lib):
     optim = lib.optim
-    return (_train(lib, lambda p: optim.Adafactor(p, lr=0.05, weight_decay=0.01)),_train(lib, lambda p: optim.ASGD(p, lr=0.1, t0=2), steps=5),_train(lib, lambda p: optim.Adadelta(p)),
+    return (_train(lib, lambda p: optim.Adafactor(p, lr=0.05, weight_decay=0.01)),
+            _train(lib, lambda p: optim.ASGD(p, lr=0.1, t0=2), steps=5),
+            _train(lib, lambda p: optim.Adadelta(p)),
             _train(lib, lambda p: optim.Adadelta(p, lr=0.5, rho=0.8, weight_decay=0.01)),
             _train(lib, lambda p: optim.Rprop(p, lr=0.05), steps=6),
             _train(lib, lambda p: optim.Rprop(p, etas=(0.4, 1.1), step_sizes=(1e-3, 0.1))))
