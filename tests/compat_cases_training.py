@@ -247,7 +247,8 @@ def _(lib):
 @add
 @case("optim.swa_utils.AveragedModel", "optim.swa_utils.get_ema_multi_avg_fn",
       "optim.swa_utils.get_swa_multi_avg_fn", "optim.swa_utils.get_ema_avg_fn",
-      "optim.swa_utils.get_swa_avg_fn", "optim.swa_utils.SWALR", inputs=(f32(4, 3, grad=False),))
+      "optim.swa_utils.get_swa_avg_fn", "optim.swa_utils.SWALR", "optim.swa_utils.update_bn",
+      inputs=(f32(4, 3, grad=False),))
 def _(lib, x):
     swa = lib.optim.swa_utils
     model = lib.nn.Linear(3, 2)
@@ -269,7 +270,13 @@ def _(lib, x):
         lrs.append(sched.get_last_lr())
         for a in averaged:
             a.update_parameters(model)
-    return [a(x) for a in averaged], [a.n_averaged for a in averaged], lrs
+    net = lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.BatchNorm1d(3))
+    with lib.no_grad():
+        net[0].weight.copy_(lib.tensor(np.linspace(-1, 1, 9, dtype=np.float32).reshape(3, 3)))
+        net[0].bias.fill_(0.1)
+    swa.update_bn([x, x * 2 + 1], net)
+    return ([a(x) for a in averaged], [a.n_averaged for a in averaged], lrs,
+            net[1].running_mean, net[1].running_var, net.training)
 
 
 # --- grad modes, save and load -----------------------------------------------------------------

@@ -506,9 +506,6 @@ NOT_SUPPORTED = [
     ("torch.nn.init.trunc_normal_, orthogonal_, eye_", "use normal_ and clamp_",
      ("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_")),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
-    ("torch.optim.swa_utils.update_bn", "average the buffers too "
-     "(`AveragedModel(..., use_buffers=True)`), or run the training data through the "
-     "averaged model in train mode under no_grad", ("optim.swa_utils.update_bn",)),
     ("torch.distributions (Categorical, Normal, ...)",
      "sample with torch.multinomial or randn and take log-probabilities from "
      "F.log_softmax(...).gather(...)", ("distributions",)),

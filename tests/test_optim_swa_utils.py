@@ -162,3 +162,25 @@ def test_swalr_errors_as_pytorch():
         with pytest.raises(ValueError) as got:
             mg.optim.swa_utils.SWALR(_opt(mg), **kw)
         assert str(got.value) == str(want.value)
+
+
+def test_update_bn_as_pytorch():
+    """The SWA recipe's last step: the averaged model's batch-norm statistics recomputed from
+    the data (an equal-weight average over batches), its mode and momentum restored."""
+    start = _start()
+    rng = np.random.default_rng(3)
+    batches = [rng.standard_normal((n, 3)).astype(np.float32) for n in (8, 5, 11)]
+    got = {}
+    for lib in (torch, mg):
+        averaged = lib.optim.swa_utils.AveragedModel(_model(lib, start))
+        averaged.eval()
+        loader = [(lib.tensor(b), lib.zeros(len(b))) for b in batches]  # (input, target)
+        lib.optim.swa_utils.update_bn(loader, averaged)
+        norm = averaged.module[1]
+        got[lib] = (norm.running_mean.numpy().copy(), norm.running_var.numpy().copy(),
+                    int(norm.num_batches_tracked), norm.momentum, averaged.training)
+        lib.optim.swa_utils.update_bn([lib.tensor(b) for b in batches[:1]], averaged.module)
+        got[lib] += (norm.running_mean.numpy().copy(),)
+    for g, w in zip(got[mg], got[torch]):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+    assert got[mg][2] == 3 and got[mg][4] is False

@@ -14,7 +14,8 @@ usually generalises better than the last weights:
 later one averages them in with `avg_fn` (one tensor at a time, returning the average) or
 `multi_avg_fn` (lists of tensors, updated in place), or by default the equal-weight mean.
 Buffers (running statistics) are copied from the model, or averaged too with
-`use_buffers=True`. `SWALR` anneals each group's rate to a constant `swa_lr` for the SWA phase.
+`use_buffers=True`, or recomputed afterwards by `update_bn`. `SWALR` anneals each group's rate
+to a constant `swa_lr` for the SWA phase.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import numpy as np
 from minigrad.autograd import bump_version
 from minigrad.grad_mode import no_grad
 from minigrad.nn.module import Module
+from minigrad.nn.normalization import BatchNorm1d
 from minigrad.tensor import Tensor
 
 from .optimizer import lerp_
@@ -144,6 +146,41 @@ class AveragedModel(Module):
             self.n_averaged += 1
 
 
+def update_bn(loader, model, device=None):
+    """Recompute the running statistics of `model`'s batch norms (as averaged weights need):
+    reset them, then pass every batch of `loader` (a tensor, or a list or tuple whose first
+    item is the input) through the model in training mode, averaging the batches' statistics
+    equally, as PyTorch does with momentum=None. The model's mode and momenta are restored."""
+    norms = [m for m in model.modules() if isinstance(m, BatchNorm1d) and m.track_running_stats]
+    if not norms:
+        return
+    momenta = {m: m.momentum for m in norms}
+    for m in norms:  # reset_running_stats
+        m.running_mean._array[...] = 0
+        m.running_var._array[...] = 1
+        m.num_batches_tracked._array[...] = 0
+
+    def cumulative(module, args):  # momentum=None's factor: 1 / (batches seen, this one too)
+        module.momentum = 1 / (int(module.num_batches_tracked.item()) + 1)
+    handles = [m.register_forward_pre_hook(cumulative) for m in norms]
+    was_training = model.training
+    model.train()
+    try:
+        with no_grad():
+            for batch in loader:
+                if isinstance(batch, (list, tuple)):
+                    batch = batch[0]
+                if device is not None:
+                    batch = batch.to(device)
+                model(batch)
+    finally:
+        for h in handles:
+            h.remove()
+        for m, momentum in momenta.items():
+            m.momentum = momentum
+        model.train(was_training)
+
+
 class SWALR(LRScheduler):
     """Anneal each group's rate from its current value to `swa_lr` (a number or one per
     group) over `anneal_epochs` steps, along half a cosine or linearly, then keep it.
@@ -219,4 +256,4 @@ class SWALR(LRScheduler):
 
 
 __all__ = ["AveragedModel", "SWALR", "get_ema_avg_fn", "get_ema_multi_avg_fn", "get_swa_avg_fn",
-           "get_swa_multi_avg_fn"]
+           "get_swa_multi_avg_fn", "update_bn"]
