@@ -16,7 +16,7 @@ import io
 import math
 import pickle
 import zipfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
@@ -108,8 +108,8 @@ class _Unpickler(pickle._Unpickler):
             return self.rebuild_tensor_v3
         if module == "torch._utils" and name == "_rebuild_parameter":
             return _rebuild_parameter
-        if module == "collections" and name == "OrderedDict":
-            return OrderedDict
+        if module == "collections" and name in ("OrderedDict", "Counter"):  # Counter: MultiStepLR
+            return OrderedDict if name == "OrderedDict" else Counter
         if module in ("builtins", "__builtin__") and name in ("set", "frozenset"):
             return {"set": set, "frozenset": frozenset}[name]
         if module == "torch" and name in _STORAGES:

@@ -48,6 +48,31 @@ def _(lib):
 
 
 @add
+@case("optim.Optimizer.add_param_group", "optim.Optimizer.register_step_pre_hook",
+      "optim.Optimizer.register_step_post_hook", "optim.Optimizer.register_state_dict_pre_hook",
+      "optim.Optimizer.register_state_dict_post_hook",
+      "optim.Optimizer.register_load_state_dict_pre_hook",
+      "optim.Optimizer.register_load_state_dict_post_hook")
+def _(lib):
+    log = []
+    w, b = lib.tensor([1.0, -2.0], requires_grad=True), lib.tensor([0.5], requires_grad=True)
+    opt = lib.optim.RMSprop([w], lr=0.1, momentum=0.5)
+    opt.add_param_group({"params": [b], "lr": 0.01, "centered": True})
+    opt.register_step_pre_hook(lambda o, args, kwargs: log.append(("pre", len(args))))
+    opt.register_step_post_hook(lambda o, args, kwargs: log.append("post"))
+    opt.register_state_dict_pre_hook(lambda o: log.append("sd pre"))
+    opt.register_state_dict_post_hook(lambda o, sd: log.append(len(sd["param_groups"])))
+    opt.register_load_state_dict_pre_hook(lambda o, sd: log.append("load pre"))
+    opt.register_load_state_dict_post_hook(lambda o: log.append("load post"))
+    for _ in range(3):
+        opt.zero_grad()
+        ((w * w).sum() + (b * b * b).sum()).backward()
+        opt.step()
+    opt.load_state_dict(opt.state_dict())
+    return w.detach(), b.detach(), log, [sorted(g) for g in opt.param_groups]
+
+
+@add
 @case("optim.lr_scheduler.LambdaLR", "optim.lr_scheduler.StepLR", "optim.lr_scheduler.LRScheduler")
 def _(lib):
     sched = lib.optim.lr_scheduler
@@ -73,6 +98,185 @@ def _(lib):
                    schedule=lambda o: sched.CosineAnnealingWarmRestarts(o, 2, 2, 0.01), steps=8),
             _train(lib, lambda p: lib.optim.Adam(p, lr=0.1),
                    schedule=lambda o: sched.CosineAnnealingWarmRestarts(o, 3), steps=7))
+
+
+@add
+@case("optim.RMSprop", "optim.Adagrad")
+def _(lib):
+    optim = lib.optim
+    return (_train(lib, lambda p: optim.RMSprop(p, lr=0.01)),
+            _train(lib, lambda p: optim.RMSprop(p, lr=0.01, momentum=0.9, centered=True,
+                                                weight_decay=0.01)),
+            _train(lib, lambda p: optim.Adagrad(p, lr=0.1)),
+            _train(lib, lambda p: optim.Adagrad(p, lr=0.1, lr_decay=0.01, weight_decay=0.01,
+                                                initial_accumulator_value=0.1)))
+
+
+@add
+@case("optim.Adadelta", "optim.Rprop", "optim.ASGD", "optim.Adafactor")
+def _(lib):
+    optim = lib.optim
+    return (_train(lib, lambda p: optim.Adafactor(p, lr=0.05, weight_decay=0.01)),
+            _train(lib, lambda p: optim.ASGD(p, lr=0.1, t0=2), steps=5),
+            _train(lib, lambda p: optim.Adadelta(p)),
+            _train(lib, lambda p: optim.Adadelta(p, lr=0.5, rho=0.8, weight_decay=0.01)),
+            _train(lib, lambda p: optim.Rprop(p, lr=0.05), steps=6),
+            _train(lib, lambda p: optim.Rprop(p, etas=(0.4, 1.1), step_sizes=(1e-3, 0.1))))
+
+
+@add
+@case("optim.Muon")
+def _(lib):
+    w = lib.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+    x = lib.tensor(np.linspace(0, 2, 8, dtype=np.float32).reshape(2, 4))
+    out = []
+    for kw in (dict(lr=0.02), dict(lr=0.02, nesterov=False, adjust_lr_fn="match_rms_adamw")):
+        opt = lib.optim.Muon([w], **kw)
+        for _ in range(3):
+            opt.zero_grad()
+            ((x @ w.T).tanh() ** 2).sum().backward()
+            opt.step()
+        out.append(w.detach().clone())
+    return out
+
+
+@add
+@case("optim.LBFGS")
+def _(lib):
+    """Full-batch least squares with a closure, both line-search settings (float64)."""
+    out = []
+    for line_search in (None, "strong_wolfe"):
+        w = lib.tensor(np.array([[0.5, -1.0], [2.0, 0.3]]), requires_grad=True)
+        x = lib.tensor(np.linspace(-1, 1, 12).reshape(6, 2))
+        y = lib.tensor(np.cos(np.linspace(0, 3, 12)).reshape(6, 2))
+        opt = lib.optim.LBFGS([w], lr=0.8, max_iter=6, history_size=3,
+                              line_search_fn=line_search)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((lib.tanh(x @ w) - y) ** 2).sum()
+            loss.backward()
+            return loss
+        losses = [opt.step(closure).detach() for _ in range(2)]
+        out.append((w.detach(), losses, opt.state[w]["n_iter"], opt.state[w]["func_evals"]))
+    return out
+
+
+@add
+@case("optim.Adamax", "optim.NAdam", "optim.RAdam")
+def _(lib):
+    optim = lib.optim
+    return (_train(lib, lambda p: optim.Adamax(p, lr=0.05, weight_decay=0.01)),
+            _train(lib, lambda p: optim.NAdam(p, lr=0.05)),
+            _train(lib, lambda p: optim.NAdam(p, lr=0.05, weight_decay=0.1,
+                                              decoupled_weight_decay=True)),
+            _train(lib, lambda p: optim.RAdam(p, lr=0.05, betas=(0.9, 0.9)), steps=8),
+            _train(lib, lambda p: optim.RAdam(p, lr=0.05, weight_decay=0.1)))
+
+
+@add
+@case("optim.lr_scheduler.MultiStepLR", "optim.lr_scheduler.ConstantLR",
+      "optim.lr_scheduler.LinearLR", "optim.lr_scheduler.PolynomialLR",
+      "optim.lr_scheduler.CosineAnnealingLR")
+def _(lib):
+    s = lib.optim.lr_scheduler
+
+    def sgd(params):
+        return lib.optim.SGD(params, lr=0.1)
+    return (_train(lib, sgd, schedule=lambda o: s.MultiStepLR(o, [2, 4], 0.5), steps=6),
+            _train(lib, sgd, schedule=lambda o: s.ConstantLR(o, 0.5, total_iters=3), steps=5),
+            _train(lib, sgd, schedule=lambda o: s.LinearLR(o, 0.2, total_iters=4), steps=6),
+            _train(lib, sgd, schedule=lambda o: s.PolynomialLR(o, 4, 2.0), steps=6),
+            _train(lib, sgd, schedule=lambda o: s.CosineAnnealingLR(o, 4, 0.01), steps=7))
+
+
+@add
+@case("optim.lr_scheduler.SequentialLR", "optim.lr_scheduler.ChainedScheduler")
+def _(lib):
+    s = lib.optim.lr_scheduler
+
+    def sgd(params):
+        return lib.optim.SGD(params, lr=0.1)
+    return (_train(lib, sgd, steps=7, schedule=lambda o: s.SequentialLR(
+                o, [s.LinearLR(o, 0.1, total_iters=3), s.ExponentialLR(o, 0.8)], [3])),
+            _train(lib, sgd, steps=5, schedule=lambda o: s.ChainedScheduler(
+                [s.ConstantLR(o, 0.5, total_iters=2), s.ExponentialLR(o, 0.9)])))
+
+
+@add
+@case("optim.lr_scheduler.OneCycleLR")
+def _(lib):
+    s = lib.optim.lr_scheduler
+    return (_train(lib, lambda p: lib.optim.SGD(p, lr=0.1, momentum=0.9), steps=7,
+                   schedule=lambda o: s.OneCycleLR(o, max_lr=0.5, total_steps=8)),
+            _train(lib, lambda p: lib.optim.Adam(p, lr=0.1), steps=6,
+                   schedule=lambda o: s.OneCycleLR(o, max_lr=[0.1, 0.05], epochs=2,
+                                                   steps_per_epoch=4, three_phase=True)))
+
+
+@add
+@case("optim.lr_scheduler.CyclicLR", "optim.lr_scheduler.MultiplicativeLR")
+def _(lib):
+    s = lib.optim.lr_scheduler
+    return (_train(lib, lambda p: lib.optim.SGD(p, lr=0.1, momentum=0.9), steps=7,
+                   schedule=lambda o: s.CyclicLR(o, 0.01, 0.1, step_size_up=2,
+                                                 mode="triangular2")),
+            _train(lib, lambda p: lib.optim.Adam(p, lr=0.1), steps=5,
+                   schedule=lambda o: s.CyclicLR(o, [0.01, 0.02], 0.1, step_size_up=2,
+                                                 mode="exp_range", gamma=0.9)),
+            _train(lib, lambda p: lib.optim.SGD(p, lr=0.1), steps=5,
+                   schedule=lambda o: s.MultiplicativeLR(o, lambda epoch: 0.9)))
+
+
+@add
+@case("optim.lr_scheduler.ReduceLROnPlateau")
+def _(lib):
+    w = lib.tensor([1.0, -2.0], requires_grad=True)
+    opt = lib.optim.SGD([w], lr=0.1)
+    sched = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1, cooldown=1)
+    lrs = []
+    for loss in (3.0, 2.0, 2.0, 2.5, 1.9, 2.0, 2.1, 2.2, 2.3):
+        opt.zero_grad()
+        (w * w).sum().backward()
+        opt.step()
+        sched.step(loss)
+        lrs.append(sched.get_last_lr())
+    return w.detach(), lrs, sched.num_bad_epochs, sched.best
+
+
+@add
+@case("optim.swa_utils.AveragedModel", "optim.swa_utils.get_ema_multi_avg_fn",
+      "optim.swa_utils.get_swa_multi_avg_fn", "optim.swa_utils.get_ema_avg_fn",
+      "optim.swa_utils.get_swa_avg_fn", "optim.swa_utils.SWALR", "optim.swa_utils.update_bn",
+      inputs=(f32(4, 3, grad=False),))
+def _(lib, x):
+    swa = lib.optim.swa_utils
+    model = lib.nn.Linear(3, 2)
+    with lib.no_grad():
+        model.weight.copy_(lib.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)))
+        model.bias.fill_(0.5)
+    averaged = [swa.AveragedModel(model), swa.AveragedModel(model, avg_fn=swa.get_ema_avg_fn()),
+                swa.AveragedModel(model, multi_avg_fn=swa.get_ema_multi_avg_fn(0.9)),
+                swa.AveragedModel(model, multi_avg_fn=swa.get_swa_multi_avg_fn()),
+                swa.AveragedModel(model, avg_fn=swa.get_swa_avg_fn())]
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    sched = swa.SWALR(opt, swa_lr=0.05, anneal_epochs=2)
+    lrs = []
+    for _ in range(3):
+        opt.zero_grad()
+        (model(x) ** 2).sum().backward()
+        opt.step()
+        sched.step()
+        lrs.append(sched.get_last_lr())
+        for a in averaged:
+            a.update_parameters(model)
+    net = lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.BatchNorm1d(3))
+    with lib.no_grad():
+        net[0].weight.copy_(lib.tensor(np.linspace(-1, 1, 9, dtype=np.float32).reshape(3, 3)))
+        net[0].bias.fill_(0.1)
+    swa.update_bn([x, x * 2 + 1], net)
+    return ([a(x) for a in averaged], [a.n_averaged for a in averaged], lrs,
+            net[1].running_mean, net[1].running_var, net.training)
 
 
 # --- grad modes, save and load -----------------------------------------------------------------

@@ -263,6 +263,11 @@ def _optimizer_and_scheduler_state(torch, mg):
         sched = lib.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 ** epoch)
         assert sched.state_dict()["lr_lambdas"] == [None]
         assert ("_step_count" in sched.state_dict()) is (lib is torch)
+        nadam = lib.optim.NAdam([w])
+        nadam.step()
+        product = nadam.state_dict()["state"][0]["mu_product"]
+        assert isinstance(product, float if lib is mg else torch.Tensor)
+        assert float(product) == float(np.float32(0.9 * (1 - 0.5 * 0.96 ** 0.004)))
 
 
 def _cdist_without_matrix_products(torch, mg):
@@ -286,6 +291,20 @@ def _lenient_inputs(torch, mg):
     lin = mg.nn.Linear(2, 1)
     lin.load_state_dict({"weight": np.zeros((1, 2), np.float32), "bias": np.zeros(1)})
     assert lin.bias.dtype == np.float32
+    for lib in (torch, mg):  # RMSprop given a momentum after its first step
+        w = lib.ones(2, requires_grad=True)
+        opt = lib.optim.RMSprop([w])
+        for momentum in (0.0, 0.9):
+            opt.param_groups[0]["momentum"] = momentum
+            w.grad = lib.ones(2)
+            if lib is torch and momentum:
+                try:
+                    opt.step()
+                    raise AssertionError("PyTorch found a momentum buffer it never made")
+                except KeyError:
+                    continue
+            opt.step()
+        assert lib is torch or "momentum_buffer" in opt.state[w]
 
 
 DIFFERENCES = [
@@ -431,7 +450,8 @@ DIFFERENCES = [
      _retained_grad_under_create_graph),
     ("Optimizer and scheduler state dicts hold plain values.",
      "An optimizer's per-parameter `step` is a Python int (PyTorch keeps a float32 tensor, so "
-     "`float(state['step'])` reads both), and a scheduler's `state_dict()` lacks PyTorch's "
+     "`float(state['step'])` reads both) and NAdam's `mu_product` a Python float (the float32 "
+     "tensor's value), and a scheduler's `state_dict()` lacks PyTorch's "
      "bookkeeping for its call-order warnings (`_step_count`, `_is_initial`, ...), which "
      "minigrad does not give and ignores when loading PyTorch's. Each library loads the "
      "other's state dicts (PyTorch's files through `minigrad.load`) and a resumed run "
@@ -445,8 +465,10 @@ DIFFERENCES = [
      "differences.", _cdist_without_matrix_products),
     ("Some inputs PyTorch refuses are converted.",
      "`scaled_dot_product_attention` casts a float mask to the queries' dtype (PyTorch "
-     "requires the same dtype), and `load_state_dict` takes NumPy arrays as well as tensors "
-     "(PyTorch requires tensors).", _lenient_inputs),
+     "requires the same dtype), `load_state_dict` takes NumPy arrays as well as tensors "
+     "(PyTorch requires tensors), and RMSprop given a momentum after its first step (by "
+     "hand or a schedule) starts its momentum buffer at zero (PyTorch raises a KeyError).",
+     _lenient_inputs),
     ("`autograd.functional`: `vectorize=True` computes one product at a time.",
      "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
      "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),
@@ -494,12 +516,7 @@ NOT_SUPPORTED = [
       "nn.functional.interpolate")),
     ("torch.nn.init.trunc_normal_, orthogonal_, eye_", "use normal_ and clamp_",
      ("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_")),
-    ("torch.optim.RMSprop, Adagrad; lr_scheduler CosineAnnealingLR, "
-     "OneCycleLR, MultiStepLR, ReduceLROnPlateau",
-     "LambdaLR expresses any schedule",
-     ("optim.RMSprop", "optim.Adagrad", "optim.lr_scheduler.CosineAnnealingLR",
-      "optim.lr_scheduler.OneCycleLR", "optim.lr_scheduler.MultiStepLR",
-      "optim.lr_scheduler.ReduceLROnPlateau")),
+    ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
     ("torch.distributions beyond Bernoulli, Categorical, Normal and Uniform "
      "(MultivariateNormal, Beta, Gamma, ...), Normal.cdf and icdf, Distribution.expand, "
      "transforms", "sample with rand or randn and write the log-density out",

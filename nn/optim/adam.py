@@ -68,17 +68,7 @@ class Adam(Optimizer):
 
     def _check_group(self, group):
         super()._check_group(group)
-        name = type(self).__name__
-        if not group["eps"] >= 0:
-            raise ValueError(f"{name}: invalid epsilon value: {group['eps']}")
-        betas = group["betas"]
-        if len(betas) != 2:
-            raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
-        for i, b in enumerate(betas):
-            if not 0.0 <= b < 1.0:
-                raise ValueError(f"{name}: invalid beta parameter at index {i}: {b}")
-        if not group["weight_decay"] >= 0:
-            raise ValueError(f"{name}: invalid weight_decay value: {group['weight_decay']}")
+        check_moments(type(self).__name__, group)
 
     def _update(self, p, grad, state, group):
         self._init_state(p, state, group)
@@ -170,6 +160,20 @@ class Adam(Optimizer):
                                      group["weight_decay"], group["decoupled_weight_decay"], t)
         reference.adam_step(pc, gc, m, v, vmax[0] if vmax else None, tmp, g2, *c,
                             group["amsgrad"])
+
+
+def check_moments(name, group):
+    """The hyper-parameters of Adam and its variants: eps, the pair betas, weight_decay."""
+    if not group["eps"] >= 0:
+        raise ValueError(f"{name}: invalid epsilon value: {group['eps']}")
+    betas = group["betas"]
+    if len(betas) != 2:
+        raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
+    for i, b in enumerate(betas):
+        if not 0.0 <= b < 1.0:
+            raise ValueError(f"{name}: invalid beta parameter at index {i}: {b}")
+    if not group["weight_decay"] >= 0:
+        raise ValueError(f"{name}: invalid weight_decay value: {group['weight_decay']}")
 
 
 class AdamW(Adam):

@@ -21,140 +21,52 @@ You Need" ramps the rate up linearly for `warmup_steps` updates, then lets it de
 The two branches meet at step == warmup, where the rate peaks. Steps count from 1.
 
 LambdaLR and WarmupScheduler are closed-form functions of `last_epoch` and the groups' initial
-rates; StepLR and ExponentialLR, as PyTorch's, multiply the optimizer's current rate by gamma
-(so one built with last_epoch=N continues from the rate the optimizer holds), and use the
-closed form only for `step(epoch)`; CosineAnnealingWarmRestarts follows its restart periods.
+rates; MultiplicativeLR multiplies the optimizer's current rate by its function's value, and
+StepLR and ExponentialLR, as PyTorch's, by gamma (so one built with last_epoch=N continues
+from the rate the optimizer holds), using the closed form only for `step(epoch)`;
+CosineAnnealingWarmRestarts follows its restart periods.
+
+This module is `torch.optim.lr_scheduler`'s namespace: the base class is in `scheduler.py`,
+the other decays in `decay_schedules.py`, OneCycleLR and CyclicLR in `cyclic.py`,
+ReduceLROnPlateau in `plateau.py`, SequentialLR and ChainedScheduler in
+`scheduler_chains.py`.
 """
 from __future__ import annotations
 
 import math
 import types
-import warnings
 
-import numpy as np
-
-
-class LRScheduler:
-    """Base class: subclasses define `get_lr()` from `self.last_epoch` and `self.base_lrs`."""
-
-    def __init__(self, optimizer, last_epoch=-1):
-        self.optimizer = optimizer
-        groups = optimizer.param_groups
-        if last_epoch == -1:
-            for g in groups:
-                g.setdefault("initial_lr", g["lr"])
-        elif any("initial_lr" not in g for g in groups):
-            raise KeyError(f"{type(self).__name__}: resuming at last_epoch={last_epoch} needs "
-                           f"'initial_lr' in every parameter group (load the optimizer's state "
-                           f"first)")
-        self.base_lrs = [g["initial_lr"] for g in groups]
-        self.last_epoch = last_epoch
-        # a chained schedule keeps the optimizer's rate on this first step (resuming must not
-        # decay it once more); not an attribute afterwards, so not in the state dict
-        self._constructing = True
-        try:
-            self.step()
-        finally:
-            del self._constructing
-
-    def get_lr(self):
-        """The learning rate of every group at `self.last_epoch`."""
-        raise NotImplementedError(f"{type(self).__name__} does not define get_lr")
-
-    def step(self, epoch=None):
-        """Advance one step (or jump to `epoch`, deprecated in PyTorch, which warns alike) and
-        write the new rates into the optimizer's groups."""
-        if epoch is None:
-            self.last_epoch += 1
-            lrs = list(self.get_lr())
-        else:
-            warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)
-            self.last_epoch = epoch
-            lrs = list(getattr(self, "_get_closed_form_lr", self.get_lr)())
-        for g, lr in zip(self.optimizer.param_groups, lrs):
-            g["lr"] = lr
-        self._last_lr = lrs
-
-    def get_last_lr(self):
-        """The rates set by the latest `step()` (one per parameter group)."""
-        return list(self._last_lr)
-
-    def state_dict(self):
-        """Everything but the optimizer and functions: numbers and lists, so minigrad.save works."""
-        return {k: v for k, v in self.__dict__.items()
-                if k not in ("optimizer", "lr_lambdas") and not callable(v)}
-
-    def load_state_dict(self, state_dict):
-        """Resume the schedule (the optimizer's own lr is restored by its load_state_dict).
-
-        All or nothing: the keys must be this scheduler's and each value of the same kind
-        (a whole number for `last_epoch`, a list as long for `base_lrs`), or nothing changes.
-        """
-        name = type(self).__name__
-        own = LRScheduler.state_dict(self)  # what a subclass adds, it loads itself
-        if not isinstance(state_dict, dict):
-            raise ValueError(f"{name}.load_state_dict: expected a dict, got "
-                             f"{type(state_dict).__name__}")
-        # PyTorch's bookkeeping for its call-order warnings, which minigrad does not give
-        state_dict = {k: v for k, v in state_dict.items() if k not in _TORCH_BOOKKEEPING}
-        problems = [f"unknown key {k!r}" for k in state_dict if k not in own]
-        problems += [f"missing key {k!r}" for k in own if k not in state_dict]
-        problems += [f"{k!r} should be like {own[k]!r}, got {state_dict[k]!r}"
-                     for k in own if k in state_dict and not _same_kind(own[k], state_dict[k])]
-        epoch = state_dict.get("last_epoch", -1)
-        if not (isinstance(epoch, (int, np.integer)) and not isinstance(epoch, bool)
-                and epoch >= -1):
-            problems.append(f"'last_epoch' must be a whole number >= -1, got {epoch!r}")
-        if problems:
-            raise ValueError(f"{name}.load_state_dict (nothing was loaded): "
-                             + "; ".join(problems))
-        self.__dict__.update(state_dict)
-
-    def __repr__(self):
-        return f"{type(self).__name__}(last_epoch={self.last_epoch}, lr={self._last_lr})"
+from .cyclic import CyclicLR, OneCycleLR
+from .decay_schedules import ConstantLR, CosineAnnealingLR, LinearLR, MultiStepLR, PolynomialLR
+from .plateau import ReduceLROnPlateau
+from .scheduler import LRScheduler
+from .scheduler_chains import ChainedScheduler, SequentialLR
 
 
-_TORCH_BOOKKEEPING = ("_step_count", "_is_initial", "_get_lr_called_within_step")
-_EPOCH_DEPRECATION = (
-    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
-    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
-    "epoch is different from None, the closed form is used instead of the new chainable form, "
-    "where available. Please open an issue if you are unable to replicate your use case: "
-    "https://github.com/pytorch/pytorch/issues/new/choose.")
+class _LRScheduler(LRScheduler):
+    """PyTorch's former name of the base class, which older scripts still subclass."""
 
 
-def _same_kind(mine, theirs):
-    """Whether a loaded value can stand in for this scheduler's own value."""
-    def number(x):
-        return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
-    if number(mine):
-        return number(theirs) and math.isfinite(theirs)
-    if isinstance(mine, (list, tuple)):
-        return (isinstance(theirs, (list, tuple)) and len(theirs) == len(mine)
-                and all(_same_kind(a, b) for a, b in zip(mine, theirs)))
-    return type(theirs) is type(mine)
-
-
-class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(last_epoch); one function, or a list with one per group."""
+class _Lambdas(LRScheduler):
+    """A schedule driven by user functions of the epoch: one, or a list with one per group.
+    Its state dict holds, under `lr_lambdas`, None for a plain function (which cannot be saved)
+    and the attributes (`__dict__`) of a callable object, restored on load, as PyTorch's."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        n = len(optimizer.param_groups)
+        name, n = type(self).__name__, len(optimizer.param_groups)
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != n:
-                raise ValueError(f"LambdaLR: expected {n} lr_lambdas (one per parameter group), "
+                raise ValueError(f"{name}: expected {n} lr_lambdas (one per parameter group), "
                                  f"got {len(lr_lambda)}")
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * n
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
-        return [base * fn(self.last_epoch) for base, fn in zip(self.base_lrs, self.lr_lambdas)]
-
     def state_dict(self):
-        """As PyTorch's: `lr_lambdas` holds None for a plain function (which cannot be saved)
-        and the attributes (`__dict__`) of a callable object, restored on load."""
         state = super().state_dict()
         state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
                                for fn in self.lr_lambdas]
@@ -164,14 +76,33 @@ class LambdaLR(LRScheduler):
         saved = state_dict.get("lr_lambdas") if isinstance(state_dict, dict) else None
         if saved is not None and (not isinstance(saved, (list, tuple))
                                   or len(saved) != len(self.lr_lambdas)):
-            raise ValueError(f"LambdaLR.load_state_dict (nothing was loaded): 'lr_lambdas' "
-                             f"should be a list of {len(self.lr_lambdas)}, got {saved!r}")
+            raise ValueError(f"{type(self).__name__}.load_state_dict (nothing was loaded): "
+                             f"'lr_lambdas' should be a list of {len(self.lr_lambdas)}, got "
+                             f"{saved!r}")
         super().load_state_dict(
             {k: v for k, v in state_dict.items() if k != "lr_lambdas"}
             if isinstance(state_dict, dict) else state_dict)
         for fn, attrs in zip(self.lr_lambdas, saved or ()):
             if attrs is not None:
                 fn.__dict__.update(attrs)
+
+
+class LambdaLR(_Lambdas):
+    """lr = initial_lr * lr_lambda(last_epoch)."""
+
+    def get_lr(self):
+        return [base * fn(self.last_epoch) for base, fn in zip(self.base_lrs, self.lr_lambdas)]
+
+
+class MultiplicativeLR(_Lambdas):
+    """Each step multiplies the optimizer's rate by lr_lambda(last_epoch) (chained: the rate
+    after n steps is initial_lr times the product of the factors at epochs 1..n)."""
+
+    def get_lr(self):
+        lrs = [g["lr"] for g in self.optimizer.param_groups]
+        if getattr(self, "_constructing", False):
+            return lrs
+        return [lr * fn(self.last_epoch) for lr, fn in zip(lrs, self.lr_lambdas)]
 
 
 class StepLR(LRScheduler):
@@ -258,10 +189,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
             self.T_i = self.T_0 * self.T_mult ** n
         self.last_epoch = math.floor(epoch)
-        lrs = self.get_lr()
-        for g, lr in zip(self.optimizer.param_groups, lrs):
-            g["lr"] = lr
-        self._last_lr = lrs
+        self._set_lrs(self.get_lr())
 
 
 def noam_lr(step, d_model, warmup_steps=4000, factor=1.0):
@@ -291,5 +219,7 @@ class WarmupScheduler(LRScheduler):
         return [lr] * len(self.optimizer.param_groups)
 
 
-__all__ = ["CosineAnnealingWarmRestarts", "ExponentialLR", "LRScheduler", "LambdaLR",
+__all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
+           "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
+           "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau", "SequentialLR",
            "StepLR", "WarmupScheduler", "noam_lr"]

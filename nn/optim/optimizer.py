@@ -30,13 +30,19 @@ import numpy as np
 from minigrad.autograd import bump_version, enable_grad
 from minigrad.tensor import Tensor
 
+from .optimizer_hooks import (OptimizerHooks, hooked, register_optimizer_step_post_hook,
+                              register_optimizer_step_pre_hook)
+
 # An update touches 5 to 7 slices (p, grad, state, scratch); at 64 Ki float32 elements each
 # that is 1.3 to 1.8 MB, which fits a typical 2 MB L2 cache.
 CHUNK = 1 << 16
 
 
-class Optimizer:
-    """Base class: parameter groups, per-parameter state, zero_grad and (de)serialisation."""
+class Optimizer(OptimizerHooks):
+    """Base class: parameter groups, per-parameter state, zero_grad and (de)serialisation;
+    hooks on step and the state dicts (`optimizer_hooks.py`)."""
+
+    _scalars = ()  # per-parameter state kept as a Python float (PyTorch: a 0-d tensor)
 
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
@@ -108,6 +114,7 @@ class Optimizer:
                     p.grad._array.fill(0)
                     bump_version(p.grad)
 
+    @hooked
     def step(self, closure=None):
         """Update every parameter that has a gradient; `closure` re-evaluates the loss."""
         loss = None
@@ -168,6 +175,7 @@ class Optimizer:
     # --- saving and restoring -----------------------------------------------------------
     def state_dict(self):
         """A snapshot in PyTorch's format: state and params named by their index (copies)."""
+        self._state_dict_hooks("pre")
         index, groups = {}, []
         for g in self.param_groups:
             packed = {k: v for k, v in g.items() if k != "params"}
@@ -176,13 +184,16 @@ class Optimizer:
         state = {}
         for p, s in self.state.items():
             if id(p) in index and s:
-                state[index[id(p)]] = {k: _copy(v) for k, v in s.items()}
-        return {"state": dict(sorted(state.items())), "param_groups": groups}
+                state[index[id(p)]] = {k: self._save_value(k, v) for k, v in s.items()}
+        return self._state_dict_hooks("post", {"state": dict(sorted(state.items())),
+                                               "param_groups": groups})
 
     def load_state_dict(self, state_dict):
         """Restore hyper-parameters and state saved by `state_dict` (possibly via minigrad.load),
         all or nothing: everything is checked and converted before anything is replaced."""
         name = type(self).__name__
+        if isinstance(state_dict, dict):  # a shallow copy, which the hooks may change
+            state_dict = self._state_dict_hooks("load_pre", dict(state_dict))
         if not (isinstance(state_dict, dict) and isinstance(state_dict.get("state"), dict)
                 and isinstance(state_dict.get("param_groups"), (list, tuple))):
             raise ValueError(f"{name}.load_state_dict: expected a dict with 'state' (a dict) and "
@@ -210,7 +221,7 @@ class Optimizer:
             if p is None or not isinstance(values, dict):
                 raise KeyError(f"{name}.load_state_dict: state for parameter {key!r}, which no "
                                f"parameter group lists (or which is not a dict)")
-            state[p] = {k: _cast(v, p, k, name) for k, v in values.items()}
+            state[p] = {k: self._load_value(k, v, p) for k, v in values.items()}
         groups = [{**g, **{k: v for k, v in s.items() if k != "params"}}
                   for s, g in zip(saved, self.param_groups)]
         for g in groups:
@@ -218,6 +229,15 @@ class Optimizer:
         self.state = state  # nothing above changed this optimizer; now everything changes
         for g, new in zip(self.param_groups, groups):
             g.update(new)
+        self._state_dict_hooks("load_post")
+
+    def _save_value(self, key, value):
+        """A state value as the state dict holds it: a copy, which later steps leave alone."""
+        return _copy(value)
+
+    def _load_value(self, key, value, p):
+        """A state value from a checkpoint as this optimizer keeps it (checked)."""
+        return _cast(value, p, key, type(self).__name__, key in self._scalars)
 
     def __repr__(self):
         lines = [f"{type(self).__name__} ("]
@@ -231,9 +251,15 @@ def _copy(v):
     return Tensor._wrap(np.array(v._array, copy=True)) if isinstance(v, Tensor) else v
 
 
-def _cast(v, p, key, name):
-    """A loaded state value as this optimizer keeps it: arrays like p (dtype, shape), steps int."""
+def _cast(v, p, key, name, scalar=False):
+    """A loaded state value as this optimizer keeps it: arrays like p (dtype, shape), steps int,
+    `scalar` ones a float."""
     where = f"{name}.load_state_dict: state '{key}'"
+    if scalar:
+        value = np.asarray(v._array if isinstance(v, Tensor) else v)
+        if value.shape != () or value.dtype.kind not in "iuf" or not np.isfinite(value):
+            raise ValueError(f"{where} must be a finite number, got {v!r}")
+        return float(value)
     if key == "step":
         step = v._array if isinstance(v, Tensor) else np.asarray(v)
         if (step.shape != () or step.dtype.kind not in "iuf" or not np.isfinite(step)
@@ -254,3 +280,19 @@ def _cast(v, p, key, name):
     if not np.array_equal(np.isfinite(out), np.isfinite(arr)):
         raise ValueError(f"{where}: {arr.dtype} values overflow {dtype}")
     return Tensor._wrap(out)
+
+
+def lerp_(start, end, weight, scratch):
+    """start.lerp_(end, weight) in place, with PyTorch's two formulas (the one for weights of
+    at least 0.5 is exact at weight 1)."""
+    np.subtract(end, start, out=scratch)
+    if weight < 0.5:
+        scratch *= weight
+        start += scratch
+    else:
+        scratch *= 1 - weight
+        np.subtract(end, scratch, out=start)
+
+
+__all__ = ["CHUNK", "Optimizer", "lerp_", "register_optimizer_step_post_hook",
+           "register_optimizer_step_pre_hook"]
