@@ -46,13 +46,13 @@ from numba.core.extending import intrinsic
 
 from .adam import adam_flat
 from .crossentropy import _rows as _cross_entropy_rows
-from .dropout_kernels import _BLOCK, _chunk, _dropout_add_rows
+from .dropout_kernels import (_BLOCK, ADD, COPY, DROPOUT, FILL_MASKED, ZERO_MASKED,
+                              _elements)
 from .layernorm import _backward_chunk, _forward_row
 from .openblas import gemm_block as _gemm_block
 from .policy import FASTMATH, HELPER, INLINE, twins
-from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _copy_rows, _dropout_rows,
-                              _mask_rows, _softmax_backward_row, _softmax_block,
-                              _zero_masked_rows)
+from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _softmax_backward_row,
+                              _softmax_block)
 
 MASKED_SOFTMAX, LAYER_NORM, LAYER_NORM_BACKWARD, CROSS_ENTROPY, ELEMENTWISE, ADAM, GEMM = range(7)
 BACKWARD, MASKED, DROP, RESIDUAL = 1, 2, 4, 8          # flags
@@ -122,23 +122,26 @@ def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, ve
             for i in range(lo, hi):
                 _softmax_backward_row(a[i], c[i], c[i])
         else:
-            cf = c.reshape(-1)
             for r in range(lo, hi, rows):
-                _softmax_block(c, c, cf, r, r + rows if r + rows < hi else hi)
+                _softmax_block(c, c, r, r + rows if r + rows < hi else hi)
     elif op == LAYER_NORM:
         lo, hi = _share(k, nblk, a.shape[0], _BLOCK)
         w, bias, eps_ = c[0], d[0], a.dtype.type(eps)
-        if flags & RESIDUAL:   # x_hat (f) holds a + dropout(b): normalised in place
-            for i in range(lo, hi):
-                g[i, 0] = _forward_row(f[i], w, bias, eps_, e[i], f[i])
-        else:                  # (two loops: one picking its source row was 7 % slower)
-            for i in range(lo, hi):
-                g[i, 0] = _forward_row(a[i], w, bias, eps_, e[i], f[i])
+        # with RESIDUAL, x_hat (f) holds a + dropout(b): normalised in place. (The source
+        # array is picked once: one loop compiles in half the time of two.)
+        x = f if flags & RESIDUAL else a
+        for i in range(lo, hi):
+            g[i, 0] = _forward_row(x[i], w, bias, eps_, e[i], f[i])
     elif op == LAYER_NORM_BACKWARD:
         _backward_chunk(a, b, c, d[0], e, f, g, k, (a.shape[0] + nblk - 1) // nblk)
     elif op == CROSS_ENTROPY:
         lo, hi = _share(k, nblk, a.shape[0], 1)
         _cross_entropy_rows((flags & BACKWARD) != 0, a, ints, eps, b, vec, c, lo, hi)
+
+
+# The element passes of _block, around the FASTMATH part (FAST): kind * 100 + source * 10 +
+# output, a kind of .dropout_kernels on the arrays numbered a = 0 .. g = 6 (x2 always b)
+FAST, NONE = -1, -2
 
 
 @njit(**HELPER)
@@ -148,28 +151,31 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
     `fast`) for the rest."""
     args = (fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold,
             scale, eps)
-    if op == MASKED_SOFTMAX:
-        lo, hi = _share(k, nblk, a.shape[0], _block_rows(a.shape[1]))
-        masked, drop = (flags & MASKED) != 0, (flags & DROP) != 0
-        if flags & BACKWARD:
-            if drop:
-                _dropout_rows(b, c, key, threshold, scale, lo, hi)
-            else:
-                _copy_rows(b, c, lo, hi)
-            _call_at(fast, args)
-            _zero_masked_rows(allowed, masked, c, lo, hi)
-        else:
-            _mask_rows(a, allowed, masked, c, lo, hi)
-            _call_at(fast, args)
-            if drop:
-                _dropout_rows(c, d, key, threshold, scale, lo, hi)
-    elif op == LAYER_NORM:   # (with RESIDUAL)
-        lo, hi = _share(k, nblk, a.shape[0], _BLOCK)
-        _dropout_add_rows(a, b, f, key, threshold, scale, lo, hi)
-        _call_at(fast, args)
-    elif op == ELEMENTWISE:
-        lo, hi = _share(k, nblk, c.shape[1], _UNIT)
-        _chunk(flags, a[0], b[0], c[0], key, threshold, scale, lo, hi)
+    if op == ELEMENTWISE or op == LAYER_NORM or op == MASKED_SOFTMAX:
+        # every op's element passes go through one call of _elements below, so that its loops
+        # are compiled once (each place an inlined function is called from compiles a copy)
+        if op == ELEMENTWISE:
+            lo, hi = _share(k, nblk, c.shape[1], _UNIT)
+            passes = (flags * 100 + 2, NONE, NONE)
+        else:   # shares of whole rows, as elements
+            n = a.shape[1]
+            lo, hi = _share(k, nblk, a.shape[0], _BLOCK if op == LAYER_NORM else _block_rows(n))
+            lo, hi = lo * n, hi * n
+            if op == LAYER_NORM:         # (RESIDUAL) f = dropout(b) + a, then normalised
+                passes = (DROPOUT * 100 + 15, ADD * 100 + 5, FAST)
+            elif flags & BACKWARD:       # c = dropout(b), its softmax gradient, 0 where masked
+                passes = ((DROPOUT if flags & DROP else COPY) * 100 + 12, FAST,
+                          ZERO_MASKED * 100 + 22 if flags & MASKED else NONE)
+            else:                        # c = a masked, its softmax, d = dropout(c)
+                passes = ((FILL_MASKED if flags & MASKED else COPY) * 100 + 2, FAST,
+                          DROPOUT * 100 + 23 if flags & DROP else NONE)
+        arrays = (a, b, c, d, e, f, g)
+        for p in passes:
+            if p == FAST:
+                _call_at(fast, args)
+            elif p != NONE:
+                _elements(p // 100, arrays[p // 10 % 10], b, arrays[p % 10], allowed, key,
+                          threshold, scale, lo, hi)
     elif op == GEMM:
         _gemm_block(k, ints[0], ints[1] != 0, ints[2], ints[3], ints[4], ints[5], ints[6],
                     ints[7], a, ints[8], ints[9], ints[10], ints[11], ints[12], b[0], c[0], d,

@@ -14,6 +14,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core.extending import intrinsic
 
+from .views import flat
+
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 BY_ROWS, BY_COLUMNS, BY_K = 0, 1, 2   # how a 2-D product is cut
 
@@ -65,44 +67,37 @@ def available():
 
 
 @intrinsic
-def _c_call(typingctx, address, args):
-    """Call the C function at `address` (returning nothing) with the scalars of the tuple
-    `args`: the address is data, not a constant of the code (which could then not be cached)."""
-    if not isinstance(address, types.Integer) or not isinstance(args, types.BaseTuple):
+def _gemm_call(typingctx, gemm, wide, ints, alpha, beta):
+    """cblas_?gemm at `gemm` (data, not a constant of the code, which could then not be
+    cached): C (pc) = alpha A (pa) B (pb) + beta C, row-major, with ints = (ta, tb, m, n, k,
+    pa, lda, pb, ldb, pc, ldc); the sizes go as 64-bit integers if `wide`, else as C ints.
+    (The conversions are LLVM's truncations here: written as Numba casts of two tuples, one
+    per width, they were most of the block's compile time.)"""
+    if (not isinstance(gemm, types.Integer) or not isinstance(ints, types.BaseTuple)
+            or len(ints) != 11 or not all(isinstance(t, types.Integer) for t in ints.types)):
         return None
 
-    def codegen(context, builder, sig, llargs):
-        values = [builder.extract_value(llargs[1], i) for i in range(len(args))]
-        fnty = ir.FunctionType(ir.VoidType(), [v.type for v in values])
-        builder.call(builder.inttoptr(llargs[0], fnty.as_pointer()), values)
+    def codegen(context, builder, sig, args):
+        i32, i64 = ir.IntType(32), ir.IntType(64)
+        ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc = [
+            context.cast(builder, builder.extract_value(args[2], i), t, types.int64)
+            for i, t in enumerate(sig.args[2].types)]
+        is_wide = context.cast(builder, args[1], sig.args[1], types.boolean)
+        with builder.if_else(is_wide) as (then, otherwise):
+            for branch, size in ((then, i64), (otherwise, i32)):
+                with branch:
+                    def sz(v):
+                        return v if size is i64 else builder.trunc(v, i32)
+                    values = [i32(ROW_MAJOR), builder.trunc(ta, i32), builder.trunc(tb, i32),
+                              sz(m), sz(n), sz(k), args[3], pa, sz(lda), pb, sz(ldb), args[4],
+                              pc, sz(ldc)]
+                    fnty = ir.FunctionType(ir.VoidType(), [v.type for v in values])
+                    builder.call(builder.inttoptr(args[0], fnty.as_pointer()), values)
         return context.get_dummy_value()
-    return types.none(address, args), codegen
+    return types.none(gemm, wide, ints, alpha, beta), codegen
 
 
 # Inlined into .driver's block function (.policy's INLINE options: .policy imports this module)
-@njit(cache=True, inline="always")
-def _call_gemm(gemm, wide, ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc):
-    """cblas_?gemm at `gemm`: C (pc) = alpha A (pa) B (pb) + beta C, row-major, its integers
-    64-bit if `wide` (the enums are C ints either way)."""
-    i32, i64 = np.int32, np.int64
-    if wide:
-        _c_call(gemm, (i32(ROW_MAJOR), i32(ta), i32(tb), i64(m), i64(n), i64(k), alpha, i64(pa),
-                       i64(lda), i64(pb), i64(ldb), beta, i64(pc), i64(ldc)))
-    else:
-        _c_call(gemm, (i32(ROW_MAJOR), i32(ta), i32(tb), i32(m), i32(n), i32(k), alpha, i64(pa),
-                       i32(lda), i64(pb), i32(ldb), beta, i64(pc), i32(ldc)))
-
-
-@njit(cache=True, inline="always")
-def _fill(C, bias, r0, r1, c0, c1):
-    """C[r0:r1, c0:c1] = bias[c0:c1], row by row."""
-    b = bias[c0:c1]
-    for i in range(r0, r1):
-        c = C[i, c0:c1]
-        for j in range(c1 - c0):
-            c[j] = b[j]
-
-
 @njit(cache=True, inline="always")
 def gemm_block(w, gemm, wide, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows, sums,
                pp):
@@ -128,15 +123,19 @@ def gemm_block(w, gemm, wide, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, b
         k, a, b = n, (lo if ta == NO_TRANS else lo * lda), (lo * ldb if tb == NO_TRANS else lo)
         if w > 0:
             pc, beta = pp + (w - 1) * M * N * isz, C.dtype.type(0)
-    if len(bias) and (cut != BY_K or w == 0):
-        _fill(C, bias, r0, r1, c0, c1)
-    _call_gemm(gemm, wide, ta, tb, m, nn, k, C.dtype.type(1), pa + a * isz, lda, pb + b * isz,
-               ldb, beta, pc, N)
+    if len(bias) and (cut != BY_K or w == 0):   # C[r0:r1, c0:c1] = bias[c0:c1], row by row
+        bb = flat(bias, c0, c1)
+        for i in range(r0, r1):
+            ci = flat(C, i * N + c0, i * N + c1)
+            for j in range(len(ci)):
+                ci[j] = bb[j]
+    _gemm_call(gemm, wide, (ta, tb, m, nn, k, pa + a * isz, lda, pb + b * isz, ldb, pc, N),
+               C.dtype.type(1), beta)
     if sums.shape[0]:  # the sums of the rows of A the block read (whole rows, or columns
         # lo.. of every row for the K cut), while they are still in cache
         i0, i1, j0 = (lo, lo + n, zero) if cut == BY_ROWS else (zero, M, lo)
-        s = sums[w, j0:j0 + k]
+        s = flat(sums, w * K + j0, w * K + j0 + k)
         for i in range(i0, i1):
-            r = rows[i * lda + j0:i * lda + j0 + k]  # (a row view: its loop vectorises)
+            r = flat(rows, i * lda + j0, i * lda + j0 + k)  # (a row view: its loop vectorises)
             for j in range(k):
                 s[j] += r[j]
