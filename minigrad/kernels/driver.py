@@ -46,8 +46,7 @@ from numba.core.extending import intrinsic
 
 from .adam import adam_flat
 from .crossentropy import _rows as _cross_entropy_rows
-from .dropout_kernels import (_BLOCK, ADD, COPY, DROPOUT, FILL_MASKED, ZERO_MASKED,
-                              _elements)
+from .dropout_kernels import COPY, DROPOUT, DROPOUT_ADD, FILL_MASKED, ZERO_MASKED, _elements
 from .layernorm import _backward_chunk, _forward_row
 from .openblas import gemm_block as _gemm_block
 from .policy import FASTMATH, HELPER, INLINE, twins
@@ -58,10 +57,11 @@ MASKED_SOFTMAX, LAYER_NORM, LAYER_NORM_BACKWARD, CROSS_ENTROPY, ELEMENTWISE, ADA
 BACKWARD, MASKED, DROP, RESIDUAL = 1, 2, 4, 8          # flags
 L2, MOVE, AMSGRAD = 1, 2, 4                            # Adam's flags
 _UNIT = 64   # shares of elements start at multiples of this (whole cache lines)
+_BLOCK = 16  # and shares of layer norm's rows at multiples of this many rows
 #   MASKED_SOFTMAX       forward: softmax of a's rows (-inf where not allowed, if MASKED) into c,
 #                        dropped (if DROP) into d. BACKWARD: a = y, b = its gradient, dx into c
 #                        (the softmax gradient of dropout(b), 0 where not allowed).
-#   LAYER_NORM           a's rows (if RESIDUAL, a + dropout(b), written into f first: the
+#   LAYER_NORM           a's rows (if RESIDUAL, a + dropout(b), written into e first: the
 #                        post-norm residual connection in one pass over memory, bit for bit the
 #                        separate dropout, add and layer norm) normalised: weight c[0], bias
 #                        d[0], y into e, x_hat into f, rstd into g (N, 1).
@@ -77,7 +77,7 @@ _UNIT = 64   # shares of elements start at multiples of this (whole cache lines)
 # Each call but GEMM's does share k of nblk near-equal shares of the rows or elements, as one
 # per thread (each call copies its arguments and counts references to the arrays), in the
 # blocks of rows that keep the work in cache: _block_rows(n) rows of attention's scores,
-# .dropout_kernels's _BLOCK rows of layer norm.
+# _BLOCK rows of layer norm.
 
 
 @intrinsic
@@ -127,11 +127,10 @@ def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, ve
     elif op == LAYER_NORM:
         lo, hi = _share(k, nblk, a.shape[0], _BLOCK)
         w, bias, eps_ = c[0], d[0], a.dtype.type(eps)
-        # with RESIDUAL, x_hat (f) holds a + dropout(b): normalised in place. (The source
-        # array is picked once: one loop compiles in half the time of two.)
-        x = f if flags & RESIDUAL else a
+        # (with RESIDUAL, _block passes y (e) as a: it holds a + dropout(b), each row read
+        # before its y is written)
         for i in range(lo, hi):
-            g[i, 0] = _forward_row(x[i], w, bias, eps_, e[i], f[i])
+            g[i, 0] = _forward_row(a[i], w, bias, eps_, e[i], f[i])
     elif op == LAYER_NORM_BACKWARD:
         _backward_chunk(a, b, c, d[0], e, f, g, k, (a.shape[0] + nblk - 1) // nblk)
     elif op == CROSS_ENTROPY:
@@ -161,8 +160,8 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
             n = a.shape[1]
             lo, hi = _share(k, nblk, a.shape[0], _BLOCK if op == LAYER_NORM else _block_rows(n))
             lo, hi = lo * n, hi * n
-            if op == LAYER_NORM:         # (RESIDUAL) f = dropout(b) + a, then normalised
-                passes = (DROPOUT * 100 + 15, ADD * 100 + 5, FAST)
+            if op == LAYER_NORM:         # (RESIDUAL) e = a + dropout(b), then normalised
+                passes = (DROPOUT_ADD * 100 + 4, FAST, NONE)
             elif flags & BACKWARD:       # c = dropout(b), its softmax gradient, 0 where masked
                 passes = ((DROPOUT if flags & DROP else COPY) * 100 + 12, FAST,
                           ZERO_MASKED * 100 + 22 if flags & MASKED else NONE)
@@ -172,7 +171,14 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
         arrays = (a, b, c, d, e, f, g)
         for p in passes:
             if p == FAST:
-                _call_at(fast, args)
+                if op == LAYER_NORM:   # normalise e (one loop in _fast_block, whatever the
+                    # source; not x_hat (f) in place: a loop writing the array it reads, through
+                    # an array LLVM cannot tell is the same, fails the overlap check that guards
+                    # its vector code, and runs scalar)
+                    _call_at(fast, (fast, op, flags, k, nblk, e, b, c, d, e, f, g, allowed,
+                                    ints, vec, key, threshold, scale, eps))
+                else:
+                    _call_at(fast, args)
             elif p != NONE:
                 _elements(p // 100, arrays[p // 10 % 10], b, arrays[p % 10], allowed, key,
                           threshold, scale, lo, hi)
