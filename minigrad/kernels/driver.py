@@ -72,8 +72,8 @@ _BLOCK = 16  # and shares of layer norm's rows at multiples of this many rows
 #   ELEMENTWISE          .dropout_kernels's op `flags` on a[0], b[0] into c[0].
 #   ADAM                 .adam's adam_flat on p a[0], g b[0], m c[0], v d[0], vmax e[0] with
 #                        vec's scalars.
-#   GEMM                 block k of .blas's 2-D product into a: bias b[0], rows c[0], sums d,
-#                        the BY_K cut's scratch e; the gemm and the product's integers in ints.
+#   GEMM                 block k of .blas's 2-D product into a: bias b[0], rows c[0], sums d;
+#                        the gemm's and each block's integers in ints (.blas's _blocks).
 # Each call but GEMM's does share k of nblk near-equal shares of the rows or elements, as one
 # per thread (each call copies its arguments and counts references to the arrays), in the
 # blocks of rows that keep the work in cache: _block_rows(n) rows of attention's scores,
@@ -183,9 +183,7 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
                 _elements(p // 100, arrays[p // 10 % 10], b, arrays[p % 10], allowed, key,
                           threshold, scale, lo, hi)
     elif op == GEMM:
-        _gemm_block(k, ints[0], ints[1] != 0, ints[2], ints[3], ints[4], ints[5], ints[6],
-                    ints[7], a, ints[8], ints[9], ints[10], ints[11], ints[12], b[0], c[0], d,
-                    np.int64(e.ctypes.data))
+        _gemm_block(k, ints, a, b[0], c[0], d)
     elif op == ADAM:
         lo, hi = _share(k, nblk, a.shape[1], _UNIT)
         adam_flat(a[0, lo:hi], b[0, lo:hi], c[0, lo:hi], d[0, lo:hi], e[0, lo:hi], vec[0],
@@ -336,6 +334,6 @@ def adam_parallel(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_ste
           tuple(x.reshape(1, n) for x in (p, g, m, v, vmax)), vec=vec)
 
 
-def gemm_blocks(nblk, C, bias, rows, sums, part, ints):
+def gemm_blocks(nblk, C, bias, rows, sums, ints):
     """.blas's 2-D product in nblk blocks shared among Numba's threads (see .blas)."""
-    _call(True, GEMM, 0, nblk, C.dtype, (C, bias, rows, sums, part), ints=ints)
+    _call(True, GEMM, 0, nblk, C.dtype, (C, bias, rows, sums), ints=ints)

@@ -97,45 +97,36 @@ def _gemm_call(typingctx, gemm, wide, ints, alpha, beta):
     return types.none(gemm, wide, ints, alpha, beta), codegen
 
 
+# The integers of a 2-D product cut in blocks (.blas's _blocks), in .driver's `ints`: a
+# header, then each block's own
+GEMM, WIDE, TA, TB, LDA, LDB, LDC, HEADER = 0, 1, 2, 3, 4, 5, 6, 7
+M, N, K, PA, PB, PC, BETA, ROW0, ROW1, COL0, COL1, SUM_ROW0, SUM_ROW1, SUM_COL0, EACH = range(15)
+
+
 # Inlined into .driver's block function (.policy's INLINE options: .policy imports this module)
 @njit(cache=True, inline="always")
-def gemm_block(w, gemm, wide, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows, sums,
-               pp):
-    """Block w of .blas's 2-D product C (M, N) = A @ B, cut `cut` in blocks of `size`: its
-    gemm call (with the bias filled first) and its row sums (see .blas._matmul_2d)."""
-    isz, pc = C.itemsize, np.int64(C.ctypes.data)
-    dim = M if cut == BY_ROWS else (N if cut == BY_COLUMNS else K)
-    lo = w * size
-    n = size if size < dim - lo else dim - lo   # (not min(): a compilation of its own)
-    if n <= 0:
+def gemm_block(w, ints, C, bias, rows, sums):
+    """Block w of .blas's 2-D product into C (M, N): the bias filled into its part of C, its
+    gemm call, and the sums of the rows of A it read, by the integers .blas computed."""
+    b = HEADER + w * EACH
+    if ints[b + M] <= 0:
         return
-    zero = np.int64(0)
-    beta = C.dtype.type(1) if len(bias) else C.dtype.type(0)
-    # the block's gemm, (m, k) @ (k, nn) from A + a and B + b into pc, and the part of C it
-    # writes, rows r0..r1-1 and columns c0..c1-1
-    m, nn, k, a, b = M, N, K, zero, zero
-    r0, r1, c0, c1 = zero, M, zero, N
-    if cut == BY_ROWS:  # rows lo.. of A: a row offset, or a column offset if A is transposed
-        m, a, pc, r0, r1 = n, (lo * lda if ta == NO_TRANS else lo), pc + lo * N * isz, lo, lo + n
-    elif cut == BY_COLUMNS:  # columns lo.. of B and of C
-        nn, b, pc, c0, c1 = n, (lo if tb == NO_TRANS else lo * ldb), pc + lo * isz, lo, lo + n
-    else:  # columns lo.. of A and rows lo.. of B: a partial sum over K (w > 0: into scratch)
-        k, a, b = n, (lo if ta == NO_TRANS else lo * lda), (lo * ldb if tb == NO_TRANS else lo)
-        if w > 0:
-            pc, beta = pp + (w - 1) * M * N * isz, C.dtype.type(0)
-    if len(bias) and (cut != BY_K or w == 0):   # C[r0:r1, c0:c1] = bias[c0:c1], row by row
+    if len(bias) and ints[b + ROW1] > ints[b + ROW0]:   # C[r0:r1, c0:c1] = bias[c0:c1]
+        n, c0, c1 = C.shape[1], ints[b + COL0], ints[b + COL1]
         bb = flat(bias, c0, c1)
-        for i in range(r0, r1):
-            ci = flat(C, i * N + c0, i * N + c1)
+        for i in range(ints[b + ROW0], ints[b + ROW1]):
+            ci = flat(C, i * n + c0, i * n + c1)
             for j in range(len(ci)):
                 ci[j] = bb[j]
-    _gemm_call(gemm, wide, (ta, tb, m, nn, k, pa + a * isz, lda, pb + b * isz, ldb, pc, N),
-               C.dtype.type(1), beta)
+    _gemm_call(ints[GEMM], ints[WIDE] != 0,
+               (ints[TA], ints[TB], ints[b + M], ints[b + N], ints[b + K], ints[b + PA],
+                ints[LDA], ints[b + PB], ints[LDB], ints[b + PC], ints[LDC]),
+               C.dtype.type(1), C.dtype.type(ints[b + BETA]))
     if sums.shape[0]:  # the sums of the rows of A the block read (whole rows, or columns
-        # lo.. of every row for the K cut), while they are still in cache
-        i0, i1, j0 = (lo, lo + n, zero) if cut == BY_ROWS else (zero, M, lo)
-        s = flat(sums, w * K + j0, w * K + j0 + k)
-        for i in range(i0, i1):
+        # j0.. of every row for the K cut), while they are still in cache
+        k, j0, lda = ints[b + K], ints[b + SUM_COL0], ints[LDA]
+        s = flat(sums, w * sums.shape[1] + j0, w * sums.shape[1] + j0 + k)
+        for i in range(ints[b + SUM_ROW0], ints[b + SUM_ROW1]):
             r = flat(rows, i * lda + j0, i * lda + j0 + k)  # (a row view: its loop vectorises)
             for j in range(k):
                 s[j] += r[j]
