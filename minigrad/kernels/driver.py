@@ -46,7 +46,8 @@ from numba.core.extending import intrinsic
 
 from .adam import adam_flat
 from .crossentropy import _rows as _cross_entropy_rows
-from .dropout_kernels import COPY, DROPOUT, DROPOUT_ADD, FILL_MASKED, ZERO_MASKED, _elements
+from .dropout_kernels import (_BLOCK, COPY, DROPOUT, FILL_MASKED, ZERO_MASKED, _dropout_add_rows,
+                              _elements)
 from .layernorm import _backward_chunk, _forward_row
 from .openblas import gemm_block as _gemm_block
 from .policy import FASTMATH, HELPER, INLINE, twins
@@ -57,7 +58,6 @@ MASKED_SOFTMAX, LAYER_NORM, LAYER_NORM_BACKWARD, CROSS_ENTROPY, ELEMENTWISE, ADA
 BACKWARD, MASKED, DROP, RESIDUAL = 1, 2, 4, 8          # flags
 L2, MOVE, AMSGRAD = 1, 2, 4                            # Adam's flags
 _UNIT = 64   # shares of elements start at multiples of this (whole cache lines)
-_BLOCK = 16  # and shares of layer norm's rows at multiples of this many rows
 #   MASKED_SOFTMAX       forward: softmax of a's rows (-inf where not allowed, if MASKED) into c,
 #                        dropped (if DROP) into d. BACKWARD: a = y, b = its gradient, dx into c
 #                        (the softmax gradient of dropout(b), 0 where not allowed).
@@ -77,7 +77,7 @@ _BLOCK = 16  # and shares of layer norm's rows at multiples of this many rows
 # Each call but GEMM's does share k of nblk near-equal shares of the rows or elements, as one
 # per thread (each call copies its arguments and counts references to the arrays), in the
 # blocks of rows that keep the work in cache: _block_rows(n) rows of attention's scores,
-# _BLOCK rows of layer norm.
+# .dropout_kernels's _BLOCK rows of layer norm.
 
 
 @intrinsic
@@ -151,23 +151,25 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
     args = (fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold,
             scale, eps)
     if op == ELEMENTWISE or op == LAYER_NORM or op == MASKED_SOFTMAX:
-        # every op's element passes go through one call of _elements below, so that its loops
-        # are compiled once (each place an inlined function is called from compiles a copy)
+        # the element passes of attention and of the element-wise ops go through one call of
+        # _elements below, so that its loops are compiled once (each place an inlined
+        # function is called from compiles a copy of it)
         if op == ELEMENTWISE:
             lo, hi = _share(k, nblk, c.shape[1], _UNIT)
             passes = (flags * 100 + 2, NONE, NONE)
         else:   # shares of whole rows, as elements
             n = a.shape[1]
             lo, hi = _share(k, nblk, a.shape[0], _BLOCK if op == LAYER_NORM else _block_rows(n))
-            lo, hi = lo * n, hi * n
             if op == LAYER_NORM:         # (RESIDUAL) e = a + dropout(b), then normalised
-                passes = (DROPOUT_ADD * 100 + 4, FAST, NONE)
+                _dropout_add_rows(a, b, e, key, threshold, scale, lo, hi)
+                passes = (FAST, NONE, NONE)
             elif flags & BACKWARD:       # c = dropout(b), its softmax gradient, 0 where masked
                 passes = ((DROPOUT if flags & DROP else COPY) * 100 + 12, FAST,
                           ZERO_MASKED * 100 + 22 if flags & MASKED else NONE)
             else:                        # c = a masked, its softmax, d = dropout(c)
                 passes = ((FILL_MASKED if flags & MASKED else COPY) * 100 + 2, FAST,
                           DROPOUT * 100 + 23 if flags & DROP else NONE)
+            lo, hi = lo * n, hi * n
         arrays = (a, b, c, d, e, f, g)
         for p in passes:
             if p == FAST:

@@ -15,9 +15,9 @@ Element i is kept when its top 53 bits are >= p * 2^53 (probability 1-p)
 and then scaled by 1/(1-p), so the expected output equals the input.
 """
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from .policy import HELPER, INLINE
+from .policy import HELPER, INLINE, twins
 from .reference import GAMMA
 from .views import flat
 
@@ -56,20 +56,17 @@ def _relu(v, zero):
 
 
 # The element-wise ops, each a loop over a run of elements, picked by `kind`:
-DROPOUT, MASK, RELU_DROPOUT, RELU_DROPOUT_BACKWARD, DROPOUT_ADD = 0, 1, 2, 3, 4
-COPY, FILL_MASKED, ZERO_MASKED = 5, 6, 7
+DROPOUT, MASK, RELU_DROPOUT, RELU_DROPOUT_BACKWARD = 0, 1, 2, 3
+COPY, FILL_MASKED, ZERO_MASKED = 4, 5, 6
 #   DROPOUT                out[i] = x[i] * (scale if kept else 0)
 #   MASK                   out[i] = scale if kept else 0                   (x, x2 unused)
 #   RELU_DROPOUT           out[i] = max(x[i], 0) * (scale if kept else 0)
 #   RELU_DROPOUT_BACKWARD  out[i] = x2[i] * scale where x[i] > 0, else 0   (x: the output y,
 #                          x2: its gradient; no mask)
-#   DROPOUT_ADD            out[i] = x[i] + x2[i] * (scale if kept else 0)  (the residual
-#                          connection; out is neither x nor x2)
 # and the passes .driver's attention block makes around its rows' work:
 #   COPY                   out[i] = x[i]
 #   FILL_MASKED            out[i] = x[i] where allowed[i], else -inf
 #   ZERO_MASKED            out[i] = 0 where not allowed[i]
-_RUN = 1024   # elements of DROPOUT_ADD's runs: its three arrays' runs fit in L1 together
 # .driver runs them, the elements cut into one share per thread: the mask is a function of
 # (seed, index) alone, so how the elements are shared among threads changes nothing. One
 # function holds every loop, each once: .driver's block function calls it from one place
@@ -97,19 +94,6 @@ def _elements(kind, x, x2, out, allowed, key, threshold, scale, lo, hi):
         gb = flat(x2, lo, hi)
         for k in range(len(ob)):
             ob[k] = gb[k] * scale if xb[k] > zero else zero
-    elif kind == DROPOUT_ADD:
-        # in runs that stay in cache, each two loops: the multiply by the mask, then the add,
-        # so that LLVM cannot fuse them into one multiply-add with a single rounding (Numba's
-        # code generator does so even without fastmath): bit for bit dropout, then an add
-        for r in range(0, len(ob), _RUN):
-            t = r + _RUN if r + _RUN < len(ob) else len(ob)
-            sr, xr, orun = flat(x2, lo + r, lo + t), flat(x, lo + r, lo + t), flat(out, lo + r,
-                                                                                 lo + t)
-            run_key = _key_at(key, r)
-            for k in range(len(orun)):
-                orun[k] = sr[k] * _factor(run_key, k, threshold, scale, zero)
-            for k in range(len(orun)):
-                orun[k] += xr[k]
     elif kind == COPY:   # (a loop: a slice assignment compiles its shape check's message)
         for k in range(len(ob)):
             ob[k] = xb[k]
@@ -122,3 +106,38 @@ def _elements(kind, x, x2, out, allowed, key, threshold, scale, lo, hi):
         for k in range(len(ob)):
             if not ab[k]:
                 ob[k] = zero
+
+
+# x + dropout(s), the residual connection, in blocks of rows: the pre-norm one in its own
+# kernel below, the post-norm one in .driver's block before its layer norm (run as a flat
+# element op in runs of 1,024 it was 5-10 % slower). The multiply by the mask and the add are
+# two loops, so that LLVM
+# cannot fuse them into one multiply-add with a single rounding (Numba's code generator does
+# so even without fastmath): the sum is then bit for bit that of the dropout kernel and an add.
+_BLOCK = 16
+
+
+@njit(**INLINE)
+def _dropout_add_rows(x, s, h, key, threshold, scale, lo, hi):
+    """Rows lo..hi-1 of h = x + s * (scale if kept else 0), by the flat index of s."""
+    d = x.shape[1]
+    zero = s.dtype.type(0)
+    for i in range(lo, hi):
+        si, hi_ = s[i], h[i]
+        row_key = _key_at(key, i * d)
+        for j in range(d):
+            hi_[j] = si[j] * _factor(row_key, j, threshold, scale, zero)
+        xi = x[i]
+        for j in range(d):
+            hi_[j] += xi[j]
+
+
+def _dropout_add_loop(x, s, out, key, threshold, scale):
+    """out = x + dropout(s) for x, s, out (N, D) C-contiguous."""
+    n = x.shape[0]
+    for k in prange((n + _BLOCK - 1) // _BLOCK):
+        hi = (k + 1) * _BLOCK
+        _dropout_add_rows(x, s, out, key, threshold, scale, k * _BLOCK, hi if hi < n else n)
+
+
+dropout_add_2d, dropout_add_2d_serial = twins(_dropout_add_loop, "dropout_add_2d")

@@ -12,7 +12,7 @@ from . import driver as _driver
 from . import dropout_kernels as _dp
 from . import policy
 from . import reference as _ref
-from .checks import FLOATS, as_array, check_float, check_p_seed, check_same_shape, flat
+from .checks import FLOATS, as_array, check_float, check_p_seed, check_same_shape, flat, rows
 
 
 def _mask_args(p, seed, dtype):
@@ -79,7 +79,9 @@ def dropout_add(x, s, p, seed):
     if policy.numpy_backend() or x.ndim == 0:
         return np.asarray(_ref.dropout_add(x, s, p, seed))
     out = np.empty(x.shape, x.dtype)
-    _run(_dp.DROPOUT_ADD, flat(x), flat(s), out.reshape(-1), *_mask_args(p, seed, x.dtype))
+    if x.size:
+        policy.pick((_dp.dropout_add_2d, _dp.dropout_add_2d_serial), x.size)(
+            rows(x), rows(s), out.reshape(-1, x.shape[-1]), *_mask_args(p, seed, x.dtype))
     return out
 
 
