@@ -111,9 +111,9 @@ def _elements(kind, x, x2, out, allowed, key, threshold, scale, lo, hi):
 # x + dropout(s), the residual connection, in blocks of rows: the pre-norm one in its own
 # kernel below, the post-norm one in .driver's block before its layer norm (run as a flat
 # element op in runs of 1,024 it was 5-10 % slower). The multiply by the mask and the add are
-# two loops, so that LLVM
-# cannot fuse them into one multiply-add with a single rounding (Numba's code generator does
-# so even without fastmath): the sum is then bit for bit that of the dropout kernel and an add.
+# two loops, so that LLVM cannot fuse them into one multiply-add with a single rounding
+# (Numba's code generator does so even without fastmath): the sum is then bit for bit that of
+# the dropout kernel and an add.
 _BLOCK = 16
 
 

@@ -9,7 +9,6 @@ not in .blas, because .blas calls .driver, and .driver (through .policy, which a
 import ctypes
 import os
 
-import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core.extending import intrinsic
@@ -71,8 +70,8 @@ def _gemm_call(typingctx, gemm, wide, ints, alpha, beta):
     """cblas_?gemm at `gemm` (data, not a constant of the code, which could then not be
     cached): C (pc) = alpha A (pa) B (pb) + beta C, row-major, with ints = (ta, tb, m, n, k,
     pa, lda, pb, ldb, pc, ldc); the sizes go as 64-bit integers if `wide`, else as C ints.
-    (The conversions are LLVM's truncations here: written as Numba casts of two tuples, one
-    per width, they were most of the block's compile time.)"""
+    (The conversions are LLVM truncations here, not Numba casts of two tuples, one per width:
+    less for Numba to type and lower.)"""
     if (not isinstance(gemm, types.Integer) or not isinstance(ints, types.BaseTuple)
             or len(ints) != 11 or not all(isinstance(t, types.Integer) for t in ints.types)):
         return None
