@@ -19,7 +19,9 @@ the process itself cost.
 `--profile` runs the cold first step once more and lists where its compile time goes: every
 compilation by a Numba dispatcher (a kernel, or a helper Numba compiles for it, such as its
 error-message machinery) with its own seconds, the time of the compilations it started
-itself (its callees) subtracted, so the column adds up to the total time spent compiling.
+itself (its callees) subtracted, so the column adds up to the total time spent compiling;
+and those seconds by stage: Numba's front end, its lowering to LLVM IR, LLVM's function
+passes, its module passes and its machine code (CPU seconds of the compiling thread).
 """
 import argparse
 import json
@@ -61,35 +63,81 @@ print(t_import, time.time(), float(loss.item()))
 
 
 # Wraps Numba's Dispatcher.compile to time each compilation; a stack of the running ones
-# subtracts a callee's time from its caller's, so that no second is counted twice.
+# subtracts a callee's time from its caller's, so that no second is counted twice. A second
+# stack splits each compilation into its stages: Numba's front end (bytecode to IR, type
+# inference, its own inlining, rewrites), the lowering of its IR to LLVM IR, and LLVM's three
+# steps (parsing the module and the per-function passes, the module passes at -O3 after the
+# callees are linked in, machine code), the seconds of each stage counted to the dispatcher
+# whose compilation ran it.
 PROFILE = """
 import atexit, json, time
-from numba.core import dispatcher as _dispatcher
-_stack, _own, _total, _sigs = [], {}, {}, {}
+from numba.core import codegen as _cg, compiler_machinery as _cm, dispatcher as _dispatcher
+from numba.core import inline_closurecall as _inl, lowering as _lowering
+_stack, _frames, _names, _own, _total, _sigs, _stages = [], [], [], {}, {}, {}, {}
+# _stack: the running compilations, each with the seconds of its callees; _frames: every
+# running compilation or stage, each with the seconds of what runs directly inside it
+
+
+def _timed(label, fn, *args, **kwargs):
+    t0 = time.thread_time()
+    _frames.append(0.0)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        dt = time.thread_time() - t0
+        inside = _frames.pop()
+        if _frames:
+            _frames[-1] += dt
+        st = _stages.setdefault(_names[-1] if _names else "(outside)", {})
+        st[label] = st.get(label, 0.0) + dt - inside
+
+
+def _wrap(owner, attr, label):
+    fn = getattr(owner, attr)
+    setattr(owner, attr, lambda *a, **k: _timed(label, fn, *a, **k))
+
+
 _compile = _dispatcher.Dispatcher.compile
 
 
 def _timed_compile(self, sig):
     f = self.py_func
     name = f"{f.__module__}.{f.__qualname__}"
+    st = _stages.setdefault(name, {})
+    before = sum(st.values())
     t0 = time.thread_time()
+    _names.append(name)
     _stack.append(0.0)
+    _frames.append(0.0)
     try:
         return _compile(self, sig)
     finally:
         dt = time.thread_time() - t0
         callees = _stack.pop()
+        _frames.pop()
+        _names.pop()
         if _stack:
             _stack[-1] += dt
+        if _frames:
+            _frames[-1] += dt
         _own[name] = _own.get(name, 0.0) + dt - callees
         _total[name] = _total.get(name, 0.0) + dt
         _sigs.setdefault(name, set()).add(str(sig))
+        st["other"] = st.get("other", 0.0) + dt - callees - (sum(st.values()) - before)
 
 
 _dispatcher.Dispatcher.compile = _timed_compile
+_wrap(_cm.PassManager, "_runPass", "front end")
+_wrap(_inl.InlineWorker, "inline_function", "front end")
+_wrap(_lowering.Lower, "lower", "lowering")
+_wrap(_cg.CPUCodeLibrary, "add_ir_module", "LLVM function passes")
+_wrap(_cg.CPUCodeLibrary, "_optimize_final_module", "LLVM module passes")
+_wrap(_cg.JITCodeLibrary, "_finalize_specific", "machine code")
 atexit.register(lambda: print("PROFILE " + json.dumps(
-    {k: [_own[k], _total[k], len(_sigs[k])] for k in _own})))
+    {k: [_own[k], _total[k], len(_sigs[k]), _stages.get(k, {})] for k in _own})))
 """
+STAGES = ("front end", "lowering", "LLVM function passes", "LLVM module passes",
+          "machine code", "other")
 
 
 def _cpu_children():
@@ -144,13 +192,19 @@ def profile(top=30):
     print(f"cold first step: {t_step:.2f} s (import {t_import:.2f} s), CPU {cpu:.2f} s; "
           f"compiling: {own:.2f} s in {len(table)} dispatchers (load average "
           f"{os.getloadavg()[0]:.2f})")
-    print(f"{'own s':>7} {'total s':>8} {'sigs':>4}  dispatcher")
-    for name, (o, t, n) in sorted(table.items(), key=lambda kv: -kv[1][0])[:top]:
-        print(f"{o:7.2f} {t:8.2f} {n:4d}  {name}")
-    rest = sorted(table.items(), key=lambda kv: -kv[1][0])[top:]
+    stages = {s: sum(v[3].get(s, 0.0) for v in table.values()) for s in STAGES}
+    print("  by stage: " + ", ".join(f"{s} {t:.2f}" for s, t in stages.items()))
+    short = ("front", "lower", "LLVM fn", "LLVM mod", "mc", "other")
+    print(f"{'own s':>7} {'total s':>8} {'sigs':>4}  " + " ".join(f"{s:>8}" for s in short)
+          + "  dispatcher")
+    ranked = sorted(table.items(), key=lambda kv: -kv[1][0])
+    for name, (o, t, n, st) in ranked[:top]:
+        print(f"{o:7.2f} {t:8.2f} {n:4d}  " + " ".join(f"{st.get(s, 0.0):8.2f}" for s in STAGES)
+              + f"  {name}")
+    rest = ranked[top:]
     if rest:
         print(f"{sum(v[0] for _, v in rest):7.2f} {'':8s} {'':4s}  ({len(rest)} more)")
-    return dict(table=table, step=t_step, import_=t_import, cpu=cpu)
+    return dict(table=table, stages=stages, step=t_step, import_=t_import, cpu=cpu)
 
 
 def run(rounds=3):

@@ -48,6 +48,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import driver as _driver
+from . import openblas as _ob
 from .openblas import BY_COLUMNS, BY_K, BY_ROWS, NO_TRANS, ROW_MAJOR, TRANS, _found
 from .openblas import available  # noqa: F401  (this module's question too)
 from .reference import matmul as _np_matmul
@@ -169,6 +170,39 @@ def _cut(M, N, K):
     return BY_COLUMNS, 2 * -(-N // BLOCK)
 
 
+def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, part):
+    """The integers of .openblas's gemm_block for C (M, N) = A (M, K) @ B (K, N) cut `cut` in
+    nblk blocks: each block's gemm, (m, k) @ (k, n) from A + a and B + b elements into pc,
+    and the part of C it fills with the bias first and the rows of A whose sums it adds."""
+    ints = [0] * (_ob.HEADER + nblk * _ob.EACH)
+    ints[:_ob.HEADER] = gemm, _found[5], ta, tb, lda, ldb, N
+    isz, pc0 = C.itemsize, C.ctypes.data
+    dim = M if cut == BY_ROWS else (N if cut == BY_COLUMNS else K)
+    size = -(-dim // nblk)
+    for w in range(nblk):
+        lo = w * size
+        n = min(size, dim - lo)
+        if n <= 0:
+            continue   # (m = 0: nothing to do)
+        m, nn, k, a, b, pc, beta = M, N, K, 0, 0, pc0, 1 if bias else 0
+        r0, r1, c0, c1 = 0, M, 0, N
+        if cut == BY_ROWS:   # rows lo.. of A: a row offset, or a column offset if transposed
+            m, a, r0, r1 = n, (lo * lda if ta == NO_TRANS else lo), lo, lo + n
+            pc = pc0 + lo * N * isz
+        elif cut == BY_COLUMNS:   # columns lo.. of B and of C
+            nn, b, c0, c1 = n, (lo if tb == NO_TRANS else lo * ldb), lo, lo + n
+            pc = pc0 + lo * isz
+        else:   # columns lo.. of A and rows lo.. of B: a partial sum over K (w > 0: scratch)
+            k = n
+            a, b = (lo if ta == NO_TRANS else lo * lda), (lo * ldb if tb == NO_TRANS else lo)
+            if w > 0:
+                pc, beta, r1 = part.ctypes.data + (w - 1) * M * N * isz, 0, 0   # (no bias)
+        rows = (lo, lo + n, 0) if cut == BY_ROWS else (0, M, lo)
+        ints[_ob.HEADER + w * _ob.EACH:_ob.HEADER + (w + 1) * _ob.EACH] = (
+            m, nn, k, pa + a * isz, pb + b * isz, pc, beta, r0, r1, c0, c1, *rows)
+    return np.array(ints, np.int64)
+
+
 def _matmul_2d(a, b, bias=None, row_sums=False, out=None):
     """a (M, K) @ b (K, N) (+ bias (N,)) in blocks, into `out` (C-contiguous) if given; with
     row_sums, also a.sum(axis=0)."""
@@ -186,10 +220,9 @@ def _matmul_2d(a, b, bias=None, row_sums=False, out=None):
     if bias is not None:
         bias_ = np.ascontiguousarray(bias, dt).reshape(1, -1)
     part = np.empty((1, (nblk - 1) * M * N), dt) if cut == BY_K else _nothing(dt)[1]
-    dim = M if cut == BY_ROWS else (N if cut == BY_COLUMNS else K)
-    ints = np.array((_found[4][dt == np.float64], _found[5], pa, ta, lda, pb, tb, ldb, M, N, K,
-                     cut, -(-dim // nblk)), np.int64)
-    _single_threaded(_driver.gemm_blocks, nblk, C, bias_, rows, sums, part, ints)
+    ints = _blocks(_found[4][dt == np.float64], pa, ta, lda, pb, tb, ldb, C, M, N, K, cut,
+                   nblk, bias is not None, part)
+    _single_threaded(_driver.gemm_blocks, nblk, C, bias_, rows, sums, ints)
     for w in range(nblk - 1 if cut == BY_K else 0):   # in block order, whatever the threads
         C += part[0, w * M * N:(w + 1) * M * N].reshape(M, N)
     if not row_sums:

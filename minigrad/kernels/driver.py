@@ -46,13 +46,13 @@ from numba.core.extending import intrinsic
 
 from .adam import adam_flat
 from .crossentropy import _rows as _cross_entropy_rows
-from .dropout_kernels import _BLOCK, _chunk, _dropout_add_rows
+from .dropout_kernels import (_BLOCK, COPY, DROPOUT, FILL_MASKED, ZERO_MASKED, _dropout_add_rows,
+                              _elements)
 from .layernorm import _backward_chunk, _forward_row
 from .openblas import gemm_block as _gemm_block
 from .policy import FASTMATH, HELPER, INLINE, twins
-from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _copy_rows, _dropout_rows,
-                              _mask_rows, _softmax_backward_row, _softmax_block,
-                              _zero_masked_rows)
+from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _softmax_backward_row,
+                              _softmax_block)
 
 MASKED_SOFTMAX, LAYER_NORM, LAYER_NORM_BACKWARD, CROSS_ENTROPY, ELEMENTWISE, ADAM, GEMM = range(7)
 BACKWARD, MASKED, DROP, RESIDUAL = 1, 2, 4, 8          # flags
@@ -61,7 +61,7 @@ _UNIT = 64   # shares of elements start at multiples of this (whole cache lines)
 #   MASKED_SOFTMAX       forward: softmax of a's rows (-inf where not allowed, if MASKED) into c,
 #                        dropped (if DROP) into d. BACKWARD: a = y, b = its gradient, dx into c
 #                        (the softmax gradient of dropout(b), 0 where not allowed).
-#   LAYER_NORM           a's rows (if RESIDUAL, a + dropout(b), written into f first: the
+#   LAYER_NORM           a's rows (if RESIDUAL, a + dropout(b), written into e first: the
 #                        post-norm residual connection in one pass over memory, bit for bit the
 #                        separate dropout, add and layer norm) normalised: weight c[0], bias
 #                        d[0], y into e, x_hat into f, rstd into g (N, 1).
@@ -72,8 +72,8 @@ _UNIT = 64   # shares of elements start at multiples of this (whole cache lines)
 #   ELEMENTWISE          .dropout_kernels's op `flags` on a[0], b[0] into c[0].
 #   ADAM                 .adam's adam_flat on p a[0], g b[0], m c[0], v d[0], vmax e[0] with
 #                        vec's scalars.
-#   GEMM                 block k of .blas's 2-D product into a: bias b[0], rows c[0], sums d,
-#                        the BY_K cut's scratch e; the gemm and the product's integers in ints.
+#   GEMM                 block k of .blas's 2-D product into a: bias b[0], rows c[0], sums d;
+#                        the gemm's and each block's integers in ints (.blas's _blocks).
 # Each call but GEMM's does share k of nblk near-equal shares of the rows or elements, as one
 # per thread (each call copies its arguments and counts references to the arrays), in the
 # blocks of rows that keep the work in cache: _block_rows(n) rows of attention's scores,
@@ -122,23 +122,25 @@ def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, ve
             for i in range(lo, hi):
                 _softmax_backward_row(a[i], c[i], c[i])
         else:
-            cf = c.reshape(-1)
             for r in range(lo, hi, rows):
-                _softmax_block(c, c, cf, r, r + rows if r + rows < hi else hi)
+                _softmax_block(c, c, r, r + rows if r + rows < hi else hi)
     elif op == LAYER_NORM:
         lo, hi = _share(k, nblk, a.shape[0], _BLOCK)
         w, bias, eps_ = c[0], d[0], a.dtype.type(eps)
-        if flags & RESIDUAL:   # x_hat (f) holds a + dropout(b): normalised in place
-            for i in range(lo, hi):
-                g[i, 0] = _forward_row(f[i], w, bias, eps_, e[i], f[i])
-        else:                  # (two loops: one picking its source row was 7 % slower)
-            for i in range(lo, hi):
-                g[i, 0] = _forward_row(a[i], w, bias, eps_, e[i], f[i])
+        # (with RESIDUAL, _block passes y (e) as a: it holds a + dropout(b), each row read
+        # before its y is written)
+        for i in range(lo, hi):
+            g[i, 0] = _forward_row(a[i], w, bias, eps_, e[i], f[i])
     elif op == LAYER_NORM_BACKWARD:
         _backward_chunk(a, b, c, d[0], e, f, g, k, (a.shape[0] + nblk - 1) // nblk)
     elif op == CROSS_ENTROPY:
         lo, hi = _share(k, nblk, a.shape[0], 1)
         _cross_entropy_rows((flags & BACKWARD) != 0, a, ints, eps, b, vec, c, lo, hi)
+
+
+# The element passes of _block, around the FASTMATH part (FAST): kind * 100 + source * 10 +
+# output, a kind of .dropout_kernels on the arrays numbered a = 0 .. g = 6 (x2 always b)
+FAST, NONE = -1, -2
 
 
 @njit(**HELPER)
@@ -148,32 +150,42 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
     `fast`) for the rest."""
     args = (fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold,
             scale, eps)
-    if op == MASKED_SOFTMAX:
-        lo, hi = _share(k, nblk, a.shape[0], _block_rows(a.shape[1]))
-        masked, drop = (flags & MASKED) != 0, (flags & DROP) != 0
-        if flags & BACKWARD:
-            if drop:
-                _dropout_rows(b, c, key, threshold, scale, lo, hi)
-            else:
-                _copy_rows(b, c, lo, hi)
-            _call_at(fast, args)
-            _zero_masked_rows(allowed, masked, c, lo, hi)
-        else:
-            _mask_rows(a, allowed, masked, c, lo, hi)
-            _call_at(fast, args)
-            if drop:
-                _dropout_rows(c, d, key, threshold, scale, lo, hi)
-    elif op == LAYER_NORM:   # (with RESIDUAL)
-        lo, hi = _share(k, nblk, a.shape[0], _BLOCK)
-        _dropout_add_rows(a, b, f, key, threshold, scale, lo, hi)
-        _call_at(fast, args)
-    elif op == ELEMENTWISE:
-        lo, hi = _share(k, nblk, c.shape[1], _UNIT)
-        _chunk(flags, a[0], b[0], c[0], key, threshold, scale, lo, hi)
+    if op == ELEMENTWISE or op == LAYER_NORM or op == MASKED_SOFTMAX:
+        # the element passes of attention and of the element-wise ops go through one call of
+        # _elements below, so that its loops are compiled once (each place an inlined
+        # function is called from compiles a copy of it)
+        if op == ELEMENTWISE:
+            lo, hi = _share(k, nblk, c.shape[1], _UNIT)
+            passes = (flags * 100 + 2, NONE, NONE)
+        else:   # shares of whole rows, as elements
+            n = a.shape[1]
+            lo, hi = _share(k, nblk, a.shape[0], _BLOCK if op == LAYER_NORM else _block_rows(n))
+            if op == LAYER_NORM:         # (RESIDUAL) e = a + dropout(b), then normalised
+                _dropout_add_rows(a, b, e, key, threshold, scale, lo, hi)
+                passes = (FAST, NONE, NONE)
+            elif flags & BACKWARD:       # c = dropout(b), its softmax gradient, 0 where masked
+                passes = ((DROPOUT if flags & DROP else COPY) * 100 + 12, FAST,
+                          ZERO_MASKED * 100 + 22 if flags & MASKED else NONE)
+            else:                        # c = a masked, its softmax, d = dropout(c)
+                passes = ((FILL_MASKED if flags & MASKED else COPY) * 100 + 2, FAST,
+                          DROPOUT * 100 + 23 if flags & DROP else NONE)
+            lo, hi = lo * n, hi * n
+        arrays = (a, b, c, d, e, f, g)
+        for p in passes:
+            if p == FAST:
+                if op == LAYER_NORM:   # normalise e (one loop in _fast_block, whatever the
+                    # source; not x_hat (f) in place: a loop writing the array it reads, through
+                    # an array LLVM cannot tell is the same, fails the overlap check that guards
+                    # its vector code, and runs scalar)
+                    _call_at(fast, (fast, op, flags, k, nblk, e, b, c, d, e, f, g, allowed,
+                                    ints, vec, key, threshold, scale, eps))
+                else:
+                    _call_at(fast, args)
+            elif p != NONE:
+                _elements(p // 100, arrays[p // 10 % 10], b, arrays[p % 10], allowed, key,
+                          threshold, scale, lo, hi)
     elif op == GEMM:
-        _gemm_block(k, ints[0], ints[1] != 0, ints[2], ints[3], ints[4], ints[5], ints[6],
-                    ints[7], a, ints[8], ints[9], ints[10], ints[11], ints[12], b[0], c[0], d,
-                    np.int64(e.ctypes.data))
+        _gemm_block(k, ints, a, b[0], c[0], d)
     elif op == ADAM:
         lo, hi = _share(k, nblk, a.shape[1], _UNIT)
         adam_flat(a[0, lo:hi], b[0, lo:hi], c[0, lo:hi], d[0, lo:hi], e[0, lo:hi], vec[0],
@@ -324,6 +336,6 @@ def adam_parallel(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_ste
           tuple(x.reshape(1, n) for x in (p, g, m, v, vmax)), vec=vec)
 
 
-def gemm_blocks(nblk, C, bias, rows, sums, part, ints):
+def gemm_blocks(nblk, C, bias, rows, sums, ints):
     """.blas's 2-D product in nblk blocks shared among Numba's threads (see .blas)."""
-    _call(True, GEMM, 0, nblk, C.dtype, (C, bias, rows, sums, part), ints=ints)
+    _call(True, GEMM, 0, nblk, C.dtype, (C, bias, rows, sums), ints=ints)

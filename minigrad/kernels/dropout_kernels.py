@@ -19,6 +19,7 @@ from numba import njit, prange
 
 from .policy import HELPER, INLINE, twins
 from .reference import GAMMA
+from .views import flat
 
 
 @njit(**HELPER)
@@ -54,42 +55,65 @@ def _relu(v, zero):
     return zero if v < zero else v
 
 
-# The element-wise ops, each a loop over a slice of flat arrays, picked by `op`:
+# The element-wise ops, each a loop over a run of elements, picked by `kind`:
 DROPOUT, MASK, RELU_DROPOUT, RELU_DROPOUT_BACKWARD = 0, 1, 2, 3
-#   DROPOUT                out[i] = a[i] * (scale if kept else 0)
-#   MASK                   out[i] = scale if kept else 0                   (a, b unused)
-#   RELU_DROPOUT           out[i] = max(a[i], 0) * (scale if kept else 0)
-#   RELU_DROPOUT_BACKWARD  out[i] = b[i] * scale where a[i] > 0, else 0    (a: the output y,
-#                          b: its gradient; no mask)
+COPY, FILL_MASKED, ZERO_MASKED = 4, 5, 6
+#   DROPOUT                out[i] = x[i] * (scale if kept else 0)
+#   MASK                   out[i] = scale if kept else 0                   (x, x2 unused)
+#   RELU_DROPOUT           out[i] = max(x[i], 0) * (scale if kept else 0)
+#   RELU_DROPOUT_BACKWARD  out[i] = x2[i] * scale where x[i] > 0, else 0   (x: the output y,
+#                          x2: its gradient; no mask)
+# and the passes .driver's attention block makes around its rows' work:
+#   COPY                   out[i] = x[i]
+#   FILL_MASKED            out[i] = x[i] where allowed[i], else -inf
+#   ZERO_MASKED            out[i] = 0 where not allowed[i]
 # .driver runs them, the elements cut into one share per thread: the mask is a function of
-# (seed, index) alone, so how the elements are shared among threads changes nothing.
+# (seed, index) alone, so how the elements are shared among threads changes nothing. One
+# function holds every loop, each once: .driver's block function calls it from one place
+# (each place a function inlined at Numba's level is called from gets a copy to compile).
 
 
 @njit(**INLINE)
-def _chunk(op, a, b, out, key, threshold, scale, lo, hi):
-    """Elements lo..hi-1 of op (flat, C-contiguous arrays of one dtype)."""
+def _elements(kind, x, x2, out, allowed, key, threshold, scale, lo, hi):
+    """Elements lo..hi-1, in memory order, of op `kind` on C-contiguous arrays of one dtype
+    (allowed: bool, of out's size, read by FILL_MASKED and ZERO_MASKED only)."""
     zero = out.dtype.type(0)
-    # slices indexed from 0: an index Numba cannot prove non-negative keeps a loop scalar
-    ab, bb, ob = a[lo:hi], b[lo:hi], out[lo:hi]
+    # views indexed from 0: an index Numba cannot prove non-negative keeps a loop scalar
+    xb, ob = flat(x, lo, hi), flat(out, lo, hi)
     key = _key_at(key, lo)
-    if op == DROPOUT:
+    if kind == DROPOUT:
         for k in range(len(ob)):
-            ob[k] = ab[k] * _factor(key, k, threshold, scale, zero)
-    elif op == MASK:
+            ob[k] = xb[k] * _factor(key, k, threshold, scale, zero)
+    elif kind == MASK:
         for k in range(len(ob)):
             ob[k] = _factor(key, k, threshold, scale, zero)
-    elif op == RELU_DROPOUT:
+    elif kind == RELU_DROPOUT:
         for k in range(len(ob)):
-            ob[k] = _relu(ab[k], zero) * _factor(key, k, threshold, scale, zero)
-    else:
+            ob[k] = _relu(xb[k], zero) * _factor(key, k, threshold, scale, zero)
+    elif kind == RELU_DROPOUT_BACKWARD:
+        gb = flat(x2, lo, hi)
         for k in range(len(ob)):
-            ob[k] = bb[k] * scale if ab[k] > zero else zero
+            ob[k] = gb[k] * scale if xb[k] > zero else zero
+    elif kind == COPY:   # (a loop: a slice assignment compiles its shape check's message)
+        for k in range(len(ob)):
+            ob[k] = xb[k]
+    elif kind == FILL_MASKED:
+        ab = flat(allowed, lo, hi)
+        for k in range(len(ob)):
+            ob[k] = xb[k] if ab[k] else -np.inf
+    elif kind == ZERO_MASKED:
+        ab = flat(allowed, lo, hi)
+        for k in range(len(ob)):
+            if not ab[k]:
+                ob[k] = zero
 
 
-# x + dropout(s), the residual connection, in blocks of rows (see .layernorm, which normalises
-# each block after this). The multiply by the mask and the add are two loops, so that LLVM
-# cannot fuse them into one multiply-add with a single rounding (Numba's code generator does
-# so even without fastmath): the sum is then bit for bit that of the dropout kernel and an add.
+# x + dropout(s), the residual connection, in blocks of rows: the pre-norm one in its own
+# kernel below, the post-norm one in .driver's block before its layer norm (run as a flat
+# element op in runs of 1,024 it was 5-10 % slower). The multiply by the mask and the add are
+# two loops, so that LLVM cannot fuse them into one multiply-add with a single rounding
+# (Numba's code generator does so even without fastmath): the sum is then bit for bit that of
+# the dropout kernel and an add.
 _BLOCK = 16
 
 

@@ -9,10 +9,11 @@ not in .blas, because .blas calls .driver, and .driver (through .policy, which a
 import ctypes
 import os
 
-import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core.extending import intrinsic
+
+from .views import flat
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 BY_ROWS, BY_COLUMNS, BY_K = 0, 1, 2   # how a 2-D product is cut
@@ -65,78 +66,66 @@ def available():
 
 
 @intrinsic
-def _c_call(typingctx, address, args):
-    """Call the C function at `address` (returning nothing) with the scalars of the tuple
-    `args`: the address is data, not a constant of the code (which could then not be cached)."""
-    if not isinstance(address, types.Integer) or not isinstance(args, types.BaseTuple):
+def _gemm_call(typingctx, gemm, wide, ints, alpha, beta):
+    """cblas_?gemm at `gemm` (data, not a constant of the code, which could then not be
+    cached): C (pc) = alpha A (pa) B (pb) + beta C, row-major, with ints = (ta, tb, m, n, k,
+    pa, lda, pb, ldb, pc, ldc); the sizes go as 64-bit integers if `wide`, else as C ints.
+    (The conversions are LLVM truncations here, not Numba casts of two tuples, one per width:
+    less for Numba to type and lower.)"""
+    if (not isinstance(gemm, types.Integer) or not isinstance(ints, types.BaseTuple)
+            or len(ints) != 11 or not all(isinstance(t, types.Integer) for t in ints.types)):
         return None
 
-    def codegen(context, builder, sig, llargs):
-        values = [builder.extract_value(llargs[1], i) for i in range(len(args))]
-        fnty = ir.FunctionType(ir.VoidType(), [v.type for v in values])
-        builder.call(builder.inttoptr(llargs[0], fnty.as_pointer()), values)
+    def codegen(context, builder, sig, args):
+        i32, i64 = ir.IntType(32), ir.IntType(64)
+        ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc = [
+            context.cast(builder, builder.extract_value(args[2], i), t, types.int64)
+            for i, t in enumerate(sig.args[2].types)]
+        is_wide = context.cast(builder, args[1], sig.args[1], types.boolean)
+        with builder.if_else(is_wide) as (then, otherwise):
+            for branch, size in ((then, i64), (otherwise, i32)):
+                with branch:
+                    def sz(v):
+                        return v if size is i64 else builder.trunc(v, i32)
+                    values = [i32(ROW_MAJOR), builder.trunc(ta, i32), builder.trunc(tb, i32),
+                              sz(m), sz(n), sz(k), args[3], pa, sz(lda), pb, sz(ldb), args[4],
+                              pc, sz(ldc)]
+                    fnty = ir.FunctionType(ir.VoidType(), [v.type for v in values])
+                    builder.call(builder.inttoptr(args[0], fnty.as_pointer()), values)
         return context.get_dummy_value()
-    return types.none(address, args), codegen
+    return types.none(gemm, wide, ints, alpha, beta), codegen
+
+
+# The integers of a 2-D product cut in blocks (.blas's _blocks), in .driver's `ints`: a
+# header, then each block's own
+GEMM, WIDE, TA, TB, LDA, LDB, LDC, HEADER = 0, 1, 2, 3, 4, 5, 6, 7
+M, N, K, PA, PB, PC, BETA, ROW0, ROW1, COL0, COL1, SUM_ROW0, SUM_ROW1, SUM_COL0, EACH = range(15)
 
 
 # Inlined into .driver's block function (.policy's INLINE options: .policy imports this module)
 @njit(cache=True, inline="always")
-def _call_gemm(gemm, wide, ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc):
-    """cblas_?gemm at `gemm`: C (pc) = alpha A (pa) B (pb) + beta C, row-major, its integers
-    64-bit if `wide` (the enums are C ints either way)."""
-    i32, i64 = np.int32, np.int64
-    if wide:
-        _c_call(gemm, (i32(ROW_MAJOR), i32(ta), i32(tb), i64(m), i64(n), i64(k), alpha, i64(pa),
-                       i64(lda), i64(pb), i64(ldb), beta, i64(pc), i64(ldc)))
-    else:
-        _c_call(gemm, (i32(ROW_MAJOR), i32(ta), i32(tb), i32(m), i32(n), i32(k), alpha, i64(pa),
-                       i32(lda), i64(pb), i32(ldb), beta, i64(pc), i32(ldc)))
-
-
-@njit(cache=True, inline="always")
-def _fill(C, bias, r0, r1, c0, c1):
-    """C[r0:r1, c0:c1] = bias[c0:c1], row by row."""
-    b = bias[c0:c1]
-    for i in range(r0, r1):
-        c = C[i, c0:c1]
-        for j in range(c1 - c0):
-            c[j] = b[j]
-
-
-@njit(cache=True, inline="always")
-def gemm_block(w, gemm, wide, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, size, bias, rows, sums,
-               pp):
-    """Block w of .blas's 2-D product C (M, N) = A @ B, cut `cut` in blocks of `size`: its
-    gemm call (with the bias filled first) and its row sums (see .blas._matmul_2d)."""
-    isz, pc = C.itemsize, np.int64(C.ctypes.data)
-    dim = M if cut == BY_ROWS else (N if cut == BY_COLUMNS else K)
-    lo = w * size
-    n = size if size < dim - lo else dim - lo   # (not min(): a compilation of its own)
-    if n <= 0:
+def gemm_block(w, ints, C, bias, rows, sums):
+    """Block w of .blas's 2-D product into C (M, N): the bias filled into its part of C, its
+    gemm call, and the sums of the rows of A it read, by the integers .blas computed."""
+    b = HEADER + w * EACH
+    if ints[b + M] <= 0:
         return
-    zero = np.int64(0)
-    beta = C.dtype.type(1) if len(bias) else C.dtype.type(0)
-    # the block's gemm, (m, k) @ (k, nn) from A + a and B + b into pc, and the part of C it
-    # writes, rows r0..r1-1 and columns c0..c1-1
-    m, nn, k, a, b = M, N, K, zero, zero
-    r0, r1, c0, c1 = zero, M, zero, N
-    if cut == BY_ROWS:  # rows lo.. of A: a row offset, or a column offset if A is transposed
-        m, a, pc, r0, r1 = n, (lo * lda if ta == NO_TRANS else lo), pc + lo * N * isz, lo, lo + n
-    elif cut == BY_COLUMNS:  # columns lo.. of B and of C
-        nn, b, pc, c0, c1 = n, (lo if tb == NO_TRANS else lo * ldb), pc + lo * isz, lo, lo + n
-    else:  # columns lo.. of A and rows lo.. of B: a partial sum over K (w > 0: into scratch)
-        k, a, b = n, (lo if ta == NO_TRANS else lo * lda), (lo * ldb if tb == NO_TRANS else lo)
-        if w > 0:
-            pc, beta = pp + (w - 1) * M * N * isz, C.dtype.type(0)
-    if len(bias) and (cut != BY_K or w == 0):
-        _fill(C, bias, r0, r1, c0, c1)
-    _call_gemm(gemm, wide, ta, tb, m, nn, k, C.dtype.type(1), pa + a * isz, lda, pb + b * isz,
-               ldb, beta, pc, N)
+    if len(bias) and ints[b + ROW1] > ints[b + ROW0]:   # C[r0:r1, c0:c1] = bias[c0:c1]
+        n, c0, c1 = C.shape[1], ints[b + COL0], ints[b + COL1]
+        bb = flat(bias, c0, c1)
+        for i in range(ints[b + ROW0], ints[b + ROW1]):
+            ci = flat(C, i * n + c0, i * n + c1)
+            for j in range(len(ci)):
+                ci[j] = bb[j]
+    _gemm_call(ints[GEMM], ints[WIDE] != 0,
+               (ints[TA], ints[TB], ints[b + M], ints[b + N], ints[b + K], ints[b + PA],
+                ints[LDA], ints[b + PB], ints[LDB], ints[b + PC], ints[LDC]),
+               C.dtype.type(1), C.dtype.type(ints[b + BETA]))
     if sums.shape[0]:  # the sums of the rows of A the block read (whole rows, or columns
-        # lo.. of every row for the K cut), while they are still in cache
-        i0, i1, j0 = (lo, lo + n, zero) if cut == BY_ROWS else (zero, M, lo)
-        s = sums[w, j0:j0 + k]
-        for i in range(i0, i1):
-            r = rows[i * lda + j0:i * lda + j0 + k]  # (a row view: its loop vectorises)
+        # j0.. of every row for the K cut), while they are still in cache
+        k, j0, lda = ints[b + K], ints[b + SUM_COL0], ints[LDA]
+        s = flat(sums, w * sums.shape[1] + j0, w * sums.shape[1] + j0 + k)
+        for i in range(ints[b + SUM_ROW0], ints[b + SUM_ROW1]):
+            r = flat(rows, i * lda + j0, i * lda + j0 + k)  # (a row view: its loop vectorises)
             for j in range(k):
                 s[j] += r[j]

@@ -22,10 +22,10 @@ NaN anywhere in a row makes the whole row NaN.
 import numpy as np
 from numba import njit, prange
 
-from .dropout_kernels import _factor, _key_at
 from .mathfn import fast_exp
-from .policy import FASTMATH, INLINE, twins
+from .policy import FASTMATH, twins
 from .simd import VBYTES, vhmax, vload_first, vmax
+from .views import flat
 
 
 # ------------------------------------------------------------ row max ----
@@ -128,8 +128,8 @@ _BLOCK_ELEMENTS = 2048
 
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
-def _softmax_block(x, y, yf, lo, hi):
-    """Rows lo..hi-1: y = softmax(x) row by row; yf is y flattened (rows * n,)."""
+def _softmax_block(x, y, lo, hi):
+    """Rows lo..hi-1: y = softmax(x) row by row."""
     zero = x.dtype.type(0)
     n = x.shape[1]
     for i in range(lo, hi):
@@ -139,9 +139,9 @@ def _softmax_block(x, y, yf, lo, hi):
             m = zero
         for j in range(n):
             yi[j] = xi[j] - m
-    # a slice indexed from 0: an index Numba cannot prove non-negative (lo * n + k) gets a
+    # a view indexed from 0: an index Numba cannot prove non-negative (lo * n + k) gets a
     # wrap-around check that keeps the loop scalar (0.29 against 0.035 ms for 102,400 exps)
-    yb = yf[lo * n:hi * n]
+    yb = flat(y, lo * n, hi * n)
     for k in range(len(yb)):
         yb[k] = fast_exp(yb[k])
     for i in range(lo, hi):
@@ -162,10 +162,9 @@ def _block_rows(n):
 def _softmax_loop(x, y):
     rows, n = x.shape
     b = _block_rows(n)
-    yf = y.reshape(-1)
     for k in prange((rows + b - 1) // b):
         hi = (k + 1) * b
-        _softmax_block(x, y, yf, k * b, hi if hi < rows else rows)
+        _softmax_block(x, y, k * b, hi if hi < rows else rows)
 
 
 def _softmax_backward_loop(y, g, dx):
@@ -200,53 +199,6 @@ log_softmax_backward_2d, log_softmax_backward_2d_serial = twins(
 # and the dropped weights; backward regenerates the dropout mask from the seed. The numbers
 # are those of the separate kernels bit for bit: the rows go through _softmax_block and
 # _softmax_backward_row themselves (compiled with FASTMATH), and the mask and the multiplies
-# by the dropout mask are the loops below, compiled without it (so that LLVM cannot fuse a
-# multiply with a neighbouring add), in .driver's blocks.
-# `allowed` is a (rows, S) bool array, read only when `masked`; `drop` False skips the
-# dropout (out is then y itself).
-# The element loops below run over a block's rows as one flat slice (indexed from 0, see
-# _softmax_block), so that they vectorise however short the rows are.
-# A loop, not `dx[lo:hi] = g[lo:hi]`: a slice assignment checks the shapes at run time, and
-# its error message alone (string formatting, compiled for the kernel) took seconds to compile.
-@njit(**INLINE)
-def _copy_rows(x, y, lo, hi):
-    """y[lo:hi] = x[lo:hi] for C-contiguous (rows, n) arrays."""
-    n = x.shape[1]
-    xb, yb = x.reshape(-1)[lo * n:hi * n], y.reshape(-1)[lo * n:hi * n]
-    for k in range(len(yb)):
-        yb[k] = xb[k]
-
-
-@njit(**INLINE)
-def _mask_rows(x, allowed, masked, y, lo, hi):
-    """y = x where allowed, -inf elsewhere, rows lo..hi-1."""
-    n = x.shape[1]
-    xb, yb = x.reshape(-1)[lo * n:hi * n], y.reshape(-1)[lo * n:hi * n]
-    if masked:
-        ab = allowed.reshape(-1)[lo * n:hi * n]
-        for k in range(len(yb)):
-            yb[k] = xb[k] if ab[k] else -np.inf
-    else:
-        _copy_rows(x, y, lo, hi)
-
-
-@njit(**INLINE)
-def _dropout_rows(x, out, key, threshold, scale, lo, hi):
-    """out = x * (scale if kept else 0) by the flat index of x, rows lo..hi-1."""
-    n = x.shape[1]
-    zero = x.dtype.type(0)
-    start = lo * n
-    xb, ob = x.reshape(-1)[start:hi * n], out.reshape(-1)[start:hi * n]
-    block_key = _key_at(key, start)
-    for k in range(len(xb)):
-        ob[k] = xb[k] * _factor(block_key, k, threshold, scale, zero)
-
-
-@njit(**INLINE)
-def _zero_masked_rows(allowed, masked, dx, lo, hi):
-    if masked:
-        n = dx.shape[1]
-        ab, db = allowed.reshape(-1)[lo * n:hi * n], dx.reshape(-1)[lo * n:hi * n]
-        for k in range(len(db)):
-            if not ab[k]:
-                db[k] = 0
+# by the dropout mask are element passes of .dropout_kernels (FILL_MASKED, DROPOUT,
+# ZERO_MASKED), compiled without it (so that LLVM cannot fuse a multiply with a neighbouring
+# add), in .driver's blocks.
