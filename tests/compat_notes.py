@@ -56,6 +56,20 @@ def _integer_write_of_a_gradient(torch, mg):
         assert t.requires_grad is (lib is torch)
 
 
+def _in_place_write_of_a_saved_output(torch, mg):
+    for lib in (torch, mg):
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        h = x * 1
+        h.relu_()  # relu_ saved its output, the tensor h itself in PyTorch
+        h.scatter_reduce_(0, lib.tensor([0, 0]), lib.tensor([5.0, 4.0]), "amax")
+        try:
+            h.sum().backward()
+        except RuntimeError:
+            assert lib is torch
+            continue
+        assert lib is mg and x.grad.tolist() == [0.0, 0.0, 1.0]
+
+
 def _floor_divide_gradient(torch, mg):
     x = mg.tensor([2.5, -1.5], requires_grad=True)
     (x // 2).sum().backward()
@@ -307,6 +321,12 @@ DIFFERENCES = [
      "`v` that requires grad: PyTorch gives `t` a `grad_fn` (a graph nothing can "
      "differentiate, since integer tensors have no gradients); minigrad writes the converted "
      "values and leaves `t` outside the graph.", _integer_write_of_a_gradient),
+    ("An in-place write after another keeps the first one's gradient.",
+     "`h.relu_()` or `h.scatter_reduce_(...)`, then another in-place write to `h`: "
+     "PyTorch's first write saved its output, `h` itself, and backward raises that it was "
+     "modified; minigrad's in-place ops save the values they computed, not the tensor "
+     "they wrote, so backward gives the gradient of the two writes.",
+     _in_place_write_of_a_saved_output),
     ("`//` and `remainder` have gradients in every argument.",
      "Zero for `floor_divide`, and -floor(a / b) for the second argument of `remainder`, "
      "where PyTorch raises 'derivative not implemented'.", _floor_divide_gradient),
