@@ -3,7 +3,7 @@
 and on every batch), `TensorDataset` cut by `random_split` with a seeded `Generator`, a
 `Standardize` module keeping the training set's mean and std in registered buffers, an
 `nn.Sequential` of Linear/BatchNorm1d/LeakyReLU/Dropout initialised by `model.apply(init_fn)`
-with `kaiming_normal_`, `xavier_uniform_` with `calculate_gain` and `zeros_`, `MSELoss` to
+(and printed) with `kaiming_normal_`, `xavier_uniform_` with `calculate_gain` and `zeros_`, `MSELoss` to
 train and `L1Loss`/R^2 to report, SGD with Nesterov momentum and weight decay,
 `StepLR` by epoch, and predictions gathered under `torch.no_grad()`
 and brought back with `.cpu().numpy()`. Run by PyTorch and by minigrad (passed in as `torch`)
@@ -62,6 +62,7 @@ def regression_program(torch, X, Y, init=None, split=None, orders=None, dropout=
 
     model.apply(init_fn)
     model = model.to(device)
+    printed = str(model)  # print(model), as scripts do before training
     if init is not None:
         model.load_state_dict({k: torch.from_numpy(v) for k, v in init.items()})
     start = state_numpy(model)
@@ -107,7 +108,7 @@ def regression_program(torch, X, Y, init=None, split=None, orders=None, dropout=
         history.append(metrics)
         lrs.append(optimizer.param_groups[0]["lr"])
     return {"init": start, "losses": losses, "history": history, "lrs": lrs,
-            "final": state_numpy(model), "sizes": (len(train_set), len(val_set)),
+            "final": state_numpy(model), "sizes": (len(train_set), len(val_set)), "printed": printed,
             "split": sorted(list(train_set.indices) + list(val_set.indices)),
             "device": (str(device), next(model.parameters()).device.type)}
 
@@ -128,6 +129,7 @@ def test_regression_trains_the_same_in_both(torch):
     orders = [rng.permutation(192) for _ in range(6)]
     expected, got = run_both(regression_program, torch, X, Y, split=split, orders=orders)
     assert got["device"] == expected["device"] == ("cpu", "cpu")
+    assert got["printed"] == expected["printed"]
     assert_curves_match("regression", expected["losses"], got["losses"], rtol=1e-4, every=6)
     for want, have in zip(expected["history"], got["history"]):
         for key in ("mse", "mae", "r2"):

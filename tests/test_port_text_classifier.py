@@ -72,6 +72,7 @@ def classifier_program(torch, docs, labels, order, init=None, epochs=8, batch_si
     if init is not None:
         model.load_state_dict({k: torch.from_numpy(v) for k, v in init.items()})
     start = state_numpy(model)
+    printed = str(model)  # print(model)
 
     decay, no_decay = [], []
     for name, param in model.named_parameters():
@@ -132,8 +133,8 @@ def classifier_program(torch, docs, labels, order, init=None, epochs=8, batch_si
     restored_loss, restored_acc = evaluate()
     return {"init": start, "losses": losses, "lrs": lrs, "accs": accs, "val_losses": val_losses,
             "val_accs": val_accs, "best_epoch": best_epoch, "best": state_numpy(model),
-            "last": last, "restored": (restored_loss, restored_acc), "groups": [len(decay),
-                                                                               len(no_decay)]}
+            "last": last, "restored": (restored_loss, restored_acc),
+            "groups": [len(decay), len(no_decay)], "printed": printed}
 
 
 def reviews(n=64, seed=0):
@@ -158,6 +159,7 @@ def test_text_classifier_trains_the_same_in_both(torch):
     order = [rng.permutation(48) for _ in range(8)]
     expected, got = run_both(classifier_program, torch, docs, labels, order)
     assert got["groups"] == expected["groups"]
+    assert got["printed"] == expected["printed"]
     assert_curves_match("classifier", expected["losses"], got["losses"], rtol=1e-4, every=3)
     np.testing.assert_allclose(got["lrs"], expected["lrs"], rtol=1e-7)
     assert got["accs"] == expected["accs"]  # accuracy counts agree exactly
