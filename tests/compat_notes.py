@@ -70,6 +70,15 @@ def _in_place_write_of_a_saved_output(torch, mg):
         assert lib is mg and x.grad.tolist() == [0.0, 0.0, 1.0]
 
 
+def _repr_names_the_dtype(torch, mg):
+    x = mg.tensor([1.0, 2.5], requires_grad=True)
+    assert repr(x) == "tensor([1. , 2.5], dtype=float32, requires_grad=True)"
+    assert repr(torch.tensor([1.0, 2.5])) == "tensor([1.0000, 2.5000])"
+    assert "grad_fn=<MulBackward>" in repr(x * 2)
+    assert "grad_fn=<MulBackward0>" in repr(torch.tensor([1.0], requires_grad=True) * 2)
+    assert str(mg.nn.Linear(2, 3)) == str(torch.nn.Linear(2, 3))  # modules print alike
+
+
 def _floor_divide_gradient(torch, mg):
     x = mg.tensor([2.5, -1.5], requires_grad=True)
     (x // 2).sum().backward()
@@ -327,6 +336,13 @@ DIFFERENCES = [
      "modified; minigrad's in-place ops save the values they computed, not the tensor "
      "they wrote, so backward gives the gradient of the two writes.",
      _in_place_write_of_a_saved_output),
+    ("A tensor prints its values as NumPy does, and always names its dtype.",
+     "`print(t)` gives `tensor([1. , 2.5], dtype=float32)` where PyTorch gives "
+     "`tensor([1.0000, 2.5000])`: NumPy's digits (the same `set_printoptions`), the dtype "
+     "shown even for PyTorch's defaults (float32, int64, bool), `float64` for "
+     "`torch.float64`, and graph nodes without PyTorch's version digit (`MulBackward`, not "
+     "`MulBackward0`). Values with an exponent print alike; `print(model)` prints as "
+     "PyTorch's.", _repr_names_the_dtype),
     ("`//` and `remainder` have gradients in every argument.",
      "Zero for `floor_divide`, and -floor(a / b) for the second argument of `remainder`, "
      "where PyTorch raises 'derivative not implemented'.", _floor_divide_gradient),
