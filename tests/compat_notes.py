@@ -517,8 +517,6 @@ NOT_SUPPORTED = [
      ("nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.max_pool2d",
       "nn.functional.interpolate", "nn.functional.relu6", "nn.functional.glu",
       "nn.functional.logsigmoid", "nn.functional.smooth_l1_loss", "nn.functional.huber_loss")),
-    ("torch.nn.init.trunc_normal_, orthogonal_, eye_", "use normal_ and clamp_",
-     ("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_")),
     ("torch.optim.RMSprop, Adagrad; lr_scheduler CosineAnnealingLR, "
      "OneCycleLR, MultiStepLR, ReduceLROnPlateau",
      "LambdaLR expresses any schedule",
