@@ -1,6 +1,9 @@
 """What the compatibility page says beyond the table: the deliberate differences from PyTorch
 (each with a check that it still holds), the names educational PyTorch code uses that minigrad
 lacks (checked to be absent), and minigrad's own additions."""
+import os
+import tempfile
+
 import numpy as np
 
 from helpers import square_function
@@ -77,6 +80,16 @@ def _repr_names_the_dtype(torch, mg):
     assert "grad_fn=<MulBackward>" in repr(x * 2)
     assert "grad_fn=<MulBackward0>" in repr(torch.tensor([1.0], requires_grad=True) * 2)
     assert str(mg.nn.Linear(2, 3)) == str(torch.nn.Linear(2, 3))  # modules print alike
+
+
+def _rng_state_is_a_dict(torch, mg):
+    state = mg.get_rng_state()
+    assert isinstance(state, dict) and not isinstance(torch.get_rng_state(), dict)
+    path = os.path.join(tempfile.mkdtemp(), "ckpt.pt")
+    mg.save({"rng_state": state}, path)
+    first = mg.rand(3)
+    mg.set_rng_state(mg.load(path, weights_only=True)["rng_state"])
+    assert (mg.rand(3) == first).all()
 
 
 def _floor_divide_gradient(torch, mg):
@@ -343,6 +356,12 @@ DIFFERENCES = [
      "`torch.float64`, and graph nodes without PyTorch's version digit (`MulBackward`, not "
      "`MulBackward0`). Values with an exponent print alike; `print(model)` prints as "
      "PyTorch's.", _repr_names_the_dtype),
+    ("`get_rng_state()` returns a dict.",
+     "The state of minigrad's generator (NumPy's PCG64) as plain data, where PyTorch returns a "
+     "uint8 tensor: a checkpoint stores it and `set_rng_state` restores it alike (also "
+     "through `save`/`load(weights_only=True)`), but tensor methods (`.clone()`) do not "
+     "apply, and the two libraries' states do not load into each other.",
+     _rng_state_is_a_dict),
     ("`//` and `remainder` have gradients in every argument.",
      "Zero for `floor_divide`, and -floor(a / b) for the second argument of `remainder`, "
      "where PyTorch raises 'derivative not implemented'.", _floor_divide_gradient),
