@@ -82,6 +82,15 @@ def _repr_names_the_dtype(torch, mg):
     assert str(mg.nn.Linear(2, 3)) == str(torch.nn.Linear(2, 3))  # modules print alike
 
 
+def _checkpoint_accumulates(torch, mg):
+    lin = mg.nn.Linear(2, 1)
+    x = mg.ones(1, 2, requires_grad=True)
+    out = mg.utils.checkpoint.checkpoint(lin, x, use_reentrant=False)
+    (gx,) = mg.autograd.grad(out.sum(), [x])
+    assert lin.weight.grad is not None  # PyTorch's non-reentrant variant leaves it None
+    np.testing.assert_allclose(gx.numpy(), lin.weight.detach().numpy())
+
+
 def _rng_state_is_a_dict(torch, mg):
     state = mg.get_rng_state()
     assert isinstance(state, dict) and not isinstance(torch.get_rng_state(), dict)
@@ -356,6 +365,11 @@ DIFFERENCES = [
      "`torch.float64`, and graph nodes without PyTorch's version digit (`MulBackward`, not "
      "`MulBackward0`). Values with an exponent print alike; `print(model)` prints as "
      "PyTorch's.", _repr_names_the_dtype),
+    ("`utils.checkpoint` adds the block's gradients to `.grad` during backward.",
+     "The block runs again inside the outer backward, which accumulates its parameters' "
+     "gradients, as PyTorch's `use_reentrant=True` does, also for `use_reentrant=False` "
+     "(which in PyTorch works with `autograd.grad`); the block must return one tensor.",
+     _checkpoint_accumulates),
     ("`get_rng_state()` returns a dict.",
      "The state of minigrad's generator (NumPy's PCG64) as plain data, where PyTorch returns a "
      "uint8 tensor: a checkpoint stores it and `set_rng_state` restores it alike (also "
@@ -547,10 +561,9 @@ NOT_SUPPORTED = [
      "F.log_softmax(...).gather(...)", ("distributions",)),
     ("Tensor.is_inference", "inference_mode() is no_grad() here, so no tensor is an "
      "inference tensor; test requires_grad instead", ("Tensor.is_inference",)),
-    ("torch.utils.checkpoint, torch.hub, torch.export, torch.set_flush_denormal",
-     "call the function without checkpointing (it recomputes nothing, so it uses more "
-     "memory); load weights from a file with load; export with onnx.export",
-     ("utils.checkpoint", "hub", "export", "set_flush_denormal")),
+    ("torch.hub, torch.export, torch.set_flush_denormal",
+     "load weights from a file with load; export with onnx.export",
+     ("hub", "export", "set_flush_denormal")),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
      "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), nn.BatchNorm1d(bias=, "
      "momentum=None), "

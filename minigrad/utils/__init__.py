@@ -5,7 +5,7 @@ Both are imported on first use (`minigrad.utils.data` after `import minigrad` wo
 `torch.utils.data` does after `import torch`), so importing minigrad never loads them, and
 TensorBoard, an optional dependency, is only needed by code that logs to it."""
 
-_LAZY_SUBMODULES = ("data", "tensorboard")
+_LAZY_SUBMODULES = ("checkpoint", "data", "tensorboard")
 
 
 def __getattr__(name):
