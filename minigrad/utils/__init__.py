@@ -1,7 +1,8 @@
 """`minigrad.utils`: the scaffolding around a model, as `torch.utils` has it: data loading
-(`minigrad.utils.data`) and TensorBoard logging (`minigrad.utils.tensorboard`).
+(`minigrad.utils.data`), TensorBoard logging (`minigrad.utils.tensorboard`) and activation
+checkpointing (`minigrad.utils.checkpoint`).
 
-Both are imported on first use (`minigrad.utils.data` after `import minigrad` works as
+Each is imported on first use (`minigrad.utils.data` after `import minigrad` works as
 `torch.utils.data` does after `import torch`), so importing minigrad never loads them, and
 TensorBoard, an optional dependency, is only needed by code that logs to it."""
 
