@@ -65,7 +65,7 @@ class ScatterReduce(Function):
         if reduce in ("prod", "amax", "amin"):  # an in-place change to these raises in backward
             ctx.save_for_backward(a, src, out)
         ctx.count, ctx.pos, ctx.region, ctx.src_shape = count, pos, region, np.shape(src)
-        ctx.reduce, ctx.include_self = reduce, include_self
+        ctx.reduce, ctx.include_self, ctx.dim, ctx.index = reduce, include_self, dim, index
         return out
 
     @staticmethod
