@@ -3,10 +3,10 @@
 and on every batch), `TensorDataset` cut by `random_split` with a seeded `Generator`, a
 `Standardize` module keeping the training set's mean and std in registered buffers, an
 `nn.Sequential` of Linear/BatchNorm1d/LeakyReLU/Dropout initialised by `model.apply(init_fn)`
-(and printed) with `kaiming_normal_`, `xavier_uniform_` with `calculate_gain` and `zeros_`, `MSELoss` to
-train and `L1Loss`/R^2 to report, SGD with Nesterov momentum and weight decay,
-`StepLR` by epoch, and predictions gathered under `torch.no_grad()`
-and brought back with `.cpu().numpy()`. Run by PyTorch and by minigrad (passed in as `torch`)
+with `kaiming_normal_`, `xavier_uniform_` with `calculate_gain` and `zeros_`, then printed,
+`MSELoss` to train and `L1Loss`/R^2 to report, SGD with Nesterov momentum and weight decay,
+`StepLR` by epoch, and predictions gathered under `torch.no_grad()` and brought back with
+`.cpu().numpy()`. Run by PyTorch and by minigrad (passed in as `torch`)
 from the same weights.
 
 The split and the shuffle come from each library's own random stream (see
@@ -108,7 +108,8 @@ def regression_program(torch, X, Y, init=None, split=None, orders=None, dropout=
         history.append(metrics)
         lrs.append(optimizer.param_groups[0]["lr"])
     return {"init": start, "losses": losses, "history": history, "lrs": lrs,
-            "final": state_numpy(model), "sizes": (len(train_set), len(val_set)), "printed": printed,
+            "final": state_numpy(model), "sizes": (len(train_set), len(val_set)),
+            "printed": printed,
             "split": sorted(list(train_set.indices) + list(val_set.indices)),
             "device": (str(device), next(model.parameters()).device.type)}
 
