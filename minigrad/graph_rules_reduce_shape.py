@@ -180,6 +180,58 @@ def _scatter(ctx, g):
     return _write_grads(ctx, g, ctx.add, ctx.pos, src)
 
 
+@rule(ops.ScatterReduce)
+def _scatter_reduce(ctx, g):
+    """g spread by constant shares (sum, mean, amax, amin: piecewise linear), or for prod by
+    the products of the other factors, themselves products of the saved inputs taken with the
+    op again (so they differentiate once more)."""
+    need = ctx.needs_input_grad
+    pos, region = ctx.pos, ctx.region
+    if ctx.reduce == "sum":
+        ga, gs = g, g[pos]
+    elif ctx.reduce == "mean":
+        ga = g / constant(ctx.count)
+        gs = ga[pos]
+    elif ctx.reduce in ("amax", "amin"):
+        a, src, out = ctx.saved
+        self_is = (a == out).astype(g.dtype)
+        src_is = (src[region] == out[pos]).astype(g.dtype)
+        shares = self_is.copy()
+        np.add.at(shares, pos, src_is)
+        spread = g / constant(shares)
+        ga, gs = spread * constant(self_is), spread[pos] * constant(src_is)
+    else:
+        ga, gs = _scatter_prod_grads(ctx, g)
+    if not ctx.include_self:
+        ga = _erased(ga, pos)
+    if len(need) > 1 and need[1]:
+        gs = ops.IndexPut.apply(constant(np.zeros(ctx.src_shape, g.dtype)), gs, index=region)
+    return (ga if need[0] else None), (gs if len(need) > 1 and need[1] else None)
+
+
+def _scatter_prod_grads(ctx, g):
+    a, src, out = ctx.saved
+    pos, region = ctx.pos, ctx.region
+    s = src[region]
+    a_t, s_t, out_t = saved_input(ctx, 0, a), saved_input(ctx, 1, src)[region], \
+        saved_output(ctx, out)
+
+    def product(base, values):
+        return ops.ScatterReduce.apply(base, values, dim=ctx.dim, index=ctx.index,
+                                       reduce="prod", include_self=ctx.include_self)
+
+    masked_a = a_t.masked_fill(constant(a == 0), 1.0)
+    ga = g * product(masked_a, s_t) / masked_a
+    src_zero = s == 0
+    zeros_at = np.zeros(a.shape, np.int64)
+    np.add.at(zeros_at, pos, src_zero.astype(np.int64))
+    single = src_zero & (zeros_at[pos] == 1)
+    others = product(a_t, s_t.masked_fill(constant(single), 1.0))
+    ratio = (g * out_t)[pos] / s_t.masked_fill(constant(src_zero), 1.0)
+    one_zero = constant(single.astype(g.dtype))
+    return ga, one_zero * (g * others)[pos] + (1 - one_zero) * ratio
+
+
 @rule(ops.CopySlices)
 def _copy_slices(ctx, g):
     """The region written through a view takes its gradient from the values; base keeps the rest."""

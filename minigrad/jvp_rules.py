@@ -288,6 +288,18 @@ def _scatter(ctx, out, tangents):
     return t
 
 
+@jvp_rule(ops.ScatterReduce)
+def _scatter_reduce(ctx, out, tangents):
+    """Each element of either input reaches one output position: J t is the partials (the
+    backward with a gradient of ones) times the tangents, added up where they meet."""
+    ga, gs = ctx.backward(ctx, np.ones(out.shape, out.dtype))
+    ta, ts = tangents
+    t = np.zeros(out.shape, out.dtype) if ta is None else (ga * ta).astype(out.dtype)
+    if ts is not None:
+        np.add.at(t, ctx.pos, (gs * ts)[ctx.region])
+    return t
+
+
 @jvp_rule(ops.CrossEntropy)
 def _cross_entropy(ctx, out, tangents):
     """Each row's loss depends on its row of logits only: the tangent is the row's gradient

@@ -3,6 +3,8 @@ makes runs repeatable; a `Generator` is an independent stream passed as `generat
 `torch.Generator`, e.g. `g = Generator().manual_seed(42); randn(3, generator=g)`)."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 
@@ -81,3 +83,21 @@ def get_rng_state() -> dict:
 
 def set_rng_state(state: dict) -> None:
     default_generator.set_state(state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, device_type="cuda"):
+    """Run a block with the default generator's state saved, and put it back afterwards: the
+    draws inside do not change the numbers drawn after it (PyTorch's `torch.random.fork_rng`).
+    There are no accelerator generators to fork, so `devices` must be empty or None."""
+    if devices:
+        raise ValueError(f"fork_rng: there are no {device_type} devices to fork, got devices="
+                         f"{list(devices)}")
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)

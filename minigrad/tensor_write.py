@@ -66,6 +66,14 @@ class WriteMethods:
     def scatter_add(self, dim, index, src):
         return self.scatter(dim, index, src, reduce="add")
 
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        _same_dtype("scatter_reduce", self, src)
+        if self.ndim == 0:
+            return self.reshape(1).scatter_reduce(dim, index, src.reshape(-1), reduce,
+                                                  include_self=include_self).reshape(())
+        return ops.ScatterReduce.apply(self, src, dim=dim, index=index, reduce=reduce,
+                                       include_self=include_self)
+
     def index_fill(self, dim, index, value):
         if self.ndim == 0:
             return self.reshape(1).index_fill(dim, index, value).reshape(())
@@ -158,6 +166,10 @@ class WriteMethods:
 
     def scatter_add_(self, dim, index, src):
         return self._assign("scatter_add_", lambda old: old.scatter_add(dim, index, src))
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        return self._assign("scatter_reduce_", lambda old: old.scatter_reduce(
+            dim, index, src, reduce, include_self=include_self))
 
     def index_fill_(self, dim, index, value):
         return self._assign("index_fill_", lambda old: old.index_fill(dim, index, value))

@@ -16,7 +16,7 @@ from minigrad.tensor import array_of
 from . import functional as F
 from . import init
 from .fast_path import packed_attention
-from .layers import Linear
+from .layers import NonDynamicallyQuantizableLinear
 from .module import Module, Parameter, factory_dtype
 
 
@@ -60,7 +60,7 @@ class MultiheadAttention(Module):
             self.k_proj_weight = Parameter(np.empty((E, self.kdim), dtype))
             self.v_proj_weight = Parameter(np.empty((E, self.vdim), dtype))
         self.in_proj_bias = Parameter(np.zeros(3 * E, dtype)) if bias else None
-        self.out_proj = Linear(E, E, bias=bias, dtype=dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(E, E, bias=bias, dtype=dtype)
         self.relative_positions, self.diversity = relative_positions, diversity
         self.diversity_penalty = None
         if relative_positions:
@@ -215,7 +215,3 @@ class MultiheadAttention(Module):
             else:
                 additive = kp if additive is None else additive + kp
         return allowed, additive
-
-    def extra_repr(self):
-        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "
-                f"dropout={self.dropout}, batch_first={self.batch_first}")

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from minigrad.tensor import Tensor
 
-from .module import Module, Parameter
+from .module import Module, Parameter, framed, indent
 
 
 class Sequential(Module):
@@ -70,6 +70,20 @@ class ModuleList(Module):
 
     def forward(self, *args):
         raise TypeError("ModuleList is a container; call its modules, not the list")
+
+    def __repr__(self):
+        """As PyTorch: a run of equal reprs is printed once, `(0-5): 6 x Block(...)`."""
+        if not self._modules:
+            return f"{type(self).__name__}()"
+        runs = []  # [first index, last index, repr]
+        for i, text in enumerate(repr(m) for m in self):
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        lines = [indent(f"({a}): {text}" if a == b else f"({a}-{b}): {b - a + 1} x {text}")
+                 for a, b, text in runs]
+        return framed(type(self).__name__, [], lines)
 
 
 class ModuleDict(Module):

@@ -8,6 +8,7 @@ sqrt(2), since ReLU zeroes half of its inputs.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 
@@ -87,3 +88,51 @@ def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
 
 def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity))
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
+    """N(mean, std) restricted to [a, b] (absolute bounds, as PyTorch's): each value out of
+    range is drawn again, so the values follow the truncated distribution exactly."""
+    if not a < b:
+        raise ValueError(f"trunc_normal_: a must be below b, got a={a}, b={b}")
+    dist = NormalDist(mean, std)
+    accept = dist.cdf(b) - dist.cdf(a)  # the chance that one draw lands in [a, b]
+    if accept < 1e-6:
+        raise ValueError(f"trunc_normal_: [{a}, {b}] is too far into the tail of "
+                         f"N({mean}, {std}) to sample (probability {accept:.1e})")
+    n, gen = int(np.prod(tensor.shape)), generator()
+    out, filled = np.empty(n), 0
+    while filled < n:
+        draws = gen.normal(mean, std, int((n - filled) / accept * 1.1) + 8)
+        draws = draws[(draws >= a) & (draws <= b)][:n - filled]
+        out[filled:filled + len(draws)] = draws
+        filled += len(draws)
+    return _fill(tensor, out.reshape(tensor.shape))
+
+
+def orthogonal_(tensor, gain=1.0):
+    """A (semi-)orthogonal matrix, Q of the QR decomposition of a Gaussian matrix with the
+    signs of R's diagonal taken out (so Q is uniform over orthogonal matrices); a tensor of
+    more than 2 dims is seen as (shape[0], the product of the rest), as in PyTorch."""
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_: only tensors with 2 or more dimensions are supported, "
+                         f"got shape {tensor.shape}")
+    rows = tensor.shape[0]
+    cols = int(np.prod(tensor.shape)) // rows if rows else 0
+    if rows * cols == 0:
+        return tensor
+    flat = generator().normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, gain * q.reshape(tensor.shape))
+
+
+def eye_(tensor):
+    """The identity in a 2-D tensor (ones on the diagonal of a rectangular one)."""
+    if tensor.ndim != 2:
+        raise ValueError(f"eye_: only 2-D tensors are supported, got shape {tensor.shape}")
+    return _fill(tensor, np.eye(*tensor.shape))

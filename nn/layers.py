@@ -43,6 +43,11 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under the name PyTorch gives a MultiheadAttention's output projection (its
+    quantization tools leave it alone), so that `print(model)` shows what PyTorch's does."""
+
+
 class Embedding(Module):
     """A lookup table: integer ids (...) -> rows of weight (..., embedding_dim).
 
@@ -111,7 +116,7 @@ class Dropout(Module):
         return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self):
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class ReLU(Module):
@@ -122,6 +127,9 @@ class ReLU(Module):
     def forward(self, x):
         return F.relu(x, self.inplace)
 
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
 
 class GELU(Module):
     def __init__(self, approximate="none"):
@@ -130,6 +138,9 @@ class GELU(Module):
 
     def forward(self, x):
         return x.gelu(self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
 
 
 class Tanh(Module):
@@ -150,6 +161,9 @@ class LeakyReLU(Module):
     def forward(self, x):
         return F.leaky_relu(x, self.negative_slope, self.inplace)
 
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
 
 class Softmax(Module):
     def __init__(self, dim=None):
@@ -158,3 +172,6 @@ class Softmax(Module):
 
     def forward(self, x):
         return F.softmax(x, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"

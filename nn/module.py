@@ -312,11 +312,12 @@ class Module:
         return ""
 
     def __repr__(self):
-        lines = [f"{type(self).__name__}({self.extra_repr()}"]
-        for name, m in self._modules.items():
-            sub = repr(m).replace("\n", "\n  ")
-            lines.append(f"  ({name}): {sub}")
-        return lines[0] + ")" if len(lines) == 1 else "\n".join(lines) + "\n)"
+        """PyTorch's layout: `Name(extra)` on one line for a leaf with one line of extra_repr,
+        else the extra lines and then each child `(name): repr`, indented, one a line."""
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): {indent(repr(m))}" for name, m in self._modules.items()]
+        return framed(type(self).__name__, extra_lines, child_lines)
 
     def num_parameters(self):
         return sum(p._array.size for p in self.parameters())
@@ -328,6 +329,19 @@ class Module:
         if print_fn is not None:
             print_fn(text)
         return text
+
+
+def indent(text, spaces=2):
+    """Every line of `text` but the first shifted right (a child's repr inside its parent's)."""
+    return text.replace("\n", "\n" + " " * spaces)
+
+
+def framed(name, extra_lines, child_lines):
+    """`name(...)` around the lines of a module's repr, as PyTorch lays them out."""
+    if len(extra_lines) == 1 and not child_lines:
+        return f"{name}({extra_lines[0]})"
+    lines = extra_lines + child_lines
+    return f"{name}(\n  " + "\n  ".join(lines) + "\n)" if lines else f"{name}()"
 
 
 def factory_dtype(device, dtype, op):

@@ -25,7 +25,7 @@ class LayerNorm(Module):
         dtype = factory_dtype(device, dtype, "LayerNorm")
         self.normalized_shape = ((normalized_shape,) if isinstance(normalized_shape, int)
                                  else tuple(normalized_shape))
-        self.eps = eps
+        self.eps, self.elementwise_affine = eps, elementwise_affine
         self.weight = Parameter(np.ones(self.normalized_shape, dtype)) if elementwise_affine else None
         self.bias = (Parameter(np.zeros(self.normalized_shape, dtype))
                      if elementwise_affine and bias else None)
@@ -34,7 +34,8 @@ class LayerNorm(Module):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}"
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class BatchNorm1d(Module):
@@ -45,12 +46,13 @@ class BatchNorm1d(Module):
     """
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         dtype = factory_dtype(device, dtype, "BatchNorm1d")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine = affine
         self.weight = Parameter(np.ones(num_features, dtype)) if affine else None
-        self.bias = Parameter(np.zeros(num_features, dtype)) if affine else None
+        self.bias = Parameter(np.zeros(num_features, dtype)) if affine and bias else None
         self.track_running_stats = track_running_stats
         if track_running_stats:
             self.register_buffer("running_mean", Tensor._wrap(np.zeros(num_features, dtype)))
@@ -82,8 +84,12 @@ class BatchNorm1d(Module):
             var = self.running_var.reshape(shape)
         out = (x - mean) / (var + self.eps).sqrt()
         if self.weight is not None:
-            out = out * self.weight.reshape(shape) + self.bias.reshape(shape)
+            out = out * self.weight.reshape(shape)
+        if self.bias is not None:
+            out = out + self.bias.reshape(shape)
         return out
 
     def extra_repr(self):
-        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")

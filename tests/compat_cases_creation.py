@@ -189,6 +189,18 @@ def _(lib):
 
 
 @add
+@case("random.fork_rng")
+def _(lib):
+    lib.manual_seed(1)
+    with lib.random.fork_rng():
+        inside = lib.rand(4)
+    after = lib.rand(4)
+    with lib.random.fork_rng(enabled=False):
+        lib.rand(1)
+    return bool((inside == after).all()), bool((lib.rand(4) == after).all())
+
+
+@add
 @case("minigrad.multinomial", "Tensor.multinomial", "minigrad.bernoulli", "minigrad.normal",
       "Tensor.normal_", "Tensor.uniform_", compare="meta")
 def _(lib):

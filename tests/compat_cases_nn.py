@@ -289,6 +289,21 @@ def _(lib):
 
 
 @add
+@case("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_", compare="meta")
+def _(lib):
+    init = lib.nn.init
+    w, wide, conv = lib.empty(300, 200), lib.empty(20, 50), lib.empty(8, 3, 5)
+    t = init.trunc_normal_(w, mean=0.1, std=0.5, a=-0.5, b=0.6)
+    q = init.orthogonal_(wide, gain=2.0)
+    k = init.orthogonal_(conv).reshape(8, 15)
+    return (t.clone(), bool(t.min() >= -0.5), bool(t.max() <= 0.6),
+            round(float(init.trunc_normal_(w, std=0.02).std()) / 0.02, 1),
+            bool((q @ q.t() - 4 * lib.eye(20)).abs().max() < 1e-4),
+            bool((k @ k.t() - lib.eye(8)).abs().max() < 1e-5),
+            init.eye_(lib.empty(2, 3)).clone())
+
+
+@add
 @case("nn.utils.clip_grad_norm_", "nn.utils.clip_grad_value_", "nn.utils.parameters_to_vector",
       "nn.utils.vector_to_parameters", inputs=(f32(3, 4), f32(4)))
 def _(lib, w, b):

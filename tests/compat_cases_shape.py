@@ -155,6 +155,18 @@ def _(lib, x, src):
 
 
 @add
+@case("Tensor.scatter_reduce", "Tensor.scatter_reduce_", inputs=(f32(3, 4), f32(4, 4)))
+def _(lib, x, src):
+    idx = lib.tensor([[0, 1, 2, 0], [2, 0, 0, 1], [0, 0, 1, 1], [1, 2, 2, 0]])
+    per_node_max = lib.full((3, 4), float("-inf"))
+    per_node_max.scatter_reduce_(0, idx, src.detach(), "amax")
+    return (x.scatter_reduce(0, idx, src, "amax"), x.scatter_reduce(0, idx, src, "amin"),
+            x.scatter_reduce(0, idx, src, "sum", include_self=False),
+            x.scatter_reduce(1, idx[:3], src[:3], "mean"),
+            x.scatter_reduce(0, idx, src, "prod"), per_node_max)
+
+
+@add
 @case("Tensor.index_fill", "Tensor.index_fill_", "minigrad.index_fill", "Tensor.index_add",
       "Tensor.index_add_", "minigrad.index_add", inputs=(f32(4, 3), f32(2, 3)))
 def _(lib, x, s):

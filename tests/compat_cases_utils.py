@@ -6,7 +6,7 @@ import tempfile
 
 import numpy as np
 
-from compat_table import A, Case, case, f32, ints
+from compat_table import A, Case, case, f32, ints, watch
 
 CASES = []
 add = CASES.append
@@ -182,3 +182,17 @@ def _(lib, values):
         writer.flush()
         writer.close()
         return _read_back(log_dir), _read_back(f"{log_dir}/acc_test"), raw_dir
+
+
+@add
+@case("utils.checkpoint.checkpoint", inputs=(f32(3, 4),))
+def _(lib, x):
+    lin = lib.nn.Linear(4, 2)
+    with lib.no_grad():
+        lin.weight.copy_(lib.arange(8.0).reshape(2, 4) / 10 - 0.3)
+        lin.bias.fill_(0.1)
+    watch(lin.weight, lin.bias)
+    block = lib.nn.Sequential(lin, lib.nn.Tanh())
+    ck = lib.utils.checkpoint.checkpoint
+    return (ck(block, x, use_reentrant=False) * 2,
+            ck(lambda a, k: block(a) * k, x, 3.0, use_reentrant=True))

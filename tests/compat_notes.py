@@ -1,6 +1,9 @@
 """What the compatibility page says beyond the table: the deliberate differences from PyTorch
 (each with a check that it still holds), the names educational PyTorch code uses that minigrad
 lacks (checked to be absent), and minigrad's own additions."""
+import os
+import tempfile
+
 import numpy as np
 
 from helpers import square_function
@@ -57,6 +60,48 @@ def _integer_write_of_a_gradient(torch, mg):
         t.fill_(v)
         assert t.tolist() == [0, 0]
         assert t.requires_grad is (lib is torch)
+
+
+def _in_place_write_of_a_saved_output(torch, mg):
+    for lib in (torch, mg):
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        h = x * 1
+        h.relu_()  # relu_ saved its output, the tensor h itself in PyTorch
+        h.scatter_reduce_(0, lib.tensor([0, 0]), lib.tensor([5.0, 4.0]), "amax")
+        try:
+            h.sum().backward()
+        except RuntimeError:
+            assert lib is torch
+            continue
+        assert lib is mg and x.grad.tolist() == [0.0, 0.0, 1.0]
+
+
+def _repr_names_the_dtype(torch, mg):
+    x = mg.tensor([1.0, 2.5], requires_grad=True)
+    assert repr(x) == "tensor([1. , 2.5], dtype=float32, requires_grad=True)"
+    assert repr(torch.tensor([1.0, 2.5])) == "tensor([1.0000, 2.5000])"
+    assert "grad_fn=<MulBackward>" in repr(x * 2)
+    assert "grad_fn=<MulBackward0>" in repr(torch.tensor([1.0], requires_grad=True) * 2)
+    assert str(mg.nn.Linear(2, 3)) == str(torch.nn.Linear(2, 3))  # modules print alike
+
+
+def _checkpoint_accumulates(torch, mg):
+    lin = mg.nn.Linear(2, 1)
+    x = mg.ones(1, 2, requires_grad=True)
+    out = mg.utils.checkpoint.checkpoint(lin, x, use_reentrant=False)
+    (gx,) = mg.autograd.grad(out.sum(), [x])
+    assert lin.weight.grad is not None  # PyTorch's non-reentrant variant leaves it None
+    np.testing.assert_allclose(gx.numpy(), lin.weight.detach().numpy())
+
+
+def _rng_state_is_a_dict(torch, mg):
+    state = mg.get_rng_state()
+    assert isinstance(state, dict) and not isinstance(torch.get_rng_state(), dict)
+    path = os.path.join(tempfile.mkdtemp(), "ckpt.pt")
+    mg.save({"rng_state": state}, path)
+    first = mg.rand(3)
+    mg.set_rng_state(mg.load(path, weights_only=True)["rng_state"])
+    assert (mg.rand(3) == first).all()
 
 
 def _floor_divide_gradient(torch, mg):
@@ -339,6 +384,30 @@ DIFFERENCES = [
      "`v` that requires grad: PyTorch gives `t` a `grad_fn` (a graph nothing can "
      "differentiate, since integer tensors have no gradients); minigrad writes the converted "
      "values and leaves `t` outside the graph.", _integer_write_of_a_gradient),
+    ("An in-place write after another keeps the first one's gradient.",
+     "`h.relu_()` or `h.scatter_reduce_(...)`, then another in-place write to `h`: "
+     "PyTorch's first write saved its output, `h` itself, and backward raises that it was "
+     "modified; minigrad's in-place ops save the values they computed, not the tensor "
+     "they wrote, so backward gives the gradient of the two writes.",
+     _in_place_write_of_a_saved_output),
+    ("A tensor prints its values as NumPy does, and always names its dtype.",
+     "`print(t)` gives `tensor([1. , 2.5], dtype=float32)` where PyTorch gives "
+     "`tensor([1.0000, 2.5000])`: NumPy's digits (the same `set_printoptions`), the dtype "
+     "shown even for PyTorch's defaults (float32, int64, bool), `float64` for "
+     "`torch.float64`, and graph nodes without PyTorch's version digit (`MulBackward`, not "
+     "`MulBackward0`). Values with an exponent print alike; `print(model)` prints as "
+     "PyTorch's.", _repr_names_the_dtype),
+    ("`utils.checkpoint` adds the block's gradients to `.grad` during backward.",
+     "The block runs again inside the outer backward, which accumulates its parameters' "
+     "gradients, as PyTorch's `use_reentrant=True` does, also for `use_reentrant=False` "
+     "(which in PyTorch works with `autograd.grad`); the block must return one tensor.",
+     _checkpoint_accumulates),
+    ("`get_rng_state()` returns a dict.",
+     "The state of minigrad's generator (NumPy's PCG64) as plain data, where PyTorch returns a "
+     "uint8 tensor: a checkpoint stores it and `set_rng_state` restores it alike (also "
+     "through `save`/`load(weights_only=True)`), but tensor methods (`.clone()`) do not "
+     "apply, and the two libraries' states do not load into each other.",
+     _rng_state_is_a_dict),
     ("`//` and `remainder` have gradients in every argument.",
      "Zero for `floor_divide`, and -floor(a / b) for the second argument of `remainder`, "
      "where PyTorch raises 'derivative not implemented'.", _floor_divide_gradient),
@@ -514,8 +583,6 @@ NOT_SUPPORTED = [
     ("torch.nn.functional conv1d, conv2d, max_pool2d, interpolate", "not implemented",
      ("nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.max_pool2d",
       "nn.functional.interpolate")),
-    ("torch.nn.init.trunc_normal_, orthogonal_, eye_", "use normal_ and clamp_",
-     ("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_")),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
     ("torch.distributions beyond Bernoulli, Categorical, Normal and Uniform "
      "(MultivariateNormal, Beta, Gamma, ...), Normal.cdf and icdf, Distribution.expand, "
@@ -525,10 +592,9 @@ NOT_SUPPORTED = [
       "distributions.Distribution.expand", "distributions.transforms")),
     ("Tensor.is_inference", "inference_mode() is no_grad() here, so no tensor is an "
      "inference tensor; test requires_grad instead", ("Tensor.is_inference",)),
-    ("torch.utils.checkpoint, torch.hub, torch.export, torch.set_flush_denormal",
-     "call the function without checkpointing (it recomputes nothing, so it uses more "
-     "memory); load weights from a file with load; export with onnx.export",
-     ("utils.checkpoint", "hub", "export", "set_flush_denormal")),
+    ("torch.hub, torch.export, torch.set_flush_denormal",
+     "load weights from a file with load; export with onnx.export",
+     ("hub", "export", "set_flush_denormal")),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
      "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), nn.BatchNorm1d(bias=, "
      "momentum=None), "

@@ -88,14 +88,16 @@ def positive(op):  # divisors away from zero
         ("int64 row", lambda L, t, o: op(t, o(t.shape[-1:], "int64").abs() + 1))]
 
 
-def scatter_variants(name):
+def scatter_variants(name, *extra, **kw):
+    """`extra` and `kw`: what follows src (scatter_reduce_'s reduce and include_self)."""
     def idx(L, t, o):
         return o.index(last(t), 2, dims_before(t) + ((2 if last(t) else 0),))
     variants = [
-        ("same dtype src", lambda L, t, o: getattr(t, name)(-1, idx(L, t, o),
-                                                            o(idx(L, t, o).shape, dtype_name(t)))),
+        ("same dtype src", lambda L, t, o: getattr(t, name)(
+            -1, idx(L, t, o), o(idx(L, t, o).shape, dtype_name(t)), *extra, **kw)),
         ("float src", lambda L, t, o: getattr(t, name)(-1, idx(L, t, o),
-                                                       o(idx(L, t, o).shape, "float32"))),
+                                                       o(idx(L, t, o).shape, "float32"),
+                                                       *extra, **kw)),
     ]
     if name == "scatter_":
         variants.append(("value", lambda L, t, o: t.scatter_(-1, idx(L, t, o), value=1.5)))
@@ -165,6 +167,9 @@ OPS = {
     ],
     "scatter_": scatter_variants("scatter_"),
     "scatter_add_": scatter_variants("scatter_add_"),
+    # one variant: a second write to the tensor whose values PyTorch's scatter_reduce saved
+    # makes its backward raise (see the compat notes); tests/test_scatter_reduce.py has the rest
+    "scatter_reduce_": scatter_variants("scatter_reduce_", "amax")[:1],
     "__setitem__": [
         ("first row", lambda L, t, o: t.__setitem__(0, 1.5)),
         ("column tensor", lambda L, t, o: t.__setitem__((Ellipsis, 0), o(dims_before(t),

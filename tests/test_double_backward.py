@@ -83,6 +83,15 @@ OPS = {
                 (_u(3, 4), _u(3, 1))),
     "scatter_add": (lambda lib, a, b: (a * a).scatter_add(1, lib.tensor(GATHER), b * a[:, :2]),
                     (_u(3, 4), _u(3, 2))),
+    "scatter_reduce_sum": (lambda lib, a, b: (a * a).scatter_reduce(
+        1, lib.tensor(GATHER), b * b, "sum", include_self=False), (_u(3, 4), _u(3, 2))),
+    "scatter_reduce_mean": (lambda lib, a, b: (a * a).scatter_reduce(
+        1, lib.tensor(GATHER), b * a[:, :2], "mean"), (_u(3, 4), _u(3, 2))),
+    "scatter_reduce_amax": (lambda lib, a, b: (a * a).scatter_reduce(
+        0, lib.tensor(GATHER[:2, :2] % 3), b * b, "amax"), (_u(3, 4), _u(2, 2))),
+    "scatter_reduce_prod": (lambda lib, a, b: (a * b).scatter_reduce(
+        1, lib.tensor(GATHER), b[:, :2] * b[:, 1:3], "prod", include_self=False),
+                            (_u(3, 4), _u(3, 4))),
     "cat": (lambda lib, a, b: lib.cat([a * a, b * a[:2]], 0), (_u(3, 4), _u(2, 4))),
     "stack": (lambda lib, a, b: lib.stack([a * b, b], 1), (_u(3, 4), _u(3, 4))),
     "matmul": (lambda lib, a, b: a @ b, (_u(3, 4), _u(4, 2))),

@@ -17,6 +17,9 @@ FAST = ("mul_broadcast", "pow_tensor", "gelu", "where", "var", "getitem_advanced
         "cross_entropy_smooth_none")
 
 
+NO_TORCH_TANGENT = ("scatter_reduce_prod",)
+
+
 def _tangents(arrays, seed=1):
     rng = np.random.default_rng(seed)
     return [rng.standard_normal(a.shape) for a in arrays]
@@ -27,7 +30,7 @@ def _forward_mode(lib, fw, program, arrays, tangents):
         duals = [fw.make_dual(lib.tensor(a), lib.tensor(t)) for a, t in zip(arrays, tangents)]
         out = program(lib, *duals)
         primal, tangent = fw.unpack_dual(out)
-        return primal.detach().numpy().copy(), tangent.numpy().copy()
+        return primal.detach().numpy().copy(), None if tangent is None else tangent.numpy().copy()
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in FAST else pytest.mark.slow)
@@ -45,6 +48,9 @@ def test_tangent_matches_reverse_mode_and_torch(name, torch):
     t_primal, t_tangent = _forward_mode(torch, torch.autograd.forward_ad, program, arrays,
                                         tangents)
     np.testing.assert_allclose(primal, t_primal, rtol=1e-12, err_msg=name)
+    if t_tangent is None:  # PyTorch has no forward-mode formula for it (no tangent, no error)
+        assert name in NO_TORCH_TANGENT, name
+        return
     np.testing.assert_allclose(tangent, t_tangent, rtol=1e-9, atol=1e-12, err_msg=name)
 
 

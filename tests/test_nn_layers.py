@@ -258,7 +258,8 @@ def test_repr_prints_the_module_tree():
     assert repr(m) == expected
     r = repr(Net())
     assert "(encoder): Module(" in r and "(self_attn): MultiheadAttention(" in r
-    assert "(out_proj): Linear(in_features=8, out_features=8, bias=True)" in r
+    assert ("(out_proj): NonDynamicallyQuantizableLinear(in_features=8, out_features=8, "
+            "bias=True)") in r  # PyTorch's name for it
     assert "(cls): Linear(in_features=8, out_features=3, bias=True)" in r
 
 
@@ -951,3 +952,15 @@ def test_nested_model_state_dict_keys_match_torch(torch):
     theirs.eval()
     np.testing.assert_allclose(ours(t32(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_batchnorm_without_bias_matches_torch(torch):
+    """PyTorch's keyword `bias=False` keeps the scale and drops the shift."""
+    x = np.random.default_rng(0).normal(size=(6, 3)).astype(np.float32)
+    ours, theirs = nn.BatchNorm1d(3, bias=False), torch.nn.BatchNorm1d(3, bias=False)
+    with torch.no_grad():
+        theirs.weight.mul_(2.0)
+    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    assert ours.bias is None and sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    np.testing.assert_allclose(ours(mg.tensor(x)).detach().numpy(),
+                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)

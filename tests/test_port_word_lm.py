@@ -95,10 +95,10 @@ def word_lm_program(torch, train_lines, valid_lines, init=None, emsize=16, nhid=
     val_data = batchify(corpus.valid, eval_batch_size)
 
     ntokens = len(corpus.dictionary)
-    model = RNNModel("LSTM", ntokens, emsize, nhid, nlayers, dropout)
+    model = RNNModel("LSTM", ntokens, emsize, nhid, nlayers, dropout).to(device)
     if init is not None:
         model.load_state_dict({k: torch.from_numpy(v) for k, v in init.items()})
-    start = state_numpy(model)  # model.to(device) is left out: minigrad's Module.to takes dtypes
+    start = state_numpy(model)
     criterion = nn.NLLLoss()
 
     def repackage_hidden(h):

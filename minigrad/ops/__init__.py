@@ -12,6 +12,7 @@ from .linear import Linear
 from .layer_norm import DropoutAddLayerNorm, LayerNorm
 from .cross_entropy import CrossEntropy
 from .assign import CopySlices, IndexPut, Scatter
+from .scatter_reduce import ScatterReduce
 from .bce import BinaryCrossEntropy
 from .cumulative import Cumsum
 from .einsum import Einsum

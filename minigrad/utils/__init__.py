@@ -1,11 +1,12 @@
 """`minigrad.utils`: the scaffolding around a model, as `torch.utils` has it: data loading
-(`minigrad.utils.data`) and TensorBoard logging (`minigrad.utils.tensorboard`).
+(`minigrad.utils.data`), TensorBoard logging (`minigrad.utils.tensorboard`) and activation
+checkpointing (`minigrad.utils.checkpoint`).
 
-Both are imported on first use (`minigrad.utils.data` after `import minigrad` works as
+Each is imported on first use (`minigrad.utils.data` after `import minigrad` works as
 `torch.utils.data` does after `import torch`), so importing minigrad never loads them, and
 TensorBoard, an optional dependency, is only needed by code that logs to it."""
 
-_LAZY_SUBMODULES = ("data", "tensorboard")
+_LAZY_SUBMODULES = ("checkpoint", "data", "tensorboard")
 
 
 def __getattr__(name):

@@ -1,0 +1,56 @@
+"""nn.init.trunc_normal_, orthogonal_ and eye_: their values follow PyTorch's distributions
+(from minigrad's own stream, so seeded runs repeat but differ from PyTorch's numbers)."""
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.nn import init
+
+
+def test_trunc_normal_stays_in_bounds_with_the_truncated_moments(torch):
+    mg.manual_seed(0)
+    w = init.trunc_normal_(mg.empty(400, 250), mean=0.1, std=0.5, a=-0.5, b=0.6)
+    x = w.numpy()
+    assert x.min() >= -0.5 and x.max() <= 0.6 and w.dtype == np.float32
+    ref = torch.nn.init.trunc_normal_(torch.empty(400, 250), mean=0.1, std=0.5, a=-0.5,
+                                      b=0.6).numpy()
+    # the truncated normal's mean and std (closed form), matched by both libraries
+    d = NormalDist()
+    alpha, beta = (-0.5 - 0.1) / 0.5, (0.6 - 0.1) / 0.5
+    z = d.cdf(beta) - d.cdf(alpha)
+    mean = 0.1 + 0.5 * (d.pdf(alpha) - d.pdf(beta)) / z
+    var = 0.25 * (1 + (alpha * d.pdf(alpha) - beta * d.pdf(beta)) / z
+                  - ((d.pdf(alpha) - d.pdf(beta)) / z) ** 2)
+    for sample in (x, ref):
+        assert abs(sample.mean() - mean) < 0.005 and abs(sample.std() - var ** 0.5) < 0.005
+    mg.manual_seed(0)
+    again = init.trunc_normal_(mg.empty(400, 250), mean=0.1, std=0.5, a=-0.5, b=0.6)
+    np.testing.assert_array_equal(again.numpy(), x)  # seeded: it repeats
+
+
+def test_trunc_normal_with_the_usual_transformer_std():
+    w = init.trunc_normal_(mg.empty(256, 256), std=0.02)  # bounds +-2 are 100 std away
+    assert abs(float(w.std()) - 0.02) < 0.001 and abs(float(w.mean())) < 0.001
+
+
+@pytest.mark.parametrize("shape", [(20, 50), (50, 20), (8, 3, 5), (1, 1)])
+def test_orthogonal_rows_or_columns_are_orthonormal(shape):
+    w = init.orthogonal_(mg.empty(*shape), gain=1.5).numpy().reshape(shape[0], -1)
+    small = min(w.shape)
+    gram = w @ w.T if w.shape[0] == small else w.T @ w
+    np.testing.assert_allclose(gram, 2.25 * np.eye(small), atol=1e-5)
+
+
+def test_eye_and_errors():
+    np.testing.assert_array_equal(init.eye_(mg.empty(2, 3)).numpy(), np.eye(2, 3))
+    with pytest.raises(ValueError, match=r"eye_: only 2-D tensors are supported, got shape "
+                                         r"\(2, 2, 2\)"):
+        init.eye_(mg.empty(2, 2, 2))
+    with pytest.raises(ValueError, match="orthogonal_: only tensors with 2 or more dimensions"):
+        init.orthogonal_(mg.empty(3))
+    with pytest.raises(ValueError, match="trunc_normal_: a must be below b"):
+        init.trunc_normal_(mg.empty(3), a=1.0, b=-1.0)
+    with pytest.raises(ValueError, match="too far into the tail"):
+        init.trunc_normal_(mg.empty(3), a=10.0, b=11.0)
