@@ -181,6 +181,24 @@ def addmm(bias, a, b):
     return out
 
 
+def product_add(bias, a, b):
+    """addmm(bias, a, b) for operands whose caller has checked them (the linear op: 2-D, one
+    dtype, a bias of the product's columns): a small product, as in `product`, goes straight
+    to np.matmul and the bias is added in place, the bits of addmm's "reference" route."""
+    if route(a, b) != "reference":
+        return addmm(bias, a, b)
+    out = _ref.matmul(a, b)
+    out += bias
+    return out
+
+
+def product_and_sum(a, b):
+    """matmul_and_sum(a, b) for operands whose caller has checked them, as `product_add`."""
+    if route(a, b) != "reference":
+        return matmul_and_sum(a, b)
+    return _ref.matmul(a, b), a.sum(axis=0)
+
+
 def matmul_and_sum(a, b):
     """(a @ b, a.sum(axis=0)) for a (M, K), b (K, N): a linear layer's input gradient g W and
     bias gradient (the column sums of g). In OpenBLAS's blocks each block of a's rows is
