@@ -798,8 +798,8 @@ def test_masked_fill(data, value):
 @given(data=st.data(), value=st.sampled_from([0.0, -np.inf, np.nan, 3.5]),
        transposed=st.booleans())
 def test_masked_fill_trailing_mask_bits(data, value, transposed):
-    """A mask of the tensor's trailing shape (attention's causal mask) takes a copy-and-scatter
-    path; it gives np.where's bits forward and backward, on strided inputs too."""
+    """masked_fill with a mask of the tensor's trailing shape (attention's causal mask) gives
+    np.where's bits forward and backward, on strided inputs too."""
     shape = data.draw(hnp.array_shapes(min_dims=2, max_dims=4, max_side=5))
     k = data.draw(st.integers(1, len(shape) - 1))
     mask = data.draw(hnp.arrays(np.bool_, shape[len(shape) - k:]))

@@ -301,36 +301,23 @@ class MaskedFill(Function):
     def forward(ctx, a, mask, value=0.0):
         if np.asarray(mask).dtype.kind != "b":  # bool, the one kind "b" (issubdtype is slower)
             raise TypeError(f"masked_fill: mask must be a bool tensor, got {np.asarray(mask).dtype}")
-        ctx.save_for_backward(mask)
-        fill = np.asarray(value, dtype=a.dtype)
-        out = _fill_trailing(a, mask, fill)
-        if out is not None:
-            return out
         try:
-            out = np.where(mask, fill, a)
+            out = _filled(a, mask, np.asarray(value, dtype=a.dtype))
         except ValueError:
             raise ValueError(f"masked_fill: mask of shape {np.shape(mask)} does not broadcast "
                              f"to the tensor's shape {a.shape}") from None
-        if out.shape != a.shape:
-            raise ValueError(f"masked_fill: mask of shape {np.shape(mask)} does not broadcast "
-                             f"to the tensor's shape {a.shape}")
+        ctx.save_for_backward(mask)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        zero = np.zeros((), g.dtype)
-        out = _fill_trailing(g, ctx.saved[0], zero)
-        return (np.where(ctx.saved[0], zero, g) if out is None else out), None
+        return _filled(g, ctx.saved[0], np.zeros((), g.dtype)), None
 
 
-def _fill_trailing(a, mask, fill):
-    """A copy of `a` with `fill` where `mask` (an array of a's trailing shape, broadcast over
-    its leading axes: attention's causal (L, L) mask over (B, L, L) scores) is True; None for
-    any other mask, which np.where handles. np.where broadcasts the mask row by row, at about
-    twice the time of a copy and one scatter into every (leading) row of the flat copy."""
-    if not (isinstance(mask, np.ndarray) and 0 < mask.ndim < a.ndim and mask.size
-            and mask.shape == a.shape[a.ndim - mask.ndim:]):
-        return None
-    out = a.copy()  # C order
-    out.reshape(-1, mask.size)[:, np.flatnonzero(mask)] = fill
+def _filled(a, mask, fill):
+    """A copy of `a` with `fill` where `mask` (broadcast to a's shape) is True: np.where's
+    values, in less time (np.where(mask, fill, a) took 1.2-1.7x as long on attention's causal
+    masks, (256, 20, 20) to (64, 4, 32, 32))."""
+    out = a.copy()
+    np.copyto(out, fill, where=mask)
     return out
