@@ -37,7 +37,8 @@ against 0.31 ms).
 "blas_blocks" route the gemm of each block also adds addmm's bias, and matmul_and_sum sums
 a's rows as the gemm reads them. `product` is matmul for operands whose caller has already
 checked the dtypes (the matmul op): small products go straight to np.matmul, which reports
-bad shapes itself, and only the larger ones pay for the checks.
+bad shapes itself, and only the larger ones pay for the checks. `product_add` and
+`product_and_sum` are addmm and matmul_and_sum likewise, for the linear op.
 """
 import functools
 import math
