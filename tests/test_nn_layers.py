@@ -414,9 +414,9 @@ def test_gradcheck_linear_through_blas_blocks(rows, monkeypatch):
     monkeypatch.setattr(kernels.policy, "PARALLEL_MIN_WORK", 0)
     monkeypatch.setattr(kernels.policy, "SERIAL_MATMUL_MAX_WORK", 0)
     used = []
-    for name in ("addmm", "matmul_and_sum"):
-        real = getattr(kernels, name)
-        monkeypatch.setattr(kernels, name, lambda *a, name=name, real=real:
+    for name in ("addmm", "matmul_and_sum"):  # what the linear op's products call on
+        real = getattr(kernels.products, name)  # the routes other than NumPy's own
+        monkeypatch.setattr(kernels.products, name, lambda *a, name=name, real=real:
                             (used.append(name), real(*a))[1])
     rng = np.random.default_rng(3)
     module_gradcheck(nn.Linear(4, 3), t64(rng.standard_normal(rows + (4,))))

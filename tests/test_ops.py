@@ -795,6 +795,30 @@ def test_masked_fill(data, value):
 
 
 @SETTINGS
+@given(data=st.data(), value=st.sampled_from([0.0, -np.inf, np.nan, 3.5]),
+       transposed=st.booleans())
+def test_masked_fill_trailing_mask_bits(data, value, transposed):
+    """masked_fill with a mask of the tensor's trailing shape (attention's causal mask) gives
+    np.where's bits forward and backward, on strided inputs too."""
+    shape = data.draw(hnp.array_shapes(min_dims=2, max_dims=4, max_side=5))
+    k = data.draw(st.integers(1, len(shape) - 1))
+    mask = data.draw(hnp.arrays(np.bool_, shape[len(shape) - k:]))
+    a = data.draw(hnp.arrays(np.float32, shape[::-1] if transposed else shape,
+                             elements=st.floats(-1e3, 1e3, width=32) | st.just(np.nan)))
+    x = mg.tensor(a, requires_grad=True)
+    xin = x.permute(*reversed(range(len(shape)))) if transposed else x
+    out = xin.masked_fill(mg.tensor(mask), value)
+    ref = np.where(mask, np.float32(value), xin.numpy())
+    assert out.dtype == np.float32 and out.shape == ref.shape
+    np.testing.assert_array_equal(out.numpy().view(np.int32), ref.view(np.int32))
+    g = data.draw(hnp.arrays(np.float32, shape, elements=st.floats(-10, 10, width=32)))
+    out.backward(g)
+    gref = np.where(mask, np.float32(0), g)
+    gx = x.grad.numpy().transpose(*reversed(range(len(shape)))) if transposed else x.grad.numpy()
+    np.testing.assert_array_equal(gx.view(np.int32), gref.view(np.int32))
+
+
+@SETTINGS
 @given(data=st.data())
 def test_gather(data):
     shape, dim = data.draw(shape_and_dim())

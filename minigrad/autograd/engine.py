@@ -54,8 +54,13 @@ def run_backward(tensor, grad, retain_graph=False):
             if child is not None and ig is not None:
                 if ig.shape != child.out_shape or ig.dtype is not child.out_dtype:
                     ig = _fit(node, child, ig)
-                hand_on(grads, queue, child, ig)
-        in_grads = ig = None  # the loop's only references: see adoption.adoptable
+                prev = grads.get(child)  # hand_on(grads, queue, child, ig), inlined: per edge
+                if prev is None:
+                    grads[child] = ig
+                    heappush(queue, (-child.sequence_nr, child))
+                else:
+                    grads[child] = prev + ig
+        in_grads = ig = prev = None  # the loop's only references: see adoption.adoptable
 
 
 def hand_on(grads, queue, node, g):

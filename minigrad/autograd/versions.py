@@ -45,11 +45,10 @@ def snapshot_versions(ctx, args, arrays, out):
     """Remember the version of the tensor each saved array belongs to; `arrays` are the `args`
     as forward received them (each tensor replaced by its array). A plain NumPy operand has no
     version counter, so a saved array of its memory is copied instead."""
-    versions, saved, arr, tensor = [], ctx.saved, out._array, out.__class__
-    for i, s in enumerate(saved):
-        if not isinstance(s, np.ndarray):  # None, a number: nothing that can change
-            continue
-        # usually the output or an input as it came, found by identity (this runs per op)
+    versions, arr, tensor, copies = [], out._array, out.__class__, None
+    # this runs for every op that saves: the usual saved array is the output or an input as
+    # it came, found by identity before any type test
+    for i, s in enumerate(ctx.saved):
         if s is arr:
             x = out
         else:
@@ -57,13 +56,17 @@ def snapshot_versions(ctx, args, arrays, out):
                 if a is s:
                     break
             else:
+                if not isinstance(s, np.ndarray):  # None, a number: nothing that can change
+                    continue
                 x = _view_owner(s, args, arrays, out)
         if isinstance(x, tensor):
             vc = x._vc
             versions.append((vc, vc[0], x._array.shape))
-        elif x is not None:
-            saved = saved[:i] + (s.copy(),) + saved[i + 1:]
-    ctx.saved, ctx.saved_versions = saved, versions
+        elif x is not None and isinstance(s, np.ndarray):
+            copies = (copies or []) + [i]
+    if copies:
+        ctx.saved = tuple(s.copy() if i in copies else s for i, s in enumerate(ctx.saved))
+    ctx.saved_versions = versions
 
 
 def _view_owner(s, args, arrays, out):

@@ -37,7 +37,8 @@ against 0.31 ms).
 "blas_blocks" route the gemm of each block also adds addmm's bias, and matmul_and_sum sums
 a's rows as the gemm reads them. `product` is matmul for operands whose caller has already
 checked the dtypes (the matmul op): small products go straight to np.matmul, which reports
-bad shapes itself, and only the larger ones pay for the checks.
+bad shapes itself, and only the larger ones pay for the checks. `product_add` and
+`product_and_sum` are addmm and matmul_and_sum likewise, for the linear op.
 """
 import functools
 import math
@@ -179,6 +180,24 @@ def addmm(bias, a, b):
     out = _run(r, a, b)
     out += bias
     return out
+
+
+def product_add(bias, a, b):
+    """addmm(bias, a, b) for operands whose caller has checked them (the linear op: 2-D, one
+    dtype, a bias of the product's columns): a small product, as in `product`, goes straight
+    to np.matmul and the bias is added in place, the bits of addmm's "reference" route."""
+    if route(a, b) != "reference":
+        return addmm(bias, a, b)
+    out = _ref.matmul(a, b)
+    out += bias
+    return out
+
+
+def product_and_sum(a, b):
+    """matmul_and_sum(a, b) for operands whose caller has checked them, as `product_add`."""
+    if route(a, b) != "reference":
+        return matmul_and_sum(a, b)
+    return _ref.matmul(a, b), a.sum(axis=0)
 
 
 def matmul_and_sum(a, b):

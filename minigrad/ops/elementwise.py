@@ -302,16 +302,22 @@ class MaskedFill(Function):
         if np.asarray(mask).dtype.kind != "b":  # bool, the one kind "b" (issubdtype is slower)
             raise TypeError(f"masked_fill: mask must be a bool tensor, got {np.asarray(mask).dtype}")
         try:
-            out = np.where(mask, np.asarray(value, dtype=a.dtype), a)
+            out = _filled(a, mask, np.asarray(value, dtype=a.dtype))
         except ValueError:
             raise ValueError(f"masked_fill: mask of shape {np.shape(mask)} does not broadcast "
                              f"to the tensor's shape {a.shape}") from None
-        if out.shape != a.shape:
-            raise ValueError(f"masked_fill: mask of shape {np.shape(mask)} does not broadcast "
-                             f"to the tensor's shape {a.shape}")
         ctx.save_for_backward(mask)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        return np.where(ctx.saved[0], np.zeros((), g.dtype), g), None
+        return _filled(g, ctx.saved[0], np.zeros((), g.dtype)), None
+
+
+def _filled(a, mask, fill):
+    """A copy of `a` with `fill` where `mask` (broadcast to a's shape) is True: np.where's
+    values, in less time (np.where(mask, fill, a) took 1.2-1.7x as long on attention's causal
+    masks, (256, 20, 20) to (64, 4, 32, 32))."""
+    out = np.array(a)  # (a gradient may come as a NumPy scalar, whose copy is a scalar)
+    np.copyto(out, fill, where=mask)
+    return out

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernels
 from ..autograd.function import Function
-from ..kernels.products import product
+from ..kernels.products import product, product_add, product_and_sum
 
 
 def mm(a, b, like=None):
@@ -49,20 +48,20 @@ def _out_like(like, a, b):
 
 
 def addmm(bias, a, b):
-    """bias + a @ b for 2-D a, b: `kernels.addmm` (where the gemm itself may add the bias). A
-    bias of another dtype or shape (broadcast, cast by NumPy's in-place rules) is `mm` and an
-    in-place add."""
+    """bias + a @ b for 2-D a, b of one dtype (the linear op checks them): `kernels.addmm`
+    (where the gemm itself may add the bias). A bias of another dtype or shape (broadcast,
+    cast by NumPy's in-place rules) is `mm` and an in-place add."""
     if bias.dtype != a.dtype or bias.shape != b.shape[1:]:
         out = mm(a, b)
         out += bias
         return out
-    return kernels.addmm(bias, a, b)
+    return product_add(bias, a, b)
 
 
 def mm_and_sum(a, b):
-    """(a @ b, a.sum(axis=0)) for 2-D a, b: `kernels.matmul_and_sum` (where a's rows may be
-    summed as the gemm reads them)."""
-    return kernels.matmul_and_sum(a, b)
+    """(a @ b, a.sum(axis=0)) for 2-D a, b of one dtype: `kernels.matmul_and_sum` (where a's
+    rows may be summed as the gemm reads them)."""
+    return product_and_sum(a, b)
 
 
 def _swap(x):
