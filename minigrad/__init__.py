@@ -27,7 +27,7 @@ from .dtypes import (bfloat16, bool_, cdouble, cfloat, chalf, complex32, complex
                      uint32, uint64)
 from .dtypes import bool_ as bool, float32 as float, int32 as int
 from .functional import (abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort,
-                         bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                         bincount, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
                          bitwise_right_shift, bitwise_xor, bmm, broadcast_to, cat, ceil, chunk, clamp, clamp_max, clamp_min, clip,
                          concat, cos, cumsum, div, dot, dropout, einsum, equal, exp, flatten,
                          flip, floor, floor_divide, gather, gelu, index_add, index_fill,
@@ -66,7 +66,7 @@ __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
     "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "add", "addmm", "all",
     "allclose", "amax", "amin", "any", "arange", "are_deterministic_algorithms_enabled", "argmax",
-    "argmin", "argsort", "as_tensor", "autocast", "baddbmm", "bernoulli", "bfloat16", "bitwise_and",
+    "argmin", "argsort", "as_tensor", "autocast", "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and",
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bmm",
     "bool", "bool_", "broadcast_to", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
     "clamp_max", "clamp_min", "clip", "compile", "complex128", "complex32", "complex64", "concat",

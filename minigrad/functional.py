@@ -117,7 +117,8 @@ def _method_form(name):
 
 # the methods whose function form takes the same arguments in the same order
 _METHOD_FORMS = (
-    "abs", "all", "allclose", "amax", "amin", "any", "argmax", "argmin", "argsort", "bitwise_not",
+    "abs", "all", "allclose", "amax", "amin", "any", "argmax", "argmin", "argsort", "bincount",
+    "bitwise_not",
     "bmm", "ceil", "chunk", "clamp", "cos", "cumsum", "dot", "equal", "exp", "flatten", "floor",
     "gather", "gelu", "index_add", "index_fill", "index_select", "is_floating_point", "isclose",
     "isfinite", "isinf", "isnan", "log", "log_softmax", "logical_not", "logsumexp", "masked_fill",

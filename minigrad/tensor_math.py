@@ -227,5 +227,45 @@ class MathMethods:
         x = self if self.shape == shape else self.expand(shape)
         return x[np.broadcast_to(m, shape)]
 
+    def log1p(self):
+        from .precise import log1p
+        return log1p(self)
+
+    def expm1(self):
+        from .precise import expm1
+        return expm1(self)
+
+    def lerp(self, end, weight):
+        from .composite import lerp
+        return lerp(self, end, weight)
+
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        from .composite import addmm
+        return addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        from .composite import baddbmm
+        return baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def bincount(self, weights=None, minlength=0):
+        """Counts of each value of a 1-D non-negative integer tensor (summed weights if given)."""
+        if self.ndim != 1 or self.dtype.kind not in "iub":
+            raise RuntimeError(f"bincount: only 1-d non-negative integral inputs are supported, "
+                               f"got a {self.ndim}-d tensor of {self.dtype}")
+        if self.numel() and int(self._array.min()) < 0:
+            raise RuntimeError("bincount: the input must have non-negative values, got "
+                               f"{int(self._array.min())}")
+        if minlength < 0:
+            raise RuntimeError(f"bincount: minlength should be >= 0, got {minlength}")
+        w = None if weights is None else np.asarray(_t.array_of(weights))
+        if w is not None and w.shape != self.shape:
+            raise RuntimeError(f"bincount: weights of shape {w.shape} do not match the input's "
+                               f"shape {self.shape}")
+        out = np.bincount(self._array, weights=w, minlength=minlength)
+        if w is None:
+            return _wrap(out.astype(np.int64))
+        # PyTorch counts in double, and in float only for float weights
+        return _wrap(out.astype(np.float32 if w.dtype == np.float32 else np.float64))
+
     def tril(self, diagonal=0): return _triangle(np.tril, "tril", self, diagonal)
     def triu(self, diagonal=0): return _triangle(np.triu, "triu", self, diagonal)

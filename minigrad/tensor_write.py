@@ -208,6 +208,9 @@ class WriteMethods:
     def __imul__(self, o): return self.mul_(o)
     def __itruediv__(self, o): return self.div_(o)
 
+    def lerp_(self, end, weight):
+        return self._assign("lerp_", lambda old: old.lerp(end, weight))
+
     def copy_(self, src):
         """Write `src` (broadcast to this shape, converted to this dtype); its graph is kept."""
         return self._assign("copy_", lambda old: _source("copy_", src, old.shape), cast=True)

@@ -3,7 +3,7 @@ regression and embedding losses and their modules, Embedding.from_pretrained; an
 functions composed from other ops (addmm, baddbmm, lerp, cdist)."""
 import numpy as np
 
-from compat_table import case, f32, watch
+from compat_table import A, case, f32, watch
 
 CASES = []
 add = CASES.append
@@ -178,3 +178,44 @@ def _(lib, x):
     tiny = lib.tensor([1e-9, -3e-8, 0.0, 2e-12])
     return (lib.log1p(x), lib.expm1(x), lib.log1p(tiny), lib.expm1(tiny),
             lib.log1p(lib.tensor([0, 3])), lib.expm1(x.double()))
+
+
+def _own(*shape, grad=True, scale=2.0):
+    """An input drawn from its own stream, so the cases after these keep their inputs."""
+    return A(np.random.default_rng(sum(shape) + 100 * len(shape)).uniform(
+        -scale, scale, shape).astype(np.float32), grad)
+
+
+@add
+@case("Tensor.addmm", "Tensor.baddbmm", "Tensor.lerp", "Tensor.log1p", "Tensor.expm1",
+      inputs=(_own(3, 2), _own(3, 4), _own(4, 2), _own(2, 4, 2), _own(2, 3, scale=0.5)))
+def _(lib, i, a, b, b2, small):
+    b1 = a.reshape(3, 4).unsqueeze(0).expand(2, 3, 4)
+    small = small.t()
+    return (i.addmm(a, b), i.addmm(a, b, beta=0.5, alpha=2.0), i.baddbmm(b1, b2, alpha=0.5),
+            i.lerp(small, 0.25), i.lerp(small, small.abs()), small.log1p(),
+            (small * 1e-6).log1p(), small.expm1())
+
+
+@add
+@case("Tensor.lerp_", inputs=(_own(3, 2, grad=False), _own(2, 3)))
+def _(lib, ema, p):
+    p = p.t()
+    with lib.no_grad():
+        ema.lerp_(p, 0.1)                 # the weight average's update
+    return ema, p.clone().lerp_(ema, 0.5)
+
+
+@add
+@case("Tensor.bincount", "minigrad.bincount")
+def _(lib):
+    x = lib.tensor([1, 3, 3, 0, 7])
+    return (x.bincount(), lib.bincount(x, minlength=10), x.bincount(lib.tensor([.5, 1., 2., 3., 4.])),
+            x.bincount(lib.tensor([1., 2., 3., 4., 5.], dtype=lib.float64)),
+            lib.tensor([], dtype=lib.int64).bincount(minlength=3))
+
+
+@add
+@case("minigrad.bincount", compare="raises", match="non-negative")
+def _(lib):
+    return lib.bincount(lib.tensor([1, -1]))

@@ -553,18 +553,16 @@ NOT_SUPPORTED = [
     ("torch.diag, diagonal, trace, tensordot, kron, cross, torch.linalg", "no linear algebra "
      "beyond matmul and einsum (norms: Tensor.norm)",
      ("diag", "diagonal", "trace", "tensordot", "kron", "cross", "linalg")),
-    ("torch.meshgrid, tile, hstack, vstack, triu_indices, tril_indices, bincount, searchsorted",
+    ("torch.meshgrid, tile, hstack, vstack, triu_indices, tril_indices, searchsorted",
      "compose from arange, expand, cat and stack",
-     ("meshgrid", "tile", "hstack", "vstack", "triu_indices", "tril_indices", "bincount",
+     ("meshgrid", "tile", "hstack", "vstack", "triu_indices", "tril_indices",
       "searchsorted")),
     ("torch.median, mode, kthvalue, quantile, var_mean, std_mean, count_nonzero",
      "use sort, var and mean, or the sum of a comparison",
      ("median", "mode", "kthvalue", "quantile", "var_mean", "std_mean", "count_nonzero")),
     ("torch.nan_to_num, fmod", "write the arithmetic out", ("nan_to_num", "fmod")),
-    ("Tensor.lerp, addmm, baddbmm, log1p, expm1 (and their in-place forms)", "call the "
-     "functions: torch.lerp(a, b, w), torch.addmm(c, a, b), torch.baddbmm(c, a, b), "
-     "torch.log1p(x), torch.expm1(x)",
-     ("Tensor.lerp", "Tensor.addmm", "Tensor.baddbmm", "Tensor.log1p", "Tensor.expm1")),
+    ("Tensor.addmm_, baddbmm_, log1p_, expm1_", "use the out-of-place forms (lerp_ exists)",
+     ("Tensor.addmm_", "Tensor.baddbmm_", "Tensor.log1p_", "Tensor.expm1_")),
     ("Tensor.sigmoid_, exp_ and other in-place activations", "use the out-of-place "
      "forms; the in-place writes minigrad has are t[idx] = v, relu_, masked_fill_, scatter_, "
      "index_fill_, index_add_, clamp_, fill_, zero_, add_/sub_/mul_/div_, +=, -=, *=, /=",

@@ -184,6 +184,7 @@ ALLOWED_CYCLE_EDGES = {
     ("minigrad.tensor_write", "minigrad.tensor"),
     ("minigrad.tensor_convert", "minigrad.platform.tensortypes"),  # Tensor.type(LongTensor)
     ("minigrad.tensor_math", "minigrad.sampling"),         # Tensor.multinomial
+    ("minigrad.tensor_math", "minigrad.composite"),        # Tensor.addmm, baddbmm, lerp
 }
 
 
