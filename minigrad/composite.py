@@ -75,6 +75,9 @@ def lerp(input, end, weight):
     if end.dtype != input.dtype:
         raise RuntimeError(f"lerp: expected dtype {input.dtype} for `end` but got dtype "
                            f"{end.dtype}")
+    if input.dtype.kind not in "fc":   # as PyTorch, whose lerp kernels are floating only
+        raise NotImplementedError(f"lerp: not implemented for {input.dtype} tensors (a "
+                                  f"floating point input is needed)")
     if isinstance(weight, Tensor) and weight.dtype != input.dtype:
         raise RuntimeError(f"lerp: expected dtype {input.dtype} for `weight` but got dtype "
                            f"{weight.dtype}")

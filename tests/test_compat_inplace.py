@@ -139,6 +139,11 @@ OPS = {
     ],
     "clip_": [("float bounds", lambda L, t, o: t.clip_(-0.3, 0.7))],
     "relu_": [("", lambda L, t, o: t.relu_())],
+    "lerp_": [
+        ("float weight", lambda L, t, o: t.lerp_(o(t.shape, dtype_name(t)), 0.25)),
+        ("tensor weight", lambda L, t, o: t.lerp_(o(t.shape, dtype_name(t)),
+                                                  o(t.shape, dtype_name(t)))),
+    ],
     "tril_": [("", lambda L, t, o: t.tril_()), ("1", lambda L, t, o: t.tril_(1))],
     "triu_": [("", lambda L, t, o: t.triu_()), ("-1", lambda L, t, o: t.triu_(-1))],
     "masked_fill_": [
