@@ -82,6 +82,7 @@ def test_op_profiler_restores_ops():
     assert prof.by_op()["Mul"]["calls"] == 1
 
 
+@pytest.mark.slow   # 10-15 s of training; the slow suite runs it
 def test_compare_archs_quick(tmp_path):
     out = tmp_path / "a.json"
     r = subprocess.run([sys.executable, str(BENCH / "compare_archs.py"), "--quick", "--json",
@@ -117,6 +118,7 @@ def test_small_models_quick(tmp_path):
     assert "character-level GPT" in r.stdout
 
 
+@pytest.mark.slow   # 10-15 s of training; the slow suite runs it
 def test_memory_quick(tmp_path):
     out = tmp_path / "m.json"
     r = subprocess.run([sys.executable, str(BENCH / "memory.py"), "--quick", "--json", str(out)],
