@@ -17,7 +17,7 @@ class Constraint:
 
     def check(self, value):
         """A bool array: True where `value` (a NumPy array) is valid, one per event."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement check")
 
     def __repr__(self):
         return f"{type(self).__name__[1:]}()"

@@ -101,10 +101,10 @@ class Distribution:
                                   f"(rsample)")
 
     def log_prob(self, value):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement log_prob")
 
     def entropy(self):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement entropy")
 
     def perplexity(self):
         return self.entropy().exp()
