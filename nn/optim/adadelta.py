@@ -22,7 +22,7 @@ import numpy as np
 
 from minigrad.tensor import Tensor
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, decayed
 
 
 class Adadelta(Optimizer):
@@ -51,11 +51,7 @@ class Adadelta(Optimizer):
         lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
         for pc, gc, v, u, t1, t2, t3 in self._slices(p, grad, state["square_avg"]._array,
                                                      state["acc_delta"]._array, scratch=3):
-            d = gc
-            if wd != 0:  # g + wd * p in scratch: the gradient itself must not change
-                np.multiply(pc, wd, out=t1)
-                np.add(gc, t1, out=t1)
-                d = t1
+            d = decayed(gc, pc, wd, t1)
             v *= rho
             np.multiply(d, 1 - rho, out=t2)  # addcmul: (value * g) * g
             t2 *= d

@@ -25,7 +25,7 @@ import numpy as np
 
 from minigrad.tensor import Tensor
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, decayed
 
 
 class Adagrad(Optimizer):
@@ -62,11 +62,7 @@ class Adagrad(Optimizer):
         wd = group["weight_decay"]
         clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
         for pc, gc, s, t1, t2, t3 in self._slices(p, grad, state["sum"]._array, scratch=3):
-            d = gc
-            if wd != 0:  # g + wd * p in scratch: the gradient itself must not change
-                np.multiply(pc, wd, out=t1)
-                np.add(gc, t1, out=t1)
-                d = t1
+            d = decayed(gc, pc, wd, t1)
             np.multiply(d, d, out=t2)
             s += t2
             np.sqrt(s, out=t2)

@@ -20,7 +20,7 @@ import numpy as np
 
 from minigrad.tensor import Tensor
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, decayed
 
 
 def _float32(x):
@@ -54,11 +54,7 @@ class ASGD(Optimizer):
         lr, lambd, wd = group["lr"], group["lambd"], group["weight_decay"]
         eta, mu = state["eta"], state["mu"]
         for pc, gc, ax, t1, t2 in self._slices(p, grad, state["ax"]._array, scratch=2):
-            d = gc
-            if wd != 0:  # g + wd * p in scratch: the gradient itself must not change
-                np.multiply(pc, wd, out=t1)
-                np.add(gc, t1, out=t1)
-                d = t1
+            d = decayed(gc, pc, wd, t1)
             pc *= 1 - lambd * eta
             np.multiply(d, -eta, out=t2)
             pc += t2

@@ -38,6 +38,15 @@ from .optimizer_hooks import (OptimizerHooks, hooked, register_optimizer_step_po
 CHUNK = 1 << 16
 
 
+def decayed(g, p, weight_decay, out):
+    """g + weight_decay * p (L2 weight decay added to the gradient), written into the scratch
+    array `out`: the gradient itself must not change. g itself when weight_decay is 0."""
+    if weight_decay == 0:
+        return g
+    np.multiply(p, weight_decay, out=out)
+    np.add(g, out, out=out)
+    return out
+
 class Optimizer(OptimizerHooks):
     """Base class: parameter groups, per-parameter state, zero_grad and (de)serialisation;
     hooks on step and the state dicts (`optimizer_hooks.py`)."""

@@ -29,7 +29,7 @@ import numpy as np
 
 from minigrad.tensor import Tensor
 
-from .optimizer import Optimizer, lerp_
+from .optimizer import Optimizer, decayed, lerp_
 
 
 class RMSprop(Optimizer):
@@ -67,11 +67,7 @@ class RMSprop(Optimizer):
         for pc, gc, v, *rest in self._slices(p, grad, *(state[k]._array for k in names),
                                              scratch=3):
             *extra, t1, t2, avg = rest
-            d = gc
-            if wd != 0:  # g + wd * p in scratch: the gradient itself must not change
-                np.multiply(pc, wd, out=t1)
-                np.add(gc, t1, out=t1)
-                d = t1
+            d = decayed(gc, pc, wd, t1)
             v *= alpha
             np.multiply(d, 1 - alpha, out=t2)  # addcmul: (value * g) * g
             t2 *= d

@@ -25,7 +25,7 @@ import numpy as np
 
 from minigrad.tensor import Tensor
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, decayed
 
 
 class SGD(Optimizer):
@@ -60,11 +60,7 @@ class SGD(Optimizer):
         state_arrays = (buf._array,) if mu != 0 else ()
         for pc, gc, *rest in self._slices(p, grad, *state_arrays, scratch=2):
             *bc, t1, t2 = rest
-            d = gc
-            if wd != 0:  # g + wd * p in scratch: the gradient itself must not change
-                np.multiply(pc, wd, out=t1)
-                np.add(gc, t1, out=t1)
-                d = t1
+            d = decayed(gc, pc, wd, t1)
             if mu != 0:
                 b = bc[0]
                 if first:
