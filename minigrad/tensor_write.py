@@ -47,6 +47,18 @@ def _same_dtype(op, t, src):
                            f"dtype")
 
 
+def _in_place(method):
+    """`t.<method>_(...)`: `t.<method>(...)` written into t through `_assign`, which checks
+    the dtype and the shape (no broadcasting t itself) and records the write."""
+    name = method + "_"
+
+    def write(self, *args, **kwargs):
+        return self._assign(name, lambda old: getattr(old, method)(*args, **kwargs))
+    write.__name__ = write.__qualname__ = name
+    write.__doc__ = f"In place: `t.{method}(...)` written into t, which it returns."
+    return write
+
+
 class WriteMethods:
     # --- out of place -----------------------------------------------------------------------
     def index_put(self, indices, values, accumulate=False):
@@ -190,6 +202,20 @@ class WriteMethods:
 
     def triu_(self, diagonal=0):
         return self._assign("triu_", lambda old: old.triu(diagonal))
+
+    # PyTorch's in-place math: the out-of-place result written into this tensor's memory,
+    # so a float result into an integer tensor is refused as there (exp_ of int64)
+    abs_, neg_, sign_ = _in_place("abs"), _in_place("neg"), _in_place("sign")
+    exp_, expm1_, log_ = _in_place("exp"), _in_place("expm1"), _in_place("log")
+    log1p_, sqrt_, rsqrt_ = _in_place("log1p"), _in_place("sqrt"), _in_place("rsqrt")
+    sigmoid_, tanh_ = _in_place("sigmoid"), _in_place("tanh")
+    sin_, cos_ = _in_place("sin"), _in_place("cos")
+    reciprocal_, square_, pow_ = _in_place("reciprocal"), _in_place("square"), _in_place("pow")
+    floor_, ceil_, trunc_ = _in_place("floor"), _in_place("ceil"), _in_place("trunc")
+    round_ = _in_place("round")
+    clamp_min_, clamp_max_ = _in_place("clamp_min"), _in_place("clamp_max")
+    floor_divide_, remainder_ = _in_place("floor_divide"), _in_place("remainder")
+    addmm_, baddbmm_ = _in_place("addmm"), _in_place("baddbmm")
 
     def add_(self, other, alpha=1):
         return self._assign("add_", lambda old: old + (other if alpha == 1 else other * alpha))

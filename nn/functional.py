@@ -136,7 +136,19 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 def embedding(input, weight, padding_idx=None):
     """Rows of `weight` (V, D) for integer ids of any shape (B, T) -> (B, T, D)."""
+    padding_idx = _padding_row(padding_idx, weight.shape[0], "embedding")
     return ops.Embedding.apply(weight, ids=input, padding_idx=padding_idx)
+
+
+def _padding_row(padding_idx, num_embeddings, op):
+    """padding_idx in [0, V), counted from the end when negative; PyTorch asserts the range,
+    so out of it this raises an AssertionError (naming the op and the numbers)."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise AssertionError(f"Padding_idx must be within num_embeddings ({op}: padding_idx "
+                             f"{padding_idx}, num_embeddings {num_embeddings})")
+    return padding_idx % num_embeddings
 
 
 def pad(input, pad, value=0.0):

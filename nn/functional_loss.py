@@ -38,12 +38,18 @@ def _class_layout(input, target, op):
     if input.ndim == 0:
         raise ValueError(f"{op}: input must have a class dim, got a 0-d tensor")
     expected = (input.shape[:1] + input.shape[2:]) if input.ndim > 1 else ()
-    if not np.issubdtype(tgt.dtype, np.integer):
+    if not np.issubdtype(tgt.dtype, np.integer) and tgt.dtype != np.bool_:
         raise TypeError(f"{op}: target must hold class ids (integers) of shape {expected}, got "
                         f"{tgt.dtype} of shape {tgt.shape}")
     if tgt.shape != expected and not (input.ndim == 1 and tgt.shape == (1,)):
         raise ValueError(f"{op}: input of shape {input.shape} and target of shape {tgt.shape} "
                          f"do not match: class ids for this input have shape {expected}")
+    # PyTorch's kernels index with int64, and for (C,) and (N, C) inputs with uint8 too
+    if tgt.dtype != np.int64 and (tgt.dtype != np.uint8 or input.ndim > 2):
+        wanted = "Long or Byte (int64 or uint8)" if input.ndim <= 2 else "Long (int64)"
+        raise RuntimeError(f"{op}: expected target dtype to be {wanted}, but got {tgt.dtype} "
+                           f"(for input of shape {input.shape}); convert the class ids with "
+                           f".long()")
     c = input.shape[1] if input.ndim > 1 else input.shape[0]
     if input.ndim == 1:
         scores = input.reshape(1, -1)
@@ -273,6 +279,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if input.shape != np.shape(_array_of(target)):
         raise ValueError(f"binary_cross_entropy_with_logits: input shape {input.shape} and "
                          f"target shape {np.shape(_array_of(target))} differ")
+    # PyTorch writes the loss into (1 - target) in place, so it has the target's dtype (an
+    # integer or bool target cannot hold it), whatever the input's and the weights' dtypes
+    out_dtype = target.dtype if isinstance(target, Tensor) else input.dtype
+    if out_dtype.kind != "f":
+        raise RuntimeError(f"binary_cross_entropy_with_logits: result type {input.dtype} can't "
+                           f"be cast to the desired output type {out_dtype}: the target must "
+                           f"be a floating-point tensor")
     from minigrad.creation import zeros_like
     from minigrad.functional import stack
     softplus_neg = stack([zeros_like(input), -input]).logsumexp(0)
@@ -284,6 +297,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     loss = (1 - target) * input + coef * softplus_neg
     if weight is not None:
         loss = loss * weight
+    if loss.dtype != out_dtype:
+        loss = loss.to(out_dtype)
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 

@@ -59,12 +59,7 @@ class Embedding(Module):
         super().__init__()
         dtype = factory_dtype(device, dtype, "Embedding")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(f"Embedding: padding_idx {padding_idx} must be within "
-                                 f"num_embeddings ({num_embeddings})")
-            if padding_idx < 0:
-                padding_idx += num_embeddings
+        padding_idx = F._padding_row(padding_idx, num_embeddings, "Embedding")
         self.padding_idx = padding_idx
         if _weight is None:
             self.weight = Parameter(np.empty((num_embeddings, embedding_dim), dtype=dtype),

@@ -561,12 +561,6 @@ NOT_SUPPORTED = [
      "use sort, var and mean, or the sum of a comparison",
      ("median", "mode", "kthvalue", "quantile", "var_mean", "std_mean", "count_nonzero")),
     ("torch.nan_to_num, fmod", "write the arithmetic out", ("nan_to_num", "fmod")),
-    ("Tensor.addmm_, baddbmm_, log1p_, expm1_", "use the out-of-place forms (lerp_ exists)",
-     ("Tensor.addmm_", "Tensor.baddbmm_", "Tensor.log1p_", "Tensor.expm1_")),
-    ("Tensor.sigmoid_, exp_ and other in-place activations", "use the out-of-place "
-     "forms; the in-place writes minigrad has are t[idx] = v, relu_, masked_fill_, scatter_, "
-     "index_fill_, index_add_, clamp_, fill_, zero_, add_/sub_/mul_/div_, +=, -=, *=, /=",
-     ("Tensor.sigmoid_", "Tensor.exp_")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",
@@ -683,11 +677,14 @@ SWEEP_GAPS = [
     (("Tensor.abs", "Tensor.relu", "Tensor.ceil", "Tensor.floor", "Tensor.round",
       "Tensor.trunc", "Tensor.__pos__", "Tensor.__pow__", "Tensor.__mod__",
       "Tensor.__floordiv__", "Tensor.argmax", "Tensor.argmin", "Tensor.argmax (dim=-1)",
-      "Tensor.argmin (dim=-1)", "Tensor.topk", "Tensor.matmul"), ("bool",), _ALL, "no error",
-     "Arithmetic, rounding, arg-reductions, topk and matmul accept bool tensors, which "
-     "PyTorch refuses."),
-    (("Tensor.sign",), ("bool",), _ALL, "raises",
-     "`sign` of a bool tensor raises; PyTorch returns it unchanged."),
+      "Tensor.argmin (dim=-1)", "Tensor.topk", "Tensor.matmul", "Tensor.abs_", "Tensor.ceil_",
+      "Tensor.floor_", "Tensor.round_", "Tensor.trunc_"), ("bool",), _ALL, "no error",
+     "Arithmetic, rounding (also in place), arg-reductions, topk and matmul accept bool "
+     "tensors, which PyTorch refuses."),
+    (("Tensor.sign", "Tensor.sign_"), ("bool",), _ALL, "raises",
+     "`sign` and `sign_` of a bool tensor raise; PyTorch returns it unchanged."),
+    (("Tensor.square_",), ("bool",), _ALL, "no error",
+     "`square_` of a bool tensor writes bools; PyTorch refuses, its square being int64."),
     (("Tensor.square",), ("bool",), _ALL, "dtype",
      "`square` of a bool tensor is bool; PyTorch's is int64."),
     (("Tensor.__pow__", "Tensor.__rpow__"), _SIGNED, _ALL, "raises",

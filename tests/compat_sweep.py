@@ -177,6 +177,16 @@ INPLACE = [
     _u("Tensor.masked_fill_", lambda L, x: x.masked_fill_(x == x, 0)),
     _u("Tensor.tril_", lambda L, x: x.tril_()),
     _u("Tensor.__setitem__", lambda L, x: x.__setitem__((Ellipsis, 0), 1) or x),
+] + [_u(f"Tensor.{m}", lambda L, x, m=m: getattr(x, m)()) for m in (
+    "abs_", "neg_", "sign_", "exp_", "expm1_", "log_", "log1p_", "sqrt_", "rsqrt_", "sigmoid_",
+    "tanh_", "sin_", "cos_", "reciprocal_", "square_", "floor_", "ceil_", "trunc_", "round_")] + [
+    _u("Tensor.pow_", lambda L, x: x.pow_(2)),
+    _u("Tensor.clamp_min_", lambda L, x: x.clamp_min_(0)),
+    _u("Tensor.clamp_max_", lambda L, x: x.clamp_max_(1)),
+    _b("Tensor.floor_divide_", lambda L, x, y: x.floor_divide_(y)),
+    _b("Tensor.remainder_", lambda L, x, y: x.remainder_(y)),
+    _b("Tensor.addmm_", lambda L, x, y: x.addmm_(y.reshape(-1, 1), y.reshape(1, -1))
+       if x.ndim == 2 and x.shape[0] == x.shape[1] else x.addmm_(x, x)),
 ]
 OPS = UNARY + BINARY + REDUCE + SHAPE + INPLACE
 INPLACE_NAMES = {name for name, _, _ in INPLACE}

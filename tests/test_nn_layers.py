@@ -424,18 +424,20 @@ def test_gradcheck_linear_through_blas_blocks(rows, monkeypatch):
 
 
 def test_linear_bias_of_another_shape_or_dtype_through_blas_blocks(monkeypatch):
-    # the gemm adds only a (D_out,) bias of the input's dtype; a broadcast (1,) bias or a
-    # float64 bias on float32 rows is added afterwards by NumPy's in-place rules, as before
+    # the gemm adds only a (D_out,) bias; a broadcast (1,) bias is added afterwards by NumPy's
+    # in-place rules, as before; a float64 bias on float32 rows is PyTorch's RuntimeError
     from minigrad import kernels
     monkeypatch.setattr(kernels.policy, "PARALLEL_MIN_WORK", 0)
     monkeypatch.setattr(kernels.policy, "SERIAL_MATMUL_MAX_WORK", 0)
     rng = np.random.default_rng(4)
     x = rng.standard_normal((6, 4)).astype(np.float32)
     w = rng.standard_normal((3, 4)).astype(np.float32)
-    for b in (np.float32([0.5]), rng.standard_normal(3), rng.standard_normal(3).astype(np.float32)):
+    for b in (np.float32([0.5]), rng.standard_normal(3).astype(np.float32)):
         y = F.linear(t32(x), t32(w), mg.tensor(b))
         assert y.dtype == mg.float32
         np.testing.assert_allclose(y.numpy(), x @ w.T + b, rtol=1e-5, atol=1e-5)
+    with pytest.raises(RuntimeError, match="bias float64"):
+        F.linear(t32(x), t32(w), mg.tensor(rng.standard_normal(3)))
 
 
 def test_linear_input_changed_in_place_after_forward_is_an_error():

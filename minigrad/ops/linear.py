@@ -22,9 +22,10 @@ class Linear(Function):
         if shape[-1] != w_shape[1]:
             raise ValueError(f"linear: input of shape {shape} has {shape[-1]} features but "
                              f"the weight of shape {w_shape} expects {w_shape[1]}")
-        if x.dtype != weight.dtype:
-            raise TypeError(f"linear: input dtype {x.dtype} differs from weight dtype "
-                            f"{weight.dtype}")
+        if x.dtype != weight.dtype or (bias is not None and bias.dtype != x.dtype):
+            raise RuntimeError(f"linear: expected input, weight and bias to have the same "
+                               f"dtype, but got input {x.dtype}, weight {weight.dtype}"
+                               f"{'' if bias is None else f', bias {bias.dtype}'}")
         # x itself is saved, not the (N, D_in) view: the version check then finds its tensor
         # at once instead of searching the operands for the owner of a view's memory
         ctx.save_for_backward(x, weight)

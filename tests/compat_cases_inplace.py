@@ -1,0 +1,66 @@
+"""Compatibility cases: the in-place forms of the math methods (`t.exp_()`, `t.addmm_(...)`, ...),
+written on tensors inside the graph, so the runner compares the gradients through the writes."""
+from compat_table import case, f32, f64, ints
+
+CASES = []
+add = CASES.append
+
+
+@add
+@case("Tensor.abs_", "Tensor.neg_", "Tensor.sign_", "Tensor.exp_", "Tensor.expm1_",
+      "Tensor.sigmoid_", "Tensor.tanh_", "Tensor.sin_", "Tensor.cos_", "Tensor.square_",
+      "Tensor.floor_", "Tensor.ceil_", "Tensor.trunc_", "Tensor.round_", "Tensor.clamp_min_",
+      "Tensor.clamp_max_", "Tensor.pow_", inputs=(f32(3, 4),))
+def _(lib, x):
+    """Each write on its own copy of x * 1 (a node in the graph, as PyTorch requires)."""
+    def write(name, *args):
+        return getattr(x * 1, name)(*args)
+    return ([write(n) for n in ("abs_", "neg_", "sign_", "exp_", "expm1_", "sigmoid_", "tanh_",
+                                "sin_", "cos_", "square_", "floor_", "ceil_", "trunc_", "round_")]
+            + [write("clamp_min_", -0.5), write("clamp_max_", 0.5), write("pow_", 3),
+               write("pow_", x.detach().abs() + 0.5)])
+
+
+@add
+@case("Tensor.log_", "Tensor.log1p_", "Tensor.sqrt_", "Tensor.rsqrt_", "Tensor.reciprocal_",
+      inputs=(f64(2, 3, low=0.2, high=3),))
+def _(lib, x):
+    h = x.t() * 2  # a non-contiguous tensor, and a view of one row of it, written in place
+    h[1].log1p_()
+    return x.clone().log_(), x.clone().rsqrt_(), x.clone().reciprocal_(), h, h.t().sqrt_()
+
+
+@add
+@case("Tensor.floor_divide_", "Tensor.remainder_", inputs=(ints(5, low=-9, high=9),))
+def _(lib, i):
+    return i.clone().floor_divide_(4), i.clone().remainder_(-3), i.clone().remainder_(i.abs() + 1)
+
+
+@add
+@case("Tensor.addmm_", "Tensor.baddbmm_",
+      inputs=(f32(3, 2), f32(3, 4), f32(4, 2), f32(2, 3, 4), f32(2, 4, 2)))
+def _(lib, c, a, b, a3, b3):
+    out = (c * 1).addmm_(a, b, beta=0.5, alpha=2)
+    batched = (c.expand(2, 3, 2) * 1).baddbmm_(a3, b3, alpha=-1)
+    with lib.no_grad():  # the update optimizers and hand-written layers make
+        plain = c.detach().clone().addmm_(a, b)
+    return out, batched, plain
+
+
+@add
+@case("Tensor.exp_", "Tensor.sigmoid_", compare="raises", match="leaf tensor that requires grad")
+def _(lib):
+    return lib.ones(2, requires_grad=True).exp_()
+
+
+@add
+@case("Tensor.sqrt_", compare="raises", match="sqrt_: result type float32 can't be cast to the "
+                                              "desired output type int64")
+def _(lib):
+    return lib.tensor([1, 4]).sqrt_()
+
+
+@add
+@case("Tensor.addmm_", compare="raises", match=r"addmm_: output with shape \[2\]")
+def _(lib):
+    return lib.ones(2).addmm_(lib.ones(2, 3), lib.ones(3, 2))
