@@ -17,6 +17,7 @@ from ._malloc import tune_malloc
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .composite import addmm, baddbmm, cdist, lerp
 from .precise import expm1, log1p
+from .special import erf, erfc, erfinv, exp2, log2, log10
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, logspace, ones, ones_like, rand, rand_like, randint,
                        randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like)
@@ -71,14 +72,14 @@ __all__ = [
     "bool", "bool_", "broadcast_to", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
     "clamp_max", "clamp_min", "clip", "compile", "complex128", "complex32", "complex64", "concat",
     "cos", "cumsum", "default_generator", "detect_anomaly", "device", "div", "dot", "double",
-    "dropout", "einsum", "empty", "empty_like", "enable_grad", "equal", "exp", "expm1", "eye", "finfo",
+    "dropout", "einsum", "empty", "empty_like", "enable_grad", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "finfo",
     "flatten", "flip", "float", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
     "floor", "floor_divide", "from_numpy", "full", "full_like", "gather", "gelu", "get_backend",
     "get_default_dtype", "get_float32_matmul_precision", "get_num_threads", "get_rng_state",
     "half", "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed",
     "int", "int16", "int32", "int64", "int8", "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf", "isnan",
-    "lerp", "linspace", "load", "log", "log1p", "log_softmax", "logical_and", "logical_not", "logical_or",
+    "lerp", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logical_and", "logical_not", "logical_or",
     "logical_xor", "logspace", "logsumexp", "long", "manual_seed", "masked_fill", "masked_select",
     "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "movedim", "mul", "multinomial",
     "narrow", "neg", "no_grad", "nonzero", "norm", "normal", "numel", "one_hot", "ones",

@@ -235,6 +235,30 @@ class MathMethods:
         from .precise import expm1
         return expm1(self)
 
+    def erf(self):
+        from .special import erf
+        return erf(self)
+
+    def erfc(self):
+        from .special import erfc
+        return erfc(self)
+
+    def erfinv(self):
+        from .special import erfinv
+        return erfinv(self)
+
+    def log2(self):
+        from .special import log2
+        return log2(self)
+
+    def log10(self):
+        from .special import log10
+        return log10(self)
+
+    def exp2(self):
+        from .special import exp2
+        return exp2(self)
+
     def lerp(self, end, weight):
         from .composite import lerp
         return lerp(self, end, weight)

@@ -216,6 +216,8 @@ class WriteMethods:
     clamp_min_, clamp_max_ = _in_place("clamp_min"), _in_place("clamp_max")
     floor_divide_, remainder_ = _in_place("floor_divide"), _in_place("remainder")
     addmm_, baddbmm_ = _in_place("addmm"), _in_place("baddbmm")
+    erf_, erfc_, erfinv_ = _in_place("erf"), _in_place("erfc"), _in_place("erfinv")
+    log2_, log10_, exp2_ = _in_place("log2"), _in_place("log10"), _in_place("exp2")
 
     def add_(self, other, alpha=1):
         return self._assign("add_", lambda old: old + (other if alpha == 1 else other * alpha))

@@ -94,6 +94,10 @@ UNARY = [
     _u("F.leaky_relu", lambda L, x: L.nn.functional.leaky_relu(x, 0.1)),
     _u("F.silu", lambda L, x: L.nn.functional.silu(x)),
     _u("F.softplus", lambda L, x: L.nn.functional.softplus(x)),
+    _u("Tensor.erf", lambda L, x: x.erf()), _u("Tensor.erfc", lambda L, x: x.erfc()),
+    _u("Tensor.erfinv", lambda L, x: (x / 3).erfinv()),
+    _u("Tensor.log2", lambda L, x: x.log2()), _u("Tensor.log10", lambda L, x: x.log10()),
+    _u("Tensor.exp2", lambda L, x: x.exp2()),
 ]
 BINARY = [
     _b("Tensor.__add__", lambda L, x, y: x + y), _b("Tensor.__sub__", lambda L, x, y: x - y),
@@ -179,7 +183,8 @@ INPLACE = [
     _u("Tensor.__setitem__", lambda L, x: x.__setitem__((Ellipsis, 0), 1) or x),
 ] + [_u(f"Tensor.{m}", lambda L, x, m=m: getattr(x, m)()) for m in (
     "abs_", "neg_", "sign_", "exp_", "expm1_", "log_", "log1p_", "sqrt_", "rsqrt_", "sigmoid_",
-    "tanh_", "sin_", "cos_", "reciprocal_", "square_", "floor_", "ceil_", "trunc_", "round_")] + [
+    "tanh_", "sin_", "cos_", "reciprocal_", "square_", "floor_", "ceil_", "trunc_", "round_",
+    "erf_", "erfc_", "erfinv_", "log2_", "log10_", "exp2_")] + [
     _u("Tensor.pow_", lambda L, x: x.pow_(2)),
     _u("Tensor.clamp_min_", lambda L, x: x.clamp_min_(0)),
     _u("Tensor.clamp_max_", lambda L, x: x.clamp_max_(1)),

@@ -200,6 +200,7 @@ def all_cases():
     import compat_cases_layers
     import compat_cases_math
     import compat_cases_nn
+    import compat_cases_numeric
     import compat_cases_rnn
     import compat_cases_platform
     import compat_cases_shape
@@ -209,7 +210,7 @@ def all_cases():
             + compat_cases_nn.CASES + compat_cases_layers.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
             + compat_cases_utils.CASES + compat_cases_platform.CASES
             + compat_cases_autograd.CASES + compat_cases_distributions.CASES
-            + compat_cases_inplace.CASES)
+            + compat_cases_inplace.CASES + compat_cases_numeric.CASES)
 
 
 def covered_names():
