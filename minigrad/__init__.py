@@ -17,6 +17,8 @@ from ._malloc import tune_malloc
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .composite import addmm, baddbmm, cdist, lerp
 from .precise import expm1, log1p
+from .ops.product_reductions import cumprod, prod
+from .statistics import count_nonzero, median, std_mean, var_mean
 from .special import erf, erfc, erfinv, exp2, log2, log10
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, logspace, ones, ones_like, rand, rand_like, randint,
@@ -71,7 +73,7 @@ __all__ = [
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bmm",
     "bool", "bool_", "broadcast_to", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
     "clamp_max", "clamp_min", "clip", "compile", "complex128", "complex32", "complex64", "concat",
-    "cos", "cumsum", "default_generator", "detect_anomaly", "device", "div", "dot", "double",
+    "cos", "count_nonzero", "cumprod", "cumsum", "default_generator", "detect_anomaly", "device", "div", "dot", "double",
     "dropout", "einsum", "empty", "empty_like", "enable_grad", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "finfo",
     "flatten", "flip", "float", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
     "floor", "floor_divide", "from_numpy", "full", "full_like", "gather", "gelu", "get_backend",
@@ -81,17 +83,17 @@ __all__ = [
     "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf", "isnan",
     "lerp", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logical_and", "logical_not", "logical_or",
     "logical_xor", "logspace", "logsumexp", "long", "manual_seed", "masked_fill", "masked_select",
-    "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "movedim", "mul", "multinomial",
+    "matmul", "max", "maximum", "mean", "median", "min", "minimum", "mm", "movedim", "mul", "multinomial",
     "narrow", "neg", "no_grad", "nonzero", "norm", "normal", "numel", "one_hot", "ones",
-    "ones_like", "outer", "permute", "pow", "promote_types", "rand", "rand_like", "randint",
+    "ones_like", "outer", "permute", "pow", "prod", "promote_types", "rand", "rand_like", "randint",
     "randint_like", "randn", "randn_like", "randperm", "reciprocal", "relu", "remainder",
     "repeat_interleave", "reshape", "result_type", "roll", "round", "rsqrt", "save", "scatter",
     "scatter_add", "seed", "select", "set_backend", "set_default_dtype",
     "set_float32_matmul_precision", "set_grad_enabled", "set_num_threads", "set_printoptions",
     "set_rng_state", "short", "sigmoid", "sign", "sin", "softmax", "sort", "split", "sqrt", "square", "squeeze",
-    "stack", "std", "sub", "sum", "t", "tanh", "tensor", "topk", "transpose", "tril", "triu",
+    "stack", "std", "std_mean", "sub", "sum", "t", "tanh", "tensor", "topk", "transpose", "tril", "triu",
     "trunc", "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unsqueeze",
-    "use_deterministic_algorithms", "var", "where", "zeros", "zeros_like",
+    "use_deterministic_algorithms", "var", "var_mean", "where", "zeros", "zeros_like",
 ]
 
 # Modules of the core that PyTorch code reaches under these paths (`import minigrad.cuda`,

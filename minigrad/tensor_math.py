@@ -169,6 +169,22 @@ class MathMethods:
     def cumsum(self, dim, dtype=None):
         return ops.Cumsum.apply(self, dim=dim, dtype=dtype)
 
+    def prod(self, dim=None, keepdim=False, *, dtype=None):
+        from .ops.product_reductions import prod
+        return prod(self, dim, keepdim, dtype=dtype)
+
+    def cumprod(self, dim, *, dtype=None):
+        from .ops.product_reductions import cumprod
+        return cumprod(self, dim, dtype=dtype)
+
+    def median(self, dim=None, keepdim=False):
+        from .statistics import median
+        return median(self, dim, keepdim)
+
+    def count_nonzero(self, dim=None):
+        from .statistics import count_nonzero
+        return count_nonzero(self, dim)
+
     def norm(self, p="fro", dim=None, keepdim=False):
         """The vector p-norm over dim (all elements by default); "fro" is the 2-norm."""
         return ops.Norm.apply(self, p=2.0 if p in ("fro", None) else p, dim=dim, keepdim=keepdim)

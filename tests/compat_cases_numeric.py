@@ -25,3 +25,37 @@ def _(lib, x, p):
 def _(lib, x):
     return [getattr(x * 1, name)() for name in ("erf_", "erfc_", "erfinv_", "log2_",
                                                 "log10_", "exp2_")]
+
+
+@add
+@case("minigrad.prod", "Tensor.prod", "minigrad.cumprod", "Tensor.cumprod",
+      inputs=(A(np.array([[1.5, -2.0, 0.5], [2.0, 0.0, -1.5], [0.0, 2.5, 0.0]], np.float32),
+                grad=True), ints(2, 3, low=-3, high=4)))
+def _(lib, x, i):
+    """Rows with no zero, one and two zeros: the gradient of each case is PyTorch's."""
+    return (lib.prod(x), x.prod(1), x.prod(0, keepdim=True), lib.prod(i, 1), i.prod(),
+            x.prod(dtype=lib.float64), lib.cumprod(x, 1), x.t().cumprod(0), i.cumprod(1),
+            (i > 0).cumprod(0), x.cumprod(-1, dtype=lib.float64))
+
+
+@add
+@case("minigrad.median", "Tensor.median", inputs=(A(np.array(
+    [[1.0, 5.0, 3.0, 2.0], [4.0, 4.0, 1.0, 4.0], [2.0, 6.0, 0.5, 7.0]], np.float32), grad=True),))
+def _(lib, x):
+    values, indices = x.median(1)
+    return lib.median(x), x[1].median(), values, indices, tuple(lib.median(x, 0, keepdim=True))
+
+
+@add
+@case("minigrad.var_mean", "minigrad.std_mean", "minigrad.count_nonzero",
+      "Tensor.count_nonzero", inputs=(f32(3, 4),))
+def _(lib, x):
+    return (lib.var_mean(x), lib.var_mean(x, 1, keepdim=True), lib.std_mean(x, 0),
+            lib.std_mean(x, dim=1, correction=0), lib.var_mean(x, False),
+            lib.count_nonzero(x > 0), lib.count_nonzero(x.relu(), 1), (x > 0).count_nonzero((0, 1)))
+
+
+@add
+@case("minigrad.median", compare="raises", match="median: not implemented for bool")
+def _(lib):
+    return lib.median(lib.tensor([True, False]))

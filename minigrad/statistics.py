@@ -1,0 +1,125 @@
+"""Summary statistics PyTorch has beside sum and mean: `median` (the lower median, with the
+index it was found at along a dim), `var_mean` and `std_mean` (both in one call, as a tuple)
+and `count_nonzero`.
+
+median along a dim is a `gather` at the index found (so the gradient goes to that element, as
+PyTorch's); the median of all elements is one small op whose gradient PyTorch spreads evenly
+over every element equal to the result, which `MedianAll` does too. A NaN in a row makes its
+median NaN, found at the row's first NaN.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import return_types
+from .autograd.function import Function
+from .graph_rules import constant, rule
+from .jvp_rules import jvp_rule
+from .ops._util import normalize_dim, normalize_dims
+
+__all__ = ["count_nonzero", "median", "std_mean", "var_mean"]
+
+median_type = return_types._pair("median")
+
+
+def _median_index(a, axis):
+    """The index of the lower median along `axis` (the first NaN where a row has one): a stable
+    sort's element (n - 1) // 2, so among equal values the first in order counts."""
+    order = np.argsort(a, axis=axis, kind="stable")
+    n = a.shape[axis]
+    index = np.take(order, [(n - 1) // 2], axis=axis)
+    if a.dtype.kind == "f":
+        nan = np.isnan(a)
+        has_nan = nan.any(axis=axis, keepdims=True)
+        index = np.where(has_nan, np.argmax(nan, axis=axis, keepdims=True), index)
+    return index
+
+
+class MedianAll(Function):
+    """The lower median of all elements, a 0-d result; the gradient is shared evenly by the
+    elements equal to it (all NaNs, for a NaN median), as PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, a):
+        flat = a.reshape(-1)
+        if flat.size:
+            out = np.asarray(flat[_median_index(flat, 0)[0]])
+        else:  # PyTorch's NaN, converted to the dtype (True, 0, the least int64)
+            with np.errstate(invalid="ignore"):
+                out = np.asarray(np.nan).astype(a.dtype)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * MedianAll.share(*ctx.saved, g.dtype)
+
+    @staticmethod
+    def share(a, out, dtype):
+        equal = (a == out) | (np.isnan(a) & np.isnan(out))
+        return (equal / max(int(equal.sum()), 1)).astype(dtype)
+
+
+@rule(MedianAll)
+def _median_all(ctx, g):
+    return g * constant(MedianAll.share(*ctx.saved, g.dtype))
+
+
+@jvp_rule(MedianAll)
+def _median_all_jvp(ctx, out, tangents):
+    t = np.broadcast_to(tangents[0], ctx.saved[0].shape)
+    return np.asarray((t * MedianAll.share(*ctx.saved, out.dtype)).sum(), dtype=out.dtype)
+
+
+def _orderable(input, op):
+    if input.dtype == np.bool_:  # as PyTorch's kernels
+        raise NotImplementedError(f"{op}: not implemented for bool tensors")
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (element (n - 1) // 2 in sorted order) of all elements, a 0-d tensor
+    (NaN for an empty one); or along `dim`, a (values, indices) pair."""
+    from .tensor import Tensor
+    if dim is None and input.numel() == 0:
+        return MedianAll.apply(input)
+    _orderable(input, "median")
+    if dim is None:
+        return MedianAll.apply(input)
+    d = normalize_dim(dim, max(input.ndim, 1), "median")
+    if input.ndim == 0:
+        return median_type(input.clone(), Tensor._wrap(np.zeros((), np.int64)))
+    if input.shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size (input "
+                         f"of shape {input.shape})")
+    index = _median_index(input._array, d).astype(np.int64)
+    values = input.gather(d, Tensor._wrap(index))
+    if not keepdim:
+        values, index = values.squeeze(d), np.squeeze(index, d)
+    return median_type(values, Tensor._wrap(index))
+
+
+def _unbiased_or_dim(dim, unbiased):
+    """PyTorch's var_mean(x, True) passes `unbiased` where `dim` stands."""
+    return (None, dim) if isinstance(dim, bool) else (dim, unbiased)
+
+
+def var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    """(var, mean) over dim (all elements by default), as `var` and `mean` compute them; a
+    plain tuple, as PyTorch's."""
+    dim, unbiased = _unbiased_or_dim(dim, unbiased)
+    return (input.var(dim, keepdim=keepdim, unbiased=unbiased, correction=correction),
+            input.mean(dim, keepdim=keepdim))
+
+
+def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    """(std, mean) over dim (all elements by default), a plain tuple, as PyTorch's."""
+    dim, unbiased = _unbiased_or_dim(dim, unbiased)
+    return (input.std(dim, keepdim=keepdim, unbiased=unbiased, correction=correction),
+            input.mean(dim, keepdim=keepdim))
+
+
+def count_nonzero(input, dim=None):
+    """The number of nonzero elements over dim (an int or a tuple; all by default), int64."""
+    from .tensor import Tensor
+    dims = normalize_dims(dim, input.ndim, "count_nonzero")
+    return Tensor._wrap(np.asarray(np.count_nonzero(input._array, axis=dims), np.int64))

@@ -1,0 +1,124 @@
+"""prod and cumprod (minigrad/ops/product_reductions.py), median, var_mean, std_mean and
+count_nonzero (minigrad/statistics.py) against PyTorch: values, dtypes, indices, gradients
+(through zeros and ties), second derivatives, forward mode and errors. The dtype sweep
+(tests/test_compat_sweep.py) runs them on every dtype and layout as well."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import gradcheck, gradgradcheck
+
+# rows with no zero, one zero and two zeros, and a 0-d and an empty input
+ROWS = np.array([[1.5, -2.0, 0.5, 3.0], [2.0, 0.0, -1.5, 0.5], [0.0, 2.5, 0.0, -1.0]])
+
+
+def _both(torch, fn, *arrays, grad=True):
+    """fn's results and the inputs' gradients (of a fixed weighting) in both libraries."""
+    out = []
+    for lib in (torch, mg):
+        xs = [lib.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+        res = fn(lib, *xs)
+        res = list(res) if isinstance(res, (tuple, list)) else [res]
+        floats = [r for r in res if r.requires_grad]
+        if floats:
+            sum((r * lib.tensor(np.linspace(0.5, 2, max(r.numel(), 1))[:r.numel()].reshape(
+                tuple(r.shape)), dtype=r.dtype)).sum() for r in floats).backward()
+        out.append(([(str(r.dtype).replace("torch.", ""), r.detach().numpy()) for r in res],
+                    [x.grad.numpy() for x in xs if x.grad is not None]))
+    (want, want_g), (got, got_g) = out
+    assert [d for d, _ in got] == [d for d, _ in want]
+    tol = 2e-6 if "float32" in [d for d, _ in got] else 1e-12  # float32 rounding, done apart
+    for (_, g), (_, w) in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
+    assert len(got_g) == len(want_g)
+    for g, w in zip(got_g, want_g):
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("program", [
+    lambda L, x: x.prod(), lambda L, x: x.prod(1), lambda L, x: L.prod(x, 0, keepdim=True),
+    lambda L, x: x.t().prod(-1), lambda L, x: x.prod(1, dtype=L.float32),
+    lambda L, x: x.cumprod(1), lambda L, x: L.cumprod(x.t(), 1), lambda L, x: x.cumprod(0),
+    lambda L, x: x[:, :0].prod(1), lambda L, x: x[:0].prod(), lambda L, x: x[:0].cumprod(0),
+    lambda L, x: x[1, 2].prod(), lambda L, x: x[1, 2].cumprod(0),
+    lambda L, x: x.long().prod(1), lambda L, x: (x > 0).prod(), lambda L, x: x.int().cumprod(1),
+    lambda L, x: x.cumprod(1, dtype=L.float32),
+])
+def test_products_as_pytorch(torch, program):
+    _both(torch, program, ROWS)
+
+
+def test_product_gradients_of_both_orders_through_zeros():
+    x = mg.tensor(ROWS, requires_grad=True)
+    for fn in (lambda x: x.prod(), lambda x: x.prod(1), lambda x: x.prod(0, keepdim=True),
+               lambda x: x.cumprod(1), lambda x: x.cumprod(0)):
+        assert gradcheck(fn, [x]) and gradgradcheck(fn, [x])
+
+
+def test_product_forward_mode_is_the_directional_derivative():
+    fw = mg.autograd.forward_ad
+    t = np.random.default_rng(0).standard_normal(ROWS.shape)
+    eps = 1e-6
+    for fn in (lambda x: x.prod(), lambda x: x.prod(1), lambda x: x.cumprod(1)):
+        with fw.dual_level():
+            tangent = fw.unpack_dual(fn(fw.make_dual(mg.tensor(ROWS), mg.tensor(t)))).tangent
+        numeric = (fn(mg.tensor(ROWS + eps * t)) - fn(mg.tensor(ROWS - eps * t))) / (2 * eps)
+        np.testing.assert_allclose(tangent.numpy(), numeric.numpy(), rtol=1e-6, atol=1e-8)
+
+
+def test_product_errors(torch):
+    x = mg.ones(2, 3)
+    with pytest.raises(TypeError, match="prod: dim must be one int"):
+        x.prod((0, 1))
+    for lib in (torch, mg):
+        with pytest.raises(IndexError):
+            lib.ones(2, 3).prod(2)
+        with pytest.raises(IndexError):
+            lib.ones(2, 3).cumprod(-3)
+        with pytest.raises(TypeError):
+            lib.ones(2).cumprod()
+
+
+MEDIAN_INPUT = np.array([[1.0, 5.0, 3.0, 2.0], [4.0, 4.0, 1.0, 4.0], [2.0, np.nan, 0.5, 7.0]])
+
+
+@pytest.mark.parametrize("program", [
+    lambda L, x: x[:2].median(), lambda L, x: L.median(x[1]), lambda L, x: x.median(),
+    lambda L, x: tuple(x.median(1)), lambda L, x: tuple(L.median(x[:2], 0, keepdim=True)),
+    lambda L, x: tuple(x.t().median(-1)), lambda L, x: tuple(x[0, 1].median(0)),
+    lambda L, x: x[:2].long().median(), lambda L, x: tuple(x[:2].int().median(1)),
+    lambda L, x: tuple(x[:0].median(1)), lambda L, x: x[:0].median(),
+])
+def test_median_as_pytorch(torch, program):
+    """Lower medians, their indices (the first of equal values), NaN rows, the even
+    sharing of the gradient among the elements equal to a median of all elements."""
+    _both(torch, program, MEDIAN_INPUT)
+
+
+def test_median_gradcheck_and_errors(torch):
+    x = mg.tensor(np.random.default_rng(1).permutation(12).reshape(3, 4) * 1.0, requires_grad=True)
+    assert gradcheck(lambda x: x.median(), [x]) and gradcheck(lambda x: x.median(0).values, [x])
+    assert gradgradcheck(lambda x: x.median() * x.sum(), [x])
+    for lib in (torch, mg):
+        with pytest.raises(NotImplementedError):
+            lib.tensor([True, False]).median()
+        with pytest.raises(IndexError, match="median.*non-zero size"):
+            lib.zeros(0, 3).median(0)
+
+
+@pytest.mark.parametrize("program", [
+    lambda L, x: L.var_mean(x), lambda L, x: L.std_mean(x, 1),
+    lambda L, x: L.var_mean(x, 1, True), lambda L, x: L.std_mean(x, False),
+    lambda L, x: L.var_mean(x, (0, 1), keepdim=True, correction=0),
+    lambda L, x: L.std_mean(x.t(), dim=0, correction=2),
+])
+def test_var_mean_and_std_mean_as_pytorch(torch, program):
+    _both(torch, program, ROWS)
+    assert type(program(mg, mg.tensor(ROWS))) is tuple
+
+
+def test_count_nonzero_as_pytorch(torch):
+    for program in (lambda L, x: x.count_nonzero(), lambda L, x: L.count_nonzero(x, 1),
+                    lambda L, x: L.count_nonzero(x, (0, 1)), lambda L, x: (x > 0).count_nonzero(0),
+                    lambda L, x: x[0, 1].count_nonzero(), lambda L, x: x[:0].count_nonzero(1)):
+        _both(torch, program, ROWS, grad=False)
