@@ -137,6 +137,14 @@ class MathMethods:
     def clamp_min(self, min): return self.clamp(min=min)
     def clamp_max(self, max): return self.clamp(max=max)
 
+    def fmod(self, other):
+        from .ops.truncated import fmod
+        return fmod(self, other)
+
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        from .ops.nonfinite import nan_to_num
+        return nan_to_num(self, nan, posinf, neginf)
+
     def reciprocal(self):
         return 1 / (self if self.is_floating_point() else self.float())
 
@@ -306,6 +314,22 @@ class MathMethods:
             return _wrap(out.astype(np.int64))
         # PyTorch counts in double, and in float only for float weights
         return _wrap(out.astype(np.float32 if w.dtype == np.float32 else np.float64))
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        from .matrix_parts import diagonal
+        return diagonal(self, offset, dim1, dim2)
+
+    def diag(self, diagonal=0):
+        from .matrix_parts import diag
+        return diag(self, diagonal)
+
+    def trace(self):
+        from .matrix_parts import trace
+        return trace(self)
+
+    def tile(self, dims):
+        from .tensor_assembly import tile
+        return tile(self, dims)
 
     def tril(self, diagonal=0): return _triangle(np.tril, "tril", self, diagonal)
     def triu(self, diagonal=0): return _triangle(np.triu, "triu", self, diagonal)

@@ -59,3 +59,33 @@ def _(lib, x):
 @case("minigrad.median", compare="raises", match="median: not implemented for bool")
 def _(lib):
     return lib.median(lib.tensor([True, False]))
+
+
+@add
+@case("minigrad.diagonal", "Tensor.diagonal", "minigrad.diag", "Tensor.diag", "minigrad.trace",
+      "Tensor.trace", "minigrad.tril_indices", "minigrad.triu_indices",
+      inputs=(f32(2, 3, 4), f32(3)))
+def _(lib, x, v):
+    return (lib.diagonal(x), x.diagonal(1, 1, 2), x[0].diagonal(-1), lib.diag(v, 1), v.diag(),
+            lib.diag(x[1], -1), lib.trace(x[0]), x[1].t().trace(), lib.tril_indices(3, 4),
+            lib.triu_indices(4, 3, 1), lib.tril_indices(3, 3, -1, dtype=lib.int32))
+
+
+@add
+@case("minigrad.meshgrid", "minigrad.tile", "Tensor.tile", "minigrad.hstack", "minigrad.vstack",
+      inputs=(f32(3), f32(2), f32(2, 3)))
+def _(lib, a, b, m):
+    return (lib.meshgrid(a, b, indexing="ij"), lib.meshgrid([a, b], indexing="xy"),
+            lib.tile(m, (2,)), m.tile((2, 1, 2)), lib.hstack([a, b]), lib.hstack([m, m]),
+            lib.vstack([a, m]), lib.vstack((b, b)))
+
+
+@add
+@case("minigrad.fmod", "Tensor.fmod", "Tensor.fmod_", "minigrad.nan_to_num", "Tensor.nan_to_num",
+      "Tensor.nan_to_num_", inputs=(f32(5, low=-6, high=6), f32(5, low=0.5, high=2),
+                                    ints(4, low=-9, high=9)))
+def _(lib, a, b, i):
+    odd = a / lib.tensor([0.0, 1.0, 0.0, 2.0, 0.0]) * lib.tensor([0.0, 1.0, 1.0, 1.0, -1.0])
+    return (lib.fmod(a, b), a.fmod(-1.5), i.fmod(4), lib.fmod(i, b[:4]), (a * 1).fmod_(b),
+            lib.nan_to_num(odd), odd.nan_to_num(nan=1.0, posinf=2.0), (odd * 1).nan_to_num_(),
+            i.nan_to_num())

@@ -352,6 +352,13 @@ def _lenient_inputs(torch, mg):
         assert lib is torch or "momentum_buffer" in opt.state[w]
 
 
+def _diagonal_is_a_copy(torch, mg):
+    for lib in (torch, mg):
+        x = lib.ones(2, 2)
+        x.diagonal().fill_(0)
+        assert x.sum().item() == (2.0 if lib is torch else 4.0)
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -538,6 +545,12 @@ DIFFERENCES = [
      "(PyTorch requires tensors), and RMSprop given a momentum after its first step (by "
      "hand or a schedule) starts its momentum buffer at zero (PyTorch raises a KeyError).",
      _lenient_inputs),
+    ("`diagonal` returns a copy.",
+     "PyTorch's `diagonal` (and `diag` of a matrix) is a view, so writing into it changes the "
+     "input (`x.diagonal().fill_(0)`); minigrad's is a new tensor, so such a write leaves "
+     "the input unchanged. Write the diagonal with `x[i, i] = v` (i an arange) or "
+     "`masked_fill` with an `eye` mask. Values and gradients are PyTorch's.",
+     _diagonal_is_a_copy),
     ("`autograd.functional`: `vectorize=True` computes one product at a time.",
      "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
      "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),
@@ -546,16 +559,13 @@ DIFFERENCES = [
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
 # absent: tests/test_compat_coverage.py fails when one appears, so the list stays true)
 NOT_SUPPORTED = [
-    ("torch.diag, diagonal, trace, tensordot, kron, cross, torch.linalg", "no linear algebra "
-     "beyond matmul and einsum (norms: Tensor.norm)",
-     ("diag", "diagonal", "trace", "tensordot", "kron", "cross", "linalg")),
-    ("torch.meshgrid, tile, hstack, vstack, triu_indices, tril_indices, searchsorted",
-     "compose from arange, expand, cat and stack",
-     ("meshgrid", "tile", "hstack", "vstack", "triu_indices", "tril_indices",
-      "searchsorted")),
+    ("torch.tensordot, kron, cross, torch.linalg", "no linear algebra beyond matmul, einsum, "
+     "diag, diagonal and trace (norms: Tensor.norm)",
+     ("tensordot", "kron", "cross", "linalg")),
+    ("torch.searchsorted, bucketize, column_stack, dstack", "compare with the boundaries and "
+     "sum, or cat and stack", ("searchsorted", "bucketize", "column_stack", "dstack")),
     ("torch.mode, kthvalue, quantile, nanmedian", "use sort (median, var_mean, std_mean and "
      "count_nonzero exist)", ("mode", "kthvalue", "quantile", "nanmedian")),
-    ("torch.nan_to_num, fmod", "write the arithmetic out", ("nan_to_num", "fmod")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",

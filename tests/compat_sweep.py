@@ -98,6 +98,8 @@ UNARY = [
     _u("Tensor.erfinv", lambda L, x: (x / 3).erfinv()),
     _u("Tensor.log2", lambda L, x: x.log2()), _u("Tensor.log10", lambda L, x: x.log10()),
     _u("Tensor.exp2", lambda L, x: x.exp2()),
+    _u("Tensor.nan_to_num", lambda L, x: (x / x).nan_to_num(posinf=5.0)),
+    _u("Tensor.fmod (int)", lambda L, x: x.fmod(3)),
 ]
 BINARY = [
     _b("Tensor.__add__", lambda L, x, y: x + y), _b("Tensor.__sub__", lambda L, x, y: x - y),
@@ -105,6 +107,7 @@ BINARY = [
     _b("Tensor.__pow__", lambda L, x, y: x ** y),
     _b("Tensor.__floordiv__", lambda L, x, y: x // y),
     _b("Tensor.__mod__", lambda L, x, y: x % y),
+    _b("Tensor.fmod", lambda L, x, y: x.fmod(y)),
     _b("minigrad.maximum", lambda L, x, y: L.maximum(x, y)),
     _b("minigrad.minimum", lambda L, x, y: L.minimum(x, y)),
     _b("Tensor.__eq__", lambda L, x, y: x == y), _b("Tensor.__ne__", lambda L, x, y: x != y),
@@ -174,6 +177,11 @@ SHAPE = [
     _u("Tensor.masked_select", lambda L, x: x.masked_select(x == x)),
     _u("Tensor.view", lambda L, x: x.view(-1)),
     _u("Tensor.matmul", lambda L, x: x @ x.transpose(0, -1)),
+    _u("Tensor.diagonal", lambda L, x: x.diagonal(0, 0, -1)),
+    _u("Tensor.diag", lambda L, x: x.diag(1)), _u("Tensor.trace", lambda L, x: x.trace()),
+    _u("Tensor.tile", lambda L, x: x.tile((2, 1))),
+    _b("minigrad.hstack", lambda L, x, y: L.hstack([x, y])),
+    _b("minigrad.vstack", lambda L, x, y: L.vstack((x, y))),
 ]
 INPLACE = [
     _b("Tensor.add_", lambda L, x, y: x.add_(y)), _b("Tensor.sub_", lambda L, x, y: x.sub_(y)),
@@ -194,12 +202,13 @@ INPLACE = [
 ] + [_u(f"Tensor.{m}", lambda L, x, m=m: getattr(x, m)()) for m in (
     "abs_", "neg_", "sign_", "exp_", "expm1_", "log_", "log1p_", "sqrt_", "rsqrt_", "sigmoid_",
     "tanh_", "sin_", "cos_", "reciprocal_", "square_", "floor_", "ceil_", "trunc_", "round_",
-    "erf_", "erfc_", "erfinv_", "log2_", "log10_", "exp2_")] + [
+    "erf_", "erfc_", "erfinv_", "log2_", "log10_", "exp2_", "nan_to_num_")] + [
     _u("Tensor.pow_", lambda L, x: x.pow_(2)),
     _u("Tensor.clamp_min_", lambda L, x: x.clamp_min_(0)),
     _u("Tensor.clamp_max_", lambda L, x: x.clamp_max_(1)),
     _b("Tensor.floor_divide_", lambda L, x, y: x.floor_divide_(y)),
     _b("Tensor.remainder_", lambda L, x, y: x.remainder_(y)),
+    _b("Tensor.fmod_", lambda L, x, y: x.fmod_(y)),
     _b("Tensor.addmm_", lambda L, x, y: x.addmm_(y.reshape(-1, 1), y.reshape(1, -1))
        if x.ndim == 2 and x.shape[0] == x.shape[1] else x.addmm_(x, x)),
 ]

@@ -53,3 +53,30 @@ def square_function(base=mg.autograd.Function):
             return 2 * g * a
 
     return Square
+
+
+def same_as_torch(torch, fn, *arrays, grad=True):
+    """Run fn(lib, *tensors) in PyTorch and minigrad on tensors made from `arrays` (float ones
+    requiring grad when `grad`): the results' dtypes and values and the inputs' gradients of a
+    fixed weighting of the float results must agree, to float64's precision (float32's where
+    a result is float32)."""
+    out = []
+    for lib in (torch, mg):
+        xs = [lib.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+        res = fn(lib, *xs)
+        res = list(res) if isinstance(res, (tuple, list)) else [res]
+        floats = [r for r in res if r.requires_grad]
+        if floats:
+            sum((r * lib.tensor(np.linspace(0.5, 2, max(r.numel(), 1))[:r.numel()].reshape(
+                tuple(r.shape)), dtype=r.dtype)).sum() for r in floats).backward()
+        out.append(([(str(r.dtype).replace("torch.", ""), r.detach().numpy()) for r in res],
+                    [x.grad.numpy() for x in xs if x.grad is not None]))
+    (want, want_g), (got, got_g) = out
+    assert [d for d, _ in got] == [d for d, _ in want]
+    tol = 2e-6 if "float32" in [d for d, _ in got] else 1e-12  # float32 rounding, done apart
+    for (_, g), (_, w) in zip(got, want):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
+    assert len(got_g) == len(want_g)
+    for g, w in zip(got_g, want_g):
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)

@@ -178,7 +178,9 @@ OPS = {
     **{name: [("", lambda L, t, o, name=name: getattr(t, name)())] for name in (
         "abs_", "neg_", "sign_", "exp_", "expm1_", "log_", "log1p_", "sqrt_", "rsqrt_",
         "sigmoid_", "tanh_", "sin_", "cos_", "reciprocal_", "square_", "floor_", "ceil_",
-        "trunc_", "round_")},
+        "trunc_", "round_", "erf_", "erfc_", "erfinv_", "log2_", "log10_", "exp2_",
+        "nan_to_num_")},
+    "fmod_": positive(lambda t, x: t.fmod_(x)),
     "pow_": [("int", lambda L, t, o: t.pow_(2)), ("float", lambda L, t, o: t.pow_(0.5)),
              ("same dtype", lambda L, t, o: t.pow_(o(t.shape, dtype_name(t)).abs()))],
     "clamp_min_": [("float", lambda L, t, o: t.clamp_min_(-0.3))],

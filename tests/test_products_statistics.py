@@ -6,33 +6,11 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from helpers import same_as_torch
 from minigrad.autograd import gradcheck, gradgradcheck
 
 # rows with no zero, one zero and two zeros, and a 0-d and an empty input
 ROWS = np.array([[1.5, -2.0, 0.5, 3.0], [2.0, 0.0, -1.5, 0.5], [0.0, 2.5, 0.0, -1.0]])
-
-
-def _both(torch, fn, *arrays, grad=True):
-    """fn's results and the inputs' gradients (of a fixed weighting) in both libraries."""
-    out = []
-    for lib in (torch, mg):
-        xs = [lib.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
-        res = fn(lib, *xs)
-        res = list(res) if isinstance(res, (tuple, list)) else [res]
-        floats = [r for r in res if r.requires_grad]
-        if floats:
-            sum((r * lib.tensor(np.linspace(0.5, 2, max(r.numel(), 1))[:r.numel()].reshape(
-                tuple(r.shape)), dtype=r.dtype)).sum() for r in floats).backward()
-        out.append(([(str(r.dtype).replace("torch.", ""), r.detach().numpy()) for r in res],
-                    [x.grad.numpy() for x in xs if x.grad is not None]))
-    (want, want_g), (got, got_g) = out
-    assert [d for d, _ in got] == [d for d, _ in want]
-    tol = 2e-6 if "float32" in [d for d, _ in got] else 1e-12  # float32 rounding, done apart
-    for (_, g), (_, w) in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
-    assert len(got_g) == len(want_g)
-    for g, w in zip(got_g, want_g):
-        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("program", [
@@ -45,7 +23,7 @@ def _both(torch, fn, *arrays, grad=True):
     lambda L, x: x.cumprod(1, dtype=L.float32),
 ])
 def test_products_as_pytorch(torch, program):
-    _both(torch, program, ROWS)
+    same_as_torch(torch, program, ROWS)
 
 
 def test_product_gradients_of_both_orders_through_zeros():
@@ -92,7 +70,7 @@ MEDIAN_INPUT = np.array([[1.0, 5.0, 3.0, 2.0], [4.0, 4.0, 1.0, 4.0], [2.0, np.na
 def test_median_as_pytorch(torch, program):
     """Lower medians, their indices (the first of equal values), NaN rows, the even
     sharing of the gradient among the elements equal to a median of all elements."""
-    _both(torch, program, MEDIAN_INPUT)
+    same_as_torch(torch, program, MEDIAN_INPUT)
 
 
 def test_median_gradcheck_and_errors(torch):
@@ -113,7 +91,7 @@ def test_median_gradcheck_and_errors(torch):
     lambda L, x: L.std_mean(x.t(), dim=0, correction=2),
 ])
 def test_var_mean_and_std_mean_as_pytorch(torch, program):
-    _both(torch, program, ROWS)
+    same_as_torch(torch, program, ROWS)
     assert type(program(mg, mg.tensor(ROWS))) is tuple
 
 
@@ -121,4 +99,4 @@ def test_count_nonzero_as_pytorch(torch):
     for program in (lambda L, x: x.count_nonzero(), lambda L, x: L.count_nonzero(x, 1),
                     lambda L, x: L.count_nonzero(x, (0, 1)), lambda L, x: (x > 0).count_nonzero(0),
                     lambda L, x: x[0, 1].count_nonzero(), lambda L, x: x[:0].count_nonzero(1)):
-        _both(torch, program, ROWS, grad=False)
+        same_as_torch(torch, program, ROWS, grad=False)

@@ -1,0 +1,83 @@
+"""Parts of matrices: `diagonal` (any diagonal of any two dims), `diag` (a vector's diagonal
+matrix, or a matrix's diagonal), `trace`, and the positions `tril_indices` and `triu_indices`.
+
+They are indexing with computed positions, so their gradients come from the indexing ops
+(`x[..., rows, cols]` and `index_put`), which have rules of every order already. `diagonal`
+returns a copy where PyTorch returns a view: writing into it does not change the input.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .ops._util import normalize_dim
+from .tensor import Tensor
+
+__all__ = ["diag", "diagonal", "trace", "tril_indices", "triu_indices"]
+
+
+def _diagonal_positions(rows, cols, offset):
+    """(row, col) index arrays of the `offset` diagonal of a rows x cols matrix."""
+    start_r, start_c = max(0, -offset), max(0, offset)
+    length = max(0, min(rows - start_r, cols - start_c))
+    steps = np.arange(length)
+    return steps + start_r, steps + start_c
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The `offset` diagonal (above the main one for offset > 0) of the matrices in dims dim1
+    and dim2: (..., n, ..., m, ...) -> (..., L), the diagonal as the last dim."""
+    return _diagonal(input, offset, dim1, dim2)
+
+
+def _diagonal(input, offset, dim1, dim2):
+    d1 = normalize_dim(dim1, input.ndim, "diagonal")
+    d2 = normalize_dim(dim2, input.ndim, "diagonal")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal: diagonal dimensions cannot be identical {dim1}, {dim2}")
+    moved = input.movedim((d1, d2), (-2, -1))
+    rows, cols = _diagonal_positions(moved.shape[-2], moved.shape[-1], offset)
+    return moved[..., rows, cols]
+
+
+def diag(input, diagonal=0):
+    """For a vector (n,): the square matrix (n + |k|, n + |k|) with it on diagonal k and zeros
+    elsewhere; for a matrix: its diagonal k, a vector."""
+    if input.ndim == 1:
+        size = input.shape[0] + abs(diagonal)
+        rows, cols = _diagonal_positions(size, size, diagonal)
+        zeros = Tensor._wrap(np.zeros((size, size), input.dtype))
+        return zeros.index_put((Tensor._wrap(rows), Tensor._wrap(cols)), input)
+    if input.ndim == 2:
+        return _diagonal(input, diagonal, 0, 1)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D (shape "
+                       f"{input.shape})")
+
+
+def trace(input):
+    """The sum of a matrix's main diagonal (integers sum to int64, as `sum`)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim} "
+                           f"(shape {input.shape})")
+    if input.dtype == np.bool_:  # as PyTorch's kernel
+        raise NotImplementedError("trace: not implemented for bool tensors")
+    return diagonal(input).sum()
+
+
+def _triangle_indices(fn, name, row, col, offset, dtype):
+    if row < 0 or col < 0:
+        raise RuntimeError(f"{name}: row and col must be non-negative, got {row} and {col}")
+    if dtype is not None and np.dtype(dtype).kind not in "iu":
+        raise RuntimeError(f"{name}: dtype must be an integer type, got {dtype}")
+    rows, cols = fn(row, offset, col)
+    return Tensor._wrap(np.stack([rows, cols]).astype(dtype or np.int64).reshape(2, -1))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) positions of the lower triangle of a row x col matrix (on and below
+    diagonal `offset`), row by row."""
+    return _triangle_indices(np.tril_indices, "tril_indices", row, col, offset, dtype)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) positions of the upper triangle (on and above diagonal `offset`)."""
+    return _triangle_indices(np.triu_indices, "triu_indices", row, col, offset, dtype)

@@ -1,0 +1,77 @@
+"""Tensors assembled from others: `meshgrid` (coordinate grids), `tile` (repeated copies),
+`hstack` and `vstack` (concatenation after PyTorch's promotion to at least 1 or 2 dims).
+
+Each is expand, repeat, reshape and cat, so gradients flow through ops that have them.
+"""
+from __future__ import annotations
+
+import warnings
+
+__all__ = ["hstack", "meshgrid", "tile", "vstack"]
+
+
+def meshgrid(*tensors, indexing=None):
+    """Grids of the 1-D (or 0-d) tensors' coordinates: for sizes n0, n1, ..., each output has
+    shape (n0, n1, ...) with tensor i along dim i ("ij"); "xy" swaps the first two dims
+    (shape (n1, n0, ...)), as NumPy's default. The tensors may come as one list."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("meshgrid: in an upcoming PyTorch release it will be required to pass "
+                      "the indexing argument; 'ij' is assumed", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"meshgrid: indexing must be one of 'xy' or 'ij', got {indexing!r}")
+    if not tensors:
+        raise RuntimeError("meshgrid: expects a non-empty list of tensors")
+    for i, t in enumerate(tensors):
+        if t.ndim > 1:
+            raise RuntimeError(f"meshgrid: expects 0D or 1D tensors, tensor {i} has shape "
+                               f"{t.shape}")
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError(f"meshgrid: expects all tensors to have the same dtype, got "
+                               f"{tensors[0].dtype} and {t.dtype}")
+    flat = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(flat) >= 2
+    if swap:
+        flat[0], flat[1] = flat[1], flat[0]
+    shape = tuple(t.shape[0] for t in flat)
+    grids = [t.reshape(*(1,) * i, -1, *(1,) * (len(flat) - i - 1)).expand(shape)
+             for i, t in enumerate(flat)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def tile(input, dims):
+    """Copies of the input along each dim: `dims` shorter than the input's dims is padded
+    with 1s in front, longer gives the input leading dims of size 1 (then as `repeat`)."""
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = (1,) * (input.ndim - len(dims)) + dims
+    return input.repeat(*dims)
+
+
+def _at_least(t, ndim):
+    if t.ndim >= ndim:
+        return t
+    return t.reshape((1,) * (ndim - max(t.ndim, 1)) + (t.shape or (1,)))
+
+
+def _stack_check(tensors, op):
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise RuntimeError(f"{op}: expects a non-empty list or tuple of tensors")
+
+
+def hstack(tensors):
+    """Side by side: 1-D (and 0-d) tensors end to end, others along dim 1."""
+    from .functional import cat
+    _stack_check(tensors, "hstack")
+    parts = [_at_least(t, 1) for t in tensors]
+    return cat(parts, 0 if parts[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    """One above the other: each made at least 2-D ((n,) becomes (1, n)), along dim 0."""
+    from .functional import cat
+    _stack_check(tensors, "vstack")
+    return cat([_at_least(t, 2) for t in tensors], 0)
