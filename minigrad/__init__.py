@@ -15,7 +15,7 @@ from . import autograd, kernels, random
 from . import graph_rules_elementwise, graph_rules_nn, graph_rules_reduce_shape  # noqa: F401
 from ._malloc import tune_malloc
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
-from .composite import addmm, baddbmm, cdist, lerp
+from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp
 from .precise import expm1, log1p
 from .matrix_parts import diag, diagonal, trace, tril_indices, triu_indices
 from .ops.nonfinite import nan_to_num
@@ -48,6 +48,8 @@ from .functional import (abs, add, all, allclose, amax, amin, any, argmax, argmi
                          squeeze, stack, std, sub, sum, t, tanh, topk, transpose, tril, triu,
                          trunc, unbind, unique, unsqueeze, var, where)
 from .grad_mode import inference_mode, set_grad_enabled
+# torch._foreach_*, the list forms optimizers call, under PyTorch's private names
+from .foreach import *  # noqa: F401,F403  (foreach.__all__: the _foreach_ names)
 from .kernels import get_backend, set_backend
 from .platform import accelerator, amp, backends, cpu, cuda, distributed
 from .platform.amp import autocast
@@ -71,7 +73,7 @@ from .version import __version__
 
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
-    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "add", "addmm", "all",
+    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "add", "addcdiv", "addcmul", "addmm", "all",
     "allclose", "amax", "amin", "any", "arange", "are_deterministic_algorithms_enabled", "argmax",
     "argmin", "argsort", "as_tensor", "autocast", "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and",
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bmm",

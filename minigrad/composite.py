@@ -1,5 +1,7 @@
 """`torch` functions that are compositions of other ops: `addmm` and `baddbmm` (a product
-added to a scaled input), `lerp` (linear interpolation) and `cdist` (all pairwise p-distances).
+added to a scaled input), `addcmul` and `addcdiv` (an elementwise product or quotient added,
+the moment updates of optimizers), `lerp` (linear interpolation) and `cdist` (all pairwise
+p-distances).
 
 They are built from ops that have backward, double-backward and forward-mode rules, so their
 gradients of every order come for free; each checks its arguments first and names itself in
@@ -13,7 +15,7 @@ import numpy as np
 
 from .tensor import Tensor
 
-__all__ = ["addmm", "baddbmm", "cdist", "lerp"]
+__all__ = ["addcdiv", "addcmul", "addmm", "baddbmm", "cdist", "lerp"]
 
 
 def _as_tensor(x, like):
@@ -64,6 +66,23 @@ def _check_broadcast(input, shape, op):
     if not ok:
         raise RuntimeError(f"{op}: input of shape {tuple(np.shape(input))} does not broadcast "
                            f"to the product's shape {shape}")
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2, broadcast, in the dtype PyTorch promotes to."""
+    product = tensor1 * tensor2
+    return input + (product if value == 1 else product * value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2, broadcast; integer tensors are refused, as PyTorch
+    no longer divides them here."""
+    if all(np.dtype(t.dtype).kind in "iub" for t in (tensor1, tensor2)):
+        raise RuntimeError(f"addcdiv: integer division with addcdiv is no longer supported "
+                           f"(tensor1 {tensor1.dtype}, tensor2 {tensor2.dtype}); write "
+                           f"input + value * tensor1 / tensor2 for a true division")
+    quotient = tensor1 / tensor2
+    return input + (quotient if value == 1 else quotient * value)
 
 
 def lerp(input, end, weight):

@@ -287,6 +287,14 @@ class MathMethods:
         from .composite import lerp
         return lerp(self, end, weight)
 
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        from .composite import addcmul
+        return addcmul(self, tensor1, tensor2, value=value)
+
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        from .composite import addcdiv
+        return addcdiv(self, tensor1, tensor2, value=value)
+
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         from .composite import addmm
         return addmm(self, mat1, mat2, beta=beta, alpha=alpha)

@@ -216,6 +216,7 @@ class WriteMethods:
     clamp_min_, clamp_max_ = _in_place("clamp_min"), _in_place("clamp_max")
     floor_divide_, remainder_ = _in_place("floor_divide"), _in_place("remainder")
     addmm_, baddbmm_ = _in_place("addmm"), _in_place("baddbmm")
+    addcmul_, addcdiv_ = _in_place("addcmul"), _in_place("addcdiv")
     erf_, erfc_, erfinv_ = _in_place("erf"), _in_place("erfc"), _in_place("erfinv")
     log2_, log10_, exp2_ = _in_place("log2"), _in_place("log10"), _in_place("exp2")
     fmod_, nan_to_num_ = _in_place("fmod"), _in_place("nan_to_num")

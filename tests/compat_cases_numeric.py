@@ -1,5 +1,6 @@
-"""Compatibility cases: special functions (erf, erfc, erfinv, log2, log10, exp2), product
-reductions, statistics and order statistics, matrix parts and tensor assembly."""
+"""Compatibility cases: special functions (erf, erfc, erfinv, log2, log10, exp2), products,
+statistics, matrix parts, tensor assembly, fmod and nan_to_num, addcmul and addcdiv, and the
+torch._foreach_* list functions."""
 import numpy as np
 
 from compat_table import A, case, f32, f64, ints
@@ -89,3 +90,35 @@ def _(lib, a, b, i):
     return (lib.fmod(a, b), a.fmod(-1.5), i.fmod(4), lib.fmod(i, b[:4]), (a * 1).fmod_(b),
             lib.nan_to_num(odd), odd.nan_to_num(nan=1.0, posinf=2.0), (odd * 1).nan_to_num_(),
             i.nan_to_num())
+
+
+@add
+@case("minigrad.addcmul", "minigrad.addcdiv", "Tensor.addcmul", "Tensor.addcdiv",
+      "Tensor.addcmul_", "Tensor.addcdiv_", inputs=(f32(2, 3), f32(3), f32(2, 3, low=0.5)))
+def _(lib, x, a, b):
+    """The second-moment update of Adam and the step of its parameters, in place on copies."""
+    v, p = x * 1, x * 2
+    v.mul_(0.9).addcmul_(a, a, value=0.1)
+    p.addcdiv_(a, b.sqrt(), value=-0.01)
+    return lib.addcmul(x, a, b, value=2), x.addcmul(a, a), lib.addcdiv(x, a, b), x.addcdiv(a, b), v, p
+
+
+@add
+@case("minigrad._foreach_add_", "minigrad._foreach_mul_", "minigrad._foreach_addcmul_",
+      "minigrad._foreach_addcdiv_", "minigrad._foreach_lerp_", "minigrad._foreach_sqrt",
+      "minigrad._foreach_norm", "minigrad._foreach_zero_", "minigrad._foreach_add",
+      inputs=(f32(2, 3), f32(4), f32(2, 3, low=0.1), f32(4, low=0.1)))
+def _(lib, g1, g2, s1, s2):
+    """One Adam step as PyTorch's foreach path takes it, on copies of the moment buffers."""
+    grads, m, v = [g1, g2], [g1 * 0.5, g2 * 0.5], [s1 * 1, s2 * 1]
+    lib._foreach_lerp_(m, grads, 0.1)
+    lib._foreach_mul_(v, 0.999)
+    lib._foreach_addcmul_(v, grads, grads, 0.001)
+    denom = lib._foreach_add(lib._foreach_sqrt(v), 1e-8)
+    params = [g1.detach() * 3, g2.detach() * 3]
+    lib._foreach_addcdiv_(params, m, denom, [-0.01, -0.02])
+    lib._foreach_add_(params, grads, alpha=-0.1)
+    norms = lib._foreach_norm(grads)
+    with lib.no_grad():
+        lib._foreach_zero_([t.detach() for t in v])
+    return m, v, params, norms

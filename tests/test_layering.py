@@ -185,6 +185,9 @@ ALLOWED_CYCLE_EDGES = {
     ("minigrad.tensor_convert", "minigrad.platform.tensortypes"),  # Tensor.type(LongTensor)
     ("minigrad.tensor_math", "minigrad.sampling"),         # Tensor.multinomial
     ("minigrad.tensor_math", "minigrad.composite"),        # Tensor.addmm, baddbmm, lerp
+    ("minigrad.tensor_math", "minigrad.matrix_parts"),     # Tensor.diagonal, diag, trace
+    ("minigrad.tensor_math", "minigrad.statistics"),       # Tensor.median, count_nonzero
+    ("minigrad.tensor_math", "minigrad.tensor_assembly"),  # Tensor.tile
 }
 
 
