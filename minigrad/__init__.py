@@ -15,6 +15,7 @@ from . import autograd, kernels, random
 from . import graph_rules_elementwise, graph_rules_nn, graph_rules_reduce_shape  # noqa: F401
 from ._malloc import tune_malloc
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from .bucketing import bucketize, searchsorted
 from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp
 from .precise import expm1, log1p
 from .matrix_parts import diag, diagonal, trace, tril_indices, triu_indices
@@ -77,7 +78,7 @@ __all__ = [
     "allclose", "amax", "amin", "any", "arange", "are_deterministic_algorithms_enabled", "argmax",
     "argmin", "argsort", "as_tensor", "autocast", "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and",
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bmm",
-    "bool", "bool_", "broadcast_to", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
+    "bool", "bool_", "broadcast_to", "bucketize", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
     "clamp_max", "clamp_min", "clip", "compile", "complex128", "complex32", "complex64", "concat",
     "cos", "count_nonzero", "cumprod", "cumsum", "default_generator", "detect_anomaly", "device", "diag", "diagonal", "div", "dot", "double",
     "dropout", "einsum", "empty", "empty_like", "enable_grad", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "finfo",
@@ -94,7 +95,7 @@ __all__ = [
     "ones_like", "outer", "permute", "pow", "prod", "promote_types", "rand", "rand_like", "randint",
     "randint_like", "randn", "randn_like", "randperm", "reciprocal", "relu", "remainder",
     "repeat_interleave", "reshape", "result_type", "roll", "round", "rsqrt", "save", "scatter",
-    "scatter_add", "seed", "select", "set_backend", "set_default_dtype",
+    "scatter_add", "searchsorted", "seed", "select", "set_backend", "set_default_dtype",
     "set_float32_matmul_precision", "set_grad_enabled", "set_num_threads", "set_printoptions",
     "set_rng_state", "short", "sigmoid", "sign", "sin", "softmax", "sort", "split", "sqrt", "square", "squeeze",
     "stack", "std", "std_mean", "sub", "sum", "t", "tanh", "tensor", "tile", "topk", "trace", "transpose", "tril", "tril_indices", "triu", "triu_indices",

@@ -184,7 +184,7 @@ class Exp2(Function):
         return g * (ctx.saved[0] * _LN2)
 
 
-# --- tensor-level and forward-mode rules -----------------------------------------------------------
+# --- tensor-level and forward-mode rules ---------------------------------------------------------
 
 @rule(Erf)
 def _erf(ctx, g):

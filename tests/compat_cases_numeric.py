@@ -100,7 +100,8 @@ def _(lib, x, a, b):
     v, p = x * 1, x * 2
     v.mul_(0.9).addcmul_(a, a, value=0.1)
     p.addcdiv_(a, b.sqrt(), value=-0.01)
-    return lib.addcmul(x, a, b, value=2), x.addcmul(a, a), lib.addcdiv(x, a, b), x.addcdiv(a, b), v, p
+    return (lib.addcmul(x, a, b, value=2), x.addcmul(a, a), lib.addcdiv(x, a, b),
+            x.addcdiv(a, b), v, p)
 
 
 @add
@@ -122,3 +123,13 @@ def _(lib, g1, g2, s1, s2):
     with lib.no_grad():
         lib._foreach_zero_([t.detach() for t in v])
     return m, v, params, norms
+
+
+@add
+@case("minigrad.searchsorted", "minigrad.bucketize", inputs=(f32(2, 5),))
+def _(lib, x):
+    edges = lib.tensor([-1.0, 0.0, 0.5, 1.5])
+    rows = x.detach().sort(-1).values
+    return (lib.searchsorted(edges, x), lib.searchsorted(edges, x, right=True),
+            lib.searchsorted(rows, x.detach()[:, :3]), lib.bucketize(x, edges),
+            lib.bucketize(x, edges, right=True, out_int32=True), lib.searchsorted(edges, 0.5))

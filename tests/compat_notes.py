@@ -562,8 +562,7 @@ NOT_SUPPORTED = [
     ("torch.tensordot, kron, cross, torch.linalg", "no linear algebra beyond matmul, einsum, "
      "diag, diagonal and trace (norms: Tensor.norm)",
      ("tensordot", "kron", "cross", "linalg")),
-    ("torch.searchsorted, bucketize, column_stack, dstack", "compare with the boundaries and "
-     "sum, or cat and stack", ("searchsorted", "bucketize", "column_stack", "dstack")),
+    ("torch.column_stack, dstack", "reshape, then cat or stack", ("column_stack", "dstack")),
     ("torch.mode, kthvalue, quantile, nanmedian", "use sort (median, var_mean, std_mean and "
      "count_nonzero exist)", ("mode", "kthvalue", "quantile", "nanmedian")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "

@@ -18,7 +18,8 @@ VECTOR = np.array([1.5, -2.0, 0.25])
     lambda L, x, v: L.diagonal(x), lambda L, x, v: x.diagonal(1, 1, 2),
     lambda L, x, v: x.diagonal(-1, -1, 0), lambda L, x, v: x[0].diagonal(7),
     lambda L, x, v: x[0].t().diagonal(), lambda L, x, v: L.diag(v, -1), lambda L, x, v: v.diag(2),
-    lambda L, x, v: L.diag(x[1], 1), lambda L, x, v: x[0].trace(), lambda L, x, v: L.trace(x[1].t()),
+    lambda L, x, v: L.diag(x[1], 1), lambda L, x, v: x[0].trace(),
+    lambda L, x, v: L.trace(x[1].t()),
     lambda L, x, v: L.trace(x[0].long()), lambda L, x, v: L.diag(v.int()),
     lambda L, x, v: L.diag(v[:0]), lambda L, x, v: x[:, :0].diagonal(0, 1, 2),
 ])
