@@ -220,6 +220,7 @@ class WriteMethods:
     erf_, erfc_, erfinv_ = _in_place("erf"), _in_place("erfc"), _in_place("erfinv")
     log2_, log10_, exp2_ = _in_place("log2"), _in_place("log10"), _in_place("exp2")
     fmod_, nan_to_num_ = _in_place("fmod"), _in_place("nan_to_num")
+    cumsum_, cumprod_ = _in_place("cumsum"), _in_place("cumprod")
 
     def add_(self, other, alpha=1):
         return self._assign("add_", lambda old: old + (other if alpha == 1 else other * alpha))

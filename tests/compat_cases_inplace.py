@@ -37,6 +37,12 @@ def _(lib, i):
 
 
 @add
+@case("Tensor.cumsum_", "Tensor.cumprod_", inputs=(f32(3, 4),))
+def _(lib, x):
+    return (x * 1).cumsum_(1), (x * 1).cumprod_(0), lib.tensor([1, 2, 3], dtype=lib.int32).cumsum_(0)
+
+
+@add
 @case("Tensor.addmm_", "Tensor.baddbmm_",
       inputs=(f32(3, 2), f32(3, 4), f32(4, 2), f32(2, 3, 4), f32(2, 4, 2)))
 def _(lib, c, a, b, a3, b3):
