@@ -19,8 +19,6 @@ from .ops._util import normalize_dim, normalize_dims
 
 __all__ = ["count_nonzero", "median", "std_mean", "var_mean"]
 
-median_type = return_types._pair("median")
-
 
 def _median_index(a, axis):
     """The index of the lower median along `axis` (the first NaN where a row has one): a stable
@@ -87,7 +85,7 @@ def median(input, dim=None, keepdim=False):
         return MedianAll.apply(input)
     d = normalize_dim(dim, max(input.ndim, 1), "median")
     if input.ndim == 0:
-        return median_type(input.clone(), Tensor._wrap(np.zeros((), np.int64)))
+        return return_types.median(input.clone(), Tensor._wrap(np.zeros((), np.int64)))
     if input.shape[d] == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size (input "
                          f"of shape {input.shape})")
@@ -95,7 +93,7 @@ def median(input, dim=None, keepdim=False):
     values = input.gather(d, Tensor._wrap(index))
     if not keepdim:
         values, index = values.squeeze(d), np.squeeze(index, d)
-    return median_type(values, Tensor._wrap(index))
+    return return_types.median(values, Tensor._wrap(index))
 
 
 def _unbiased_or_dim(dim, unbiased):
