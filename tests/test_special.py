@@ -105,3 +105,25 @@ def test_in_place_forms(torch):
                 getattr(lib.tensor([1, 2]), name + "_")()
         for got, want in zip(results[1], results[0]):
             np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+def test_erf_exports_to_onnx_as_erf():
+    """A GELU written out with erf, as PyTorch code often has it, exports to one Erf node."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    import io
+
+    import minigrad.onnx
+
+    class Gelu(mg.nn.Module):
+        def forward(self, x):
+            return x * 0.5 * (1.0 + mg.erf(x / np.sqrt(2.0)))
+
+    buf = io.BytesIO()
+    minigrad.onnx.export(Gelu(), (mg.randn(3, 4),), buf)
+    proto = onnx.load_from_string(buf.getvalue())
+    assert [n.op_type for n in proto.graph.node].count("Erf") == 1
+    session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    x = mg.tensor(np.linspace(-4, 4, 12, dtype=np.float32).reshape(3, 4))
+    (got,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+    np.testing.assert_allclose(got, Gelu()(x).numpy(), rtol=1e-6, atol=1e-7)

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import ops
+from ..special import Erf
 from ..ops._util import normalize_dim, normalize_dims
 from .errors import UnsupportedOperatorError
 from .graph import onnx_type
@@ -208,4 +209,5 @@ OPS = {
     ops.DropoutAdd: _dropout_add, ops.MaskedSoftmaxDropout: _masked_softmax_dropout,
     ops.DropoutAddLayerNorm: _dropout_add_layer_norm,
     ops.Linear: _linear, ops.LayerNorm: _layer_norm,
+    Erf: elementwise("Erf"),  # exact GELU written out (x / 2 (1 + erf(x / sqrt 2))) uses it
 }
