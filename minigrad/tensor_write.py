@@ -221,6 +221,13 @@ class WriteMethods:
     log2_, log10_, exp2_ = _in_place("log2"), _in_place("log10"), _in_place("exp2")
     fmod_, nan_to_num_ = _in_place("fmod"), _in_place("nan_to_num")
     cumsum_, cumprod_ = _in_place("cumsum"), _in_place("cumprod")
+    # comparisons and logic write their bools converted to this tensor's dtype (1 and 0)
+    eq_, ne_, lt_, le_ = _in_place("eq"), _in_place("ne"), _in_place("lt"), _in_place("le")
+    gt_, ge_, logical_not_ = _in_place("gt"), _in_place("ge"), _in_place("logical_not")
+    logical_and_, logical_or_ = _in_place("logical_and"), _in_place("logical_or")
+    logical_xor_, bitwise_not_ = _in_place("logical_xor"), _in_place("bitwise_not")
+    bitwise_and_, bitwise_or_ = _in_place("bitwise_and"), _in_place("bitwise_or")
+    bitwise_xor_ = _in_place("bitwise_xor")
 
     def add_(self, other, alpha=1):
         return self._assign("add_", lambda old: old + (other if alpha == 1 else other * alpha))

@@ -70,3 +70,16 @@ def _(lib):
 @case("Tensor.addmm_", compare="raises", match=r"addmm_: output with shape \[2\]")
 def _(lib):
     return lib.ones(2).addmm_(lib.ones(2, 3), lib.ones(3, 2))
+
+
+@add
+@case("Tensor.eq_", "Tensor.ne_", "Tensor.lt_", "Tensor.le_", "Tensor.gt_", "Tensor.ge_",
+      "Tensor.logical_not_", "Tensor.logical_and_", "Tensor.logical_or_", "Tensor.logical_xor_",
+      "Tensor.bitwise_not_", "Tensor.bitwise_and_", "Tensor.bitwise_or_", "Tensor.bitwise_xor_",
+      inputs=(f32(3, 4, grad=False), ints(3, 4, low=-3, high=4), ints(4, low=-3, high=4)))
+def _(lib, x, i, j):
+    """Comparisons write 1s and 0s in the tensor's own dtype; bitwise ops need integers."""
+    return ([getattr(x.clone(), n)(0.5) for n in ("eq_", "ne_", "lt_", "le_", "gt_", "ge_")]
+            + [x.clone().logical_not_(), x.clone().logical_and_(x > 0),
+               i.clone().logical_or_(j), i.clone().logical_xor_(j), i.clone().bitwise_not_(),
+               i.clone().bitwise_and_(j), i.clone().bitwise_or_(3), i.clone().bitwise_xor_(j)])

@@ -352,6 +352,15 @@ def _lenient_inputs(torch, mg):
         assert lib is torch or "momentum_buffer" in opt.state[w]
 
 
+def _logical_write_gradient(torch, mg):
+    for lib, expected in ((torch, [1.0, 1.0]), (mg, [0.0, 0.0])):
+        x = lib.tensor([1.0, 0.0], requires_grad=True)
+        h = x * 1
+        h.logical_not_()
+        h.sum().backward()
+        assert x.grad.tolist() == expected
+
+
 def _diagonal_is_a_copy(torch, mg):
     for lib in (torch, mg):
         x = lib.ones(2, 2)
@@ -551,6 +560,12 @@ DIFFERENCES = [
      "the input unchanged. Write the diagonal with `x[i, i] = v` (i an arange) or "
      "`masked_fill` with an `eye` mask. Values and gradients are PyTorch's.",
      _diagonal_is_a_copy),
+    ("An in-place logical op on a float tensor gives its elements a zero gradient.",
+     "`h.logical_not_()` (and `logical_and_`, `logical_or_`, `logical_xor_`) writes 0s and 1s "
+     "whose gradient is zero, as after `h.gt_(0)` in both libraries; PyTorch, which has no "
+     "derivative for the logical ops, leaves the gradient of the values that were "
+     "overwritten, and writes into a leaf that requires grad, which minigrad refuses as for "
+     "every in-place op.", _logical_write_gradient),
     ("`autograd.functional`: `vectorize=True` computes one product at a time.",
      "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
      "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),

@@ -209,6 +209,11 @@ INPLACE = [
     _b("Tensor.floor_divide_", lambda L, x, y: x.floor_divide_(y)),
     _b("Tensor.remainder_", lambda L, x, y: x.remainder_(y)),
     _b("Tensor.fmod_", lambda L, x, y: x.fmod_(y)),
+    *[_b(f"Tensor.{m}", lambda L, x, y, m=m: getattr(x, m)(y)) for m in (
+        "eq_", "ne_", "lt_", "le_", "gt_", "ge_", "logical_and_", "logical_or_",
+        "logical_xor_", "bitwise_and_", "bitwise_or_", "bitwise_xor_")],
+    _u("Tensor.logical_not_", lambda L, x: x.logical_not_()),
+    _u("Tensor.bitwise_not_", lambda L, x: x.bitwise_not_()),
     _b("Tensor.addmm_", lambda L, x, y: x.addmm_(y.reshape(-1, 1), y.reshape(1, -1))
        if x.ndim == 2 and x.shape[0] == x.shape[1] else x.addmm_(x, x)),
 ]
