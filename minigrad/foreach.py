@@ -92,8 +92,9 @@ def _scaled(fn):
     """fn(t, a, b, value): PyTorch's list of values (or a tensor of them) comes positionally
     after the two tensor lists, one value per tensor."""
     def with_values(self, tensor1, tensor2, value=1):
+        from .tensor import Tensor
         n = len(_tensors(self, fn.__name__))
-        if hasattr(value, "tolist") and not isinstance(value, (int, float)):
+        if isinstance(value, Tensor):  # a 1-D tensor of the n values
             value = value.tolist()
         return fn(self, tensor1, tensor2, _per_tensor(value, n, fn.__name__))
     with_values.__name__, with_values.__doc__ = fn.__name__, fn.__doc__
