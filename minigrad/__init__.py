@@ -22,7 +22,7 @@ from .matrix_parts import diag, diagonal, trace, tril_indices, triu_indices
 from .ops.nonfinite import nan_to_num
 from .ops.product_reductions import cumprod, prod
 from .ops.truncated import fmod
-from .statistics import count_nonzero, median, std_mean, var_mean
+from .statistics import count_nonzero, kthvalue, median, std_mean, var_mean
 from .tensor_assembly import hstack, meshgrid, tile, vstack
 from .special import erf, erfc, erfinv, exp2, log2, log10
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
@@ -87,7 +87,7 @@ __all__ = [
     "get_default_dtype", "get_float32_matmul_precision", "get_num_threads", "get_rng_state",
     "half", "hstack", "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed",
     "int", "int16", "int32", "int64", "int8", "is_deterministic_algorithms_warn_only_enabled",
-    "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf", "isnan",
+    "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf", "isnan", "kthvalue",
     "lerp", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logical_and", "logical_not", "logical_or",
     "logical_xor", "logspace", "logsumexp", "long", "manual_seed", "masked_fill", "masked_select",
     "matmul", "max", "maximum", "mean", "median", "meshgrid", "min", "minimum", "mm", "movedim", "mul", "multinomial",

@@ -1,6 +1,6 @@
 """The named pairs some Tensor methods return, as PyTorch's `torch.return_types`: `t.max(dim)`
-gives a `max` whose fields are `values` and `indices`, and likewise `min`, `median`, `sort` and
-`topk`."""
+gives a `max` whose fields are `values` and `indices`, and likewise `min`, `median`,
+`kthvalue`, `sort` and `topk`."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -13,5 +13,6 @@ def _pair(name):
 max = _pair("max")  # noqa: A001  (PyTorch's names, which shadow builtins only in this module)
 min = _pair("min")  # noqa: A001
 median = _pair("median")
+kthvalue = _pair("kthvalue")
 sort = _pair("sort")
 topk = _pair("topk")

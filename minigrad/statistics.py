@@ -1,6 +1,6 @@
 """Summary statistics PyTorch has beside sum and mean: `median` (the lower median, with the
-index it was found at along a dim), `var_mean` and `std_mean` (both in one call, as a tuple)
-and `count_nonzero`.
+index it was found at along a dim), `kthvalue` (the k-th smallest along a dim, with its
+index), `var_mean` and `std_mean` (both in one call, as a tuple) and `count_nonzero`.
 
 median along a dim is a `gather` at the index found (so the gradient goes to that element, as
 PyTorch's); the median of all elements is one small op whose gradient PyTorch spreads evenly
@@ -17,7 +17,7 @@ from .graph_rules import constant, rule
 from .jvp_rules import jvp_rule
 from .ops._util import normalize_dim, normalize_dims
 
-__all__ = ["count_nonzero", "median", "std_mean", "var_mean"]
+__all__ = ["count_nonzero", "kthvalue", "median", "std_mean", "var_mean"]
 
 
 def _median_index(a, axis):
@@ -94,6 +94,27 @@ def median(input, dim=None, keepdim=False):
     if not keepdim:
         values, index = values.squeeze(d), np.squeeze(index, d)
     return return_types.median(values, Tensor._wrap(index))
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The k-th smallest element along `dim` (k from 1) and its index, a (values, indices)
+    pair; NaN counts as the largest value. Among equal values the index is the first in a
+    stable sort's order, where PyTorch may return another of them."""
+    from .tensor import Tensor
+    _orderable(input, "kthvalue")
+    d = normalize_dim(dim, max(input.ndim, 1), "kthvalue")
+    n = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} "
+                           f"(k={k}, size {n})")
+    if input.ndim == 0:
+        return return_types.kthvalue(input.clone(), Tensor._wrap(np.zeros((), np.int64)))
+    order = np.argsort(input._array, axis=d, kind="stable")
+    index = np.take(order, [k - 1], axis=d).astype(np.int64)
+    values = input.gather(d, Tensor._wrap(index))
+    if not keepdim:
+        values, index = values.squeeze(d), np.squeeze(index, d)
+    return return_types.kthvalue(values, Tensor._wrap(index))
 
 
 def _unbiased_or_dim(dim, unbiased):

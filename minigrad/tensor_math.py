@@ -189,6 +189,10 @@ class MathMethods:
         from .statistics import median
         return median(self, dim, keepdim)
 
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        from .statistics import kthvalue
+        return kthvalue(self, k, dim, keepdim)
+
     def count_nonzero(self, dim=None):
         from .statistics import count_nonzero
         return count_nonzero(self, dim)

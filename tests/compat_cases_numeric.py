@@ -133,3 +133,11 @@ def _(lib, x):
     return (lib.searchsorted(edges, x), lib.searchsorted(edges, x, right=True),
             lib.searchsorted(rows, x.detach()[:, :3]), lib.bucketize(x, edges),
             lib.bucketize(x, edges, right=True, out_int32=True), lib.searchsorted(edges, 0.5))
+
+
+@add
+@case("minigrad.kthvalue", "Tensor.kthvalue", inputs=(A(np.array(
+    [[1.0, 5.0, 3.0, 2.0], [8.5, 4.0, 1.0, 6.0], [2.0, 6.5, 0.5, 7.0]], np.float32), grad=True),))
+def _(lib, x):
+    """Distinct values: among equal ones PyTorch's index is not fixed (see the differences)."""
+    return tuple(lib.kthvalue(x, 2)), tuple(x.kthvalue(1, 0, keepdim=True)), tuple(x[1].kthvalue(4))

@@ -352,6 +352,12 @@ def _lenient_inputs(torch, mg):
         assert lib is torch or "momentum_buffer" in opt.state[w]
 
 
+def _kthvalue_ties(torch, mg):
+    x = [2.0, 1.0, 2.0, 1.0] * 8
+    assert mg.tensor(x).kthvalue(20).indices.item() == int(np.argsort(x, kind="stable")[19])
+    assert torch.tensor(x).kthvalue(20).values.item() == mg.tensor(x).kthvalue(20).values.item()
+
+
 def _logical_write_gradient(torch, mg):
     for lib, expected in ((torch, [1.0, 1.0]), (mg, [0.0, 0.0])):
         x = lib.tensor([1.0, 0.0], requires_grad=True)
@@ -392,6 +398,11 @@ DIFFERENCES = [
      "their `log_prob`, `entropy` and `kl_divergence` are PyTorch's values and gradients, "
      "and `batch_shape`, `event_shape` are tuples.",
      _random_streams),
+    ("`kthvalue` returns the first of equal values.",
+     "Its index is the k-th of a stable sort, so among equal values the first; PyTorch's "
+     "selection may return the index of another of them (the value is the same, the gradient "
+     "goes to the index returned). `median` chose PyTorch's indices in the tests, ties "
+     "included.", _kthvalue_ties),
     ("`sort` is always stable.",
      "Equal elements keep their order; PyTorch's default sort may order ties either way "
      "(`stable=True` is accepted).", _stable_sort),
@@ -578,8 +589,8 @@ NOT_SUPPORTED = [
      "diag, diagonal and trace (norms: Tensor.norm)",
      ("tensordot", "kron", "cross", "linalg")),
     ("torch.column_stack, dstack", "reshape, then cat or stack", ("column_stack", "dstack")),
-    ("torch.mode, kthvalue, quantile, nanmedian", "use sort (median, var_mean, std_mean and "
-     "count_nonzero exist)", ("mode", "kthvalue", "quantile", "nanmedian")),
+    ("torch.mode, quantile, nanmedian", "use sort (median, kthvalue, var_mean, std_mean and "
+     "count_nonzero exist)", ("mode", "quantile", "nanmedian")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",

@@ -100,3 +100,29 @@ def test_count_nonzero_as_pytorch(torch):
                     lambda L, x: L.count_nonzero(x, (0, 1)), lambda L, x: (x > 0).count_nonzero(0),
                     lambda L, x: x[0, 1].count_nonzero(), lambda L, x: x[:0].count_nonzero(1)):
         same_as_torch(torch, program, ROWS, grad=False)
+
+
+DISTINCT = np.array([[1.0, 5.0, 3.0, 2.0], [8.5, 4.0, 1.0, 6.0], [2.0, np.nan, 0.5, 7.0]])
+
+
+@pytest.mark.parametrize("program", [
+    lambda L, x: tuple(x.kthvalue(1)), lambda L, x: tuple(L.kthvalue(x, 3, 1, keepdim=True)),
+    lambda L, x: tuple(x.kthvalue(4, -1)), lambda L, x: tuple(x[:2].kthvalue(2, 0)),
+    lambda L, x: tuple(x.t().kthvalue(2)), lambda L, x: tuple(x[0, 1].kthvalue(1)),
+    lambda L, x: tuple(x[:2].long().kthvalue(2)), lambda L, x: tuple(x[:, :0].kthvalue(1, 0)),
+])
+def test_kthvalue_as_pytorch(torch, program):
+    """Distinct values (among equal ones PyTorch's index is not fixed), NaN as the largest."""
+    same_as_torch(torch, program, DISTINCT)
+
+
+def test_kthvalue_gradcheck_and_errors(torch):
+    x = mg.tensor(np.random.default_rng(2).permutation(12).reshape(3, 4) * 1.0, requires_grad=True)
+    assert gradcheck(lambda x: x.kthvalue(2, 0).values, [x])
+    for lib in (torch, mg):
+        with pytest.raises(RuntimeError, match="kthvalue\\(\\): selected number k out of range"):
+            lib.ones(2, 3).kthvalue(4)
+        with pytest.raises(RuntimeError, match="kthvalue\\(\\): selected number k out of range"):
+            lib.ones(2, 3).kthvalue(0)
+        with pytest.raises(NotImplementedError):
+            lib.tensor([True]).kthvalue(1)
