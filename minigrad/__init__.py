@@ -22,7 +22,7 @@ from .matrix_parts import diag, diagonal, trace, tril_indices, triu_indices
 from .ops.nonfinite import nan_to_num
 from .ops.product_reductions import cumprod, prod
 from .ops.truncated import fmod
-from .statistics import count_nonzero, kthvalue, median, std_mean, var_mean
+from .statistics import count_nonzero, kthvalue, median, quantile, std_mean, var_mean
 from .tensor_assembly import hstack, meshgrid, tile, vstack
 from .special import erf, erfc, erfinv, exp2, log2, log10
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
@@ -92,7 +92,7 @@ __all__ = [
     "logical_xor", "logspace", "logsumexp", "long", "manual_seed", "masked_fill", "masked_select",
     "matmul", "max", "maximum", "mean", "median", "meshgrid", "min", "minimum", "mm", "movedim", "mul", "multinomial",
     "nan_to_num", "narrow", "neg", "no_grad", "nonzero", "norm", "normal", "numel", "one_hot", "ones",
-    "ones_like", "outer", "permute", "pow", "prod", "promote_types", "rand", "rand_like", "randint",
+    "ones_like", "outer", "permute", "pow", "prod", "promote_types", "quantile", "rand", "rand_like", "randint",
     "randint_like", "randn", "randn_like", "randperm", "reciprocal", "relu", "remainder",
     "repeat_interleave", "reshape", "result_type", "roll", "round", "rsqrt", "save", "scatter",
     "scatter_add", "searchsorted", "seed", "select", "set_backend", "set_default_dtype",

@@ -1,6 +1,7 @@
 """Summary statistics PyTorch has beside sum and mean: `median` (the lower median, with the
 index it was found at along a dim), `kthvalue` (the k-th smallest along a dim, with its
-index), `var_mean` and `std_mean` (both in one call, as a tuple) and `count_nonzero`.
+index), `quantile` (interpolated between order statistics), `var_mean` and `std_mean`
+(both in one call, as a tuple) and `count_nonzero`.
 
 median along a dim is a `gather` at the index found (so the gradient goes to that element, as
 PyTorch's); the median of all elements is one small op whose gradient PyTorch spreads evenly
@@ -17,7 +18,7 @@ from .graph_rules import constant, rule
 from .jvp_rules import jvp_rule
 from .ops._util import normalize_dim, normalize_dims
 
-__all__ = ["count_nonzero", "kthvalue", "median", "std_mean", "var_mean"]
+__all__ = ["count_nonzero", "kthvalue", "median", "quantile", "std_mean", "var_mean"]
 
 
 def _median_index(a, axis):
@@ -115,6 +116,62 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     if not keepdim:
         values, index = values.squeeze(d), np.squeeze(index, d)
     return return_types.kthvalue(values, Tensor._wrap(index))
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_levels(q, input):
+    """q (a number or a 1-D tensor of input's dtype) as a float array of levels in [0, 1]."""
+    from .tensor import Tensor
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"quantile() q must be a scalar or 1D tensor, got shape {q.shape}")
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"quantile() q tensor must be same dtype as the input tensor "
+                               f"({q.dtype} and {input.dtype})")
+    levels = np.asarray(q._array if isinstance(q, Tensor) else q, dtype=input.dtype)
+    bad = levels[(levels < 0) | (levels > 1) | np.isnan(levels)]
+    if bad.size:
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {bad.flat[0]}")
+    return levels
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-th quantiles (q in [0, 1], a number or a 1-D tensor of m levels) of all elements
+    or along `dim`: between the sorted values at ranks below and above q (n - 1), by
+    `interpolation` ("linear", "lower", "higher", "midpoint" or "nearest"); NaN where a row
+    holds a NaN. A tensor q puts its m levels first: (m, ...)."""
+    from .tensor import Tensor
+    if input.dtype not in (np.float32, np.float64):
+        raise RuntimeError(f"quantile() input tensor must be either float or double dtype, got "
+                           f"{input.dtype}")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    levels = _quantile_levels(q, input)
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    x, d = (input.reshape(-1), 0) if dim is None or input.ndim == 0 else (
+        input, normalize_dim(dim, input.ndim, "quantile"))
+    rows = x.sort(d).values.movedim(d, -1)                   # (..., n), NaN last
+    n = rows.shape[-1]
+    has_nan = np.isnan(rows._array).any(-1, keepdims=True)   # (..., 1)
+    ranks = np.where(has_nan, n - 1, levels.reshape(-1) * (n - 1)).astype(input.dtype)
+    below, above = np.floor(ranks), np.ceil(ranks)
+    if interpolation in ("lower", "higher", "nearest"):
+        pick = {"lower": below, "higher": above, "nearest": np.round(ranks)}[interpolation]
+        out = rows.gather(-1, Tensor._wrap(pick.astype(np.int64)))
+    else:
+        weight = ranks - below if interpolation == "linear" else np.where(below == above, 0, 0.5)
+        out = rows.gather(-1, Tensor._wrap(below.astype(np.int64))).lerp(
+            rows.gather(-1, Tensor._wrap(above.astype(np.int64))),
+            Tensor._wrap(np.asarray(weight, input.dtype)))
+    if keepdim:  # (..., m) with the reduced dims back as size 1
+        kept = (1,) * input.ndim if dim is None else input.shape[:d] + (1,) + input.shape[d + 1:]
+        out = out.reshape(*kept, -1) if input.ndim else out
+    out = out.movedim(-1, 0) if levels.ndim else out.squeeze(-1)
+    return out
 
 
 def _unbiased_or_dim(dim, unbiased):

@@ -193,6 +193,10 @@ class MathMethods:
         from .statistics import kthvalue
         return kthvalue(self, k, dim, keepdim)
 
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        from .statistics import quantile
+        return quantile(self, q, dim, keepdim, interpolation=interpolation)
+
     def count_nonzero(self, dim=None):
         from .statistics import count_nonzero
         return count_nonzero(self, dim)

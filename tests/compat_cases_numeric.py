@@ -141,3 +141,12 @@ def _(lib, x):
 def _(lib, x):
     """Distinct values: among equal ones PyTorch's index is not fixed (see the differences)."""
     return tuple(lib.kthvalue(x, 2)), tuple(x.kthvalue(1, 0, keepdim=True)), tuple(x[1].kthvalue(4))
+
+
+@add
+@case("minigrad.quantile", "Tensor.quantile", inputs=(f32(3, 5),))
+def _(lib, x):
+    levels = lib.tensor([0.1, 0.5, 0.9])
+    return (lib.quantile(x, 0.25), x.quantile(levels, dim=1), x.quantile(0.5, 0, keepdim=True),
+            lib.quantile(x, levels, 1, interpolation="nearest"),
+            x.quantile(0.4, interpolation="midpoint"))

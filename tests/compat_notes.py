@@ -589,8 +589,8 @@ NOT_SUPPORTED = [
      "diag, diagonal and trace (norms: Tensor.norm)",
      ("tensordot", "kron", "cross", "linalg")),
     ("torch.column_stack, dstack", "reshape, then cat or stack", ("column_stack", "dstack")),
-    ("torch.mode, quantile, nanmedian", "use sort (median, kthvalue, var_mean, std_mean and "
-     "count_nonzero exist)", ("mode", "quantile", "nanmedian")),
+    ("torch.mode, nanmedian, nanquantile", "use sort (median, kthvalue, quantile, var_mean, "
+     "std_mean and count_nonzero exist)", ("mode", "nanmedian", "nanquantile")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",

@@ -126,3 +126,29 @@ def test_kthvalue_gradcheck_and_errors(torch):
             lib.ones(2, 3).kthvalue(0)
         with pytest.raises(NotImplementedError):
             lib.tensor([True]).kthvalue(1)
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_as_pytorch(torch, interpolation):
+    """Values and gradients (to the order statistics the quantile falls between), NaN rows,
+    levels as a tensor (put first), keepdim with and without a dim."""
+    def program(L, x):
+        levels = L.tensor([0.0, 0.1, 0.5, 0.625, 0.9, 1.0], dtype=L.float64)
+        kw = {"interpolation": interpolation}
+        return (L.quantile(x[:2], 0.4, **kw), x[0].quantile(levels, **kw),
+                x.quantile(0.3, dim=1, keepdim=True, **kw), L.quantile(x, levels, 0, **kw),
+                x.t().quantile(levels[:2], dim=0, keepdim=True, **kw),
+                x[:2].quantile(0.7, keepdim=True, **kw), x[1, 2].quantile(levels, **kw))
+    same_as_torch(torch, program, DISTINCT)
+
+
+def test_quantile_gradcheck_and_errors(torch):
+    x = mg.tensor(np.random.default_rng(4).standard_normal((3, 5)), requires_grad=True)
+    assert gradcheck(lambda x: x.quantile(mg.tensor([0.2, 0.55], dtype=mg.float64), 1), [x])
+    for lib in (torch, mg):
+        for fn in (lambda: lib.ones(3).quantile(1.5), lambda: lib.ones(3).long().quantile(0.5),
+                   lambda: lib.ones(3).quantile(lib.tensor([0.5], dtype=lib.float64)),
+                   lambda: lib.zeros(0).quantile(0.5), lambda: lib.ones(3).quantile(lib.ones(2, 2)),
+                   lambda: lib.ones(3).quantile(0.5, interpolation="cubic")):
+            with pytest.raises(RuntimeError, match="quantile\\(\\)"):
+                fn()
