@@ -10,12 +10,25 @@ import functools
 import threading
 
 
+class ModuleScope:
+    """Which module this thread is running: a plain object, one per thread, because reading or
+    writing an attribute of the per-thread state costs several times a plain object's, and
+    `Module.__call__` sets and restores the path for every layer."""
+
+    __slots__ = ("path",)
+
+    def __init__(self):
+        self.path = None  # dotted path of the innermost module being called, None outside
+
+
 class _ThreadState(threading.local):
     """Per-thread switches, as in PyTorch: grad mode, anomaly mode, the module being run."""
 
     grad_enabled = True
     anomaly = False
-    module_path = None  # dotted path of the innermost module being called, None outside
+
+    def __init__(self):  # runs once in each thread that uses the state
+        self.module = ModuleScope()
 
 
 _state = _ThreadState()
@@ -71,20 +84,21 @@ class module_scope:
         self.path = path
 
     def __enter__(self):
-        self.prev, _state.module_path = _state.module_path, self.path
+        scope = _state.module
+        self.prev, scope.path = scope.path, self.path
 
     def __exit__(self, *exc):
-        _state.module_path = self.prev
+        _state.module.path = self.prev
         return False
 
 
 def current_module_path() -> str | None:
-    return _state.module_path
+    return _state.module.path
 
 
 # The per-thread switches themselves, for `Module.__call__`: it runs for every layer, and sets
-# and restores `module_path` on this object directly (two Python calls less per layer than a
-# helper function would cost; code elsewhere uses the functions and context managers here).
+# and restores the path on this thread's `ModuleScope` directly (two Python calls less per layer
+# than a helper function would cost; code elsewhere uses the functions and context managers here).
 thread_switches = _state
 
 

@@ -85,8 +85,9 @@ def compare(fn, name, a, b):
     """A comparison in the promoted dtype, as in PyTorch: a bool tensor, no gradient."""
     if _needs_promotion(a, b):
         a, b = _promoted(a, b, name)
-    try:
-        return _t.Tensor._wrap(fn(_t.array_of(a), _t.array_of(b)))
+    try:  # (array_of inlined: masks such as `tril[:T, :T] == 0` are made for every call)
+        return _t.Tensor._wrap(fn(a._array if isinstance(a, _Tensor) else a,
+                                  b._array if isinstance(b, _Tensor) else b))
     except ValueError as e:
         _raise_if_broadcast(e, name, a, b)
         raise

@@ -117,9 +117,9 @@ class Module:
             args = module_hooks.run_forward_pre_hooks(self, args)
         # ops created inside are tagged with this module's path; `outer` is the module calling
         # this one (None at the outermost call)
-        switches = thread_switches
-        outer = switches.module_path
-        switches.module_path = d.get("_path") or type(self).__name__
+        scope = thread_switches.module
+        outer = scope.path
+        scope.path = d.get("_path") or type(self).__name__
         if outer is None and d.get("_named_at") != _tree_version[0] \
                 and d.get("_tree_root") in (None, self):
             # the outermost call names every module (for graph rendering), unless a larger
@@ -129,7 +129,7 @@ class Module:
         try:
             out = self.forward(*args, **kwargs)
         finally:
-            switches.module_path = outer
+            scope.path = outer
         if d["_forward_hooks"]:
             out = module_hooks.run_forward_hooks(self, args, out)
         return out

@@ -737,6 +737,52 @@ def test_grad_mode_and_module_path_are_per_thread():
     assert current_module_path() is None
 
 
+
+def test_module_calls_in_two_threads_keep_their_own_paths():
+    # Module.__call__ sets the path on the calling thread's own scope: a model running in
+    # another thread at the same time neither sees nor overwrites it, and an exception
+    # inside forward still restores it
+    import threading
+    from minigrad.grad_mode import current_module_path
+
+    class Probe(mg.nn.Module):
+        def __init__(self, inside=None, release=None):
+            super().__init__()
+            self.inside, self.release, self.seen = inside, release, []
+
+        def forward(self, x):
+            if self.inside is not None:
+                self.inside.set()
+                self.release.wait(10)
+            self.seen.append(current_module_path())
+            if x is None:
+                raise ValueError("probe")
+            return x
+
+    class Outer(mg.nn.Module):
+        def __init__(self, probe):
+            super().__init__()
+            self.probe = probe
+
+        def forward(self, x):
+            return self.probe(x)
+
+    inside, release = threading.Event(), threading.Event()
+    waiting = Outer(Probe(inside, release))
+    t = threading.Thread(target=waiting, args=(mg.ones(1),))
+    t.start()
+    inside.wait(10)
+    outside = current_module_path()  # the other thread is inside its model now
+    quick = Probe()
+    quick(mg.ones(1))
+    release.set()
+    t.join()
+    assert outside is None
+    assert waiting.probe.seen == ["probe"] and quick.seen == ["Probe"]
+    with pytest.raises(ValueError, match="probe"):
+        quick(None)
+    assert current_module_path() is None
+
 def test_nodes_carry_only_what_backward_needs():
     # module paths and values are the renderer's business (a record hook of viz.recording)
     x = leaf([1.0, 2.0])

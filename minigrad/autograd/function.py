@@ -21,6 +21,7 @@ from .versions import share_version_counter, snapshot_versions, track_indices, u
 Tensor = None  # the Tensor class, set by `register_tensor_class` (tensor.py imports this module)
 _sequence = itertools.count()  # numbers nodes in order of creation (PyTorch's sequence_nr)
 _new = object.__new__  # makes a node without calling __init__ (a Function has none to call)
+_ndarray = np.ndarray  # a global, not `np.ndarray`: one attribute lookup less for every op
 
 
 def register_tensor_class(cls):
@@ -178,7 +179,7 @@ class Function(Node):
         indices = unwrap_indices(kwargs, Tensor) if cls.takes_indices else None
         arr = cls.forward(ctx, *arrays, **kwargs)
         out = _new(Tensor)  # Tensor._wrap, inlined
-        out._array = arr = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
+        out._array = arr = arr if isinstance(arr, _ndarray) else np.asarray(arr)
         out._vc = [0]
         if arr.base is not None:
             parent = share_version_counter(out, args, arrays)

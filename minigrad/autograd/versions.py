@@ -33,11 +33,14 @@ def share_version_counter(out, args, arrays):
     `arrays` are the `args` as forward received them. Returns the input whose memory `out`
     shows (None if it shows no input's: a reshape of a new result, say)."""
     base = out._array.base
-    for a, x in zip(arrays, args):
+    i = 0  # a counter rather than zip: this runs for every op that returns a view
+    for a in arrays:
         if a is base or (isinstance(a, np.ndarray) and a.base is base):
+            x = args[i]
             if isinstance(x, out.__class__):
                 out._vc = x._vc
                 return x
+        i += 1
     return None
 
 
@@ -47,14 +50,20 @@ def snapshot_versions(ctx, args, arrays, out):
     version counter, so a saved array of its memory is copied instead."""
     versions, arr, tensor, copies = [], out._array, out.__class__, None
     # this runs for every op that saves: the usual saved array is the output or an input as
-    # it came, found by identity before any type test
-    for i, s in enumerate(ctx.saved):
+    # it came, found by identity before any type test. Plain loops with counters: a zip,
+    # enumerate or range object per saved array costs more than the search itself.
+    i = -1
+    for s in ctx.saved:
+        i += 1
         if s is arr:
             x = out
         else:
-            for a, x in zip(arrays, args):
+            j = 0
+            for a in arrays:
                 if a is s:
+                    x = args[j]
                     break
+                j += 1
             else:
                 if not isinstance(s, np.ndarray):  # None, a number: nothing that can change
                     continue

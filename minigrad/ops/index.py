@@ -11,6 +11,8 @@ from .. import kernels
 from ..autograd.function import Function
 from ._util import normalize_dim
 
+_max, _min = np.maximum.reduce, np.minimum.reduce
+
 
 def _is_basic(index) -> bool:
     """True for ints, slices, None and Ellipsis only: such an index never repeats an element."""
@@ -154,12 +156,16 @@ class Embedding(Function):
     @staticmethod
     def forward(ctx, weight, ids=None, padding_idx=None):
         ids = np.asarray(ids)
-        if not np.issubdtype(ids.dtype, np.integer):
+        # the kinds of np.integer, and the ufuncs' reductions without the methods' Python
+        # wrappers: this runs for every batch and every sampled token
+        if ids.dtype.kind not in "iu":
             raise TypeError(f"embedding: ids must be integers, got dtype {ids.dtype}")
-        if ids.size and (ids.max() >= weight.shape[0] or ids.min() < 0):
-            bad = ids.max() if ids.max() >= weight.shape[0] else ids.min()
-            raise IndexError(f"embedding: id {bad} is out of range for a table of "
-                             f"{weight.shape[0]} rows")
+        if ids.size:
+            top, low = _max(ids, axis=None), _min(ids, axis=None)
+            if top >= weight.shape[0] or low < 0:
+                bad = top if top >= weight.shape[0] else low
+                raise IndexError(f"embedding: id {bad} is out of range for a table of "
+                                 f"{weight.shape[0]} rows")
         ctx.shape, ctx.ids, ctx.padding_idx = weight.shape, ids, padding_idx
         return weight[ids]
 

@@ -30,19 +30,22 @@ class Reshape(Function):
 class Permute(Function):
     @staticmethod
     def forward(ctx, a, dims=None):
-        order = list(range(a.ndim))
-        try:  # the usual call (transpose's): non-negative int dims, nothing to normalise
-            usual = sorted(dims) == order and set(map(type, dims)) == {int}
-        except TypeError:  # something not a number among them: normalize_dim says what
-            usual = False
-        if not usual:
-            dims = tuple(normalize_dim(d, a.ndim, "permute") for d in dims)
-            if sorted(dims) != order:
-                raise ValueError(f"permute: dims {dims} are not a permutation of the "
-                                 f"{a.ndim} dims of a tensor of shape {a.shape}")
-        inverse = [0] * a.ndim  # where each axis went (np.argsort on a tuple costs more)
-        for i, d in enumerate(dims):
+        n = a.ndim
+        # one pass builds the inverse (where each axis went) and checks the usual call
+        # (transpose's: non-negative int dims, each once); anything else is normalised below
+        inverse, i = [-1] * n, 0
+        for d in dims:
+            if d.__class__ is not int or not 0 <= d < n or inverse[d] >= 0:
+                break
             inverse[d] = i
+            i += 1
+        if i != n or len(dims) != n:
+            dims = tuple(normalize_dim(d, n, "permute") for d in dims)
+            if sorted(dims) != list(range(n)):
+                raise ValueError(f"permute: dims {dims} are not a permutation of the "
+                                 f"{n} dims of a tensor of shape {a.shape}")
+            for i, d in enumerate(dims):
+                inverse[d] = i
         ctx.inverse = tuple(inverse)
         return a.transpose(dims)
 
