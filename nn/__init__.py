@@ -5,13 +5,16 @@ from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswis
                          Softshrink, Softsign, Tanhshrink, Threshold)
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import Conv1d, Conv2d
 from .distance import CosineSimilarity, PairwiseDistance
 from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU, Sigmoid,
                      Softmax, Tanh)
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, Parameter
-from .normalization import BatchNorm1d, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
 from .parallel import DataParallel
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
+                      MaxPool2d)
 from .positional import PositionalEncoding, sinusoidal_table
 from .recurrent import RNNBase, RNNCellBase
 from .reshape import Flatten, Unflatten

@@ -1,0 +1,75 @@
+"""Convolution (PyTorch's conv1d and conv2d: strictly a cross-correlation) as one node, by
+im2col: the windows of the input, a strided view, are copied once into columns, and one
+batched matrix product with the weight computes every output position at once.
+
+The backward pass reuses the same two pieces: the weight's gradient is the output gradient
+times the columns (recomputed from the saved input rather than kept, since they are kernel-size
+times larger than it), and the input's gradient is the weight times the output gradient, its
+columns added back into the windows they came from (`scatter_windows`, col2im).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd.function import Function
+from .windows import pad, scatter_windows, unpad, windows
+
+
+def _columns(xp, kernel, stride, dilation, out, groups):
+    """Padded input (N, C, *S) -> columns (N, G, C/G * prod(kernel), prod(out)): one copy."""
+    n, c, nd = xp.shape[0], xp.shape[1], len(kernel)
+    win = windows(xp, kernel, stride, dilation, out)          # (N, C, *out, *kernel), a view
+    order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
+    return win.transpose(order).reshape(n, groups, c // groups * math.prod(kernel),
+                                        math.prod(out))
+
+
+class Convolution(Function):
+    """y[n, o] = sum over c in o's group and kernel positions of x_padded[n, c, window] * w[o, c]
+    + b[o]: x (N, C_in, *S), weight (C_out, C_in / groups, *kernel), bias (C_out,) or None,
+    y (N, C_out, *out) for one or two spatial dims S.
+
+    `padding` is a (lo, hi) pair per spatial dim ("same" pads unevenly for an even span);
+    `padding_mode` is how the padded border is filled (a Conv module's padding_mode).
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias=None, stride=(1,), padding=((0, 0),), dilation=(1,),
+                groups=1, padding_mode="zeros", out=(1,)):
+        n, c_out = x.shape[0], weight.shape[0]
+        kernel = weight.shape[2:]
+        cols = _columns(pad(x, padding, padding_mode), kernel, stride, dilation, out, groups)
+        w = weight.reshape(groups, c_out // groups, -1)
+        y = np.matmul(w, cols).reshape((n, c_out) + tuple(out))  # (N, G, C_out/G, P) products
+        if bias is not None:
+            y += bias.reshape((c_out,) + (1,) * len(out))
+        ctx.save_for_backward(x, weight)
+        ctx.conf = (stride, padding, dilation, groups, padding_mode, tuple(out))
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight = ctx.saved
+        stride, padding, dilation, groups, mode, out = ctx.conf
+        need = ctx.needs_input_grad
+        n, c_out, kernel = x.shape[0], weight.shape[0], weight.shape[2:]
+        g4 = g.reshape(n, groups, c_out // groups, -1)
+        w = weight.reshape(groups, c_out // groups, -1)
+        gx = gw = gb = None
+        if need[0]:
+            xp_shape = x.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], padding))
+            cols = np.matmul(w.swapaxes(1, 2), g4)  # (N, G, C_in/G * K, P)
+            cols = cols.reshape(x.shape[:2] + tuple(kernel) + out)  # no copy: (N, C, *k, *out)
+            gxp = scatter_windows(lambda i, offset: cols[(slice(None), slice(None)) + offset],
+                                  xp_shape, kernel, stride, dilation, out, g.dtype)
+            gx = unpad(gxp, x.shape, padding, mode)
+        if need[1]:
+            cols = _columns(pad(x, padding, mode), kernel, stride, dilation, out, groups)
+            # each group's (C_out/G, N*P) @ (N*P, C_in/G * K), the batch summed by the product
+            gw = np.stack([np.tensordot(g4[:, i], cols[:, i], axes=([0, 2], [0, 2]))
+                           for i in range(groups)]).reshape(weight.shape)
+        if len(need) > 2 and need[2]:
+            gb = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+        return gx, gw, gb

@@ -1,0 +1,130 @@
+"""`conv1d` and `conv2d` of `torch.nn.functional`: PyTorch's arguments and checks, the
+computation itself one node (`minigrad.ops.conv.Convolution`).
+
+Inputs are (N, C, L) or (N, C, H, W), or the same without the batch dim (unbatched, as PyTorch
+accepts); the argument parsing here (ints or tuples, "same"/"valid") is shared with pooling.
+"""
+from __future__ import annotations
+
+from minigrad.ops.conv import Convolution
+from minigrad.ops.windows import out_size
+
+
+def ntuple(value, n, what, op):
+    """An int, or a sequence of n ints, as a tuple of n ints (PyTorch's _pair and checks)."""
+    if isinstance(value, (tuple, list)):
+        if len(value) == 1 and n > 1:
+            value = tuple(value) * n
+        if len(value) != n:
+            raise RuntimeError(f"{op}: expected {what} to be a single integer value or a list "
+                               f"of {n} values to match the convolution dimensions, but got "
+                               f"{what}={list(value)}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+def batched(input, nd, op):
+    """(input with a batch dim, whether one was added): an unbatched (C, *S) input is lifted."""
+    if input.ndim == nd + 1:
+        return input.unsqueeze(0), True
+    if input.ndim != nd + 2:
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"{op}, but got input of size: {list(input.shape)}")
+    return input, False
+
+
+def conv_padding(padding, kernel, dilation, stride, op):
+    """PyTorch's `padding` (an int, a tuple, "valid" or "same") as a (lo, hi) pair per dim.
+
+    "same" keeps the size: the span d*(k-1) is padded, the odd pixel on the right."""
+    nd = len(kernel)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * nd
+        if padding != "same":
+            raise ValueError(f"{op}: invalid padding string {padding!r}, should be one of "
+                             f"{{'valid', 'same'}}")
+        if any(s != 1 for s in stride):
+            raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
+        return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2)
+                     for k, d in zip(kernel, dilation))
+    pads = ntuple(padding, nd, "padding", op)
+    if any(p < 0 for p in pads):
+        raise RuntimeError(f"{op}: negative padding is not supported, got padding={padding}")
+    return tuple((p, p) for p in pads)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, groups, nd, op,
+                padding_mode="zeros"):
+    """The checks of F.conv1d/conv2d, then the op; `padding_mode` is a Conv module's."""
+    if weight.ndim != nd + 2:
+        raise RuntimeError(f"{op}: expected a {nd + 2}-dimensional weight (C_out, C_in / groups"
+                           f"{', kW' if nd == 1 else ', kH, kW'}), got weight of size "
+                           f"{list(weight.shape)}")
+    x, lifted = batched(input, nd, op)
+    stride = ntuple(stride, nd, "stride", op)
+    dilation = ntuple(dilation, nd, "dilation", op)
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"{op}: non-positive stride is not supported, got stride={stride}")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"{op}: dilation should be greater than zero, got {dilation}")
+    kernel = tuple(weight.shape[2:])
+    pads = conv_padding(padding, kernel, dilation, stride, op)
+    c_out, c_in = weight.shape[:2]
+    if groups <= 0:
+        raise RuntimeError(f"{op}: non-positive groups is not supported, got groups={groups}")
+    if c_out % groups:
+        raise RuntimeError(f"{op}: given groups={groups}, expected weight to be divisible by "
+                           f"{groups} at dimension 0, but got weight of size "
+                           f"{list(weight.shape)} instead")
+    if x.shape[1] != c_in * groups:
+        raise RuntimeError(f"{op}: given groups={groups}, weight of size {list(weight.shape)}, "
+                           f"expected input{list(x.shape)} to have {c_in * groups} channels, "
+                           f"but got {x.shape[1]} channels instead")
+    if bias is not None and tuple(bias.shape) != (c_out,):
+        raise RuntimeError(f"{op}: given weight of size {list(weight.shape)}, expected bias to "
+                           f"be 1-dimensional with {c_out} elements, but got bias of size "
+                           f"{list(bias.shape)} instead")
+    for t, name in ((weight, "weight"), (bias, "bias")):
+        if t is not None and t.dtype != x.dtype:
+            raise RuntimeError(f"{op}: input type ({x.dtype}) and {name} type ({t.dtype}) "
+                               f"should be the same")
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"{op}: expected a floating input, got {x.dtype}")
+    padded = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads))
+    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    if any(s > n for s, n in zip(spans, padded)):
+        raise RuntimeError(f"{op}: calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, spans))}). Kernel size can't be greater "
+                           f"than actual input size")
+    out = tuple(out_size(n, k, s, d, lo, hi) for n, k, s, d, (lo, hi)
+                in zip(x.shape[2:], kernel, stride, dilation, pads))
+    if padding_mode != "zeros":
+        _check_pad_mode(x.shape, pads, padding_mode, op)
+    args = (x, weight) if bias is None else (x, weight, bias)
+    y = Convolution.apply(*args, stride=stride, padding=pads, dilation=dilation, groups=groups,
+                          padding_mode=padding_mode, out=out)
+    return y.squeeze(0) if lifted else y
+
+
+def _check_pad_mode(shape, pads, mode, op):
+    for n, (lo, hi) in zip(shape[2:], pads):
+        if mode == "reflect" and max(lo, hi) >= n:
+            raise RuntimeError(f"{op}: padding ({lo}, {hi}) should be less than the "
+                               f"corresponding input dimension {n} for padding_mode='reflect'")
+        if mode == "circular" and max(lo, hi) > n:
+            raise RuntimeError(f"{op}: padding ({lo}, {hi}) should be at most the "
+                               f"corresponding input dimension {n} for padding_mode='circular'")
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Cross-correlation over L: input (N, C_in, L) or (C_in, L), weight (C_out, C_in / groups,
+    kW), bias (C_out,) -> (N, C_out, L_out)."""
+    return convolution(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Cross-correlation over H and W: input (N, C_in, H, W) or (C_in, H, W), weight
+    (C_out, C_in / groups, kH, kW), bias (C_out,) -> (N, C_out, H_out, W_out)."""
+    return convolution(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
