@@ -574,13 +574,9 @@ NOT_SUPPORTED = [
     ("torch.Size", "shapes are plain tuples", ("Size",)),
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
-    ("torch.nn.Conv1d, Conv2d, MaxPool2d, BatchNorm2d, GroupNorm, RMSNorm, EmbeddingBag",
-     "no such layers yet",
-     ("nn.Conv1d", "nn.Conv2d", "nn.MaxPool2d", "nn.BatchNorm2d", "nn.GroupNorm", "nn.RMSNorm",
-      "nn.EmbeddingBag")),
-    ("torch.nn.functional conv1d, conv2d, max_pool2d, interpolate", "not implemented",
-     ("nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.max_pool2d",
-      "nn.functional.interpolate")),
+    ("torch.nn.EmbeddingBag", "no such layer yet: sum or average the rows of an Embedding",
+     ("nn.EmbeddingBag",)),
+    ("torch.nn.functional.interpolate", "not implemented", ("nn.functional.interpolate",)),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
     ("torch.distributions beyond Bernoulli, Categorical, Normal and Uniform "
      "(MultivariateNormal, Beta, Gamma, ...), Normal.cdf and icdf, Distribution.expand, "

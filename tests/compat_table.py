@@ -194,6 +194,7 @@ def compare(c: Case, torch, minigrad):
 
 def all_cases():
     import compat_cases_autograd
+    import compat_cases_conv
     import compat_cases_creation
     import compat_cases_distributions
     import compat_cases_layers
@@ -207,7 +208,8 @@ def all_cases():
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
             + compat_cases_nn.CASES + compat_cases_layers.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
             + compat_cases_utils.CASES + compat_cases_platform.CASES
-            + compat_cases_autograd.CASES + compat_cases_distributions.CASES)
+            + compat_cases_autograd.CASES + compat_cases_distributions.CASES
+            + compat_cases_conv.CASES)
 
 
 def covered_names():

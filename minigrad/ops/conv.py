@@ -26,6 +26,11 @@ def _columns(xp, kernel, stride, dilation, out, groups):
                                         math.prod(out))
 
 
+def _grouped(weight, groups):
+    """weight (C_out, C_in / G, *kernel) as (G, C_out / G, C_in / G * prod(kernel))."""
+    return weight.reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
+
+
 class Convolution(Function):
     """y[n, o] = sum over c in o's group and kernel positions of x_padded[n, c, window] * w[o, c]
     + b[o]: x (N, C_in, *S), weight (C_out, C_in / groups, *kernel), bias (C_out,) or None,
@@ -41,7 +46,7 @@ class Convolution(Function):
         n, c_out = x.shape[0], weight.shape[0]
         kernel = weight.shape[2:]
         cols = _columns(pad(x, padding, padding_mode), kernel, stride, dilation, out, groups)
-        w = weight.reshape(groups, c_out // groups, -1)
+        w = _grouped(weight, groups)
         y = np.matmul(w, cols).reshape((n, c_out) + tuple(out))  # (N, G, C_out/G, P) products
         if bias is not None:
             y += bias.reshape((c_out,) + (1,) * len(out))
@@ -55,8 +60,8 @@ class Convolution(Function):
         stride, padding, dilation, groups, mode, out = ctx.conf
         need = ctx.needs_input_grad
         n, c_out, kernel = x.shape[0], weight.shape[0], weight.shape[2:]
-        g4 = g.reshape(n, groups, c_out // groups, -1)
-        w = weight.reshape(groups, c_out // groups, -1)
+        g4 = g.reshape(n, groups, c_out // groups, math.prod(out))
+        w = _grouped(weight, groups)
         gx = gw = gb = None
         if need[0]:
             xp_shape = x.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], padding))

@@ -3,6 +3,8 @@ adaptive mean over bins that cover the input. One or two spatial dims, one node 
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -27,7 +29,7 @@ def window_max(x, kernel, stride, padding, dilation, out):
     pads = _extra_hi(x.shape, kernel, stride, dilation, padding, out)
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     win = windows(pad(x, pads, value=low), kernel, stride, dilation, out)
-    flat = win.reshape(win.shape[:2 + len(out)] + (-1,))  # one copy: (N, C, *out, K)
+    flat = win.reshape(win.shape[:2 + len(out)] + (math.prod(kernel),))  # a copy: (N, C, *out, K)
     arg = flat.argmax(-1) if flat.shape[-1] else np.zeros(flat.shape[:-1], np.int64)
     return np.take_along_axis(flat, arg[..., None], -1)[..., 0], arg, pads
 
