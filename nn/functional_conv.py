@@ -6,7 +6,7 @@ accepts); the argument parsing here (ints or tuples, "same"/"valid") is shared w
 """
 from __future__ import annotations
 
-from minigrad.ops.conv import Convolution
+from minigrad.ops.conv import ConvConf, Convolution
 from minigrad.ops.windows import out_size
 
 
@@ -103,8 +103,8 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd, op,
     if padding_mode != "zeros":
         _check_pad_mode(x.shape, pads, padding_mode, op)
     args = (x, weight) if bias is None else (x, weight, bias)
-    y = Convolution.apply(*args, stride=stride, padding=pads, dilation=dilation, groups=groups,
-                          padding_mode=padding_mode, out=out)
+    y = Convolution.apply(*args, conf=ConvConf(stride, pads, dilation, out, groups,
+                                               padding_mode))
     return y.squeeze(0) if lifted else y
 
 

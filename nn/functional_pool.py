@@ -6,7 +6,8 @@ Inputs are (N, C, L) or (N, C, H, W), or the same without the batch dim.
 from __future__ import annotations
 
 from minigrad.creation import from_numpy
-from minigrad.ops.pooling import AdaptiveAvgPool, AvgPool, MaxPool, max_indices, window_max
+from minigrad.ops.pooling import (AdaptiveAvgPool, AvgPool, MaxPool, bins, divisor, max_indices,
+                                  pool_conf, window_max)
 from minigrad.ops.windows import out_size
 
 from .functional_conv import batched, ntuple
@@ -44,14 +45,15 @@ def _window_args(input, kernel_size, stride, padding, dilation, ceil_mode, nd, o
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, op):
     x, lifted, kernel, stride, pads, dilation, out = _window_args(
         input, kernel_size, stride, padding, dilation, ceil_mode, nd, op)
-    y = MaxPool.apply(x, kernel=kernel, stride=stride, padding=pads, dilation=dilation, out=out)
+    conf = pool_conf(x.shape, kernel, stride, dilation, pads, out)
+    y = MaxPool.apply(x, conf=conf)
     if lifted:
         y = y.squeeze(0)
     if not return_indices:
         return y
     # the offsets are found again from the values: only this call pays for them
-    _, arg, _ = window_max(x.detach().numpy(), kernel, stride, pads, dilation, out)
-    indices = from_numpy(max_indices(arg, x.shape, kernel, stride, dilation, pads))
+    _, arg = window_max(x.detach().numpy(), conf)
+    indices = from_numpy(max_indices(arg, conf))
     return y, indices.squeeze(0) if lifted else indices
 
 
@@ -77,8 +79,9 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         input, kernel_size, stride, padding, 1, ceil_mode, nd, op)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
-    y = AvgPool.apply(x, kernel=kernel, stride=stride, padding=pads, out=out,
-                      count_include_pad=count_include_pad, divisor_override=divisor_override)
+    conf = pool_conf(x.shape, kernel, stride, (1,) * nd, pads, out)
+    div = divisor(x.shape, kernel, stride, pads, out, count_include_pad, divisor_override)
+    y = AvgPool.apply(x, conf=conf, div=div)
     return y.squeeze(0) if lifted else y
 
 
@@ -110,7 +113,7 @@ def _adaptive_avg_pool(input, output_size, nd, op):
         raise RuntimeError(f"{op}: output_size {out} must not be negative")
     if x.dtype.kind != "f":
         raise RuntimeError(f"{op}: expected a floating input, got {x.dtype}")
-    y = AdaptiveAvgPool.apply(x, out=out)
+    y = AdaptiveAvgPool.apply(x, mats=[bins(n, o, x.dtype) for n, o in zip(x.shape[2:], out)])
     return y.squeeze(0) if lifted else y
 
 

@@ -6,26 +6,46 @@ The backward pass reuses the same two pieces: the weight's gradient is the outpu
 times the columns (recomputed from the saved input rather than kept, since they are kernel-size
 times larger than it), and the input's gradient is the weight times the output gradient, its
 columns added back into the windows they came from (`scatter_windows`, col2im).
+
+Both gradients are bilinear, like the convolution itself, so the three maps close: the
+gradients of the input-gradient and of the weight-gradient map are again the convolution and
+the other map. Each is a node here (`ConvInputGrad`, `ConvWeightGrad`), so a gradient taken
+with create_graph=True is made of them and can be differentiated again, to any order.
 """
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from ..autograd.function import Function
+from ..graph_rules import rule, saved_input
+from ..jvp_rules import jvp_rule
 from .matmul import mm
 from .windows import pad, scatter_windows, unpad, windows
 
 
-def _columns(xp, kernel, stride, dilation, out, groups):
-    """Padded input (N, C, *S) -> columns (G, C/G * prod(kernel), N * prod(out)): one copy,
-    laid out so that each group's whole batch is one matrix product."""
-    n, c, nd = xp.shape[0], xp.shape[1], len(kernel)
-    win = windows(xp, kernel, stride, dilation, out)          # (N, C, *out, *kernel), a view
+class ConvConf(NamedTuple):
+    """A convolution's settings: per spatial dim the stride, the (lo, hi) padding, the
+    dilation and the output size; the groups and how the padding is filled."""
+    stride: tuple
+    padding: tuple
+    dilation: tuple
+    out: tuple
+    groups: int = 1
+    padding_mode: str = "zeros"
+
+
+def _columns(x, kernel, conf):
+    """Input (N, C, *S) -> columns (G, C/G * prod(kernel), N * prod(out)) of its padded
+    windows: one copy, laid out so that each group's whole batch is one matrix product."""
+    n, c, nd = x.shape[0], x.shape[1], len(kernel)
+    xp = pad(x, conf.padding, conf.padding_mode)
+    win = windows(xp, kernel, conf.stride, conf.dilation, conf.out)  # (N, C, *out, *kernel)
     order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
-    return win.transpose(order).reshape(groups, c // groups * math.prod(kernel),
-                                        n * math.prod(out))
+    return win.transpose(order).reshape(conf.groups, c // conf.groups * math.prod(kernel),
+                                        n * math.prod(conf.out))
 
 
 def _grouped(weight, groups):
@@ -33,50 +53,158 @@ def _grouped(weight, groups):
     return weight.reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
 
 
+def _as_rows(g, groups):
+    """An output-shaped g (N, C_out, *out) as (G, C_out/G, N * P), the products' layout."""
+    return g.swapaxes(0, 1).reshape(groups, g.shape[1] // groups,
+                                    g.shape[0] * math.prod(g.shape[2:]))
+
+
+def convolve(x, weight, conf):
+    """y (N, C_out, *out) without bias: per group weight @ columns."""
+    n, c_out = x.shape[0], weight.shape[0]
+    y = mm(_grouped(weight, conf.groups), _columns(x, weight.shape[2:], conf))
+    return np.ascontiguousarray(y.reshape((c_out, n) + conf.out).swapaxes(0, 1))
+
+
+def input_grad(g, weight, x_shape, conf):
+    """The gradient of x (x_shape) given g (N, C_out, *out): weight^T @ g, back into the
+    windows (col2im), the padding's share folded back."""
+    n, c_in, kernel = x_shape[0], x_shape[1], weight.shape[2:]
+    cols = mm(_grouped(weight, conf.groups).swapaxes(1, 2), _as_rows(g, conf.groups))
+    cols = cols.reshape((c_in,) + tuple(kernel) + (n,) + conf.out)  # no copy
+    padded = x_shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(x_shape[2:], conf.padding))
+    gxp = scatter_windows(lambda i, offset: cols[(slice(None),) + offset].swapaxes(0, 1),
+                          padded, kernel, conf.stride, conf.dilation, conf.out, g.dtype)
+    return unpad(gxp, x_shape, conf.padding, conf.padding_mode)
+
+
+def weight_grad(g, x, w_shape, conf):
+    """The gradient of the weight (w_shape) given g (N, C_out, *out): g @ columns^T."""
+    cols = _columns(x, w_shape[2:], conf)
+    return mm(_as_rows(g, conf.groups), cols.swapaxes(1, 2)).reshape(w_shape)
+
+
 class Convolution(Function):
     """y[n, o] = sum over c in o's group and kernel positions of x_padded[n, c, window] * w[o, c]
     + b[o]: x (N, C_in, *S), weight (C_out, C_in / groups, *kernel), bias (C_out,) or None,
     y (N, C_out, *out) for one or two spatial dims S.
 
-    `padding` is a (lo, hi) pair per spatial dim ("same" pads unevenly for an even span);
-    `padding_mode` is how the padded border is filled (a Conv module's padding_mode). Per
+    `conf.padding` is a (lo, hi) pair per spatial dim ("same" pads unevenly for an even
+    span); `conf.padding_mode` is how the padded border is filled (a Conv module's). Per
     group the product is (C_out/G, C_in/G * K) @ (C_in/G * K, N * P), P output positions: the
     batch rides in the columns, so a batch is one product, not N small ones.
     """
 
     @staticmethod
-    def forward(ctx, x, weight, bias=None, stride=(1,), padding=((0, 0),), dilation=(1,),
-                groups=1, padding_mode="zeros", out=(1,)):
-        n, c_out = x.shape[0], weight.shape[0]
-        cols = _columns(pad(x, padding, padding_mode), weight.shape[2:], stride, dilation, out,
-                        groups)
-        y = mm(_grouped(weight, groups), cols)           # (G, C_out/G, N * P)
-        y = y.reshape((c_out, n) + tuple(out)).swapaxes(0, 1)
-        y = np.ascontiguousarray(y) if bias is None else y + bias.reshape(
-            (c_out,) + (1,) * len(out))                  # the add writes a fresh C-order array
+    def forward(ctx, x, weight, bias=None, conf=None):
+        y = convolve(x, weight, conf)
+        if bias is not None:
+            y += bias.reshape((-1,) + (1,) * len(conf.out))
         ctx.save_for_backward(x, weight)
-        ctx.conf = (stride, padding, dilation, groups, padding_mode, tuple(out))
+        ctx.conf = conf
         return y
 
     @staticmethod
     def backward(ctx, g):
         x, weight = ctx.saved
-        stride, padding, dilation, groups, mode, out = ctx.conf
         need = ctx.needs_input_grad
-        n, c_in, c_out, kernel = x.shape[0], x.shape[1], weight.shape[0], weight.shape[2:]
-        # g (N, C_out, *out) as (G, C_out/G, N * P), the layout of the forward's product
-        g3 = g.swapaxes(0, 1).reshape(groups, c_out // groups, n * math.prod(out))
-        gx = gw = gb = None
-        if need[0]:
-            xp_shape = x.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], padding))
-            cols = mm(_grouped(weight, groups).swapaxes(1, 2), g3)  # (G, C_in/G * K, N * P)
-            cols = cols.reshape((c_in,) + tuple(kernel) + (n,) + out)  # no copy
-            gxp = scatter_windows(lambda i, offset: cols[(slice(None),) + offset].swapaxes(0, 1),
-                                  xp_shape, kernel, stride, dilation, out, g.dtype)
-            gx = unpad(gxp, x.shape, padding, mode)
-        if need[1]:
-            cols = _columns(pad(x, padding, mode), kernel, stride, dilation, out, groups)
-            gw = mm(g3, cols.swapaxes(1, 2)).reshape(weight.shape)
-        if len(need) > 2 and need[2]:
-            gb = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+        gx = input_grad(g, weight, x.shape, ctx.conf) if need[0] else None
+        gw = weight_grad(g, x, weight.shape, ctx.conf) if need[1] else None
+        gb = g.sum(axis=(0,) + tuple(range(2, g.ndim))) if len(need) > 2 and need[2] else None
         return gx, gw, gb
+
+
+class ConvInputGrad(Function):
+    """The input gradient of a convolution as an op of (g, weight): (N, C_in, *S)."""
+
+    @staticmethod
+    def forward(ctx, g, weight, x_shape=(), conf=None):
+        ctx.save_for_backward(g, weight)
+        ctx.x_shape, ctx.conf = x_shape, conf
+        return input_grad(g, weight, x_shape, conf)
+
+    @staticmethod
+    def backward(ctx, gx):
+        g, weight = ctx.saved
+        need = ctx.needs_input_grad
+        return (convolve(gx, weight, ctx.conf) if need[0] else None,
+                weight_grad(g, gx, weight.shape, ctx.conf) if need[1] else None)
+
+
+class ConvWeightGrad(Function):
+    """The weight gradient of a convolution as an op of (g, x): (C_out, C_in / G, *kernel)."""
+
+    @staticmethod
+    def forward(ctx, g, x, w_shape=(), conf=None):
+        ctx.save_for_backward(g, x)
+        ctx.w_shape, ctx.conf = w_shape, conf
+        return weight_grad(g, x, w_shape, conf)
+
+    @staticmethod
+    def backward(ctx, gw):
+        g, x = ctx.saved
+        need = ctx.needs_input_grad
+        return (convolve(x, gw, ctx.conf) if need[0] else None,
+                input_grad(g, gw, x.shape, ctx.conf) if need[1] else None)
+
+
+# --- the same gradients as tensor ops (create_graph=True), and forward mode -----------------
+
+@rule(Convolution)
+def _convolution_rule(ctx, g):
+    x, weight = ctx.saved
+    need, conf = ctx.needs_input_grad, ctx.conf
+    gx = (ConvInputGrad.apply(g, saved_input(ctx, 1, weight), x_shape=x.shape, conf=conf)
+          if need[0] else None)
+    gw = (ConvWeightGrad.apply(g, saved_input(ctx, 0, x), w_shape=weight.shape, conf=conf)
+          if need[1] else None)
+    gb = g.sum((0,) + tuple(range(2, g.ndim))) if len(need) > 2 and need[2] else None
+    return gx, gw, gb
+
+
+@rule(ConvInputGrad)
+def _input_grad_rule(ctx, gx):
+    g, weight = ctx.saved
+    need, conf = ctx.needs_input_grad, ctx.conf
+    return (Convolution.apply(gx, saved_input(ctx, 1, weight), conf=conf) if need[0] else None,
+            ConvWeightGrad.apply(saved_input(ctx, 0, g), gx, w_shape=weight.shape, conf=conf)
+            if need[1] else None)
+
+
+@rule(ConvWeightGrad)
+def _weight_grad_rule(ctx, gw):
+    g, x = ctx.saved
+    need, conf = ctx.needs_input_grad, ctx.conf
+    return (Convolution.apply(saved_input(ctx, 1, x), gw, conf=conf) if need[0] else None,
+            ConvInputGrad.apply(saved_input(ctx, 0, g), gw, x_shape=x.shape, conf=conf)
+            if need[1] else None)
+
+
+def _bilinear(f, a, b, ta, tb):
+    """The tangent of the bilinear f(a, b): f(ta, b) + f(a, tb), skipping absent tangents."""
+    parts = [f(ta, b) if ta is not None else None, f(a, tb) if tb is not None else None]
+    parts = [p for p in parts if p is not None]
+    return parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+
+@jvp_rule(Convolution)
+def _convolution_jvp(ctx, out, tangents):
+    x, weight = ctx.saved
+    tx, tw = tangents[0], tangents[1]
+    tb = tangents[2] if len(tangents) > 2 else None
+    t = (_bilinear(lambda a, b: convolve(a, b, ctx.conf), x, weight, tx, tw)
+         if tx is not None or tw is not None else np.zeros_like(out))
+    return t if tb is None else t + tb.reshape((-1,) + (1,) * len(ctx.conf.out))
+
+
+@jvp_rule(ConvInputGrad)
+def _input_grad_jvp(ctx, out, tangents):
+    g, weight = ctx.saved
+    return _bilinear(lambda a, b: input_grad(a, b, ctx.x_shape, ctx.conf), g, weight,
+                     *tangents)
+
+
+@jvp_rule(ConvWeightGrad)
+def _weight_grad_jvp(ctx, out, tangents):
+    g, x = ctx.saved
+    return _bilinear(lambda a, b: weight_grad(a, b, ctx.w_shape, ctx.conf), g, x, *tangents)
