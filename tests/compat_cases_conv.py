@@ -184,7 +184,7 @@ def _(lib, x):
 def _(lib, x, w, b):
     F, nn = lib.nn.functional, lib.nn
     gn = fill(lib, nn.GroupNorm(3, 6))
-    return (F.group_norm(x, 2, w, b), F.group_norm(x, 3), F.group_norm(x[:, :, 0], 6, w, b),
+    return (F.group_norm(x, 2, w, b), F.group_norm(x, 3), F.group_norm(x[:, :, 0], 2, w, b),
             F.group_norm(x, 1, eps=0.1), gn(x), nn.GroupNorm(2, 6, affine=False)(x),
             repr(gn), sorted(gn.state_dict()), F.group_norm(x[:0], 2))
 
