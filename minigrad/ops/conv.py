@@ -1,11 +1,11 @@
 """Convolution (PyTorch's conv1d and conv2d: strictly a cross-correlation) as one node, by
-im2col: the windows of the input, a strided view, are copied once into columns, and one
-matrix product per group with the weight computes every output position of the batch at once.
+im2col: the windows of the input are copied once into columns, and one matrix product per
+group with the weight computes every output position of the batch at once.
 
 The backward pass reuses the same two pieces: the weight's gradient is the output gradient
 times the columns (recomputed from the saved input rather than kept, since they are kernel-size
 times larger than it), and the input's gradient is the weight times the output gradient, its
-columns added back into the windows they came from (`scatter_windows`, col2im).
+columns added back into the windows they came from (col2im).
 
 Both gradients are bilinear, like the convolution itself, so the three maps close: the
 gradients of the input-gradient and of the weight-gradient map are again the convolution and
@@ -14,6 +14,7 @@ with create_graph=True is made of them and can be differentiated again, to any o
 """
 from __future__ import annotations
 
+import itertools
 import math
 from typing import NamedTuple
 
@@ -23,7 +24,7 @@ from ..autograd.function import Function
 from ..graph_rules import rule, saved_input
 from ..jvp_rules import jvp_rule
 from .matmul import mm
-from .windows import pad, scatter_windows, unpad, windows
+from .windows import pad, unpad
 
 
 class ConvConf(NamedTuple):
@@ -37,15 +38,32 @@ class ConvConf(NamedTuple):
     padding_mode: str = "zeros"
 
 
+def _channels_first(x, conf):
+    """x (N, C, *S) padded, as a C-order (C, N, *S_padded) array: the layout whose windows
+    copy fastest into columns (one pass makes both the padding and the transpose)."""
+    return np.ascontiguousarray(pad(x.swapaxes(0, 1), conf.padding, conf.padding_mode))
+
+
+def _offsets(kernel, conf):
+    """Per kernel position: its index tuple and the slices of the padded spatial dims that
+    position reads for every output."""
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        yield offset, tuple(slice(o * d, o * d + s * (n - 1) + 1, s) for o, d, s, n
+                            in zip(offset, conf.dilation, conf.stride, conf.out))
+
+
 def _columns(x, kernel, conf):
     """Input (N, C, *S) -> columns (G, C/G * prod(kernel), N * prod(out)) of its padded
-    windows: one copy, laid out so that each group's whole batch is one matrix product."""
-    n, c, nd = x.shape[0], x.shape[1], len(kernel)
-    xp = pad(x, conf.padding, conf.padding_mode)
-    win = windows(xp, kernel, conf.stride, conf.dilation, conf.out)  # (N, C, *out, *kernel)
-    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
-    return win.transpose(order).reshape(conf.groups, c // conf.groups * math.prod(kernel),
-                                        n * math.prod(conf.out))
+    windows, laid out so that each group's whole batch is one matrix product. They are
+    filled one kernel position at a time, each a block copy: several times faster than
+    copying the 2 + 2d dimensional window view at once."""
+    n, c = x.shape[:2]
+    xc = _channels_first(x, conf)
+    cols = np.empty((c,) + tuple(kernel) + (n,) + conf.out, x.dtype)
+    for offset, window in _offsets(kernel, conf):
+        cols[(slice(None),) + offset] = xc[(slice(None), slice(None)) + window]
+    return cols.reshape(conf.groups, c // conf.groups * math.prod(kernel),
+                        n * math.prod(conf.out))
 
 
 def _grouped(weight, groups):
@@ -67,15 +85,19 @@ def convolve(x, weight, conf):
 
 
 def input_grad(g, weight, x_shape, conf):
-    """The gradient of x (x_shape) given g (N, C_out, *out): weight^T @ g, back into the
-    windows (col2im), the padding's share folded back."""
+    """The gradient of x (x_shape) given g (N, C_out, *out): weight^T @ g, each kernel
+    position's columns added back where they were read (col2im), the padding's share folded
+    back."""
     n, c_in, kernel = x_shape[0], x_shape[1], weight.shape[2:]
     cols = mm(_grouped(weight, conf.groups).swapaxes(1, 2), _as_rows(g, conf.groups))
     cols = cols.reshape((c_in,) + tuple(kernel) + (n,) + conf.out)  # no copy
-    padded = x_shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(x_shape[2:], conf.padding))
-    gxp = scatter_windows(lambda i, offset: cols[(slice(None),) + offset].swapaxes(0, 1),
-                          padded, kernel, conf.stride, conf.dilation, conf.out, g.dtype)
-    return unpad(gxp, x_shape, conf.padding, conf.padding_mode)
+    padded = np.zeros((c_in, n) + tuple(s + lo + hi for s, (lo, hi)
+                                        in zip(x_shape[2:], conf.padding)), g.dtype)
+    if all(conf.out):
+        for offset, window in _offsets(kernel, conf):
+            padded[(slice(None), slice(None)) + window] += cols[(slice(None),) + offset]
+    gx = unpad(padded, (c_in, n) + tuple(x_shape[2:]), conf.padding, conf.padding_mode)
+    return np.ascontiguousarray(gx.swapaxes(0, 1))
 
 
 def weight_grad(g, x, w_shape, conf):
