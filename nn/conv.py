@@ -1,5 +1,6 @@
-"""Convolution layers: Conv1d and Conv2d, as torch.nn's (arguments, attributes, default
-initialisation, repr); the computation is `functional_conv.convolution`."""
+"""Convolution layers: Conv1d, Conv2d and their transposes ConvTranspose1d, ConvTranspose2d,
+as torch.nn's (arguments, attributes, default initialisation, repr); the computations are
+`functional_conv.convolution` and `functional_conv.conv_transposed`."""
 from __future__ import annotations
 
 import math
@@ -7,7 +8,7 @@ import math
 import numpy as np
 
 from . import init
-from .functional_conv import convolution, ntuple
+from .functional_conv import conv_transposed, convolution, ntuple
 from .module import Module, Parameter, factory_dtype
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -16,11 +17,11 @@ _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 class _ConvNd(Module):
     """What Conv1d and Conv2d share; subclasses set `_nd` and `_op`."""
 
-    _nd, _op = 2, "Conv2d"
+    _nd, _op, transposed = 2, "Conv2d", False
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
-                 dtype=None):
+                 dtype=None, output_padding=0):
         super().__init__()
         op, nd = self._op, self._nd
         dtype = factory_dtype(device, dtype, op)
@@ -50,9 +51,11 @@ class _ConvNd(Module):
         else:
             self.padding = ntuple(padding, nd, "padding", op)
         self.padding_mode = padding_mode
-        self.transposed, self.output_padding = False, (0,) * nd
-        self.weight = Parameter(np.empty((out_channels, in_channels // groups)
-                                         + self.kernel_size, dtype))
+        self.output_padding = ntuple(output_padding, nd, "output_padding", op)
+        # a transposed convolution's weight is (C_in, C_out / groups, *kernel)
+        rows, cols = ((in_channels, out_channels // groups) if self.transposed
+                      else (out_channels, in_channels // groups))
+        self.weight = Parameter(np.empty((rows, cols) + self.kernel_size, dtype))
         self.bias = Parameter(np.empty(out_channels, dtype)) if bias else None
         self.reset_parameters()
 
@@ -77,6 +80,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * self._nd:
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._nd:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -98,3 +103,59 @@ class Conv2d(_ConvNd):
     (C_out, C_in / groups, kH, kW), bias (C_out,)."""
 
     _nd, _op = 2, "Conv2d"
+
+
+class _ConvTransposeNd(_ConvNd):
+    """What ConvTranspose1d and ConvTranspose2d share: PyTorch's argument order (output_padding
+    after padding, dilation after bias) and `output_size=` in forward."""
+
+    transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'{self._op}: only "zeros" padding mode is supported, got '
+                             f"padding_mode={padding_mode!r}")
+        if isinstance(padding, str):
+            raise TypeError(f"{self._op}: padding must be an int or a tuple of ints, not "
+                            f"{padding!r}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype, output_padding)
+
+    def forward(self, input, output_size=None):
+        extra = self.output_padding
+        if output_size is not None:
+            extra = self._output_padding(input, output_size)
+        return conv_transposed(input, self.weight, self.bias, self.stride, self.padding, extra,
+                               self.groups, self.dilation, self._nd,
+                               "conv_transpose" + self._op[-2:])
+
+    def _output_padding(self, input, output_size):
+        """The output_padding that gives `output_size` (its last dims), checked to be reachable."""
+        nd = self._nd
+        wanted = tuple(int(n) for n in output_size)[-nd:]
+        smallest = tuple((n - 1) * s - 2 * p + d * (k - 1) + 1 for n, s, p, d, k in zip(
+            input.shape[-nd:], self.stride, self.padding, self.dilation, self.kernel_size))
+        largest = tuple(m + s - 1 for m, s in zip(smallest, self.stride))
+        if len(wanted) != nd or any(not lo <= w <= hi for w, lo, hi
+                                    in zip(wanted, smallest, largest)):
+            raise ValueError(f"{self._op}: requested an output size of {list(output_size)}, "
+                             f"but valid sizes range from {list(smallest)} to {list(largest)} "
+                             f"(for an input of {list(input.shape[-nd:])})")
+        return tuple(w - lo for w, lo in zip(wanted, smallest))
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """A transposed 1-d convolution: (N, C_in, L) or (C_in, L) -> (N, C_out, L_out), weight
+    (C_in, C_out / groups, kernel_size), bias (C_out,); `output_size=` picks among the sizes
+    a stride allows."""
+
+    _nd, _op = 1, "ConvTranspose1d"
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """A transposed 2-d convolution (an upsampling layer): (N, C_in, H, W) or (C_in, H, W) ->
+    (N, C_out, H_out, W_out), weight (C_in, C_out / groups, kH, kW), bias (C_out,)."""
+
+    _nd, _op = 2, "ConvTranspose2d"

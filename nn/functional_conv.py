@@ -1,12 +1,13 @@
-"""`conv1d` and `conv2d` of `torch.nn.functional`: PyTorch's arguments and checks, the
-computation itself one node (`minigrad.ops.conv.Convolution`).
+"""`conv1d`, `conv2d` and their transposes of `torch.nn.functional`: PyTorch's arguments and
+checks, the computation itself one node (`minigrad.ops.conv.Convolution`, or for a transposed
+convolution `ConvInputGrad`, the convolution's input gradient).
 
 Inputs are (N, C, L) or (N, C, H, W), or the same without the batch dim (unbatched, as PyTorch
 accepts); the argument parsing here (ints or tuples, "same"/"valid") is shared with pooling.
 """
 from __future__ import annotations
 
-from minigrad.ops.conv import ConvConf, Convolution
+from minigrad.ops.conv import ConvConf, ConvInputGrad, Convolution
 from minigrad.ops.windows import out_size
 
 
@@ -128,3 +129,77 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Cross-correlation over H and W: input (N, C_in, H, W) or (C_in, H, W), weight
     (C_out, C_in / groups, kH, kW), bias (C_out,) -> (N, C_out, H_out, W_out)."""
     return convolution(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv_transposed(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
+                    op):
+    """The checks of F.conv_transpose1d/2d, then the op: the adjoint of the convolution whose
+    input has the transposed convolution's output size (`ConvInputGrad`), so its gradients,
+    second derivatives and forward mode are the convolution's own maps."""
+    if weight.ndim != nd + 2:
+        raise RuntimeError(f"{op}: expected a {nd + 2}-dimensional weight (C_in, C_out / groups"
+                           f"{', kW' if nd == 1 else ', kH, kW'}), got weight of size "
+                           f"{list(weight.shape)}")
+    if isinstance(padding, str):
+        raise TypeError(f"{op}: padding must be an int or a tuple of ints, not {padding!r}")
+    x, lifted = batched(input, nd, op)
+    stride = ntuple(stride, nd, "stride", op)
+    dilation = ntuple(dilation, nd, "dilation", op)
+    pads = ntuple(padding, nd, "padding", op)
+    extra = ntuple(output_padding, nd, "output_padding", op)
+    if any(s <= 0 for s in stride) or any(d <= 0 for d in dilation) or groups <= 0:
+        raise RuntimeError(f"{op}: stride {stride}, dilation {dilation} and groups {groups} "
+                           f"must be positive")
+    if any(p < 0 for p in pads + extra):
+        raise RuntimeError(f"{op}: negative padding is not supported, got padding={pads} and "
+                           f"output_padding={extra}")
+    if any(e >= max(s, d) for e, s, d in zip(extra, stride, dilation)):
+        raise RuntimeError(f"{op}: output padding must be smaller than either stride or "
+                           f"dilation, but got output_padding={extra}, stride={stride} and "
+                           f"dilation={dilation}")
+    c_in, c_out_g = weight.shape[:2]
+    kernel = tuple(weight.shape[2:])
+    if x.shape[1] != c_in or c_in % groups:
+        raise RuntimeError(f"{op}: given transposed=1, groups={groups}, weight of size "
+                           f"{list(weight.shape)}, expected input{list(x.shape)} to have "
+                           f"{c_in} channels (divisible by groups), but got {x.shape[1]} "
+                           f"channels instead")
+    if bias is not None and tuple(bias.shape) != (c_out_g * groups,):
+        raise RuntimeError(f"{op}: given transposed=1, weight of size {list(weight.shape)}, "
+                           f"expected bias to be 1-dimensional with {c_out_g * groups} "
+                           f"elements, but got bias of size {list(bias.shape)} instead")
+    for t, name in ((weight, "weight"), (bias, "bias")):
+        if t is not None and t.dtype != x.dtype:
+            raise RuntimeError(f"{op}: input type ({x.dtype}) and {name} type ({t.dtype}) "
+                               f"should be the same")
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"{op}: expected a floating input, got {x.dtype}")
+    size = tuple((n - 1) * s - 2 * p + d * (k - 1) + e + 1 for n, s, p, d, k, e
+                 in zip(x.shape[2:], stride, pads, dilation, kernel, extra))
+    if any(n <= 0 for n in size):
+        raise RuntimeError(f"{op}: given input size {list(x.shape)}, the calculated output "
+                           f"size {list(size)} is too small")
+    conf = ConvConf(stride, tuple((p, p) for p in pads), dilation, tuple(x.shape[2:]), groups)
+    y = ConvInputGrad.apply(x, weight, x_shape=(x.shape[0], c_out_g * groups) + size, conf=conf)
+    if bias is not None:
+        y = y + bias.reshape((-1,) + (1,) * nd)
+    return y.squeeze(0) if lifted else y
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed convolution (the gradient of conv1d with respect to its input): input
+    (N, C_in, L) or (C_in, L), weight (C_in, C_out / groups, kW), bias (C_out,) ->
+    (N, C_out, (L - 1) * stride - 2 * padding + dilation * (kW - 1) + output_padding + 1)."""
+    return conv_transposed(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1, "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed convolution (the gradient of conv2d with respect to its input): input
+    (N, C_in, H, W) or (C_in, H, W), weight (C_in, C_out / groups, kH, kW), bias (C_out,) ->
+    (N, C_out, H_out, W_out), H_out = (H - 1) * stride - 2 * padding + dilation * (kH - 1)
+    + output_padding + 1."""
+    return conv_transposed(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2, "conv_transpose2d")

@@ -63,6 +63,32 @@ def _(lib):
 
 
 @add
+@case("F.conv_transpose2d", "F.conv_transpose1d", "nn.ConvTranspose2d", "nn.ConvTranspose1d",
+      inputs=(f32(2, 4, 5, 4), f32(4, 3, 3, 2), f32(6), f32(2, 4, 6)), rtol=1e-4, atol=1e-5)
+def _(lib, x, w, b, seq):
+    F, nn = lib.nn.functional, lib.nn
+    ups = [nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2),
+           nn.ConvTranspose2d(4, 2, (2, 3), stride=(1, 2), dilation=(2, 1), bias=False)]
+    ups1 = [nn.ConvTranspose1d(4, 3, 4, stride=2, padding=1)]
+    for i, m in enumerate(ups + ups1):
+        fill(lib, m, seed=i)
+    return ([F.conv_transpose2d(x, w, b[:3]), F.conv_transpose2d(x, w, b, 2, 1, 1, groups=2),
+             F.conv_transpose2d(x[0], w, None, (2, 3), (0, 1), (1, 2), 1, (2, 1)),
+             F.conv_transpose2d(x.transpose(2, 3), w, b, 2, groups=2),
+             F.conv_transpose1d(seq, w[:, :, 0], b[:3], 3, 1, 2),
+             F.conv_transpose1d(seq[1], w[:, :2, :, 0], None, groups=2)]
+            + [m(x) for m in ups] + [ups[0](x, output_size=(10, 8)), ups1[0](seq)]
+            + [repr(m) for m in ups + ups1] + [tuple(ups[0].weight.shape), ups[0].transposed])
+
+
+@add
+@case("F.conv_transpose2d", compare="raises", match=r"conv_transpose2d: given transposed=1.*"
+      r"expected input\[2, 5, 4, 4\] to have 4 channels", inputs=(f32(2, 5, 4, 4), f32(4, 3, 3, 3)))
+def _(lib, x, w):
+    return lib.nn.functional.conv_transpose2d(x, w)
+
+
+@add
 @case("F.conv2d", compare="raises", match=r"conv2d.*weight of size \[4, 3, 3, 3\].*input"
       r"\[2, 5, 8, 8\] to have 3 channels, but got 5", inputs=(f32(2, 5, 8, 8), f32(4, 3, 3, 3)))
 def _(lib, x, w):

@@ -220,3 +220,35 @@ def test_errors_name_the_op_and_the_shapes():
     with raises(ValueError, "Expected more than 1 value per channel when training, got input "
                             "size (1, 3, 1, 1)"):
         nn.BatchNorm2d(3)(mg.zeros(1, 3, 1, 1))
+
+
+def test_gradcheck_conv_transpose():
+    rng = np.random.default_rng(10)
+    x, w, b = (t64(rng.standard_normal(s)) for s in [(2, 4, 3, 3), (4, 1, 3, 2), (2,)])
+    assert gradcheck(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1,
+                                                        output_padding=(1, 0), groups=2), [x, w, b])
+    up = nn.ConvTranspose1d(2, 3, 3, stride=3, dilation=2).double()
+    seq = t64(rng.standard_normal((2, 2, 4)))
+    assert gradcheck(lambda x, w, b: up(x), [seq, up.weight, up.bias])
+
+
+def test_conv_transpose_is_the_adjoint_of_conv_and_sizes_follow_pytorch(torch):
+    """<conv(x), y> = <x, conv_transpose(y)> for the same weight; output_size= as PyTorch."""
+    rng = np.random.default_rng(11)
+    x, y = rng.standard_normal((2, 4, 9, 8)), rng.standard_normal((2, 6, 5, 4))
+    w = rng.standard_normal((6, 2, 3, 3))
+    kw = dict(stride=2, padding=1, groups=2)
+    lhs = (F.conv2d(mg.tensor(x), mg.tensor(w), **kw) * mg.tensor(y)).sum().item()
+    rhs = (mg.tensor(x) * F.conv_transpose2d(mg.tensor(y), mg.tensor(w), output_padding=(0, 1),
+                                             **kw)).sum().item()
+    assert abs(lhs - rhs) < 1e-9 * max(1.0, abs(lhs))
+    for lib in (mg, torch):
+        up = lib.nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1)
+        assert tuple(up(lib.zeros(1, 4, 5, 5), output_size=[10, 9]).shape) == (1, 2, 10, 9)
+        with pytest.raises(ValueError, match=r"valid sizes range from \[9, 9\] to \[10, 10\]"):
+            up(lib.zeros(1, 4, 5, 5), output_size=[12, 12])
+    with raises(RuntimeError, "conv_transpose2d: output padding must be smaller than either "
+                              "stride or dilation"):
+        F.conv_transpose2d(mg.zeros(1, 4, 3, 3), mg.zeros(4, 2, 3, 3), output_padding=1)
+    with raises(ValueError, 'ConvTranspose2d: only "zeros" padding mode is supported'):
+        nn.ConvTranspose2d(4, 2, 3, padding_mode="reflect")

@@ -102,3 +102,9 @@ def test_gradient_penalty_through_a_cnn_matches_pytorch(torch):
     np.testing.assert_allclose(p_mg, p_t, rtol=1e-10)
     for a, b in zip(g_mg, g_t):
         np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10)
+
+
+def test_gradgradcheck_conv_transpose():
+    rng = np.random.default_rng(5)
+    x, w = t64(rng.standard_normal((1, 2, 3, 3))), t64(rng.standard_normal((2, 2, 2, 3)))
+    assert gradgradcheck(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=(0, 1)), [x, w])
