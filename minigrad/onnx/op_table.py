@@ -209,3 +209,6 @@ OPS = {
     ops.DropoutAddLayerNorm: _dropout_add_layer_norm,
     ops.Linear: _linear, ops.LayerNorm: _layer_norm,
 }
+
+from .conv_ops import CONV_OPS  # noqa: E402  (convolution and pooling, in their own module)
+OPS.update(CONV_OPS)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,7 +27,8 @@ from .matmul import mm
 from .windows import pad, unpad
 
 
-class ConvConf(NamedTuple):
+@dataclass(frozen=True)
+class ConvConf:
     """A convolution's settings: per spatial dim the stride, the (lo, hi) padding, the
     dilation and the output size; the groups and how the padding is filled."""
     stride: tuple

@@ -10,7 +10,7 @@ differentiated again, and forward mode applies the same maps to tangents.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,7 +20,8 @@ from ..jvp_rules import jvp_rule
 from .windows import pad, scatter_windows, unpad, windows
 
 
-class PoolConf(NamedTuple):
+@dataclass(frozen=True)
+class PoolConf:
     """A pooling's windows: per spatial dim the kernel, stride, dilation, (lo, hi) padding
     (hi grown for ceil_mode's last window) and output size; the input's shape."""
     kernel: tuple
