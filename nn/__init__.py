@@ -21,6 +21,7 @@ from .reshape import Flatten, Unflatten
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .scores import (AdditiveScore, BilinearScore, DotScore, ScaledDotScore, attend,
                      diversity_penalty)
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 from .loss import BCELoss, KLDivLoss, L1Loss  # noqa: E402

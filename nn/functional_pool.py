@@ -6,7 +6,7 @@ Inputs are (N, C, L) or (N, C, H, W), or the same without the batch dim.
 from __future__ import annotations
 
 from minigrad.creation import from_numpy
-from minigrad.ops.pooling import (AdaptiveAvgPool, AvgPool, MaxPool, bins, divisor, max_indices,
+from minigrad.ops.pooling import (AvgPool, MaxPool, SpatialLinear, bins, divisor, max_indices,
                                   pool_conf, window_max)
 from minigrad.ops.windows import out_size
 
@@ -113,7 +113,7 @@ def _adaptive_avg_pool(input, output_size, nd, op):
         raise RuntimeError(f"{op}: output_size {out} must not be negative")
     if x.dtype.kind != "f":
         raise RuntimeError(f"{op}: expected a floating input, got {x.dtype}")
-    y = AdaptiveAvgPool.apply(x, mats=[bins(n, o, x.dtype) for n, o in zip(x.shape[2:], out)])
+    y = SpatialLinear.apply(x, mats=[bins(n, o, x.dtype) for n, o in zip(x.shape[2:], out)])
     return y.squeeze(0) if lifted else y
 
 

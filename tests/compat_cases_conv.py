@@ -1,6 +1,6 @@
-"""Compatibility cases: convolution, pooling and the normalisation layers of CNNs (Conv1d,
-Conv2d, the max, average and adaptive pools, BatchNorm2d, GroupNorm, RMSNorm) and their
-functions."""
+"""Compatibility cases: convolution, pooling, interpolation and the normalisation layers of
+CNNs (Conv1d, Conv2d and their transposes, the max, average and adaptive pools, Upsample,
+BatchNorm2d, GroupNorm, RMSNorm) and their functions."""
 from compat_cases_nn import fill
 from compat_table import case, f32, f64
 
@@ -239,3 +239,30 @@ def _(lib, x, w, x64):
       inputs=(f32(2, 4),))
 def _(lib, x):
     return lib.nn.functional.rms_norm(x, (3,))
+
+
+@add
+@case("F.interpolate", "F.upsample", "nn.Upsample", "nn.UpsamplingNearest2d",
+      "nn.UpsamplingBilinear2d", inputs=(f32(2, 3, 5, 4), f32(2, 3, 6)))
+def _(lib, x, seq):
+    import warnings
+    F, nn = lib.nn.functional, lib.nn
+    mods = [nn.Upsample(scale_factor=2), nn.Upsample(size=(7, 3), mode="bilinear"),
+            nn.Upsample(scale_factor=(1.5, 2), mode="bilinear", align_corners=True),
+            nn.UpsamplingNearest2d(size=6), nn.UpsamplingBilinear2d(scale_factor=2)]
+    with warnings.catch_warnings():  # both warn that upsample is deprecated
+        warnings.simplefilter("ignore")
+        old = F.upsample(x, scale_factor=2, mode="bilinear")
+    return ([m(x) for m in mods] + [repr(nn.Sequential(*mods)), old,
+            F.interpolate(x, size=3), F.interpolate(x, scale_factor=1.7, mode="nearest-exact"),
+            F.interpolate(x, size=(2, 3), mode="area"), F.interpolate(x[0:1, 1:], 4),
+            F.interpolate(seq, size=9, mode="linear"),
+            F.interpolate(seq, scale_factor=0.5, mode="linear", align_corners=True),
+            F.interpolate(x, scale_factor=1.5, mode="bilinear", recompute_scale_factor=True)])
+
+
+@add
+@case("F.interpolate", compare="raises", match="either size or scale_factor should be defined",
+      inputs=(f32(2, 3, 5, 4),))
+def _(lib, x):
+    return lib.nn.functional.interpolate(x)

@@ -576,7 +576,8 @@ NOT_SUPPORTED = [
      ("jit",)),
     ("torch.nn.EmbeddingBag", "no such layer yet: sum or average the rows of an Embedding",
      ("nn.EmbeddingBag",)),
-    ("torch.nn.functional.interpolate", "not implemented", ("nn.functional.interpolate",)),
+    ("F.interpolate(mode='bicubic' or 'trilinear', antialias=True)", "an error names the "
+     "mode: resize with 'bilinear', 'nearest', 'nearest-exact' or 'area'", ()),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
     ("torch.distributions beyond Bernoulli, Categorical, Normal and Uniform "
      "(MultivariateNormal, Beta, Gamma, ...), Normal.cdf and icdf, Distribution.expand, "

@@ -1,6 +1,7 @@
 """ONNX nodes for convolution and pooling (the ops of `minigrad.ops.conv` and
 `minigrad.ops.pooling`): Conv, ConvTranspose, MaxPool, and the means as AveragePool or
-products with their averaging matrices, each with PyTorch's exact sizes and divisors."""
+products with their averaging matrices (interpolation's too), each with PyTorch's exact sizes
+and divisors."""
 from __future__ import annotations
 
 import math
@@ -8,7 +9,7 @@ import math
 import numpy as np
 
 from ..ops.conv import ConvInputGrad, Convolution
-from ..ops.pooling import AdaptiveAvgPool, AvgPool, MaxPool
+from ..ops.pooling import AvgPool, MaxPool, SpatialLinear
 from .errors import UnsupportedOperatorError
 
 
@@ -70,9 +71,9 @@ def _avg_pool(g, rec):
     return g.node("Mul", [mean, g.const(scale)])
 
 
-def _adaptive_avg_pool(g, rec):
-    """The bin means as products with each spatial dim's averaging matrix (from the right
-    for the last dim, from the left for the one before)."""
+def _spatial_linear(g, rec):
+    """Adaptive means and interpolation: products with each spatial dim's matrix (from the
+    right for the last dim, from the left for the one before)."""
     y = g.name(rec.inputs[0])
     mats = [_constant(m) for m in rec.kwargs["mats"]]
     for i, m in enumerate(mats):
@@ -84,4 +85,4 @@ def _adaptive_avg_pool(g, rec):
 
 
 CONV_OPS = {Convolution: _conv, ConvInputGrad: _conv_transpose, MaxPool: _max_pool,
-            AvgPool: _avg_pool, AdaptiveAvgPool: _adaptive_avg_pool}
+            AvgPool: _avg_pool, SpatialLinear: _spatial_linear}

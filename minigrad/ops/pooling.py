@@ -1,5 +1,6 @@
 """Pooling over the spatial dims of (N, C, *S): the max or the mean of each window, and the
-adaptive mean over bins that cover the input. One or two spatial dims, one node each way.
+adaptive mean over bins that cover the input (a separable linear map, which interpolation
+uses too). One or two spatial dims, one node each way.
 
 Each backward is linear in the gradient, and its adjoint is a map the op already has: max
 pooling's gradient scatters into the chosen elements and the adjoint of that scatter gathers
@@ -199,10 +200,11 @@ def _along(x, mats):
     return np.ascontiguousarray(x)
 
 
-class AdaptiveAvgPool(Function):
-    """y = the mean of each of out[i] bins along spatial dim i (bins may overlap by one when
-    the size is not a multiple): x (N, C, *S) -> y (N, C, *out). The means are products with
-    one averaging matrix per dim (`bins`), as they are linear and separable."""
+class SpatialLinear(Function):
+    """x (N, C, *S) -> (N, C, *out) by one matrix (out_i, S_i) per spatial dim i: a linear
+    map that is separable, as adaptive average pooling (each row a bin's mean, see `bins`)
+    and interpolation (each row the weights of the input points an output point reads) are.
+    Its gradient is the same map with the matrices transposed."""
 
     @staticmethod
     def forward(ctx, x, mats=()):
@@ -236,9 +238,9 @@ def _avg_adjoint_rule(ctx, gx):
     return AvgPool.apply(gx, conf=ctx.conf, div=ctx.div)
 
 
-@rule(AdaptiveAvgPool)
-def _adaptive_rule(ctx, g):
-    return AdaptiveAvgPool.apply(g, mats=[m.T for m in ctx.mats])
+@rule(SpatialLinear)
+def _spatial_linear_rule(ctx, g):
+    return SpatialLinear.apply(g, mats=[m.T for m in ctx.mats])
 
 
 # each map is linear in its input given what it kept (max pooling's choice of elements is
@@ -248,7 +250,7 @@ _MAPS = {MaxPool: lambda ctx, t: _gather(t, ctx.arg, ctx.conf),
          MaxPoolSpread: lambda ctx, t: _spread(t, ctx.arg, ctx.conf),
          AvgPool: lambda ctx, t: _mean(t, ctx.conf, ctx.div),
          AvgPoolAdjoint: lambda ctx, t: _mean_adjoint(t, ctx.conf, ctx.div),
-         AdaptiveAvgPool: lambda ctx, t: _along(t, ctx.mats)}
+         SpatialLinear: lambda ctx, t: _along(t, ctx.mats)}
 
 
 @jvp_rule(*_MAPS)
