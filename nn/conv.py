@@ -21,7 +21,7 @@ class _ConvNd(Module):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
-                 dtype=None, output_padding=0):
+                 dtype=None):
         super().__init__()
         op, nd = self._op, self._nd
         dtype = factory_dtype(device, dtype, op)
@@ -51,7 +51,7 @@ class _ConvNd(Module):
         else:
             self.padding = ntuple(padding, nd, "padding", op)
         self.padding_mode = padding_mode
-        self.output_padding = ntuple(output_padding, nd, "output_padding", op)
+        self.output_padding = (0,) * nd  # a transposed convolution's sets its own
         # a transposed convolution's weight is (C_in, C_out / groups, *kernel)
         rows, cols = ((in_channels, out_channels // groups) if self.transposed
                       else (out_channels, in_channels // groups))
@@ -121,7 +121,8 @@ class _ConvTransposeNd(_ConvNd):
             raise TypeError(f"{self._op}: padding must be an int or a tuple of ints, not "
                             f"{padding!r}")
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, device, dtype, output_padding)
+                         groups, bias, padding_mode, device, dtype)
+        self.output_padding = ntuple(output_padding, self._nd, "output_padding", self._op)
 
     def forward(self, input, output_size=None):
         extra = self.output_padding

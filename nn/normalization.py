@@ -45,7 +45,8 @@ class _BatchNorm(Module):
     """Normalise each channel (dim 1) over the batch and every dim after the channel.
 
     Training uses the batch's mean and biased variance and updates running estimates
-    (unbiased variance) with `momentum`; evaluation uses the running estimates.
+    (unbiased variance) with `momentum` (None: a plain average over the batches); evaluation
+    uses the running estimates.
     """
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
@@ -82,14 +83,16 @@ class _BatchNorm(Module):
                 var = x.var(axes, keepdim=True, correction=0)
             if self.training and self.track_running_stats:
                 with no_grad():
+                    self.num_batches_tracked._array[...] += 1
                     if count:
-                        m = self.momentum
+                        # momentum=None: the plain average of every batch so far (PyTorch's)
+                        m = (1.0 / int(self.num_batches_tracked._array) if self.momentum is None
+                             else self.momentum)
                         unbiased = var._array.reshape(-1) * count / max(count - 1, 1)
                         self.running_mean._array[...] = ((1 - m) * self.running_mean._array
                                                          + m * mean._array.reshape(-1))
                         self.running_var._array[...] = ((1 - m) * self.running_var._array
                                                         + m * unbiased)
-                    self.num_batches_tracked._array[...] += 1
         else:
             mean = self.running_mean.reshape(shape)
             var = self.running_var.reshape(shape)

@@ -591,8 +591,7 @@ NOT_SUPPORTED = [
      "load weights from a file with load; export with onnx.export",
      ("hub", "export", "set_flush_denormal")),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
-     "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), nn.BatchNorm1d(bias=, "
-     "momentum=None), "
+     "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), "
      "register_forward_hook(prepend=, always_call=)",
      "keyword arguments minigrad does not take (an error names them): renormalise or scale "
      "the embedding yourself", ()),

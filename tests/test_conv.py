@@ -154,21 +154,24 @@ def test_max_pool_picks_the_first_of_equal_values_and_propagates_nan(torch):
 def test_batchnorm2d_running_stats_and_state_dict_follow_pytorch(torch):
     rng = np.random.default_rng(7)
     batches = [rng.standard_normal((4, 3, 5, 5)).astype(np.float32) * (i + 1) for i in range(3)]
-    bns = [mg.nn.BatchNorm2d(3, momentum=0.2), torch.nn.BatchNorm2d(3, momentum=0.2)]
-    outs = [[], []]
-    for i, (lib, bn) in enumerate(zip((mg, torch), bns)):
+    bns = [mg.nn.BatchNorm2d(3, momentum=0.2), torch.nn.BatchNorm2d(3, momentum=0.2),
+           mg.nn.BatchNorm2d(3, momentum=None), torch.nn.BatchNorm2d(3, momentum=None)]
+    outs = [[], [], [], []]
+    for i, (lib, bn) in enumerate(zip((mg, torch, mg, torch), bns)):
         for x in batches:
             outs[i].append(bn(lib.tensor(x)).detach().numpy())
         outs[i].append(bn(lib.tensor(batches[0][:0])).detach().numpy())  # an empty batch
         bn.eval()
         outs[i].append(bn(lib.tensor(batches[1])).detach().numpy())
-    for g, t in zip(*outs):
-        np.testing.assert_allclose(g, t, rtol=1e-4, atol=1e-5)
-    sd_mg, sd_t = bns[0].state_dict(), bns[1].state_dict()
-    assert list(sd_mg) == list(sd_t)
-    for k in sd_t:
-        np.testing.assert_allclose(sd_mg[k].numpy(), sd_t[k].numpy(), rtol=1e-5, err_msg=k)
-    assert sd_mg["num_batches_tracked"].dtype == np.int64 and int(sd_mg["num_batches_tracked"]) == 4
+    for mine, theirs in ((0, 1), (2, 3)):  # momentum 0.2, and None (the plain average)
+        for g, t in zip(outs[mine], outs[theirs]):
+            np.testing.assert_allclose(g, t, rtol=1e-4, atol=1e-5)
+        sd_mg, sd_t = bns[mine].state_dict(), bns[theirs].state_dict()
+        assert list(sd_mg) == list(sd_t)
+        for k in sd_t:
+            np.testing.assert_allclose(sd_mg[k].numpy(), sd_t[k].numpy(), rtol=1e-5, err_msg=k)
+        assert sd_mg["num_batches_tracked"].dtype == np.int64
+        assert int(sd_mg["num_batches_tracked"]) == 4
 
 
 def test_conv_weights_load_from_pytorch_and_give_its_outputs(torch):
