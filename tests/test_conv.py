@@ -137,8 +137,9 @@ def test_layouts_batch_sizes_and_dtypes_match_pytorch(torch, dtype):
                         np.testing.assert_allclose(g, t, **tol, err_msg=f"{op} {name} gradient")
 
 
-def test_max_pool_picks_the_first_of_equal_values_and_propagates_nan(torch):
-    x = np.array([[[[1.0, 3.0, 3.0, 0.0], [3.0, 2.0, np.nan, 1.0]]]], np.float32)
+def test_max_pool_picks_the_first_of_equal_values_and_the_last_nan(torch):
+    x = np.array([[[[1.0, 3.0, 3.0, 0.0, np.nan, 1.0], [3.0, 2.0, np.nan, 1.0, 2.0, np.nan]]]],
+                 np.float32)
     for lib in (mg, torch):
         t = lib.tensor(x, requires_grad=True)
         y, idx = lib.nn.functional.max_pool2d(t, 2, return_indices=True)

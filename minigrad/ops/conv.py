@@ -14,7 +14,6 @@ with create_graph=True is made of them and can be differentiated again, to any o
 """
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
@@ -24,7 +23,7 @@ from ..autograd.function import Function
 from ..graph_rules import rule, saved_input
 from ..jvp_rules import jvp_rule
 from .matmul import mm
-from .windows import pad, unpad
+from .windows import kernel_positions, pad, scatter_windows, unpad
 
 
 @dataclass(frozen=True)
@@ -45,14 +44,6 @@ def _channels_first(x, conf):
     return np.ascontiguousarray(pad(x.swapaxes(0, 1), conf.padding, conf.padding_mode))
 
 
-def _offsets(kernel, conf):
-    """Per kernel position: its index tuple and the slices of the padded spatial dims that
-    position reads for every output."""
-    for offset in itertools.product(*(range(k) for k in kernel)):
-        yield offset, tuple(slice(o * d, o * d + s * (n - 1) + 1, s) for o, d, s, n
-                            in zip(offset, conf.dilation, conf.stride, conf.out))
-
-
 def _columns(x, kernel, conf):
     """Input (N, C, *S) -> columns (G, C/G * prod(kernel), N * prod(out)) of its padded
     windows, laid out so that each group's whole batch is one matrix product. They are
@@ -61,7 +52,7 @@ def _columns(x, kernel, conf):
     n, c = x.shape[:2]
     xc = _channels_first(x, conf)
     cols = np.empty((c,) + tuple(kernel) + (n,) + conf.out, x.dtype)
-    for offset, window in _offsets(kernel, conf):
+    for offset, window in kernel_positions(kernel, conf.stride, conf.dilation, conf.out):
         cols[(slice(None),) + offset] = xc[(slice(None), slice(None)) + window]
     return cols.reshape(conf.groups, c // conf.groups * math.prod(kernel),
                         n * math.prod(conf.out))
@@ -92,11 +83,10 @@ def input_grad(g, weight, x_shape, conf):
     n, c_in, kernel = x_shape[0], x_shape[1], weight.shape[2:]
     cols = mm(_grouped(weight, conf.groups).swapaxes(1, 2), _as_rows(g, conf.groups))
     cols = cols.reshape((c_in,) + tuple(kernel) + (n,) + conf.out)  # no copy
-    padded = np.zeros((c_in, n) + tuple(s + lo + hi for s, (lo, hi)
-                                        in zip(x_shape[2:], conf.padding)), g.dtype)
-    if all(conf.out):
-        for offset, window in _offsets(kernel, conf):
-            padded[(slice(None), slice(None)) + window] += cols[(slice(None),) + offset]
+    padded = scatter_windows(lambda i, offset: cols[(slice(None),) + offset],
+                             (c_in, n) + tuple(s + lo + hi for s, (lo, hi)
+                                               in zip(x_shape[2:], conf.padding)),
+                             kernel, conf.stride, conf.dilation, conf.out, g.dtype)
     gx = unpad(padded, (c_in, n) + tuple(x_shape[2:]), conf.padding, conf.padding_mode)
     return np.ascontiguousarray(gx.swapaxes(0, 1))
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..graph_rules import rule
 from ..jvp_rules import jvp_rule
-from .windows import pad, scatter_windows, unpad, windows
+from .windows import kernel_positions, pad, scatter_windows, unpad, windows
 
 
 @dataclass(frozen=True)
@@ -60,11 +60,23 @@ def _scatter(part, conf, dtype):
 
 
 def window_max(x, conf):
-    """(the max of each window (N, C, *out), its flat offset in the window)."""
+    """(the max of each window (N, C, *out), its flat offset in the window): the first of
+    equal values, the last NaN (PyTorch's rule: a later element wins if greater or NaN)."""
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    flat = _flat_windows(x, conf, low)
-    arg = flat.argmax(-1) if flat.shape[-1] else np.zeros(flat.shape[:-1], np.int64)
-    return np.take_along_axis(flat, arg[..., None], -1)[..., 0], arg
+    xp = pad(x, conf.padding, value=low)
+    best = arg = None
+    for i, (_, where) in enumerate(kernel_positions(conf.kernel, conf.stride, conf.dilation,
+                                                    conf.out)):
+        v = xp[(slice(None), slice(None)) + where]
+        if best is None:
+            best, arg = v.copy(), np.zeros(v.shape, np.int64)
+            continue
+        take = v > best
+        if x.dtype.kind == "f":
+            take |= np.isnan(v)
+        np.copyto(best, v, where=take)
+        arg[take] = i
+    return best, arg
 
 
 def _gather(t, arg, conf):
@@ -149,7 +161,10 @@ def divisor(shape, kernel, stride, padding, out, count_include_pad, divisor_over
 
 
 def _mean(x, conf, div):
-    sums = _flat_windows(x, conf, 0).sum(axis=-1)
+    xp = pad(x, conf.padding)
+    sums = np.zeros(x.shape[:2] + conf.out, x.dtype if x.dtype.kind == "f" else np.int64)
+    for _, where in kernel_positions(conf.kernel, conf.stride, conf.dilation, conf.out):
+        sums += xp[(slice(None), slice(None)) + where]
     return (sums / div).astype(x.dtype, copy=False)
 
 

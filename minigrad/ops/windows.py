@@ -3,7 +3,7 @@ and pooling: padding (and its adjoint), the windows as a strided view, and the a
 reading the windows (adding each window's gradient back where it was read).
 
 Everything works for any number of spatial dims, so a 1-d op is the 2-d op's code; the ops in
-conv.py and pooling.py only say what they do inside a window.
+conv.py and pooling.py only say what they do with the elements at each kernel position.
 """
 from __future__ import annotations
 
@@ -63,6 +63,16 @@ def _index_maps(shape, pads, mode):
         yield i, np.pad(np.arange(n), (lo, hi), mode=_NP_MODES[mode])
 
 
+def kernel_positions(kernel, stride, dilation, out):
+    """Per kernel position (in C order): its index tuple and the slices of the padded spatial
+    dims it reads for every output, so that xp[..., *slices] is (N, C, *out). A loop over
+    the positions does block copies and elementwise passes, much faster than copying the
+    2 + 2d dimensional window view at once."""
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        yield offset, tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
+                            for o, d, s, n in zip(offset, dilation, stride, out))
+
+
 def windows(xp, kernel, stride, dilation, out):
     """The windows of padded xp (N, C, *S) as a view (N, C, *out, *kernel): no copy."""
     nd = len(kernel)
@@ -78,14 +88,12 @@ def windows(xp, kernel, stride, dilation, out):
 
 
 def scatter_windows(part, padded_shape, kernel, stride, dilation, out, dtype):
-    """The adjoint of `windows`: an array of `padded_shape` (N, C, *S) to which every kernel
-    position adds its part. part(i, offset) gives the gradient (N, C, *out) of the window
-    elements at kernel position `offset` (flat index i); overlapping windows add up."""
+    """The adjoint of reading the windows: an array of `padded_shape` (A, B, *S) to which
+    every kernel position adds its part. part(i, offset) gives the gradient (A, B, *out) of
+    the window elements at kernel position `offset` (flat index i); overlaps add up."""
     g = np.zeros(padded_shape, dtype)
     if not all(out):
         return g
-    for i, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
-        where = (Ellipsis,) + tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
-                                    for o, d, s, n in zip(offset, dilation, stride, out))
-        g[where] += part(i, offset)
+    for i, (offset, where) in enumerate(kernel_positions(kernel, stride, dilation, out)):
+        g[(slice(None), slice(None)) + where] += part(i, offset)
     return g
