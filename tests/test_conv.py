@@ -256,3 +256,22 @@ def test_conv_transpose_is_the_adjoint_of_conv_and_sizes_follow_pytorch(torch):
         F.conv_transpose2d(mg.zeros(1, 4, 3, 3), mg.zeros(4, 2, 3, 3), output_padding=1)
     with raises(ValueError, 'ConvTranspose2d: only "zeros" padding mode is supported'):
         nn.ConvTranspose2d(4, 2, 3, padding_mode="reflect")
+
+
+def test_a_batch_done_in_slices_gives_the_same_numbers(monkeypatch):
+    """Columns above the memory budget are made slice by slice of the batch: the outputs and
+    all three gradients are those of the batch done at once."""
+    from minigrad.ops import conv
+    rng = np.random.default_rng(12)
+    arrays = [rng.standard_normal((5, 4, 6, 5)), rng.standard_normal((6, 2, 3, 3)),
+              rng.standard_normal(6)]
+
+    def run():
+        x, w, b = (t64(a) for a in arrays)
+        y = F.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2)
+        (y * y).sum().backward()
+        return [y.detach().numpy()] + [t.grad.numpy() for t in (x, w, b)]
+    whole = run()
+    monkeypatch.setattr(conv, "COLUMN_BYTES", 1)  # one batch item per slice
+    for got, want in zip(run(), whole):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

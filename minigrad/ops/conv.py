@@ -69,11 +69,33 @@ def _as_rows(g, groups):
                                     g.shape[0] * math.prod(g.shape[2:]))
 
 
+# the columns of a batch are kernel-size times its input (170 MB for the second layer of
+# PyTorch's MNIST example on a batch of 256): a large batch is done in slices whose columns
+# stay near this size, so that the memory a convolution needs stays bounded
+COLUMN_BYTES = 32 << 20
+
+
+def _slices(n, per_item):
+    """Batch slices whose columns take about COLUMN_BYTES (at least one item each)."""
+    step = max(1, COLUMN_BYTES // max(per_item, 1))
+    return [slice(i, min(i + step, n)) for i in range(0, n, step)] or [slice(0, 0)]
+
+
+def _column_bytes(shape, kernel, conf, itemsize):
+    """The bytes of one batch item's columns: C_in * prod(kernel) * prod(out)."""
+    return shape[1] * math.prod(kernel) * math.prod(conf.out) * itemsize
+
+
 def convolve(x, weight, conf):
     """y (N, C_out, *out) without bias: per group weight @ columns."""
-    n, c_out = x.shape[0], weight.shape[0]
-    y = mm(_grouped(weight, conf.groups), _columns(x, weight.shape[2:], conf))
-    return np.ascontiguousarray(y.reshape((c_out, n) + conf.out).swapaxes(0, 1))
+    n, c_out, kernel = x.shape[0], weight.shape[0], weight.shape[2:]
+    w = _grouped(weight, conf.groups)
+    y = np.empty((n, c_out) + conf.out, np.result_type(x.dtype, weight.dtype))
+    for part in _slices(n, _column_bytes(x.shape, kernel, conf, x.itemsize)):
+        m = part.stop - part.start
+        ym = mm(w, _columns(x[part], kernel, conf))
+        y[part] = ym.reshape((c_out, m) + conf.out).swapaxes(0, 1)
+    return y
 
 
 def input_grad(g, weight, x_shape, conf):
@@ -81,20 +103,30 @@ def input_grad(g, weight, x_shape, conf):
     position's columns added back where they were read (col2im), the padding's share folded
     back."""
     n, c_in, kernel = x_shape[0], x_shape[1], weight.shape[2:]
-    cols = mm(_grouped(weight, conf.groups).swapaxes(1, 2), _as_rows(g, conf.groups))
-    cols = cols.reshape((c_in,) + tuple(kernel) + (n,) + conf.out)  # no copy
-    padded = scatter_windows(lambda i, offset: cols[(slice(None),) + offset],
-                             (c_in, n) + tuple(s + lo + hi for s, (lo, hi)
-                                               in zip(x_shape[2:], conf.padding)),
-                             kernel, conf.stride, conf.dilation, conf.out, g.dtype)
-    gx = unpad(padded, (c_in, n) + tuple(x_shape[2:]), conf.padding, conf.padding_mode)
-    return np.ascontiguousarray(gx.swapaxes(0, 1))
+    wt = _grouped(weight, conf.groups).swapaxes(1, 2)
+    gx = np.empty(x_shape, g.dtype)
+    padded_shape = tuple(s + lo + hi for s, (lo, hi) in zip(x_shape[2:], conf.padding))
+    for part in _slices(n, _column_bytes(x_shape, kernel, conf, g.itemsize)):
+        m = part.stop - part.start
+        cols = mm(wt, _as_rows(g[part], conf.groups))
+        cols = cols.reshape((c_in,) + tuple(kernel) + (m,) + conf.out)  # no copy
+        padded = scatter_windows(lambda i, offset: cols[(slice(None),) + offset],
+                                 (c_in, m) + padded_shape, kernel, conf.stride, conf.dilation,
+                                 conf.out, g.dtype)
+        gx[part] = unpad(padded, (c_in, m) + tuple(x_shape[2:]), conf.padding,
+                         conf.padding_mode).swapaxes(0, 1)
+    return gx
 
 
 def weight_grad(g, x, w_shape, conf):
-    """The gradient of the weight (w_shape) given g (N, C_out, *out): g @ columns^T."""
-    cols = _columns(x, w_shape[2:], conf)
-    return mm(_as_rows(g, conf.groups), cols.swapaxes(1, 2)).reshape(w_shape)
+    """The gradient of the weight (w_shape) given g (N, C_out, *out): g @ columns^T, summed
+    over the batch's slices."""
+    gw = None
+    for part in _slices(x.shape[0], _column_bytes(x.shape, w_shape[2:], conf, x.itemsize)):
+        cols = _columns(x[part], w_shape[2:], conf)
+        term = mm(_as_rows(g[part], conf.groups), cols.swapaxes(1, 2))
+        gw = term if gw is None else np.add(gw, term, out=gw)
+    return gw.reshape(w_shape)
 
 
 class Convolution(Function):
