@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad import ops
 from minigrad.autograd import no_grad
 from minigrad.tensor import Tensor
 

@@ -93,7 +93,8 @@ def _penalty_program(lib, x, weights):
 def test_gradient_penalty_through_a_cnn_matches_pytorch(torch):
     rng = np.random.default_rng(4)
     x = rng.standard_normal((3, 2, 8, 8))
-    arrays = [rng.standard_normal(s) * 0.5 for s in [(4, 2, 3, 3), (4,), (4, 2, 2, 2), (4,), (4, 1)]]
+    shapes = [(4, 2, 3, 3), (4,), (4, 2, 2, 2), (4,), (4, 1)]
+    arrays = [rng.standard_normal(s) * 0.5 for s in shapes]
     results = []
     for lib in (mg, torch):
         weights = [lib.tensor(a, requires_grad=True) for a in arrays]
