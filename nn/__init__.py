@@ -4,6 +4,7 @@ from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswis
                          LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SiLU, Softmin, Softplus,
                          Softshrink, Softsign, Tanhshrink, Threshold)
 from .attention import MultiheadAttention
+from .channel_dropout import Dropout1d, Dropout2d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance

@@ -1,6 +1,7 @@
-"""Compatibility cases: convolution, pooling, interpolation and the normalisation layers of
-CNNs (Conv1d, Conv2d and their transposes, the max, average and adaptive pools, Upsample,
-BatchNorm2d, GroupNorm, RMSNorm) and their functions."""
+"""Compatibility cases: convolution, pooling, interpolation, channel dropout and the
+normalisation layers of CNNs (Conv1d, Conv2d and their transposes, the max, average and
+adaptive pools, Upsample, Dropout1d/2d, BatchNorm2d, GroupNorm, RMSNorm) and their
+functions."""
 from compat_cases_nn import fill
 from compat_table import case, f32, f64
 
@@ -266,3 +267,31 @@ def _(lib, x, seq):
       inputs=(f32(2, 3, 5, 4),))
 def _(lib, x):
     return lib.nn.functional.interpolate(x)
+
+
+@add
+@case("F.dropout2d", "F.dropout1d", "nn.Dropout2d", "nn.Dropout1d", compare="meta",
+      inputs=(f32(4, 3, 5, 2), f32(4, 3, 6)))
+def _(lib, x, seq):
+    # the masks come from each library's own stream: shapes and dtypes are compared
+    F, nn = lib.nn.functional, lib.nn
+    outs = (F.dropout2d(x, 0.3), F.dropout1d(seq), F.dropout1d(seq[0], 0.2),
+            nn.Dropout2d(0.4)(x), nn.Dropout1d()(seq), F.dropout2d(x.double(), 0.5))
+    return [o.detach() for o in outs]
+
+
+@add
+@case("F.dropout2d", "F.dropout1d", "nn.Dropout2d", "nn.Dropout1d",
+      inputs=(f32(4, 3, 5, 2), f32(4, 3, 6)))
+def _(lib, x, seq):
+    F, nn = lib.nn.functional, lib.nn
+    off = nn.Dropout2d(0.4).eval()
+    return (F.dropout2d(x, 0.3, training=False), F.dropout1d(seq, 0.0), off(x),
+            F.dropout1d(seq, 1.0), repr(nn.Sequential(off, nn.Dropout1d(0.1, True))))
+
+
+@add
+@case("F.dropout1d", compare="raises", match="dropout1d: Expected 2D or 3D input",
+      inputs=(f32(4, 3, 5, 2),))
+def _(lib, x):
+    return lib.nn.functional.dropout1d(x)

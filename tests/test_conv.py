@@ -275,3 +275,27 @@ def test_a_batch_done_in_slices_gives_the_same_numbers(monkeypatch):
     monkeypatch.setattr(conv, "COLUMN_BYTES", 1)  # one batch item per slice
     for got, want in zip(run(), whole):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_channel_dropout_drops_whole_channels_from_the_seeded_stream():
+    x = mg.ones(64, 6, 3, 4, requires_grad=True)
+    mg.manual_seed(3)
+    y = F.dropout2d(x, 0.25)
+    (y * 2).sum().backward()
+    a = y.detach().numpy().reshape(64 * 6, -1)
+    assert set(np.unique(a)) <= {0.0, np.float32(1 / 0.75)}
+    assert (a.min(1) == a.max(1)).all()  # one value per (n, c)
+    assert abs((a[:, 0] == 0).mean() - 0.25) < 0.07
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * y.detach().numpy())
+    mg.manual_seed(3)
+    np.testing.assert_array_equal(F.dropout2d(mg.ones(64, 6, 3, 4), 0.25).numpy(),
+                                  y.detach().numpy())
+    seq = mg.ones(5, 7)  # unbatched (C, L): one draw per channel
+    kept = F.dropout1d(seq, 0.5).numpy()
+    assert (kept.min(1) == kept.max(1)).all()
+    drop = nn.Dropout2d(0.5).eval()
+    assert drop(x) is x and (F.dropout1d(seq, 1.0).numpy() == 0).all()
+    with raises(ValueError, "dropout probability has to be between 0 and 1, but got 1.5"):
+        nn.Dropout1d(1.5)
+    with raises(RuntimeError, "dropout1d: Expected 2D or 3D input, but received a 4D input"):
+        F.dropout1d(x, 0.5)
