@@ -14,7 +14,8 @@ from .functional_conv import batched, ntuple
 
 
 def _window_args(input, kernel_size, stride, padding, dilation, ceil_mode, nd, op):
-    """(kernel, stride, (lo, hi) pads, dilation, out) checked as PyTorch checks them."""
+    """(the input with a batch dim, whether one was added, kernel, stride, (lo, hi) pads,
+    dilation, out), checked as PyTorch checks them."""
     kernel = ntuple(kernel_size, nd, "kernel_size", op)
     # stride=None (or an empty list, PyTorch's default in its signature) means kernel_size
     stride = kernel if stride is None or stride == [] or stride == () else ntuple(
