@@ -1,5 +1,5 @@
-"""Convolution layers: Conv1d, Conv2d and their transposes ConvTranspose1d, ConvTranspose2d,
-as torch.nn's (arguments, attributes, default initialisation, repr); the computations are
+"""Convolution layers: Conv1d, Conv2d, their transposes ConvTranspose1d, ConvTranspose2d, and
+Unfold and Fold (the blocks a convolution reads), as torch.nn's (arguments, attributes, default initialisation, repr); the computations are
 `functional_conv.convolution` and `functional_conv.conv_transposed`."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from . import init
-from .functional_conv import conv_transposed, convolution, ntuple
+from .functional_conv import conv_transposed, convolution, fold, ntuple, unfold
 from .module import Module, Parameter, factory_dtype
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -160,3 +160,38 @@ class ConvTranspose2d(_ConvTransposeNd):
     (N, C_out, H_out, W_out), weight (C_in, C_out / groups, kH, kW), bias (C_out,)."""
 
     _nd, _op = 2, "ConvTranspose2d"
+
+
+class _Blocks(Module):
+    """What Unfold and Fold share: the block arguments, kept as given (PyTorch's repr)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = (kernel_size, dilation,
+                                                                      padding, stride)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
+class Unfold(_Blocks):
+    """The sliding blocks of (N, C, H, W) as columns (N, C * prod(kernel_size), L)."""
+
+    def forward(self, input):
+        return unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class Fold(_Blocks):
+    """Columns (N, C * prod(kernel_size), L) summed into (N, C, *output_size)."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__(kernel_size, dilation, padding, stride)
+        self.output_size = output_size
+
+    def forward(self, input):
+        return fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                    self.stride)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}, " + super().extra_repr()

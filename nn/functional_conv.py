@@ -1,6 +1,7 @@
-"""`conv1d`, `conv2d` and their transposes of `torch.nn.functional`: PyTorch's arguments and
-checks, the computation itself one node (`minigrad.ops.conv.Convolution`, or for a transposed
-convolution `ConvInputGrad`, the convolution's input gradient).
+"""`conv1d`, `conv2d`, their transposes, `unfold` and `fold` of `torch.nn.functional`:
+PyTorch's arguments and checks, the computation itself one node (`minigrad.ops.conv`'s
+Convolution, or for a transposed convolution ConvInputGrad, the convolution's input gradient;
+`minigrad.ops.unfold` for the blocks alone).
 
 Inputs are (N, C, L) or (N, C, H, W), or the same without the batch dim (unbatched, as PyTorch
 accepts); the argument parsing here (ints or tuples, "same"/"valid") is shared with pooling.
@@ -8,6 +9,7 @@ accepts); the argument parsing here (ints or tuples, "same"/"valid") is shared w
 from __future__ import annotations
 
 from minigrad.ops.conv import ConvConf, ConvInputGrad, Convolution
+from minigrad.ops.unfold import Fold, Unfold
 from minigrad.ops.windows import out_size
 
 
@@ -203,3 +205,58 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     + output_padding + 1."""
     return conv_transposed(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 2, "conv_transpose2d")
+
+
+def _block_conf(kernel_size, dilation, padding, stride, spatial, op):
+    """(kernel, ConvConf) of unfold/fold over `spatial` (H, W), checked as PyTorch checks."""
+    kernel = ntuple(kernel_size, 2, "kernel_size", op)
+    dilation, pads = ntuple(dilation, 2, "dilation", op), ntuple(padding, 2, "padding", op)
+    stride = ntuple(stride, 2, "stride", op)
+    if min(kernel + dilation + stride) <= 0 or min(pads) < 0:
+        raise RuntimeError(f"{op}: kernel_size {kernel}, dilation {dilation} and stride "
+                           f"{stride} must be positive and padding {pads} non-negative")
+    out = tuple(out_size(n, k, s, d, p, p) for n, k, s, d, p
+                in zip(spatial, kernel, stride, dilation, pads))
+    if min(out) <= 0:
+        raise RuntimeError(f"{op}: given input with spatial size {tuple(spatial)}, "
+                           f"kernel_size={kernel}, dilation={dilation}, padding={pads}, "
+                           f"calculated shape of the array of sliding blocks as {out}, but "
+                           f"its components must be at least one")
+    return kernel, ConvConf(stride, tuple((p, p) for p in pads), dilation, out)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """The sliding blocks of (N, C, H, W) (or (C, H, W)) as columns
+    (N, C * kH * kW, L), L the number of block positions (im2col)."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"unfold: expected a 3-D (unbatched) or 4-D (batched) input, got "
+                           f"input of size {list(input.shape)}")
+    x, lifted = batched(input, 2, "unfold")
+    kernel, conf = _block_conf(kernel_size, dilation, padding, stride, x.shape[2:], "unfold")
+    y = Unfold.apply(x, kernel=kernel, conf=conf)
+    return y.squeeze(0) if lifted else y
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The adjoint of unfold: columns (N, C * kH * kW, L) (or without N) summed into
+    (N, C, *output_size), overlapping blocks added (col2im)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"fold: expected a 2-D (unbatched) or 3-D (batched) input, got "
+                           f"input of size {list(input.shape)}")
+    x, lifted = (input.unsqueeze(0), True) if input.ndim == 2 else (input, False)
+    size = ntuple(output_size, 2, "output_size", "fold")
+    kernel, conf = _block_conf(kernel_size, dilation, padding, stride, size, "fold")
+    k = kernel[0] * kernel[1]
+    if x.shape[1] % k:
+        raise RuntimeError(f"fold: expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={x.shape[1]} and "
+                           f"kernel_size={kernel}")
+    blocks = conf.out[0] * conf.out[1]
+    if x.shape[2] != blocks:
+        raise RuntimeError(f"fold: given output_size={size}, kernel_size={kernel}, "
+                           f"dilation={conf.dilation}, padding={tuple(p for p, _ in conf.padding)}"
+                           f", stride={conf.stride}, expected size of input's dimension 2 to "
+                           f"match the calculated number of sliding blocks {conf.out[0]} * "
+                           f"{conf.out[1]} = {blocks}, but got input.size(2)={x.shape[2]}")
+    y = Fold.apply(x, x_shape=(x.shape[0], x.shape[1] // k) + size, kernel=kernel, conf=conf)
+    return y.squeeze(0) if lifted else y

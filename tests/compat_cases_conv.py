@@ -295,3 +295,22 @@ def _(lib, x, seq):
       inputs=(f32(4, 3, 5, 2),))
 def _(lib, x):
     return lib.nn.functional.dropout1d(x)
+
+
+@add
+@case("F.unfold", "F.fold", "nn.Unfold", "nn.Fold", inputs=(f32(2, 3, 6, 5), f32(2, 12, 9)))
+def _(lib, x, cols):
+    F, nn = lib.nn.functional, lib.nn
+    unfold, fold = nn.Unfold((3, 2), dilation=(1, 2), padding=1, stride=(2, 1)), nn.Fold(
+        (4, 4), 2, padding=1, stride=2)
+    return (F.unfold(x, 2), unfold(x), F.unfold(x[0], 3, stride=2),
+            F.fold(cols, (4, 4), 2, 1, 1, 2),
+            fold(cols), F.fold(cols[1], 4, 2, padding=1, stride=2),
+            F.fold(F.unfold(x, 2, stride=2), (6, 5), 2, stride=2), repr(unfold), repr(fold))
+
+
+@add
+@case("F.fold", compare="raises", match=r"fold: expected size of input's dimension 1 to be "
+      r"divisible by the product of kernel_size", inputs=(f32(2, 13, 9),))
+def _(lib, cols):
+    return lib.nn.functional.fold(cols, (4, 4), 2)

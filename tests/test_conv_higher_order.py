@@ -57,6 +57,10 @@ PROGRAMS = {
                                                             groups=2),
     "conv1d": lambda lib, x, w, b: lib.nn.functional.conv1d(x[:, :, 0], w[:, :, 0], b,
                                                             padding="same", dilation=2, groups=2),
+    "conv_transpose2d": lambda lib, x, w, b: lib.nn.functional.conv_transpose2d(
+        x, w, b[:2], stride=2, padding=1, output_padding=1),
+    "unfold and fold": lambda lib, x, w, b: lib.nn.functional.fold(
+        lib.nn.functional.unfold(x, 2, padding=1) * 2, (5, 5), 2, padding=1),
     "pools": lambda lib, x, w, b: (lib.nn.functional.max_pool2d(x, 3, 1, 1) * 2
                                    + lib.nn.functional.avg_pool2d(x, 3, 1, 1)
                                    + lib.nn.functional.adaptive_avg_pool2d(x, 5)),
@@ -109,3 +113,12 @@ def test_gradgradcheck_conv_transpose():
     rng = np.random.default_rng(5)
     x, w = t64(rng.standard_normal((1, 2, 3, 3))), t64(rng.standard_normal((2, 2, 2, 3)))
     assert gradgradcheck(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=(0, 1)), [x, w])
+
+
+def test_gradgradcheck_unfold_and_fold():
+    rng = np.random.default_rng(6)
+    x = t64(rng.standard_normal((1, 2, 4, 3)))
+    assert gradgradcheck(lambda x: F.unfold(x, (2, 2), padding=1, stride=(2, 1)) ** 2, [x])
+    cols = t64(rng.standard_normal((1, 8, 6)))
+    assert gradgradcheck(lambda c: F.fold(c, (3, 4), 2, padding=(0, 1), stride=(1, 2)) ** 2,
+                         [cols])

@@ -44,7 +44,7 @@ def _channels_first(x, conf):
     return np.ascontiguousarray(pad(x.swapaxes(0, 1), conf.padding, conf.padding_mode))
 
 
-def _columns(x, kernel, conf):
+def im2col(x, kernel, conf):
     """Input (N, C, *S) -> columns (G, C/G * prod(kernel), N * prod(out)) of its padded
     windows, laid out so that each group's whole batch is one matrix product. They are
     filled one kernel position at a time, each a block copy: several times faster than
@@ -93,7 +93,7 @@ def convolve(x, weight, conf):
     y = np.empty((n, c_out) + conf.out, np.result_type(x.dtype, weight.dtype))
     for part in _slices(n, _column_bytes(x.shape, kernel, conf, x.itemsize)):
         m = part.stop - part.start
-        ym = mm(w, _columns(x[part], kernel, conf))
+        ym = mm(w, im2col(x[part], kernel, conf))
         y[part] = ym.reshape((c_out, m) + conf.out).swapaxes(0, 1)
     return y
 
@@ -105,17 +105,24 @@ def input_grad(g, weight, x_shape, conf):
     n, c_in, kernel = x_shape[0], x_shape[1], weight.shape[2:]
     wt = _grouped(weight, conf.groups).swapaxes(1, 2)
     gx = np.empty(x_shape, g.dtype)
-    padded_shape = tuple(s + lo + hi for s, (lo, hi) in zip(x_shape[2:], conf.padding))
     for part in _slices(n, _column_bytes(x_shape, kernel, conf, g.itemsize)):
         m = part.stop - part.start
         cols = mm(wt, _as_rows(g[part], conf.groups))
-        cols = cols.reshape((c_in,) + tuple(kernel) + (m,) + conf.out)  # no copy
-        padded = scatter_windows(lambda i, offset: cols[(slice(None),) + offset],
-                                 (c_in, m) + padded_shape, kernel, conf.stride, conf.dilation,
-                                 conf.out, g.dtype)
-        gx[part] = unpad(padded, (c_in, m) + tuple(x_shape[2:]), conf.padding,
-                         conf.padding_mode).swapaxes(0, 1)
+        gx[part] = col2im(cols, (m,) + tuple(x_shape[1:]), kernel, conf)
     return gx
+
+
+def col2im(cols, x_shape, kernel, conf):
+    """The adjoint of the columns: cols (G, C/G * prod(kernel), N * prod(out)) added back
+    where each was read, the padding's share folded back: (N, C, *S) of x_shape."""
+    n, c = x_shape[:2]
+    cols = cols.reshape((c,) + tuple(kernel) + (n,) + conf.out)  # no copy
+    padded = scatter_windows(lambda i, offset: cols[(slice(None),) + offset],
+                             (c, n) + tuple(s + lo + hi for s, (lo, hi)
+                                            in zip(x_shape[2:], conf.padding)),
+                             kernel, conf.stride, conf.dilation, conf.out, cols.dtype)
+    return unpad(padded, (c, n) + tuple(x_shape[2:]), conf.padding,
+                 conf.padding_mode).swapaxes(0, 1)
 
 
 def weight_grad(g, x, w_shape, conf):
@@ -123,7 +130,7 @@ def weight_grad(g, x, w_shape, conf):
     over the batch's slices."""
     gw = None
     for part in _slices(x.shape[0], _column_bytes(x.shape, w_shape[2:], conf, x.itemsize)):
-        cols = _columns(x[part], w_shape[2:], conf)
+        cols = im2col(x[part], w_shape[2:], conf)
         term = mm(_as_rows(g[part], conf.groups), cols.swapaxes(1, 2))
         gw = term if gw is None else np.add(gw, term, out=gw)
     return gw.reshape(w_shape)
