@@ -102,7 +102,7 @@ def input_grad(g, weight, x_shape, conf):
     """The gradient of x (x_shape) given g (N, C_out, *out): weight^T @ g, each kernel
     position's columns added back where they were read (col2im), the padding's share folded
     back."""
-    n, c_in, kernel = x_shape[0], x_shape[1], weight.shape[2:]
+    n, kernel = x_shape[0], weight.shape[2:]
     wt = _grouped(weight, conf.groups).swapaxes(1, 2)
     gx = np.empty(x_shape, g.dtype)
     for part in _slices(n, _column_bytes(x_shape, kernel, conf, g.itemsize)):
