@@ -598,13 +598,10 @@ NOT_SUPPORTED = [
     ("torch.Size", "shapes are plain tuples", ("Size",)),
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
-    ("torch.nn.Conv1d, Conv2d, MaxPool2d, BatchNorm2d, GroupNorm, RMSNorm, EmbeddingBag",
-     "no such layers yet",
-     ("nn.Conv1d", "nn.Conv2d", "nn.MaxPool2d", "nn.BatchNorm2d", "nn.GroupNorm", "nn.RMSNorm",
-      "nn.EmbeddingBag")),
-    ("torch.nn.functional conv1d, conv2d, max_pool2d, interpolate", "not implemented",
-     ("nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.max_pool2d",
-      "nn.functional.interpolate")),
+    ("torch.nn.EmbeddingBag", "no such layer yet: sum or average the rows of an Embedding",
+     ("nn.EmbeddingBag",)),
+    ("F.interpolate(mode='bicubic' or 'trilinear', antialias=True)", "an error names the "
+     "mode: resize with 'bilinear', 'nearest', 'nearest-exact' or 'area'", ()),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
     ("torch.distributions beyond Bernoulli, Categorical, Normal and Uniform "
      "(MultivariateNormal, Beta, Gamma, ...), Normal.cdf and icdf, Distribution.expand, "
@@ -618,8 +615,7 @@ NOT_SUPPORTED = [
      "load weights from a file with load; export with onnx.export",
      ("hub", "export", "set_flush_denormal")),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
-     "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), nn.BatchNorm1d(bias=, "
-     "momentum=None), "
+     "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), "
      "register_forward_hook(prepend=, always_call=)",
      "keyword arguments minigrad does not take (an error names them): renormalise or scale "
      "the embedding yourself", ()),

@@ -206,11 +206,13 @@ def all_cases():
     import compat_cases_shape
     import compat_cases_training
     import compat_cases_utils
+    import compat_cases_conv  # last: its inputs draw from the shared stream after the others'
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
             + compat_cases_nn.CASES + compat_cases_layers.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
             + compat_cases_utils.CASES + compat_cases_platform.CASES
             + compat_cases_autograd.CASES + compat_cases_distributions.CASES
-            + compat_cases_inplace.CASES + compat_cases_numeric.CASES)
+            + compat_cases_inplace.CASES + compat_cases_numeric.CASES
+            + compat_cases_conv.CASES)
 
 
 def covered_names():

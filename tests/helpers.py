@@ -23,8 +23,10 @@ def t32(arr, requires_grad=False):
 
 
 def differentiable_ops():
-    """Every op class: those of `minigrad.ops` and the fused ops of `minigrad.nn`'s layers
-    (the GRU and LSTM gates), each of which needs a double-backward and a forward-mode rule."""
+    """Every op class: those of `minigrad.ops` (also those its package does not export, as
+    convolution and pooling, loaded by `minigrad.nn`) and the fused ops of `minigrad.nn`'s
+    layers (the GRU and LSTM gates), each of which needs a double-backward and a forward-mode
+    rule."""
     import minigrad.nn  # noqa: F401  (defines the layers' fused ops)
     from minigrad.autograd import Function
 
@@ -33,8 +35,11 @@ def differentiable_ops():
             yield sub
             yield from below(sub)
     ops = {v for v in vars(mg.ops).values() if isinstance(v, type) and issubclass(v, Function)}
-    return ops | {c for c in below(Function)
-                  if c.__module__.startswith("minigrad.nn.") and not c.__name__.startswith("_")}
+    def own_op(c):
+        module = c.__module__
+        return (not c.__name__.startswith("_") and module.startswith(("minigrad.nn.", "minigrad.ops."))
+                and not module.rsplit(".", 1)[1].startswith("_"))  # ops/_util's bases
+    return ops | {c for c in below(Function) if own_op(c)}
 
 
 def square_function(base=mg.autograd.Function):

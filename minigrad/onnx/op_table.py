@@ -211,3 +211,6 @@ OPS = {
     ops.Linear: _linear, ops.LayerNorm: _layer_norm,
     Erf: elementwise("Erf"),  # exact GELU written out (x / 2 (1 + erf(x / sqrt 2))) uses it
 }
+
+from .conv_ops import CONV_OPS  # noqa: E402  (convolution and pooling, in their own module)
+OPS.update(CONV_OPS)
