@@ -57,6 +57,11 @@ from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _softmax_backward_ro
 MASKED_SOFTMAX, LAYER_NORM, LAYER_NORM_BACKWARD, CROSS_ENTROPY, ELEMENTWISE, ADAM, GEMM = range(7)
 BACKWARD, MASKED, DROP, RESIDUAL = 1, 2, 4, 8          # flags
 L2, MOVE, AMSGRAD = 1, 2, 4                            # Adam's flags
+# Numba's default error model checks every divisor and compiles the code that raises
+# ZeroDivisionError at each `/`, `//` and `%`: more IR to type, lower and optimise. The block
+# functions raise nothing anyway (what they raise is lost, see _call_at), and no divisor of
+# theirs is 0 (shares of at least one row or unit; rows of at least one element: .checks)
+NO_RAISE = dict(HELPER, error_model="numpy")
 _UNIT = 64   # shares of elements start at multiples of this (whole cache lines)
 #   MASKED_SOFTMAX       forward: softmax of a's rows (-inf where not allowed, if MASKED) into c,
 #                        dropped (if DROP) into d. BACKWARD: a = y, b = its gradient, dx into c
@@ -110,7 +115,7 @@ def _share(k, nblk, n, unit):
     return (lo if lo < n else n), (hi if hi < n else n)
 
 
-@njit(fastmath=FASTMATH, **HELPER)
+@njit(fastmath=FASTMATH, **NO_RAISE)
 def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key,
                 threshold, scale, eps):
     """The FASTMATH part of share k of op (all of it for layer norm without RESIDUAL, its
@@ -143,7 +148,7 @@ def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, ve
 FAST, NONE = -1, -2
 
 
-@njit(**HELPER)
+@njit(**NO_RAISE)
 def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold,
            scale, eps):
     """Share k of op (block k of a product): its plain loops, and _fast_block (at address
@@ -203,7 +208,7 @@ def _loop(block, fast, op, flags, nblk, a, b, c, d, e, f, g, allowed, ints, vec,
                          vec, key, threshold, scale, eps))
 
 
-run, run_serial = twins(_loop, "run")
+run, run_serial = twins(_loop, "run", error_model="numpy")
 
 _compiled = {}   # dtype -> what _call needs (see _compile)
 _NO_KEY = np.uint64(0)
