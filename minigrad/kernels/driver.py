@@ -57,11 +57,17 @@ from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _softmax_backward_ro
 MASKED_SOFTMAX, LAYER_NORM, LAYER_NORM_BACKWARD, CROSS_ENTROPY, ELEMENTWISE, ADAM, GEMM = range(7)
 BACKWARD, MASKED, DROP, RESIDUAL = 1, 2, 4, 8          # flags
 L2, MOVE, AMSGRAD = 1, 2, 4                            # Adam's flags
-# Numba's default error model checks every divisor and compiles the code that raises
-# ZeroDivisionError at each `/`, `//` and `%`: more IR to type, lower and optimise. The block
-# functions raise nothing anyway (what they raise is lost, see _call_at), and no divisor of
-# theirs is 0 (shares of at least one row or unit; rows of at least one element: .checks)
-NO_RAISE = dict(HELPER, error_model="numpy")
+# The options of the block functions and of the kernel, which only cost compile time in their
+# defaults. Numba's error model "python" checks every divisor and compiles the code raising
+# ZeroDivisionError at each `/`, `//` and `%` (the blocks raise nothing anyway: what they
+# raise is lost, see _call_at; and no divisor of theirs is 0: shares of at least one row or
+# unit, rows of at least one element, by .checks). Reference counting (`_nrt`) increments and
+# decrements the count of an array at each view taken and dropped: a quarter of the LLVM IR
+# Numba lowers for these functions, which LLVM then mostly removes again. They allocate
+# nothing and return nothing, and every array they see is held by their Python caller for
+# the whole call, so there is nothing to count (a function that allocates fails to compile
+# without it, so this cannot go wrong silently).
+NO_COUNTING = dict(error_model="numpy", _nrt=False)
 _UNIT = 64   # shares of elements start at multiples of this (whole cache lines)
 #   MASKED_SOFTMAX       forward: softmax of a's rows (-inf where not allowed, if MASKED) into c,
 #                        dropped (if DROP) into d. BACKWARD: a = y, b = its gradient, dx into c
@@ -115,7 +121,7 @@ def _share(k, nblk, n, unit):
     return (lo if lo < n else n), (hi if hi < n else n)
 
 
-@njit(fastmath=FASTMATH, **NO_RAISE)
+@njit(fastmath=FASTMATH, **HELPER, **NO_COUNTING)
 def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key,
                 threshold, scale, eps):
     """The FASTMATH part of share k of op (all of it for layer norm without RESIDUAL, its
@@ -148,7 +154,7 @@ def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, ve
 FAST, NONE = -1, -2
 
 
-@njit(**NO_RAISE)
+@njit(**HELPER, **NO_COUNTING)
 def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold,
            scale, eps):
     """Share k of op (block k of a product): its plain loops, and _fast_block (at address
@@ -208,7 +214,7 @@ def _loop(block, fast, op, flags, nblk, a, b, c, d, e, f, g, allowed, ints, vec,
                          vec, key, threshold, scale, eps))
 
 
-run, run_serial = twins(_loop, "run", error_model="numpy")
+run, run_serial = twins(_loop, "run", **NO_COUNTING)
 
 _compiled = {}   # dtype -> what _call needs (see _compile)
 _NO_KEY = np.uint64(0)
