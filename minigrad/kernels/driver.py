@@ -54,6 +54,7 @@ from .openblas import gemm_block as _gemm_block
 from .policy import FASTMATH, HELPER, INLINE, twins
 from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _softmax_backward_row,
                               _softmax_block)
+from .views import flat
 
 MASKED_SOFTMAX, LAYER_NORM, LAYER_NORM_BACKWARD, CROSS_ENTROPY, ELEMENTWISE, ADAM, GEMM = range(7)
 BACKWARD, MASKED, DROP, RESIDUAL = 1, 2, 4, 8          # flags
@@ -174,12 +175,11 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
     if op == GEMM:
         _gemm_block(k, ints, a, b[0], c[0], d)
         return
-    # one share for every op (see _fast_block)
-    if op == ELEMENTWISE or op == ADAM:
-        lo, hi = _share(k, nblk, c.shape[1], _UNIT)
-    else:   # shares of whole rows
-        n = a.shape[1]
-        lo, hi = _share(k, nblk, a.shape[0], _BLOCK if op == LAYER_NORM else _block_rows(n))
+    # one share for every op (see _fast_block): of elements, or of whole rows
+    n = a.shape[1]
+    flat_op = op == ELEMENTWISE or op == ADAM
+    lo, hi = _share(k, nblk, c.shape[1] if flat_op else a.shape[0],
+                    _UNIT if flat_op else _BLOCK if op == LAYER_NORM else _block_rows(n))
     if op == ELEMENTWISE or op == LAYER_NORM or op == MASKED_SOFTMAX:
         # the element passes of attention and of the element-wise ops go through one call of
         # _elements below, so that its loops are compiled once
@@ -211,7 +211,8 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
                 _elements(p // 100, arrays[p // 10 % 10], b, arrays[p % 10], allowed, key,
                           threshold, scale, lo, hi)
     elif op == ADAM:
-        adam_flat(a[0, lo:hi], b[0, lo:hi], c[0, lo:hi], d[0, lo:hi], e[0, lo:hi], vec[0],
+        adam_flat(flat(a, lo, hi), flat(b, lo, hi), flat(c, lo, hi), flat(d, lo, hi),
+                  flat(e, lo, hi), vec[0],
                   (flags & L2) != 0, vec[1], vec[2], vec[3], vec[4], vec[5], vec[6],
                   (flags & MOVE) != 0, (flags & AMSGRAD) != 0)
     else:
