@@ -51,7 +51,7 @@ from .dropout_kernels import (_BLOCK, COPY, DROPOUT, FILL_MASKED, ZERO_MASKED, _
                               _elements)
 from .layernorm import _backward_rows, _forward_row
 from .openblas import gemm_block as _gemm_block
-from .policy import FASTMATH, HELPER, INLINE, twins
+from .policy import FASTMATH, HELPER, INLINE, NO_COUNTING, twins
 from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _softmax_backward_row,
                               _softmax_block)
 from .views import flat
@@ -59,17 +59,6 @@ from .views import flat
 MASKED_SOFTMAX, LAYER_NORM, LAYER_NORM_BACKWARD, CROSS_ENTROPY, ELEMENTWISE, ADAM, GEMM = range(7)
 BACKWARD, MASKED, DROP, RESIDUAL = 1, 2, 4, 8          # flags
 L2, MOVE, AMSGRAD = 1, 2, 4                            # Adam's flags
-# The options of the block functions and of the kernel, which only cost compile time in their
-# defaults. Numba's error model "python" checks every divisor and compiles the code raising
-# ZeroDivisionError at each `/`, `//` and `%` (the blocks raise nothing anyway: what they
-# raise is lost, see _call_at; and no divisor of theirs is 0: shares of at least one row or
-# unit, rows of at least one element, by .checks). Reference counting (`_nrt`) increments and
-# decrements the count of an array at each view taken and dropped: a quarter of the LLVM IR
-# Numba lowers for these functions, which LLVM then mostly removes again. They allocate
-# nothing and return nothing, and every array they see is held by their Python caller for
-# the whole call, so there is nothing to count (a function that allocates fails to compile
-# without it, so this cannot go wrong silently).
-NO_COUNTING = dict(error_model="numpy", _nrt=False)
 _UNIT = 64   # shares of elements start at multiples of this (whole cache lines)
 #   MASKED_SOFTMAX       forward: softmax of a's rows (-inf where not allowed, if MASKED) into c,
 #                        dropped (if DROP) into d. BACKWARD: a = y, b = its gradient, dx into c
