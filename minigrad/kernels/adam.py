@@ -12,7 +12,7 @@ both give the same bits.
 import numpy as np
 from numba import njit
 
-from .policy import INLINE
+from .policy import INLINE, NO_COUNTING
 
 
 @njit(**INLINE)
@@ -45,7 +45,8 @@ def _adam_element(i, p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_
     p[i] = pi
 
 
-@njit(cache=True, error_model="numpy")  # x / 0 gives inf or NaN, as in NumPy, not an exception
+# x / 0 gives inf or NaN, as in NumPy, not an exception
+@njit(cache=True, error_model="numpy", **NO_COUNTING)
 def adam_flat(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, move, amsgrad):
     """Step of Adam on 1-D arrays in place: p, m, v (and vmax, if amsgrad) change; g does not.
 

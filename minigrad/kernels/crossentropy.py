@@ -22,6 +22,10 @@ from .policy import FASTMATH
 from .softmax_kernels import _row_max, fast_exp
 
 
+# The rows of x (N, C), target (N,) int64 in [0, C), stats (N, 2) of x's dtype and the losses or
+# row weights (N,) float64 are .driver's, whose FASTMATH block function calls these two for a
+# share of the rows (both passes share its one parallel kernel: a parallel kernel costs Numba
+# most of a second to compile).
 @njit(cache=True, fastmath=FASTMATH, inline="always")
 def _forward_row(xi, t, eps, stats_i):
     """The loss of one row; stores (m, log s) into stats_i for the backward pass."""
@@ -54,17 +58,3 @@ def _backward_row(xi, t, m, ls, w, eps, di):
     for j in range(c):
         di[j] = a * fast_exp((xi[j] - m) - ls) - b
     di[t] -= xi.dtype.type(w * (1.0 - eps))
-
-
-# x (N, C) and dx C-contiguous of one dtype; target (N,) int64 in [0, C); stats (N, 2) of x's
-# dtype; `vec` (N,) float64: the loss the forward pass writes, or the row weights w the backward
-# pass reads. Rows lo..hi-1 of either pass (`backward` picks; the forward pass leaves dx
-# alone); .driver's kernel runs the blocks of rows, so both passes share its one parallel
-# kernel (a parallel kernel costs Numba most of a second to compile).
-@njit(cache=True, fastmath=FASTMATH, inline="always")
-def _rows(backward, x, target, eps, stats, vec, dx, lo, hi):
-    for i in range(lo, hi):
-        if backward:
-            _backward_row(x[i], target[i], stats[i, 0], stats[i, 1], vec[i], eps, dx[i])
-        else:
-            vec[i] = _forward_row(x[i], target[i], eps, stats[i])

@@ -45,14 +45,16 @@ from numba.core import errors
 from numba.core.extending import intrinsic
 
 from .adam import adam_flat
-from .crossentropy import _rows as _cross_entropy_rows
+from .crossentropy import _backward_row as _cross_entropy_backward
+from .crossentropy import _forward_row as _cross_entropy_forward
 from .dropout_kernels import (_BLOCK, COPY, DROPOUT, FILL_MASKED, ZERO_MASKED, _dropout_add_rows,
                               _elements)
-from .layernorm import _backward_chunk, _forward_row
+from .layernorm import _backward_rows, _forward_row
 from .openblas import gemm_block as _gemm_block
-from .policy import FASTMATH, HELPER, INLINE, twins
+from .policy import FASTMATH, HELPER, INLINE, NO_COUNTING, twins
 from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _softmax_backward_row,
                               _softmax_block)
+from .views import flat
 
 MASKED_SOFTMAX, LAYER_NORM, LAYER_NORM_BACKWARD, CROSS_ENTROPY, ELEMENTWISE, ADAM, GEMM = range(7)
 BACKWARD, MASKED, DROP, RESIDUAL = 1, 2, 4, 8          # flags
@@ -110,14 +112,18 @@ def _share(k, nblk, n, unit):
     return (lo if lo < n else n), (hi if hi < n else n)
 
 
-@njit(fastmath=FASTMATH, **HELPER)
+@njit(fastmath=FASTMATH, **HELPER, **NO_COUNTING)
 def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key,
                 threshold, scale, eps):
     """The FASTMATH part of share k of op (all of it for layer norm without RESIDUAL, its
     backward pass and cross entropy)."""
+    # one share for every op: each place an inlined function is called from compiles a copy
+    # of it (layer norm's backward pass, in shares of single rows, adds share k's rows into
+    # its partial sums f[k] and g[k])
+    rows = (_block_rows(a.shape[1]) if op == MASKED_SOFTMAX
+            else _BLOCK if op == LAYER_NORM else 1)
+    lo, hi = _share(k, nblk, a.shape[0], rows)
     if op == MASKED_SOFTMAX:
-        rows = _block_rows(a.shape[1])
-        lo, hi = _share(k, nblk, a.shape[0], rows)
         if flags & BACKWARD:
             for i in range(lo, hi):
                 _softmax_backward_row(a[i], c[i], c[i])
@@ -125,17 +131,22 @@ def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, ve
             for r in range(lo, hi, rows):
                 _softmax_block(c, c, r, r + rows if r + rows < hi else hi)
     elif op == LAYER_NORM:
-        lo, hi = _share(k, nblk, a.shape[0], _BLOCK)
         w, bias, eps_ = c[0], d[0], a.dtype.type(eps)
         # (with RESIDUAL, _block passes y (e) as a: it holds a + dropout(b), each row read
         # before its y is written)
         for i in range(lo, hi):
             g[i, 0] = _forward_row(a[i], w, bias, eps_, e[i], f[i])
     elif op == LAYER_NORM_BACKWARD:
-        _backward_chunk(a, b, c, d[0], e, f, g, k, (a.shape[0] + nblk - 1) // nblk)
+        _backward_rows(a, b, c, d[0], e, f[k], g[k], lo, hi)
     elif op == CROSS_ENTROPY:
-        lo, hi = _share(k, nblk, a.shape[0], 1)
-        _cross_entropy_rows((flags & BACKWARD) != 0, a, ints, eps, b, vec, c, lo, hi)
+        # (the row functions called from here, not from a function of rows inlined in turn:
+        # each level of inlining copies all the code below it again)
+        backward = (flags & BACKWARD) != 0
+        for i in range(lo, hi):
+            if backward:
+                _cross_entropy_backward(a[i], ints[i], b[i, 0], b[i, 1], vec[i], eps, c[i])
+            else:
+                vec[i] = _cross_entropy_forward(a[i], ints[i], eps, b[i])
 
 
 # The element passes of _block, around the FASTMATH part (FAST): kind * 100 + source * 10 +
@@ -143,23 +154,27 @@ def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, ve
 FAST, NONE = -1, -2
 
 
-@njit(**HELPER)
+@njit(**HELPER, **NO_COUNTING)
 def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold,
            scale, eps):
     """Share k of op (block k of a product): its plain loops, and _fast_block (at address
     `fast`) for the rest."""
     args = (fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, key, threshold,
             scale, eps)
+    if op == GEMM:
+        _gemm_block(k, ints, a, b[0], c[0], d)
+        return
+    # one share for every op (see _fast_block): of elements, or of whole rows
+    n = a.shape[1]
+    flat_op = op == ELEMENTWISE or op == ADAM
+    lo, hi = _share(k, nblk, c.shape[1] if flat_op else a.shape[0],
+                    _UNIT if flat_op else _BLOCK if op == LAYER_NORM else _block_rows(n))
     if op == ELEMENTWISE or op == LAYER_NORM or op == MASKED_SOFTMAX:
         # the element passes of attention and of the element-wise ops go through one call of
-        # _elements below, so that its loops are compiled once (each place an inlined
-        # function is called from compiles a copy of it)
+        # _elements below, so that its loops are compiled once
         if op == ELEMENTWISE:
-            lo, hi = _share(k, nblk, c.shape[1], _UNIT)
             passes = (flags * 100 + 2, NONE, NONE)
         else:   # shares of whole rows, as elements
-            n = a.shape[1]
-            lo, hi = _share(k, nblk, a.shape[0], _BLOCK if op == LAYER_NORM else _block_rows(n))
             if op == LAYER_NORM:         # (RESIDUAL) e = a + dropout(b), then normalised
                 _dropout_add_rows(a, b, e, key, threshold, scale, lo, hi)
                 passes = (FAST, NONE, NONE)
@@ -184,11 +199,9 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
             elif p != NONE:
                 _elements(p // 100, arrays[p // 10 % 10], b, arrays[p % 10], allowed, key,
                           threshold, scale, lo, hi)
-    elif op == GEMM:
-        _gemm_block(k, ints, a, b[0], c[0], d)
     elif op == ADAM:
-        lo, hi = _share(k, nblk, a.shape[1], _UNIT)
-        adam_flat(a[0, lo:hi], b[0, lo:hi], c[0, lo:hi], d[0, lo:hi], e[0, lo:hi], vec[0],
+        adam_flat(flat(a, lo, hi), flat(b, lo, hi), flat(c, lo, hi), flat(d, lo, hi),
+                  flat(e, lo, hi), vec[0],
                   (flags & L2) != 0, vec[1], vec[2], vec[3], vec[4], vec[5], vec[6],
                   (flags & MOVE) != 0, (flags & AMSGRAD) != 0)
     else:
@@ -203,7 +216,7 @@ def _loop(block, fast, op, flags, nblk, a, b, c, d, e, f, g, allowed, ints, vec,
                          vec, key, threshold, scale, eps))
 
 
-run, run_serial = twins(_loop, "run")
+run, run_serial = twins(_loop, "run", **NO_COUNTING)
 
 _compiled = {}   # dtype -> what _call needs (see _compile)
 _NO_KEY = np.uint64(0)

@@ -53,12 +53,10 @@ def _forward_row(x, weight, bias, eps, y, xhat):
 
 
 @numba.njit(cache=True, fastmath=FASTMATH, inline="always")
-def _backward_chunk(g, xhat, rstd, weight, dx, partial_w, partial_b, c, step):
-    """Rows c*step .. (c+1)*step - 1: dx, and their sums into partial_w[c] and partial_b[c]."""
-    n, d = g.shape
-    pw, pb = partial_w[c], partial_b[c]
-    hi = (c + 1) * step
-    for i in range(c * step, hi if hi < n else n):
+def _backward_rows(g, xhat, rstd, weight, dx, pw, pb, lo, hi):
+    """Rows lo..hi-1: dx, and their weight and bias gradients added into pw and pb (D,)."""
+    d = g.shape[1]
+    for i in range(lo, hi):
         gi, xi, di = g[i], xhat[i], dx[i]   # row views: LLVM vectorises these loops
         sh = 0.0
         shx = 0.0

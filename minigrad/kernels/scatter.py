@@ -12,8 +12,10 @@ on the number of threads. In this order the result equals `np.add.at` bit for bi
 """
 from numba import njit
 
+from .policy import NO_COUNTING
 
-@njit(cache=True)
+
+@njit(cache=True, **NO_COUNTING)
 def add_rows(ids, g, out):
     """out[ids[i]] += g[i] for i in order; ids (N,) int64, g (N, D), out (V, D) contiguous."""
     for i in range(ids.shape[0]):
