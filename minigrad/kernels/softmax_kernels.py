@@ -9,7 +9,10 @@ Why our own exp (.mathfn's fast_exp): this Numba build has no SVML, so
 `np.exp` inside a loop is a scalar libm call and blocks vectorisation. For
 float32, exp(x) = 2^n * exp(r) with n = round(x / ln 2), exp(r) by a
 polynomial and 2^n built from its bits: plain arithmetic, so LLVM
-vectorises the loop. float64 keeps np.exp (exact, slower).
+vectorises the loop. float64 keeps np.exp (exact, slower). Softmax's
+arguments x - max are never positive, so it takes fast_exp_no_overflow,
+which skips the overflow handling; log-softmax's backward too, where its
+y (log-probabilities) allows.
 
 The row maximum uses explicit SIMD vectors (from .simd): LLVM will not
 vectorise a max reduction without fast-math flags that would also drop
@@ -21,11 +24,11 @@ NaN anywhere in a row makes the whole row NaN.
 """
 import numpy as np
 from numba import njit, prange
+from numba.core.extending import overload
 
 from .mathfn import fast_exp, fast_exp_no_overflow
 from .policy import FASTMATH, twins
-from .simd import VBYTES, vadd, vfma, vhmax, vload_first, vmax, vstore_first, vzero
-from .simd_arith import vhsum, vmul, vsplat, vsub
+from .simd import VBYTES, vhmax, vload_first, vmax
 from .views import flat
 
 
@@ -34,7 +37,7 @@ from .views import flat
 @njit(cache=True, inline="always")
 def _row_max(row):
     n = len(row)
-    W = VBYTES // row.itemsize
+    W = _lanes(row)
     m = row[0]
     if n >= W:
         v = vload_first(row, 0, W)
@@ -42,8 +45,8 @@ def _row_max(row):
             v = vmax(v, vload_first(row, j, W))
         if n % W:   # the last W elements, overlapping the vectors before (max is exact)
             v = vmax(v, vload_first(row, n - W, W))
-        return vhmax(v)
-    for j in range(1, n):
+        m = vhmax(v)
+    for j in range(0 if n < W else n, n):
         if row[j] > m or np.isnan(row[j]):   # NaN wins, as in np.max
             m = row[j]
     return m
@@ -62,75 +65,15 @@ def _row_sum(row):
     return s
 
 
-# ---------------------------------------------------------- short rows ----
-# Rows shorter than _SHORT run in explicit vectors (.simd, .simd_arith): LLVM's own vector
-# loops take 64 float32 elements per iteration, so on a row of attention (20 keys, say) they
-# never start, and the loop runs scalar. Each helper below does full vectors, then the rest
-# of the row in one masked vector. The sums (one accumulator, then a tree of halves) add in
-# another order than _row_sum's, so short rows and long rows each have their own, fixed
-# order: a row's result depends on its length only, never on its place or thread.
-_SHORT = 256
-
-
-@njit(cache=True, inline="always")
 def _lanes(row):
-    # (W, n - n % W): the vector width and the end of the full vectors
-    W = VBYTES // row.itemsize
-    return W, len(row) - len(row) % W
+    """The number of lanes of a vector of row's dtype, a constant of the compiled code
+    (`row.itemsize` is read from the array at run time)."""
 
 
-@njit(cache=True, fastmath=FASTMATH, inline="always")
-def _short_sub(xi, yi, m):
-    """yi = xi - m."""
-    W, full = _lanes(xi)
-    ms = vsplat(xi, m)
-    for j in range(0, full, W):
-        vstore_first(yi, j, vsub(vload_first(xi, j, W), ms), W)
-    if full < len(xi):
-        k = len(xi) - full
-        vstore_first(yi, full, vsub(vload_first(xi, full, k), ms), k)
-
-
-@njit(cache=True, fastmath=FASTMATH, inline="always")
-def _short_sum(row):
-    W, full = _lanes(row)
-    acc = vzero(row)
-    for j in range(0, full, W):
-        acc = vadd(acc, vload_first(row, j, W))
-    if full < len(row):   # (the masked lanes load as 0)
-        acc = vadd(acc, vload_first(row, full, len(row) - full))
-    return vhsum(acc)
-
-
-@njit(cache=True, fastmath=FASTMATH, inline="always")
-def _short_scale(row, c):
-    """row *= c."""
-    W, full = _lanes(row)
-    cs = vsplat(row, c)
-    for j in range(0, full, W):
-        vstore_first(row, j, vmul(vload_first(row, j, W), cs), W)
-    if full < len(row):
-        k = len(row) - full
-        vstore_first(row, full, vmul(vload_first(row, full, k), cs), k)
-
-
-@njit(cache=True, fastmath=FASTMATH, inline="always")
-def _short_softmax_backward_row(yi, gi, di):
-    """_softmax_backward_row in vectors (di may be gi: each vector is read, then written)."""
-    W, full = _lanes(yi)
-    n = len(yi)
-    acc = vzero(yi)
-    for j in range(0, full, W):
-        acc = vfma(vload_first(gi, j, W), vload_first(yi, j, W), acc)
-    if full < n:
-        acc = vfma(vload_first(gi, full, n - full), vload_first(yi, full, n - full), acc)
-    dots = vsplat(yi, vhsum(acc))
-    for j in range(0, full, W):
-        vstore_first(di, j, vmul(vload_first(yi, j, W), vsub(vload_first(gi, j, W), dots)), W)
-    if full < n:
-        k = n - full
-        vstore_first(di, full, vmul(vload_first(yi, full, k),
-                                     vsub(vload_first(gi, full, k), dots)), k)
+@overload(_lanes, inline="always")
+def _lanes_impl(row):
+    w = VBYTES // (row.dtype.bitwidth // 8)
+    return lambda row: w
 
 
 # ------------------------------------------------------------ kernels ----
@@ -143,9 +86,6 @@ def _short_softmax_backward_row(yi, gi, di):
 # costs more than the work. Both run the same compiled row code, so they agree bit for bit.
 @njit(cache=True, fastmath=FASTMATH, inline="always")
 def _softmax_backward_row(yi, gi, di):
-    if len(yi) < _SHORT:
-        _short_softmax_backward_row(yi, gi, di)
-        return
     dot = yi.dtype.type(0)
     for j in range(len(yi)):
         dot += gi[j] * yi[j]
@@ -190,8 +130,8 @@ def _log_softmax_backward_row(yi, gi, di):
 # LLVM vectorises a loop with 16 float32 lanes, 4 vectors at a time, so a loop of fewer than
 # 64 iterations runs as scalar code, and exp is most of softmax's work. A block subtracts each
 # row's max row by row, takes exp of the whole block in one long flat loop, then sums and
-# scales row by row (in explicit vectors where rows are short): the exp polynomial rounds
-# alike in vector and scalar code, so a row's values do not depend on its block.
+# scales row by row: the exp polynomial rounds alike in vector and scalar code, so a row's
+# values do not depend on its block.
 _BLOCK_ELEMENTS = 2048
 
 
@@ -200,17 +140,13 @@ def _softmax_block(x, y, lo, hi):
     """Rows lo..hi-1: y = softmax(x) row by row."""
     zero = x.dtype.type(0)
     n = x.shape[1]
-    short = n < _SHORT
     for i in range(lo, hi):
         xi, yi = x[i], y[i]
         m = _row_max(xi)
         if m == -np.inf:      # all -inf: exp(x - 0) = 0 everywhere, not NaN
             m = zero
-        if short:
-            _short_sub(xi, yi, m)
-        else:
-            for j in range(n):
-                yi[j] = xi[j] - m
+        for j in range(n):
+            yi[j] = xi[j] - m
     # a view indexed from 0: an index Numba cannot prove non-negative (lo * n + k) gets a
     # wrap-around check that keeps the loop scalar (0.29 against 0.035 ms for 102,400 exps)
     yb = flat(y, lo * n, hi * n)
@@ -218,13 +154,10 @@ def _softmax_block(x, y, lo, hi):
         yb[k] = fast_exp_no_overflow(yb[k])   # (x - m <= 0: no overflow to handle)
     for i in range(lo, hi):
         yi = y[i]
-        s = _short_sum(yi) if short else _row_sum(yi)
+        s = _row_sum(yi)
         inv = x.dtype.type(1) / s if s != 0 else zero   # s is NaN if the row has one
-        if short:
-            _short_scale(yi, inv)
-        else:
-            for j in range(n):
-                yi[j] *= inv
+        for j in range(n):
+            yi[j] *= inv
 
 
 @njit(cache=True, inline="always")
