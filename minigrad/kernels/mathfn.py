@@ -11,12 +11,14 @@ functions (exact; float64 is for gradient checks, not for speed).
                    polynomial (Cephes' expf: relative error about 1e-7); 2^n is built from its
                    bits, (n + 127) << 23 being the float32 exponent field.
     fast_exp_no_overflow(x)
-                   exp(x) for x <= 88 only (softmax's x - max, sigmoid's exp(-|x|)): no
+                   exp(x) for x <= 88 only (log-softmax's x - max, sigmoid's exp(-|x|)): no
                    overflow handling, and below the float32 range the clamp at -88 makes the
                    exponent field 0, so the result 0, with no select; and a degree-6
                    polynomial (_EXP32_P5, fitted here for float32: relative error 7e-8 on the
-                   reduced range, the float32 rounding's own, as the degree-7 one). 10 of
-                   fast_exp's 28 vector instructions fewer.
+                   reduced range, the float32 rounding's own, as the degree-7 one). About 17
+                   vector instructions against fast_exp's 28 (a loop of 655,360 exps: 271
+                   against 321 us on one busy core); 8.4e-8 relative error over [-90, 88],
+                   as fast_exp's.
     fast_erf(x)    x P(x^2) / Q(x^2) on x clamped to [-4, 4], where float32 erf is +-1 already
                    (Eigen's and XLA's rational fit, .reference.ERF32_P and _Q: error below
                    5e-7, about 4 units in the last place; the result is clamped to [-1, 1]).
