@@ -41,7 +41,8 @@ Against noise (per-op times here moved by up to 1.7x between runs of the same co
   with one thread it leaves out the time other programs held the core, so the JSON's
   cpu_numba_over_numpy (round by round, like the others) still compares the backends on a
   busy machine (with two threads it misses the pool's other threads and counts the spin
-  of waiting for them, so it says little there);
+  of waiting for them, so it says little there); the table's "CPU ratio" column is the
+  same for minigrad over PyTorch;
 - each process also records its minor page faults and involuntary context switches per
   call (`getrusage`), so a slow round can be told apart: preemption by other programs shows
   as context switches, fresh memory as page faults. (After the warm-up calls there were
@@ -292,6 +293,9 @@ def run(quick=False, threads=(1, 2), rounds=None, ops=None, coretypes=CORETYPES)
                 if torch_ms:
                     d["ratio"], *d["ratio_range"] = _spread(
                         [x / y for x, y in zip(nb, torch_ms)])
+                    d["cpu_ratio"], *d["cpu_ratio_range"] = _spread(
+                        [p["cpu_ms"][name] / q["cpu_ms"][name] for p, q in
+                         zip(runs[("minigrad", "numba", ct)], runs[("torch", None, None)])])
                 row["coretypes"][ct] = d
             rows.append(row)
         res["threads"][t] = dict(rows=rows)
@@ -314,15 +318,18 @@ def print_table(res):
                   f"medians of up to {res['reps']} calls and {res['rounds']} alternated "
                   f"round(s), ms --")
             print(f"{'op':36s} {'shape':>19s} {'minigrad':>9s} {'PyTorch':>9s} "
-                  f"{'ratio [rounds]':>17s} {'NumPy bk':>9s} {'Numba/NumPy [rounds]':>21s}")
+                  f"{'ratio [rounds]':>17s} {'NumPy bk':>9s} {'Numba/NumPy [rounds]':>21s}"
+                  f"{'CPU ratio [rounds]':>21s}")
             for r in d["rows"]:
                 c = r["coretypes"][ct]
                 torch_ms = f"{r['torch_ms']:9.3f}" if "torch_ms" in r else f"{'-':>9s}"
                 print(f"{r['op']:36s} {r['shape']:>19s} {c['minigrad_ms']:9.3f} {torch_ms} "
                       f"{_ratio(c, 'ratio'):>17s} {c['numpy_backend_ms']:9.3f} "
-                      f"{_ratio(c, 'numba_over_numpy'):>21s}")
+                      f"{_ratio(c, 'numba_over_numpy'):>21s}{_ratio(c, 'cpu_ratio'):>21s}")
     print(f"(ratio = minigrad / PyTorch (PyTorch uses MKL: the kernel set is OpenBLAS's, for "
-          f"minigrad); Numba/NumPy = minigrad's two backends; [rounds] = min-max of the "
+          f"minigrad); Numba/NumPy = minigrad's two backends; CPU ratio = the ratio of the "
+          f"calling thread's CPU times (with one thread it leaves out the time other programs "
+          f"held the core; with two it says little); [rounds] = min-max of the "
           f"per-round ratios; OMP_WAIT_POLICY {res['OMP_WAIT_POLICY']}; load average "
           f"{res['loadavg_start'][0]:.2f} -> {res['loadavg_end'][0]:.2f})")
 

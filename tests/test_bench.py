@@ -305,6 +305,7 @@ def test_op_bench_medians_ratios_and_spreads(monkeypatch, capsys):
     assert haswell["numba_over_numpy"] == 1.0 and haswell["numba_over_numpy_range"] == [0.5, 2.0]
     assert haswell["ratio"] == 0.5 and row["nivcsw"]["torch/None/None"] == 0.5
     assert unset["cpu_numba_over_numpy"] == 0.25
+    assert unset["cpu_ratio"] == 0.75 and unset["cpu_ratio_range"] == [0.25, 1.0]   # (CPU: t/2)
     op_bench.print_table(res)
     out = capsys.readouterr().out
     assert "GELU" in out and "embedding" in out and "OPENBLAS_CORETYPE Haswell" in out

@@ -19,6 +19,7 @@ from minigrad.kernels import reference as ref
 
 # the modules behind kernels.matmul (without OpenBLAS) and kernels.softmax
 from minigrad.kernels import softmax_kernels as _sm_module
+from minigrad.kernels.mathfn import fast_exp_no_overflow
 from minigrad.kernels import tiled_matmul as _mm_module
 
 # the autouse fixture only restores the backend, which each example sets itself
@@ -639,6 +640,28 @@ def _exp_of(x):
     out = np.empty_like(x)
     for i in range(len(x)):
         out[i] = _sm_module.fast_exp(x[i])
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(x=st.floats(-200, 88, width=32) | st.sampled_from([-np.inf, np.nan, 0.0, -87.5, -88.0]))
+def test_fast_exp_no_overflow_matches_numpy(x):
+    # the exp of softmax's x - max and sigmoid's -|x|: defined for x <= 88
+    y = _exp_no_overflow_of(np.array([x], np.float32))[0]
+    expect = np.exp(np.float64(x))
+    if np.isnan(expect):
+        assert np.isnan(y)
+    elif expect < np.finfo(np.float32).tiny:   # 0, or a denormal as close as fast_exp's 0
+        assert 0 <= y <= 1.1 * expect
+    else:
+        assert abs(y - expect) <= 3e-7 * expect
+
+
+@numba.njit(cache=False)
+def _exp_no_overflow_of(x):
+    out = np.empty_like(x)
+    for i in range(len(x)):
+        out[i] = fast_exp_no_overflow(x[i])
     return out
 
 

@@ -221,3 +221,40 @@ def test_errors_name_the_op():
         kernels.relu_backward(np.ones(2), np.ones(2, np.float32))
     with pytest.raises(ValueError, match="gelu: approximate must be 'none' or 'tanh'"):
         kernels.gelu(np.ones(2), approximate="erf")
+
+
+@FAST
+@given(dtype=st.sampled_from(DTYPES), shape=st.lists(st.integers(0, 40), min_size=0, max_size=3),
+       scale=st.sampled_from([1.0, 8.0, 60.0]), seed=st.integers(0, 2**32 - 1))
+def test_silu_keeping_its_sigmoid_matches_reference(dtype, shape, scale, seed):
+    """The forward that also returns sigmoid(x), and the backward that reads it: against the
+    references, and bit for bit the kernels that recompute it (serial and parallel)."""
+    r = np.random.default_rng(seed)
+    x = np.asarray(r.standard_normal(shape) * scale, dtype)
+    g = np.asarray(r.standard_normal(shape), dtype)
+    for y, s in both_variants(kernels.silu_with_sigmoid, x):
+        assert y.dtype == s.dtype == dtype and y.shape == s.shape == x.shape
+        np.testing.assert_allclose(s, ref.sigmoid(x), **TOL[dtype])
+        np.testing.assert_array_equal(y, kernels.silu(x))
+    for dx in both_variants(kernels.silu_backward_from_sigmoid, x, s, g):
+        np.testing.assert_allclose(dx, ref.silu_backward(x, g), **TOL[dtype])
+        np.testing.assert_array_equal(dx, kernels.silu_backward(x, g))
+    kernels.set_backend("numpy")
+    np.testing.assert_allclose(kernels.silu_backward_from_sigmoid(x, s, g), dx, **TOL[dtype])
+
+
+def test_silu_op_keeps_the_sigmoid_only_for_a_gradient():
+    x = (np.random.default_rng(5).standard_normal((30, 40)) * 6).astype(np.float32)
+    x[0, :4] = [np.nan, np.inf, -np.inf, -100.0]
+    t = mg.tensor(x, requires_grad=True)
+    y = F.silu(t)
+    assert len(y.grad_fn.saved) == 2
+    with mg.no_grad():
+        y0 = F.silu(t)
+    np.testing.assert_array_equal(y0.numpy(), y.numpy())
+    g = np.ones_like(x)
+    y.backward(mg.tensor(g))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(t.grad.numpy(), kernels.silu_backward(x, g))
+    with pytest.raises(ValueError, match=r"silu_backward: input of shape \(2,\) and sigmoid "):
+        kernels.silu_backward_from_sigmoid(np.ones(2), np.ones(3), np.ones(2))

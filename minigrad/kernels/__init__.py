@@ -33,7 +33,8 @@ machine code in its on-disk cache (`cache=True`): a program pays only for what i
 This package imports nothing else from minigrad.
 """
 from .activation_ops import (gelu, gelu_backward, relu, relu_backward, sigmoid,
-                             sigmoid_backward, silu, silu_backward, tanh, tanh_backward)
+                             sigmoid_backward, silu, silu_backward, silu_backward_from_sigmoid,
+                             silu_with_sigmoid, tanh, tanh_backward)
 from .dropout_ops import dropout, dropout_add, dropout_mask, relu_dropout, relu_dropout_backward
 from .fused_ops import (adam_step, cross_entropy, cross_entropy_backward,
                         dropout_add_layer_norm, embedding_backward, masked_softmax_dropout,
@@ -50,4 +51,4 @@ __all__ = ["BACKENDS", "FASTMATH", "adam_step", "addmm", "cross_entropy",
            "masked_softmax_dropout", "masked_softmax_dropout_backward", "matmul",
            "matmul_and_sum", "matmul_naive", "relu", "relu_backward", "relu_dropout",
            "relu_dropout_backward", "set_backend", "sigmoid", "sigmoid_backward", "silu",
-           "silu_backward", "softmax", "softmax_backward", "tanh", "tanh_backward"]
+           "silu_backward", "silu_backward_from_sigmoid", "silu_with_sigmoid", "softmax", "softmax_backward", "tanh", "tanh_backward"]

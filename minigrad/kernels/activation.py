@@ -38,7 +38,7 @@ import numpy as np
 from numba import prange, types
 from numba.core.extending import overload
 
-from .mathfn import _NUMPY_ERRORS, fast_erf, fast_exp, fast_tanh
+from .mathfn import _NUMPY_ERRORS, fast_erf, fast_exp, fast_exp_no_overflow, fast_tanh
 from .policy import twins
 
 _CHUNK = 1 << 14   # elements per task of the thread pool: 64 KiB of float32
@@ -79,21 +79,39 @@ def _gelu_tanh_grad(f):
     return element
 
 
-# exp(-x) overflows to inf for x < -88 and 1 / inf is the right 0; the float32 fast_exp
-# returns inf there too
+# sigmoid as the reference computes it: exp only ever sees -|x| (it cannot overflow, so the
+# cheaper fast_exp_no_overflow serves), and below 0 the form e / (1 + e) keeps the precision
+# of tiny values. One division, as 1 / (1 + exp(-x)).
 def _sigmoid(f):
-    return lambda x, _: f(1.0) / (f(1.0) + fast_exp(-x))
+    def element(x, _):
+        e = fast_exp_no_overflow(-abs(x))
+        r = f(1.0) / (f(1.0) + e)
+        return r if x >= f(0.0) else e * r   # (NaN: e and r are NaN)
+    return element
 
 
+# SiLU and its gradient go through sigmoid_element, so that every SiLU kernel computes the
+# same s, and the same bits from it: the forward that also returns s, for the backward that
+# reads it (silu_grad_sigmoid), and the pair that recomputes it from x. (sigmoid_element is
+# one of the module's elements that _element below makes.)
 def _silu(f):
-    return lambda x, _: x / (f(1.0) + fast_exp(-x))
+    return lambda x, _: x * sigmoid_element(x, x)
 
 
 def _silu_grad(f):
-    def element(x, g):   # g (s + x s (1 - s)), s = sigmoid(x)
-        s = f(1.0) / (f(1.0) + fast_exp(-x))
-        return g * (s + x * s * (f(1.0) - s))
-    return element
+    return lambda x, g: silu_grad_sigmoid(x, sigmoid_element(x, x), g)
+
+
+def silu_grad_sigmoid(x, s, g):
+    """g * d silu(x) / dx from x and s = sigmoid(x); compiled by Numba only."""
+    raise NotImplementedError("silu_grad_sigmoid runs inside Numba kernels only")
+
+
+@overload(silu_grad_sigmoid, jit_options=_NUMPY_ERRORS, inline="always", strict=False)
+def _silu_grad_sigmoid(x, s, g):
+    f = np.float32 if x == types.float32 else np.float64
+    # PyTorch's form: s (1 + x (1 - s))
+    return lambda x, s, g: g * (s * (f(1.0) + x * (f(1.0) - s)))
 
 
 # The backward elements of sigmoid, tanh and ReLU read the output y, which is what the ops
@@ -154,6 +172,28 @@ def _loop(element):
     return kernel
 
 
+def _silu_sigmoid_loop(x, y, s):
+    """y = silu(x) and s = sigmoid(x), chunked as _loop's kernels."""
+    n = len(x)
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        lo, hi = c * _CHUNK, min(n, (c + 1) * _CHUNK)
+        xc, yc, sc = x[lo:hi], y[lo:hi], s[lo:hi]
+        for k in range(len(xc)):
+            sk = sigmoid_element(xc[k], xc[k])
+            sc[k] = sk
+            yc[k] = xc[k] * sk
+
+
+def _silu_backward_sigmoid_loop(x, s, g, dx):
+    """dx = the gradient of silu from x, s = sigmoid(x) and the output's gradient g."""
+    n = len(x)
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        lo, hi = c * _CHUNK, min(n, (c + 1) * _CHUNK)
+        xc, sc, gc, dc = x[lo:hi], s[lo:hi], g[lo:hi], dx[lo:hi]
+        for k in range(len(xc)):
+            dc[k] = silu_grad_sigmoid(xc[k], sc[k], gc[k])
+
+
 # name -> forward (parallel, serial), backward (parallel, serial); the forward kernels take
 # (x, x, y), the backward ones (saved, grad, dx)
 ELEMENTS = {}
@@ -164,3 +204,7 @@ for _name, (_fwd, _bwd) in _MAKERS.items():
     KERNELS[_name] = tuple(twins(_loop(e), e.__name__, error_model="numpy")
                            for e in ELEMENTS[_name])
 del _name, _fwd, _bwd
+# SiLU keeping what its backward needs: (x, y, s) and (x, s, g, dx), each (parallel, serial)
+SILU_SIGMOID = twins(_silu_sigmoid_loop, "silu_sigmoid", error_model="numpy")
+SILU_BACKWARD_SIGMOID = twins(_silu_backward_sigmoid_loop, "silu_backward_sigmoid",
+                              error_model="numpy")

@@ -23,9 +23,8 @@ from .checks import FLOATS, as_array, check_float, check_same_shape
 APPROXIMATIONS = ("none", "tanh")
 
 
-def _run(op, kernels, reference, a, g, what):
-    """kernels[0 or 1](a, g, out) on flat views (or the reference on the arrays), out of a's
-    shape; for a forward (g None) the kernel reads a twice."""
+def _contiguous(op, a, g, what):
+    """(a, g) checked (g None for a forward) and C-contiguous."""
     if not (type(a) is np.ndarray and a.dtype in FLOATS and a.flags.c_contiguous
             and (g is None or (type(g) is np.ndarray and g.shape == a.shape
                                and g.dtype == a.dtype and g.flags.c_contiguous))):
@@ -38,13 +37,23 @@ def _run(op, kernels, reference, a, g, what):
             check_float(op, a, g)
             g = np.ascontiguousarray(g)
         a = np.ascontiguousarray(a)
+    return a, g
+
+
+def _kernel(kernels, size):
+    # (the size test first: below it, pick's thread-count query is not needed)
+    return kernels[1] if size < policy.PARALLEL_MIN_WORK else policy.pick(kernels, size)
+
+
+def _run(op, kernels, reference, a, g, what):
+    """kernels[0 or 1](a, g, out) on flat views (or the reference on the arrays), out of a's
+    shape; for a forward (g None) the kernel reads a twice."""
+    a, g = _contiguous(op, a, g, what)
     if policy.numpy_backend():
         return np.asarray(reference(a) if g is None else reference(a, g), a.dtype)
     out = np.empty_like(a)   # C order, as a
     af = a.ravel()           # (views, as a and g are C-contiguous)
-    # (the size test first: below it, pick's thread-count query is not needed)
-    kernel = kernels[1] if a.size < policy.PARALLEL_MIN_WORK else policy.pick(kernels, a.size)
-    kernel(af, af if g is None else g.ravel(), out.ravel())
+    _kernel(kernels, a.size)(af, af if g is None else g.ravel(), out.ravel())
     return out
 
 
@@ -84,6 +93,35 @@ relu.__doc__ = "max(x, 0); NaN stays NaN."
 relu_backward.__doc__ = ("0 where y = relu(x) is <= 0, else grad (NaN passes it, as in "
                          "PyTorch): relu_backward(y, grad).")
 _GELU = {name: _act.KERNELS[name] for name in ("gelu", "gelu_tanh")}
+
+
+def silu_with_sigmoid(x):
+    """(silu(x), sigmoid(x)): the output and the sigmoid, which the forward computes anyway
+    and silu_backward_from_sigmoid reads instead of computing it again (an exp and a division
+    per element); the output's values are silu's."""
+    x, _ = _contiguous("silu", x, None, "x")
+    if policy.numpy_backend():
+        s = np.asarray(_ref.sigmoid(x), x.dtype)
+        return np.asarray(x * s, x.dtype), s
+    y, s = np.empty_like(x), np.empty_like(x)
+    _kernel(_act.SILU_SIGMOID, x.size)(x.ravel(), y.ravel(), s.ravel())
+    return y, s
+
+
+def silu_backward_from_sigmoid(x, s, grad):
+    """grad * s (1 + x (1 - s)) with s = sigmoid(x) (silu_with_sigmoid's): silu_backward's
+    values."""
+    op = "silu_backward"
+    x, grad = _contiguous(op, x, grad, "input")
+    s, _ = _contiguous(op, s, None, "sigmoid")
+    if s.shape != x.shape:
+        raise ValueError(f"{op}: input of shape {x.shape} and sigmoid of shape {s.shape} differ")
+    check_float(op, x, s)
+    if policy.numpy_backend():
+        return np.asarray(_ref.silu_backward_from_sigmoid(x, s, grad), x.dtype)
+    dx = np.empty_like(x)
+    _kernel(_act.SILU_BACKWARD_SIGMOID, x.size)(x.ravel(), s.ravel(), grad.ravel(), dx.ravel())
+    return dx
 
 
 def gelu(x, approximate="none"):

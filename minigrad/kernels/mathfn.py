@@ -10,6 +10,15 @@ functions (exact; float64 is for gradient checks, not for speed).
     fast_exp(x)    2^n * exp(r), n = round(x / ln 2), |r| <= ln(2) / 2, exp(r) by a degree-7
                    polynomial (Cephes' expf: relative error about 1e-7); 2^n is built from its
                    bits, (n + 127) << 23 being the float32 exponent field.
+    fast_exp_no_overflow(x)
+                   exp(x) for x <= 88 only (log-softmax's x - max, sigmoid's exp(-|x|)): no
+                   overflow handling, and below the float32 range the clamp at -88 makes the
+                   exponent field 0, so the result 0, with no select; and a degree-6
+                   polynomial (_EXP32_P5, fitted here for float32: relative error 7e-8 on the
+                   reduced range, the float32 rounding's own, as the degree-7 one). About 17
+                   vector instructions against fast_exp's 28 (a loop of 655,360 exps: 271
+                   against 321 us on one busy core); 8.4e-8 relative error over [-90, 88],
+                   as fast_exp's.
     fast_erf(x)    x P(x^2) / Q(x^2) on x clamped to [-4, 4], where float32 erf is +-1 already
                    (Eigen's and XLA's rational fit, .reference.ERF32_P and _Q: error below
                    5e-7, about 4 units in the last place; the result is clamped to [-1, 1]).
@@ -58,6 +67,11 @@ def fast_exp(x):
     return np.exp(x)
 
 
+def fast_exp_no_overflow(x):
+    """exp(x) for x <= 88 (larger x give wrong values), vectorisable for float32."""
+    return np.exp(x)
+
+
 def fast_erf(x):
     """erf(x), vectorisable for float32 (math.erf for float64)."""
     return math.erf(x)
@@ -71,6 +85,11 @@ def fast_tanh(x):
 # Polynomial coefficients, highest power first, as float32 (so the arithmetic stays float32).
 _EXP32_P = tuple(np.float32(a) for a in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
                                          4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1))
+# exp(r) = 1 + r + r^2 Q(r) on |r| <= ln(2) / 2: a near-minimax Q of degree 4 for the relative
+# error of exp (Lawson's iteration over Chebyshev nodes); the float32 evaluation's maximum
+# relative error is 6.7e-8, the same as with the degree-5 Q above (6.5e-8 evaluated alike)
+_EXP32_P5 = tuple(np.float32(a) for a in (1.3814610429e-3, 8.3687100559e-3, 4.1668388993e-2,
+                                          1.6666521132e-1, 4.9999994040e-1))
 _ERF32 = (np.float32(4.0), tuple(map(np.float32, ERF32_P)), tuple(map(np.float32, ERF32_Q)))
 _TANH32 = (np.float32(7.90531110763549805),
            tuple(np.float32(a) for a in (-2.76076847742355e-16, 2.00018790482477e-13,
@@ -143,6 +162,17 @@ def _exp32(x):
     return e
 
 
+def _exp32_no_overflow(x):
+    # from -88 on, n >= -127: the exponent field n + 127 is 0 at the bottom (2^n read as 0.0,
+    # so exp = 0, as _exp32's select gives there) and never negative (_exp32 gives 0 below
+    # -87.34, this one exp(x), a denormal, down to -87.98)
+    xc = _F(-88.0) if x < _F(-88.0) else x   # -inf becomes 0; NaN passes through
+    n = np.floor(xc * _F(1.44269504) + _F(0.5))
+    r = _muladd(n, _F(2.12194440e-4), _muladd(n, _F(-0.693359375), xc))
+    return (_muladd(_horner(r, _EXP32_P5) * r, r, r) + _F(1.0)) * _f32_from_bits(
+        (np.int32(n) + 127) << 23)
+
+
 def _erf32(x):
     e = _odd_rational(x, _ERF32)
     return _F(1.0) if e > _F(1.0) else (_F(-1.0) if e < _F(-1.0) else e)  # 1 ulp past +-1 near 4
@@ -162,5 +192,6 @@ def _register(stub, float32_version, library_function):
 
 
 _register(fast_exp, _exp32, np.exp)
+_register(fast_exp_no_overflow, _exp32_no_overflow, np.exp)
 _register(fast_erf, _erf32, math.erf)
 _register(fast_tanh, _tanh32, np.tanh)

@@ -303,8 +303,12 @@ def silu(x):
 
 
 def silu_backward(x, g):
-    s = sigmoid(x)
-    return g * (s + x * s * (1 - s))
+    return silu_backward_from_sigmoid(x, sigmoid(x), g)
+
+
+def silu_backward_from_sigmoid(x, s, g):
+    """The gradient of silu from x and s = sigmoid(x), as PyTorch writes it."""
+    return g * (s * (1 + x * (1 - s)))
 
 
 def tanh(x):

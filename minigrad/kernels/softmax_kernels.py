@@ -9,7 +9,10 @@ Why our own exp (.mathfn's fast_exp): this Numba build has no SVML, so
 `np.exp` inside a loop is a scalar libm call and blocks vectorisation. For
 float32, exp(x) = 2^n * exp(r) with n = round(x / ln 2), exp(r) by a
 polynomial and 2^n built from its bits: plain arithmetic, so LLVM
-vectorises the loop. float64 keeps np.exp (exact, slower).
+vectorises the loop. float64 keeps np.exp (exact, slower). Log-softmax's
+arguments x - max are never positive, so it takes fast_exp_no_overflow,
+which skips the overflow handling; its backward too, where its y
+(log-probabilities) allows.
 
 The row maximum uses explicit SIMD vectors (from .simd): LLVM will not
 vectorise a max reduction without fast-math flags that would also drop
@@ -22,7 +25,7 @@ NaN anywhere in a row makes the whole row NaN.
 import numpy as np
 from numba import njit, prange
 
-from .mathfn import fast_exp
+from .mathfn import fast_exp, fast_exp_no_overflow
 from .policy import FASTMATH, twins
 from .simd import VBYTES, vhmax, vload_first, vmax
 from .views import flat
@@ -39,8 +42,10 @@ def _row_max(row):
         v = vload_first(row, 0, W)
         for j in range(W, n - W + 1, W):
             v = vmax(v, vload_first(row, j, W))
+        if n % W:   # the last W elements, overlapping the vectors before (max is exact)
+            v = vmax(v, vload_first(row, n - W, W))
         m = vhmax(v)
-    for j in range(n - n % W, n):
+    for j in range(0 if n < W else n, n):
         if row[j] > m or np.isnan(row[j]):   # NaN wins, as in np.max
             m = row[j]
     return m
@@ -68,20 +73,6 @@ def _row_sum(row):
 # for big inputs and a plain loop for small ones (`*_serial`), where waking the thread pool
 # costs more than the work. Both run the same compiled row code, so they agree bit for bit.
 @njit(cache=True, fastmath=FASTMATH, inline="always")
-def _softmax_row(xi, yi):
-    zero = xi.dtype.type(0)
-    m = _row_max(xi)
-    if m == -np.inf:      # all -inf: exp(x - 0) = 0 everywhere, not NaN
-        m = zero
-    for j in range(len(xi)):
-        yi[j] = fast_exp(xi[j] - m)
-    s = _row_sum(yi)
-    inv = xi.dtype.type(1) / s if s != 0 else zero   # s is NaN if the row has one
-    for j in range(len(yi)):
-        yi[j] *= inv
-
-
-@njit(cache=True, fastmath=FASTMATH, inline="always")
 def _softmax_backward_row(yi, gi, di):
     dot = yi.dtype.type(0)
     for j in range(len(yi)):
@@ -98,7 +89,7 @@ def _log_softmax_row(xi, yi):
         m = zero
     s = zero
     for j in range(len(xi)):
-        s += fast_exp(xi[j] - m)
+        s += fast_exp_no_overflow(xi[j] - m)
     # (x - m) - log(s), not x - (m + log(s)): m + log(s) would round away log(s) when
     # |m| is large (1e4 in float32 has an ulp of 1e-3); an all -inf row stays -inf
     ls = np.log(s) if s != 0 else zero
@@ -108,22 +99,27 @@ def _log_softmax_row(xi, yi):
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
 def _log_softmax_backward_row(yi, gi, di):
-    if _row_max(yi) == -np.inf:   # an all -inf row: zero gradient
+    m = _row_max(yi)
+    if m == -np.inf:   # an all -inf row: zero gradient
         di[:] = 0
         return
     sg = yi.dtype.type(0)
     for j in range(len(gi)):
         sg += gi[j]
-    for j in range(len(yi)):
-        di[j] = gi[j] - fast_exp(yi[j]) * sg
+    if m < 88:   # always, for log-probabilities (y <= 0); any y keeps fast_exp's values
+        for j in range(len(yi)):
+            di[j] = gi[j] - fast_exp_no_overflow(yi[j]) * sg
+    else:
+        for j in range(len(yi)):
+            di[j] = gi[j] - fast_exp(yi[j]) * sg
 
 
-# Short rows (attention's rows are as long as the sentence, 20 keys say) run in blocks: LLVM
-# vectorises a loop with 16 float32 lanes, 4 vectors at a time, so a loop of fewer than 64
-# iterations runs as scalar code, and exp is most of softmax's work. A block subtracts each
+# Softmax runs in blocks of rows (attention's rows are as long as the sentence, 20 keys say):
+# LLVM vectorises a loop with 16 float32 lanes, 4 vectors at a time, so a loop of fewer than
+# 64 iterations runs as scalar code, and exp is most of softmax's work. A block subtracts each
 # row's max row by row, takes exp of the whole block in one long flat loop, then sums and
-# scales row by row: the same float32 operations on each element as _softmax_row (the exp
-# polynomial rounds alike in vector and scalar code), so the same bits.
+# scales row by row: the exp polynomial rounds alike in vector and scalar code, so a row's
+# values do not depend on its block.
 _BLOCK_ELEMENTS = 2048
 
 
@@ -143,6 +139,9 @@ def _softmax_block(x, y, lo, hi):
     # wrap-around check that keeps the loop scalar (0.29 against 0.035 ms for 102,400 exps)
     yb = flat(y, lo * n, hi * n)
     for k in range(len(yb)):
+        # (fast_exp, not fast_exp_no_overflow, though x - m <= 0: this block is compiled in
+        # .driver's blocks, which the first training step compiles, and the second exp
+        # compiled there cost 0.25 s of that step's compile time)
         yb[k] = fast_exp(yb[k])
     for i in range(lo, hi):
         yi = y[i]

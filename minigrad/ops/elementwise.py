@@ -202,8 +202,24 @@ def sigmoid(a):
 
 
 class Silu(_Fused):
-    """x * sigmoid(x), forward and backward each one pass over memory."""
+    """x * sigmoid(x), forward and backward each one pass over memory. Where a gradient is
+    wanted, forward keeps the sigmoid it computes anyway, beside x: backward is then a few
+    multiplies per element instead of an exp and a division (the same values)."""
     fns, from_input = _SILU, True
+
+    @staticmethod
+    def forward(ctx, a):
+        if ctx.next_nodes[0] is None or not _kernel(a):
+            return _Fused.forward(ctx, a)
+        out, s = kernels.silu_with_sigmoid(a)
+        ctx.save_for_backward(a, s)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        if len(ctx.saved) == 1 or g.dtype != ctx.saved[0].dtype:
+            return _backward(ctx.fns, ctx.saved[0], g)
+        return kernels.silu_backward_from_sigmoid(*ctx.saved, g)
 
 
 class LeakyRelu(Function):
