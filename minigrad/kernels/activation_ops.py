@@ -114,8 +114,9 @@ def silu_backward_from_sigmoid(x, s, grad):
     op = "silu_backward"
     x, grad = _contiguous(op, x, grad, "input")
     s, _ = _contiguous(op, s, None, "sigmoid")
-    if s.shape != x.shape:
+    if s.size != x.size:
         raise ValueError(f"{op}: input of shape {x.shape} and sigmoid of shape {s.shape} differ")
+    s = s.reshape(x.shape)   # a 0-d x comes back from the contiguity check as (1,)
     check_float(op, x, s)
     if policy.numpy_backend():
         return np.asarray(_ref.silu_backward_from_sigmoid(x, s, grad), x.dtype)
