@@ -703,9 +703,10 @@ SWEEP_GAPS = [
     (("Tensor.abs", "Tensor.relu", "Tensor.ceil", "Tensor.floor", "Tensor.round",
       "Tensor.trunc", "Tensor.__pos__", "Tensor.__pow__", "Tensor.__mod__",
       "Tensor.__floordiv__", "Tensor.argmax", "Tensor.argmin", "Tensor.argmax (dim=-1)",
-      "Tensor.argmin (dim=-1)", "Tensor.topk", "Tensor.matmul", "Tensor.abs_", "Tensor.ceil_",
-      "Tensor.floor_", "Tensor.round_", "Tensor.trunc_"), ("bool",), _ALL, "no error",
-     "Arithmetic, rounding (also in place), arg-reductions, topk and matmul accept bool "
+      "Tensor.argmin (dim=-1)", "Tensor.topk", "Tensor.matmul", "Tensor.addmm_", "Tensor.abs_",
+      "Tensor.ceil_", "Tensor.floor_", "Tensor.round_", "Tensor.trunc_"), ("bool",), _ALL,
+     "no error",
+     "Arithmetic, rounding (also in place), arg-reductions, topk, matmul and addmm_ accept bool "
      "tensors, which PyTorch refuses."),
     (("Tensor.sign", "Tensor.sign_"), ("bool",), _ALL, "raises",
      "`sign` and `sign_` of a bool tensor raise; PyTorch returns it unchanged."),
