@@ -88,12 +88,7 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd, op,
         raise RuntimeError(f"{op}: given weight of size {list(weight.shape)}, expected bias to "
                            f"be 1-dimensional with {c_out} elements, but got bias of size "
                            f"{list(bias.shape)} instead")
-    for t, name in ((weight, "weight"), (bias, "bias")):
-        if t is not None and t.dtype != x.dtype:
-            raise RuntimeError(f"{op}: input type ({x.dtype}) and {name} type ({t.dtype}) "
-                               f"should be the same")
-    if x.dtype.kind != "f":
-        raise RuntimeError(f"{op}: expected a floating input, got {x.dtype}")
+    _check_dtypes(op, x, weight, bias)
     padded = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads))
     spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
     if any(s > n for s, n in zip(spans, padded)):
@@ -119,6 +114,16 @@ def _check_pad_mode(shape, pads, mode, op):
         if mode == "circular" and max(lo, hi) > n:
             raise RuntimeError(f"{op}: padding ({lo}, {hi}) should be at most the "
                                f"corresponding input dimension {n} for padding_mode='circular'")
+
+
+def _check_dtypes(op, x, weight, bias):
+    """A floating input, and weight and bias of its dtype, as PyTorch's convolutions require."""
+    for t, name in ((weight, "weight"), (bias, "bias")):
+        if t is not None and t.dtype != x.dtype:
+            raise RuntimeError(f"{op}: input type ({x.dtype}) and {name} type ({t.dtype}) "
+                               f"should be the same")
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"{op}: expected a floating input, got {x.dtype}")
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -170,12 +175,7 @@ def conv_transposed(input, weight, bias, stride, padding, output_padding, groups
         raise RuntimeError(f"{op}: given transposed=1, weight of size {list(weight.shape)}, "
                            f"expected bias to be 1-dimensional with {c_out_g * groups} "
                            f"elements, but got bias of size {list(bias.shape)} instead")
-    for t, name in ((weight, "weight"), (bias, "bias")):
-        if t is not None and t.dtype != x.dtype:
-            raise RuntimeError(f"{op}: input type ({x.dtype}) and {name} type ({t.dtype}) "
-                               f"should be the same")
-    if x.dtype.kind != "f":
-        raise RuntimeError(f"{op}: expected a floating input, got {x.dtype}")
+    _check_dtypes(op, x, weight, bias)
     size = tuple((n - 1) * s - 2 * p + d * (k - 1) + e + 1 for n, s, p, d, k, e
                  in zip(x.shape[2:], stride, pads, dilation, kernel, extra))
     if any(n <= 0 for n in size):
@@ -260,3 +260,4 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"{conf.out[1]} = {blocks}, but got input.size(2)={x.shape[2]}")
     y = Fold.apply(x, x_shape=(x.shape[0], x.shape[1] // k) + size, kernel=kernel, conf=conf)
     return y.squeeze(0) if lifted else y
+
