@@ -103,8 +103,9 @@ def _silu_grad(f):
 
 
 def silu_grad_sigmoid(x, s, g):
-    """g * d silu(x) / dx from x and s = sigmoid(x); compiled by Numba only."""
-    raise NotImplementedError("silu_grad_sigmoid runs inside Numba kernels only")
+    """g * d silu(x) / dx from x and s = sigmoid(x), in PyTorch's form s (1 + x (1 - s)); the
+    kernels compile the overload below, in the arguments' own float type."""
+    return g * (s * (1.0 + x * (1.0 - s)))
 
 
 @overload(silu_grad_sigmoid, jit_options=_NUMPY_ERRORS, inline="always", strict=False)
