@@ -1,15 +1,20 @@
-"""The driver's own parts: how it shares the work among calls, and what its calls refuse.
+"""The driver's own parts: how it shares the work among calls, what its calls refuse, and the
+worker process that compiles one of its block functions on an empty cache.
 
 The ops it runs are tested against their NumPy references (and the parallel kernel against
 its serial twin, bit for bit) in the kernels' own test files."""
+import importlib
+import os
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from numba import njit
+from numba import float64, njit
 from numba.core.errors import TypingError
 
-from minigrad.kernels import driver
+from minigrad.kernels import compile_worker, driver
 from minigrad.kernels.views import flat
 
 
@@ -62,3 +67,64 @@ def test_flat_refuses_an_array_that_is_not_c_contiguous():
         _flat_copy_and_negate(x[:, ::2], 0, 4)
     with pytest.raises(TypingError):
         _flat_copy_and_negate(x.T, 0, 4)
+
+
+# The compile worker, on a small cached function of a module of its own (the driver's block
+# functions take seconds to compile: the cold first step's benchmark times that path)
+_PROBE = '''from numba import float64, njit
+
+
+@njit(cache=True)
+def twice(x):
+    return 2.0 * x
+
+
+def compile_twice():
+    twice.get_compile_result(float64(float64))   # (as the driver asks for its blocks)
+
+
+def fail():
+    raise RuntimeError("probe: refusing")
+'''
+
+
+@pytest.fixture
+def probe(tmp_path, monkeypatch):
+    name = f"worker_probe_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(_PROBE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path)] + sys.path))
+    monkeypatch.delenv("MINIGRAD_COMPILE_WORKER", raising=False)
+    module = importlib.import_module(name)
+    yield module
+    sys.modules.pop(name, None)
+
+
+def test_a_worker_fills_the_cache_and_this_process_loads_its_code(probe):
+    sig = float64(float64)
+    assert not compile_worker.cached(probe.twice, sig)
+    worker = compile_worker.start(probe.__name__, "compile_twice")
+    assert worker is not None and compile_worker.finish(worker)
+    assert compile_worker.cached(probe.twice, sig)
+    probe.twice.get_compile_result(sig)
+    assert probe.twice(1.5) == 3.0
+    assert sum(probe.twice.stats.cache_hits.values()) == 1   # loaded, not compiled here
+    assert not probe.twice.stats.cache_misses
+
+
+def test_a_failed_worker_or_one_importing_another_file_reports_it(probe, monkeypatch):
+    assert not compile_worker.finish(compile_worker.start(probe.__name__, "fail"))
+    monkeypatch.setattr(probe, "__file__", probe.__file__ + ".elsewhere")
+    assert not compile_worker.finish(compile_worker.start(probe.__name__, "compile_twice"))
+    assert not compile_worker.cached(probe.twice, float64(float64))
+
+
+def test_no_worker_when_turned_off(probe, monkeypatch):
+    monkeypatch.setenv("MINIGRAD_COMPILE_WORKER", "0")
+    assert compile_worker.start(probe.__name__, "compile_twice") is None
+    assert not compile_worker.finish(None)
+
+
+def test_a_function_without_a_cache_counts_as_cached():
+    # (no worker can help a function Numba does not cache: it is compiled here)
+    assert compile_worker.cached(njit(lambda x: x), float64(float64))

@@ -44,6 +44,7 @@ from numba import njit, prange, types
 from numba.core import errors
 from numba.core.extending import intrinsic
 
+from . import compile_worker
 from .adam import adam_flat
 from .crossentropy import _backward_row as _cross_entropy_backward
 from .crossentropy import _forward_row as _cross_entropy_forward
@@ -222,21 +223,43 @@ _compiled = {}   # dtype -> what _call needs (see _compile)
 _NO_KEY = np.uint64(0)
 
 
-def _compile(dtype):
+def _signature(dtype):
+    """The block functions' signature for dtype (the kernel's too: its arguments are theirs)."""
+    t = numba.from_dtype(dtype)
+    return types.none(*(types.int64,) * 5, *(types.Array(t, 2, "C"),) * 7,
+                      types.Array(types.boolean, 2, "C"), types.Array(types.int64, 1, "C"),
+                      types.Array(types.float64, 1, "C"), types.uint64, types.uint64, t,
+                      types.float64)
+
+
+def _address(fn, sig):
+    res = fn.get_compile_result(sig)
+    return res.library.get_pointer_to_function(res.fndesc.llvm_func_name)
+
+
+def compile_fast_block(dtype):
+    """_fast_block compiled for the dtype named, into Numba's cache: a compile worker's part."""
+    _fast_block.get_compile_result(_signature(np.dtype(dtype)))
+
+
+def _compile(dtype, kernel):
     """(addresses of _block and _fast_block compiled for dtype, empty arrays for the unused
     places: the 2-D array tuples of each length that fill a.. g up, a mask, ints, vec; and 1
-    in dtype, the scale of no dropout)."""
-    t = numba.from_dtype(dtype)
-    sig = types.none(*(types.int64,) * 5, *(types.Array(t, 2, "C"),) * 7,
-                     types.Array(types.boolean, 2, "C"), types.Array(types.int64, 1, "C"),
-                     types.Array(types.float64, 1, "C"), types.uint64, types.uint64, t,
-                     types.float64)
-    addresses = []
-    for fn in (_block, _fast_block):
-        res = fn.get_compile_result(sig)
-        addresses.append(res.library.get_pointer_to_function(res.fndesc.llvm_func_name))
+    in dtype, the scale of no dropout). On an empty cache a worker process compiles
+    _fast_block meanwhile (.compile_worker), and this one _block and `kernel` (run or
+    run_serial, which the first call will use)."""
+    sig = _signature(dtype)
+    worker = None
+    if not (compile_worker.cached(_fast_block, sig)
+            or compile_worker.cached(_block, sig)):
+        worker = compile_worker.start(__name__, "compile_fast_block", np.dtype(dtype).name)
+    block = _address(_block, sig)
+    if worker is not None:
+        kernel.compile(sig.args)
+        compile_worker.finish(worker)
+    fast = _address(_fast_block, sig)   # from the worker's cache entry, if it made one
     empty = np.empty((0, 0), dtype)
-    return (*addresses, tuple((empty,) * (7 - n) for n in range(8)),
+    return (block, fast, tuple((empty,) * (7 - n) for n in range(8)),
             np.empty((0, 0), np.bool_), np.empty(0, np.int64), np.empty(0, np.float64),
             dtype.type(1))
 
@@ -245,14 +268,14 @@ def _call(parallel, op, flags, nblk, dtype, arrays, allowed=None, ints=None, vec
           key=_NO_KEY, threshold=_NO_KEY, scale=None, eps=0.0, fast=False):
     """run (or run_serial) of op, by _fast_block alone if `fast`, with `arrays` in places a..
     and empty arrays in the others."""
+    kernel = run if parallel else run_serial
     c = _compiled.get(dtype)
     if c is None:
-        c = _compiled[dtype] = _compile(dtype)
+        c = _compiled[dtype] = _compile(dtype, kernel)
     a = arrays + c[2][len(arrays)]
-    (run if parallel else run_serial)(
-        c[1] if fast else c[0], c[1], op, flags, nblk, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
-        c[3] if allowed is None else allowed, c[4] if ints is None else ints,
-        c[5] if vec is None else vec, key, threshold, c[6] if scale is None else scale, eps)
+    kernel(c[1] if fast else c[0], c[1], op, flags, nblk, a[0], a[1], a[2], a[3], a[4], a[5],
+           a[6], c[3] if allowed is None else allowed, c[4] if ints is None else ints,
+           c[5] if vec is None else vec, key, threshold, c[6] if scale is None else scale, eps)
 
 
 def _shares(parallel, units):
