@@ -119,10 +119,14 @@ def test_a_failed_worker_or_one_importing_another_file_reports_it(probe, monkeyp
     assert not compile_worker.cached(probe.twice, float64(float64))
 
 
-def test_no_worker_when_turned_off(probe, monkeypatch):
+def test_no_worker_when_turned_off_or_without_a_python_to_run(probe, monkeypatch):
     monkeypatch.setenv("MINIGRAD_COMPILE_WORKER", "0")
     assert compile_worker.start(probe.__name__, "compile_twice") is None
     assert not compile_worker.finish(None)
+    monkeypatch.setenv("MINIGRAD_COMPILE_WORKER", "1")
+    assert compile_worker.enabled()
+    monkeypatch.setattr(sys, "executable", "/opt/app/bin/server")   # Python embedded in an app
+    assert compile_worker.start(probe.__name__, "compile_twice") is None
 
 
 def test_a_function_without_a_cache_counts_as_cached():

@@ -10,7 +10,7 @@ and so are the numbers. A warm cache starts no worker.
 
 Where the worker cannot help, its part is compiled here as before: when the function is cached
 already (`cached`), when Numba's cache is off for it, when the worker fails or cannot start
-(no interpreter to run, another `minigrad` on its path), or with MINIGRAD_COMPILE_WORKER=0.
+(no `python` to run, another `minigrad` first on its path), or with MINIGRAD_COMPILE_WORKER=0.
 """
 import os
 import subprocess
@@ -25,12 +25,16 @@ if module.__file__ != sys.argv[2]:
     sys.exit(3)
 getattr(module, sys.argv[3])(*sys.argv[4:])
 """
-TIMEOUT = 600   # seconds; a worker still running then is stopped and its part compiled here
+TIMEOUT = 300   # seconds; a worker still running then is stopped and its part compiled here
 
 
 def enabled():
-    """Whether workers may be started (MINIGRAD_COMPILE_WORKER=0 turns them off)."""
-    return os.environ.get("MINIGRAD_COMPILE_WORKER", "1") != "0" and bool(sys.executable)
+    """Whether workers may be started: MINIGRAD_COMPILE_WORKER=0 turns them off, and so does an
+    interpreter that is not a `python` program (a frozen application, or one embedding Python,
+    might not run `-c` as Python does)."""
+    name = os.path.basename(sys.executable or "").lower()
+    return (os.environ.get("MINIGRAD_COMPILE_WORKER", "1") != "0" and name.startswith("python")
+            and not getattr(sys, "frozen", False))
 
 
 def cached(dispatcher, sig):
