@@ -69,7 +69,7 @@ def test_flat_refuses_an_array_that_is_not_c_contiguous():
         _flat_copy_and_negate(x.T, 0, 4)
 
 
-# The compile worker, on a small cached function of a module of its own (the driver's block
+# The compile worker, on a small cached function in a package of its own (the driver's block
 # functions take seconds to compile: the cold first step's benchmark times that path)
 _PROBE = '''from numba import float64, njit
 
@@ -86,30 +86,42 @@ def compile_twice():
 def fail():
     raise RuntimeError("probe: refusing")
 '''
+# the package's __init__ leaves a mark of each process that runs it
+_MARK = '''import os
+open(os.path.join(os.path.dirname(__file__), f"ran-{os.getpid()}"), "w").close()
+'''
 
 
 @pytest.fixture
 def probe(tmp_path, monkeypatch):
-    name = f"worker_probe_{tmp_path.name.replace('-', '_')}"
-    (tmp_path / f"{name}.py").write_text(_PROBE)
+    top = f"worker_probe_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / top / "kern").mkdir(parents=True)
+    (tmp_path / top / "__init__.py").write_text(_MARK)
+    (tmp_path / top / "kern" / "__init__.py").write_text("")
+    (tmp_path / top / "kern" / "probe.py").write_text(_PROBE)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path)] + sys.path))
-    monkeypatch.delenv("MINIGRAD_COMPILE_WORKER", raising=False)
-    module = importlib.import_module(name)
+    monkeypatch.setenv("MINIGRAD_COMPILE_WORKER", "1")   # whatever the machine's load
+    module = importlib.import_module(f"{top}.kern.probe")
     yield module
-    sys.modules.pop(name, None)
+    for name in [m for m in sys.modules if m.split(".")[0] == top]:
+        sys.modules.pop(name)
 
 
 def test_a_worker_fills_the_cache_and_this_process_loads_its_code(probe):
     sig = float64(float64)
+    top = probe.__name__.partition(".")[0]
     assert not compile_worker.cached(probe.twice, sig)
-    worker = compile_worker.start(probe.__name__, "compile_twice")
+    worker = compile_worker.start(probe.__name__, "compile_twice", bare=top)
     assert worker is not None and compile_worker.finish(worker)
     assert compile_worker.cached(probe.twice, sig)
     probe.twice.get_compile_result(sig)
     assert probe.twice(1.5) == 3.0
     assert sum(probe.twice.stats.cache_hits.values()) == 1   # loaded, not compiled here
     assert not probe.twice.stats.cache_misses
+    # the worker imported the module without running the package's __init__ (this process did)
+    marks = os.listdir(os.path.dirname(sys.modules[top].__file__))
+    assert [m for m in marks if m.startswith("ran-")] == [f"ran-{os.getpid()}"]
 
 
 def test_a_failed_worker_or_one_importing_another_file_reports_it(probe, monkeypatch):
@@ -119,13 +131,28 @@ def test_a_failed_worker_or_one_importing_another_file_reports_it(probe, monkeyp
     assert not compile_worker.cached(probe.twice, float64(float64))
 
 
-def test_no_worker_when_turned_off_or_without_a_python_to_run(probe, monkeypatch):
-    monkeypatch.setenv("MINIGRAD_COMPILE_WORKER", "0")
+def test_a_worker_only_where_a_core_is_free_or_asked_for(probe, monkeypatch):
+    monkeypatch.delenv("MINIGRAD_COMPILE_WORKER")
+    monkeypatch.setattr(compile_worker, "_cores", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.3, 0.3))
+    assert compile_worker.enabled()
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 0.3, 0.3))   # both cores busy
+    assert not compile_worker.enabled()
     assert compile_worker.start(probe.__name__, "compile_twice") is None
-    assert not compile_worker.finish(None)
     monkeypatch.setenv("MINIGRAD_COMPILE_WORKER", "1")
     assert compile_worker.enabled()
+    monkeypatch.setattr(compile_worker, "_cores", lambda: 1)
+    assert compile_worker.enabled()
+    monkeypatch.setenv("MINIGRAD_COMPILE_WORKER", "0")
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert not compile_worker.enabled()
+    assert compile_worker.start(probe.__name__, "compile_twice") is None
+    assert not compile_worker.finish(None)
+
+
+def test_no_worker_without_a_python_to_run(probe, monkeypatch):
     monkeypatch.setattr(sys, "executable", "/opt/app/bin/server")   # Python embedded in an app
+    assert not compile_worker.enabled()
     assert compile_worker.start(probe.__name__, "compile_twice") is None
 
 

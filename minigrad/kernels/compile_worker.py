@@ -8,9 +8,12 @@ of them (`start`), compiles the other here, and then loads the worker's from the
 (`finish`), where its own compile would have looked first anyway: the machine code is the same,
 and so are the numbers. A warm cache starts no worker.
 
-Where the worker cannot help, its part is compiled here as before: when the function is cached
-already (`cached`), when Numba's cache is off for it, when the worker fails or cannot start
-(no `python` to run, another `minigrad` first on its path), or with MINIGRAD_COMPILE_WORKER=0.
+A worker costs CPU time of its own (an interpreter, Numba's set-up): it pays only when a core
+would otherwise idle. So none is started when the machine's cores are busy already (the load
+average of the last minute within half a core of their number), and its part is compiled here,
+as it also is when the function is cached already (`cached`), when Numba's cache is off for it,
+when the worker fails or cannot start (no `python` to run, another `minigrad` first on its
+path). MINIGRAD_COMPILE_WORKER=0 never starts one, =1 always does (whatever the load).
 """
 import os
 import subprocess
@@ -18,23 +21,43 @@ import sys
 
 from numba.core.caching import FunctionCache
 
-# the worker's program: import the module, check it is this process's file, call the function
-_PROGRAM = """import importlib, sys
-module = importlib.import_module(sys.argv[1])
-if module.__file__ != sys.argv[2]:
+# The worker's program: import the module (with its package `bare` an empty package whose
+# __init__ is not run, if given), check it is this process's file, call the function.
+_PROGRAM = """import importlib, sys, types
+module, path, function, bare, bare_path = sys.argv[1:6]
+if bare:
+    sys.modules[bare] = package = types.ModuleType(bare)
+    package.__path__ = [bare_path]
+module = importlib.import_module(module)
+if module.__file__ != path:
     sys.exit(3)
-getattr(module, sys.argv[3])(*sys.argv[4:])
+getattr(module, function)(*sys.argv[6:])
 """
 TIMEOUT = 300   # seconds; a worker still running then is stopped and its part compiled here
 
 
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:   # (not on every system)
+        return os.cpu_count() or 1
+
+
 def enabled():
-    """Whether workers may be started: MINIGRAD_COMPILE_WORKER=0 turns them off, and so does an
-    interpreter that is not a `python` program (a frozen application, or one embedding Python,
-    might not run `-c` as Python does)."""
+    """Whether to start a worker now: MINIGRAD_COMPILE_WORKER (0 never, 1 always), else when a
+    core is free for it. Never where the interpreter is not a `python` program (a frozen
+    application, or one embedding Python, might not run `-c` as Python does)."""
     name = os.path.basename(sys.executable or "").lower()
-    return (os.environ.get("MINIGRAD_COMPILE_WORKER", "1") != "0" and name.startswith("python")
-            and not getattr(sys, "frozen", False))
+    if not name.startswith("python") or getattr(sys, "frozen", False):
+        return False
+    setting = os.environ.get("MINIGRAD_COMPILE_WORKER", "")
+    if setting in ("0", "1"):
+        return setting == "1"
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):   # no load average here: count the cores alone
+        load = 0.0
+    return load < _cores() - 0.5
 
 
 def cached(dispatcher, sig):
@@ -51,17 +74,19 @@ def cached(dispatcher, sig):
         return True
 
 
-def start(module, function, *args):
+def start(module, function, *args, bare=""):
     """A process running `module.function(*args)` (strings) from `module`'s file as imported
-    here, or None if workers are off or it cannot start. Its output is discarded."""
+    here, or None if no worker is to start (`enabled`) or it cannot. `bare`: a package above
+    `module` whose __init__ the worker skips (`module` must then import nothing from it outside
+    its own subpackage). Its output is discarded."""
     if not enabled():
         return None
-    mod = sys.modules[module]
+    bare_path = os.path.dirname(sys.modules[bare].__file__) if bare else ""
     try:
-        return subprocess.Popen([sys.executable, "-c", _PROGRAM, module, mod.__file__, function,
-                                 *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, env=dict(os.environ,
-                                                                    MINIGRAD_COMPILE_WORKER="0"))
+        return subprocess.Popen(
+            [sys.executable, "-c", _PROGRAM, module, sys.modules[module].__file__, function, bare,
+             bare_path, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, env=dict(os.environ, MINIGRAD_COMPILE_WORKER="0"))
     except OSError:
         return None
 

@@ -252,7 +252,9 @@ def _compile(dtype, kernel):
     worker = None
     if not (compile_worker.cached(_fast_block, sig)
             or compile_worker.cached(_block, sig)):
-        worker = compile_worker.start(__name__, "compile_fast_block", np.dtype(dtype).name)
+        # (the kernels import nothing else from minigrad: the worker skips minigrad's __init__)
+        worker = compile_worker.start(__name__, "compile_fast_block", np.dtype(dtype).name,
+                                      bare=__name__.partition(".")[0])
     block = _address(_block, sig)
     if worker is not None:
         kernel.compile(sig.args)
