@@ -24,6 +24,8 @@ The modules, in the order a reader may take them:
                     the Numba kernels
     driver          the one parallel kernel that runs the blocks of most of them (and of
                     blas's products): a parallel kernel is the most costly thing to compile
+    compile_worker  a second process that compiles one of driver's block functions on an
+                    empty cache, while this one compiles the other
     row_ops, dropout_ops, fused_ops, activation_ops: their checked entry points, which are
                     the functions of this package
 

@@ -37,6 +37,10 @@ being empty arrays:
     eps             float64: layer norm's or label smoothing's epsilon
 
 The entry points below take the kernels' own arguments and put them in these places.
+
+On an empty cache the first call for a dtype compiles the two block functions in two
+processes: a worker (.compile_worker) compiles _fast_block into Numba's cache while this one
+compiles _block and the kernel, then loads _fast_block from there (the same machine code).
 """
 import numba
 import numpy as np
