@@ -14,7 +14,10 @@ every kernel the step uses is compiled; "warm" runs again on the cache the cold 
 The import times are of `python -c "import minigrad"` and `python -c "import torch"`.
 Medians over rounds, the rounds alternating the measurements. Beside each wall time, the
 CPU seconds (user + system) of the child: on a machine shared with other work they show what
-the process itself cost.
+the process itself cost. They include those of the compile worker a cold child may start
+(minigrad/kernels/compile_worker.py: where a core is free, a second process compiles one of
+the driver's two block functions); MINIGRAD_COMPILE_WORKER=0 or 1 in the environment turns it
+off or on whatever the load.
 
 `--profile` runs the cold first step once more and lists where its compile time goes: every
 compilation by a Numba dispatcher (a kernel, or a helper Numba compiles for it, such as its

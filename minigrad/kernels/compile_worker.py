@@ -9,8 +9,8 @@ of them (`start`), compiles the other here, and then loads the worker's from the
 and so are the numbers. A warm cache starts no worker.
 
 A worker costs CPU time of its own (an interpreter, Numba's set-up): it pays only when a core
-would otherwise idle. So none is started when the machine's cores are busy already (the load
-average of the last minute within half a core of their number), and its part is compiled here,
+would otherwise idle. So none is started when the machine's cores are all busy already (the load
+average of the last minute at least their number), and its part is compiled here,
 as it also is when the function is cached already (`cached`), when Numba's cache is off for it,
 when the worker fails or cannot start (no `python` to run, another `minigrad` first on its
 path). MINIGRAD_COMPILE_WORKER=0 never starts one, =1 always does (whatever the load).
@@ -57,7 +57,7 @@ def enabled():
         load = os.getloadavg()[0]
     except (AttributeError, OSError):   # no load average here: count the cores alone
         load = 0.0
-    return load < _cores() - 0.5
+    return load < _cores()
 
 
 def cached(dispatcher, sig):
