@@ -5,6 +5,7 @@ The ops it runs are tested against their NumPy references (and the parallel kern
 its serial twin, bit for bit) in the kernels' own test files."""
 import importlib
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -159,3 +160,26 @@ def test_no_worker_without_a_python_to_run(probe, monkeypatch):
 def test_a_function_without_a_cache_counts_as_cached():
     # (no worker can help a function Numba does not cache: it is compiled here)
     assert compile_worker.cached(njit(lambda x: x), float64(float64))
+
+
+_COLD_DRIVER = """
+import numpy as np
+from minigrad.kernels import driver, reference
+x = np.random.default_rng(0).standard_normal((40, 24)).astype(np.float32)
+w, b = np.ones(24, np.float32), np.zeros(24, np.float32)
+y = driver.layer_norm_numba(x, w, b, 1e-5, parallel=False)[0]
+np.testing.assert_allclose(y, reference.layer_norm(x, w, b, 1e-5)[0], rtol=1e-5, atol=1e-5)
+stats = driver._fast_block.stats
+assert sum(stats.cache_hits.values()) == 1 and not stats.cache_misses, stats
+assert sum(driver._block.stats.cache_misses.values()) == 1
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_on_an_empty_cache_the_driver_loads_the_fast_block_its_worker_compiled(tmp_path):
+    # a process of its own: this one's block functions are compiled already
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), MINIGRAD_COMPILE_WORKER="1")
+    r = subprocess.run([sys.executable, "-c", _COLD_DRIVER], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
