@@ -140,9 +140,10 @@ def test_a_worker_only_where_a_core_is_free_or_asked_for(probe, monkeypatch):
     monkeypatch.setattr(os, "getloadavg", lambda: (2.1, 0.3, 0.3))   # both cores busy
     assert not compile_worker.enabled()
     assert compile_worker.start(probe.__name__, "compile_twice") is None
-    monkeypatch.setenv("MINIGRAD_COMPILE_WORKER", "1")
-    assert compile_worker.enabled()
     monkeypatch.setattr(compile_worker, "_cores", lambda: 1)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert not compile_worker.enabled()   # one core: nothing to share
+    monkeypatch.setenv("MINIGRAD_COMPILE_WORKER", "1")
     assert compile_worker.enabled()
     monkeypatch.setenv("MINIGRAD_COMPILE_WORKER", "0")
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))

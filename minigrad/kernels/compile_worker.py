@@ -9,10 +9,10 @@ of them (`start`), compiles the other here, and then loads the worker's from the
 and so are the numbers. A warm cache starts no worker.
 
 A worker costs CPU time of its own (an interpreter, Numba's set-up): it pays only when a core
-would otherwise idle. So none is started when the machine's cores are all busy already (the load
-average of the last minute at least their number), and its part is compiled here,
+would otherwise idle. So none is started on one core, or when the cores are all busy already
+(the load average of the last minute at least their number). Its part is then compiled here,
 as it also is when the function is cached already (`cached`), when Numba's cache is off for it,
-when the worker fails or cannot start (no `python` to run, another `minigrad` first on its
+or when the worker fails or cannot start (no `python` to run, another `minigrad` first on its
 path). MINIGRAD_COMPILE_WORKER=0 never starts one, =1 always does (whatever the load).
 """
 import os
@@ -57,7 +57,8 @@ def enabled():
         load = os.getloadavg()[0]
     except (AttributeError, OSError):   # no load average here: count the cores alone
         load = 0.0
-    return load < _cores()
+    cores = _cores()
+    return cores > 1 and load < cores
 
 
 def cached(dispatcher, sig):
