@@ -152,6 +152,13 @@ def test_a_worker_only_where_a_core_is_free_or_asked_for(probe, monkeypatch):
     assert not compile_worker.finish(None)
 
 
+def test_a_stopped_worker_is_waited_for(probe):
+    worker = compile_worker.start(probe.__name__, "compile_twice")
+    compile_worker.stop(worker)
+    assert worker.returncode is not None
+    compile_worker.stop(None)
+
+
 def test_no_worker_without_a_python_to_run(probe, monkeypatch):
     monkeypatch.setattr(sys, "executable", "/opt/app/bin/server")   # Python embedded in an app
     assert not compile_worker.enabled()

@@ -100,6 +100,12 @@ def finish(worker):
     try:
         return worker.wait(timeout=TIMEOUT) == 0
     except subprocess.TimeoutExpired:
+        stop(worker)
+        return False
+
+
+def stop(worker):
+    """Stop `worker` (None: nothing to stop) and wait for its end."""
+    if worker is not None:
         worker.kill()
         worker.wait()
-        return False

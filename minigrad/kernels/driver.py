@@ -259,10 +259,14 @@ def _compile(dtype, kernel):
         # (the kernels import nothing else from minigrad: the worker skips minigrad's __init__)
         worker = compile_worker.start(__name__, "compile_fast_block", np.dtype(dtype).name,
                                       bare=__name__.partition(".")[0])
-    block = _address(_block, sig)
-    if worker is not None:
-        kernel.compile(sig.args)
-        compile_worker.finish(worker)
+    try:
+        block = _address(_block, sig)
+        if worker is not None:
+            kernel.compile(sig.args)
+    except BaseException:   # (an interrupt, say: the worker's part is no longer wanted)
+        compile_worker.stop(worker)
+        raise
+    compile_worker.finish(worker)
     fast = _address(_fast_block, sig)   # from the worker's cache entry, if it made one
     empty = np.empty((0, 0), dtype)
     return (block, fast, tuple((empty,) * (7 - n) for n in range(8)),
