@@ -23,11 +23,11 @@ from numba.core.caching import FunctionCache
 
 # The worker's program: import the module (with its package `bare` an empty package whose
 # __init__ is not run, if given), check it is this process's file, call the function.
-_PROGRAM = """import importlib, sys, types
+_PROGRAM = """import importlib, os, sys, types
 module, path, function, bare, bare_path = sys.argv[1:6]
 if bare:
     sys.modules[bare] = package = types.ModuleType(bare)
-    package.__path__ = [bare_path]
+    package.__path__ = bare_path.split(os.pathsep)
 module = importlib.import_module(module)
 if module.__file__ != path:
     sys.exit(3)
@@ -82,7 +82,7 @@ def start(module, function, *args, bare=""):
     its own subpackage). Its output is discarded."""
     if not enabled():
         return None
-    bare_path = os.path.dirname(sys.modules[bare].__file__) if bare else ""
+    bare_path = os.pathsep.join(sys.modules[bare].__path__) if bare else ""
     try:
         return subprocess.Popen(
             [sys.executable, "-c", _PROGRAM, module, sys.modules[module].__file__, function, bare,
