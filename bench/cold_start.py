@@ -61,7 +61,10 @@ opt.zero_grad()
 loss.backward()
 clip_grad_norm_(model.parameters(), 1.0)
 opt.step()
-print(t_import, time.time(), float(loss.item()))
+t_step = time.time()
+import resource
+worker = resource.getrusage(resource.RUSAGE_CHILDREN)   # a compile worker's, if one ran
+print(t_import, t_step, float(loss.item()), worker.ru_utime + worker.ru_stime)
 """
 
 
@@ -159,16 +162,17 @@ def _time_child(code, env):
     if r.returncode != 0:
         raise RuntimeError(f"cold_start child failed:\n{r.stderr[-3000:]}")
     words = r.stdout.split()
-    marks = [float(v) - t0 for v in words[:2]] + words[2:3] if words else []
+    marks = [float(v) - t0 for v in words[:2]] + words[2:4] if words else []
     return wall, cpu, marks
 
 
 def first_step(cache_dir):
     """(seconds to `import minigrad` done, to the first step's end, the child's CPU seconds,
-    the step's loss as printed) with this Numba cache."""
+    the step's loss as printed, the CPU seconds of those of its compile worker: 0 if none ran)
+    with this Numba cache."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
-    _, cpu, (t_import, t_step, loss) = _time_child(STEP, env)
-    return t_import, t_step, cpu, loss
+    _, cpu, (t_import, t_step, loss, worker) = _time_child(STEP, env)
+    return t_import, t_step, cpu, loss, float(worker)
 
 
 def import_time(module):
@@ -213,17 +217,19 @@ def profile(top=30):
 def run(rounds=3):
     have_torch = subprocess.run([sys.executable, "-c", "import torch"],
                                 capture_output=True).returncode == 0
-    rows = {k: [] for k in ("cold_import", "cold_step", "cold_cpu", "warm_import", "warm_step",
-                                  "warm_cpu", "import_minigrad", "import_minigrad_cpu",
-                            "import_torch", "import_torch_cpu")}
+    rows = {k: [] for k in ("cold_import", "cold_step", "cold_cpu", "cold_worker_cpu",
+                            "warm_import", "warm_step", "warm_cpu", "import_minigrad",
+                            "import_minigrad_cpu", "import_torch", "import_torch_cpu")}
     losses = set()
     for _ in range(rounds):
         with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
             for kind in ("cold", "warm"):   # the warm run reuses what the cold one compiled
-                t_import, t_step, cpu, loss = first_step(cache)
+                t_import, t_step, cpu, loss, worker = first_step(cache)
                 rows[kind + "_import"].append(t_import)
                 rows[kind + "_step"].append(t_step)
                 rows[kind + "_cpu"].append(cpu)
+                if kind == "cold":
+                    rows["cold_worker_cpu"].append(worker)
                 losses.add(loss)
         for module in ("minigrad", "torch") if have_torch else ("minigrad",):
             wall, cpu = import_time(module)
@@ -242,6 +248,7 @@ def print_table(res):
     names = dict(cold_step="first step ends, empty Numba cache",
                  cold_import="  of which `import minigrad` (empty cache)",
                  cold_cpu="  CPU seconds of that process (user + sys)",
+                 cold_worker_cpu="  of which its compile worker's (0: none ran)",
                  warm_step="first step ends, warm Numba cache",
                  warm_import="  of which `import minigrad` (warm cache)",
                  warm_cpu="  CPU seconds of that process (user + sys)",
