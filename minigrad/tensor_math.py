@@ -201,6 +201,43 @@ class MathMethods:
         from .statistics import count_nonzero
         return count_nonzero(self, dim)
 
+    def mode(self, dim=-1, keepdim=False):
+        from .order_statistics import mode
+        return mode(self, dim, keepdim)
+
+    def nanmedian(self, dim=None, keepdim=False):
+        from .order_statistics import nanmedian
+        return nanmedian(self, dim, keepdim)
+
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        from .order_statistics import nanquantile
+        return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    # --- linear algebra (minigrad/linalg*.py, tensor_products.py) ---------------------------
+    def det(self):
+        from .linalg_det import det
+        return det(self)
+
+    def logdet(self):
+        from .linalg_det import logdet
+        return logdet(self)
+
+    def slogdet(self):
+        from .linalg_det import slogdet
+        return slogdet(self)
+
+    def inverse(self):
+        from .linalg_inverse import inverse
+        return inverse(self)
+
+    def cross(self, other, dim=None):
+        from .tensor_products import cross
+        return cross(self, other, dim)
+
+    def kron(self, other):
+        from .tensor_products import kron
+        return kron(self, other)
+
     def norm(self, p="fro", dim=None, keepdim=False):
         """The vector p-norm over dim (all elements by default); "fro" is the 2-norm."""
         return ops.Norm.apply(self, p=2.0 if p in ("fro", None) else p, dim=dim, keepdim=keepdim)

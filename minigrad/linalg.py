@@ -1,0 +1,17 @@
+"""`torch.linalg` as `minigrad.linalg`: norms (`linalg_norms.py`), the inverse and linear
+systems (`linalg_inverse.py`), determinants (`linalg_det.py`), the Cholesky and QR
+factorizations (`linalg_factor.py`) and the cross product (`tensor_products.py`), computed
+by NumPy's LAPACK in the input's float dtype, with gradients of every order and forward-mode
+tangents. A matrix a computation cannot handle raises `LinAlgError`, a `RuntimeError`.
+"""
+from __future__ import annotations
+
+from .linalg_checks import LinAlgError
+from .linalg_det import det, slogdet
+from .linalg_factor import cholesky, qr
+from .linalg_inverse import inv, solve
+from .linalg_norms import matrix_norm, norm, vector_norm
+from .tensor_products import linalg_cross as cross
+
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "inv", "matrix_norm", "norm", "qr",
+           "slogdet", "solve", "vector_norm"]
