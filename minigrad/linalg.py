@@ -4,8 +4,6 @@ factorizations (`linalg_factor.py`) and the cross product (`tensor_products.py`)
 by NumPy's LAPACK in the input's float dtype, with gradients of every order and forward-mode
 tangents. A matrix a computation cannot handle raises `LinAlgError`, a `RuntimeError`.
 """
-from __future__ import annotations
-
 from .linalg_checks import LinAlgError
 from .linalg_det import det, slogdet
 from .linalg_factor import cholesky, qr

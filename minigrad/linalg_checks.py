@@ -1,7 +1,9 @@
 """What every `minigrad.linalg` function checks first, with PyTorch's messages: a floating-point
 input of at least 2 dims whose last two are square; and `LinAlgError`, the error of a matrix
 the computation cannot handle (singular, not positive-definite), a `RuntimeError` as
-PyTorch's `torch.linalg.LinAlgError` is.
+PyTorch's `torch.linalg.LinAlgError` is. And `with_zero_gradient`: a result PyTorch records
+in the graph with a zero gradient (slogdet's sign, the count of nonzeros that is the 0-norm)
+is recorded so here too, so that it `requires_grad` as there.
 
 The factorizations are NumPy's (LAPACK), which works in float32 and float64 alike, so a
 float32 input is computed in float32 as PyTorch's CPU kernels are.
@@ -10,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LinAlgError", "batch_failure", "check_float", "check_matrix", "check_square"]
+__all__ = ["LinAlgError", "batch_failure", "check_float", "check_matrix", "check_square",
+           "with_zero_gradient"]
 
 _TORCH_DTYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
                       "uint8": "Byte", "bool": "Bool", "float16": "Half",
@@ -60,3 +63,13 @@ def batch_failure(a: np.ndarray, fn, op: str, what: str) -> LinAlgError:
                 where = f"(Batch element {i}): "
                 break
     return LinAlgError(f"{op}: {where}{what}")
+
+
+def with_zero_gradient(values, connected):
+    """The array `values` as a tensor recorded as a function of `connected` (a tensor of the
+    same shape) whose gradient is 0: a `where` that always picks the values."""
+    from . import ops
+    from .tensor import Tensor
+    if not connected.requires_grad:
+        return Tensor._wrap(values)
+    return ops.Where.apply(np.ones(values.shape, bool), Tensor._wrap(values), connected)

@@ -15,7 +15,7 @@ from . import return_types
 from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
-from .linalg_checks import LinAlgError, check_square
+from .linalg_checks import LinAlgError, check_square, with_zero_gradient
 from .linalg_inverse import Inv
 
 __all__ = ["det", "logdet", "slogdet"]
@@ -131,9 +131,9 @@ def det(A):
 
 
 def _signed_log(A):
-    from .tensor import Tensor
     logabs = LogAbsDet.apply(A)  # checks A first
-    return Tensor._wrap(np.asarray(np.linalg.slogdet(A._array)[0], A.dtype)), logabs
+    sign = np.asarray(np.linalg.slogdet(A._array)[0], A.dtype)
+    return with_zero_gradient(sign, logabs), logabs
 
 
 def slogdet(A):
@@ -146,4 +146,4 @@ def logdet(input):
     """log det of each square matrix: NaN where the determinant is negative, -inf where 0."""
     sign, logabs = _signed_log(input)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return logabs + type(sign)._wrap(np.log(sign._array))
+        return logabs + type(sign)._wrap(np.log(sign._array))  # 0, NaN (sign -1) or -inf

@@ -119,16 +119,18 @@ def solve(A, B, *, left=True):
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {torch_dtype_name(A.dtype)} and B of type "
                            f"{torch_dtype_name(B.dtype)} instead")
+    if B.ndim == 0:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
     n = A.shape[-1]
     vector = _vector_rhs(A, B)
+    given = (B.shape[-1], 1) if vector else tuple(B.shape[-2:])
+    if B.ndim < 1 or given[0 if left else 1] != n or (vector and not left):  # as PyTorch: a
+        # vector B is a column, which does not fit XA = B
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX' if left else 'XA'} = B ({n}x{n} and {given[0]}x{given[1]})")
     rhs = B.unsqueeze(-1) if vector else B
     if not left:  # XA = B is A^T X^T = B^T
-        A, rhs = A.transpose(-2, -1), (rhs if vector else rhs.transpose(-2, -1))
-    if rhs.ndim < 2 or rhs.shape[-2] != n:
-        k = 1 if rhs.ndim < 2 else rhs.shape[-1]
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"{'AX' if left else 'XA'} = B ({n}x{n} and "
-                           f"{B.shape[-1] if vector else rhs.shape[-2]}x{k})")
+        A, rhs = A.transpose(-2, -1), rhs.transpose(-2, -1)
     try:
         np.broadcast_shapes(A.shape[:-2], rhs.shape[:-2])
     except ValueError:

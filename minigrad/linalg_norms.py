@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from . import ops
-from .linalg_checks import check_float, check_matrix, torch_dtype_name
+from .linalg_checks import check_float, check_matrix, torch_dtype_name, with_zero_gradient
 from .ops._util import normalize_dim, normalize_dims
 
 __all__ = ["matrix_norm", "norm", "vector_norm"]
@@ -48,14 +48,15 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(f"{op} cannot compute the {'-' if ord < 0 else ''}inf norm on an "
                            f"empty tensor because the operation does not have an identity "
                            f"(input of shape {tuple(x.shape)}, dim {dim})")
-    if x.ndim == 0:  # a number's norm is its absolute value (0 or 1 for ord 0)
-        return (x != 0).to(x.dtype) if ord == 0 else x.abs()
+    if ord == 0:  # the count of nonzeros, with PyTorch's zero gradient
+        count = (x._array != 0).sum(dims, keepdims=keepdim).astype(x.dtype)
+        return with_zero_gradient(count, x.sum(dims, keepdim=keepdim))
+    if x.ndim == 0:  # a number's norm is its absolute value
+        return x.abs()
     if ord == math.inf:
         return x.abs().amax(dims, keepdim=keepdim)
     if ord == -math.inf:
         return x.abs().amin(dims, keepdim=keepdim)
-    if ord == 0:
-        return (x != 0).to(x.dtype).sum(dims, keepdim=keepdim)
     if ord > 0:
         return ops.Norm.apply(x, p=ord, dim=dims, keepdim=keepdim)
     return (x.abs() ** ord).sum(dims, keepdim=keepdim) ** (1 / ord)

@@ -358,6 +358,20 @@ def _kthvalue_ties(torch, mg):
     assert torch.tensor(x).kthvalue(20).values.item() == mg.tensor(x).kthvalue(20).values.item()
 
 
+def _det_second_derivative_at_singular(torch, mg):
+    for lib in (torch, mg):
+        a = lib.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.linalg.det(a), a, create_graph=True)
+        assert np.allclose(g.detach().numpy(), [[4.0, -2.0], [-2.0, 1.0]])
+        try:
+            g.sum().backward()
+            assert lib is torch
+        except NotImplementedError as e:
+            assert lib is mg and "linalg.det" in str(e)
+    nan = float("nan")
+    assert mg.nanmedian(mg.tensor([[nan, nan]]), 1).indices.item() == 0
+
+
 def _logical_write_gradient(torch, mg):
     for lib, expected in ((torch, [1.0, 1.0]), (mg, [0.0, 0.0])):
         x = lib.tensor([1.0, 0.0], requires_grad=True)
@@ -398,11 +412,18 @@ DIFFERENCES = [
      "their `log_prob`, `entropy` and `kl_divergence` are PyTorch's values and gradients, "
      "and `batch_shape`, `event_shape` are tuples.",
      _random_streams),
-    ("`kthvalue` returns the first of equal values.",
-     "Its index is the k-th of a stable sort, so among equal values the first; PyTorch's "
+    ("`kthvalue` and `nanmedian` return the first of equal values.",
+     "Their index is the k-th of a stable sort, so among equal values the first; PyTorch's "
      "selection may return the index of another of them (the value is the same, the gradient "
-     "goes to the index returned). `median` chose PyTorch's indices in the tests, ties "
-     "included.", _kthvalue_ties),
+     "goes to the index returned; `quantile` and `nanquantile` likewise pass the gradient to "
+     "the first of equal values). `nanmedian` of a row of NaNs gives index 0. `median` chose "
+     "PyTorch's indices in the tests, ties included; `mode` gives PyTorch's: the smallest of "
+     "the most frequent values, at its last occurrence.", _kthvalue_ties),
+    ("The second derivative of `linalg.det` at a singular matrix is an error.",
+     "The first derivative there (the cofactor matrix, from the SVD) is PyTorch's, also "
+     "with `create_graph=True`; differentiating it again raises NotImplementedError naming "
+     "`linalg.det`, where PyTorch computes it. At an invertible matrix every order works.",
+     _det_second_derivative_at_singular),
     ("`sort` is always stable.",
      "Equal elements keep their order; PyTorch's default sort may order ties either way "
      "(`stable=True` is accepted).", _stable_sort),
@@ -585,12 +606,13 @@ DIFFERENCES = [
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
 # absent: tests/test_compat_coverage.py fails when one appears, so the list stays true)
 NOT_SUPPORTED = [
-    ("torch.tensordot, kron, cross, torch.linalg", "no linear algebra beyond matmul, einsum, "
-     "diag, diagonal and trace (norms: Tensor.norm)",
-     ("tensordot", "kron", "cross", "linalg")),
+    ("torch.linalg beyond its norms, inv, solve, det, slogdet, cholesky, qr and cross "
+     "(svd, svdvals, eig, eigh, pinv, lstsq, matrix_rank, ...), and matrix_norm / norm with "
+     "ord 2, -2 or 'nuc' (an error names the order)", "solve, factor with cholesky or qr, or "
+     "compute singular values with NumPy on detached arrays",
+     ("linalg.svd", "linalg.svdvals", "linalg.eig", "linalg.eigh", "linalg.pinv",
+      "linalg.lstsq", "linalg.matrix_rank")),
     ("torch.column_stack, dstack", "reshape, then cat or stack", ("column_stack", "dstack")),
-    ("torch.mode, nanmedian, nanquantile", "use sort (median, kthvalue, quantile, var_mean, "
-     "std_mean and count_nonzero exist)", ("mode", "nanmedian", "nanquantile")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",
@@ -598,8 +620,6 @@ NOT_SUPPORTED = [
     ("torch.Size", "shapes are plain tuples", ("Size",)),
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
-    ("torch.nn.EmbeddingBag", "no such layer yet: sum or average the rows of an Embedding",
-     ("nn.EmbeddingBag",)),
     ("F.interpolate(mode='bicubic' or 'trilinear', antialias=True)", "an error names the "
      "mode: resize with 'bilinear', 'nearest', 'nearest-exact' or 'area'", ()),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
@@ -615,6 +635,7 @@ NOT_SUPPORTED = [
      "load weights from a file with load; export with onnx.export",
      ("hub", "export", "set_flush_denormal")),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
+     "nn.EmbeddingBag(max_norm=, scale_grad_by_freq=, sparse=) and F.embedding_bag's, "
      "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), "
      "register_forward_hook(prepend=, always_call=)",
      "keyword arguments minigrad does not take (an error names them): renormalise or scale "
