@@ -24,9 +24,15 @@ __all__ = ["EmbeddingBag", "embedding_bag"]
 _MODES = ("sum", "mean", "max")
 
 
-def _padding_row(padding_idx, num_embeddings, op):
-    from .functional import _padding_row  # functional re-exports this module's function
-    return _padding_row(padding_idx, num_embeddings, op)
+def _padding_row(padding_idx, num_embeddings, error):
+    """padding_idx in [0, V), counted from the end when negative; out of range, PyTorch's
+    error: an AssertionError from the layer, a RuntimeError from the function."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise error(f"padding_idx must be within the number of embeddings, {-num_embeddings} "
+                    f"through {num_embeddings - 1}, but got {padding_idx}")
+    return padding_idx % num_embeddings
 
 
 def _refuse(max_norm, scale_grad_by_freq, sparse, op):
@@ -102,7 +108,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if bad.size:
         raise RuntimeError(f"embedding_bag: index {bad[0]} is out of range for a table of "
                            f"{size} rows")
-    padding_idx = _padding_row(padding_idx, size, "embedding_bag")
+    padding_idx = _padding_row(padding_idx, size, RuntimeError)
     kept = np.flatnonzero(flat != padding_idx) if padding_idx is not None else np.arange(flat.size)
     bag = bag[kept]
     rows = ops.Embedding.apply(weight, ids=flat[kept], padding_idx=None)  # (L, D)
@@ -134,7 +140,7 @@ class EmbeddingBag(Module):
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, False
         self.mode, self.sparse, self.include_last_offset = mode, False, include_last_offset
-        self.padding_idx = _padding_row(padding_idx, num_embeddings, "EmbeddingBag")
+        self.padding_idx = _padding_row(padding_idx, num_embeddings, AssertionError)
         if _weight is None:
             self.weight = Parameter(np.empty((num_embeddings, embedding_dim), dtype=dtype))
             self.reset_parameters()

@@ -129,6 +129,10 @@ ERRORS = [  # (program(lib, table), PyTorch's exception type, minigrad's message
      ValueError, "must have the same shape as the input"),
     (lambda lib, w: lib.nn.functional.embedding_bag(lib.tensor([[[0]]]), w), ValueError,
      "1D or 2D"),
+    (lambda lib, w: lib.nn.functional.embedding_bag(lib.tensor([[0]]), w, padding_idx=-9),
+     RuntimeError, "padding_idx must be within the number of embeddings, -7 through 6"),
+    (lambda lib, w: lib.nn.EmbeddingBag(7, 2, padding_idx=7), AssertionError,
+     "padding_idx must be within"),
 ]
 
 
