@@ -30,17 +30,18 @@ def torch_dtype_name(dtype) -> str:
     return _TORCH_DTYPE_NAMES.get(name, name)
 
 
-def check_float(a: np.ndarray, op: str) -> None:
-    if a.dtype not in (np.float32, np.float64):
+def check_float(a: np.ndarray, op: str, half=False) -> None:
+    """float32 or float64 (LAPACK's), or with `half` float16 too (the norms take it)."""
+    if a.dtype not in (np.float32, np.float64) and not (half and a.dtype == np.float16):
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{torch_dtype_name(a.dtype)}")
 
 
-def check_matrix(a: np.ndarray, op: str) -> None:
+def check_matrix(a: np.ndarray, op: str, half=False) -> None:
     """A float tensor of shape (*, m, n)."""
     if a.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
-    check_float(a, op)
+    check_float(a, op, half)
 
 
 def check_square(a: np.ndarray, op: str) -> None:

@@ -24,7 +24,7 @@ __all__ = ["matrix_norm", "norm", "vector_norm"]
 def _cast(x, dtype, op):
     if dtype is None:
         return x
-    if np.dtype(dtype) not in (np.float32, np.float64):
+    if np.dtype(dtype).kind != "f":
         raise RuntimeError(f"{op}: dtype should be floating point or complex, but got {dtype}")
     if np.dtype(dtype).itemsize < x.dtype.itemsize:
         raise RuntimeError(f"{op}: the dtype of the input ({torch_dtype_name(x.dtype)}) should "
@@ -40,7 +40,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     op = "linalg.vector_norm"
     if isinstance(ord, (bool, str)) or not isinstance(ord, numbers.Real):
         raise TypeError(f"{op}(): argument 'ord' must be Number, not {type(ord).__name__}")
-    check_float(x._array, op)
+    check_float(x._array, op, half=True)  # as PyTorch's norms (its factorizations refuse it)
     x = _cast(x, dtype, op)
     ord = float(ord)
     dims = normalize_dims(dim, x.ndim, op)
@@ -76,7 +76,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     the sum of squares), 1 / -1 (the largest / smallest sum of |a| down a column), inf / -inf
     (the same along a row)."""
     op = "linalg.matrix_norm"
-    check_matrix(A._array, op)
+    check_matrix(A._array, op, half=True)
     d0, d1 = _two_dims(dim, A.ndim, op)
     A = _cast(A, dtype, op)
     if ord == "fro":

@@ -70,6 +70,8 @@ def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the non-NaN values (NaN where there are none): of all elements, a
     0-d tensor; or along `dim`, a (values, indices) pair."""
     from .tensor import Tensor
+    if dim is None and input.numel() == 0:  # NaN, converted to the dtype, as median's
+        return MedianAll.apply(input)
     _orderable(input, "nanmedian")
     if dim is None:
         nan = np.isnan(input._array) if input.dtype.kind == "f" else np.zeros(input.shape, bool)
