@@ -372,6 +372,15 @@ def _det_second_derivative_at_singular(torch, mg):
     assert mg.nanmedian(mg.tensor([[nan, nan]]), 1).indices.item() == 0
 
 
+def _mode_with_nans(torch, mg):
+    nan = float("nan")
+    assert np.isnan(torch.mode(torch.tensor([nan, 2.0, nan])).values.item())
+    assert mg.mode(mg.tensor([nan, 2.0, nan])).values.item() == 2.0
+    assert np.isnan(mg.mode(mg.tensor([nan, nan])).values.item())
+    for lib in (torch, mg):
+        assert lib.mode(lib.tensor([2.0, nan, nan, 3.0])).values.item() == 2.0
+
+
 def _logical_write_gradient(torch, mg):
     for lib, expected in ((torch, [1.0, 1.0]), (mg, [0.0, 0.0])):
         x = lib.tensor([1.0, 0.0], requires_grad=True)
@@ -419,6 +428,11 @@ DIFFERENCES = [
      "the first of equal values). `nanmedian` of a row of NaNs gives index 0. `median` chose "
      "PyTorch's indices in the tests, ties included; `mode` gives PyTorch's: the smallest of "
      "the most frequent values, at its last occurrence.", _kthvalue_ties),
+    ("`mode` counts each NaN apart.",
+     "NaN equals nothing, so a NaN is the mode only of a row of NaNs alone; PyTorch's result "
+     "for a row with NaNs depends on where they stand (`[nan, 2, nan]` gives NaN, "
+     "`[2, nan, nan, 3]` gives 2). Rows without NaN give PyTorch's values and indices.",
+     _mode_with_nans),
     ("The second derivative of `linalg.det` at a singular matrix is an error.",
      "The first derivative there (the cofactor matrix, from the SVD) is PyTorch's, also "
      "with `create_graph=True`; differentiating it again raises NotImplementedError naming "
