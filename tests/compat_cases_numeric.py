@@ -247,3 +247,17 @@ def _(lib, x):
             tuple(lib.nanmedian(x[:2], 1)), x[1].nanmedian(), tuple(x[1:2].nanmedian(0)),
             lib.nanquantile(x[:2], 0.3, 1), x[1].nanquantile(lib.tensor([0.25, 0.75])),
             lib.nanquantile(x[:2], 0.5, 1, keepdim=True, interpolation="higher"))
+
+
+@add
+@case("linalg.solve_triangular", "linalg.matrix_power", "linalg.multi_dot", "linalg.vecdot",
+      "linalg.diagonal", "linalg.matmul",
+      inputs=(_matrices(2, 3, 3), A(_own.standard_normal((3, 2)).astype(np.float32), grad=True)))
+def _(lib, a, b):
+    la = lib.linalg
+    return (la.solve_triangular(a, b, upper=True), la.solve_triangular(a[0], b.t(), upper=False,
+                                                                       left=False),
+            la.solve_triangular(a, b, upper=False, unitriangular=True), la.matrix_power(a, 3),
+            la.matrix_power(a[0], -2), la.matrix_power(a, 0), la.multi_dot([b[:, 0], a[0], b]),
+            la.multi_dot([a[0], a[1], b, b.t()]), la.vecdot(a, b[:, 0]), la.diagonal(a),
+            la.diagonal(a, offset=-1, dim1=0, dim2=2), la.matmul(a, b))

@@ -620,12 +620,13 @@ DIFFERENCES = [
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
 # absent: tests/test_compat_coverage.py fails when one appears, so the list stays true)
 NOT_SUPPORTED = [
-    ("torch.linalg beyond its norms, inv, solve, det, slogdet, cholesky, qr and cross "
-     "(svd, svdvals, eig, eigh, pinv, lstsq, matrix_rank, ...), and matrix_norm / norm with "
+    ("torch.linalg beyond its norms, inv, solve, solve_triangular, det, slogdet, cholesky, qr, "
+     "cross and products (svd, svdvals, eig, eigh, pinv, lstsq, matrix_rank, the _ex forms, "
+     "...), and matrix_norm / norm with "
      "ord 2, -2 or 'nuc' (an error names the order)", "solve, factor with cholesky or qr, or "
      "compute singular values with NumPy on detached arrays",
      ("linalg.svd", "linalg.svdvals", "linalg.eig", "linalg.eigh", "linalg.pinv",
-      "linalg.lstsq", "linalg.matrix_rank")),
+      "linalg.lstsq", "linalg.matrix_rank", "linalg.inv_ex", "linalg.cholesky_ex")),
     ("torch.column_stack, dstack", "reshape, then cat or stack", ("column_stack", "dstack")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
