@@ -27,7 +27,8 @@ from .ops.truncated import fmod
 from .order_statistics import mode, nanmedian, nanquantile
 from .statistics import count_nonzero, kthvalue, median, quantile, std_mean, var_mean
 from .tensor_products import cross, kron, tensordot
-from .tensor_assembly import hstack, meshgrid, tile, vstack
+from .tensor_assembly import (atleast_1d, atleast_2d, atleast_3d, column_stack, dstack, hstack,
+                              meshgrid, tile, vstack)
 from .special import erf, erfc, erfinv, exp2, log2, log10
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, logspace, ones, ones_like, rand, rand_like, randint,
@@ -80,12 +81,12 @@ __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
     "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "add", "addcdiv", "addcmul", "addmm", "all",
     "allclose", "amax", "amin", "any", "arange", "are_deterministic_algorithms_enabled", "argmax",
-    "argmin", "argsort", "as_tensor", "autocast", "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and",
+    "argmin", "argsort", "as_tensor", "atleast_1d", "atleast_2d", "atleast_3d", "autocast", "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and",
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bmm",
     "bool", "bool_", "broadcast_to", "bucketize", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
-    "clamp_max", "clamp_min", "clip", "compile", "complex128", "complex32", "complex64", "concat",
+    "clamp_max", "clamp_min", "clip", "column_stack", "compile", "complex128", "complex32", "complex64", "concat",
     "cos", "count_nonzero", "cross", "cumprod", "cumsum", "default_generator", "det", "detect_anomaly", "device", "diag", "diagonal", "div", "dot", "double",
-    "dropout", "einsum", "empty", "empty_like", "enable_grad", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "finfo",
+    "dropout", "dstack", "einsum", "empty", "empty_like", "enable_grad", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "finfo",
     "flatten", "flip", "float", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
     "floor", "floor_divide", "fmod", "from_numpy", "full", "full_like", "gather", "gelu", "get_backend",
     "get_default_dtype", "get_float32_matmul_precision", "get_num_threads", "get_rng_state",

@@ -1,5 +1,6 @@
 """Tensors assembled from others: `meshgrid` (coordinate grids), `tile` (repeated copies),
-`hstack` and `vstack` (concatenation after PyTorch's promotion to at least 1 or 2 dims).
+`hstack`, `vstack`, `dstack` and `column_stack` (concatenation after PyTorch's promotion to at
+least 1, 2 or 3 dims, which `atleast_1d`, `atleast_2d` and `atleast_3d` do alone).
 
 Each is expand, repeat, reshape and cat, so gradients flow through ops that have them.
 """
@@ -7,7 +8,8 @@ from __future__ import annotations
 
 import warnings
 
-__all__ = ["hstack", "meshgrid", "tile", "vstack"]
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "dstack", "hstack",
+           "meshgrid", "tile", "vstack"]
 
 
 def meshgrid(*tensors, indexing=None):
@@ -75,3 +77,51 @@ def vstack(tensors):
     from .functional import cat
     _stack_check(tensors, "vstack")
     return cat([_at_least(t, 2) for t in tensors], 0)
+
+
+def _at_least_3d(t):
+    """(n,) -> (1, n, 1) and (m, n) -> (m, n, 1), as PyTorch's (not NumPy's leading-1 rule)."""
+    if t.ndim >= 3:
+        return t
+    return _at_least(t, 2).unsqueeze(-1)
+
+
+def _each(fn, tensors):
+    """fn of one tensor, or a tuple of fn of each of several (given apart or as one list)."""
+    if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
+        return fn(tensors[0])
+    if len(tensors) == 1:
+        tensors = tensors[0]
+    return tuple(fn(t) for t in tensors)
+
+
+def atleast_1d(*tensors):
+    """A 0-d tensor as (1,), others as they are."""
+    return _each(lambda t: _at_least(t, 1), tensors)
+
+
+def atleast_2d(*tensors):
+    """(n,) as (1, n), a 0-d tensor as (1, 1), others as they are."""
+    return _each(lambda t: _at_least(t, 2), tensors)
+
+
+def atleast_3d(*tensors):
+    """(n,) as (1, n, 1), (m, n) as (m, n, 1), a 0-d tensor as (1, 1, 1)."""
+    return _each(_at_least_3d, tensors)
+
+
+def dstack(tensors):
+    """Along a third dim: each made at least 3-D (see `atleast_3d`), joined along dim 2."""
+    from .functional import cat
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise RuntimeError("dstack expects a non-empty TensorList")
+    return cat([_at_least_3d(t) for t in tensors], 2)
+
+
+def column_stack(tensors):
+    """Columns side by side: 0-d and 1-D tensors become (n, 1) columns, the rest join as they
+    are, along dim 1."""
+    from .functional import cat
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise RuntimeError("column_stack expects a non-empty TensorList")
+    return cat([t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors], 1)

@@ -261,3 +261,23 @@ def _(lib, a, b):
             la.matrix_power(a[0], -2), la.matrix_power(a, 0), la.multi_dot([b[:, 0], a[0], b]),
             la.multi_dot([a[0], a[1], b, b.t()]), la.vecdot(a, b[:, 0]), la.diagonal(a),
             la.diagonal(a, offset=-1, dim1=0, dim2=2), la.matmul(a, b))
+
+
+@add
+@case("minigrad.column_stack", "minigrad.dstack", "minigrad.atleast_1d", "minigrad.atleast_2d",
+      "minigrad.atleast_3d",
+      inputs=(A(_own.standard_normal((3, 2)).astype(np.float32), grad=True),
+              A(_own.standard_normal(3).astype(np.float32), grad=True)))
+def _(lib, m, v):
+    return (lib.column_stack([v, m, v * 2]), lib.column_stack([v[0], v[1]]),
+            lib.column_stack((m[:0], v[:0])), lib.dstack([v, v]), lib.dstack([m, m.unsqueeze(-1)]),
+            lib.dstack((v[0], v[1])), lib.atleast_1d(v[0]), lib.atleast_1d(v, m),
+            lib.atleast_2d(v), lib.atleast_2d([v[0], m]), lib.atleast_3d(v), lib.atleast_3d(m),
+            lib.atleast_3d(v[0], m.unsqueeze(0)))
+
+
+@add
+@case("minigrad.column_stack", "minigrad.dstack", compare="raises",
+      match="expects a non-empty TensorList")
+def _(lib):
+    return lib.dstack([])

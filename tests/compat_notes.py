@@ -627,7 +627,6 @@ NOT_SUPPORTED = [
      "compute singular values with NumPy on detached arrays",
      ("linalg.svd", "linalg.svdvals", "linalg.eig", "linalg.eigh", "linalg.pinv",
       "linalg.lstsq", "linalg.matrix_rank", "linalg.inv_ex", "linalg.cholesky_ex")),
-    ("torch.column_stack, dstack", "reshape, then cat or stack", ("column_stack", "dstack")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",

@@ -1,6 +1,6 @@
 """diagonal, diag, trace, tril_indices, triu_indices (minigrad/matrix_parts.py), meshgrid,
-tile, hstack, vstack (minigrad/tensor_assembly.py), fmod (ops/truncated.py) and nan_to_num
-(ops/nonfinite.py) against PyTorch: values, dtypes, gradients of both orders, errors."""
+tile, hstack, vstack, dstack, column_stack, atleast_1d/2d/3d (minigrad/tensor_assembly.py),
+fmod (ops/truncated.py) and nan_to_num (ops/nonfinite.py) against PyTorch: values, dtypes, gradients of both orders, errors."""
 import warnings
 
 import numpy as np
@@ -84,6 +84,9 @@ def test_gradients_of_both_orders():
                      (lambda x: x.trace() * x, [x]), (lambda x: x.tile((2, 1, 2)), [x]),
                      (lambda x, v: mg.meshgrid(v, x[0], indexing="xy")[1] * x[1:2].t(), [x, v]),
                      (lambda x, v: mg.hstack([v, x[1]]) * mg.vstack([x, x]).sum(), [x, v]),
+                     (lambda x, v: mg.column_stack([v, x, v * v]) * mg.dstack([x, x])[..., 1].sum(),
+                      [x, v]),
+                     (lambda x, v: mg.atleast_3d(v) * mg.atleast_2d(x[0, 0]), [x, v]),
                      (lambda x, v: mg.fmod(x * 3, v.reshape(3, 1) + 2.5), [x, v]),
                      (lambda x: (x / x.round()).nan_to_num(posinf=2.0) * x, [x])):
         with np.errstate(all="ignore"):
