@@ -1,6 +1,7 @@
 """diagonal, diag, trace, tril_indices, triu_indices (minigrad/matrix_parts.py), meshgrid,
 tile, hstack, vstack, dstack, column_stack, atleast_1d/2d/3d (minigrad/tensor_assembly.py),
-fmod (ops/truncated.py) and nan_to_num (ops/nonfinite.py) against PyTorch: values, dtypes, gradients of both orders, errors."""
+fmod (ops/truncated.py) and nan_to_num (ops/nonfinite.py) against PyTorch: values, dtypes,
+gradients of both orders, errors."""
 import warnings
 
 import numpy as np
