@@ -1,11 +1,11 @@
 """Norms as `torch.linalg` computes them: `vector_norm` (any order over any dims), `matrix_norm`
-(Frobenius, and the largest or smallest absolute column or row sum) and `norm`, which picks
-one of the two from `ord` and `dim` as PyTorch's does.
+(Frobenius; the largest or smallest absolute column or row sum; the largest or smallest
+singular value and their sum, the nuclear norm) and `norm`, which picks one of the two from
+`ord` and `dim` as PyTorch's does.
 
 They are built from ops that have backward, double-backward and forward-mode rules (the
-p-norm op, abs, sum, amax, amin), so gradients of every order follow; the gradient at a zero
-vector is 0, as PyTorch's. The spectral and nuclear norms (ord 2, -2, 'nuc'), which need
-singular values, are not here: asking for them is an error naming the order.
+p-norm op, abs, sum, amax, amin, the singular values), so gradients of every order follow;
+the gradient at a zero vector is 0, as PyTorch's.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import numpy as np
 
 from . import ops
 from .linalg_checks import check_float, check_matrix, torch_dtype_name, with_zero_gradient
+from .linalg_svd import svdvals
 from .ops._util import normalize_dim, normalize_dims
 
 __all__ = ["matrix_norm", "norm", "vector_norm"]
@@ -74,16 +75,18 @@ def _two_dims(dim, ndim, op):
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The norm of the matrices A (*, m, n) over the two dims `dim`: 'fro' (the square root of
     the sum of squares), 1 / -1 (the largest / smallest sum of |a| down a column), inf / -inf
-    (the same along a row)."""
+    (the same along a row), 2 / -2 (the largest / smallest singular value), 'nuc' (the sum of
+    the singular values)."""
     op = "linalg.matrix_norm"
     check_matrix(A._array, op, half=True)
     d0, d1 = _two_dims(dim, A.ndim, op)
     A = _cast(A, dtype, op)
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
-    if ord in (2, -2, "nuc"):
-        raise NotImplementedError(f"{op}: ord={ord!r} needs singular values, which minigrad "
-                                  f"does not compute (input of shape {tuple(A.shape)})")
+    if ord in (2, -2, "nuc"):  # from the singular values of the matrices moved last
+        values = svdvals(A.movedim((d0, d1), (-2, -1)))
+        out = {2: values.amax, -2: values.amin, "nuc": values.sum}[ord](-1)
+        return out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1)) if keepdim else out
     if isinstance(ord, str) or ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"{op}: Order {ord} not supported.")
     summed, picked = (d0, d1) if abs(ord) == 1 else (d1, d0)

@@ -281,3 +281,16 @@ def _(lib, m, v):
       match="expects a non-empty TensorList")
 def _(lib):
     return lib.dstack([])
+
+
+@add
+@case("linalg.svd", "linalg.svdvals",
+      inputs=(A(_own.standard_normal((2, 3, 4)).astype(np.float32), grad=True),))
+def _(lib, a):
+    """What the SVD fixes: the vectors' signs may differ (see the differences)."""
+    la = lib.linalg
+    U, S, Vh = la.svd(a, full_matrices=False)
+    full = la.svd(a[0].t())
+    return (S, U * U, Vh * Vh, (U * S.unsqueeze(-2)) @ Vh, U @ Vh, la.svdvals(a),
+            la.svdvals(a[:, :0]), full.S, full.U.shape, full.Vh.shape,
+            la.matrix_norm(a, 2), la.matrix_norm(a, "nuc"), la.norm(a[1], -2))

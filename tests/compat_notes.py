@@ -372,6 +372,14 @@ def _det_second_derivative_at_singular(torch, mg):
     assert mg.nanmedian(mg.tensor([[nan, nan]]), 1).indices.item() == 0
 
 
+def _svd_signs(torch, mg):
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    want, got = torch.linalg.svd(torch.tensor(a)), mg.linalg.svd(mg.tensor(a))
+    flips = np.sign((want.U.numpy()[:, :3] * got.U.numpy()[:, :3]).sum(0))
+    assert (flips == -1).any() and np.allclose(want.S.numpy(), got.S.numpy())
+    assert np.allclose((want.Vh.numpy() * got.Vh.numpy()).sum(1), flips)
+
+
 def _mode_with_nans(torch, mg):
     nan = float("nan")
     assert np.isnan(torch.mode(torch.tensor([nan, 2.0, nan])).values.item())
@@ -428,6 +436,11 @@ DIFFERENCES = [
      "the first of equal values). `nanmedian` of a row of NaNs gives index 0. `median` chose "
      "PyTorch's indices in the tests, ties included; `mode` gives PyTorch's: the smallest of "
      "the most frequent values, at its last occurrence.", _kthvalue_ties),
+    ("`linalg.svd`'s singular vectors may have other signs than PyTorch's.",
+     "The SVD fixes each pair u_i, v_i only up to a common sign, and LAPACK's drivers choose "
+     "differently for some non-square matrices: S, `svdvals`, the norms, U diag(S) Vh and "
+     "every function unchanged by such a flip (and its gradient) are PyTorch's.",
+     _svd_signs),
     ("`mode` counts each NaN apart.",
      "NaN equals nothing, so a NaN is the mode only of a row of NaNs alone; PyTorch's result "
      "for a row with NaNs depends on where they stand (`[nan, 2, nan]` gives NaN, "
@@ -621,12 +634,10 @@ DIFFERENCES = [
 # absent: tests/test_compat_coverage.py fails when one appears, so the list stays true)
 NOT_SUPPORTED = [
     ("torch.linalg beyond its norms, inv, solve, solve_triangular, det, slogdet, cholesky, qr, "
-     "cross and products (svd, svdvals, eig, eigh, pinv, lstsq, matrix_rank, the _ex forms, "
-     "...), and matrix_norm / norm with "
-     "ord 2, -2 or 'nuc' (an error names the order)", "solve, factor with cholesky or qr, or "
-     "compute singular values with NumPy on detached arrays",
-     ("linalg.svd", "linalg.svdvals", "linalg.eig", "linalg.eigh", "linalg.pinv",
-      "linalg.lstsq", "linalg.matrix_rank", "linalg.inv_ex", "linalg.cholesky_ex")),
+     "svd, svdvals, cross and products (eig, eigh, pinv, lstsq, matrix_rank, the _ex forms, "
+     "...)", "solve, or factor with cholesky, qr or svd",
+     ("linalg.eig", "linalg.eigh", "linalg.pinv", "linalg.lstsq", "linalg.matrix_rank",
+      "linalg.inv_ex", "linalg.cholesky_ex")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",

@@ -32,6 +32,15 @@ def _normal(*shape):
     return RNG.standard_normal(shape)
 
 
+def _svd_parts(lib, a, full):
+    """What the SVD fixes: S, and of the vectors what does not change when a pair u_i, v_i
+    changes sign together (the one freedom LAPACK's drivers use differently)."""
+    U, S, Vh = lib.linalg.svd(a, full_matrices=full)
+    k = S.shape[-1]
+    U, Vh = U[..., :k], Vh[..., :k, :]
+    return _flat(lib, S, U * U, Vh * Vh * 2, (U * S.unsqueeze(-2)) @ Vh, U @ Vh)
+
+
 # name: (program(lib, *tensors) -> one tensor, input arrays)
 PROGRAMS = {
     "inv": (lambda lib, a: lib.linalg.inv(a), [_well(2, 3, 3)]),
@@ -80,6 +89,14 @@ PROGRAMS = {
                                          lib.linalg.diagonal(a, offset=1),
                                          lib.linalg.matmul(a, b)),
                  [_normal(2, 3, 3), _normal(3, 3)]),
+    "svdvals": (lambda lib, a: lib.linalg.svdvals(a), [_normal(2, 4, 3)]),
+    "svd_tall": (lambda lib, a: _svd_parts(lib, a, False), [_normal(4, 3)]),
+    "svd_wide": (lambda lib, a: _svd_parts(lib, a, False), [_normal(2, 3, 4)]),
+    "svd_full": (lambda lib, a: _svd_parts(lib, a, True), [_normal(3, 5)]),
+    "matrix_norm_spectral": (lambda lib, a: _flat(lib, lib.linalg.matrix_norm(a, 2),
+                                                  lib.linalg.matrix_norm(a, -2, (0, 2)),
+                                                  lib.linalg.norm(a[0], "nuc")),
+                             [_normal(2, 3, 4)]),
     "cross": (lambda lib, a, b: lib.linalg.cross(a, b) + lib.cross(a, b, dim=1),
               [_normal(4, 3), _normal(1, 3)]),
     "kron": (lambda lib, a, b: lib.kron(a, b), [_normal(2, 3), _normal(4, 2, 2)]),
