@@ -294,3 +294,16 @@ def _(lib, a):
     return (S, U * U, Vh * Vh, (U * S.unsqueeze(-2)) @ Vh, U @ Vh, la.svdvals(a),
             la.svdvals(a[:, :0]), full.S, full.U.shape, full.Vh.shape,
             la.matrix_norm(a, 2), la.matrix_norm(a, "nuc"), la.norm(a[1], -2))
+
+
+@add
+@case("linalg.eigh", "linalg.eigvalsh",
+      inputs=(A(_own.standard_normal((2, 3, 3)).astype(np.float32), grad=True),))
+def _(lib, a):
+    """The eigenvalues, and what the eigenvectors' signs leave unchanged (see the differences)."""
+    sym = a + a.transpose(-2, -1)
+    values, vectors = lib.linalg.eigh(sym)
+    upper = lib.linalg.eigh(a[0], UPLO="U")
+    return (values, vectors * vectors, (vectors * values.unsqueeze(-2)) @ vectors.transpose(-2, -1),
+            lib.linalg.eigvalsh(sym), lib.linalg.eigvalsh(a, "U"), upper.eigenvalues,
+            upper.eigenvectors.abs())

@@ -436,10 +436,12 @@ DIFFERENCES = [
      "the first of equal values). `nanmedian` of a row of NaNs gives index 0. `median` chose "
      "PyTorch's indices in the tests, ties included; `mode` gives PyTorch's: the smallest of "
      "the most frequent values, at its last occurrence.", _kthvalue_ties),
-    ("`linalg.svd`'s singular vectors may have other signs than PyTorch's.",
-     "The SVD fixes each pair u_i, v_i only up to a common sign, and LAPACK's drivers choose "
-     "differently for some non-square matrices: S, `svdvals`, the norms, U diag(S) Vh and "
-     "every function unchanged by such a flip (and its gradient) are PyTorch's.",
+    ("`linalg.svd`'s singular vectors and `linalg.eigh`'s eigenvectors may have other signs "
+     "than PyTorch's.",
+     "The SVD fixes each pair u_i, v_i only up to a common sign, and an eigenvector only up "
+     "to its sign; LAPACK's drivers as NumPy and PyTorch call them choose differently for "
+     "some matrices. S, `svdvals`, the eigenvalues, the norms, U diag(S) Vh, V diag(L) V^T "
+     "and every function unchanged by such flips (and its gradient) are PyTorch's.",
      _svd_signs),
     ("`mode` counts each NaN apart.",
      "NaN equals nothing, so a NaN is the mode only of a row of NaNs alone; PyTorch's result "
@@ -634,9 +636,9 @@ DIFFERENCES = [
 # absent: tests/test_compat_coverage.py fails when one appears, so the list stays true)
 NOT_SUPPORTED = [
     ("torch.linalg beyond its norms, inv, solve, solve_triangular, det, slogdet, cholesky, qr, "
-     "svd, svdvals, cross and products (eig, eigh, pinv, lstsq, matrix_rank, the _ex forms, "
-     "...)", "solve, or factor with cholesky, qr or svd",
-     ("linalg.eig", "linalg.eigh", "linalg.pinv", "linalg.lstsq", "linalg.matrix_rank",
+     "svd, svdvals, eigh, eigvalsh, cross and products (eig, pinv, lstsq, matrix_rank, "
+     "matrix_exp, the _ex forms, ...)", "solve, or factor with cholesky, qr, svd or eigh",
+     ("linalg.eig", "linalg.pinv", "linalg.lstsq", "linalg.matrix_rank", "linalg.matrix_exp",
       "linalg.inv_ex", "linalg.cholesky_ex")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",

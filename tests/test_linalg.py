@@ -41,6 +41,13 @@ def _svd_parts(lib, a, full):
     return _flat(lib, S, U * U, Vh * Vh * 2, (U * S.unsqueeze(-2)) @ Vh, U @ Vh)
 
 
+def _eigh_parts(lib, a):
+    """The eigenvalues, and of the vectors what their signs leave unchanged."""
+    L, V = lib.linalg.eigh(a)
+    weights = lib.tensor(np.arange(1.0, 1.0 + a.shape[-1]), dtype=a.dtype)
+    return _flat(lib, L, V * V, (V * weights) @ V.transpose(-2, -1))
+
+
 # name: (program(lib, *tensors) -> one tensor, input arrays)
 PROGRAMS = {
     "inv": (lambda lib, a: lib.linalg.inv(a), [_well(2, 3, 3)]),
@@ -97,6 +104,10 @@ PROGRAMS = {
                                                   lib.linalg.matrix_norm(a, -2, (0, 2)),
                                                   lib.linalg.norm(a[0], "nuc")),
                              [_normal(2, 3, 4)]),
+    "eigh": (lambda lib, a: _eigh_parts(lib, a + a.transpose(-2, -1)), [_normal(2, 3, 3)]),
+    "eigh_upper": (lambda lib, a: _flat(lib, lib.linalg.eigvalsh(a + a.t(), UPLO="U"),
+                                        lib.linalg.eigh(a + a.t(), "U").eigenvectors ** 2),
+                   [_normal(4, 4)]),
     "cross": (lambda lib, a, b: lib.linalg.cross(a, b) + lib.cross(a, b, dim=1),
               [_normal(4, 3), _normal(1, 3)]),
     "kron": (lambda lib, a, b: lib.kron(a, b), [_normal(2, 3), _normal(4, 2, 2)]),
@@ -267,6 +278,9 @@ ERRORS = [  # (program, PyTorch's exception type, minigrad's message)
      "first tensor must be 1D or 2D but got 3D"),
     (lambda lib: lib.linalg.multi_dot([lib.ones(2, 3), lib.ones(2, 2)]), RuntimeError,
      r"tensors 0 and 1 with shapes \[2, 3\] and \[2, 2\] cannot be multiplied"),
+    (lambda lib: lib.linalg.eigh(lib.eye(2), UPLO="X"), RuntimeError, "UPLO argument to be"),
+    (lambda lib: lib.linalg.eigvalsh(lib.ones(2, 3)), RuntimeError, "2 by 3 matrices"),
+    (lambda lib: lib.linalg.svd(lib.ones(3)), RuntimeError, "at least 2 dimensions"),
     (lambda lib: lib.linalg.cross(lib.ones(2), lib.ones(2)), RuntimeError, "must have length 3"),
     (lambda lib: lib.linalg.cross(lib.ones(3), lib.ones(2, 3)), RuntimeError, "number of dim"),
     (lambda lib: lib.linalg.cross(lib.ones(2, 3), lib.ones(3, 3)), RuntimeError, "broadcast"),
