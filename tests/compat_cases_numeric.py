@@ -304,6 +304,7 @@ def _(lib, a):
     sym = a + a.transpose(-2, -1)
     values, vectors = lib.linalg.eigh(sym)
     upper = lib.linalg.eigh(a[0], UPLO="U")
-    return (values, vectors * vectors, (vectors * values.unsqueeze(-2)) @ vectors.transpose(-2, -1),
+    rebuilt = (vectors * values.unsqueeze(-2)) @ vectors.transpose(-2, -1)
+    return (values, vectors * vectors, rebuilt,
             lib.linalg.eigvalsh(sym), lib.linalg.eigvalsh(a, "U"), upper.eigenvalues,
             upper.eigenvectors.abs())
