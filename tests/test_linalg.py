@@ -162,15 +162,27 @@ def _forward_mode(lib, fw, name, arrays, tangents):
         return fw.unpack_dual(program(lib, *duals)).tangent.numpy().copy()
 
 
-# PyTorch's first forward-mode slogdet takes seconds to prepare; logdet runs the same op fast
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "slogdet" else n
-                                  for n in PROGRAMS if n != "det_singular"])
+# (PyTorch prepares its forward mode of these ops once per process, in seconds: in the whole
+# suite tests/test_forward_ad.py has paid that already)
+@pytest.mark.parametrize("name", [n for n in PROGRAMS if n != "det_singular"])
 def test_forward_mode_tangents_as_pytorchs(name, torch):
     arrays = PROGRAMS[name][1]
     tangents = [np.random.default_rng(1).standard_normal(a.shape) for a in arrays]
     got = _forward_mode(mg, fwAD, name, arrays, tangents)
     want = _forward_mode(torch, torch.autograd.forward_ad, name, arrays, tangents)
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("name", ["slogdet", "logdet", "det_singular", "qr_wide", "svd_full"])
+def test_forward_mode_tangents_as_reverse_modes(name):
+    """J t by forward mode equals J t through reverse mode (autograd.functional.jvp)."""
+    arrays = PROGRAMS[name][1]
+    tangents = [np.random.default_rng(2).standard_normal(a.shape) for a in arrays]
+    got = _forward_mode(mg, fwAD, name, arrays, tangents)
+    _, want = mg.autograd.functional.jvp(lambda *xs: PROGRAMS[name][0](mg, *xs),
+                                         tuple(mg.tensor(a) for a in arrays),
+                                         tuple(mg.tensor(t) for t in tangents))
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-9, atol=1e-11)
 
 
 def test_second_derivative_of_det_at_a_singular_matrix():
