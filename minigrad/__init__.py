@@ -27,8 +27,10 @@ from .ops.truncated import fmod
 from .order_statistics import mode, nanmedian, nanquantile
 from .statistics import count_nonzero, kthvalue, median, quantile, std_mean, var_mean
 from .tensor_products import cross, kron, tensordot
-from .tensor_assembly import (atleast_1d, atleast_2d, atleast_3d, column_stack, dstack, hstack,
-                              meshgrid, tile, vstack)
+from .differences import diff
+from .nan_reductions import nanmean, nansum
+from .tensor_assembly import (atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod,
+                              column_stack, diag_embed, dstack, hstack, meshgrid, tile, vstack)
 from .special import erf, erfc, erfinv, exp2, log2, log10
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, logspace, ones, ones_like, rand, rand_like, randint,
@@ -82,10 +84,10 @@ __all__ = [
     "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "add", "addcdiv", "addcmul", "addmm", "all",
     "allclose", "amax", "amin", "any", "arange", "are_deterministic_algorithms_enabled", "argmax",
     "argmin", "argsort", "as_tensor", "atleast_1d", "atleast_2d", "atleast_3d", "autocast", "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and",
-    "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bmm",
-    "bool", "bool_", "broadcast_to", "bucketize", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
+    "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "block_diag", "bmm",
+    "bool", "bool_", "broadcast_to", "bucketize", "cartesian_prod", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
     "clamp_max", "clamp_min", "clip", "column_stack", "compile", "complex128", "complex32", "complex64", "concat",
-    "cos", "count_nonzero", "cross", "cumprod", "cumsum", "default_generator", "det", "detect_anomaly", "device", "diag", "diagonal", "div", "dot", "double",
+    "cos", "count_nonzero", "cross", "cumprod", "cumsum", "default_generator", "det", "detect_anomaly", "device", "diag", "diag_embed", "diagonal", "diff", "div", "dot", "double",
     "dropout", "dstack", "einsum", "empty", "empty_like", "enable_grad", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "finfo",
     "flatten", "flip", "float", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
     "floor", "floor_divide", "fmod", "from_numpy", "full", "full_like", "gather", "gelu", "get_backend",
@@ -96,7 +98,7 @@ __all__ = [
     "lerp", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logdet", "logical_and", "logical_not", "logical_or",
     "logical_xor", "logspace", "logsumexp", "long", "manual_seed", "masked_fill", "masked_select",
     "matmul", "max", "maximum", "mean", "median", "meshgrid", "min", "minimum", "mm", "mode", "movedim", "mul", "multinomial",
-    "nan_to_num", "nanmedian", "nanquantile", "narrow", "neg", "no_grad", "nonzero", "norm", "normal", "numel", "one_hot", "ones",
+    "nan_to_num", "nanmean", "nanmedian", "nanquantile", "nansum", "narrow", "neg", "no_grad", "nonzero", "norm", "normal", "numel", "one_hot", "ones",
     "ones_like", "outer", "permute", "pow", "prod", "promote_types", "quantile", "rand", "rand_like", "randint",
     "randint_like", "randn", "randn_like", "randperm", "reciprocal", "relu", "remainder",
     "repeat_interleave", "reshape", "result_type", "roll", "round", "rsqrt", "save", "scatter",

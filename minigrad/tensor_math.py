@@ -213,6 +213,22 @@ class MathMethods:
         from .order_statistics import nanquantile
         return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
 
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        from .nan_reductions import nansum
+        return nansum(self, dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        from .nan_reductions import nanmean
+        return nanmean(self, dim, keepdim, dtype=dtype)
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        from .differences import diff
+        return diff(self, n, dim, prepend, append)
+
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        from .tensor_assembly import diag_embed
+        return diag_embed(self, offset, dim1, dim2)
+
     # --- linear algebra (minigrad/linalg*.py, tensor_products.py) ---------------------------
     def det(self):
         from .linalg_det import det

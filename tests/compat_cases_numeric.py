@@ -308,3 +308,38 @@ def _(lib, a):
     return (values, vectors * vectors, rebuilt,
             lib.linalg.eigvalsh(sym), lib.linalg.eigvalsh(a, "U"), upper.eigenvalues,
             upper.eigenvectors.abs())
+
+
+@add
+@case("minigrad.nansum", "Tensor.nansum", "minigrad.nanmean", "Tensor.nanmean", "minigrad.diff",
+      "Tensor.diff",
+      inputs=(A(np.array([[1.0, np.nan, 3.0, -2.0], [np.nan, np.nan, np.nan, np.nan],
+                          [0.5, 4.0, np.nan, 1.5]], np.float32), grad=True),
+              A(_own.standard_normal((3, 5)).astype(np.float32), grad=True)))
+def _(lib, x, y):
+    return (lib.nansum(x), x.nansum(1), lib.nansum(x, (0, 1), keepdim=True),
+            x.nansum(0, dtype=lib.float64), lib.nanmean(x[::2], 1), lib.nanmean(x.detach(), 1),
+            x[0].nanmean(), x.nanmean(0, True),
+            lib.nansum(lib.tensor([1, 2, 3])), lib.nansum(lib.tensor(True)),
+            lib.diff(y), y.diff(2, 0), lib.diff(y, dim=0, prepend=y[:1], append=y[1:]),
+            y.diff(n=7), lib.diff(lib.tensor([1, 4, 9, 16]), n=2),
+            lib.diff(lib.tensor([True, False, False])))
+
+
+@add
+@case("minigrad.nanmean", compare="raises", match="nanmean\\(\\): expected input to have "
+      "floating point")
+def _(lib):
+    return lib.nanmean(lib.tensor([1, 2]))
+
+
+@add
+@case("minigrad.block_diag", "minigrad.cartesian_prod", "minigrad.diag_embed",
+      "Tensor.diag_embed",
+      inputs=(A(_own.standard_normal((2, 3)).astype(np.float32), grad=True),
+              A(_own.standard_normal(2).astype(np.float32), grad=True)))
+def _(lib, m, v):
+    return (lib.block_diag(m, v, v[0], m.t()), lib.block_diag(lib.ones(1, 2, dtype=lib.int64), m),
+            lib.block_diag(), lib.cartesian_prod(v, m[0], v), lib.cartesian_prod(v),
+            lib.cartesian_prod(lib.tensor([1, 2]), lib.tensor([3, 4, 5])),
+            lib.diag_embed(m), m.diag_embed(1), lib.diag_embed(m, -2, 0, 2), v.diag_embed(0, 1, 0))

@@ -380,6 +380,13 @@ def _svd_signs(torch, mg):
     assert np.allclose((want.Vh.numpy() * got.Vh.numpy()).sum(1), flips)
 
 
+def _nanmean_of_nans(torch, mg):
+    for lib, expected in ((torch, True), (mg, False)):
+        x = lib.tensor([float("nan"), float("nan")], requires_grad=True)
+        lib.nanmean(x).backward()
+        assert bool(np.isnan(x.grad.numpy()).all()) == expected
+
+
 def _mode_with_nans(torch, mg):
     nan = float("nan")
     assert np.isnan(torch.mode(torch.tensor([nan, 2.0, nan])).values.item())
@@ -443,6 +450,10 @@ DIFFERENCES = [
      "some matrices. S, `svdvals`, the eigenvalues, the norms, U diag(S) Vh, V diag(L) V^T "
      "and every function unchanged by such flips (and its gradient) are PyTorch's.",
      _svd_signs),
+    ("`nanmean` of only NaNs passes a zero gradient.",
+     "The mean is NaN there in both libraries; PyTorch's gradient to those elements is NaN "
+     "(an infinite 1/count times the zero of the NaN mask), minigrad's is 0, as for the "
+     "NaNs of any other row.", _nanmean_of_nans),
     ("`mode` counts each NaN apart.",
      "NaN equals nothing, so a NaN is the mode only of a row of NaNs alone; PyTorch's result "
      "for a row with NaNs depends on where they stand (`[nan, 2, nan]` gives NaN, "
