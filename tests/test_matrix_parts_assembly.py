@@ -89,8 +89,8 @@ def test_gradients_of_both_orders():
                      (lambda x, v: mg.column_stack([v, x, v * v]) * mg.dstack([x, x])[..., 1].sum(),
                       [x, v]),
                      (lambda x, v: mg.atleast_3d(v) * mg.atleast_2d(x[0, 0]), [x, v]),
-                     (lambda x, v: mg.block_diag(x, v, x[0, 0]) * mg.diag_embed(x, 1, 0, 2).sum(),
-                      [x, v]),
+                     (lambda x, v: (mg.block_diag(x, v, x[0, 0])
+                                    * mg.diag_embed(x, 1, 0, 2).sum()), [x, v]),
                      (lambda x, v: mg.cartesian_prod(v, x[1]) * v.sum(), [x, v]),
                      (lambda x, v: mg.diff(x * x, 2, 0, append=v.reshape(1, 3).t().expand(3, 4)),
                       [x, v]),
