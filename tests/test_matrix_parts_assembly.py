@@ -86,8 +86,8 @@ def test_gradients_of_both_orders():
                      (lambda x: x.trace() * x, [x]), (lambda x: x.tile((2, 1, 2)), [x]),
                      (lambda x, v: mg.meshgrid(v, x[0], indexing="xy")[1] * x[1:2].t(), [x, v]),
                      (lambda x, v: mg.hstack([v, x[1]]) * mg.vstack([x, x]).sum(), [x, v]),
-                     (lambda x, v: mg.column_stack([v, x, v * v]) * mg.dstack([x, x])[..., 1].sum(),
-                      [x, v]),
+                     (lambda x, v: (mg.column_stack([v, x, v * v])
+                                    * mg.dstack([x, x])[..., 1].sum()), [x, v]),
                      (lambda x, v: mg.atleast_3d(v) * mg.atleast_2d(x[0, 0]), [x, v]),
                      (lambda x, v: (mg.block_diag(x, v, x[0, 0])
                                     * mg.diag_embed(x, 1, 0, 2).sum()), [x, v]),
