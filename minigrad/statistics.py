@@ -142,6 +142,12 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     or along `dim`: between the sorted values at ranks below and above q (n - 1), by
     `interpolation` ("linear", "lower", "higher", "midpoint" or "nearest"); NaN where a row
     holds a NaN. A tensor q puts its m levels first: (m, ...)."""
+    return sorted_quantile(input, q, dim, keepdim, interpolation, skip_nan=False)
+
+
+def sorted_quantile(input, q, dim, keepdim, interpolation, skip_nan):
+    """quantile, or with `skip_nan` nanquantile: the n of each row counts its non-NaN values
+    alone (sorted first, NaN last), and a row of NaNs only gives NaN."""
     from .tensor import Tensor
     if input.dtype not in (np.float32, np.float64):
         raise RuntimeError(f"quantile() input tensor must be either float or double dtype, got "
@@ -156,8 +162,13 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
         input, normalize_dim(dim, input.ndim, "quantile"))
     rows = x.sort(d).values.movedim(d, -1)                   # (..., n), NaN last
     n = rows.shape[-1]
-    has_nan = np.isnan(rows._array).any(-1, keepdims=True)   # (..., 1)
-    ranks = np.where(has_nan, n - 1, levels.reshape(-1) * (n - 1)).astype(input.dtype)
+    nan = np.isnan(rows._array)
+    if skip_nan:  # a row of NaNs keeps rank 0, a NaN
+        counted = n - nan.sum(-1, keepdims=True)             # (..., 1)
+        ranks = levels.reshape(-1) * np.maximum(counted - 1, 0).astype(input.dtype)
+    else:
+        ranks = np.where(nan.any(-1, keepdims=True), n - 1, levels.reshape(-1) * (n - 1))
+    ranks = ranks.astype(input.dtype)
     below, above = np.floor(ranks), np.ceil(ranks)
     if interpolation in ("lower", "higher", "nearest"):
         pick = {"lower": below, "higher": above, "nearest": np.round(ranks)}[interpolation]

@@ -201,6 +201,59 @@ class MathMethods:
         from .statistics import count_nonzero
         return count_nonzero(self, dim)
 
+    def mode(self, dim=-1, keepdim=False):
+        from .order_statistics import mode
+        return mode(self, dim, keepdim)
+
+    def nanmedian(self, dim=None, keepdim=False):
+        from .order_statistics import nanmedian
+        return nanmedian(self, dim, keepdim)
+
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        from .order_statistics import nanquantile
+        return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        from .nan_reductions import nansum
+        return nansum(self, dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        from .nan_reductions import nanmean
+        return nanmean(self, dim, keepdim, dtype=dtype)
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        from .differences import diff
+        return diff(self, n, dim, prepend, append)
+
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        from .tensor_assembly import diag_embed
+        return diag_embed(self, offset, dim1, dim2)
+
+    # --- linear algebra (minigrad/linalg*.py, tensor_products.py) ---------------------------
+    def det(self):
+        from .linalg_det import det
+        return det(self)
+
+    def logdet(self):
+        from .linalg_det import logdet
+        return logdet(self)
+
+    def slogdet(self):
+        from .linalg_det import slogdet
+        return slogdet(self)
+
+    def inverse(self):
+        from .linalg_inverse import inverse
+        return inverse(self)
+
+    def cross(self, other, dim=None):
+        from .tensor_products import cross
+        return cross(self, other, dim)
+
+    def kron(self, other):
+        from .tensor_products import kron
+        return kron(self, other)
+
     def norm(self, p="fro", dim=None, keepdim=False):
         """The vector p-norm over dim (all elements by default); "fro" is the 2-norm."""
         return ops.Norm.apply(self, p=2.0 if p in ("fro", None) else p, dim=dim, keepdim=keepdim)

@@ -6,16 +6,18 @@ from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswis
 from .attention import MultiheadAttention
 from .channel_dropout import Dropout1d, Dropout2d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, Fold, Unfold
+from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
+                   Fold, Unfold)
 from .distance import CosineSimilarity, PairwiseDistance
+from .embedding_bag import EmbeddingBag
 from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU, Sigmoid,
                      Softmax, Tanh)
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, Parameter
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
 from .parallel import DataParallel
-from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
-                      MaxPool2d)
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AvgPool1d,
+                      AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d)
 from .positional import PositionalEncoding, sinusoidal_table
 from .recurrent import RNNBase, RNNCellBase
 from .reshape import Flatten, Unflatten

@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d, Conv2d, their transposes ConvTranspose1d, ConvTranspose2d, and
+"""Convolution layers: Conv1d, Conv2d, Conv3d, their transposes ConvTranspose1d/2d/3d, and
 Unfold and Fold (the blocks a convolution reads), as torch.nn's (arguments, attributes, default initialisation, repr); the computations are
 `functional_conv.convolution` and `functional_conv.conv_transposed`."""
 from __future__ import annotations
@@ -105,6 +105,13 @@ class Conv2d(_ConvNd):
     _nd, _op = 2, "Conv2d"
 
 
+class Conv3d(_ConvNd):
+    """A 3-d convolution (volumes, video): (N, C_in, D, H, W) or (C_in, D, H, W) ->
+    (N, C_out, D_out, H_out, W_out), weight (C_out, C_in / groups, kD, kH, kW), bias (C_out,)."""
+
+    _nd, _op = 3, "Conv3d"
+
+
 class _ConvTransposeNd(_ConvNd):
     """What ConvTranspose1d and ConvTranspose2d share: PyTorch's argument order (output_padding
     after padding, dilation after bias) and `output_size=` in forward."""
@@ -160,6 +167,13 @@ class ConvTranspose2d(_ConvTransposeNd):
     (N, C_out, H_out, W_out), weight (C_in, C_out / groups, kH, kW), bias (C_out,)."""
 
     _nd, _op = 2, "ConvTranspose2d"
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """A transposed 3-d convolution: (N, C_in, D, H, W) or (C_in, D, H, W) ->
+    (N, C_out, D_out, H_out, W_out), weight (C_in, C_out / groups, kD, kH, kW), bias (C_out,)."""
+
+    _nd, _op = 3, "ConvTranspose3d"
 
 
 class _Blocks(Module):

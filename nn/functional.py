@@ -4,8 +4,9 @@ The activations, normalisation, embedding, padding and dropout are here; the act
 from other ops (hardtanh, relu6, glu, logsigmoid, ...) are in `functional_activation.py`, the
 losses in `functional_loss.py`, attention in `functional_attention.py`, convolution in
 `functional_conv.py`, pooling in `functional_pool.py`, group and RMS norm in
-`functional_norm.py`, interpolation in `functional_resample.py` and channel dropout in
-`channel_dropout.py`, imported here so that every name is at PyTorch's path.
+`functional_norm.py`, interpolation in `functional_resample.py`, channel dropout in
+`channel_dropout.py` and bags of embeddings in `embedding_bag.py`, imported here so that
+every name is at PyTorch's path.
 """
 from __future__ import annotations
 
@@ -18,25 +19,30 @@ from .functional_activation import (celu, glu, gumbel_softmax, hardshrink, hards
                                     hardswish, hardtanh, logsigmoid, mish, prelu, relu6, selu,
                                     softmin, softshrink, softsign, tanhshrink, threshold)
 from .channel_dropout import dropout1d, dropout2d
+from .embedding_bag import embedding_bag
 from .functional_attention import attention, scaled_dot_product_attention
-from .functional_conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
+from .functional_conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
+                              conv_transpose3d, fold, unfold)
 from .functional_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                               cosine_embedding_loss, cross_entropy, huber_loss, kl_div, l1_loss,
                               margin_ranking_loss, mse_loss, nll_loss, pairwise_distance,
                               smooth_l1_loss, triplet_margin_loss)
 from .functional_norm import group_norm, rms_norm
-from .functional_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d,
-                              max_pool1d, max_pool2d)
+from .functional_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
+                              avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d,
+                              max_pool3d)
 from .functional_resample import interpolate, upsample
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "attention", "avg_pool1d", "avg_pool2d",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d",
-           "conv_transpose1d", "conv_transpose2d", "cosine_embedding_loss", "cosine_similarity",
-           "cross_entropy", "dropout", "dropout1d", "dropout2d", "elu", "embedding", "fold",
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "attention",
+           "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d", "conv3d",
+           "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity",
+           "cross_entropy", "dropout", "dropout1d", "dropout2d", "elu", "embedding", "embedding_bag",
+           "fold",
            "gelu", "glu", "group_norm", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
            "hardtanh", "huber_loss", "interpolate", "kl_div", "l1_loss", "layer_norm",
            "leaky_relu", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss",
-           "max_pool1d", "max_pool2d", "mish", "mse_loss", "nll_loss", "normalize", "one_hot",
+           "max_pool1d", "max_pool2d", "max_pool3d", "mish", "mse_loss", "nll_loss", "normalize", "one_hot",
            "pad", "pairwise_distance", "prelu", "relu", "relu6", "rms_norm",
            "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax",
            "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",

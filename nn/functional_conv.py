@@ -138,6 +138,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return convolution(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Cross-correlation over D, H and W: input (N, C_in, D, H, W) or (C_in, D, H, W), weight
+    (C_out, C_in / groups, kD, kH, kW), bias (C_out,) -> (N, C_out, D_out, H_out, W_out)."""
+    return convolution(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
 def conv_transposed(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
                     op):
     """The checks of F.conv_transpose1d/2d, then the op: the adjoint of the convolution whose
@@ -205,6 +211,15 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     + output_padding + 1."""
     return conv_transposed(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 2, "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed convolution (the gradient of conv3d with respect to its input): input
+    (N, C_in, D, H, W) or (C_in, D, H, W), weight (C_in, C_out / groups, kD, kH, kW), bias
+    (C_out,) -> (N, C_out, D_out, H_out, W_out), each size as conv_transpose2d's."""
+    return conv_transposed(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3, "conv_transpose3d")
 
 
 def _block_conf(kernel_size, dilation, padding, stride, spatial, op):

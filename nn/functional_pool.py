@@ -1,7 +1,8 @@
-"""Pooling of `torch.nn.functional`: max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d,
-with PyTorch's arguments and checks; the computations are the ops of `minigrad.ops.pooling`.
+"""Pooling of `torch.nn.functional`: max_pool1d/2d/3d, avg_pool1d/2d/3d,
+adaptive_avg_pool1d/2d/3d, with PyTorch's arguments and checks; the computations are the ops
+of `minigrad.ops.pooling`, which work for any number of spatial dims.
 
-Inputs are (N, C, L) or (N, C, H, W), or the same without the batch dim.
+Inputs are (N, C, L), (N, C, H, W) or (N, C, D, H, W), or the same without the batch dim.
 """
 from __future__ import annotations
 
@@ -74,6 +75,14 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                      2, "max_pool2d")
 
 
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """The max of each window: (N, C, D, H, W) -> (N, C, D_out, H_out, W_out); with
+    return_indices also the flat position (d * H + h) * W + w of each max (int64)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     3, "max_pool3d")
+
+
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override, nd, op):
     x, lifted, kernel, stride, pads, _, out = _window_args(
@@ -99,6 +108,14 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     the divisor unless count_include_pad=False; divisor_override replaces the divisor."""
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override, 2, "avg_pool2d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """The mean of each window: (N, C, D, H, W) -> (N, C, D_out, H_out, W_out), with
+    avg_pool2d's count_include_pad and divisor_override."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3, "avg_pool3d")
 
 
 def _adaptive_avg_pool(input, output_size, nd, op):
@@ -127,3 +144,8 @@ def adaptive_avg_pool2d(input, output_size):
     """The mean over bins covering H and W: (N, C, H, W) -> (N, C, *output_size); an int is
     both sizes, None keeps the input's size in that dim."""
     return _adaptive_avg_pool(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """The mean over bins covering D, H and W: (N, C, D, H, W) -> (N, C, *output_size)."""
+    return _adaptive_avg_pool(input, output_size, 3, "adaptive_avg_pool3d")

@@ -1,4 +1,4 @@
-"""Pooling layers: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, as torch.nn's (their
+"""Pooling layers: MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d, as torch.nn's (their
 arguments kept as given, as PyTorch keeps them, so that `repr` matches); the computations are
 the functions of `functional_pool.py`."""
 from __future__ import annotations
@@ -40,6 +40,12 @@ class MaxPool2d(_MaxPoolNd):
     _fn = staticmethod(P.max_pool2d)
 
 
+class MaxPool3d(_MaxPoolNd):
+    """The max of each window: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out)."""
+
+    _fn = staticmethod(P.max_pool3d)
+
+
 class AvgPool1d(Module):
     """The mean of each window: (N, C, L) or (C, L) -> (N, C, L_out)."""
 
@@ -64,6 +70,8 @@ class AvgPool1d(Module):
 class AvgPool2d(Module):
     """The mean of each window: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out)."""
 
+    _fn = staticmethod(P.avg_pool2d)
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
@@ -73,11 +81,17 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):
-        return P.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+        return self._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """The mean of each window: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out)."""
+
+    _fn = staticmethod(P.avg_pool3d)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -105,3 +119,9 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     AdaptiveAvgPool2d(1) is global average pooling, (N, C, 1, 1)."""
 
     _fn = staticmethod(P.adaptive_avg_pool2d)
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """The mean over bins covering D, H and W: (N, C, D, H, W) -> (N, C, *output_size)."""
+
+    _fn = staticmethod(P.adaptive_avg_pool3d)

@@ -1,9 +1,11 @@
 """Compatibility cases: convolution, pooling, interpolation, channel dropout and the
-normalisation layers of CNNs (Conv1d, Conv2d and their transposes, the max, average and
-adaptive pools, Upsample, Dropout1d/2d, BatchNorm2d, GroupNorm, RMSNorm) and their
-functions."""
+normalisation layers of CNNs (Conv1d, Conv2d, Conv3d and their transposes, the max, average
+and adaptive pools in 1, 2 and 3 dims, Upsample, Dropout1d/2d, BatchNorm2d, GroupNorm,
+RMSNorm) and their functions."""
+import numpy as np
+
 from compat_cases_nn import fill
-from compat_table import case, f32, f64
+from compat_table import A, case, f32, f64
 
 CASES = []
 add = CASES.append
@@ -314,3 +316,51 @@ def _(lib, x, cols):
       r"divisible by the product of kernel_size", inputs=(f32(2, 13, 9),))
 def _(lib, cols):
     return lib.nn.functional.fold(cols, (4, 4), 2)
+
+
+# --- 3-d convolution and pooling (their own stream: the shared one's draws stay as they were) ---
+
+def _own(*shape, seed):
+    return A(np.random.default_rng(seed).standard_normal(shape).astype(np.float32), grad=True)
+
+
+@add
+@case("F.conv3d", "F.conv_transpose3d", "nn.Conv3d", "nn.ConvTranspose3d",
+      inputs=(_own(2, 4, 5, 4, 6, seed=41), _own(6, 2, 2, 3, 2, seed=42), _own(6, seed=43)),
+      rtol=1e-4, atol=1e-5)
+def _(lib, x, w, b):
+    F, nn = lib.nn.functional, lib.nn
+    mods = [nn.Conv3d(4, 6, 3, padding=1), nn.Conv3d(4, 2, (2, 3, 1), stride=(2, 1, 2),
+                                                     dilation=(1, 1, 2), groups=2, bias=False),
+            nn.Conv3d(4, 3, 2, padding=1, padding_mode="reflect"),
+            nn.ConvTranspose3d(4, 2, (2, 2, 3), stride=2, padding=(0, 1, 1), groups=2)]
+    for i, m in enumerate(mods):
+        fill(lib, m, seed=50 + i)
+    return ([F.conv3d(x, w, b, groups=2), F.conv3d(x, w, None, (1, 2, 1), 1, 1, 2),
+             F.conv3d(x[1], w, b, padding="same", groups=2),
+             F.conv_transpose3d(x, w[:4], stride=2),
+             F.conv_transpose3d(x[0], w[:4], b[:4], 1, 1, 0, 2)]
+            + [m(x) for m in mods] + [[repr(m) for m in mods], mods[0].weight.shape])
+
+
+@add
+@case("F.max_pool3d", "F.avg_pool3d", "F.adaptive_avg_pool3d", "nn.MaxPool3d", "nn.AvgPool3d",
+      "nn.AdaptiveAvgPool3d", inputs=(_own(2, 3, 6, 5, 7, seed=44),))
+def _(lib, x):
+    F, nn = lib.nn.functional, lib.nn
+    values, indices = F.max_pool3d(x, (2, 3, 2), stride=(2, 1, 2), padding=1,
+                                   return_indices=True)
+    pools = [nn.MaxPool3d(2), nn.MaxPool3d(3, 2, 1, dilation=(1, 2, 1), ceil_mode=True),
+             nn.AvgPool3d(2), nn.AvgPool3d((3, 2, 2), 1, 1, count_include_pad=False),
+             nn.AvgPool3d(3, 2, ceil_mode=True, divisor_override=5), nn.AdaptiveAvgPool3d(2),
+             nn.AdaptiveAvgPool3d((3, None, 4))]
+    return ([values, indices, F.max_pool3d(x[0], 2), F.avg_pool3d(x, 2, 1, 1),
+             F.adaptive_avg_pool3d(x, (1, 2, 3)), F.adaptive_avg_pool3d(x[1], 1)]
+            + [p(x) for p in pools] + [[repr(p) for p in pools]])
+
+
+@add
+@case("F.conv3d", compare="raises", match="Expected 4D \\(unbatched\\) or 5D \\(batched\\) input "
+      "to conv3d", inputs=(_own(2, 3, 4, seed=45), _own(1, 2, 1, 1, 1, seed=46)))
+def _(lib, x, w):
+    return lib.nn.functional.conv3d(x, w)

@@ -219,3 +219,22 @@ def _(lib):
 @case("minigrad.bincount", compare="raises", match="non-negative")
 def _(lib):
     return lib.bincount(lib.tensor([1, -1]))
+
+
+# --- EmbeddingBag (its own stream: the shared one's later draws stay as they were) ------------
+
+@add
+@case("nn.EmbeddingBag", "nn.EmbeddingBag.from_pretrained", "F.embedding_bag",
+      inputs=(A(np.random.default_rng(31).standard_normal((6, 3)).astype(np.float32), grad=True),
+              A(np.random.default_rng(32).standard_normal(7).astype(np.float32), grad=True)))
+def _(lib, table, weights):
+    F = lib.nn.functional
+    flat, offsets = lib.tensor([1, 4, 4, 0, 5, 2, 2]), lib.tensor([0, 2, 2, 5])
+    mean = lib.nn.EmbeddingBag.from_pretrained(table * 1.0, freeze=False)
+    biggest = lib.nn.EmbeddingBag.from_pretrained(table * 2.0, mode="max", padding_idx=4,
+                                                  include_last_offset=True)
+    return (mean(flat.reshape(1, 7)), mean(flat, offsets), biggest(flat, lib.tensor([0, 3, 7])),
+            F.embedding_bag(flat, table, offsets, mode="sum", per_sample_weights=weights),
+            F.embedding_bag(flat.reshape(7, 1), table, padding_idx=2), repr(mean), repr(biggest),
+            mean.weight.requires_grad, biggest.weight.requires_grad, biggest.padding_idx,
+            lib.nn.EmbeddingBag(4, 2, mode="sum").weight.shape)

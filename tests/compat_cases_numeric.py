@@ -150,3 +150,196 @@ def _(lib, x):
     return (lib.quantile(x, 0.25), x.quantile(levels, dim=1), x.quantile(0.5, 0, keepdim=True),
             lib.quantile(x, levels, 1, interpolation="nearest"),
             x.quantile(0.4, interpolation="midpoint"))
+
+
+# --- linear algebra, tensor products, order statistics (their own stream: the shared one's
+# later draws stay as they were) ---------------------------------------------------------------
+
+_own = np.random.default_rng(24)
+
+
+def _matrices(*shape, diagonal=3.0):
+    """float32 matrices, away from singular: random values plus `diagonal` on the diagonal."""
+    values = _own.standard_normal(shape) + diagonal * np.eye(shape[-1])
+    return A(values.astype(np.float32), grad=True)
+
+
+@add
+@case("linalg.vector_norm", "linalg.matrix_norm", "linalg.norm",
+      inputs=(A(_own.standard_normal((2, 3, 4)).astype(np.float32), grad=True),))
+def _(lib, x):
+    la = lib.linalg
+    return (la.vector_norm(x), la.vector_norm(x, 3, dim=(0, 2)), la.vector_norm(x, float("inf")),
+            la.vector_norm(x, 0, dim=1, keepdim=True), la.vector_norm(x, -2, dim=-1),
+            la.matrix_norm(x), la.matrix_norm(x, 1), la.matrix_norm(x, float("-inf"), (0, 2)),
+            la.norm(x), la.norm(x[0], 1), la.norm(x, dim=1), la.norm(x, 2.5, (0,)),
+            la.norm(x, dim=(1, 2), keepdim=True), la.norm(x[0, 0], float("inf")))
+
+
+@add
+@case("linalg.inv", "minigrad.inverse", "Tensor.inverse", "linalg.solve",
+      inputs=(_matrices(2, 3, 3), A(_own.standard_normal((3, 2)).astype(np.float32), grad=True)))
+def _(lib, a, b):
+    la = lib.linalg
+    return (la.inv(a), lib.inverse(a[0]), a[1].inverse(), la.solve(a, b), la.solve(a[0], b[:, 0]),
+            la.solve(a, b.t().unsqueeze(1), left=False), la.inv(a[:, :0, :0]))
+
+
+@add
+@case("linalg.det", "minigrad.det", "Tensor.det", "linalg.slogdet", "minigrad.slogdet",
+      "Tensor.slogdet", "minigrad.logdet", "Tensor.logdet",
+      inputs=(A(_own.standard_normal((2, 3, 3)).astype(np.float32), grad=True),))
+def _(lib, a):
+    spd = a @ a.transpose(-2, -1) + lib.eye(3)
+    return (lib.linalg.det(a), lib.det(a[0]), a.det(), tuple(lib.linalg.slogdet(a)),
+            tuple(lib.slogdet(a[1])), tuple(a.slogdet()), lib.logdet(spd), spd[0].logdet(),
+            lib.linalg.det(a[:, :0, :0]))
+
+
+@add
+@case("linalg.cholesky", "linalg.qr",
+      inputs=(A(_own.standard_normal((2, 3, 3)).astype(np.float32), grad=True),
+              A(_own.standard_normal((4, 3)).astype(np.float32), grad=True)))
+def _(lib, a, b):
+    spd = a @ a.transpose(-2, -1) + lib.eye(3)
+    la = lib.linalg
+    return (la.cholesky(spd), la.cholesky(spd[0], upper=True), tuple(la.qr(b)),
+            tuple(la.qr(b.t())), tuple(la.qr(a, mode="complete")), la.qr(b.detach(), mode="r").R)
+
+
+@add
+@case("linalg.LinAlgError", "linalg.inv")
+def _(lib):
+    try:
+        lib.linalg.inv(lib.zeros(2, 2))
+    except lib.linalg.LinAlgError as e:
+        return isinstance(e, RuntimeError)
+    return False
+
+
+@add
+@case("linalg.inv", compare="raises", match="linalg.inv: A must be batches of square matrices, "
+      "but they are 2 by 3 matrices")
+def _(lib):
+    return lib.linalg.inv(lib.ones(2, 3))
+
+
+@add
+@case("linalg.cross", "minigrad.cross", "Tensor.cross", "minigrad.kron", "Tensor.kron",
+      "minigrad.tensordot",
+      inputs=(A(_own.standard_normal((4, 3)).astype(np.float32), grad=True),
+              A(_own.standard_normal((1, 3)).astype(np.float32), grad=True)))
+def _(lib, a, b):
+    return (lib.linalg.cross(a, b), lib.cross(a, b, dim=1), a.t().cross(b.t().expand(3, 4), 0),
+            lib.kron(a, b), b.kron(a[0]), lib.kron(lib.tensor([[1, 2]]), lib.tensor([3, 4])),
+            lib.tensordot(a, b, ([1], [1])), lib.tensordot(a, a, 2), lib.tensordot(a, b, 0))
+
+
+@add
+@case("minigrad.mode", "Tensor.mode", "minigrad.nanmedian", "Tensor.nanmedian",
+      "minigrad.nanquantile", "Tensor.nanquantile",
+      inputs=(A(np.array([[1.0, 2.0, 2.5, np.nan], [3.5, np.nan, -1.0, 0.5],
+                          [7.0, 7.0, 7.0, 5.0]], np.float32), grad=True),))
+def _(lib, x):
+    """Distinct non-NaN values where an index or a gradient picks one of equal values."""
+    whole = lib.nan_to_num(x, 0.0)
+    return (tuple(lib.mode(whole, 1)), tuple(whole.mode(0, keepdim=True)),
+            tuple(lib.nanmedian(x[:2], 1)), x[1].nanmedian(), tuple(x[1:2].nanmedian(0)),
+            lib.nanquantile(x[:2], 0.3, 1), x[1].nanquantile(lib.tensor([0.25, 0.75])),
+            lib.nanquantile(x[:2], 0.5, 1, keepdim=True, interpolation="higher"))
+
+
+@add
+@case("linalg.solve_triangular", "linalg.matrix_power", "linalg.multi_dot", "linalg.vecdot",
+      "linalg.diagonal", "linalg.matmul",
+      inputs=(_matrices(2, 3, 3), A(_own.standard_normal((3, 2)).astype(np.float32), grad=True)))
+def _(lib, a, b):
+    la = lib.linalg
+    return (la.solve_triangular(a, b, upper=True), la.solve_triangular(a[0], b.t(), upper=False,
+                                                                       left=False),
+            la.solve_triangular(a, b, upper=False, unitriangular=True), la.matrix_power(a, 3),
+            la.matrix_power(a[0], -2), la.matrix_power(a, 0), la.multi_dot([b[:, 0], a[0], b]),
+            la.multi_dot([a[0], a[1], b, b.t()]), la.vecdot(a, b[:, 0]), la.diagonal(a),
+            la.diagonal(a, offset=-1, dim1=0, dim2=2), la.matmul(a, b))
+
+
+@add
+@case("minigrad.column_stack", "minigrad.dstack", "minigrad.atleast_1d", "minigrad.atleast_2d",
+      "minigrad.atleast_3d",
+      inputs=(A(_own.standard_normal((3, 2)).astype(np.float32), grad=True),
+              A(_own.standard_normal(3).astype(np.float32), grad=True)))
+def _(lib, m, v):
+    return (lib.column_stack([v, m, v * 2]), lib.column_stack([v[0], v[1]]),
+            lib.column_stack((m[:0], v[:0])), lib.dstack([v, v]), lib.dstack([m, m.unsqueeze(-1)]),
+            lib.dstack((v[0], v[1])), lib.atleast_1d(v[0]), lib.atleast_1d(v, m),
+            lib.atleast_2d(v), lib.atleast_2d([v[0], m]), lib.atleast_3d(v), lib.atleast_3d(m),
+            lib.atleast_3d(v[0], m.unsqueeze(0)))
+
+
+@add
+@case("minigrad.column_stack", "minigrad.dstack", compare="raises",
+      match="expects a non-empty TensorList")
+def _(lib):
+    return lib.dstack([])
+
+
+@add
+@case("linalg.svd", "linalg.svdvals",
+      inputs=(A(_own.standard_normal((2, 3, 4)).astype(np.float32), grad=True),))
+def _(lib, a):
+    """What the SVD fixes: the vectors' signs may differ (see the differences)."""
+    la = lib.linalg
+    U, S, Vh = la.svd(a, full_matrices=False)
+    full = la.svd(a[0].t())
+    return (S, U * U, Vh * Vh, (U * S.unsqueeze(-2)) @ Vh, U @ Vh, la.svdvals(a),
+            la.svdvals(a[:, :0]), full.S, full.U.shape, full.Vh.shape,
+            la.matrix_norm(a, 2), la.matrix_norm(a, "nuc"), la.norm(a[1], -2))
+
+
+@add
+@case("linalg.eigh", "linalg.eigvalsh",
+      inputs=(A(_own.standard_normal((2, 3, 3)).astype(np.float32), grad=True),))
+def _(lib, a):
+    """The eigenvalues, and what the eigenvectors' signs leave unchanged (see the differences)."""
+    sym = a + a.transpose(-2, -1)
+    values, vectors = lib.linalg.eigh(sym)
+    upper = lib.linalg.eigh(a[0], UPLO="U")
+    rebuilt = (vectors * values.unsqueeze(-2)) @ vectors.transpose(-2, -1)
+    return (values, vectors * vectors, rebuilt,
+            lib.linalg.eigvalsh(sym), lib.linalg.eigvalsh(a, "U"), upper.eigenvalues,
+            upper.eigenvectors.abs())
+
+
+@add
+@case("minigrad.nansum", "Tensor.nansum", "minigrad.nanmean", "Tensor.nanmean", "minigrad.diff",
+      "Tensor.diff",
+      inputs=(A(np.array([[1.0, np.nan, 3.0, -2.0], [np.nan, np.nan, np.nan, np.nan],
+                          [0.5, 4.0, np.nan, 1.5]], np.float32), grad=True),
+              A(_own.standard_normal((3, 5)).astype(np.float32), grad=True)))
+def _(lib, x, y):
+    return (lib.nansum(x), x.nansum(1), lib.nansum(x, (0, 1), keepdim=True),
+            x.nansum(0, dtype=lib.float64), lib.nanmean(x[::2], 1), lib.nanmean(x.detach(), 1),
+            x[0].nanmean(), x.nanmean(0, True),
+            lib.nansum(lib.tensor([1, 2, 3])), lib.nansum(lib.tensor(True)),
+            lib.diff(y), y.diff(2, 0), lib.diff(y, dim=0, prepend=y[:1], append=y[1:]),
+            y.diff(n=7), lib.diff(lib.tensor([1, 4, 9, 16]), n=2),
+            lib.diff(lib.tensor([True, False, False])))
+
+
+@add
+@case("minigrad.nanmean", compare="raises", match="nanmean\\(\\): expected input to have "
+      "floating point")
+def _(lib):
+    return lib.nanmean(lib.tensor([1, 2]))
+
+
+@add
+@case("minigrad.block_diag", "minigrad.cartesian_prod", "minigrad.diag_embed",
+      "Tensor.diag_embed",
+      inputs=(A(_own.standard_normal((2, 3)).astype(np.float32), grad=True),
+              A(_own.standard_normal(2).astype(np.float32), grad=True)))
+def _(lib, m, v):
+    return (lib.block_diag(m, v, v[0], m.t()), lib.block_diag(lib.ones(1, 2, dtype=lib.int64), m),
+            lib.block_diag(), lib.cartesian_prod(v, m[0], v), lib.cartesian_prod(v),
+            lib.cartesian_prod(lib.tensor([1, 2]), lib.tensor([3, 4, 5])),
+            lib.diag_embed(m), m.diag_embed(1), lib.diag_embed(m, -2, 0, 2), v.diag_embed(0, 1, 0))

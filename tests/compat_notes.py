@@ -358,6 +358,44 @@ def _kthvalue_ties(torch, mg):
     assert torch.tensor(x).kthvalue(20).values.item() == mg.tensor(x).kthvalue(20).values.item()
 
 
+def _det_second_derivative_at_singular(torch, mg):
+    for lib in (torch, mg):
+        a = lib.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.linalg.det(a), a, create_graph=True)
+        assert np.allclose(g.detach().numpy(), [[4.0, -2.0], [-2.0, 1.0]])
+        try:
+            g.sum().backward()
+            assert lib is torch
+        except NotImplementedError as e:
+            assert lib is mg and "linalg.det" in str(e)
+    nan = float("nan")
+    assert mg.nanmedian(mg.tensor([[nan, nan]]), 1).indices.item() == 0
+
+
+def _svd_signs(torch, mg):
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    want, got = torch.linalg.svd(torch.tensor(a)), mg.linalg.svd(mg.tensor(a))
+    flips = np.sign((want.U.numpy()[:, :3] * got.U.numpy()[:, :3]).sum(0))
+    assert (flips == -1).any() and np.allclose(want.S.numpy(), got.S.numpy())
+    assert np.allclose((want.Vh.numpy() * got.Vh.numpy()).sum(1), flips)
+
+
+def _nanmean_of_nans(torch, mg):
+    for lib, expected in ((torch, True), (mg, False)):
+        x = lib.tensor([float("nan"), float("nan")], requires_grad=True)
+        lib.nanmean(x).backward()
+        assert bool(np.isnan(x.grad.numpy()).all()) == expected
+
+
+def _mode_with_nans(torch, mg):
+    nan = float("nan")
+    assert np.isnan(torch.mode(torch.tensor([nan, 2.0, nan])).values.item())
+    assert mg.mode(mg.tensor([nan, 2.0, nan])).values.item() == 2.0
+    assert np.isnan(mg.mode(mg.tensor([nan, nan])).values.item())
+    for lib in (torch, mg):
+        assert lib.mode(lib.tensor([2.0, nan, nan, 3.0])).values.item() == 2.0
+
+
 def _logical_write_gradient(torch, mg):
     for lib, expected in ((torch, [1.0, 1.0]), (mg, [0.0, 0.0])):
         x = lib.tensor([1.0, 0.0], requires_grad=True)
@@ -398,11 +436,34 @@ DIFFERENCES = [
      "their `log_prob`, `entropy` and `kl_divergence` are PyTorch's values and gradients, "
      "and `batch_shape`, `event_shape` are tuples.",
      _random_streams),
-    ("`kthvalue` returns the first of equal values.",
-     "Its index is the k-th of a stable sort, so among equal values the first; PyTorch's "
+    ("`kthvalue` and `nanmedian` return the first of equal values.",
+     "Their index is the k-th of a stable sort, so among equal values the first; PyTorch's "
      "selection may return the index of another of them (the value is the same, the gradient "
-     "goes to the index returned). `median` chose PyTorch's indices in the tests, ties "
-     "included.", _kthvalue_ties),
+     "goes to the index returned; `quantile` and `nanquantile` likewise pass the gradient to "
+     "the first of equal values). `nanmedian` of a row of NaNs gives index 0. `median` chose "
+     "PyTorch's indices in the tests, ties included; `mode` gives PyTorch's: the smallest of "
+     "the most frequent values, at its last occurrence.", _kthvalue_ties),
+    ("`linalg.svd`'s singular vectors and `linalg.eigh`'s eigenvectors may have other signs "
+     "than PyTorch's.",
+     "The SVD fixes each pair u_i, v_i only up to a common sign, and an eigenvector only up "
+     "to its sign; LAPACK's drivers as NumPy and PyTorch call them choose differently for "
+     "some matrices. S, `svdvals`, the eigenvalues, the norms, U diag(S) Vh, V diag(L) V^T "
+     "and every function unchanged by such flips (and its gradient) are PyTorch's.",
+     _svd_signs),
+    ("`nanmean` of only NaNs passes a zero gradient.",
+     "The mean is NaN there in both libraries; PyTorch's gradient to those elements is NaN "
+     "(an infinite 1/count times the zero of the NaN mask), minigrad's is 0, as for the "
+     "NaNs of any other row.", _nanmean_of_nans),
+    ("`mode` counts each NaN apart.",
+     "NaN equals nothing, so a NaN is the mode only of a row of NaNs alone; PyTorch's result "
+     "for a row with NaNs depends on where they stand (`[nan, 2, nan]` gives NaN, "
+     "`[2, nan, nan, 3]` gives 2). Rows without NaN give PyTorch's values and indices.",
+     _mode_with_nans),
+    ("The second derivative of `linalg.det` at a singular matrix is an error.",
+     "The first derivative there (the cofactor matrix, from the SVD) is PyTorch's, also "
+     "with `create_graph=True`; differentiating it again raises NotImplementedError naming "
+     "`linalg.det`, where PyTorch computes it. At an invertible matrix every order works.",
+     _det_second_derivative_at_singular),
     ("`sort` is always stable.",
      "Equal elements keep their order; PyTorch's default sort may order ties either way "
      "(`stable=True` is accepted).", _stable_sort),
@@ -585,12 +646,11 @@ DIFFERENCES = [
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
 # absent: tests/test_compat_coverage.py fails when one appears, so the list stays true)
 NOT_SUPPORTED = [
-    ("torch.tensordot, kron, cross, torch.linalg", "no linear algebra beyond matmul, einsum, "
-     "diag, diagonal and trace (norms: Tensor.norm)",
-     ("tensordot", "kron", "cross", "linalg")),
-    ("torch.column_stack, dstack", "reshape, then cat or stack", ("column_stack", "dstack")),
-    ("torch.mode, nanmedian, nanquantile", "use sort (median, kthvalue, quantile, var_mean, "
-     "std_mean and count_nonzero exist)", ("mode", "nanmedian", "nanquantile")),
+    ("torch.linalg beyond its norms, inv, solve, solve_triangular, det, slogdet, cholesky, qr, "
+     "svd, svdvals, eigh, eigvalsh, cross and products (eig, pinv, lstsq, matrix_rank, "
+     "matrix_exp, the _ex forms, ...)", "solve, or factor with cholesky, qr, svd or eigh",
+     ("linalg.eig", "linalg.pinv", "linalg.lstsq", "linalg.matrix_rank", "linalg.matrix_exp",
+      "linalg.inv_ex", "linalg.cholesky_ex")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",
@@ -598,8 +658,6 @@ NOT_SUPPORTED = [
     ("torch.Size", "shapes are plain tuples", ("Size",)),
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
-    ("torch.nn.EmbeddingBag", "no such layer yet: sum or average the rows of an Embedding",
-     ("nn.EmbeddingBag",)),
     ("F.interpolate(mode='bicubic' or 'trilinear', antialias=True)", "an error names the "
      "mode: resize with 'bilinear', 'nearest', 'nearest-exact' or 'area'", ()),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
@@ -615,6 +673,7 @@ NOT_SUPPORTED = [
      "load weights from a file with load; export with onnx.export",
      ("hub", "export", "set_flush_denormal")),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
+     "nn.EmbeddingBag(max_norm=, scale_grad_by_freq=, sparse=) and F.embedding_bag's, "
      "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), "
      "register_forward_hook(prepend=, always_call=)",
      "keyword arguments minigrad does not take (an error names them): renormalise or scale "

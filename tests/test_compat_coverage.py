@@ -68,6 +68,10 @@ def test_every_nn_name_has_a_case():
                                     if n != "Tensor"]) == []
 
 
+def test_every_linalg_name_has_a_case():
+    assert _uncovered("linalg.", public(minigrad.linalg)) == []
+
+
 def test_every_optim_name_has_a_case():
     optim = minigrad.optim
     assert _uncovered("optim.", public(optim, type)) == []

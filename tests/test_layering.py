@@ -188,6 +188,12 @@ ALLOWED_CYCLE_EDGES = {
     ("minigrad.tensor_math", "minigrad.matrix_parts"),     # Tensor.diagonal, diag, trace
     ("minigrad.tensor_math", "minigrad.statistics"),       # Tensor.median, count_nonzero
     ("minigrad.tensor_math", "minigrad.tensor_assembly"),  # Tensor.tile
+    ("minigrad.tensor_math", "minigrad.order_statistics"),  # Tensor.mode, nanmedian
+    ("minigrad.tensor_math", "minigrad.linalg_det"),       # Tensor.det, slogdet, logdet
+    ("minigrad.tensor_math", "minigrad.linalg_inverse"),   # Tensor.inverse
+    ("minigrad.tensor_math", "minigrad.tensor_products"),  # Tensor.cross, kron
+    ("minigrad.tensor_math", "minigrad.nan_reductions"),   # Tensor.nansum, nanmean
+    ("minigrad.tensor_math", "minigrad.differences"),      # Tensor.diff
 }
 
 

@@ -1,6 +1,8 @@
 """diagonal, diag, trace, tril_indices, triu_indices (minigrad/matrix_parts.py), meshgrid,
-tile, hstack, vstack (minigrad/tensor_assembly.py), fmod (ops/truncated.py) and nan_to_num
-(ops/nonfinite.py) against PyTorch: values, dtypes, gradients of both orders, errors."""
+tile, hstack, vstack, dstack, column_stack, atleast_1d/2d/3d, block_diag, diag_embed,
+cartesian_prod (minigrad/tensor_assembly.py), nansum and nanmean (nan_reductions.py), diff
+(differences.py), fmod (ops/truncated.py) and nan_to_num (ops/nonfinite.py) against PyTorch:
+values, dtypes, gradients of both orders, errors."""
 import warnings
 
 import numpy as np
@@ -84,6 +86,16 @@ def test_gradients_of_both_orders():
                      (lambda x: x.trace() * x, [x]), (lambda x: x.tile((2, 1, 2)), [x]),
                      (lambda x, v: mg.meshgrid(v, x[0], indexing="xy")[1] * x[1:2].t(), [x, v]),
                      (lambda x, v: mg.hstack([v, x[1]]) * mg.vstack([x, x]).sum(), [x, v]),
+                     (lambda x, v: (mg.column_stack([v, x, v * v])
+                                    * mg.dstack([x, x])[..., 1].sum()), [x, v]),
+                     (lambda x, v: mg.atleast_3d(v) * mg.atleast_2d(x[0, 0]), [x, v]),
+                     (lambda x, v: (mg.block_diag(x, v, x[0, 0])
+                                    * mg.diag_embed(x, 1, 0, 2).sum()), [x, v]),
+                     (lambda x, v: mg.cartesian_prod(v, x[1]) * v.sum(), [x, v]),
+                     (lambda x, v: mg.diff(x * x, 2, 0, append=v.reshape(1, 3).t().expand(3, 4)),
+                      [x, v]),
+                     (lambda x: mg.nansum(x.masked_fill(x > 1, float("nan")) * x, 1)
+                      + mg.nanmean(x.masked_fill(x < -1, float("nan")), 1), [x]),
                      (lambda x, v: mg.fmod(x * 3, v.reshape(3, 1) + 2.5), [x, v]),
                      (lambda x: (x / x.round()).nan_to_num(posinf=2.0) * x, [x])):
         with np.errstate(all="ignore"):

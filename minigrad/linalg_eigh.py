@@ -1,0 +1,141 @@
+"""The eigendecomposition of symmetric matrices: `linalg.eigh` (A = V diag(L) V^T, the
+eigenvalues L ascending, V orthogonal) and `linalg.eigvalsh`, by NumPy's LAPACK (syevd, as
+PyTorch's CPU kernels), reading the triangle `UPLO` names.
+
+With F_ij = 1 / (l_j - l_i) off the diagonal, a symmetric dA moves L by diag(V^T dA V) and V
+by V (F o (V^T dA V)), so the gradient is gA = sym(V (diag(gL) + F o (V^T gV)) V^T),
+sym(X) = (X + X^T) / 2 (PyTorch's: the gradient of a symmetric input is symmetric). Equal
+eigenvalues make the vectors' gradient infinite, as in PyTorch; the eigenvalues alone have
+the gradient V diag(gL) V^T, defined everywhere. The formula is written once for arrays and
+tensors, so its tensor form gives every higher order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import return_types
+from .autograd.function import Function
+from .graph_rules import constant, rule, saved_input, saved_output
+from .jvp_rules import jvp_rule
+from .linalg_checks import check_square
+
+__all__ = ["eigh", "eigvalsh"]
+
+
+def _mT(a):
+    return np.swapaxes(a, -1, -2)
+
+
+class _OnArrays:
+    mT = staticmethod(_mT)
+    constant = staticmethod(lambda a: a)
+
+
+class _OnTensors:
+    mT = staticmethod(lambda t: t.transpose(-2, -1))
+    constant = staticmethod(constant)
+
+
+def _gaps(values, on):
+    """F (*, n, n): 1 / (l_j - l_i) off the diagonal, 0 on it."""
+    n = values.shape[-1]
+    eye = on.constant(np.eye(n, dtype=values.dtype))
+    return on.constant(1 - np.eye(n, dtype=values.dtype)) / (
+        values[..., None, :] - values[..., :, None] + eye)
+
+
+def _gradient(values, vectors, g_values, g_vectors, on):
+    eye = on.constant(np.eye(values.shape[-1], dtype=values.dtype))
+    inner = g_values[..., None, :] * eye + _gaps(values, on) * (on.mT(vectors) @ g_vectors)
+    g = vectors @ inner @ on.mT(vectors)
+    return (g + on.mT(g)) * 0.5
+
+
+def _check(a, op, uplo):
+    check_square(a, op)
+    if uplo not in ("L", "U"):
+        raise RuntimeError(f"{op}: Expected UPLO argument to be 'L' or 'U', but got {uplo}")
+
+
+def _split(packed, n):
+    """(L, V) from Eigh's output (or its gradient): (*, n + n n) -> (*, n), (*, n, n)."""
+    lead = tuple(packed.shape[:-1])
+    return packed[..., :n], packed[..., n:].reshape(lead + (n, n))
+
+
+class Eigh(Function):
+    """(*, n, n) symmetric -> L (*, n) and V (*, n, n) flattened side by side: (*, n + n n)."""
+
+    @staticmethod
+    def forward(ctx, a, uplo="L"):
+        _check(a, "linalg.eigh", uplo)
+        values, vectors = np.linalg.eigh(a, UPLO=uplo)
+        ctx.n = a.shape[-1]
+        ctx.save_for_backward(values, vectors)
+        return np.concatenate([values, vectors.reshape(values.shape[:-1] + (-1,))], -1)
+
+    @staticmethod
+    def backward(ctx, g):
+        values, vectors = ctx.saved
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _gradient(values, vectors, *_split(g, ctx.n), _OnArrays)
+
+
+@rule(Eigh)
+def _eigh_rule(ctx, g):
+    values, vectors = ctx.saved
+    packed = np.concatenate([values, vectors.reshape(values.shape[:-1] + (-1,))], -1)
+    return _gradient(*_split(saved_output(ctx, packed), ctx.n), *_split(g, ctx.n), _OnTensors)
+
+
+@jvp_rule(Eigh)
+def _eigh_jvp(ctx, out, tangents):
+    values, vectors = ctx.saved
+    p = _mT(vectors) @ tangents[0] @ vectors
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_vectors = vectors @ (_gaps(values, _OnArrays) * p)
+    t_values = np.diagonal(p, 0, -2, -1)
+    return np.concatenate([t_values, t_vectors.reshape(t_values.shape[:-1] + (-1,))],
+                          -1).astype(out.dtype, copy=False)
+
+
+class EigvalsH(Function):
+    """(*, n, n) symmetric -> its eigenvalues (*, n), ascending."""
+
+    @staticmethod
+    def forward(ctx, a, uplo="L"):
+        _check(a, "linalg.eigvalsh", uplo)
+        values, vectors = np.linalg.eigh(a, UPLO=uplo)
+        ctx.uplo = uplo
+        ctx.save_for_backward(vectors, a)
+        return values
+
+    @staticmethod
+    def backward(ctx, g):
+        vectors = ctx.saved[0]
+        return (vectors * g[..., None, :]) @ _mT(vectors)
+
+
+@rule(EigvalsH)
+def _eigvalsh_rule(ctx, g):
+    vectors = eigh(saved_input(ctx, 0, ctx.saved[1]), ctx.uplo).eigenvectors  # functions of
+    # A, so that the second order flows through them
+    return (vectors * g[..., None, :]) @ vectors.transpose(-2, -1)
+
+
+@jvp_rule(EigvalsH)
+def _eigvalsh_jvp(ctx, out, tangents):
+    vectors = ctx.saved[0]
+    return np.diagonal(_mT(vectors) @ tangents[0] @ vectors, 0, -2, -1).astype(out.dtype)
+
+
+def eigh(A, UPLO="L"):
+    """(eigenvalues (*, n) ascending, eigenvectors (*, n, n) as columns) of the symmetric
+    matrices A (*, n, n), of which only the lower (UPLO='L') or upper triangle is read."""
+    packed = Eigh.apply(A, uplo=UPLO)
+    return return_types.linalg_eigh(*_split(packed, A.shape[-1]))
+
+
+def eigvalsh(A, UPLO="L"):
+    """The eigenvalues (*, n), ascending, of the symmetric matrices A (*, n, n)."""
+    return EigvalsH.apply(A, uplo=UPLO)
