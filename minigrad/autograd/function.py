@@ -161,7 +161,7 @@ class Function(Node):
     """
 
     saved = ()           # arrays kept for backward; None once backward has freed them
-    saved_versions = ()  # (version counter, version when saved, shape) of tensors saved
+    saved_versions = ()  # per tensor saved: (version counter, version then, shape or index)
     takes_indices = False  # keyword tensors are index data kept as attributes (versions.py)
 
     def __init_subclass__(cls, **kwargs):

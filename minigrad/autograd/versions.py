@@ -70,7 +70,10 @@ def snapshot_versions(ctx, args, arrays, out):
                 x = _view_owner(s, args, arrays, out)
         if isinstance(x, tensor):
             vc = x._vc
-            versions.append((vc, vc[0], x._array.shape))
+            # the message's shape: the position of the array in `saved` if it is the tensor's
+            # own (a shape tuple made for every saved array cost about a tenth of an op), else
+            # the shape of the tensor whose view was saved
+            versions.append((vc, vc[0], i if x._array is s else x._array.shape))
         elif x is not None and isinstance(s, np.ndarray):
             copies = (copies or []) + [i]
     if copies:
@@ -138,6 +141,8 @@ def check_versions(node):
     """Raise if a tensor `node` saved was changed in place since."""
     for counter, version, shape in node.saved_versions:
         if counter[0] != version:
+            if shape.__class__ is int:  # a position in `saved` (see snapshot_versions)
+                shape = node.saved[shape].shape
             raise RuntimeError(
                 f"{node.name()}: one of the variables needed for gradient computation has "
                 f"been modified by an inplace operation: a tensor of shape {shape} needed for "
