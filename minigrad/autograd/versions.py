@@ -93,6 +93,9 @@ def _view_owner(s, args, arrays, out):
     return out if a is root or a.base is root else None
 
 
+_BASIC = {slice, int, type(None), type(Ellipsis)}  # index items that never hold an array
+
+
 def unwrap_indices(kwargs, tensor):
     """Replace the tensors among `kwargs` (at the top level or inside a tuple index) by their
     arrays, in place; return the tensors and plain arrays found, for `track_indices`."""
@@ -100,6 +103,8 @@ def unwrap_indices(kwargs, tensor):
     for k, v in kwargs.items():
         if v.__class__ is tuple:
             for i in v:  # a plain loop: basic indices (slices, ints) usually hold no array
+                if i.__class__ in _BASIC:  # (a failing isinstance of two classes costs more)
+                    continue
                 if isinstance(i, (tensor, np.ndarray)):
                     found += [i for i in v if isinstance(i, (tensor, np.ndarray))]
                     kwargs[k] = tuple([i._array if isinstance(i, tensor) else i for i in v])
