@@ -33,10 +33,29 @@ class _ThreadState(threading.local):
 
 _state = _ThreadState()
 
+# How many threads have grad mode off right now. Every op reads grad mode, and an attribute of
+# the per-thread state costs several times a module global's to read: while no thread has
+# turned recording off (a training step's forward, a sampling loop), the count says that grad
+# mode is on in this thread too, and the per-thread state is read only otherwise. A thread that
+# ends inside `no_grad` leaves the count above 0: the ops then read the per-thread state.
+threads_without_grad = [0]
+_switch_lock = threading.Lock()
+
 
 def is_grad_enabled() -> bool:
     """True unless inside `no_grad()`."""
-    return _state.grad_enabled
+    return not threads_without_grad[0] or _state.grad_enabled
+
+
+def _set_switch(name, value):
+    """Set this thread's switch `name`, keeping `threads_without_grad` up to date."""
+    if name != "grad_enabled":
+        setattr(_state, name, value)
+        return
+    with _switch_lock:
+        was = _state.grad_enabled
+        _state.grad_enabled = value
+        threads_without_grad[0] += (not value) - (not was)
 
 
 class _Switch(contextlib.ContextDecorator):
@@ -47,10 +66,10 @@ class _Switch(contextlib.ContextDecorator):
 
     def __enter__(self):
         self.prev = getattr(_state, self.name)
-        setattr(_state, self.name, self.value)
+        _set_switch(self.name, self.value)
 
     def __exit__(self, *exc):
-        setattr(_state, self.name, self.prev)
+        _set_switch(self.name, self.prev)
         return False
 
     def __call__(self, fn):  # a fresh instance per call keeps nested/recursive use safe

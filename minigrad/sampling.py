@@ -9,6 +9,8 @@ from .dtypes import resolve
 from .random import generator as _rng
 from .tensor import Tensor, array_of
 
+_min, _max = np.minimum.reduce, np.maximum.reduce
+
 
 def multinomial(input, num_samples, replacement=False, generator=None):
     """Category indices drawn in proportion to the weights in each row of input (C,) or (N, C).
@@ -25,9 +27,11 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     n = rows.shape[1]
     totals = rows.sum(axis=1)
     # one look at the totals and the minimum clears the usual input (a language model draws
-    # a token per call); anything else gets the checks that name what is wrong
-    with np.errstate(invalid="ignore"):
-        usual = rows.size > 0 and np.isfinite(totals).all() and rows.min() >= 0 and totals.min() > 0
+    # a token per call); anything else gets the checks that name what is wrong. A NaN makes
+    # every comparison below False, and an inf total fails the last one (the ufuncs' own
+    # reductions: the methods' Python wrappers cost more than these small arrays)
+    usual = (rows.size > 0 and _min(rows, axis=None) >= 0 and _min(totals) > 0
+             and _max(totals) < np.inf)
     if not usual:
         if not np.all(np.isfinite(p)) or np.any(p < 0):
             raise ValueError("multinomial: the weights must be finite and non-negative (found "

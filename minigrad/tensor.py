@@ -15,7 +15,7 @@ import numpy as np
 from . import dtypes, ops, return_types
 from .autograd import gradients
 from .autograd.engine import run_backward
-from .autograd.function import _node_of, register_tensor_class
+from .autograd.function import _node_of, register_tensor_class, share_attribute_layout
 from .autograd.hooks import RetainGrad, add_pre_hook
 from .platform.device import check_device
 from .grad_mode import is_grad_enabled
@@ -326,6 +326,10 @@ def _check_can_require_grad(op, dtype):
 
 
 register_tensor_class(Tensor)  # the engine wraps op outputs in it
+# the attributes a tensor may get (its array and version counter, then the class defaults
+# above): see `share_attribute_layout` for why recorded outputs would otherwise be slower
+share_attribute_layout(Tensor, ("_array", "_vc", "grad_fn", "_requires_grad", "grad", "_acc",
+                                "_name", "_view", "_views", "_prune_at"))
 for _name in ops.reduce.ALIASED:
     setattr(Tensor, _name, ops.reduce.dim_aliases(getattr(Tensor, _name)))
 

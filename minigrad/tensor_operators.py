@@ -63,7 +63,10 @@ _Tensor = OperatorMethods
 
 
 def is_operand(x):
-    return isinstance(x, (_Tensor, np.ndarray, np.generic, int, float))
+    # a Python number first, by its class: `mask == 0` is everyday code, and each class that
+    # an isinstance of several fails to match costs a call of its own
+    return x.__class__ in _PY_NUMBERS or isinstance(x, (_Tensor, np.ndarray, np.generic, int,
+                                                        float))
 
 
 def binary(op, name, a, b):

@@ -108,6 +108,10 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, x):
+        if not self.training and not self.inplace and 0.0 <= self.p < 1.0:
+            # F.dropout's answer in evaluation, the input itself, without its three calls:
+            # a model calls every Dropout for every sampled token
+            return x
         return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self):

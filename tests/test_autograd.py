@@ -737,6 +737,61 @@ def test_grad_mode_and_module_path_are_per_thread():
     assert current_module_path() is None
 
 
+@pytest.mark.skipif(sys.implementation.name != "cpython" or sys.version_info < (3, 11),
+                    reason="CPython's shared attribute tables")
+def test_recorded_outputs_and_nodes_share_their_class_attribute_layout():
+    # CPython gives an instance a dict of its own (slower to make, read and free) when it gets
+    # an attribute its class's shared table lacks, and only the first few dozen instances may
+    # add names: the tensors and nodes made before the first recorded op must not lock
+    # `grad_fn` or a node's `sequence_nr` out (`share_attribute_layout`). gc sees such a dict.
+    import gc
+
+    class Twice(Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+    kept = [mg.zeros(2) for _ in range(200)]
+    kept += [Twice.apply(mg.zeros(2)) for _ in range(200)]  # nodes that record nothing
+    y = Twice.apply(leaf([1.0, 2.0]))
+    assert isinstance(y.grad_fn, Twice)
+    for obj in (y, y.grad_fn):
+        assert not any(type(r) is dict for r in gc.get_referents(obj))
+
+
+def test_ops_record_while_another_thread_is_in_no_grad():
+    # ops read grad mode from a count of threads without grad before the per-thread state:
+    # another thread's no_grad must not stop this thread's recording, nor a nested or plain
+    # set_grad_enabled leave the count behind
+    import threading
+    from minigrad.grad_mode import threads_without_grad
+
+    x = leaf([1.0, 2.0])
+    inside, release = threading.Event(), threading.Event()
+    seen = {}
+
+    def other():
+        with mg.no_grad():
+            with mg.no_grad():
+                inside.set()
+                release.wait(10)
+                seen["other"] = (x * 2).requires_grad
+
+    t = threading.Thread(target=other)
+    t.start()
+    inside.wait(10)
+    assert threads_without_grad[0] == 1
+    seen["main"] = (x * 2).requires_grad
+    release.set()
+    t.join()
+    assert seen == {"other": False, "main": True}
+    assert threads_without_grad[0] == 0
+    mg.set_grad_enabled(False)
+    assert not (x * 2).requires_grad and not mg.is_grad_enabled()
+    mg.set_grad_enabled(True)
+    assert threads_without_grad[0] == 0 and (x * 2).requires_grad
+
+
 
 def test_module_calls_in_two_threads_keep_their_own_paths():
     # Module.__call__ sets the path on the calling thread's own scope: a model running in

@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-from ..grad_mode import _state
+from ..grad_mode import _state, threads_without_grad
 from .adoption import adoptable
 from .views import note_view
 from .versions import share_version_counter, snapshot_versions, track_indices, unwrap_indices
@@ -82,6 +82,29 @@ class SharedRecordHook:
                 _record_hooks.remove(self.hook)
 
 
+# --- instance layout --------------------------------------------------------------------------
+
+def share_attribute_layout(cls, names):
+    """Put `names` in the table of attribute names that CPython shares among the instances of
+    `cls`, by setting them once on a throwaway instance when the class is made.
+
+    CPython (3.11 on) keeps an instance's attributes in a compact array indexed by a table of
+    names shared by its class, and only the first few dozen instances may add names to that
+    table. An instance given a name the table lacks gets a dict of its own, which costs about
+    1.5 thousand instructions to make, and more to read and to free. A program makes
+    thousands of tensors (and op nodes under `no_grad`) before an op records its first node,
+    so without this every recorded output would get a dict for its `grad_fn`. Only speed
+    depends on it: the attributes behave the same either way."""
+    obj = _new(cls)
+    for name in names:
+        setattr(obj, name, None)
+
+
+# attributes `apply`, the engine and `register_hook` set on nodes
+_NODE_ATTRIBUTES = ("next_nodes", "saved", "sequence_nr", "out_shape", "out_dtype",
+                    "saved_versions", "pre_hooks")
+
+
 # --- graph nodes ------------------------------------------------------------------------------
 
 class Node:
@@ -138,8 +161,12 @@ class Function(Node):
     """
 
     saved = ()           # arrays kept for backward; None once backward has freed them
-    saved_versions = ()  # (version counter, version when saved, shape) of tensors saved
+    saved_versions = ()  # per tensor saved: (version counter, version then, shape or index)
     takes_indices = False  # keyword tensors are index data kept as attributes (versions.py)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        share_attribute_layout(cls, _NODE_ATTRIBUTES)  # every op class's nodes (see there)
 
     def save_for_backward(self, *arrays):
         """Keep arrays for backward; in-place changes to them before backward are detected."""
@@ -165,7 +192,7 @@ class Function(Node):
         # runs, as in PyTorch, so that forward can leave unsaved what no gradient will need.
         # One loop finds the arrays and the nodes: this runs for every op, so it is kept lean.
         arrays, nodes, wanted = [], [], False
-        grad_enabled = _state.grad_enabled
+        grad_enabled = not threads_without_grad[0] or _state.grad_enabled  # (grad_mode.py)
         for a in args:
             node = None
             if isinstance(a, Tensor):

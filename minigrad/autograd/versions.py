@@ -70,7 +70,10 @@ def snapshot_versions(ctx, args, arrays, out):
                 x = _view_owner(s, args, arrays, out)
         if isinstance(x, tensor):
             vc = x._vc
-            versions.append((vc, vc[0], x._array.shape))
+            # the message's shape: the position of the array in `saved` if it is the tensor's
+            # own (a shape tuple made for every saved array cost about a tenth of an op), else
+            # the shape of the tensor whose view was saved
+            versions.append((vc, vc[0], i if x._array is s else x._array.shape))
         elif x is not None and isinstance(s, np.ndarray):
             copies = (copies or []) + [i]
     if copies:
@@ -90,6 +93,9 @@ def _view_owner(s, args, arrays, out):
     return out if a is root or a.base is root else None
 
 
+_BASIC = {slice, int, type(None), type(Ellipsis)}  # index items that never hold an array
+
+
 def unwrap_indices(kwargs, tensor):
     """Replace the tensors among `kwargs` (at the top level or inside a tuple index) by their
     arrays, in place; return the tensors and plain arrays found, for `track_indices`."""
@@ -97,6 +103,8 @@ def unwrap_indices(kwargs, tensor):
     for k, v in kwargs.items():
         if v.__class__ is tuple:
             for i in v:  # a plain loop: basic indices (slices, ints) usually hold no array
+                if i.__class__ in _BASIC:  # (a failing isinstance of two classes costs more)
+                    continue
                 if isinstance(i, (tensor, np.ndarray)):
                     found += [i for i in v if isinstance(i, (tensor, np.ndarray))]
                     kwargs[k] = tuple([i._array if isinstance(i, tensor) else i for i in v])
@@ -138,6 +146,8 @@ def check_versions(node):
     """Raise if a tensor `node` saved was changed in place since."""
     for counter, version, shape in node.saved_versions:
         if counter[0] != version:
+            if shape.__class__ is int:  # a position in `saved` (see snapshot_versions)
+                shape = node.saved[shape].shape
             raise RuntimeError(
                 f"{node.name()}: one of the variables needed for gradient computation has "
                 f"been modified by an inplace operation: a tensor of shape {shape} needed for "
