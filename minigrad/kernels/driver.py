@@ -319,7 +319,8 @@ def layer_norm_backward_numba(g, xhat, rstd, weight, parallel=True, chunks=None)
            pb), fast=True)
     if chunks == 1:   # nothing to add up: skip the two reductions and their temporaries
         return dx, pw[0], pb[0]
-    return dx, pw.sum(axis=0), pb.sum(axis=0)
+    # (ndarray.sum's own reduction, without its Python wrapper: the same bits)
+    return dx, np.add.reduce(pw, axis=0), np.add.reduce(pb, axis=0)
 
 
 def cross_entropy(parallel, backward, x, target, eps, stats, vec, dx):
