@@ -125,6 +125,7 @@ def layer_norm_backward(grad, xhat, rstd, weight):
 
 
 def _check_layer_norm_backward(grad, xhat, rstd, weight):
+    """layer_norm_backward's checks, in their order; returns (grad, xhat, rstd) as arrays."""
     op = "layer_norm_backward"
     grad, xhat = as_array(grad, op, "grad"), as_array(xhat, op, "xhat")
     rstd = as_array(rstd, op, "rstd")
