@@ -56,7 +56,7 @@ from .dropout_kernels import (_BLOCK, COPY, DROPOUT, FILL_MASKED, ZERO_MASKED, _
                               _elements)
 from .layernorm import _backward_rows, _forward_row
 from .openblas import gemm_block as _gemm_block
-from .policy import FASTMATH, HELPER, INLINE, NO_COUNTING, twins
+from .policy import FASTMATH, HELPER, INLINE, NO_COUNTING, num_threads, twins
 from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _softmax_backward_row,
                               _softmax_block)
 from .views import flat
@@ -282,9 +282,9 @@ def _call(parallel, op, flags, nblk, dtype, arrays, allowed=None, ints=None, vec
     c = _compiled.get(dtype)
     if c is None:
         c = _compiled[dtype] = _compile(dtype, kernel)
-    a = arrays + c[2][len(arrays)]
-    kernel(c[1] if fast else c[0], c[1], op, flags, nblk, a[0], a[1], a[2], a[3], a[4], a[5],
-           a[6], c[3] if allowed is None else allowed, c[4] if ints is None else ints,
+    a, b, cc, d, e, f, g = arrays + c[2][len(arrays)]
+    kernel(c[1] if fast else c[0], c[1], op, flags, nblk, a, b, cc, d, e, f, g,
+           c[3] if allowed is None else allowed, c[4] if ints is None else ints,
            c[5] if vec is None else vec, key, threshold, c[6] if scale is None else scale, eps)
 
 
@@ -292,7 +292,7 @@ def _shares(parallel, units):
     """How many calls of the block functions for work of `units` blocks: one per thread (the
     prange loop gives each thread an equal run of calls anyway, and each call has a cost),
     or one in the calling thread."""
-    return min(numba.get_num_threads(), units) if parallel and units > 1 else 1
+    return min(num_threads(), units) if parallel and units > 1 else 1
 
 
 def masked_softmax_dropout(parallel, backward, a, b, allowed, masked, key, threshold, scale,
@@ -324,8 +324,8 @@ def _layer_norm(x, s, flags, key, threshold, scale, weight, bias, eps, parallel)
     n, d = x.shape
     w = np.ones(d, x.dtype) if weight is None else np.ascontiguousarray(weight, dtype=x.dtype)
     b = np.zeros(d, x.dtype) if bias is None else np.ascontiguousarray(bias, dtype=x.dtype)
-    y = np.empty_like(x)
-    xhat = np.empty_like(x)
+    y = np.empty((n, d), x.dtype)   # (x is C-contiguous: empty_like's layout, less work)
+    xhat = np.empty((n, d), x.dtype)
     rstd = np.empty((n, 1), x.dtype)
     _call(parallel, LAYER_NORM, flags, _shares(parallel, -(-n // _BLOCK)), x.dtype,
           (x, s, w.reshape(1, d), b.reshape(1, d), y, xhat, rstd), key=key,
@@ -342,17 +342,18 @@ def layer_norm_backward_numba(g, xhat, rstd, weight, parallel=True, chunks=None)
     n, d = g.shape
     w = np.ones(d, g.dtype) if weight is None else np.ascontiguousarray(weight, dtype=g.dtype)
     if chunks is None:
-        chunks = numba.get_num_threads() if parallel else 1
+        chunks = num_threads() if parallel else 1
     chunks = max(1, min(chunks, n))
     pw = np.zeros((chunks, d), g.dtype)
     pb = np.zeros((chunks, d), g.dtype)
-    dx = np.empty_like(g)
+    dx = np.empty((n, d), g.dtype)
     _call(parallel, LAYER_NORM_BACKWARD, 0, chunks, g.dtype,
           (g, np.ascontiguousarray(xhat), np.ascontiguousarray(rstd), w.reshape(1, d), dx, pw,
            pb), fast=True)
     if chunks == 1:   # nothing to add up: skip the two reductions and their temporaries
         return dx, pw[0], pb[0]
-    return dx, pw.sum(axis=0), pb.sum(axis=0)
+    # (ndarray.sum's own reduction, without its Python wrapper: the same bits)
+    return dx, np.add.reduce(pw, axis=0), np.add.reduce(pb, axis=0)
 
 
 def cross_entropy(parallel, backward, x, target, eps, stats, vec, dx):

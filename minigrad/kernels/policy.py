@@ -32,6 +32,7 @@ import os
 import types
 
 import numba
+from numba.np.ufunc import parallel as _pool
 
 from . import openblas as _openblas
 
@@ -116,6 +117,19 @@ def numpy_backend():
     return _backend == "numpy"
 
 
+def num_threads():
+    """numba.get_num_threads(), read without its two locks once the pool is up.
+
+    Numba's function takes a process lock and a thread lock at every call, to start the pool
+    if it has not started: several times the cost of reading the count, and the kernels' entry
+    points ask at every call. Once the pool is up, Numba keeps its reader as a module
+    attribute (private: if a later Numba drops it, or it reports no threads, this is Numba's
+    public function and its errors)."""
+    read = getattr(_pool, "_get_num_threads", None)
+    n = read() if read is not None else 0
+    return n if n > 0 else numba.get_num_threads()
+
+
 def parallel(size):
     """Whether work of `size` runs in the thread pool: at least PARALLEL_MIN_WORK, and more
     than one thread to share it (with one thread, launching the pool is pure overhead: 20 us
@@ -123,7 +137,7 @@ def parallel(size):
     whatever the thread count: the tests' way to run the parallel kernels."""
     if size < PARALLEL_MIN_WORK:
         return False
-    return PARALLEL_MIN_WORK == 0 or numba.get_num_threads() > 1
+    return PARALLEL_MIN_WORK == 0 or num_threads() > 1
 
 
 def pick(kernels, size):

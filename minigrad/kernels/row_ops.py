@@ -11,32 +11,51 @@ from . import driver as _driver
 from . import policy
 from . import reference as _ref
 from . import softmax_kernels as _sm
-from .checks import (as_array, check_affine, check_eps, check_float, check_rows,
+from .checks import (FLOATS, as_array, check_affine, check_eps, check_float, check_rows,
                      check_same_shape, rows)
 
 
+def _fine(x):
+    """Whether x needs none of the checks' conversions and fails none of them: a float32 or
+    float64 ndarray of at least 1 dimension (the common case, told in three tests)."""
+    return type(x) is np.ndarray and x.dtype in FLOATS and x.ndim > 0
+
+
+def _rows_of(x, out):
+    """(x's rows C-contiguous, out's rows) as (rows, n) arrays: for a 2-D x, x (copied only if
+    not C-contiguous) and out themselves, no views; else .checks.rows(x) and a view of out."""
+    if x.ndim == 2:
+        return np.ascontiguousarray(x), out
+    return rows(x), out.reshape(-1, x.shape[-1])
+
+
 def _forward(op, kernels, ref, x):
-    x = as_array(x, op, "x")
-    check_rows(op, x)
-    check_float(op, x)
+    if not _fine(x):   # the checks, in their order, where one may fail
+        x = as_array(x, op, "x")
+        check_rows(op, x)
+        check_float(op, x)
     if policy.numpy_backend():
         return ref(x)
     y = np.empty(x.shape, x.dtype)
     if x.size:
-        policy.pick(kernels, x.size)(rows(x), y.reshape(-1, x.shape[-1]))
+        (kernels[0] if policy.parallel(x.size) else kernels[1])(*_rows_of(x, y))
     return y
 
 
 def _backward(op, kernels, ref, y, grad):
-    y, grad = as_array(y, op, "y"), as_array(grad, op, "grad")
-    check_rows(op, y)
-    check_same_shape(op, y, grad)
-    check_float(op, y, grad)
+    if not (_fine(y) and type(grad) is np.ndarray and grad.dtype is y.dtype
+            and grad.shape == y.shape):   # the checks, in their order, where one may fail
+        y, grad = as_array(y, op, "y"), as_array(grad, op, "grad")
+        check_rows(op, y)
+        check_same_shape(op, y, grad)
+        check_float(op, y, grad)
     if policy.numpy_backend():
         return ref(y, grad)
     dx = np.empty(y.shape, y.dtype)
     if y.size:
-        policy.pick(kernels, y.size)(rows(y), rows(grad), dx.reshape(-1, y.shape[-1]))
+        yr, out = _rows_of(y, dx)
+        (kernels[0] if policy.parallel(y.size) else kernels[1])(
+            yr, np.ascontiguousarray(grad) if y.ndim == 2 else rows(grad), out)
     return dx
 
 
@@ -65,18 +84,27 @@ def log_softmax_backward(y, grad):
                      _ref.log_softmax_backward, y, grad)
 
 
+def _affine_fine(x, p):
+    """Whether weight or bias p fails none of check_affine's checks for rows x, told cheaply."""
+    return p is None or (type(p) is np.ndarray and p.dtype is x.dtype
+                         and p.shape == x.shape[1:])
+
+
 def layer_norm(x, weight, bias, eps):
     """(x - mean) / sqrt(var + eps) * weight + bias along the rows of x (N, D), biased var.
 
     Returns (y, x_hat, rstd): the output (N, D), the normalised input (N, D) and
     1 / sqrt(var + eps) (N, 1), the two a backward pass needs. weight, bias: (D,) or None.
     """
-    x = as_array(x, "layer_norm", "x")
-    if x.ndim != 2:
-        raise ValueError(f"layer_norm: expected rows of shape (N, D), got shape {x.shape}")
-    check_float("layer_norm", x)
-    check_affine("layer_norm", x, weight, bias)
-    eps = check_eps("layer_norm", eps)
+    if not (type(x) is np.ndarray and x.ndim == 2 and x.dtype in FLOATS
+            and _affine_fine(x, weight) and _affine_fine(x, bias)
+            and type(eps) is float and eps >= 0):   # the checks, where one may fail
+        x = as_array(x, "layer_norm", "x")
+        if x.ndim != 2:
+            raise ValueError(f"layer_norm: expected rows of shape (N, D), got shape {x.shape}")
+        check_float("layer_norm", x)
+        check_affine("layer_norm", x, weight, bias)
+        eps = check_eps("layer_norm", eps)
     if policy.numpy_backend() or x.size == 0:
         return _ref.layer_norm(x, weight, bias, eps)
     return _driver.layer_norm_numba(x, weight, bias, eps, parallel=policy.parallel(x.size))
@@ -84,6 +112,20 @@ def layer_norm(x, weight, bias, eps):
 
 def layer_norm_backward(grad, xhat, rstd, weight):
     """(dx, dweight, dbias) from the output gradient (N, D) and layer_norm's x_hat and rstd."""
+    if not (type(xhat) is np.ndarray and xhat.ndim == 2 and xhat.dtype in FLOATS
+            and type(grad) is np.ndarray and grad.dtype is xhat.dtype
+            and grad.shape == xhat.shape and type(rstd) is np.ndarray
+            and rstd.dtype is xhat.dtype and rstd.shape == (xhat.shape[0], 1)
+            and _affine_fine(xhat, weight)):   # the checks, in their order, where one may fail
+        grad, xhat, rstd = _check_layer_norm_backward(grad, xhat, rstd, weight)
+    if policy.numpy_backend() or xhat.size == 0:
+        return _ref.layer_norm_backward(grad, xhat, rstd, weight)
+    return _driver.layer_norm_backward_numba(grad, xhat, rstd, weight,
+                                             parallel=policy.parallel(xhat.size))
+
+
+def _check_layer_norm_backward(grad, xhat, rstd, weight):
+    """layer_norm_backward's checks, in their order; returns (grad, xhat, rstd) as arrays."""
     op = "layer_norm_backward"
     grad, xhat = as_array(grad, op, "grad"), as_array(xhat, op, "xhat")
     rstd = as_array(rstd, op, "rstd")
@@ -95,7 +137,4 @@ def layer_norm_backward(grad, xhat, rstd, weight):
                          f"{xhat.shape} (expected ({xhat.shape[0]}, 1))")
     check_float(op, xhat, grad, rstd)
     check_affine(op, xhat, weight, None)
-    if policy.numpy_backend() or xhat.size == 0:
-        return _ref.layer_norm_backward(grad, xhat, rstd, weight)
-    return _driver.layer_norm_backward_numba(grad, xhat, rstd, weight,
-                                         parallel=policy.parallel(xhat.size))
+    return grad, xhat, rstd
