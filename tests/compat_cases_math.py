@@ -273,3 +273,40 @@ def _(lib, x):
 def _(lib, x):
     """where(condition) alone: the indices of the True elements, one tensor per dim."""
     return lib.where(x > 0), lib.where(x.detach()[0] > 0), lib.where(lib.tensor([0, 3, 0, 1]))
+
+
+# the inverse trigonometric and hyperbolic functions, and PyTorch's arc* names of them
+for _name, _low, _high in [("asin", -0.95, 0.95), ("acos", -0.95, 0.95), ("atan", -3, 3),
+                           ("sinh", -3, 3), ("cosh", -3, 3), ("asinh", -3, 3),
+                           ("acosh", 1.05, 4), ("atanh", -0.95, 0.95)]:
+    add(unary(_name, low=_low, high=_high))
+    if _name[0] == "a":
+        add(unary("arc" + _name[1:], low=_low, high=_high))
+
+
+@add
+@case("minigrad.atan2", "minigrad.arctan2", "minigrad.hypot", "minigrad.logaddexp",
+      "minigrad.logaddexp2", "Tensor.atan2", "Tensor.arctan2", "Tensor.hypot",
+      "Tensor.logaddexp", "Tensor.logaddexp2", inputs=(f32(2, 3), f32(3), ints(2, 3, low=-3)))
+def _(lib, a, b, i):
+    """Broadcast operands, mixed float32 and float64 ones, every quadrant of atan2 (and its
+    integers, which give floats), the origin and large values (no overflow)."""
+    big = lib.tensor([200.0, -200.0, 0.0, 3e38])
+    return (lib.atan2(a, b), lib.arctan2(b, a.double()), lib.atan2(i, i.t().flip(0).t()),
+            lib.hypot(a, b), lib.hypot(big, big), lib.logaddexp(a, b), lib.logaddexp(big, -big),
+            lib.logaddexp2(a, b.double()), lib.logaddexp2(big, big), a.atan2(b),
+            b.arctan2(a), a.hypot(b), b.logaddexp(a), a.logaddexp2(b),
+            lib.atan2(lib.zeros(2), lib.tensor([0.0, -0.0])))
+
+
+@add
+@case("minigrad.logaddexp", compare="raises",
+      match="logaddexp: not implemented for int64")
+def _(lib):
+    return lib.logaddexp(lib.tensor([1]), lib.tensor([2]))
+
+
+@add
+@case("minigrad.atan2", compare="raises", match="must be Tensor, not float")
+def _(lib):
+    return lib.atan2(lib.tensor([1.0]), 2.0)

@@ -1,16 +1,17 @@
 """The polar coordinates of a point (x, y): its angle atan2(y, x) in (-pi, pi] (PyTorch's
 arctan2 is the same) and its radius hypot(x, y) = sqrt(x^2 + y^2), computed without the
-overflow of squaring. Both broadcast their two tensors; at the origin their gradients are NaN,
-as PyTorch's."""
+overflow of squaring. Both broadcast their two tensors. At the origin (and wherever x^2 + y^2
+underflows to 0) atan2's gradient is 0 and hypot's NaN, as PyTorch's."""
 from __future__ import annotations
 
 import numpy as np
 
-from .sloped import Sloped, binary
+from .sloped import Sloped, binary, zero_where
 
 
 def _atan2_slopes(out, y, x):
-    r = 1 / (x * x + y * y)
+    square = x * x + y * y
+    r = zero_where(square == 0, 1 / square)
     return x * r, -y * r
 
 

@@ -19,6 +19,11 @@ def call(name, x):
     return getattr(x, name)() if isinstance(x, function.Tensor) else getattr(np, name)(x)
 
 
+def zero_where(mask, x):
+    """x with zeros where mask is True: `np.where` for an array, `masked_fill` for a tensor."""
+    return x.masked_fill(mask, 0) if isinstance(x, function.Tensor) else np.where(mask, 0, x)
+
+
 class Sloped(Function):
     """`fn` applied elementwise to its inputs; `slopes(out, *inputs)` gives d out / d input
     for each input (out is None unless `uses_output`: saving the output would make an in-place
