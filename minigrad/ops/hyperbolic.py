@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .sloped import Sloped, call, unary
+from ._sloped import Sloped, call, unary
 
 
 class Sinh(Sloped):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .sloped import Sloped, binary, call
+from ._sloped import Sloped, binary, call
 
 
 class LogAddExp(Sloped):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .sloped import Sloped, binary, zero_where
+from ._sloped import Sloped, binary, zero_where
 
 
 def _atan2_slopes(out, y, x):
