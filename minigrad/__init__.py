@@ -15,6 +15,7 @@ from . import autograd, kernels, linalg, random
 from . import graph_rules_elementwise, graph_rules_nn, graph_rules_reduce_shape  # noqa: F401
 from ._malloc import tune_malloc
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from .array_functions import isin, rot90, take_along_dim, tensor_split
 from .bucketing import bucketize, searchsorted
 from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp
 from .linalg_det import det, logdet, slogdet
@@ -104,23 +105,24 @@ __all__ = [
     "get_rng_state", "half", "hstack", "hypot", "iinfo", "index_add", "index_fill", "index_select",
     "inference_mode", "initial_seed", "int", "int16", "int32", "int64", "int8", "inverse",
     "is_deterministic_algorithms_warn_only_enabled", "is_floating_point", "is_grad_enabled",
-    "is_tensor", "isclose", "isfinite", "isinf", "isnan", "kron", "kthvalue", "lerp", "linspace",
-    "load", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp", "logaddexp2", "logdet",
-    "logical_and", "logical_not", "logical_or", "logical_xor", "logspace", "logsumexp", "long",
-    "manual_seed", "masked_fill", "masked_select", "matmul", "max", "maximum", "mean", "median",
-    "meshgrid", "min", "minimum", "mm", "mode", "movedim", "mul", "multinomial", "nan_to_num",
-    "nanmean", "nanmedian", "nanquantile", "nansum", "narrow", "neg", "no_grad", "nonzero", "norm",
-    "normal", "numel", "one_hot", "ones", "ones_like", "outer", "permute", "pow", "prod",
-    "promote_types", "quantile", "rand", "rand_like", "randint", "randint_like", "randn",
-    "randn_like", "randperm", "reciprocal", "relu", "remainder", "repeat_interleave", "reshape",
-    "result_type", "roll", "round", "rsqrt", "save", "scatter", "scatter_add", "searchsorted",
-    "seed", "select", "set_backend", "set_default_dtype", "set_float32_matmul_precision",
-    "set_grad_enabled", "set_num_threads", "set_printoptions", "set_rng_state", "short", "sigmoid",
-    "sign", "sin", "sinh", "slogdet", "softmax", "sort", "split", "sqrt", "square", "squeeze",
-    "stack", "std", "std_mean", "sub", "sum", "t", "tanh", "tensor", "tensordot", "tile", "topk",
-    "trace", "transpose", "tril", "tril_indices", "triu", "triu_indices", "trunc", "tune_malloc",
-    "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unsqueeze",
-    "use_deterministic_algorithms", "var", "var_mean", "vstack", "where", "zeros", "zeros_like",
+    "is_tensor", "isclose", "isfinite", "isin", "isinf", "isnan", "kron", "kthvalue", "lerp",
+    "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp", "logaddexp2",
+    "logdet", "logical_and", "logical_not", "logical_or", "logical_xor", "logspace", "logsumexp",
+    "long", "manual_seed", "masked_fill", "masked_select", "matmul", "max", "maximum", "mean",
+    "median", "meshgrid", "min", "minimum", "mm", "mode", "movedim", "mul", "multinomial",
+    "nan_to_num", "nanmean", "nanmedian", "nanquantile", "nansum", "narrow", "neg", "no_grad",
+    "nonzero", "norm", "normal", "numel", "one_hot", "ones", "ones_like", "outer", "permute",
+    "pow", "prod", "promote_types", "quantile", "rand", "rand_like", "randint", "randint_like",
+    "randn", "randn_like", "randperm", "reciprocal", "relu", "remainder", "repeat_interleave",
+    "reshape", "result_type", "roll", "rot90", "round", "rsqrt", "save", "scatter", "scatter_add",
+    "searchsorted", "seed", "select", "set_backend", "set_default_dtype",
+    "set_float32_matmul_precision", "set_grad_enabled", "set_num_threads", "set_printoptions",
+    "set_rng_state", "short", "sigmoid", "sign", "sin", "sinh", "slogdet", "softmax", "sort",
+    "split", "sqrt", "square", "squeeze", "stack", "std", "std_mean", "sub", "sum", "t",
+    "take_along_dim", "tanh", "tensor", "tensor_split", "tensordot", "tile", "topk", "trace",
+    "transpose", "tril", "tril_indices", "triu", "triu_indices", "trunc", "tune_malloc", "uint16",
+    "uint32", "uint64", "uint8", "unbind", "unique", "unsqueeze", "use_deterministic_algorithms",
+    "var", "var_mean", "vstack", "where", "zeros", "zeros_like",
 ]
 
 # Modules of the core that PyTorch code reaches under these paths (`import minigrad.cuda`,

@@ -53,9 +53,9 @@ def _floating(t):
 
 
 def _delegate(module, name):
-    """The method `t.name(*args)`: `name(t, *args)` of `module`, imported when first called."""
-    def method(self, *args):
-        return getattr(importlib.import_module(module, __package__), name)(self, *args)
+    """The method `t.name(...)`: `name(t, ...)` of `module`, imported when first called."""
+    def method(self, *args, **kwargs):
+        return getattr(importlib.import_module(module, __package__), name)(self, *args, **kwargs)
     method.__name__ = method.__qualname__ = name
     return method
 
@@ -335,6 +335,9 @@ class MathMethods:
     logaddexp2 = _delegate(".ops.log_add_exp", "logaddexp2")
     arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
     arcsinh, arccosh, arctanh = asinh, acosh, atanh
+    take_along_dim = _delegate(".array_functions", "take_along_dim")
+    tensor_split = _delegate(".array_functions", "tensor_split")
+    rot90 = _delegate(".array_functions", "rot90")
 
     def lerp(self, end, weight):
         from .composite import lerp
