@@ -19,7 +19,7 @@ def take_along_dim(input, indices, dim=None):
     are flattened first."""
     index = np.asarray(array_of(indices))
     if index.dtype.kind not in "iu":
-        raise RuntimeError(f"take_along_dim: expected an int32/int64 index, got {index.dtype}")
+        raise RuntimeError(f"take_along_dim: dtype of indices should be Long, got {index.dtype}")
     if dim is None:
         return input.reshape(-1).gather(0, index.reshape(-1))
     if index.ndim != input.ndim:
@@ -40,7 +40,7 @@ def take_along_dim(input, indices, dim=None):
 def tensor_split(input, indices_or_sections, dim=0):
     """A tuple of views along dim: for an int n, n pieces whose sizes differ by at most one
     (the first ones larger); for a sequence (or 1-d tensor) of indices, the pieces between
-    them (an index past the end gives empty pieces, as in PyTorch)."""
+    them, taken as Python slices take them (negative from the end, past the end empty)."""
     if input.ndim == 0:
         raise RuntimeError("tensor_split: expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
@@ -61,9 +61,9 @@ def tensor_split(input, indices_or_sections, dim=0):
                                f"got {cut}")
         size, extra = divmod(n, int(cut))
         cut = np.cumsum([size + 1] * extra + [size] * (int(cut) - extra))[:-1].tolist()
-    bounds = [0] + [min(max(int(c), 0), n) for c in cut] + [n]
+    bounds = [0] + [int(c) for c in cut] + [None]  # as Python slices: -2 is n - 2
     pre = (slice(None),) * d
-    return tuple(input[pre + (slice(a, max(a, b)),)] for a, b in zip(bounds[:-1], bounds[1:]))
+    return tuple(input[pre + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:]))
 
 
 def rot90(input, k=1, dims=(0, 1)):
@@ -92,7 +92,9 @@ def rot90(input, k=1, dims=(0, 1)):
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each of `elements` (a tensor or a number) is among `test_elements`: a bool
     tensor of elements' shape, without gradient (`invert` negates it)."""
-    values = np.asarray(array_of(elements))
-    found = np.isin(values, np.asarray(array_of(test_elements)),
-                    assume_unique=assume_unique, invert=invert)
+    values, tests = np.asarray(array_of(elements)), np.asarray(array_of(test_elements))
+    if np.bool_ in (values.dtype, tests.dtype):
+        raise RuntimeError("isin: unsupported input type: bool (compare as integers, "
+                           "e.g. with .long())")
+    found = np.isin(values, tests, assume_unique=assume_unique, invert=invert)
     return Tensor._wrap(np.asarray(found))

@@ -197,6 +197,12 @@ SHAPE = [
     _u("Tensor.diagonal", lambda L, x: x.diagonal(0, 0, -1)),
     _u("Tensor.diag", lambda L, x: x.diag(1)), _u("Tensor.trace", lambda L, x: x.trace()),
     _u("Tensor.tile", lambda L, x: x.tile((2, 1))),
+    _u("Tensor.take_along_dim", lambda L, x: x.take_along_dim(
+        L.zeros(x.shape, dtype=L.int64), -1)),
+    _u("Tensor.tensor_split", lambda L, x: x.tensor_split(3, -1)),
+    _u("Tensor.rot90", lambda L, x: x.rot90(1, (0, -1))),
+    # (PyTorch's isin raises on non-contiguous test elements, "view size is not compatible")
+    _b("minigrad.isin", lambda L, x, y: L.isin(x, y.contiguous())),
     _b("minigrad.hstack", lambda L, x, y: L.hstack([x, y])),
     _b("minigrad.vstack", lambda L, x, y: L.vstack((x, y))),
 ]
