@@ -338,6 +338,8 @@ class MathMethods:
     take_along_dim = _delegate(".array_functions", "take_along_dim")
     tensor_split = _delegate(".array_functions", "tensor_split")
     rot90 = _delegate(".array_functions", "rot90")
+    cummax, cummin = _delegate(".scans", "cummax"), _delegate(".scans", "cummin")
+    logcumsumexp = _delegate(".scans", "logcumsumexp")
 
     def lerp(self, end, weight):
         from .composite import lerp
