@@ -1,7 +1,7 @@
 """Compatibility cases: elementwise math, comparisons and logic, reductions, products, ordering."""
 import numpy as np
 
-from compat_table import A, bools, case, f32, ints
+from compat_table import A, bools, case, f32, f64, ints
 
 CASES = []
 add = CASES.append
@@ -310,3 +310,30 @@ def _(lib):
 @case("minigrad.atan2", compare="raises", match="must be Tensor, not float")
 def _(lib):
     return lib.atan2(lib.tensor([1.0]), 2.0)
+
+
+@add
+@case("minigrad.cummax", "minigrad.cummin", "Tensor.cummax", "Tensor.cummin",
+      inputs=(A(np.array([[1.5, -2.0, 1.5, 3.0], [0.5, 0.5, -1.0, 0.5], [2.0, np.nan, 1.0, 4.0]],
+                         np.float32), grad=True), ints(3, 5, high=3)))
+def _(lib, x, i):
+    """Ties (the later index wins), a NaN (kept once met), integers, the first dim, 0-d."""
+    return (tuple(lib.cummax(x, 1)), tuple(lib.cummin(x, dim=0)), tuple(x.cummax(-1)),
+            tuple(x.t().cummin(1)), tuple(i.cummax(1)), tuple(lib.cummin(i, 0)),
+            tuple(x[0, 0].cummax(0)), tuple((i > 0).cummax(1)))
+
+
+@add
+@case("minigrad.logcumsumexp", "Tensor.logcumsumexp", inputs=(f32(3, 4), f64(5, low=-800,
+                                                                             high=800)))
+def _(lib, x, y):
+    """Values far apart (no overflow, no underflow to -inf), -inf and inf, another dim."""
+    edges = lib.tensor([-float("inf"), 0.0, -float("inf"), 1.0])
+    return (lib.logcumsumexp(x, 1), x.logcumsumexp(dim=0), y.logcumsumexp(0),
+            x.t().logcumsumexp(-1), lib.logcumsumexp(edges, 0), x[0, 0].logcumsumexp(0))
+
+
+@add
+@case("minigrad.logcumsumexp", compare="raises", match="not implemented for int64")
+def _(lib):
+    return lib.logcumsumexp(lib.tensor([1, 2]), 0)
