@@ -1,5 +1,5 @@
 """logaddexp(a, b) = log(e^a + e^b) and logaddexp2(a, b) = log2(2^a + 2^b), elementwise and
-broadcast, computed as max + log1p(exp(-|a - b|)) so that neither overflows (adding
+broadcast: NumPy's, computed as max + log1p(exp(-|a - b|)) so that neither overflows (adding
 log-probabilities). Their slopes are the softmax weights of the two operands; PyTorch computes
 them for floating-point tensors only."""
 from __future__ import annotations
