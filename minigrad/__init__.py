@@ -15,7 +15,9 @@ from . import autograd, kernels, linalg, random
 from . import graph_rules_elementwise, graph_rules_nn, graph_rules_reduce_shape  # noqa: F401
 from ._malloc import tune_malloc
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from .array_functions import isin, rot90, take_along_dim, tensor_split
 from .bucketing import bucketize, searchsorted
+from .scans import cummax, cummin, logcumsumexp
 from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp
 from .linalg_det import det, logdet, slogdet
 from .linalg_inverse import inverse
@@ -24,6 +26,10 @@ from .matrix_parts import diag, diagonal, trace, tril_indices, triu_indices
 from .ops.nonfinite import nan_to_num
 from .ops.product_reductions import cumprod, prod
 from .ops.truncated import fmod
+from .ops.hyperbolic import acosh, arccosh, arcsinh, arctanh, asinh, atanh, cosh, sinh
+from .ops.inverse_trig import acos, arccos, arcsin, arctan, asin, atan
+from .ops.log_add_exp import logaddexp, logaddexp2
+from .ops.polar import arctan2, atan2, hypot
 from .order_statistics import mode, nanmedian, nanquantile
 from .statistics import count_nonzero, kthvalue, median, quantile, std_mean, var_mean
 from .tensor_products import cross, kron, tensordot
@@ -81,32 +87,42 @@ from .version import __version__
 
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
-    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "add", "addcdiv", "addcmul", "addmm", "all",
-    "allclose", "amax", "amin", "any", "arange", "are_deterministic_algorithms_enabled", "argmax",
-    "argmin", "argsort", "as_tensor", "atleast_1d", "atleast_2d", "atleast_3d", "autocast", "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and",
-    "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "block_diag", "bmm",
-    "bool", "bool_", "broadcast_to", "bucketize", "cartesian_prod", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "chunk", "clamp",
-    "clamp_max", "clamp_min", "clip", "column_stack", "compile", "complex128", "complex32", "complex64", "concat",
-    "cos", "count_nonzero", "cross", "cumprod", "cumsum", "default_generator", "det", "detect_anomaly", "device", "diag", "diag_embed", "diagonal", "diff", "div", "dot", "double",
-    "dropout", "dstack", "einsum", "empty", "empty_like", "enable_grad", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "finfo",
-    "flatten", "flip", "float", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
-    "floor", "floor_divide", "fmod", "from_numpy", "full", "full_like", "gather", "gelu", "get_backend",
-    "get_default_dtype", "get_float32_matmul_precision", "get_num_threads", "get_rng_state",
-    "half", "hstack", "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed",
-    "int", "int16", "int32", "int64", "int8", "inverse", "is_deterministic_algorithms_warn_only_enabled",
-    "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf", "isnan", "kron", "kthvalue",
-    "lerp", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logdet", "logical_and", "logical_not", "logical_or",
-    "logical_xor", "logspace", "logsumexp", "long", "manual_seed", "masked_fill", "masked_select",
-    "matmul", "max", "maximum", "mean", "median", "meshgrid", "min", "minimum", "mm", "mode", "movedim", "mul", "multinomial",
-    "nan_to_num", "nanmean", "nanmedian", "nanquantile", "nansum", "narrow", "neg", "no_grad", "nonzero", "norm", "normal", "numel", "one_hot", "ones",
-    "ones_like", "outer", "permute", "pow", "prod", "promote_types", "quantile", "rand", "rand_like", "randint",
-    "randint_like", "randn", "randn_like", "randperm", "reciprocal", "relu", "remainder",
-    "repeat_interleave", "reshape", "result_type", "roll", "round", "rsqrt", "save", "scatter",
-    "scatter_add", "searchsorted", "seed", "select", "set_backend", "set_default_dtype",
-    "set_float32_matmul_precision", "set_grad_enabled", "set_num_threads", "set_printoptions",
-    "set_rng_state", "short", "sigmoid", "sign", "sin", "slogdet", "softmax", "sort", "split", "sqrt", "square", "squeeze",
-    "stack", "std", "std_mean", "sub", "sum", "t", "tanh", "tensor", "tensordot", "tile", "topk", "trace", "transpose", "tril", "tril_indices", "triu", "triu_indices",
-    "trunc", "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unsqueeze",
+    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "acos", "acosh",
+    "add", "addcdiv", "addcmul", "addmm", "all", "allclose", "amax", "amin", "any", "arange",
+    "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
+    "are_deterministic_algorithms_enabled", "argmax", "argmin", "argsort", "as_tensor", "asin",
+    "asinh", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d", "atleast_3d", "autocast",
+    "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and", "bitwise_left_shift",
+    "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "block_diag", "bmm", "bool",
+    "bool_", "broadcast_to", "bucketize", "cartesian_prod", "cat", "cdist", "cdouble", "ceil",
+    "cfloat", "chalf", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "column_stack",
+    "compile", "complex128", "complex32", "complex64", "concat", "cos", "cosh", "count_nonzero",
+    "cross", "cummax", "cummin", "cumprod", "cumsum", "default_generator", "det", "detect_anomaly",
+    "device", "diag", "diag_embed", "diagonal", "diff", "div", "dot", "double", "dropout",
+    "dstack", "einsum", "empty", "empty_like", "enable_grad", "equal", "erf", "erfc", "erfinv",
+    "exp", "exp2", "expm1", "eye", "finfo", "flatten", "flip", "float", "float16", "float32",
+    "float64", "float8_e4m3fn", "float8_e5m2", "floor", "floor_divide", "fmod", "from_numpy",
+    "full", "full_like", "gather", "gelu", "get_backend", "get_default_dtype",
+    "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "half", "hstack", "hypot",
+    "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed", "int",
+    "int16", "int32", "int64", "int8", "inverse", "is_deterministic_algorithms_warn_only_enabled",
+    "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isin", "isinf",
+    "isnan", "kron", "kthvalue", "lerp", "linspace", "load", "log", "log10", "log1p", "log2",
+    "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "logspace", "logsumexp", "long", "manual_seed",
+    "masked_fill", "masked_select", "matmul", "max", "maximum", "mean", "median", "meshgrid",
+    "min", "minimum", "mm", "mode", "movedim", "mul", "multinomial", "nan_to_num", "nanmean",
+    "nanmedian", "nanquantile", "nansum", "narrow", "neg", "no_grad", "nonzero", "norm", "normal",
+    "numel", "one_hot", "ones", "ones_like", "outer", "permute", "pow", "prod", "promote_types",
+    "quantile", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm",
+    "reciprocal", "relu", "remainder", "repeat_interleave", "reshape", "result_type", "roll",
+    "rot90", "round", "rsqrt", "save", "scatter", "scatter_add", "searchsorted", "seed", "select",
+    "set_backend", "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled",
+    "set_num_threads", "set_printoptions", "set_rng_state", "short", "sigmoid", "sign", "sin",
+    "sinh", "slogdet", "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std",
+    "std_mean", "sub", "sum", "t", "take_along_dim", "tanh", "tensor", "tensor_split", "tensordot",
+    "tile", "topk", "trace", "transpose", "tril", "tril_indices", "triu", "triu_indices", "trunc",
+    "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unsqueeze",
     "use_deterministic_algorithms", "var", "var_mean", "vstack", "where", "zeros", "zeros_like",
 ]
 

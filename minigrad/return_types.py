@@ -1,7 +1,7 @@
 """The named pairs some Tensor methods return, as PyTorch's `torch.return_types`: `t.max(dim)`
 gives a `max` whose fields are `values` and `indices`, and likewise `min`, `median`,
-`kthvalue`, `sort`, `topk`, `mode` and `nanmedian`; `linalg.slogdet` gives a `linalg_slogdet`
-(sign, logabsdet), `linalg.qr` a `linalg_qr` (Q, R), `linalg.svd` a `linalg_svd`
+`kthvalue`, `sort`, `topk`, `mode`, `nanmedian`, `cummax` and `cummin`; `linalg.slogdet` gives
+a `linalg_slogdet` (sign, logabsdet), `linalg.qr` a `linalg_qr` (Q, R), `linalg.svd` a `linalg_svd`
 (U, S, Vh) and `linalg.eigh` a `linalg_eigh` (eigenvalues, eigenvectors)."""
 from __future__ import annotations
 
@@ -24,3 +24,5 @@ linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"], module=__na
 linalg_qr = namedtuple("linalg_qr", ["Q", "R"], module=__name__)
 linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"], module=__name__)
 linalg_eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"], module=__name__)
+cummax = _pair("cummax")
+cummin = _pair("cummin")

@@ -10,6 +10,8 @@ positions), so its gradient comes from ops that are already tested. `Tensor` inh
 """
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 
 from . import dtypes, ops, return_types
@@ -48,6 +50,14 @@ def _floating(t):
     """`t`, or for an integer or bool tensor `t` in the default float dtype: PyTorch's exp,
     log, sin, ... of integers are floats of that dtype (NumPy's would be float64 or float16)."""
     return t if t._array.dtype.kind == "f" else t.to(dtypes.get_default_dtype())
+
+
+def _delegate(module, name):
+    """The method `t.name(...)`: `name(t, ...)` of `module`, imported when first called."""
+    def method(self, *args, **kwargs):
+        return getattr(importlib.import_module(module, __package__), name)(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    return method
 
 
 def _softmax(op, t, dim):
@@ -312,37 +322,24 @@ class MathMethods:
         x = self if self.shape == shape else self.expand(shape)
         return x[np.broadcast_to(m, shape)]
 
-    def log1p(self):
-        from .precise import log1p
-        return log1p(self)
-
-    def expm1(self):
-        from .precise import expm1
-        return expm1(self)
-
-    def erf(self):
-        from .special import erf
-        return erf(self)
-
-    def erfc(self):
-        from .special import erfc
-        return erfc(self)
-
-    def erfinv(self):
-        from .special import erfinv
-        return erfinv(self)
-
-    def log2(self):
-        from .special import log2
-        return log2(self)
-
-    def log10(self):
-        from .special import log10
-        return log10(self)
-
-    def exp2(self):
-        from .special import exp2
-        return exp2(self)
+    # functions of other modules (imported on first call: their ops import the rule tables,
+    # which import the tensor)
+    log1p, expm1 = _delegate(".precise", "log1p"), _delegate(".precise", "expm1")
+    erf, erfc, erfinv, log2, log10, exp2 = (_delegate(".special", n) for n in (
+        "erf", "erfc", "erfinv", "log2", "log10", "exp2"))
+    asin, acos, atan = (_delegate(".ops.inverse_trig", n) for n in ("asin", "acos", "atan"))
+    sinh, cosh, asinh, acosh, atanh = (_delegate(".ops.hyperbolic", n) for n in (
+        "sinh", "cosh", "asinh", "acosh", "atanh"))
+    atan2, hypot = _delegate(".ops.polar", "atan2"), _delegate(".ops.polar", "hypot")
+    logaddexp = _delegate(".ops.log_add_exp", "logaddexp")
+    logaddexp2 = _delegate(".ops.log_add_exp", "logaddexp2")
+    arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
+    arcsinh, arccosh, arctanh = asinh, acosh, atanh
+    take_along_dim = _delegate(".array_functions", "take_along_dim")
+    tensor_split = _delegate(".array_functions", "tensor_split")
+    rot90 = _delegate(".array_functions", "rot90")
+    cummax, cummin = _delegate(".scans", "cummax"), _delegate(".scans", "cummin")
+    logcumsumexp = _delegate(".scans", "logcumsumexp")
 
     def lerp(self, end, weight):
         from .composite import lerp

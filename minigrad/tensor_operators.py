@@ -69,9 +69,10 @@ def is_operand(x):
                                                         float))
 
 
-def binary(op, name, a, b):
-    """`op.apply(a, b)` in the dtype PyTorch computes in, with errors that name `name`."""
-    floats = op is ops.Div  # true division: integers give floats
+def binary(op, name, a, b, floats=False):
+    """`op.apply(a, b)` in the dtype PyTorch computes in, with errors that name `name`;
+    `floats`: integer operands give the default float (as atan2's do)."""
+    floats = floats or op is ops.Div  # true division: integers give floats
     if _needs_promotion(a, b, floats):
         if op is ops.Sub and any(np.result_type(_t.array_of(x)) == np.bool_ for x in (a, b)):
             raise TypeError("sub: subtraction with a bool tensor is not supported, as in "

@@ -220,6 +220,12 @@ class WriteMethods:
     erf_, erfc_, erfinv_ = _in_place("erf"), _in_place("erfc"), _in_place("erfinv")
     log2_, log10_, exp2_ = _in_place("log2"), _in_place("log10"), _in_place("exp2")
     fmod_, nan_to_num_ = _in_place("fmod"), _in_place("nan_to_num")
+    asin_, acos_, atan_ = _in_place("asin"), _in_place("acos"), _in_place("atan")
+    sinh_, cosh_, asinh_ = _in_place("sinh"), _in_place("cosh"), _in_place("asinh")
+    acosh_, atanh_ = _in_place("acosh"), _in_place("atanh")
+    atan2_, hypot_ = _in_place("atan2"), _in_place("hypot")
+    arcsin_, arccos_, arctan_, arctan2_ = asin_, acos_, atan_, atan2_
+    arcsinh_, arccosh_, arctanh_ = asinh_, acosh_, atanh_
     cumsum_, cumprod_ = _in_place("cumsum"), _in_place("cumprod")
     # comparisons and logic write their bools converted to this tensor's dtype (1 and 0)
     eq_, ne_, lt_, le_ = _in_place("eq"), _in_place("ne"), _in_place("lt"), _in_place("le")

@@ -83,3 +83,27 @@ def _(lib, x, i, j):
             + [x.clone().logical_not_(), x.clone().logical_and_(x > 0),
                i.clone().logical_or_(j), i.clone().logical_xor_(j), i.clone().bitwise_not_(),
                i.clone().bitwise_and_(j), i.clone().bitwise_or_(3), i.clone().bitwise_xor_(j)])
+
+
+@add
+@case("Tensor.asin_", "Tensor.acos_", "Tensor.atan_", "Tensor.sinh_", "Tensor.cosh_",
+      "Tensor.asinh_", "Tensor.atanh_", "Tensor.arcsin_", "Tensor.arccos_", "Tensor.arctan_",
+      "Tensor.arcsinh_", "Tensor.arctanh_", "Tensor.atan2_", "Tensor.arctan2_",
+      "Tensor.hypot_", inputs=(f32(3, 4, low=-0.9, high=0.9), f32(4)))
+def _(lib, x, y):
+    """Gradients through each write, except asinh_ and atanh_, which PyTorch cannot
+    differentiate (a listed difference): their writes are compared on detached copies."""
+    def write(name, *args):
+        return getattr(x * 1, name)(*args)
+    plain = x.detach()
+    return ([write(n) for n in ("asin_", "acos_", "atan_", "sinh_", "cosh_", "arcsin_",
+                                "arccos_", "arctan_")]
+            + [getattr(plain.clone(), n)() for n in ("asinh_", "atanh_", "arcsinh_",
+                                                      "arctanh_")]
+            + [write("atan2_", y), write("arctan2_", y), write("hypot_", y)])
+
+
+@add
+@case("Tensor.acosh_", "Tensor.arccosh_", inputs=(f64(2, 3, low=1.1, high=4),))
+def _(lib, x):
+    return x.detach().clone().acosh_(), x.detach().t().clone().arccosh_()

@@ -1,7 +1,7 @@
 """Compatibility cases: elementwise math, comparisons and logic, reductions, products, ordering."""
 import numpy as np
 
-from compat_table import A, bools, case, f32, ints
+from compat_table import A, bools, case, f32, f64, ints
 
 CASES = []
 add = CASES.append
@@ -273,3 +273,67 @@ def _(lib, x):
 def _(lib, x):
     """where(condition) alone: the indices of the True elements, one tensor per dim."""
     return lib.where(x > 0), lib.where(x.detach()[0] > 0), lib.where(lib.tensor([0, 3, 0, 1]))
+
+
+# the inverse trigonometric and hyperbolic functions, and PyTorch's arc* names of them
+for _name, _low, _high in [("asin", -0.95, 0.95), ("acos", -0.95, 0.95), ("atan", -3, 3),
+                           ("sinh", -3, 3), ("cosh", -3, 3), ("asinh", -3, 3),
+                           ("acosh", 1.05, 4), ("atanh", -0.95, 0.95)]:
+    add(unary(_name, low=_low, high=_high))
+    if _name[0] == "a":
+        add(unary("arc" + _name[1:], low=_low, high=_high))
+
+
+@add
+@case("minigrad.atan2", "minigrad.arctan2", "minigrad.hypot", "minigrad.logaddexp",
+      "minigrad.logaddexp2", "Tensor.atan2", "Tensor.arctan2", "Tensor.hypot",
+      "Tensor.logaddexp", "Tensor.logaddexp2", inputs=(f32(2, 3), f32(3), ints(2, 3, low=-3)))
+def _(lib, a, b, i):
+    """Broadcast operands, mixed float32 and float64 ones, every quadrant of atan2 (and its
+    integers, which give floats), the origin and large values (no overflow)."""
+    big = lib.tensor([200.0, -200.0, 0.0, 3e38])
+    return (lib.atan2(a, b), lib.arctan2(b, a.double()), lib.atan2(i, i.t().flip(0).t()),
+            lib.hypot(a, b), lib.hypot(big, big), lib.logaddexp(a, b), lib.logaddexp(big, -big),
+            lib.logaddexp2(a, b.double()), lib.logaddexp2(big, big), a.atan2(b),
+            b.arctan2(a), a.hypot(b), b.logaddexp(a), a.logaddexp2(b),
+            lib.atan2(lib.zeros(2), lib.tensor([0.0, -0.0])))
+
+
+@add
+@case("minigrad.logaddexp", compare="raises",
+      match="logaddexp: not implemented for int64")
+def _(lib):
+    return lib.logaddexp(lib.tensor([1]), lib.tensor([2]))
+
+
+@add
+@case("minigrad.atan2", compare="raises", match="must be Tensor, not float")
+def _(lib):
+    return lib.atan2(lib.tensor([1.0]), 2.0)
+
+
+@add
+@case("minigrad.cummax", "minigrad.cummin", "Tensor.cummax", "Tensor.cummin",
+      inputs=(A(np.array([[1.5, -2.0, 1.5, 3.0], [0.5, 0.5, -1.0, 0.5], [2.0, np.nan, 1.0, 4.0]],
+                         np.float32), grad=True), ints(3, 5, high=3)))
+def _(lib, x, i):
+    """Ties (the later index wins), a NaN (kept once met), integers, the first dim, 0-d."""
+    return (tuple(lib.cummax(x, 1)), tuple(lib.cummin(x, dim=0)), tuple(x.cummax(-1)),
+            tuple(x.t().cummin(1)), tuple(i.cummax(1)), tuple(lib.cummin(i, 0)),
+            tuple(x[0, 0].cummax(0)), tuple((i > 0).cummax(1)))
+
+
+@add
+@case("minigrad.logcumsumexp", "Tensor.logcumsumexp", inputs=(f32(3, 4), f64(5, low=-800,
+                                                                             high=800)))
+def _(lib, x, y):
+    """Values far apart (no overflow, no underflow to -inf), -inf and inf, another dim."""
+    edges = lib.tensor([-float("inf"), 0.0, -float("inf"), 1.0])
+    return (lib.logcumsumexp(x, 1), x.logcumsumexp(dim=0), y.logcumsumexp(0),
+            x.t().logcumsumexp(-1), lib.logcumsumexp(edges, 0), x[0, 0].logcumsumexp(0))
+
+
+@add
+@case("minigrad.logcumsumexp", compare="raises", match="not implemented for int64")
+def _(lib):
+    return lib.logcumsumexp(lib.tensor([1, 2]), 0)

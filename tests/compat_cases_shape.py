@@ -1,6 +1,6 @@
 """Compatibility cases: shapes, joining and splitting, indexing, and writes (in place too)."""
 
-from compat_table import bools, case, f32
+from compat_table import bools, case, f32, ints
 
 CASES = []
 add = CASES.append
@@ -184,3 +184,58 @@ def _(lib, x, s):
 def _(lib):
     w = lib.zeros(3, requires_grad=True)
     w[0] = 1.0  # in place on a leaf that requires grad, outside no_grad
+
+
+@add
+@case("minigrad.take_along_dim", "Tensor.take_along_dim", inputs=(f32(3, 4), f32(2, 1, 3)))
+def _(lib, x, y):
+    """Indices broadcast against the input outside dim (and it against them), negative dims,
+    no dim (both flattened), the argsort idiom."""
+    order = x.argsort(dim=1)
+    return (lib.take_along_dim(x, order, dim=1), x.take_along_dim(order[:, :2], -1),
+            lib.take_along_dim(x, lib.tensor([[0], [3], [1]]), 1),
+            lib.take_along_dim(y, lib.tensor([0, 2, 1, 0]).reshape(1, 4, 1), dim=2),
+            lib.take_along_dim(x, lib.tensor([11, 0, 5])), x.t().take_along_dim(order.t(), 0))
+
+
+@add
+@case("minigrad.take_along_dim", compare="raises", match="same number of dimensions")
+def _(lib):
+    return lib.take_along_dim(lib.ones(2, 3), lib.tensor([0]), dim=1)
+
+
+@add
+@case("minigrad.tensor_split", "Tensor.tensor_split", inputs=(f32(7, 3), ints(5)))
+def _(lib, x, i):
+    """Sections that do not divide the size, more sections than elements, indices past the
+    end and out of order, a tensor of indices or of sections, another dim."""
+    return (lib.tensor_split(x, 3), x.tensor_split(9), x.tensor_split([1, 5, 9]),
+            x.tensor_split((4, 2)), lib.tensor_split(x, lib.tensor([2, 3]), dim=0),
+            x.tensor_split(lib.tensor(2), 1), i.tensor_split([-2]), x.t().tensor_split(2, dim=1))
+
+
+@add
+@case("minigrad.tensor_split", compare="raises", match="number of sections must be larger than 0")
+def _(lib):
+    return lib.tensor_split(lib.ones(3), 0)
+
+
+@add
+@case("minigrad.rot90", "Tensor.rot90", inputs=(f32(2, 3, 4),))
+def _(lib, x):
+    return (lib.rot90(x), x.rot90(2), x.rot90(3, (1, 2)), x.rot90(-1, [2, 0]), x.rot90(0),
+            x.rot90(5, (-1, -2)))
+
+
+@add
+@case("minigrad.rot90", compare="raises", match="expected rotation dims to be different")
+def _(lib):
+    return lib.rot90(lib.ones(2, 2), 1, (1, 1))
+
+
+@add
+@case("minigrad.isin", inputs=(ints(3, 4, high=6), f32(5)))
+def _(lib, i, x):
+    return (lib.isin(i, lib.tensor([1, 4, 9])), lib.isin(i, 3), lib.isin(2, i),
+            lib.isin(i, lib.tensor([[2, 5]]), invert=True), lib.isin(x, x[1:3]),
+            lib.isin(i.t(), lib.tensor([0.0, 1.0])), lib.isin(i, lib.tensor([], dtype=lib.long)))

@@ -405,6 +405,19 @@ def _logical_write_gradient(torch, mg):
         assert x.grad.tolist() == expected
 
 
+def _inverse_hyperbolic_write_gradient(torch, mg):
+    for lib in (torch, mg):
+        x = lib.tensor([0.5, -0.25], requires_grad=True)
+        h = x * 1
+        h.atanh_()
+        try:
+            h.sum().backward()
+        except NotImplementedError:
+            assert lib is torch
+            continue
+        assert lib is mg and abs(x.grad[0].item() - 1 / 0.75) < 1e-6
+
+
 def _diagonal_is_a_copy(torch, mg):
     for lib in (torch, mg):
         x = lib.ones(2, 2)
@@ -638,6 +651,10 @@ DIFFERENCES = [
      "derivative for the logical ops, leaves the gradient of the values that were "
      "overwritten, and writes into a leaf that requires grad, which minigrad refuses as for "
      "every in-place op.", _logical_write_gradient),
+    ("`asinh_`, `acosh_`, `atanh_` (and `arcsinh_`, `arccosh_`, `arctanh_`) have a gradient.",
+     "PyTorch computes their values but raises NotImplementedError when a gradient flows back "
+     "through them (it has no derivative for these in-place forms); minigrad's gradient is "
+     "that of the out-of-place function.", _inverse_hyperbolic_write_gradient),
     ("`autograd.functional`: `vectorize=True` computes one product at a time.",
      "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
      "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),

@@ -100,6 +100,11 @@ UNARY = [
     _u("Tensor.exp2", lambda L, x: x.exp2()),
     _u("Tensor.nan_to_num", lambda L, x: (x / x).nan_to_num(posinf=5.0)),
     _u("Tensor.fmod (int)", lambda L, x: x.fmod(3)),
+    _u("Tensor.asin", lambda L, x: (x / 3).asin()), _u("Tensor.acos", lambda L, x: (x / 3).acos()),
+    _u("Tensor.atan", lambda L, x: x.atan()), _u("Tensor.sinh", lambda L, x: x.sinh()),
+    _u("Tensor.cosh", lambda L, x: x.cosh()), _u("Tensor.asinh", lambda L, x: x.asinh()),
+    _u("Tensor.acosh", lambda L, x: x.acosh()),
+    _u("Tensor.atanh", lambda L, x: (x / 3).atanh()),
 ]
 BINARY = [
     _b("Tensor.__add__", lambda L, x, y: x + y), _b("Tensor.__sub__", lambda L, x, y: x - y),
@@ -108,6 +113,9 @@ BINARY = [
     _b("Tensor.__floordiv__", lambda L, x, y: x // y),
     _b("Tensor.__mod__", lambda L, x, y: x % y),
     _b("Tensor.fmod", lambda L, x, y: x.fmod(y)),
+    _b("Tensor.atan2", lambda L, x, y: x.atan2(y)), _b("Tensor.hypot", lambda L, x, y: x.hypot(y)),
+    _b("Tensor.logaddexp", lambda L, x, y: x.logaddexp(y)),
+    _b("Tensor.logaddexp2", lambda L, x, y: x.logaddexp2(y)),
     _b("minigrad.maximum", lambda L, x, y: L.maximum(x, y)),
     _b("minigrad.minimum", lambda L, x, y: L.minimum(x, y)),
     _b("Tensor.__eq__", lambda L, x, y: x == y), _b("Tensor.__ne__", lambda L, x, y: x != y),
@@ -138,6 +146,9 @@ REDUCE = [
     _u("Tensor.prod (keepdim)", lambda L, x: x.prod(0, keepdim=True)),
     _u("Tensor.cumprod", lambda L, x: x.cumprod(-1)),
     _u("Tensor.cumprod (dim=0)", lambda L, x: x.cumprod(0)),
+    _u("Tensor.cummax", lambda L, x: tuple(x.cummax(-1))),
+    _u("Tensor.cummin (dim=0)", lambda L, x: tuple(x.cummin(0))),
+    _u("Tensor.logcumsumexp", lambda L, x: x.logcumsumexp(-1)),
     _u("Tensor.median", lambda L, x: x.median()),
     _u("Tensor.median (dim=-1)", lambda L, x: tuple(x.median(-1))),
     _u("Tensor.count_nonzero", lambda L, x: x.count_nonzero(-1)),
@@ -189,6 +200,12 @@ SHAPE = [
     _u("Tensor.diagonal", lambda L, x: x.diagonal(0, 0, -1)),
     _u("Tensor.diag", lambda L, x: x.diag(1)), _u("Tensor.trace", lambda L, x: x.trace()),
     _u("Tensor.tile", lambda L, x: x.tile((2, 1))),
+    _u("Tensor.take_along_dim", lambda L, x: x.take_along_dim(
+        L.zeros(x.shape, dtype=L.int64), -1)),
+    _u("Tensor.tensor_split", lambda L, x: x.tensor_split(3, -1)),
+    _u("Tensor.rot90", lambda L, x: x.rot90(1, (0, -1))),
+    # (PyTorch's isin raises on non-contiguous test elements, "view size is not compatible")
+    _b("minigrad.isin", lambda L, x, y: L.isin(x, y.contiguous())),
     _b("minigrad.hstack", lambda L, x, y: L.hstack([x, y])),
     _b("minigrad.vstack", lambda L, x, y: L.vstack((x, y))),
 ]
@@ -211,13 +228,16 @@ INPLACE = [
 ] + [_u(f"Tensor.{m}", lambda L, x, m=m: getattr(x, m)()) for m in (
     "abs_", "neg_", "sign_", "exp_", "expm1_", "log_", "log1p_", "sqrt_", "rsqrt_", "sigmoid_",
     "tanh_", "sin_", "cos_", "reciprocal_", "square_", "floor_", "ceil_", "trunc_", "round_",
-    "erf_", "erfc_", "erfinv_", "log2_", "log10_", "exp2_", "nan_to_num_")] + [
+    "erf_", "erfc_", "erfinv_", "log2_", "log10_", "exp2_", "nan_to_num_", "asin_", "acos_",
+    "atan_", "sinh_", "cosh_", "asinh_", "acosh_", "atanh_")] + [
     _u("Tensor.pow_", lambda L, x: x.pow_(2)),
     _u("Tensor.clamp_min_", lambda L, x: x.clamp_min_(0)),
     _u("Tensor.clamp_max_", lambda L, x: x.clamp_max_(1)),
     _b("Tensor.floor_divide_", lambda L, x, y: x.floor_divide_(y)),
     _b("Tensor.remainder_", lambda L, x, y: x.remainder_(y)),
     _b("Tensor.fmod_", lambda L, x, y: x.fmod_(y)),
+    _b("Tensor.atan2_", lambda L, x, y: x.atan2_(y)),
+    _b("Tensor.hypot_", lambda L, x, y: x.hypot_(y)),
     *[_b(f"Tensor.{m}", lambda L, x, y, m=m: getattr(x, m)(y)) for m in (
         "eq_", "ne_", "lt_", "le_", "gt_", "ge_", "logical_and_", "logical_or_",
         "logical_xor_", "bitwise_and_", "bitwise_or_", "bitwise_xor_")],

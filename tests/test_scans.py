@@ -1,0 +1,69 @@
+"""cummax, cummin and logcumsumexp (minigrad/scans.py) against PyTorch: float64 values over
+wide ranges, gradients of first and second order (gradcheck, gradgradcheck, and PyTorch's
+where values tie, are NaN or far apart), forward mode. Dtypes and layouts are in the compat
+sweep."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import gradcheck, gradgradcheck
+
+RNG = np.random.default_rng(9)
+WIDE = np.concatenate([RNG.uniform(-5, 5, 40), RNG.uniform(-900, 900, 40),
+                       [-np.inf, 0.0, 1e-300, -1e308, 1e308, np.inf]]).reshape(2, -1)
+
+
+def test_float64_values_as_pytorchs(torch):
+    for dim in (0, 1):
+        want = torch.logcumsumexp(torch.tensor(WIDE), dim).numpy()
+        np.testing.assert_allclose(mg.logcumsumexp(mg.tensor(WIDE), dim).numpy(), want,
+                                   rtol=4e-16, atol=0)
+    ties = np.array([[1.0, np.nan, 1.0, 2.0, 2.0], [3.0, 1.0, 3.0, -1.0, 3.0]])
+    for name in ("cummax", "cummin"):
+        for dim in (0, 1):
+            got = getattr(mg, name)(mg.tensor(ties), dim)
+            want = getattr(torch, name)(torch.tensor(ties), dim)
+            np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+            np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin", "logcumsumexp"])
+def test_gradients_of_first_and_second_order(torch, name):
+    def fn(lib):
+        op = getattr(lib, name)
+        return (lambda t: op(t, 1)[0]) if name != "logcumsumexp" else (lambda t: op(t, 1))
+    x = RNG.standard_normal((3, 5))  # no ties: a tie is a kink, which central differences straddle
+    leaf = mg.tensor(x, requires_grad=True)
+    assert gradcheck(fn(mg), [leaf]) and gradgradcheck(fn(mg), [leaf])
+    x[0, 3], x[1, 2] = x[0, 1], np.nan  # PyTorch's gradient at a tie and after a NaN
+    got = []
+    for lib in (torch, mg):
+        t = lib.tensor(x * 40, requires_grad=True)  # far apart values for logcumsumexp
+        w = lib.tensor(np.linspace(-1, 2, 15).reshape(3, 5))
+        (g,) = lib.autograd.grad((fn(lib)(t) * w).sum(), [t], create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), [t]) if g.requires_grad else (None,)
+        got.append([g.detach().numpy()] + ([] if gg is None else [gg.numpy()]))
+    assert len(got[0]) == len(got[1])
+    for ours, theirs in zip(got[1], got[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-300)
+
+
+def test_forward_mode_of_logcumsumexp(torch):
+    x, t = np.array([-1000.0, 0.0, 3.0, -5.0, 1000.0]), np.array([1.0, -2.0, 0.5, 3.0, 1.0])
+    fw = mg.autograd.forward_ad
+    with fw.dual_level():
+        out = mg.logcumsumexp(fw.make_dual(mg.tensor(x), mg.tensor(t)), 0)
+        tangent = fw.unpack_dual(out).tangent.numpy()
+    jacobian = torch.autograd.functional.jacobian(lambda v: torch.logcumsumexp(v, 0),
+                                                  torch.tensor(x))
+    np.testing.assert_allclose(tangent, (jacobian @ torch.tensor(t)).numpy(), rtol=1e-12)
+
+
+def test_errors_as_pytorchs(torch):
+    for lib in (torch, mg):
+        with pytest.raises(NotImplementedError):
+            lib.logcumsumexp(lib.tensor([1, 2]), 0)
+        with pytest.raises(IndexError):
+            lib.cummax(lib.ones(2), 1)
+        with pytest.raises(TypeError):
+            lib.cummin([1.0, 2.0], 0)
