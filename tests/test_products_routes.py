@@ -28,6 +28,7 @@ def test_route_memory_is_bounded_and_keyed_on_dtype_and_every_threshold(numba_ba
     f32 = np.ones((32, 64), np.float32), np.ones((64, 17), np.float32)
     monkeypatch.setattr(policy, "USE_BLAS", True)
     monkeypatch.setattr(policy, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(products, "_OWN_THREAD", 0)
     assert products.route(*f32) == "blas_serial"
     # the same shapes in another dtype: integers are NumPy's exact product
     assert products.route(*(x.astype(np.int32) for x in f32)) == "reference"

@@ -27,11 +27,13 @@ A batch of small matrices (attention's 256 products of 20 x 32 by 32 x 20) is on
 per matrix on any route. In this thread it is the NumPy backend's own call, while the pool
 adds its wake-up and the marshalling of the batch (15-40 us a product here, up to a third of
 its time on one thread), and on a busy machine a 2-thread launch can stall for milliseconds:
-hence the larger serial limit for batches. OpenBLAS runs a gemm of fewer than 65,536 x 4
-multiply-adds on the calling thread whatever its own thread count, so a batch of matrices
-well below that (_OWN_THREAD) needs no hold of that count either; setting it to one and back
-cost more than the products at 2 threads (attention's QK^T forward and backward: 0.40
-against 0.31 ms).
+hence the larger serial limit for batches. OpenBLAS runs a gemm of at most 65,536 x 4
+multiply-adds on the calling thread whatever its own thread count (its threshold; this
+machine's first threaded one had twice that), so one such matrix, or a batch of them
+(_OWN_THREAD), needs no hold of that count either. Setting it to one and back cost more
+than the products at 2 threads (attention's QK^T forward and backward: 0.40 against 0.31
+ms); in the small GPT's sampling loop it is 1-2 us on each of the projection's, the lm
+head's and the shorter contexts' MLP products, whose gemm takes 4-8 us.
 
 `matmul`, `addmm` and `matmul_and_sum` check their operands and follow the route; in the
 "blas_blocks" route the gemm of each block also adds addmm's bias, and matmul_and_sum sums
@@ -55,7 +57,7 @@ from .checks import FLOATS, as_array, check_float, check_matmul_dtypes, check_ma
 # A batch of matrices stays in this thread up to this many times SERIAL_MATMUL_MAX_WORK (see
 # above; 0 there sends every product to the pool, batches included)
 SERIAL_BATCH_FACTOR = 4
-_OWN_THREAD = 1 << 15   # multiply-adds per matrix of a batch that OpenBLAS never threads
+_OWN_THREAD = 1 << 18   # multiply-adds per matrix that OpenBLAS never threads
 
 
 # route's answers: (dtype char, shapes, the thresholds) -> route. A plain dict: an lru_cache
