@@ -9,7 +9,7 @@ from minigrad import kernels
 from minigrad.kernels import policy, products
 from minigrad.ops import matmul as ops
 
-FAST = settings(max_examples=30, deadline=None,
+FAST = settings(max_examples=20, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 # (route's thresholds PARALLEL_MIN_WORK, SERIAL_MATMUL_MAX_WORK): NumPy's own call, one
