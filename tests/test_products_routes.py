@@ -34,6 +34,10 @@ def test_route_memory_is_bounded_and_keyed_on_dtype_and_every_threshold(numba_ba
     assert products.route(*(x.astype(np.int32) for x in f32)) == "reference"
     monkeypatch.setattr(products, "_OWN_THREAD", 32 * 64 * 17)
     assert products.route(*f32) == "reference"   # OpenBLAS keeps it in this thread
+    # byte-swapped floats (the same letter) are NumPy's too: OpenBLAS reads native ones only
+    swapped = tuple(x.astype(">f4" if np.little_endian else "<f4") for x in f32)
+    assert products.route(*swapped) == "reference"
+    np.testing.assert_array_equal(products.product(*swapped), f32[0] @ f32[1])
     monkeypatch.setattr(products, "_ROUTES_MAX", 3)
     for n in range(1, 8):
         products.route(np.ones((n, 2), np.float64), np.ones((2, n), np.float64))

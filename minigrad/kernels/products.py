@@ -60,7 +60,7 @@ SERIAL_BATCH_FACTOR = 4
 _OWN_THREAD = 1 << 18   # multiply-adds per matrix that OpenBLAS never threads
 
 
-# route's answers: (dtype char, shapes, the thresholds) -> route. A plain dict: an lru_cache
+# route's answers: (dtype, shapes, the thresholds) -> route. A plain dict: an lru_cache
 # in front of the same lookup cost twice its 0.33 us a product (its key and recency list)
 _routes = {}
 _ROUTES_MAX = 4096   # shapes a program meets; past this (shapes varying without end) start over
@@ -73,7 +73,7 @@ def route(a, b):
     # Every product asks (three per matmul op), and working the route out from the sizes
     # took 0.8 us of CPU where the NumPy backend's answer above takes 0.1: remembered per
     # dtype, pair of shapes and thresholds (which tests change), it is one lookup
-    key = (a.dtype.char, a.shape, b.shape, policy.PARALLEL_MIN_WORK,
+    key = (a.dtype, a.shape, b.shape, policy.PARALLEL_MIN_WORK,
            policy.SERIAL_MATMUL_MAX_WORK, policy.USE_BLAS, SERIAL_BATCH_FACTOR, _OWN_THREAD)
     r = _routes.get(key)
     if r is None:
@@ -83,10 +83,11 @@ def route(a, b):
     return r
 
 
-def _sized_route(char, sa, sb, min_work, serial_max, use_blas, batch_factor, own_thread):
-    """route() on the numba backend of operands of dtype char and shapes sa, sb, given the
-    thresholds."""
-    if np.dtype(char) not in FLOATS:
+def _sized_route(dtype, sa, sb, min_work, serial_max, use_blas, batch_factor, own_thread):
+    """route() on the numba backend of operands of `dtype` and shapes sa, sb, given the
+    thresholds. (The dtype itself, not its letter: a byte-swapped float32 is 'f' too, and
+    goes to NumPy, which reads it.)"""
+    if dtype not in FLOATS:
         return "reference"
     matrix = sa[-2] * sa[-1] * sb[-1]
     work, batch = matrix, len(sa) > 2 and len(sb) > 2
