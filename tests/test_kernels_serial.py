@@ -268,9 +268,10 @@ def test_attention_sized_batches_are_one_numpy_call_in_this_thread(monkeypatch):
     assert products.product(q.swapaxes(1, 2), g, out) is out
     np.testing.assert_array_equal(out, q.swapaxes(1, 2) @ g)
     assert paths == []
-    big = r.standard_normal((8, 64, 64), dtype=np.float32)
-    assert products.route(big, big) == "blas_serial"
-    np.testing.assert_allclose(kernels.matmul(big, big), big @ big, rtol=1e-4, atol=1e-4)
+    big = r.standard_normal((8, 64, 65), dtype=np.float32)   # 64 x 65 x 64: above _OWN_THREAD
+    bt = big.swapaxes(1, 2)
+    assert products.route(big, bt) == "blas_serial"
+    np.testing.assert_allclose(kernels.matmul(big, bt), big @ bt, rtol=1e-4, atol=1e-4)
     assert paths == ["matmul_serial"]
     # the limit: a batch of SERIAL_BATCH_FACTOR * SERIAL_MATMUL_MAX_WORK multiply-adds goes
     # to the pool, as does any batch when the serial limit is 0
@@ -306,11 +307,11 @@ def test_products_openblas_keeps_in_this_thread_go_to_numpy_whatever_the_threads
     f32 = np.float32
     if kernels.policy.numpy_backend() or not kernels.policy.USE_BLAS:
         pytest.skip("the numba backend with OpenBLAS decides these routes")
-    assert route(np.ones((32, 64), f32), np.ones((64, 16), f32)) == "reference"      # = own
-    assert route(np.ones((32, 64), f32), np.ones((64, 17), f32)) == "blas_serial"
+    assert route(np.ones((64, 64), f32), np.ones((64, 64), f32)) == "reference"      # = own
+    assert route(np.ones((64, 64), f32), np.ones((64, 65), f32)) == "blas_serial"
     assert route(np.ones((8, 20, 32), f32), np.ones((8, 32, 20), f32)) == "reference"
     assert route(np.ones((8, 32, 64), f32), np.ones((64, 16), f32)) == "blas_serial"
-    assert 32 * 64 * 16 == own
+    assert 64 * 64 * 64 == own
 
 
 def _route_by_the_table(sa, sb, min_work, serial_max, use_blas, factor):

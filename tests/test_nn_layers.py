@@ -407,16 +407,19 @@ def test_gradcheck_linear():
 
 @pytest.mark.parametrize("rows", [(2, 5), (3,)])
 def test_gradcheck_linear_through_blas_blocks(rows, monkeypatch):
-    # Small products stay in NumPy; with the thresholds at 0 the forward is kernels.addmm (the
-    # gemm adds the bias) and the backward kernels.matmul_and_sum (dX with the bias gradient)
-    # and a weight gradient cut by rows (3 rows) or by K (10 rows, more than both sides of W)
+    # Small products stay in NumPy; with the thresholds at 0 the forward is the blocks' addmm
+    # (the gemm adds the bias) and the backward their matmul_and_sum (dX with the bias
+    # gradient) and a weight gradient cut by rows (3 rows) or by K (10 rows, more than both
+    # sides of W)
     from minigrad import kernels
+    if not kernels.policy.USE_BLAS or kernels.policy.numpy_backend():
+        pytest.skip("the numba backend's OpenBLAS blocks")
     monkeypatch.setattr(kernels.policy, "PARALLEL_MIN_WORK", 0)
     monkeypatch.setattr(kernels.policy, "SERIAL_MATMUL_MAX_WORK", 0)
     used = []
     for name in ("addmm", "matmul_and_sum"):  # what the linear op's products call on
-        real = getattr(kernels.products, name)  # the routes other than NumPy's own
-        monkeypatch.setattr(kernels.products, name, lambda *a, name=name, real=real:
+        real = getattr(kernels.blas, name)  # the "blas_blocks" route
+        monkeypatch.setattr(kernels.blas, name, lambda *a, name=name, real=real:
                             (used.append(name), real(*a))[1])
     rng = np.random.default_rng(3)
     module_gradcheck(nn.Linear(4, 3), t64(rng.standard_normal(rows + (4,))))

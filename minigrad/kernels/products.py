@@ -27,11 +27,13 @@ A batch of small matrices (attention's 256 products of 20 x 32 by 32 x 20) is on
 per matrix on any route. In this thread it is the NumPy backend's own call, while the pool
 adds its wake-up and the marshalling of the batch (15-40 us a product here, up to a third of
 its time on one thread), and on a busy machine a 2-thread launch can stall for milliseconds:
-hence the larger serial limit for batches. OpenBLAS runs a gemm of fewer than 65,536 x 4
-multiply-adds on the calling thread whatever its own thread count, so a batch of matrices
-well below that (_OWN_THREAD) needs no hold of that count either; setting it to one and back
-cost more than the products at 2 threads (attention's QK^T forward and backward: 0.40
-against 0.31 ms).
+hence the larger serial limit for batches. OpenBLAS runs a gemm of at most 65,536 x 4
+multiply-adds on the calling thread whatever its own thread count (its threshold; this
+machine's first threaded one had twice that), so one such matrix, or a batch of them
+(_OWN_THREAD), needs no hold of that count either. Setting it to one and back cost more
+than the products at 2 threads (attention's QK^T forward and backward: 0.40 against 0.31
+ms); in the small GPT's sampling loop it is 1-2 us on each of the projection's, the lm
+head's and the shorter contexts' MLP products, whose gemm takes 4-8 us.
 
 `matmul`, `addmm` and `matmul_and_sum` check their operands and follow the route; in the
 "blas_blocks" route the gemm of each block also adds addmm's bias, and matmul_and_sum sums
@@ -40,7 +42,6 @@ checked the dtypes (the matmul op): small products go straight to np.matmul, whi
 bad shapes itself, and only the larger ones pay for the checks. `product_add` and
 `product_and_sum` are addmm and matmul_and_sum likewise, for the linear op.
 """
-import functools
 import math
 
 import numpy as np
@@ -56,23 +57,38 @@ from .checks import FLOATS, as_array, check_float, check_matmul_dtypes, check_ma
 # A batch of matrices stays in this thread up to this many times SERIAL_MATMUL_MAX_WORK (see
 # above; 0 there sends every product to the pool, batches included)
 SERIAL_BATCH_FACTOR = 4
-_OWN_THREAD = 1 << 15   # multiply-adds per matrix of a batch that OpenBLAS never threads
+_OWN_THREAD = 1 << 18   # multiply-adds per matrix that OpenBLAS never threads
+
+
+# route's answers: (dtype, shapes, the thresholds) -> route. A plain dict: an lru_cache
+# in front of the same lookup cost twice its 0.33 us a product (its key and recency list)
+_routes = {}
+_ROUTES_MAX = 4096   # shapes a program meets; past this (shapes varying without end) start over
 
 
 def route(a, b):
     """The route of a @ b: "reference", "blas_serial", "blas_blocks" or "tiled" (see above)."""
-    if policy.numpy_backend() or a.dtype not in FLOATS:
+    if policy.numpy_backend():
         return "reference"
     # Every product asks (three per matmul op), and working the route out from the sizes
     # took 0.8 us of CPU where the NumPy backend's answer above takes 0.1: remembered per
-    # pair of shapes and thresholds (which tests change), it is one lookup
-    return _sized_route(a.shape, b.shape, policy.PARALLEL_MIN_WORK,
-                        policy.SERIAL_MATMUL_MAX_WORK, policy.USE_BLAS, SERIAL_BATCH_FACTOR)
+    # dtype, pair of shapes and thresholds (which tests change), it is one lookup
+    key = (a.dtype, a.shape, b.shape, policy.PARALLEL_MIN_WORK,
+           policy.SERIAL_MATMUL_MAX_WORK, policy.USE_BLAS, SERIAL_BATCH_FACTOR, _OWN_THREAD)
+    r = _routes.get(key)
+    if r is None:
+        if len(_routes) >= _ROUTES_MAX:
+            _routes.clear()
+        r = _routes[key] = _sized_route(*key)
+    return r
 
 
-@functools.lru_cache(maxsize=1024)
-def _sized_route(sa, sb, min_work, serial_max, use_blas, batch_factor):
-    """route() of float operands of shapes sa, sb on the numba backend, given the thresholds."""
+def _sized_route(dtype, sa, sb, min_work, serial_max, use_blas, batch_factor, own_thread):
+    """route() on the numba backend of operands of `dtype` and shapes sa, sb, given the
+    thresholds. (The dtype itself, not its letter: a byte-swapped float32 is 'f' too, and
+    goes to NumPy, which reads it.)"""
+    if dtype not in FLOATS:
+        return "reference"
     matrix = sa[-2] * sa[-1] * sb[-1]
     work, batch = matrix, len(sa) > 2 and len(sb) > 2
     if len(sa) > 2 or len(sb) > 2:
@@ -88,7 +104,7 @@ def _sized_route(sa, sb, min_work, serial_max, use_blas, batch_factor):
     # one matrix, or a batch of them, that OpenBLAS computes in this thread anyway: NumPy's
     # own call, without holding OpenBLAS's thread count (3-D times 2-D stays one flat call)
     alone = batch or (len(sa) == 2 and len(sb) == 2)
-    return "reference" if alone and matrix <= _OWN_THREAD else "blas_serial"
+    return "reference" if alone and matrix <= own_thread else "blas_serial"
 
 
 def matmul(a, b, out=None):
@@ -184,20 +200,22 @@ def addmm(bias, a, b):
 
 def product_add(bias, a, b):
     """addmm(bias, a, b) for operands whose caller has checked them (the linear op: 2-D, one
-    dtype, a bias of the product's columns): a small product, as in `product`, goes straight
-    to np.matmul and the bias is added in place, the bits of addmm's "reference" route."""
-    if route(a, b) != "reference":
-        return addmm(bias, a, b)
-    out = _ref.matmul(a, b)
+    dtype, a bias of the product's columns): the route without addmm's checks, which would
+    repeat the op's (a small product's bias is added in place, the bits of addmm's)."""
+    r = route(a, b)
+    if r == "blas_blocks":
+        return _blas.addmm(bias, a, b)
+    out = _run(r, a, b)
     out += bias
     return out
 
 
 def product_and_sum(a, b):
     """matmul_and_sum(a, b) for operands whose caller has checked them, as `product_add`."""
-    if route(a, b) != "reference":
-        return matmul_and_sum(a, b)
-    return _ref.matmul(a, b), a.sum(axis=0)
+    r = route(a, b)
+    if r == "blas_blocks":
+        return _blas.matmul_and_sum(a, b)
+    return _run(r, a, b), a.sum(axis=0)
 
 
 def matmul_and_sum(a, b):
