@@ -18,6 +18,7 @@ def _env():
     return dict(os.environ, NUMBA_NUM_THREADS="1")
 
 
+@pytest.mark.slow   # 30-35 s: every section's quick run compiles and trains in its own processes
 def test_run_quick_writes_json_and_png(tmp_path):
     out, png = tmp_path / "b.json", tmp_path / "b.png"
     # the kernels section is left out: bench_kernels waits up to 30 s per block for an idle
@@ -102,6 +103,7 @@ def _bench_module(name):
     return importlib.import_module(name)
 
 
+@pytest.mark.slow   # about 10 s of training in two processes; the slow suite runs it
 def test_small_models_quick(tmp_path):
     out = tmp_path / "s.json"
     r = subprocess.run([sys.executable, str(BENCH / "small_models.py"), "--quick", "--json", str(out)],
