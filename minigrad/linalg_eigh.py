@@ -15,25 +15,12 @@ import numpy as np
 
 from . import return_types
 from .autograd.function import Function
-from .graph_rules import constant, rule, saved_input, saved_output
+from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_square
+from .linalg_forms import OnArrays, OnTensors, mT
 
 __all__ = ["eigh", "eigvalsh"]
-
-
-def _mT(a):
-    return np.swapaxes(a, -1, -2)
-
-
-class _OnArrays:
-    mT = staticmethod(_mT)
-    constant = staticmethod(lambda a: a)
-
-
-class _OnTensors:
-    mT = staticmethod(lambda t: t.transpose(-2, -1))
-    constant = staticmethod(constant)
 
 
 def _gaps(values, on):
@@ -78,22 +65,22 @@ class Eigh(Function):
     def backward(ctx, g):
         values, vectors = ctx.saved
         with np.errstate(divide="ignore", invalid="ignore"):
-            return _gradient(values, vectors, *_split(g, ctx.n), _OnArrays)
+            return _gradient(values, vectors, *_split(g, ctx.n), OnArrays)
 
 
 @rule(Eigh)
 def _eigh_rule(ctx, g):
     values, vectors = ctx.saved
     packed = np.concatenate([values, vectors.reshape(values.shape[:-1] + (-1,))], -1)
-    return _gradient(*_split(saved_output(ctx, packed), ctx.n), *_split(g, ctx.n), _OnTensors)
+    return _gradient(*_split(saved_output(ctx, packed), ctx.n), *_split(g, ctx.n), OnTensors)
 
 
 @jvp_rule(Eigh)
 def _eigh_jvp(ctx, out, tangents):
     values, vectors = ctx.saved
-    p = _mT(vectors) @ tangents[0] @ vectors
+    p = mT(vectors) @ tangents[0] @ vectors
     with np.errstate(divide="ignore", invalid="ignore"):
-        t_vectors = vectors @ (_gaps(values, _OnArrays) * p)
+        t_vectors = vectors @ (_gaps(values, OnArrays) * p)
     t_values = np.diagonal(p, 0, -2, -1)
     return np.concatenate([t_values, t_vectors.reshape(t_values.shape[:-1] + (-1,))],
                           -1).astype(out.dtype, copy=False)
@@ -113,7 +100,7 @@ class EigvalsH(Function):
     @staticmethod
     def backward(ctx, g):
         vectors = ctx.saved[0]
-        return (vectors * g[..., None, :]) @ _mT(vectors)
+        return (vectors * g[..., None, :]) @ mT(vectors)
 
 
 @rule(EigvalsH)
@@ -126,7 +113,7 @@ def _eigvalsh_rule(ctx, g):
 @jvp_rule(EigvalsH)
 def _eigvalsh_jvp(ctx, out, tangents):
     vectors = ctx.saved[0]
-    return np.diagonal(_mT(vectors) @ tangents[0] @ vectors, 0, -2, -1).astype(out.dtype)
+    return np.diagonal(mT(vectors) @ tangents[0] @ vectors, 0, -2, -1).astype(out.dtype)
 
 
 def eigh(A, UPLO="L"):

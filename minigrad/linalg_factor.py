@@ -21,13 +21,10 @@ from .autograd.function import Function
 from .graph_rules import constant, rule, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import batch_failure, check_matrix, check_square
+from .linalg_forms import OnArrays, OnTensors, mT
 from .linalg_inverse import Inv
 
 __all__ = ["cholesky", "qr"]
-
-
-def _mT(a):
-    return np.swapaxes(a, -1, -2)
 
 
 def _halved_lower(n, dtype):
@@ -54,8 +51,8 @@ class Cholesky(Function):
     def backward(ctx, g):
         low = ctx.saved[0]
         inverse = np.linalg.inv(low)
-        s = _mT(inverse) @ ((_mT(low) @ g) * _halved_lower(low.shape[-1], low.dtype)) @ inverse
-        return (s + _mT(s)) * 0.5
+        s = mT(inverse) @ ((mT(low) @ g) * _halved_lower(low.shape[-1], low.dtype)) @ inverse
+        return (s + mT(s)) * 0.5
 
 
 @rule(Cholesky)
@@ -70,7 +67,7 @@ def _cholesky_rule(ctx, g):
 @jvp_rule(Cholesky)
 def _cholesky_jvp(ctx, out, tangents):
     inverse = np.linalg.inv(out)  # dL = L phi(L^-1 dA L^-T)
-    return out @ ((inverse @ tangents[0] @ _mT(inverse)) * _halved_lower(out.shape[-1], out.dtype))
+    return out @ ((inverse @ tangents[0] @ mT(inverse)) * _halved_lower(out.shape[-1], out.dtype))
 
 
 def cholesky(A, *, upper=False):
@@ -82,24 +79,20 @@ def cholesky(A, *, upper=False):
 
 # --- QR ------------------------------------------------------------------------------------------
 
-class _OnArrays:
-    """The few operations of QR's gradient that differ between arrays and Tensors, so that
-    the formula is written once (`_qr_gradient`) for backward and its tensor-level rule."""
-    mT = staticmethod(_mT)
+class _OnArrays(OnArrays):
+    """The further operations of QR's gradient (`_qr_gradient`), on arrays."""
     tril = staticmethod(np.tril)
     inv = staticmethod(np.linalg.inv)
-    constant = staticmethod(lambda a: a)
 
     @staticmethod
     def cat(parts):
         return np.concatenate(parts, -1)
 
 
-class _OnTensors:
-    mT = staticmethod(lambda t: t.transpose(-2, -1))
+class _OnTensors(OnTensors):
+    """The same on Tensors."""
     tril = staticmethod(lambda t, k: t.tril(k))
     inv = staticmethod(Inv.apply)
-    constant = staticmethod(constant)
 
     @staticmethod
     def cat(parts):
@@ -180,9 +173,9 @@ def _square_tangents(q, r, ta):
     """(dQ, dR) of A = QR, m >= n, from dA: with X = Q^T dA R^-1 and its skew part
     W = tril(X, -1) - tril(X, -1)^T, dR = (X - W) R and dQ = dA R^-1 - Q (X - W)."""
     r_inv = np.linalg.inv(r)
-    x = _mT(q) @ ta @ r_inv
+    x = mT(q) @ ta @ r_inv
     low = np.tril(x, -1)
-    upper = x - low + _mT(low)
+    upper = x - low + mT(low)
     return ta @ r_inv - q @ upper, upper @ r
 
 
@@ -196,7 +189,7 @@ def _qr_jvp(ctx, out, tangents):
         tq, tr = _square_tangents(q, r, ta)
     else:  # A = [X | Y] with X = QU and Y = QV: dV = Q^T (dY - dQ V)
         tq, tu = _square_tangents(q, r[..., :m], ta[..., :m])
-        tr = np.concatenate([tu, _mT(q) @ (ta[..., m:] - tq @ r[..., m:])], -1)
+        tr = np.concatenate([tu, mT(q) @ (ta[..., m:] - tq @ r[..., m:])], -1)
     lead = out.shape[:-1]
     return np.concatenate([tq.reshape(lead + (-1,)), tr.reshape(lead + (-1,))], -1)
 

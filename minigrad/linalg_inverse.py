@@ -14,12 +14,9 @@ from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import batch_failure, check_square, torch_dtype_name
+from .linalg_forms import mT
 
 __all__ = ["inv", "inverse", "solve"]
-
-
-def _mT(a):
-    return np.swapaxes(a, -1, -2)
 
 
 class Inv(Function):
@@ -38,7 +35,7 @@ class Inv(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x = _mT(ctx.saved[0])
+        x = mT(ctx.saved[0])
         return -(x @ g @ x)
 
 
@@ -58,8 +55,8 @@ class Solve(Function):
     @staticmethod
     def backward(ctx, g):
         a, x = ctx.saved
-        gb = np.linalg.solve(_mT(a), g)
-        return (-(gb @ _mT(x)) if ctx.needs_input_grad[0] else None), gb
+        gb = np.linalg.solve(mT(a), g)
+        return (-(gb @ mT(x)) if ctx.needs_input_grad[0] else None), gb
 
 
 @rule(Inv)

@@ -17,25 +17,12 @@ import numpy as np
 
 from . import return_types
 from .autograd.function import Function
-from .graph_rules import constant, rule, saved_input, saved_output
+from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_matrix
+from .linalg_forms import OnArrays, OnTensors, mT
 
 __all__ = ["svd", "svdvals"]
-
-
-def _mT(a):
-    return np.swapaxes(a, -1, -2)
-
-
-class _OnArrays:
-    mT = staticmethod(_mT)
-    constant = staticmethod(lambda a: a)
-
-
-class _OnTensors:
-    mT = staticmethod(lambda t: t.transpose(-2, -1))
-    constant = staticmethod(constant)
 
 
 def _gradient(u, s, v, gu, gs, gv, on):
@@ -91,8 +78,8 @@ class SVD(Function):
         gu, gs, gvh = _unpack(g, ctx.shapes)
         k = ctx.k
         with np.errstate(divide="ignore", invalid="ignore"):
-            return _gradient(u[..., :k], s, _mT(vh[..., :k, :]), gu[..., :k], gs,
-                             _mT(gvh[..., :k, :]), _OnArrays)
+            return _gradient(u[..., :k], s, mT(vh[..., :k, :]), gu[..., :k], gs,
+                             mT(gvh[..., :k, :]), OnArrays)
 
 
 @rule(SVD)
@@ -102,7 +89,7 @@ def _svd_rule(ctx, g):
     gu, gs, gvh = _unpack(g, ctx.shapes)
     k = ctx.k
     return _gradient(ut[..., :k], st, vht[..., :k, :].transpose(-2, -1), gu[..., :k], gs,
-                     gvh[..., :k, :].transpose(-2, -1), _OnTensors)
+                     gvh[..., :k, :].transpose(-2, -1), OnTensors)
 
 
 @jvp_rule(SVD)
@@ -111,16 +98,16 @@ def _svd_jvp(ctx, out, tangents):
     dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U S^-1 (the vectors beyond k: none)."""
     u, s, vh = ctx.saved
     k = ctx.k
-    ur, v = u[..., :k], _mT(vh[..., :k, :])
+    ur, v = u[..., :k], mT(vh[..., :k, :])
     ta = np.asarray(tangents[0])
-    p = _mT(ur) @ ta @ v
+    p = mT(ur) @ ta @ v
     row, col = s[..., None, :], s[..., :, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         f = (1 - np.eye(k)) / (row * row - col * col + np.eye(k))
-        du = ur @ (f * (p * row + col * _mT(p))) + (ta @ v - ur @ p) / row
-        dv = v @ (f * (col * p + _mT(p) * row)) + (_mT(ta) @ ur - v @ _mT(p)) / row
+        du = ur @ (f * (p * row + col * mT(p))) + (ta @ v - ur @ p) / row
+        dv = v @ (f * (col * p + mT(p) * row)) + (mT(ta) @ ur - v @ mT(p)) / row
     tu, tvh = np.zeros(u.shape, u.dtype), np.zeros(vh.shape, vh.dtype)
-    tu[..., :k], tvh[..., :k, :] = du, _mT(dv)
+    tu[..., :k], tvh[..., :k, :] = du, mT(dv)
     return _pack(tu, np.diagonal(p, 0, -2, -1), tvh).astype(out.dtype, copy=False)
 
 
@@ -149,7 +136,7 @@ def _svdvals_rule(ctx, g):
 @jvp_rule(SvdVals)
 def _svdvals_jvp(ctx, out, tangents):
     u, vh, _ = ctx.saved
-    return np.diagonal(_mT(u) @ tangents[0] @ _mT(vh), 0, -2, -1).astype(out.dtype)
+    return np.diagonal(mT(u) @ tangents[0] @ mT(vh), 0, -2, -1).astype(out.dtype)
 
 
 def svd(A, full_matrices=True):

@@ -15,12 +15,9 @@ from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_square, torch_dtype_name
+from .linalg_forms import mT
 
 __all__ = ["solve_triangular"]
-
-
-def _mT(a):
-    return np.swapaxes(a, -1, -2)
 
 
 def _substitute(a, b, upper, unit):
@@ -57,8 +54,8 @@ class TriangularSolve(Function):
     @staticmethod
     def backward(ctx, g):
         a, x = ctx.saved
-        gb = _substitute(_mT(a), g, not ctx.upper, ctx.unit)
-        ga = _triangle(-(gb @ _mT(x)), ctx.upper, ctx.unit) if ctx.needs_input_grad[0] else None
+        gb = _substitute(mT(a), g, not ctx.upper, ctx.unit)
+        ga = _triangle(-(gb @ mT(x)), ctx.upper, ctx.unit) if ctx.needs_input_grad[0] else None
         return ga, gb
 
 
