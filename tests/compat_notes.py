@@ -454,8 +454,10 @@ DIFFERENCES = [
      "selection may return the index of another of them (the value is the same, the gradient "
      "goes to the index returned; `quantile` and `nanquantile` likewise pass the gradient to "
      "the first of equal values). `nanmedian` of a row of NaNs gives index 0. `median` chose "
-     "PyTorch's indices in the tests, ties included; `mode` gives PyTorch's: the smallest of "
-     "the most frequent values, at its last occurrence.", _kthvalue_ties),
+     "PyTorch's indices in the tests, ties included. `mode`'s value is PyTorch's (the smallest "
+     "of the most frequent values) and its index is that value's last occurrence; PyTorch "
+     "finds it by an unstable sort, so in longer rows its index may be another occurrence.",
+     _kthvalue_ties),
     ("`linalg.svd`'s singular vectors and `linalg.eigh`'s eigenvectors may have other signs "
      "than PyTorch's.",
      "The SVD fixes each pair u_i, v_i only up to a common sign, and an eigenvector only up "
@@ -768,6 +770,12 @@ SWEEP_DIFFERENCES = [
     (("Tensor.topk",), _ALL, ("wide",), "values",
      "`topk` returns the first of equal values (the lowest index), as `sort` is stable; "
      "PyTorch may return another of them (the indices differ, not the values)."),
+    (("Tensor.mode",), _ALL, ("wide",), "values",
+     "`mode`'s index is the last occurrence of the value; PyTorch's unstable sort may give "
+     "another occurrence in longer rows (the values are the same)."),
+    (("Tensor.nanquantile",), _GRAD, ("wide",), "gradient",
+     "`nanquantile` passes the gradient to the first of equal values, as `kthvalue` and "
+     "`quantile` do; PyTorch may pass it to another of them."),
     (("Tensor.clamp", "Tensor.clamp_"), ("uint8",), _ALL, "values",
      "`clamp` of a uint8 tensor with a negative bound compares values (`clamp(-1, 2)` keeps "
      "0 as 0), where PyTorch first wraps the bound to the dtype (-1 becomes 255)."),
