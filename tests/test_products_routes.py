@@ -80,3 +80,15 @@ def test_linear_entries_give_the_checked_kernels_bits_and_torchs_values(case, to
     np.testing.assert_allclose(y, torch.addmm(tbias, ta, tb).numpy(), **tol)
     np.testing.assert_allclose(g, (ta @ tb).numpy(), **tol)
     np.testing.assert_allclose(s, ta.sum(0).numpy(), **tol)
+
+
+def test_small_gpt_products_stay_in_this_thread_and_its_mlp_goes_to_the_pool(numba_backend,
+                                                                              monkeypatch):
+    # the default limit: a 64 -> 64 projection over 512 tokens (2^21 multiply-adds) is one
+    # OpenBLAS call in this thread (its blocks in the pool cost 25 us more on one thread and
+    # stall on a busy machine); the 4x wider MLP's products (2^23) are worth two threads
+    monkeypatch.setattr(policy, "USE_BLAS", True)
+    x, w, wide = (np.ones(s, np.float32) for s in ((512, 64), (64, 64), (64, 256)))
+    assert products.route(x, w.T) == "blas_serial"
+    assert products.route(x.T, x) == "blas_serial"   # its weight gradient
+    assert products.route(x, wide) == "blas_blocks"

@@ -87,7 +87,11 @@ def twins(loop, name, **options):
 BACKENDS = ("numba", "numpy")
 
 PARALLEL_MIN_WORK = 32768
-SERIAL_MATMUL_MAX_WORK = 2**21
+# 2^22, not 2^21: the small GPT's 64 -> 64 projections (512 x 64 x 64 = 2^21) are as fast in
+# two blocks on two quiet threads as in one call, but on one thread the blocks' fixed cost
+# (addresses, the blocks' integers, the pool's dispatch) made them 25 us slower (77 against
+# 52 us), and on a busy machine the pool's launch stalled for milliseconds
+SERIAL_MATMUL_MAX_WORK = 2**22
 USE_BLAS = _openblas.available()
 
 
