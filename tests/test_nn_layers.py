@@ -165,6 +165,31 @@ def test_train_eval_flags_propagate():
     assert net.training and not net.encoder.layers[0].self_attn.out_proj.training
 
 
+def _frozen_stem_net(nn_lib):
+    class FrozenStem(nn_lib.Module):
+        """Keeps its dropout in evaluation mode whatever train() says, by overriding train()."""
+
+        def __init__(self):
+            super().__init__()
+            self.drop = nn_lib.Dropout(0.5)
+
+        def train(self, mode=True):
+            super().train(mode)
+            self.drop.train(False)
+            return self
+
+    return nn_lib.Sequential(FrozenStem(), nn_lib.Linear(2, 2), nn_lib.Dropout(0.1))
+
+
+def test_train_runs_each_childs_own_train_as_in_pytorch(torch):
+    ours, theirs = _frozen_stem_net(nn), _frozen_stem_net(torch.nn)
+    for net in (ours, theirs):
+        net.eval()
+        net.train()
+    assert [m.training for m in ours.modules()] == [m.training for m in theirs.modules()]
+    assert [m.training for m in ours.modules()] == [True, True, False, True, True]
+
+
 def test_zero_grad_set_to_none_true_and_false():
     m = nn.Sequential(nn.Linear(3, 2), nn.Tanh(), nn.Linear(2, 1))
     x = t32(np.ones((4, 3)))
