@@ -113,6 +113,9 @@ def worker(args):
         torch.set_num_threads(args.threads or 2)
     else:  # the allocator setting a training loop opts into, as bench/step_worker.py
         torch.tune_malloc()
+        if args.serial_max_work is not None:   # (an A/B of the product route's limit)
+            from minigrad.kernels import policy
+            policy.SERIAL_MATMUL_MAX_WORK = args.serial_max_work
     cfg = QUICK_CONFIG if args.quick else GPT_CONFIG
     train_step, generate, info = make_gpt(torch, generated_text(20_000 if args.quick else 100_000),
                                           **cfg)
@@ -137,7 +140,9 @@ def worker(args):
         out["threads"] = f"torch {torch.get_num_threads()}"
     else:
         import numba
-        out["threads"] = f"numba {numba.get_num_threads()}, backend {torch.get_backend()}"
+        from minigrad.kernels import policy
+        out["threads"] = (f"numba {numba.get_num_threads()}, backend {torch.get_backend()}, "
+                          f"serial products < {policy.SERIAL_MATMUL_MAX_WORK}")
     print(json.dumps(out))
 
 
@@ -156,13 +161,16 @@ def _torch_available():
     return subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode == 0
 
 
-def run(quick=False, rounds=None, threads=None):
-    """All rounds, both libraries alternated; returns the results and prints the table."""
+def run(quick=False, rounds=None, threads=None, serial_max_work=None):
+    """All rounds, both libraries alternated; returns the results and prints the table.
+    `serial_max_work`: minigrad's SERIAL_MATMUL_MAX_WORK for this run (default: its own)."""
     rounds = rounds or (1 if quick else 3)
     threads = threads or (1 if quick else 2)  # quick runs in tests, often on a busy machine
     steps = ["--warmup-steps", 2, "--steps", 5, "--gen-loops", 1, "--new-tokens", 20] if quick else \
         ["--warmup-steps", 5, "--steps", 40, "--gen-loops", 2, "--new-tokens", 200]
     extra = [str(a) for a in steps] + ["--threads", str(threads)]
+    if serial_max_work is not None:
+        extra += ["--serial-max-work", str(serial_max_work)]
     libs = ["minigrad", "torch"] if _torch_available() else ["minigrad"]
     runs = {lib: [] for lib in libs}
     for _ in range(rounds):
@@ -217,6 +225,9 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, help="alternated rounds (default 3; quick 1)")
     ap.add_argument("--threads", type=int, help="torch.set_num_threads (default 2; quick 1)")
     ap.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    ap.add_argument("--serial-max-work", type=int, metavar="N",
+                    help="minigrad's products below N multiply-adds stay out of Numba's pool "
+                         "(kernels.policy.SERIAL_MATMUL_MAX_WORK; to compare limits)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--lib", choices=["minigrad", "torch"], help=argparse.SUPPRESS)
     ap.add_argument("--warmup-steps", type=int, default=5, help=argparse.SUPPRESS)
@@ -226,7 +237,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.worker:
         return worker(args)
-    res = run(args.quick, args.rounds, args.threads)
+    res = run(args.quick, args.rounds, args.threads, args.serial_max_work)
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2))
     return res

@@ -120,6 +120,17 @@ def test_small_models_quick(tmp_path):
     assert "character-level GPT" in r.stdout
 
 
+def test_small_models_worker_takes_the_products_serial_limit():
+    # one quick step and two tokens, so that a quiet machine can compare the route's limits
+    r = subprocess.run([sys.executable, str(BENCH / "small_models.py"), "--worker", "--lib",
+                        "minigrad", "--quick", "--warmup-steps", "1", "--steps", "1",
+                        "--gen-loops", "1", "--new-tokens", "2", "--serial-max-work", "0"],
+                       capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["threads"].endswith("serial products < 0") and out["median_step_ms"] > 0
+
+
 @pytest.mark.slow   # 10-15 s of training; the slow suite runs it
 def test_memory_quick(tmp_path):
     out = tmp_path / "m.json"
