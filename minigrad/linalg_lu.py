@@ -22,7 +22,7 @@ import numpy as np
 from . import return_types
 from .autograd.function import Function
 from .graph_rules import rule, saved_output
-from .linalg_checks import LinAlgError, check_matrix, torch_dtype_name
+from .linalg_checks import check_matrix, torch_dtype_name
 from .linalg_forms import OnArrays, OnTensors, mT
 from .linalg_triangular import TriangularSolve, _substitute
 
@@ -156,32 +156,44 @@ def _lu_factor_rule(ctx, g):
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
     """(LU (*, m, n), pivots (*, k) int32, info (*) int32) with A = P L U; info > 0 names the
     1-based column of the first zero pivot (U singular), and raises when `check_errors`."""
+    return _lu_factor_ex(A, pivot, check_errors, "linalg.lu_factor_ex")
+
+
+def _lu_factor_ex(A, pivot, check_errors, op):
     from .tensor import Tensor
-    op = "linalg.lu_factor_ex"
     if not pivot:
-        raise RuntimeError(f"{op}: LU without pivoting is not implemented on CPU (pivot=False "
-                           f"for A of shape {tuple(A.shape)})")
+        raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU (A of "
+                           f"shape {tuple(A.shape)})")
     check_matrix(A._array, op)
     factored = factor(A._array)
     lu = LUFactor.apply(A, factored=factored)
     _, pivots, info = factored
     if check_errors and info.any():
-        raise LinAlgError(f"{op}: U[{int(info.max())}, {int(info.max())}] is zero, singular U "
-                          f"(A of shape {tuple(A.shape)})")
+        where = ""
+        if info.ndim:
+            first = int(np.flatnonzero(info.reshape(-1))[0])
+            where, info_first = f"(Batch element {first}): ", int(info.reshape(-1)[first])
+        else:
+            info_first = int(info)
+        raise RuntimeError(f"torch.{op}: {where}U[{info_first},{info_first}] is zero and using "
+                           f"it on lu_solve would result in a division by zero. If you still "
+                           f"want to perform the factorization, consider calling linalg.lu(A, "
+                           f"pivot) or linalg.lu_factor_ex(A, pivot)")
     return return_types.linalg_lu_factor_ex(lu, Tensor._wrap(pivots), Tensor._wrap(info))
 
 
 def lu_factor(A, *, pivot=True):
     """(LU (*, m, n), pivots (*, k) int32) with A = P L U, L's strict lower part and U packed
-    in LU. A singular U is returned as it is (it is the factorization), as in PyTorch."""
-    lu, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    in LU. A zero pivot (a singular U) raises a RuntimeError, as in PyTorch; `lu_factor_ex`
+    and `lu` return such factors."""
+    lu, pivots, _ = _lu_factor_ex(A, pivot, True, "linalg.lu_factor")
     return return_types.linalg_lu_factor(lu, pivots)
 
 
 def lu(A, *, pivot=True):
     """(P (*, m, m), L (*, m, k), U (*, k, n)) with A = P L U, k = min(m, n)."""
     from .tensor import Tensor
-    lu_, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    lu_, pivots, _ = _lu_factor_ex(A, pivot, False, "linalg.lu")
     low, up = unpack(lu_, _OnTensors)
     p = permutations(pivots._array, A.shape[-2]).astype(A.dtype)
     return return_types.linalg_lu(Tensor._wrap(p), low, up)
@@ -204,9 +216,9 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
                            f"type {torch_dtype_name(LU.dtype)} and B of type "
                            f"{torch_dtype_name(B.dtype)} instead")
     if B.shape[-2 if left else -1] != n:
-        side = "rows" if left else "columns"
-        raise RuntimeError(f"{op}: Number of {side} of B ({B.shape[-2 if left else -1]}) must "
-                           f"match the size of LU ({n}x{n})")
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
+                           f"{'AX' if left else 'XA'} = B ({n}x{n} and {B.shape[-2]}x"
+                           f"{B.shape[-1]})")
     if tuple(pivots.shape) != tuple(LU.shape[:-1]):
         raise RuntimeError(f"{op}: Expected pivots of shape {tuple(LU.shape[:-1])}, got "
                            f"{tuple(pivots.shape)}")
