@@ -34,3 +34,16 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "di
            "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
            "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
            "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
+
+_COMPLEX_ONLY = {"eig": "eigh", "eigvals": "eigvalsh"}
+
+
+def __getattr__(name):
+    """The names whose results are complex are absent, with an error that says why."""
+    if name in _COMPLEX_ONLY:
+        raise AttributeError(
+            f"minigrad.linalg.{name} is not provided: the eigenvalues of a general matrix are "
+            f"complex, and minigrad's tensors and ops are real (bool, integer, float16/32/64). "
+            f"For a symmetric matrix use linalg.{_COMPLEX_ONLY[name]}, whose results are real; "
+            f"for a general one, linalg.svd or numpy.linalg.{name} on t.numpy().")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,6 +22,7 @@ import numpy as np
 from . import return_types
 from .autograd.function import Function
 from .graph_rules import rule, saved_output
+from .jvp_rules import jvp_rule
 from .linalg_checks import check_matrix, torch_dtype_name
 from .linalg_forms import OnArrays, OnTensors, mT
 from .linalg_triangular import TriangularSolve, _substitute
@@ -151,6 +152,32 @@ def _lu_factor_rule(ctx, g):
     low, up = unpack(lu, _OnTensors)
     p = OnTensors.constant(permutations(ctx.pivots, lu.shape[-2]).astype(lu.dtype))
     return _gradient(p, low, up, g[..., :, :k], g[..., :k, :], _OnTensors)
+
+
+@jvp_rule(LUFactor)
+def _lu_factor_jvp(ctx, out, tangents):
+    """With X = L1^-1 (P^T dA)_11 U1^-1 (the leading k x k blocks): dL1 = L1 tril(X, -1) and
+    dU1 = triu(X) U1; then dL2 = ((P^T dA)_2 - L2 dU) U^-1 (tall) or
+    dU2 = L^-1 ((P^T dA)_2 - dL U2) (wide)."""
+    lu = ctx.saved[0]
+    m, n = lu.shape[-2:]
+    k, on = min(m, n), _OnArrays
+    low, up = unpack(lu, on)
+    ta = mT(permutations(ctx.pivots, m)) @ np.asarray(tangents[0])
+    l1, u1 = low[..., :k, :], up[..., :, :k]
+    x = on.solve(l1, on.solve(u1, ta[..., :k, :k], upper=True, left=False), upper=False,
+                 unit=True)
+    d_low, d_up = l1 @ np.tril(x, -1), np.triu(x) @ u1
+    if m > n:
+        tail = on.solve(up, ta[..., n:, :] - low[..., n:, :] @ d_up, upper=True, left=False)
+        d_low = np.concatenate([d_low, tail], -2)
+    elif m < n:
+        tail = on.solve(low, ta[..., :, m:] - d_low @ up[..., :, m:], upper=False, unit=True)
+        d_up = np.concatenate([d_up, tail], -1)
+    tangent = np.zeros(out.shape, out.dtype)
+    tangent[..., :, :k] += np.tril(d_low, -1)
+    tangent[..., :k, :] += np.triu(d_up)
+    return tangent
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
