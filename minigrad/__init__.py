@@ -21,6 +21,8 @@ from .scans import cummax, cummin, logcumsumexp
 from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp
 from .linalg_det import det, logdet, slogdet
 from .linalg_inverse import inverse
+from .linalg_matrix_exp import matrix_exp
+from .linalg_pinv import pinverse
 from .precise import expm1, log1p
 from .matrix_parts import diag, diagonal, trace, tril_indices, triu_indices
 from .ops.nonfinite import nan_to_num
@@ -110,10 +112,10 @@ __all__ = [
     "isnan", "kron", "kthvalue", "lerp", "linspace", "load", "log", "log10", "log1p", "log2",
     "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logical_and",
     "logical_not", "logical_or", "logical_xor", "logspace", "logsumexp", "long", "manual_seed",
-    "masked_fill", "masked_select", "matmul", "max", "maximum", "mean", "median", "meshgrid",
+    "masked_fill", "masked_select", "matmul", "matrix_exp", "max", "maximum", "mean", "median", "meshgrid",
     "min", "minimum", "mm", "mode", "movedim", "mul", "multinomial", "nan_to_num", "nanmean",
     "nanmedian", "nanquantile", "nansum", "narrow", "neg", "no_grad", "nonzero", "norm", "normal",
-    "numel", "one_hot", "ones", "ones_like", "outer", "permute", "pow", "prod", "promote_types",
+    "numel", "one_hot", "ones", "ones_like", "outer", "permute", "pinverse", "pow", "prod", "promote_types",
     "quantile", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm",
     "reciprocal", "relu", "remainder", "repeat_interleave", "reshape", "result_type", "roll",
     "rot90", "round", "rsqrt", "save", "scatter", "scatter_add", "searchsorted", "seed", "select",

@@ -35,7 +35,7 @@ def factor(a: np.ndarray):
     m, n = a.shape[-2:]
     k = min(m, n)
     batch = a.shape[:-2]
-    lu = a.reshape((-1, m, n)).copy()
+    lu = a.reshape((int(np.prod(batch)), m, n)).copy()
     pivots = np.zeros((lu.shape[0], k), np.int32)
     info = np.zeros(lu.shape[0], np.int32)
     rows = np.arange(lu.shape[0])
@@ -56,7 +56,8 @@ def factor(a: np.ndarray):
 def permutations(pivots: np.ndarray, m: int) -> np.ndarray:
     """P (*, m, m) from 1-based pivots (*, k): A = P L U, row i of A is row perm[i] of L U."""
     perm = np.broadcast_to(np.arange(m), pivots.shape[:-1] + (m,)).copy()
-    flat, piv = perm.reshape(-1, m), pivots.reshape(-1, pivots.shape[-1]) - 1
+    count = int(np.prod(pivots.shape[:-1]))
+    flat, piv = perm.reshape(count, m), pivots.reshape(count, pivots.shape[-1]) - 1
     rows = np.arange(flat.shape[0])
     for j in range(piv.shape[-1]):
         top = flat[rows, j].copy()

@@ -256,6 +256,14 @@ class MathMethods:
         from .linalg_inverse import inverse
         return inverse(self)
 
+    def pinverse(self, rcond=1e-15):
+        from .linalg_pinv import pinverse
+        return pinverse(self, rcond)
+
+    def matrix_exp(self):
+        from .linalg_matrix_exp import matrix_exp
+        return matrix_exp(self)
+
     def cross(self, other, dim=None):
         from .tensor_products import cross
         return cross(self, other, dim)
