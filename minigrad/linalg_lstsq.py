@@ -7,7 +7,9 @@ eps(dtype) * max(m, n)): the pseudo-inverse of `linalg_pinv.py`, so its gradient
 PyTorch's (which differentiates lstsq as A^+ B too): gB = A^+^T g and gA the pseudo-inverse's
 gradient of g B^T. LAPACK's drivers find the same X by other factorizations (gelsy by QR
 with column pivoting), so values agree to rounding, and the rank agrees except for singular
-values within rounding of the cut. As in PyTorch, only the solution has a gradient.
+values within rounding of the cut. As in PyTorch, the solution and the residuals
+(computed as |AX - B|^2, by differentiable ops) have gradients; rank and singular_values
+have none.
 """
 from __future__ import annotations
 
@@ -73,11 +75,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
     rhs = B.unsqueeze(-1) if vector else B
     solution = Pinv.apply(A, rtol=0.0 if driver == "gels" else rcond) @ rhs
     empty = np.zeros((0,), a.dtype)
-    residuals = empty
+    residuals = Tensor._wrap(empty)
     if driver != "gelsy" and m > n and (ranks == n).all():
-        residuals = ((a @ solution._array - rhs._array) ** 2).sum(-2)  # (*, 1) for a vector
+        residuals = ((A @ solution - rhs) ** 2).sum(-2)  # (*, 1) for a vector
     rank = np.zeros((0,), np.int64) if driver == "gels" else ranks.astype(np.int64)
     singular = values if driver in ("gelsd", "gelss") else empty
     return return_types.linalg_lstsq(solution.squeeze(-1) if vector else solution,
-                                     Tensor._wrap(residuals), Tensor._wrap(rank),
+                                     residuals, Tensor._wrap(rank),
                                      Tensor._wrap(singular))

@@ -425,6 +425,37 @@ def _diagonal_is_a_copy(torch, mg):
         assert x.sum().item() == (2.0 if lib is torch else 4.0)
 
 
+def _lstsq_cut_by_singular_values(torch, mg):
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    b = np.random.default_rng(1).standard_normal((4, 2))
+    want = {d: torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), 0.5, driver=d).solution
+            for d in ("gelsy", "gelsd")}
+    got = mg.linalg.lstsq(mg.tensor(a), mg.tensor(b), 0.5).solution.numpy()
+    assert not np.allclose(got, want["gelsy"].numpy())
+    assert np.allclose(got, want["gelsd"].numpy())
+    full = [lib.linalg.lstsq(lib.tensor(a), lib.tensor(b)).solution.numpy() for lib in (torch, mg)]
+    assert np.allclose(*full)
+
+
+def _cond_gradient_through_the_inverse(torch, mg):
+    a = np.eye(3) * 2 + 0.1
+    for lib in (torch, mg):
+        x = lib.tensor(a, requires_grad=True)
+        try:
+            lib.linalg.cond(x, "fro").backward()
+        except RuntimeError as e:
+            assert lib is torch and "inplace" in str(e)
+            continue
+        assert lib is mg and np.isfinite(x.grad.numpy()).all()
+
+
+def _ex_forms_failing_batch(torch, mg):
+    for lib in (torch, mg):
+        x = lib.zeros(2, 2, requires_grad=True)
+        out, info = lib.linalg.inv_ex(x)
+        assert info.item() == 1 and out.requires_grad is (lib is torch)
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -647,6 +678,26 @@ DIFFERENCES = [
      "the input unchanged. Write the diagonal with `x[i, i] = v` (i an arange) or "
      "`masked_fill` with an `eye` mask. Values and gradients are PyTorch's.",
      _diagonal_is_a_copy),
+    ("`linalg.lstsq` cuts small singular values by the SVD with every driver.",
+     "The solution is the pseudo-inverse's, A^+ B with the singular values below rcond * s_max "
+     "dropped, which is what PyTorch's 'gelsd' and 'gelss' compute and, for a full-rank or "
+     "exactly rank-deficient A, what its default 'gelsy' computes too. Where `rcond` cuts a "
+     "singular value that is not negligible, 'gelsy' (QR with column pivoting) gives another "
+     "basic solution and its rank estimate may differ; minigrad's is the 'gelsd' one. The "
+     "named result, the rank, residuals and singular values each driver fills in, and the "
+     "gradients are PyTorch's.", _lstsq_cut_by_singular_values),
+    ("`linalg.cond` in the 'fro', 1, -1, inf and -inf norms has a gradient.",
+     "PyTorch's backward of these raises a RuntimeError (its composite writes in place into "
+     "the inverse it saved); minigrad's is the gradient of |A| |A^-1|. Values, and the "
+     "gradients of the default, 2, -2 and 'nuc' norms, are PyTorch's.",
+     _cond_gradient_through_the_inverse),
+    ("`linalg.inv_ex`, `solve_ex` and `cholesky_ex` have no gradient in a batch where one "
+     "matrix fails.",
+     "`info` is LAPACK's code, as in PyTorch, and the failed matrix's values are the partial "
+     "results LAPACK leaves (inf and NaN through a zero pivot, potf2's partial factor); the "
+     "result of such a batch does not require grad (PyTorch's does, with NaN gradients). "
+     "Where every matrix succeeds, the result and its gradients are those of `inv`, `solve` "
+     "and `cholesky`.", _ex_forms_failing_batch),
     ("An in-place logical op on a float tensor gives its elements a zero gradient.",
      "`h.logical_not_()` (and `logical_and_`, `logical_or_`, `logical_xor_`) writes 0s and 1s "
      "whose gradient is zero, as after `h.gt_(0)` in both libraries; PyTorch, which has no "
@@ -665,11 +716,11 @@ DIFFERENCES = [
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
 # absent: tests/test_compat_coverage.py fails when one appears, so the list stays true)
 NOT_SUPPORTED = [
-    ("torch.linalg beyond its norms, inv, solve, solve_triangular, det, slogdet, cholesky, qr, "
-     "svd, svdvals, eigh, eigvalsh, cross and products (eig, pinv, lstsq, matrix_rank, "
-     "matrix_exp, the _ex forms, ...)", "solve, or factor with cholesky, qr, svd or eigh",
-     ("linalg.eig", "linalg.pinv", "linalg.lstsq", "linalg.matrix_rank", "linalg.matrix_exp",
-      "linalg.inv_ex", "linalg.cholesky_ex")),
+    ("torch.linalg.eig and eigvals (complex results), ldl_factor, ldl_factor_ex and ldl_solve "
+     "(symmetric indefinite factorization)",
+     "eigh and eigvalsh for symmetric matrices (minigrad's tensors are real: `linalg.eig` "
+     "raises an AttributeError saying so); solve, or factor with lu_factor, cholesky, qr, svd "
+     "or eigh", ("linalg.eig", "linalg.eigvals", "linalg.ldl_factor", "linalg.ldl_solve")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",

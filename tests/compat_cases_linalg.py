@@ -1,0 +1,122 @@
+"""Compatibility cases: torch.linalg's pseudo-inverse, rank, least squares, matrix exponential,
+condition number, LU family, `_ex` forms, tensor forms and Vandermonde matrix (the older
+linalg names are in compat_cases_numeric.py). Inputs come from their own stream, so the
+shared one's draws stay as they were."""
+import math
+
+import numpy as np
+
+from compat_table import A, case
+
+CASES = []
+add = CASES.append
+_own = np.random.default_rng(25)
+
+
+def _f32(*shape, diagonal=0.0, grad=True):
+    """float32 values, with `diagonal` added to the diagonal (away from singular)."""
+    values = _own.standard_normal(shape)
+    if diagonal:
+        values = values + diagonal * np.eye(*shape[-2:])
+    return A(values.astype(np.float32), grad=grad)
+
+
+TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+@add
+@case("linalg.pinv", "minigrad.pinverse", "Tensor.pinverse", "linalg.matrix_rank",
+      inputs=(_f32(2, 4, 3, diagonal=2.0),), **TOL)
+def _(lib, a):
+    la = lib.linalg
+    gram = a[0].t() @ a[0]
+    cut = a.detach()  # a cut pseudo-inverse's float32 gradient is ill-conditioned: values
+    return (la.pinv(a), la.pinv(a[1].t()), la.pinv(gram, hermitian=True), la.pinv(cut, atol=0.5),
+            la.pinv(cut, rtol=0.2), la.pinv(a[0], 1e-3), lib.pinverse(a[1]), a[0].pinverse(),
+            la.matrix_rank(a), la.matrix_rank(gram, hermitian=True), la.matrix_rank(a, 1.0),
+            la.matrix_rank(a, atol=0.5, rtol=0.1), la.matrix_rank(a[0] @ a[0].t()))
+
+
+@add
+@case("linalg.lstsq", inputs=(_f32(2, 5, 3), _f32(2, 5, 2)), **TOL)
+def _(lib, a, b):
+    la = lib.linalg
+    solution, residuals, rank, values = la.lstsq(a, b)
+    return (solution, residuals, rank, values, tuple(la.lstsq(a, b, driver="gelsd")),
+            tuple(la.lstsq(a[0], b[0, :, 0], driver="gelss")),
+            tuple(la.lstsq(a.transpose(-2, -1)[:, :, :2], b[:, :3], driver="gels")))
+
+
+@add
+@case("linalg.matrix_exp", "minigrad.matrix_exp", "Tensor.matrix_exp",
+      inputs=(_f32(2, 3, 3),), **TOL)
+def _(lib, a):
+    return (lib.linalg.matrix_exp(a), lib.matrix_exp(a[0] * 5), a[1].matrix_exp(),
+            lib.linalg.matrix_exp(a[:, :0, :0]))
+
+
+@add
+@case("linalg.cond", inputs=(_f32(2, 3, 3, diagonal=2.0), _f32(3, 4)), **TOL)
+def _(lib, a, r):
+    la = lib.linalg
+    return (la.cond(a), la.cond(r), la.cond(r, -2), la.cond(a, 2), la.cond(a, "nuc"),
+            la.cond(a[:, :0, :0]))
+
+
+@add
+@case("linalg.cond", inputs=(_f32(2, 3, 3, diagonal=2.0, grad=False),), **TOL)
+def _(lib, a):
+    """The norms through the inverse, a singular matrix's (inf) among them; without
+    gradients, since PyTorch's backward of these fails (see the differences)."""
+    singular = lib.tensor([[1.0, 2.0], [2.0, 4.0]])
+    return [lib.linalg.cond(m, p) for p in ("fro", 1, -1, math.inf, -math.inf)
+            for m in (a, singular)]
+
+
+@add
+@case("linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu", "linalg.lu_solve",
+      inputs=(_f32(2, 3, 3, diagonal=2.0), _f32(4, 3), _f32(2, 3, 2)), **TOL)
+def _(lib, a, tall, b):
+    la = lib.linalg
+    lu, pivots = la.lu_factor(a)
+    return (lu, pivots, tuple(la.lu_factor_ex(tall)), tuple(la.lu(a)), tuple(la.lu(tall.t())),
+            la.lu_solve(lu, pivots, b), la.lu_solve(lu, pivots, b, adjoint=True),
+            la.lu_solve(lu, pivots, b.transpose(-2, -1), left=False),
+            tuple(la.lu_factor_ex(lib.zeros(2, 2))))
+
+
+@add
+@case("linalg.lu_factor", compare="raises", match=r"linalg.lu_factor: U\[1,1\] is zero")
+def _(lib):
+    return lib.linalg.lu_factor(lib.zeros(2, 2))
+
+
+@add
+@case("linalg.inv_ex", "linalg.solve_ex", "linalg.cholesky_ex",
+      inputs=(_f32(2, 3, 3, diagonal=3.0), _f32(2, 3)), **TOL)
+def _(lib, a, b):
+    la = lib.linalg
+    spd = a @ a.transpose(-2, -1) + lib.eye(3)
+    indefinite = lib.tensor([[4.0, 2.0, 1.0], [2.0, 5.0, 1.0], [1.0, 1.0, -3.0]])
+    return (tuple(la.inv_ex(a)), tuple(la.solve_ex(a, b)), tuple(la.solve_ex(a[0], b.t(),
+                                                                           left=True)),
+            tuple(la.cholesky_ex(spd)), tuple(la.cholesky_ex(spd[1], upper=True)),
+            tuple(la.cholesky_ex(indefinite)), la.inv_ex(lib.zeros(2, 2)).info,
+            la.solve_ex(lib.zeros(2, 2), lib.ones(2)).info)
+
+
+@add
+@case("linalg.inv_ex", compare="raises", match=r"inv_ex: The diagonal element 1 is zero")
+def _(lib):
+    return lib.linalg.inv_ex(lib.zeros(2, 2), check_errors=True)
+
+
+@add
+@case("linalg.tensorinv", "linalg.tensorsolve", "linalg.vander",
+      inputs=(A((_own.standard_normal((4, 4)) + 3 * np.eye(4)).reshape(4, 2, 2)
+                .astype(np.float32), grad=True), _f32(2, 2), _f32(3)), **TOL)
+def _(lib, a, b, x):
+    la = lib.linalg
+    return (la.tensorinv(a, ind=1), la.tensorinv(a.reshape(2, 2, 2, 2)),
+            la.tensorsolve(a.reshape(2, 2, 4), b), la.tensorsolve(a.permute(1, 2, 0), b.reshape(4), dims=(0, 1)),
+            la.vander(x), la.vander(x, N=5), la.vander(lib.tensor([1, 2, 3])))
