@@ -2,7 +2,8 @@
 (`linalg_cond.py`), the inverse and linear systems (`linalg_inverse.py`, their forms with
 `info` in `linalg_ex.py`, their tensor forms in `linalg_tensor.py`), triangular systems
 (`linalg_triangular.py`), determinants (`linalg_det.py`), the Cholesky and QR factorizations
-(`linalg_factor.py`), the LU factorization (`linalg_lu.py`), the singular value decomposition
+(`linalg_factor.py`) and the product of Householder reflections that forms QR's Q
+(`linalg_householder.py`), the LU factorization (`linalg_lu.py`), the singular value decomposition
 (`linalg_svd.py`), the eigendecomposition of symmetric matrices (`linalg_eigh.py`), the
 pseudo-inverse and the rank (`linalg_pinv.py`), least squares (`linalg_lstsq.py`), the
 matrix exponential (`linalg_matrix_exp.py`), products (`linalg_products.py`), the
@@ -16,6 +17,7 @@ from .linalg_det import det, slogdet
 from .linalg_eigh import eigh, eigvalsh
 from .linalg_ex import cholesky_ex, inv_ex, solve_ex
 from .linalg_factor import cholesky, qr
+from .linalg_householder import householder_product
 from .linalg_inverse import inv, solve
 from .linalg_lstsq import lstsq
 from .linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
@@ -30,7 +32,7 @@ from .linalg_vander import vander
 from .tensor_products import linalg_cross as cross
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
            "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
            "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
            "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]

@@ -1,5 +1,5 @@
 """Compatibility cases: torch.linalg's pseudo-inverse, rank, least squares, matrix exponential,
-condition number, LU family, `_ex` forms, tensor forms and Vandermonde matrix (the older
+condition number, product of Householder reflections, LU family, `_ex` forms, tensor forms and Vandermonde matrix (the older
 linalg names are in compat_cases_numeric.py). Inputs come from their own stream, so the
 shared one's draws stay as they were."""
 import math
@@ -109,6 +109,14 @@ def _(lib, a, b):
 @case("linalg.inv_ex", compare="raises", match=r"inv_ex: The diagonal element 1 is zero")
 def _(lib):
     return lib.linalg.inv_ex(lib.zeros(2, 2), check_errors=True)
+
+
+@add
+@case("linalg.householder_product", inputs=(_f32(2, 4, 3), _f32(2, 3)), **TOL)
+def _(lib, a, tau):
+    la = lib.linalg
+    return (la.householder_product(a, tau), la.householder_product(a[0, :, :2], tau[0, :1]),
+            la.householder_product(a, tau[:, :0]))
 
 
 @add

@@ -81,6 +81,9 @@ PROGRAMS = {
     "tensorinv": (lambda lib, a: lib.linalg.tensorinv(a, ind=1), [_well(4, 4).reshape(4, 2, 2)]),
     "tensorsolve": (lambda lib, a, b: lib.linalg.tensorsolve(a, b, dims=(0,)),
                     [_well(6, 6).reshape(6, 2, 3), _normal(2, 3)]),
+    "householder_product": (lambda lib, a, tau: _flat(
+        lib, lib.linalg.householder_product(a, tau),
+        lib.linalg.householder_product(a[0, :, :2], tau[0, :1])), [_normal(2, 4, 3), _normal(2, 3)]),
     "vander": (lambda lib, x: _flat(lib, lib.linalg.vander(x), lib.linalg.vander(x[0], N=4)),
                [np.array([[1.5, 0.0, -2.0], [0.5, 1.0, 3.0]])]),
 }
@@ -178,6 +181,8 @@ RESULTS = [  # programs whose every returned tensor is compared, with their dtyp
                     lib.linalg.cond(x[:, :0, :0]), lib.linalg.cond(lib.zeros(2, 2,
                                                                              dtype=x.dtype)),
                     lib.linalg.cond(lib.tensor(SINGULAR).to(x.dtype), "fro")),
+    lambda lib, x: (lib.linalg.householder_product(x, x[:, 0, :0]),
+                    lib.linalg.householder_product(x[:, :, :0], x[:, 0, :0])),
     lambda lib, x: (lib.linalg.vander(lib.tensor([1, 2, 3])), lib.linalg.vander(x[0, 0], N=2)),
 ]
 
@@ -201,6 +206,14 @@ def test_lu_pivots_rebuild_the_matrix():
     P, L, U = mg.linalg.lu(mg.tensor(a))
     np.testing.assert_allclose((P @ L @ U).numpy(), a, atol=1e-12)
     assert (np.abs(np.tril(L.numpy(), -1)) <= 1).all()  # partial pivoting's bound
+
+
+def test_householder_product_of_geqrf_is_qrs_q(torch):
+    """PyTorch's geqrf stores Q as reflections; their product is linalg.qr's Q."""
+    a = np.random.default_rng(4).standard_normal((2, 5, 3))
+    reflections, tau = torch.geqrf(torch.tensor(a))
+    q = mg.linalg.householder_product(mg.tensor(reflections.numpy()), mg.tensor(tau.numpy()))
+    np.testing.assert_allclose(q.numpy(), torch.linalg.qr(torch.tensor(a)).Q.numpy(), atol=1e-12)
 
 
 def test_eig_is_absent_and_says_why():
@@ -259,6 +272,14 @@ ERRORS = [  # (program, PyTorch's exception type, minigrad's message)
      r"but got 12 != 2"),
     (lambda lib: lib.linalg.tensorsolve(lib.ones(2, 3, 6), lib.ones(4)), RuntimeError,
      r"but got 18 != 4"),
+    (lambda lib: lib.linalg.householder_product(lib.ones(2, 3), lib.ones(1)), RuntimeError,
+     r"input.shape\[-2\] must be greater than or equal to input.shape\[-1\]"),
+    (lambda lib: lib.linalg.householder_product(lib.ones(3, 2), lib.ones(3)), RuntimeError,
+     r"must be greater than or equal to tau.shape\[-1\]"),
+    (lambda lib: lib.linalg.householder_product(lib.ones(2, 3, 2), lib.ones(3, 2)),
+     RuntimeError, r"batch dimensions of tau .* but got \[3\]"),
+    (lambda lib: lib.linalg.householder_product(lib.ones(3, 2), lib.ones(2, dtype=lib.float64)),
+     RuntimeError, "tau dtype Double does not match input dtype Float"),
     (lambda lib: lib.linalg.vander(lib.ones(3), N=1), RuntimeError, "N must be greater than 1"),
     (lambda lib: lib.linalg.vander(lib.tensor([True, False])), RuntimeError, "got Bool"),
 ]
