@@ -1,7 +1,7 @@
 """Compatibility cases: torch.linalg's pseudo-inverse, rank, least squares, matrix exponential,
-condition number, product of Householder reflections, LU family, `_ex` forms, tensor forms and Vandermonde matrix (the older
-linalg names are in compat_cases_numeric.py). Inputs come from their own stream, so the
-shared one's draws stay as they were."""
+condition number, product of Householder reflections, LU family, `_ex` forms, tensor forms
+and Vandermonde matrix (the older linalg names are in compat_cases_numeric.py). Inputs come
+from their own stream, so the shared one's draws stay as they were."""
 import math
 
 import numpy as np
@@ -126,5 +126,6 @@ def _(lib, a, tau):
 def _(lib, a, b, x):
     la = lib.linalg
     return (la.tensorinv(a, ind=1), la.tensorinv(a.reshape(2, 2, 2, 2)),
-            la.tensorsolve(a.reshape(2, 2, 4), b), la.tensorsolve(a.permute(1, 2, 0), b.reshape(4), dims=(0, 1)),
+            la.tensorsolve(a.reshape(2, 2, 4), b),
+            la.tensorsolve(a.permute(1, 2, 0), b.reshape(4), dims=(0, 1)),
             la.vander(x), la.vander(x, N=5), la.vander(lib.tensor([1, 2, 3])))

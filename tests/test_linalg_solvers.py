@@ -83,7 +83,8 @@ PROGRAMS = {
                     [_well(6, 6).reshape(6, 2, 3), _normal(2, 3)]),
     "householder_product": (lambda lib, a, tau: _flat(
         lib, lib.linalg.householder_product(a, tau),
-        lib.linalg.householder_product(a[0, :, :2], tau[0, :1])), [_normal(2, 4, 3), _normal(2, 3)]),
+        lib.linalg.householder_product(a[0, :, :2], tau[0, :1])),
+        [_normal(2, 4, 3), _normal(2, 3)]),
     "vander": (lambda lib, x: _flat(lib, lib.linalg.vander(x), lib.linalg.vander(x[0], N=4)),
                [np.array([[1.5, 0.0, -2.0], [0.5, 1.0, 3.0]])]),
 }
