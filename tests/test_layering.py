@@ -191,6 +191,8 @@ ALLOWED_CYCLE_EDGES = {
     ("minigrad.tensor_math", "minigrad.order_statistics"),  # Tensor.mode, nanmedian
     ("minigrad.tensor_math", "minigrad.linalg_det"),       # Tensor.det, slogdet, logdet
     ("minigrad.tensor_math", "minigrad.linalg_inverse"),   # Tensor.inverse
+    ("minigrad.tensor_math", "minigrad.linalg_pinv"),      # Tensor.pinverse
+    ("minigrad.tensor_math", "minigrad.linalg_matrix_exp"),  # Tensor.matrix_exp
     ("minigrad.tensor_math", "minigrad.tensor_products"),  # Tensor.cross, kron
     ("minigrad.tensor_math", "minigrad.nan_reductions"),   # Tensor.nansum, nanmean
     ("minigrad.tensor_math", "minigrad.differences"),      # Tensor.diff
