@@ -20,7 +20,10 @@ from .bucketing import bucketize, searchsorted
 from .scans import cummax, cummin, logcumsumexp
 from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp
 from .linalg_det import det, logdet, slogdet
+from .linalg_cholesky_solve import cholesky_inverse, cholesky_solve
 from .linalg_inverse import inverse
+from .linalg_legacy import (chain_matmul, cholesky, lu_solve, lu_unpack, matrix_power, orgqr, qr,
+                            svd, triangular_solve)
 from .linalg_matrix_exp import matrix_exp
 from .linalg_pinv import pinverse
 from .precise import expm1, log1p
@@ -97,7 +100,8 @@ __all__ = [
     "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and", "bitwise_left_shift",
     "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "block_diag", "bmm", "bool",
     "bool_", "broadcast_to", "bucketize", "cartesian_prod", "cat", "cdist", "cdouble", "ceil",
-    "cfloat", "chalf", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "column_stack",
+    "cfloat", "chain_matmul", "chalf", "cholesky", "cholesky_inverse", "cholesky_solve",
+    "chunk", "clamp", "clamp_max", "clamp_min", "clip", "column_stack",
     "compile", "complex128", "complex32", "complex64", "concat", "cos", "cosh", "count_nonzero",
     "cross", "cummax", "cummin", "cumprod", "cumsum", "default_generator", "det", "detect_anomaly",
     "device", "diag", "diag_embed", "diagonal", "diff", "div", "dot", "double", "dropout",
@@ -111,19 +115,22 @@ __all__ = [
     "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isin", "isinf",
     "isnan", "kron", "kthvalue", "lerp", "linspace", "load", "log", "log10", "log1p", "log2",
     "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logical_and",
-    "logical_not", "logical_or", "logical_xor", "logspace", "logsumexp", "long", "manual_seed",
-    "masked_fill", "masked_select", "matmul", "matrix_exp", "max", "maximum", "mean", "median", "meshgrid",
+    "logical_not", "logical_or", "logical_xor", "logspace", "logsumexp", "long", "lu_solve",
+    "lu_unpack", "manual_seed", "masked_fill", "masked_select", "matmul", "matrix_exp",
+    "matrix_power", "max", "maximum", "mean", "median", "meshgrid",
     "min", "minimum", "mm", "mode", "movedim", "mul", "multinomial", "nan_to_num", "nanmean",
     "nanmedian", "nanquantile", "nansum", "narrow", "neg", "no_grad", "nonzero", "norm", "normal",
-    "numel", "one_hot", "ones", "ones_like", "outer", "permute", "pinverse", "pow", "prod", "promote_types",
-    "quantile", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm",
+    "numel", "one_hot", "ones", "ones_like", "orgqr", "outer", "permute", "pinverse", "pow",
+    "prod", "promote_types", "qr", "quantile", "rand", "rand_like", "randint", "randint_like",
+    "randn", "randn_like", "randperm",
     "reciprocal", "relu", "remainder", "repeat_interleave", "reshape", "result_type", "roll",
     "rot90", "round", "rsqrt", "save", "scatter", "scatter_add", "searchsorted", "seed", "select",
     "set_backend", "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled",
     "set_num_threads", "set_printoptions", "set_rng_state", "short", "sigmoid", "sign", "sin",
     "sinh", "slogdet", "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std",
-    "std_mean", "sub", "sum", "t", "take_along_dim", "tanh", "tensor", "tensor_split", "tensordot",
-    "tile", "topk", "trace", "transpose", "tril", "tril_indices", "triu", "triu_indices", "trunc",
+    "std_mean", "sub", "sum", "svd", "t", "take_along_dim", "tanh", "tensor", "tensor_split",
+    "tensordot", "tile", "topk", "trace", "transpose", "triangular_solve", "tril", "tril_indices",
+    "triu", "triu_indices", "trunc",
     "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unsqueeze",
     "use_deterministic_algorithms", "var", "var_mean", "vstack", "where", "zeros", "zeros_like",
 ]

@@ -264,6 +264,42 @@ class MathMethods:
         from .linalg_matrix_exp import matrix_exp
         return matrix_exp(self)
 
+    def matrix_power(self, n):
+        from .linalg_products import matrix_power
+        return matrix_power(self, n)
+
+    def cholesky(self, upper=False):
+        from .linalg_legacy import cholesky
+        return cholesky(self, upper)
+
+    def cholesky_solve(self, input2, upper=False):
+        from .linalg_cholesky_solve import cholesky_solve
+        return cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper=False):
+        from .linalg_cholesky_solve import cholesky_inverse
+        return cholesky_inverse(self, upper)
+
+    def lu_solve(self, LU_data, LU_pivots):
+        from .linalg_legacy import lu_solve
+        return lu_solve(self, LU_data, LU_pivots)
+
+    def svd(self, some=True, compute_uv=True):
+        from .linalg_legacy import svd
+        return svd(self, some, compute_uv)
+
+    def qr(self, some=True):
+        from .linalg_legacy import qr
+        return qr(self, some)
+
+    def orgqr(self, input2):
+        from .linalg_householder import householder_product
+        return householder_product(self, input2)
+
+    def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+        from .linalg_legacy import triangular_solve
+        return triangular_solve(self, A, upper, transpose, unitriangular)
+
     def cross(self, other, dim=None):
         from .tensor_products import cross
         return cross(self, other, dim)

@@ -129,3 +129,60 @@ def _(lib, a, b, x):
             la.tensorsolve(a.reshape(2, 2, 4), b),
             la.tensorsolve(a.permute(1, 2, 0), b.reshape(4), dims=(0, 1)),
             la.vander(x), la.vander(x, N=5), la.vander(lib.tensor([1, 2, 3])))
+
+
+# --- the older top-level names ---------------------------------------------------------------
+
+def _factor32(*shape):
+    a = _own.standard_normal(shape)
+    spd = a @ np.swapaxes(a, -1, -2) + 2 * np.eye(shape[-1])
+    return A(np.linalg.cholesky(spd).astype(np.float32), grad=True)
+
+
+@add
+@case("minigrad.cholesky", "Tensor.cholesky", "minigrad.cholesky_solve", "Tensor.cholesky_solve",
+      "minigrad.cholesky_inverse", "Tensor.cholesky_inverse",
+      inputs=(_factor32(2, 3, 3), _f32(2, 3, 2)), **TOL)
+def _(lib, f, b):
+    """The factor's gradient reaches its other triangle (PyTorch's A = L L^T in all of L)."""
+    import warnings
+    spd = f @ f.transpose(-2, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch.cholesky is deprecated
+        factors = (lib.cholesky(spd), spd[0].cholesky(upper=True))
+    return (*factors, lib.cholesky_solve(b, f), b[0].cholesky_solve(f[1].t(), upper=True),
+            lib.cholesky_inverse(f), f[0].t().cholesky_inverse(upper=True))
+
+
+@add
+@case("minigrad.lu_unpack", "minigrad.lu_solve", "Tensor.lu_solve", "minigrad.matrix_power",
+      "Tensor.matrix_power", "minigrad.chain_matmul",
+      inputs=(_f32(2, 3, 3, diagonal=3.0), _f32(2, 3, 2), _f32(4, 3)), **TOL)
+def _(lib, a, b, tall):
+    import warnings
+    lu, pivots = lib.linalg.lu_factor(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # lu_solve, chain_matmul are deprecated
+        solved = (lib.lu_solve(b, lu, pivots), b.lu_solve(lu, pivots),
+                  lib.chain_matmul(tall, a[0], a[1]), lib.chain_matmul(a[0]))
+    return (*solved, tuple(lib.lu_unpack(lu, pivots)),
+            # detached: PyTorch's backward through the empty L and U fails
+            tuple(lib.lu_unpack(*lib.linalg.lu_factor(tall.detach()), unpack_data=False)),
+            lib.matrix_power(a, 2), a[0].matrix_power(-1))
+
+
+@add
+@case("minigrad.svd", "Tensor.svd", "minigrad.qr", "Tensor.qr", "minigrad.orgqr", "Tensor.orgqr",
+      "minigrad.triangular_solve", "Tensor.triangular_solve",
+      inputs=(_f32(2, 4, 3, diagonal=2.0), _f32(2, 3), _f32(2, 3, 2)), **TOL)
+def _(lib, a, tau, b):
+    """What the SVD fixes (the vectors' signs may differ, see the differences)."""
+    import warnings
+    U, S, V = lib.svd(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # qr, triangular_solve are deprecated
+        rest = (tuple(lib.qr(a)), tuple(a[0, :3].qr(some=False)),
+                tuple(lib.triangular_solve(b, a[:, :3])),
+                b[0].triangular_solve(a[1, :3], upper=False, unitriangular=True).solution)
+    return (S, U * U, V * V, (U * S.unsqueeze(-2)) @ V.transpose(-2, -1), a[0].svd(some=False).S,
+            tuple(lib.svd(a, compute_uv=False)), *rest, lib.orgqr(a, tau), a[0].orgqr(tau[0]))

@@ -3,6 +3,7 @@
 lacks (checked to be absent), and minigrad's own additions."""
 import os
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -449,6 +450,26 @@ def _cond_gradient_through_the_inverse(torch, mg):
         assert lib is mg and np.isfinite(x.grad.numpy()).all()
 
 
+def _legacy_forward_mode(torch, mg):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 3))
+    f, t = np.linalg.cholesky(a @ a.T + 2 * np.eye(3)), np.tril(rng.standard_normal((3, 3)))
+    inverse = lambda x: np.linalg.inv(x @ x.T)  # noqa: E731
+    central = (inverse(f + 1e-6 * t) - inverse(f - 1e-6 * t)) / 2e-6
+    for lib, fw, right in ((torch, torch.autograd.forward_ad, False), (mg, mg.autograd.forward_ad,
+                                                                       True)):
+        with fw.dual_level():
+            dual = fw.make_dual(lib.tensor(f), lib.tensor(t))
+            tangent = fw.unpack_dual(lib.cholesky_inverse(dual)).tangent.numpy()
+            assert np.allclose(tangent, central, atol=1e-6) is right
+            b, u = lib.ones(3, 1, dtype=lib.float64), np.triu(a) + 3 * np.eye(3)
+            dual = fw.make_dual(lib.tensor(u), lib.tensor(np.tril(t, -1)))  # below the triangle
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                tangent = fw.unpack_dual(lib.triangular_solve(b, dual).solution).tangent
+            assert bool((tangent.numpy() == 0).all()) is right
+
+
 def _ex_forms_failing_batch(torch, mg):
     for lib in (torch, mg):
         x = lib.zeros(2, 2, requires_grad=True)
@@ -691,6 +712,12 @@ DIFFERENCES = [
      "the inverse it saved); minigrad's is the gradient of |A| |A^-1|. Values, and the "
      "gradients of the default, 2, -2 and 'nuc' norms, are PyTorch's.",
      _cond_gradient_through_the_inverse),
+    ("Forward mode of `cholesky_inverse` and `triangular_solve` is the derivative.",
+     "PyTorch's forward-mode tangents of `cholesky_inverse` disagree with central differences "
+     "(and with its own reverse mode), and those of the deprecated `triangular_solve` let the "
+     "tangent of A's unread triangle in and are off with `transpose=True`; minigrad's are "
+     "the derivatives of the functions computed, consistent with reverse mode. Values and "
+     "reverse-mode gradients are PyTorch's.", _legacy_forward_mode),
     ("`linalg.inv_ex`, `solve_ex` and `cholesky_ex` have no gradient in a batch where one "
      "matrix fails.",
      "`info` is LAPACK's code, as in PyTorch, and the failed matrix's values are the partial "
