@@ -100,7 +100,8 @@ def test_values_dtypes_and_gradients_as_pytorchs(name, dtype, torch):
         np.testing.assert_allclose(g, w, **tol)
 
 
-@pytest.mark.parametrize("name", list(PROGRAMS))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "lu_solve"
+                                  else n for n in PROGRAMS])  # linalg.lu_solve's, checked fast
 def test_first_and_second_derivatives_by_central_differences(name):
     program, arrays = PROGRAMS[name]
     xs = [mg.tensor(a).requires_grad_() for a in arrays]

@@ -129,7 +129,13 @@ def test_values_dtypes_and_gradients_as_pytorchs(name, dtype, torch):
 CUT = {"pinv_wide_rank_deficient", "pinv_tolerances", "lstsq_rank_deficient"}
 
 
-@pytest.mark.parametrize("name", [n for n in PROGRAMS if n not in CUT])
+# the triangular substitutions' Python loops make these the slowest second derivatives; the
+# square LU stays in the fast suite, and every first derivative is compared with PyTorch's
+SLOW = {"lu_solve", "lu_tall", "lu_wide"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
+                                  for n in PROGRAMS if n not in CUT])
 def test_first_and_second_derivatives_by_central_differences(name):
     program, arrays = PROGRAMS[name]
     xs = [mg.tensor(a).requires_grad_() for a in arrays]
