@@ -19,6 +19,7 @@ from .array_functions import isin, rot90, take_along_dim, tensor_split
 from .bucketing import bucketize, searchsorted
 from .scans import cummax, cummin, logcumsumexp
 from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp
+from .matrix_vector import addbmm, addmv, addr, ger, inner, mv, vdot
 from .linalg_det import det, logdet, slogdet
 from .linalg_cholesky_solve import cholesky_inverse, cholesky_solve
 from .linalg_inverse import inverse
@@ -93,8 +94,9 @@ from .version import __version__
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
     "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "acos", "acosh",
-    "add", "addcdiv", "addcmul", "addmm", "all", "allclose", "amax", "amin", "any", "arange",
-    "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
+    "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all", "allclose", "amax",
+    "amin", "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
+    "arctanh",
     "are_deterministic_algorithms_enabled", "argmax", "argmin", "argsort", "as_tensor", "asin",
     "asinh", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d", "atleast_3d", "autocast",
     "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and", "bitwise_left_shift",
@@ -108,9 +110,10 @@ __all__ = [
     "dstack", "einsum", "empty", "empty_like", "enable_grad", "equal", "erf", "erfc", "erfinv",
     "exp", "exp2", "expm1", "eye", "finfo", "flatten", "flip", "float", "float16", "float32",
     "float64", "float8_e4m3fn", "float8_e5m2", "floor", "floor_divide", "fmod", "from_numpy",
-    "full", "full_like", "gather", "gelu", "get_backend", "get_default_dtype",
+    "full", "full_like", "gather", "gelu", "ger", "get_backend", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "half", "hstack", "hypot",
-    "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed", "int",
+    "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed", "inner",
+    "int",
     "int16", "int32", "int64", "int8", "inverse", "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isin", "isinf",
     "isnan", "kron", "kthvalue", "lerp", "linspace", "load", "log", "log10", "log1p", "log2",
@@ -118,7 +121,7 @@ __all__ = [
     "logical_not", "logical_or", "logical_xor", "logspace", "logsumexp", "long", "lu_solve",
     "lu_unpack", "manual_seed", "masked_fill", "masked_select", "matmul", "matrix_exp",
     "matrix_power", "max", "maximum", "mean", "median", "meshgrid",
-    "min", "minimum", "mm", "mode", "movedim", "mul", "multinomial", "nan_to_num", "nanmean",
+    "min", "minimum", "mm", "mode", "movedim", "mul", "multinomial", "mv", "nan_to_num", "nanmean",
     "nanmedian", "nanquantile", "nansum", "narrow", "neg", "no_grad", "nonzero", "norm", "normal",
     "numel", "one_hot", "ones", "ones_like", "orgqr", "outer", "permute", "pinverse", "pow",
     "prod", "promote_types", "qr", "quantile", "rand", "rand_like", "randint", "randint_like",
@@ -132,7 +135,8 @@ __all__ = [
     "tensordot", "tile", "topk", "trace", "transpose", "triangular_solve", "tril", "tril_indices",
     "triu", "triu_indices", "trunc",
     "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unsqueeze",
-    "use_deterministic_algorithms", "var", "var_mean", "vstack", "where", "zeros", "zeros_like",
+    "use_deterministic_algorithms", "var", "var_mean", "vdot", "vstack",
+    "where", "zeros", "zeros_like",
 ]
 
 # Modules of the core that PyTorch code reaches under these paths (`import minigrad.cuda`,

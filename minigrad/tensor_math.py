@@ -324,6 +324,35 @@ class MathMethods:
     def outer(self, other):
         return self.reshape(-1, 1) * other.reshape(1, -1)
 
+    # the products under BLAS's names (matrix_vector.py)
+    def mv(self, vec):
+        from .matrix_vector import mv
+        return mv(self, vec)
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        from .matrix_vector import addmv
+        return addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def ger(self, vec2):
+        from .matrix_vector import ger
+        return ger(self, vec2)
+
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        from .matrix_vector import addr
+        return addr(self, vec1, vec2, beta=beta, alpha=alpha)
+
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        from .matrix_vector import addbmm
+        return addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def inner(self, other):
+        from .matrix_vector import inner
+        return inner(self, other)
+
+    def vdot(self, other):
+        from .matrix_vector import vdot
+        return vdot(self, other)
+
     # --- ordering and selection -----------------------------------------------------------
     def sort(self, dim=-1, descending=False, stable=False):
         """(values, indices) ordered along dim; equal elements keep their order."""

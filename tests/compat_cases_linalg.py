@@ -1,7 +1,8 @@
 """Compatibility cases: torch.linalg's pseudo-inverse, rank, least squares, matrix exponential,
 condition number, product of Householder reflections, LU family, `_ex` forms, tensor forms
-and Vandermonde matrix (the older linalg names are in compat_cases_numeric.py). Inputs come
-from their own stream, so the shared one's draws stay as they were."""
+and Vandermonde matrix (the older linalg names are in compat_cases_numeric.py); PyTorch's
+older top-level linear-algebra names; the products under BLAS's names (mv, addr, ...). Inputs
+come from their own stream, so the shared one's draws stay as they were."""
 import math
 
 import numpy as np
@@ -186,3 +187,21 @@ def _(lib, a, tau, b):
                 b[0].triangular_solve(a[1, :3], upper=False, unitriangular=True).solution)
     return (S, U * U, V * V, (U * S.unsqueeze(-2)) @ V.transpose(-2, -1), a[0].svd(some=False).S,
             tuple(lib.svd(a, compute_uv=False)), *rest, lib.orgqr(a, tau), a[0].orgqr(tau[0]))
+
+
+# --- the products under BLAS's names ----------------------------------------------------------
+
+@add
+@case("minigrad.mv", "Tensor.mv", "minigrad.addmv", "Tensor.addmv", "minigrad.ger", "Tensor.ger",
+      "minigrad.addr", "Tensor.addr", "minigrad.addbmm", "Tensor.addbmm", "minigrad.inner",
+      "Tensor.inner", "minigrad.vdot", "Tensor.vdot",
+      inputs=(_f32(2, 3), _f32(3), _f32(2), _f32(4, 2, 3), _f32(4, 3, 2)), **TOL)
+def _(lib, m, v, w, b1, b2):
+    square = m @ m.t()
+    return (lib.mv(m, v), m.t().mv(w), lib.addmv(w, m, v, beta=0.5, alpha=2), w.addmv(m, v),
+            lib.ger(v, w), w.ger(v), lib.addr(m, w, v, alpha=-1.5), m.addr(w, v, beta=0),
+            lib.addbmm(square, b1, b2, beta=2), square.addbmm(b1, b2, alpha=0.25),
+            lib.inner(m, b1), v.inner(m), lib.inner(w[0], m), lib.vdot(v, m[1]), w.vdot(w),
+            lib.mv(lib.tensor([[1, 2], [3, 4]]), lib.tensor([5, 6])),
+            lib.addr(lib.zeros(2, 2, dtype=lib.int64), lib.tensor([1, 2]), lib.tensor([3, 4]),
+                     beta=2, alpha=3))
