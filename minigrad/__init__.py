@@ -20,6 +20,7 @@ from .bucketing import bucketize, searchsorted
 from .scans import cummax, cummin, logcumsumexp
 from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp
 from .matrix_vector import addbmm, addmv, addr, ger, inner, mv, vdot
+from .integration import cumulative_trapezoid, trapezoid, trapz
 from .linalg_det import det, logdet, slogdet
 from .linalg_cholesky_solve import cholesky_inverse, cholesky_solve
 from .linalg_inverse import inverse
@@ -105,7 +106,8 @@ __all__ = [
     "cfloat", "chain_matmul", "chalf", "cholesky", "cholesky_inverse", "cholesky_solve",
     "chunk", "clamp", "clamp_max", "clamp_min", "clip", "column_stack",
     "compile", "complex128", "complex32", "complex64", "concat", "cos", "cosh", "count_nonzero",
-    "cross", "cummax", "cummin", "cumprod", "cumsum", "default_generator", "det", "detect_anomaly",
+    "cross", "cummax", "cummin", "cumprod", "cumsum", "cumulative_trapezoid",
+    "default_generator", "det", "detect_anomaly",
     "device", "diag", "diag_embed", "diagonal", "diff", "div", "dot", "double", "dropout",
     "dstack", "einsum", "empty", "empty_like", "enable_grad", "equal", "erf", "erfc", "erfinv",
     "exp", "exp2", "expm1", "eye", "finfo", "flatten", "flip", "float", "float16", "float32",
@@ -132,8 +134,8 @@ __all__ = [
     "set_num_threads", "set_printoptions", "set_rng_state", "short", "sigmoid", "sign", "sin",
     "sinh", "slogdet", "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std",
     "std_mean", "sub", "sum", "svd", "t", "take_along_dim", "tanh", "tensor", "tensor_split",
-    "tensordot", "tile", "topk", "trace", "transpose", "triangular_solve", "tril", "tril_indices",
-    "triu", "triu_indices", "trunc",
+    "tensordot", "tile", "topk", "trace", "transpose", "trapezoid", "trapz", "triangular_solve",
+    "tril", "tril_indices", "triu", "triu_indices", "trunc",
     "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unsqueeze",
     "use_deterministic_algorithms", "var", "var_mean", "vdot", "vstack",
     "where", "zeros", "zeros_like",
