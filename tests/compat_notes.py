@@ -699,6 +699,19 @@ DIFFERENCES = [
      "the input unchanged. Write the diagonal with `x[i, i] = v` (i an arange) or "
      "`masked_fill` with an `eye` mask. Values and gradients are PyTorch's.",
      _diagonal_is_a_copy),
+    ("An in-place logical op on a float tensor gives its elements a zero gradient.",
+     "`h.logical_not_()` (and `logical_and_`, `logical_or_`, `logical_xor_`) writes 0s and 1s "
+     "whose gradient is zero, as after `h.gt_(0)` in both libraries; PyTorch, which has no "
+     "derivative for the logical ops, leaves the gradient of the values that were "
+     "overwritten, and writes into a leaf that requires grad, which minigrad refuses as for "
+     "every in-place op.", _logical_write_gradient),
+    ("`asinh_`, `acosh_`, `atanh_` (and `arcsinh_`, `arccosh_`, `arctanh_`) have a gradient.",
+     "PyTorch computes their values but raises NotImplementedError when a gradient flows back "
+     "through them (it has no derivative for these in-place forms); minigrad's gradient is "
+     "that of the out-of-place function.", _inverse_hyperbolic_write_gradient),
+    ("`autograd.functional`: `vectorize=True` computes one product at a time.",
+     "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
+     "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),
     ("`linalg.lstsq` cuts small singular values by the SVD with every driver.",
      "The solution is the pseudo-inverse's, A^+ B with the singular values below rcond * s_max "
      "dropped, which is what PyTorch's 'gelsd' and 'gelss' compute and, for a full-rank or "
@@ -725,19 +738,6 @@ DIFFERENCES = [
      "result of such a batch does not require grad (PyTorch's does, with NaN gradients). "
      "Where every matrix succeeds, the result and its gradients are those of `inv`, `solve` "
      "and `cholesky`.", _ex_forms_failing_batch),
-    ("An in-place logical op on a float tensor gives its elements a zero gradient.",
-     "`h.logical_not_()` (and `logical_and_`, `logical_or_`, `logical_xor_`) writes 0s and 1s "
-     "whose gradient is zero, as after `h.gt_(0)` in both libraries; PyTorch, which has no "
-     "derivative for the logical ops, leaves the gradient of the values that were "
-     "overwritten, and writes into a leaf that requires grad, which minigrad refuses as for "
-     "every in-place op.", _logical_write_gradient),
-    ("`asinh_`, `acosh_`, `atanh_` (and `arcsinh_`, `arccosh_`, `arctanh_`) have a gradient.",
-     "PyTorch computes their values but raises NotImplementedError when a gradient flows back "
-     "through them (it has no derivative for these in-place forms); minigrad's gradient is "
-     "that of the out-of-place function.", _inverse_hyperbolic_write_gradient),
-    ("`autograd.functional`: `vectorize=True` computes one product at a time.",
-     "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
-     "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
