@@ -23,6 +23,7 @@ from .matrix_vector import addbmm, addmv, addr, ger, inner, mv, vdot
 from .integration import cumulative_trapezoid, trapezoid, trapz
 from .linalg_det import det, logdet, slogdet
 from .linalg_cholesky_solve import cholesky_inverse, cholesky_solve
+from .linalg_householder import geqrf, ormqr
 from .linalg_inverse import inverse
 from .linalg_legacy import (chain_matmul, cholesky, lu_solve, lu_unpack, matrix_power, orgqr, qr,
                             svd, triangular_solve)
@@ -112,7 +113,7 @@ __all__ = [
     "dstack", "einsum", "empty", "empty_like", "enable_grad", "equal", "erf", "erfc", "erfinv",
     "exp", "exp2", "expm1", "eye", "finfo", "flatten", "flip", "float", "float16", "float32",
     "float64", "float8_e4m3fn", "float8_e5m2", "floor", "floor_divide", "fmod", "from_numpy",
-    "full", "full_like", "gather", "gelu", "ger", "get_backend", "get_default_dtype",
+    "full", "full_like", "gather", "gelu", "geqrf", "ger", "get_backend", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "half", "hstack", "hypot",
     "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed", "inner",
     "int",
@@ -125,9 +126,9 @@ __all__ = [
     "matrix_power", "max", "maximum", "mean", "median", "meshgrid",
     "min", "minimum", "mm", "mode", "movedim", "mul", "multinomial", "mv", "nan_to_num", "nanmean",
     "nanmedian", "nanquantile", "nansum", "narrow", "neg", "no_grad", "nonzero", "norm", "normal",
-    "numel", "one_hot", "ones", "ones_like", "orgqr", "outer", "permute", "pinverse", "pow",
-    "prod", "promote_types", "qr", "quantile", "rand", "rand_like", "randint", "randint_like",
-    "randn", "randn_like", "randperm",
+    "numel", "one_hot", "ones", "ones_like", "orgqr", "ormqr", "outer", "permute", "pinverse",
+    "pow", "prod", "promote_types", "qr", "quantile", "rand", "rand_like", "randint",
+    "randint_like", "randn", "randn_like", "randperm",
     "reciprocal", "relu", "remainder", "repeat_interleave", "reshape", "result_type", "roll",
     "rot90", "round", "rsqrt", "save", "scatter", "scatter_add", "searchsorted", "seed", "select",
     "set_backend", "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled",

@@ -1,15 +1,69 @@
-"""The product of Householder reflections: `linalg.householder_product` (LAPACK's orgqr), the
-first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T, where v_i is column i of A
-below its diagonal with a 1 on it (how `geqrf` stores Q). It is composed of matmul,
-products and sums over the k reflections, so its gradients are theirs, of every order.
+"""QR in Householder form: `geqrf` (LAPACK's geqr2: R on and above the diagonal, the
+reflections' vectors below it, their scales tau), `linalg.householder_product` (orgqr, with
+`orgqr`: the first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T, where v_i is
+column i of A below its diagonal with a 1 on it) and `ormqr` (Q or Q^T times a matrix,
+from either side). The products are composed of matmul, products and sums over the k
+reflections, so their gradients are theirs, of every order; `geqrf`, as in PyTorch, has none
+(its backward raises NotImplementedError).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from . import return_types
+from .autograd.function import Function
 from .linalg_checks import check_float, torch_dtype_name, with_zero_gradient
 
-__all__ = ["householder_product"]
+__all__ = ["geqrf", "householder_product", "ormqr"]
+
+
+def _geqr2(a):
+    """(a, tau) of LAPACK's geqr2 for a (*, m, n): column by column, dlarfg's reflection
+    beta = -sign(alpha) |(alpha, x)|, tau = (beta - alpha) / beta, v = x / (alpha - beta),
+    applied to the columns on its right; a column already zero below its diagonal gets
+    tau = 0 (H = I)."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    out = a.reshape((int(np.prod(a.shape[:-2])), m, n)).copy()
+    tau = np.zeros(out.shape[:1] + (k,), a.dtype)
+    for i in range(k):
+        alpha, x = out[:, i, i].copy(), out[:, i + 1:, i]
+        xnorm = np.sqrt((x * x).sum(-1))
+        active = xnorm != 0
+        beta = np.where(active, -np.copysign(np.hypot(alpha, xnorm), alpha), alpha)
+        safe = np.where(active, beta, 1)
+        tau[:, i] = np.where(active, (beta - alpha) / safe, 0)
+        x /= np.where(active, alpha - beta, 1)[:, None]
+        out[:, i, i] = beta
+        v = np.concatenate([np.ones((out.shape[0], 1), a.dtype), out[:, i + 1:, i]], -1)
+        w = (v[:, :, None] * out[:, i:, i + 1:]).sum(1)
+        out[:, i:, i + 1:] -= tau[:, i, None, None] * v[:, :, None] * w[:, None, :]
+    return out.reshape(a.shape), tau.reshape(a.shape[:-2] + (k,))
+
+
+class Geqrf(Function):
+    """(*, m, n) -> a (*, m, n) and tau (*, k) flattened side by side; no derivative."""
+
+    @staticmethod
+    def forward(ctx, a):
+        out, tau = _geqr2(a)
+        return np.concatenate([out.reshape(a.shape[:-2] + (-1,)), tau], -1)
+
+    @staticmethod
+    def backward(ctx, g):
+        raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+def geqrf(input):
+    """(a, tau): the QR factorization of input (*, m, n) as LAPACK stores it; Q is
+    `householder_product(a, tau)` and R is a's upper triangle."""
+    if input.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    check_float(input._array, "geqrf")
+    m, n = input.shape[-2:]
+    packed = Geqrf.apply(input)
+    a = packed[..., :m * n].reshape(*input.shape)
+    return return_types.geqrf(a, packed[..., m * n:])
 
 
 def _check(A, tau):
@@ -53,3 +107,30 @@ def householder_product(A, tau):
         v = vectors[..., :, i:i + 1]
         q = q - ((q @ v) * tau[..., i:i + 1].unsqueeze(-1)) @ v.transpose(-2, -1)
     return q[..., :, :n]
+
+
+def ormqr(input, tau, other, left=True, transpose=False):
+    """Q other, Q^T other (`transpose`), or other Q, other Q^T (not `left`), for the Q (mn, mn)
+    of the reflections in input (*, mn, k) and tau (*, k) (as from `geqrf`); other (*, m, n),
+    mn = m when `left`, else n."""
+    from .functional import cat
+    from .tensor import Tensor
+    op = "torch.ormqr"
+    if input.ndim < 2 or other.ndim < 2:
+        raise RuntimeError(f"{op}: input and other must have at least 2 dimensions (got "
+                           f"{input.ndim} and {other.ndim})")
+    mn = other.shape[-2 if left else -1]
+    side = "other.shape[-2]" if left else "other.shape[-1]"
+    if input.shape[-2] != mn:
+        raise RuntimeError(f"{op}: {side} must be equal to input.shape[-2] (input of shape "
+                           f"{tuple(input.shape)}, other of shape {tuple(other.shape)})")
+    if tau.shape[-1] != min(mn, input.shape[-1]):
+        raise RuntimeError(f"{op}: tau.shape[-1] must be equal to min({side}, input.shape[-1]) "
+                           f"(tau of shape {tuple(tau.shape)}, input of shape "
+                           f"{tuple(input.shape)})")
+    batch, k = tuple(input.shape[:-2]), input.shape[-1]
+    zeros = Tensor._wrap(np.zeros(batch + (mn, mn - k), input.dtype))
+    no_tau = Tensor._wrap(np.zeros(tuple(tau.shape[:-1]) + (mn - tau.shape[-1],), tau.dtype))
+    q = householder_product(cat([input, zeros], -1), cat([tau, no_tau], -1))  # (mn, mn)
+    q = q.transpose(-2, -1) if transpose else q
+    return q @ other if left else other @ q

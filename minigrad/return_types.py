@@ -4,8 +4,8 @@ gives a `max` whose fields are `values` and `indices`, and likewise `min`, `medi
 a `linalg_slogdet` (sign, logabsdet), `linalg.qr` a `linalg_qr` (Q, R), `linalg.svd` a `linalg_svd`
 (U, S, Vh), `linalg.eigh` a `linalg_eigh` (eigenvalues, eigenvectors), `linalg.lstsq` a
 `linalg_lstsq` (solution, residuals, rank, singular_values), the `_ex` forms their result
-and `info`, and the LU functions their factors; the older top-level `svd`, `qr`, `lu_unpack` and
-`triangular_solve` theirs."""
+and `info`, and the LU functions their factors; the older top-level `svd`, `qr`, `geqrf`,
+`lu_unpack` and `triangular_solve` theirs."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -39,6 +39,7 @@ linalg_lu = namedtuple("linalg_lu", ["P", "L", "U"], module=__name__)
 lu_unpack = namedtuple("lu_unpack", ["P", "L", "U"], module=__name__)
 svd = namedtuple("svd", ["U", "S", "V"], module=__name__)
 qr = namedtuple("qr", ["Q", "R"], module=__name__)
+geqrf = namedtuple("geqrf", ["a", "tau"], module=__name__)
 triangular_solve = namedtuple("triangular_solve", ["solution", "cloned_coefficient"],
                               module=__name__)
 cummax = _pair("cummax")

@@ -296,6 +296,14 @@ class MathMethods:
         from .linalg_householder import householder_product
         return householder_product(self, input2)
 
+    def geqrf(self):
+        from .linalg_householder import geqrf
+        return geqrf(self)
+
+    def ormqr(self, input2, input3, left=True, transpose=False):
+        from .linalg_householder import ormqr
+        return ormqr(self, input2, input3, left, transpose)
+
     def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
         from .linalg_legacy import triangular_solve
         return triangular_solve(self, A, upper, transpose, unitriangular)

@@ -113,11 +113,16 @@ def _(lib):
 
 
 @add
-@case("linalg.householder_product", inputs=(_f32(2, 4, 3), _f32(2, 3)), **TOL)
-def _(lib, a, tau):
+@case("linalg.householder_product", "minigrad.geqrf", "Tensor.geqrf", "minigrad.ormqr",
+      "Tensor.ormqr", inputs=(_f32(2, 4, 3), _f32(2, 3), _f32(2, 4, 2)), **TOL)
+def _(lib, a, tau, b):
     la = lib.linalg
+    reflections, scales = lib.geqrf(a.detach())  # geqrf has no derivative in either library
     return (la.householder_product(a, tau), la.householder_product(a[0, :, :2], tau[0, :1]),
-            la.householder_product(a, tau[:, :0]))
+            la.householder_product(a, tau[:, :0]), reflections, scales,
+            tuple(a[0].detach().geqrf()),
+            lib.ormqr(a, tau, b), a.ormqr(tau, b, transpose=True),
+            lib.ormqr(a, tau, b.transpose(-2, -1), left=False))
 
 
 @add

@@ -223,6 +223,41 @@ def test_householder_product_of_geqrf_is_qrs_q(torch):
     np.testing.assert_allclose(q.numpy(), torch.linalg.qr(torch.tensor(a)).Q.numpy(), atol=1e-12)
 
 
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5), (3, 3)])
+def test_geqrf_is_lapacks(shape, torch):
+    """The reflections and scales as LAPACK stores them, a zero column's tau 0 included."""
+    a = np.random.default_rng(6).standard_normal(shape)
+    a[..., 1:, 0] = 0
+    for dtype in ("float32", "float64"):
+        want = torch.geqrf(torch.tensor(a, dtype=getattr(torch, dtype)))
+        got = mg.geqrf(mg.tensor(a, dtype=getattr(mg, dtype)))
+        for w, g in zip(want, got):
+            assert str(g.dtype) == dtype and tuple(g.shape) == tuple(w.shape)
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_geqrf_has_no_derivative_and_ormqr_applies_its_q(torch):
+    x = mg.tensor(_normal(4, 2), requires_grad=True)
+    with pytest.raises(NotImplementedError, match="derivative for 'geqrf' is not implemented"):
+        mg.geqrf(x).a.sum().backward()
+    a, tau = torch.geqrf(torch.tensor(_normal(2, 4, 2)))
+    other = _normal(2, 4, 3)
+    program = lambda lib, a, tau, b: lib.cat([  # noqa: E731
+        lib.ormqr(a, tau, b).reshape(-1), a.ormqr(tau, b, transpose=True).reshape(-1),
+        lib.ormqr(a, tau, b.transpose(-2, -1), left=False).reshape(-1),
+        lib.ormqr(a, tau, b.transpose(-2, -1), left=False, transpose=True).reshape(-1)])
+    grads = []
+    for lib in (torch, mg):
+        xs = [lib.tensor(v).requires_grad_() for v in (a.numpy(), tau.numpy(), other)]
+        out = program(lib, *xs)
+        (out * lib.tensor(np.arange(out.numel()) % 7 - 3.0)).sum().backward()
+        grads.append([out.detach().numpy()] + [x.grad.numpy() for x in xs])
+    for g, w in zip(*reversed(grads)):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    xs = [mg.tensor(v).requires_grad_() for v in (a.numpy(), tau.numpy(), other)]
+    assert gradcheck(lambda *t: program(mg, *t), xs)
+
+
 def test_eig_is_absent_and_says_why():
     with pytest.raises(AttributeError, match="complex.*linalg.eigh"):
         mg.linalg.eig  # noqa: B018
@@ -287,6 +322,11 @@ ERRORS = [  # (program, PyTorch's exception type, minigrad's message)
      RuntimeError, r"batch dimensions of tau .* but got \[3\]"),
     (lambda lib: lib.linalg.householder_product(lib.ones(3, 2), lib.ones(2, dtype=lib.float64)),
      RuntimeError, "tau dtype Double does not match input dtype Float"),
+    (lambda lib: lib.geqrf(lib.ones(3)), RuntimeError, "at least 2 dimensions"),
+    (lambda lib: lib.ormqr(lib.ones(3, 2), lib.ones(2), lib.ones(4, 2)), RuntimeError,
+     r"other.shape\[-2\] must be equal to input.shape\[-2\]"),
+    (lambda lib: lib.ormqr(lib.ones(3, 2), lib.ones(3), lib.ones(3, 2)), RuntimeError,
+     r"tau.shape\[-1\] must be equal to min"),
     (lambda lib: lib.linalg.vander(lib.ones(3), N=1), RuntimeError, "N must be greater than 1"),
     (lambda lib: lib.linalg.vander(lib.tensor([True, False])), RuntimeError, "got Bool"),
 ]
