@@ -39,7 +39,7 @@ def test_values_dtypes_and_gradients_as_pytorchs(name, torch):
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12, err_msg=str(i))
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", ["trapezoid", "cumulative_trapezoid"])  # trapz is trapezoid
 def test_first_and_second_derivatives_by_central_differences(name):
     fn = lambda y, x, xs: mg.cat([p(mg, y, x, xs).reshape(-1) for p in _programs(name)])  # noqa
     xs = [mg.tensor(a).requires_grad_() for a in (Y, X, XS)]

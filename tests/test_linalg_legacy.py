@@ -100,8 +100,14 @@ def test_values_dtypes_and_gradients_as_pytorchs(name, dtype, torch):
         np.testing.assert_allclose(g, w, **tol)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "lu_solve"
-                                  else n for n in PROGRAMS])  # linalg.lu_solve's, checked fast
+# thin wrappers of linalg functions whose second derivatives tests/test_linalg*.py check in
+# the fast suite: these run in the slow one (their first derivatives are compared with
+# PyTorch's in the fast one)
+SLOW = {"lu_solve", "lu_unpack", "svd", "qr"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
+                                  for n in PROGRAMS])
 def test_first_and_second_derivatives_by_central_differences(name):
     program, arrays = PROGRAMS[name]
     xs = [mg.tensor(a).requires_grad_() for a in arrays]

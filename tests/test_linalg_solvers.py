@@ -130,8 +130,9 @@ CUT = {"pinv_wide_rank_deficient", "pinv_tolerances", "lstsq_rank_deficient"}
 
 
 # the triangular substitutions' Python loops make these the slowest second derivatives; the
-# square LU stays in the fast suite, and every first derivative is compared with PyTorch's
-SLOW = {"lu_solve", "lu_tall", "lu_wide"}
+# square LU and the 2-norm cond stay in the fast suite, and the first derivatives but cond's
+# through the inverse are compared with PyTorch's there
+SLOW = {"lu_solve", "lu_tall", "lu_wide", "cond_inverse_norms"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
