@@ -12,6 +12,8 @@ import numpy as np
 
 from . import return_types
 from .autograd.function import Function
+from .graph_rules import rule
+from .jvp_rules import jvp_rule
 from .linalg_checks import check_float, torch_dtype_name, with_zero_gradient
 
 __all__ = ["geqrf", "householder_product", "ormqr"]
@@ -52,6 +54,16 @@ class Geqrf(Function):
     @staticmethod
     def backward(ctx, g):
         raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+@rule(Geqrf)
+def _geqrf_rule(ctx, g):
+    return Geqrf.backward(ctx, g)
+
+
+@jvp_rule(Geqrf)
+def _geqrf_jvp(ctx, out, tangents):
+    return Geqrf.backward(ctx, None)
 
 
 def geqrf(input):
