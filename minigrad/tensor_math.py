@@ -332,6 +332,65 @@ class MathMethods:
     def outer(self, other):
         return self.reshape(-1, 1) * other.reshape(1, -1)
 
+    # PyTorch's other names for these methods (aliases.py)
+    def greater(self, other):
+        return self.gt(other)
+
+    def greater_equal(self, other):
+        return self.ge(other)
+
+    def less(self, other):
+        return self.lt(other)
+
+    def less_equal(self, other):
+        return self.le(other)
+
+    def not_equal(self, other):
+        return self.ne(other)
+
+    def subtract(self, other, *, alpha=1):
+        from .aliases import subtract
+        return subtract(self, other, alpha=alpha)
+
+    def multiply(self, other):
+        from .aliases import multiply
+        return multiply(self, other)
+
+    def divide(self, other, *, rounding_mode=None):
+        from .aliases import divide
+        return divide(self, other, rounding_mode=rounding_mode)
+
+    def true_divide(self, other):
+        from .aliases import true_divide
+        return true_divide(self, other)
+
+    def negative(self):
+        return -self
+
+    def absolute(self):
+        return self.abs()
+
+    def fix(self):
+        return self.trunc()
+
+    def moveaxis(self, source, destination):
+        from .aliases import moveaxis
+        return moveaxis(self, source, destination)
+
+    def ravel(self):
+        return self.reshape(-1)
+
+    def fliplr(self):
+        from .aliases import fliplr
+        return fliplr(self)
+
+    def flipud(self):
+        from .aliases import flipud
+        return flipud(self)
+
+    def msort(self):
+        return self.sort(0).values
+
     # the products under BLAS's names (matrix_vector.py)
     def mv(self, vec):
         from .matrix_vector import mv

@@ -193,6 +193,7 @@ def compare(c: Case, torch, minigrad):
 # --- the table, and the page made from it --------------------------------------------------------
 
 def all_cases():
+    import compat_cases_aliases
     import compat_cases_autograd
     import compat_cases_creation
     import compat_cases_distributions
@@ -213,6 +214,7 @@ def all_cases():
             + compat_cases_utils.CASES + compat_cases_platform.CASES
             + compat_cases_autograd.CASES + compat_cases_distributions.CASES
             + compat_cases_inplace.CASES + compat_cases_numeric.CASES + compat_cases_linalg.CASES
+            + compat_cases_aliases.CASES
             + compat_cases_conv.CASES)
 
 
