@@ -21,6 +21,8 @@ from .scans import cummax, cummin, logcumsumexp
 from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp
 from .matrix_vector import addbmm, addmv, addr, ger, inner, mv, vdot
 from .integration import cumulative_trapezoid, trapezoid, trapz
+from .covariance import corrcoef, cov
+from .broadcasting import broadcast_shapes, broadcast_tensors
 from .aliases import (absolute, clone, divide, eq, fix, fliplr, flipud, ge, greater, greater_equal,
                       gt, le, less, less_equal, lt, moveaxis, msort, multiply, ne, negative,
                       not_equal, ravel, subtract, swapaxes, swapdims, true_divide)
@@ -107,10 +109,12 @@ __all__ = [
     "asinh", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d", "atleast_3d", "autocast",
     "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and", "bitwise_left_shift",
     "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "block_diag", "bmm", "bool",
-    "bool_", "broadcast_to", "bucketize", "cartesian_prod", "cat", "cdist", "cdouble", "ceil",
+    "bool_", "broadcast_shapes", "broadcast_tensors", "broadcast_to", "bucketize",
+    "cartesian_prod", "cat", "cdist", "cdouble", "ceil",
     "cfloat", "chain_matmul", "chalf", "cholesky", "cholesky_inverse", "cholesky_solve",
     "chunk", "clamp", "clamp_max", "clamp_min", "clip", "clone", "column_stack",
-    "compile", "complex128", "complex32", "complex64", "concat", "cos", "cosh", "count_nonzero",
+    "compile", "complex128", "complex32", "complex64", "concat", "corrcoef", "cos", "cosh",
+    "count_nonzero", "cov",
     "cross", "cummax", "cummin", "cumprod", "cumsum", "cumulative_trapezoid",
     "default_generator", "det", "detect_anomaly",
     "device", "diag", "diag_embed", "diagonal", "diff", "div", "divide", "dot", "double", "dropout",

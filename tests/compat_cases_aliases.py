@@ -1,7 +1,8 @@
 """Compatibility cases: PyTorch's other names for functions minigrad has (comparisons,
 subtract, multiply, divide, negative, absolute, fix, clone, swapaxes, moveaxis, ravel, fliplr,
-flipud, msort), as functions and as Tensor methods. Inputs come from their own stream, so the
-shared one's draws stay as they were."""
+flipud, msort), as functions and as Tensor methods; cov and corrcoef; broadcast_shapes and
+broadcast_tensors. Inputs come from their own stream, so the shared one's draws stay as they
+were."""
 import numpy as np
 
 from compat_table import A, case
@@ -57,3 +58,31 @@ def _(lib, x):
 @case("minigrad.fliplr", compare="raises", match="Input must be >= 2-d")
 def _(lib):
     return lib.fliplr(lib.ones(3))
+
+
+# --- covariance and broadcasting -------------------------------------------------------------
+
+@add
+@case("minigrad.cov", "minigrad.corrcoef",
+      inputs=(_f32(3, 6), A(np.array([1, 2, 0, 3, 1, 1])),
+              A(np.array([0.5, 1.0, 2.0, 0.25, 1.5, 1.0], np.float32))), rtol=1e-4, atol=1e-5)
+def _(lib, x, fw, aw):
+    return (lib.cov(x), lib.cov(x, correction=0), lib.cov(x[0]), lib.cov(x, fweights=fw),
+            lib.cov(x, aweights=aw), lib.cov(x, fweights=fw, aweights=aw, correction=2),
+            lib.cov(lib.tensor([[1, 2, 3], [2, 5, 4]])), lib.corrcoef(x), lib.corrcoef(x[1]),
+            lib.corrcoef(lib.tensor([[1, 2, 3], [2, 5, 4]])))
+
+
+@add
+@case("minigrad.broadcast_shapes", "minigrad.broadcast_tensors",
+      inputs=(_f32(2, 1), _f32(3), _f32(1, 1)))
+def _(lib, a, b, c):
+    return (lib.broadcast_shapes((2, 1), (3,), (1, 1, 1)), lib.broadcast_shapes(4, (2, 1)),
+            lib.broadcast_shapes(), lib.broadcast_tensors(a, b, c), lib.broadcast_tensors(b))
+
+
+@add
+@case("minigrad.broadcast_shapes", "minigrad.broadcast_tensors", compare="raises",
+      match="do not broadcast")
+def _(lib):
+    return lib.broadcast_tensors(lib.ones(2, 3), lib.ones(3, 2))
