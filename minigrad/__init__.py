@@ -19,8 +19,21 @@ from .array_functions import isin, rot90, take_along_dim, tensor_split
 from .bucketing import bucketize, searchsorted
 from .scans import cummax, cummin, logcumsumexp
 from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp
+from .matrix_vector import addbmm, addmv, addr, ger, inner, mv, vdot
+from .integration import cumulative_trapezoid, trapezoid, trapz
+from .covariance import corrcoef, cov
+from .broadcasting import broadcast_shapes, broadcast_tensors
+from .aliases import (absolute, clone, divide, eq, fix, fliplr, flipud, ge, greater, greater_equal,
+                      gt, le, less, less_equal, lt, moveaxis, msort, multiply, ne, negative,
+                      not_equal, ravel, subtract, swapaxes, swapdims, true_divide)
 from .linalg_det import det, logdet, slogdet
+from .linalg_cholesky_solve import cholesky_inverse, cholesky_solve
+from .linalg_householder import geqrf, ormqr
 from .linalg_inverse import inverse
+from .linalg_legacy import (chain_matmul, cholesky, lu_solve, lu_unpack, matrix_power, orgqr, qr,
+                            svd, triangular_solve)
+from .linalg_matrix_exp import matrix_exp
+from .linalg_pinv import pinverse
 from .precise import expm1, log1p
 from .matrix_parts import diag, diagonal, trace, tril_indices, triu_indices
 from .ops.nonfinite import nan_to_num
@@ -87,43 +100,61 @@ from .version import __version__
 
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
-    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "acos", "acosh",
-    "add", "addcdiv", "addcmul", "addmm", "all", "allclose", "amax", "amin", "any", "arange",
-    "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
+    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "absolute", "acos",
+    "acosh",
+    "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all", "allclose", "amax",
+    "amin", "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
+    "arctanh",
     "are_deterministic_algorithms_enabled", "argmax", "argmin", "argsort", "as_tensor", "asin",
     "asinh", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d", "atleast_3d", "autocast",
     "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and", "bitwise_left_shift",
     "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "block_diag", "bmm", "bool",
-    "bool_", "broadcast_to", "bucketize", "cartesian_prod", "cat", "cdist", "cdouble", "ceil",
-    "cfloat", "chalf", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "column_stack",
-    "compile", "complex128", "complex32", "complex64", "concat", "cos", "cosh", "count_nonzero",
-    "cross", "cummax", "cummin", "cumprod", "cumsum", "default_generator", "det", "detect_anomaly",
-    "device", "diag", "diag_embed", "diagonal", "diff", "div", "dot", "double", "dropout",
-    "dstack", "einsum", "empty", "empty_like", "enable_grad", "equal", "erf", "erfc", "erfinv",
-    "exp", "exp2", "expm1", "eye", "finfo", "flatten", "flip", "float", "float16", "float32",
+    "bool_", "broadcast_shapes", "broadcast_tensors", "broadcast_to", "bucketize",
+    "cartesian_prod", "cat", "cdist", "cdouble", "ceil",
+    "cfloat", "chain_matmul", "chalf", "cholesky", "cholesky_inverse", "cholesky_solve",
+    "chunk", "clamp", "clamp_max", "clamp_min", "clip", "clone", "column_stack",
+    "compile", "complex128", "complex32", "complex64", "concat", "corrcoef", "cos", "cosh",
+    "count_nonzero", "cov",
+    "cross", "cummax", "cummin", "cumprod", "cumsum", "cumulative_trapezoid",
+    "default_generator", "det", "detect_anomaly",
+    "device", "diag", "diag_embed", "diagonal", "diff", "div", "divide", "dot", "double", "dropout",
+    "dstack", "einsum", "empty", "empty_like", "enable_grad", "eq", "equal", "erf", "erfc",
+    "erfinv",
+    "exp", "exp2", "expm1", "eye", "finfo", "fix", "flatten", "flip", "fliplr", "flipud", "float",
+    "float16", "float32",
     "float64", "float8_e4m3fn", "float8_e5m2", "floor", "floor_divide", "fmod", "from_numpy",
-    "full", "full_like", "gather", "gelu", "get_backend", "get_default_dtype",
-    "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "half", "hstack", "hypot",
-    "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed", "int",
+    "full", "full_like", "gather", "ge", "gelu", "geqrf", "ger", "get_backend", "get_default_dtype",
+    "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater",
+    "greater_equal", "gt", "half", "hstack", "hypot",
+    "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed", "inner",
+    "int",
     "int16", "int32", "int64", "int8", "inverse", "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isin", "isinf",
-    "isnan", "kron", "kthvalue", "lerp", "linspace", "load", "log", "log10", "log1p", "log2",
+    "isnan", "kron", "kthvalue", "le", "lerp", "less", "less_equal", "linspace", "load", "log",
+    "log10", "log1p", "log2",
     "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logical_and",
-    "logical_not", "logical_or", "logical_xor", "logspace", "logsumexp", "long", "manual_seed",
-    "masked_fill", "masked_select", "matmul", "max", "maximum", "mean", "median", "meshgrid",
-    "min", "minimum", "mm", "mode", "movedim", "mul", "multinomial", "nan_to_num", "nanmean",
-    "nanmedian", "nanquantile", "nansum", "narrow", "neg", "no_grad", "nonzero", "norm", "normal",
-    "numel", "one_hot", "ones", "ones_like", "outer", "permute", "pow", "prod", "promote_types",
-    "quantile", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm",
+    "logical_not", "logical_or", "logical_xor", "logspace", "logsumexp", "long", "lt", "lu_solve",
+    "lu_unpack", "manual_seed", "masked_fill", "masked_select", "matmul", "matrix_exp",
+    "matrix_power", "max", "maximum", "mean", "median", "meshgrid",
+    "min", "minimum", "mm", "mode", "moveaxis", "movedim", "msort", "mul", "multinomial",
+    "multiply", "mv", "nan_to_num", "nanmean",
+    "nanmedian", "nanquantile", "nansum", "narrow", "ne", "neg", "negative", "no_grad", "nonzero",
+    "norm", "normal", "not_equal",
+    "numel", "one_hot", "ones", "ones_like", "orgqr", "ormqr", "outer", "permute", "pinverse",
+    "pow", "prod", "promote_types", "qr", "quantile", "rand", "rand_like", "randint",
+    "randint_like", "randn", "randn_like", "randperm", "ravel",
     "reciprocal", "relu", "remainder", "repeat_interleave", "reshape", "result_type", "roll",
     "rot90", "round", "rsqrt", "save", "scatter", "scatter_add", "searchsorted", "seed", "select",
     "set_backend", "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled",
     "set_num_threads", "set_printoptions", "set_rng_state", "short", "sigmoid", "sign", "sin",
     "sinh", "slogdet", "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std",
-    "std_mean", "sub", "sum", "t", "take_along_dim", "tanh", "tensor", "tensor_split", "tensordot",
-    "tile", "topk", "trace", "transpose", "tril", "tril_indices", "triu", "triu_indices", "trunc",
+    "std_mean", "sub", "subtract", "sum", "svd", "swapaxes", "swapdims", "t", "take_along_dim",
+    "tanh", "tensor", "tensor_split",
+    "tensordot", "tile", "topk", "trace", "transpose", "trapezoid", "trapz", "triangular_solve",
+    "tril", "tril_indices", "triu", "triu_indices", "true_divide", "trunc",
     "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unsqueeze",
-    "use_deterministic_algorithms", "var", "var_mean", "vstack", "where", "zeros", "zeros_like",
+    "use_deterministic_algorithms", "var", "var_mean", "vdot", "vstack",
+    "where", "zeros", "zeros_like",
 ]
 
 # Modules of the core that PyTorch code reaches under these paths (`import minigrad.cuda`,

@@ -256,6 +256,58 @@ class MathMethods:
         from .linalg_inverse import inverse
         return inverse(self)
 
+    def pinverse(self, rcond=1e-15):
+        from .linalg_pinv import pinverse
+        return pinverse(self, rcond)
+
+    def matrix_exp(self):
+        from .linalg_matrix_exp import matrix_exp
+        return matrix_exp(self)
+
+    def matrix_power(self, n):
+        from .linalg_products import matrix_power
+        return matrix_power(self, n)
+
+    def cholesky(self, upper=False):
+        from .linalg_legacy import cholesky
+        return cholesky(self, upper)
+
+    def cholesky_solve(self, input2, upper=False):
+        from .linalg_cholesky_solve import cholesky_solve
+        return cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper=False):
+        from .linalg_cholesky_solve import cholesky_inverse
+        return cholesky_inverse(self, upper)
+
+    def lu_solve(self, LU_data, LU_pivots):
+        from .linalg_legacy import lu_solve
+        return lu_solve(self, LU_data, LU_pivots)
+
+    def svd(self, some=True, compute_uv=True):
+        from .linalg_legacy import svd
+        return svd(self, some, compute_uv)
+
+    def qr(self, some=True):
+        from .linalg_legacy import qr
+        return qr(self, some)
+
+    def orgqr(self, input2):
+        from .linalg_householder import householder_product
+        return householder_product(self, input2)
+
+    def geqrf(self):
+        from .linalg_householder import geqrf
+        return geqrf(self)
+
+    def ormqr(self, input2, input3, left=True, transpose=False):
+        from .linalg_householder import ormqr
+        return ormqr(self, input2, input3, left, transpose)
+
+    def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+        from .linalg_legacy import triangular_solve
+        return triangular_solve(self, A, upper, transpose, unitriangular)
+
     def cross(self, other, dim=None):
         from .tensor_products import cross
         return cross(self, other, dim)
@@ -279,6 +331,94 @@ class MathMethods:
 
     def outer(self, other):
         return self.reshape(-1, 1) * other.reshape(1, -1)
+
+    # PyTorch's other names for these methods (aliases.py)
+    def greater(self, other):
+        return self.gt(other)
+
+    def greater_equal(self, other):
+        return self.ge(other)
+
+    def less(self, other):
+        return self.lt(other)
+
+    def less_equal(self, other):
+        return self.le(other)
+
+    def not_equal(self, other):
+        return self.ne(other)
+
+    def subtract(self, other, *, alpha=1):
+        from .aliases import subtract
+        return subtract(self, other, alpha=alpha)
+
+    def multiply(self, other):
+        from .aliases import multiply
+        return multiply(self, other)
+
+    def divide(self, other, *, rounding_mode=None):
+        from .aliases import divide
+        return divide(self, other, rounding_mode=rounding_mode)
+
+    def true_divide(self, other):
+        from .aliases import true_divide
+        return true_divide(self, other)
+
+    def negative(self):
+        return -self
+
+    def absolute(self):
+        return self.abs()
+
+    def fix(self):
+        return self.trunc()
+
+    def moveaxis(self, source, destination):
+        from .aliases import moveaxis
+        return moveaxis(self, source, destination)
+
+    def ravel(self):
+        return self.reshape(-1)
+
+    def fliplr(self):
+        from .aliases import fliplr
+        return fliplr(self)
+
+    def flipud(self):
+        from .aliases import flipud
+        return flipud(self)
+
+    def msort(self):
+        return self.sort(0).values
+
+    # the products under BLAS's names (matrix_vector.py)
+    def mv(self, vec):
+        from .matrix_vector import mv
+        return mv(self, vec)
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        from .matrix_vector import addmv
+        return addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def ger(self, vec2):
+        from .matrix_vector import ger
+        return ger(self, vec2)
+
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        from .matrix_vector import addr
+        return addr(self, vec1, vec2, beta=beta, alpha=alpha)
+
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        from .matrix_vector import addbmm
+        return addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def inner(self, other):
+        from .matrix_vector import inner
+        return inner(self, other)
+
+    def vdot(self, other):
+        from .matrix_vector import vdot
+        return vdot(self, other)
 
     # --- ordering and selection -----------------------------------------------------------
     def sort(self, dim=-1, descending=False, stable=False):

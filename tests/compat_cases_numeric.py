@@ -343,3 +343,14 @@ def _(lib, m, v):
             lib.block_diag(), lib.cartesian_prod(v, m[0], v), lib.cartesian_prod(v),
             lib.cartesian_prod(lib.tensor([1, 2]), lib.tensor([3, 4, 5])),
             lib.diag_embed(m), m.diag_embed(1), lib.diag_embed(m, -2, 0, 2), v.diag_embed(0, 1, 0))
+
+
+@add
+@case("minigrad.trapezoid", "minigrad.trapz", "minigrad.cumulative_trapezoid",
+      inputs=(A(_own.standard_normal((2, 4)).astype(np.float32), grad=True),
+              A(np.array([0.0, 0.5, 2.0, 3.0], np.float32), grad=True)))
+def _(lib, y, x):
+    return (lib.trapezoid(y), lib.trapezoid(y, x), lib.trapezoid(y, dx=0.5, dim=0),
+            lib.trapz(y, x.expand(2, 4), dim=1), lib.trapz(y, dx=2),
+            lib.cumulative_trapezoid(y), lib.cumulative_trapezoid(y, x),
+            lib.trapezoid(lib.tensor([1, 2, 4])), lib.cumulative_trapezoid(lib.ones(2, 0)))

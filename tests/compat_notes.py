@@ -3,6 +3,7 @@
 lacks (checked to be absent), and minigrad's own additions."""
 import os
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -425,6 +426,57 @@ def _diagonal_is_a_copy(torch, mg):
         assert x.sum().item() == (2.0 if lib is torch else 4.0)
 
 
+def _lstsq_cut_by_singular_values(torch, mg):
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    b = np.random.default_rng(1).standard_normal((4, 2))
+    want = {d: torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), 0.5, driver=d).solution
+            for d in ("gelsy", "gelsd")}
+    got = mg.linalg.lstsq(mg.tensor(a), mg.tensor(b), 0.5).solution.numpy()
+    assert not np.allclose(got, want["gelsy"].numpy())
+    assert np.allclose(got, want["gelsd"].numpy())
+    full = [lib.linalg.lstsq(lib.tensor(a), lib.tensor(b)).solution.numpy() for lib in (torch, mg)]
+    assert np.allclose(*full)
+
+
+def _cond_gradient_through_the_inverse(torch, mg):
+    a = np.eye(3) * 2 + 0.1
+    for lib in (torch, mg):
+        x = lib.tensor(a, requires_grad=True)
+        try:
+            lib.linalg.cond(x, "fro").backward()
+        except RuntimeError as e:
+            assert lib is torch and "inplace" in str(e)
+            continue
+        assert lib is mg and np.isfinite(x.grad.numpy()).all()
+
+
+def _legacy_forward_mode(torch, mg):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 3))
+    f, t = np.linalg.cholesky(a @ a.T + 2 * np.eye(3)), np.tril(rng.standard_normal((3, 3)))
+    inverse = lambda x: np.linalg.inv(x @ x.T)  # noqa: E731
+    central = (inverse(f + 1e-6 * t) - inverse(f - 1e-6 * t)) / 2e-6
+    for lib, fw, right in ((torch, torch.autograd.forward_ad, False), (mg, mg.autograd.forward_ad,
+                                                                       True)):
+        with fw.dual_level():
+            dual = fw.make_dual(lib.tensor(f), lib.tensor(t))
+            tangent = fw.unpack_dual(lib.cholesky_inverse(dual)).tangent.numpy()
+            assert np.allclose(tangent, central, atol=1e-6) is right
+            b, u = lib.ones(3, 1, dtype=lib.float64), np.triu(a) + 3 * np.eye(3)
+            dual = fw.make_dual(lib.tensor(u), lib.tensor(np.tril(t, -1)))  # below the triangle
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                tangent = fw.unpack_dual(lib.triangular_solve(b, dual).solution).tangent
+            assert bool((tangent.numpy() == 0).all()) is right
+
+
+def _ex_forms_failing_batch(torch, mg):
+    for lib in (torch, mg):
+        x = lib.zeros(2, 2, requires_grad=True)
+        out, info = lib.linalg.inv_ex(x)
+        assert info.item() == 1 and out.requires_grad is (lib is torch)
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -660,16 +712,42 @@ DIFFERENCES = [
     ("`autograd.functional`: `vectorize=True` computes one product at a time.",
      "The results are PyTorch's; there is no vmap, so there is no speed-up. `hvp` is computed "
      "as `vhp` (the Hessian is symmetric), where PyTorch uses the double-vjp trick.", None),
+    ("`linalg.lstsq` cuts small singular values by the SVD with every driver.",
+     "The solution is the pseudo-inverse's, A^+ B with the singular values below rcond * s_max "
+     "dropped, which is what PyTorch's 'gelsd' and 'gelss' compute and, for a full-rank or "
+     "exactly rank-deficient A, what its default 'gelsy' computes too. Where `rcond` cuts a "
+     "singular value that is not negligible, 'gelsy' (QR with column pivoting) gives another "
+     "basic solution and its rank estimate may differ; minigrad's is the 'gelsd' one. The "
+     "named result, the rank, residuals and singular values each driver fills in, and the "
+     "gradients are PyTorch's.", _lstsq_cut_by_singular_values),
+    ("`linalg.cond` in the 'fro', 1, -1, inf and -inf norms has a gradient.",
+     "PyTorch's backward of these raises a RuntimeError (its composite writes in place into "
+     "the inverse it saved); minigrad's is the gradient of |A| |A^-1|. Values, and the "
+     "gradients of the default, 2, -2 and 'nuc' norms, are PyTorch's.",
+     _cond_gradient_through_the_inverse),
+    ("Forward mode of `cholesky_inverse` and `triangular_solve` is the derivative.",
+     "PyTorch's forward-mode tangents of `cholesky_inverse` disagree with central differences "
+     "(and with its own reverse mode), and those of the deprecated `triangular_solve` let the "
+     "tangent of A's unread triangle in and are off with `transpose=True`; minigrad's are "
+     "the derivatives of the functions computed, consistent with reverse mode. Values and "
+     "reverse-mode gradients are PyTorch's.", _legacy_forward_mode),
+    ("`linalg.inv_ex`, `solve_ex` and `cholesky_ex` have no gradient in a batch where one "
+     "matrix fails.",
+     "`info` is LAPACK's code, as in PyTorch, and the failed matrix's values are the partial "
+     "results LAPACK leaves (inf and NaN through a zero pivot, potf2's partial factor); the "
+     "result of such a batch does not require grad (PyTorch's does, with NaN gradients). "
+     "Where every matrix succeeds, the result and its gradients are those of `inv`, `solve` "
+     "and `cholesky`.", _ex_forms_failing_batch),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
 # absent: tests/test_compat_coverage.py fails when one appears, so the list stays true)
 NOT_SUPPORTED = [
-    ("torch.linalg beyond its norms, inv, solve, solve_triangular, det, slogdet, cholesky, qr, "
-     "svd, svdvals, eigh, eigvalsh, cross and products (eig, pinv, lstsq, matrix_rank, "
-     "matrix_exp, the _ex forms, ...)", "solve, or factor with cholesky, qr, svd or eigh",
-     ("linalg.eig", "linalg.pinv", "linalg.lstsq", "linalg.matrix_rank", "linalg.matrix_exp",
-      "linalg.inv_ex", "linalg.cholesky_ex")),
+    ("torch.linalg.eig and eigvals (complex results), ldl_factor, ldl_factor_ex and ldl_solve "
+     "(symmetric indefinite factorization)",
+     "eigh and eigvalsh for symmetric matrices (minigrad's tensors are real: `linalg.eig` "
+     "raises an AttributeError saying so); solve, or factor with lu_factor, cholesky, qr, svd "
+     "or eigh", ("linalg.eig", "linalg.eigvals", "linalg.ldl_factor", "linalg.ldl_solve")),
     ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
      "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
      ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",

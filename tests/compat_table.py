@@ -193,11 +193,13 @@ def compare(c: Case, torch, minigrad):
 # --- the table, and the page made from it --------------------------------------------------------
 
 def all_cases():
+    import compat_cases_aliases
     import compat_cases_autograd
     import compat_cases_creation
     import compat_cases_distributions
     import compat_cases_inplace
     import compat_cases_layers
+    import compat_cases_linalg
     import compat_cases_math
     import compat_cases_nn
     import compat_cases_numeric
@@ -211,7 +213,8 @@ def all_cases():
             + compat_cases_nn.CASES + compat_cases_layers.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
             + compat_cases_utils.CASES + compat_cases_platform.CASES
             + compat_cases_autograd.CASES + compat_cases_distributions.CASES
-            + compat_cases_inplace.CASES + compat_cases_numeric.CASES
+            + compat_cases_inplace.CASES + compat_cases_numeric.CASES + compat_cases_linalg.CASES
+            + compat_cases_aliases.CASES
             + compat_cases_conv.CASES)
 
 

@@ -1,0 +1,88 @@
+"""Compatibility cases: PyTorch's other names for functions minigrad has (comparisons,
+subtract, multiply, divide, negative, absolute, fix, clone, swapaxes, moveaxis, ravel, fliplr,
+flipud, msort), as functions and as Tensor methods; cov and corrcoef; broadcast_shapes and
+broadcast_tensors. Inputs come from their own stream, so the shared one's draws stay as they
+were."""
+import numpy as np
+
+from compat_table import A, case
+
+CASES = []
+add = CASES.append
+_own = np.random.default_rng(26)
+
+
+def _f32(*shape):
+    return A(_own.standard_normal(shape).astype(np.float32), grad=True)
+
+
+@add
+@case("minigrad.eq", "minigrad.ne", "minigrad.gt", "minigrad.ge", "minigrad.lt", "minigrad.le",
+      "minigrad.greater", "minigrad.greater_equal", "minigrad.less", "minigrad.less_equal",
+      "minigrad.not_equal", "Tensor.greater", "Tensor.greater_equal", "Tensor.less",
+      "Tensor.less_equal", "Tensor.not_equal",
+      inputs=(_f32(3, 4), _f32(3, 4), A(np.arange(12).reshape(3, 4) % 5)))
+def _(lib, x, y, i):
+    return (lib.eq(x, y), lib.eq(i, 2), lib.ne(x, x), lib.gt(x, y), lib.ge(i, 3), lib.lt(x, 0),
+            lib.le(x, y), lib.greater(x, y), lib.greater_equal(i, i.t().reshape(3, 4)),
+            lib.less(x, y[0]), lib.less_equal(x, 0.5), lib.not_equal(i, 1), x.greater(y),
+            x.greater_equal(0), i.less(3), x.less_equal(y), x.not_equal(y))
+
+
+@add
+@case("minigrad.subtract", "Tensor.subtract", "minigrad.multiply", "Tensor.multiply",
+      "minigrad.divide", "Tensor.divide", "minigrad.true_divide", "Tensor.true_divide",
+      "minigrad.negative", "Tensor.negative", "minigrad.absolute", "Tensor.absolute",
+      "minigrad.fix", "Tensor.fix", "minigrad.clone",
+      inputs=(_f32(3, 4), _f32(3, 4), A(np.arange(-5, 7).reshape(3, 4))))
+def _(lib, x, y, i):
+    return (lib.subtract(x, y, alpha=2), x.subtract(y), lib.subtract(i, 2), lib.multiply(x, y),
+            x.multiply(3), lib.divide(x, y), x.divide(y, rounding_mode="floor"),
+            lib.divide(i, 3, rounding_mode="trunc"), lib.true_divide(i, 4), x.true_divide(y),
+            lib.negative(x), x.negative(), lib.absolute(i), x.absolute(), lib.fix(x * 3),
+            (x * 3).fix(), lib.clone(x), lib.clone(i))
+
+
+@add
+@case("minigrad.swapaxes", "minigrad.swapdims", "minigrad.moveaxis", "Tensor.moveaxis",
+      "minigrad.ravel", "Tensor.ravel", "minigrad.fliplr", "Tensor.fliplr", "minigrad.flipud",
+      "Tensor.flipud", "minigrad.msort", "Tensor.msort", inputs=(_f32(2, 3, 4),))
+def _(lib, x):
+    return (lib.swapaxes(x, 0, 2), lib.swapdims(x, -1, 1), lib.moveaxis(x, 0, -1),
+            x.moveaxis((0, 1), (2, 0)), lib.ravel(x.transpose(0, 2)), x[0].t().ravel(),
+            lib.fliplr(x), x[0].fliplr(), lib.flipud(x[0, 0]), x.flipud(), lib.msort(x[0]),
+            x.msort())
+
+
+@add
+@case("minigrad.fliplr", compare="raises", match="Input must be >= 2-d")
+def _(lib):
+    return lib.fliplr(lib.ones(3))
+
+
+# --- covariance and broadcasting -------------------------------------------------------------
+
+@add
+@case("minigrad.cov", "minigrad.corrcoef",
+      inputs=(_f32(3, 6), A(np.array([1, 2, 0, 3, 1, 1])),
+              A(np.array([0.5, 1.0, 2.0, 0.25, 1.5, 1.0], np.float32))), rtol=1e-4, atol=1e-5)
+def _(lib, x, fw, aw):
+    return (lib.cov(x), lib.cov(x, correction=0), lib.cov(x[0]), lib.cov(x, fweights=fw),
+            lib.cov(x, aweights=aw), lib.cov(x, fweights=fw, aweights=aw, correction=2),
+            lib.cov(lib.tensor([[1, 2, 3], [2, 5, 4]])), lib.corrcoef(x), lib.corrcoef(x[1]),
+            lib.corrcoef(lib.tensor([[1, 2, 3], [2, 5, 4]])))
+
+
+@add
+@case("minigrad.broadcast_shapes", "minigrad.broadcast_tensors",
+      inputs=(_f32(2, 1), _f32(3), _f32(1, 1)))
+def _(lib, a, b, c):
+    return (lib.broadcast_shapes((2, 1), (3,), (1, 1, 1)), lib.broadcast_shapes(4, (2, 1)),
+            lib.broadcast_shapes(), lib.broadcast_tensors(a, b, c), lib.broadcast_tensors(b))
+
+
+@add
+@case("minigrad.broadcast_shapes", "minigrad.broadcast_tensors", compare="raises",
+      match="do not broadcast")
+def _(lib):
+    return lib.broadcast_tensors(lib.ones(2, 3), lib.ones(3, 2))
