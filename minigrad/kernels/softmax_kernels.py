@@ -32,19 +32,33 @@ from .views import flat
 
 
 # ------------------------------------------------------------ row max ----
-# inlined into its callers: a max needs no rounding, so their FASTMATH changes nothing
+# inlined into its callers: a max needs no rounding, so their FASTMATH changes nothing.
+# Four independent chains of vector maxima: llvm.maximum (NaN wins, -0 < +0) is several
+# instructions on x86, and a single chain waits on the whole sequence's latency at every
+# vector. 1280 rows of 2000 float32, one thread: 0.57 ms with one chain, from L1 as from
+# memory (so the pass was latency-bound, not waiting on memory), 0.24 ms with four. The max
+# of a set does not depend on the order it is taken in, so the values are the same.
 @njit(cache=True, inline="always")
 def _row_max(row):
     n = len(row)
     W = VBYTES // row.itemsize
     m = row[0]
     if n >= W:
-        v = vload_first(row, 0, W)
-        for j in range(W, n - W + 1, W):
-            v = vmax(v, vload_first(row, j, W))
+        v0 = vload_first(row, 0, W)
+        v1, v2, v3 = v0, v0, v0
+        j = W
+        while j + 4 * W <= n:
+            v0 = vmax(v0, vload_first(row, j, W))
+            v1 = vmax(v1, vload_first(row, j + W, W))
+            v2 = vmax(v2, vload_first(row, j + 2 * W, W))
+            v3 = vmax(v3, vload_first(row, j + 3 * W, W))
+            j += 4 * W
+        while j + W <= n:
+            v0 = vmax(v0, vload_first(row, j, W))
+            j += W
         if n % W:   # the last W elements, overlapping the vectors before (max is exact)
-            v = vmax(v, vload_first(row, n - W, W))
-        m = vhmax(v)
+            v1 = vmax(v1, vload_first(row, n - W, W))
+        m = vhmax(vmax(vmax(v0, v1), vmax(v2, v3)))
     for j in range(0 if n < W else n, n):
         if row[j] > m or np.isnan(row[j]):   # NaN wins, as in np.max
             m = row[j]

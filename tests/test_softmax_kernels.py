@@ -1,0 +1,70 @@
+"""The softmax kernels on rows long enough for every part of the row maximum (four chains of
+full vectors, one more vector at a time, the overlapping last vector, the scalar rows below
+one vector), against NumPy and the references; the shorter rows are in test_kernels.py."""
+import numpy as np
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from minigrad.kernels import reference as ref
+from minigrad.kernels import softmax_kernels as sm
+
+FAST = settings(max_examples=30, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
+DTYPES = [np.float32, np.float64]
+
+
+@FAST
+@given(n=st.integers(1, 400), dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1),
+       special=st.sampled_from([None, -np.inf, np.inf, np.nan]))
+def test_row_max_matches_numpy(n, dtype, seed, special):
+    r = np.random.default_rng(seed)
+    row = r.standard_normal(n).astype(dtype)
+    if special is not None:
+        row[r.integers(0, n, size=r.integers(1, 3))] = special
+    # the largest value anywhere: in any of the chains, the last vector or the scalar tail
+    if special is None and r.random() < 0.5:
+        row[r.integers(0, n)] = 100
+    np.testing.assert_array_equal(sm._row_max(row), np.max(row))
+
+
+@st.composite
+def long_rows(draw):
+    rows, n = draw(st.integers(1, 6)), draw(st.integers(60, 400))
+    dtype = draw(st.sampled_from(DTYPES))
+    r = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = (r.standard_normal((rows, n)) * draw(st.sampled_from([1.0, 8.0, 1e3]))).astype(dtype)
+    x[r.random(x.shape) < draw(st.sampled_from([0.0, 0.3]))] = -np.inf
+    x[r.random(rows) < 0.2] = -np.inf
+    return x, r.standard_normal(x.shape).astype(dtype)
+
+
+def _both_twins(kernels, *args):
+    """The parallel and the serial twin's outputs, which must be the same bits."""
+    outs = []
+    for kernel in kernels:
+        out = np.empty_like(args[0])
+        kernel(*args, out)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    return outs[0]
+
+
+@FAST
+@given(case=long_rows())
+def test_long_rows_match_reference(case):
+    x, g = case
+    f32 = x.dtype == np.float32
+    tol = dict(rtol=2e-5 if f32 else 1e-12, atol=2e-6 if f32 else 1e-13)
+    x64 = x.astype(np.float64)
+    y = _both_twins((sm.softmax_2d, sm.softmax_2d_serial), x)
+    np.testing.assert_allclose(y, ref.softmax(x64), **tol)
+    dx = _both_twins((sm.softmax_backward_2d, sm.softmax_backward_2d_serial), y, g)
+    np.testing.assert_allclose(dx, ref.softmax_backward(y, g), **tol)
+    ly = _both_twins((sm.log_softmax_2d, sm.log_softmax_2d_serial), x)
+    expect = ref.log_softmax(x64)
+    assert ((ly == -np.inf) == (expect == -np.inf)).all()
+    fin = np.isfinite(expect)
+    np.testing.assert_allclose(ly[fin], expect[fin], rtol=2e-6 if f32 else 1e-12,
+                               atol=1e-5 if f32 else 1e-12)
+    ldx = _both_twins((sm.log_softmax_backward_2d, sm.log_softmax_backward_2d_serial), ly, g)
+    np.testing.assert_allclose(ldx, ref.log_softmax_backward(ly, g), **tol)
+    assert (ldx[(x == -np.inf).all(-1)] == 0).all()
