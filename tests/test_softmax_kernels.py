@@ -1,6 +1,7 @@
 """The softmax kernels on rows long enough for every part of the row maximum (four chains of
 full vectors, one more vector at a time, the overlapping last vector, the scalar rows below
-one vector), against NumPy and the references; the shorter rows are in test_kernels.py."""
+one vector), against NumPy and the references; the shorter rows are in test_kernels.py.
+The other kernels of the module are tested there."""
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -68,3 +69,27 @@ def test_long_rows_match_reference(case):
     ldx = _both_twins((sm.log_softmax_backward_2d, sm.log_softmax_backward_2d_serial), ly, g)
     np.testing.assert_allclose(ldx, ref.log_softmax_backward(ly, g), **tol)
     assert (ldx[(x == -np.inf).all(-1)] == 0).all()
+
+
+@FAST
+@given(n=st.integers(1, 400), seed=st.integers(0, 2**32 - 1), dtype=st.sampled_from(DTYPES))
+def test_nan_rows(n, seed, dtype):
+    # a NaN anywhere: the forward's row is NaN; the backward's NaN stays where y has it,
+    # beside -inf entries too (not an all -inf row), and the others match the reference
+    r = np.random.default_rng(seed)
+    x = r.standard_normal((3, n)).astype(dtype)
+    y = ref.log_softmax(x)   # log-probabilities, for the backward
+    x[1] = y[1] = -np.inf
+    for row in (0, 1):
+        x[row, r.integers(0, n)] = y[row, r.integers(0, n)] = np.nan
+    g = r.standard_normal(x.shape).astype(dtype)
+    with np.errstate(invalid="ignore"):
+        for fwd in ((sm.softmax_2d, sm.softmax_2d_serial),
+                    (sm.log_softmax_2d, sm.log_softmax_2d_serial)):
+            out = _both_twins(fwd, x)
+            assert np.isnan(out[:2]).all() and not np.isnan(out[2]).any()
+        dx = _both_twins((sm.log_softmax_backward_2d, sm.log_softmax_backward_2d_serial), y, g)
+        np.testing.assert_array_equal(np.isnan(dx), np.isnan(y))
+        np.testing.assert_allclose(dx, ref.log_softmax_backward(y, g),
+                                   rtol=2e-5 if dtype == np.float32 else 1e-12,
+                                   atol=2e-6 if dtype == np.float32 else 1e-13)
