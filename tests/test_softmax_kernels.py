@@ -1,7 +1,7 @@
-"""The softmax kernels on rows long enough for every part of the row maximum (four chains of
-full vectors, one more vector at a time, the overlapping last vector, the scalar rows below
-one vector), against NumPy and the references; the shorter rows are in test_kernels.py.
-The other kernels of the module are tested there."""
+"""The softmax kernels on rows long enough for every part of the row maxima (log-softmax's
+four chains of full vectors, one more vector at a time, the overlapping last vector; the
+single chain; the scalar rows below one vector), against NumPy and the references; the
+shorter rows, and the module's other functions, are tested in test_kernels.py."""
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -21,10 +21,13 @@ def test_row_max_matches_numpy(n, dtype, seed, special):
     row = r.standard_normal(n).astype(dtype)
     if special is not None:
         row[r.integers(0, n, size=r.integers(1, 3))] = special
-    # the largest value anywhere: in any of the chains, the last vector or the scalar tail
-    if special is None and r.random() < 0.5:
-        row[r.integers(0, n)] = 100
-    np.testing.assert_array_equal(sm._row_max(row), np.max(row))
+    for row_max in (sm._row_max, sm._long_row_max):
+        np.testing.assert_array_equal(row_max(row), np.max(row))
+        # the largest value at each place of the row: in every chain, the last vector, the tail
+        for j in range(n):
+            peak = row.copy()
+            peak[j] = np.inf if special is np.inf else 100
+            np.testing.assert_array_equal(row_max(peak), np.max(peak))
 
 
 @st.composite

@@ -32,37 +32,56 @@ from .views import flat
 
 
 # ------------------------------------------------------------ row max ----
-# inlined into its callers: a max needs no rounding, so their FASTMATH changes nothing.
-# Four independent chains of vector maxima: llvm.maximum (NaN wins, -0 < +0) is several
-# instructions on x86, and a single chain waits on the whole sequence's latency at every
-# vector. 1280 rows of 2000 float32, one thread: 0.57 ms with one chain, from L1 as from
-# memory (so the pass was latency-bound, not waiting on memory), 0.24 ms with four. The max
-# of a set does not depend on the order it is taken in, so the values are the same.
+# inlined into its callers: a max needs no rounding, so their FASTMATH changes nothing
 @njit(cache=True, inline="always")
 def _row_max(row):
     n = len(row)
     W = VBYTES // row.itemsize
     m = row[0]
     if n >= W:
-        v0 = vload_first(row, 0, W)
-        v1, v2, v3 = v0, v0, v0
-        j = W
-        while j + 4 * W <= n:
-            v0 = vmax(v0, vload_first(row, j, W))
-            v1 = vmax(v1, vload_first(row, j + W, W))
-            v2 = vmax(v2, vload_first(row, j + 2 * W, W))
-            v3 = vmax(v3, vload_first(row, j + 3 * W, W))
-            j += 4 * W
-        while j + W <= n:
-            v0 = vmax(v0, vload_first(row, j, W))
-            j += W
+        v = vload_first(row, 0, W)
+        for j in range(W, n - W + 1, W):
+            v = vmax(v, vload_first(row, j, W))
         if n % W:   # the last W elements, overlapping the vectors before (max is exact)
-            v1 = vmax(v1, vload_first(row, n - W, W))
-        m = vhmax(vmax(vmax(v0, v1), vmax(v2, v3)))
+            v = vmax(v, vload_first(row, n - W, W))
+        m = vhmax(v)
     for j in range(0 if n < W else n, n):
         if row[j] > m or np.isnan(row[j]):   # NaN wins, as in np.max
             m = row[j]
     return m
+
+
+# _row_max's value in four independent chains of vector maxima, for log-softmax's long rows.
+# A vmax (llvm.maximum: NaN wins, -0 < +0) is several instructions on x86, and one chain
+# waits on their latency at every vector: 1280 rows of 2000 float32, one thread, 0.57 ms
+# with one chain, from L1 as from memory (so it was latency, not memory), 0.24 ms with four.
+# The max of a set does not depend on the order it is taken in, so the values are the same.
+# Not in _row_max itself: softmax's block and cross-entropy's forward row call that one, in
+# .driver's block functions, which the first training step compiles, and a kernel with the
+# four chains inlined took 0.05-0.15 s (CPU) longer to compile.
+@njit(cache=True, inline="always")
+def _long_row_max(row):
+    n = len(row)
+    W = VBYTES // row.itemsize
+    if n < 4 * W:
+        return _row_max(row)
+    v0 = vload_first(row, 0, W)
+    v1 = vload_first(row, W, W)
+    v2 = vload_first(row, 2 * W, W)
+    v3 = vload_first(row, 3 * W, W)
+    j = 4 * W
+    while j + 4 * W <= n:
+        v0 = vmax(v0, vload_first(row, j, W))
+        v1 = vmax(v1, vload_first(row, j + W, W))
+        v2 = vmax(v2, vload_first(row, j + 2 * W, W))
+        v3 = vmax(v3, vload_first(row, j + 3 * W, W))
+        j += 4 * W
+    while j + W <= n:
+        v0 = vmax(v0, vload_first(row, j, W))
+        j += W
+    if n % W:   # the last W elements, overlapping the vectors before
+        v1 = vmax(v1, vload_first(row, n - W, W))
+    return vhmax(vmax(vmax(v0, v1), vmax(v2, v3)))
 
 
 # --------------------------------------------------------------- sums ----
@@ -98,7 +117,7 @@ def _softmax_backward_row(yi, gi, di):
 @njit(cache=True, fastmath=FASTMATH, inline="always")
 def _log_softmax_row(xi, yi):
     zero = xi.dtype.type(0)
-    m = _row_max(xi)
+    m = _long_row_max(xi)
     if m == -np.inf:
         m = zero
     s = zero
@@ -113,7 +132,7 @@ def _log_softmax_row(xi, yi):
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
 def _log_softmax_backward_row(yi, gi, di):
-    m = _row_max(yi)
+    m = _long_row_max(yi)
     if m == -np.inf:   # an all -inf row: zero gradient
         di[:] = 0
         return
