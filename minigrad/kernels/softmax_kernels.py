@@ -16,7 +16,8 @@ which skips the overflow handling; its backward too, where its y
 
 The row maximum uses explicit SIMD vectors (from .simd): LLVM will not
 vectorise a max reduction without fast-math flags that would also drop
-NaN/inf semantics.
+NaN/inf semantics. Log-softmax's long rows take it in four independent
+chains (_long_row_max), as one chain waits on each vector maximum's latency.
 
 Edge cases (as in .reference): -inf entries get probability 0; an all -inf
 row gives softmax 0, log_softmax -inf and a zero log_softmax gradient; a
