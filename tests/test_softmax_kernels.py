@@ -96,3 +96,45 @@ def test_nan_rows(n, seed, dtype):
         np.testing.assert_allclose(dx, ref.log_softmax_backward(y, g),
                                    rtol=2e-5 if dtype == np.float32 else 1e-12,
                                    atol=2e-6 if dtype == np.float32 else 1e-13)
+
+
+NEG_NAN = np.copysign(np.nan, -1.0)
+
+
+SPECIALS = [None, 87.9, 88.0, 88.5, 100.0, np.inf, np.nan, NEG_NAN, "all -inf",
+            "-inf and -nan"]
+
+
+@FAST
+@given(n=st.integers(1, 300), dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1))
+def test_log_softmax_backward_checks_in_its_pass(n, dtype, seed):
+    # the gradient's pass tells from y's bits whether a row needs the checked row function
+    # (a y of 88 or more, +inf, a NaN with its sign bit clear, an all -inf row): the values
+    # are that function's bit for bit, except beside a NaN whose sign bit is set
+    r = np.random.default_rng(seed)
+    for special in SPECIALS:
+        y = ref.log_softmax(r.standard_normal((4, n))).astype(dtype)
+        g = r.standard_normal(y.shape).astype(dtype)
+        rows = r.integers(0, 4, size=2)
+        if special == "all -inf":
+            y[rows] = -np.inf
+        elif special == "-inf and -nan":
+            y[rows] = -np.inf
+            y[rows, r.integers(0, n)] = NEG_NAN
+        elif special is not None:
+            y[rows, r.integers(0, n, size=2)] = special
+        with np.errstate(invalid="ignore", over="ignore"):
+            dx = _both_twins((sm.log_softmax_backward_2d, sm.log_softmax_backward_2d_serial),
+                             y, g)
+            checked = np.empty_like(y)
+            for i in range(len(y)):
+                sm._log_softmax_backward_row_checked(y[i], g[i], checked[i])
+            expect = ref.log_softmax_backward(y, g)
+        np.testing.assert_array_equal(np.isnan(dx), np.isnan(expect))
+        if special is NEG_NAN or special == "-inf and -nan":
+            np.testing.assert_allclose(dx, expect, rtol=2e-5 if dtype == np.float32 else 1e-12,
+                                       atol=2e-6 if dtype == np.float32 else 1e-13)
+        else:
+            np.testing.assert_array_equal(dx, checked)
+        if special == "all -inf":
+            assert (dx[rows] == 0).all()
