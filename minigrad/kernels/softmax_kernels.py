@@ -151,7 +151,8 @@ def _bits_of_impl(row):
 # The backward's exp(y) takes the no-overflow exp when no y is 88 or more (always, for
 # log-probabilities), and an all -inf row gets a zero gradient. Both are told in the
 # gradient's own pass, from the largest and smallest of y's bits read as signed integers
-# (an integer max and min, one vector instruction each): a y of 88 or more, +inf or a NaN
+# (an integer max and min, one vector instruction each, and exact in any order, so they may
+# ride in a loop that stores; see "sums" above): a y of 88 or more, +inf or a NaN
 # with its sign bit clear is an integer at least 88.0's, any other y is below it (a negative
 # float is a negative integer); the row is all -inf when both equal -inf's. Such rows are
 # done again by the checked row function. This replaced a pass for the row's max of y
