@@ -16,14 +16,16 @@ which skips the overflow handling; its backward too, where its y
 
 The row maximum uses explicit SIMD vectors (from .simd): LLVM will not
 vectorise a max reduction without fast-math flags that would also drop
-NaN/inf semantics.
+NaN/inf semantics. Log-softmax's long rows take it in four independent
+chains (_long_row_max), as one chain waits on each vector maximum's latency.
 
 Edge cases (as in .reference): -inf entries get probability 0; an all -inf
 row gives softmax 0, log_softmax -inf and a zero log_softmax gradient; a
 NaN anywhere in a row makes the whole row NaN.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.core.extending import overload
 
 from .mathfn import fast_exp, fast_exp_no_overflow
 from .policy import FASTMATH, twins
@@ -49,6 +51,39 @@ def _row_max(row):
         if row[j] > m or np.isnan(row[j]):   # NaN wins, as in np.max
             m = row[j]
     return m
+
+
+# _row_max's value in four independent chains of vector maxima, for log-softmax's long rows.
+# A vmax (llvm.maximum: NaN wins, -0 < +0) is several instructions on x86, and one chain
+# waits on their latency at every vector: 1280 rows of 2000 float32, one thread, 0.57 ms
+# with one chain, from L1 as from memory (so it was latency, not memory), 0.24 ms with four.
+# The max of a set does not depend on the order it is taken in, so the values are the same.
+# Not in _row_max itself: softmax's block and cross-entropy's forward row call that one, in
+# .driver's block functions, which the first training step compiles, and a kernel with the
+# four chains inlined took 0.05-0.15 s (CPU) longer to compile.
+@njit(cache=True, inline="always")
+def _long_row_max(row):
+    n = len(row)
+    W = VBYTES // row.itemsize
+    if n < 4 * W:
+        return _row_max(row)
+    v0 = vload_first(row, 0, W)
+    v1 = vload_first(row, W, W)
+    v2 = vload_first(row, 2 * W, W)
+    v3 = vload_first(row, 3 * W, W)
+    j = 4 * W
+    while j + 4 * W <= n:
+        v0 = vmax(v0, vload_first(row, j, W))
+        v1 = vmax(v1, vload_first(row, j + W, W))
+        v2 = vmax(v2, vload_first(row, j + 2 * W, W))
+        v3 = vmax(v3, vload_first(row, j + 3 * W, W))
+        j += 4 * W
+    while j + W <= n:
+        v0 = vmax(v0, vload_first(row, j, W))
+        j += W
+    if n % W:   # the last W elements, overlapping the vectors before
+        v1 = vmax(v1, vload_first(row, n - W, W))
+    return vhmax(vmax(vmax(v0, v1), vmax(v2, v3)))
 
 
 # --------------------------------------------------------------- sums ----
@@ -84,7 +119,7 @@ def _softmax_backward_row(yi, gi, di):
 @njit(cache=True, fastmath=FASTMATH, inline="always")
 def _log_softmax_row(xi, yi):
     zero = xi.dtype.type(0)
-    m = _row_max(xi)
+    m = _long_row_max(xi)
     if m == -np.inf:
         m = zero
     s = zero
@@ -97,16 +132,56 @@ def _log_softmax_row(xi, yi):
         yi[j] = (xi[j] - m) - ls
 
 
+def _bits_of(row):
+    """(row's elements as signed integers of their width (a view), the integers of 88.0 and of
+    -inf in that width)."""
+
+
+@overload(_bits_of, inline="always")
+def _bits_of_impl(row):
+    f = np.float32 if row.dtype == types.float32 else np.float64
+    i = np.int32 if f is np.float32 else np.int64
+    high, neg_inf = (int(v) for v in np.array([88.0, -np.inf], f).view(i))
+
+    def bits_of(row):
+        return row.view(i), i(high), i(neg_inf)
+    return bits_of
+
+
+# The backward's exp(y) takes the no-overflow exp when no y is 88 or more (always, for
+# log-probabilities), and an all -inf row gets a zero gradient. Both are told in the
+# gradient's own pass, from the largest and smallest of y's bits read as signed integers
+# (an integer max and min, one vector instruction each, and exact in any order, so they may
+# ride in a loop that stores; see "sums" above): a y of 88 or more, +inf or a NaN
+# with its sign bit clear is an integer at least 88.0's, any other y is below it (a negative
+# float is a negative integer); the row is all -inf when both equal -inf's. Such rows are
+# done again by the checked row function. This replaced a pass for the row's max of y
+# before the gradient's, which waited on memory with no arithmetic to overlap: 1.11-1.26 ->
+# 0.86-0.88 ms for 1280 x 2000 float32 (fastest of 200 calls, one thread, busy). The values
+# are the checked function's, but in a row with a NaN whose sign bit is set (x86's default
+# NaN) the other entries take the no-overflow exp, not fast_exp: the last bit may differ.
 @njit(cache=True, fastmath=FASTMATH, inline="always")
 def _log_softmax_backward_row(yi, gi, di):
-    m = _row_max(yi)
+    sg = _row_sum(gi)
+    yb, high, neg_inf = _bits_of(yi)
+    hi = lo = yb[0]
+    for j in range(len(yi)):
+        b = yb[j]
+        hi = b if b > hi else hi
+        lo = b if b < lo else lo
+        di[j] = gi[j] - fast_exp_no_overflow(yi[j]) * sg
+    if hi >= high or (hi == neg_inf and lo == neg_inf):
+        _log_softmax_backward_row_checked(yi, gi, di)
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _log_softmax_backward_row_checked(yi, gi, di):
+    m = _long_row_max(yi)
     if m == -np.inf:   # an all -inf row: zero gradient
         di[:] = 0
         return
-    sg = yi.dtype.type(0)
-    for j in range(len(gi)):
-        sg += gi[j]
-    if m < 88:   # always, for log-probabilities (y <= 0); any y keeps fast_exp's values
+    sg = _row_sum(gi)
+    if m < 88:   # any y keeps fast_exp's values
         for j in range(len(yi)):
             di[j] = gi[j] - fast_exp_no_overflow(yi[j]) * sg
     else:
