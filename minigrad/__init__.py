@@ -23,8 +23,10 @@ from .matrix_vector import addbmm, addmv, addr, ger, inner, mv, vdot
 from .integration import cumulative_trapezoid, trapezoid, trapz
 from .covariance import corrcoef, cov
 from .broadcasting import broadcast_shapes, broadcast_tensors
+from .bessel import i0
 from .conversions import deg2rad, float_power, rad2deg
 from .float_parts import copysign, frac, heaviside, isneginf, isposinf, signbit
+from .gamma_functions import digamma, lgamma, polygamma
 from .histograms import histc
 from .index_functions import argwhere, take
 from .integer_math import gcd, lcm
@@ -127,7 +129,8 @@ __all__ = [
     "count_nonzero", "cov",
     "cross", "cummax", "cummin", "cumprod", "cumsum", "cumulative_trapezoid",
     "default_generator", "deg2rad", "det", "detect_anomaly",
-    "device", "diag", "diag_embed", "diagonal", "diff", "div", "divide", "dot", "double", "dropout",
+    "device", "diag", "diag_embed", "diagonal", "diff",
+    "digamma", "div", "divide", "dot", "double", "dropout",
     "dstack", "einsum", "empty", "empty_like", "enable_grad", "eq", "equal", "erf", "erfc",
     "erfinv",
     "exp", "exp2", "expm1", "eye", "finfo", "fix", "flatten", "flip", "fliplr", "flipud", "float",
@@ -139,14 +142,14 @@ __all__ = [
     "gcd", "ge", "gelu", "geqrf", "ger", "get_backend", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater",
     "greater_equal", "gt", "half", "heaviside", "histc", "hstack", "hypot",
-    "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed", "inner",
+    "i0", "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed", "inner",
     "int",
     "int16", "int32", "int64", "int8", "inverse", "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isin", "isinf",
     "isnan",
     "isneginf",
     "isposinf", "kron", "kthvalue",
-    "lcm", "le", "lerp", "less", "less_equal", "linspace", "load", "log",
+    "lcm", "le", "lerp", "less", "less_equal", "lgamma", "linspace", "load", "log",
     "log10", "log1p", "log2",
     "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logical_and",
     "logical_not", "logical_or", "logical_xor",
@@ -158,7 +161,7 @@ __all__ = [
     "nanmedian", "nanquantile", "nansum", "narrow", "ne", "neg", "negative", "no_grad", "nonzero",
     "norm", "normal", "not_equal",
     "numel", "one_hot", "ones", "ones_like", "orgqr", "ormqr", "outer", "permute", "pinverse",
-    "pow", "prod", "promote_types", "qr", "quantile", "rad2deg", "rand", "rand_like", "randint",
+    "polygamma", "pow", "prod", "promote_types", "qr", "quantile", "rad2deg", "rand", "rand_like", "randint",
     "randint_like", "randn", "randn_like", "randperm", "ravel",
     "reciprocal", "relu", "remainder", "repeat_interleave", "reshape", "result_type", "roll",
     "rot90", "round", "rsqrt", "save", "scatter", "scatter_add", "searchsorted", "seed", "select",

@@ -208,3 +208,36 @@ def _(lib):
 @case("minigrad.histc", compare="raises", match="'Long'")
 def _(lib):
     return lib.histc(lib.tensor([1, 2]), bins=3)
+
+
+# --- the gamma family and I0 -----------------------------------------------------------------
+
+@add
+@case("minigrad.lgamma", "Tensor.lgamma", "minigrad.digamma", "Tensor.digamma",
+      "minigrad.polygamma", "Tensor.polygamma",
+      inputs=(_f32(3, 4, low=-4.0, high=6.0), _f64(4, 3, low=0.1, high=9.0), _ints(3, 4, low=1),
+              A(np.array([0.0, -0.0, -1.0, -2.5, 0.5, float("inf"), float("nan"), 30.0],
+                         np.float32))),
+      rtol=2e-5, atol=1e-5)
+def _(lib, x, p, i, s):
+    return (lib.lgamma(x), p.t().lgamma(), lib.lgamma(i), lib.lgamma(s), lib.lgamma(x[0, 0]),
+            lib.lgamma(x[:0]), lib.digamma(x), p[::2].digamma(), lib.digamma(i), lib.digamma(s),
+            lib.polygamma(0, p), lib.polygamma(1, x), p.polygamma(2), lib.polygamma(3, i),
+            lib.polygamma(1, s[3:5]), lib.polygamma(2, x[1, 1]), lib.polygamma(1, x[:0]))
+
+
+@add
+@case("minigrad.polygamma", compare="raises", match="negative n")
+def _(lib):
+    return lib.polygamma(-1, lib.ones(2))
+
+
+@add
+@case("minigrad.i0", "Tensor.i0",
+      inputs=(_f32(3, 4, low=-25.0, high=25.0), _f64(4, 3, low=-3.0, high=3.0), _ints(3, 4),
+              A(np.array([0.0, -0.0, 20.0, -21.0, 80.0, 700.0, float("-inf"), float("nan")],
+                         np.float32))),
+      rtol=1e-5, atol=1e-6)
+def _(lib, x, y, i, s):
+    return (lib.i0(x), y.t().i0(), lib.i0(i), lib.i0(s[:7].double()), lib.i0(s[:5]),
+            lib.i0(x[0, 0]), lib.i0(x[:0]), x[::2].i0())
