@@ -1,7 +1,8 @@
 """First derivatives by central differences, in float64, of the differentiable functions of
 log_odds.py, conversions.py, float_parts.py, nan_extrema.py and index_functions.py (logit,
 xlogy, deg2rad, rad2deg, float_power, frac, copysign, fmax, fmin, aminmax, take), and second
-derivatives of the sloped ones (xlogy, copysign, fmax, fmin). Their values, dtypes, gradients
+derivatives of the sloped ones (xlogy, copysign, fmax, fmin); forward-mode tangents of these
+and of lgamma, digamma, polygamma and i0 against PyTorch's. Their values, dtypes, gradients
 and errors against PyTorch are in compat_cases_functions.py."""
 import numpy as np
 import pytest
@@ -47,3 +48,29 @@ def test_derivatives_by_central_differences(name):
     assert gradcheck(program, xs)
     if second:
         assert gradgradcheck(program, xs)
+
+
+_X = np.array([0.3, 1.7, 2.5, -0.6])
+_Y = np.array([0.5, 2.0, 1.5, 0.7])
+FORWARD = {  # name: program(lib, dual) -> one tensor; the gamma family and i0 included
+    "lgamma": lambda lib, a: lib.lgamma(a), "digamma": lambda lib, a: lib.digamma(a),
+    "polygamma": lambda lib, a: lib.polygamma(2, a), "i0": lambda lib, a: lib.i0(a),
+    "xlogy": lambda lib, a: lib.xlogy(a, lib.tensor(_Y)),
+    "copysign": lambda lib, a: lib.copysign(a, lib.tensor(-_Y)),
+    "fmax": lambda lib, a: lib.fmax(a, lib.tensor(_Y - 1)),
+    "logit": lambda lib, a: lib.logit(a.abs() / 3, eps=0.2),
+    "float_power": lambda lib, a: lib.float_power(a.abs(), 1.5),
+    "take": lambda lib, a: lib.take(a, lib.tensor([3, 0])),
+    "aminmax": lambda lib, a: lib.aminmax(a)[1], "frac": lambda lib, a: lib.frac(a),
+}  # (not deg2rad: PyTorch's tangent of a float64 deg2rad comes out in float32)
+
+
+@pytest.mark.parametrize("name", list(FORWARD))
+def test_forward_mode_tangents_as_pytorchs(name, torch):
+    tangents = []
+    for lib in (torch, mg):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(lib.tensor(_X), lib.tensor([1.0, -2.0, 0.5, 3.0]))
+            tangents.append(fw.unpack_dual(FORWARD[name](lib, dual)).tangent.numpy())
+    np.testing.assert_allclose(tangents[1], tangents[0], rtol=1e-9)
