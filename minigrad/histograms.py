@@ -1,7 +1,7 @@
 """`histc`: the counts of a tensor's elements in `bins` equal bins over [min, max] (by
-default the elements' own range), as PyTorch's. An element equal to max counts in the last
-bin; elements outside the range (and NaN) are left out. The counts have the input's float
-dtype and no gradient, as PyTorch's.
+default the elements' own range, which a NaN or inf among them makes an error), as PyTorch's.
+An element equal to max counts in the last bin; elements outside a given range (and NaN) are
+left out. The counts have the input's float dtype and no gradient, as PyTorch's.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002  (PyTorch's argument nam
     if lo > hi:
         raise RuntimeError(f"torch.histc: max must be larger than min (min {min}, max {max})")
     if lo == hi and a.size:
-        lo, hi = float(np.nanmin(a)), float(np.nanmax(a))
+        lo, hi = float(a.min()), float(a.max())  # NaN among them: the range is not finite
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not (np.isfinite(lo) and np.isfinite(hi)):

@@ -241,3 +241,9 @@ def _(lib):
 def _(lib, x, y, i, s):
     return (lib.i0(x), y.t().i0(), lib.i0(i), lib.i0(s[:7].double()), lib.i0(s[:5]),
             lib.i0(x[0, 0]), lib.i0(x[:0]), x[::2].i0())
+
+
+@add
+@case("minigrad.histc", compare="raises", match="is not finite")
+def _(lib):
+    return lib.histc(lib.tensor([1.0, float("nan"), 2.0]), bins=3)
