@@ -4,7 +4,7 @@ gives a `max` whose fields are `values` and `indices`, and likewise `min`, `medi
 a `linalg_slogdet` (sign, logabsdet), `linalg.qr` a `linalg_qr` (Q, R), `linalg.svd` a `linalg_svd`
 (U, S, Vh), `linalg.eigh` a `linalg_eigh` (eigenvalues, eigenvectors), `linalg.lstsq` a
 `linalg_lstsq` (solution, residuals, rank, singular_values), the `_ex` forms their result
-and `info`, and the LU functions their factors; the older top-level `svd`, `qr`, `geqrf`,
+and `info`, and the LU functions their factors; `aminmax` its (min, max); the older top-level `svd`, `qr`, `geqrf`,
 `lu_unpack` and `triangular_solve` theirs."""
 from __future__ import annotations
 
@@ -44,3 +44,4 @@ triangular_solve = namedtuple("triangular_solve", ["solution", "cloned_coefficie
                               module=__name__)
 cummax = _pair("cummax")
 cummin = _pair("cummin")
+aminmax = namedtuple("aminmax", ["min", "max"], module=__name__)

@@ -420,6 +420,11 @@ class MathMethods:
         from .matrix_vector import vdot
         return vdot(self, other)
 
+    def polygamma(self, n):
+        """psi's n-th derivative (gamma_functions.py): `polygamma(n, self)`."""
+        from .gamma_functions import polygamma
+        return polygamma(n, self)
+
     # --- ordering and selection -----------------------------------------------------------
     def sort(self, dim=-1, descending=False, stable=False):
         """(values, indices) ordered along dim; equal elements keep their order."""
@@ -476,6 +481,18 @@ class MathMethods:
     arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
     arcsinh, arccosh, arctanh = asinh, acosh, atanh
     take_along_dim = _delegate(".array_functions", "take_along_dim")
+    deg2rad, rad2deg, float_power = (_delegate(".conversions", n) for n in (
+        "deg2rad", "rad2deg", "float_power"))
+    copysign, frac, heaviside, isneginf, isposinf, signbit = (
+        _delegate(".float_parts", n) for n in (
+            "copysign", "frac", "heaviside", "isneginf", "isposinf", "signbit"))
+    histc = _delegate(".histograms", "histc")
+    lgamma, digamma = (_delegate(".gamma_functions", n) for n in ("lgamma", "digamma"))
+    i0 = _delegate(".bessel", "i0")
+    argwhere, take = (_delegate(".index_functions", n) for n in ("argwhere", "take"))
+    gcd, lcm = _delegate(".integer_math", "gcd"), _delegate(".integer_math", "lcm")
+    logit, xlogy = _delegate(".log_odds", "logit"), _delegate(".log_odds", "xlogy")
+    aminmax, fmax, fmin = (_delegate(".nan_extrema", n) for n in ("aminmax", "fmax", "fmin"))
     tensor_split = _delegate(".array_functions", "tensor_split")
     rot90 = _delegate(".array_functions", "rot90")
     cummax, cummin = _delegate(".scans", "cummax"), _delegate(".scans", "cummin")

@@ -477,6 +477,22 @@ def _ex_forms_failing_batch(torch, mg):
         assert info.item() == 1 and out.requires_grad is (lib is torch)
 
 
+def _special_function_edges(torch, mg):
+    big = [713.0]  # I0(713) = 6.7e307: PyTorch's exp(713) overflows first
+    assert torch.i0(torch.tensor(big, dtype=torch.float64)).item() == np.inf
+    assert np.isclose(mg.i0(mg.tensor(big, dtype=mg.float64)).item(), 6.70512826e307)
+    x = [1.135283100280848]  # trigamma: 1.3703202537472774 to 16 digits (mpmath)
+    assert abs(torch.polygamma(1, torch.tensor(x, dtype=torch.float64)).item()
+               - 1.3703202537472774) > 1e-10
+    assert abs(mg.polygamma(1, mg.tensor(x, dtype=mg.float64)).item()
+               - 1.3703202537472774) < 1e-15
+    inf = [float("inf")]
+    assert np.isnan(torch.polygamma(2, torch.tensor(inf)).item())
+    assert mg.polygamma(2, mg.tensor(inf)).item() == 0.0
+    assert np.isfinite(torch.polygamma(1, torch.tensor([-1.0])).item())
+    assert mg.polygamma(1, mg.tensor([-1.0])).item() == np.inf
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -738,6 +754,13 @@ DIFFERENCES = [
      "result of such a batch does not require grad (PyTorch's does, with NaN gradients). "
      "Where every matrix succeeds, the result and its gradients are those of `inv`, `solve` "
      "and `cholesky`.", _ex_forms_failing_batch),
+    ("`i0` and `polygamma` keep float64's digits to the edges of their range.",
+     "`i0(x)` is finite up to x = 713.9 (PyTorch's overflows from 709.8, with exp(x)); "
+     "`polygamma(1, x)` keeps 15 digits where PyTorch's trigamma keeps about 10; "
+     "`polygamma(n, inf)` is 0 for every n >= 1 (PyTorch's is NaN for n >= 2), and "
+     "`polygamma(1, x)` at a negative integer is inf, a pole (PyTorch's is a large finite "
+     "number from sin(pi x) rounded). Elsewhere the values and gradients are PyTorch's.",
+     _special_function_edges),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be

@@ -197,6 +197,7 @@ def all_cases():
     import compat_cases_autograd
     import compat_cases_creation
     import compat_cases_distributions
+    import compat_cases_functions
     import compat_cases_inplace
     import compat_cases_layers
     import compat_cases_linalg
@@ -214,7 +215,7 @@ def all_cases():
             + compat_cases_utils.CASES + compat_cases_platform.CASES
             + compat_cases_autograd.CASES + compat_cases_distributions.CASES
             + compat_cases_inplace.CASES + compat_cases_numeric.CASES + compat_cases_linalg.CASES
-            + compat_cases_aliases.CASES
+            + compat_cases_aliases.CASES + compat_cases_functions.CASES
             + compat_cases_conv.CASES)
 
 

@@ -199,6 +199,7 @@ ALLOWED_CYCLE_EDGES = {
     ("minigrad.tensor_math", "minigrad.linalg_householder"),  # Tensor.orgqr, geqrf, ormqr
     ("minigrad.tensor_math", "minigrad.matrix_vector"),    # Tensor.mv, addmv, addr, inner, ...
     ("minigrad.tensor_math", "minigrad.aliases"),          # Tensor.subtract, divide, fliplr, ...
+    ("minigrad.tensor_math", "minigrad.gamma_functions"),  # Tensor.polygamma
     ("minigrad.tensor_math", "minigrad.tensor_products"),  # Tensor.cross, kron
     ("minigrad.tensor_math", "minigrad.nan_reductions"),   # Tensor.nansum, nanmean
     ("minigrad.tensor_math", "minigrad.differences"),      # Tensor.diff

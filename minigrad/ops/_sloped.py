@@ -90,3 +90,14 @@ def binary(op, name, input, other, integers=True):
         raise NotImplementedError(f"{name}: not implemented for {input.dtype} and "
                                   f"{other.dtype} tensors (only floating-point ones)")
     return promoted(op, name, input, other, floats=True)
+
+
+def with_numbers(name, input, other, floats=True):
+    """(input, other) as tensors, a Python number among them made a 0-d tensor of the dtype the
+    op computes in (so that its slopes keep that dtype); at least one must be a tensor."""
+    if not isinstance(input, function.Tensor) and not isinstance(other, function.Tensor):
+        raise TypeError(f"{name}(): expected a Tensor as input or other, got "
+                        f"{type(input).__name__} and {type(other).__name__}")
+    dtype = dtypes.computation_dtype((input, other), name, floats)
+    return tuple(x if isinstance(x, function.Tensor)
+                 else function.Tensor._wrap(np.asarray(x, dtype)) for x in (input, other))
