@@ -5,8 +5,8 @@ polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .)), with a tensor-level ru
 be differentiated any number of times, and a forward-mode rule.
 
 minigrad takes no SciPy, so they are computed here in float64 and rounded to the input's dtype:
-- lgamma by the C library's `lgamma` (Python's `math.lgamma`, the function PyTorch calls),
-  element by element, +inf at the poles 0, -1, -2, ... as PyTorch's;
+- lgamma element by element in compiled code (kernels.lgamma, within 1e-13 of the C
+  library's, which PyTorch calls), +inf at the poles 0, -1, -2, ... as PyTorch's;
 - digamma by its recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10, then the asymptotic
   series psi(y) = log y - 1/(2y) - sum_k B_2k / (2k y^2k) (Bernoulli numbers to B_14, whose
   term is below 1e-16 there), and for x < 0 the reflection psi(x) = psi(1 - x) - pi / tan(pi x)
@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from . import kernels
 from .autograd.function import Function
 from .graph_rules import rule, saved_input
 from .jvp_rules import jvp_rule
@@ -36,13 +37,6 @@ _SHIFT = 10.0  # the recurrences shift x up to here, where the asymptotic series
 
 
 # --- float64 arrays ------------------------------------------------------------------------------
-
-def lgamma_array(x):
-    """log |Gamma(x)| of a float64 array."""
-    values = [math.inf if math.isinf(v) or (v <= 0 and v == math.floor(v)) else math.lgamma(v)
-              for v in x.ravel().tolist()]  # (NaN passes through math.lgamma)
-    return np.array(values, dtype=np.float64).reshape(x.shape)
-
 
 def _digamma_positive(x):
     """psi(x) for x > 0 (inf and NaN pass through the series)."""
@@ -121,7 +115,7 @@ class Polygamma(Function):
         ctx.save_for_backward(a)
         ctx.n = n
         if n < 0:
-            return _in_float64(lgamma_array, a)
+            return _in_float64(kernels.lgamma, a)
         return _in_float64(lambda x: polygamma_array(n, x), a)
 
     @staticmethod

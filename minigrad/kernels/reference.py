@@ -266,6 +266,22 @@ def erf(x):
     return np.clip(c * p / q, -1, 1)
 
 
+def _lgamma1(v):
+    if math.isinf(v) or (v <= 0 and v == math.floor(v)):
+        return math.inf
+    try:
+        return math.lgamma(v)   # (NaN passes through)
+    except OverflowError:       # past 2.55e305 the value is beyond float64: C's lgamma is inf
+        return math.inf
+
+
+def lgamma(x):
+    """log |Gamma(x)| of a float64 array, by math.lgamma element by element (+inf at the
+    poles 0, -1, -2, ..., at +-inf and where the value overflows; NaN stays NaN)."""
+    return np.array([_lgamma1(v) for v in x.ravel().tolist()],
+                    dtype=np.float64).reshape(x.shape)
+
+
 def gelu(x, approximate="none"):
     """x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); with approximate="tanh",
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
