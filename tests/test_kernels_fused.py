@@ -125,6 +125,19 @@ def test_cross_entropy_matches_reference(n, c, dtype, eps, scale, masked, seed):
                                atol=tol["rtol"])
 
 
+@FAST
+@given(n=st.integers(1, 8), c=st.integers(1, 200), dtype=st.sampled_from(DTYPES),
+       nans=st.integers(0, 2), seed=st.integers(0, 2**32 - 1))
+def test_cross_entropy_row_max_is_numpys_max(n, c, dtype, nans, seed):
+    """The forward pass's row maximum (stats[:, 0]) in its vector chains, for every length
+    around the vectors' widths: exactly np.max, a NaN anywhere in a row included."""
+    r = np.random.default_rng(seed)
+    x = (r.standard_normal((n, c)) * 10).astype(dtype)
+    x[r.integers(0, n, nans), r.integers(0, c, nans)] = np.nan
+    for stats in (v[1] for v in both_variants(kernels.cross_entropy, x, np.zeros(n, np.int64))):
+        np.testing.assert_array_equal(stats[:, 0], x.max(axis=1))
+
+
 def test_cross_entropy_kernel_edge_cases_and_errors():
     x = np.array([[-np.inf, -np.inf], [np.nan, 1.0], [1e4, -1e4]], np.float32)
     loss, stats = kernels.cross_entropy(x, np.array([0, 1, 0]), 0.0)
