@@ -16,6 +16,13 @@ from minigrad.tensor import array_of
 from minigrad.nn import Embedding, Linear, Module, PositionalEncoding, Transformer, init
 
 
+def _if_padded(pad):
+    """A key padding mask (B, S), or None where it masks nothing: attention then skips the
+    mask's passes (the same numbers). A traced array (an ONNX export) keeps its mask, so the
+    exported graph masks whatever padding it is given later."""
+    return None if type(pad) is np.ndarray and not pad.any() else pad
+
+
 class Seq2SeqTransformer(Module):
     """Token ids in, next-token logits out; padding masks come from `pad_id`."""
 
@@ -68,7 +75,7 @@ class Seq2SeqTransformer(Module):
         src = np.asanyarray(array_of(src))  # any array: an ONNX export's traced ids stay traced
         pad = src == self.pad_id
         memory = self.transformer.encoder(self._embed(self.src_embed, src),
-                                          src_key_padding_mask=pad)
+                                          src_key_padding_mask=_if_padded(pad))
         return memory, pad
 
     def decode(self, tgt_in, memory, src_pad, cache=None, offset=0, return_attention=False):
@@ -81,7 +88,7 @@ class Seq2SeqTransformer(Module):
             tgt_pad = None  # no padding: skip building a mask nobody needs
         return self.transformer.decoder(self._embed(self.tgt_embed, tgt_in, offset), memory,
                                         tgt_key_padding_mask=tgt_pad,
-                                        memory_key_padding_mask=src_pad,
+                                        memory_key_padding_mask=_if_padded(src_pad),
                                         tgt_is_causal=True, cache=cache,
                                         return_attention=return_attention)
 

@@ -125,6 +125,19 @@ def test_cross_entropy_matches_reference(n, c, dtype, eps, scale, masked, seed):
                                atol=tol["rtol"])
 
 
+@FAST
+@given(n=st.integers(1, 8), c=st.integers(1, 200), dtype=st.sampled_from(DTYPES),
+       nans=st.integers(0, 2), seed=st.integers(0, 2**32 - 1))
+def test_cross_entropy_row_max_is_numpys_max(n, c, dtype, nans, seed):
+    """The forward pass's row maximum (stats[:, 0]) in its vector chains, for every length
+    around the vectors' widths: exactly np.max, a NaN anywhere in a row included."""
+    r = np.random.default_rng(seed)
+    x = (r.standard_normal((n, c)) * 10).astype(dtype)
+    x[r.integers(0, n, nans), r.integers(0, c, nans)] = np.nan
+    for stats in (v[1] for v in both_variants(kernels.cross_entropy, x, np.zeros(n, np.int64))):
+        np.testing.assert_array_equal(stats[:, 0], x.max(axis=1))
+
+
 def test_cross_entropy_kernel_edge_cases_and_errors():
     x = np.array([[-np.inf, -np.inf], [np.nan, 1.0], [1e4, -1e4]], np.float32)
     loss, stats = kernels.cross_entropy(x, np.array([0, 1, 0]), 0.0)
@@ -165,6 +178,29 @@ def test_dropout_add_layer_norm_matches_the_separate_kernels(n, d, dtype, p, aff
         np.testing.assert_allclose(a, c, rtol=tol, atol=tol)
 
 
+@FAST
+@given(n=st.integers(0, 60), d=st.integers(1, 200), dtype=st.sampled_from(DTYPES),
+       p=st.sampled_from([0.0, 0.1, 0.5]), weighted=st.booleans(),
+       seed=st.integers(0, 2**63 - 1))
+def test_dropout_add_layer_norm_backward_matches_the_separate_kernels(n, d, dtype, p, weighted,
+                                                                      seed):
+    r = np.random.default_rng(seed % 2**32)
+    x, s, g = (r.standard_normal((n, d)).astype(dtype) for _ in range(3))
+    w = r.standard_normal(d).astype(dtype) if weighted else None
+    _, xhat, rstd = kernels.dropout_add_layer_norm(x, s, p, seed, w, None, 1e-5)
+    for threshold in (ALWAYS_SERIAL, 0):   # (the weight's partial sums: one, or a thread's)
+        kernels.policy.PARALLEL_MIN_WORK = threshold
+        got = kernels.dropout_add_layer_norm_backward(g, xhat, rstd, w, p, seed)
+        # bit for bit layer norm's backward kernel, then the dropout kernel on its dx
+        dx, dw, db = kernels.layer_norm_backward(g, xhat, rstd, w)
+        for a, c in zip(got, (dx, kernels.dropout(dx, p, seed), dw, db)):
+            assert a.dtype == dtype and a.shape == c.shape
+            np.testing.assert_array_equal(a, c)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    for a, c in zip(got, ref.dropout_add_layer_norm_backward(g, xhat, rstd, w, p, seed)):
+        np.testing.assert_allclose(a, c, rtol=tol, atol=tol)
+
+
 def test_dropout_add_layer_norm_errors():
     x = np.ones((2, 3), np.float32)
     with pytest.raises(ValueError, match=r"dropout_add_layer_norm: expected x and s of one shape"):
@@ -175,6 +211,18 @@ def test_dropout_add_layer_norm_errors():
         kernels.dropout_add_layer_norm(x, x.astype(np.float64), 0.1, 1, None, None, 1e-5)
     with pytest.raises(ValueError, match=r"dropout_add_layer_norm: p must be in \[0, 1\)"):
         kernels.dropout_add_layer_norm(x, x, 1.0, 1, None, None, 1e-5)
+    rstd = np.ones((2, 1), np.float32)
+    op = "dropout_add_layer_norm_backward"
+    with pytest.raises(ValueError, match=rf"{op}: expected grad and x_hat of one shape"):
+        kernels.dropout_add_layer_norm_backward(x, x[:1], rstd, None, 0.1, 1)
+    with pytest.raises(ValueError, match=rf"{op}: expected .* and rstd \(N, 1\), got .*\(3, 1\)"):
+        kernels.dropout_add_layer_norm_backward(x, x, np.ones((3, 1), np.float32), None, 0.1, 1)
+    with pytest.raises(TypeError, match=f"{op}: dtypes differ"):
+        kernels.dropout_add_layer_norm_backward(x, x.astype(np.float64), rstd, None, 0.1, 1)
+    with pytest.raises(ValueError, match=rf"{op}: weight of shape \(2,\)"):
+        kernels.dropout_add_layer_norm_backward(x, x, rstd, np.ones(2, np.float32), 0.1, 1)
+    with pytest.raises(ValueError, match=rf"{op}: p must be in \[0, 1\)"):
+        kernels.dropout_add_layer_norm_backward(x, x, rstd, None, 1.0, 1)
 
 
 # ------------------------------------------------ attention: mask, softmax, dropout ----

@@ -510,3 +510,43 @@ def test_stacks_are_independent_copies():
     assert enc.layers[0] is not layer and enc.layers[0].linear1.weight is not enc.layers[1].linear1.weight
     assert count(enc) == 3 * count(layer) and enc.norm is None
     assert len(dec.layers) == 2
+
+
+def test_seq2seq_without_padding_skips_the_masks_with_the_same_numbers():
+    """A batch with no padding token gives attention no key padding mask (its passes are
+    skipped): the loss and every gradient have the bits of the same step with the all-False
+    masks given explicitly."""
+    from minigrad.nn import functional as F
+    r = np.random.default_rng(0)
+    src, tin, tout = (r.integers(3, 20, (3, n)) for n in (6, 5, 5))
+
+    def run(explicit):
+        mg.manual_seed(7)
+        model = Seq2SeqTransformer(20, 20, d_model=16, nhead=4, num_encoder_layers=1,
+                                   num_decoder_layers=1, dim_feedforward=32, dropout=0.1)
+        model.train()
+        masks = []
+        enc_forward = model.transformer.encoder.forward
+
+        def recording(x, **kw):
+            masks.append(kw.get("src_key_padding_mask"))
+            return enc_forward(x, **kw)
+        model.transformer.encoder.forward = recording
+        if explicit:
+            none = np.zeros(src.shape, bool)
+            memory = model.transformer.encoder(model._embed(model.src_embed, src),
+                                               src_key_padding_mask=none)
+            h = model.transformer.decoder(model._embed(model.tgt_embed, tin), memory,
+                                          memory_key_padding_mask=none, tgt_is_causal=True)
+            loss = F.cross_entropy(model.generator(h).reshape(-1, 20), tout.reshape(-1),
+                                   ignore_index=0, label_smoothing=0.1)
+        else:
+            loss = model.loss(src, tin, tout, 0.1)
+        loss.backward()
+        return masks, [loss.item()] + [p.grad.numpy().copy() for p in model.parameters()]
+    (skipped,), got = run(False)
+    assert skipped is None
+    (given,), want = run(True)
+    assert given is not None and not given.any()
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)

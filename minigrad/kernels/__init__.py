@@ -41,7 +41,8 @@ from .activation_ops import (gelu, gelu_backward, relu, relu_backward, sigmoid,
 from .dropout_ops import dropout, dropout_add, dropout_mask, relu_dropout, relu_dropout_backward
 from .gamma import lgamma
 from .fused_ops import (adam_step, cross_entropy, cross_entropy_backward,
-                        dropout_add_layer_norm, embedding_backward, masked_softmax_dropout,
+                        dropout_add_layer_norm, dropout_add_layer_norm_backward,
+                        embedding_backward, masked_softmax_dropout,
                         masked_softmax_dropout_backward)
 from .policy import BACKENDS, FASTMATH, get_backend, set_backend
 from .products import addmm, matmul, matmul_and_sum, matmul_naive
@@ -50,6 +51,7 @@ from .row_ops import (layer_norm, layer_norm_backward, log_softmax, log_softmax_
 
 __all__ = ["BACKENDS", "FASTMATH", "adam_step", "addmm", "cross_entropy",
            "cross_entropy_backward", "dropout", "dropout_add", "dropout_add_layer_norm",
+           "dropout_add_layer_norm_backward",
            "dropout_mask", "embedding_backward", "gelu", "gelu_backward", "get_backend",
            "layer_norm", "layer_norm_backward", "lgamma", "log_softmax", "log_softmax_backward",
            "masked_softmax_dropout", "masked_softmax_dropout_backward", "matmul",

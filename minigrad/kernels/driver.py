@@ -73,7 +73,9 @@ _UNIT = 64   # shares of elements start at multiples of this (whole cache lines)
 #                        separate dropout, add and layer norm) normalised: weight c[0], bias
 #                        d[0], y into e, x_hat into f, rstd into g (N, 1).
 #   LAYER_NORM_BACKWARD  gradient a, x_hat b, rstd c, weight d[0]: dx into e; share k's rows
-#                        add their weight and bias gradients into f[k] and g[k].
+#                        add their weight and bias gradients into f[2k] and f[2k + 1]. DROP:
+#                        dropout(dx) into g too, each share's as soon as its dx is written
+#                        (the gradient of a post-norm residual connection's branch).
 #   CROSS_ENTROPY        logits a, stats b (N, 2); forward: losses into vec; BACKWARD: row
 #                        weights vec, dx into c.
 #   ELEMENTWISE          .dropout_kernels's op `flags` on a[0], b[0] into c[0].
@@ -142,7 +144,7 @@ def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, ve
         for i in range(lo, hi):
             g[i, 0] = _forward_row(a[i], w, bias, eps_, e[i], f[i])
     elif op == LAYER_NORM_BACKWARD:
-        _backward_rows(a, b, c, d[0], e, f[k], g[k], lo, hi)
+        _backward_rows(a, b, c, d[0], e, f[2 * k], f[2 * k + 1], lo, hi)
     elif op == CROSS_ENTROPY:
         # (the row functions called from here, not from a function of rows inlined in turn:
         # each level of inlining copies all the code below it again)
@@ -173,8 +175,10 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
     n = a.shape[1]
     flat_op = op == ELEMENTWISE or op == ADAM
     lo, hi = _share(k, nblk, c.shape[1] if flat_op else a.shape[0],
-                    _UNIT if flat_op else _BLOCK if op == LAYER_NORM else _block_rows(n))
-    if op == ELEMENTWISE or op == LAYER_NORM or op == MASKED_SOFTMAX:
+                    _UNIT if flat_op else _BLOCK if op == LAYER_NORM
+                    else 1 if op == LAYER_NORM_BACKWARD else _block_rows(n))
+    if (op == ELEMENTWISE or op == LAYER_NORM or op == MASKED_SOFTMAX
+            or op == LAYER_NORM_BACKWARD):
         # the element passes of attention and of the element-wise ops go through one call of
         # _elements below, so that its loops are compiled once
         if op == ELEMENTWISE:
@@ -183,6 +187,8 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
             if op == LAYER_NORM:         # (RESIDUAL) e = a + dropout(b), then normalised
                 _dropout_add_rows(a, b, e, key, threshold, scale, lo, hi)
                 passes = (FAST, NONE, NONE)
+            elif op == LAYER_NORM_BACKWARD:  # dx into e, then g = dropout(e) (DROP)
+                passes = (FAST, DROPOUT * 100 + 46 if flags & DROP else NONE, NONE)
             elif flags & BACKWARD:       # c = dropout(b), its softmax gradient, 0 where masked
                 passes = ((DROPOUT if flags & DROP else COPY) * 100 + 12, FAST,
                           ZERO_MASKED * 100 + 22 if flags & MASKED else NONE)
@@ -338,22 +344,41 @@ def layer_norm_backward_numba(g, xhat, rstd, weight, parallel=True, chunks=None)
 
     The weight and bias gradients are summed in `chunks` partial sums (by default one per
     thread when parallel, else one), then added; parallel=False runs in the calling thread."""
+    dx, _, dw, db = _layer_norm_backward(g, xhat, rstd, weight, parallel, chunks, None)
+    return dx, dw, db
+
+
+def layer_norm_dropout_backward_numba(g, xhat, rstd, weight, key, threshold, scale,
+                                      parallel=True):
+    """(dx, dropout(dx), dweight, dbias): layer_norm_backward_numba's, and dx dropped by
+    (key, threshold, scale) of .dropout_kernels over its flat index, in the same pass over
+    the rows. The bits of the two kernels one after the other."""
+    return _layer_norm_backward(g, xhat, rstd, weight, parallel, None,
+                                (key, threshold, scale))
+
+
+def _layer_norm_backward(g, xhat, rstd, weight, parallel, chunks, mask):
     g = np.ascontiguousarray(g, dtype=xhat.dtype)
     n, d = g.shape
     w = np.ones(d, g.dtype) if weight is None else np.ascontiguousarray(weight, dtype=g.dtype)
     if chunks is None:
         chunks = num_threads() if parallel else 1
     chunks = max(1, min(chunks, n))
-    pw = np.zeros((chunks, d), g.dtype)
-    pb = np.zeros((chunks, d), g.dtype)
+    sums = np.zeros((chunks, 2, d), g.dtype)   # each share's weight and bias gradients
     dx = np.empty((n, d), g.dtype)
-    _call(parallel, LAYER_NORM_BACKWARD, 0, chunks, g.dtype,
-          (g, np.ascontiguousarray(xhat), np.ascontiguousarray(rstd), w.reshape(1, d), dx, pw,
-           pb), fast=True)
+    arrays = (g, np.ascontiguousarray(xhat), np.ascontiguousarray(rstd), w.reshape(1, d), dx,
+              sums.reshape(2 * chunks, d))
+    if mask is None:
+        ds = None
+        _call(parallel, LAYER_NORM_BACKWARD, 0, chunks, g.dtype, arrays, fast=True)
+    else:
+        ds = np.empty((n, d), g.dtype)
+        _call(parallel, LAYER_NORM_BACKWARD, DROP, chunks, g.dtype, arrays + (ds,),
+              key=mask[0], threshold=mask[1], scale=mask[2])
     if chunks == 1:   # nothing to add up: skip the two reductions and their temporaries
-        return dx, pw[0], pb[0]
+        return dx, ds, sums[0, 0], sums[0, 1]
     # (ndarray.sum's own reduction, without its Python wrapper: the same bits)
-    return dx, np.add.reduce(pw, axis=0), np.add.reduce(pb, axis=0)
+    return dx, ds, np.add.reduce(sums[:, 0], axis=0), np.add.reduce(sums[:, 1], axis=0)
 
 
 def cross_entropy(parallel, backward, x, target, eps, stats, vec, dx):

@@ -111,6 +111,28 @@ def dropout_add_layer_norm(x, s, p, seed, weight, bias, eps):
         x.dtype.type(1.0 / (1.0 - p)), weight, bias, eps, parallel=policy.parallel(x.size))
 
 
+def dropout_add_layer_norm_backward(grad, xhat, rstd, weight, p, seed):
+    """The gradients of dropout_add_layer_norm from the output gradient (N, D) and its x_hat
+    and rstd: (dx, ds, dweight, dbias), dx layer norm's input gradient (x's) and ds =
+    dropout(dx, p, seed) (s's). One pass over the rows: each share's ds is written while its
+    dx is still in cache. The same numbers, bit for bit, as layer_norm_backward then dropout."""
+    op = "dropout_add_layer_norm_backward"
+    grad, xhat = as_array(grad, op, "grad"), as_array(xhat, op, "xhat")
+    rstd = as_array(rstd, op, "rstd")
+    if xhat.ndim != 2 or grad.shape != xhat.shape or rstd.shape != (xhat.shape[0], 1):
+        raise ValueError(f"{op}: expected grad and x_hat of one shape (N, D) and rstd (N, 1), "
+                         f"got {grad.shape}, {xhat.shape} and {rstd.shape}")
+    check_float(op, xhat, grad, rstd)
+    check_affine(op, xhat, weight, None)
+    p, seed = check_p_seed(op, p, seed)
+    if policy.numpy_backend() or xhat.size == 0:
+        return _ref.dropout_add_layer_norm_backward(grad, xhat, rstd, weight, p, seed)
+    return _driver.layer_norm_dropout_backward_numba(
+        grad, xhat, rstd, weight, np.uint64(_ref.dropout_key(seed)),
+        np.uint64(_ref.dropout_threshold(p)), xhat.dtype.type(1.0 / (1.0 - p)),
+        parallel=policy.parallel(xhat.size))
+
+
 # --------------------------------------------------------- cross entropy ----
 def _check_targets(op, x, target):
     x, target = as_array(x, op, "x"), as_array(target, op, "target")

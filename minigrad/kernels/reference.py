@@ -189,6 +189,13 @@ def dropout_add_layer_norm(x, s, p, seed, weight, bias, eps):
     return layer_norm(x + dropout(s, p, seed), weight, bias, eps)
 
 
+def dropout_add_layer_norm_backward(g, xhat, rstd, weight, p, seed):
+    """(dx, ds, dweight, dbias) of dropout_add_layer_norm: x's gradient is layer norm's, s's
+    that through the same mask."""
+    dx, dw, db = layer_norm_backward(g, xhat, rstd, weight)
+    return dx, dropout(dx, p, seed), dw, db
+
+
 def adam_constants(lr, beta1, beta2, eps, weight_decay, decoupled, t):
     """The scalars of step t of Adam, as `adam_step` and the compiled `adam_flat` take them:
     (decay, l2, wd, c1, beta2, c2, eps_c, inv_step, move); move is False when lr == 0.

@@ -49,7 +49,8 @@ class DropoutAddLayerNorm(Function):
     kernel (kernels.dropout_add_layer_norm) that makes neither dropout(s) nor the sum as an
     array, and gives bit for bit the numbers of Dropout, Add and LayerNorm in turn. The
     gradient of the sum h is layer norm's; x receives it unchanged and s receives it through
-    the same dropout mask, regenerated from the seed.
+    the same dropout mask, regenerated from the seed as each block of rows of the gradient is
+    computed (kernels.dropout_add_layer_norm_backward).
     """
 
     @staticmethod
@@ -67,8 +68,13 @@ class DropoutAddLayerNorm(Function):
     @staticmethod
     def backward(ctx, g):
         xhat, rstd, weight = ctx.saved
-        dh, dw, db = kernels.layer_norm_backward(g.reshape(xhat.shape), xhat, rstd, weight)
         need = ctx.needs_input_grad
-        ds = kernels.dropout(dh, ctx.p, ctx.seed).reshape(g.shape) if need[1] else None
+        if need[1]:   # s's gradient dropped in the same pass over the rows
+            dh, ds, dw, db = kernels.dropout_add_layer_norm_backward(
+                g.reshape(xhat.shape), xhat, rstd, weight, ctx.p, ctx.seed)
+            ds = ds.reshape(g.shape)
+        else:
+            dh, dw, db = kernels.layer_norm_backward(g.reshape(xhat.shape), xhat, rstd, weight)
+            ds = None
         return (dh.reshape(g.shape), ds, dw if len(need) > 2 and need[2] else None,
                 db if len(need) > 3 and need[3] else None)
