@@ -58,20 +58,27 @@ def _row_max(row):
 # waits on their latency at every vector: 1280 rows of 2000 float32, one thread, 0.57 ms
 # with one chain, from L1 as from memory (so it was latency, not memory), 0.24 ms with four.
 # The max of a set does not depend on the order it is taken in, so the values are the same.
-# Not in _row_max itself: softmax's block and cross-entropy's forward row call that one, in
-# .driver's block functions, which the first training step compiles, and a kernel with the
-# four chains inlined took 0.05-0.15 s (CPU) longer to compile.
+# Log-softmax's rows and cross-entropy's forward rows (vocabulary-wide) take it; softmax's block
+# keeps _row_max: .driver's block functions, which the first training step compiles, inline
+# every call, and each kernel with the four chains took 0.05-0.15 s (CPU) longer to compile.
+# Short rows take their own scalar loop rather than a call of _row_max, which would be
+# inlined as a second copy to compile (0.3-0.5 s more on an empty cache).
 @njit(cache=True, inline="always")
 def _long_row_max(row):
     n = len(row)
     W = VBYTES // row.itemsize
-    if n < 4 * W:
-        return _row_max(row)
+    m = row[0]
+    if n < W:
+        for j in range(1, n):
+            if row[j] > m or np.isnan(row[j]):   # NaN wins, as in np.max
+                m = row[j]
+        return m
+    # the first and the last W elements (overlapping when n < 2W: a max is exact), then the
+    # vectors between in four chains
     v0 = vload_first(row, 0, W)
-    v1 = vload_first(row, W, W)
-    v2 = vload_first(row, 2 * W, W)
-    v3 = vload_first(row, 3 * W, W)
-    j = 4 * W
+    v1 = vload_first(row, n - W, W)
+    v2, v3 = v0, v1
+    j = W
     while j + 4 * W <= n:
         v0 = vmax(v0, vload_first(row, j, W))
         v1 = vmax(v1, vload_first(row, j + W, W))
@@ -81,8 +88,6 @@ def _long_row_max(row):
     while j + W <= n:
         v0 = vmax(v0, vload_first(row, j, W))
         j += W
-    if n % W:   # the last W elements, overlapping the vectors before
-        v1 = vmax(v1, vload_first(row, n - W, W))
     return vhmax(vmax(vmax(v0, v1), vmax(v2, v3)))
 
 
