@@ -85,3 +85,22 @@ def same_as_torch(torch, fn, *arrays, grad=True):
     assert len(got_g) == len(want_g)
     for g, w in zip(got_g, want_g):
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+def assert_same_state(got, want, path="state"):
+    """got equals want, a state dict's nested dicts, lists and tuples compared item by item and
+    its floats to pytest.approx's default tolerance (approx itself takes flat mappings only)."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and got.keys() == want.keys(), \
+            f"{path}: keys {sorted(got)} != {sorted(want)}"
+        for k in want:
+            assert_same_state(got[k], want[k], f"{path}[{k!r}]")
+    elif isinstance(want, (list, tuple)):
+        assert isinstance(got, (list, tuple)) and len(got) == len(want), \
+            f"{path}: {got!r} != {want!r}"
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_same_state(g, w, f"{path}[{i}]")
+    elif isinstance(want, float):
+        assert got == pytest.approx(want), f"{path}: {got!r} != {want!r}"
+    else:
+        assert got == want, f"{path}: {got!r} != {want!r}"
