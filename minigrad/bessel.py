@@ -23,6 +23,7 @@ from .autograd.function import Function
 from .graph_rules import rule, saved_input
 from .jvp_rules import jvp_rule
 from .precise import _floating
+from .special import _in_float64
 
 __all__ = ["i0"]
 
@@ -68,10 +69,6 @@ def i0_array(x):
 def i1_array(x):
     """I1 of a float64 array."""
     return _bessel(1, x)
-
-
-def _in_float64(fn, a):
-    return fn(a.astype(np.float64, copy=False)).astype(a.dtype, copy=False)
 
 
 def _i1_slope_array(a):

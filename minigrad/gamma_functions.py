@@ -28,6 +28,7 @@ from .autograd.function import Function
 from .graph_rules import rule, saved_input
 from .jvp_rules import jvp_rule
 from .precise import _floating
+from .special import _in_float64
 
 __all__ = ["digamma", "lgamma", "polygamma"]
 
@@ -98,11 +99,6 @@ def polygamma_array(n, x):
         return digamma_array(x)
     with np.errstate(over="ignore"):
         return (-1.0) ** (n + 1) * math.factorial(n) * _hurwitz_zeta(n + 1, x)
-
-
-def _in_float64(fn, a):
-    """fn computed in float64 and rounded to a's dtype."""
-    return fn(a.astype(np.float64, copy=False)).astype(a.dtype, copy=False)
 
 
 # --- ops -----------------------------------------------------------------------------------------
