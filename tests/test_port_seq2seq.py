@@ -155,9 +155,11 @@ def test_seq2seq_trains_and_decodes_the_same_in_both(torch):
         b[:4, 7:] = 0  # some padded sequences, so the padding rows of the target are zeroed
         batches.append(b)
     expected, got = run_both(seq2seq_program, torch, batches)
-    # float32 rounding differences grow over the steps (training is chaotic), so the last
-    # steps agree to a few 1e-4 rather than 1e-7
-    assert_curves_match("seq2seq", expected["losses"], got["losses"], rtol=5e-3, every=8)
+    # float32 rounding differences grow over the steps (training is chaotic): the first 40
+    # steps agree to about 1e-7, the last ones to 1e-4 on some machines and 1e-2 on others
+    # (an AVX2 machine's OpenBLAS kernels against MKL's)
+    assert_curves_match("seq2seq", expected["losses"], got["losses"], rtol=2e-2, every=8)
+    np.testing.assert_allclose(got["losses"][:40], expected["losses"][:40], rtol=1e-5)
     assert expected["losses"][-1] < 0.6 * expected["losses"][0]  # it learns
     # greedy decoding from the same trained weights gives the same tokens
     again = seq2seq_program(minigrad, batches[:1], init=expected["init"], final=expected["final"])
