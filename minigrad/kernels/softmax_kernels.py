@@ -238,7 +238,7 @@ def _softmax_block(x, y, lo, hi):
 # with the cheaper fast_exp_no_overflow (x - m is never above 0; this kernel is not among
 # .driver's blocks, which keep fast_exp). The exp is most of the forward's time: 1280 rows of
 # 2000 float32, one thread, fastest calls 3.9-4.1 ms before, 3.2-3.4 with the fused loop
-# alone, 2.7-3.1 with the cheaper exp (busy). Its polynomial is one degree lower (the same
+# alone, 2.7-3.2 with the cheaper exp (busy). Its polynomial is one degree lower (the same
 # error, not the same bits): 1-4 % of the probabilities differ from fast_exp's by an ulp or
 # so, and an x - m in [-87.98, -87.34] gives a denormal, not 0. (The row max stays
 # _row_max's one chain: _long_row_max's four were no faster here, where these rows come from
