@@ -75,6 +75,39 @@ def test_long_rows_match_reference(case):
 
 
 @FAST
+@given(rows=st.integers(1, 3), n=st.integers(1000, 2100), dtype=st.sampled_from(DTYPES),
+       seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([1.0, 8.0, 1e3]),
+       special=st.sampled_from([None, -np.inf, np.nan, "all -inf", "tiny"]))
+def test_softmax_rows_alone_in_a_block(rows, n, dtype, seed, scale, special):
+    # rows longer than half a block (1,024 entries) go one by one through _softmax_long_row;
+    # rows of 1,000-1,024 still through _softmax_block (two to a block)
+    r = np.random.default_rng(seed)
+    x = (r.standard_normal((rows, n)) * scale).astype(dtype)
+    if special == "all -inf":
+        x[0] = -np.inf
+    elif special == "tiny":   # x - max in exp's denormal range, and below it
+        x[0, :3] = x[0].max() - np.array([87.5, 87.9, 90.0], dtype)
+    elif special is not None:
+        x[0, r.integers(0, n, size=3)] = special
+    g = r.standard_normal(x.shape).astype(dtype)
+    f32 = dtype == np.float32
+    tol = dict(rtol=2e-5 if f32 else 1e-12, atol=2e-6 if f32 else 1e-13)
+    with np.errstate(invalid="ignore"):
+        y = _both_twins((sm.softmax_2d, sm.softmax_2d_serial), x)
+        want = ref.softmax(x.astype(np.float64))
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(want))
+    np.testing.assert_allclose(y, want, **tol)
+    if special == "all -inf":
+        assert (y[0] == 0).all()
+    # each row as in a batch of one: a row's values do not depend on its neighbours
+    alone = np.empty_like(x[-1:])
+    sm.softmax_2d_serial(x[-1:], alone)
+    np.testing.assert_array_equal(alone, y[-1:])
+    dx = _both_twins((sm.softmax_backward_2d, sm.softmax_backward_2d_serial), y, g)
+    np.testing.assert_allclose(dx, ref.softmax_backward(y, g), **tol)
+
+
+@FAST
 @given(n=st.integers(1, 400), seed=st.integers(0, 2**32 - 1), dtype=st.sampled_from(DTYPES))
 def test_nan_rows(n, seed, dtype):
     # a NaN anywhere: the forward's row is NaN; the backward's NaN stays where y has it,

@@ -54,7 +54,7 @@ from .crossentropy import _backward_row as _cross_entropy_backward
 from .crossentropy import _forward_row as _cross_entropy_forward
 from .dropout_kernels import (_BLOCK, COPY, DROPOUT, FILL_MASKED, ZERO_MASKED, _dropout_add_rows,
                               _elements)
-from .layernorm import _backward_rows, _forward_row
+from .layernorm import _backward_rows, _forward_rows
 from .openblas import gemm_block as _gemm_block
 from .policy import FASTMATH, HELPER, INLINE, NO_COUNTING, num_threads, twins
 from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _softmax_backward_row,
@@ -71,7 +71,7 @@ _UNIT = 64   # shares of elements start at multiples of this (whole cache lines)
 #   LAYER_NORM           a's rows (if RESIDUAL, a + dropout(b), written into e first: the
 #                        post-norm residual connection in one pass over memory, bit for bit the
 #                        separate dropout, add and layer norm) normalised: weight c[0], bias
-#                        d[0], y into e, x_hat into f, rstd into g (N, 1).
+#                        d[0], y into e, x_hat into f, rstd into g (N, 1); vec (N,) scratch.
 #   LAYER_NORM_BACKWARD  gradient a, x_hat b, rstd c, weight d[0]: dx into e; share k's rows
 #                        add their weight and bias gradients into f[2k] and f[2k + 1]. DROP:
 #                        dropout(dx) into g too, each share's as soon as its dx is written
@@ -140,9 +140,9 @@ def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, ve
     elif op == LAYER_NORM:
         w, bias, eps_ = c[0], d[0], a.dtype.type(eps)
         # (with RESIDUAL, _block passes y (e) as a: it holds a + dropout(b), each row read
-        # before its y is written)
-        for i in range(lo, hi):
-            g[i, 0] = _forward_row(a[i], w, bias, eps_, e[i], f[i])
+        # before its y is written; vec holds the rows' means between the steps)
+        for r in range(lo, hi, _BLOCK):
+            _forward_rows(a, w, bias, eps_, e, f, g, vec, r, r + _BLOCK if r + _BLOCK < hi else hi)
     elif op == LAYER_NORM_BACKWARD:
         _backward_rows(a, b, c, d[0], e, f[2 * k], f[2 * k + 1], lo, hi)
     elif op == CROSS_ENTROPY:
@@ -334,8 +334,8 @@ def _layer_norm(x, s, flags, key, threshold, scale, weight, bias, eps, parallel)
     xhat = np.empty((n, d), x.dtype)
     rstd = np.empty((n, 1), x.dtype)
     _call(parallel, LAYER_NORM, flags, _shares(parallel, -(-n // _BLOCK)), x.dtype,
-          (x, s, w.reshape(1, d), b.reshape(1, d), y, xhat, rstd), key=key,
-          threshold=threshold, scale=scale, eps=float(eps), fast=not flags)
+          (x, s, w.reshape(1, d), b.reshape(1, d), y, xhat, rstd), vec=np.empty(n),
+          key=key, threshold=threshold, scale=scale, eps=float(eps), fast=not flags)
     return y, xhat, rstd
 
 
