@@ -30,7 +30,8 @@ class Dropout(Function):
         ctx.p, ctx.seed = p, seed
         if ctx.next_nodes[0] is None or a.dtype not in _MASKABLE:  # no backward: one pass
             return kernels.dropout(np.ascontiguousarray(a), p, seed)
-        mask = kernels.dropout_mask(a.shape, p, seed, a.dtype)
+        # (by the element count: the mask is a function of the flat index alone)
+        mask = kernels.dropout_mask(a.size, p, seed, a.dtype).reshape(a.shape)
         ctx.save_for_backward(mask)
         return np.multiply(a, mask, order="C")
 
