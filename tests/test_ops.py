@@ -822,8 +822,8 @@ def test_masked_fill_trailing_mask_bits(data, value, transposed):
 @given(data=st.data(), dtype=st.sampled_from([np.float16, np.float64, np.int8, np.int32,
                                               np.int64, np.uint16, np.bool_]))
 def test_masked_fill_bits_every_dtype(data, dtype):
-    """masked_fill selects bits through integers of the element's size: np.where's result,
-    whatever the dtype and the fill (zero or not), on strided inputs too."""
+    """masked_fill gives np.where's bits whatever the dtype and the fill (zero or not, NaN,
+    -0.0), on strided inputs too."""
     shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, max_side=4))
     k = data.draw(st.integers(0, len(shape)))
     mask = data.draw(hnp.arrays(np.bool_, shape[len(shape) - k:]))

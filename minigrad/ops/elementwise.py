@@ -332,25 +332,8 @@ class MaskedFill(Function):
 
 def _filled(a, mask, fill):
     """A copy of `a` with `fill` where `mask` (broadcast to a's shape) is True: np.where's
-    values. For numbers of 1 to 8 bytes the copy selects bits, as integers of the same size:
-    (a & ~m) | (fill & m), m all ones where the mask is set. That is np.where's result bit for
-    bit (NaNs and signed zeros included), in half its time or less on attention's causal masks
-    ((16, 32, 32) floats under a (32, 32) mask: 23 us against np.where's 27 and a copy with
-    np.copyto(..., where=mask)'s 47; with fill 0, as backward has, one pass: 9 us)."""
-    a = np.asarray(a)  # (a gradient may come as a NumPy scalar)
-    bits = _SAME_SIZE_INT.get(a.dtype.itemsize) if a.dtype.kind in "biuf" else None
-    if bits is None or fill.ndim:
-        out = np.array(a)
-        np.copyto(out, fill, where=mask)
-        return out
-    m = np.asarray(mask).astype(bits)
-    np.negative(m, out=m)  # True -> all ones
-    out = np.empty_like(a, dtype=bits)  # np.array(a)'s memory order
-    np.bitwise_and(a.view(bits), ~m, out=out)
-    fill_bits = fill.view(bits)
-    if fill_bits:
-        np.bitwise_or(out, m & fill_bits, out=out)
-    return out.view(a.dtype)
-
-
-_SAME_SIZE_INT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+    values, in less time (np.where(mask, fill, a) took 1.2-1.7x as long on attention's causal
+    masks, (256, 20, 20) to (64, 4, 32, 32))."""
+    out = np.array(a)  # (a gradient may come as a NumPy scalar, whose copy is a scalar)
+    np.copyto(out, fill, where=mask)
+    return out
