@@ -1,9 +1,9 @@
 """Dropout, alone and fused with its neighbours in a Transformer layer (after a ReLU, before a
 residual add), each one op with one kernel each way.
 
-Every mask comes from a counter-based hash of (seed, element index), so backward regenerates it
-from the seed instead of storing it, and a fused op drops exactly the elements the separate
-ops would.
+Every mask comes from a counter-based hash of (seed, element index), so a fused op's backward
+regenerates it from the seed instead of storing it, and a fused op drops exactly the elements
+the separate ops would. Dropout alone keeps its mask for backward (see there).
 """
 from __future__ import annotations
 
