@@ -819,6 +819,27 @@ def test_masked_fill_trailing_mask_bits(data, value, transposed):
 
 
 @SETTINGS
+@given(data=st.data(), dtype=st.sampled_from([np.float16, np.float64, np.int8, np.int32,
+                                              np.int64, np.uint16, np.bool_]))
+def test_masked_fill_bits_every_dtype(data, dtype):
+    """masked_fill gives np.where's bits whatever the dtype and the fill (zero or not, NaN,
+    -0.0), on strided inputs too."""
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, max_side=4))
+    k = data.draw(st.integers(0, len(shape)))
+    mask = data.draw(hnp.arrays(np.bool_, shape[len(shape) - k:]))
+    a = data.draw(hnp.arrays(dtype, shape))
+    a = a[..., ::-1] if data.draw(st.booleans()) else a
+    value = data.draw(st.sampled_from([0, 1, True] if dtype == np.bool_ else
+                                      [0, 3, -1] if np.dtype(dtype).kind in "iu" and
+                                      dtype != np.uint16 else [0, 3, 7]
+                                      if dtype == np.uint16 else [0.0, -np.inf, np.nan, -0.0]))
+    out = mg.tensor(a).masked_fill(mg.tensor(mask), value).numpy()
+    ref = np.where(mask, np.asarray(value, dtype=dtype), a)
+    assert out.dtype == ref.dtype and out.shape == ref.shape
+    np.testing.assert_array_equal(out.view(np.uint8), ref.view(np.uint8))
+
+
+@SETTINGS
 @given(data=st.data())
 def test_gather(data):
     shape, dim = data.draw(shape_and_dim())
@@ -1007,6 +1028,32 @@ def test_dropout_float32():
     v = out.numpy()
     assert np.any(v == 0) and np.any(v != 0)
     np.testing.assert_allclose(v[v != 0], 2.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_dropout_kept_mask_gives_the_kernels_bits(dtype, transposed):
+    """With a gradient wanted, Dropout keeps its mask and multiplies by it: forward and
+    backward are the hashing kernel's bits (NaN, infinities and signed zeros included)."""
+    from minigrad import kernels
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((6, 7, 5)).astype(dtype)
+    a.flat[:4] = [np.nan, np.inf, -0.0, -np.inf]
+    x = mg.tensor(a, requires_grad=True)
+    xin = x.permute(2, 1, 0) if transposed else x
+    out = mg.dropout(xin, 0.3, seed=123)
+    ref = kernels.dropout(np.ascontiguousarray(xin.numpy()), 0.3, 123)
+    assert out.numpy().flags.c_contiguous
+    np.testing.assert_array_equal(out.numpy().view(np.uint8), ref.view(np.uint8))
+    g = rng.standard_normal(ref.shape).astype(dtype)
+    g.flat[:2] = [-0.0, np.inf]
+    out.backward(g)
+    gref = kernels.dropout(g, 0.3, 123)
+    gx = x.grad.numpy().transpose(2, 1, 0) if transposed else x.grad.numpy()
+    np.testing.assert_array_equal(gx.view(np.uint8), gref.view(np.uint8))
+    with mg.no_grad():  # nothing to keep: the kernel itself
+        np.testing.assert_array_equal(mg.dropout(xin, 0.3, seed=123).numpy().view(np.uint8),
+                                      ref.view(np.uint8))
 
 
 # --- one_hot, clone, casts ------------------------------------------------------------------
