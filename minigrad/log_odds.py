@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .autograd import function
+from .graph_rules import rule, saved_input
 from .ops._sloped import Sloped, call, unary, with_numbers
 from .precise import _floating
 
@@ -67,6 +68,37 @@ def _zero_where(mask, x):
     return np.where(mask, 0.0, x).astype(x.dtype, copy=False)
 
 
+def _toward_x(g, x, y, log, edge):
+    """PyTorch's gradient of xlogy (log1p: xlog1py) toward x: xlogy(g, y), which is 0 where
+    g is 0 (unless y is NaN) even where log(y) is not finite, and 0 where x is 0 and
+    y <= edge (where the value is 0 and log(y) is -inf or NaN)."""
+    if isinstance(g, function.Tensor):
+        from .functional import where
+        along = where((g == 0) & ~y.isnan(), 0.0, g * call(log, y))
+        return where((x == 0) & (y <= edge), 0.0, along)
+    along = np.where((g == 0) & ~np.isnan(y), 0.0, g * call(log, y))
+    return np.where((x == 0) & (y <= edge), 0.0, along).astype(g.dtype, copy=False)
+
+
+def _log_product_backward(log, edge):
+    """backward and tensor-level rule of x log(y) (log1p: x log1p(y)), both inputs tensors."""
+    def backward(ctx, g):
+        _, x, y = ctx.saved
+        need = ctx.needs_input_grad
+        with np.errstate(all="ignore"):
+            return (_toward_x(g, x, y, log, edge) if need[0] else None,
+                    g * x / (y if log == "log" else 1 + y) if need[1] else None)
+
+    def tensor_rule(ctx, g):
+        _, x, y = ctx.saved
+        x, y = saved_input(ctx, 0, x), saved_input(ctx, 1, y)
+        need = ctx.needs_input_grad
+        with np.errstate(all="ignore"):
+            return (_toward_x(g, x, y, log, edge) if need[0] else None,
+                    g * x / (y if log == "log" else 1 + y) if need[1] else None)
+    return staticmethod(backward), tensor_rule
+
+
 class Xlogy(Sloped):
     fn = staticmethod(_xlogy)
     # d/dx = log(y), 0 where x is 0 and log(y) is -inf or NaN (y <= 0), as PyTorch's; d/dy = x / y
@@ -74,9 +106,14 @@ class Xlogy(Sloped):
                                              x / y))
 
 
+Xlogy.backward, _xlogy_rule = _log_product_backward("log", 0)
+rule(Xlogy)(_xlogy_rule)
+
+
 class XlogyOfNumber(Xlogy):
     # with a number as other, PyTorch's gradient is log(other) everywhere, at input 0 too
     slopes = staticmethod(lambda out, x, y: (call("log", y), x / y))
+    backward = staticmethod(Sloped.backward)
 
 
 class Xlog1py(Sloped):
@@ -85,8 +122,13 @@ class Xlog1py(Sloped):
                                              x / (1 + y)))
 
 
+Xlog1py.backward, _xlog1py_rule = _log_product_backward("log1p", -1)
+rule(Xlog1py)(_xlog1py_rule)
+
+
 class Xlog1pyOfNumber(Xlog1py):
     slopes = staticmethod(lambda out, x, y: (call("log1p", y), x / (1 + y)))
+    backward = staticmethod(Sloped.backward)
 
 
 class Entr(Sloped):

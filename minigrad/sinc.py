@@ -4,7 +4,8 @@ at 0.
 
 sinc is computed as PyTorch's is, in the input's dtype with pi x rounded there (so that
 float32 sinc(1) is -2.8e-8, not 0, in both libraries), and is a sloped op whose derivative
-(pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at 0, can be differentiated again.
+(pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at 0, can be differentiated again: its own
+derivative at 0 is sinc''(0) = -pi^2/3 (PyTorch's is NaN there, tests/compat_notes.py).
 spherical_bessel_j0 is, as in PyTorch, not differentiable: its result never requires grad.
 It is computed in float64 (by its Taylor series below |x| = 1/2, where sin(x)/x would lose
 its last digits to rounding) and rounded to the input's dtype.
@@ -22,6 +23,8 @@ from .precise import _floating
 
 __all__ = ["sinc", "spherical_bessel_j0"]
 
+_SECOND_AT_ZERO = -math.pi ** 2 / 3  # sinc(x) = 1 - (pi x)^2 / 6 + ...
+
 
 def _sinc(x):
     y = (math.pi * x).astype(x.dtype, copy=False)
@@ -30,9 +33,15 @@ def _sinc(x):
 
 
 def _sinc_slope(x):
+    zero = x == 0
+    if isinstance(x, function.Tensor):  # the tensor-level rule: its slope at 0 is sinc''(0)
+        from .functional import where
+        safe = x.masked_fill(zero, 1.0)
+        y = math.pi * safe
+        return where(zero, _SECOND_AT_ZERO * x, (y * y.cos() - y.sin()) / (math.pi * safe * safe))
     y = math.pi * x
-    safe = x + (x == 0) if isinstance(x, function.Tensor) else np.where(x == 0, 1.0, x)
-    return zero_where(x == 0, (y * call("cos", y) - call("sin", y)) / (math.pi * safe * safe))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return zero_where(zero, (y * call("cos", y) - call("sin", y)) / (math.pi * x * x))
 
 
 class Sinc(Sloped):

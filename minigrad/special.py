@@ -8,12 +8,11 @@ logsumexp and round (`decimals`).
 them: their results, like `spherical_bessel_j0`'s, never require grad (PyTorch defines no
 derivative for them), where `i0` and `i1` are differentiable.
 """
-from __future__ import annotations
-
-from .autograd import function
+from .autograd import function as _function
 from .bessel import i0, i0e, i1, i1e
 from .error_functions import _no_half, erf, erfc, erfinv, exp2
-from .gamma_functions import digamma, lgamma, multigammaln, polygamma
+from .gamma_functions import digamma, multigammaln, polygamma
+from .gamma_functions import lgamma as gammaln
 from .hurwitz_zeta import zeta
 from .log_odds import entr, logit, xlog1py, xlogy
 from .normal_functions import erfcx, log_ndtr, ndtr, ndtri
@@ -26,7 +25,7 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit",
            "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "spherical_bessel_j0",
            "xlog1py", "xlogy", "zeta"]
 
-gammaln, psi = lgamma, digamma
+psi = digamma
 
 
 def expit(input):
@@ -69,7 +68,7 @@ def round(input, *, decimals=0):
 
 def _no_grad_values(name, fn, input):
     _no_half(name, input)
-    return function.Tensor._wrap(fn(_floating(input).detach())._array)
+    return _function.Tensor._wrap(fn(_floating(input).detach())._array)
 
 
 def modified_bessel_i0(input):
