@@ -118,6 +118,34 @@ def _(lib, x, q, q32, xe, qe):
 
 
 @add
+@case("special.gammainc", "special.gammaincc",
+      inputs=(A(_own.uniform(0.1, 12, (3, 4))), _f64(3, 4, low=0.01, high=20),
+              _f32(4, 3, low=0.1, high=6), A(np.array([0.0, 0.0, 1.0, 2.0, -1.0, np.inf, 3.0])),
+              A(np.array([0.0, 1.0, 0.0, np.inf, 1.0, 1.0, np.nan]))),
+      rtol=1e-6, atol=1e-7)
+def _(lib, a, x, x32, ae, xe):
+    s = lib.special
+    out = []
+    for fn in (s.gammainc, s.gammaincc):  # the gradient toward x (PyTorch has none toward a)
+        out += [fn(a, x), fn(a.t(), x.t()), fn(a[0, 0], x), fn(a[:0], x[:0]), fn(ae, xe),
+                fn(a.float().t(), x32), fn(a[0], x32.t()[1])]
+    return out
+
+
+@add
+@case("special.gammainc", compare="raises", match="derivative for 'igamma: input'")
+def _(lib):
+    a = lib.tensor([2.0, 3.0], requires_grad=True)
+    return lib.special.gammainc(a, lib.tensor([1.0, 1.0])).sum().backward()
+
+
+@add
+@case("special.gammaincc", compare="raises", match="not implemented for 'Long'")
+def _(lib):
+    return lib.special.gammaincc(lib.tensor([1, 2]), lib.tensor([1, 2]))
+
+
+@add
 @case("special.multigammaln", "minigrad.mvlgamma", "Tensor.mvlgamma",
       inputs=(_f64(3, 4, low=1.6, high=6), _f32(4, 3, low=1.1, high=4), _ints(3, 4, low=2)),
       rtol=1e-6, atol=1e-6)

@@ -44,6 +44,10 @@ BINARY_SPECIAL = [
     _b("special.xlog1py", lambda L, x, y: L.special.xlog1py(x, y)),
     _b("special.zeta", lambda L, x, y: L.special.zeta(x, y)),
     _b("special.zeta (x > 1)", lambda L, x, y: L.special.zeta(x.double().abs() + 1, y)),
+    _b("special.gammainc", lambda L, x, y: L.special.gammainc(x, y)),
+    _b("special.gammaincc", lambda L, x, y: L.special.gammaincc(x, y)),
+    _b("special.gammainc (domain)", lambda L, x, y: L.special.gammainc(x.abs(), y.abs())),
+    _b("special.gammaincc (domain)", lambda L, x, y: L.special.gammaincc(x.abs(), y.abs())),
 ]
 INPLACE_SPECIAL = [_u(f"Tensor.{m}", lambda L, x, m=m: getattr(x, m)()) for m in (
     "sinc_", "lgamma_", "digamma_", "i0_", "logit_", "deg2rad_", "rad2deg_", "frac_",
