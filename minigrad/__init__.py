@@ -27,6 +27,7 @@ from .bessel import i0
 from .conversions import deg2rad, float_power, rad2deg
 from .float_parts import copysign, frac, heaviside, isneginf, isposinf, signbit
 from .gamma_functions import digamma, lgamma, polygamma
+from .gamma_functions import multigammaln as mvlgamma
 from .histograms import histc
 from .index_functions import argwhere, take
 from .integer_math import gcd, lcm
@@ -59,7 +60,9 @@ from .differences import diff
 from .nan_reductions import nanmean, nansum
 from .tensor_assembly import (atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod,
                               column_stack, diag_embed, dstack, hstack, meshgrid, tile, vstack)
-from .special import erf, erfc, erfinv, exp2, log2, log10
+from .error_functions import erf, erfc, erfinv, exp2, log2, log10
+from . import special
+from .sinc import sinc
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, logspace, ones, ones_like, rand, rand_like, randint,
                        randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like)
@@ -157,7 +160,7 @@ __all__ = [
     "lu_unpack", "manual_seed", "masked_fill", "masked_select", "matmul", "matrix_exp",
     "matrix_power", "max", "maximum", "mean", "median", "meshgrid",
     "min", "minimum", "mm", "mode", "moveaxis", "movedim", "msort", "mul", "multinomial",
-    "multiply", "mv", "nan_to_num", "nanmean",
+    "multiply", "mv", "mvlgamma", "nan_to_num", "nanmean",
     "nanmedian", "nanquantile", "nansum", "narrow", "ne", "neg", "negative", "no_grad", "nonzero",
     "norm", "normal", "not_equal",
     "numel", "one_hot", "ones", "ones_like", "orgqr", "ormqr", "outer", "permute", "pinverse",
@@ -167,7 +170,7 @@ __all__ = [
     "rot90", "round", "rsqrt", "save", "scatter", "scatter_add", "searchsorted", "seed", "select",
     "set_backend", "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled",
     "set_num_threads", "set_printoptions", "set_rng_state", "short", "sigmoid", "sign",
-    "signbit", "sin",
+    "signbit", "sin", "sinc",
     "sinh", "slogdet", "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std",
     "std_mean", "sub", "subtract", "sum", "svd", "swapaxes", "swapdims", "t",
     "take", "take_along_dim",

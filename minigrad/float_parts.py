@@ -3,13 +3,15 @@ truncation toward zero), `signbit` (the sign bit, set for -0.0 too), `copysign` 
 of one number with the sign of another), `heaviside` (the step function, with the value given
 at 0), `isposinf` and `isneginf`. frac and copysign are differentiable as PyTorch's are (frac's
 gradient is 1; copysign's is +-1 toward its first input, 0 where that input is 0, and 0 toward
-the sign-giving one); the tests give bool tensors, and heaviside has no derivative.
+the sign-giving one); the tests give bool tensors, and heaviside has no derivative (its
+result is in the graph, and backward through it raises, as in PyTorch).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .autograd import function
+from .autograd.function import Function
 from .linalg_checks import torch_dtype_name
 from .ops._sloped import Sloped, with_numbers, zero_where
 
@@ -77,6 +79,20 @@ def copysign(input, other):
     return binary(Copysign, "copysign", *with_numbers("copysign", input, other), floats=True)
 
 
+class Heaviside(Function):
+    """The step function as an op of the graph, so that, as in PyTorch, its result requires
+    grad when an operand does and backward through it raises: it has no derivative."""
+
+    @staticmethod
+    def forward(ctx, a, v):
+        return np.where(a == 0, v, (a > 0).astype(a.dtype)).astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("the derivative for 'heaviside' is not implemented (as in PyTorch: "
+                           "the step function has none)")
+
+
 def heaviside(input, values):
     """0 where input < 0, values (broadcast) where input == 0, 1 where input > 0, in input's
     dtype, which values must share (no derivative, as in PyTorch)."""
@@ -86,8 +102,8 @@ def heaviside(input, values):
                            f"dtypes. (input {torch_dtype_name(input.dtype)}, values "
                            f"{torch_dtype_name(v.dtype)})")
     try:
-        out = np.where(a == 0, v, (a > 0).astype(a.dtype))
+        np.broadcast_shapes(a.shape, v.shape)
     except ValueError:
         raise RuntimeError(f"heaviside: shapes {a.shape} and {v.shape} cannot be broadcast "
                            f"together") from None
-    return _wrap(out.astype(a.dtype, copy=False))
+    return Heaviside.apply(input, values if isinstance(values, function.Tensor) else _wrap(v))

@@ -1,5 +1,7 @@
 """The logarithm of the gamma function and its derivatives: `lgamma` (log |Gamma(x)|),
-`digamma` (its derivative, psi) and `polygamma(n, x)` (psi's n-th derivative). Each is a small
+`digamma` (its derivative, psi) and `polygamma(n, x)` (psi's n-th derivative), and the
+multivariate log-gamma `multigammaln(a, p)` (the Wishart distribution's normaliser), composed
+of lgamma. Each is a small
 `Function` whose backward is the next function of the family (lgamma' = digamma, digamma' =
 polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .)), with a tensor-level rule, so they can
 be differentiated any number of times, and a forward-mode rule.
@@ -28,9 +30,9 @@ from .autograd.function import Function
 from .graph_rules import rule, saved_input
 from .jvp_rules import jvp_rule
 from .precise import _floating
-from .special import _in_float64
+from .error_functions import _in_float64
 
-__all__ = ["digamma", "lgamma", "polygamma"]
+__all__ = ["digamma", "lgamma", "multigammaln", "polygamma"]
 
 # B_2, B_4, ..., B_14
 _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
@@ -150,3 +152,18 @@ def polygamma(n, input):
     if n < 0:
         raise RuntimeError(f"polygamma(n, x) does not support negative n. (got n = {n})")
     return Polygamma.apply(_floating(input), n=int(n))
+
+
+def multigammaln(input, p):
+    """log Gamma_p(a) = p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(a - j / 2), elementwise,
+    for an integer p >= 1."""
+    if not isinstance(p, (int, np.integer)) or isinstance(p, bool):
+        raise TypeError(f"multigammaln(): argument 'p' must be int, not {type(p).__name__}")
+    if p < 1:
+        raise RuntimeError(f"multigammaln: p has to be greater than or equal to 1 (got p = {p})")
+    if input.dtype == np.bool_:
+        raise RuntimeError("multigammaln: the input tensor may not be a boolean tensor")
+    a = _floating(input)
+    # summed as PyTorch's, from lgamma(a - (p - 1)/2) up to lgamma(a)
+    total = sum((lgamma(a - (p - 1 - j) / 2.0) for j in range(1, p)), lgamma(a - (p - 1) / 2.0))
+    return total + p * (p - 1) / 4.0 * math.log(math.pi)

@@ -28,6 +28,7 @@ from .tensor_math import MathMethods, _float_only, _floating, _softmax
 from .tensor_operators import OperatorMethods
 from .tensor_shape import ShapeMethods
 from .tensor_write import WriteMethods
+from .special_methods import SpecialMethods
 
 
 def array_of(x):
@@ -36,7 +37,8 @@ def array_of(x):
     return x._array if isinstance(x, Tensor) else x
 
 
-class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, WriteMethods):
+class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, WriteMethods,
+             SpecialMethods):
     """An n-dimensional array that records the ops applied to it, so it can differentiate them."""
 
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__

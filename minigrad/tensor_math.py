@@ -470,7 +470,7 @@ class MathMethods:
     # functions of other modules (imported on first call: their ops import the rule tables,
     # which import the tensor)
     log1p, expm1 = _delegate(".precise", "log1p"), _delegate(".precise", "expm1")
-    erf, erfc, erfinv, log2, log10, exp2 = (_delegate(".special", n) for n in (
+    erf, erfc, erfinv, log2, log10, exp2 = (_delegate(".error_functions", n) for n in (
         "erf", "erfc", "erfinv", "log2", "log10", "exp2"))
     asin, acos, atan = (_delegate(".ops.inverse_trig", n) for n in ("asin", "acos", "atan"))
     sinh, cosh, asinh, acosh, atanh = (_delegate(".ops.hyperbolic", n) for n in (

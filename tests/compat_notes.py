@@ -493,6 +493,18 @@ def _special_function_edges(torch, mg):
     assert mg.polygamma(1, mg.tensor([-1.0])).item() == np.inf
 
 
+def _special_namespace_edges(torch, mg):
+    x = [-10.0]  # Phi(-10) = 7.62e-24: PyTorch's (1 + erf(x / sqrt 2)) / 2 rounds it to 0
+    assert torch.special.ndtr(torch.tensor(x, dtype=torch.float64)).item() == 0.0
+    assert np.isclose(mg.special.ndtr(mg.tensor(x, dtype=mg.float64)).item(), 7.6198530241605e-24,
+                      rtol=1e-13)
+    for lib in (torch, mg):  # sinc''(0) = -pi^2/3; PyTorch's is NaN (0/0 behind its mask)
+        t = lib.tensor([0.0], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.special.sinc(t).sum(), [t], create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), [t])
+        assert np.isnan(gg.item()) if lib is torch else np.isclose(gg.item(), -np.pi ** 2 / 3)
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -761,11 +773,40 @@ DIFFERENCES = [
      "`polygamma(1, x)` at a negative integer is inf, a pole (PyTorch's is a large finite "
      "number from sin(pi x) rounded). Elsewhere the values and gradients are PyTorch's.",
      _special_function_edges),
+    ("`special.ndtr` keeps the normal distribution's left tail; `sinc` has a second derivative "
+     "at 0.",
+     "`ndtr(x)` is erfc(-x / sqrt 2) / 2, relatively accurate down to x = -38 (PyTorch's "
+     "(1 + erf(x / sqrt 2)) / 2 loses the tail, and is 0 from x = -8.3): the two differ by "
+     "less than 2^-53 absolutely, and `log(ndtr(x))` agrees with `log_ndtr`. `sinc`'s "
+     "gradient at 0 is 0 in both, and its derivative there is sinc''(0) = -pi^2/3 (PyTorch's "
+     "double backward gives NaN there). `gammainc` and `gammaincc` keep 13 digits (against "
+     "high-precision references) where PyTorch's keep 9 for a above 20, so the two differ by "
+     "up to 2e-9 relatively there. Elsewhere, torch.special's values, dtypes, errors "
+     "(float16 refused where PyTorch's CPU kernels are missing) and gradients are PyTorch's.",
+     _special_namespace_edges),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
 # absent: tests/test_compat_coverage.py fails when one appears, so the list stays true)
 NOT_SUPPORTED = [
+    ("torch.special's Bessel functions of the first and second kinds (bessel_j0, bessel_j1, "
+     "bessel_y0, bessel_y1), modified ones of the second kind (modified_bessel_k0, "
+     "modified_bessel_k1, scaled_modified_bessel_k0, scaled_modified_bessel_k1), airy_ai and "
+     "the orthogonal polynomials (chebyshev_polynomial_t/u/v/w, "
+     "shifted_chebyshev_polynomial_t/u/v/w, hermite_polynomial_h/he, laguerre_polynomial_l, "
+     "legendre_polynomial_p)",
+     "not written yet: each needs its own float64 evaluation checked against PyTorch's across "
+     "its range; minigrad.special has the rest of torch.special (erf family, ndtr, ndtri, "
+     "log_ndtr, erfcx, gamma functions, gammainc, gammaincc, zeta, i0/i0e/i1/i1e, xlogy, "
+     "xlog1py, entr, sinc, ...)",
+     tuple(f"special.{n}" for n in (
+         "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+         "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+         "airy_ai", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+         "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+         "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+         "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+         "laguerre_polynomial_l", "legendre_polynomial_p"))),
     ("torch.linalg.eig and eigvals (complex results), ldl_factor, ldl_factor_ex and ldl_solve "
      "(symmetric indefinite factorization)",
      "eigh and eigvalsh for symmetric matrices (minigrad's tensors are real: `linalg.eig` "
@@ -889,7 +930,8 @@ SWEEP_GAPS = [
       "Tensor.trunc", "Tensor.__pos__", "Tensor.__pow__", "Tensor.__mod__",
       "Tensor.__floordiv__", "Tensor.argmax", "Tensor.argmin", "Tensor.argmax (dim=-1)",
       "Tensor.argmin (dim=-1)", "Tensor.topk", "Tensor.matmul", "Tensor.addmm_", "Tensor.abs_",
-      "Tensor.ceil_", "Tensor.floor_", "Tensor.round_", "Tensor.trunc_"), ("bool",), _ALL,
+      "Tensor.ceil_", "Tensor.floor_", "Tensor.round_", "Tensor.trunc_", "Tensor.absolute_",
+      "Tensor.fix_"), ("bool",), _ALL,
      "no error",
      "Arithmetic, rounding (also in place), arg-reductions, topk, matmul and addmm_ accept bool "
      "tensors, which PyTorch refuses."),
@@ -908,7 +950,8 @@ SWEEP_GAPS = [
      "`t()` of a tensor with more than 2 dims reverses them all; PyTorch refuses."),
     (("Tensor.permute", "Tensor.repeat"), _ALL, ("0-d",), "no error",
      "`permute()` and `repeat()` with no dims accept a 0-d tensor; PyTorch asks for dims."),
-    (("Tensor.softmax", "Tensor.log_softmax"), ("bool",) + _INTS, ("empty",), "raises",
+    (("Tensor.softmax", "Tensor.log_softmax", "special.softmax"), ("bool",) + _INTS,
+     ("empty",), "raises",
      "Softmax of an empty integer tensor raises the dtype error; PyTorch returns it empty."),
     (("Tensor.unique",), _GRAD, _ALL, "gradient",
      "`unique` passes a gradient back to its input; PyTorch has no derivative for it."),

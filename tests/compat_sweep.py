@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from compat_sweep_special import BINARY_SPECIAL, INPLACE_SPECIAL, UNARY_SPECIAL
+
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
 FLOATS = ("float16", "float32", "float64")
 GRAD_DTYPES = ("float32", "float64")  # float16 gradients: PyTorch's CPU rounding differs
@@ -246,7 +248,8 @@ INPLACE = [
     _b("Tensor.addmm_", lambda L, x, y: x.addmm_(y.reshape(-1, 1), y.reshape(1, -1))
        if x.ndim == 2 and x.shape[0] == x.shape[1] else x.addmm_(x, x)),
 ]
-OPS = UNARY + BINARY + REDUCE + SHAPE + INPLACE
+INPLACE += INPLACE_SPECIAL
+OPS = UNARY + BINARY + REDUCE + SHAPE + INPLACE + UNARY_SPECIAL + BINARY_SPECIAL
 INPLACE_NAMES = {name for name, _, _ in INPLACE}
 
 

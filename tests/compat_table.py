@@ -207,6 +207,7 @@ def all_cases():
     import compat_cases_rnn
     import compat_cases_platform
     import compat_cases_shape
+    import compat_cases_special
     import compat_cases_training
     import compat_cases_utils
     import compat_cases_conv  # last: its inputs draw from the shared stream after the others'
@@ -216,7 +217,7 @@ def all_cases():
             + compat_cases_autograd.CASES + compat_cases_distributions.CASES
             + compat_cases_inplace.CASES + compat_cases_numeric.CASES + compat_cases_linalg.CASES
             + compat_cases_aliases.CASES + compat_cases_functions.CASES
-            + compat_cases_conv.CASES)
+            + compat_cases_special.CASES + compat_cases_conv.CASES)
 
 
 def covered_names():

@@ -68,6 +68,10 @@ def test_every_nn_name_has_a_case():
                                     if n != "Tensor"]) == []
 
 
+def test_every_special_name_has_a_case():
+    assert _uncovered("special.", public(minigrad.special)) == []
+
+
 def test_every_linalg_name_has_a_case():
     assert _uncovered("linalg.", public(minigrad.linalg)) == []
 

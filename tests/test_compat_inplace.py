@@ -215,6 +215,34 @@ OPS = {
     "baddbmm_": [("batch of one", lambda L, t, o: t.baddbmm_(
         o((1,) + tuple(t.shape), dtype_name(t)), o((1,) + tuple(t.shape[-1:]) * 2,
                                                   dtype_name(t))))],
+    # the special functions' and PyTorch's other names' in-place forms (special_methods.py)
+    **{name: [("", lambda L, t, o, name=name: getattr(t, name)())] for name in (
+        "lgamma_", "digamma_", "i0_", "sinc_", "logit_", "deg2rad_", "rad2deg_", "frac_",
+        "absolute_", "negative_", "fix_")},
+    "polygamma_": [("1", lambda L, t, o: t.polygamma_(1))],
+    "mvlgamma_": [("1", lambda L, t, o: t.mvlgamma_(1))],
+    "float_power_": [("int", lambda L, t, o: t.float_power_(2))],
+    **{name: [("same dtype", lambda L, t, o, name=name: getattr(t, name)(
+        o(t.shape, dtype_name(t)))), ("float32 row", lambda L, t, o, name=name: getattr(t, name)(
+            o(t.shape[-1:], "float32")))] for name in (
+        "xlogy_", "multiply_", "subtract_", "true_divide_", "greater_",
+        "greater_equal_", "less_", "less_equal_", "not_equal_")},
+    # one variant: PyTorch's copysign saves its result, so a second write makes its backward
+    # raise (as hypot_'s above)
+    "copysign_": [("float32 row", lambda L, t, o: t.copysign_(o(t.shape[-1:], "float32")))],
+    "divide_": positive(lambda t, x: t.divide_(x)),
+    **{name: [("same dtype", lambda L, t, o, name=name: getattr(t, name)(
+        o(t.shape, dtype_name(t)).abs()))] for name in (
+        "gcd_", "lcm_", "bitwise_left_shift_", "bitwise_right_shift_")},
+    "heaviside_": [("same dtype", lambda L, t, o: t.heaviside_(o(t.shape, dtype_name(t))))],
+    "addmv_": [("square", lambda L, t, o: t.addmv_(o(t.shape[-1:] * 2, dtype_name(t)),
+                                                   o(t.shape[-1:], dtype_name(t)))
+                if t.dim() == 1 else t.addmv_(t, t))],
+    "addr_": [("outer", lambda L, t, o: t.addr_(o(t.shape[:1], dtype_name(t)),
+                                                o(t.shape[1:2], dtype_name(t)), alpha=2))],
+    "addbmm_": [("batch of two", lambda L, t, o: t.addbmm_(
+        o((2,) + tuple(t.shape[:1]) + (3,), dtype_name(t)),
+        o((2, 3) + tuple(t.shape[1:2]), dtype_name(t))))],
     "__setitem__": [
         ("first row", lambda L, t, o: t.__setitem__(0, 1.5)),
         ("column tensor", lambda L, t, o: t.__setitem__((Ellipsis, 0), o(dims_before(t),
@@ -304,10 +332,14 @@ def cases():
 
 # where minigrad's out-of-place op on bool differs, its in-place form does too: the dtype sweep
 # (tests/test_compat_sweep.py) checks those against compat_notes.SWEEP_GAPS
-BOOL_GAPS = {"abs_", "sign_", "square_", "floor_", "ceil_", "trunc_", "round_"}
+BOOL_GAPS = {"abs_", "sign_", "square_", "floor_", "ceil_", "trunc_", "round_", "absolute_",
+             "fix_"}
 # PyTorch's cumsum_ and cumprod_ skip the int64-into-bool check on 0-d and empty bool tensors
 # (and refuse the rest); minigrad refuses them all
 BOOL_GAPS |= {"cumsum_", "cumprod_"}
+# addr and addbmm of bool tensors raise, where PyTorch's compute with logical and/or (a gap of
+# the out-of-place functions, which their in-place forms share)
+BOOL_GAPS |= {"addr_", "addbmm_"}
 
 
 # PyTorch's logical in-place ops, which have no derivative, leave a float tensor's gradient as if

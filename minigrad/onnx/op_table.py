@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .. import ops
-from ..special import Erf
+from ..error_functions import Erf
 from ..ops._util import normalize_dim, normalize_dims
 from .errors import UnsupportedOperatorError
 from .graph import onnx_type
