@@ -14,6 +14,7 @@ from NumPy, outside the program, because the libraries' random streams differ.""
 import numpy as np
 import pytest
 
+import minigrad
 from port_runner import assert_curves_match, assert_states_match, run_both, state_numpy
 
 
@@ -189,8 +190,6 @@ def test_dcgan_trains_the_same_in_both(torch, tmp_path, sigmoid_head):
 
 
 def test_dcgan_resumed_from_a_checkpoint_continues_the_same(torch, tmp_path):
-    import minigrad
-
     data = _data(8)
     expected, got = run_both(dcgan_program, torch, *data, str(tmp_path / "dcgan.pt"),
                              resume_at=4)

@@ -19,6 +19,7 @@ import os
 import numpy as np
 import pytest
 
+import minigrad
 from port_runner import assert_curves_match, run_both, state_numpy
 
 
@@ -188,8 +189,6 @@ def test_distillation_trains_the_same_in_both(torch, tmp_path, soft, hint):
 def test_the_three_soft_terms_are_one_loss(torch, tmp_path):
     """KLDivLoss, kl_div with log targets and the written-out sum are the same number in each
     library: the curves of the three runs agree with each other."""
-    import minigrad
-
     data = _data(4)
     init = distillation_program(torch, *data, str(tmp_path / "t.pt"))["init"]
     runs = [distillation_program(minigrad, *data, str(tmp_path / "t.pt"), init=init, soft=soft)

@@ -14,6 +14,7 @@ import copy
 
 import numpy as np
 
+import minigrad
 from port_runner import assert_curves_match, run_both, state_numpy
 
 
@@ -206,8 +207,6 @@ def test_a_size_mismatch_is_named_as_in_pytorch(torch):
     """Loading a head of another size fails with or without strict=False, in both libraries,
     with PyTorch's 'size mismatch for <key>' for each wrong key (scripts look for it), and
     nothing is loaded."""
-    import minigrad
-
     for strict in (True, False):
         messages = []
         for lib in (torch, minigrad):
