@@ -87,7 +87,7 @@ def fix(input):
 def clone(input, *, memory_format=None):
     """A copy of input that records the copy in the graph (memory_format is accepted and
     has no meaning for NumPy arrays)."""
-    return input.clone()
+    return input.clone(memory_format=memory_format)
 
 
 def swapaxes(input, axis0, axis1):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .platform.device import check_device
+from .platform.memory_format import check_memory_format
 from .dtypes import (bool_, float16, float32, float64, get_default_dtype, int32,  # noqa: F401
                      int64, long, resolve, uint8)
 from .random import generator as _rng
@@ -102,28 +103,30 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     return _make(np.full(shape, fill, dtype), None, requires_grad, device, "full")
 
 
-def _like(op, make, t, dtype, device, requires_grad):
+def _like(op, make, t, dtype, device, requires_grad, memory_format=None):
     """The `*_like` family: `make(shape, dtype)` with t's shape and (by default) its dtype."""
     if not isinstance(t, Tensor):
         raise TypeError(f"{op}: expected a tensor, got {type(t).__name__}")
+    check_memory_format(memory_format, op, t.ndim)
     return _make(make(t.shape, resolve(dtype, t.dtype)), None, requires_grad, device, op)
 
 
-def zeros_like(input, dtype=None, device=None, requires_grad=False):
-    return _like("zeros_like", np.zeros, input, dtype, device, requires_grad)
+def zeros_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like("zeros_like", np.zeros, input, dtype, device, requires_grad, memory_format)
 
 
-def ones_like(input, dtype=None, device=None, requires_grad=False):
-    return _like("ones_like", np.ones, input, dtype, device, requires_grad)
+def ones_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like("ones_like", np.ones, input, dtype, device, requires_grad, memory_format)
 
 
-def empty_like(input, dtype=None, device=None, requires_grad=False):
-    return _like("empty_like", np.empty, input, dtype, device, requires_grad)
+def empty_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like("empty_like", np.empty, input, dtype, device, requires_grad, memory_format)
 
 
-def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
     return _like("full_like", lambda s, d: np.full(s, fill_value, d), input, dtype, device,
-                 requires_grad)
+                 requires_grad, memory_format)
 
 
 def _number(x):
@@ -230,21 +233,24 @@ def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
                  device, "randperm")
 
 
-def _random_like(op, draw, t, dtype, device, requires_grad, generator=None):
+def _random_like(op, draw, t, dtype, device, requires_grad, generator=None, memory_format=None):
+    check_memory_format(memory_format, op, t.ndim)
     dtype = resolve(dtype, t.dtype)
     if dtype.type not in (float16, float32, float64):
         raise TypeError(f"{op}: needs a floating-point dtype, got {dtype} (pass dtype=)")
     return _make(draw(_rng(generator), t.shape).astype(dtype), None, requires_grad, device, op)
 
 
-def rand_like(input, dtype=None, device=None, requires_grad=False, generator=None):
+def rand_like(input, dtype=None, device=None, requires_grad=False, generator=None,
+              memory_format=None):
     return _random_like("rand_like", lambda g, s: g.random(s), input, dtype, device,
-                        requires_grad, generator)
+                        requires_grad, generator, memory_format)
 
 
-def randn_like(input, dtype=None, device=None, requires_grad=False, generator=None):
+def randn_like(input, dtype=None, device=None, requires_grad=False, generator=None,
+               memory_format=None):
     return _random_like("randn_like", lambda g, s: g.standard_normal(s), input, dtype, device,
-                        requires_grad, generator)
+                        requires_grad, generator, memory_format)
 
 
 def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False,

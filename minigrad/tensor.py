@@ -18,6 +18,7 @@ from .autograd.engine import run_backward
 from .autograd.function import _node_of, register_tensor_class, share_attribute_layout
 from .autograd.hooks import RetainGrad, add_pre_hook
 from .platform.device import check_device
+from .platform.memory_format import check_memory_format
 from .grad_mode import is_grad_enabled
 from .printing import array_text
 # PyTorch's further Tensor methods, grouped by kind in modules of their own; Tensor inherits
@@ -214,7 +215,9 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
         self.requires_grad = False
         return self
 
-    def clone(self): return self + 0 if self.requires_grad else Tensor._wrap(self._array.copy())
+    def clone(self, *, memory_format=None):
+        check_memory_format(memory_format, "clone", self.ndim)
+        return self + 0 if self.requires_grad else Tensor._wrap(self._array.copy())
 
     def requires_grad_(self, flag=True):
         if flag:

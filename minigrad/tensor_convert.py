@@ -43,7 +43,7 @@ class ConversionMethods:
     # --- dtypes ---------------------------------------------------------------------------
     def to(self, *args, **kwargs):
         """to(dtype), to(device, dtype=None) or to(other): a device must be the CPU."""
-        dtype, copy = parse_to(args, kwargs)
+        dtype, copy = parse_to(args, kwargs, ndim=self.ndim)
         dtype = self.dtype if dtype is None else np.dtype(dtype)
         if dtype == self.dtype:
             return self.clone() if copy else self

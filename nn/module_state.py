@@ -82,7 +82,9 @@ def load_state_dict(module, state_dict, strict=True, assign=False):
         if k in state_dict and t is not None:
             value, problem = (_assignable if assign else _castable)(state_dict[k], t._array)
             if problem:
-                bad.append(f"{k}: {problem}")
+                # PyTorch's words for a wrong shape, which scripts look for in the message
+                bad.append(f"size mismatch for {k}: {problem}" if problem.startswith("copying")
+                           else f"{k}: {problem}")
             values[k] = value
     if bad:
         problems.append("bad values: " + "; ".join(bad))
@@ -122,6 +124,11 @@ class _IncompatibleKeys(tuple):
     __str__ = __repr__
 
 
+def _shape_problem(have, want):
+    return (f"copying a param with shape {tuple(have)} from checkpoint, the shape in current "
+            f"model is {tuple(want)}")
+
+
 def _assignable(value, like):
     """(value as a tensor to keep, None) or (None, what is wrong with it), for assign=True:
     the shape must fit; the dtype is the value's own."""
@@ -131,7 +138,7 @@ def _assignable(value, like):
         except (TypeError, ValueError) as e:
             return None, f"not an array ({type(value).__name__}: {e})"
     if value.shape != like.shape:
-        return None, f"checkpoint shape {value.shape}, model shape {like.shape}"
+        return None, _shape_problem(value.shape, like.shape)
     return value, None
 
 
@@ -143,7 +150,7 @@ def _castable(value, like):
     except (TypeError, ValueError) as e:
         return None, f"not an array ({type(value).__name__}: {e})"
     if arr.shape != like.shape:
-        return None, f"checkpoint shape {arr.shape}, model shape {like.shape}"
+        return None, _shape_problem(arr.shape, like.shape)
     if not like.flags.writeable:
         return None, "the model's array is read-only"
     kind, want = arr.dtype.kind, like.dtype.kind

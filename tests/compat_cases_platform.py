@@ -169,6 +169,26 @@ def _(lib):
 _raises("minigrad.set_num_threads", lambda lib: lib.set_num_threads(0), "positive integer")
 
 
+# --- memory formats (values never change; the type and the rank are checked) -------------------
+
+@add
+@case("minigrad.channels_last", "minigrad.channels_last_3d", "minigrad.contiguous_format",
+      "minigrad.preserve_format", "minigrad.memory_format")
+def _(lib):
+    # built here, not drawn as inputs=: a draw would shift the later cases' shared random inputs
+    x = lib.arange(24.0).reshape(1, 2, 3, 4)
+    return (x.contiguous(memory_format=lib.channels_last), x.to(memory_format=lib.channels_last),
+            lib.zeros_like(x, memory_format=lib.preserve_format),
+            x.clone(memory_format=lib.contiguous_format),
+            isinstance(lib.channels_last_3d, lib.memory_format))
+
+
+_raises("minigrad.channels_last",
+        lambda lib: lib.zeros(2, 3).contiguous(memory_format=lib.channels_last), "rank 4")
+_raises("minigrad.memory_format", lambda lib: lib.zeros(2).contiguous(memory_format=1),
+        "memory_format")
+
+
 @add
 @case("backends.cudnn", "backends.mps", "backends.cuda")
 def _(lib):

@@ -222,6 +222,15 @@ def _loader_shuffles(torch, mg):
     assert order(mg, 0) != order(torch, 0)
 
 
+def _memory_format_keeps_strides(torch, mg):
+    x = torch.zeros(1, 2, 3, 4).contiguous(memory_format=torch.channels_last)
+    assert x.stride() == (24, 1, 8, 2)
+    assert not torch.zeros(1, 2, 3, 4).is_contiguous(memory_format=torch.channels_last)
+    y = mg.zeros(1, 2, 3, 4).contiguous(memory_format=mg.channels_last)
+    assert y.numpy().flags["C_CONTIGUOUS"]  # row-major still
+    assert y.is_contiguous() and y.is_contiguous(memory_format=mg.channels_last)
+
+
 def _loader_workers(torch, mg):
     data = mg.utils.data
     dataset = data.TensorDataset(mg.arange(12))
@@ -668,6 +677,12 @@ DIFFERENCES = [
      "`SubsetRandomSampler`, `WeightedRandomSampler`, `random_split` and the shuffling "
      "`DistributedSampler`. To feed both libraries the same batches, pass the order as "
      "`sampler=` (any list of indices).", _loader_shuffles),
+    ("Memory formats are accepted and checked, and change no layout.",
+     "`to`, `contiguous`, `clone` and the `*_like` functions take `memory_format=` "
+     "(`channels_last`, ...) and raise PyTorch's errors for a wrong type or rank, but the "
+     "tensor keeps its row-major strides and `is_contiguous(memory_format=...)` is always "
+     "True: minigrad's kernels accept any strides, so no layout is faster than another.",
+     _memory_format_keeps_strides),
     ("DataLoader workers send their batches through pipes.",
      "`num_workers > 0` starts real worker processes (seeded per worker from the generator "
      "as PyTorch does: `random` and minigrad's default generator get `base_seed + id`; "

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import builtins
 
+from .memory_format import check_memory_format
+
 _KNOWN = ("cpu", "cuda", "mps", "xpu", "xla", "meta", "hip", "npu", "ipu")
 
 
@@ -62,7 +64,7 @@ def check_device(where, op):
     return d
 
 
-def parse_to(args, kwargs, op="to"):
+def parse_to(args, kwargs, op="to", ndim=None):
     """The dtype that `to(...)` asks for (or None) and whether it asks for a copy.
 
     PyTorch's three forms: to(dtype), to(device=None, dtype=None), to(other tensor); each also
@@ -72,7 +74,7 @@ def parse_to(args, kwargs, op="to"):
     where, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
     copy = bool(kwargs.pop("copy", False))
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    check_memory_format(kwargs.pop("memory_format", None), op, ndim)
     if kwargs:
         raise TypeError(f"{op}: unexpected keyword argument(s) {', '.join(kwargs)}")
     for a in args:
