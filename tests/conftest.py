@@ -8,9 +8,9 @@ def torch():
     return pytest.importorskip("torch")
 
 
-# The files that take longest go first, so that neither of the suite's two processes is left
-# with a long file at the end while the other has finished (pytest-xdist hands out files in
-# the order collected).
+# The files whose tests take longest go first, so that neither of the suite's two processes is
+# left with a long test at the end while the other has finished (pytest-xdist hands out tests
+# in the order collected).
 LONG_FILES = ("test_tutorial_notebooks.py", "test_decoding.py", "test_bert.py",
               "test_decoding_beam.py", "test_robustness.py", "test_gat.py")
 

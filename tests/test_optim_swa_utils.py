@@ -63,7 +63,8 @@ def test_averaged_model_as_pytorch(kind):
     assert sorted(got) == sorted(want)
     for k in want:
         assert got[k].dtype == want[k].dtype, k
-        np.testing.assert_allclose(got[k], want[k], rtol=1e-6, atol=1e-7, err_msg=k)
+        # float32 after five steps of training: the last bits follow each library's sums
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
     np.testing.assert_allclose(got_out, want_out, rtol=1e-5, atol=1e-6)
     assert int(got["n_averaged"]) == 5
 
