@@ -29,7 +29,14 @@ def image_outputs(notebook):
                if any(k.startswith("image/") for k in out.get("data", {})))
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+# Four quick notebooks run in the fast suite, the others with the slow suite (each starts a
+# kernel and runs its tutorial: 5-25 s on a 2-core machine, over two minutes in all).
+FAST = {"03_inside_the_engine", "04_backward_rules", "06_self_attention",
+        "10_layer_norm_vs_batch_norm"}
+NOTEBOOKS = [p if p.stem in FAST else pytest.param(p, marks=pytest.mark.slow) for p in FILES]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in FILES])
 def test_notebook_shows_its_figures(path, tmp_path, monkeypatch):
     out_dir = tmp_path / "out"
     # the kernel is a child process and inherits these
