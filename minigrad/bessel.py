@@ -24,7 +24,7 @@ import numpy as np
 
 from .autograd.function import Function
 from .graph_rules import rule, saved_input
-from .jvp_rules import jvp_rule
+from .jvp_rules import by_backward, jvp_rule
 from .precise import _floating
 from .error_functions import _in_float64
 
@@ -183,10 +183,7 @@ def _i1e(ctx, g):
     return g * slope.masked_fill(zero, 0.5)
 
 
-@jvp_rule(I0, I1, I0e, I1e)
-def _bessel_jvp(ctx, out, tangents):
-    t = tangents[0].astype(out.dtype, copy=False)
-    return ctx.backward(ctx, t if t.shape == out.shape else np.broadcast_to(t, out.shape))
+jvp_rule(I0, I1, I0e, I1e)(by_backward)
 
 
 def i0(input):

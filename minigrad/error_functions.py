@@ -25,7 +25,7 @@ import numpy as np
 
 from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
-from .jvp_rules import jvp_rule
+from .jvp_rules import by_backward, jvp_rule
 from .precise import _floating
 
 __all__ = ["erf", "erfc", "erfinv", "exp2", "log10", "log2"]
@@ -228,10 +228,7 @@ def _exp2(ctx, g):
     return g * (saved_output(ctx, ctx.saved[0]) * _LN2)
 
 
-@jvp_rule(Erf, Erfc, Erfinv, Log2, Log10, Exp2)
-def _elementwise(ctx, out, tangents):
-    t = tangents[0].astype(out.dtype, copy=False)
-    return ctx.backward(ctx, t if t.shape == out.shape else np.broadcast_to(t, out.shape))
+jvp_rule(Erf, Erfc, Erfinv, Log2, Log10, Exp2)(by_backward)
 
 
 # --- functions -----------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ A rule receives the op's node (its saved arrays and settings, as backward sees t
 output array and one tangent per input (None where an input has none), and returns the
 output's tangent. Three kinds cover most ops:
 - elementwise ops (and softmax): J is symmetric (diagonal for an elementwise op), so J t is
-  the op's own backward applied to t (`_by_backward`);
+  the op's own backward applied to t (`by_backward`, which other modules' elementwise ops register too);
 - ops linear in their input (sum, reshape, indexing, cat, ...): J t is the op applied to t;
 - the rest (matmul, linear, layer norm, ...) have their product written out.
 """
@@ -32,7 +32,7 @@ def _add_up(parts):
           ops.Ceil, ops.Round, ops.Trunc, ops.Sign, ops.Remainder, ops.FloorDivide,
           ops.ReluDropout, ops.Softmax, ops.BinaryCrossEntropy,
           SigmoidValue, TanhValue)
-def _by_backward(ctx, out, tangents):
+def by_backward(ctx, out, tangents):
     """A symmetric Jacobian is its own transpose: J t_i is the backward's part for input i,
     given t_i (broadcast to the output's shape) as the incoming gradient."""
     parts = []

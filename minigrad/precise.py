@@ -12,7 +12,7 @@ import numpy as np
 from .autograd.function import Function
 from .dtypes import get_default_dtype
 from .graph_rules import rule, saved_input, saved_output
-from .jvp_rules import jvp_rule
+from .jvp_rules import by_backward, jvp_rule
 
 __all__ = ["expm1", "log1p"]
 
@@ -50,10 +50,7 @@ def _expm1(ctx, g):
     return g * (saved_output(ctx, ctx.saved[0]) + 1)
 
 
-@jvp_rule(Log1p, Expm1)
-def _elementwise(ctx, out, tangents):
-    t = tangents[0].astype(out.dtype, copy=False)
-    return ctx.backward(ctx, t if t.shape == out.shape else np.broadcast_to(t, out.shape))
+jvp_rule(Log1p, Expm1)(by_backward)
 
 
 def _floating(input):
