@@ -14,7 +14,14 @@ from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU
                      Softmax, Tanh)
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, Parameter
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
+from .instance_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm,
+                            RMSNorm)
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
+                      ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
+                      ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d,
+                      ZeroPad2d, ZeroPad3d)
+from .pixel_shuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from .parallel import DataParallel
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AvgPool1d,
                       AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d)

@@ -1,6 +1,7 @@
 """`minigrad.nn.functional`: the layers as plain functions (PyTorch's `torch.nn.functional`).
 
-The activations, normalisation, embedding, padding and dropout are here; the activations built
+The activations, normalisation, embedding and dropout are here; padding is in
+`functional_pad.py`; the activations built
 from other ops (hardtanh, relu6, glu, logsigmoid, ...) are in `functional_activation.py`, the
 losses in `functional_loss.py`, attention in `functional_attention.py`, convolution in
 `functional_conv.py`, pooling in `functional_pool.py`, group and RMS norm in
@@ -27,11 +28,14 @@ from .functional_loss import (binary_cross_entropy, binary_cross_entropy_with_lo
                               cosine_embedding_loss, cross_entropy, huber_loss, kl_div, l1_loss,
                               margin_ranking_loss, mse_loss, nll_loss, pairwise_distance,
                               smooth_l1_loss, triplet_margin_loss)
+from .functional_batch_norm import batch_norm, instance_norm
 from .functional_norm import group_norm, rms_norm
+from .functional_pad import pad
 from .functional_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
                               avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d,
                               max_pool3d)
 from .functional_resample import interpolate, upsample
+from .pixel_shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "attention",
            "avg_pool1d", "avg_pool2d", "avg_pool3d",
@@ -124,7 +128,7 @@ def _maybe_inplace(input, inplace, name, compute):
     return input._assign(name, compute) if inplace else compute(input)
 
 
-# --- normalisation, similarity, embedding, padding, dropout ----------------------------------
+# --- normalisation, similarity, embedding, dropout ----------------------------------
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the last len(normalized_shape) dims: biased variance, eps inside the root."""
@@ -166,29 +170,6 @@ def _padding_row(padding_idx, num_embeddings, op):
         raise AssertionError(f"Padding_idx must be within num_embeddings ({op}: padding_idx "
                              f"{padding_idx}, num_embeddings {num_embeddings})")
     return padding_idx % num_embeddings
-
-
-def pad(input, pad, value=0.0):
-    """Pad the last dims: `pad` = (left, right) for the last dim, then the one before, ..."""
-    if len(pad) % 2 or len(pad) // 2 > input.ndim:
-        raise ValueError(f"pad: padding {pad} must have an even length of at most "
-                         f"2 * {input.ndim}")
-    widths = [(0, 0)] * input.ndim
-    for i in range(len(pad) // 2):
-        widths[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
-    from minigrad.creation import full
-    from minigrad.functional import cat
-    pieces = input
-    for d, (a, b) in enumerate(widths):  # concatenate constant blocks on each side
-        parts = []
-        if a:
-            parts.append(full(pieces.shape[:d] + (a,) + pieces.shape[d + 1:], value, dtype=input.dtype))
-        parts.append(pieces)
-        if b:
-            parts.append(full(pieces.shape[:d] + (b,) + pieces.shape[d + 1:], value, dtype=input.dtype))
-        if len(parts) > 1:
-            pieces = cat(parts, dim=d)
-    return pieces
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

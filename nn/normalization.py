@@ -1,5 +1,5 @@
 """The normalisation layers: layer, batch, group and RMS norm, the same formula averaged over
-different axes.
+different axes (instance norm, batch norm's statistics per example, is in `instance_norm.py`).
 
 Batch norm averages each feature over the batch (axis 0), so it needs a batch and keeps running
 statistics for evaluation. Layer norm averages each example over its own features (the last
@@ -40,13 +40,10 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
-class _BatchNorm(Module):
-    """Normalise each channel (dim 1) over the batch and every dim after the channel.
-
-    Training uses the batch's mean and biased variance and updates running estimates
-    (unbiased variance) with `momentum` (None: a plain average over the batches); evaluation
-    uses the running estimates.
-    """
+class _NormBase(Module):
+    """What batch and instance norm share: num_features C, the affine weight and bias (C,)
+    and, with track_running_stats, the running estimates running_mean and running_var (C,)
+    with num_batches_tracked (PyTorch's buffers, in its state-dict order)."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None, *, bias=True):
@@ -61,51 +58,57 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", Tensor._wrap(np.zeros(num_features, dtype)))
             self.register_buffer("running_var", Tensor._wrap(np.ones(num_features, dtype)))
             self.register_buffer("num_batches_tracked", Tensor._wrap(np.zeros((), np.int64)))
+        else:  # None buffers, as PyTorch's: present as attributes, absent from state_dict
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+
+    def reset_running_stats(self):
+        """Running mean 0, variance 1 and no batches counted, in place."""
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        """reset_running_stats, and weight 1 and bias 0, in place."""
+        self.reset_running_stats()
+        with no_grad():
+            if self.weight is not None:
+                self.weight.fill_(1)
+            if self.bias is not None:
+                self.bias.zero_()
 
     def _check_input_dim(self, x):
         raise NotImplementedError
-
-    def forward(self, x):
-        self._check_input_dim(x)
-        axes = (0,) + tuple(range(2, x.ndim))
-        shape = (1, -1) + (1,) * (x.ndim - 2)
-        count = x.numel() // max(x.shape[1], 1)
-        if self.training or not self.track_running_stats:
-            if self.training and count == 1:
-                raise ValueError(f"Expected more than 1 value per channel when training, got "
-                                 f"input size {tuple(x.shape)}")
-            if count == 0:  # an empty batch: nothing to average, the stats stay (PyTorch's)
-                mean = var = Tensor._wrap(np.zeros(shape[:1] + (x.shape[1],) + shape[2:],
-                                                   x.dtype))
-            else:
-                mean = x.mean(axes, keepdim=True)
-                var = x.var(axes, keepdim=True, correction=0)
-            if self.training and self.track_running_stats:
-                with no_grad():
-                    self.num_batches_tracked._array[...] += 1
-                    if count:
-                        # momentum=None: the plain average of every batch so far (PyTorch's)
-                        m = (1.0 / int(self.num_batches_tracked._array) if self.momentum is None
-                             else self.momentum)
-                        unbiased = var._array.reshape(-1) * count / max(count - 1, 1)
-                        self.running_mean._array[...] = ((1 - m) * self.running_mean._array
-                                                         + m * mean._array.reshape(-1))
-                        self.running_var._array[...] = ((1 - m) * self.running_var._array
-                                                        + m * unbiased)
-        else:
-            mean = self.running_mean.reshape(shape)
-            var = self.running_var.reshape(shape)
-        out = (x - mean) / (var + self.eps).sqrt()
-        if self.weight is not None:
-            out = out * self.weight.reshape(shape)
-        if self.bias is not None:
-            out = out + self.bias.reshape(shape)
-        return out
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"affine={self.affine}, bias={self.bias is not None}, "
                 f"track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    """Normalise each channel (dim 1) over the batch and every dim after the channel.
+
+    Training uses the batch's mean and biased variance and updates running estimates
+    (unbiased variance) with `momentum` (None: a plain average over the batches); evaluation
+    uses the running estimates.
+    """
+
+    def forward(self, x):
+        self._check_input_dim(x)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with no_grad():
+                self.num_batches_tracked._array[...] += 1
+            if self.momentum is None:  # the plain average of every batch so far (PyTorch's)
+                factor = 1.0 / int(self.num_batches_tracked._array)
+        use_batch = self.training or self.running_mean is None
+        track = not self.training or self.track_running_stats
+        return F.batch_norm(x, self.running_mean if track else None,
+                            self.running_var if track else None, self.weight, self.bias,
+                            use_batch, factor, self.eps)
 
 
 class BatchNorm1d(_BatchNorm):
@@ -124,6 +127,15 @@ class BatchNorm2d(_BatchNorm):
         if x.ndim != 4 or x.shape[1] != self.num_features:
             raise ValueError(f"BatchNorm2d: expected 4D input (N, {self.num_features}, H, W), "
                              f"got shape {x.shape}")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm of volumes (N, C, D, H, W), per channel C (averaged over N, D, H and W)."""
+
+    def _check_input_dim(self, x):
+        if x.ndim != 5 or x.shape[1] != self.num_features:
+            raise ValueError(f"BatchNorm3d: expected 5D input (N, {self.num_features}, D, H, "
+                             f"W), got shape {x.shape}")
 
 
 class GroupNorm(Module):
