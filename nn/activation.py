@@ -266,6 +266,16 @@ class Softmin(Module):
         return f"dim={self.dim}"
 
 
+class Softmax2d(Module):
+    """softmax over the channels at every position: (N, C, H, W) or (C, H, W), dim -3."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
+                             f"instead")
+        return F.softmax(input, -3)
+
+
 class PReLU(Module):
     """x for x > 0, a * x otherwise, with a learned slope `weight` (num_parameters,): one for
     all channels, or one per channel of dim 1 of (N, C, ...); each starts at `init`."""

@@ -1,7 +1,7 @@
-"""Channel dropout: `dropout1d` and `dropout2d` of `torch.nn.functional` and the Dropout1d and
-Dropout2d layers. Neighbouring pixels of a feature map are strongly correlated, so dropping
-single elements regularises a CNN little; these drop whole channels (N, C) at once, scaling
-the kept ones by 1 / (1 - p), from minigrad's seeded stream."""
+"""Channel dropout: `dropout1d`, `dropout2d` and `dropout3d` of `torch.nn.functional` and the
+Dropout1d, Dropout2d and Dropout3d layers. Neighbouring pixels of a feature map are strongly
+correlated, so dropping single elements regularises a CNN little; these drop whole channels
+(N, C) at once, scaling the kept ones by 1 / (1 - p), from minigrad's seeded stream."""
 from __future__ import annotations
 
 import warnings
@@ -55,6 +55,17 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace)
 
 
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability p, scaling the
+    rest; other inputs are taken as unbatched, with PyTorch's warning."""
+    _check_p(p, "dropout3d")
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is "
+                      f"deprecated and will result in an error in a future release; dropout3d "
+                      f"drops channels of (N, C, D, H, W) or (C, D, H, W) inputs", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, lead=2 if input.ndim == 5 else 1)
+
+
 class _DropoutNd(Module):
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
@@ -77,3 +88,10 @@ class Dropout2d(_DropoutNd):
 
     def forward(self, input):
         return dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Channel dropout of (N, C, D, H, W) or (C, D, H, W) while training."""
+
+    def forward(self, input):
+        return dropout3d(input, self.p, self.training, self.inplace)

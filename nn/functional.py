@@ -1,13 +1,16 @@
 """`minigrad.nn.functional`: the layers as plain functions (PyTorch's `torch.nn.functional`).
 
-The activations, normalisation, embedding and dropout are here; padding is in
-`functional_pad.py`; the activations built
-from other ops (hardtanh, relu6, glu, logsigmoid, ...) are in `functional_activation.py`, the
-losses in `functional_loss.py`, attention in `functional_attention.py`, convolution in
-`functional_conv.py`, pooling in `functional_pool.py`, group and RMS norm in
-`functional_norm.py`, interpolation in `functional_resample.py`, channel dropout in
-`channel_dropout.py` and bags of embeddings in `embedding_bag.py`, imported here so that
-every name is at PyTorch's path.
+The activations, layer norm, embedding and dropout are here; the activations built from other
+ops (hardtanh, relu6, glu, logsigmoid, ...) are in `functional_activation.py`, the losses in
+`functional_loss.py`, attention in `functional_attention.py`, convolution in
+`functional_conv.py`, pooling in `functional_pool.py` (adaptive max pooling in
+`adaptive_max_pool.py`, unpooling in `max_unpool.py`, power-average pooling in `lp_pool.py`),
+batch and instance norm in `functional_batch_norm.py`, group and RMS norm in
+`functional_norm.py`, local response norm in `local_response_norm.py`, padding in
+`functional_pad.py`, interpolation in `functional_resample.py`, pixel and channel shuffles in
+`pixel_shuffle.py`, channel dropout in `channel_dropout.py`, alpha dropout in
+`alpha_dropout.py`, rrelu in `randomized_relu.py`, bilinear in `bilinear.py` and bags of
+embeddings in `embedding_bag.py`, imported here so that every name is at PyTorch's path.
 """
 from __future__ import annotations
 
@@ -19,38 +22,50 @@ from .functional_activation import _implicit_dim  # shared with softmin
 from .functional_activation import (celu, glu, gumbel_softmax, hardshrink, hardsigmoid,
                                     hardswish, hardtanh, logsigmoid, mish, prelu, relu6, selu,
                                     softmin, softshrink, softsign, tanhshrink, threshold)
-from .channel_dropout import dropout1d, dropout2d
+from .adaptive_max_pool import adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d
+from .alpha_dropout import alpha_dropout, feature_alpha_dropout
+from .bilinear import bilinear
+from .channel_dropout import dropout1d, dropout2d, dropout3d
 from .embedding_bag import embedding_bag
 from .functional_attention import attention, scaled_dot_product_attention
+from .functional_batch_norm import batch_norm, instance_norm
 from .functional_conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
                               conv_transpose3d, fold, unfold)
 from .functional_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                               cosine_embedding_loss, cross_entropy, huber_loss, kl_div, l1_loss,
                               margin_ranking_loss, mse_loss, nll_loss, pairwise_distance,
                               smooth_l1_loss, triplet_margin_loss)
-from .functional_batch_norm import batch_norm, instance_norm
 from .functional_norm import group_norm, rms_norm
 from .functional_pad import pad
 from .functional_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
                               avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d,
                               max_pool3d)
 from .functional_resample import interpolate, upsample
+from .local_response_norm import local_response_norm
+from .lp_pool import lp_pool1d, lp_pool2d, lp_pool3d
+from .max_unpool import max_unpool1d, max_unpool2d, max_unpool3d
 from .pixel_shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
+from .randomized_relu import rrelu
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "attention",
-           "avg_pool1d", "avg_pool2d", "avg_pool3d",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d", "conv3d",
-           "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity",
-           "cross_entropy", "dropout", "dropout1d", "dropout2d", "elu", "embedding", "embedding_bag",
-           "fold",
-           "gelu", "glu", "group_norm", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
-           "hardtanh", "huber_loss", "interpolate", "kl_div", "l1_loss", "layer_norm",
-           "leaky_relu", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss",
-           "max_pool1d", "max_pool2d", "max_pool3d", "mish", "mse_loss", "nll_loss", "normalize", "one_hot",
-           "pad", "pairwise_distance", "prelu", "relu", "relu6", "rms_norm",
-           "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax",
-           "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
-           "triplet_margin_loss", "unfold", "upsample"]
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+           "alpha_dropout", "attention", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "batch_norm", "bilinear", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "celu", "channel_shuffle", "conv1d", "conv2d",
+           "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout",
+           "dropout1d", "dropout2d", "dropout3d", "elu", "embedding", "embedding_bag",
+           "feature_alpha_dropout", "fold", "gelu", "glu", "group_norm", "gumbel_softmax",
+           "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "huber_loss", "instance_norm",
+           "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
+           "local_response_norm", "log_softmax", "logsigmoid", "lp_pool1d", "lp_pool2d",
+           "lp_pool3d", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
+           "max_unpool1d", "max_unpool2d", "max_unpool3d", "mish", "mse_loss", "nll_loss",
+           "normalize", "one_hot", "pad", "pairwise_distance", "pixel_shuffle",
+           "pixel_unshuffle", "prelu", "relu", "relu6", "rms_norm", "rrelu",
+           "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss",
+           "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink",
+           "threshold", "triplet_margin_loss", "unfold", "upsample"]
 
 
 # --- activations -----------------------------------------------------------------------------

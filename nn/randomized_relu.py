@@ -1,0 +1,45 @@
+"""Randomised leaky ReLU: `rrelu` of `torch.nn.functional` and the RReLU layer (Xu et al.,
+2015). While training each element at or below zero is multiplied by a slope drawn from
+U(lower, upper), from minigrad's seeded stream; in evaluation the slope is the mean
+(lower + upper) / 2, a leaky ReLU. The gradient of an element is its slope (1 above zero).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad import ops
+from minigrad.creation import from_numpy
+from minigrad.random import generator
+
+from .module import Module
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """x for x > 0, a * x otherwise, with a ~ U(lower, upper) per element while training and
+    a = (lower + upper) / 2 in evaluation."""
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f"\"rrelu\" not implemented for '{input.dtype}' (input of "
+                                  f"shape {list(input.shape)})")
+    if training:
+        x = input.detach().numpy()
+        slopes = generator().uniform(lower, upper, x.shape).astype(x.dtype)
+        noise = from_numpy(np.where(x <= 0, slopes, np.ones((), x.dtype)))
+        return input.mul_(noise) if inplace else input * noise
+    slope = (lower + upper) / 2
+    if inplace:
+        return input._assign("rrelu_", lambda x: ops.LeakyRelu.apply(x, negative_slope=slope))
+    return ops.LeakyRelu.apply(input, negative_slope=slope)
+
+
+class RReLU(Module):
+    """Randomised leaky ReLU: random slopes below zero while training, their mean otherwise."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}{', inplace=True' if self.inplace else ''}"
