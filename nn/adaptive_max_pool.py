@@ -11,6 +11,7 @@ them.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -37,11 +38,13 @@ def _argmax_positions(arr, out):
     """The flat spatial position (int64) of the max of every bin: (N, C, *out)."""
     n, c, *spatial = arr.shape
     found = np.zeros((n, c) + tuple(out), np.int64)
+    if found.size == 0:
+        return found
     bins = [_bins(size, o) for size, o in zip(spatial, out)]
     for where in itertools.product(*(range(o) for o in out)):
         spans = [b[i] for b, i in zip(bins, where)]
         block = arr[(slice(None), slice(None)) + tuple(slice(s, e) for s, e in spans)]
-        local = _block_argmax(block.reshape(n, c, -1))
+        local = _block_argmax(block.reshape(n, c, block[0, 0].size))
         coords = np.unravel_index(local, tuple(e - s for s, e in spans))
         found[(slice(None), slice(None)) + where] = np.ravel_multi_index(
             tuple(k + s for k, (s, _) in zip(coords, spans)), spatial)
@@ -74,7 +77,8 @@ def _adaptive_max_pool(input, output_size, return_indices, nd, op):
                            f"{min(out)}: {list(x.shape[:2] + out)}")
     n, c = x.shape[:2]
     positions = from_numpy(_argmax_positions(x.detach().numpy(), out))
-    y = x.reshape(n, c, -1).gather(2, positions.reshape(n, c, -1)).reshape(n, c, *out)
+    flat = x.reshape(n, c, math.prod(x.shape[2:]))
+    y = flat.gather(2, positions.reshape(n, c, math.prod(out))).reshape(n, c, *out)
     if lifted:
         y, positions = y.squeeze(0), positions.squeeze(0)
     return (y, positions) if return_indices else y

@@ -870,7 +870,6 @@ NOT_SUPPORTED = [
      tuple(f"utils.tensorboard.SummaryWriter.{m}" for m in (
          "add_graph", "add_embedding", "add_hparams", "add_pr_curve", "add_audio", "add_video",
          "add_mesh", "add_custom_scalars"))),
-    ("F.pad(mode=) given positionally", "pass mode= by keyword", ()),
 ]
 
 # the public names of minigrad that PyTorch does not have (exempt from needing a case)
