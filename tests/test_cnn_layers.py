@@ -312,3 +312,11 @@ def test_inplace_forms_write_into_the_input():
         t = x * 1.0
         out = fn(t)
         assert out is t
+
+
+def test_linear_output_written_in_place_by_relu(torch):
+    # AlexNet's and VGG's classifier heads: Linear, then ReLU(inplace=True), on 2-d and 3-d
+    # inputs
+    for shape in [(4, 6), (2, 3, 6)]:
+        same_as_torch(torch, lambda lib, x, w, b: lib.nn.functional.relu(
+            lib.nn.functional.linear(x, w, b), inplace=True), arr(*shape), arr(5, 6), arr(5))
