@@ -514,6 +514,19 @@ def _special_namespace_edges(torch, mg):
         assert np.isnan(gg.item()) if lib is torch else np.isclose(gg.item(), -np.pi ** 2 / 3)
 
 
+def _lazy_linear_placeholders(torch, mg):
+    lazy = torch.nn.LazyLinear(3)
+    try:
+        lazy.weight.shape
+        raise AssertionError("PyTorch gave an uninitialized parameter's shape")
+    except RuntimeError:
+        pass
+    ours = mg.nn.LazyLinear(3)
+    assert ours.weight.shape == (0,) and ours.bias.shape == (0,)
+    ours(mg.ones(2, 4))
+    assert type(ours) is mg.nn.Linear and ours.weight.shape == (3, 4)
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -799,6 +812,11 @@ DIFFERENCES = [
      "up to 2e-9 relatively there. Elsewhere, torch.special's values, dtypes, errors "
      "(float16 refused where PyTorch's CPU kernels are missing) and gradients are PyTorch's.",
      _special_namespace_edges),
+    ("`nn.LazyLinear`'s parameters are empty tensors until its first call.",
+     "PyTorch's are `UninitializedParameter`s, whose shape and values raise an error; "
+     "minigrad's are empty `Parameter`s of shape (0,), given their shapes in place by the "
+     "first call (so an optimizer built before it holds them), after which the module is a "
+     "`Linear`, as in PyTorch.", _lazy_linear_placeholders),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
