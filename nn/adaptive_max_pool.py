@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from minigrad.creation import from_numpy
+from minigrad.linalg_checks import torch_dtype_name
 
 from .functional_conv import batched
 from .module import Module
@@ -64,7 +65,8 @@ def _adaptive_max_pool(input, output_size, return_indices, nd, op):
     if len(sizes) != nd:
         raise RuntimeError(f"{op}(): internal error: output_size.size() must be {nd}")
     if input.dtype.kind != "f":
-        raise NotImplementedError(f"\"{op}\" not implemented for '{input.dtype}'")
+        raise NotImplementedError(f"\"{op}\" not implemented for "
+                                  f"'{torch_dtype_name(input.dtype)}'")
     for d in range(input.ndim - nd, input.ndim):
         if input.shape[d] == 0:
             raise RuntimeError(f"{op}(): Expected input to have non-zero size for non-batch "

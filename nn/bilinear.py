@@ -17,9 +17,13 @@ from .module import Module, Parameter, factory_dtype
 def bilinear(input1, input2, weight, bias=None):
     """input1 (*, in1) and input2 (*, in2), weight (out, in1, in2), bias (out,) ->
     (*, out)."""
-    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
-        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
-                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
+                           f"{input2.ndim}")
+    for d, (a, b) in enumerate(zip(input1.shape[:-1], input2.shape[:-1])):
+        if a != b:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: "
+                               f"got {a} and {b}")
     if weight.ndim != 3:
         raise RuntimeError(f"bilinear(): weight must be three-dimensional (out, in1, in2), got "
                            f"shape {list(weight.shape)}")

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from minigrad.autograd import bump_version, no_grad
+from minigrad.linalg_checks import torch_dtype_name
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -78,10 +79,12 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def _channels(input, op):
     if input.ndim < 2:
-        raise ValueError(f"{op}: expected an input (N, C, *) of at least 2 dims, got shape "
-                         f"{list(input.shape)}")
+        raise RuntimeError(f"{op}: expected an input (N, C, *) of at least 2 dims, got shape "
+                           f"{list(input.shape)}")
     if input.dtype.kind != "f":
-        raise NotImplementedError(f"\"{op}\" not implemented for '{input.dtype}'")
+        raise NotImplementedError(f"\"batch_norm\" not implemented for "
+                                  f"'{torch_dtype_name(input.dtype)}' ({op} takes floating "
+                                  f"inputs)")
     return input.shape[1]
 
 

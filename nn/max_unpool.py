@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from minigrad.creation import zeros
+from minigrad.linalg_checks import torch_dtype_name
 
 from .functional_conv import ntuple
 from .module import Module
@@ -49,7 +50,10 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, o
     out = _output_size(input, kernel, stride, padding, output_size)
     if indices.dtype != np.int64:
         raise RuntimeError(f"elements in indices should be type int64 but got: "
-                           f"{indices.dtype}")
+                           f"{torch_dtype_name(indices.dtype)}")
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f"\"{op}\" not implemented for "
+                                  f"'{torch_dtype_name(input.dtype)}'")
     if tuple(indices.shape) != tuple(input.shape):
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
                            f"({list(input.shape)}) but got indices tensor with shape: "

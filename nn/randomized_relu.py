@@ -9,6 +9,7 @@ import numpy as np
 
 from minigrad import ops
 from minigrad.creation import from_numpy
+from minigrad.linalg_checks import torch_dtype_name
 from minigrad.random import generator
 
 from .module import Module
@@ -18,8 +19,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """x for x > 0, a * x otherwise, with a ~ U(lower, upper) per element while training and
     a = (lower + upper) / 2 in evaluation."""
     if input.dtype.kind != "f":
-        raise NotImplementedError(f"\"rrelu\" not implemented for '{input.dtype}' (input of "
-                                  f"shape {list(input.shape)})")
+        raise NotImplementedError(f"\"leaky_relu_cpu\" not implemented for "
+                                  f"'{torch_dtype_name(input.dtype)}' (rrelu of input of shape "
+                                  f"{list(input.shape)})")
     if training:
         x = input.detach().numpy()
         slopes = generator().uniform(lower, upper, x.shape).astype(x.dtype)
