@@ -320,3 +320,20 @@ def test_linear_output_written_in_place_by_relu(torch):
     for shape in [(4, 6), (2, 3, 6)]:
         same_as_torch(torch, lambda lib, x, w, b: lib.nn.functional.relu(
             lib.nn.functional.linear(x, w, b), inplace=True), arr(*shape), arr(5, 6), arr(5))
+
+
+@pytest.mark.parametrize("name", ["pad circular", "batch_norm training", "instance_norm",
+                                  "pixel_unshuffle", "adaptive_max_pool3d", "max_unpool2d",
+                                  "lp_pool2d", "local_response_norm 4d", "bilinear"])
+def test_forward_mode_matches_central_differences(name):
+    import minigrad.autograd.forward_ad as fwAD
+    fn, shapes = GRADCHECKS[name]
+    xs = [away(arr(*s)) for s in shapes]
+    vs = [arr(*s) for s in shapes]
+    with fwAD.dual_level():
+        tangent = fwAD.unpack_dual(fn(*[fwAD.make_dual(t64(x, False), t64(v, False))
+                                        for x, v in zip(xs, vs)])).tangent
+    eps = 1e-6
+    ahead, behind = (fn(*[t64(x + s * eps * v, False) for x, v in zip(xs, vs)]).numpy()
+                     for s in (1, -1))
+    np.testing.assert_allclose(tangent.numpy(), (ahead - behind) / (2 * eps), atol=1e-6)
