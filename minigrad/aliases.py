@@ -139,8 +139,9 @@ def positive(input):
 
 
 def sgn(input):
-    """`sign(input)`: PyTorch's sign extended to complex numbers, the same for real ones."""
-    return input.sign()
+    """`sign(input)`: PyTorch's sign extended to complex numbers, the same for real ones (a
+    bool tensor is its own sign, which sign refuses)."""
+    return input.clone() if input.dtype.kind == "b" else input.sign()
 
 
 def rsub(input, other, alpha=1):

@@ -7,7 +7,8 @@ gradient is 1; copysign's is +-1 toward its first input, 0 where that input is 0
 the sign-giving one); the tests give bool tensors, and heaviside has no derivative (its
 result is in the graph, and backward through it raises, as in PyTorch). ldexp is a product
 with a power of two, and frexp's mantissa the input times one, so both differentiate as
-those; nextafter, like heaviside, is in the graph without a derivative.
+those; nextafter passes the gradient to its first input where it moves (input != other,
+PyTorch's rule) and none to the second.
 """
 from __future__ import annotations
 
@@ -136,16 +137,17 @@ def ldexp(input, other):
 
 
 class NextAfter(Function):
-    """The next float after a toward b, as an op of the graph with no derivative (PyTorch's
-    result requires grad and backward through it raises)."""
+    """The next float after a toward b; PyTorch's gradient: 1 toward a where a != b (0 where
+    the result is b itself), 0 toward b."""
 
     @staticmethod
     def forward(ctx, a, b):
+        ctx.moved = a != b
         return np.nextafter(a, b)
 
     @staticmethod
     def backward(ctx, g):
-        raise RuntimeError("the derivative for 'nextafter' is not implemented (as in PyTorch)")
+        return g * ctx.moved, np.zeros_like(g)
 
 
 def nextafter(input, other):

@@ -24,6 +24,9 @@ gradient (PyTorch records one whose backward is not implemented)."""
         values, inverse_shape = flat[starts], a.shape
     else:
         d = normalize_dim(dim, a.ndim, "unique_consecutive")
+        if any(n == 0 for i, n in enumerate(a.shape) if i != d):
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                               "unique cannot be applied")
         moved = np.moveaxis(a, d, 0).reshape(a.shape[d] if a.ndim else 1, -1)
         starts = np.ones(moved.shape[0], dtype=bool)
         starts[1:] = (moved[1:] != moved[:-1]).any(axis=1)

@@ -157,16 +157,20 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
                            f"amin, got {reduce}")
     source = _tensor(source)
     _same_dtype("index_reduce", input, source)
-    if input.ndim == 0:
-        return index_reduce(input.reshape(1), dim, index, source.reshape(-1), reduce,
-                            include_self=include_self).reshape(())
+    if input.ndim == 0:  # PyTorch's refuses a 0-d tensor, whatever the source
+        raise RuntimeError(f"index_reduce: source tensor shape must match self tensor shape, "
+                           f"excluding the specified dimension. Got self.shape = [] "
+                           f"source.shape = {list(source.shape)}")
     d, at = _along(input, dim, index, "index_reduce")
     idx = at[-1]
+    n = input.shape[d]
+    if idx.size and not (-n <= idx.min() and idx.max() < n):
+        raise IndexError(f"index_reduce: index out of range for dim {d} of size {n}")
     want = input.shape[:d] + (idx.size,) + input.shape[d + 1:]
     if source.shape != want:
         raise RuntimeError(f"index_reduce: source of shape {list(source.shape)} does not match "
                            f"self of shape {list(input.shape)} with {idx.size} indices along "
                            f"dim {d} (expected {list(want)})")
-    spread = idx.reshape((1,) * d + (-1,) + (1,) * (input.ndim - d - 1)) % max(input.shape[d], 1)
+    spread = np.where(idx < 0, idx + n, idx).reshape((1,) * d + (-1,) + (1,) * (input.ndim - d - 1))
     return input.scatter_reduce(d, np.broadcast_to(spread, want), source, reduce,
                                 include_self=include_self)

@@ -52,6 +52,8 @@ class FunctionMethods:
         """The sum of this tensor down to `size`, a shape it broadcasts from (the reverse of
         `expand`: leading dims summed away, dims of size 1 summed with keepdim)."""
         shape = _size(size)
+        if not shape:  # PyTorch's rule: the sum of every element (an integer one in int64)
+            return self.sum()
         lead = self.ndim - len(shape)
         if lead < 0 or any(s not in (1, n) for s, n in zip(shape, self.shape[lead:])):
             raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size "

@@ -5,8 +5,9 @@ transposes `mT`, `mH`, `H`.
 
 A tensor's elements live in a NumPy array, whose strides are those of the view that made it
 (`t.transpose(0, 1).stride()` is `(1, 3)` for a (3, 2) tensor, as in PyTorch), counted here
-in elements as PyTorch counts them. One difference: NumPy can walk memory backwards, so
-`flip` (made by a reversed slice) has negative strides where PyTorch copies.
+in elements as PyTorch counts them. Two differences: NumPy can walk memory backwards, so
+`flip` (made by a reversed slice) has negative strides where PyTorch copies; and an empty
+tensor reports row-major strides (NumPy's for an empty array are arbitrary).
 
 `Tensor` inherits these methods (see tensor.py).
 """
@@ -28,10 +29,10 @@ def _owner(a):
 def _row_major(shape, strides):
     """Whether strides (in elements) are row-major for shape, ignoring dims of size 1 (whose
     stride never matters), as PyTorch's `is_contiguous` decides."""
+    if 0 in shape:
+        return True
     expected = 1
     for n, s in zip(reversed(shape), reversed(strides)):
-        if n == 0:
-            return True
         if n != 1:
             if s != expected:
                 return False
@@ -52,7 +53,14 @@ class LayoutMethods:
     def stride(self, dim=None):
         """The step in elements between neighbours along each dim (one dim's with `dim`)."""
         a = self._array
-        steps = tuple(s // a.itemsize for s in a.strides)
+        if a.size == 0:  # NumPy's strides of an empty array are arbitrary (often 0)
+            steps, n = [], 1
+            for size in reversed(a.shape):
+                steps.insert(0, n)
+                n *= max(size, 1)
+            steps = tuple(steps)
+        else:
+            steps = tuple(s // a.itemsize for s in a.strides)
         if dim is None:
             return steps
         return steps[ops.shape.normalize_dim(dim, a.ndim, "stride")]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from . import ops
 from . import tensor as _t
 from .autograd.versions import bump_version
-from .autograd.views import adopt_node
+from .autograd.views import adopt_node, view_chain
 from .grad_mode import is_grad_enabled
 
 _normalize_dim = ops.shape.normalize_dim
@@ -29,10 +29,12 @@ def _change_shape(t, name, step, undo):
     """Show t's memory through the view op `step` = (op class, kwargs); `undo` is the op that
     brings the new shape back to the old one."""
     record = is_grad_enabled() and t._requires_grad
-    if record and t.grad_fn is None:
-        raise RuntimeError(f"{name}: a leaf tensor that requires grad is being used in an "
-                           f"in-place operation while recording a graph; wrap it in "
-                           f"minigrad.no_grad(), or call {name.rstrip('_')}() out of place")
+    root = view_chain(t)[0]
+    if record and root._requires_grad and root.grad_fn is None:
+        what = "a leaf tensor" if root is t else "a view of a leaf tensor"
+        raise RuntimeError(f"{name}: {what} that requires grad is being used in an in-place "
+                           f"operation while recording a graph; wrap it in minigrad.no_grad(), "
+                           f"or call {name.rstrip('_')}() out of place")
     cls, kwargs = step
     alias = _t.Tensor._wrap(t._array)  # t's values and graph, so the op records on them
     alias._vc, alias.grad_fn, alias._requires_grad = t._vc, t.grad_fn, t._requires_grad
@@ -73,7 +75,10 @@ class ShapeInPlaceMethods:
     def transpose_(self, dim0, dim1):
         """In place: `transpose(dim0, dim1)`, the two dims swapped."""
         n = self.ndim
-        d0, d1 = _normalize_dim(dim0, n, "transpose_"), _normalize_dim(dim1, n, "transpose_")
+        d0 = _normalize_dim(dim0, max(n, 1), "transpose_")  # a 0-d tensor takes dims 0 and -1
+        d1 = _normalize_dim(dim1, max(n, 1), "transpose_")
+        if n == 0:
+            return self
         dims = list(range(n))
         dims[d0], dims[d1] = d1, d0
         step = (ops.Permute, {"dims": tuple(dims)})  # a swap is its own inverse
