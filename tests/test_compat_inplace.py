@@ -381,8 +381,8 @@ BOOL_GAPS |= {"addr_", "addbmm_"}
 # that of the written 0s and 1s, zero, and it refuses the leaf as for every in-place op (a
 # difference listed in compat_notes.DIFFERENCES): gradients and leaves are not compared
 VALUES_ONLY = {"logical_and_", "logical_or_", "logical_xor_", "logical_not_"}
-# PyTorch's ldexp_ writes through its out= form, which autograd does not see: the gradient
-# through it is zero there (x * 2 ** e's, ldexp's own, here)
+# PyTorch's backward of ldexp_ computes 2 ** e in the integer exponent's dtype: 0 where e < 0
+# (a difference listed in compat_notes.DIFFERENCES)
 VALUES_ONLY |= {"ldexp_"}
 # PyTorch's index_copy_ of a 0-d tensor recorded in a graph cannot run backward (a shape
 # error of its own backward); minigrad's gives index_copy's gradient
