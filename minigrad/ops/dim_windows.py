@@ -4,7 +4,9 @@ along one dim, as a view (PyTorch's `UnfoldBackward`).
 A (N, L) tensor unfolded along dim 1 is (N, W, size) with W = (L - size) // step + 1: the dim
 becomes the window positions and a new last dim holds each window's elements. No element is
 copied; windows that overlap (step < size) show one element several times, so such a view
-is read-only, as an expanded tensor is.
+is read-only, as an expanded tensor is. Its gradient adds each window's gradient back where
+the window was read (`FoldDim`); the two ops are each other's adjoints, so gradients of any
+order flow through them (their tensor-level rules are in graph_rules_reduce_shape.py).
 """
 from __future__ import annotations
 
@@ -36,13 +38,31 @@ class UnfoldDim(Function):
 
     @staticmethod
     def backward(ctx, g):
-        if ctx.in_shape == ():
-            return g.reshape(())
-        d, size, step = ctx.dim, ctx.size, ctx.step
-        shape = ctx.in_shape
-        grad = np.zeros(shape, dtype=g.dtype)
-        n = g.shape[d]  # window positions
-        for k in range(size):  # element k of every window: positions k, k + step, ...
-            at = (slice(None),) * d + (slice(k, k + (n - 1) * step + 1, step),)
-            grad[at] += np.take(g, k, axis=-1)
-        return grad
+        return fold(g, ctx.in_shape, ctx.dim if ctx.in_shape else 0, ctx.size, ctx.step)
+
+
+def fold(g, shape, d, size, step):
+    """The adjoint of unfolding an array of `shape` along dim d: each window's elements of g
+    added back where they were read."""
+    if shape == ():
+        return g.reshape(())
+    grad = np.zeros(shape, dtype=g.dtype)
+    n = g.shape[d]  # window positions
+    for k in range(size):  # element k of every window: positions k, k + step, ...
+        at = (slice(None),) * d + (slice(k, k + (n - 1) * step + 1, step),)
+        grad[at] += np.take(g, k, axis=-1)
+    return grad
+
+
+class FoldDim(Function):
+    """`fold(g, ...)` as an op: the gradient of `UnfoldDim`, whose gradient is an unfold."""
+
+    @staticmethod
+    def forward(ctx, g, shape=(), dimension=0, size=1, step=1):
+        ctx.args = (dimension, size, step)
+        return fold(g, shape, dimension, size, step)
+
+    @staticmethod
+    def backward(ctx, gg):
+        d, size, step = ctx.args
+        return np.array(UnfoldDim.forward(object.__new__(UnfoldDim), gg, d, size, step))
