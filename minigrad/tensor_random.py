@@ -63,11 +63,12 @@ def _range(t, low, high):
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
+    if dtype.kind in "biu":
+        info = np.iinfo(np.uint8) if dtype.kind == "b" else np.iinfo(dtype)
+        top = 1 if dtype.kind == "b" else info.max
         if low < info.min:
             raise RuntimeError(f"random_: from is out of bounds for {torch_dtype_name(dtype)}")
-        if high - 1 > info.max:
+        if high - 1 > top:
             raise RuntimeError(f"random_: to - 1 is out of bounds for {torch_dtype_name(dtype)}")
     return low, high
 
@@ -115,14 +116,16 @@ class RandomFillMethods:
         """Draws of the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
         if not 0 < p < 1:
             raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+        if self.dtype.kind == "b":
+            raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
         return self._inplace("geometric_", lambda d: np.copyto(
             d, _rng(generator).geometric(p, d.shape), casting="unsafe"))
 
     def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
         """Draws of exp(N(mean, std**2))."""
-        _float_only(self, "log_normal")
         if not std > 0:
             raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+        _float_only(self, "log_normal")
         return self._inplace("log_normal_", lambda d: np.copyto(
             d, _rng(generator).lognormal(mean, std, d.shape), casting="unsafe"))
 
