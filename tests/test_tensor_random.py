@@ -106,7 +106,7 @@ CALLS = {
     "cauchy_": lambda L, t: t.cauchy_(),
     "cauchy_ sigma 0": lambda L, t: t.cauchy_(0, 0),
     "poisson": lambda L, t: L.poisson(t),
-    "poisson negative": lambda L, t: L.poisson(t - 1),
+    "poisson negative": lambda L, t: L.poisson(t.to(L.float32) - 1),
 }
 
 
