@@ -42,7 +42,8 @@ def _dtype_name(dtype):
 def _mismatch(actual, expected, rtol, atol, equal_nan, scalar, what):
     """The failure text for two arrays (None if they are close)."""
     integral = actual.dtype.kind in "biu"  # differences printed as integers
-    compute = np.float64 if actual.dtype == np.float64 or integral else np.float32
+    # a scalar's differences are Python floats' (float64), as PyTorch prints them
+    compute = np.float64 if actual.dtype == np.float64 or integral or scalar else np.float32
     a, e = actual.astype(compute), expected.astype(compute)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         close = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
@@ -81,8 +82,8 @@ def _greatest(d):
 def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_dtype, check_stride):
     a, e = actual._array, expected._array
     if a.shape != e.shape:
-        return (f"The values for attribute 'shape' do not match: {actual.shape} != "
-                f"{expected.shape}.")
+        return (f"The values for attribute 'shape' do not match: {actual.shape!r} != "
+                f"{expected.shape!r}.")
     if check_dtype and a.dtype != e.dtype:
         return (f"The values for attribute 'dtype' do not match: {_dtype_name(a.dtype)} != "
                 f"{_dtype_name(e.dtype)}.")
