@@ -164,3 +164,25 @@ def test_shape_changes_differentiate_in_float64():
         return y * y
     assert gradcheck(f, [mg.tensor(np.random.default_rng(0).standard_normal((2, 3)),
                                    requires_grad=True)])
+
+
+def test_contiguous_exports_to_onnx(tmp_path):
+    """A model that copies a transposed tensor to row-major (`.contiguous().view(...)`, common
+    in attention code) exports: the copy is an Identity in ONNX, which has no layouts."""
+    ort = pytest.importorskip("onnxruntime")
+    import minigrad.onnx
+
+    class Model(mg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = mg.nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.lin(x).transpose(0, 1).contiguous().view(-1)
+
+    model, x = Model(), mg.tensor(np.random.default_rng(1).standard_normal((2, 3)),
+                                  dtype=mg.float32)
+    path = str(tmp_path / "model.onnx")
+    minigrad.onnx.export(model, (x,), path, input_names=["x"], dynamo=False)
+    (out,) = ort.InferenceSession(path).run(None, {"x": x.numpy()})
+    np.testing.assert_allclose(out, model(x).detach().numpy(), rtol=1e-6, atol=1e-6)
