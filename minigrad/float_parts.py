@@ -16,6 +16,8 @@ import numpy as np
 
 from .autograd import function
 from .autograd.function import Function
+from .graph_rules import constant, rule
+from .jvp_rules import jvp_rule
 from .linalg_checks import torch_dtype_name
 from .ops._sloped import Sloped, with_numbers, zero_where
 
@@ -161,3 +163,14 @@ def nextafter(input, other):
     to = [x.to(dtype) if isinstance(x, function.Tensor) else _wrap(np.asarray(x, dtype))
           for x in (input, other)]
     return NextAfter.apply(*to)
+
+
+@rule(NextAfter)
+def _next_after_rule(ctx, g):
+    return g * constant(ctx.moved.astype(g.dtype)), None
+
+
+@jvp_rule(NextAfter)
+def _next_after_jvp(ctx, out, tangents):
+    t = tangents[0]
+    return None if t is None else t * ctx.moved

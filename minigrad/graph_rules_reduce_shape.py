@@ -256,3 +256,8 @@ def _unfold_dim(ctx, g):
 def _fold_dim(ctx, g):
     d, size, step = ctx.args
     return UnfoldDim.apply(g, dimension=d, size=size, step=step)
+
+
+@rule(ops.Contiguous)
+def _contiguous(ctx, g):
+    return g

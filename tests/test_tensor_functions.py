@@ -99,3 +99,17 @@ def test_errors_name_the_op():
         mg.diagonal_scatter(mg.zeros(3, 3), mg.zeros(2))
     with pytest.raises(RuntimeError, match="same dtypes"):
         mg.zeros(3).masked_scatter(mg.tensor([True, False, True]), mg.zeros(3).double())
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a: a.unfold(0, 3, 2), lambda a: a.reshape(2, 3).t().contiguous(),
+    lambda a: mg.nextafter(a, a.detach() + 1), lambda a: a.unfold(0, 2, 1).sum(-1)])
+def test_forward_mode_agrees_with_the_jacobian(fn):
+    import minigrad.autograd.forward_ad as fwAD
+    from minigrad.autograd.functional import jacobian
+    x, v = leaf(6).detach(), mg.tensor(rng.standard_normal(6))
+    with fwAD.dual_level():
+        tangent = fwAD.unpack_dual(fn(fwAD.make_dual(x, v))).tangent
+    jac = jacobian(fn, x).numpy()
+    np.testing.assert_allclose(tangent.numpy(), jac @ v.numpy(), rtol=1e-12, atol=1e-12)
+    assert gradgradcheck(lambda a: fn(a) ** 3, [x.clone().requires_grad_()])
