@@ -25,17 +25,25 @@ from .covariance import corrcoef, cov
 from .broadcasting import broadcast_shapes, broadcast_tensors
 from .bessel import i0
 from .conversions import deg2rad, float_power, rad2deg
-from .float_parts import copysign, frac, heaviside, isneginf, isposinf, signbit
+from .float_parts import (copysign, frac, frexp, heaviside, isneginf, isposinf, ldexp, nextafter,
+                          signbit)
 from .gamma_functions import digamma, lgamma, polygamma
 from .gamma_functions import multigammaln as mvlgamma
-from .histograms import histc
-from .index_functions import argwhere, take
+from .histograms import histc, histogram
+from .index_functions import argwhere, take, unravel_index
+from .norm_functions import dist, renorm
+from .run_lengths import unique_consecutive
+from .scatter_functions import (diagonal_scatter, index_copy, index_reduce, masked_scatter, put,
+                                select_scatter, slice_scatter)
+from .size import Size, is_same_size
+from .splits import dsplit, hsplit, split_with_sizes, vsplit
 from .integer_math import gcd, lcm
 from .log_odds import logit, xlogy
 from .nan_extrema import aminmax, fmax, fmin
 from .aliases import (absolute, clone, divide, eq, fix, fliplr, flipud, ge, greater, greater_equal,
                       gt, le, less, less_equal, lt, moveaxis, msort, multiply, ne, negative,
-                      not_equal, ravel, subtract, swapaxes, swapdims, true_divide)
+                      not_equal, positive, ravel, rsub, sgn, subtract, swapaxes, swapdims,
+                      true_divide)
 from .linalg_det import det, logdet, slogdet
 from .linalg_cholesky_solve import cholesky_inverse, cholesky_solve
 from .linalg_householder import geqrf, ormqr
@@ -56,17 +64,17 @@ from .ops.polar import arctan2, atan2, hypot
 from .order_statistics import mode, nanmedian, nanquantile
 from .statistics import count_nonzero, kthvalue, median, quantile, std_mean, var_mean
 from .tensor_products import cross, kron, tensordot
-from .differences import diff
+from .differences import diff, gradient
 from .nan_reductions import nanmean, nansum
 from .tensor_assembly import (atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod,
-                              column_stack, diag_embed, dstack, hstack, meshgrid, tile, vstack)
+                              column_stack, combinations, diag_embed, dstack, hstack, meshgrid, tile, vstack)
 from .error_functions import erf, erfc, erfinv, exp2, log2, log10
 from . import special
 from .sinc import sinc
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, logspace, ones, ones_like, rand, rand_like, randint,
                        randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like)
-from .dtypes import (bfloat16, bool_, cdouble, cfloat, chalf, complex32, complex64, complex128,
+from .dtypes import (bfloat16, bool_, can_cast, cdouble, cfloat, chalf, complex32, complex64, complex128,
                      double, finfo, float8_e4m3fn, float8_e5m2, float16, float32, float64,
                      get_default_dtype, half, iinfo, int8, int16, int32, int64, long,
                      promote_types, result_type, set_default_dtype, short, uint8, uint16,
@@ -105,85 +113,68 @@ from .platform.tensortypes import (BoolTensor, ByteTensor, CharTensor, DoubleTen
                                    FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor)
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
-from .sampling import bernoulli, multinomial, normal
+from .sampling import bernoulli, multinomial, normal, poisson
 from .printing import set_printoptions
 from .serialization import load, save
 from .tensor import Tensor
+from . import testing
 
 from .version import __version__
 
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
-    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Tensor", "abs", "absolute", "acos",
-    "acosh",
-    "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all", "allclose", "amax",
-    "amin",
-    "aminmax", "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
-    "arctanh",
-    "are_deterministic_algorithms_enabled", "argmax", "argmin", "argsort",
-    "argwhere", "as_tensor", "asin",
-    "asinh", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d", "atleast_3d", "autocast",
-    "baddbmm", "bernoulli", "bfloat16", "bincount", "bitwise_and", "bitwise_left_shift",
-    "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "block_diag", "bmm", "bool",
-    "bool_", "broadcast_shapes", "broadcast_tensors", "broadcast_to", "bucketize",
-    "cartesian_prod", "cat", "cdist", "cdouble", "ceil",
-    "cfloat", "chain_matmul", "chalf", "channels_last", "channels_last_3d", "cholesky",
-    "cholesky_inverse", "cholesky_solve",
-    "chunk", "clamp", "clamp_max", "clamp_min", "clip", "clone", "column_stack",
-    "compile", "complex128", "complex32", "complex64", "concat",
-    "contiguous_format", "copysign", "corrcoef", "cos", "cosh",
-    "count_nonzero", "cov",
-    "cross", "cummax", "cummin", "cumprod", "cumsum", "cumulative_trapezoid",
-    "default_generator", "deg2rad", "det", "detect_anomaly",
-    "device", "diag", "diag_embed", "diagonal", "diff",
-    "digamma", "div", "divide", "dot", "double", "dropout",
-    "dstack", "einsum", "empty", "empty_like", "enable_grad", "eq", "equal", "erf", "erfc",
-    "erfinv",
-    "exp", "exp2", "expm1", "eye", "finfo", "fix", "flatten", "flip", "fliplr", "flipud", "float",
-    "float16", "float32",
-    "float64", "float8_e4m3fn", "float8_e5m2", "float_power", "floor", "floor_divide",
-    "fmax", "fmin", "fmod",
-    "frac", "from_numpy",
-    "full", "full_like", "gather",
-    "gcd", "ge", "gelu", "geqrf", "ger", "get_backend", "get_default_dtype",
-    "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater",
-    "greater_equal", "gt", "half", "heaviside", "histc", "hstack", "hypot",
-    "i0", "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed", "inner",
-    "int",
+    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Size", "Tensor", "abs", "absolute",
+    "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all",
+    "allclose", "amax", "amin", "aminmax", "any", "arange", "arccos", "arccosh", "arcsin",
+    "arcsinh", "arctan", "arctan2", "arctanh", "are_deterministic_algorithms_enabled", "argmax",
+    "argmin", "argsort", "argwhere", "as_tensor", "asin", "asinh", "atan", "atan2", "atanh",
+    "atleast_1d", "atleast_2d", "atleast_3d", "autocast", "baddbmm", "bernoulli", "bfloat16",
+    "bincount", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "block_diag", "bmm", "bool", "bool_", "broadcast_shapes",
+    "broadcast_tensors", "broadcast_to", "bucketize", "can_cast", "cartesian_prod", "cat", "cdist",
+    "cdouble", "ceil", "cfloat", "chain_matmul", "chalf", "channels_last", "channels_last_3d",
+    "cholesky", "cholesky_inverse", "cholesky_solve", "chunk", "clamp", "clamp_max", "clamp_min",
+    "clip", "clone", "column_stack", "combinations", "compile", "complex128", "complex32",
+    "complex64", "concat", "contiguous_format", "copysign", "corrcoef", "cos", "cosh",
+    "count_nonzero", "cov", "cross", "cummax", "cummin", "cumprod", "cumsum",
+    "cumulative_trapezoid", "default_generator", "deg2rad", "det", "detect_anomaly", "device",
+    "diag", "diag_embed", "diagonal", "diagonal_scatter", "diff", "digamma", "dist", "div",
+    "divide", "dot", "double", "dropout", "dsplit", "dstack", "einsum", "empty", "empty_like",
+    "enable_grad", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "finfo",
+    "fix", "flatten", "flip", "fliplr", "flipud", "float", "float16", "float32", "float64",
+    "float8_e4m3fn", "float8_e5m2", "float_power", "floor", "floor_divide", "fmax", "fmin", "fmod",
+    "frac", "frexp", "from_numpy", "full", "full_like", "gather", "gcd", "ge", "gelu", "geqrf",
+    "ger", "get_backend", "get_default_dtype", "get_float32_matmul_precision", "get_num_threads",
+    "get_rng_state", "gradient", "greater", "greater_equal", "gt", "half", "heaviside", "histc",
+    "histogram", "hsplit", "hstack", "hypot", "i0", "iinfo", "index_add", "index_copy",
+    "index_fill", "index_reduce", "index_select", "inference_mode", "initial_seed", "inner", "int",
     "int16", "int32", "int64", "int8", "inverse", "is_deterministic_algorithms_warn_only_enabled",
-    "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isin", "isinf",
-    "isnan",
-    "isneginf",
-    "isposinf", "kron", "kthvalue",
-    "lcm", "le", "lerp", "less", "less_equal", "lgamma", "linspace", "load", "log",
-    "log10", "log1p", "log2",
+    "is_floating_point", "is_grad_enabled", "is_same_size", "is_tensor", "isclose", "isfinite",
+    "isin", "isinf", "isnan", "isneginf", "isposinf", "kron", "kthvalue", "lcm", "ldexp", "le",
+    "lerp", "less", "less_equal", "lgamma", "linspace", "load", "log", "log10", "log1p", "log2",
     "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logical_and",
-    "logical_not", "logical_or", "logical_xor",
-    "logit", "logspace", "logsumexp", "long", "lt", "lu_solve",
-    "lu_unpack", "manual_seed", "masked_fill", "masked_select", "matmul", "matrix_exp",
-    "matrix_power", "max", "maximum", "mean", "median", "memory_format", "meshgrid",
-    "min", "minimum", "mm", "mode", "moveaxis", "movedim", "msort", "mul", "multinomial",
-    "multiply", "mv", "mvlgamma", "nan_to_num", "nanmean",
-    "nanmedian", "nanquantile", "nansum", "narrow", "ne", "neg", "negative", "no_grad", "nonzero",
-    "norm", "normal", "not_equal",
-    "numel", "one_hot", "ones", "ones_like", "orgqr", "ormqr", "outer", "permute", "pinverse",
-    "polygamma", "pow", "preserve_format", "prod", "promote_types", "qr", "quantile", "rad2deg",
-    "rand", "rand_like", "randint",
-    "randint_like", "randn", "randn_like", "randperm", "ravel",
-    "reciprocal", "relu", "remainder", "repeat_interleave", "reshape", "result_type", "roll",
-    "rot90", "round", "rsqrt", "save", "scatter", "scatter_add", "searchsorted", "seed", "select",
+    "logical_not", "logical_or", "logical_xor", "logit", "logspace", "logsumexp", "long", "lt",
+    "lu_solve", "lu_unpack", "manual_seed", "masked_fill", "masked_scatter", "masked_select",
+    "matmul", "matrix_exp", "matrix_power", "max", "maximum", "mean", "median", "memory_format",
+    "meshgrid", "min", "minimum", "mm", "mode", "moveaxis", "movedim", "msort", "mul",
+    "multinomial", "multiply", "mv", "mvlgamma", "nan_to_num", "nanmean", "nanmedian",
+    "nanquantile", "nansum", "narrow", "ne", "neg", "negative", "nextafter", "no_grad", "nonzero",
+    "norm", "normal", "not_equal", "numel", "one_hot", "ones", "ones_like", "orgqr", "ormqr",
+    "outer", "permute", "pinverse", "poisson", "polygamma", "positive", "pow", "preserve_format",
+    "prod", "promote_types", "put", "qr", "quantile", "rad2deg", "rand", "rand_like", "randint",
+    "randint_like", "randn", "randn_like", "randperm", "ravel", "reciprocal", "relu", "remainder",
+    "renorm", "repeat_interleave", "reshape", "result_type", "roll", "rot90", "round", "rsqrt",
+    "rsub", "save", "scatter", "scatter_add", "searchsorted", "seed", "select", "select_scatter",
     "set_backend", "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled",
-    "set_num_threads", "set_printoptions", "set_rng_state", "short", "sigmoid", "sign",
-    "signbit", "sin", "sinc",
-    "sinh", "slogdet", "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std",
-    "std_mean", "sub", "subtract", "sum", "svd", "swapaxes", "swapdims", "t",
-    "take", "take_along_dim",
-    "tanh", "tensor", "tensor_split",
-    "tensordot", "tile", "topk", "trace", "transpose", "trapezoid", "trapz", "triangular_solve",
-    "tril", "tril_indices", "triu", "triu_indices", "true_divide", "trunc",
-    "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unsqueeze",
-    "use_deterministic_algorithms", "var", "var_mean", "vdot", "vstack",
-    "where", "xlogy", "zeros", "zeros_like",
+    "set_num_threads", "set_printoptions", "set_rng_state", "sgn", "short", "sigmoid", "sign",
+    "signbit", "sin", "sinc", "sinh", "slice_scatter", "slogdet", "softmax", "sort", "split",
+    "split_with_sizes", "sqrt", "square", "squeeze", "stack", "std", "std_mean", "sub", "subtract",
+    "sum", "svd", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tanh", "tensor",
+    "tensor_split", "tensordot", "tile", "topk", "trace", "transpose", "trapezoid", "trapz",
+    "triangular_solve", "tril", "tril_indices", "triu", "triu_indices", "true_divide", "trunc",
+    "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unique_consecutive",
+    "unravel_index", "unsqueeze", "use_deterministic_algorithms", "var", "var_mean", "vdot",
+    "vsplit", "vstack", "where", "xlogy", "zeros", "zeros_like",
 ]
 
 # Modules of the core that PyTorch code reaches under these paths (`import minigrad.cuda`,

@@ -1,15 +1,16 @@
 """PyTorch's other names for functions minigrad has, the NumPy-style spellings scripts use:
 the comparisons `eq`, `ne`, `gt`, `ge`, `lt`, `le` and `greater`, `less`, `greater_equal`,
 `less_equal`, `not_equal`; `subtract`, `multiply`, `divide`, `true_divide`, `negative`,
-`absolute`, `fix`; `clone`; `swapaxes`, `swapdims`, `moveaxis`, `ravel`, `fliplr`, `flipud`;
+`absolute`, `fix`, `positive`, `sgn` (sign, for real tensors), `rsub` (subtraction with its
+operands swapped); `clone`; `swapaxes`, `swapdims`, `moveaxis`, `ravel`, `fliplr`, `flipud`;
 `msort`. Each calls the op it names, so values, dtypes and gradients are that op's.
 """
 from __future__ import annotations
 
 __all__ = ["absolute", "clone", "divide", "eq", "fix", "fliplr", "flipud", "ge", "greater",
            "greater_equal", "gt", "le", "less", "less_equal", "lt", "moveaxis", "msort",
-           "multiply", "ne", "negative", "not_equal", "ravel", "subtract", "swapaxes",
-           "swapdims", "true_divide"]
+           "multiply", "ne", "negative", "not_equal", "positive", "ravel", "rsub", "sgn",
+           "subtract", "swapaxes", "swapdims", "true_divide"]
 
 
 def eq(input, other):
@@ -128,3 +129,21 @@ def flipud(input):
 def msort(input):
     """`sort(input, dim=0).values`."""
     return input.sort(0).values
+
+
+def positive(input):
+    """`+input`: input itself (a bool tensor is refused, as PyTorch's)."""
+    if input.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def sgn(input):
+    """`sign(input)`: PyTorch's sign extended to complex numbers, the same for real ones (a
+    bool tensor is its own sign, which sign refuses)."""
+    return input.clone() if input.dtype.kind == "b" else input.sign()
+
+
+def rsub(input, other, alpha=1):
+    """other - alpha * input (subtraction with its operands swapped)."""
+    return other - (input if alpha == 1 else input * alpha)

@@ -142,6 +142,13 @@ def promote_types(type1, type2):
     return out
 
 
+def can_cast(from_, to):
+    """Whether PyTorch's in-place ops write a result of dtype `from_` into a tensor of dtype
+    `to`: never into a lower category (float into an integer type, integer into bool)."""
+    a, b = np.dtype(from_), np.dtype(to)
+    return _category(a, "can_cast") <= _category(b, "can_cast")
+
+
 def _classify(x, op):
     """(priority class, dtype): 0 for dimensioned tensors and arrays, 1 for 0-d ones, 2 for
     Python numbers, which count as bool, int64 or the default float."""

@@ -1,10 +1,14 @@
 """The parts of a floating-point number and tests on them: `frac` (what is left after
 truncation toward zero), `signbit` (the sign bit, set for -0.0 too), `copysign` (the magnitude
 of one number with the sign of another), `heaviside` (the step function, with the value given
-at 0), `isposinf` and `isneginf`. frac and copysign are differentiable as PyTorch's are (frac's
+at 0), `isposinf` and `isneginf`; `frexp` (mantissa and exponent), `ldexp` (their inverse) and
+`nextafter` (the next representable number toward another). frac and copysign are differentiable as PyTorch's are (frac's
 gradient is 1; copysign's is +-1 toward its first input, 0 where that input is 0, and 0 toward
 the sign-giving one); the tests give bool tensors, and heaviside has no derivative (its
-result is in the graph, and backward through it raises, as in PyTorch).
+result is in the graph, and backward through it raises, as in PyTorch). ldexp is a product
+with a power of two, and frexp's mantissa the input times one, so both differentiate as
+those; nextafter passes the gradient to its first input where it moves (input != other,
+PyTorch's rule) and none to the second.
 """
 from __future__ import annotations
 
@@ -12,10 +16,13 @@ import numpy as np
 
 from .autograd import function
 from .autograd.function import Function
+from .graph_rules import constant, rule
+from .jvp_rules import jvp_rule
 from .linalg_checks import torch_dtype_name
 from .ops._sloped import Sloped, with_numbers, zero_where
 
-__all__ = ["copysign", "frac", "heaviside", "isneginf", "isposinf", "signbit"]
+__all__ = ["copysign", "frac", "frexp", "heaviside", "isneginf", "isposinf", "ldexp",
+           "nextafter", "signbit"]
 
 
 def _array(x):
@@ -107,3 +114,63 @@ def heaviside(input, values):
         raise RuntimeError(f"heaviside: shapes {a.shape} and {v.shape} cannot be broadcast "
                            f"together") from None
     return Heaviside.apply(input, values if isinstance(values, function.Tensor) else _wrap(v))
+
+
+def frexp(input):
+    """(mantissa, exponent) with input = mantissa * 2 ** exponent, |mantissa| in [0.5, 1)
+    (0 for 0); the mantissa keeps input's float dtype, the exponent is int32."""
+    from . import return_types
+    a = input._array
+    if a.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    _, e = np.frexp(a)
+    exponent = _wrap(e.astype(np.int32))
+    scale = _wrap(np.ldexp(np.ones((), a.dtype), -e).astype(a.dtype))  # exact: a power of 2
+    return return_types.frexp(input * scale, exponent)
+
+
+def ldexp(input, other):
+    """input * 2 ** other, elementwise and broadcast, in their common float dtype (integers
+    give the default float); differentiable in both as that product."""
+    from .dtypes import computation_dtype
+    other = other if isinstance(other, function.Tensor) else _wrap(other)
+    dtype = computation_dtype((input, other), "ldexp", floats=True)
+    return input.to(dtype) * 2.0 ** other.to(dtype)
+
+
+class NextAfter(Function):
+    """The next float after a toward b; PyTorch's gradient: 1 toward a where a != b (0 where
+    the result is b itself), 0 toward b."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.moved = a != b
+        return np.nextafter(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.moved, np.zeros_like(g)
+
+
+def nextafter(input, other):
+    """The next representable number after input toward other, elementwise and broadcast,
+    for float tensors (both promoted to their common dtype)."""
+    from .dtypes import result_type
+    dtype = result_type(input, other)
+    if dtype.kind != "f":
+        raise NotImplementedError(f'"nextafter_cpu" not implemented for '
+                                  f"'{torch_dtype_name(dtype)}'")
+    to = [x.to(dtype) if isinstance(x, function.Tensor) else _wrap(np.asarray(x, dtype))
+          for x in (input, other)]
+    return NextAfter.apply(*to)
+
+
+@rule(NextAfter)
+def _next_after_rule(ctx, g):
+    return g * constant(ctx.moved.astype(g.dtype)), None
+
+
+@jvp_rule(NextAfter)
+def _next_after_jvp(ctx, out, tangents):
+    t = tangents[0]
+    return None if t is None else t * ctx.moved

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import ops
 from .autograd.function import Function
+from .ops.dim_windows import FoldDim, UnfoldDim
 from .graph_rules import constant, rule, saved_input, saved_output
 
 
@@ -243,3 +244,20 @@ def _copy_slices(ctx, g):
 
 
 __all__ = ["ScatterBack"]
+
+
+@rule(UnfoldDim)
+def _unfold_dim(ctx, g):
+    d = ctx.dim if ctx.in_shape else 0
+    return FoldDim.apply(g, shape=ctx.in_shape, dimension=d, size=ctx.size, step=ctx.step)
+
+
+@rule(FoldDim)
+def _fold_dim(ctx, g):
+    d, size, step = ctx.args
+    return UnfoldDim.apply(g, dimension=d, size=size, step=step)
+
+
+@rule(ops.Contiguous)
+def _contiguous(ctx, g):
+    return g

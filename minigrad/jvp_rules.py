@@ -15,6 +15,7 @@ import numpy as np
 from . import kernels, ops
 from .graph_rules import registrar
 from .graph_rules_elementwise import SigmoidValue, TanhValue
+from .ops.dim_windows import FoldDim, UnfoldDim, fold
 from .ops.index import _along
 
 JVP_RULES = {}
@@ -95,6 +96,23 @@ def _reshape(ctx, out, tangents):
 @jvp_rule(ops.Permute)
 def _permute(ctx, out, tangents):
     return tangents[0].transpose(np.argsort(ctx.inverse))
+
+
+@jvp_rule(ops.Contiguous)
+def _contiguous(ctx, out, tangents):
+    return tangents[0]
+
+
+@jvp_rule(UnfoldDim)
+def _unfold_dim(ctx, out, tangents):
+    d = ctx.dim if ctx.in_shape else 0
+    return np.array(UnfoldDim.forward(object.__new__(UnfoldDim), tangents[0], d, ctx.size,
+                                      ctx.step))
+
+
+@jvp_rule(FoldDim)
+def _fold_dim(ctx, out, tangents):
+    return fold(tangents[0], out.shape, *ctx.args)
 
 
 @jvp_rule(ops.Expand)

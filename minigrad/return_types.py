@@ -5,7 +5,8 @@ a `linalg_slogdet` (sign, logabsdet), `linalg.qr` a `linalg_qr` (Q, R), `linalg.
 (U, S, Vh), `linalg.eigh` a `linalg_eigh` (eigenvalues, eigenvectors), `linalg.lstsq` a
 `linalg_lstsq` (solution, residuals, rank, singular_values), the `_ex` forms their result
 and `info`, and the LU functions their factors; `aminmax` its (min, max); the older top-level `svd`, `qr`, `geqrf`,
-`lu_unpack` and `triangular_solve` theirs."""
+`lu_unpack` and `triangular_solve` theirs; `frexp` its (mantissa, exponent) and `histogram`
+its (hist, bin_edges)."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -45,3 +46,5 @@ triangular_solve = namedtuple("triangular_solve", ["solution", "cloned_coefficie
 cummax = _pair("cummax")
 cummin = _pair("cummin")
 aminmax = namedtuple("aminmax", ["min", "max"], module=__name__)
+frexp = namedtuple("frexp", ["mantissa", "exponent"], module=__name__)
+histogram = namedtuple("histogram", ["hist", "bin_edges"], module=__name__)

@@ -1,11 +1,13 @@
 """Sampling from distributions given as tensors: `multinomial` (categories by probability,
-how language models pick the next token), `bernoulli` and `normal`. Results carry no gradient.
+how language models pick the next token), `bernoulli`, `normal` and `poisson`. Results carry no
+gradient.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .dtypes import resolve
+from .linalg_checks import torch_dtype_name
 from .random import generator as _rng
 from .tensor import Tensor, array_of
 
@@ -82,3 +84,15 @@ def normal(mean=0.0, std=1.0, size=None, generator=None, dtype=None):
     like = m if isinstance(mean, Tensor) else s if isinstance(std, Tensor) else None
     dtype = resolve(dtype, like.dtype if like is not None else None)
     return Tensor._wrap(_rng(generator).normal(m, s, shape).astype(dtype))
+
+
+def poisson(input, generator=None):
+    """Counts drawn from Poisson distributions of rates input (float, non-negative), in
+    input's dtype, without gradient."""
+    rates = input._array
+    if rates.dtype.kind != "f":
+        raise NotImplementedError(f'"poisson_cpu" not implemented for '
+                                  f"'{torch_dtype_name(rates.dtype)}'")
+    if np.any(rates < 0) or np.any(np.isnan(rates)):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return Tensor._wrap(_rng(generator).poisson(rates).astype(rates.dtype))

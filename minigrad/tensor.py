@@ -21,13 +21,18 @@ from .platform.device import check_device
 from .platform.memory_format import check_memory_format
 from .grad_mode import is_grad_enabled
 from .printing import array_text
+from .size import size_of
 # PyTorch's further Tensor methods, grouped by kind in modules of their own; Tensor inherits
 # them. Those modules reach this one's names at call time (the one import cycle the layering
 # test allows, by name).
 from .tensor_convert import ConversionMethods
 from .tensor_math import MathMethods, _float_only, _floating, _softmax
 from .tensor_operators import OperatorMethods
+from .tensor_functions import FunctionMethods
+from .tensor_layout import LayoutMethods
+from .tensor_random import RandomFillMethods
 from .tensor_shape import ShapeMethods
+from .tensor_shape_inplace import ShapeInPlaceMethods
 from .tensor_write import WriteMethods
 from .special_methods import SpecialMethods
 
@@ -39,7 +44,8 @@ def array_of(x):
 
 
 class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, WriteMethods,
-             SpecialMethods):
+             SpecialMethods, LayoutMethods, ShapeInPlaceMethods, FunctionMethods,
+             RandomFillMethods):
     """An n-dimensional array that records the ops applied to it, so it can differentiate them."""
 
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
@@ -82,7 +88,7 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
         return t
 
     # --- description ----------------------------------------------------------------------
-    shape = property(lambda self: self._array.shape)
+    shape = property(lambda self: size_of(self._array.shape))
     ndim = property(lambda self: self._array.ndim)
     dtype = property(lambda self: self._array.dtype)
     is_leaf = property(lambda self: self.grad_fn is None)
@@ -104,7 +110,7 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
 
     def size(self, dim=None):
         if dim is None:
-            return self._array.shape
+            return size_of(self._array.shape)
         return self._array.shape[ops.shape.normalize_dim(dim, self.ndim, "size")]
 
     def numel(self):

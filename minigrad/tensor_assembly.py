@@ -2,9 +2,10 @@
 `hstack`, `vstack`, `dstack` and `column_stack` (concatenation after PyTorch's promotion to at
 least 1, 2 or 3 dims, which `atleast_1d`, `atleast_2d` and `atleast_3d` do alone),
 `block_diag` (matrices along a diagonal), `diag_embed` (vectors as diagonals) and
-`cartesian_prod` (all combinations of the elements of 1-D tensors).
+`cartesian_prod` (all combinations of the elements of 1-D tensors) and `combinations` (the
+r-element subsets of one 1-D tensor's elements, Python's itertools.combinations).
 
-Each is expand, repeat, reshape and cat, so gradients flow through ops that have them.
+Each is expand, index_select, repeat, reshape and cat, so gradients flow through ops that have them.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import warnings
 import numpy as np
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod",
-           "column_stack", "diag_embed", "dstack", "hstack", "meshgrid", "tile", "vstack"]
+           "column_stack", "combinations", "diag_embed", "dstack", "hstack", "meshgrid", "tile", "vstack"]
 
 
 def meshgrid(*tensors, indexing=None):
@@ -192,3 +193,20 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         perm[dst] = src
     perm[d1], perm[d2] = nd - 2, nd - 1
     return out.permute(*perm)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The r-element combinations of the 1-D input's elements, in itertools' order, as rows
+    of a (count, r) tensor (with_replacement: an element may repeat in a row); r = 0 gives
+    an empty 1-D tensor, r larger than the input an empty (0, r) one."""
+    import itertools
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input[:0]
+    pick = (itertools.combinations_with_replacement if with_replacement
+            else itertools.combinations)
+    rows = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    return input.index_select(0, rows.reshape(-1)).reshape(-1, r)

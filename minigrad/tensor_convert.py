@@ -71,9 +71,6 @@ class ConversionMethods:
     def element_size(self):
         return self._array.itemsize
 
-    def is_contiguous(self, memory_format=None):
-        return True  # every op accepts any strides, so no caller needs a copy
-
     def view_as(self, other):
         return self.reshape(other.shape)
 

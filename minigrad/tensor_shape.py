@@ -14,7 +14,6 @@ import numpy as np
 
 from . import ops
 from . import tensor as _t
-from .platform.memory_format import check_memory_format
 from .tensor_convert import _size
 
 
@@ -68,9 +67,6 @@ class ShapeMethods:
         return ops.Expand.apply(self, shape=tuple(shape))
 
     def expand_as(self, other): return self.expand(other.shape)
-    def contiguous(self, memory_format=None):
-        check_memory_format(memory_format, "contiguous", self.ndim)
-        return self  # the kernels accept any strides; nothing to do
 
     def split(self, split_size, dim=0):
         """Pieces of `split_size` along dim (the last may be smaller), or of the given sizes."""

@@ -527,6 +527,36 @@ def _lazy_linear_placeholders(torch, mg):
     assert type(ours) is mg.nn.Linear and ours.weight.shape == (3, 4)
 
 
+def _size_and_strides(torch, mg):
+    assert repr(mg.zeros(2, 3).shape) == "minigrad.Size([2, 3])"
+    assert str(mg.zeros(2, 3).shape) == "(2, 3)"
+    assert str(torch.zeros(2, 3).shape) == "torch.Size([2, 3])"
+    assert mg.zeros(2, 3).shape == (2, 3) and mg.zeros(2, 3).shape.numel() == 6
+    assert torch.zeros(2, 3).flip(0).stride() == (3, 1)
+    assert mg.zeros(2, 3).flip(0).stride() == (-3, 1)
+    assert torch.zeros(3, 2).t().stride() == mg.zeros(3, 2).t().stride() == (1, 2)
+    y = mg.ones(2, 3, requires_grad=True) * 1
+    assert y.unsqueeze_(0).grad_fn.name() == "ReshapeBackward"
+
+
+def _unique_consecutive_no_grad(torch, mg):
+    x = [1.0, 1.0, 2.0]
+    assert torch.unique_consecutive(torch.tensor(x, requires_grad=True)).requires_grad
+    assert not mg.unique_consecutive(mg.tensor(x, requires_grad=True)).requires_grad
+
+
+def _ldexp_integer_exponent_gradient(torch, mg):
+    grads = []
+    for lib in (torch, mg):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 1
+        y.ldexp_(lib.tensor([1, -1]))
+        lib.ldexp(x, lib.tensor([1, -1])).sum().backward()
+        y.sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads == [[4.0, 0.0], [4.0, 1.0]]
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -549,8 +579,29 @@ DIFFERENCES = [
      "weights (state dicts, safetensors) to compare the two. The samples of `distributions` "
      "(`sample`, `rsample`) and the noise of `F.gumbel_softmax` differ in the same way; "
      "their `log_prob`, `entropy` and `kl_divergence` are PyTorch's values and gradients, "
-     "and `batch_shape`, `event_shape` are tuples.",
+     "and `batch_shape`, `event_shape` are tuples. So do the in-place fills (`bernoulli_`, "
+     "`random_`, `exponential_`, `geometric_`, `log_normal_`, `cauchy_`) and `poisson`, "
+     "whose distributions, errors and dtypes are PyTorch's (tests/test_tensor_random.py); "
+     "like `normal_`, a fill is refused on any tensor that requires grad while recording, "
+     "where PyTorch records it on a non-leaf (with a zero gradient).",
      _random_streams),
+    ("`Size` prints as a tuple; strides are NumPy's.",
+     "`t.shape` and `t.size()` are a `minigrad.Size`, a tuple (`t.shape == (2, 3)` holds) with "
+     "`numel()`, as `torch.Size`; its repr is `minigrad.Size([2, 3])`, but `print(t.shape)` "
+     "and f-strings show `(2, 3)` where PyTorch shows `torch.Size([2, 3])`, and it is saved "
+     "and loaded as a tuple. `stride()` reads the "
+     "NumPy array's strides, so views agree with PyTorch's (a transpose, a slice, an "
+     "expand), except that `flip` has negative strides (PyTorch copies) and an empty tensor "
+     "reports row-major ones. The in-place shape changes (`unsqueeze_`, `transpose_`, ...) "
+     "record `ReshapeBackward` and `PermuteBackward` where PyTorch names `UnsqueezeBackward1` "
+     "and `TransposeBackward1`.", _size_and_strides),
+    ("`unique_consecutive` has no gradient.",
+     "PyTorch records a node whose backward is not implemented; minigrad's result does not "
+     "require grad (as `unique`'s).", _unique_consecutive_no_grad),
+    ("`ldexp` with an integer exponent differentiates as `x * 2.0 ** e`.",
+     "PyTorch's backward of `ldexp` and `ldexp_` computes 2 ** e in the integer exponent's "
+     "dtype, so the gradient is 0 wherever e < 0; minigrad's is 2.0 ** e.",
+     _ldexp_integer_exponent_gradient),
     ("`kthvalue` and `nanmedian` return the first of equal values.",
      "Their index is the k-th of a stable sort, so among equal values the first; PyTorch's "
      "selection may return the index of another of them (the value is the same, the gradient "
@@ -670,7 +721,7 @@ DIFFERENCES = [
     ("Only the CPU exists.",
      "`device('cuda')` can be built, so `'cuda' if cuda.is_available() else 'cpu'` works, "
      "but moving a tensor to it raises one error saying that minigrad runs on the CPU. "
-     "`inference_mode()` is `no_grad()`; `is_contiguous()` is always True.", None),
+     "`inference_mode()` is `no_grad()`.", None),
     ("A Transformer layer in training fuses dropout with its neighbours.",
      "`TransformerEncoderLayer` and `TransformerDecoderLayer` run ReLU + dropout, dropout + "
      "residual add (+ LayerNorm) and attention's mask + softmax + dropout as single ops when "
@@ -693,8 +744,9 @@ DIFFERENCES = [
     ("Memory formats are accepted and checked, and change no layout.",
      "`to`, `contiguous`, `clone` and the `*_like` functions take `memory_format=` "
      "(`channels_last`, ...) and raise PyTorch's errors for a wrong type or rank, but the "
-     "tensor keeps its row-major strides and `is_contiguous(memory_format=...)` is always "
-     "True: minigrad's kernels accept any strides, so no layout is faster than another.",
+     "tensor keeps its row-major strides and `is_contiguous(memory_format=channels_last)` "
+     "is True for every tensor: minigrad's kernels accept any strides, so no layout is "
+     "faster than another.",
      _memory_format_keeps_strides),
     ("DataLoader workers send their batches through pipes.",
      "`num_workers > 0` starts real worker processes (seeded per worker from the generator "
@@ -845,11 +897,10 @@ NOT_SUPPORTED = [
      "eigh and eigvalsh for symmetric matrices (minigrad's tensors are real: `linalg.eig` "
      "raises an AttributeError saying so); solve, or factor with lu_factor, cholesky, qr, svd "
      "or eigh", ("linalg.eig", "linalg.eigvals", "linalg.ldl_factor", "linalg.ldl_solve")),
-    ("Tensor.squeeze_, unsqueeze_, transpose_, t_, resize_, as_strided, stride, data_ptr, "
-     "storage, share_memory_", "no memory-layout API: tensors are NumPy arrays",
-     ("Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.transpose_", "Tensor.resize_",
-      "Tensor.as_strided", "Tensor.stride", "Tensor.data_ptr")),
-    ("torch.Size", "shapes are plain tuples", ("Size",)),
+    ("Tensor.resize_, as_strided, data_ptr, storage, untyped_storage, share_memory_",
+     "no raw-memory API: tensors are NumPy arrays (`stride()`, `storage_offset()` and "
+     "`is_contiguous()` describe their layout; reshape instead of resizing)",
+     ("Tensor.resize_", "Tensor.as_strided", "Tensor.data_ptr", "Tensor.untyped_storage")),
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
     ("F.interpolate(mode='bicubic' or 'trilinear', antialias=True)", "an error names the "
@@ -936,11 +987,16 @@ _GRAD = ("float32", "float64")
 _ALL = "*"
 
 SWEEP_DIFFERENCES = [
+    (("Tensor.stride",), _ALL, ("empty",), "values",
+     "`stride()` of an empty tensor is row-major ((3, 1) for shape (0, 3)): NumPy's strides "
+     "of an empty array are arbitrary; PyTorch's tensor made from such an array keeps "
+     "NumPy's (0, 0)."),
     (("Tensor.__floordiv__", "Tensor.__floordiv__ (int)"), _GRAD, _ALL, "gradient",
      "`//` has a zero gradient where PyTorch raises 'derivative not implemented' (see above)."),
     (("Tensor.view",), _ALL, ("transposed", "3-d permuted", "wide"), "no error",
-     "`view` of a transposed tensor works: tensors are NumPy arrays and `is_contiguous()` is "
-     "always True, so there is no 'view size is not compatible' error."),
+     "`view` of a transposed tensor works (NumPy copies where the strides do not allow a "
+     "view), so there is no 'view size is not compatible' error, although "
+     "`is_contiguous()` is False for it as in PyTorch."),
     (("Tensor.topk",), _ALL, ("wide",), "values",
      "`topk` returns the first of equal values (the lowest index), as `sort` is stable; "
      "PyTorch may return another of them (the indices differ, not the values)."),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from compat_sweep_special import BINARY_SPECIAL, INPLACE_SPECIAL, UNARY_SPECIAL
+from compat_sweep_tensor import BINARY_TENSOR, INPLACE_TENSOR, UNARY_TENSOR
 
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
 FLOATS = ("float16", "float32", "float64")
@@ -248,8 +249,9 @@ INPLACE = [
     _b("Tensor.addmm_", lambda L, x, y: x.addmm_(y.reshape(-1, 1), y.reshape(1, -1))
        if x.ndim == 2 and x.shape[0] == x.shape[1] else x.addmm_(x, x)),
 ]
-INPLACE += INPLACE_SPECIAL
-OPS = UNARY + BINARY + REDUCE + SHAPE + INPLACE + UNARY_SPECIAL + BINARY_SPECIAL
+INPLACE += INPLACE_SPECIAL + INPLACE_TENSOR
+OPS = (UNARY + BINARY + REDUCE + SHAPE + INPLACE + UNARY_SPECIAL + BINARY_SPECIAL + UNARY_TENSOR
+       + BINARY_TENSOR)
 INPLACE_NAMES = {name for name, _, _ in INPLACE}
 
 
@@ -316,7 +318,9 @@ def run(lib, op, dtype, layout, layouts=LAYOUTS):
         total.backward()
     except Exception as e:  # noqa: BLE001
         return got, _error(e)
-    return got, [None if t.grad is None else t.grad.numpy().copy() for t in leaves]
+    # (PyTorch's gradient of ldexp's exponent is a ZeroTensor, which numpy() takes only forced)
+    force = {"force": True} if lib.__name__ == "torch" else {}
+    return got, [None if t.grad is None else t.grad.numpy(**force).copy() for t in leaves]
 
 
 def _close(a, b):

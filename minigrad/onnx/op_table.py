@@ -194,6 +194,7 @@ OPS = {
     ops.Gelu: _gelu, ops.Clamp: _clamp, ops.Where: _where, ops.MaskedFill: _masked_fill,
     ops.Cast: lambda g, rec: g.node("Cast", [_x(g, rec)], to=onnx_type(rec.out.dtype)),
     ops.Reshape: _shape_op(reshape), ops.Expand: _shape_op(expand),
+    ops.Contiguous: lambda g, rec: g.node("Identity", [_x(g, rec)]),  # a layout change only
     ops.Permute: lambda g, rec: g.node("Transpose", [_x(g, rec)], perm=[
         normalize_dim(d, _ndim(rec), "permute") for d in rec.kwargs["dims"]]),
     ops.Cat: _cat(False), ops.Stack: _cat(True),

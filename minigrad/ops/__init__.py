@@ -5,7 +5,7 @@ from .elementwise import (Abs, Add, Cast, Clamp, Div, Exp, Gelu, LeakyRelu, Log,
 from .index import Embedding, Gather, GetItem, IndexSelect
 from .matmul import MatMul
 from .reduce import Amax, Amin, LogSumExp, Mean, Std, Sum, Var
-from .shape import Cat, Expand, Permute, Reshape, Stack
+from .shape import Cat, Contiguous, Expand, Permute, Reshape, Stack
 from .softmax import LogSoftmax, MaskedSoftmaxDropout, Softmax
 from .dropout import Dropout, DropoutAdd, ReluDropout
 from .linear import Linear

@@ -132,3 +132,16 @@ class Stack(Function):
     def backward(ctx, g):
         return tuple(np.moveaxis(g, ctx.dim, 0))
 
+
+
+class Contiguous(Function):
+    """A row-major copy of a tensor whose elements are stored in another order (transposed,
+    strided); `Tensor.contiguous` returns a row-major tensor itself."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return np.array(a, order="C")
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
