@@ -1,0 +1,384 @@
+"""Invertible maps y = f(x) with the log |det df/dx| of their Jacobian (PyTorch's
+`torch.distributions.transforms`): what `TransformedDistribution` pushes a base distribution
+through, as a tanh-squashed Normal (SAC's policy) or a log-normal.
+
+A transform's `inv` is the inverse map; `cache_size=1` keeps the last (x, y) pair, so that
+the inverse of a value just produced returns its x exactly (atanh(tanh(x)) loses x where
+tanh rounds to 1). `domain`/`codomain` are constraints; their `event_dim` says how many
+trailing dims one Jacobian covers.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+from minigrad import Tensor, atanh, zeros_like
+from minigrad.nn.functional import softplus
+
+from . import constraints
+from .utils import clamp_probs
+
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "SigmoidTransform", "TanhTransform", "Transform", "identity_transform"]
+
+
+def _sum_rightmost(value, dim):
+    """value summed over its last `dim` dims (a number as it is)."""
+    return value.reshape(tuple(value.shape[:value.ndim - dim]) + (-1,)).sum(-1) if dim else value
+
+
+class Transform:
+    """Subclasses define `_call` (x -> y), `_inverse` (y -> x) and `log_abs_det_jacobian`."""
+    bijective = False
+    domain = constraints.real
+    codomain = constraints.real
+
+    def __init__(self, cache_size=0):
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        self._cache_size = cache_size
+        self._cached_x_y = None, None
+        self._inv = None
+
+    @property
+    def event_dim(self):
+        if self.domain.event_dim == self.codomain.event_dim:
+            return self.domain.event_dim
+        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
+
+    @property
+    def inv(self):
+        """The inverse transform (the same one each time; its `inv` is this one)."""
+        if self._inv is None:
+            self._inv = _InverseTransform(self)
+        return self._inv
+
+    @property
+    def sign(self):
+        raise NotImplementedError(f"{type(self).__name__} has no sign")
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        if type(self).__init__ is Transform.__init__:
+            return type(self)(cache_size=cache_size)
+        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+
+    def __call__(self, x):
+        if self._cache_size == 0:
+            return self._call(x)
+        x_old, y_old = self._cached_x_y
+        if x is x_old:
+            return y_old
+        y = self._call(x)
+        self._cached_x_y = x, y
+        return y
+
+    def _inv_call(self, y):
+        if self._cache_size == 0:
+            return self._inverse(y)
+        x_old, y_old = self._cached_x_y
+        if y is y_old:
+            return x_old
+        x = self._inverse(y)
+        self._cached_x_y = x, y
+        return x
+
+    def _call(self, x):
+        raise NotImplementedError(f"{type(self).__name__} does not implement _call")
+
+    def _inverse(self, y):
+        raise NotImplementedError(f"{type(self).__name__} does not implement _inverse")
+
+    def log_abs_det_jacobian(self, x, y):
+        raise NotImplementedError(f"{type(self).__name__} does not implement "
+                                  f"log_abs_det_jacobian")
+
+    def forward_shape(self, shape):
+        return shape
+
+    def inverse_shape(self, shape):
+        return shape
+
+    def __eq__(self, other):
+        return self is other
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class _InverseTransform(Transform):
+    """`transform.inv`: calls run the inverse, and the log-determinant changes sign."""
+
+    def __init__(self, transform):
+        super().__init__(cache_size=transform._cache_size)
+        self._inv = transform
+
+    domain = property(lambda self: self._inv.codomain)
+    codomain = property(lambda self: self._inv.domain)
+    bijective = property(lambda self: self._inv.bijective)
+    sign = property(lambda self: self._inv.sign)
+
+    @property
+    def inv(self):
+        return self._inv
+
+    def __call__(self, x):
+        return self._inv._inv_call(x)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -self._inv.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape):
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self._inv.forward_shape(shape)
+
+    def __eq__(self, other):
+        return isinstance(other, _InverseTransform) and self._inv == other._inv
+
+    __hash__ = object.__hash__
+
+
+class ComposeTransform(Transform):
+    """`parts` applied in order; the log-determinants add (summed over event dims first)."""
+
+    def __init__(self, parts, cache_size=0):
+        if cache_size:
+            parts = [part.with_cache(cache_size) for part in parts]
+        super().__init__(cache_size=cache_size)
+        self.parts = list(parts)
+
+    def __eq__(self, other):
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    __hash__ = object.__hash__
+
+    @property
+    def domain(self):
+        if not self.parts:
+            return constraints.real
+        domain, event_dim = self.parts[0].domain, self.parts[-1].codomain.event_dim
+        for part in reversed(self.parts):
+            event_dim += part.domain.event_dim - part.codomain.event_dim
+            event_dim = max(event_dim, part.domain.event_dim)
+        if event_dim > domain.event_dim:
+            domain = constraints.independent(domain, event_dim - domain.event_dim)
+        return domain
+
+    @property
+    def codomain(self):
+        if not self.parts:
+            return constraints.real
+        codomain, event_dim = self.parts[-1].codomain, self.parts[0].domain.event_dim
+        for part in self.parts:
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+            event_dim = max(event_dim, part.codomain.event_dim)
+        if event_dim > codomain.event_dim:
+            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
+        return codomain
+
+    @property
+    def bijective(self):
+        return all(p.bijective for p in self.parts)
+
+    @property
+    def sign(self):
+        sign = 1
+        for p in self.parts:
+            sign = sign * p.sign
+        return sign
+
+    @property
+    def inv(self):
+        if self._inv is None:
+            self._inv = ComposeTransform([p.inv for p in reversed(self.parts)])
+            self._inv._inv = self
+        return self._inv
+
+    def __call__(self, x):
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def log_abs_det_jacobian(self, x, y):
+        if not self.parts:
+            return zeros_like(x)
+        xs = [x]
+        for part in self.parts[:-1]:
+            xs.append(part(xs[-1]))
+        xs.append(y)
+        result, event_dim = 0, self.domain.event_dim
+        for part, a, b in zip(self.parts, xs[:-1], xs[1:]):
+            result = result + _sum_rightmost(part.log_abs_det_jacobian(a, b),
+                                             event_dim - part.domain.event_dim)
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+        return result
+
+    def forward_shape(self, shape):
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape):
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
+
+    def __repr__(self):
+        inner = ",\n    ".join(repr(p) for p in self.parts)
+        return f"{type(self).__name__}(\n    {inner}\n)"
+
+
+identity_transform = ComposeTransform([])
+
+
+class ExpTransform(Transform):
+    """y = exp(x); log |dy/dx| = x."""
+    domain, codomain, bijective, sign = constraints.real, constraints.positive, True, 1
+
+    def __eq__(self, other):
+        return isinstance(other, ExpTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.exp()
+
+    def _inverse(self, y):
+        return y.log()
+
+    def log_abs_det_jacobian(self, x, y):
+        return x
+
+
+class SigmoidTransform(Transform):
+    """y = sigmoid(x), kept inside [eps, 1 - eps]; log |dy/dx| = -softplus(-x) - softplus(x)."""
+    domain, codomain, bijective, sign = constraints.real, constraints.unit_interval, True, 1
+
+    def __eq__(self, other):
+        return isinstance(other, SigmoidTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return clamp_probs(x.sigmoid())
+
+    def _inverse(self, y):
+        y = clamp_probs(y)
+        return y.log() - (-y).log1p()
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x) - softplus(x)
+
+
+class TanhTransform(Transform):
+    """y = tanh(x); log |dy/dx| = 2 (log 2 - x - softplus(-2x)), the form that stays finite
+    where 1 - tanh(x)^2 rounds to 0."""
+    domain, codomain, bijective, sign = constraints.real, constraints.interval(-1.0, 1.0), True, 1
+
+    def __eq__(self, other):
+        return isinstance(other, TanhTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.tanh()
+
+    def _inverse(self, y):
+        return atanh(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
+
+
+class AbsTransform(Transform):
+    """y = |x| (not bijective: the inverse returns y itself)."""
+    domain, codomain = constraints.real, constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
+class AffineTransform(Transform):
+    """y = loc + scale x, over `event_dim` trailing dims (log |scale| summed over them)."""
+    bijective = True
+
+    def __init__(self, loc, scale, event_dim=0, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.loc, self.scale, self._event_dim = loc, scale, event_dim
+
+    @property
+    def event_dim(self):
+        return self._event_dim
+
+    @property
+    def domain(self):
+        return constraints.real if self._event_dim == 0 else \
+            constraints.independent(constraints.real, self._event_dim)
+
+    codomain = domain
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(self.loc, self.scale, self._event_dim, cache_size=cache_size)
+
+    def __eq__(self, other):
+        if not isinstance(other, AffineTransform):
+            return False
+        same = []
+        for a, b in ((self.loc, other.loc), (self.scale, other.scale)):
+            if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
+                same.append(a == b)
+            else:
+                same.append(bool(((a - b) == 0).all().item()))
+        return all(same)
+
+    __hash__ = object.__hash__
+
+    @property
+    def sign(self):
+        if isinstance(self.scale, numbers.Real):
+            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0
+        return self.scale.sign()
+
+    def _call(self, x):
+        return self.loc + self.scale * x
+
+    def _inverse(self, y):
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x, y):
+        shape = tuple(x.shape)
+        if isinstance(self.scale, numbers.Real):
+            result = zeros_like(x) + math.log(abs(self.scale))
+        else:
+            result = self.scale.abs().log()
+        if self._event_dim:
+            result = _sum_rightmost(result, self._event_dim)
+            shape = shape[:len(shape) - self._event_dim]
+        return result.expand(shape)
+
+    def forward_shape(self, shape):
+        return _broadcast(shape, self.loc, self.scale)
+
+    def inverse_shape(self, shape):
+        return _broadcast(shape, self.loc, self.scale)
+
+
+def _broadcast(shape, *params):
+    import numpy as np
+    shapes = [tuple(p.shape) for p in params if isinstance(p, Tensor)]
+    return tuple(np.broadcast_shapes(tuple(shape), *shapes))
