@@ -3,7 +3,7 @@
 so `rsample`'s gradient is Gamma's implicit one carried through the normalisation."""
 from __future__ import annotations
 
-from minigrad import Tensor, digamma, finfo, lgamma, one_hot, where, xlogy
+from minigrad import Tensor, digamma, finfo, int64, lgamma, one_hot, where, xlogy, zeros_like
 
 from . import constraints
 from .distribution import Distribution
@@ -31,11 +31,13 @@ class Dirichlet(Distribution):
 
     @property
     def mode(self):
-        """(a - 1)+ normalised; a corner (the largest a) where every a < 1."""
+        """(a - 1)+ normalised; where every a < 1 (the density is unbounded at every corner)
+        the first corner, as PyTorch's (its argmax of a row of 0 / 0 picks index 0)."""
         concm1 = (self.concentration - 1).clamp(min=0.0)
-        mode = concm1 / concm1.sum(-1, keepdim=True)
-        corner = one_hot(mode.argmax(-1), concm1.shape[-1]).to(mode.dtype)
         below = (self.concentration < 1).all(-1, keepdim=True)
+        # a divisor of 1 in the corner rows: 0 / 0 there would send NaN into the gradient
+        mode = concm1 / where(below, 1.0, concm1.sum(-1, keepdim=True))
+        corner = one_hot(zeros_like(below[..., 0], dtype=int64), concm1.shape[-1]).to(mode.dtype)
         return where(below, corner, mode)
 
     @property
