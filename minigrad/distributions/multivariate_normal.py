@@ -59,7 +59,8 @@ class MultivariateNormal(Distribution):
                              "scale_tril may be specified.")
         (name, matrix), = given
         if matrix.ndim < 2:
-            raise ValueError(f"{name} matrix must be at least two-dimensional, with optional "
+            label = "scale_tril matrix" if name == "scale_tril" else name  # PyTorch's words
+            raise ValueError(f"{label} must be at least two-dimensional, with optional "
                              f"leading batch dimensions")
         batch_shape = tuple(np.broadcast_shapes(tuple(matrix.shape[:-2]), tuple(loc.shape[:-1])))
         setattr(self, name, matrix.expand(batch_shape + tuple(matrix.shape[-2:])))
