@@ -33,9 +33,7 @@ class Beta(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = _instance if _instance is not None else object.__new__(type(self))
         new._dirichlet = self._dirichlet.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, (), validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(new, batch_shape, ())
 
     @property
     def concentration1(self):

@@ -94,6 +94,13 @@ class Distribution:
         new._batch_shape = batch_shape
         return new
 
+    def _expanded(self, new, batch_shape, event_shape=None):
+        """Finish an `expand` that set `new`'s parts: its shapes, and this one's validation."""
+        event_shape = self._event_shape if event_shape is None else event_shape
+        Distribution.__init__(new, batch_shape, event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def cdf(self, value):
         raise NotImplementedError(f"{type(self).__name__} does not implement cdf")
 

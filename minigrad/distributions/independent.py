@@ -34,9 +34,7 @@ class Independent(Distribution):
         new.base_dist = self.base_dist.expand(
             batch_shape + tuple(self.event_shape[:self.reinterpreted_batch_ndims]))
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(new, batch_shape)
 
     @property
     def has_rsample(self):

@@ -70,9 +70,7 @@ class MixtureSameFamily(Distribution):
             batch_shape + (self._num_component,))
         new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
         new._num_component, new._event_ndims = self._num_component, self._event_ndims
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(new, batch_shape)
 
     @property
     def support(self):

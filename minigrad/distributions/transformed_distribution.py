@@ -55,9 +55,7 @@ class TransformedDistribution(Distribution):
         base_batch = shape[:len(shape) - len(self.base_dist.event_shape)]
         new.base_dist = self.base_dist.expand(base_batch)
         new.transforms = self.transforms
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(new, batch_shape)
 
     @property
     def support(self):

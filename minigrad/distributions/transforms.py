@@ -65,24 +65,21 @@ class Transform:
         raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
 
     def __call__(self, x):
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = x, y
-        return y
+        return self._cached(x, forward=True)
 
     def _inv_call(self, y):
+        return self._cached(y, forward=False)
+
+    def _cached(self, value, forward):
+        """y of x (forward) or x of y, from the cached pair when `value` is its other half."""
         if self._cache_size == 0:
-            return self._inverse(y)
+            return self._call(value) if forward else self._inverse(value)
         x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = x, y
-        return x
+        if value is (x_old if forward else y_old):
+            return y_old if forward else x_old
+        other = self._call(value) if forward else self._inverse(value)
+        self._cached_x_y = (value, other) if forward else (other, value)
+        return other
 
     def _call(self, x):
         raise NotImplementedError(f"{type(self).__name__} does not implement _call")
