@@ -246,3 +246,24 @@ def _(lib, loc, scale, y):
             sig.log_abs_det_jacobian(loc, sig(loc)), T.AbsTransform()(loc),
             T.identity_transform(loc), isinstance(sig, D.Transform),
             D.TransformedDistribution(D.Normal(loc, scale), T.ExpTransform()).log_prob(scale))
+
+
+@add
+@case("distributions.Chi2", "distributions.HalfCauchy", "distributions.Weibull",
+      "distributions.Multinomial", "distributions.PowerTransform",
+      "distributions.SoftplusTransform",
+      inputs=(f32(2, 3, low=0.5, high=3.0), f32(2, 3, low=0.5, high=3.0),
+              f32(4, 2, 3, low=0.1, high=3.0), f32(2, 3, low=0.05, high=0.95)))
+def _(lib, a, b, x, q):
+    D = lib.distributions
+    chi2, half, weibull = D.Chi2(a), D.HalfCauchy(b), D.Weibull(a, b)
+    multi = D.Multinomial(5, probs=a)
+    counts = lib.tensor([[1.0, 0.0, 4.0], [2.0, 2.0, 1.0]])
+    power, soft = D.PowerTransform(b), D.SoftplusTransform()
+    return (chi2.log_prob(x), chi2.entropy(), chi2.df, chi2.mean, half.log_prob(x),
+            half.entropy(), half.cdf(x), half.icdf(q), half.mode, weibull.log_prob(x),
+            weibull.entropy(), weibull.mean, weibull.variance, weibull.cdf(x), weibull.icdf(q),
+            multi.log_prob(counts), multi.entropy(), multi.mean, multi.variance,
+            multi.sample((3,)).shape, multi.event_shape, power(a), power.inv(power(a)),
+            power.log_abs_det_jacobian(a, power(a)), soft(x), soft.inv(soft(x)),
+            soft.log_abs_det_jacobian(x, soft(x)), D.kl_divergence(chi2, D.Chi2(b)))

@@ -6,11 +6,12 @@ import pytest
 
 import minigrad as mg
 from minigrad.autograd import gradcheck
-from minigrad.distributions import (Beta, Binomial, Categorical, Cauchy, Dirichlet,
-                                    Exponential, Gamma, Geometric, Gumbel, HalfNormal,
-                                    Independent, Laplace, LogNormal, MixtureSameFamily,
-                                    MultivariateNormal, Normal, OneHotCategorical, Poisson,
-                                    StudentT, TransformedDistribution, kl_divergence)
+from minigrad.distributions import (Beta, Binomial, Categorical, Cauchy, Chi2, Dirichlet,
+                                    Exponential, Gamma, Geometric, Gumbel, HalfCauchy,
+                                    HalfNormal, Independent, Laplace, LogNormal,
+                                    MixtureSameFamily, Multinomial, MultivariateNormal, Normal,
+                                    OneHotCategorical, Poisson, StudentT,
+                                    TransformedDistribution, Weibull, kl_divergence)
 from minigrad.distributions.transforms import AffineTransform, TanhTransform
 
 rng = np.random.default_rng(3)
@@ -32,7 +33,8 @@ SCALAR = [lambda a, b: Exponential(pos(a)), lambda a, b: Laplace(a, pos(b)),
           lambda a, b: Cauchy(a, pos(b)), lambda a, b: Gumbel(a, pos(b)),
           lambda a, b: LogNormal(a, pos(b)), lambda a, b: HalfNormal(pos(b)),
           lambda a, b: StudentT(pos(b) + 1, a, pos(a)), lambda a, b: Gamma(pos(a), pos(b)),
-          lambda a, b: Beta(pos(a), pos(b))]
+          lambda a, b: HalfCauchy(pos(b)), lambda a, b: Weibull(pos(a), pos(b)),
+          lambda a, b: Chi2(pos(a)), lambda a, b: Beta(pos(a), pos(b))]
 
 
 @pytest.mark.parametrize("i", range(len(SCALAR)))
@@ -41,7 +43,7 @@ def test_gradcheck_scalar_families(i):
     value = X if i != len(SCALAR) - 1 else leaf(X.detach().numpy() / 2.5)  # Beta's: in (0, 1)
     assert gradcheck(lambda a, b, x: make(a, b).log_prob(x), [LOC, RAW, value])
     assert gradcheck(lambda a, b: make(a, b).entropy(), [LOC, RAW])
-    if i < 6:
+    if i < 6 or SCALAR[i] in SCALAR[-4:-2]:
         assert gradcheck(lambda a, b, x: make(a, b).cdf(x), [LOC, RAW, value])
         assert gradcheck(lambda a, b: make(a, b).icdf(mg.tensor([0.2, 0.5, 0.9],
                                                                 dtype=mg.float64)), [LOC, RAW])
@@ -59,6 +61,9 @@ def test_gradcheck_discrete_and_vector_families():
     assert gradcheck(lambda a, s: Dirichlet(pos(a), validate_args=False).log_prob(s),
                      [LOC, simplex])
     assert gradcheck(lambda a: Dirichlet(pos(a)).entropy(), [LOC])
+    five = mg.tensor([[1.0, 2, 2], [0, 5, 0]])
+    assert gradcheck(lambda a: Multinomial(5, logits=a).log_prob(five), [LOC])
+    assert gradcheck(lambda a: Multinomial(3, probs=pos(a)).entropy(), [LOC])
     hot = mg.tensor(np.eye(3)[[2, 0]])
     assert gradcheck(lambda a: OneHotCategorical(logits=a).log_prob(hot), [LOC])
     m = leaf(rng.standard_normal((3, 3)))
@@ -100,7 +105,8 @@ def test_gradcheck_kl_and_rsample():
                HalfNormal(pos(b)).rsample((2,)), Gumbel(a, pos(b)).rsample((2,)),
                MultivariateNormal(a, scale_tril=mg.diag(pos(b))).rsample((2,)),
                Gamma(2.0, pos(b)).rsample((2,)),  # the rate only: d/da is implicit, not
-               StudentT(3.0, a, pos(b)).rsample((2,))]  # the rejection sampler's at fixed seed
+               StudentT(3.0, a, pos(b)).rsample((2,)), HalfCauchy(pos(a)).rsample((2,)),
+               Weibull(pos(a), pos(b)).rsample((2,))]  # the rejection sampler's at fixed seed
         return mg.cat([o.reshape(-1) for o in out])
     assert gradcheck(draws, [LOC, RAW])
 
@@ -131,6 +137,13 @@ ERRORS = [
     (lambda D, t: D.HalfNormal(1.0, validate_args=True).log_prob(t(-1.0)),
      r"within the support \(GreaterThanEq\(lower_bound=0.0\)\)"),
     (lambda D, t: D.StudentT(t([-1.0]), validate_args=True), r"parameter df"),
+    (lambda D, t: D.Weibull(t([1.0]), t([-1.0]), validate_args=True),
+     r"parameter concentration .* constraint GreaterThan\(lower_bound=0.0\)"),
+    (lambda D, t: D.Chi2(t([-1.0]), validate_args=True), r"parameter df .* of distribution Chi2"),
+    (lambda D, t: D.HalfCauchy(1.0, validate_args=True).log_prob(t(-1.0)),
+     r"within the support \(GreaterThanEq\(lower_bound=0.0\)\)"),
+    (lambda D, t: D.Multinomial(3, t([0.5, 0.5]), validate_args=True).log_prob(t([3.0, 1.0])),
+     r"within the support \(Multinomial\(\)\)"),
     (lambda D, t: D.MultivariateNormal(t([0.0, 0.0]), t([[1.0, 2.0], [2.0, 1.0]]),
                                        validate_args=True), r"constraint PositiveDefinite\(\)"),
     (lambda D, t: D.MultivariateNormal(t([0.0, 0.0]), scale_tril=t([[-1.0, 0.0], [0.0, 1.0]]),
@@ -175,6 +188,8 @@ def test_not_implemented_as_pytorch(torch):
             D.Binomial(lib.tensor([2.0, 3.0]), lib.tensor([0.5, 0.5])).entropy()
         with pytest.raises(NotImplementedError):
             D.Poisson(lib.tensor([2.0])).entropy()
+        with pytest.raises(NotImplementedError, match="inhomogeneous total_count"):
+            D.Multinomial(lib.tensor(3), lib.tensor([0.5, 0.5]))
         with pytest.raises(NotImplementedError):
             D.Poisson(lib.tensor([2.0])).rsample()
         with pytest.raises(NotImplementedError):

@@ -50,6 +50,12 @@ def _positive(lib, a, b, x, q):
     # PyTorch has no gradient of gammainc in the concentration: compare the one in x
     out += _scalar_outputs(g, y, cdf=False) + [D.Gamma(pos(a).detach(), pos(b)).cdf(y)]
     out += [D.Gamma(pos(a, 1.5), 2.0).mode, D.Exponential(3.0).log_prob(y)]
+    out += _scalar_outputs(D.HalfCauchy(pos(b)), y, q, mode=True)[:2] + [D.HalfCauchy(pos(
+        b)).cdf(y), D.HalfCauchy(pos(a)).icdf(q), D.HalfCauchy(pos(a)).mode]
+    out += _scalar_outputs(D.Weibull(pos(a), pos(b)), y, q)
+    chi2 = D.Chi2(pos(a, 1.0))
+    out += [chi2.log_prob(y), chi2.entropy(), chi2.mean, chi2.variance, chi2.df,
+            D.kl_divergence(chi2, D.Chi2(pos(b))), D.kl_divergence(chi2, D.Gamma(pos(b), 0.5))]
     beta = D.Beta(pos(a), pos(b, 1.2))
     out += _scalar_outputs(beta, q, cdf=False) + [D.Beta(0.5, 2.5).log_prob(q)]
     return out
@@ -70,6 +76,10 @@ def _discrete(lib, a, b):
     out += [binom.log_prob(counts), binom.entropy(), binom.mean, binom.variance, binom.mode,
             binom.enumerate_support(), binom_l.log_prob(counts), binom_l.mean, binom_l.mode,
             binom.logits, binom_l.probs]
+    multi = D.Multinomial(6, logits=b)
+    six = lib.tensor(np.array([[1.0, 2, 3], [0, 0, 6]]), dtype=a.dtype)
+    out += [multi.log_prob(six), multi.entropy(), multi.mean, multi.variance,
+            D.Multinomial(4, probs=p).log_prob(lib.tensor(np.array([4.0, 0, 0]), dtype=a.dtype))]
     return out
 
 
@@ -113,6 +123,8 @@ def _built(lib, a, b, x, q):
     out += [flip.log_prob(x), flip.cdf(x), flip.icdf(q)]
     logistic = D.TransformedDistribution(D.Uniform(0.0, 1.0), T.SigmoidTransform().inv)
     out += [logistic.log_prob(x)]
+    for t, v in ((T.SoftplusTransform(), x), (T.PowerTransform(pos(a)), pos(x))):
+        out += [t(v), t.inv(t(v)), t.log_abs_det_jacobian(v, t(v))]
     composed = T.ComposeTransform([T.ExpTransform(), T.AffineTransform(1.0, a)])
     out += [composed(x), composed.inv(composed(x)), composed.log_abs_det_jacobian(x, composed(x))]
     vec = D.TransformedDistribution(D.Normal(a, 1.0), T.AffineTransform(b, pos(a), event_dim=1))

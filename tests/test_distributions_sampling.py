@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.distributions import (Beta, Binomial, Cauchy, Dirichlet, Exponential, Gamma,
-                                    Geometric, Gumbel, HalfNormal, Laplace, LogNormal,
-                                    MixtureSameFamily, MultivariateNormal, Categorical, Normal,
-                                    OneHotCategorical, Poisson, StudentT, Independent)
+from minigrad.distributions import (Beta, Binomial, Categorical, Cauchy, Chi2, Dirichlet,
+                                    Exponential, Gamma, Geometric, Gumbel, HalfCauchy, HalfNormal,
+                                    Independent, Laplace, LogNormal, MixtureSameFamily,
+                                    Multinomial, MultivariateNormal, Normal, OneHotCategorical,
+                                    Poisson, StudentT, Weibull)
 from minigrad.distributions.gamma_sampling import standard_gamma_grad
 
 N = 4000
@@ -26,21 +27,23 @@ def _ks(draws, cdf):
 
 
 CONTINUOUS = [
-    (lambda: Exponential(mg.tensor(1.7)), None),
-    (lambda: Laplace(mg.tensor(0.3), mg.tensor(1.4)), None),
-    (lambda: Cauchy(mg.tensor(-0.5), mg.tensor(0.8)), None),
-    (lambda: Gumbel(mg.tensor(1.0), mg.tensor(2.0)), None),
-    (lambda: LogNormal(mg.tensor(0.2), mg.tensor(0.6)), None),
-    (lambda: HalfNormal(mg.tensor(1.5)), None),
-    (lambda: Normal(mg.tensor(1.0), mg.tensor(0.5)), None),
-    (lambda: Gamma(mg.tensor(0.4), mg.tensor(2.0)), None),
-    (lambda: Gamma(mg.tensor(7.5), mg.tensor(0.5)), None),
+    lambda: Exponential(mg.tensor(1.7)),
+    lambda: Laplace(mg.tensor(0.3), mg.tensor(1.4)),
+    lambda: Cauchy(mg.tensor(-0.5), mg.tensor(0.8)),
+    lambda: Gumbel(mg.tensor(1.0), mg.tensor(2.0)),
+    lambda: LogNormal(mg.tensor(0.2), mg.tensor(0.6)),
+    lambda: HalfNormal(mg.tensor(1.5)),
+    lambda: Normal(mg.tensor(1.0), mg.tensor(0.5)),
+    lambda: Gamma(mg.tensor(0.4), mg.tensor(2.0)),
+    lambda: Gamma(mg.tensor(7.5), mg.tensor(0.5)),
+    lambda: HalfCauchy(mg.tensor(0.7)),
+    lambda: Weibull(mg.tensor(1.5), mg.tensor(0.8)),
 ]
 
 
 @pytest.mark.parametrize("i", range(len(CONTINUOUS)))
 def test_continuous_samples_follow_the_cdf(i):
-    d = CONTINUOUS[i][0]()
+    d = CONTINUOUS[i]()
     mg.manual_seed(i)
     draws = d.sample((N,))
     mg.manual_seed(i)
@@ -72,6 +75,11 @@ def test_moments_of_the_others():
     assert binom.max(0).tolist() <= [3, 10]
     g = Geometric(probs=mg.tensor([0.3, 0.9])).sample((N,)).numpy()
     np.testing.assert_allclose(g.mean(0), [1 / 0.3 - 1, 1 / 0.9 - 1], rtol=0.08)
+    chi2 = Chi2(mg.tensor([1.0, 6.0])).sample((N,)).numpy()
+    np.testing.assert_allclose(chi2.mean(0), [1.0, 6.0], rtol=0.05)
+    multi = Multinomial(10, probs=mg.tensor([[0.2, 0.3, 0.5], [0.9, 0.05, 0.05]])).sample((N,))
+    assert multi.shape == (N, 2, 3) and (multi.numpy().sum(-1) == 10).all()
+    np.testing.assert_allclose(multi.numpy().mean(0), [[2, 3, 5], [9, 0.5, 0.5]], atol=0.05)
     oh = OneHotCategorical(probs=mg.tensor([0.2, 0.3, 0.5])).sample((N,)).numpy()
     assert oh.shape == (N, 3) and (oh.sum(-1) == 1).all()
     np.testing.assert_allclose(oh.mean(0), [0.2, 0.3, 0.5], atol=0.025)
@@ -146,7 +154,8 @@ def test_sample_shapes_and_dtypes_as_pytorch(torch):
         cov = lib.eye(2, dtype=lib.float64) * 2
         made = [D.Exponential(m), D.Laplace(m, 1.0), D.Cauchy(m, m), D.Gumbel(m, m),
                 D.LogNormal(m, m), D.HalfNormal(m), D.StudentT(m), D.Gamma(m, m), D.Beta(m, m),
-                D.Dirichlet(m), D.Poisson(m), D.Binomial(3, m / 4), D.Geometric(m / 4),
+                D.Dirichlet(m), D.Poisson(m), D.Chi2(m), D.HalfCauchy(m), D.Weibull(m, m),
+                D.Multinomial(5, m), D.Binomial(3, m / 4), D.Geometric(m / 4),
                 D.OneHotCategorical(m), D.MultivariateNormal(m, cov), D.Independent(
                     D.Normal(m, 1.0), 1), D.MixtureSameFamily(D.Categorical(m), D.Normal(m, m))]
         out = []

@@ -14,19 +14,21 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .chi2 import Chi2
 from .cauchy import Cauchy
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
+from .folded import HalfCauchy, HalfNormal
 from .gamma import Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
-from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -34,13 +36,16 @@ from .poisson import Poisson
 from .student_t import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
-                         SigmoidTransform, TanhTransform, Transform, identity_transform)
+                         PowerTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
+                         Transform, identity_transform)
 from .uniform import Uniform
+from .weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
-           "Cauchy", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
-           "Exponential", "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent",
-           "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal", "Normal",
-           "OneHotCategorical", "Poisson", "SigmoidTransform", "StudentT", "TanhTransform",
-           "Transform", "TransformedDistribution", "Uniform", "constraints", "identity_transform",
+           "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
+           "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "PowerTransform",
+           "SigmoidTransform", "SoftplusTransform", "StudentT", "TanhTransform", "Transform",
+           "TransformedDistribution", "Uniform", "Weibull", "constraints", "identity_transform",
            "kl_divergence", "register_kl", "transforms"]

@@ -9,7 +9,7 @@ import numpy as np
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval",
            "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-           "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
+           "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
            "positive_integer", "real", "real_vector", "simplex", "unit_interval"]
 
 
@@ -136,6 +136,17 @@ class _OneHot(Constraint):
         return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
 
 
+class _Multinomial(Constraint):
+    """Counts (..., K) that are non-negative and add up to at most `upper_bound`."""
+    is_discrete, event_dim = True, 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
 class _Simplex(Constraint):
     event_dim = 1
 
@@ -215,6 +226,7 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+multinomial = _Multinomial
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()

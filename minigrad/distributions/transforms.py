@@ -16,10 +16,11 @@ from minigrad import Tensor, atanh, zeros_like
 from minigrad.nn.functional import softplus
 
 from . import constraints
-from .utils import clamp_probs
+from .utils import broadcast_all, clamp_probs
 
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-           "SigmoidTransform", "TanhTransform", "Transform", "identity_transform"]
+           "PowerTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
+           "Transform", "identity_transform"]
 
 
 def _sum_rightmost(value, dim):
@@ -290,6 +291,63 @@ class TanhTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
+
+
+class SoftplusTransform(Transform):
+    """y = log(1 + exp(x)); log |dy/dx| = -softplus(-x)."""
+    domain, codomain, bijective, sign = constraints.real, constraints.positive, True, 1
+
+    def __eq__(self, other):
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return softplus(x)
+
+    def _inverse(self, y):
+        return (-(-y).expm1()).log() + y  # log(exp(y) - 1), finite for large y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x)
+
+
+class PowerTransform(Transform):
+    """y = x^exponent on x > 0; log |dy/dx| = log |exponent y / x|."""
+    domain, codomain, bijective = constraints.positive, constraints.positive, True
+
+    def __init__(self, exponent, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        (self.exponent,) = broadcast_all(exponent)
+
+    def with_cache(self, cache_size=1):
+        return self if self._cache_size == cache_size else PowerTransform(self.exponent,
+                                                                          cache_size)
+
+    @property
+    def sign(self):
+        return self.exponent.sign()
+
+    def __eq__(self, other):
+        return isinstance(other, PowerTransform) and bool((self.exponent == other.exponent)
+                                                          .all().item())
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape):
+        return _broadcast(shape, self.exponent)
+
+    def inverse_shape(self, shape):
+        return _broadcast(shape, self.exponent)
 
 
 class AbsTransform(Transform):
