@@ -5,8 +5,6 @@ log_prob, entropy and KL."""
 import numpy as np
 import pytest
 
-import minigrad as mg
-from minigrad.autograd import gradcheck
 from test_distributions import _compare
 
 rng = np.random.default_rng(5)

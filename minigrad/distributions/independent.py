@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from . import constraints
 from .distribution import Distribution
-from .transforms import _sum_rightmost
+from .transform_base import _sum_rightmost
 
 __all__ = ["Independent"]
 

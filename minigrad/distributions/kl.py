@@ -26,7 +26,7 @@ from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
-from .transforms import _sum_rightmost
+from .transform_base import _sum_rightmost
 from .uniform import Uniform
 
 __all__ = ["kl_divergence", "register_kl"]

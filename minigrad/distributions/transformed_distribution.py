@@ -8,7 +8,7 @@ from minigrad import no_grad
 from . import constraints
 from .distribution import Distribution
 from .independent import Independent
-from .transforms import ComposeTransform, Transform, _sum_rightmost
+from .transform_base import ComposeTransform, Transform, _sum_rightmost
 
 __all__ = ["TransformedDistribution"]
 
