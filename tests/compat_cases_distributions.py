@@ -1,4 +1,4 @@
-"""Compatibility cases: torch.distributions (Bernoulli, Categorical, Normal, Uniform,
+"""Compatibility cases: torch.distributions (every distribution minigrad has, the transforms,
 kl_divergence, register_kl and the Distribution base). Samples come from each library's own
 random stream, so the cases that sample compare shapes and dtypes only."""
 from compat_table import case, f32
@@ -117,3 +117,153 @@ def _(lib, low, width, q):
 def _(lib, low):
     u = lib.distributions.Uniform(low, low + 1.0)
     return u.sample(), u.sample((4,)), u.rsample((2,)).detach(), u.rsample().requires_grad
+
+
+@add
+@case("distributions.Normal.cdf", "distributions.Normal.icdf", "distributions.Distribution.expand",
+      inputs=(f32(2, 3), f32(2, 3, low=0.3, high=2.0), f32(4, 2, 3), f32(2, 3, low=0.05,
+                                                                         high=0.95)))
+def _(lib, loc, scale, x, q):
+    n = lib.distributions.Normal(loc, scale)
+    wide = n.expand((4, 2, 3))
+    return n.cdf(x), n.icdf(q), wide.log_prob(x), wide.batch_shape, wide.cdf(x), wide.mean
+
+
+@add
+@case("distributions.Exponential", "distributions.Laplace", "distributions.Cauchy",
+      "distributions.Gumbel", "distributions.HalfNormal", "distributions.LogNormal",
+      "distributions.StudentT",
+      inputs=(f32(2, 3), f32(2, 3, low=0.3, high=2.0), f32(4, 2, 3, low=0.1, high=3.0),
+              f32(2, 3, low=0.05, high=0.95)))
+def _(lib, loc, scale, x, q):
+    D = lib.distributions
+    out = []
+    for d in (D.Exponential(scale), D.Laplace(loc, scale), D.Cauchy(loc, scale),
+              D.Gumbel(loc, scale), D.HalfNormal(scale), D.LogNormal(loc, scale)):
+        out += [d.log_prob(x), d.entropy(), d.cdf(x), d.icdf(q), d.mode, d.batch_shape,
+                repr(d.support), d.has_rsample]
+        if not isinstance(d, D.Cauchy):
+            out += [d.mean, d.variance, d.stddev]
+    t = D.StudentT(scale + 2.0, loc, scale)
+    return out + [t.log_prob(x), t.entropy(), t.mean, t.variance, D.StudentT(3.0).log_prob(x)]
+
+
+@add
+@case("distributions.Gamma", "distributions.Beta", "distributions.Dirichlet",
+      inputs=(f32(2, 3, low=0.5, high=3.0), f32(2, 3, low=0.5, high=3.0),
+              f32(4, 2, 3, low=0.05, high=0.95)))
+def _(lib, a, b, x):
+    D = lib.distributions
+    g, beta, dirichlet = D.Gamma(a, b), D.Beta(a, b), D.Dirichlet(a)
+    simplex = x / x.sum(-1, keepdim=True)
+    return (g.log_prob(x), g.entropy(), g.mean, g.mode, g.variance, beta.log_prob(x),
+            beta.entropy(), beta.mean, beta.mode, beta.variance, beta.concentration1,
+            dirichlet.log_prob(simplex), dirichlet.entropy(), dirichlet.mean, dirichlet.mode,
+            dirichlet.variance, dirichlet.event_shape, D.kl_divergence(g, D.Gamma(b, a)),
+            D.kl_divergence(beta, D.Beta(b, a)), D.kl_divergence(dirichlet, D.Dirichlet(b)))
+
+
+@add
+@case("distributions.Gamma", "distributions.Beta", "distributions.Dirichlet", compare="meta",
+      inputs=(f32(2, 3, low=0.5, high=3.0),))
+def _(lib, a):
+    D = lib.distributions
+    # the draws differ between the libraries: their shapes, dtypes and graph do not
+    return (D.Gamma(a, 2.0).rsample((4,)).detach(), D.Beta(a, a).sample((2,)),
+            D.Dirichlet(a).rsample((5,)).detach(), D.Gamma(a, 1.0).rsample().requires_grad)
+
+
+@add
+@case("distributions.Poisson", "distributions.Binomial", "distributions.Geometric",
+      inputs=(f32(2, 3, low=0.5, high=4.0), f32(2, 3, low=0.1, high=0.9), f32(2, 3)))
+def _(lib, rate, p, logits):
+    D = lib.distributions
+    k = lib.tensor([[0.0, 1.0, 4.0], [2.0, 0.0, 3.0]])
+    pois, binom, geo = D.Poisson(rate), D.Binomial(4, probs=p), D.Geometric(logits=logits)
+    return (pois.log_prob(k), pois.mean, pois.mode, binom.log_prob(k), binom.entropy(),
+            binom.mean, binom.mode, binom.variance, binom.logits,
+            binom.enumerate_support(), geo.log_prob(k), geo.entropy(), geo.probs, geo.mean,
+            D.kl_divergence(pois, D.Poisson(rate * 2)),
+            D.kl_divergence(binom, D.Binomial(4, logits=logits)),
+            D.kl_divergence(geo, D.Geometric(p)), pois.sample((3,)).shape)
+
+
+@add
+@case("distributions.MultivariateNormal",
+      inputs=(f32(2, 3), f32(3, 3), f32(5, 2, 3)))
+def _(lib, loc, m, x):
+    D = lib.distributions
+    cov = m @ m.T + lib.eye(3)
+    by_cov = D.MultivariateNormal(loc, covariance_matrix=cov)
+    by_prec = D.MultivariateNormal(loc[0], precision_matrix=cov)
+    by_tril = D.MultivariateNormal(loc, scale_tril=lib.linalg.cholesky(cov))
+    return (by_cov.log_prob(x), by_cov.entropy(), by_cov.variance, by_cov.scale_tril,
+            by_cov.precision_matrix, by_prec.log_prob(x), by_prec.covariance_matrix,
+            by_tril.log_prob(x), by_tril.covariance_matrix, by_cov.batch_shape,
+            by_cov.event_shape, by_cov.rsample((4,)).shape,
+            D.kl_divergence(by_cov, D.MultivariateNormal(loc * 0, lib.eye(3) * 2)))
+
+
+@add
+@case("distributions.Independent", "distributions.OneHotCategorical",
+      "distributions.MixtureSameFamily",
+      inputs=(f32(2, 3), f32(2, 3, low=0.3, high=2.0), f32(4, 2, 3)))
+def _(lib, loc, scale, x):
+    D = lib.distributions
+    diag = D.Independent(D.Normal(loc, scale), 1)
+    standard = D.Independent(D.Normal(lib.zeros(2, 3), 1.0), 1)
+    onehot = D.OneHotCategorical(logits=loc)
+    hot = lib.eye(3)[lib.tensor([[0, 2], [1, 1]])]
+    mix = D.MixtureSameFamily(D.Categorical(logits=scale), D.Normal(loc, scale))
+    gmm = D.MixtureSameFamily(D.Categorical(logits=loc[0, :2]), D.Independent(D.Normal(
+        x[0], scale), 1))
+    return (diag.log_prob(x), diag.entropy(), diag.batch_shape, diag.event_shape,
+            D.kl_divergence(diag, standard), onehot.log_prob(hot), onehot.entropy(),
+            onehot.mode, onehot.enumerate_support(), onehot.sample((3,)).shape,
+            mix.log_prob(x[..., 0]), mix.mean, mix.variance, mix.batch_shape,
+            gmm.log_prob(x), gmm.mean, gmm.sample((5,)).shape,
+            D.kl_divergence(onehot, D.OneHotCategorical(probs=scale)))
+
+
+@add
+@case("distributions.TransformedDistribution", "distributions.transforms",
+      "distributions.TanhTransform", "distributions.AffineTransform",
+      "distributions.ExpTransform", "distributions.SigmoidTransform",
+      "distributions.ComposeTransform", "distributions.AbsTransform",
+      "distributions.Transform", "distributions.identity_transform",
+      inputs=(f32(2, 3), f32(2, 3, low=0.3, high=2.0), f32(2, 3, low=-0.95, high=0.95)))
+def _(lib, loc, scale, y):
+    D = lib.distributions
+    T = D.transforms
+    # SAC's policy: a Normal squashed by tanh, then scaled to the action bounds
+    policy = D.TransformedDistribution(D.Normal(loc, scale),
+                                       [D.TanhTransform(cache_size=1), D.AffineTransform(0.0, 2.0)])
+    compose = D.ComposeTransform([D.ExpTransform(), D.AffineTransform(1.0, scale)])
+    sig = D.SigmoidTransform()
+    return (policy.log_prob(2 * y), policy.batch_shape, repr(policy.support),
+            policy.rsample((3,)).shape, compose(loc), compose.inv(compose(loc)),
+            compose.log_abs_det_jacobian(loc, compose(loc)), sig(loc), sig.inv(sig(loc)),
+            sig.log_abs_det_jacobian(loc, sig(loc)), T.AbsTransform()(loc),
+            T.identity_transform(loc), isinstance(sig, D.Transform),
+            D.TransformedDistribution(D.Normal(loc, scale), T.ExpTransform()).log_prob(scale))
+
+
+@add
+@case("distributions.Chi2", "distributions.HalfCauchy", "distributions.Weibull",
+      "distributions.Multinomial", "distributions.PowerTransform",
+      "distributions.SoftplusTransform",
+      inputs=(f32(2, 3, low=0.5, high=3.0), f32(2, 3, low=0.5, high=3.0),
+              f32(4, 2, 3, low=0.1, high=3.0), f32(2, 3, low=0.05, high=0.95)))
+def _(lib, a, b, x, q):
+    D = lib.distributions
+    chi2, half, weibull = D.Chi2(a), D.HalfCauchy(b), D.Weibull(a, b)
+    multi = D.Multinomial(5, probs=a)
+    counts = lib.tensor([[1.0, 0.0, 4.0], [2.0, 2.0, 1.0]])
+    power, soft = D.PowerTransform(b), D.SoftplusTransform()
+    return (chi2.log_prob(x), chi2.entropy(), chi2.df, chi2.mean, half.log_prob(x),
+            half.entropy(), half.cdf(x), half.icdf(q), half.mode, weibull.log_prob(x),
+            weibull.entropy(), weibull.mean, weibull.variance, weibull.cdf(x), weibull.icdf(q),
+            multi.log_prob(counts), multi.entropy(), multi.mean, multi.variance,
+            multi.sample((3,)).shape, multi.event_shape, power(a), power.inv(power(a)),
+            power.log_abs_det_jacobian(a, power(a)), soft(x), soft.inv(soft(x)),
+            soft.log_abs_det_jacobian(x, soft(x)), D.kl_divergence(chi2, D.Chi2(b)))

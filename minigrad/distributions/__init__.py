@@ -1,18 +1,51 @@
 """`minigrad.distributions`: probability distributions with sampling, log-probabilities and
-entropies, as PyTorch's `torch.distributions` (`Bernoulli`, `Categorical`, `Normal`,
-`Uniform`, `kl_divergence`).
+entropies, as PyTorch's `torch.distributions`: the scalar families (Normal, Laplace, Cauchy,
+Gumbel, StudentT, Exponential, Gamma, Beta, LogNormal, HalfNormal, Uniform), the discrete
+ones (Bernoulli, Binomial, Geometric, Poisson, Categorical, OneHotCategorical), the vector
+ones (MultivariateNormal, Dirichlet), the ones built from others (Independent,
+MixtureSameFamily, TransformedDistribution with the `transforms`), and `kl_divergence`.
 
 Sampling draws from minigrad's random stream (`manual_seed` makes it repeatable; the numbers
-are not PyTorch's); `log_prob`, `entropy` and `rsample` are differentiable and compute
+are not PyTorch's); `log_prob`, `entropy`, `cdf` and `rsample` are differentiable and compute
 PyTorch's values.
 """
-from . import constraints
+from . import constraints, transforms
 from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .chi2 import Chi2
+from .cauchy import Cauchy
+from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exponential import Exponential
+from .folded import HalfCauchy, HalfNormal
+from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .student_t import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
+                         PowerTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
+                         Transform, identity_transform)
 from .uniform import Uniform
+from .weibull import Weibull
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Normal", "Uniform", "constraints",
-           "kl_divergence", "register_kl"]
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
+           "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
+           "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "PowerTransform",
+           "SigmoidTransform", "SoftplusTransform", "StudentT", "TanhTransform", "Transform",
+           "TransformedDistribution", "Uniform", "Weibull", "constraints", "identity_transform",
+           "kl_divergence", "register_kl", "transforms"]

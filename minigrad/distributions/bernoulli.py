@@ -9,7 +9,7 @@ from minigrad.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
 from .distribution import Distribution, lazy_property
-from .normal import broadcast_all
+from .utils import broadcast_all
 
 __all__ = ["Bernoulli"]
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Constraint", "boolean", "greater_than", "independent", "integer_interval",
-           "interval", "less_than", "positive", "real", "real_vector", "simplex", "unit_interval"]
+__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
+           "greater_than_eq", "half_open_interval", "independent", "integer_interval",
+           "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
+           "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
+           "positive_integer", "real", "real_vector", "simplex", "unit_interval"]
 
 
 class Constraint:
@@ -23,36 +26,76 @@ class Constraint:
         return f"{type(self).__name__[1:]}()"
 
 
+def _array(bound):
+    """A bound as a NumPy value: a number, or a tensor's array (Uniform's bounds)."""
+    return bound.detach().numpy() if hasattr(bound, "detach") else bound
+
+
+class _Dependent(Constraint):
+    """A constraint that depends on other parameters (Binomial's support on total_count):
+    the argument checks skip it."""
+
+    def __init__(self, is_discrete=False, event_dim=0):
+        self.is_discrete, self.event_dim = is_discrete, event_dim
+
+    def check(self, value):
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+class _DependentProperty(property, _Dependent):
+    """`@constraints.dependent_property`: a property whose class-level value is dependent."""
+
+    def __init__(self, fn=None, *, is_discrete=False, event_dim=0):
+        property.__init__(self, fn)
+        _Dependent.__init__(self, is_discrete, event_dim)
+
+    def __call__(self, fn):
+        """The decorator form with arguments: `@dependent_property(is_discrete=True)`."""
+        return _DependentProperty(fn, is_discrete=self.is_discrete, event_dim=self.event_dim)
+
+
+def is_dependent(constraint):
+    return isinstance(constraint, _Dependent)
+
+
 class _Real(Constraint):
     def check(self, value):
         return value == value  # False only at NaN
 
 
-class _GreaterThan(Constraint):
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
+class _Bound(Constraint):
+    """A one-sided bound; `name` says which, for the repr."""
+    name = "lower_bound"
 
+    def __init__(self, bound):
+        setattr(self, self.name, bound)
+
+    def __repr__(self):
+        return f"{type(self).__name__[1:]}({self.name}={getattr(self, self.name)})"
+
+
+class _GreaterThan(_Bound):
     def check(self, value):
         return value > _array(self.lower_bound)
 
-    def __repr__(self):
-        return f"GreaterThan(lower_bound={self.lower_bound})"
+
+class _GreaterThanEq(_Bound):
+    def check(self, value):
+        return value >= _array(self.lower_bound)
 
 
-class _LessThan(Constraint):
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
+class _LessThan(_Bound):
+    name = "upper_bound"
 
     def check(self, value):
         return value < _array(self.upper_bound)
 
-    def __repr__(self):
-        return f"LessThan(upper_bound={self.upper_bound})"
 
+class _IntegerGreaterThan(_Bound):
+    is_discrete = True
 
-def _array(bound):
-    """A bound as a NumPy value: a number, or a tensor's array (Uniform's bounds)."""
-    return bound.detach().numpy() if hasattr(bound, "detach") else bound
+    def check(self, value):
+        return (value % 1 == 0) & (value >= self.lower_bound)
 
 
 class _Interval(Constraint):
@@ -63,7 +106,20 @@ class _Interval(Constraint):
         return (_array(self.lower_bound) <= value) & (value <= _array(self.upper_bound))
 
     def __repr__(self):
-        return f"Interval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+        return (f"{type(self).__name__[1:]}(lower_bound={self.lower_bound}, "
+                f"upper_bound={self.upper_bound})")
+
+
+class _HalfOpenInterval(_Interval):
+    def check(self, value):
+        return (_array(self.lower_bound) <= value) & (value < _array(self.upper_bound))
+
+
+class _IntegerInterval(_Interval):
+    is_discrete = True
+
+    def check(self, value):
+        return (value % 1 == 0) & super().check(value)
 
 
 class _Boolean(Constraint):
@@ -73,6 +129,24 @@ class _Boolean(Constraint):
         return (value == 0) | (value == 1)
 
 
+class _OneHot(Constraint):
+    is_discrete, event_dim = True, 1
+
+    def check(self, value):
+        return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
+
+
+class _Multinomial(Constraint):
+    """Counts (..., K) that are non-negative and add up to at most `upper_bound`."""
+    is_discrete, event_dim = True, 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
 class _Simplex(Constraint):
     event_dim = 1
 
@@ -80,42 +154,79 @@ class _Simplex(Constraint):
         return np.all(value >= 0, axis=-1) & (np.abs(value.sum(-1) - 1) < 1e-6)
 
 
-class _IntegerInterval(Constraint):
-    is_discrete = True
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+class _LowerTriangular(Constraint):
+    event_dim = 2
 
     def check(self, value):
-        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
+        return (np.tril(value) == value).all((-2, -1))
 
-    def __repr__(self):
-        return f"IntegerInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+class _LowerCholesky(_LowerTriangular):
+    def check(self, value):
+        return super().check(value) & (np.diagonal(value, axis1=-2, axis2=-1) > 0).all(-1)
+
+
+class _PositiveDefinite(Constraint):
+    """Square, symmetric to 1e-6 and with a Cholesky factor, as PyTorch's checks."""
+    event_dim = 2
+
+    def check(self, value):
+        if value.shape[-1] != value.shape[-2]:
+            return np.zeros(value.shape[:-2], bool)
+        symmetric = np.isclose(value, np.swapaxes(value, -1, -2), atol=1e-6).all((-2, -1))
+        if not symmetric.all():
+            return symmetric
+        ok = np.empty(value.shape[:-2], bool)
+        for index in np.ndindex(ok.shape):
+            try:
+                np.linalg.cholesky(value[index])
+                ok[index] = True
+            except np.linalg.LinAlgError:
+                ok[index] = False
+        return ok
 
 
 class _IndependentConstraint(Constraint):
-    """`base` checked on every element, valid where all of the last `n` dims are."""
+    """`base_constraint` checked on every element, valid where all of the last
+    `reinterpreted_batch_ndims` dims are."""
 
-    def __init__(self, base, n):
-        self.base, self.event_dim = base, base.event_dim + n
-        self.n = n
+    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        self.event_dim = base_constraint.event_dim + reinterpreted_batch_ndims
+        self.is_discrete = base_constraint.is_discrete
 
     def check(self, value):
-        ok = self.base.check(value)
-        return ok.all(axis=tuple(range(-self.n, 0))) if self.n else ok
+        ok, n = np.asarray(self.base_constraint.check(value)), self.reinterpreted_batch_ndims
+        if ok.ndim < n:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.ndim}")
+        return ok.all(axis=tuple(range(-n, 0))) if n else ok
 
     def __repr__(self):
-        return f"IndependentConstraint({self.base!r}, {self.n})"
+        return (f"{type(self).__name__[1:]}({self.base_constraint!r}, "
+                f"{self.reinterpreted_batch_ndims})")
 
 
-real = _Real()
+dependent = _Dependent()
+dependent_property = _DependentProperty
+independent = _IndependentConstraint
 boolean = _Boolean()
-interval = _Interval
+one_hot = _OneHot()
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+integer_interval = _IntegerInterval
+real = _Real()
+real_vector = independent(real, 1)
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
 less_than = _LessThan
 unit_interval = _Interval(0.0, 1.0)
-positive = _GreaterThan(0.0)
+interval = _Interval
+half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
-integer_interval = _IntegerInterval
-independent = _IndependentConstraint
-real_vector = independent(real, 1)
+multinomial = _Multinomial
+lower_triangular = _LowerTriangular()
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()

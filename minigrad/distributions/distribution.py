@@ -11,24 +11,10 @@ import numpy as np
 
 from minigrad import Tensor, no_grad
 
+from . import constraints
+from .utils import lazy_property
+
 __all__ = ["Distribution", "lazy_property"]
-
-
-class lazy_property:
-    """A parameter computed from another on first use and then kept (Categorical's probs from
-    its logits, or the reverse), as PyTorch's `lazy_property`: until then the instance's
-    `__dict__` lacks it, which tells the argument checks which form was given."""
-
-    def __init__(self, compute):
-        self.compute = compute
-        self.__doc__ = compute.__doc__
-
-    def __get__(self, instance, owner=None):
-        if instance is None:
-            return self
-        value = self.compute(instance)
-        instance.__dict__[self.compute.__name__] = value
-        return value
 
 
 def _shape(size):
@@ -57,7 +43,10 @@ class Distribution:
             self._validate_args = validate_args
         if self._validate_args:
             for name, constraint in self.arg_constraints.items():
-                if name not in self.__dict__:
+                if constraints.is_dependent(constraint):
+                    continue  # a constraint on other parameters (a support, a bound)
+                if name not in self.__dict__ and isinstance(getattr(type(self), name, None),
+                                                            lazy_property):
                     continue  # a parameter given in its other form (logits for probs)
                 value = getattr(self, name)
                 ok = constraint.check(np.asarray(value.detach().numpy()))
@@ -90,6 +79,39 @@ class Distribution:
     @property
     def stddev(self):
         return self.variance.sqrt()
+
+    def expand(self, batch_shape, _instance=None):
+        """The same distribution over a larger batch: each parameter tensor (of shape batch_shape
+        + its own event dims) expanded, without copying or checking the arguments again, as
+        PyTorch's `expand`. Distributions built from others override it."""
+        batch_shape = _shape(batch_shape)
+        new = _instance if _instance is not None else object.__new__(type(self))
+        old = len(self._batch_shape)
+        for name, value in self.__dict__.items():
+            if isinstance(value, Tensor) and tuple(value.shape[:old]) == self._batch_shape:
+                value = value.expand(batch_shape + tuple(value.shape[old:]))
+            new.__dict__[name] = value
+        new._batch_shape = batch_shape
+        return new
+
+    def _expanded(self, new, batch_shape, event_shape=None):
+        """Finish an `expand` that set `new`'s parts: its shapes, and this one's validation."""
+        event_shape = self._event_shape if event_shape is None else event_shape
+        Distribution.__init__(new, batch_shape, event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def cdf(self, value):
+        raise NotImplementedError(f"{type(self).__name__} does not implement cdf")
+
+    def icdf(self, value):
+        raise NotImplementedError(f"{type(self).__name__} does not implement icdf")
+
+    def enumerate_support(self, expand=True):
+        raise NotImplementedError(f"{type(self).__name__} does not implement enumerate_support")
+
+    def sample_n(self, n):
+        return self.sample((n,))
 
     def sample(self, sample_shape=()):
         """A sample of shape sample_shape + batch_shape + event_shape, outside autograd."""

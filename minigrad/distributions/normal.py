@@ -3,28 +3,14 @@
 from __future__ import annotations
 
 import math
-import numbers
 
-import numpy as np
-
-from minigrad import Tensor, get_default_dtype, no_grad, normal, randn, tensor
+from minigrad import erf, erfinv, no_grad, normal, randn
 
 from . import constraints
 from .distribution import Distribution
+from .utils import broadcast_all
 
 __all__ = ["Normal"]
-
-
-def broadcast_all(*values):
-    """Tensors of one shape from tensors and numbers (numbers take the tensors' dtype, or the
-    default float dtype if all are numbers), as PyTorch's `broadcast_all`."""
-    if not all(isinstance(v, (Tensor, numbers.Number)) for v in values):
-        raise ValueError("Input arguments must all be instances of numbers.Number or Tensor.")
-    tensors = [v for v in values if isinstance(v, Tensor)]
-    dtype = tensors[0].dtype if tensors else get_default_dtype()
-    values = [v if isinstance(v, Tensor) else tensor(v, dtype=dtype) for v in values]
-    shape = np.broadcast_shapes(*(tuple(v.shape) for v in values))
-    return [v if tuple(v.shape) == shape else v.expand(shape) for v in values]
 
 
 class Normal(Distribution):
@@ -76,3 +62,13 @@ class Normal(Distribution):
     def entropy(self):
         """0.5 + 0.5 log(2 pi) + log(scale), per element of the batch."""
         return self.scale.log() + (0.5 + 0.5 * math.log(2 * math.pi))
+
+    def cdf(self, value):
+        """P(X <= value) = (1 + erf((value - loc) / (scale sqrt 2))) / 2."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+
+    def icdf(self, value):
+        """The quantile of probability `value`: loc + scale sqrt(2) erfinv(2 value - 1)."""
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)

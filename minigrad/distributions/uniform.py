@@ -10,7 +10,7 @@ from minigrad import no_grad, rand
 
 from . import constraints
 from .distribution import Distribution
-from .normal import broadcast_all
+from .utils import broadcast_all
 
 __all__ = ["Uniform"]
 
