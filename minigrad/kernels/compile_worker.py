@@ -21,9 +21,11 @@ import sys
 
 from numba.core.caching import FunctionCache
 
-# The worker's program: import the module (with its package `bare` an empty package whose
-# __init__ is not run, if given), check it is this process's file, call the function.
-_PROGRAM = """import importlib, os, sys, types
+# The worker's program: with the garbage collector off, import the module (with its package
+# `bare` an empty package whose __init__ is not run, if given), check it is this process's
+# file, call the function.
+_PROGRAM = """import gc, importlib, os, sys, types
+gc.disable()   # (see policy.collector_paused: a short process, compiling)
 module, path, function, bare, bare_path = sys.argv[1:6]
 if bare:
     sys.modules[bare] = package = types.ModuleType(bare)

@@ -56,7 +56,8 @@ from .dropout_kernels import (_BLOCK, COPY, DROPOUT, FILL_MASKED, ZERO_MASKED, _
                               _elements)
 from .layernorm import _backward_rows, _forward_rows
 from .openblas import gemm_block as _gemm_block
-from .policy import FASTMATH, HELPER, INLINE, NO_COUNTING, num_threads, twins
+from .policy import (FASTMATH, HELPER, INLINE, NO_COUNTING, collector_paused, num_threads,
+                     twins)
 from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _softmax_backward_row,
                               _softmax_block)
 from .views import flat
@@ -259,21 +260,23 @@ def _compile(dtype, kernel):
     _fast_block meanwhile (.compile_worker), and this one _block and `kernel` (run or
     run_serial, which the first call will use)."""
     sig = _signature(dtype)
-    worker = None
-    if not (compile_worker.cached(_fast_block, sig)
-            or compile_worker.cached(_block, sig)):
-        # (the kernels import nothing else from minigrad: the worker skips minigrad's __init__)
-        worker = compile_worker.start(__name__, "compile_fast_block", np.dtype(dtype).name,
-                                      bare=__name__.partition(".")[0])
-    try:
-        block = _address(_block, sig)
-        if worker is not None:
-            kernel.compile(sig.args)
-    except BaseException:   # (an interrupt, say: the worker's part is no longer wanted)
-        compile_worker.stop(worker)
-        raise
-    compile_worker.finish(worker)
-    fast = _address(_fast_block, sig)   # from the worker's cache entry, if it made one
+    with collector_paused():
+        worker = None
+        if not (compile_worker.cached(_fast_block, sig)
+                or compile_worker.cached(_block, sig)):
+            # (the kernels import nothing else from minigrad: the worker skips minigrad's
+            # __init__)
+            worker = compile_worker.start(__name__, "compile_fast_block", np.dtype(dtype).name,
+                                          bare=__name__.partition(".")[0])
+        try:
+            block = _address(_block, sig)
+            if worker is not None:
+                kernel.compile(sig.args)
+        except BaseException:   # (an interrupt, say: the worker's part is no longer wanted)
+            compile_worker.stop(worker)
+            raise
+        compile_worker.finish(worker)
+        fast = _address(_fast_block, sig)   # from the worker's cache entry, if it made one
     empty = np.empty((0, 0), dtype)
     return (block, fast, tuple((empty,) * (7 - n) for n in range(8)),
             np.empty((0, 0), np.bool_), np.empty(0, np.int64), np.empty(0, np.float64),
