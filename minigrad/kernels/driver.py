@@ -211,11 +211,10 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
             elif p != NONE:
                 _elements(p // 100, arrays[p // 10 % 10], b, arrays[p % 10], allowed, key,
                           threshold, scale, lo, hi)
-    elif op == ADAM:
-        adam_flat(flat(a, lo, hi), flat(b, lo, hi), flat(c, lo, hi), flat(d, lo, hi),
-                  flat(e, lo, hi), vec[0],
-                  (flags & L2) != 0, vec[1], vec[2], vec[3], vec[4], vec[5], vec[6],
-                  (flags & MOVE) != 0, (flags & AMSGRAD) != 0)
+    elif op == ADAM:   # (`fast` is adam_flat's address, in the signature of _adam_signature)
+        _call_at(fast, (flat(a, lo, hi), flat(b, lo, hi), flat(c, lo, hi), flat(d, lo, hi),
+                        flat(e, lo, hi), vec[0], (flags & L2) != 0, vec[1], vec[2], vec[3],
+                        vec[4], vec[5], vec[6], (flags & MOVE) != 0, (flags & AMSGRAD) != 0))
     else:
         _call_at(fast, args)
 
@@ -231,6 +230,7 @@ def _loop(block, fast, op, flags, nblk, a, b, c, d, e, f, g, allowed, ints, vec,
 run, run_serial = twins(_loop, "run", **NO_COUNTING)
 
 _compiled = {}   # dtype -> what _call needs (see _compile)
+_adam = {}       # dtype -> adam_flat's address
 _NO_KEY = np.uint64(0)
 
 
@@ -241,6 +241,14 @@ def _signature(dtype):
                       types.Array(types.boolean, 2, "C"), types.Array(types.int64, 1, "C"),
                       types.Array(types.float64, 1, "C"), types.uint64, types.uint64, t,
                       types.float64)
+
+
+def _adam_signature(dtype):
+    """adam_flat's signature for dtype: as Python calls it (fused_ops.adam_step, 1-D arrays
+    and Python's floats and bools), and as _block does."""
+    vector = types.Array(numba.from_dtype(dtype), 1, "C")
+    return types.none(*(vector,) * 5, types.float64, types.boolean, *(types.float64,) * 6,
+                      types.boolean, types.boolean)
 
 
 def _address(fn, sig):
@@ -284,15 +292,16 @@ def _compile(dtype, kernel):
 
 
 def _call(parallel, op, flags, nblk, dtype, arrays, allowed=None, ints=None, vec=None,
-          key=_NO_KEY, threshold=_NO_KEY, scale=None, eps=0.0, fast=False):
+          key=_NO_KEY, threshold=_NO_KEY, scale=None, eps=0.0, fast=False, to=None):
     """run (or run_serial) of op, by _fast_block alone if `fast`, with `arrays` in places a..
-    and empty arrays in the others."""
+    and empty arrays in the others; `to`: the address _block hands the op to, if not
+    _fast_block's."""
     kernel = run if parallel else run_serial
     c = _compiled.get(dtype)
     if c is None:
         c = _compiled[dtype] = _compile(dtype, kernel)
     a, b, cc, d, e, f, g = arrays + c[2][len(arrays)]
-    kernel(c[1] if fast else c[0], c[1], op, flags, nblk, a, b, cc, d, e, f, g,
+    kernel(c[1] if fast else c[0], c[1] if to is None else to, op, flags, nblk, a, b, cc, d, e, f, g,
            c[3] if allowed is None else allowed, c[4] if ints is None else ints,
            c[5] if vec is None else vec, key, threshold, c[6] if scale is None else scale, eps)
 
@@ -407,8 +416,12 @@ def adam_parallel(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_ste
     n = p.size
     flags = L2 * bool(l2) | MOVE * bool(move) | AMSGRAD * bool(amsgrad)
     vec = np.array((decay, wd, c1, beta2, c2, eps_c, inv_step), np.float64)
+    address = _adam.get(p.dtype)
+    if address is None:
+        with collector_paused():
+            address = _adam[p.dtype] = _address(adam_flat, _adam_signature(p.dtype))
     _call(True, ADAM, flags, _shares(True, -(-n // _UNIT)), p.dtype,
-          tuple(x.reshape(1, n) for x in (p, g, m, v, vmax)), vec=vec)
+          tuple(x.reshape(1, n) for x in (p, g, m, v, vmax)), vec=vec, to=address)
 
 
 def gemm_blocks(nblk, C, bias, rows, sums, ints):

@@ -100,7 +100,8 @@ def twins(loop, name, **options):
         fn = types.FunctionType(loop.__code__, loop.__globals__, name + suffix,
                                 loop.__defaults__, loop.__closure__)
         fn.__qualname__, fn.__doc__ = name + suffix, loop.__doc__
-        pair.append(numba.njit(parallel=parallel_, cache=True, **options)(fn))
+        pair.append(numba.njit(parallel=parallel_, cache=True, no_cfunc_wrapper=True,
+                               **options)(fn))
     return tuple(pair)
 
 
