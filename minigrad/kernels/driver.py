@@ -25,7 +25,8 @@ see into: the block's code is compiled once, on its own, not again inside the ke
 pool): the same compiled blocks, so the same bits. The arguments, those an op does not use
 being empty arrays:
 
-    block, fast     the addresses of the block function to run and of _fast_block
+    block, fast     the addresses of the block function to run and of _fast_block (for
+                    ADAM, of .adam's adam_flat, compiled on its own: Python calls it too)
     op, flags       which kernel (the constants below), and its options as bits
     nblk            the number of shares (blocks, for GEMM)
     a .. g          C-contiguous 2-D arrays of the dtype (a 1-D array goes as a (1, n) view)
@@ -49,7 +50,7 @@ from numba.core import errors
 from numba.core.extending import intrinsic
 
 from . import compile_worker
-from .adam import adam_flat
+from .adam import adam_flat, adam_signature
 from .crossentropy import _backward_row as _cross_entropy_backward
 from .crossentropy import _forward_row as _cross_entropy_forward
 from .dropout_kernels import (_BLOCK, COPY, DROPOUT, FILL_MASKED, ZERO_MASKED, _dropout_add_rows,
@@ -211,7 +212,7 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
             elif p != NONE:
                 _elements(p // 100, arrays[p // 10 % 10], b, arrays[p % 10], allowed, key,
                           threshold, scale, lo, hi)
-    elif op == ADAM:   # (`fast` is adam_flat's address, in the signature of _adam_signature)
+    elif op == ADAM:   # (`fast`: adam_flat's address, for .adam's adam_signature)
         _call_at(fast, (flat(a, lo, hi), flat(b, lo, hi), flat(c, lo, hi), flat(d, lo, hi),
                         flat(e, lo, hi), vec[0], (flags & L2) != 0, vec[1], vec[2], vec[3],
                         vec[4], vec[5], vec[6], (flags & MOVE) != 0, (flags & AMSGRAD) != 0))
@@ -241,14 +242,6 @@ def _signature(dtype):
                       types.Array(types.boolean, 2, "C"), types.Array(types.int64, 1, "C"),
                       types.Array(types.float64, 1, "C"), types.uint64, types.uint64, t,
                       types.float64)
-
-
-def _adam_signature(dtype):
-    """adam_flat's signature for dtype: as Python calls it (fused_ops.adam_step, 1-D arrays
-    and Python's floats and bools), and as _block does."""
-    vector = types.Array(numba.from_dtype(dtype), 1, "C")
-    return types.none(*(vector,) * 5, types.float64, types.boolean, *(types.float64,) * 6,
-                      types.boolean, types.boolean)
 
 
 def _address(fn, sig):
@@ -301,8 +294,8 @@ def _call(parallel, op, flags, nblk, dtype, arrays, allowed=None, ints=None, vec
     if c is None:
         c = _compiled[dtype] = _compile(dtype, kernel)
     a, b, cc, d, e, f, g = arrays + c[2][len(arrays)]
-    kernel(c[1] if fast else c[0], c[1] if to is None else to, op, flags, nblk, a, b, cc, d, e, f, g,
-           c[3] if allowed is None else allowed, c[4] if ints is None else ints,
+    kernel(c[1] if fast else c[0], c[1] if to is None else to, op, flags, nblk, a, b, cc, d, e,
+           f, g, c[3] if allowed is None else allowed, c[4] if ints is None else ints,
            c[5] if vec is None else vec, key, threshold, c[6] if scale is None else scale, eps)
 
 
@@ -419,7 +412,7 @@ def adam_parallel(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_ste
     address = _adam.get(p.dtype)
     if address is None:
         with collector_paused():
-            address = _adam[p.dtype] = _address(adam_flat, _adam_signature(p.dtype))
+            address = _adam[p.dtype] = _address(adam_flat, adam_signature(p.dtype))
     _call(True, ADAM, flags, _shares(True, -(-n // _UNIT)), p.dtype,
           tuple(x.reshape(1, n) for x in (p, g, m, v, vmax)), vec=vec, to=address)
 
