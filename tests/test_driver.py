@@ -86,6 +86,16 @@ def compile_twice():
 
 def fail():
     raise RuntimeError("probe: refusing")
+
+
+def chatter():
+    print("probe: from the worker", flush=True)
+    twice.get_compile_result(float64(float64))
+
+
+def linger():
+    import time
+    time.sleep(60)
 '''
 # the package's __init__ leaves a mark of each process that runs it
 _MARK = '''import os
@@ -93,8 +103,13 @@ open(os.path.join(os.path.dirname(__file__), f"ran-{os.getpid()}"), "w").close()
 '''
 
 
-@pytest.fixture
-def probe(tmp_path, monkeypatch):
+# each test of the worker runs with each kind: a copy of this process (Linux) and a new one
+_KINDS = ["fork", "new"] if compile_worker.FORK else ["new"]
+
+
+@pytest.fixture(params=_KINDS)
+def probe(request, tmp_path, monkeypatch):
+    monkeypatch.setattr(compile_worker, "FORK", request.param == "fork")
     top = f"worker_probe_{tmp_path.name.replace('-', '_')}"
     (tmp_path / top / "kern").mkdir(parents=True)
     (tmp_path / top / "__init__.py").write_text(_MARK)
@@ -127,9 +142,27 @@ def test_a_worker_fills_the_cache_and_this_process_loads_its_code(probe):
 
 def test_a_failed_worker_or_one_importing_another_file_reports_it(probe, monkeypatch):
     assert not compile_worker.finish(compile_worker.start(probe.__name__, "fail"))
-    monkeypatch.setattr(probe, "__file__", probe.__file__ + ".elsewhere")
-    assert not compile_worker.finish(compile_worker.start(probe.__name__, "compile_twice"))
-    assert not compile_worker.cached(probe.twice, float64(float64))
+    if not compile_worker.FORK:   # (a copy imports nothing)
+        monkeypatch.setattr(probe, "__file__", probe.__file__ + ".elsewhere")
+        assert not compile_worker.finish(compile_worker.start(probe.__name__, "compile_twice"))
+        assert not compile_worker.cached(probe.twice, float64(float64))
+
+
+def test_a_worker_prints_nothing_here_and_repeats_nothing_of_this_process(probe, capfd):
+    print("before the worker", end="")   # (buffered here when the copy is made)
+    worker = compile_worker.start(probe.__name__, "chatter")
+    assert compile_worker.finish(worker)
+    print()
+    out, err = capfd.readouterr()
+    assert out == "before the worker\n" and "probe" not in err
+    assert compile_worker.cached(probe.twice, float64(float64))
+
+
+def test_a_worker_still_running_at_the_timeout_is_stopped(probe, monkeypatch):
+    monkeypatch.setattr(compile_worker, "TIMEOUT", 0.2)
+    worker = compile_worker.start(probe.__name__, "linger")
+    assert not compile_worker.finish(worker)
+    assert worker.returncode is not None and worker.returncode != 0
 
 
 def test_a_worker_only_where_a_core_is_free_or_asked_for(probe, monkeypatch):

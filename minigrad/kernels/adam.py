@@ -9,8 +9,9 @@ dtype (the scalar constants arrive already rounded to it, as NumPy rounds a Pyth
 it combines with a float32 array), and without fastmath nothing is reordered or fused, so
 both give the same bits.
 """
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from .policy import INLINE, NO_COUNTING
 
@@ -61,3 +62,11 @@ def adam_flat(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, m
     for i in range(p.size):
         _adam_element(i, p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step,
                       move, amsgrad)
+
+
+def adam_signature(dtype):
+    """adam_flat's signature for dtype, as Python calls it (.fused_ops's adam_step: 1-D arrays,
+    Python's floats and bools) and as .driver's block function calls it by its address."""
+    vector = types.Array(numba.from_dtype(dtype), 1, "C")
+    return types.none(*(vector,) * 5, types.float64, types.boolean, *(types.float64,) * 6,
+                      types.boolean, types.boolean)

@@ -25,7 +25,8 @@ see into: the block's code is compiled once, on its own, not again inside the ke
 pool): the same compiled blocks, so the same bits. The arguments, those an op does not use
 being empty arrays:
 
-    block, fast     the addresses of the block function to run and of _fast_block
+    block, fast     the addresses of the block function to run and of _fast_block (for
+                    ADAM, of .adam's adam_flat, compiled on its own: Python calls it too)
     op, flags       which kernel (the constants below), and its options as bits
     nblk            the number of shares (blocks, for GEMM)
     a .. g          C-contiguous 2-D arrays of the dtype (a 1-D array goes as a (1, n) view)
@@ -49,14 +50,15 @@ from numba.core import errors
 from numba.core.extending import intrinsic
 
 from . import compile_worker
-from .adam import adam_flat
+from .adam import adam_flat, adam_signature
 from .crossentropy import _backward_row as _cross_entropy_backward
 from .crossentropy import _forward_row as _cross_entropy_forward
 from .dropout_kernels import (_BLOCK, COPY, DROPOUT, FILL_MASKED, ZERO_MASKED, _dropout_add_rows,
                               _elements)
 from .layernorm import _backward_rows, _forward_rows
 from .openblas import gemm_block as _gemm_block
-from .policy import FASTMATH, HELPER, INLINE, NO_COUNTING, num_threads, twins
+from .policy import (FASTMATH, HELPER, INLINE, NO_COUNTING, collector_paused, num_threads,
+                     twins)
 from .softmax_kernels import (_BLOCK_ELEMENTS, _block_rows, _softmax_backward_row,
                               _softmax_block)
 from .views import flat
@@ -210,11 +212,10 @@ def _block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, vec, ke
             elif p != NONE:
                 _elements(p // 100, arrays[p // 10 % 10], b, arrays[p % 10], allowed, key,
                           threshold, scale, lo, hi)
-    elif op == ADAM:
-        adam_flat(flat(a, lo, hi), flat(b, lo, hi), flat(c, lo, hi), flat(d, lo, hi),
-                  flat(e, lo, hi), vec[0],
-                  (flags & L2) != 0, vec[1], vec[2], vec[3], vec[4], vec[5], vec[6],
-                  (flags & MOVE) != 0, (flags & AMSGRAD) != 0)
+    elif op == ADAM:   # (`fast`: adam_flat's address, for .adam's adam_signature)
+        _call_at(fast, (flat(a, lo, hi), flat(b, lo, hi), flat(c, lo, hi), flat(d, lo, hi),
+                        flat(e, lo, hi), vec[0], (flags & L2) != 0, vec[1], vec[2], vec[3],
+                        vec[4], vec[5], vec[6], (flags & MOVE) != 0, (flags & AMSGRAD) != 0))
     else:
         _call_at(fast, args)
 
@@ -230,6 +231,7 @@ def _loop(block, fast, op, flags, nblk, a, b, c, d, e, f, g, allowed, ints, vec,
 run, run_serial = twins(_loop, "run", **NO_COUNTING)
 
 _compiled = {}   # dtype -> what _call needs (see _compile)
+_adam = {}       # dtype -> adam_flat's address
 _NO_KEY = np.uint64(0)
 
 
@@ -259,21 +261,23 @@ def _compile(dtype, kernel):
     _fast_block meanwhile (.compile_worker), and this one _block and `kernel` (run or
     run_serial, which the first call will use)."""
     sig = _signature(dtype)
-    worker = None
-    if not (compile_worker.cached(_fast_block, sig)
-            or compile_worker.cached(_block, sig)):
-        # (the kernels import nothing else from minigrad: the worker skips minigrad's __init__)
-        worker = compile_worker.start(__name__, "compile_fast_block", np.dtype(dtype).name,
-                                      bare=__name__.partition(".")[0])
-    try:
-        block = _address(_block, sig)
-        if worker is not None:
-            kernel.compile(sig.args)
-    except BaseException:   # (an interrupt, say: the worker's part is no longer wanted)
-        compile_worker.stop(worker)
-        raise
-    compile_worker.finish(worker)
-    fast = _address(_fast_block, sig)   # from the worker's cache entry, if it made one
+    with collector_paused():
+        worker = None
+        if not (compile_worker.cached(_fast_block, sig)
+                or compile_worker.cached(_block, sig)):
+            # (the kernels import nothing else from minigrad: the worker skips minigrad's
+            # __init__)
+            worker = compile_worker.start(__name__, "compile_fast_block", np.dtype(dtype).name,
+                                          bare=__name__.partition(".")[0])
+        try:
+            block = _address(_block, sig)
+            if worker is not None:
+                kernel.compile(sig.args)
+        except BaseException:   # (an interrupt, say: the worker's part is no longer wanted)
+            compile_worker.stop(worker)
+            raise
+        compile_worker.finish(worker)
+        fast = _address(_fast_block, sig)   # from the worker's cache entry, if it made one
     empty = np.empty((0, 0), dtype)
     return (block, fast, tuple((empty,) * (7 - n) for n in range(8)),
             np.empty((0, 0), np.bool_), np.empty(0, np.int64), np.empty(0, np.float64),
@@ -281,16 +285,17 @@ def _compile(dtype, kernel):
 
 
 def _call(parallel, op, flags, nblk, dtype, arrays, allowed=None, ints=None, vec=None,
-          key=_NO_KEY, threshold=_NO_KEY, scale=None, eps=0.0, fast=False):
+          key=_NO_KEY, threshold=_NO_KEY, scale=None, eps=0.0, fast=False, to=None):
     """run (or run_serial) of op, by _fast_block alone if `fast`, with `arrays` in places a..
-    and empty arrays in the others."""
+    and empty arrays in the others; `to`: the address _block hands the op to, if not
+    _fast_block's."""
     kernel = run if parallel else run_serial
     c = _compiled.get(dtype)
     if c is None:
         c = _compiled[dtype] = _compile(dtype, kernel)
     a, b, cc, d, e, f, g = arrays + c[2][len(arrays)]
-    kernel(c[1] if fast else c[0], c[1], op, flags, nblk, a, b, cc, d, e, f, g,
-           c[3] if allowed is None else allowed, c[4] if ints is None else ints,
+    kernel(c[1] if fast else c[0], c[1] if to is None else to, op, flags, nblk, a, b, cc, d, e,
+           f, g, c[3] if allowed is None else allowed, c[4] if ints is None else ints,
            c[5] if vec is None else vec, key, threshold, c[6] if scale is None else scale, eps)
 
 
@@ -404,8 +409,12 @@ def adam_parallel(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_ste
     n = p.size
     flags = L2 * bool(l2) | MOVE * bool(move) | AMSGRAD * bool(amsgrad)
     vec = np.array((decay, wd, c1, beta2, c2, eps_c, inv_step), np.float64)
+    address = _adam.get(p.dtype)
+    if address is None:
+        with collector_paused():
+            address = _adam[p.dtype] = _address(adam_flat, adam_signature(p.dtype))
     _call(True, ADAM, flags, _shares(True, -(-n // _UNIT)), p.dtype,
-          tuple(x.reshape(1, n) for x in (p, g, m, v, vmax)), vec=vec)
+          tuple(x.reshape(1, n) for x in (p, g, m, v, vmax)), vec=vec, to=address)
 
 
 def gemm_blocks(nblk, C, bias, rows, sums, ints):

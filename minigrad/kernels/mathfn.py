@@ -105,29 +105,36 @@ def _muladd(typingctx, a, b, c):
     """a * b + c in one fused multiply-add where the CPU has one (LLVM's fmuladd): half the
     instructions of a polynomial, and one rounding instead of two."""
     def codegen(context, builder, sig, args):
-        t = args[0].type
-        fn = builder.module.declare_intrinsic("llvm.fmuladd", [t], ir.FunctionType(t, [t] * 3))
-        return builder.call(fn, args)
+        return builder.call(_fmuladd(builder, args[0].type), args)
     return a(a, a, a), codegen
 
 
-def _horner(x, coefficients):
-    """coefficients[0] x^(n-1) + ... + coefficients[-1], by Horner's rule."""
+def _fmuladd(builder, t):
+    """LLVM's fmuladd for the float type t, declared in the module being built."""
+    return builder.module.declare_intrinsic("llvm.fmuladd", [t], ir.FunctionType(t, [t] * 3))
+
+
+@intrinsic
+def _horner(typingctx, x, coefficients):
+    """coefficients[0] x^(n-1) + ... + coefficients[-1], by Horner's rule: a chain of _muladd,
+    written out here (a loop over the tuple would be Numba's to type, inline and lower at
+    every call, and LLVM's to unroll)."""
+    if not (isinstance(x, types.Float) and isinstance(coefficients, types.UniTuple)
+            and coefficients.dtype == x):
+        return None
+
+    def codegen(context, builder, sig, args):
+        fn = _fmuladd(builder, args[0].type)
+        p = builder.extract_value(args[1], 0)
+        for i in range(1, sig.args[1].count):
+            p = builder.call(fn, [p, args[0], builder.extract_value(args[1], i)])
+        return p
+    return x(x, coefficients), codegen
 
 
 def _odd_rational(x, fit):
     """c P(c^2) / Q(c^2) for (bound, P, Q) = fit and c = x clamped to [-bound, bound];
     +-1 where |x| >= bound."""
-
-
-@overload(_horner, jit_options=_NUMPY_ERRORS, inline="always")
-def _horner_impl(x, coefficients):
-    def horner(x, coefficients):
-        p = coefficients[0]
-        for a in coefficients[1:]:
-            p = _muladd(p, x, a)
-        return p
-    return horner
 
 
 @overload(_odd_rational, jit_options=_NUMPY_ERRORS, inline="always")
