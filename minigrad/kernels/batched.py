@@ -59,6 +59,15 @@ def _store_rows(C, c, ldc, W, acc, rows, whole, cols):
         _store4(C, c, ldc, cols, W, acc, rows, True)
 
 
+@njit(cache=True, inline="always")
+def _row_of_b(B, b, W, whole, n0, n1):
+    """The two vectors of a tile's row of B at b: whole (plain loads), or lanes 0..n0-1 and
+    0..n1-1 of them (masked loads, a ragged last panel)."""
+    if whole:
+        return vload(B, b), vload(B, b + W)
+    return vload_first(B, b, n0), vload_first(B, b + W, n1)
+
+
 @njit(cache=True)
 def _tile_rows(A, a, sar, sac, B, b, ldb, C, c, ldc, M, N, K):
     """C[c + i*ldc + j] = sum_k A[a + i*sar + k*sac] * B[b + k*ldb + j] for i < M, j < N: one
@@ -83,20 +92,14 @@ def _tile_rows(A, a, sar, sac, B, b, ldb, C, c, ldc, M, N, K):
             pa, pb = a + i0 * sar, b + j0
             if rows > MR:   # eight rows: 16 accumulators, two loads of B for 16 FMAs
                 for _ in range(K):
-                    if whole:
-                        b0, b1 = vload(B, pb), vload(B, pb + W)
-                    else:
-                        b0, b1 = vload_first(B, pb, n0), vload_first(B, pb + W, n1)
+                    b0, b1 = _row_of_b(B, pb, W, whole, n0, n1)
                     upper = _fma4(A, pa, top, b0, b1, upper)
                     lower = _fma4(A, pa, bottom, b0, b1, lower)
                     pa += sac
                     pb += ldb
             else:
                 for _ in range(K):
-                    if whole:
-                        b0, b1 = vload(B, pb), vload(B, pb + W)
-                    else:
-                        b0, b1 = vload_first(B, pb, n0), vload_first(B, pb + W, n1)
+                    b0, b1 = _row_of_b(B, pb, W, whole, n0, n1)
                     upper = _fma4(A, pa, top, b0, b1, upper)
                     pa += sac
                     pb += ldb
