@@ -1,10 +1,12 @@
-"""A batch of small matrix products in one compiled call: attention's gradients of Q K^T, A V.
+"""A batch of small matrix products in one compiled call: attention's, A V and Q K^T's gradients.
 
 Attention multiplies batches of small matrices: the toy model's 256 heads give products of
-(20, 20) @ (20, 32) (dQ = G K, the output A V) and (32, 20) @ (20, 20) (dK, dV, written
-transposed). BLAS called once per product pays a fixed cost per call (its checks, the choice
-of a kernel) and, on OpenBLAS's AVX2 kernels (OPENBLAS_CORETYPE=Haswell), falls well short
-of the machine's vector width. Here the whole batch is one call, and each product is, by
+(20, 20) @ (20, 32) (the output A V, and dQ = G K) and (32, 20) @ (20, 20) (dK, dV, written
+transposed). NumPy's matmul calls BLAS once per product; on OpenBLAS's AVX2 kernels
+(OPENBLAS_CORETYPE=Haswell, or an AVX2 machine) each call falls well short of the machine's
+vector width, and this kernel took 0.6x their time (one thread, *busy*). On OpenBLAS's
+AVX-512 kernels it took 1.1-1.2x theirs, which run near a core's FMA peak: there
+`products.route` keeps NumPy's calls (policy.BATCHED_KERNEL). Each product is, by
 definition, the plain loop
 
     for t in batch:                      # every batch index, broadcast dims repeated
@@ -16,12 +18,14 @@ computed with the register tiling of .tiled_matmul (without its packing and K-bl
 matrices that fit in L1 do not need):
   - C is written row by row: where `out`'s matrices have contiguous columns instead, the
     kernel computes C^T = B^T A^T, whose rows those are;
-  - the inner loops become C[i, j:j+NR] += A[i, k] * B[k, j:j+NR] over k, for MR = 4 rows of
-    C at once: the 4 x NR tile (NR = two SIMD vectors, 32 float32 or 16 float64) stays in 8
-    vector registers for the whole walk down k, each step two vector loads of B, four
-    broadcasts of A and eight fused multiply-adds;
-  - B's rows must be contiguous (the caller sends other products to NumPy); A is only read
-    one element at a time (broadcast), so any strides do;
+  - the inner loops become C[i, j:j+NR] += A[i, k] * B[k, j:j+NR] over k, for 8 rows of C
+    at once (then 4 for the last rows): the 8 x NR tile (NR = two SIMD vectors, 32 float32
+    or 16 float64) stays in 16 vector registers for the whole walk down k, each step two
+    vector loads of B, eight broadcasts of A and sixteen fused multiply-adds;
+  - B's rows must be contiguous; A is only read one element at a time (broadcast), so any
+    strides do. A product whose B rows are not contiguous (Q K^T: B = K^T, a transposed
+    view) is left to NumPy: copying B^T into rows first, or a tile of dot products along k
+    with its lanes summed by shuffles, took 1.4-2.5x OpenBLAS's time with either kernel set;
   - a whole panel of NR columns is loaded and stored with plain vector operations, a ragged
     last panel with masked ones; the missing rows of a last row tile re-read the last row,
     and their results are dropped.
@@ -42,7 +46,7 @@ from .simd import VBYTES, vload, vload_first, vstore, vzero
 from .tiled_matmul import _fma4, _store4
 from .views import span
 
-MR = 4   # rows of C per tile
+MR = 4   # rows of C per half tile (a tile has 2 * MR, the last ones MR)
 NV = 2   # SIMD vectors per row of a tile
 _HEAD = 11   # the integers before the batch's shape and strides (see _products)
 
