@@ -256,8 +256,10 @@ def test_attention_sized_batches_are_one_numpy_call_in_this_thread(monkeypatch):
     # backend's own call: not the pool, and no hold of OpenBLAS's thread count (it never
     # threads products that small); larger matrices in a batch hold it, up to
     # SERIAL_BATCH_FACTOR times the serial limit
+    # (on OpenBLAS's AVX-512 kernels; on others BATCHED_KERNEL sends them to .batched)
     from minigrad.kernels import products
     monkeypatch.setattr(kernels.policy, "USE_BLAS", True)
+    monkeypatch.setattr(kernels.policy, "BATCHED_KERNEL", False)
     paths = _record_blas_routes(monkeypatch)
     r = np.random.default_rng(2)
     q, k = r.standard_normal((2, 256, 20, 32), dtype=np.float32)
@@ -301,22 +303,27 @@ def test_attention_products_same_for_any_thread_count():
     assert len(outs) == 1 and len(next(iter(outs))) > 0
 
 
-def test_products_openblas_keeps_in_this_thread_go_to_numpy_whatever_the_threads():
+def test_products_openblas_keeps_in_this_thread_go_to_numpy_whatever_the_threads(monkeypatch):
     """Two matrices, or a batch of them, of at most _OWN_THREAD multiply-adds each are NumPy's
-    own call (OpenBLAS runs them in the calling thread anyway); a larger matrix, or 3-D times
-    2-D, is one OpenBLAS call with its thread count held at one."""
+    own call (OpenBLAS runs them in the calling thread anyway; a batch goes to .batched
+    instead where BATCHED_KERNEL says so); a larger matrix, or 3-D times 2-D, is one OpenBLAS
+    call with its thread count held at one."""
     route, own = kernels.products.route, kernels.products._OWN_THREAD
     f32 = np.float32
     if kernels.policy.numpy_backend() or not kernels.policy.USE_BLAS:
         pytest.skip("the numba backend with OpenBLAS decides these routes")
+    monkeypatch.setattr(kernels.policy, "BATCHED_KERNEL", False)
     assert route(np.ones((64, 64), f32), np.ones((64, 64), f32)) == "reference"      # = own
     assert route(np.ones((64, 64), f32), np.ones((64, 65), f32)) == "blas_serial"
     assert route(np.ones((8, 20, 32), f32), np.ones((8, 32, 20), f32)) == "reference"
     assert route(np.ones((8, 32, 64), f32), np.ones((64, 16), f32)) == "blas_serial"
     assert 64 * 64 * 64 == own
+    monkeypatch.setattr(kernels.policy, "BATCHED_KERNEL", True)
+    assert route(np.ones((8, 20, 32), f32), np.ones((8, 32, 20), f32)) == "batched"
+    assert route(np.ones((64, 64), f32), np.ones((64, 64), f32)) == "reference"
 
 
-def _route_by_the_table(sa, sb, min_work, serial_max, use_blas, factor):
+def _route_by_the_table(sa, sb, min_work, serial_max, use_blas, factor, batched):
     """The numba backend's route of float operands, read off products' docstring table."""
     matrix = sa[-2] * sa[-1] * sb[-1]
     batch = len(sa) > 2 and len(sb) > 2
@@ -329,6 +336,8 @@ def _route_by_the_table(sa, sb, min_work, serial_max, use_blas, factor):
     if work >= limit:
         return "blas_blocks"
     own = (batch or (len(sa) == 2 and len(sb) == 2)) and matrix <= kernels.products._OWN_THREAD
+    if own and batch and batched:
+        return "batched"
     return "reference" if own else "blas_serial"
 
 
@@ -336,9 +345,9 @@ def _route_by_the_table(sa, sb, min_work, serial_max, use_blas, factor):
 @given(a_batch=st.lists(st.integers(1, 6), max_size=2), b_batch=st.lists(st.integers(1, 6),
        max_size=2), mkn=st.tuples(*[st.sampled_from([0, 1, 7, 20, 32, 64, 300])] * 3),
        min_work=st.sampled_from([0, 32768]), serial_max=st.sampled_from([0, 2**14, 2**21]),
-       use_blas=st.booleans(), factor=st.sampled_from([1, 4]))
+       use_blas=st.booleans(), factor=st.sampled_from([1, 4]), batched=st.booleans())
 def test_route_follows_its_table_after_any_change_of_the_thresholds(
-        monkeypatch, a_batch, b_batch, mkn, min_work, serial_max, use_blas, factor):
+        monkeypatch, a_batch, b_batch, mkn, min_work, serial_max, use_blas, factor, batched):
     # route remembers its answers per shapes and thresholds: a threshold changed between two
     # calls on the same shapes (as the tests do) must still change the answer
     from minigrad.kernels import policy, products
@@ -353,8 +362,10 @@ def test_route_follows_its_table_after_any_change_of_the_thresholds(
         mp.setattr(policy, "SERIAL_MATMUL_MAX_WORK", serial_max)
         mp.setattr(policy, "USE_BLAS", use_blas)
         mp.setattr(products, "SERIAL_BATCH_FACTOR", factor)
+        mp.setattr(policy, "BATCHED_KERNEL", batched)
         assert products.route(a, b) == _route_by_the_table(a.shape, b.shape, min_work,
-                                                           serial_max, use_blas, factor)
+                                                           serial_max, use_blas, factor,
+                                                           batched)
         assert products.route(a.astype(np.int32), b.astype(np.int32)) == "reference"
     assert products.route(a, b) == before
 

@@ -18,6 +18,7 @@ The modules, in the order a reader may take them:
     simd            vector registers for Numba
     tiled_matmul    the register-tiled matmul kernel (the lesson; runs without OpenBLAS)
     openblas, blas  OpenBLAS found and called from Numba's pool
+    batched         a batch of small products (attention's) in one compiled call
     products        matmul, addmm, matmul_and_sum: the one routing table of products
     mathfn          exp, erf and tanh that vectorise (no SVML here)
     softmax_kernels, layernorm, dropout_kernels, crossentropy, scatter, adam, activation:

@@ -21,7 +21,8 @@ BY_ROWS, BY_COLUMNS, BY_K = 0, 1, 2   # how a 2-D product is cut
 
 def _find_openblas():
     """(sgemm, dgemm, set_num_threads, get_num_threads, the gemms' addresses, whether their
-    integers are 64-bit) of the OpenBLAS NumPy has loaded, or None. The gemms take their
+    integers are 64-bit, the name of the core whose kernels it runs) of the OpenBLAS NumPy
+    has loaded, or None. The gemms take their
     matrices as addresses (signed integers, so that a kernel may step backwards through a
     reversed batch)."""
     try:
@@ -53,7 +54,12 @@ def _find_openblas():
                                          ptr, int_t, ptr, int_t, real, ptr, int_t)
                 addresses.append(ctypes.cast(fn, ctypes.c_void_p).value)
                 typed.append(proto(addresses[-1]))
-            return typed[0], typed[1], set_n, get_n, addresses, int_t is ctypes.c_int64
+            core = getattr(lib, f"{pre}openblas_get_corename{suf}", None)
+            if core is not None:
+                core.argtypes, core.restype = [], ctypes.c_char_p
+                core = (core() or b"").decode("ascii", "replace")
+            return (typed[0], typed[1], set_n, get_n, addresses, int_t is ctypes.c_int64,
+                    core or "")
     return None
 
 
@@ -63,6 +69,17 @@ _found = None if os.environ.get("MINIGRAD_NO_BLAS") == "1" else _find_openblas()
 def available():
     """Whether products go to OpenBLAS (False: MINIGRAD_NO_BLAS=1, or no OpenBLAS found)."""
     return _found is not None
+
+
+# OpenBLAS's kernel sets for AVX-512 cores: their small-matrix kernels compute a batch of
+# attention-sized products as fast as .batched's register tile, or faster
+AVX512_CORES = ("skylakex", "cooperlake", "sapphirerapids")
+
+
+def avx512_kernels():
+    """Whether the OpenBLAS found runs its AVX-512 kernels (on an AVX-512 machine, unless
+    OPENBLAS_CORETYPE names an older core, as Haswell); False without OpenBLAS."""
+    return _found is not None and _found[6].lower() in AVX512_CORES
 
 
 @intrinsic

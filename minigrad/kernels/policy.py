@@ -18,6 +18,9 @@ Thresholds (module attributes, read at every call, so a test may change them):
     USE_BLAS                float products go to NumPy's OpenBLAS (one thread per call, inside
                             Numba's pool: .blas); False (no OpenBLAS found, MINIGRAD_NO_BLAS=1,
                             or a test of the tiled kernel) sends them to the tiled kernel.
+    BATCHED_KERNEL          batches of small float products go to .batched's compiled loop,
+                            not to NumPy's matmul (one OpenBLAS call per product): True unless
+                            OpenBLAS runs its AVX-512 kernels, which were as fast here.
 
 How a product picks among these is `kernels.products.route`, with its table.
 
@@ -114,6 +117,7 @@ PARALLEL_MIN_WORK = 32768
 # 52 us), and on a busy machine the pool's launch stalled for milliseconds
 SERIAL_MATMUL_MAX_WORK = 2**22
 USE_BLAS = _openblas.available()
+BATCHED_KERNEL = not _openblas.avx512_kernels()
 
 
 def _check_backend(name, where):

@@ -1,6 +1,6 @@
 """Matrix products: the one place that decides how a product is computed.
 
-`route(a, b)` picks one of four routes from the operands' dtype, the backend, the work (M K N
+`route(a, b)` picks one of five routes from the operands' dtype, the backend, the work (M K N
 multiply-adds, times the batch) and the policy's thresholds (.policy):
 
     operands  backend  work (multiply-adds)                 route
@@ -8,10 +8,14 @@ multiply-adds, times the batch) and the policy's thresholds (.policy):
     integer   any      any                                  "reference": np.matmul, exact
     float     numpy    any                                  "reference": .reference.matmul
     float     numba    < PARALLEL_MIN_WORK                  "reference": waking the pool costs more
-    float     numba    two matrices, or a batch of them     "reference": np.matmul, one gemm
-                       (both operands 3-D or more), of      call per matrix in this thread
-                       <= _OWN_THREAD each, below the
-                       serial limit (next row)
+    float     numba    a batch of matrices (both operands   "batched": the whole batch in one
+                       3-D or more) of <= _OWN_THREAD       compiled call in this thread
+                       each, below the serial limit         (.batched; B's rows not contiguous,
+                       (next row), USE_BLAS,                as in Q K^T: np.matmul)
+                       BATCHED_KERNEL
+    float     numba    the same without BATCHED_KERNEL, or  "reference": np.matmul, one gemm
+                       two matrices of <= _OWN_THREAD,      call per matrix in this thread
+                       below the serial limit, USE_BLAS
     float     numba    < SERIAL_MATMUL_MAX_WORK (times      "blas_serial": one OpenBLAS call in
                        SERIAL_BATCH_FACTOR for a batch of   this thread, OpenBLAS held at one
                        matrices), USE_BLAS                  thread (.blas.matmul_serial)
@@ -24,16 +28,19 @@ The route depends on the sizes, never on the thread count: the numbers are the s
 thread count (a single gemm call and blocks of calls may round differently).
 
 A batch of small matrices (attention's 256 products of 20 x 32 by 32 x 20) is one gemm call
-per matrix on any route. In this thread it is the NumPy backend's own call, while the pool
-adds its wake-up and the marshalling of the batch (15-40 us a product here, up to a third of
-its time on one thread), and on a busy machine a 2-thread launch can stall for milliseconds:
-hence the larger serial limit for batches. OpenBLAS runs a gemm of at most 65,536 x 4
-multiply-adds on the calling thread whatever its own thread count (its threshold; this
-machine's first threaded one had twice that), so one such matrix, or a batch of them
-(_OWN_THREAD), needs no hold of that count either. Setting it to one and back cost more
-than the products at 2 threads (attention's QK^T forward and backward: 0.40 against 0.31
-ms); in the small GPT's sampling loop it is 1-2 us on each of the projection's, the lm
-head's and the shorter contexts' MLP products, whose gemm takes 4-8 us.
+per matrix in NumPy's matmul. On OpenBLAS's AVX-512 kernels that is as fast as it gets here
+(.batched's register tile took 1.1-1.2x their time, one thread, busy machine); on its AVX2
+ones (OPENBLAS_CORETYPE=Haswell, or an AVX2 machine) .batched, the whole batch in one
+compiled call, took 0.6x (policy.BATCHED_KERNEL says which). Either runs in this thread:
+Numba's pool would add its wake-up and the marshalling of the batch (15-40 us a product
+here, up to a third of its time on one thread), and on a busy machine a 2-thread launch can
+stall for milliseconds; hence the larger serial limit for batches. OpenBLAS runs a gemm of
+at most 65,536 x 4 multiply-adds on the calling thread whatever its own thread count (its
+threshold; this machine's first threaded one had twice that), so one such matrix, or NumPy's
+batch of them (_OWN_THREAD), needs no hold of that count either. Setting it to one and back
+cost more than the products at 2 threads (attention's QK^T forward and backward: 0.40
+against 0.31 ms); in the small GPT's sampling loop it is 1-2 us on each of the projection's,
+the lm head's and the shorter contexts' MLP products, whose gemm takes 4-8 us.
 
 `matmul`, `addmm` and `matmul_and_sum` check their operands and follow the route; in the
 "blas_blocks" route the gemm of each block also adds addmm's bias, and matmul_and_sum sums
@@ -46,6 +53,7 @@ import math
 
 import numpy as np
 
+from . import batched as _batch
 from . import blas as _blas
 from . import tiled_matmul as _tiled
 from . import naive as _naive
@@ -67,14 +75,16 @@ _ROUTES_MAX = 4096   # shapes a program meets; past this (shapes varying without
 
 
 def route(a, b):
-    """The route of a @ b: "reference", "blas_serial", "blas_blocks" or "tiled" (see above)."""
+    """The route of a @ b: "reference", "batched", "blas_serial", "blas_blocks" or "tiled"
+    (see above)."""
     if policy.numpy_backend():
         return "reference"
     # Every product asks (three per matmul op), and working the route out from the sizes
     # took 0.8 us of CPU where the NumPy backend's answer above takes 0.1: remembered per
     # dtype, pair of shapes and thresholds (which tests change), it is one lookup
     key = (a.dtype, a.shape, b.shape, policy.PARALLEL_MIN_WORK,
-           policy.SERIAL_MATMUL_MAX_WORK, policy.USE_BLAS, SERIAL_BATCH_FACTOR, _OWN_THREAD)
+           policy.SERIAL_MATMUL_MAX_WORK, policy.USE_BLAS, SERIAL_BATCH_FACTOR, _OWN_THREAD,
+           policy.BATCHED_KERNEL)
     r = _routes.get(key)
     if r is None:
         if len(_routes) >= _ROUTES_MAX:
@@ -83,7 +93,8 @@ def route(a, b):
     return r
 
 
-def _sized_route(dtype, sa, sb, min_work, serial_max, use_blas, batch_factor, own_thread):
+def _sized_route(dtype, sa, sb, min_work, serial_max, use_blas, batch_factor, own_thread,
+                 batched):
     """route() on the numba backend of operands of `dtype` and shapes sa, sb, given the
     thresholds. (The dtype itself, not its letter: a byte-swapped float32 is 'f' too, and
     goes to NumPy, which reads it.)"""
@@ -101,10 +112,13 @@ def _sized_route(dtype, sa, sb, min_work, serial_max, use_blas, batch_factor, ow
         return "tiled"
     if work >= serial_max:
         return "blas_blocks"
+    if matrix > own_thread:
+        return "blas_serial"
+    if batch and batched:
+        return "batched"
     # one matrix, or a batch of them, that OpenBLAS computes in this thread anyway: NumPy's
     # own call, without holding OpenBLAS's thread count (3-D times 2-D stays one flat call)
-    alone = batch or (len(sa) == 2 and len(sb) == 2)
-    return "reference" if alone and matrix <= own_thread else "blas_serial"
+    return "reference" if batch or (len(sa) == 2 and len(sb) == 2) else "blas_serial"
 
 
 def matmul(a, b, out=None):
@@ -140,14 +154,42 @@ def product(a, b, out=None):
     r = route(a, b)
     if r == "reference":
         return _ref.matmul(a, b, out)
+    if r == "batched":
+        return _batched(a, b, out)
     if r != "blas_serial":
         a, b = _check(a, b, out)
     return _run(r, a, b, out)
 
 
+def _batched(a, b, out=None):
+    """a @ b for float operands with batch dims (the "batched" route): .batched where B's
+    rows are contiguous (or A's columns, for a C written by columns), NumPy's matmul
+    otherwise (Q K^T, whose B is a transposed view: OpenBLAS's kernels for that form were
+    faster than the tile of .batched, or of a dot-product variant of it, on this machine).
+    The kernel reads and writes through the strides it is given, so the shapes are checked
+    here (cheaply where they match: equal batch dims, `out` of the product's shape and
+    dtype), and matmul's checks raise otherwise."""
+    sa, sb = a.shape[:-2], b.shape[:-2]
+    batch = sa
+    if sa != sb or a.shape[-1] != b.shape[-2] or b.dtype != a.dtype:
+        a, b = _check(a, b, out)   # raises, unless the batch dims broadcast
+        batch = _blas.broadcast_batch(sa, sb)
+    shape = batch + (a.shape[-2], b.shape[-1])
+    if out is None:
+        out = np.empty(shape, a.dtype)
+    elif out.shape != shape or out.dtype != a.dtype or not out.flags.writeable:
+        _check_out("matmul", a, b, out)
+    known = _batch.plan(a, b, out, batch)
+    if known is None:
+        return _ref.matmul(a, b, out)
+    return _batch.matmul(a, b, out, known)
+
+
 def _run(r, a, b, out=None):
     if r == "reference":
         return _ref.matmul(a, b, out)
+    if r == "batched":
+        return _batched(a, b, out)
     if r == "blas_serial":
         return _blas.matmul_serial(a, b, out)
     if r == "blas_blocks":

@@ -9,6 +9,7 @@ narrower registers LLVM splits each operation into several), and each function b
 LLVM instruction or intrinsic on it:
 
     vzero(arr)                     all lanes 0, of arr's dtype
+    vload(arr, i)                  all lanes from arr[i:]
     vload_first(arr, i, n)         lanes 0..n-1 from arr[i:], the rest 0 (masked: reads no further)
     vstore_first(arr, i, v, n)     lanes 0..n-1 of v to arr[i:]
     vbroadcast(arr, i)             every lane = arr[i]
@@ -89,6 +90,24 @@ def vload_first(typingctx, arr, idx, n):
         return _llvm(builder, f"llvm.masked.load.{_suffix(vt)}.p0", vt,
                      [ptr, align, mask, ir.Constant(vt, None)])
     return Vec(arr.dtype)(arr, idx, n), codegen
+
+
+@intrinsic
+def vload(typingctx, arr, idx):
+    """All lanes from arr[idx:] (an unmasked load: every lane must lie in arr)."""
+    def codegen(context, builder, sig, args):
+        ptr, vt = _vptr(context, builder, sig, args)
+        return builder.load(ptr, align=arr.dtype.bitwidth // 8)
+    return Vec(arr.dtype)(arr, idx), codegen
+
+
+@intrinsic
+def vstore(typingctx, arr, idx, v):
+    """Store all lanes of v to arr[idx:] (unmasked: every lane must lie in arr)."""
+    def codegen(context, builder, sig, args):
+        ptr, vt = _vptr(context, builder, sig, args)
+        builder.store(args[2], ptr, align=arr.dtype.bitwidth // 8)
+    return types.none(arr, idx, v), codegen
 
 
 @intrinsic

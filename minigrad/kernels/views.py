@@ -1,4 +1,5 @@
-"""A flat view of a C-contiguous array, built by the compiler without checks, for the kernels.
+"""Flat views built by the compiler without checks, for the kernels: `flat` (a run of a
+C-contiguous array) and `span` (the memory from an array's first element on).
 
 The kernels of .driver work on runs of elements: a share of the rows of a (rows, n) array is
 the flat run lo * n .. hi * n - 1. Written with NumPy's operations, `x.reshape(-1)[lo:hi]`,
@@ -34,3 +35,22 @@ def flat(typingctx, x, lo, hi):
                        itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
         return impl_ret_borrowed(context, builder, sig.return_type, out._getvalue())
     return view(x, lo, hi), codegen
+
+
+@intrinsic
+def span(typingctx, x, n):
+    """The n elements of memory from x's first one on, as a 1-D C-contiguous view (x any
+    array; the caller guarantees that those n elements lie within x's buffer)."""
+    if not isinstance(x, types.Array) or not isinstance(n, types.Integer):
+        return None
+    view = types.Array(x.dtype, 1, "C", readonly=not x.mutable, aligned=x.aligned)
+
+    def codegen(context, builder, sig, args):
+        src = context.make_array(sig.args[0])(context, builder, args[0])
+        out = context.make_array(sig.return_type)(context, builder)
+        populate_array(out, data=src.data,
+                       shape=[context.cast(builder, args[1], sig.args[1], types.intp)],
+                       strides=[src.itemsize], itemsize=src.itemsize, meminfo=src.meminfo,
+                       parent=src.parent)
+        return impl_ret_borrowed(context, builder, sig.return_type, out._getvalue())
+    return view(x, n), codegen
