@@ -4,7 +4,9 @@ The activations, normalisation, embedding, padding and dropout are here; the act
 from other ops (hardtanh, relu6, glu, logsigmoid, ...) are in `functional_activation.py`, the
 losses in `functional_loss.py`, attention in `functional_attention.py`, convolution in
 `functional_conv.py`, pooling in `functional_pool.py`, group and RMS norm in
-`functional_norm.py`, interpolation in `functional_resample.py`, channel dropout in
+`functional_norm.py`, interpolation in `functional_resample.py`, the likelihood and margin
+losses in `functional_loss_likelihood.py` and `functional_loss_margin.py`, the CTC loss in
+`ctc.py`, affine grids and grid sampling in `functional_grid.py`, channel dropout in
 `channel_dropout.py` and bags of embeddings in `embedding_bag.py`, imported here so that
 every name is at PyTorch's path.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from minigrad import ops
 from minigrad import functional as _core
+from minigrad.composite import pdist  # re-exported, as in PyTorch
 from minigrad.functional import one_hot  # re-exported, as in PyTorch
 
 from .functional_activation import _implicit_dim  # shared with softmin
@@ -27,26 +30,33 @@ from .functional_loss import (binary_cross_entropy, binary_cross_entropy_with_lo
                               cosine_embedding_loss, cross_entropy, huber_loss, kl_div, l1_loss,
                               margin_ranking_loss, mse_loss, nll_loss, pairwise_distance,
                               smooth_l1_loss, triplet_margin_loss)
+from .ctc import ctc_loss
+from .functional_grid import affine_grid, grid_sample
+from .functional_loss_likelihood import gaussian_nll_loss, poisson_nll_loss
+from .functional_loss_margin import (hinge_embedding_loss, multi_margin_loss,
+                                     multilabel_margin_loss, multilabel_soft_margin_loss,
+                                     soft_margin_loss, triplet_margin_with_distance_loss)
 from .functional_norm import group_norm, rms_norm
 from .functional_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
                               avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d,
                               max_pool3d)
 from .functional_resample import interpolate, upsample
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "attention",
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "affine_grid", "attention",
            "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d", "conv3d",
            "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity",
-           "cross_entropy", "dropout", "dropout1d", "dropout2d", "elu", "embedding", "embedding_bag",
-           "fold",
-           "gelu", "glu", "group_norm", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
-           "hardtanh", "huber_loss", "interpolate", "kl_div", "l1_loss", "layer_norm",
+           "cross_entropy", "ctc_loss", "dropout", "dropout1d", "dropout2d", "elu", "embedding", "embedding_bag",
+           "fold", "gaussian_nll_loss",
+           "gelu", "glu", "grid_sample", "group_norm", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
+           "hardtanh", "hinge_embedding_loss", "huber_loss", "interpolate", "kl_div", "l1_loss", "layer_norm",
            "leaky_relu", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss",
-           "max_pool1d", "max_pool2d", "max_pool3d", "mish", "mse_loss", "nll_loss", "normalize", "one_hot",
-           "pad", "pairwise_distance", "prelu", "relu", "relu6", "rms_norm",
-           "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax",
+           "max_pool1d", "max_pool2d", "max_pool3d", "mish", "mse_loss", "multi_margin_loss", "multilabel_margin_loss",
+           "multilabel_soft_margin_loss", "nll_loss", "normalize", "one_hot",
+           "pad", "pairwise_distance", "pdist", "poisson_nll_loss", "prelu", "relu", "relu6", "rms_norm",
+           "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss", "softmax",
            "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
-           "triplet_margin_loss", "unfold", "upsample"]
+           "triplet_margin_loss", "triplet_margin_with_distance_loss", "unfold", "upsample"]
 
 
 # --- activations -----------------------------------------------------------------------------
