@@ -22,11 +22,17 @@ _DEFAULT_CHANGED = ("Default grid_sample and affine_grid behavior has changed to
 
 def _base_coordinates(steps, align_corners, dtype):
     """The `steps` pixel centres of one axis in [-1, 1] coordinates (the corner pixels' centres
-    at -1 and 1 with align_corners, else their outer edges); one pixel sits at 0."""
+    at -1 and 1 with align_corners, else their outer edges); one pixel sits at 0. Computed as
+    PyTorch's linspace is, in the dtype, from the nearer end, so the grids agree bit for bit."""
     if steps <= 1:
         return np.zeros(steps, dtype)
-    line = np.linspace(-1, 1, steps, dtype=dtype)
-    return line if align_corners else line * dtype.type((steps - 1) / steps)
+    i = np.arange(steps)
+    # a fused multiply-add, as PyTorch's kernel: the product exact in a wider float, the sum
+    # rounded once to the dtype
+    wide = np.float64 if dtype == np.float32 else np.longdouble
+    step, one = wide(dtype.type(2) / dtype.type(steps - 1)), wide(1)
+    line = np.where(i < steps // 2, -one + step * i, one - step * (steps - 1 - i)).astype(dtype)
+    return line if align_corners else line * dtype.type(steps - 1) / dtype.type(steps)
 
 
 def affine_grid(theta, size, align_corners=None):
@@ -65,8 +71,13 @@ def affine_grid(theta, size, align_corners=None):
     dtype = np.dtype(theta.dtype)
     axes = [_base_coordinates(s, align_corners, dtype) for s in reversed(spatial)]  # x, y(, z)
     points = np.meshgrid(*reversed(axes), indexing="ij")[::-1]  # x, y(, z), each (H, W)
-    base = np.stack([*points, np.ones_like(points[0])], axis=-1).reshape(-1, len(axes) + 1)
-    grid = Tensor._wrap(base) @ theta.transpose(1, 2)  # (N, pixels, 2 or 3)
+    # each coordinate as x t0 + y t1 (+ z t2) + t_last, rounded after every product and sum
+    # in that order, as PyTorch's product of the base grid with theta's transpose does
+    grid = None
+    for k, point in enumerate(points):  # (pixels, 1) times (N, 1, 2 or 3)
+        term = Tensor._wrap(point.reshape(-1, 1)) * theta[:, :, k].unsqueeze(1)
+        grid = term if grid is None else grid + term
+    grid = grid + theta[:, :, -1].unsqueeze(1)
     return grid.reshape(size[0], *spatial, len(axes))
 
 
@@ -141,7 +152,7 @@ class GridSample2d(Function):
     @staticmethod
     def forward(ctx, input, grid, mode, padding_mode, align_corners):
         n, c, h, w = input.shape
-        pts = grid.reshape(n, -1, 2)
+        pts = grid.reshape(n, grid.shape[1] * grid.shape[2], 2)
         ix, sx = _source_index(pts[..., 0], w, padding_mode, align_corners)
         iy, sy = _source_index(pts[..., 1], h, padding_mode, align_corners)
         flat = input.reshape(n, c, h * w)
@@ -159,7 +170,7 @@ class GridSample2d(Function):
     def backward(ctx, g):
         flat, ix, iy, sx, sy = ctx.saved
         n, c, h, w = ctx.shape
-        go = g.reshape(n, c, -1)
+        go = g.reshape(n, c, ix.shape[1])
         need = ctx.needs_input_grad
         if ctx.mode == "nearest":
             (index, ok), = _corners(np.rint(ix), np.rint(iy), h, w)[:1]

@@ -77,6 +77,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if ids.ndim > 1 or ids.size != rows:
         raise RuntimeError(f"multi_margin_loss: inconsistent target size, expected {rows} but "
                            f"got {list(ids.shape)}")
+    per_row = ids.shape  # the shape of the unreduced loss
     ids = ids.reshape(rows).astype(np.int64)
     if ids.size and (ids.min() < 0 or ids.max() >= c):
         raise IndexError(f"multi_margin_loss: target out of range: class ids must be in "
@@ -94,8 +95,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                                f"got {list(w.shape)}")
         hinge = hinge * w[ids].reshape(rows, 1)
     loss = hinge.sum(1) / c
-    return _reduce(loss.reshape(ids.shape if ids.ndim else ()) if reduction == "none" else
-                   loss, reduction, "multi_margin_loss")
+    return _reduce(loss.reshape(per_row) if reduction == "none" else loss, reduction,
+                   "multi_margin_loss")
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
