@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad.grad_mode import is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.tensor import array_of as _array_of
 
@@ -21,6 +22,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """log(1 + exp(-target * input)) per element, for targets of +-1: the logistic loss of a
     two-class score. Written as PyTorch's, so a large -target * input overflows to inf."""
     _no_legacy(size_average, reduce, "soft_margin_loss")
+    _not_differentiable(target, "target", "soft_margin_loss")
     return _reduce((-input * target).exp().log1p(), reduction, "soft_margin_loss")
 
 
@@ -50,6 +52,13 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(loss, reduction, "hinge_embedding_loss")
 
 
+def _not_differentiable(t, name, op):
+    """PyTorch's kernels of these losses give no gradient to this argument, and say so."""
+    if isinstance(t, Tensor) and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"The function '{op}' is not differentiable with respect to "
+                           f"argument '{name}'. This input cannot have requires_grad True.")
+
+
 def _class_scores(input, target, op):
     """(N, C) scores and (N,) class ids of a multi-class hinge loss, with PyTorch's checks: a
     (C,) or 0-d input is one row; the loss per row has the target's shape."""
@@ -72,6 +81,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and np.ndim(_array_of(weight)) != 1:
         raise ValueError("weight must be one-dimensional")
+    _not_differentiable(weight, "weight", "multi_margin_loss")
     scores, rows, c = _class_scores(input, target, "multi_margin_loss")
     ids = np.asarray(_array_of(target))
     if ids.ndim > 1 or ids.size != rows:
