@@ -178,8 +178,10 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if tgt.ndim == 1:
         offsets = np.concatenate([[0], np.cumsum(tg_len)[:-1]]).astype(np.int64)
         if tgt.shape[0] != tg_len.sum():
-            raise RuntimeError(f"{_OP}: concatenated targets of shape {tgt.shape} must hold "
-                               f"sum(target_lengths) = {tg_len.sum()} labels")
+            raise RuntimeError(f"Expected tensor to have size {tg_len.sum()} at dimension 0, "
+                               f"but got size {tgt.shape[0]} for argument #2 'targets' (while "
+                               f"checking arguments for ctc_loss_cpu): concatenated targets "
+                               f"hold sum(target_lengths) labels")
     else:
         offsets = np.zeros(n, np.int64)
         if tgt.shape[0] != n:
