@@ -218,13 +218,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         warnings.warn(_DEFAULT_CHANGED, UserWarning, stacklevel=2)
         align_corners = False
     sizes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
-    if input.dtype != grid.dtype:
-        raise RuntimeError(f"grid_sampler(): expected input and grid to be on same device, "
-                           f"and have same dtype, but input has {input.dtype} and grid has "
-                           f"{grid.dtype}")
-    if input.ndim != grid.ndim or input.ndim not in (4, 5):
-        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
-                           f"of dimensions, but got {sizes}")
     if input.shape[0] != grid.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
                            f"but got {sizes}")
@@ -236,6 +229,15 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
                                f"dimensions, but input has sizes {list(input.shape)} with "
                                f"dimension {d} being empty")
+    want = 4 if input.ndim == 4 else 5  # any other input is taken for a volume
+    if input.ndim != want or grid.ndim != want:
+        raise RuntimeError(f"grid_sampler(): expected {want}D input and grid with same number "
+                           f"of dimensions, but got {sizes}")
+    if input.dtype != grid.dtype:
+        names = {"float16": "Half", "float32": "Float", "float64": "Double"}
+        raise RuntimeError(f"expected scalar type {names.get(str(input.dtype), input.dtype)} "
+                           f"but found {names.get(str(grid.dtype), grid.dtype)} "
+                           f"(grid_sample: the grid must have the input's dtype)")
     if input.ndim == 5 or mode == "bicubic":
         raise NotImplementedError(f"grid_sample: minigrad samples 4-D inputs in mode "
                                   f"'bilinear' or 'nearest', not a {input.ndim}-D input in "

@@ -112,21 +112,26 @@ def test_default_align_corners_warns_as_pytorch(torch):
     (lambda lib, i, g: lib.nn.functional.grid_sample(i, g, padding_mode="wrap"), ValueError,
      "expected padding_mode to be 'zeros', 'border', or 'reflection'"),
     (lambda lib, i, g: lib.nn.functional.grid_sample(i, g.double(), align_corners=False),
-     RuntimeError, "have same dtype"),
+     RuntimeError, "expected scalar type Float but found Double"),
     (lambda lib, i, g: lib.nn.functional.grid_sample(i, g[..., :1], align_corners=False),
      RuntimeError, "expected grid to have size 2 in last dimension"),
     (lambda lib, i, g: lib.nn.functional.grid_sample(i[0], g[0], align_corners=False),
-     RuntimeError, "expected 4D or 5D input"),
+     RuntimeError, "same batch size"),
+    (lambda lib, i, g: lib.nn.functional.grid_sample(i, g[:, 0], align_corners=False),
+     RuntimeError, "expected 4D input and grid with same number of dimensions"),
+    (lambda lib, i, g: lib.nn.functional.grid_sample(i[:, 0], g[:, 0, :, :1],
+                                                     align_corners=False),
+     RuntimeError, "expected 5D input and grid with same number of dimensions"),
     (lambda lib, i, g: lib.nn.functional.grid_sample(i[:, :, :0], g, align_corners=False),
      RuntimeError, "non-empty spatial dimensions"),
     (lambda lib, i, g: lib.nn.functional.affine_grid(g[0, 0, :2], (2, 1, 3, 3), False),
      ValueError, "Nx2x3"),
     (lambda lib, i, g: lib.nn.functional.affine_grid(g[:, 0, :2].long(), (2, 1, 3, 3), False),
      ValueError, "floating point type"),
-    (lambda lib, i, g: lib.nn.functional.affine_grid(g[:, :2, :3].permute(0, 2, 1).reshape(
-        2, 2, 3), (2, 1, 3), False), NotImplementedError, "only supports 4D and 5D sizes"),
-    (lambda lib, i, g: lib.nn.functional.affine_grid(g[:, :2, :3].permute(0, 2, 1).reshape(
-        2, 2, 3), (2, 1, 0, 3), False), ValueError, "non-zero, positive output size"),
+    (lambda lib, i, g: lib.nn.functional.affine_grid(lib.zeros(2, 2, 3), (2, 1, 3), False),
+     NotImplementedError, "only supports 4D and 5D sizes"),
+    (lambda lib, i, g: lib.nn.functional.affine_grid(lib.zeros(2, 2, 3), (2, 1, 0, 3), False),
+     ValueError, "non-zero, positive output size"),
 ])
 def test_errors_match_pytorch(torch, call, error, match):
     img = rng.standard_normal((2, 1, 4, 4)).astype(np.float32)
