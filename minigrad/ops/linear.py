@@ -33,7 +33,11 @@ class Linear(Function):
         x2 = x.reshape(-1, shape[-1])
         # with a bias, a large product adds it in its own pass (BLAS's beta = 1)
         y = mm(x2, weight.T) if bias is None else addmm(bias, x2, weight.T)
-        return y.reshape(ctx.lead + w_shape[:1])
+        try:  # reshaped in place: a view of y would look like a view of some tensor's memory,
+            y.shape = ctx.lead + w_shape[:1]  # and an in-place op after it (ReLU(True)) refuse
+        except AttributeError:  # a layout that cannot take the shape without a copy
+            y = y.reshape(ctx.lead + w_shape[:1]).copy()
+        return y
 
     @staticmethod
     def backward(ctx, g):
