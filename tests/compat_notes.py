@@ -514,6 +514,18 @@ def _special_namespace_edges(torch, mg):
         assert np.isnan(gg.item()) if lib is torch else np.isclose(gg.item(), -np.pi ** 2 / 3)
 
 
+def _empty_batch_losses(torch, mg):
+    # PyTorch's own calls are not run here: their backward ends the process (a segfault)
+    x = mg.zeros(0, 3, requires_grad=True)
+    mg.pdist(x).sum().backward()
+    lp = mg.zeros(4, 0, 5, requires_grad=True)
+    mg.nn.functional.ctc_loss(lp, mg.zeros(0, 2, dtype=mg.long), mg.zeros(0, dtype=mg.long),
+                              mg.zeros(0, dtype=mg.long), reduction="sum").backward()
+    assert x.grad.shape == (0, 3) and lp.grad.shape == (4, 0, 5)
+    assert mg.nn.functional.multi_margin_loss(mg.zeros(0, 4), mg.zeros(0, dtype=mg.long),
+                                              reduction="sum").item() == 0
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -799,6 +811,11 @@ DIFFERENCES = [
      "up to 2e-9 relatively there. Elsewhere, torch.special's values, dtypes, errors "
      "(float16 refused where PyTorch's CPU kernels are missing) and gradients are PyTorch's.",
      _special_namespace_edges),
+    ("Losses and distances of an empty batch differentiate.",
+     "`pdist` of no rows and `F.ctc_loss` of no sequences give empty or zero results whose "
+     "backward gives empty gradients (PyTorch's backward of both crashes the process), and "
+     "`F.multi_margin_loss(reduction='sum')` of no rows is 0 (PyTorch's reads memory it never "
+     "wrote).", _empty_batch_losses),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
@@ -836,6 +853,8 @@ NOT_SUPPORTED = [
      ("jit",)),
     ("F.interpolate(mode='bicubic' or 'trilinear', antialias=True)", "an error names the "
      "mode: resize with 'bilinear', 'nearest', 'nearest-exact' or 'area'", ()),
+    ("F.grid_sample of 5-D inputs (volumes) and mode='bicubic'", "an error names them: sample "
+     "4-D images bilinearly or at the nearest pixel (affine_grid makes 5-D grids as well)", ()),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
     ("torch.distributions beyond Bernoulli, Categorical, Normal and Uniform "
      "(MultivariateNormal, Beta, Gamma, ...), Normal.cdf and icdf, Distribution.expand, "
