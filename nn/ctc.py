@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.autograd import Function
+from minigrad.graph_rules import rule, saved_input
+from minigrad.jvp_rules import jvp_rule
 from minigrad.tensor import Tensor
 from minigrad.tensor import array_of as _array_of
 
@@ -84,7 +86,8 @@ class CTCNegLogLikelihood(Function):
         infinite = np.isinf(nll)
         ctx.save_for_backward(lp, emit, alpha, nll)
         ctx.labels, ctx.skip, ctx.inside, ctx.width = labels, skip, inside, width
-        ctx.dtype, ctx.lengths, ctx.dead = log_probs.dtype, input_lengths, infinite if zero_infinity else np.zeros(n, bool)
+        ctx.log_probs, ctx.dtype, ctx.lengths = log_probs, log_probs.dtype, input_lengths
+        ctx.dead = infinite if zero_infinity else np.zeros(n, bool)
         out = np.where(infinite, 0.0, nll) if zero_infinity else nll
         return out.astype(log_probs.dtype)
 
@@ -123,6 +126,31 @@ class CTCNegLogLikelihood(Function):
         frames = np.arange(t_max)[:, None] < ctx.lengths[None, :]
         grad = np.where(frames[:, :, None] & ~ctx.dead[None, :, None], grad, 0.0)
         return grad.astype(ctx.dtype)
+
+
+class _CTCLossBackward(Function):
+    """The gradient of CTCNegLogLikelihood as an op of the graph (what a backward pass with
+    create_graph=True records): (T, N, C), (N,) -> (T, N, C). As in PyTorch, it has no
+    derivative of its own, so differentiating it again is an error."""
+
+    @staticmethod
+    def forward(ctx, log_probs, g, node):
+        return CTCNegLogLikelihood.backward(node, g)
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("derivative for aten::_ctc_loss_backward is not implemented")
+
+
+@rule(CTCNegLogLikelihood)
+def _ctc_rule(ctx, g):
+    return _CTCLossBackward.apply(saved_input(ctx, 0, ctx.log_probs), g, node=ctx)
+
+
+@jvp_rule(CTCNegLogLikelihood)
+def _ctc_jvp(ctx, out, tangents):
+    raise NotImplementedError("Trying to use forward AD with _ctc_loss that does not support it "
+                              "because it has not been implemented yet (as in PyTorch).")
 
 
 def _lengths(lengths, n, name):

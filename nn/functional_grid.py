@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 
 from minigrad.autograd import Function
+from minigrad.graph_rules import constant, rule, saved_input
+from minigrad.jvp_rules import jvp_rule
 from minigrad.tensor import Tensor
 
 _DEFAULT_CHANGED = ("Default grid_sample and affine_grid behavior has changed to "
@@ -156,7 +158,7 @@ class GridSample2d(Function):
         ix, sx = _source_index(pts[..., 0], w, padding_mode, align_corners)
         iy, sy = _source_index(pts[..., 1], h, padding_mode, align_corners)
         flat = input.reshape(n, c, h * w)
-        ctx.save_for_backward(flat, ix, iy, sx, sy)
+        ctx.save_for_backward(flat, grid, ix, iy, sx, sy)
         ctx.mode, ctx.shape, ctx.out_hw = mode, input.shape, grid.shape[1:3]
         if mode == "nearest":
             (index, ok), = _corners(np.rint(ix), np.rint(iy), h, w)[:1]
@@ -168,7 +170,7 @@ class GridSample2d(Function):
 
     @staticmethod
     def backward(ctx, g):
-        flat, ix, iy, sx, sy = ctx.saved
+        flat, _, ix, iy, sx, sy = ctx.saved
         n, c, h, w = ctx.shape
         go = g.reshape(n, c, ix.shape[1])
         need = ctx.needs_input_grad
@@ -194,6 +196,60 @@ class GridSample2d(Function):
         if g_grid is not None:
             g_grid = g_grid.reshape(n, *ctx.out_hw, 2).astype(flat.dtype, copy=False)
         return g_in, g_grid
+
+
+@rule(GridSample2d)
+def _grid_sample_rule(ctx, g):
+    """The backward above on Tensors, so that its gradients can be differentiated again: the
+    indices and masks are constants, the bilinear weights functions of the grid (each source
+    index is the grid coordinate times its slope, the padding rules being piecewise linear)."""
+    flat, grid, ix, iy, sx, sy = ctx.saved
+    n, c, h, w = ctx.shape
+    need = ctx.needs_input_grad
+    image = saved_input(ctx, 0, flat.reshape(ctx.shape)).reshape(n, c, h * w)
+    points = saved_input(ctx, 1, grid).reshape(n, ix.shape[1], 2)
+    go = g.reshape(n, c, ix.shape[1])
+    if ctx.mode == "nearest":
+        (index, ok), = _corners(np.rint(ix), np.rint(iy), h, w)[:1]
+        g_in = _scatter_tensor(go * constant(ok[:, None, :].astype(flat.dtype)), index,
+                               flat.shape).reshape(ctx.shape) if need[0] else None
+        return g_in, constant(np.zeros(grid.shape, flat.dtype)) if need[1] else None
+    ix_t = constant(ix) + (points[..., 0] - constant(grid[..., 0].reshape(ix.shape))) * \
+        constant(sx)
+    iy_t = constant(iy) + (points[..., 1] - constant(grid[..., 1].reshape(iy.shape))) * \
+        constant(sy)
+    wx, wy = ix_t - constant(np.floor(ix)), iy_t - constant(np.floor(iy))
+    weights = ((1 - wy) * (1 - wx), (1 - wy) * wx, wy * (1 - wx), wy * wx)
+    corners = _corners(ix, iy, h, w)
+    g_in = g_grid = None
+    if need[0]:
+        for (index, ok), wt in zip(corners, weights):
+            part = _scatter_tensor(go * (wt * constant(ok.astype(flat.dtype))).unsqueeze(1),
+                                   index, flat.shape)
+            g_in = part if g_in is None else g_in + part
+    if need[1]:
+        nw, ne, sw, se = (image.gather(2, np.broadcast_to(index[:, None, :], go.shape)) *
+                          constant(ok[:, None, :].astype(flat.dtype)) for index, ok in corners)
+        wx_c, wy_c = wx.unsqueeze(1), wy.unsqueeze(1)
+        gx = (((se - sw) * wy_c + (ne - nw) * (1 - wy_c)) * go).sum(1) * constant(sx)
+        gy = (((se - ne) * wx_c + (sw - nw) * (1 - wx_c)) * go).sum(1) * constant(sy)
+        from minigrad.functional import stack
+        g_grid = stack([gx, gy], -1).reshape(grid.shape)
+    return (None if g_in is None else g_in.reshape(ctx.shape)), g_grid
+
+
+def _scatter_tensor(values, index, shape):
+    """_scatter on Tensors: values (N, C, P) added into zeros (N, C, H*W) at index (N, P)."""
+    from minigrad.creation import zeros
+    spread = np.ascontiguousarray(np.broadcast_to(index[:, None, :], values.shape))
+    return zeros(*shape, dtype=values.dtype).scatter_add(2, spread, values)
+
+
+@jvp_rule(GridSample2d)
+def _grid_sample_jvp(ctx, out, tangents):
+    raise NotImplementedError("Trying to use forward AD with grid_sampler_2d that does not "
+                              "support it because it has not been implemented yet (as in "
+                              "PyTorch).")
 
 
 def _weights(ix, iy):

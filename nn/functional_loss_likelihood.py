@@ -12,6 +12,8 @@ import math
 import numpy as np
 
 from minigrad.autograd import Function
+from minigrad.graph_rules import rule
+from minigrad.jvp_rules import by_backward, jvp_rule
 from minigrad.tensor import Tensor
 
 from .functional_loss import _no_legacy, _reduce
@@ -75,3 +77,8 @@ class _FloorWithoutGradient(Function):
     @staticmethod
     def backward(ctx, g):
         return g
+
+
+# the identity's gradient is the identity again, in either direction
+rule(_FloorWithoutGradient)(lambda ctx, g: g)
+jvp_rule(_FloorWithoutGradient)(by_backward)

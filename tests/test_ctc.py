@@ -140,3 +140,20 @@ def test_bad_arguments_name_the_op():
         F.ctc_loss(lp, mg.tensor([[1], [7]]), [5, 5], [1, 1])
     with pytest.raises(ValueError, match="ctc_loss: reduction"):
         F.ctc_loss(lp, mg.tensor([[1], [2]]), [5, 5], [1, 1], reduction="avg")
+
+
+def test_second_derivative_and_forward_mode_are_refused_as_in_pytorch(torch):
+    import minigrad.autograd.forward_ad as fwAD
+    x = rng.standard_normal((5, 2, 4))
+    for lib in (torch, mg):
+        xi = lib.tensor(x, requires_grad=True)
+        loss = lib.nn.functional.ctc_loss(xi.log_softmax(2), lib.tensor([[1, 2], [3, 3]]),
+                                          [5, 5], [2, 2])
+        (g,) = lib.autograd.grad(loss, xi, create_graph=True)  # the first derivative works
+        with pytest.raises(RuntimeError, match="derivative for aten::_ctc_loss_backward is not "
+                                               "implemented"):
+            g.pow(2).sum().backward()
+    with fwAD.dual_level():
+        lp = fwAD.make_dual(mg.tensor(x).log_softmax(2), mg.ones(5, 2, 4))
+        with pytest.raises(NotImplementedError, match="forward AD with _ctc_loss"):
+            F.ctc_loss(lp, mg.tensor([[1, 2], [3, 3]]), [5, 5], [2, 2])
