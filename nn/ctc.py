@@ -23,15 +23,16 @@ _OP = "ctc_loss"
 
 def _extended(targets, offsets, target_lengths, blank):
     """The extended labels l' (N, 2 S + 1): blank, l1, blank, l2, ..., blank, padded with
-    blanks; `skip` (N, 2 S + 1) marks the positions s whose alpha may come from s - 2 (a
-    label that differs from the label two places before it)."""
+    blanks; `skip` (N, 2 S + 1) marks the positions s whose alpha may come from s - 2: a
+    label that differs from the label before it (a target label equal to the blank counts as
+    a label there, as in PyTorch)."""
     n, s_max = len(target_lengths), int(max(target_lengths, default=0))
     labels = np.full((n, 2 * s_max + 1), blank, dtype=np.int64)
     for b, (start, length) in enumerate(zip(offsets, target_lengths)):
         labels[b, 1:2 * length:2] = targets[start:start + length] if targets.ndim == 1 else \
             targets[b, :length]
     skip = np.zeros(labels.shape, dtype=bool)
-    skip[:, 2:] = (labels[:, 2:] != blank) & (labels[:, 2:] != labels[:, :-2])
+    skip[:, 3::2] = labels[:, 3::2] != labels[:, 1:-2:2]  # labels sit at the odd places
     return labels, skip
 
 

@@ -526,6 +526,20 @@ def _empty_batch_losses(torch, mg):
                                               reduction="sum").item() == 0
 
 
+def _ctc_blank_in_target(torch, mg):
+    x = np.random.default_rng(0).standard_normal((6, 1, 3))
+    values, grads = [], []
+    for lib in (torch, mg):
+        lp = lib.tensor(x).log_softmax(2).requires_grad_()
+        loss = lib.nn.functional.ctc_loss(lp, lib.tensor([[1, 0]]), [6], [2])
+        loss.backward()
+        values.append(loss.item())
+        grads.append(lp.grad.numpy())
+    assert np.isclose(values[0], values[1]) and not np.allclose(grads[0], grads[1])
+    # minigrad's is the gradient of the loss: through log_softmax it sums to 0 at every frame
+    assert np.allclose(grads[1].sum(-1), 0) and not np.allclose(grads[0].sum(-1), 0)
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -811,6 +825,10 @@ DIFFERENCES = [
      "up to 2e-9 relatively there. Elsewhere, torch.special's values, dtypes, errors "
      "(float16 refused where PyTorch's CPU kernels are missing) and gradients are PyTorch's.",
      _special_namespace_edges),
+    ("`F.ctc_loss` with the blank as a target's last label has the loss's gradient.",
+     "A target should not hold the blank; where one ends with it, PyTorch's gradient "
+     "overwrites the blank's share of the last frame instead of adding to it, and minigrad "
+     "adds (the loss is the same in both).", _ctc_blank_in_target),
     ("Losses and distances of an empty batch differentiate.",
      "`pdist` of no rows and `F.ctc_loss` of no sequences give empty or zero results whose "
      "backward gives empty gradients (PyTorch's backward of both crashes the process), and "
