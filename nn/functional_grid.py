@@ -136,7 +136,7 @@ def _corners(ix, iy, h, w):
 def _gather(flat, index, ok):
     """flat (N, C, H*W) at index (N, P) -> (N, C, P), 0 where not ok."""
     vals = np.take_along_axis(flat, index[:, None, :], axis=2)
-    return vals * ok[:, None, :]
+    return np.where(ok[:, None, :], vals, flat.dtype.type(0))  # not 0 * an inf read in place
 
 
 def _scatter(values, index, ok, shape):
