@@ -18,7 +18,7 @@ from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .array_functions import isin, rot90, take_along_dim, tensor_split
 from .bucketing import bucketize, searchsorted
 from .scans import cummax, cummin, logcumsumexp
-from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp
+from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp, pdist
 from .matrix_vector import addbmm, addmv, addr, ger, inner, mv, vdot
 from .integration import cumulative_trapezoid, trapezoid, trapz
 from .covariance import corrcoef, cov
@@ -160,7 +160,7 @@ __all__ = [
     "multinomial", "multiply", "mv", "mvlgamma", "nan_to_num", "nanmean", "nanmedian",
     "nanquantile", "nansum", "narrow", "ne", "neg", "negative", "nextafter", "no_grad", "nonzero",
     "norm", "normal", "not_equal", "numel", "one_hot", "ones", "ones_like", "orgqr", "ormqr",
-    "outer", "permute", "pinverse", "poisson", "polygamma", "positive", "pow", "preserve_format",
+    "outer", "pdist", "permute", "pinverse", "poisson", "polygamma", "positive", "pow", "preserve_format",
     "prod", "promote_types", "put", "qr", "quantile", "rad2deg", "rand", "rand_like", "randint",
     "randint_like", "randn", "randn_like", "randperm", "ravel", "reciprocal", "relu", "remainder",
     "renorm", "repeat_interleave", "reshape", "result_type", "roll", "rot90", "round", "rsqrt",

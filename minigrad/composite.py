@@ -1,7 +1,7 @@
 """`torch` functions that are compositions of other ops: `addmm` and `baddbmm` (a product
 added to a scaled input), `addcmul` and `addcdiv` (an elementwise product or quotient added,
-the moment updates of optimizers), `lerp` (linear interpolation) and `cdist` (all pairwise
-p-distances).
+the moment updates of optimizers), `lerp` (linear interpolation), `cdist` (all pairwise
+p-distances) and `pdist` (the distances between the rows of one matrix).
 
 They are built from ops that have backward, double-backward and forward-mode rules, so their
 gradients of every order come for free; each checks its arguments first and names itself in
@@ -15,7 +15,7 @@ import numpy as np
 
 from .tensor import Tensor
 
-__all__ = ["addcdiv", "addcmul", "addmm", "baddbmm", "cdist", "lerp"]
+__all__ = ["addcdiv", "addcmul", "addmm", "baddbmm", "cdist", "lerp", "pdist"]
 
 
 def _as_tensor(x, like):
@@ -128,7 +128,25 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         if not np.issubdtype(x.dtype, np.floating):
             raise RuntimeError(f"cdist: only supports floating-point dtypes, {name} got: "
                                f"{x.dtype}")
-    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (B..., P, R, M)
+    return _p_distance(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)  # (B..., P, R, M) -> (B..., P, R)
+
+
+def pdist(input, p=2.0):
+    """The p-distance of every pair of rows i < j of input (N, M), in row-major order of the
+    pairs: (N, M) -> (N (N - 1) / 2,), the upper triangle of cdist(input, input) without its
+    diagonal. p=0 and p=inf as in cdist; a zero distance has a zero gradient."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not np.issubdtype(input.dtype, np.floating):
+        raise RuntimeError(f"pdist only supports floating-point dtypes, got: {input.dtype}")
+    if not p >= 0:
+        raise RuntimeError(f"pdist only supports non-negative p values, got {p}")
+    rows, cols = np.triu_indices(input.shape[0], 1)
+    return _p_distance(input[rows] - input[cols], p)  # (pairs, M) -> (pairs,)
+
+
+def _p_distance(diff, p):
+    """The p-norm of differences (..., M) over their last dim."""
     if p == 0:  # |sign| is 1 where a coordinate differs; its gradient is 0, as PyTorch's
         return diff.sign().abs().sum(-1)
     if diff.shape[-1] == 0:  # no coordinates: every distance is 0

@@ -43,5 +43,8 @@ from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 from .loss import BCELoss, KLDivLoss, L1Loss  # noqa: E402
+from .loss import (CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, MultiLabelMarginLoss,  # noqa: E402
+                   MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss,
+                   TripletMarginWithDistanceLoss)
 from .loss import (CosineEmbeddingLoss, HuberLoss, MarginRankingLoss, SmoothL1Loss,  # noqa: E402
                    TripletMarginLoss)

@@ -2,20 +2,23 @@
 
 The activations, layer norm, embedding and dropout are here; the activations built from other
 ops (hardtanh, relu6, glu, logsigmoid, ...) are in `functional_activation.py`, the losses in
-`functional_loss.py`, attention in `functional_attention.py`, convolution in
-`functional_conv.py`, pooling in `functional_pool.py` (adaptive max pooling in
+`functional_loss.py` (the likelihood and margin losses in `functional_loss_likelihood.py` and
+`functional_loss_margin.py`, the CTC loss in `ctc.py`), attention in `functional_attention.py`,
+convolution in `functional_conv.py`, pooling in `functional_pool.py` (adaptive max pooling in
 `adaptive_max_pool.py`, unpooling in `max_unpool.py`, power-average pooling in `lp_pool.py`),
 batch and instance norm in `functional_batch_norm.py`, group and RMS norm in
 `functional_norm.py`, local response norm in `local_response_norm.py`, padding in
-`functional_pad.py`, interpolation in `functional_resample.py`, pixel and channel shuffles in
-`pixel_shuffle.py`, channel dropout in `channel_dropout.py`, alpha dropout in
-`alpha_dropout.py`, rrelu in `randomized_relu.py`, bilinear in `bilinear.py` and bags of
-embeddings in `embedding_bag.py`, imported here so that every name is at PyTorch's path.
+`functional_pad.py`, interpolation in `functional_resample.py`, affine grids and grid sampling in
+`functional_grid.py`, pixel and channel shuffles in `pixel_shuffle.py`, channel dropout in
+`channel_dropout.py`, alpha dropout in `alpha_dropout.py`, rrelu in `randomized_relu.py`,
+bilinear in `bilinear.py` and bags of embeddings in `embedding_bag.py`, imported here so that
+every name is at PyTorch's path.
 """
 from __future__ import annotations
 
 from minigrad import ops
 from minigrad import functional as _core
+from minigrad.composite import pdist  # re-exported, as in PyTorch
 from minigrad.functional import one_hot  # re-exported, as in PyTorch
 
 from .functional_activation import _implicit_dim  # shared with softmin
@@ -35,6 +38,12 @@ from .functional_loss import (binary_cross_entropy, binary_cross_entropy_with_lo
                               cosine_embedding_loss, cross_entropy, huber_loss, kl_div, l1_loss,
                               margin_ranking_loss, mse_loss, nll_loss, pairwise_distance,
                               smooth_l1_loss, triplet_margin_loss)
+from .ctc import ctc_loss
+from .functional_grid import affine_grid, grid_sample
+from .functional_loss_likelihood import gaussian_nll_loss, poisson_nll_loss
+from .functional_loss_margin import (hinge_embedding_loss, multi_margin_loss,
+                                     multilabel_margin_loss, multilabel_soft_margin_loss,
+                                     soft_margin_loss, triplet_margin_with_distance_loss)
 from .functional_norm import group_norm, rms_norm
 from .functional_pad import pad
 from .functional_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
@@ -48,24 +57,26 @@ from .pixel_shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .randomized_relu import rrelu
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-           "alpha_dropout", "attention", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-           "batch_norm", "bilinear", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "celu", "channel_shuffle", "conv1d", "conv2d",
-           "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-           "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout",
-           "dropout1d", "dropout2d", "dropout3d", "elu", "embedding", "embedding_bag",
-           "feature_alpha_dropout", "fold", "gelu", "glu", "group_norm", "gumbel_softmax",
-           "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "huber_loss", "instance_norm",
-           "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
-           "local_response_norm", "log_softmax", "logsigmoid", "lp_pool1d", "lp_pool2d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid",
+           "alpha_dropout", "attention", "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_norm",
+           "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu",
+           "channel_shuffle", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+           "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity",
+           "cross_entropy", "ctc_loss", "dropout", "dropout1d", "dropout2d", "dropout3d", "elu",
+           "embedding", "embedding_bag", "feature_alpha_dropout", "fold", "gaussian_nll_loss",
+           "gelu", "glu", "grid_sample", "group_norm", "gumbel_softmax", "hardshrink",
+           "hardsigmoid", "hardswish", "hardtanh", "hinge_embedding_loss", "huber_loss",
+           "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu",
+           "linear", "local_response_norm", "log_softmax", "logsigmoid", "lp_pool1d", "lp_pool2d",
            "lp_pool3d", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
-           "max_unpool1d", "max_unpool2d", "max_unpool3d", "mish", "mse_loss", "nll_loss",
-           "normalize", "one_hot", "pad", "pairwise_distance", "pixel_shuffle",
-           "pixel_unshuffle", "prelu", "relu", "relu6", "rms_norm", "rrelu",
-           "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss",
-           "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink",
-           "threshold", "triplet_margin_loss", "unfold", "upsample"]
+           "max_unpool1d", "max_unpool2d", "max_unpool3d", "mish", "mse_loss",
+           "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+           "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance", "pdist",
+           "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu", "relu6",
+           "rms_norm", "rrelu", "scaled_dot_product_attention", "selu", "sigmoid", "silu",
+           "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink",
+           "softsign", "tanh", "tanhshrink", "threshold", "triplet_margin_loss",
+           "triplet_margin_with_distance_loss", "unfold", "upsample"]
 
 
 # --- activations -----------------------------------------------------------------------------

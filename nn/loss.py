@@ -1,7 +1,9 @@
-"""Loss modules: thin wrappers that keep their options and call `minigrad.nn.functional`."""
+"""Loss modules: thin wrappers that keep their options and call `minigrad.nn.functional`
+(`ctc.py`, `functional_loss.py`, `functional_loss_likelihood.py`, `functional_loss_margin.py`)."""
 from __future__ import annotations
 
 from . import functional as F
+from .distance import PairwiseDistance
 from .module import Module
 
 
@@ -143,3 +145,100 @@ class TripletMarginLoss(_Loss):
 
     def forward(self, anchor, positive, negative):
         return self._apply_loss(anchor, positive, negative)
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log-likelihood of counts `target` under a predicted rate (its log with
+    log_input=True); full=True adds the Stirling term of log(target!)."""
+    loss = staticmethod(F.poisson_nll_loss)
+
+    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction, log_input=log_input, full=full,
+                         eps=eps)
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log-likelihood of `target` under a predicted mean `input` and
+    variance `var`: forward(input, target, var)."""
+    loss = staticmethod(F.gaussian_nll_loss)
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(None, None, reduction, full=full, eps=eps)
+
+    def forward(self, input, target, var):
+        return self._apply_loss(input, target, var)
+
+
+class SoftMarginLoss(_Loss):
+    """log(1 + exp(-target * input)) for targets of +-1."""
+    loss = staticmethod(F.soft_margin_loss)
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """Binary cross entropy of logits (N, C) against 0/1 labels (N, C), averaged over the
+    classes (each weighted by `weight` (C,) if given)."""
+    loss = staticmethod(F.multilabel_soft_margin_loss)
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction, weight=weight)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """input where target is 1, max(0, margin - input) where it is -1."""
+    loss = staticmethod(F.hinge_embedding_loss)
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction, margin=margin)
+
+
+class MultiMarginLoss(_Loss):
+    """The multi-class hinge loss of scores (N, C) at class ids (N,), with p of 1 or 2, a
+    margin and class weights."""
+    loss = staticmethod(F.multi_margin_loss)
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):
+        if p != 1 and p != 2:
+            raise ValueError("only p == 1 and p == 2 supported")
+        super().__init__(size_average, reduce, reduction, p=p, margin=margin, weight=weight)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss of scores (N, C) and class lists (N, C) ended by -1."""
+    loss = staticmethod(F.multilabel_margin_loss)
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)) for a distance function d
+    of two batches (a PairwiseDistance module by default)."""
+    loss = staticmethod(F.triplet_margin_with_distance_loss)
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin} instead")
+        super().__init__(None, None, reduction, margin=margin, swap=swap,
+                         distance_function=distance_function if distance_function is not None
+                         else PairwiseDistance())
+
+    def forward(self, anchor, positive, negative):
+        return self._apply_loss(anchor, positive, negative)
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss: forward(log_probs (T, N, C), targets,
+    input_lengths (N,), target_lengths (N,)), with the targets padded (N, S) or concatenated."""
+    loss = staticmethod(F.ctc_loss)
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(None, None, reduction, blank=blank, zero_infinity=zero_infinity)
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return self._apply_loss(log_probs, targets, input_lengths, target_lengths)

@@ -557,6 +557,32 @@ def _ldexp_integer_exponent_gradient(torch, mg):
     assert grads == [[4.0, 0.0], [4.0, 1.0]]
 
 
+def _empty_batch_losses(torch, mg):
+    # PyTorch's own calls are not run here: their backward ends the process (a segfault)
+    x = mg.zeros(0, 3, requires_grad=True)
+    mg.pdist(x).sum().backward()
+    lp = mg.zeros(4, 0, 5, requires_grad=True)
+    mg.nn.functional.ctc_loss(lp, mg.zeros(0, 2, dtype=mg.long), mg.zeros(0, dtype=mg.long),
+                              mg.zeros(0, dtype=mg.long), reduction="sum").backward()
+    assert x.grad.shape == (0, 3) and lp.grad.shape == (4, 0, 5)
+    assert mg.nn.functional.multi_margin_loss(mg.zeros(0, 4), mg.zeros(0, dtype=mg.long),
+                                              reduction="sum").item() == 0
+
+
+def _ctc_blank_in_target(torch, mg):
+    x = np.random.default_rng(0).standard_normal((6, 1, 3))
+    values, grads = [], []
+    for lib in (torch, mg):
+        lp = lib.tensor(x).log_softmax(2).requires_grad_()
+        loss = lib.nn.functional.ctc_loss(lp, lib.tensor([[1, 0]]), [6], [2])
+        loss.backward()
+        values.append(loss.item())
+        grads.append(lp.grad.numpy())
+    assert np.isclose(values[0], values[1]) and not np.allclose(grads[0], grads[1])
+    # minigrad's is the gradient of the loss: through log_softmax it sums to 0 at every frame
+    assert np.allclose(grads[1].sum(-1), 0) and not np.allclose(grads[0].sum(-1), 0)
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -875,6 +901,15 @@ DIFFERENCES = [
      "minigrad's are empty `Parameter`s of shape (0,), given their shapes in place by the "
      "first call (so an optimizer built before it holds them), after which the module is a "
      "`Linear`, as in PyTorch.", _lazy_linear_placeholders),
+    ("`F.ctc_loss` with the blank as a target's last label has the loss's gradient.",
+     "A target should not hold the blank; where one ends with it, PyTorch's gradient "
+     "overwrites the blank's share of the last frame instead of adding to it, and minigrad "
+     "adds (the loss is the same in both).", _ctc_blank_in_target),
+    ("Losses and distances of an empty batch differentiate.",
+     "`pdist` of no rows and `F.ctc_loss` of no sequences give empty or zero results whose "
+     "backward gives empty gradients (PyTorch's backward of both crashes the process), and "
+     "`F.multi_margin_loss(reduction='sum')` of no rows is 0 (PyTorch's reads memory it never "
+     "wrote).", _empty_batch_losses),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
@@ -911,6 +946,8 @@ NOT_SUPPORTED = [
      ("jit",)),
     ("F.interpolate(mode='bicubic' or 'trilinear', antialias=True)", "an error names the "
      "mode: resize with 'bilinear', 'nearest', 'nearest-exact' or 'area'", ()),
+    ("F.grid_sample of 5-D inputs (volumes) and mode='bicubic'", "an error names them: sample "
+     "4-D images bilinearly or at the nearest pixel (affine_grid makes 5-D grids as well)", ()),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
     ("torch.distributions' InverseGamma, NegativeBinomial, LowRankMultivariateNormal, Pareto, "
      "VonMises, Kumaraswamy, ContinuousBernoulli, FisherSnedecor, GeneralizedPareto, "
