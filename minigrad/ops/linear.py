@@ -6,8 +6,7 @@ with its own node and temporaries; one node with a hand-derived backward does th
 from __future__ import annotations
 
 from ..autograd.function import Function
-from ..kernels.products import product
-from .matmul import addmm, mm_and_sum
+from .matmul import addmm, mm, mm_and_sum
 
 
 class Linear(Function):
@@ -28,17 +27,13 @@ class Linear(Function):
                                f"dtype, but got input {x.dtype}, weight {weight.dtype}"
                                f"{'' if bias is None else f', bias {bias.dtype}'}")
         # x itself is saved, not the (N, D_in) view: the version check then finds its tensor
-        # at once instead of searching the operands for the owner of a view's memory.
-        # (`saved` set directly, and `product` rather than matmul's `mm`, which only passes
-        # a C-order result on to it: a model calls this for every layer and every token)
-        ctx.saved = (x, weight)
-        ctx.lead = lead = shape[:-1]
-        if len(shape) == 2:   # the product's own (N, D_out) result, not a reshaped view of it
-            return product(x, weight.T) if bias is None else addmm(bias, x, weight.T)
+        # at once instead of searching the operands for the owner of a view's memory
+        ctx.save_for_backward(x, weight)
+        ctx.lead = shape[:-1]
         x2 = x.reshape(-1, shape[-1])
         # with a bias, a large product adds it in its own pass (BLAS's beta = 1)
-        y = product(x2, weight.T) if bias is None else addmm(bias, x2, weight.T)
-        return y.reshape(lead + w_shape[:1])
+        y = mm(x2, weight.T) if bias is None else addmm(bias, x2, weight.T)
+        return y.reshape(ctx.lead + w_shape[:1])
 
     @staticmethod
     def backward(ctx, g):
@@ -51,10 +46,10 @@ class Linear(Function):
             # the bias gradient (column sums of g) taken as the dX product reads g's rows
             gx, gb = mm_and_sum(g2, weight)
         elif need[0]:
-            gx = product(g2, weight)
+            gx = mm(g2, weight)
         elif len(need) > 2 and need[2]:
             gb = g2.sum(axis=0)
         if gx is not None:
             gx = gx.reshape(ctx.lead + (weight.shape[1],))
-        gw = product(g2.T, x2) if need[1] else None
+        gw = mm(g2.T, x2) if need[1] else None
         return gx, gw, gb
