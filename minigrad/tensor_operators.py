@@ -12,7 +12,7 @@ import numpy as np
 
 from . import ops
 from . import tensor as _t
-from .autograd.function import _node_of
+from .autograd.function import _apply_hooks, _node_of
 from .dtypes import computation_dtype
 
 _PY_NUMBERS = (int, float)
@@ -69,9 +69,19 @@ def is_operand(x):
                                                         float))
 
 
+# the ops of index arithmetic, by the NumPy function their forward calls
+_INDEX_ARITHMETIC = {ops.Add: np.add, ops.Sub: np.subtract, ops.Mul: np.multiply}
+
+
 def binary(op, name, a, b, floats=False):
     """`op.apply(a, b)` in the dtype PyTorch computes in, with errors that name `name`;
     `floats`: integer operands give the default float (as atan2's do)."""
+    if b.__class__ is int and op in _INDEX_ARITHMETIC and isinstance(a, _Tensor) \
+            and a._array.dtype.kind in "iu" and not _apply_hooks:
+        # index arithmetic, `i + block_size` on an integer tensor: no gradient flows through
+        # integers, so there is no node to record, and the op's forward is this one NumPy
+        # call (a batch of 16 windows makes 64 of them; `apply` costs twice the call)
+        return _t.Tensor._wrap(np.asarray(_INDEX_ARITHMETIC[op](a._array, b)))
     floats = floats or op is ops.Div  # true division: integers give floats
     if _needs_promotion(a, b, floats):
         if op is ops.Sub and any(np.result_type(_t.array_of(x)) == np.bool_ for x in (a, b)):

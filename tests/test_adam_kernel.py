@@ -158,3 +158,50 @@ def test_a_gradient_of_another_dtype_takes_the_numpy_path():
         results.append(p.numpy().copy())
     assert results[0].dtype == np.float32
     np.testing.assert_array_equal(results[0], results[1])
+
+
+@FAST
+@given(shapes=st.lists(hnp.array_shapes(min_dims=1, max_dims=3, max_side=7), min_size=1,
+                       max_size=5),
+       dtype=st.sampled_from([np.float32, np.float64]),
+       lr=st.sampled_from([0.0, 1e-3, 0.5]), weight_decay=st.sampled_from([0.0, 0.1]),
+       decoupled=st.booleans(), amsgrad=st.booleans(), special=st.booleans(),
+       steps=st.lists(st.integers(1, 4), min_size=5, max_size=5),
+       odd=st.sampled_from([None, "transposed_grad", "grad_dtype"]), parallel=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_steps_of_a_group_equal_one_step_each_bit_for_bit(shapes, dtype, lr, weight_decay,
+                                                          decoupled, amsgrad, special, steps,
+                                                          odd, parallel, seed):
+    # adam_steps (an optimizer's group at once) against adam_step per parameter: the same
+    # bits, whatever step count each parameter is at; an item it does not take directly
+    # (amsgrad, a strided gradient, another dtype) goes through adam_step's own path
+    rng = np.random.default_rng(seed)
+    saved_min = kernels_fused.ADAM_PARALLEL_MIN
+    kernels_fused.ADAM_PARALLEL_MIN = 1 if parallel else saved_min
+    try:
+        states = [_state(rng, s, dtype, special) for s in shapes]
+        if odd == "transposed_grad" and states[0][1].ndim > 1:
+            states[0][1] = np.ascontiguousarray(states[0][1].T).T
+        elif odd == "grad_dtype":
+            states[-1][1] = states[-1][1].astype(np.float16)
+        hyper = (lr, 0.9, 0.999, 1e-8, weight_decay, decoupled)
+        one = [[a.copy() for a in st_] for st_ in states]
+        many = [[a.copy() for a in st_] for st_ in states]
+        for (p, g, m, v, vmax), t in zip(one, steps):
+            if g.dtype != p.dtype:
+                with pytest.raises(TypeError):
+                    kernels.adam_step(p, g, m, v, vmax if amsgrad else None, *hyper, t)
+            else:
+                kernels.adam_step(p, g, m, v, vmax if amsgrad else None, *hyper, t)
+        items = [(p, g, m, v, vmax if amsgrad else None, t) for (p, g, m, v, vmax), t
+                 in zip(many, steps)]
+        if odd == "grad_dtype":   # the last item raises adam_step's error, after the others
+            with pytest.raises(TypeError):
+                kernels.adam_steps(items, *hyper)
+        else:
+            kernels.adam_steps(items, *hyper)
+    finally:
+        kernels_fused.ADAM_PARALLEL_MIN = saved_min
+    for a, b in zip(one, many):
+        for x, y in zip(a, b):
+            assert x.tobytes() == y.tobytes()

@@ -151,3 +151,40 @@ def test_mixed_dtype_gradcheck():
     x = mg.tensor(np.array([0.5, -1.5, 2.0]), requires_grad=True)   # float64
     k = mg.tensor(np.array([1, 2, 3]))                               # int64
     assert gradcheck(lambda t: (t / k + k * 0.25 - t * k) ** 2, [x])
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32", "int64"])
+@pytest.mark.parametrize("name", ["add", "sub", "mul"])
+def test_index_arithmetic_without_a_node_is_the_ops(dtype, name):
+    # integer tensor with a Python int (`i + block_size`) skips Function.apply; the op's own
+    # forward (the path an apply hook, such as the ONNX tracer's, keeps) gives the same values,
+    # dtype and errors, 0-d or not, at the edges of the dtype too
+    from minigrad import ops
+    from minigrad.autograd.function import add_apply_hook
+    op = {"add": ops.Add, "sub": ops.Sub, "mul": ops.Mul}[name]
+    info = np.iinfo(dtype)
+    for values in (np.array(7, dtype), np.array([0, 1, info.max, info.min], dtype)):
+        for number in (3, -2, 0, int(info.max)):
+            seen = []
+            handle = add_apply_hook(lambda cls, args, kwargs, out: seen.append(cls))
+            try:
+                with np.errstate(all="ignore"):
+                    hooked = _outcome(lambda: OPS[name](mg.tensor(values), number))
+            finally:
+                handle.remove()
+            with np.errstate(all="ignore"):
+                fast = _outcome(lambda: OPS[name](mg.tensor(values), number))
+            assert seen[-1:] == [op] or isinstance(hooked, type)
+            assert type(fast) is type(hooked)
+            if isinstance(fast, tuple):
+                assert fast[1] == hooked[1] and fast[2] == hooked[2] and not fast[0]
+                np.testing.assert_array_equal(fast[3], hooked[3])
+
+
+def _outcome(fn):
+    """(requires_grad, dtype, shape, values) of fn's tensor, or its exception's type."""
+    try:
+        t = fn()
+    except Exception as e:   # noqa: BLE001 (the two paths must raise alike)
+        return type(e)
+    return t.requires_grad, t.dtype, t.shape, t.numpy()

@@ -41,7 +41,7 @@ from .activation_ops import (gelu, gelu_backward, relu, relu_backward, sigmoid,
                              silu_with_sigmoid, tanh, tanh_backward)
 from .dropout_ops import dropout, dropout_add, dropout_mask, relu_dropout, relu_dropout_backward
 from .gamma import lgamma
-from .fused_ops import (adam_step, cross_entropy, cross_entropy_backward,
+from .fused_ops import (adam_step, adam_steps, cross_entropy, cross_entropy_backward,
                         dropout_add_layer_norm, dropout_add_layer_norm_backward,
                         embedding_backward, masked_softmax_dropout,
                         masked_softmax_dropout_backward)
@@ -50,7 +50,7 @@ from .products import addmm, matmul, matmul_and_sum, matmul_naive
 from .row_ops import (layer_norm, layer_norm_backward, log_softmax, log_softmax_backward,
                       softmax, softmax_backward)
 
-__all__ = ["BACKENDS", "FASTMATH", "adam_step", "addmm", "cross_entropy",
+__all__ = ["BACKENDS", "FASTMATH", "adam_step", "adam_steps", "addmm", "cross_entropy",
            "cross_entropy_backward", "dropout", "dropout_add", "dropout_add_layer_norm",
            "dropout_add_layer_norm_backward",
            "dropout_mask", "embedding_backward", "gelu", "gelu_backward", "get_backend",

@@ -260,3 +260,34 @@ def _check_adam_arrays(arrays):
             raise ValueError(f"adam_step: {name} of shape {a.shape} does not match the "
                              f"parameter's shape {arrays[0].shape}")
     check_float("adam_step", *arrays)
+
+
+def adam_steps(items, lr, beta1, beta2, eps, weight_decay, decoupled):
+    """`adam_step` of each (p, g, m, v, vmax, t) of `items` with one set of hyper-parameters:
+    an optimizer's parameter group, the foreach form of the step.
+
+    The same compiled pass per parameter, with the same bits, but the scalars are worked out
+    once per step count t rather than per parameter, and the usual arrays (of one shape and
+    one float dtype, p, m, v and vmax C-contiguous) are told in one test each and go straight
+    to the kernel: a small model's 50 parameters spent 3 us each around a call of 1 us. Any
+    other item goes through `adam_step`, whose checks raise as they always did."""
+    constants = {}
+    numpy_backend = policy.numpy_backend()
+    for p, g, m, v, vmax, t in items:
+        shape, dtype = p.shape, p.dtype
+        if (numpy_backend or type(p) is not np.ndarray or dtype not in FLOATS
+                or type(g) is not np.ndarray or g.dtype is not dtype or g.shape != shape
+                or type(m) is not np.ndarray or m.dtype is not dtype or m.shape != shape
+                or type(v) is not np.ndarray or v.dtype is not dtype or v.shape != shape
+                or vmax is not None or not (p.flags.c_contiguous and m.flags.c_contiguous
+                                            and v.flags.c_contiguous)):
+            adam_step(p, g, m, v, vmax, lr, beta1, beta2, eps, weight_decay, decoupled, t)
+            continue
+        c = constants.get(t)
+        if c is None:
+            c = constants[t] = _ref.adam_constants(lr, beta1, beta2, eps, weight_decay,
+                                                   decoupled, t)
+        n = p.size   # reshape(n): a view of each C-contiguous array, a copy of another g
+        run = _driver.adam_parallel if n >= ADAM_PARALLEL_MIN else _adam.adam_flat
+        v = v.reshape(n)
+        run(p.reshape(n), g.reshape(n), m.reshape(n), v, v, *c, False)

@@ -85,7 +85,7 @@ class Adam(Optimizer):
         step count (a small model's step would otherwise spend its time calling a dozen
         ufuncs per tiny parameter), large or non-contiguous ones slice by slice (`_update`)."""
         if kernels.get_backend() == "numba":
-            params = [p for p in params if not self._update_compiled(p, group)]
+            params = self._update_compiled(params, group)
         together = defaultdict(list)
         for p in params:
             state = self.state[p]
@@ -105,23 +105,31 @@ class Adam(Optimizer):
                     batch.append(p)
                     size += p._array.size
 
-    def _update_compiled(self, p, group):
-        """Step p with the compiled kernel if it can take p (float32/64, C-contiguous, its
-        gradient of the same dtype)."""
-        dtype = p._array.dtype
-        if (dtype not in _COMPILED or not p._array.flags.c_contiguous
-                or p.grad._array.dtype != dtype):
-            return False
-        state = self.state[p]
-        self._init_state(p, state, group)
-        state["step"] += 1
-        beta1, beta2 = group["betas"]
-        vmax = state["max_exp_avg_sq"]._array if group["amsgrad"] else None
-        kernels.adam_step(p._array, self._grad(p, group), state["exp_avg"]._array,
-                          state["exp_avg_sq"]._array, vmax, group["lr"], beta1, beta2,
-                          group["eps"], group["weight_decay"], group["decoupled_weight_decay"],
-                          state["step"])
-        return True
+    def _update_compiled(self, params, group):
+        """Step with the compiled kernel every parameter it can take (float32/64,
+        C-contiguous, its gradient of the same dtype), as one `kernels.adam_steps` call for
+        the group (PyTorch's foreach form: the step's scalars worked out once, not per
+        parameter); returns the others."""
+        items, rest = [], []
+        amsgrad = group["amsgrad"]
+        for p in params:
+            a = p._array
+            if a.dtype not in _COMPILED or not a.flags.c_contiguous \
+                    or p.grad._array.dtype != a.dtype:
+                rest.append(p)
+                continue
+            state = self.state[p]
+            if not state:
+                self._init_state(p, state, group)
+            state["step"] += 1
+            items.append((a, self._grad(p, group), state["exp_avg"]._array,
+                          state["exp_avg_sq"]._array,
+                          state["max_exp_avg_sq"]._array if amsgrad else None, state["step"]))
+        if items:
+            beta1, beta2 = group["betas"]
+            kernels.adam_steps(items, group["lr"], beta1, beta2, group["eps"],
+                               group["weight_decay"], group["decoupled_weight_decay"])
+        return rest
 
     def _update_flat(self, params, group, t):
         """Step t of `params` (same dtype and step count) as one flat array, then copy back."""
