@@ -210,7 +210,9 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
 @register_kl(Independent, Independent)
 def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"kl_divergence: Independent distributions that reinterpret "
+            f"{p.reinterpreted_batch_ndims} and {q.reinterpreted_batch_ndims} batch dims")
     return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
 
 
@@ -218,5 +220,7 @@ def _kl_independent_independent(p, q):
 def _kl_transformed_transformed(p, q):
     """The bases' KL, where both push them through the same transforms."""
     if p.transforms != q.transforms or p.event_shape != q.event_shape:
-        raise NotImplementedError
+        raise NotImplementedError(
+            "kl_divergence: TransformedDistributions with different transforms or event shapes "
+            f"({tuple(p.event_shape)} and {tuple(q.event_shape)})")
     return kl_divergence(p.base_dist, q.base_dist)
