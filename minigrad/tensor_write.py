@@ -146,7 +146,8 @@ class WriteMethods:
                 out = out.to(self.dtype)
         node = out.grad_fn if record else None
         changed = record and (node is not None or root.grad_fn is not None)
-        if changed and not chain and self._array.base is not None and node is not None:
+        if changed and not chain and self._array.base is not None and node is not None \
+                and not self._owns_memory:
             raise RuntimeError(f"{name}: this tensor of shape {self.shape} is a view of another "
                                f"tensor's memory made outside the graph (under no_grad, or by "
                                f"detach or .data), so the gradient of an in-place write cannot "

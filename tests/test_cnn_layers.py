@@ -322,6 +322,13 @@ def test_linear_output_written_in_place_by_relu(torch):
             lib.nn.functional.linear(x, w, b), inplace=True), arr(*shape), arr(5, 6), arr(5))
 
 
+def test_product_outputs_written_in_place(torch):
+    # a result NumPy returns as a reshape of its own temporary (3-d times 2-d, matrix times
+    # vector) is the op's own memory, as any new result is
+    same_as_torch(torch, lambda lib, x, w: (x @ w).relu_(), arr(2, 3, 6), arr(6, 5))
+    same_as_torch(torch, lambda lib, x, v: (x @ v).mul_(2), arr(2, 3, 6), arr(6))
+
+
 @pytest.mark.parametrize("name", ["pad circular", "batch_norm training", "instance_norm",
                                   "pixel_unshuffle", "adaptive_max_pool3d", "max_unpool2d",
                                   "lp_pool2d", "local_response_norm 4d", "bilinear"])

@@ -210,7 +210,9 @@ class Function(Node):
         out._vc = [0]
         if arr.base is not None:
             parent = share_version_counter(out, args, arrays)
-            if parent is not None and grad_enabled and len(args) == 1:
+            if parent is None:  # a view of memory no input has: the result's own
+                out._owns_memory = True
+            elif grad_enabled and len(args) == 1:
                 note_view(out, parent, cls, kwargs)  # an in-place write can now rebase it
         if wanted and arr.dtype.kind == "f":  # ints carry no gradient; ctx becomes out's node
             ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype

@@ -9,18 +9,6 @@ from ..autograd.function import Function
 from .matmul import addmm, mm, mm_and_sum
 
 
-def _owning(y, shape):
-    """The product y (N, D_out) as `shape`, still owning its memory: a reshape would make the
-    layer's output a view of a hidden temporary, which an in-place write to it (a following
-    nn.ReLU(inplace=True)) takes for a view made outside the graph and refuses."""
-    if y.shape == shape:
-        return y
-    if y.base is None and y.flags.c_contiguous:
-        y.shape = shape  # the same memory, read with the new shape: no copy and no view
-        return y
-    return y.reshape(shape)
-
-
 class Linear(Function):
     """y = x W^T + b for x of shape (..., D_in), W (D_out, D_in), b (D_out,).
 
@@ -45,7 +33,7 @@ class Linear(Function):
         x2 = x.reshape(-1, shape[-1])
         # with a bias, a large product adds it in its own pass (BLAS's beta = 1)
         y = mm(x2, weight.T) if bias is None else addmm(bias, x2, weight.T)
-        return _owning(y, ctx.lead + w_shape[:1])
+        return y.reshape(ctx.lead + w_shape[:1])
 
     @staticmethod
     def backward(ctx, g):
