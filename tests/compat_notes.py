@@ -744,8 +744,8 @@ DIFFERENCES = [
      "from it. The graph is built in opset 18 and converted for another `opset_version` (kept in "
      "18 with a warning where onnx's converter cannot, as in PyTorch's exporter); "
      "`dynamo=True` (the default) returns an `ONNXProgram` (`model_proto`, `save`, and a call "
-     "runs it in onnxruntime) without needing onnxscript. The model runs twice, the second "
-     "time on perturbed inputs: a value computed from the inputs out of the tracer's sight "
+     "runs it in onnxruntime) without needing onnxscript. The model runs three times, "
+     "twice on perturbed inputs (elements moved along the array, then floats moved by noise): a value computed from the inputs out of the tracer's sight "
      "(`np.asarray(x, dtype=...)`, `.item()`) is then an error naming the op, not a constant "
      "wrong for other inputs. The file keeps minigrad's softmax of an all -inf row (zeros). "
      "Dropout cannot be exported in training mode.",

@@ -325,6 +325,16 @@ def test_a_value_computed_from_the_inputs_out_of_sight_is_an_error_not_a_constan
         mo.export(lambda x: x.argmax(), (mg.randn(2, 3),))
 
 
+def test_values_fixed_by_position_and_by_value_are_both_found():
+    # noise cannot move this argmax: moving the elements along the array does
+    peak = mg.tensor([[0.0, 0.0, 100.0], [0.0, 0.0, 0.0]])
+    with pytest.raises(mo.errors.UnsupportedOperatorError, match="output 'output_0' is a value"):
+        mo.export(lambda x: x.argmax(), (peak,))
+    # moving the elements keeps this sum: noise changes it
+    with pytest.raises(mo.errors.UnsupportedOperatorError, match="Mul uses a value"):
+        mo.export(lambda x: x * x.sum().item(), (mg.randn(2, 3),))
+
+
 def test_bert_classifier_with_its_padding_mask():
     from minigrad.models.bert import BertEncoder, BertForSequenceClassification
     mg.manual_seed(10)

@@ -2,10 +2,13 @@
 
 A value the model computes from its inputs by a route the tracer does not see (NumPy after
 `np.asarray(x, dtype=other)`, `.item()`, a Python number) is a constant in the trace, right
-for the traced inputs only. The model runs again on perturbed inputs (floats moved by noise,
-integers and booleans moved along the array, so that ids stay in range): an op the graph
-needs whose constants or settings change is an error naming it, rather than a file that is
-silently wrong.
+for the traced inputs only. The model runs again on perturbed inputs, twice: once with every
+input's elements moved one place along the array (ids stay in range; whatever depends on
+where a value sits, an argmax say, moves), once with floats moved by noise (whatever depends
+on the values, a sum say, changes; integers and booleans are moved along the array again).
+An op the graph needs whose constants or settings change is an error naming it, rather than
+a file that is silently wrong. Either perturbation alone can leave such a value as it was
+(noise can keep the argmax where it is, moving keeps the sum): hence both.
 """
 from __future__ import annotations
 
@@ -17,10 +20,14 @@ from .errors import UnsupportedOperatorError
 from .trace import Value
 
 
-def perturbed(arr, rng):
-    """Other values of arr's shape and dtype: floats plus noise; integers and booleans moved
-    one place along the flattened array (a shuffle could leave two elements where they are)."""
-    if arr.dtype.kind == "f":
+PERTURBATIONS = ("move", "noise")
+
+
+def perturbed(arr, rng, how):
+    """Other values of arr's shape and dtype: with how="noise", floats plus noise; otherwise
+    (and for integers and booleans) the elements moved one place along the flattened array (a
+    shuffle could leave two elements where they are)."""
+    if how == "noise" and arr.dtype.kind == "f":
         return arr + rng.standard_normal(arr.shape).astype(arr.dtype)
     return np.roll(arr.reshape(-1), 1).reshape(arr.shape)
 
@@ -28,7 +35,8 @@ def perturbed(arr, rng):
 def check_fixed(first, second, needed, outputs):
     """Compare the records `needed` (of Tracer `first`) with Tracer `second`'s, and the
     outputs ((name, Value of the first, Value of the second) triples); raise if a constant or
-    a setting of one differs."""
+    a setting of one differs. False if the second run took other operations (nothing to
+    compare: a warning says so), else True."""
     for name, a, b in outputs:
         if not _same(a, b):
             raise UnsupportedOperatorError(
@@ -39,7 +47,7 @@ def check_fixed(first, second, needed, outputs):
         warnings.warn("onnx.export: the model ran other operations for other input values "
                       "(Python control flow on values); the file holds those of the traced "
                       "inputs", stacklevel=4)
-        return
+        return False
     index = {id(r): i for i, r in enumerate(first.records)}
     for rec in needed:
         other = second.records[index[id(rec)]]
@@ -50,6 +58,7 @@ def check_fixed(first, second, needed, outputs):
                 f"its inputs outside the traced operations ({_HOW}): it would be a constant "
                 f"in the file, wrong for other inputs. Compute it with tensor ops, or with "
                 f"NumPy on the input's own array (np.asanyarray keeps it traced)")
+    return True
 
 
 _HOW = ("np.asarray(x, dtype=...), .item(), a reduction of a whole array to a NumPy scalar, or "

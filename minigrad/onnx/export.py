@@ -80,7 +80,8 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     values of this run (recurrent layers are unrolled over the given sequence length). What
     the model computes from its inputs with NumPy is traced too (`mask = ids == pad`), except
     through conversions that leave NumPy's dispatch (`np.asarray(x, dtype=other)`, `.item()`);
-    the model runs a second time on perturbed inputs, and an op whose constants then change
+    the model runs again on perturbed inputs (values moved along the array, then moved by
+    noise), and an op whose constants then change
     is an error (UnsupportedOperatorError) instead of a file wrong for other inputs; Python
     control flow that changes is a warning. Accepted for compatibility and ignored:
     dynamo (both exporters are this tracer), external_data, report, optimize, profile,
@@ -213,7 +214,7 @@ def _trace_to_proto(model, args, kwargs, input_names, output_names, dynamic, exp
                     keep_initializers_as_inputs):
     from onnx import helper
     from .build import build_graph, plan, value_info
-    from .check import check_fixed, perturbed
+    from .check import PERTURBATIONS, check_fixed, perturbed
     names = list(input_names or []) + _default_names(model, args, kwargs)[len(input_names or []):]
     named = _named_arrays(model)
     tracer, results = _run(model, args, kwargs, names, named)
@@ -224,17 +225,20 @@ def _trace_to_proto(model, args, kwargs, input_names, output_names, dynamic, exp
     out_names = list(output_names or [])
     out_names += [f"output_{i}" for i in range(len(out_names), len(outputs))]
     g = build_graph(tracer, steps, outputs, out_names, DEFAULT_OPSET, export_params)
-    rng = np.random.default_rng(0)
     buffers = [(b._array, b._array.copy()) for _, b in getattr(model, "named_buffers", list)()]
-    try:
-        second, again = _run(model, args, kwargs, names, named, lambda a: perturbed(a, rng))
-    except Exception:  # noqa: BLE001  (a model may refuse other values: nothing to compare)
-        second = None
-    for arr, values in buffers:  # a forward in training mode updates running statistics
-        arr[...] = values
-    if second is not None:
-        check_fixed(tracer, second, steps.order,
-                    [(n, v, second.value_of(t)) for n, v, t in zip(out_names, outputs, again)])
+    for how in PERTURBATIONS:
+        rng = np.random.default_rng(0)
+        try:
+            second, again = _run(model, args, kwargs, names, named,
+                                 lambda a: perturbed(a, rng, how))
+        except Exception:  # noqa: BLE001  (a model may refuse other values: nothing to compare)
+            second = None
+        for arr, values in buffers:  # a forward in training mode updates running statistics
+            arr[...] = values
+        if second is not None and not check_fixed(
+                tracer, second, steps.order,
+                [(n, v, second.value_of(t)) for n, v, t in zip(out_names, outputs, again)]):
+            break
 
     def dims(name, pos):
         return dynamic.get(name, dynamic.get(pos, {}))
