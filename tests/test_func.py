@@ -37,6 +37,14 @@ def T(lib, a):
     return lib.tensor(a)
 
 
+def _linear(lib):
+    m = lib.nn.Linear(3, 2)
+    with lib.no_grad():
+        m.weight.copy_(lib.tensor(W[:2, :3].astype(np.float32)))
+        m.bias.fill_(0.5)
+    return m
+
+
 PROGRAMS = {
     "grad": lambda lib: lib.func.grad(lambda x: (x.sin() * x).sum())(T(lib, X)),
     "grad argnums": lambda lib: lib.func.grad(lambda x, w: (x @ w).tanh().sum(),
@@ -112,6 +120,21 @@ PROGRAMS = {
         lambda x: (x @ w).sin().sum())(T(lib, Y)).sum())(T(lib, W)),
     "vmap of jacrev": lambda lib: lib.func.vmap(lib.func.jacrev(lambda x: x.sin() * x.sum()))(
         T(lib, Y)),
+    "grad float32": lambda lib: lib.func.grad(lambda x: (x.tanh() * 3).sum())(
+        T(lib, Y.astype(np.float32))),
+    "jacrev 0-d": lambda lib: lib.func.jacrev(lambda x: (x * x).exp())(T(lib, np.asarray(X[0]))),
+    "jacfwd 0-d output": lambda lib: lib.func.jacfwd(lambda x: x.pow(3).sum())(T(lib, Y)),
+    "jacrev empty input": lambda lib: lib.func.jacrev(lambda x: x * 2)(lib.zeros(0)),
+    "vmap int64 output": lambda lib: lib.func.vmap(lambda x: x.argmax())(T(lib, Y)),
+    "vmap float32 non-contiguous": lambda lib: lib.func.vmap(lambda x: x.exp(), in_dims=1)(
+        T(lib, Y.astype(np.float32)).t()),
+    "vmap 0-d slices": lambda lib: lib.func.vmap(lambda x: x * x)(T(lib, X)),
+    "vmap chunk_size": lambda lib: lib.func.vmap(lambda x: x.cumsum(0), chunk_size=1)(
+        T(lib, Y)),
+    "vmap of vmap of grad": lambda lib: lib.func.vmap(lib.func.vmap(lib.func.grad(
+        lambda x: x.sin().sum())))(T(lib, np.stack([Y, Y * 2]))),
+    "vmap module": lambda lib: (lambda m: lib.func.vmap(m)(T(lib, Y.astype(np.float32))))(
+        _linear(lib)),
     "vmap inplace batched": lambda lib: (lambda y: (lib.func.vmap(lambda x: x.mul_(2))(y), y))(
         T(lib, Y)),
 }
