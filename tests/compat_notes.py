@@ -19,17 +19,20 @@ def _vmap_is_a_loop(torch, mg):
 
 
 def _vmap_unbatched_writes(torch, mg):
-    def program(lib):
+    def program(lib, batched):
         a = lib.zeros(3)
-        lib.func.vmap(lambda a, b: (a.add_(1), b)[1], in_dims=(None, 0))(a, lib.ones(2, 3))
+        f = (lambda a, b: a.add_(b)) if batched else (lambda a, b: (a.add_(1), b)[1])
+        lib.func.vmap(f, in_dims=(None, 0))(a, lib.ones(2, 3).cumsum(0))
         return a.tolist()
-    assert program(torch) == [1.0, 1.0, 1.0]
-    try:
-        program(mg)
-    except RuntimeError as e:
-        assert "vmap: inplace arithmetic" in str(e)
-    else:
-        raise AssertionError("minigrad's vmap allowed a write to an unbatched tensor")
+    assert program(torch, False) == program(mg, False) == [1.0, 1.0, 1.0]
+    for lib, message in ((torch, "doesn't match the broadcast shape"),
+                         (mg, "vmap: inplace arithmetic")):
+        try:
+            program(lib, True)
+        except RuntimeError as e:
+            assert message in str(e)
+        else:
+            raise AssertionError(f"{lib.__name__}'s vmap allowed a batched write")
 
 
 def _vmap_item(torch, mg):
@@ -957,12 +960,13 @@ DIFFERENCES = [
      "effects of the function (prints, appends to a list) happen once per example. A random "
      "op is seen by the default generator's state changing, so one given its own "
      "`Generator` is not refused under randomness='error'.", _vmap_is_a_loop),
-    ("`func.vmap` refuses every in-place write to an unbatched tensor.",
-     "PyTorch refuses one whose written values are batched (with an op-dependent message) and "
-     "runs one of unbatched values once; minigrad's loop would repeat it per example, so a "
-     "write to an argument with in_dim None, a tensor the function captures or a captured "
-     "module's parameters and buffers is an error ('vmap: inplace arithmetic ...'), raised "
-     "after the first example's call has written.", _vmap_unbatched_writes),
+    ("`func.vmap` tells a batched in-place write from an unbatched one by its values.",
+     "A write to an unbatched tensor (an argument with in_dim None, a tensor the function "
+     "captures, a captured module's parameters and buffers) is made once when every example "
+     "writes the same values, as PyTorch makes an unbatched write once, and refused when they "
+     "differ, with one message for every op ('vmap: inplace arithmetic ...'; PyTorch's "
+     "depends on the op), the tensor left as it was. Batched values that happen to be equal "
+     "for every example are written where PyTorch refuses them.", _vmap_unbatched_writes),
     ("`.item()` works inside `func.vmap`.",
      "Each call sees one example, so `.item()` and Python control flow on values work; "
      "PyTorch refuses them. `out_dims=None` is accepted for an output whose values are the "

@@ -248,6 +248,25 @@ def test_vmap_inplace_on_a_captured_tensor(torch):
     _raises(torch, program, RuntimeError, "vmap: inplace arithmetic")
 
 
+@pytest.mark.parametrize("writer", ["argument", "captured"])
+def test_vmap_writes_unbatched_values_once(writer, torch):
+    def program(lib):
+        a = lib.zeros(3)
+        if writer == "argument":
+            out = lib.func.vmap(lambda a, b: a.add_(1) * b, in_dims=(None, 0))(a, T(lib, Y))
+        else:
+            out = lib.func.vmap(lambda b: a.mul_(0).add_(2) * b)(T(lib, Y))
+        return out, a
+    both(torch, program)
+
+
+def test_a_refused_write_leaves_the_tensor_as_it_was():
+    a = minigrad.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match="vmap: inplace arithmetic"):
+        minigrad.func.vmap(lambda a, b: a.mul_(b), in_dims=(None, 0))(a, minigrad.tensor(Y))
+    assert a.tolist() == [1.0, 2.0, 3.0]
+
+
 def test_randomness_different_draws_per_slice_and_same_repeats():
     minigrad.manual_seed(0)
     x = minigrad.zeros(4, 3)

@@ -5,7 +5,8 @@
     jvp, linearize         J t, and a function t -> J t (forward.py, by double vjp)
     jacrev, jacfwd         whole Jacobians, row by row or column by column (jacobians.py)
     hessian                jacfwd of jacrev (jacobians.py)
-    vmap                   a function of one example mapped over a batch, as a loop (vmap.py)
+    vmap                   a function of one example mapped over a batch, as a loop (vmap.py,
+                           randomness.py, writes.py)
     functional_call        a module run with given parameters and buffers
                            (minigrad.nn.utils.stateless)
     stack_module_state     several models' parameters stacked, for vmap (ensembling.py)

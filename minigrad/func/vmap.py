@@ -12,8 +12,9 @@ outside, and vmap inside vmap.
 What a loop would do differently, and how it is kept to PyTorch's behaviour:
 - random ops: `randomness` is checked on the default generator (see `randomness`);
 - an in-place write to a tensor that is not batched (an argument with in_dim None, or a tensor
-  the function captures, a module's buffer) would be repeated per slice; PyTorch refuses it when
-  the written values are batched, minigrad refuses every such write, with PyTorch's error;
+  the function captures, a module's buffer) would be repeated per slice: it is made once when
+  every slice writes the same values, and refused with PyTorch's error when they differ
+  (see `writes`);
 - out_dims=None asks for an output that is the same for every slice: it must be.
 """
 from __future__ import annotations
@@ -26,13 +27,7 @@ import minigrad
 
 from .pytree import broadcast_prefix, spec_repr, tree_flatten, tree_unflatten
 from .randomness import Draws, check_randomness
-
-_INPLACE = ("vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
-            "Tensor `other` in extra_args that has more elements than `self`. This happened due "
-            "to `other` being vmapped over but `self` not being vmapped over in a vmap. Please "
-            "try to use out-of-place operators instead of inplace arithmetic. If said operator "
-            "is being called inside the PyTorch framework, please file a bug report instead.")
-
+from .writes import Writes, unbatched_tensors
 
 def _name(func):
     return getattr(func, "__name__", type(func).__name__)
@@ -89,29 +84,6 @@ def _batch_size(leaves, dims):
     return sizes[0]
 
 
-def _unbatched_tensors(func, leaves, dims):
-    """The tensors a slice's call must not write to: unbatched arguments, the tensors the
-    function captures, and the parameters and buffers of modules among those."""
-    found = [x for x, d in zip(leaves, dims) if d is None and isinstance(x, minigrad.Tensor)]
-    owners = [func, getattr(func, "__self__", None)]
-    for cell in getattr(func, "__closure__", None) or ():
-        try:
-            owners.append(cell.cell_contents)
-        except ValueError:  # a cell not yet filled
-            pass
-    owners += list(getattr(func, "args", ()) if isinstance(func, functools.partial) else ())
-    owners += leaves
-    for obj in owners:
-        if isinstance(obj, minigrad.Tensor):
-            found.append(obj)
-        elif callable(getattr(obj, "buffers", None)) and callable(getattr(obj, "parameters",
-                                                                          None)):
-            found += [t for t in obj.buffers()] + [t for t in obj.parameters()]
-    batched = {id(x) for x, d in zip(leaves, dims) if d is not None}
-    unique = {id(t): t for t in found if id(t) not in batched}
-    return list(unique.values())
-
-
 def _zero_slice(x, d):
     shape = list(x.shape)
     del shape[d]
@@ -165,8 +137,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     def wrapper(*args, **kwargs):
         leaves, spec, dims = _in_dims(func, in_dims, args)
         size = _batch_size(leaves, dims)
-        guarded = _unbatched_tensors(func, leaves, dims)
-        versions = [t._version for t in guarded]
+        writes = Writes(unbatched_tensors(func, leaves, dims))
         draws = Draws(randomness)
         results = []
         for b in range(max(size, 1)):  # an empty batch: one call on zeros gives the shapes
@@ -175,9 +146,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             draws.before()
             out = func(*tree_unflatten(sliced, spec), **kwargs)
             draws.after()
-            if any(t._version != v for t, v in zip(guarded, versions)):
-                raise RuntimeError(_INPLACE)
+            writes.after_call()
             results.append(tree_flatten(out))
+        writes.finish()
         out_spec = results[0][1]
         dims_out = _out_dims(func, out_dims, out_spec, len(results[0][0]))
         stacked = []
