@@ -63,8 +63,9 @@ def _check_tangents(primals, tangents, fn="jvp(f, primals, tangents)"):
     if x_spec != t_spec:
         raise RuntimeError(f"{fn}: Expected primals and tangents to have the same python "
                            f"structure. For example, if primals is a tuple of 3 tensors, "
-                           f"tangents also must be. Got primals with structure {spec_repr(x_spec)} and "
-                           f"tangents with structure {spec_repr(t_spec)}")
+                           f"tangents also must be. Got primals with structure "
+                           f"{spec_repr(x_spec)} and tangents with structure "
+                           f"{spec_repr(t_spec)}")
     for x, t in zip(xs, ts):
         if not isinstance(t, minigrad.Tensor):
             raise RuntimeError(f"{fn}: Expected tangents to only contain Tensors, got {type(t)}")

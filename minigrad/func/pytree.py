@@ -65,10 +65,12 @@ def spec_repr(spec):
     if issubclass(kind, dict):
         return "{" + ", ".join(f"{k!r}: {spec_repr(c)}" for k, c in zip(keys, children)) + "}"
     inner = ", ".join(spec_repr(c) for c in children)
-    return f"[{inner}]" if issubclass(kind, list) else f"({inner}{',' if len(children) == 1 else ''})"
+    if issubclass(kind, list):
+        return f"[{inner}]"
+    return f"({inner}{',' if len(children) == 1 else ''})"
 
 
-def broadcast_prefix(prefix, tree, what):
+def broadcast_prefix(prefix, tree):
     """`prefix` (a leaf, or a structure that is a prefix of `tree`'s) repeated down to each of
     tree's leaves: the flat list of them, one per leaf of `tree`. None if it does not fit."""
     out = []

@@ -54,7 +54,7 @@ def _in_dims(func, in_dims, args):
         raise ValueError(f"vmap({_name(func)})(<inputs>): got no inputs. Maybe you forgot to add "
                          f"inputs, or you are trying to vmap over a function with no inputs. "
                          f"The latter is unsupported.")
-    dims = broadcast_prefix(in_dims, args, "in_dims")
+    dims = broadcast_prefix(in_dims, args)
     if dims is None:
         raise ValueError(f"{head}: in_dims is not compatible with the structure of `inputs`. "
                          f"in_dims has structure {spec_repr(tree_flatten(in_dims)[1])} but "
@@ -103,7 +103,7 @@ def _out_dims(func, out_dims, spec, n):
         raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims}): `out_dims` must be an "
                          f"int, None or a python collection of ints representing where in the "
                          f"outputs the vmapped dimension should appear.")
-    dims = broadcast_prefix(out_dims, tree_unflatten([0] * n, spec), "out_dims")
+    dims = broadcast_prefix(out_dims, tree_unflatten([0] * n, spec))
     if dims is None:
         raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is "
                          f"not compatible with the structure of `outputs`. out_dims has "
