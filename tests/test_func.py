@@ -135,6 +135,12 @@ PROGRAMS = {
         lambda x: x.sin().sum())))(T(lib, np.stack([Y, Y * 2]))),
     "vmap module": lambda lib: (lambda m: lib.func.vmap(m)(T(lib, Y.astype(np.float32))))(
         _linear(lib)),
+    "hessian of a dict": lambda lib: lib.func.hessian(
+        lambda p: (T(lib, X) @ p["w"] + p["b"]).tanh().sum())(
+        {"w": T(lib, W[:, :2].copy()), "b": T(lib, W[0, :2].copy())}),
+    "jacrev of a module's parameters": lambda lib: (lambda m: lib.func.jacrev(
+        lambda p: lib.func.functional_call(m, p, (T(lib, Y.astype(np.float32)),)))(
+        dict(m.named_parameters())))(_linear(lib)),
     "vmap inplace batched": lambda lib: (lambda y: (lib.func.vmap(lambda x: x.mul_(2))(y), y))(
         T(lib, Y)),
 }
