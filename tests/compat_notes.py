@@ -10,6 +10,49 @@ import numpy as np
 from helpers import square_function
 
 
+def _vmap_is_a_loop(torch, mg):
+    for lib, calls in ((torch, 1), (mg, 4)):
+        seen = []
+        lib.func.vmap(lambda x: seen.append(1) or x * 2)(lib.zeros(4, 3))
+        assert len(seen) == calls
+        assert lib.func.vmap(lambda x: x.sum())(lib.ones(4, 3)).tolist() == [3.0] * 4
+
+
+def _vmap_unbatched_writes(torch, mg):
+    def program(lib, batched):
+        a = lib.zeros(3)
+        f = (lambda a, b: a.add_(b)) if batched else (lambda a, b: (a.add_(1), b)[1])
+        lib.func.vmap(f, in_dims=(None, 0))(a, lib.ones(2, 3).cumsum(0))
+        return a.tolist()
+    assert program(torch, False) == program(mg, False) == [1.0, 1.0, 1.0]
+    for lib, message in ((torch, "doesn't match the broadcast shape"),
+                         (mg, "vmap: inplace arithmetic")):
+        try:
+            program(lib, True)
+        except RuntimeError as e:
+            assert message in str(e)
+        else:
+            raise AssertionError(f"{lib.__name__}'s vmap allowed a batched write")
+
+
+def _vmap_item(torch, mg):
+    try:
+        torch.func.vmap(lambda x: x.sum().item() * x)(torch.ones(2, 3))
+    except RuntimeError as e:
+        assert ".item()" in str(e)
+    else:
+        raise AssertionError("PyTorch's vmap now allows .item()")
+    assert mg.func.vmap(lambda x: x.sum().item() * x)(mg.ones(2, 3)).tolist() == [[3.0] * 3] * 2
+
+
+def _linearize_differentiable(torch, mg):
+    for lib, depends in ((torch, False), (mg, True)):
+        x = lib.tensor([0.5, -1.0], requires_grad=True)
+        _, jvp_fn = lib.func.linearize(lambda a: a.sin(), x)
+        (g,) = lib.autograd.grad(jvp_fn(lib.ones(2)).sum(), x, allow_unused=True)
+        assert (g is not None) == depends
+
+
 def _softmax_all_masked(torch, mg):
     row = [float("-inf")] * 3
     assert np.isnan(torch.tensor([row]).softmax(-1).numpy()).all()
@@ -910,11 +953,40 @@ DIFFERENCES = [
      "backward gives empty gradients (PyTorch's backward of both crashes the process), and "
      "`F.multi_margin_loss(reduction='sum')` of no rows is 0 (PyTorch's reads memory it never "
      "wrote).", _empty_batch_losses),
+    ("`func.vmap` calls the function once per example.",
+     "PyTorch runs it once on batched tensors; minigrad calls it for each slice and stacks the "
+     "results (and for an empty batch calls it once on zeros to learn the output shapes). "
+     "Results, shapes, errors, `randomness` and composition with `grad` are PyTorch's; side "
+     "effects of the function (prints, appends to a list) happen once per example. A random "
+     "op is seen by the default generator's state changing, so one given its own "
+     "`Generator` is not refused under randomness='error'.", _vmap_is_a_loop),
+    ("`func.vmap` tells a batched in-place write from an unbatched one by its values.",
+     "A write to an unbatched tensor (an argument with in_dim None, a tensor the function "
+     "captures, a captured module's parameters and buffers) is made once when every example "
+     "writes the same values, as PyTorch makes an unbatched write once, and refused when they "
+     "differ, with one message for every op ('vmap: inplace arithmetic ...'; PyTorch's "
+     "depends on the op), the tensor left as it was. Batched values that happen to be equal "
+     "for every example are written where PyTorch refuses them.", _vmap_unbatched_writes),
+    ("`.item()` works inside `func.vmap`.",
+     "Each call sees one example, so `.item()` and Python control flow on values work; "
+     "PyTorch refuses them. `out_dims=None` is accepted for an output whose values are the "
+     "same for every example (PyTorch decides by whether it is batched).", _vmap_item),
+    ("`func.linearize`'s jvp_fn is differentiable with respect to the primals.",
+     "minigrad keeps the recorded graph, so J t depends on the primals under autograd; "
+     "PyTorch's jvp_fn is a traced graph whose results do not. Errors about pytree "
+     "structures print minigrad's structure, `(*, {'a': *})`, where PyTorch prints its "
+     "TreeSpec.", _linearize_differentiable),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
 # absent: tests/test_compat_coverage.py fails when one appears, so the list stays true)
 NOT_SUPPORTED = [
+    ("torch.func.functionalize, replace_all_batch_norm_modules_, debug_unwrap and rearrange",
+     "minigrad has no functionalization pass or batched tensors to unwrap: tensors run "
+     "eagerly and vmap is a loop over ordinary calls; for BatchNorm under vmap build it with "
+     "`track_running_stats=False` or run it in eval mode",
+     ("func.functionalize", "func.replace_all_batch_norm_modules_", "func.debug_unwrap",
+      "func.rearrange")),
     ("torch.special's Bessel functions of the first and second kinds (bessel_j0, bessel_j1, "
      "bessel_y0, bessel_y1), modified ones of the second kind (modified_bessel_k0, "
      "modified_bessel_k1, scaled_modified_bessel_k0, scaled_modified_bessel_k1), airy_ai and "

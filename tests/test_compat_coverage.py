@@ -96,6 +96,11 @@ def test_every_distributions_name_has_a_case():
     assert _uncovered("distributions.", public(distributions)) == []
 
 
+def test_every_func_name_has_a_case():
+    assert _uncovered("func.", public(minigrad.func)) == []
+    assert _uncovered("nn.utils.stateless.", ["functional_call"]) == []
+
+
 def test_every_onnx_name_has_a_case():
     onnx = pytest.importorskip("minigrad.onnx")
     assert _uncovered("onnx.", public(onnx)) == []

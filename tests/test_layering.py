@@ -28,6 +28,7 @@ LAYERS = {
     "minigrad.nn": 2,
     "minigrad.nn.utils": 2,
     "minigrad.distributions": 2,
+    "minigrad.func": 2,
     "minigrad.optim": 2,
     "minigrad.utils": 2,
     "minigrad.utils.data": 2,
