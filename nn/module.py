@@ -32,7 +32,7 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
-class Module:
+class Module(module_hooks.HookMethods, module_state.StateHookMethods):
     """Base class of every layer and model: subclasses set attributes and define `forward`."""
 
     def __init__(self):
@@ -40,8 +40,8 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
-        object.__setattr__(self, "_forward_hooks", OrderedDict())
-        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        for table in module_hooks.TABLES:
+            object.__setattr__(self, table, OrderedDict())
         object.__setattr__(self, "training", True)
 
     # --- registration -----------------------------------------------------------------------
@@ -112,9 +112,12 @@ class Module:
 
     # --- calling ----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if module_hooks.any_hooks(self):
+            return module_hooks.call_with_hooks(self, args, kwargs)
+        return self._call_forward(args, kwargs)
+
+    def _call_forward(self, args, kwargs):
         d = self.__dict__
-        if d["_forward_pre_hooks"]:
-            args = module_hooks.run_forward_pre_hooks(self, args)
         # ops created inside are tagged with this module's path; `outer` is the module calling
         # this one (None at the outermost call)
         scope = thread_switches.module
@@ -127,22 +130,12 @@ class Module:
             # same modules keeps its names, so it is not walked on every call
             _name_tree(self)
         try:
-            out = self.forward(*args, **kwargs)
+            return self.forward(*args, **kwargs)
         finally:
             scope.path = outer
-        if d["_forward_hooks"]:
-            out = module_hooks.run_forward_hooks(self, args, out)
-        return out
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
-
-    def register_forward_hook(self, hook):
-        """`hook(module, args, output)` runs after forward; a non-None return replaces output."""
-        return module_hooks.register(self._forward_hooks, hook)
-
-    def register_forward_pre_hook(self, hook):
-        return module_hooks.register(self._forward_pre_hooks, hook)
 
     # --- traversal --------------------------------------------------------------------------
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
