@@ -209,15 +209,17 @@ class _Pack(Function):
     """The floating tensors of one side of a call, raveled into one vector: (N,)."""
 
     @staticmethod
-    def forward(ctx, *arrays):
-        ctx.shapes = [a.shape for a in arrays]
+    def forward(ctx, *arrays, dropped):
+        ctx.shapes, ctx.dropped = [a.shape for a in arrays], dropped
         dtype = np.result_type(*arrays)
         return np.concatenate([a.ravel().astype(dtype, copy=False) for a in arrays])
 
     @staticmethod
     def backward(ctx, grad):
         bounds = np.cumsum([0] + [int(np.prod(s)) for s in ctx.shapes])
-        return tuple(grad[a:b].reshape(s) for a, b, s in zip(bounds, bounds[1:], ctx.shapes))
+        # a tensor whose gradient a hook replaced by None gets none, as in PyTorch
+        return tuple(None if k in ctx.dropped else grad[a:b].reshape(s)
+                     for k, (a, b, s) in enumerate(zip(bounds, bounds[1:], ctx.shapes)))
 
 
 class _JointIdentity(Function):
@@ -261,12 +263,13 @@ class _Side:
         self.index = [i for i, v in enumerate(values) if isinstance(v, Tensor)
                       and v._array.dtype.kind == "f"]
         self.wrapped = is_grad_enabled() and any(values[i].requires_grad for i in self.index)
-        self.reached = set()
+        self.reached, self.dropped = set(), set()
         if not self.wrapped:
             self.values = tuple(values)
             return
         tensors = [values[i] for i in self.index]
-        joint = _JointIdentity.apply(_Pack.apply(*tensors), on_grad=on_grad)
+        joint = _JointIdentity.apply(_Pack.apply(*tensors, dropped=self.dropped),
+                                     on_grad=on_grad)
         self.starts = np.cumsum([0] + [t.numel() for t in tensors])
         out = list(values)
         for k, (i, t) in enumerate(zip(self.index, tensors)):
@@ -289,9 +292,12 @@ class _Side:
     def join(self, grads, flat):
         """The joint gradient with the side's tensors' gradients replaced by `grads`."""
         flat = flat.copy()
+        self.dropped.clear()
         for k, i in enumerate(self.index):
             a, shape = self.starts[k], self.shapes[k]
             g = grads[i]
+            if g is None:
+                self.dropped.add(k)
             flat[a:a + int(np.prod(shape))] = 0 if g is None else np.broadcast_to(
                 np.asarray(g._array if isinstance(g, Tensor) else g), shape).ravel()
         return flat
@@ -324,8 +330,12 @@ class _BackwardHooks:
                                    f"grad_output, got {len(new)}, but expected "
                                    f"{len(self.grad_outputs)}")
             self.grad_outputs = tuple(new)
-        if not self.inputs.wrapped:
+        if not self.inputs.wrapped and self.hooks:
             # nothing reaches the inputs' node: the hooks run now, with no gradient to return
+            warnings.warn("Full backward hook is firing when gradients are computed with "
+                          "respect to module outputs since no inputs require gradients. See "
+                          "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.register_full_backward_hook for more details.")
             grad_inputs = (None,) * self.inputs.n
             for hook in self.hooks:
                 res = hook(self.module, grad_inputs, self.grad_outputs)
