@@ -276,13 +276,16 @@ class _Side:
             out[i] = _Unpack.apply(joint, start=int(self.starts[k]), shape=t.shape,
                                    dtype=t._array.dtype, index=k, reached=self.reached)
         self.shapes = [t.shape for t in tensors]
+        self.requires_grad = [t.requires_grad for t in tensors]
         self.values = tuple(out)
 
-    def split(self, flat):
-        """The side's gradients as a tuple in positional order, None where none arrived."""
+    def split(self, flat, zeros):
+        """The side's gradients as a tuple in positional order, None where none arrived
+        (zeros instead, with `zeros`, for a tensor that requires grad: PyTorch's
+        grad_input)."""
         res = [None] * self.n
         for k, i in enumerate(self.index):
-            if k in self.reached:
+            if k in self.reached or (zeros and self.requires_grad[k]):
                 a = self.starts[k]
                 res[i] = Tensor._wrap(flat[a:a + int(np.prod(self.shapes[k]))]
                                       .reshape(self.shapes[k]).copy())
@@ -320,7 +323,7 @@ class _BackwardHooks:
         return self.outputs.values[0] if single else self.outputs.values
 
     def _on_grad_output(self, flat):
-        self.grad_outputs = self.outputs.split(flat)
+        self.grad_outputs = self.outputs.split(flat, zeros=False)
         for hook in self.pre_hooks:
             new = hook(self.module, self.grad_outputs)
             if new is None:
@@ -349,7 +352,7 @@ class _BackwardHooks:
     def _on_grad_input(self, flat):
         if self.grad_outputs is None:
             return flat  # a gradient that reached the inputs without passing the outputs
-        res = self.inputs.split(flat)
+        res = self.inputs.split(flat, zeros=True)
         for hook in self.hooks:
             out = hook(self.module, res, self.grad_outputs)
             if out is None:

@@ -73,8 +73,8 @@ def _save(module, out, prefix, keep_vars):
         else:
             out[key] = t if keep_vars else t.detach()
     for k, m in module._modules.items():
-        if m is not None:
-            out = _save(m, out, prefix + k + ".", keep_vars)
+        if m is not None:  # a child's hook may return a new dict: only its own call sees it
+            _save(m, out, prefix + k + ".", keep_vars)
     for hook in d["_state_dict_hooks"].values():
         result = hook(module, out, prefix, _metadata(module))
         if getattr(hook, "_from_public_api", False):
@@ -120,14 +120,15 @@ def load_state_dict(module, state_dict, strict=True, assign=False):
     if bad:
         problems.append("bad values: " + "; ".join(bad))
     problems += errors
+    keys = _IncompatibleKeys(missing, unexpected)
+    if not problems:
+        _store(entries, state_dict, values, assign)
+    for owner, hook in post_hooks:  # as in PyTorch, also before a failed load's error
+        if hook(owner, keys) is not None:
+            raise RuntimeError("load_state_dict post-hook must return None")
     if problems:
         raise RuntimeError(f"load_state_dict for {type(module).__name__} (nothing was "
                            f"loaded): " + " | ".join(problems))
-    _store(entries, state_dict, values, assign)
-    keys = _IncompatibleKeys(missing, unexpected)
-    for owner, hook in post_hooks:
-        if hook(owner, keys) is not None:
-            raise RuntimeError("load_state_dict post-hook must return None")
     if strict and post_hooks and _key_problems(missing, unexpected):
         raise RuntimeError(f"load_state_dict for {type(module).__name__} (the other keys were "
                            f"loaded): " + " | ".join(_key_problems(missing, unexpected)))
@@ -143,10 +144,19 @@ def _run_load_pre_hooks(module, state_dict, strict):
     """Each module's load pre-hooks, on a copy of `state_dict` (PyTorch's arguments); returns
     the copy and the missing keys, unexpected keys and error messages the hooks added."""
     state_dict, missing, unexpected, errors = OrderedDict(state_dict), [], [], []
-    for prefix, m in module._walk("", True, False):
-        for hook in m.__dict__["_load_state_dict_pre_hooks"].values():
-            hook(m, state_dict, prefix + "." if prefix else "", _metadata(m), strict, missing,
-                 unexpected, errors)
+    for path, m in module._walk("", True, False):  # parents first, as PyTorch's recursion
+        hooks = m.__dict__["_load_state_dict_pre_hooks"].values()
+        if not hooks:
+            continue
+        prefix = path + "." if path else ""
+        # a sub-module's hooks see the keys under its prefix only (PyTorch's), and what they
+        # change there replaces those keys
+        local = OrderedDict((k, v) for k, v in state_dict.items() if k.startswith(prefix))
+        for hook in hooks:
+            hook(m, local, prefix, _metadata(m), strict, missing, unexpected, errors)
+        for k in [k for k in state_dict if k.startswith(prefix)]:
+            del state_dict[k]
+        state_dict.update(local)
     return state_dict, missing, unexpected, errors
 
 
