@@ -193,8 +193,9 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes `amount` entries (a count, or a fraction) chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Prunes the `amount` entries (a count, or a fraction) of the largest scores (smallest
+    if not `_largest`)."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -206,31 +207,31 @@ class RandomUnstructured(BasePruningMethod):
         k = _count(self.amount, t.numel())
         mask = default_mask.clone()
         if k:
-            order = minigrad.topk(minigrad.rand_like(t).reshape(-1), k=k).indices
-            mask.view(-1)[order] = 0
+            order = minigrad.topk(self._scores(t).reshape(-1), k=k, largest=self._largest)
+            mask.view(-1)[order.indices] = 0
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    """Prunes `amount` entries chosen at random."""
+
+    _largest = True
+
+    def _scores(self, t):
+        return minigrad.rand_like(t)
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes the `amount` entries of smallest absolute value."""
 
-    PRUNING_TYPE = "unstructured"
+    _largest = False
 
-    def __init__(self, amount):
-        _validate_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        k = _count(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            order = minigrad.topk(t.abs().reshape(-1), k=k, largest=False).indices
-            mask.view(-1)[order] = 0
-        return mask
+    def _scores(self, t):
+        return t.abs()
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):

@@ -62,9 +62,15 @@ def weight_norm(module, name="weight", dim=0):
 
 def remove_weight_norm(module, name="weight"):
     """Make `module.<name>` a plain parameter again, holding g * v / ||v||."""
+    return remove_hook(module, name, WeightNorm, "weight_norm")
+
+
+def remove_hook(module, name, kind, what):
+    """Undo the pre-hook of class `kind` on `module.<name>` (the legacy weight and spectral
+    norm's `remove_*`)."""
     for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{what} of '{name}' not found in {module}")
