@@ -18,6 +18,10 @@ from minigrad.tensor import Tensor
 
 from . import module_hooks, module_state
 
+# the global hook tables (never replaced, so these references stay theirs)
+_GLOBAL_HOOKS = (module_hooks._global_forward_pre_hooks, module_hooks._global_forward_hooks,
+                 module_hooks._global_backward_pre_hooks, module_hooks._global_backward_hooks)
+
 
 class Parameter(Tensor):
     """A tensor that is a module's weight: it requires grad and is found by `parameters()`."""
@@ -112,11 +116,6 @@ class Module(module_hooks.HookMethods, module_state.StateHookMethods):
 
     # --- calling ----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if module_hooks.any_hooks(self):
-            return module_hooks.call_with_hooks(self, args, kwargs)
-        return self._call_forward(args, kwargs)
-
-    def _call_forward(self, args, kwargs):
         d = self.__dict__
         # ops created inside are tagged with this module's path; `outer` is the module calling
         # this one (None at the outermost call)
@@ -130,6 +129,11 @@ class Module(module_hooks.HookMethods, module_state.StateHookMethods):
             # same modules keeps its names, so it is not walked on every call
             _name_tree(self)
         try:
+            # the checks inlined: every layer of every step passes here
+            if d["_forward_hooks"] or d["_forward_pre_hooks"] or d["_backward_hooks"] \
+                    or d["_backward_pre_hooks"] or _GLOBAL_HOOKS[0] or _GLOBAL_HOOKS[1] \
+                    or _GLOBAL_HOOKS[2] or _GLOBAL_HOOKS[3]:
+                return module_hooks.call_with_hooks(self, args, kwargs)
             return self.forward(*args, **kwargs)
         finally:
             scope.path = outer

@@ -160,7 +160,7 @@ def call_with_hooks(module, args, kwargs):
         if full or pre:
             backward = _BackwardHooks(module, full, pre)
             args = backward.wrap_inputs(args)
-        result = module._call_forward(args, kwargs)
+        result = module.forward(*args, **kwargs)
         for key, hook in (*_global_forward_hooks.items(), *d["_forward_hooks"].items()):
             if key in d["_forward_hooks_always_called"] or key in \
                     _global_forward_hooks_always_called:
