@@ -18,9 +18,7 @@ from minigrad.tensor import Tensor
 
 from . import module_hooks, module_state
 
-# the global hook tables (never replaced, so these references stay theirs)
-_GLOBAL_HOOKS = (module_hooks._global_forward_pre_hooks, module_hooks._global_forward_hooks,
-                 module_hooks._global_backward_pre_hooks, module_hooks._global_backward_hooks)
+_any_global_hook = module_hooks.any_global  # [True] while a global module hook is set
 
 
 class Parameter(Tensor):
@@ -131,8 +129,7 @@ class Module(module_hooks.HookMethods, module_state.StateHookMethods):
         try:
             # the checks inlined: every layer of every step passes here
             if d["_forward_hooks"] or d["_forward_pre_hooks"] or d["_backward_hooks"] \
-                    or d["_backward_pre_hooks"] or _GLOBAL_HOOKS[0] or _GLOBAL_HOOKS[1] \
-                    or _GLOBAL_HOOKS[2] or _GLOBAL_HOOKS[3]:
+                    or d["_backward_pre_hooks"] or _any_global_hook[0]:
                 return module_hooks.call_with_hooks(self, args, kwargs)
             return self.forward(*args, **kwargs)
         finally:

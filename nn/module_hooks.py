@@ -101,37 +101,59 @@ class HookMethods:
         return register(self._backward_hooks, hook, prepend)
 
 
+# [True] while any global hook is registered: Module.__call__ reads this one flag
+any_global = [False]
+
+
+class _GlobalHandle(RemovableHandle):
+    def remove(self):
+        super().remove()
+        _refresh()
+
+
+def _refresh():
+    any_global[0] = bool(_global_forward_pre_hooks or _global_forward_hooks
+                         or _global_backward_pre_hooks or _global_backward_hooks)
+
+
+def _register_global(table, hook, extra=(), flags=()):
+    handle = _GlobalHandle(table, extra)
+    table[handle.id] = hook
+    for flag in flags:
+        flag[handle.id] = True
+    _refresh()
+    return handle
+
+
 def register_module_forward_pre_hook(hook):
     """`hook(module, args)` before the forward of every module."""
-    return register(_global_forward_pre_hooks, hook)
+    return _register_global(_global_forward_pre_hooks, hook)
 
 
 def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
     """`hook(module, args, output)` (or `(module, args, kwargs, output)`) after every forward."""
     flags = [d for d, on in ((_global_forward_hooks_with_kwargs, with_kwargs),
                              (_global_forward_hooks_always_called, always_call)) if on]
-    return register(_global_forward_hooks, hook, extra=(_global_forward_hooks_with_kwargs,
-                                                        _global_forward_hooks_always_called),
-                    flags=flags)
+    return _register_global(_global_forward_hooks, hook,
+                            (_global_forward_hooks_with_kwargs,
+                             _global_forward_hooks_always_called), flags)
 
 
 def register_module_full_backward_pre_hook(hook):
     """`hook(module, grad_output)` for every module, before its gradients are computed."""
-    return register(_global_backward_pre_hooks, hook)
+    return _register_global(_global_backward_pre_hooks, hook)
 
 
 def register_module_full_backward_hook(hook):
     """`hook(module, grad_input, grad_output)` for every module, after its backward."""
-    return register(_global_backward_hooks, hook)
+    return _register_global(_global_backward_hooks, hook)
 
 
 def any_hooks(module):
     """True when calling `module` must go through `call_with_hooks`."""
     d = module.__dict__
     return bool(d["_forward_hooks"] or d["_forward_pre_hooks"] or d["_backward_hooks"]
-                or d["_backward_pre_hooks"] or _global_forward_hooks
-                or _global_forward_pre_hooks or _global_backward_hooks
-                or _global_backward_pre_hooks)
+                or d["_backward_pre_hooks"] or any_global[0])
 
 
 def call_with_hooks(module, args, kwargs):
