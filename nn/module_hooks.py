@@ -17,8 +17,10 @@ from collections import OrderedDict
 
 import numpy as np
 
+import minigrad
 from minigrad.autograd import Function
 from minigrad.grad_mode import is_grad_enabled
+from minigrad.graph_rules import rule
 from minigrad.tensor import Tensor
 
 _ids = itertools.count()
@@ -274,6 +276,32 @@ class _Unpack(Function):
         full = np.zeros(ctx.size, grad.dtype)
         full[ctx.start:ctx.start + grad.size] = grad.ravel()
         return full
+
+
+# the same three backward passes on tensors, for create_graph=True (gradient penalties through
+# hooked modules). The hooks see the gradients' values; what they change is added as a
+# constant, so a gradient the hooks leave alone stays differentiable.
+
+@rule(_Pack)
+def _pack_rule(ctx, g):
+    bounds = np.cumsum([0] + [int(np.prod(s)) for s in ctx.shapes])
+    return tuple(None if k in ctx.dropped else g[a:b].reshape(s)
+                 for k, (a, b, s) in enumerate(zip(bounds, bounds[1:], ctx.shapes)))
+
+
+@rule(_JointIdentity)
+def _joint_rule(ctx, g):
+    new = ctx.on_grad(g._array)
+    return g if new is g._array else g + Tensor._wrap(new - g._array)
+
+
+@rule(_Unpack)
+def _unpack_rule(ctx, g):
+    ctx.reached.add(ctx.index)
+    flat = g.reshape(-1)
+    before = minigrad.zeros(ctx.start, dtype=flat.dtype)
+    after = minigrad.zeros(ctx.size - ctx.start - flat.numel(), dtype=flat.dtype)
+    return minigrad.cat([before, flat, after])
 
 
 class _Side:

@@ -188,3 +188,24 @@ def test_hooked_module_gradients_match_gradcheck():
     m(x, y).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * want[0])
     np.testing.assert_allclose(y.grad.numpy(), want[1])
+
+
+def test_hooked_module_in_a_gradient_penalty(torch):
+    """create_graph=True through a module with a full backward hook: the gradient is
+    differentiated again, and the hook runs in both passes, as in PyTorch."""
+    import minigrad
+    results = []
+    for lib in (torch, minigrad):
+        m = lib.nn.Linear(2, 2)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor([[1.0, 2.0], [0.5, -1.0]]))
+            m.bias.fill_(0.1)
+        seen = []
+        m.register_full_backward_hook(lambda mod, gi, go: seen.append(gi[0].sum().item()))
+        x = lib.tensor([[0.3, -0.7]], requires_grad=True)
+        g, = lib.autograd.grad(m(x).tanh().square().sum(), x, create_graph=True)
+        g.square().sum().backward()
+        results.append((g.detach().numpy(), x.grad.numpy(), m.weight.grad.numpy(),
+                        np.array(seen)))
+    for want, got in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
