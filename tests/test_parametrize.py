@@ -12,6 +12,7 @@ from minigrad.nn.utils import parametrize
 from minigrad.nn.utils.parametrizations import _Orthogonal, _SpectralNorm, _WeightNorm
 
 rng = np.random.default_rng(3)
+W3 = rng.standard_normal((2, 3)).astype(np.float32)
 
 
 def f64(*shape):
@@ -200,3 +201,17 @@ def test_fused_conv_bn_gradients_match_pytorch(torch):
                      if lib is mg else fused(x).detach().numpy()))
     for a, b in zip(*outs):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_transfer_parametrizations_and_params(torch):
+    results = []
+    for lib in (torch, mg):
+        P = lib.nn.utils.parametrize
+        src = lib.nn.utils.parametrizations.weight_norm(
+            copy_weights(lib, lib.nn.Linear(3, 2), [W3, np.zeros(2, np.float32)]))
+        dst = lib.nn.Linear(3, 2)
+        P.transfer_parametrizations_and_params(src, dst)
+        results.append((P.is_parametrized(dst, "weight"), list(dst.state_dict()),
+                        dst.weight.detach().numpy()))
+    assert results[0][:2] == results[1][:2]
+    np.testing.assert_allclose(results[1][2], results[0][2], rtol=1e-6)
