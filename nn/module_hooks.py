@@ -53,9 +53,9 @@ class RemovableHandle:
         self.remove()
 
 
-def register(table, hook, prepend=False, extra=(), flags=()):
+def register(table, hook, prepend=False, extra=(), flags=(), handle_class=RemovableHandle):
     """Put `hook` in `table` (first if `prepend`); each dict of `flags` marks its id."""
-    handle = RemovableHandle(table, extra)
+    handle = handle_class(table, extra)
     table[handle.id] = hook
     for flag in flags:
         flag[handle.id] = True
@@ -119,10 +119,7 @@ def _refresh():
 
 
 def _register_global(table, hook, extra=(), flags=()):
-    handle = _GlobalHandle(table, extra)
-    table[handle.id] = hook
-    for flag in flags:
-        flag[handle.id] = True
+    handle = register(table, hook, extra=extra, flags=flags, handle_class=_GlobalHandle)
     _refresh()
     return handle
 
