@@ -19,6 +19,7 @@ from minigrad.tensor import Tensor
 from . import module_hooks, module_state
 
 _any_global_hook = module_hooks.any_global  # [True] while a global module hook is set
+_registration_hooks = module_hooks.registration_hooks  # {kind: {id: hook}}, never replaced
 
 
 class Parameter(Tensor):
@@ -55,6 +56,9 @@ class Module(module_hooks.HookMethods, module_state.StateHookMethods):
         params, modules, buffers = d["_parameters"], d["_modules"], d["_buffers"]
         if isinstance(value, (Parameter, Module)):
             table = params if isinstance(value, Parameter) else modules
+            if _registration_hooks:
+                value = module_hooks.run_registration_hooks(
+                    self, name, value, "parameter" if table is params else "module")
             if name not in table:
                 _unregister(self, name)
             # a parameter or module replaced under its own name keeps its place, so the
@@ -75,7 +79,7 @@ class Module(module_hooks.HookMethods, module_state.StateHookMethods):
         elif name in buffers:
             # a new value for a buffer stays a buffer (`self.ema = self.ema * 0.9 + x`), as in
             # PyTorch: dropping it would drop it from every checkpoint without a word
-            buffers[name] = _buffer_value(self, name, value)
+            value = buffers[name] = _buffer_value(self, name, value)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
@@ -98,7 +102,7 @@ class Module(module_hooks.HookMethods, module_state.StateHookMethods):
         if name in self.__dict__ and name not in self._buffers:
             raise KeyError(f"{type(self).__name__}.register_buffer: attribute {name!r} already "
                            f"exists")
-        self._buffers[name] = _buffer_value(self, name, tensor)
+        tensor = self._buffers[name] = _buffer_value(self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -374,10 +378,13 @@ def _unregister(module, name):
 
 
 def _buffer_value(module, name, value):
-    """What a buffer may hold: a tensor or None (PyTorch's rule and message)."""
+    """What a buffer may hold: a tensor or None (PyTorch's rule and message), as the global
+    buffer registration hooks leave it."""
     if value is not None and not isinstance(value, Tensor):
         raise TypeError(f"{type(module).__name__}: cannot assign '{type(value).__name__}' as "
                         f"buffer '{name}' (a Tensor or None expected)")
+    if _registration_hooks:
+        value = module_hooks.run_registration_hooks(module, name, value, "buffer")
     return value
 
 

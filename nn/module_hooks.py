@@ -148,6 +148,47 @@ def register_module_full_backward_hook(hook):
     return _register_global(_global_backward_hooks, hook)
 
 
+# the global registration hooks: {"buffer" | "module" | "parameter": {handle id: hook}}; an
+# empty dict while none is registered, so that Module.__setattr__ tests one dict
+registration_hooks = {}
+
+
+def _register_registration_hook(kind, hook):
+    table = registration_hooks.setdefault(kind, OrderedDict())
+
+    class Handle(RemovableHandle):
+        def remove(self):
+            super().remove()
+            if not table and registration_hooks.get(kind) is table:
+                del registration_hooks[kind]
+    return register(table, hook, handle_class=Handle)
+
+
+def register_module_buffer_registration_hook(hook):
+    """`hook(module, name, buffer)` whenever any module registers a buffer; a non-None return
+    is registered instead."""
+    return _register_registration_hook("buffer", hook)
+
+
+def register_module_module_registration_hook(hook):
+    """`hook(module, name, submodule)` whenever any module registers a sub-module."""
+    return _register_registration_hook("module", hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """`hook(module, name, param)` whenever any module registers a parameter."""
+    return _register_registration_hook("parameter", hook)
+
+
+def run_registration_hooks(module, name, value, kind):
+    """`value` as the registration hooks of its `kind` leave it."""
+    for hook in list(registration_hooks.get(kind, {}).values()):
+        new = hook(module, name, value)
+        if new is not None:
+            value = new
+    return value
+
+
 def any_hooks(module):
     """True when calling `module` must go through `call_with_hooks`."""
     d = module.__dict__

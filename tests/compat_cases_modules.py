@@ -299,3 +299,28 @@ def _(lib, img, x):
     fc = nn.utils.fuse_conv_bn_eval(conv, bn)
     fl = nn.utils.fuse_linear_bn_eval(lin, bn1)
     return fc(img), bn(conv(img)), fl(x), bn1(lin(x))
+
+
+@add
+@case("nn.modules.module.register_module_buffer_registration_hook",
+      "nn.modules.module.register_module_module_registration_hook",
+      "nn.modules.module.register_module_parameter_registration_hook", inputs=(f32(2, 3),))
+def _(lib, x):
+    nn = lib.nn
+    mm = nn.modules.module
+    seen = []
+    handles = [
+        mm.register_module_buffer_registration_hook(
+            lambda m, name, b: seen.append(("buffer", name))),
+        mm.register_module_module_registration_hook(
+            lambda m, name, sub: seen.append(("module", name))),
+        mm.register_module_parameter_registration_hook(
+            lambda m, name, p: seen.append(("parameter", name)))]
+    try:
+        net = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
+    finally:
+        for h in handles:
+            h.remove()
+    fill(lib, net)
+    net.eval()
+    return net(x), list(seen), net[1].running_var * 1

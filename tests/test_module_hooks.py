@@ -209,3 +209,28 @@ def test_hooked_module_in_a_gradient_penalty(torch):
                         np.array(seen)))
     for want, got in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_registration_hooks_replace_what_is_registered(torch):
+    import minigrad
+    results = []
+    for lib in (torch, minigrad):
+        mm = lib.nn.modules.module
+        handles = [mm.register_module_parameter_registration_hook(
+                       lambda m, name, p: lib.nn.Parameter(p.detach() * 0 + 2)),
+                   mm.register_module_buffer_registration_hook(
+                       lambda m, name, b: None if b is None else b + 1),
+                   mm.register_module_module_registration_hook(
+                       lambda m, name, sub: lib.nn.Identity() if name == "drop" else None)]
+        m = lib.nn.Module()
+        try:
+            m.w = lib.nn.Parameter(lib.ones(2))
+            m.register_buffer("b", lib.zeros(2))
+            m.drop = lib.nn.Dropout()
+        finally:
+            for h in handles:
+                h.remove()
+        m.v = lib.nn.Parameter(lib.ones(1))
+        results.append((m.w.tolist(), m.b.tolist(), type(m.drop).__name__, m.v.tolist(),
+                        [n for n, _ in m.named_parameters()]))
+    assert results[0] == results[1]
