@@ -215,3 +215,20 @@ def test_transfer_parametrizations_and_params(torch):
                         dst.weight.detach().numpy()))
     assert results[0][:2] == results[1][:2]
     np.testing.assert_allclose(results[1][2], results[0][2], rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3)])
+def test_householder_without_trivialization_stores_pytorchs_original(torch, shape):
+    w = rng.standard_normal(shape).astype(np.float32)
+    outs = []
+    for lib in (torch, mg):
+        m = copy_weights(lib, lib.nn.Linear(shape[1], shape[0]), [w])
+        lib.nn.utils.parametrizations.orthogonal(m, orthogonal_map="householder",
+                                                 use_trivialization=False)
+        outs.append((m.parametrizations.weight.original.detach().numpy(),
+                     m.weight.detach().numpy(), list(m.state_dict())))
+    for want, got in zip(*outs):
+        if isinstance(want, list):
+            assert got == want
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
