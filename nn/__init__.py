@@ -1,5 +1,5 @@
 """`minigrad.nn`: modules, layers, attention and losses, mirroring `torch.nn`."""
-from . import functional, init, parallel, utils
+from . import functional, init, modules, parallel, utils
 from .adaptive_max_pool import AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d
 from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,
                          LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SiLU, Softmax2d, Softmin,

@@ -103,6 +103,14 @@ class ModuleDict(Module):
     def __contains__(self, key):
         return key in self._modules
 
+    def __delitem__(self, key):
+        delattr(self, key)
+
+    def pop(self, key):
+        module = self[key]
+        del self[key]
+        return module
+
     def __len__(self):
         return len(self._modules)
 

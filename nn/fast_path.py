@@ -24,6 +24,7 @@ from minigrad.ops import matmul as _matmul
 from minigrad.ops.matmul import mm
 from minigrad.random import next_seed
 
+from . import module_hooks
 from . import functional as F
 from .layers import Dropout
 from .normalization import LayerNorm
@@ -69,7 +70,7 @@ def dropout_add_layer_norm(input, residual, p, weight=None, bias=None, eps=1e-5,
 
 def _unhooked(module):
     """True when nothing watches `module` run, so a fused op may stand in for its call."""
-    return not (module._forward_hooks or module._forward_pre_hooks)
+    return not module_hooks.any_hooks(module)
 
 
 def _fusable(drop):

@@ -18,6 +18,9 @@ from minigrad.tensor import Tensor
 
 from . import module_hooks, module_state
 
+_any_global_hook = module_hooks.any_global  # [True] while a global module hook is set
+_registration_hooks = module_hooks.registration_hooks  # {kind: {id: hook}}, never replaced
+
 
 class Parameter(Tensor):
     """A tensor that is a module's weight: it requires grad and is found by `parameters()`."""
@@ -32,7 +35,7 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
-class Module:
+class Module(module_hooks.HookMethods, module_state.StateHookMethods):
     """Base class of every layer and model: subclasses set attributes and define `forward`."""
 
     def __init__(self):
@@ -40,8 +43,8 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
-        object.__setattr__(self, "_forward_hooks", OrderedDict())
-        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        for table in module_hooks.TABLES:
+            object.__setattr__(self, table, OrderedDict())
         object.__setattr__(self, "training", True)
 
     # --- registration -----------------------------------------------------------------------
@@ -53,6 +56,9 @@ class Module:
         params, modules, buffers = d["_parameters"], d["_modules"], d["_buffers"]
         if isinstance(value, (Parameter, Module)):
             table = params if isinstance(value, Parameter) else modules
+            if _registration_hooks:
+                value = module_hooks.run_registration_hooks(
+                    self, name, value, "parameter" if table is params else "module")
             if name not in table:
                 _unregister(self, name)
             # a parameter or module replaced under its own name keeps its place, so the
@@ -73,7 +79,7 @@ class Module:
         elif name in buffers:
             # a new value for a buffer stays a buffer (`self.ema = self.ema * 0.9 + x`), as in
             # PyTorch: dropping it would drop it from every checkpoint without a word
-            buffers[name] = _buffer_value(self, name, value)
+            value = buffers[name] = _buffer_value(self, name, value)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
@@ -96,7 +102,7 @@ class Module:
         if name in self.__dict__ and name not in self._buffers:
             raise KeyError(f"{type(self).__name__}.register_buffer: attribute {name!r} already "
                            f"exists")
-        self._buffers[name] = _buffer_value(self, name, tensor)
+        tensor = self._buffers[name] = _buffer_value(self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -113,8 +119,6 @@ class Module:
     # --- calling ----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         d = self.__dict__
-        if d["_forward_pre_hooks"]:
-            args = module_hooks.run_forward_pre_hooks(self, args)
         # ops created inside are tagged with this module's path; `outer` is the module calling
         # this one (None at the outermost call)
         scope = thread_switches.module
@@ -127,22 +131,16 @@ class Module:
             # same modules keeps its names, so it is not walked on every call
             _name_tree(self)
         try:
-            out = self.forward(*args, **kwargs)
+            # the checks inlined: every layer of every step passes here
+            if d["_forward_hooks"] or d["_forward_pre_hooks"] or d["_backward_hooks"] \
+                    or d["_backward_pre_hooks"] or _any_global_hook[0]:
+                return module_hooks.call_with_hooks(self, args, kwargs)
+            return self.forward(*args, **kwargs)
         finally:
             scope.path = outer
-        if d["_forward_hooks"]:
-            out = module_hooks.run_forward_hooks(self, args, out)
-        return out
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
-
-    def register_forward_hook(self, hook):
-        """`hook(module, args, output)` runs after forward; a non-None return replaces output."""
-        return module_hooks.register(self._forward_hooks, hook)
-
-    def register_forward_pre_hook(self, hook):
-        return module_hooks.register(self._forward_pre_hooks, hook)
 
     # --- traversal --------------------------------------------------------------------------
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
@@ -380,10 +378,13 @@ def _unregister(module, name):
 
 
 def _buffer_value(module, name, value):
-    """What a buffer may hold: a tensor or None (PyTorch's rule and message)."""
+    """What a buffer may hold: a tensor or None (PyTorch's rule and message), as the global
+    buffer registration hooks leave it."""
     if value is not None and not isinstance(value, Tensor):
         raise TypeError(f"{type(module).__name__}: cannot assign '{type(value).__name__}' as "
                         f"buffer '{name}' (a Tensor or None expected)")
+    if _registration_hooks:
+        value = module_hooks.run_registration_hooks(module, name, value, "buffer")
     return value
 
 

@@ -245,6 +245,21 @@ def _fused_relu_dropout_nan(torch, mg):
         assert (g[dropped] == 0).all() if name == "fused" else np.isnan(g[dropped]).all()
 
 
+def _backward_hook_inplace(torch, mg):
+    grads = {}
+    for lib in (torch, mg):
+        net = lib.nn.Sequential(lib.nn.ReLU(inplace=True))
+        net[0].register_full_backward_hook(lambda m, gi, go: None)
+        x = lib.tensor([-1.0, 2.0], requires_grad=True)
+        try:
+            (net(x * 1) * 3).sum().backward()
+            grads[lib.__name__] = x.grad.numpy().tolist()
+        except RuntimeError as e:
+            assert "BackwardHookFunction is a view" in str(e)
+            grads[lib.__name__] = "raises"
+    assert grads == {"torch": "raises", "minigrad": [0.0, 3.0]}, grads
+
+
 def _pack_too_long(torch, mg):
     packed = torch.nn.utils.rnn.pack_padded_sequence(torch.zeros(5, 3, 1), [6, 3, 1])
     assert packed.data.shape[0] != int(packed.batch_sizes.sum())  # rows and sizes disagree
@@ -806,6 +821,12 @@ DIFFERENCES = [
      "zeroed (and whose ReLU input was positive) gives 0 in the fused backward, where the "
      "separate ops (and PyTorch) pass on NaN. A forward hook on the `Dropout` module selects "
      "the separate ops.", _fused_relu_dropout_nan),
+    ("A module with full backward hooks may write its input or output in place.",
+     "PyTorch passes them through a custom function whose outputs are views that may not be "
+     "modified in place (`nn.ReLU(inplace=True)` with `register_full_backward_hook` raises "
+     "'Output 0 of BackwardHookFunction is a view and is being modified inplace'); "
+     "minigrad's hooked tensors are new tensors, so the write is recorded and the gradients "
+     "and hooks are those of the out-of-place op.", _backward_hook_inplace),
     ("`pack_padded_sequence` refuses a length longer than the input.",
      "PyTorch returns a PackedSequence whose `batch_sizes` count more rows than its `data` "
      "holds; minigrad raises an error naming the length and the number of steps.",
@@ -1051,18 +1072,13 @@ NOT_SUPPORTED = [
      ("hub", "export", "set_flush_denormal")),
     ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
      "nn.EmbeddingBag(max_norm=, scale_grad_by_freq=, sparse=) and F.embedding_bag's, "
-     "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=), "
-     "register_forward_hook(prepend=, always_call=)",
+     "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=)",
      "keyword arguments minigrad does not take (an error names them): renormalise or scale "
      "the embedding yourself", ()),
-    ("nn.Module.register_full_backward_hook, register_full_backward_pre_hook, "
-     "register_forward_hook(with_kwargs=True), the state-dict hooks "
-     "(register_state_dict_post_hook, register_load_state_dict_post_hook, ...), bfloat16()",
-     "hook the tensors (Tensor.register_hook) or wrap forward; forward hooks take "
-     "(module, args[, output])",
-     ("nn.Module.register_full_backward_hook", "nn.Module.register_full_backward_pre_hook",
-      "nn.Module.register_state_dict_post_hook", "nn.Module.register_load_state_dict_post_hook",
-      "nn.Module.bfloat16")),
+    ("nn.Module.bfloat16, nn.Module.register_backward_hook (the non-full form PyTorch "
+     "deprecates), nn.utils.parametrizations.orthogonal of complex matrices",
+     "half() or float(); register_full_backward_hook; minigrad's tensors are real",
+     ("nn.Module.bfloat16", "nn.Module.register_backward_hook")),
     ("torch.utils.data's DataPipes (IterDataPipe, MapDataPipe, functional_datapipe)",
      "use an IterableDataset", ("utils.data.IterDataPipe", "utils.data.MapDataPipe",
                                 "utils.data.functional_datapipe")),

@@ -214,7 +214,8 @@ def all_cases():
     import compat_cases_cnn_layers  # after conv's, so that theirs stay the same
     import compat_cases_tensor  # added after conv's, so that their inputs stay the same
     import compat_cases_losses  # after conv's, so that conv's inputs stay the ones they were
-    import compat_cases_func  # last, so that the other cases' inputs stay the ones they were
+    import compat_cases_func  # after the losses', so that their inputs stay the same
+    import compat_cases_modules  # last, so that the others' inputs stay the same
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
             + compat_cases_nn.CASES + compat_cases_layers.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
             + compat_cases_utils.CASES + compat_cases_platform.CASES
@@ -223,7 +224,8 @@ def all_cases():
             + compat_cases_aliases.CASES + compat_cases_functions.CASES
             + compat_cases_special.CASES + compat_cases_conv.CASES
             + compat_cases_cnn_layers.CASES + compat_cases_tensor.CASES
-            + compat_cases_losses.CASES + compat_cases_func.CASES)
+            + compat_cases_losses.CASES + compat_cases_func.CASES
+            + compat_cases_modules.CASES)
 
 
 def covered_names():
@@ -300,7 +302,8 @@ def _sweep_lines():
 
 
 def _group_order(group):
-    order = ["minigrad", "Tensor", "F", "nn", "nn.init", "nn.utils", "nn.utils.rnn", "optim",
+    order = ["minigrad", "Tensor", "F", "nn", "nn.init", "nn.utils", "nn.utils.rnn",
+             "nn.utils.parametrize", "nn.utils.parametrizations", "nn.utils.prune", "optim",
              "optim.lr_scheduler", "cuda", "backends"]
     return (order.index(group) if group in order else len(order), group)
 

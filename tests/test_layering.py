@@ -27,6 +27,7 @@ LAYERS = {
     "minigrad.platform": 1,
     "minigrad.nn": 2,
     "minigrad.nn.utils": 2,
+    "minigrad.nn.modules": 2,
     "minigrad.distributions": 2,
     "minigrad.func": 2,
     "minigrad.optim": 2,
