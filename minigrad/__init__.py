@@ -18,6 +18,8 @@ from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .array_functions import isin, rot90, take_along_dim, tensor_split
 from .bucketing import bucketize, searchsorted
 from .scans import cummax, cummin, logcumsumexp
+from .complex_tensors import (angle, complex, conj, conj_physical, imag, is_complex, polar, real,
+                              resolve_conj, resolve_neg, view_as_complex, view_as_real)
 from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp, pdist
 from .matrix_vector import addbmm, addmv, addr, ger, inner, mv, vdot
 from .integration import cumulative_trapezoid, trapezoid, trapz
@@ -200,7 +202,7 @@ _register_pytorch_paths()
 # `torch.optim` and `torch.utils.data` are after `import torch`. They are imported on first
 # use, so the core never imports the layers built on it. The applications are not listed:
 # they are programs built on minigrad, not parts of it.
-_LAZY_SUBMODULES = ("distributions", "models", "nn", "onnx", "optim", "utils", "version",
+_LAZY_SUBMODULES = ("distributions", "fft", "models", "nn", "onnx", "optim", "utils", "version",
                     "viz")
 
 

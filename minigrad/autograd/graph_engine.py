@@ -112,7 +112,7 @@ def _fit_tensor(node, child, g):
         axes = _broadcast_axes(node, shape, g)
         g = (g.sum(dim=axes, keepdim=True) if axes else g).reshape(shape)
     if g.dtype != dtype:
-        g = g.to(dtype)
+        g = (g.real if g.dtype.kind == "c" and dtype.kind != "c" else g).to(dtype)
     return g
 
 
