@@ -491,6 +491,7 @@ class MathMethods:
     conj, angle, conj_physical, resolve_conj, resolve_neg = (
         _delegate(".complex_tensors", n) for n in (
             "conj", "angle", "conj_physical", "resolve_conj", "resolve_neg"))
+    stft, istft = _delegate(".spectral", "stft"), _delegate(".spectral", "istft")
     real = property(_delegate(".complex_tensors", "real"))
     imag = property(_delegate(".complex_tensors", "imag"))
 
