@@ -93,11 +93,14 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
 
 
 def _fill_dtype(fill_value):
-    """full()'s dtype from its value: bool, int64, or the default float (PyTorch's rule)."""
+    """full()'s dtype from its value: bool, int64, the default float or its complex dtype
+    (PyTorch's rule)."""
     if isinstance(fill_value, (bool, np.bool_)):
         return bool_
     if isinstance(fill_value, (int, np.integer)):
         return int64
+    if isinstance(fill_value, (complex, np.complexfloating)):
+        return complex_of(get_default_dtype())
     return get_default_dtype()
 
 

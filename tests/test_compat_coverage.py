@@ -72,6 +72,10 @@ def test_every_special_name_has_a_case():
     assert _uncovered("special.", public(minigrad.special)) == []
 
 
+def test_every_fft_name_has_a_case():
+    assert _uncovered("fft.", public(minigrad.fft)) == []
+
+
 def test_every_linalg_name_has_a_case():
     assert _uncovered("linalg.", public(minigrad.linalg)) == []
 
