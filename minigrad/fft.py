@@ -10,14 +10,13 @@ each dim is cut or zero-padded at its end to it), the dims (`dim`) and the norma
 default complex dtype (float32 gives complex64, float64 complex128), as in PyTorch. The ops and
 their gradients are in fft_ops.py.
 """
-from __future__ import annotations
-
 import numpy as np
 
-from .dtypes import complex_of, get_default_dtype, resolve
-from .fft_ops import C2C, C2R, R2C
-from .platform.device import check_device
-from .tensor import Tensor
+from . import fft_ops as _ops
+from .dtypes import complex_of as _complex_of, get_default_dtype as _default_float
+from .dtypes import resolve as _resolve
+from .platform.device import check_device as _check_device
+from .tensor import Tensor as _Tensor
 
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "hfft2", "hfftn", "ifft",
            "ifft2", "ifftn", "ifftshift", "ihfft", "ihfft2", "ihfftn", "irfft", "irfft2",
@@ -62,7 +61,7 @@ def ifftn(input, s=None, dim=None, norm=None):
 def _c2c(op, input, s, dim, norm, inverse):
     x = _complex_input(op, input)
     dims, sizes = _signal(op, x, s, dim)
-    return C2C.apply(x, dims=dims, sizes=sizes, norm=_norm(op, norm), inverse=inverse)
+    return _ops.C2C.apply(x, dims=dims, sizes=sizes, norm=_norm(op, norm), inverse=inverse)
 
 
 # --- real signals and their half spectra --------------------------------------------------
@@ -129,14 +128,14 @@ def _r2c(op, input, s, dim, norm, swap=False):
     x = _float_input(op, input)
     dims, sizes = _signal(op, x, s, dim)
     norm = _norm(op, norm)
-    return R2C.apply(x, dims=dims, sizes=sizes, norm=_SWAPPED[norm] if swap else norm)
+    return _ops.R2C.apply(x, dims=dims, sizes=sizes, norm=_SWAPPED[norm] if swap else norm)
 
 
 def _c2r(op, input, s, dim, norm, swap=False):
     x = _complex_input(op, input)
     dims, sizes = _signal(op, x, s, dim, half=True)
     norm = _norm(op, norm)
-    return C2R.apply(x, dims=dims, sizes=sizes, norm=_SWAPPED[norm] if swap else norm)
+    return _ops.C2R.apply(x, dims=dims, sizes=sizes, norm=_SWAPPED[norm] if swap else norm)
 
 
 def _conj(input):
@@ -147,7 +146,7 @@ def _conj(input):
 # --- arguments ----------------------------------------------------------------------------
 
 def _check_tensor(op, input):
-    if not isinstance(input, Tensor):
+    if not isinstance(input, _Tensor):
         raise TypeError(f"fft_{op}(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
 
@@ -156,7 +155,7 @@ def _float_input(op, input):
     """A real input as float32 or float64 (integers and bools as the default float)."""
     kind, dtype = input.dtype.kind, input.dtype
     if kind in "biu":
-        return input.to(get_default_dtype())
+        return input.to(_default_float())
     if dtype == np.float16:
         raise RuntimeError(f"{op}: Unsupported dtype Half (use float32 or float64)")
     return input
@@ -167,7 +166,7 @@ def _complex_input(op, input):
     if input.dtype.kind == "c":
         return input
     x = _float_input(op, input)
-    return x.to(complex_of(x.dtype))
+    return x.to(_complex_of(x.dtype))
 
 
 def _one(n):
@@ -219,19 +218,19 @@ def _signal(op, x, s, dim, half=False):
 def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     """The sample frequencies of an n-point transform with sample spacing `d`:
     [0, 1, ..., n//2 - 1 or so, -n//2, ..., -1] / (d n)."""
-    check_device(device, "fftfreq")
+    _check_device(device, "fftfreq")
     return _freq(np.fft.fftfreq(n, d), dtype, requires_grad)
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     """The n // 2 + 1 non-negative sample frequencies of `rfft`."""
-    check_device(device, "rfftfreq")
+    _check_device(device, "rfftfreq")
     return _freq(np.fft.rfftfreq(n, d), dtype, requires_grad)
 
 
 def _freq(values, dtype, requires_grad):
-    t = Tensor.__new__(Tensor)
-    t._init(values.astype(resolve(dtype)), requires_grad)
+    t = _Tensor.__new__(_Tensor)
+    t._init(values.astype(_resolve(dtype)), requires_grad)
     return t
 
 
