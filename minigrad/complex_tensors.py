@@ -99,8 +99,10 @@ class Complex(Function):
 
 
 class Polar(Function):
-    """abs * (cos(angle) + i sin(angle)); gradients Re(g e^{-i angle}) for abs and
-    Re(g conj(i z)) for angle."""
+    """abs * (cos(angle) + i sin(angle)); gradients Re(g conj(sgn z)) for abs and
+    Re(g conj(i z)) for angle. sgn z = z / |z| is e^{i angle} for abs > 0, polar's domain;
+    outside it PyTorch's rule gives -e^{i angle} for abs < 0 and 0 at abs = 0, and so does
+    this one."""
     complex_aware = True
 
     @staticmethod
@@ -113,7 +115,7 @@ class Polar(Function):
     @staticmethod
     def backward(ctx, g):
         r, theta, z = ctx.saved
-        unit = np.cos(theta) - 1j * np.sin(theta)  # e^{-i angle}
+        unit = (np.cos(theta) - 1j * np.sin(theta)) * np.sign(r)  # conj(sgn z)
         return (g * unit).real, (g * np.conj(1j * z)).real
 
 

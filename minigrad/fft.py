@@ -193,9 +193,11 @@ def _signal(op, x, s, dim, half=False):
         dim = tuple(range(x.ndim - len(s), x.ndim)) if s is not None else tuple(range(x.ndim))
     dims = []
     for d in dim:
-        if not -max(x.ndim, 1) <= d < max(x.ndim, 1) or x.ndim == 0:
+        if x.ndim == 0:
+            raise IndexError(f"{op}: Dimension specified as {d} but tensor has no dimensions")
+        if not -x.ndim <= d < x.ndim:
             raise IndexError(f"{op}: Dimension out of range (expected to be in range of "
-                             f"[{-max(x.ndim, 1)}, {max(x.ndim, 1) - 1}], but got {d})")
+                             f"[{-x.ndim}, {x.ndim - 1}], but got {d})")
         dims.append(d % x.ndim)
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"{op}: dims must be unique, got {tuple(dim)}")
@@ -249,6 +251,5 @@ def _shift(input, dim, sign):
         (dim,) if isinstance(dim, int) else tuple(dim))
     if not dims:
         return input
-    shifts = tuple(sign * (input.shape[d] // 2) if sign > 0 else -(input.shape[d] // 2)
-                   for d in dims)
+    shifts = tuple(sign * (input.shape[d] // 2) for d in dims)
     return input.roll(shifts, dims)
