@@ -337,8 +337,8 @@ def _row_of(t, row):
 
 def _check_can_require_grad(op, dtype):
     if dtype.kind not in "fc":
-        raise TypeError(f"{op}: only floating point and complex tensors can require gradients, got dtype "
-                        f"{dtype}")
+        raise TypeError(f"{op}: only floating point tensors can require gradients, got dtype "
+                        f"{dtype} (complex ones can too)")
 
 
 register_tensor_class(Tensor)  # the engine wraps op outputs in it
