@@ -157,7 +157,7 @@ class MathMethods:
         return nan_to_num(self, nan, posinf, neginf)
 
     def reciprocal(self):
-        return 1 / (self if self.is_floating_point() else self.float())
+        return 1 / (self if self._array.dtype.kind in "fc" else self.float())
 
     def rsqrt(self):
         return self.sqrt().reciprocal()

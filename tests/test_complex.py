@@ -179,3 +179,31 @@ def test_errors_name_the_op():
 def test_repr_shows_complex_values():
     text = repr(mg.tensor([1 + 2j, 3 - 1j]))
     assert "1.+2.j" in text and "3.-1.j" in text and "complex64" in text
+
+
+def test_no_silent_cast_to_real(torch):
+    """Functions that convert integers to floats pass complex tensors on (to compute them or
+    to refuse them), never dropping the imaginary parts."""
+    z = _z(4, dtype=np.complex64)
+    for name in ("reciprocal", "cumsum"):
+        got, want = [], []
+        for lib, out in ((mg, got), (torch, want)):
+            x = lib.tensor(z, requires_grad=True)
+            y = x.reciprocal() if name == "reciprocal" else x.cumsum(0)
+            (lib.view_as_real(y) * lib.tensor(np.arange(8.0, dtype=np.float32).reshape(4, 2))
+             ).sum().backward()
+            out += [y.detach().numpy(), x.grad.numpy()]
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    for fn in (mg.asin, mg.sinh, mg.log1p, mg.expm1, mg.erf):
+        with pytest.raises(NotImplementedError, match="not implemented for complex"):
+            fn(mg.tensor(z))
+    np.testing.assert_allclose(mg.gradient(mg.tensor(z))[0].numpy(),
+                               torch.gradient(torch.tensor(z))[0].numpy(), rtol=1e-6)
+
+
+def test_assert_close_compares_imaginary_parts():
+    z = mg.tensor(_z(3, dtype=np.complex64))
+    mg.testing.assert_close(z, z * (1 + 1e-7))
+    with pytest.raises(AssertionError, match="not close"):
+        mg.testing.assert_close(z, z.conj())
