@@ -684,7 +684,9 @@ DIFFERENCES = [
      "shown even for PyTorch's defaults (float32, int64, bool), `float64` for "
      "`torch.float64`, and graph nodes without PyTorch's version digit (`MulBackward`, not "
      "`MulBackward0`). Values with an exponent print alike; `print(model)` prints as "
-     "PyTorch's.", _repr_names_the_dtype),
+     "PyTorch's. Complex values print as NumPy's too: `tensor([1.  +2.j, 3.25-1.j], "
+     "dtype=complex64)` where PyTorch gives `tensor([1.0000+2.j, 3.2500-1.j])`.",
+     _repr_names_the_dtype),
     ("`utils.checkpoint` adds the block's gradients to `.grad` during backward.",
      "The block runs again inside the outer backward, which accumulates its parameters' "
      "gradients, as PyTorch's `use_reentrant=True` does, also for `use_reentrant=False` "
