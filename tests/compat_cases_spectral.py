@@ -68,12 +68,14 @@ def _(lib, z, pairs):
 
 @add
 @case("Tensor.__add__", "Tensor.__sub__", "Tensor.__mul__", "Tensor.__truediv__",
-      "Tensor.__matmul__", "Tensor.sum", "Tensor.mean", "Tensor.__neg__", inputs=(c64(3, 4), f32(3, 4), f64(4), c128(4, 2)))
+      "Tensor.__matmul__", "Tensor.sum", "Tensor.mean", "Tensor.__neg__", "Tensor.exp",
+      "Tensor.log", "minigrad.exp", inputs=(c64(3, 4), f32(3, 4), f64(4), c128(4, 2)))
 def _(lib, z, x, y, w):
     # promotion as PyTorch: float32 with complex64 is complex64, float64 with it complex128,
     # a float tensor with a Python complex keeps its precision
     out = (z + x, z - y, x * z, z / (x + 3), z @ w.to(lib.complex64), (z * 1j).sum(0),
-           (x * 2j).mean(1), z.sum(), z.mean(), y * (1 + 1j), -z, (z * z).T.reshape(-1))
+           (x * 2j).mean(1), z.sum(), z.mean(), y * (1 + 1j), -z, (z * z).T.reshape(-1),
+           (z * 0.5).exp(), lib.exp(1j * x), z.log())
     dtypes = [_name(o.dtype) for o in out]
     return [lib.view_as_real(o) for o in out], dtypes, _name(lib.tensor([1 + 2j, 3]).dtype)
 

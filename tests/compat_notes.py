@@ -940,14 +940,14 @@ NOT_SUPPORTED = [
      "eigh and eigvalsh for symmetric matrices (minigrad's linear algebra is real: "
      "`linalg.eig` raises an AttributeError saying so); solve, or factor with lu_factor, cholesky, qr, svd "
      "or eigh", ("linalg.eig", "linalg.eigvals", "linalg.ldl_factor", "linalg.ldl_solve")),
-    ("complex tensors in ops other than + - * / @, sum, mean, abs, angle, real, imag, conj, "
-     "complex, polar, view_as_real/view_as_complex, shape and indexing ops, the transforms of "
-     "torch.fft and stft/istft: exp, log, sqrt, pow, the trigonometric functions, comparisons "
-     "and in-place writes of complex tensors, complex linear algebra, complex32 (chalf)",
+    ("complex tensors in ops other than + - * / @, sum, mean, cumsum, exp, log, abs, angle, "
+     "real, imag, conj, complex, polar, view_as_real/view_as_complex, shape and indexing ops, "
+     "the transforms of torch.fft and stft/istft: sqrt, pow, sgn, the trigonometric and "
+     "hyperbolic functions, ordering comparisons, complex linear algebra, complex32 (chalf)",
      "every other op refuses a complex result with NotImplementedError naming the op (its "
      "gradient would lack the conjugates of PyTorch's convention); compute with the parts "
-     "(`z.real`, `z.imag`, `torch.complex(re, im)`), e.g. exp(z) as "
-     "polar(exp(z.real), z.imag)", ()),
+     "(`z.real`, `z.imag`, `torch.complex(re, im)`), e.g. sqrt(z) as "
+     "polar(z.abs().sqrt(), z.angle() / 2)", ()),
     ("double backward (create_graph=True) through complex ops and the Fourier transforms",
      "first derivatives only: their backward rules are not recorded as ops", ()),
     ("Tensor.resize_, as_strided, data_ptr, storage, untyped_storage, share_memory_",

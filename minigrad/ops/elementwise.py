@@ -138,19 +138,21 @@ class Neg(Function):
 
 
 class Exp(Pointwise):
-    fn, from_output = np.exp, True
+    fn, from_output, complex_aware = np.exp, True, True
 
     @staticmethod
     def backward(ctx, g):
-        return g * ctx.saved[0]  # d exp(a) / da = exp(a), the saved output
+        y = ctx.saved[0]  # d exp(a) / da = exp(a), the saved output (its conjugate if complex)
+        return g * (np.conj(y) if y.dtype.kind == "c" else y)
 
 
 class Log(Pointwise):
-    fn = np.log
+    fn, complex_aware = np.log, True
 
     @staticmethod
     def backward(ctx, g):
-        return g / ctx.saved[0]  # g / a, not g * (1 / a): the rounding PyTorch's has
+        a = ctx.saved[0]  # g / a, not g * (1 / a): the rounding PyTorch's has (conj a if complex)
+        return g / (np.conj(a) if a.dtype.kind == "c" else a)
 
 
 class Sqrt(Pointwise):
