@@ -367,6 +367,7 @@ def _extreme(pair, t, dim, keepdim):
 
 
 def _arg(fn, name, t, dim, keepdim):
+    ops.sort.refuse_complex(t._array, name)
     if dim is None:
         return Tensor._wrap(np.asarray(fn(t._array)))
     d = ops.shape.normalize_dim(dim, t.ndim, name)

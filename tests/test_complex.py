@@ -163,7 +163,9 @@ def test_zero_dim_empty_and_non_contiguous(torch):
 
 @pytest.mark.parametrize("op", [lambda z: z.tanh(), lambda z: z.sqrt(), lambda z: z.relu(),
                                 lambda z: z.sin(), lambda z: z.maximum(z),
-                                lambda z: z.softmax(-1)])
+                                lambda z: z.softmax(-1), lambda z: z < 1, lambda z: z >= z,
+                                lambda z: z.sort(), lambda z: z.topk(1), lambda z: z.argmax(),
+                                lambda z: z.argmin(0), lambda z: z.max(), lambda z: z.prod()])
 def test_ops_not_made_complex_aware_refuse(op):
     z = mg.tensor(_z(3, dtype=np.complex64), requires_grad=True)
     with pytest.raises((NotImplementedError, TypeError, RuntimeError), match="complex"):
