@@ -164,7 +164,7 @@ class Function(Node):
     saved_versions = ()  # per tensor saved: (version counter, version then, shape or index)
     takes_indices = False  # keyword tensors are index data kept as attributes (versions.py)
     complex_aware = False  # may give a complex result: its backward follows PyTorch's complex
-                           # convention (complex.py); others refuse complex results
+                           # convention (complex_tensors.py); others refuse complex results
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
