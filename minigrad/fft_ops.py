@@ -55,24 +55,21 @@ class C2C(Function):
 
 class R2C(Function):
     """rfftn of real `a` over `dims`, each resized to `sizes`: the last dim's spectrum keeps
-    its n // 2 + 1 first frequencies (the rest are their conjugates); with `onesided=False`
-    the whole spectrum."""
+    its n // 2 + 1 first frequencies (the rest are their conjugates)."""
     complex_aware = True
 
     @staticmethod
-    def forward(ctx, a, dims=(-1,), sizes=None, norm="backward", onesided=True):
+    def forward(ctx, a, dims=(-1,), sizes=None, norm="backward"):
         ctx.in_sizes = tuple(a.shape[d] for d in dims)
-        ctx.dims, ctx.sizes, ctx.norm, ctx.onesided = dims, sizes, norm, onesided
-        fn = np.fft.rfftn if onesided else np.fft.fftn
-        out = fn(resize(a, dims, sizes), axes=dims, norm=norm)
+        ctx.dims, ctx.sizes, ctx.norm = dims, sizes, norm
+        out = np.fft.rfftn(resize(a, dims, sizes), axes=dims, norm=norm)
         return out.astype(complex_of(a.dtype), copy=False)
 
     @staticmethod
     def backward(ctx, g):
         # the adjoint of keeping the first frequencies is zeros for the others, then the
         # adjoint of the full transform, whose real part is the real input's gradient
-        if ctx.onesided:
-            g = resize(g, ctx.dims[-1:], ctx.sizes[-1:])
+        g = resize(g, ctx.dims[-1:], ctx.sizes[-1:])
         out = np.fft.ifftn(g, axes=ctx.dims, norm=_ADJOINT_NORM[ctx.norm]).real
         return resize(out.astype(real_of(g.dtype), copy=False), ctx.dims, ctx.in_sizes)
 
