@@ -18,6 +18,11 @@ from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .array_functions import isin, rot90, take_along_dim, tensor_split
 from .bucketing import bucketize, searchsorted
 from .scans import cummax, cummin, logcumsumexp
+from .complex_tensors import (angle, complex, conj, conj_physical, imag, is_complex, polar, real,
+                              resolve_conj, resolve_neg, view_as_complex, view_as_real)
+from .signal_windows import (bartlett_window, blackman_window, hamming_window, hann_window,
+                             kaiser_window)
+from .spectral import istft, stft
 from .composite import addcdiv, addcmul, addmm, baddbmm, cdist, lerp, pdist
 from .matrix_vector import addbmm, addmv, addr, ger, inner, mv, vdot
 from .integration import cumulative_trapezoid, trapezoid, trapz
@@ -125,17 +130,23 @@ __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
     "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Size", "Tensor", "abs", "absolute",
     "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all",
-    "allclose", "amax", "amin", "aminmax", "any", "arange", "arccos", "arccosh", "arcsin",
+    "allclose", "amax", "amin", "aminmax", "angle",
+    "any", "arange", "arccos", "arccosh", "arcsin",
     "arcsinh", "arctan", "arctan2", "arctanh", "are_deterministic_algorithms_enabled", "argmax",
     "argmin", "argsort", "argwhere", "as_tensor", "asin", "asinh", "atan", "atan2", "atanh",
-    "atleast_1d", "atleast_2d", "atleast_3d", "autocast", "baddbmm", "bernoulli", "bfloat16",
+    "atleast_1d", "atleast_2d", "atleast_3d", "autocast", "baddbmm", "bartlett_window",
+    "bernoulli", "bfloat16",
     "bincount", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
-    "bitwise_right_shift", "bitwise_xor", "block_diag", "bmm", "bool", "bool_", "broadcast_shapes",
+    "bitwise_right_shift", "bitwise_xor", "blackman_window",
+    "block_diag", "bmm", "bool", "bool_", "broadcast_shapes",
     "broadcast_tensors", "broadcast_to", "bucketize", "can_cast", "cartesian_prod", "cat", "cdist",
     "cdouble", "ceil", "cfloat", "chain_matmul", "chalf", "channels_last", "channels_last_3d",
     "cholesky", "cholesky_inverse", "cholesky_solve", "chunk", "clamp", "clamp_max", "clamp_min",
-    "clip", "clone", "column_stack", "combinations", "compile", "complex128", "complex32",
-    "complex64", "concat", "contiguous_format", "copysign", "corrcoef", "cos", "cosh",
+    "clip", "clone", "column_stack", "combinations", "compile", "complex",
+    "complex128", "complex32",
+    "complex64", "concat", "conj",
+    "conj_physical",
+    "contiguous_format", "copysign", "corrcoef", "cos", "cosh",
     "count_nonzero", "cov", "cross", "cummax", "cummin", "cumprod", "cumsum",
     "cumulative_trapezoid", "default_generator", "deg2rad", "det", "detect_anomaly", "device",
     "diag", "diag_embed", "diagonal", "diagonal_scatter", "diff", "digamma", "dist", "div",
@@ -145,12 +156,18 @@ __all__ = [
     "float8_e4m3fn", "float8_e5m2", "float_power", "floor", "floor_divide", "fmax", "fmin", "fmod",
     "frac", "frexp", "from_numpy", "full", "full_like", "gather", "gcd", "ge", "gelu", "geqrf",
     "ger", "get_backend", "get_default_dtype", "get_float32_matmul_precision", "get_num_threads",
-    "get_rng_state", "gradient", "greater", "greater_equal", "gt", "half", "heaviside", "histc",
-    "histogram", "hsplit", "hstack", "hypot", "i0", "iinfo", "index_add", "index_copy",
+    "get_rng_state", "gradient", "greater", "greater_equal", "gt", "half", "hamming_window",
+    "hann_window",
+    "heaviside", "histc",
+    "histogram", "hsplit", "hstack", "hypot", "i0", "iinfo", "imag",
+    "index_add", "index_copy",
     "index_fill", "index_reduce", "index_select", "inference_mode", "initial_seed", "inner", "int",
-    "int16", "int32", "int64", "int8", "inverse", "is_deterministic_algorithms_warn_only_enabled",
+    "int16", "int32", "int64", "int8", "inverse", "is_complex",
+    "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point", "is_grad_enabled", "is_same_size", "is_tensor", "isclose", "isfinite",
-    "isin", "isinf", "isnan", "isneginf", "isposinf", "kron", "kthvalue", "lcm", "ldexp", "le",
+    "isin", "isinf", "isnan", "isneginf", "isposinf", "istft",
+    "kaiser_window",
+    "kron", "kthvalue", "lcm", "ldexp", "le",
     "lerp", "less", "less_equal", "lgamma", "linspace", "load", "log", "log10", "log1p", "log2",
     "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logical_and",
     "logical_not", "logical_or", "logical_xor", "logit", "logspace", "logsumexp", "long", "lt",
@@ -160,20 +177,27 @@ __all__ = [
     "multinomial", "multiply", "mv", "mvlgamma", "nan_to_num", "nanmean", "nanmedian",
     "nanquantile", "nansum", "narrow", "ne", "neg", "negative", "nextafter", "no_grad", "nonzero",
     "norm", "normal", "not_equal", "numel", "one_hot", "ones", "ones_like", "orgqr", "ormqr",
-    "outer", "pdist", "permute", "pinverse", "poisson", "polygamma", "positive", "pow", "preserve_format",
+    "outer", "pdist", "permute", "pinverse", "poisson", "polar",
+    "polygamma", "positive", "pow", "preserve_format",
     "prod", "promote_types", "put", "qr", "quantile", "rad2deg", "rand", "rand_like", "randint",
-    "randint_like", "randn", "randn_like", "randperm", "ravel", "reciprocal", "relu", "remainder",
-    "renorm", "repeat_interleave", "reshape", "result_type", "roll", "rot90", "round", "rsqrt",
+    "randint_like", "randn", "randn_like", "randperm", "ravel", "real",
+    "reciprocal", "relu", "remainder",
+    "renorm", "repeat_interleave", "reshape", "resolve_conj",
+    "resolve_neg",
+    "result_type", "roll", "rot90", "round", "rsqrt",
     "rsub", "save", "scatter", "scatter_add", "searchsorted", "seed", "select", "select_scatter",
     "set_backend", "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled",
     "set_num_threads", "set_printoptions", "set_rng_state", "sgn", "short", "sigmoid", "sign",
     "signbit", "sin", "sinc", "sinh", "slice_scatter", "slogdet", "softmax", "sort", "split",
-    "split_with_sizes", "sqrt", "square", "squeeze", "stack", "std", "std_mean", "sub", "subtract",
+    "split_with_sizes", "sqrt", "square", "squeeze", "stack", "std", "std_mean", "stft",
+    "sub", "subtract",
     "sum", "svd", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tanh", "tensor",
     "tensor_split", "tensordot", "tile", "topk", "trace", "transpose", "trapezoid", "trapz",
     "triangular_solve", "tril", "tril_indices", "triu", "triu_indices", "true_divide", "trunc",
     "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unique_consecutive",
     "unravel_index", "unsqueeze", "use_deterministic_algorithms", "var", "var_mean", "vdot",
+    "view_as_complex",
+    "view_as_real",
     "vsplit", "vstack", "where", "xlogy", "zeros", "zeros_like",
 ]
 
@@ -200,7 +224,7 @@ _register_pytorch_paths()
 # `torch.optim` and `torch.utils.data` are after `import torch`. They are imported on first
 # use, so the core never imports the layers built on it. The applications are not listed:
 # they are programs built on minigrad, not parts of it.
-_LAZY_SUBMODULES = ("distributions", "func", "models", "nn", "onnx", "optim", "utils",
+_LAZY_SUBMODULES = ("distributions", "fft", "func", "models", "nn", "onnx", "optim", "utils",
                     "version", "viz")
 
 

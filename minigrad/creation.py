@@ -11,7 +11,7 @@ import numpy as np
 
 from .platform.device import check_device
 from .platform.memory_format import check_memory_format
-from .dtypes import (bool_, float16, float32, float64, get_default_dtype, int32,  # noqa: F401
+from .dtypes import (bool_, complex_of, float16, float32, float64, get_default_dtype, int32,  # noqa: F401
                      int64, long, resolve, uint8)
 from .random import generator as _rng
 from .tensor import Tensor
@@ -38,6 +38,9 @@ def _make(arr, dtype, requires_grad, device, op):
     return t.requires_grad_(True) if requires_grad else t
 
 
+_PYTHON_NUMBERS = (np.dtype(np.float64), np.dtype(np.complex128))
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of `data` (a list, number, array or tensor); Python floats
     take the default float dtype, arrays keep theirs."""
@@ -45,8 +48,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     if isinstance(data, Tensor):
         data = data._array
     arr = np.array(data, dtype=None if dtype is None else resolve(dtype))
-    if dtype is None and arr.dtype == np.float64 and not isinstance(data, np.ndarray):
-        arr = arr.astype(get_default_dtype())
+    if dtype is None and arr.dtype in _PYTHON_NUMBERS and not isinstance(data, np.ndarray):
+        # Python floats and complex numbers take the default float (or its complex) dtype
+        arr = arr.astype(complex_of(get_default_dtype()) if arr.dtype.kind == "c"
+                         else get_default_dtype())
     t = Tensor.__new__(Tensor)
     t._init(arr, requires_grad)  # its error names "tensor" for an integer dtype
     return t
@@ -88,11 +93,14 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
 
 
 def _fill_dtype(fill_value):
-    """full()'s dtype from its value: bool, int64, or the default float (PyTorch's rule)."""
+    """full()'s dtype from its value: bool, int64, the default float or its complex dtype
+    (PyTorch's rule)."""
     if isinstance(fill_value, (bool, np.bool_)):
         return bool_
     if isinstance(fill_value, (int, np.integer)):
         return int64
+    if isinstance(fill_value, (complex, np.complexfloating)):
+        return complex_of(get_default_dtype())
     return get_default_dtype()
 
 

@@ -107,6 +107,6 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     if any(input.shape[d] < edge_order + 1 for d in dims):
         raise RuntimeError("torch.gradient expected each dimension size to be at least "
                            "edge_order+1")
-    f = input if input.dtype.kind == "f" else input.float()
+    f = input if input.dtype.kind in "fc" else input.float()
     coords = _coordinates(spacing, dims, [input.shape[d] for d in dims])
     return tuple(_derivative(f, d, x, edge_order) for d, x in zip(dims, coords))

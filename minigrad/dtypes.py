@@ -15,14 +15,17 @@ the operands of a binary op converted to it.
     minigrad.result_type(x_int64, 0.5)          # float32, the default float dtype
     minigrad.promote_types(minigrad.int8, minigrad.uint8)   # int16
 
-Dtypes fall in three categories, bool < integer < floating. Operands fall in three priority
+Dtypes fall in four categories, bool < integer < floating < complex. Operands fall in three priority
 classes: tensors with at least one dimension, 0-d tensors, and Python numbers (NumPy scalars
 count as Python numbers). A lower class changes the result only when it brings a higher
 category: `float32 tensor * float64 0-d tensor` stays float32, but `int32 tensor * 0-d
 float64 tensor` is float64, and `int tensor * 0.5` is float32, because a Python float counts
 as the default float dtype. Two dtypes of one category promote as in NumPy (`uint8 + int8`
 is int16, `float16 + float32` is float32); across categories the higher one's dtype wins
-unchanged (`int64 + float16` is float16, where NumPy says float64).
+unchanged (`int64 + float16` is float16, where NumPy says float64), except that complex with
+float promotes the parts (`float64 + complex64` is complex128) and a complex operand of a lower
+class keeps the float tensor's precision (`float32 tensor * 1j` is complex64, a Python complex
+counting as the default complex dtype).
 """
 from __future__ import annotations
 
@@ -80,8 +83,26 @@ finfo, iinfo = np.finfo, np.iinfo
 
 # --- type promotion ----------------------------------------------------------------------
 
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}  # bool < integer < floating
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # bool < integer < floating < complex
+_COMPLEX_OF = {np.dtype(np.float16): np.dtype(np.complex64),  # NumPy has no complex32
+               np.dtype(np.float32): np.dtype(np.complex64),
+               np.dtype(np.float64): np.dtype(np.complex128)}
 _DEFAULT_FLOAT = np.dtype(np.float32)
+
+
+def complex_of(dtype):
+    """The complex dtype whose parts have float `dtype` (float64 gives complex128); a complex
+    dtype stays as it is, and any other gives the default complex dtype."""
+    dt = np.dtype(dtype)
+    if dt.kind == "c":
+        return dt
+    return _COMPLEX_OF.get(dt, _COMPLEX_OF[_DEFAULT_FLOAT])
+
+
+def real_of(dtype):
+    """The float dtype of a complex dtype's parts (complex64 gives float32); others unchanged."""
+    dt = np.dtype(dtype)
+    return np.dtype(np.float32 if dt == np.complex64 else np.float64) if dt.kind == "c" else dt
 
 
 def get_default_dtype():
@@ -127,13 +148,16 @@ def _category(dtype, op):
         return _CATEGORY[dtype.kind]
     except KeyError:
         raise TypeError(f"{op}: dtype {dtype} is not supported (use bool, an integer type, "
-                        f"float16, float32 or float64)") from None
+                        f"float16, float32, float64, complex64 or complex128)") from None
 
 
 def promote_types(type1, type2):
     """The smallest dtype both convert to without leaving the higher category (`torch.promote_types`)."""
     a, b = np.dtype(type1), np.dtype(type2)
     ca, cb = _category(a, "promote_types"), _category(b, "promote_types")
+    if 3 in (ca, cb):  # the parts' float dtypes promote: float64 with complex64 is complex128
+        parts = [real_of(t) for t in (a, b) if t.kind in "fc"]
+        return complex_of(parts[0] if len(parts) == 1 else np.promote_types(*parts))
     if ca != cb:
         return a if ca > cb else b
     out = np.promote_types(a, b)
@@ -161,6 +185,8 @@ def _classify(x, op):
         return 2, np.dtype(np.int64)
     if isinstance(x, (float, np.floating)):
         return 2, _DEFAULT_FLOAT
+    if isinstance(x, (complex, np.complexfloating)):
+        return 2, complex_of(_DEFAULT_FLOAT)
     raise TypeError(f"{op}: cannot compute with a {type(x).__name__} "
                     f"(expected tensors, arrays or Python numbers)")
 
@@ -169,7 +195,10 @@ def _combine(higher, lower, op):
     """A lower priority class changes the dtype only if its category is higher."""
     if higher is None or lower is None:
         return lower if higher is None else higher
-    if _category(lower, op) > _category(higher, op):
+    cl, ch = _category(lower, op), _category(higher, op)
+    if cl == 3 and ch == 2:  # a float tensor keeps its precision: float32 * 1j is complex64
+        return complex_of(higher)
+    if cl > ch:
         return promote_types(higher, lower)
     return higher
 
@@ -193,4 +222,4 @@ def computation_dtype(operands, op, floats=False):
     """`result_type`, or with `floats=True` the default float for a non-float result (true
     division of integers gives floats)."""
     dtype = _result_type(operands, op)
-    return _DEFAULT_FLOAT if floats and dtype.kind != "f" else dtype
+    return _DEFAULT_FLOAT if floats and dtype.kind not in "fc" else dtype

@@ -46,7 +46,8 @@ def __getattr__(name):
     if name in _COMPLEX_ONLY:
         raise AttributeError(
             f"minigrad.linalg.{name} is not provided: the eigenvalues of a general matrix are "
-            f"complex, and minigrad's tensors and ops are real (bool, integer, float16/32/64). "
+            f"complex, and minigrad's linear algebra is real (complex tensors serve the "
+            f"Fourier transforms and elementwise arithmetic). "
             f"For a symmetric matrix use linalg.{_COMPLEX_ONLY[name]}, whose results are real; "
             f"for a general one, linalg.svd or numpy.linalg.{name} on t.numpy().")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

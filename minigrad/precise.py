@@ -55,7 +55,7 @@ jvp_rule(Log1p, Expm1)(by_backward)
 
 def _floating(input):
     """Integer and bool tensors compute in the default float dtype, as PyTorch's do."""
-    if np.issubdtype(input.dtype, np.floating):
+    if np.issubdtype(input.dtype, np.inexact):  # complex goes on, for the op to refuse
         return input
     return input.to(get_default_dtype())
 

@@ -198,6 +198,9 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
             raise RuntimeError("backward: this tensor does not require grad and has no grad_fn; "
                                "create its inputs with requires_grad=True")
         if gradient is None:
+            if self._array.dtype.kind == "c":
+                raise RuntimeError("backward: grad can be implicitly created only for real "
+                                   "scalar outputs")
             if self._array.size != 1:
                 raise RuntimeError(f"backward: grad can be implicitly created only for scalar "
                                    f"outputs, this one has shape {self.shape}; pass "
@@ -268,7 +271,7 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, Writ
     # --- reductions -----------------------------------------------------------------------
     def sum(self, dim=None, keepdim=False): return ops.Sum.apply(self, dim=dim, keepdim=keepdim)
     def mean(self, dim=None, keepdim=False):
-        return ops.Mean.apply(_float_only(self, "mean"), dim=dim, keepdim=keepdim)
+        return ops.Mean.apply(_float_only(self, "mean", "fc"), dim=dim, keepdim=keepdim)
     def amax(self, dim=None, keepdim=False): return ops.Amax.apply(self, dim=dim, keepdim=keepdim)
     def amin(self, dim=None, keepdim=False): return ops.Amin.apply(self, dim=dim, keepdim=keepdim)
     def logsumexp(self, dim=None, keepdim=False):
@@ -333,9 +336,9 @@ def _row_of(t, row):
 
 
 def _check_can_require_grad(op, dtype):
-    if dtype.kind != "f":
+    if dtype.kind not in "fc":
         raise TypeError(f"{op}: only floating point tensors can require gradients, got dtype "
-                        f"{dtype}")
+                        f"{dtype} (complex ones can too)")
 
 
 register_tensor_class(Tensor)  # the engine wraps op outputs in it
@@ -364,6 +367,7 @@ def _extreme(pair, t, dim, keepdim):
 
 
 def _arg(fn, name, t, dim, keepdim):
+    ops.sort.refuse_complex(t._array, name)
     if dim is None:
         return Tensor._wrap(np.asarray(fn(t._array)))
     d = ops.shape.normalize_dim(dim, t.ndim, name)

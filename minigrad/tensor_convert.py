@@ -47,7 +47,7 @@ class ConversionMethods:
         dtype = self.dtype if dtype is None else np.dtype(dtype)
         if dtype == self.dtype:
             return self.clone() if copy else self
-        if self.requires_grad and dtype.type in FLOATING:
+        if self.requires_grad and dtype.kind in "fc":
             return ops.Cast.apply(self, dtype=dtype)
         return _t.Tensor._wrap(self._array.astype(dtype))
 

@@ -46,7 +46,8 @@ def _matrices(t, op):
     if t.ndim < 2:
         raise RuntimeError(f"tensor.{op} is only supported on matrices or batches of matrices. "
                            f"Got {t.ndim}-D tensor.")
-    return t.transpose(-2, -1)
+    t = t.transpose(-2, -1)
+    return t.conj() if op == "mH" else t
 
 
 class LayoutMethods:
@@ -94,8 +95,8 @@ class LayoutMethods:
         return self._array.dtype.kind in "fi"
 
     def is_complex(self):
-        """Always False: minigrad's tensors are real."""
-        return False
+        """Whether the dtype is complex64 or complex128."""
+        return self._array.dtype.kind == "c"
 
     def is_nonzero(self):
         """Whether the one element is non-zero (the truth of a one-element tensor)."""
@@ -106,7 +107,7 @@ class LayoutMethods:
         return bool(self._array.reshape(()).item())
 
     mT = property(lambda self: _matrices(self, "mT"))
-    mH = property(lambda self: _matrices(self, "mH"))  # real tensors: the conjugate is itself
+    mH = property(lambda self: _matrices(self, "mH"))  # conjugated: real tensors are themselves
 
     @property
     def H(self):

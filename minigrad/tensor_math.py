@@ -49,7 +49,7 @@ def _triangle(fn, name, t, diagonal):
 def _floating(t):
     """`t`, or for an integer or bool tensor `t` in the default float dtype: PyTorch's exp,
     log, sin, ... of integers are floats of that dtype (NumPy's would be float64 or float16)."""
-    return t if t._array.dtype.kind == "f" else t.to(dtypes.get_default_dtype())
+    return t if t._array.dtype.kind in "fc" else t.to(dtypes.get_default_dtype())
 
 
 def _delegate(module, name):
@@ -71,9 +71,10 @@ def _softmax(op, t, dim):
     return op.apply(t, dim=dim)
 
 
-def _float_only(t, op):
-    """Means and variances are defined for float tensors only, as in PyTorch."""
-    if t._array.dtype.kind != "f":
+def _float_only(t, op, kinds="f"):
+    """Means and variances are defined for float tensors only, as in PyTorch (means for
+    complex ones too: `kinds="fc"`)."""
+    if t._array.dtype.kind not in kinds:
         raise TypeError(f"{op}: needs a floating-point tensor, got dtype {t.dtype} (convert "
                         f"it with .float())")
     return t
@@ -156,7 +157,7 @@ class MathMethods:
         return nan_to_num(self, nan, posinf, neginf)
 
     def reciprocal(self):
-        return 1 / (self if self.is_floating_point() else self.float())
+        return 1 / (self if self._array.dtype.kind in "fc" else self.float())
 
     def rsqrt(self):
         return self.sqrt().reciprocal()
@@ -487,6 +488,16 @@ class MathMethods:
         _delegate(".float_parts", n) for n in (
             "copysign", "frac", "heaviside", "isneginf", "isposinf", "signbit"))
     histc = _delegate(".histograms", "histc")
+    conj, angle, conj_physical, resolve_conj, resolve_neg = (
+        _delegate(".complex_tensors", n) for n in (
+            "conj", "angle", "conj_physical", "resolve_conj", "resolve_neg"))
+    stft, istft = _delegate(".spectral", "stft"), _delegate(".spectral", "istft")
+    real = property(_delegate(".complex_tensors", "real"))
+    imag = property(_delegate(".complex_tensors", "imag"))
+
+    def is_conj(self):
+        """False: a conjugate here is always computed, never a lazy flag."""
+        return False
     lgamma, digamma = (_delegate(".gamma_functions", n) for n in ("lgamma", "digamma"))
     i0 = _delegate(".bessel", "i0")
     argwhere, take = (_delegate(".index_functions", n) for n in ("argwhere", "take"))

@@ -48,10 +48,10 @@ class OperatorMethods:
     def __ne__(self, o):
         return compare(np.not_equal, "ne", self, o) if is_operand(o) else NotImplemented
 
-    def __lt__(self, o): return compare(np.less, "lt", self, o)
-    def __le__(self, o): return compare(np.less_equal, "le", self, o)
-    def __gt__(self, o): return compare(np.greater, "gt", self, o)
-    def __ge__(self, o): return compare(np.greater_equal, "ge", self, o)
+    def __lt__(self, o): return compare(np.less, "lt", self, o, ordered=True)
+    def __le__(self, o): return compare(np.less_equal, "le", self, o, ordered=True)
+    def __gt__(self, o): return compare(np.greater, "gt", self, o, ordered=True)
+    def __ge__(self, o): return compare(np.greater_equal, "ge", self, o, ordered=True)
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
     __hash__ = object.__hash__  # defining __eq__ would otherwise make tensors unhashable
     # the bitwise operators (& | ^ ~ << >>, logical on bool tensors) are in tensor_math.py
@@ -95,10 +95,14 @@ def binary(op, name, a, b, floats=False):
         raise
 
 
-def compare(fn, name, a, b):
-    """A comparison in the promoted dtype, as in PyTorch: a bool tensor, no gradient."""
+def compare(fn, name, a, b, ordered=False):
+    """A comparison in the promoted dtype, as in PyTorch: a bool tensor, no gradient.
+    `ordered` (<, <=, >, >=) refuses complex numbers, which have no order."""
     if _needs_promotion(a, b):
         a, b = _promoted(a, b, name)
+    if ordered and any(getattr(x, "dtype", None) is not None and x.dtype.kind == "c"
+                       for x in (a, b)):
+        raise NotImplementedError(f"{name}: not implemented for complex tensors")
     try:  # (array_of inlined: masks such as `tril[:T, :T] == 0` are made for every call)
         return _t.Tensor._wrap(fn(a._array if isinstance(a, _Tensor) else a,
                                   b._array if isinstance(b, _Tensor) else b))

@@ -21,7 +21,8 @@ __all__ = ["assert_close"]
 
 # (rtol, atol) when neither is given: PyTorch's defaults per dtype
 _TOLERANCES = {np.dtype(np.float16): (1e-3, 1e-5), np.dtype(np.float32): (1.3e-6, 1e-5),
-               np.dtype(np.float64): (1e-7, 1e-7)}
+               np.dtype(np.float64): (1e-7, 1e-7), np.dtype(np.complex64): (1.3e-6, 1e-5),
+               np.dtype(np.complex128): (1e-7, 1e-7)}
 
 
 def _tolerances(dtypes, rtol, atol):
@@ -44,6 +45,8 @@ def _mismatch(actual, expected, rtol, atol, equal_nan, scalar, what):
     integral = actual.dtype.kind in "biu"  # differences printed as integers
     # a scalar's differences are Python floats' (float64), as PyTorch prints them
     compute = np.float64 if actual.dtype == np.float64 or integral or scalar else np.float32
+    if actual.dtype.kind == "c" or expected.dtype.kind == "c":  # |a - e| of complex values
+        compute = np.complex128 if compute is np.float64 else np.complex64
     a, e = actual.astype(compute), expected.astype(compute)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         close = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
@@ -73,7 +76,7 @@ def _mismatch(actual, expected, rtol, atol, equal_nan, scalar, what):
 
 def _greatest(d):
     """'value at index (i, j)' of d's largest element, a NaN first."""
-    nan = np.isnan(d) if d.dtype.kind == "f" else np.zeros(d.shape, bool)
+    nan = np.isnan(d) if d.dtype.kind in "fc" else np.zeros(d.shape, bool)
     flat = int(np.argmax(nan)) if nan.any() else int(np.argmax(d))
     index = tuple(int(i) for i in np.unravel_index(flat, d.shape))
     return f"{d.reshape(-1)[flat].item()} at index {index}"

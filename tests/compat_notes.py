@@ -742,7 +742,9 @@ DIFFERENCES = [
      "shown even for PyTorch's defaults (float32, int64, bool), `float64` for "
      "`torch.float64`, and graph nodes without PyTorch's version digit (`MulBackward`, not "
      "`MulBackward0`). Values with an exponent print alike; `print(model)` prints as "
-     "PyTorch's.", _repr_names_the_dtype),
+     "PyTorch's. Complex values print as NumPy's too: `tensor([1.  +2.j, 3.25-1.j], "
+     "dtype=complex64)` where PyTorch gives `tensor([1.0000+2.j, 3.2500-1.j])`.",
+     _repr_names_the_dtype),
     ("`utils.checkpoint` adds the block's gradients to `.grad` during backward.",
      "The block runs again inside the outer backward, which accumulates its parameters' "
      "gradients, as PyTorch's `use_reentrant=True` does, also for `use_reentrant=False` "
@@ -1028,9 +1030,19 @@ NOT_SUPPORTED = [
          "laguerre_polynomial_l", "legendre_polynomial_p"))),
     ("torch.linalg.eig and eigvals (complex results), ldl_factor, ldl_factor_ex and ldl_solve "
      "(symmetric indefinite factorization)",
-     "eigh and eigvalsh for symmetric matrices (minigrad's tensors are real: `linalg.eig` "
-     "raises an AttributeError saying so); solve, or factor with lu_factor, cholesky, qr, svd "
+     "eigh and eigvalsh for symmetric matrices (minigrad's linear algebra is real: "
+     "`linalg.eig` raises an AttributeError saying so); solve, or factor with lu_factor, cholesky, qr, svd "
      "or eigh", ("linalg.eig", "linalg.eigvals", "linalg.ldl_factor", "linalg.ldl_solve")),
+    ("complex tensors in ops other than + - * / @, sum, mean, cumsum, exp, log, abs, angle, "
+     "real, imag, conj, complex, polar, view_as_real/view_as_complex, shape and indexing ops, "
+     "the transforms of torch.fft and stft/istft: sqrt, pow, sgn, the trigonometric and "
+     "hyperbolic functions, ordering comparisons, complex linear algebra, complex32 (chalf)",
+     "every other op refuses a complex result with NotImplementedError naming the op (its "
+     "gradient would lack the conjugates of PyTorch's convention); compute with the parts "
+     "(`z.real`, `z.imag`, `torch.complex(re, im)`), e.g. sqrt(z) as "
+     "polar(z.abs().sqrt(), z.angle() / 2)", ()),
+    ("double backward (create_graph=True) through complex ops and the Fourier transforms",
+     "first derivatives only: their backward rules are not recorded as ops", ()),
     ("Tensor.resize_, as_strided, data_ptr, storage, untyped_storage, share_memory_",
      "no raw-memory API: tensors are NumPy arrays (`stride()`, `storage_offset()` and "
      "`is_contiguous()` describe their layout; reshape instead of resizing)",

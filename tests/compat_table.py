@@ -215,7 +215,8 @@ def all_cases():
     import compat_cases_tensor  # added after conv's, so that their inputs stay the same
     import compat_cases_losses  # after conv's, so that conv's inputs stay the ones they were
     import compat_cases_func  # after the losses', so that their inputs stay the same
-    import compat_cases_modules  # last, so that the others' inputs stay the same
+    import compat_cases_modules  # after func's, so that the others' inputs stay the same
+    import compat_cases_spectral  # last, with a stream of its own
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
             + compat_cases_nn.CASES + compat_cases_layers.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
             + compat_cases_utils.CASES + compat_cases_platform.CASES
@@ -225,7 +226,8 @@ def all_cases():
             + compat_cases_special.CASES + compat_cases_conv.CASES
             + compat_cases_cnn_layers.CASES + compat_cases_tensor.CASES
             + compat_cases_losses.CASES + compat_cases_func.CASES
-            + compat_cases_modules.CASES)
+            + compat_cases_modules.CASES
+            + compat_cases_spectral.CASES)
 
 
 def covered_names():

@@ -21,6 +21,8 @@ def exists(lib, name):
     head, _, rest = name.partition(".")
     if head == "Tensor":  # an instance: the constructor sets some attributes (requires_grad)
         obj, path = lib.zeros(1, 1), rest
+        if rest == "imag":  # a real tensor's imag raises (as PyTorch's): ask a complex one
+            obj = lib.zeros(1, 1, dtype=lib.complex64)
     else:
         obj, path = lib, rest if head == "minigrad" else PREFIXES.get(head, head + ".") + rest
     for part in path.split("."):
@@ -70,6 +72,10 @@ def test_every_nn_name_has_a_case():
 
 def test_every_special_name_has_a_case():
     assert _uncovered("special.", public(minigrad.special)) == []
+
+
+def test_every_fft_name_has_a_case():
+    assert _uncovered("fft.", public(minigrad.fft)) == []
 
 
 def test_every_linalg_name_has_a_case():

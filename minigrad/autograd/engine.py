@@ -5,9 +5,9 @@ each one after every node that sends it gradient (newest first, from a queue, so
 100,000 ops needs no recursion). The engine also fits every gradient to its input: an op may
 return a gradient in the broadcast shape of its output, and the engine sums it back to the
 input's shape; an op that computed in a promoted dtype (float32 with float64 gives float64)
-returns that dtype, and the engine casts it back. Anything else a node needs is a one-line call
-into the module of the feature: version checks (versions.py), anomaly mode (anomaly_mode.py),
-tensor hooks (hooks.py).
+returns that dtype, and the engine casts it back (a complex gradient of a real input to its
+real part). Anything else a node needs is a one-line call into the module of the feature:
+version checks (versions.py), anomaly mode (anomaly_mode.py), tensor hooks (hooks.py).
 """
 from __future__ import annotations
 
@@ -86,7 +86,8 @@ def _fit(node, child, g):
 
     Broadcasting in the forward copied an input along new leading axes and along axes of size
     1; each copy's gradient flows back to the same element, so those axes are summed. An op
-    that computed in a promoted dtype returns that dtype, cast here to the input's own. Any
+    that computed in a promoted dtype returns that dtype, cast here to the input's own; a real
+    input of an op that computed in complex gets the real part of its gradient. Any
     other mismatch is a bug of the op, reported as such rather than patched over.
     """
     shape, dtype = child.out_shape, child.out_dtype
@@ -94,7 +95,9 @@ def _fit(node, child, g):
         axes = _broadcast_axes(node, shape, g)
         g = (g.sum(axis=axes, keepdims=True) if axes else g).reshape(shape)
     if g.dtype != dtype:
-        if g.dtype != node.out_dtype:
+        if g.dtype.kind == "c" and dtype.kind != "c":  # a real input of a complex op: the
+            g = g.real                                 # real part is dL/dx (PyTorch's rule)
+        elif g.dtype != node.out_dtype:
             raise RuntimeError(f"{node.name()}: returned a gradient of dtype {g.dtype} for an "
                                f"input of dtype {dtype} (its output has dtype {node.out_dtype})")
         g = g.astype(dtype)

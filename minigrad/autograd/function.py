@@ -163,6 +163,8 @@ class Function(Node):
     saved = ()           # arrays kept for backward; None once backward has freed them
     saved_versions = ()  # per tensor saved: (version counter, version then, shape or index)
     takes_indices = False  # keyword tensors are index data kept as attributes (versions.py)
+    complex_aware = False  # may give a complex result: its backward follows PyTorch's complex
+                           # convention (complex_tensors.py); others refuse complex results
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -214,7 +216,10 @@ class Function(Node):
                 out._owns_memory = True
             elif grad_enabled and len(args) == 1:
                 note_view(out, parent, cls, kwargs)  # an in-place write can now rebase it
-        if wanted and arr.dtype.kind == "f":  # ints carry no gradient; ctx becomes out's node
+        kind = arr.dtype.kind
+        if kind == "c" and not cls.complex_aware:
+            complex_unsupported(cls, args)
+        if wanted and kind in "fc":  # ints carry no gradient; ctx becomes out's node
             ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
             if ctx.saved:
                 snapshot_versions(ctx, args, arrays, out)
@@ -236,6 +241,14 @@ class Function(Node):
     @staticmethod
     def backward(ctx, grad):
         raise NotImplementedError("Function subclasses define backward")
+
+
+def complex_unsupported(cls, args):
+    """The error of an op that has not been made complex-aware, given complex operands: its
+    backward would give wrong gradients (no conjugates), so it refuses to run at all."""
+    dtypes = sorted({str(a.dtype) for a in args if hasattr(a, "dtype")})
+    raise NotImplementedError(f"{cls.__name__.lower()}: not implemented for complex tensors "
+                              f"(got dtypes {', '.join(dtypes)})")
 
 
 def _node_of(t):

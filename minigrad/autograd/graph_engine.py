@@ -59,7 +59,7 @@ def execute(roots, retain_graph=False, create_graph=False, capture=None):
                 _raise_freed(node)
             if node.saved_versions:
                 check_versions(node)
-            in_grads = _tensor_rule(node)(node, g) if create_graph else node.backward(node, g)
+            in_grads = _tensor_rule(node, g)(node, g) if create_graph else node.backward(node, g)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
             if anomaly:
@@ -93,7 +93,12 @@ def _leading_to(roots, targets):
     return leads
 
 
-def _tensor_rule(node):
+def _tensor_rule(node, g):
+    if g.dtype.kind == "c" or any(getattr(s, "dtype", None) is not None and s.dtype.kind == "c"
+                                  for s in node.saved):
+        # the tensor-level rules are written for real tensors: they lack the conjugates
+        raise RuntimeError(f"{node.name()}: create_graph=True through complex tensors is not "
+                           f"supported (their first derivatives are: use create_graph=False)")
     rule = RULES.get(node.__class__)
     if rule is None:
         raise RuntimeError(
@@ -112,7 +117,7 @@ def _fit_tensor(node, child, g):
         axes = _broadcast_axes(node, shape, g)
         g = (g.sum(dim=axes, keepdim=True) if axes else g).reshape(shape)
     if g.dtype != dtype:
-        g = g.to(dtype)
+        g = (g.real if g.dtype.kind == "c" and dtype.kind != "c" else g).to(dtype)
     return g
 
 

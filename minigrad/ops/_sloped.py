@@ -77,7 +77,7 @@ def unary(op, name, input):
     """`op` of a tensor; integer and bool tensors compute in the default float dtype, as
     PyTorch's do."""
     x = _tensor(input, name, "input")
-    return op.apply(x if x._array.dtype.kind == "f" else x.to(dtypes.get_default_dtype()))
+    return op.apply(x if x._array.dtype.kind in "fc" else x.to(dtypes.get_default_dtype()))
 
 
 def binary(op, name, input, other, integers=True):

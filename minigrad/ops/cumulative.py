@@ -10,10 +10,12 @@ from ._util import normalize_dim
 
 
 class Cumsum(Function):
+    complex_aware = True  # linear with real coefficients: no conjugate in its gradient
+
     @staticmethod
     def forward(ctx, a, dim=0, dtype=None):
         ctx.dim = normalize_dim(dim, a.ndim, "cumsum")
-        if dtype is None and not np.issubdtype(a.dtype, np.floating):
+        if dtype is None and not np.issubdtype(a.dtype, np.inexact):
             dtype = np.int64  # bool and int sums widen to int64, as in PyTorch
         if a.ndim == 0:
             return np.asarray(a, dtype=dtype).copy()

@@ -18,6 +18,7 @@ from ._util import normalize_dim
 
 
 class UnfoldDim(Function):
+    complex_aware = True
     @staticmethod
     def forward(ctx, a, dimension=0, size=1, step=1):
         if a.ndim == 0:  # PyTorch's 0-d tensor unfolds as one element along a dim of its own
@@ -56,6 +57,7 @@ def fold(g, shape, d, size, step):
 
 class FoldDim(Function):
     """`fold(g, ...)` as an op: the gradient of `UnfoldDim`, whose gradient is an unfold."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, g, shape=(), dimension=0, size=1, step=1):

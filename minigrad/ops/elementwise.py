@@ -19,6 +19,11 @@ def _kernel(a):
     return isinstance(a, np.ndarray) and a.dtype in FLOATS
 
 
+def _conj(x):
+    """conj(x) for a saved operand that may be None, an array or a number."""
+    return None if x is None else np.conj(x)
+
+
 class _Binary(Function):
     """`fn(a, b)` elementwise, as Pointwise is for one operand. Where each side's gradient
     needs the operands' values, `keeps_operands` saves both."""
@@ -32,6 +37,7 @@ class _Binary(Function):
 
 
 class Add(_Binary):
+    complex_aware = True
     fn = np.add
 
     @staticmethod
@@ -40,6 +46,7 @@ class Add(_Binary):
 
 
 class Sub(_Binary):
+    complex_aware = True
     fn = np.subtract
 
     @staticmethod
@@ -48,6 +55,7 @@ class Sub(_Binary):
 
 
 class Mul(Function):
+    complex_aware = True
     @staticmethod
     def forward(ctx, a, b):
         # each operand is needed only for its partner's gradient: x * weight where x wants no
@@ -60,15 +68,20 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved
+        if g.dtype.kind == "c":  # d(ab)/da is b; PyTorch's complex gradient takes conj(b)
+            a, b = _conj(a), _conj(b)
         return (None if b is None else g * b), (None if a is None else g * a)
 
 
 class Div(_Binary):
+    complex_aware = True
     fn, keeps_operands = np.divide, True
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved
+        if g.dtype.kind == "c":  # the complex gradient takes the derivatives' conjugates
+            a, b = _conj(a), _conj(b)
         need = ctx.needs_input_grad
         return (g / b if need[0] else None), (-g * a / (b * b) if need[1] else None)
 
@@ -114,6 +127,7 @@ class Minimum(_Extremum):
 
 
 class Neg(Function):
+    complex_aware = True
     @staticmethod
     def forward(ctx, a):
         return np.negative(a)
@@ -124,19 +138,21 @@ class Neg(Function):
 
 
 class Exp(Pointwise):
-    fn, from_output = np.exp, True
+    fn, from_output, complex_aware = np.exp, True, True
 
     @staticmethod
     def backward(ctx, g):
-        return g * ctx.saved[0]  # d exp(a) / da = exp(a), the saved output
+        y = ctx.saved[0]  # d exp(a) / da = exp(a), the saved output (its conjugate if complex)
+        return g * (np.conj(y) if y.dtype.kind == "c" else y)
 
 
 class Log(Pointwise):
-    fn = np.log
+    fn, complex_aware = np.log, True
 
     @staticmethod
     def backward(ctx, g):
-        return g / ctx.saved[0]  # g / a, not g * (1 / a): the rounding PyTorch's has
+        a = ctx.saved[0]  # g / a, not g * (1 / a): the rounding PyTorch's has (conj a if complex)
+        return g / (np.conj(a) if a.dtype.kind == "c" else a)
 
 
 class Sqrt(Pointwise):
@@ -283,6 +299,7 @@ class Clamp(Function):
 
 class Cast(Function):
     """Change dtype; the engine casts the gradient back to the input's dtype."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a, dtype=None):
@@ -295,6 +312,7 @@ class Cast(Function):
 
 class Where(Function):
     """`where(cond, a, b)`: a where cond is True, else b; gradients flow to the chosen side."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, cond, a, b):

@@ -46,6 +46,7 @@ def _check_index(a, index):
 
 
 class GetItem(Function):
+    complex_aware = True
     takes_indices = True
 
     @staticmethod
@@ -105,6 +106,7 @@ def _along(index, dim, ndim):
 
 class Gather(Function):
     """out[i][j][k] = a[i][index[i][j][k]][k] for dim=1 (PyTorch's `gather`)."""
+    complex_aware = True
 
     takes_indices = True
 
@@ -130,6 +132,7 @@ class Gather(Function):
 
 class IndexSelect(Function):
     """Pick whole slices along `dim` by a 1-D index (rows of an embedding table, for example)."""
+    complex_aware = True
 
     takes_indices = True
 

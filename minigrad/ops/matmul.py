@@ -82,6 +82,7 @@ def _shape_error(a, b):
 
 
 class MatMul(Function):
+    complex_aware = True
     @staticmethod
     def forward(ctx, a, b, like=None):
         """like: None, or an array whose memory order the result takes (see `mm`)."""
@@ -108,6 +109,8 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved
+        if g.dtype.kind == "c":  # complex: dA = dC @ B^H, dB = A^H @ dC
+            a, b = a.conj(), b.conj()
         if ctx.ndims[1] == 1:
             g = g[..., None]
         if ctx.ndims[0] == 1:

@@ -25,6 +25,7 @@ def _with_reduced_axes(ctx, g):
 
 
 class Sum(Function):
+    complex_aware = True
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False):
         ctx.dims = normalize_dims(dim, a.ndim, "sum")
@@ -38,6 +39,7 @@ class Sum(Function):
 
 
 class Mean(Function):
+    complex_aware = True
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False):
         ctx.dims = normalize_dims(dim, a.ndim, "mean")

@@ -13,6 +13,7 @@ from ._util import normalize_dim
 
 
 class Reshape(Function):
+    complex_aware = True
     @staticmethod
     def forward(ctx, a, shape=None):
         ctx.shape = a.shape
@@ -28,6 +29,7 @@ class Reshape(Function):
 
 
 class Permute(Function):
+    complex_aware = True
     @staticmethod
     def forward(ctx, a, dims=None):
         n = a.ndim
@@ -56,6 +58,7 @@ class Permute(Function):
 
 class Expand(Function):
     """Broadcast to a larger shape without copying; the engine sums the copies' gradients."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a, shape=None):
@@ -85,6 +88,7 @@ def _expanded_shape(shape, sizes):
 
 class Cat(Function):
     """Join tensors along an existing dim."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, *arrays, dim=0):
@@ -116,6 +120,7 @@ def _check_cat_shapes(arrays, d):
 
 class Stack(Function):
     """Join same-shaped tensors along a new dim."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, *arrays, dim=0):
@@ -137,6 +142,7 @@ class Stack(Function):
 class Contiguous(Function):
     """A row-major copy of a tensor whose elements are stored in another order (transposed,
     strided); `Tensor.contiguous` returns a row-major tensor itself."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a):

@@ -11,8 +11,16 @@ import numpy as np
 from ._util import normalize_dim
 
 
+def refuse_complex(a, op):
+    """Complex numbers have no order: PyTorch refuses to sort or rank them, and so do these
+    (NumPy would order them by real, then imaginary part)."""
+    if a.dtype.kind == "c":
+        raise RuntimeError(f"{op}: does not support complex input (got {a.dtype})")
+
+
 def sort_indices(a, dim=-1, descending=False):
     """Positions that order `a` along dim; ties keep their original order (a stable sort)."""
+    refuse_complex(a, "sort")
     d = normalize_dim(dim, a.ndim, "sort")
     if a.ndim == 0:
         return np.zeros((), np.int64)
@@ -29,6 +37,7 @@ def sort_indices(a, dim=-1, descending=False):
 
 def topk_indices(a, k, dim=-1, largest=True, sorted=True):
     """Positions of the k largest (or smallest) elements along dim, best first."""
+    refuse_complex(a, "topk")
     d = normalize_dim(dim, a.ndim, "topk")
     n = a.shape[d] if a.ndim else 1
     if not 0 <= k <= n:
