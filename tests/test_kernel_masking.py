@@ -13,13 +13,20 @@ import minigrad.nn.functional as F
 from minigrad import kernels
 from minigrad.autograd import gradcheck
 from minigrad.kernels import reference as ref
-from minigrad.kernels.masked_fill import _mask_row
+from minigrad.kernels import masking as mf
+from minigrad.kernels.masking import _mask_row
 
 from kernel_variants import restore_kernel_settings  # noqa: F401 (autouse fixture)
 
 FAST = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 FILLS = [0.0, -np.inf, np.inf, np.nan, -0.0, 3.5, -1e30]
+
+
+@pytest.fixture(autouse=True)
+def kernel_at_every_size(monkeypatch):
+    """The kernel for arrays of any size (small ones go to the reference by default)."""
+    monkeypatch.setattr(mf, "MIN_SIZE", 0)
 
 
 def _same_bits(a, b):
@@ -55,11 +62,28 @@ def test_kernel_matches_reference(sm, dtype, fill, seed):
     assert got.flags.c_contiguous and not np.shares_memory(got, x)
 
 
+def test_default_size_threshold(monkeypatch):
+    monkeypatch.setattr(mf, "MIN_SIZE", 4096)
+    calls = []
+    real = mf.masked_fill_rows
+
+    def counted(*args):
+        calls.append(args[0].size)
+        return real(*args)
+    monkeypatch.setattr(mf, "masked_fill_rows", counted)
+    mask, fill = np.triu(np.ones((32, 32), bool), 1), np.float32(-np.inf)
+    for b in (3, 4):   # 3,072 elements: the reference; 4,096: the kernel
+        x = np.random.default_rng(b).standard_normal((b, 32, 32)).astype(np.float32)
+        _same_bits(kernels.masked_fill(x, mask, fill), ref.masked_fill(x, mask, fill))
+    assert calls == [4096]
+
+
 def test_causal_mask_is_one_row():
     # attention's (L, S) mask over (B, H, L, S): a row of L * S, never broadcast to x's size
     mask = np.triu(np.ones((5, 7), bool), 1)
     row = _mask_row(mask, (3, 2, 5, 7))
-    assert row.shape == (35,) and np.shares_memory(row, mask)
+    assert row.shape == (35,) and np.shares_memory(row, mask)   # a view, no copy
+    assert _mask_row(mask.T.copy().T, (3, 2, 5, 7)).shape == (35,)   # (not C-contiguous)
     assert _mask_row(np.ones((3, 1, 1, 7), bool), (3, 2, 5, 7)).shape == (210,)
     assert _mask_row(np.ones((1, 7), bool), (3, 5, 7)).shape == (7,)
 
