@@ -47,10 +47,10 @@ def masked_fill_rows(x, mask, fill, out):
 
 
 def _mask_row(mask, shape):
-    """The bool mask broadcast to `shape` (ndim >= 1, no size 0), as one C-contiguous row of N that
-    masks every row of an array of `shape` seen as (size // N, N): the trailing axes from the
-    first the mask does not repeat along (at least the last axis), copied only where the mask
-    does not already lay them out so. Raises ValueError if it does not broadcast."""
+    """The bool mask broadcast to `shape` (ndim >= 1, no size 0), as one C-contiguous row of
+    N that masks every row of an array of `shape` seen as (size // N, N): the trailing axes
+    from the first the mask does not repeat along (at least the last axis), copied only where
+    the mask does not already lay them out so. Raises ValueError if it does not broadcast."""
     if (mask.ndim and mask.flags.c_contiguous and mask.ndim <= len(shape)
             and mask.shape == shape[len(shape) - mask.ndim:]):
         return mask.reshape(-1)   # already that row (the causal mask): no broadcast to build
