@@ -56,6 +56,14 @@ up its share of the core). Run with OMP_WAIT_POLICY=passive there (the children 
 and both libraries' OpenMP read it: the stalls went down to about 1 ms); the footer prints
 the value in effect. On a quiet machine leave it unset: that is what users get.
 
+A control row ("control: QK^T's products in NumPy") times batched QK^T's three products as
+plain np.matmul calls on NumPy arrays: the same code in every process, whatever its library or
+backend. Its Numba/NumPy ratio is thus the processes' environment alone (what the other ops of
+a process leave behind them: its thread pools, the cores' state, its heap), not code: where an
+op's Numba/NumPy ratio moves with the control's, the op's two backends are not the cause.
+(Batched QK^T makes the same NumPy calls on both backends where OpenBLAS runs its AVX-512
+kernels, and its Numba/NumPy ratio stood at 1.07-1.10 at two threads on a quiet machine.)
+
 The tables give minigrad's time over PyTorch's (below 1: minigrad is faster) and the Numba
 backend's time over the NumPy backend's (below 1: the kernels help), under each kernel set.
 """
@@ -73,6 +81,10 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
+# the control row: batched QK^T's three products as plain np.matmul calls on NumPy arrays, the
+# same code in every process whatever its library or backend (see the docstring)
+CONTROL = "control: QK^T's products in NumPy"
+
 # (name, shape as printed): the builders below make the inputs for each
 OPS = [("GELU", "1280x512"), ("GELU tanh", "1280x512"), ("ReLU", "1280x512"),
        ("SiLU", "1280x512"), ("tanh", "1280x512"), ("sigmoid", "1280x512"),
@@ -80,7 +92,7 @@ OPS = [("GELU", "1280x512"), ("GELU tanh", "1280x512"), ("ReLU", "1280x512"),
        ("log_softmax, vocabulary rows", "1280x2000"), ("layer norm", "1280x128"),
        ("batched QK^T", "256x20x32"), ("causal masked_fill + softmax", "256x20x20"),
        ("cross-entropy, label smoothing 0.1", "1280x2000"), ("dropout p=0.1", "1280x512"),
-       ("embedding", "2000x128, 64x20 ids")]
+       ("embedding", "2000x128, 64x20 ids"), (CONTROL, "256x20x32")]
 
 
 def _builders(lib):
@@ -112,6 +124,11 @@ def _builders(lib):
     causal = lib.tensor(np.triu(np.ones((20, 20), bool), 1))
     target = lib.tensor(r.integers(0, 2000, 1280))
     table, ids, g_emb = leaf(2000, 128), lib.tensor(r.integers(0, 2000, (64, 20))), const(64, 20, 128)
+    nq, nk, ng = (r.standard_normal(n).astype(np.float32)
+                  for n in ((256, 20, 32), (256, 20, 32), (256, 20, 20)))
+
+    def control():   # Q K^T, dQ = G K, dK^T = Q^T G, the results allocated as the op's are
+        np.matmul(nq, nk.swapaxes(1, 2)), np.matmul(ng, nk), np.matmul(nq.swapaxes(1, 2), ng)
     return {
         "GELU": fwd_bwd(lambda: F.gelu(h), h, grad=gh),
         "GELU tanh": fwd_bwd(lambda: F.gelu(h, approximate="tanh"), h, grad=gh),
@@ -132,6 +149,7 @@ def _builders(lib):
             lambda: F.cross_entropy(voc, target, label_smoothing=0.1), voc),
         "dropout p=0.1": fwd_bwd(lambda: F.dropout(h, 0.1, training=True), h, grad=gh),
         "embedding": fwd_bwd(lambda: F.embedding(ids, table), table, grad=g_emb),
+        CONTROL: control,
     }
 
 

@@ -24,6 +24,7 @@ The modules, in the order a reader may take them:
     softmax_kernels, layernorm, dropout_kernels, crossentropy, scatter, adam, activation:
                     the Numba kernels
     gamma           log |Gamma(x)|, the C library's lgamma compiled over an array
+    masking         masked_fill's selection, with a mask repeated along leading axes
     driver          the one parallel kernel that runs the blocks of most of them (and of
                     blas's products): a parallel kernel is the most costly thing to compile
     compile_worker  a second process that compiles one of driver's block functions on an
@@ -41,6 +42,7 @@ from .activation_ops import (gelu, gelu_backward, relu, relu_backward, sigmoid,
                              silu_with_sigmoid, tanh, tanh_backward)
 from .dropout_ops import dropout, dropout_add, dropout_mask, relu_dropout, relu_dropout_backward
 from .gamma import lgamma
+from .masking import masked_fill
 from .fused_ops import (adam_step, adam_steps, cross_entropy, cross_entropy_backward,
                         dropout_add_layer_norm, dropout_add_layer_norm_backward,
                         embedding_backward, masked_softmax_dropout,
@@ -55,7 +57,7 @@ __all__ = ["BACKENDS", "FASTMATH", "adam_step", "adam_steps", "addmm", "cross_en
            "dropout_add_layer_norm_backward",
            "dropout_mask", "embedding_backward", "gelu", "gelu_backward", "get_backend",
            "layer_norm", "layer_norm_backward", "lgamma", "log_softmax", "log_softmax_backward",
-           "masked_softmax_dropout", "masked_softmax_dropout_backward", "matmul",
+           "masked_fill", "masked_softmax_dropout", "masked_softmax_dropout_backward", "matmul",
            "matmul_and_sum", "matmul_naive", "relu", "relu_backward", "relu_dropout",
            "relu_dropout_backward", "set_backend", "sigmoid", "sigmoid_backward", "silu",
            "silu_backward", "silu_backward_from_sigmoid", "silu_with_sigmoid", "softmax", "softmax_backward", "tanh", "tanh_backward"]

