@@ -4,7 +4,6 @@ import math
 import pathlib
 import re
 import shutil
-import time
 from collections import Counter
 
 import graphviz
@@ -312,10 +311,8 @@ def test_deep_chain_needs_no_recursion():
     y = x
     for _ in range(5000):
         y = y * 1.0001
-    start = time.perf_counter()
     g = draw_graph(y, show_values=True)
     nodes, edges, _ = parse(g.source)
-    assert time.perf_counter() - start < 10
     assert len(nodes) == 5002 and len(edges) == 5001
 
 
