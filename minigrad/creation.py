@@ -7,12 +7,14 @@ factory takes `device=` (a CPU device; see device.py) and the random ones take `
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .platform.device import check_device
 from .platform.memory_format import check_memory_format
 from .dtypes import (bool_, complex_of, float16, float32, float64, get_default_dtype, int32,  # noqa: F401
-                     int64, long, resolve, uint8)
+                     int64, long, promote_types, resolve, uint8)
 from .random import generator as _rng
 from .tensor import Tensor
 
@@ -41,6 +43,40 @@ def _make(arr, dtype, requires_grad, device, op):
 _PYTHON_NUMBERS = (np.dtype(np.float64), np.dtype(np.complex128))
 
 
+_PYTHON_DTYPES = {bool: lambda: bool_, int: lambda: int64, float: get_default_dtype,
+                  complex: lambda: complex_of(get_default_dtype())}
+
+
+def _leaf_dtypes(data, found):
+    """Add to `found` the dtype PyTorch gives each number of nested lists `data`: a NumPy
+    scalar or array (or a tensor) its own, a Python float the default float dtype (a complex
+    its complex form), an int int64, a bool bool. A list is looked at by the types it holds,
+    so a long list of floats costs one pass in C."""
+    if not isinstance(data, (list, tuple)):
+        data = [data]
+    for kind in set(map(type, data)):
+        if kind in _PYTHON_DTYPES:
+            found.add(np.dtype(_PYTHON_DTYPES[kind]()))
+        elif issubclass(kind, np.generic):
+            found.add(np.dtype(kind))
+        else:  # nested lists, arrays, tensors: each their own
+            for item in data:
+                if type(item) is kind:
+                    if isinstance(item, (list, tuple)):
+                        _leaf_dtypes(item, found)
+                    else:
+                        found.add(np.dtype(item.dtype))
+    return found
+
+
+def _inferred_dtype(data):
+    """PyTorch's dtype for `data` holding Python floats or complex numbers: each number's own
+    (see _leaf_dtypes), promoted together; so np.float64(1.0) keeps float64 and
+    [np.float32(1.0), 2.0] is float32, where NumPy would make both float64."""
+    found = _leaf_dtypes(data, set())
+    return functools.reduce(promote_types, found) if found else get_default_dtype()  # []
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of `data` (a list, number, array or tensor); Python floats
     take the default float dtype, arrays keep theirs."""
@@ -49,9 +85,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         data = data._array
     arr = np.array(data, dtype=None if dtype is None else resolve(dtype))
     if dtype is None and arr.dtype in _PYTHON_NUMBERS and not isinstance(data, np.ndarray):
-        # Python floats and complex numbers take the default float (or its complex) dtype
-        arr = arr.astype(complex_of(get_default_dtype()) if arr.dtype.kind == "c"
-                         else get_default_dtype())
+        # NumPy made float64 of Python floats, which take the default float dtype here
+        arr = arr.astype(_inferred_dtype(data))
     t = Tensor.__new__(Tensor)
     t._init(arr, requires_grad)  # its error names "tensor" for an integer dtype
     return t

@@ -188,3 +188,16 @@ def _outcome(fn):
     except Exception as e:   # noqa: BLE001 (the two paths must raise alike)
         return type(e)
     return t.requires_grad, t.dtype, t.shape, t.numpy()
+
+
+def test_tensor_infers_the_dtype_of_numpy_scalars_beside_python_numbers_like_torch(torch):
+    """NumPy makes float64 of every mix of floats; PyTorch gives a Python float the default
+    dtype and a NumPy scalar its own, promoted together."""
+    for data in [np.float64(3.0), [np.float64(1.0)], [1.0, np.float64(2.0)],
+                 [np.float32(1.0), 2.0], [np.float64(1.0), np.float32(2.0)],
+                 [np.float32(1.0), 2], [np.int32(1), 2.5], (np.float64(1.0),),
+                 [np.complex128(1j), 1.0], np.complex128(1j), [np.float16(1.0)], [True, 2.0],
+                 [[1.0], [np.float64(2.0)]], [1.0, 2.0], 1j, [], [[], []], np.float16(1.0)]:
+        ours, theirs = mg.tensor(data).dtype, torch.tensor(data).dtype
+        assert str(ours).split(".")[-1] == str(theirs).split(".")[-1], data
+    assert mg.tensor([mg.tensor(1.0, dtype=mg.float64), 2.0]).dtype == mg.float64
