@@ -92,3 +92,44 @@ def test_small_gpt_products_stay_in_this_thread_and_its_mlp_goes_to_the_pool(num
     assert products.route(x, w.T) == "blas_serial"
     assert products.route(x.T, x) == "blas_serial"   # its weight gradient
     assert products.route(x, wide) == "blas_blocks"
+
+
+@st.composite
+def block_products(draw):
+    """a (M, K), b (K, N), either read transposed, float32 or float64, of sizes that cut by
+    rows, by columns or by K (kernels.blas._cut), and a bias of N columns."""
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    m, k, n = (draw(st.integers(1, 700)) for _ in range(3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    a, b = (rng.standard_normal(s).astype(dtype) for s in ((m, k), (k, n)))
+    if draw(st.booleans()):
+        a = np.ascontiguousarray(a.T).T
+    if draw(st.booleans()):
+        b = np.ascontiguousarray(b.T).T
+    return a, b, rng.standard_normal(n).astype(dtype)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=block_products())
+def test_a_product_in_blocks_has_the_bits_of_one_thread(case, numba_backend, monkeypatch):
+    """On one thread a product cut by rows is one gemm call (blas._one_thread): the bits of
+    its blocks on two threads, with and without a bias and its row sums, whatever the cut."""
+    import numba
+    from minigrad.kernels import blas
+    if not blas.available() or numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("OpenBLAS's blocks on two threads")
+    a, b, bias = case
+    monkeypatch.setattr(policy, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(policy, "SERIAL_MATMUL_MAX_WORK", 0)   # the blocks' route, any size
+    threads, results = numba.get_num_threads(), []
+    try:
+        for n in (2, 1):
+            numba.set_num_threads(n)
+            assert blas._one_thread() == (n == 1)
+            results.append((ops.mm(a, b), ops.addmm(bias, a, b), *ops.mm_and_sum(a, b)))
+    finally:
+        numba.set_num_threads(threads)
+    for two, one in zip(*results):
+        np.testing.assert_array_equal(one, two)
+    np.testing.assert_allclose(results[1][0], a @ b, rtol=1e-4, atol=1e-3)
