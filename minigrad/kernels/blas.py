@@ -38,8 +38,6 @@ meanwhile gets one thread too: the same numbers, a little later.
 
 Results are deterministic: the blocks, calls and the order of the added partial sums depend
 on the shapes only (not on the thread count); inside a block OpenBLAS sums in a fixed order.
-(One exception that keeps the bits: on one thread a product cut by rows is one call, see
-`_one_thread`.)
 
 The library is the OpenBLAS NumPy has loaded (.openblas, which also holds the compiled block
 of a 2-D product). Without one, `available()` is False and .tiled_matmul does every product.
@@ -53,7 +51,6 @@ from . import driver as _driver
 from . import openblas as _ob
 from .openblas import BY_COLUMNS, BY_K, BY_ROWS, NO_TRANS, ROW_MAJOR, TRANS, _found
 from .openblas import available  # noqa: F401  (this module's question too)
-from .policy import num_threads
 from .reference import matmul as _np_matmul
 
 BLOCK = 2048  # rows (or columns) per pair of blocks
@@ -173,19 +170,6 @@ def _cut(M, N, K):
     return BY_COLUMNS, 2 * -(-N // BLOCK)
 
 
-def _one_thread():
-    """Whether Numba's pool has one thread, so that a product's blocks would run one after the
-    other: then a product cut by rows is one gemm call, which gives every element of C the
-    very sum the blocks give it (a row cut leaves each element's loop over K whole, and
-    OpenBLAS cuts K by K alone) without packing B once per block: 1-5 % of the time of the
-    toy Transformer's forward products (1280, 128) @ (128, 512 or 2000) on one thread
-    (busy). A cut by columns keeps its blocks (OpenBLAS's last, narrower columns of a block
-    may sum in another order: a (1, 129) row differed in its last element), the K cut its
-    two half sums (their addition is part of the bits), and a product whose row sums the
-    blocks take (a bias gradient) its blocks' order of those sums."""
-    return num_threads() == 1
-
-
 def _blocks(gemm, pa, ta, lda, pb, tb, ldb, C, M, N, K, cut, nblk, bias, part):
     """The integers of .openblas's gemm_block for C (M, N) = A (M, K) @ B (K, N) cut `cut` in
     nblk blocks: each block's gemm, (m, k) @ (k, n) from A + a and B + b elements into pc,
@@ -231,8 +215,6 @@ def _matmul_2d(a, b, bias=None, row_sums=False, out=None):
     cut, nblk = _cut(M, N, K)
     bias_, rows, sums = _nothing(dt)
     fused_sums = row_sums and cut != BY_COLUMNS and ta == NO_TRANS
-    if cut == BY_ROWS and not fused_sums and _one_thread():
-        nblk = 1   # (see _one_thread)
     if fused_sums:
         rows, sums = a.reshape(1, -1), np.zeros((nblk, K), dt)
     if bias is not None:
