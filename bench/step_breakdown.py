@@ -18,7 +18,11 @@ times every matrix product; each product's time is taken out of the op that made
 
 Each figure is a mean over the timed steps, in ms, and as a share of the FLOP floor (the
 step's 9.25 GFLOP at the best 2048^3 float32 matmul of this process, as bench/run.py's floor).
-The profiler's wrappers add about 1 us per op call, booked to "rest". Timings on a loaded
+After the timed steps, the first product of each shape met in one more step is timed again
+alone, its operands (copied with their strides) hot in cache: how much of the products'
+time in the step is theirs, how much their operands' trip from memory. The profilers'
+wrappers add a few us per op call and per product, booked to the op that makes the call (or
+to "rest"). Timings on a loaded
 machine are "busy": compare two versions by alternating this program's runs.
 """
 import os
@@ -77,6 +81,64 @@ def _stepper(args):
     return step, times
 
 
+_PRODUCT_NAMES = (("product", (0, 1)), ("product_add", (1, 2)), ("product_and_sum", (0, 1)))
+
+
+def _copy(x):
+    """A copy of array x with x's strides and offset in a copy of the array it views (the
+    heads of attention are views into the packed projections, and their product's route
+    and speed depend on that layout); of x alone, in its memory order, where x views no
+    C-contiguous array."""
+    import numpy as np
+    base = x
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    if base is x or not base.flags.c_contiguous:
+        return np.array(x, order="K")
+    return np.ndarray(x.shape, x.dtype, buffer=base.copy(), strides=x.strides,
+                      offset=x.ctypes.data - base.ctypes.data)
+
+
+def _record_products(step):
+    """Run `step` once, keeping a copy (`_copy`) of the arguments of the first product of each
+    shape (flop_floor's key: shapes, and which operand is read transposed): {key: (fn, args)}."""
+    import numpy as np
+    from flop_floor import _shape_key
+    from minigrad.ops import matmul as ops_matmul
+    seen, saved = {}, []
+    for name, (i, j) in _PRODUCT_NAMES:
+        fn = getattr(ops_matmul, name)
+        saved.append((name, fn))
+
+        def recording(*a, _fn=fn, _i=i, _j=j):
+            key = _shape_key(a[_i], a[_j])
+            if key not in seen:
+                seen[key] = (_fn, [_copy(x) if isinstance(x, np.ndarray) else x for x in a])
+            return _fn(*a)
+        setattr(ops_matmul, name, recording)
+    try:
+        step()
+    finally:
+        for name, fn in saved:
+            setattr(ops_matmul, name, fn)
+    return seen
+
+
+def _time_alone(recorded, clock, reps=20):
+    """{key: ms of one call}: each recorded product again and again, its operands hot in
+    cache (the median of `reps` calls after one more)."""
+    out = {}
+    for key, (fn, a) in recorded.items():
+        fn(*a)
+        times = []
+        for _ in range(reps):
+            t = clock()
+            fn(*a)
+            times.append(clock() - t)
+        out[key] = statistics.median(times) * 1e3
+    return out
+
+
 def breakdown(args):
     import minigrad
     minigrad.tune_malloc()  # as bench/step_worker.py: the setting a training loop opts into
@@ -90,6 +152,7 @@ def breakdown(args):
     step, times = _stepper(args)
     for _ in range(args.warmup_steps):
         step()
+    recorded = _record_products(step)
     for k in times:
         times[k] = 0.0
     op_profile.time = types.SimpleNamespace(perf_counter=clock)  # the profiler on CPU time
@@ -126,11 +189,15 @@ def breakdown(args):
              "zero_grad": phase["zero_grad"], "clip": phase["clip"], "adam": phase["adam"],
              "scheduler": phase["scheduler"]}
     mean = ms(sum(steps))
-    return dict(label=args.label, steps=n, step_ms_mean=mean,
+    alone = _time_alone(recorded, clock)
+    rows = [(k, c, t, g, fl, alone.get(k, float("nan")) * c)
+            for k, c, t, g, fl in products.rows(per=n, peak_gflops=peak)]
+    kinds["products"] = ms(products.seconds)
+    return dict(products_alone_ms=sum(r[5] for r in rows), label=args.label, steps=n, step_ms_mean=mean,
                 step_ms_median=statistics.median(steps) * 1e3, floor_ms=floor_ms,
                 numpy_peak_gflops=peak, step_gflop=flops / 1e9, ratio=mean / floor_ms,
                 kinds=kinds, ops=ops, phases=phase,
-                product_rows=products.rows(per=n, peak_gflops=peak),
+                product_rows=rows,
                 loadavg=os.getloadavg()[0])
 
 
@@ -145,12 +212,18 @@ def print_breakdown(r, file=None):
         print(f"{k:<44}{v:>8.2f}{v / f:>9.3f}", file=file)
     rest = r["step_ms_mean"] - r["kinds"]["products"]
     print(f"{'everything but the products':<44}{rest:>8.2f}{rest / f:>9.3f}", file=file)
+    a = r["products_alone_ms"]
+    print(f"{'the same products alone, operands in cache':<44}{a:>8.2f}{a / f:>9.3f}", file=file)
     print(f"\n{'op (beside its products)':<28}{'calls':>6}{'fwd ms':>8}{'bwd ms':>8}"
           f"{'sum':>8}{'x floor':>9}{'products ms':>13}", file=file)
     for op, d in sorted(r["ops"].items(), key=lambda kv: -(kv[1]["fwd"] + kv[1]["bwd"])):
         s = d["fwd"] + d["bwd"]
         print(f"{op:<28}{d['calls']:>6}{d['fwd']:>8.2f}{d['bwd']:>8.2f}{s:>8.2f}"
               f"{s / f:>9.3f}{d['products']:>13.2f}", file=file)
+    print(f"\n{'product (T: read transposed)':<40}{'calls':>6}{'in step':>9}{'alone':>8}"
+          f"{'floor':>8}  ms a step", file=file)
+    for shape, calls, t, _, floor, alone in r["product_rows"]:
+        print(f"{shape:<40}{calls:>6}{t:>9.2f}{alone:>8.2f}{floor:>8.2f}", file=file)
 
 
 def main():
