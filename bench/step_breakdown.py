@@ -1,6 +1,7 @@
 """One toy-Transformer training step of minigrad split into its matrix products and everything else.
 
     python bench/step_breakdown.py [--steps 20] [--warmup-steps 3] [--json PATH] [--label NAME]
+                                   [--tiny]
 
 One thread (NUMBA_NUM_THREADS = OPENBLAS_NUM_THREADS = 1, set before NumPy loads), CPU time
 (time.process_time: what other programs' load inflates least), the toy configuration of
@@ -41,6 +42,10 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 PHASES = ("forward", "zero_grad", "backward", "clip", "adam", "scheduler")
+TOY = dict(d_model=128, nhead=4, layers=2, ffn=512, vocab=2000, batch=64, len=20, dropout=0.1,
+           peak_n=2048)
+TINY = dict(d_model=16, nhead=2, layers=1, ffn=32, vocab=50, batch=3, len=5, dropout=0.1,
+            peak_n=256)
 
 
 def _stepper(args):
@@ -147,7 +152,7 @@ def breakdown(args):
     clock = time.process_time
     flops = step_flops(args.d_model, args.nhead, args.layers, args.ffn, args.vocab, args.batch,
                        args.len)
-    peak = numpy_peak_gflops(clock=clock)
+    peak = numpy_peak_gflops(n=args.peak_n, clock=clock)
     floor_ms = flops / (peak * 1e9) * 1e3
     step, times = _stepper(args)
     for _ in range(args.warmup_steps):
@@ -232,10 +237,9 @@ def main():
     ap.add_argument("--warmup-steps", type=int, default=3)
     ap.add_argument("--json", help="also write the result as JSON here")
     ap.add_argument("--label", default="minigrad")
+    ap.add_argument("--tiny", action="store_true", help="a tiny model (a smoke test)")
     args = ap.parse_args()
-    cfg = dict(d_model=128, nhead=4, layers=2, ffn=512, vocab=2000, batch=64, len=20,
-               dropout=0.1)
-    for k, v in cfg.items():
+    for k, v in (TINY if args.tiny else TOY).items():
         setattr(args, k, v)
     r = breakdown(args)
     print_breakdown(r)
