@@ -74,10 +74,11 @@ class ProductTimer:
     """While active: seconds and FLOPs of every product the ops make (see the module doc),
     in total and by shape (`by_shape`: "M x K @ K x N" (x batch) -> [calls, seconds, flops]),
     timed by `clock` (time.thread_time for a one-thread step timed in CPU time: the products
-    run in the calling thread then)."""
+    run in the calling thread then). `on_time(seconds)`, if given, is told each product's
+    time (OpProfiler.exclude, to split an op's time into its products and the rest)."""
 
-    def __init__(self, clock=time.perf_counter):
-        self.clock = clock
+    def __init__(self, clock=time.perf_counter, on_time=None):
+        self.clock, self.on_time = clock, on_time
         self.seconds, self.flops, self.calls = 0.0, 0, 0
         self.by_shape = {}
         self._saved = []
@@ -95,6 +96,8 @@ class ProductTimer:
                 timer.seconds += dt
                 timer.flops += flops
                 timer.calls += 1
+                if timer.on_time is not None:
+                    timer.on_time(dt)
                 row = timer.by_shape.setdefault(_shape_key(a, b), [0, 0.0, 0])
                 row[0] += 1
                 row[1] += dt

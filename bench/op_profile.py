@@ -38,6 +38,8 @@ class OpProfiler:
         self.calls = defaultdict(int)     # forward calls
         self._saved = []
         self._stack = []                  # child-time accumulators for exclusive timing
+        self._frames = []                 # (op, forward?) of each op call in progress
+        self.inner = defaultdict(float)   # (op, forward?) -> seconds booked by `exclude`
 
     def _wrap(self, fn, table, is_fwd):
         prof = self
@@ -48,12 +50,14 @@ class OpProfiler:
                 ctx.profile_path = current_module_path()
             path = getattr(ctx, "profile_path", None)
             prof._stack.append(0.0)
+            prof._frames.append((op, is_fwd))
             t0 = time.perf_counter()
             try:
                 return fn(ctx, *args, **kwargs)
             finally:
                 dt = time.perf_counter() - t0
                 child = prof._stack.pop()
+                prof._frames.pop()
                 table[(op, path)] += dt - child
                 if is_fwd:
                     prof.calls[(op, path)] += 1
@@ -85,6 +89,15 @@ class OpProfiler:
         self.fwd.clear()
         self.bwd.clear()
         self.calls.clear()
+        self.inner.clear()
+
+    def exclude(self, seconds):
+        """Book `seconds` spent in the op call in progress (if any) as inner work of that op,
+        outside its own time: a ProductTimer reports its products here (`on_time`), so that
+        an op's own time is what it spends beside its matrix products."""
+        if self._stack:
+            self._stack[-1] += seconds
+            self.inner[self._frames[-1]] += seconds
 
     # ---------------------------------------------------------------- reports --
     def by_op(self):

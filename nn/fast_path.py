@@ -160,7 +160,10 @@ class PackedAttention(Function):
         _matmul.product(w.swapaxes(-1, -2), g, gv)  # (the module's name: timers wrap it)
         gs = kernels.masked_softmax_dropout_backward(y, gw, ctx.allowed, ctx.p, ctx.seed)
         _matmul.product(qs.swapaxes(-1, -2), gs, gk.swapaxes(-1, -2))
-        np.multiply(mm(gs, k, like=qs), ctx.scale, out=gq)
+        # the product into gq itself, then scaled there: no temporary the size of Q to
+        # allocate, write and read back (the same two roundings)
+        _matmul.product(gs, k, gq)
+        np.multiply(gq, ctx.scale, out=gq)
         return gqkv, gkv
 
 

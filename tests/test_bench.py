@@ -388,3 +388,38 @@ def test_memory_rounds_quick():
     assert m["peak_mb"] >= m["growth_mb"] > 0 and len(m["growth_per_step_mb"]) == 2
     if "torch" in res["runs"]:
         assert len(res["ratio_peak"]) == 1 and res["ratio_peak"][0] > 0
+
+
+def test_step_breakdown_parts_add_up_to_the_step(tmp_path):
+    """bench/step_breakdown.py --tiny: the parts of the step (products, each op's own time,
+    the rests, the optimizer's phases) add up to the step's time, each op's products to the
+    products' time, every product shape has its time alone, and the wrappers are put back."""
+    out = tmp_path / "b.json"
+    subprocess.run([sys.executable, str(BENCH / "step_breakdown.py"), "--tiny", "--steps", "2",
+                    "--warmup-steps", "1", "--json", str(out)], check=True, env=_env(),
+                   capture_output=True, timeout=600)
+    r = json.loads(out.read_text())
+    # (the step also returns its loss as a float, outside its timed phases)
+    assert sum(r["kinds"].values()) == pytest.approx(r["step_ms_mean"], rel=0.1)
+    booked = sum(d["products"] for d in r["ops"].values())
+    assert booked == pytest.approx(r["kinds"]["products"], rel=1e-6)
+    assert r["ops"]["Linear"]["products"] > 0 and r["ops"]["Linear"]["calls"] > 0
+    assert r["product_rows"] and all(row[5] > 0 for row in r["product_rows"])
+    assert round(r["step_gflop"] * 1e9) == _bench_module("flop_floor").step_flops(
+        16, 2, 1, 32, 50, 3, 5)
+
+
+def test_op_profiler_books_a_products_time_apart_from_its_op():
+    sys.path.insert(0, str(BENCH))
+    import numpy as np
+    import minigrad
+    from flop_floor import ProductTimer
+    from op_profile import OpProfiler
+    x = minigrad.tensor(np.ones((4, 3), np.float32), requires_grad=True)
+    w = minigrad.tensor(np.ones((3, 2), np.float32), requires_grad=True)
+    with OpProfiler() as prof, ProductTimer(on_time=prof.exclude) as timer:
+        (x @ w).sum().backward()
+    assert timer.calls == 3   # the forward and both gradients
+    assert sum(prof.inner.values()) == pytest.approx(timer.seconds)
+    assert set(op for op, _ in prof.inner) == {"MatMul"}
+    assert prof.inner[("MatMul", True)] > 0 and prof.inner[("MatMul", False)] > 0
