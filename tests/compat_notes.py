@@ -59,6 +59,16 @@ def _softmax_all_masked(torch, mg):
     assert (mg.tensor([row]).softmax(-1).numpy() == 0).all()
 
 
+def _fft_of_an_empty_batch(torch, mg):
+    try:
+        torch.fft.rfft(torch.zeros(0, 8))
+        raise AssertionError("PyTorch transformed an empty batch")
+    except RuntimeError:
+        pass
+    assert tuple(mg.fft.rfft(mg.zeros(0, 8)).shape) == (0, 5)
+    assert tuple(mg.fft.fft(mg.zeros(0, 8)).shape) == (0, 8)
+
+
 def _numpy_with_grad(torch, mg):
     try:
         torch.ones(2, requires_grad=True).numpy()
@@ -645,6 +655,9 @@ DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
      "loss with NaN (PyTorch gives NaN).", _softmax_all_masked),
+    ("The transforms of `fft` over an empty batch return an empty result.",
+     "`fft.rfft(zeros(0, 8))` has shape (0, 5), as NumPy's; PyTorch's MKL backend raises "
+     "'Inconsistent configuration parameters'.", _fft_of_an_empty_batch),
     ("`numpy()` works on a tensor that requires grad.",
      "It returns the array without a copy; PyTorch asks for `detach().numpy()`, which works "
      "in both.", _numpy_with_grad),
