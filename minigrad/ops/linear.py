@@ -22,6 +22,9 @@ class Linear(Function):
         if shape[-1] != w_shape[1]:
             raise ValueError(f"linear: input of shape {shape} has {shape[-1]} features but "
                              f"the weight of shape {w_shape} expects {w_shape[1]}")
+        if bias is not None and bias.ndim and bias.shape[-1] not in (1, w_shape[0]):
+            raise ValueError(f"linear: bias of shape {bias.shape} does not fit the "
+                             f"{w_shape[0]} outputs of the weight of shape {w_shape}")
         if x.dtype != weight.dtype or (bias is not None and bias.dtype != x.dtype):
             raise RuntimeError(f"linear: expected input, weight and bias to have the same "
                                f"dtype, but got input {x.dtype}, weight {weight.dtype}"
