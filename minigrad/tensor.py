@@ -26,6 +26,7 @@ from .size import size_of
 # them. Those modules reach this one's names at call time (the one import cycle the layering
 # test allows, by name).
 from .tensor_convert import ConversionMethods
+from .tensor_linalg import LinalgMethods
 from .tensor_math import MathMethods, _float_only, _floating, _softmax
 from .tensor_operators import OperatorMethods
 from .tensor_functions import FunctionMethods
@@ -43,8 +44,8 @@ def array_of(x):
     return x._array if isinstance(x, Tensor) else x
 
 
-class Tensor(OperatorMethods, ConversionMethods, MathMethods, ShapeMethods, WriteMethods,
-             SpecialMethods, LayoutMethods, ShapeInPlaceMethods, FunctionMethods,
+class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, ShapeMethods,
+             WriteMethods, SpecialMethods, LayoutMethods, ShapeInPlaceMethods, FunctionMethods,
              RandomFillMethods):
     """An n-dimensional array that records the ops applied to it, so it can differentiate them."""
 
