@@ -137,6 +137,23 @@ def test_a_gradient_nobody_else_holds_becomes_grad_without_a_copy(how, adopted):
     assert x.grad.tolist() == [1.0, 1.0]
 
 
+@pytest.mark.parametrize("how, in_place", [("fresh", True), ("reshape", True), ("keep", False),
+                                            ("half", False)])
+def test_a_later_gradient_is_added_into_the_first_only_if_nobody_else_holds_it(how, in_place):
+    """The saving `adoption.accumulable` decides: x's node receives two gradients; the second
+    is added into the first where the engine's table alone holds that array (then the leaf
+    adopts it), and memory anyone else holds (a kept array, the base of a slice) is never
+    written."""
+    _Handing.seen.clear()
+    x = leaf([1.0, 2.0])
+    (_Handing.apply(x, how=how) + _Handing.apply(x, how=how)).sum().backward()
+    first = _Handing.seen[0] if how == "keep" else _Handing.seen[0]()
+    assert (x.grad.numpy() is first) == in_place
+    assert x.grad.tolist() == [2.0, 2.0]
+    if how == "keep":
+        assert [a.tolist() for a in _Handing.seen] == [[1.0, 1.0], [1.0, 1.0]]
+
+
 def test_retain_graph_allows_second_backward():
     x = leaf([1.0, 2.0])
     y = (x * x).sum()

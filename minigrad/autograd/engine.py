@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from heapq import heappop, heappush
 
+import numpy as np
+
 from ..grad_mode import _state
+from .adoption import accumulable
 from .anomaly_mode import check_finite
 from .function import AccumulateGrad, _node_of
 from .hooks import run_pre_hooks
@@ -58,6 +61,8 @@ def run_backward(tensor, grad, retain_graph=False):
                 if prev is None:
                     grads[child] = ig
                     heappush(queue, (-child.sequence_nr, child))
+                elif accumulable(prev):  # the table's alone: add into it (see adoption.py)
+                    np.add(prev, ig, out=prev)
                 else:
                     grads[child] = prev + ig
         in_grads = ig = prev = None  # the loop's only references: see adoption.adoptable
