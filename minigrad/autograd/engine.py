@@ -5,9 +5,10 @@ each one after every node that sends it gradient (newest first, from a queue, so
 100,000 ops needs no recursion). The engine also fits every gradient to its input: an op may
 return a gradient in the broadcast shape of its output, and the engine sums it back to the
 input's shape; an op that computed in a promoted dtype (float32 with float64 gives float64)
-returns that dtype, and the engine casts it back. Anything else a node needs is a one-line call
-into the module of the feature: version checks (versions.py), anomaly mode (anomaly_mode.py),
-tensor hooks (hooks.py).
+returns that dtype, and the engine casts it back. Gradients arriving at one node along several
+paths are added up, into the first one's array where nothing else refers to it (adoption.py).
+Anything else a node needs is a one-line call into the module of the feature: version checks
+(versions.py), anomaly mode (anomaly_mode.py), tensor hooks (hooks.py).
 """
 from __future__ import annotations
 
