@@ -30,9 +30,17 @@ def accumulable(g):
     but `g`: another gradient can then be added into it in place (np.add's out=, the same
     bits as `g + other`), as PyTorch's engine adds into a buffer no one else uses. That saves
     a new array and a pass over memory per addition: a layer's input gets one gradient per
-    projection that reads it (the small GPT: 26 additions of 128 kB a step)."""
-    return (g.__class__ is np.ndarray and sys.getrefcount(g) <= _SOLE_IN_TABLE
-            and g.flags.writeable and _private_memory(g))
+    projection that reads it (the small GPT: 26 additions of 128 kB a step). Only from
+    ACCUMULATE_MIN_BYTES: below that, the allocator hands the memory just freed straight
+    back, and `g + other` cost no more than the checks and the in-place add together."""
+    return (g.__class__ is np.ndarray and g.nbytes >= ACCUMULATE_MIN_BYTES
+            and sys.getrefcount(g) <= _SOLE_IN_TABLE and g.flags.writeable
+            and _private_memory(g))
+
+
+# (one thread, busy machine, float32: 1.0 against 2.3 us at 16 elements, 2.6 against 2.7 at
+# 16,384, 4.4 against 3.7 at 32,768, 33 against 15 at 131,072: new array against in place)
+ACCUMULATE_MIN_BYTES = 1 << 17
 
 
 def _private_memory(a):
