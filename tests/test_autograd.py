@@ -9,6 +9,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.autograd import AccumulateGrad, Function, gradcheck
+from minigrad.autograd.adoption import ACCUMULATE_MIN_BYTES
 from helpers import square_function
 
 
@@ -135,6 +136,31 @@ def test_a_gradient_nobody_else_holds_becomes_grad_without_a_copy(how, adopted):
     if seen is not None and not adopted:
         seen[:] = 7.0  # the memory someone else holds is not the gradient's
     assert x.grad.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("how, in_place", [("fresh", True), ("reshape", True), ("keep", False),
+                                            ("half", False)])
+def test_a_later_gradient_is_added_into_the_first_only_if_nobody_else_holds_it(how, in_place):
+    """The saving `adoption.accumulable` decides: x's node receives two gradients; the second
+    is added into the first where the engine's table alone holds that array (then the leaf
+    adopts it), and memory anyone else holds (a kept array, the base of a slice) is never
+    written."""
+    _Handing.seen.clear()
+    x = leaf(np.ones(ACCUMULATE_MIN_BYTES // 8))   # (float64: from the size it does that)
+    (_Handing.apply(x, how=how) + _Handing.apply(x, how=how)).sum().backward()
+    first = _Handing.seen[0] if how == "keep" else _Handing.seen[0]()
+    assert (x.grad.numpy() is first) == in_place
+    assert (x.grad.numpy() == 2.0).all()
+    if how == "keep":
+        assert all((a == 1.0).all() for a in _Handing.seen)
+
+
+def test_small_gradients_are_added_into_a_new_array():
+    """Below ACCUMULATE_MIN_BYTES the sum is a new array (cheaper there, see adoption.py)."""
+    _Handing.seen.clear()
+    x = leaf(np.ones(ACCUMULATE_MIN_BYTES // 8 - 1))
+    (_Handing.apply(x) + _Handing.apply(x)).sum().backward()
+    assert x.grad.numpy() is not _Handing.seen[0]() and (x.grad.numpy() == 2.0).all()
 
 
 def test_retain_graph_allows_second_backward():

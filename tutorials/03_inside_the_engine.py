@@ -87,7 +87,9 @@ print(inspect.getsource(engine.run_backward))
 # adds it into `.grad`; any other node checks that its saved arrays are still there and
 # unchanged, calls its `backward`, frees what it saved, and hands each input's gradient on:
 # fitted to the input's shape and dtype (`_fit`), then either stored (first arrival, the node
-# joins the queue) or **added** to what is there (a later arrival along another path).
+# joins the queue) or **added** to what is there (a later arrival along another path; added
+# into the stored array itself when nothing else refers to it, which `adoption.accumulable`
+# checks by reference count, as PyTorch's engine adds into a buffer no one else uses).
 #
 # ## The order of visits on a diamond
 #

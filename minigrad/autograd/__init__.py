@@ -9,7 +9,8 @@
     views.py         views and in-place writes: a write rebases views and passes through them
     hooks.py         tensor hooks and `retain_grad`
     anomaly_mode.py  `detect_anomaly`
-    adoption.py      whether a leaf may keep a gradient array without copying it
+    adoption.py      whether a gradient array is the engine's alone: a leaf keeps it without a
+                     copy, later gradients are added into it
     gradcheck.py     `gradcheck` and `gradgradcheck`, against central differences
     functional.py    `jacobian`, `hessian`, `vjp`, `jvp`, `hvp`, `vhp`
     forward_ad.py    forward mode with dual numbers (its rules: `minigrad.jvp_rules`)

@@ -6,14 +6,19 @@ each one after every node that sends it gradient (newest first, from a queue, so
 return a gradient in the broadcast shape of its output, and the engine sums it back to the
 input's shape; an op that computed in a promoted dtype (float32 with float64 gives float64)
 returns that dtype, and the engine casts it back (a complex gradient of a real input to its
-real part). Anything else a node needs is a one-line call into the module of the feature:
-version checks (versions.py), anomaly mode (anomaly_mode.py), tensor hooks (hooks.py).
+real part). Gradients arriving at one node along several paths are added up, into the first
+one's array where nothing else refers to it (adoption.py). Anything else a node needs is a
+one-line call into the module of the feature: version checks (versions.py), anomaly mode
+(anomaly_mode.py), tensor hooks (hooks.py).
 """
 from __future__ import annotations
 
 from heapq import heappop, heappush
 
+import numpy as np
+
 from ..grad_mode import _state
+from .adoption import accumulable
 from .anomaly_mode import check_finite
 from .function import AccumulateGrad, _node_of
 from .hooks import run_pre_hooks
@@ -58,6 +63,8 @@ def run_backward(tensor, grad, retain_graph=False):
                 if prev is None:
                     grads[child] = ig
                     heappush(queue, (-child.sequence_nr, child))
+                elif accumulable(prev):  # the table's alone: add into it (see adoption.py)
+                    np.add(prev, ig, out=prev)
                 else:
                     grads[child] = prev + ig
         in_grads = ig = prev = None  # the loop's only references: see adoption.adoptable

@@ -57,6 +57,8 @@ def snapshot_versions(ctx, args, arrays, out):
         i += 1
         if s is arr:
             x = out
+        elif s is None:  # a place left empty (Mul's, for an operand that wants no gradient)
+            continue
         else:
             j = 0
             for a in arrays:
