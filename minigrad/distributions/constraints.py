@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-           "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-           "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
-           "positive_integer", "real", "real_vector", "simplex", "unit_interval"]
+__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+           "greater_than", "greater_than_eq", "half_open_interval", "independent",
+           "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky",
+           "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
+           "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real",
+           "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -166,6 +167,39 @@ class _LowerCholesky(_LowerTriangular):
         return super().check(value) & (np.diagonal(value, axis1=-2, axis2=-1) > 0).all(-1)
 
 
+class _CorrCholesky(_LowerCholesky):
+    """A lower Cholesky factor whose rows have unit length (to 10 eps per column, as
+    PyTorch's): the Cholesky factor of a correlation matrix."""
+
+    def check(self, value):
+        tol = float(np.finfo(value.dtype).eps) * value.shape[-1] * 10
+        unit_rows = (np.abs(np.linalg.norm(value, axis=-1) - 1.0) <= tol).all(-1)
+        return super().check(value) & unit_rows
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return np.full(value.shape[:-2], value.shape[-2] == value.shape[-1], bool)
+
+
+class _Symmetric(_Square):
+    def check(self, value):
+        square = super().check(value)
+        if not square.all():
+            return square
+        return np.isclose(value, np.swapaxes(value, -1, -2), atol=1e-6).all((-2, -1))
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not symmetric.all():
+            return symmetric
+        return (np.linalg.eigvalsh(value) >= 0).all(-1)
+
+
 class _PositiveDefinite(Constraint):
     """Square, symmetric to 1e-6 and with a Cholesky factor, as PyTorch's checks."""
     event_dim = 2
@@ -207,6 +241,47 @@ class _IndependentConstraint(Constraint):
                 f"{self.reinterpreted_batch_ndims})")
 
 
+class _Cat(Constraint):
+    """`cseq[i]` on the i-th block of `lengths[i]` entries along `dim`, as torch.cat."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"constraints.cat: {len(self.lengths)} lengths for "
+                             f"{len(self.cseq)} constraints")
+        self.dim = dim
+
+    is_discrete = property(lambda self: any(c.is_discrete for c in self.cseq))
+    event_dim = property(lambda self: max(c.event_dim for c in self.cseq))
+
+    def check(self, value):
+        bounds = np.cumsum([0] + self.lengths)
+        return np.concatenate([np.asarray(c.check(np.take(value, range(a, b), self.dim)))
+                               for c, a, b in zip(self.cseq, bounds[:-1], bounds[1:])],
+                              self.dim)
+
+
+class _Stack(Constraint):
+    """`cseq[i]` on the i-th slice along `dim`, as torch.stack."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq, self.dim = list(cseq), dim
+
+    is_discrete = property(lambda self: any(c.is_discrete for c in self.cseq))
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        if value.shape[self.dim] != len(self.cseq):
+            raise ValueError(f"constraints.stack: {value.shape[self.dim]} slices along dim "
+                             f"{self.dim} for {len(self.cseq)} constraints")
+        return np.stack([np.asarray(c.check(np.take(value, i, self.dim)))
+                         for i, c in enumerate(self.cseq)], self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -230,3 +305,9 @@ multinomial = _Multinomial
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+positive_semidefinite = _PositiveSemidefinite()
+corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
+cat = _Cat
+stack = _Stack
