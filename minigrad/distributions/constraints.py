@@ -275,11 +275,10 @@ class _Stack(Constraint):
         return dim + 1 if self.dim + dim < 0 else dim
 
     def check(self, value):
-        if value.shape[self.dim] != len(self.cseq):
-            raise ValueError(f"constraints.stack: {value.shape[self.dim]} slices along dim "
-                             f"{self.dim} for {len(self.cseq)} constraints")
+        """Like PyTorch's, checks as many slices as both value and cseq have."""
+        n = min(value.shape[self.dim], len(self.cseq))
         return np.stack([np.asarray(c.check(np.take(value, i, self.dim)))
-                         for i, c in enumerate(self.cseq)], self.dim)
+                         for i, c in zip(range(n), self.cseq)], self.dim)
 
 
 dependent = _Dependent()
