@@ -17,23 +17,30 @@ from .categorical import Categorical
 from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .folded import HalfCauchy, HalfNormal
 from .gamma import Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from . import kl_exp_family, kl_pareto  # noqa: F401  (their pairs join kl_divergence's table)
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
@@ -49,12 +56,13 @@ from .uniform import Uniform
 from .weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
-           "Categorical", "Cauchy", "Chi2", "ComposeTransform", "CorrCholeskyTransform",
-           "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
-           "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-           "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
+           "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
+           "CorrCholeskyTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
+           "ExpTransform", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
+           "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "InverseGamma",
+           "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli",
            "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-           "NegativeBinomial", "Normal", "OneHotCategorical", "Poisson",
+           "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
            "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
            "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
            "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
