@@ -29,10 +29,11 @@ from .gumbel import Gumbel
 from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
-from . import kl_exp_family, kl_pareto  # noqa: F401  (their pairs join kl_divergence's table)
+from . import kl_exp_family, kl_lowrank, kl_pareto  # noqa: F401  (their pairs join kl_divergence's table)
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .logistic_normal import LogisticNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
@@ -53,6 +54,7 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
                          SoftplusTransform, StackTransform, StickBreakingTransform,
                          TanhTransform, Transform, identity_transform)
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
@@ -60,11 +62,11 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "CorrCholeskyTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
            "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
            "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace",
-           "LogNormal", "LogisticNormal", "LowerCholeskyTransform", "MixtureSameFamily",
-           "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
-           "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
-           "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
-           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
-           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull",
-           "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl",
-           "transform_to", "transforms"]
+           "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+           "OneHotCategorical", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
+           "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform",
+           "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
+           "VonMises", "Weibull", "biject_to", "constraints", "identity_transform",
+           "kl_divergence", "register_kl", "transform_to", "transforms"]
