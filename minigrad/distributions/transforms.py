@@ -22,16 +22,16 @@ from .transform_base import (ComposeTransform, Transform, _broadcast, _sum_right
 from .transforms_matrix import (CorrCholeskyTransform, LowerCholeskyTransform,
                                 PositiveDefiniteTransform)
 from .transforms_simplex import SoftmaxTransform, StickBreakingTransform
-from .transforms_structured import (CatTransform, IndependentTransform, ReshapeTransform,
-                                    StackTransform)
+from .transforms_structured import (CatTransform, CumulativeDistributionTransform,
+                                    IndependentTransform, ReshapeTransform, StackTransform)
 from .utils import broadcast_all, clamp_probs
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
-           "CorrCholeskyTransform", "ExpTransform", "IndependentTransform",
-           "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
-           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-           "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
-           "identity_transform"]
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+           "Transform", "identity_transform"]
 
 
 class ExpTransform(Transform):

@@ -2,7 +2,8 @@
 reshaped, unit Jacobian), `IndependentTransform` (a transform whose log |det J| is summed over
 more trailing dims), and `CatTransform` / `StackTransform` (a transform per block or slice
 along a dim, as torch.cat and torch.stack join them) -- what `biject_to` builds for
-`constraints.independent`, `cat` and `stack`."""
+`constraints.independent`, `cat` and `stack` -- and `CumulativeDistributionTransform`, a
+distribution's cdf as a transform."""
 from __future__ import annotations
 
 import math
@@ -12,7 +13,8 @@ from minigrad import cat, stack, zeros
 from . import constraints
 from .transform_base import Transform, _sum_rightmost
 
-__all__ = ["CatTransform", "IndependentTransform", "ReshapeTransform", "StackTransform"]
+__all__ = ["CatTransform", "CumulativeDistributionTransform", "IndependentTransform",
+           "ReshapeTransform", "StackTransform"]
 
 
 class ReshapeTransform(Transform):
@@ -241,3 +243,31 @@ class StackTransform(_Joined):
     @constraints.dependent_property
     def codomain(self):
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """y = distribution.cdf(x), onto the unit interval (a copula's marginals); the inverse is
+    its icdf and log |dy/dx| its log_prob."""
+    bijective, codomain, sign = True, constraints.unit_interval, +1
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
