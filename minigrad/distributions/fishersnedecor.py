@@ -40,7 +40,8 @@ class FisherSnedecor(Distribution):
     @property
     def mean(self):
         """df2 / (df2 - 2), NaN for df2 <= 2."""
-        return where(self.df2 <= 2, math.nan, self.df2 / (self.df2 - 2))
+        df2 = where(self.df2 <= 2, math.nan, self.df2)
+        return df2 / (df2 - 2)
 
     @property
     def mode(self):
@@ -49,10 +50,10 @@ class FisherSnedecor(Distribution):
 
     @property
     def variance(self):
-        """NaN for df2 <= 4."""
-        d1, d2 = self.df1, self.df2
-        var = 2 * d2.pow(2) * (d1 + d2 - 2) / (d1 * (d2 - 2).pow(2) * (d2 - 4))
-        return where(d2 <= 4, math.nan, var)
+        """NaN for df2 <= 4: df2 is NaN there before the formula, as in PyTorch, so that the
+        gradient in df1 is NaN there too."""
+        d1, d2 = self.df1, where(self.df2 <= 4, math.nan, self.df2)
+        return 2 * d2.pow(2) * (d1 + d2 - 2) / (d1 * (d2 - 2).pow(2) * (d2 - 4))
 
     def rsample(self, sample_shape=()):
         """X1 / X2 for X_i ~ Gamma(df_i / 2, df_i), both kept above the dtype's tiny."""
