@@ -214,6 +214,7 @@ def all_cases():
     import compat_cases_cnn_layers  # after conv's, so that theirs stay the same
     import compat_cases_tensor  # added after conv's, so that their inputs stay the same
     import compat_cases_losses  # after conv's, so that conv's inputs stay the ones they were
+    import compat_cases_distributions_more  # last, so that the others' inputs stay the same
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
             + compat_cases_nn.CASES + compat_cases_layers.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
             + compat_cases_utils.CASES + compat_cases_platform.CASES
@@ -222,7 +223,7 @@ def all_cases():
             + compat_cases_aliases.CASES + compat_cases_functions.CASES
             + compat_cases_special.CASES + compat_cases_conv.CASES
             + compat_cases_cnn_layers.CASES + compat_cases_tensor.CASES
-            + compat_cases_losses.CASES)
+            + compat_cases_losses.CASES + compat_cases_distributions_more.CASES)
 
 
 def covered_names():

@@ -1,9 +1,13 @@
 """`minigrad.distributions`: probability distributions with sampling, log-probabilities and
 entropies, as PyTorch's `torch.distributions`: the scalar families (Normal, Laplace, Cauchy,
-Gumbel, StudentT, Exponential, Gamma, Beta, LogNormal, HalfNormal, Uniform), the discrete
-ones (Bernoulli, Binomial, Geometric, Poisson, Categorical, OneHotCategorical), the vector
-ones (MultivariateNormal, Dirichlet), the ones built from others (Independent,
-MixtureSameFamily, TransformedDistribution with the `transforms`), and `kl_divergence`.
+Gumbel, StudentT, Exponential, Gamma, Beta, LogNormal, HalfNormal, Uniform, Pareto,
+InverseGamma, Kumaraswamy, FisherSnedecor, GeneralizedPareto, VonMises, ContinuousBernoulli),
+the discrete ones (Bernoulli, Binomial, Geometric, Poisson, NegativeBinomial, Categorical,
+OneHotCategorical and its straight-through form), the relaxed ones (RelaxedBernoulli,
+RelaxedOneHotCategorical), the vector ones (MultivariateNormal, LowRankMultivariateNormal,
+Dirichlet, LogisticNormal), the ones built from others (Independent, MixtureSameFamily,
+TransformedDistribution with the `transforms`), `biject_to` / `transform_to` onto each
+constraint, and `kl_divergence`.
 
 Sampling draws from minigrad's random stream (`manual_seed` makes it repeatable; the numbers
 are not PyTorch's); `log_prob`, `entropy`, `cdf` and `rsample` are differentiable and compute
