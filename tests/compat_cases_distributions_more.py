@@ -177,3 +177,14 @@ def _(lib, p, logits, x):
             D.kl_divergence(cb, cb2), isinstance(cb, D.ExponentialFamily),
             D.ExponentialFamily.entropy(cb2), ln.log_prob(simplex / simplex.sum(-1, keepdim=True)),
             tuple(ln.rsample((2,)).shape))
+
+
+@add
+@case("distributions.LKJCholesky", inputs=(f32(3, low=0.5, high=3.0), f32(5, 6)))
+def _(lib, conc, x):
+    D = lib.distributions
+    d = D.LKJCholesky(4, conc)
+    value = D.biject_to(D.constraints.corr_cholesky)(x)          # (5, 4, 4)
+    return (d.log_prob(value[:, None]), D.LKJCholesky(3, 1.5).log_prob(value[:, :3, :3] * 0 +
+            D.CorrCholeskyTransform()(x[:, :3])), d.batch_shape, d.event_shape,
+            tuple(d.sample((2,)).shape), repr(d.support), d.expand((2, 3)).batch_shape)

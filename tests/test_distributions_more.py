@@ -1,7 +1,8 @@
 """LowRankMultivariateNormal (and its KL pairs), VonMises, FisherSnedecor, GeneralizedPareto,
-OneHotCategoricalStraightThrough and CumulativeDistributionTransform against
+OneHotCategoricalStraightThrough, CumulativeDistributionTransform and LKJCholesky against
 torch.distributions: values, dtypes and gradients in float32 and float64, rsample given
-PyTorch's noise, shapes, expand, errors; float64 gradient checks."""
+PyTorch's noise, shapes, expand, errors; float64 gradient checks; LKJCholesky's samples have
+the LKJ marginals (PyTorch's do not, see compat_notes.py)."""
 import numpy as np
 import pytest
 
@@ -203,3 +204,48 @@ def test_gradchecks():
 
     assert gradcheck(lowrank, [loc, w, d])
     assert gradcheck(scalar, [a, b])
+
+
+def _lkj(lib, conc, x):
+    D = lib.distributions
+    value = D.CorrCholeskyTransform()(x)                      # (5, 4, 4)
+    d = D.LKJCholesky(4, conc)                                # batch (3,)
+    return [d.log_prob(value[:, None]), D.LKJCholesky(4, 0.5).log_prob(value),
+            D.LKJCholesky(2, conc[:, None]).log_prob(value[:2, :2, :2] * 0 + D.
+                                                    CorrCholeskyTransform()(x[:2, :1]))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lkj_log_prob_matches_torch(torch, dtype):
+    _compare(torch, _lkj, [np.array([0.5, 1.0, 3.0]), rng.standard_normal((5, 6))], dtype,
+             grad_tol=1e-4 if dtype == "float32" else 1e-10)
+
+
+@pytest.mark.parametrize("dim,eta", [(2, 0.5), (3, 2.0), (5, 0.8)])
+def test_lkj_samples_have_the_lkj_marginals(dim, eta):
+    # every correlation of LKJ(eta) in dim dims is 2 Beta(b, b) - 1, b = eta - 1 + dim / 2
+    mg.manual_seed(1)
+    d = D.LKJCholesky(dim, eta)
+    x = d.sample((20000,)).numpy()
+    assert d.support.check(x).all() and x.shape == (20000, dim, dim)
+    rows, cols = np.tril_indices(dim, -1)
+    corr = (x @ np.swapaxes(x, -1, -2))[:, rows, cols]
+    np.testing.assert_allclose(corr.mean(0), 0.0, atol=0.02)
+    np.testing.assert_allclose(corr.var(0), 1 / (2 * (eta - 1 + dim / 2) + 1), rtol=0.05)
+
+
+def test_lkj_errors_shapes_and_gradcheck(torch):
+    for lib in (torch, mg):
+        with pytest.raises(ValueError, match="greater than or equal to 2"):
+            lib.distributions.LKJCholesky(1)
+        with pytest.raises(ValueError, match="to satisfy the constraint"):
+            lib.distributions.LKJCholesky(3, -1.0, validate_args=True)
+        with pytest.raises(ValueError, match="within the support"):
+            lib.distributions.LKJCholesky(2, validate_args=True).log_prob(lib.eye(2) * 2)
+    d = D.LKJCholesky(3, mg.tensor([1.0, 2.0]))
+    assert d.batch_shape == (2,) and d.event_shape == (3, 3)
+    assert d.expand((4, 2)).sample().shape == (4, 2, 3, 3)
+    conc = mg.tensor([0.7, 2.5], dtype=mg.float64, requires_grad=True)
+    x = mg.tensor(rng.standard_normal((4, 1, 3)), requires_grad=True)
+    assert gradcheck(lambda c, x: D.LKJCholesky(3, c).log_prob(
+        D.CorrCholeskyTransform()(x)).sum(), [conc, x])

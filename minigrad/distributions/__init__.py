@@ -5,9 +5,9 @@ InverseGamma, Kumaraswamy, FisherSnedecor, GeneralizedPareto, VonMises, Continuo
 the discrete ones (Bernoulli, Binomial, Geometric, Poisson, NegativeBinomial, Categorical,
 OneHotCategorical and its straight-through form), the relaxed ones (RelaxedBernoulli,
 RelaxedOneHotCategorical), the vector ones (MultivariateNormal, LowRankMultivariateNormal,
-Dirichlet, LogisticNormal), the ones built from others (Independent, MixtureSameFamily,
-TransformedDistribution with the `transforms`), `biject_to` / `transform_to` onto each
-constraint, and `kl_divergence`.
+Dirichlet, LogisticNormal, and LKJCholesky over correlation factors), the ones built from
+others (Independent, MixtureSameFamily, TransformedDistribution with the `transforms`),
+`biject_to` / `transform_to` onto each constraint, and `kl_divergence`.
 
 Sampling draws from minigrad's random stream (`manual_seed` makes it repeatable; the numbers
 are not PyTorch's); `log_prob`, `entropy`, `cdf` and `rsample` are differentiable and compute
@@ -38,6 +38,7 @@ from .kl import kl_divergence, register_kl
 from . import kl_exp_family, kl_lowrank, kl_pareto  # noqa: F401  (their pairs join kl_divergence's table)
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .logistic_normal import LogisticNormal
@@ -69,8 +70,8 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
            "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
            "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-           "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
-           "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+           "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace",
+           "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
            "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
            "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
            "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
