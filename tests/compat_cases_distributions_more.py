@@ -188,3 +188,17 @@ def _(lib, conc, x):
     return (d.log_prob(value[:, None]), D.LKJCholesky(3, 1.5).log_prob(value[:, :3, :3] * 0 +
             D.CorrCholeskyTransform()(x[:, :3])), d.batch_shape, d.event_shape,
             tuple(d.sample((2,)).shape), repr(d.support), d.expand((2, 3)).batch_shape)
+
+
+@add
+@case("distributions.Wishart", inputs=(f32(2, 3, 3), f32(2, low=3.5, high=6.0)), rtol=1e-4,
+      atol=1e-5)
+def _(lib, a, df):
+    D = lib.distributions
+    cov = a @ a.mT + lib.eye(3)
+    w = D.Wishart(df, covariance_matrix=cov)
+    w2 = D.Wishart(df + 1.0, scale_tril=lib.linalg.cholesky(cov.flip(0)))
+    value = cov.flip(0) * 2.0
+    return (w.log_prob(value), w.entropy(), w.mean, w.variance, w.precision_matrix,
+            D.kl_divergence(w, w2), D.Wishart(4.0, precision_matrix=cov).log_prob(value),
+            tuple(w.rsample((2,)).shape), w.expand((3, 2)).batch_shape)

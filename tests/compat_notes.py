@@ -54,6 +54,8 @@ def _exponential_families(torch, mg):
     assert not isinstance(mg.distributions.Normal(0.0, 1.0), mg.distributions.ExponentialFamily)
     assert isinstance(mg.distributions.ContinuousBernoulli(0.3),
                       mg.distributions.ExponentialFamily)
+    assert isinstance(mg.distributions.Wishart(3.0, mg.eye(2)),
+                      mg.distributions.ExponentialFamily)
     args = [lib.tensor([0.0], dtype=lib.float64) for lib in (torch, mg)]
     try:
         torch.distributions.GeneralizedPareto(args[0], 1.0, 0.1).log_prob(args[0] + 1)
@@ -71,6 +73,25 @@ def _lkj_marginals(torch, mg):
         x = lib.distributions.LKJCholesky(3, 2.0).sample((20000,)).numpy()
         variances.append((x @ np.swapaxes(x, -1, -2))[:, 2, 0].var())
     assert abs(variances[0] - 1 / 6) > 0.03 and abs(variances[1] - 1 / 6) < 0.01
+
+
+def _wishart_rsample(torch, mg):
+    import warnings
+    df = torch.tensor(5.0, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        draws = torch.distributions.Wishart(df, covariance_matrix=torch.eye(3)).rsample((4,))
+    assert any("Singular sample detected" in str(w.message) for w in caught)
+    try:
+        draws.sum().backward()
+        raise AssertionError("PyTorch's Wishart.rsample((4,)) gave a gradient")
+    except RuntimeError:
+        pass
+    df = mg.tensor(5.0, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mg.distributions.Wishart(df, covariance_matrix=mg.eye(3)).rsample((4,)).sum().backward()
+    assert df.grad is not None
 
 
 def _stable_sort(torch, mg):
@@ -641,9 +662,11 @@ DIFFERENCES = [
      "like `normal_`, a fill is refused on any tensor that requires grad while recording, "
      "where PyTorch records it on a non-leaf (with a zero gradient).",
      _random_streams),
-    ("Only ContinuousBernoulli is an `ExponentialFamily`; GeneralizedPareto takes float64.",
+    ("Only ContinuousBernoulli and Wishart are `ExponentialFamily`s; GeneralizedPareto takes "
+     "float64.",
      "`distributions.ExponentialFamily` is there with PyTorch's entropy and Bregman "
-     "`kl_divergence` by autograd, and ContinuousBernoulli derives from it; the older families "
+     "`kl_divergence` by autograd, and ContinuousBernoulli and Wishart derive from it; the "
+     "older families "
      "(Normal, Bernoulli, Gamma, Poisson, ...) derive from `Distribution` only, so "
      "`isinstance(d, ExponentialFamily)` is False for them, while their own `entropy` and KL "
      "pairs give PyTorch's values. PyTorch's GeneralizedPareto.log_prob, cdf and "
@@ -655,6 +678,13 @@ DIFFERENCES = [
      "(LKJCholesky(3, 2.0): variance 0.21 for the third row's, where the density it scores "
      "gives 1/6 to every one). minigrad's samples follow that density; `log_prob` is "
      "PyTorch's.", _lkj_marginals),
+    ("Wishart.rsample redraws only singular samples.",
+     "PyTorch's check of its Bartlett draws lacks a negation: it takes the positive definite "
+     "ones for singular, warns \"Singular sample detected.\" on every call, draws them again "
+     "and writes them in place, so `rsample(sample_shape)` with a non-empty shape has no "
+     "gradient (backward raises). minigrad redraws (and warns about) only the draws that are "
+     "not positive definite, and its rsample is differentiable; the draws have the same "
+     "distribution.", _wishart_rsample),
     ("`Size` prints as a tuple; strides are NumPy's.",
      "`t.shape` and `t.size()` are a `minigrad.Size`, a tuple (`t.shape == (2, 3)` holds) with "
      "`numel()`, as `torch.Size`; its repr is `minigrad.Size([2, 3])`, but `print(t.shape)` "
@@ -987,10 +1017,6 @@ NOT_SUPPORTED = [
     ("F.grid_sample of 5-D inputs (volumes) and mode='bicubic'", "an error names them: sample "
      "4-D images bilinearly or at the nearest pixel (affine_grid makes 5-D grids as well)", ()),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
-    ("torch.distributions' Wishart",
-     "not written yet: put an LKJCholesky prior on the correlation factor and priors on the "
-     "scales (a covariance as diag(s) L L^T diag(s)), or write Wishart's log-density out",
-     ("distributions.Wishart",)),
     ("Tensor.is_inference", "inference_mode() is no_grad() here, so no tensor is an "
      "inference tensor; test requires_grad instead", ("Tensor.is_inference",)),
     ("torch.hub, torch.export, torch.set_flush_denormal",

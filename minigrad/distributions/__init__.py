@@ -5,9 +5,9 @@ InverseGamma, Kumaraswamy, FisherSnedecor, GeneralizedPareto, VonMises, Continuo
 the discrete ones (Bernoulli, Binomial, Geometric, Poisson, NegativeBinomial, Categorical,
 OneHotCategorical and its straight-through form), the relaxed ones (RelaxedBernoulli,
 RelaxedOneHotCategorical), the vector ones (MultivariateNormal, LowRankMultivariateNormal,
-Dirichlet, LogisticNormal, and LKJCholesky over correlation factors), the ones built from
-others (Independent, MixtureSameFamily, TransformedDistribution with the `transforms`),
-`biject_to` / `transform_to` onto each constraint, and `kl_divergence`.
+Dirichlet, LogisticNormal), the matrix ones (Wishart, LKJCholesky over correlation factors),
+the ones built from others (Independent, MixtureSameFamily, TransformedDistribution with the
+`transforms`), `biject_to` / `transform_to` onto each constraint, and `kl_divergence`.
 
 Sampling draws from minigrad's random stream (`manual_seed` makes it repeatable; the numbers
 are not PyTorch's); `log_prob`, `entropy`, `cdf` and `rsample` are differentiable and compute
@@ -64,6 +64,7 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
            "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
@@ -78,5 +79,5 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
            "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
            "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises",
-           "Weibull", "biject_to", "constraints", "identity_transform", "kl_divergence",
+           "Weibull", "Wishart", "biject_to", "constraints", "identity_transform", "kl_divergence",
            "register_kl", "transform_to", "transforms"]
