@@ -35,7 +35,8 @@ from .gumbel import Gumbel
 from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
-from . import kl_exp_family, kl_lowrank, kl_pareto  # noqa: F401  (their pairs join kl_divergence's table)
+# their KL pairs join kl_divergence's table
+from . import kl_exp_family, kl_lowrank, kl_pareto  # noqa: F401
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .lkj_cholesky import LKJCholesky

@@ -6,14 +6,14 @@ normaliser, mean and variance use their Taylor series instead, as PyTorch's."""
 from __future__ import annotations
 
 import math
-import numbers
 
 from minigrad import expm1, log1p, rand, where
 from minigrad.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (broadcast_all, clamp_probs, expand_probs_or_logits, lazy_property,
+                    logits_to_probs, probs_or_logits, probs_to_logits)
 
 __all__ = ["ContinuousBernoulli"]
 
@@ -27,29 +27,21 @@ class ContinuousBernoulli(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        (param,) = broadcast_all(given)
-        if probs is not None:
+        name, param, shape = probs_or_logits(probs, logits)
+        if name == "probs":
             if validate_args is not None and not self.arg_constraints["probs"].check(
                     param.detach().numpy()).all():
                 raise ValueError("The parameter probs has invalid values")
-            self.probs = param = clamp_probs(param)
-        else:
-            self.logits = param
+            param = clamp_probs(param)
+        setattr(self, name, param)
         self._param, self._lims = param, lims
-        shape = () if isinstance(given, numbers.Number) else tuple(param.shape)
         super().__init__(shape, (), validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = _instance if _instance is not None else object.__new__(type(self))
-        batch_shape = tuple(batch_shape)
         new._lims = self._lims
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                new.__dict__[name] = new._param = self.__dict__[name].expand(batch_shape)
-        return self._expanded(new, batch_shape)
+        expand_probs_or_logits(self, new, batch_shape)
+        return self._expanded(new, tuple(batch_shape))
 
     @lazy_property
     def logits(self):

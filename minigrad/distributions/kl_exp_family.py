@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from minigrad import autograd, full_like, log1p, where
+from minigrad import autograd, log1p, where
 
 from .beta import Beta
 from .continuous_bernoulli import ContinuousBernoulli
@@ -14,7 +14,7 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .gumbel import Gumbel
-from .kl import register_kl
+from .kl import _register_infinite_kl, register_kl
 from .laplace import Laplace
 from .normal import Normal
 from .transform_base import _sum_rightmost
@@ -83,18 +83,7 @@ def _kl_uniform_continuous_bernoulli(p, q):
     return where((p.high >= 1.0) | (p.low <= 0.0), math.inf, result)
 
 
-@register_kl(Exponential, ContinuousBernoulli)
-def _kl_exponential_infinity(p, q):
-    return full_like(p.rate, math.inf)
-
-
-@register_kl(Gamma, ContinuousBernoulli)
-def _kl_gamma_infinity(p, q):
-    return full_like(p.concentration, math.inf)
-
-
-@register_kl(Gumbel, ContinuousBernoulli)
-@register_kl(Laplace, ContinuousBernoulli)
-@register_kl(Normal, ContinuousBernoulli)
-def _kl_loc_family_infinity(p, q):
-    return full_like(p.loc, math.inf)
+_register_infinite_kl([(Exponential, ContinuousBernoulli, "rate"),
+                      (Gamma, ContinuousBernoulli, "concentration"),
+                      (Gumbel, ContinuousBernoulli, "loc"), (Laplace, ContinuousBernoulli, "loc"),
+                      (Normal, ContinuousBernoulli, "loc")])

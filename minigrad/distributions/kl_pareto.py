@@ -6,24 +6,20 @@ from __future__ import annotations
 
 import math
 
-from minigrad import full_like, where, xlogy
+from minigrad import where, xlogy
 
 from .beta import Beta
 from .continuous_bernoulli import ContinuousBernoulli
 from .exponential import Exponential
 from .gamma import Gamma
 from .gumbel import Gumbel
-from .kl import register_kl
+from .kl import _register_infinite_kl, register_kl
 from .laplace import Laplace
 from .normal import Normal
 from .pareto import Pareto
 from .uniform import Uniform
 
 __all__ = []
-
-
-def _infinite_like(t):
-    return full_like(t, math.inf)
 
 
 @register_kl(Pareto, Pareto)
@@ -70,35 +66,8 @@ def _kl_uniform_pareto(p, q):
     return where(p.low < q.scale, math.inf, t2 * (q.alpha + 1) - t1)
 
 
-@register_kl(Pareto, Beta)
-@register_kl(Pareto, ContinuousBernoulli)
-@register_kl(Pareto, Uniform)
-def _kl_pareto_infinity(p, q):
-    return _infinite_like(p.scale)
-
-
-@register_kl(Beta, Pareto)
-def _kl_beta_infinity(p, q):
-    return _infinite_like(p.concentration1)
-
-
-@register_kl(ContinuousBernoulli, Pareto)
-def _kl_continuous_bernoulli_infinity(p, q):
-    return _infinite_like(p.probs)
-
-
-@register_kl(Exponential, Pareto)
-def _kl_exponential_infinity(p, q):
-    return _infinite_like(p.rate)
-
-
-@register_kl(Gamma, Pareto)
-def _kl_gamma_infinity(p, q):
-    return _infinite_like(p.concentration)
-
-
-@register_kl(Gumbel, Pareto)
-@register_kl(Laplace, Pareto)
-@register_kl(Normal, Pareto)
-def _kl_loc_family_infinity(p, q):
-    return _infinite_like(p.loc)
+_register_infinite_kl([(Pareto, Beta, "scale"), (Pareto, ContinuousBernoulli, "scale"),
+                      (Pareto, Uniform, "scale"), (Beta, Pareto, "concentration1"),
+                      (ContinuousBernoulli, Pareto, "probs"), (Exponential, Pareto, "rate"),
+                      (Gamma, Pareto, "concentration"), (Gumbel, Pareto, "loc"),
+                      (Laplace, Pareto, "loc"), (Normal, Pareto, "loc")])

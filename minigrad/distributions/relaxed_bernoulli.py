@@ -4,15 +4,14 @@ built as the sigmoid of a `LogitRelaxedBernoulli`, whose samples are
 (logit(u) + logits) / temperature for u uniform."""
 from __future__ import annotations
 
-import numbers
-
 from minigrad import Tensor, rand, tensor
 
 from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (broadcast_all, clamp_probs, expand_probs_or_logits, lazy_property,
+                    logits_to_probs, probs_or_logits, probs_to_logits)
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
@@ -30,27 +29,17 @@ class LogitRelaxedBernoulli(Distribution):
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        (param,) = broadcast_all(given)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
+        name, param, shape = probs_or_logits(probs, logits)
+        setattr(self, name, param)
         self._param = param
         self.temperature = _temperature(temperature, param)
-        shape = () if isinstance(given, numbers.Number) else tuple(param.shape)
         super().__init__(shape, (), validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = _instance if _instance is not None else object.__new__(type(self))
-        batch_shape = tuple(batch_shape)
         new.temperature = self.temperature
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                new.__dict__[name] = new._param = self.__dict__[name].expand(batch_shape)
-        return self._expanded(new, batch_shape)
+        expand_probs_or_logits(self, new, batch_shape)
+        return self._expanded(new, tuple(batch_shape))
 
     @lazy_property
     def logits(self):

@@ -10,8 +10,9 @@ import numpy as np
 from minigrad import Tensor, finfo, get_default_dtype, tensor
 from minigrad.random import generator
 
-__all__ = ["broadcast_all", "clamp_probs", "draw", "lazy_property", "logits_to_probs",
-           "probs_to_logits", "tril_matrix_to_vec", "vec_to_tril_matrix"]
+__all__ = ["broadcast_all", "clamp_probs", "draw", "expand_probs_or_logits", "lazy_property",
+           "logits_to_probs", "probs_or_logits", "probs_to_logits", "tril_matrix_to_vec",
+           "vec_to_tril_matrix"]
 
 
 class lazy_property:
@@ -41,6 +42,24 @@ def broadcast_all(*values):
     values = [v if isinstance(v, Tensor) else tensor(v, dtype=dtype) for v in values]
     shape = np.broadcast_shapes(*(tuple(v.shape) for v in values))
     return [v if tuple(v.shape) == shape else v.expand(shape) for v in values]
+
+
+def probs_or_logits(probs, logits):
+    """(name, tensor, batch shape) of the one of `probs` and `logits` given: the batch shape
+    is () for a number, as PyTorch's relaxed and continuous Bernoullis have it."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    given = probs if probs is not None else logits
+    (param,) = broadcast_all(given)
+    shape = () if isinstance(given, numbers.Number) else tuple(param.shape)
+    return ("probs" if probs is not None else "logits"), param, shape
+
+
+def expand_probs_or_logits(old, new, batch_shape):
+    """`new`'s probs and/or logits (whichever `old` holds) and `_param`: old's, expanded."""
+    for name in ("probs", "logits"):
+        if name in old.__dict__:
+            new.__dict__[name] = new._param = old.__dict__[name].expand(tuple(batch_shape))
 
 
 def clamp_probs(probs):

@@ -12,8 +12,8 @@ import warnings
 
 import numpy as np
 
-from minigrad import (Tensor, arange, cholesky_inverse, cholesky_solve, digamma, einsum,
-                      finfo, linalg, mvlgamma, randn, tensor, where)
+from minigrad import (arange, cholesky_inverse, cholesky_solve, digamma, einsum, finfo,
+                      linalg, mvlgamma, randn, tensor, where)
 
 from . import constraints
 from .chi2 import Chi2
