@@ -241,3 +241,17 @@ def test_cache_returns_the_x_given():
               T.IndependentTransform(T.TanhTransform(), 1, cache_size=1)):
         x = mg.tensor(V)
         assert t.inv(t(x)) is x
+
+
+def test_constraint_checks_take_tensors_as_in_torch(torch):
+    C, TC = constraints, torch.distributions.constraints
+    simplex = np.abs(W) / np.abs(W).sum(-1, keepdims=True)
+    for cm, ct, v in ((C.simplex, TC.simplex, simplex), (C.simplex, TC.simplex, W),
+                      (C.positive, TC.positive, W), (C.unit_interval, TC.unit_interval, simplex),
+                      (C.corr_cholesky, TC.corr_cholesky, T.CorrCholeskyTransform()(
+                          mg.tensor(V)).numpy()), (C.real_vector, TC.real_vector, V),
+                      (C.independent(C.positive, 2), TC.independent(TC.positive, 2), W)):
+        got, want = cm.check(mg.tensor(v)), ct.check(torch.tensor(v))
+        assert isinstance(got, mg.Tensor) and got.dtype == mg.bool
+        np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=repr(ct))
+        assert bool(got.all()) == bool(want.all())

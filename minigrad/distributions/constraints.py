@@ -4,7 +4,11 @@ returns a bool array of the batch's shape, and prints as PyTorch's does, since t
 name it."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+
+from minigrad import Tensor, tensor
 
 __all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
            "greater_than", "greater_than_eq", "half_open_interval", "independent",
@@ -14,13 +18,30 @@ __all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "depend
            "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval"]
 
 
+def _takes_tensors(check):
+    """`check` written on NumPy arrays, also called as PyTorch's is, with a tensor: then its
+    result is a bool tensor (user code calls `constraints.simplex.check(x).all()`)."""
+    @functools.wraps(check)
+    def wrapped(self, value):
+        if isinstance(value, Tensor):
+            return tensor(np.asarray(check(self, np.asarray(value.detach().numpy()))))
+        return check(self, value)
+    return wrapped
+
+
 class Constraint:
     """A region of values; `event_dim` is the number of trailing dims one check covers."""
     event_dim = 0
     is_discrete = False
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "check" in cls.__dict__:
+            cls.check = _takes_tensors(cls.__dict__["check"])
+
     def check(self, value):
-        """A bool array: True where `value` (a NumPy array) is valid, one per event."""
+        """A bool array: True where `value` (a NumPy array, or a tensor: then a bool tensor)
+        is valid, one per event."""
         raise NotImplementedError(f"{type(self).__name__} does not implement check")
 
     def __repr__(self):
