@@ -1,7 +1,7 @@
 """The constraints a distribution's parameters and values must satisfy (PyTorch's
-`torch.distributions.constraints`, the ones its distributions use): each `check(value)`
-returns a bool array of the batch's shape, and prints as PyTorch's does, since the errors
-name it."""
+`torch.distributions.constraints`, the ones its distributions and `biject_to` use): each
+`check(value)` returns a bool array of the batch's shape (a bool tensor when given a tensor,
+as PyTorch's), and prints as PyTorch's does, since the errors name it."""
 from __future__ import annotations
 
 import functools
