@@ -95,4 +95,5 @@ def poisson(input, generator=None):
                                   f"'{torch_dtype_name(rates.dtype)}'")
     if np.any(rates < 0) or np.any(np.isnan(rates)):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return Tensor._wrap(_rng(generator).poisson(rates).astype(rates.dtype))
+    # a 0-d rate gives a Python int, hence the asarray
+    return Tensor._wrap(np.asarray(_rng(generator).poisson(rates)).astype(rates.dtype))

@@ -216,7 +216,8 @@ def all_cases():
     import compat_cases_losses  # after conv's, so that conv's inputs stay the ones they were
     import compat_cases_func  # after the losses', so that their inputs stay the same
     import compat_cases_modules  # after func's, so that the others' inputs stay the same
-    import compat_cases_spectral  # last, with a stream of its own
+    import compat_cases_spectral  # with a stream of its own
+    import compat_cases_distributions_more  # last, so that the others' inputs stay the same
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
             + compat_cases_nn.CASES + compat_cases_layers.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
             + compat_cases_utils.CASES + compat_cases_platform.CASES
@@ -227,7 +228,8 @@ def all_cases():
             + compat_cases_cnn_layers.CASES + compat_cases_tensor.CASES
             + compat_cases_losses.CASES + compat_cases_func.CASES
             + compat_cases_modules.CASES
-            + compat_cases_spectral.CASES)
+            + compat_cases_spectral.CASES
+            + compat_cases_distributions_more.CASES)
 
 
 def covered_names():

@@ -1,16 +1,32 @@
 """The constraints a distribution's parameters and values must satisfy (PyTorch's
-`torch.distributions.constraints`, the ones its distributions use): each `check(value)`
-returns a bool array of the batch's shape, and prints as PyTorch's does, since the errors
-name it."""
+`torch.distributions.constraints`, the ones its distributions and `biject_to` use): each
+`check(value)` returns a bool array of the batch's shape (a bool tensor when given a tensor,
+as PyTorch's), and prints as PyTorch's does, since the errors name it."""
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-           "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-           "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
-           "positive_integer", "real", "real_vector", "simplex", "unit_interval"]
+from minigrad import Tensor, tensor
+
+__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+           "greater_than", "greater_than_eq", "half_open_interval", "independent",
+           "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky",
+           "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
+           "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real",
+           "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval"]
+
+
+def _takes_tensors(check):
+    """`check` written on NumPy arrays, also called as PyTorch's is, with a tensor: then its
+    result is a bool tensor (user code calls `constraints.simplex.check(x).all()`)."""
+    @functools.wraps(check)
+    def wrapped(self, value):
+        if isinstance(value, Tensor):
+            return tensor(np.asarray(check(self, np.asarray(value.detach().numpy()))))
+        return check(self, value)
+    return wrapped
 
 
 class Constraint:
@@ -18,8 +34,14 @@ class Constraint:
     event_dim = 0
     is_discrete = False
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "check" in cls.__dict__:
+            cls.check = _takes_tensors(cls.__dict__["check"])
+
     def check(self, value):
-        """A bool array: True where `value` (a NumPy array) is valid, one per event."""
+        """A bool array: True where `value` (a NumPy array, or a tensor: then a bool tensor)
+        is valid, one per event."""
         raise NotImplementedError(f"{type(self).__name__} does not implement check")
 
     def __repr__(self):
@@ -166,6 +188,39 @@ class _LowerCholesky(_LowerTriangular):
         return super().check(value) & (np.diagonal(value, axis1=-2, axis2=-1) > 0).all(-1)
 
 
+class _CorrCholesky(_LowerCholesky):
+    """A lower Cholesky factor whose rows have unit length (to 10 eps per column, as
+    PyTorch's): the Cholesky factor of a correlation matrix."""
+
+    def check(self, value):
+        tol = float(np.finfo(value.dtype).eps) * value.shape[-1] * 10
+        unit_rows = (np.abs(np.linalg.norm(value, axis=-1) - 1.0) <= tol).all(-1)
+        return super().check(value) & unit_rows
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return np.full(value.shape[:-2], value.shape[-2] == value.shape[-1], bool)
+
+
+class _Symmetric(_Square):
+    def check(self, value):
+        square = super().check(value)
+        if not square.all():
+            return square
+        return np.isclose(value, np.swapaxes(value, -1, -2), atol=1e-6).all((-2, -1))
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not symmetric.all():
+            return symmetric
+        return (np.linalg.eigvalsh(value) >= 0).all(-1)
+
+
 class _PositiveDefinite(Constraint):
     """Square, symmetric to 1e-6 and with a Cholesky factor, as PyTorch's checks."""
     event_dim = 2
@@ -207,6 +262,46 @@ class _IndependentConstraint(Constraint):
                 f"{self.reinterpreted_batch_ndims})")
 
 
+class _Cat(Constraint):
+    """`cseq[i]` on the i-th block of `lengths[i]` entries along `dim`, as torch.cat."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"constraints.cat: {len(self.lengths)} lengths for "
+                             f"{len(self.cseq)} constraints")
+        self.dim = dim
+
+    is_discrete = property(lambda self: any(c.is_discrete for c in self.cseq))
+    event_dim = property(lambda self: max(c.event_dim for c in self.cseq))
+
+    def check(self, value):
+        bounds = np.cumsum([0] + self.lengths)
+        return np.concatenate([np.asarray(c.check(np.take(value, range(a, b), self.dim)))
+                               for c, a, b in zip(self.cseq, bounds[:-1], bounds[1:])],
+                              self.dim)
+
+
+class _Stack(Constraint):
+    """`cseq[i]` on the i-th slice along `dim`, as torch.stack."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq, self.dim = list(cseq), dim
+
+    is_discrete = property(lambda self: any(c.is_discrete for c in self.cseq))
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        """Like PyTorch's, checks as many slices as both value and cseq have."""
+        n = min(value.shape[self.dim], len(self.cseq))
+        return np.stack([np.asarray(c.check(np.take(value, i, self.dim)))
+                         for i, c in zip(range(n), self.cseq)], self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -230,3 +325,9 @@ multinomial = _Multinomial
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+positive_semidefinite = _PositiveSemidefinite()
+corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
+cat = _Cat
+stack = _Stack

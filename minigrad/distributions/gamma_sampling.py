@@ -74,7 +74,8 @@ class StandardGamma(Function):
 
     @staticmethod
     def forward(ctx, alpha):
-        x = generator().standard_gamma(alpha.astype(np.float64)).astype(alpha.dtype)
+        # a 0-d alpha gives a Python float, hence the asarray
+        x = np.asarray(generator().standard_gamma(alpha.astype(np.float64))).astype(alpha.dtype)
         x = np.maximum(x, np.finfo(alpha.dtype).tiny)  # an underflow to 0 has no log
         ctx.save_for_backward(alpha, x)
         return np.asarray(x)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from minigrad import digamma, lgamma, linalg, log1p, where
+from minigrad import digamma, full_like, lgamma, linalg, log1p, where
 
 from .bernoulli import Bernoulli
 from .beta import Beta
@@ -51,6 +51,15 @@ def _lookup(type_p, type_q):
             if (cls_p, cls_q) in _KL and (best is None or i + j < best[0]):
                 best = i + j, _KL[cls_p, cls_q]
     return best[1] if best else None
+
+
+def _register_infinite_kl(pairs):
+    """For each (type_p, type_q, parameter): KL(p || q) = inf where p's support reaches where
+    q has no density, of the shape of p's `parameter` (PyTorch's `_infinite_like`)."""
+    def infinite(parameter):
+        return lambda p, q: full_like(getattr(p, parameter), math.inf)
+    for type_p, type_q, parameter in pairs:
+        register_kl(type_p, type_q)(infinite(parameter))
 
 
 def kl_divergence(p, q):

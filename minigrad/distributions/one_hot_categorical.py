@@ -8,7 +8,7 @@ from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
@@ -75,3 +75,15 @@ class OneHotCategorical(Distribution):
         values = eye(n, dtype=self._param.dtype)
         values = values.reshape((n,) + (1,) * len(self.batch_shape) + (n,))
         return values.expand((n,) + self.batch_shape + (n,)) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose `rsample` is the straight-through estimator (Bengio et al.,
+    2013): the one-hot sample in the forward pass, the gradient of the probabilities in the
+    backward pass."""
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

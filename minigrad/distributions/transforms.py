@@ -1,5 +1,6 @@
 """Invertible maps y = f(x) with the log |det df/dx| of their Jacobian (PyTorch's
-`torch.distributions.transforms`): what `TransformedDistribution` pushes a base distribution
+`torch.distributions.transforms`; the simplex, matrix and structural ones are in their own
+modules and exported here too): what `TransformedDistribution` pushes a base distribution
 through, as a tanh-squashed Normal (SAC's policy) or a log-normal.
 
 A transform's `inv` is the inverse map; `cache_size=1` keeps the last (x, y) pair, so that
@@ -18,10 +19,18 @@ from minigrad.nn.functional import softplus
 from . import constraints
 from .transform_base import (ComposeTransform, Transform, _broadcast, _sum_rightmost,
                              identity_transform)
+from .transforms_matrix import (CorrCholeskyTransform, LowerCholeskyTransform,
+                                PositiveDefiniteTransform)
+from .transforms_simplex import SoftmaxTransform, StickBreakingTransform
+from .transforms_structured import (CatTransform, CumulativeDistributionTransform,
+                                    IndependentTransform, ReshapeTransform, StackTransform)
 from .utils import broadcast_all, clamp_probs
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-           "PowerTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
            "Transform", "identity_transform"]
 
 
