@@ -168,7 +168,8 @@ def _legendre(x, n):
     cases.settle(np.abs(x) == 1.0, np.where((x > 0) | (n % 2 == 0), 1.0, -1.0))
     cases.settle(n == 0, 1.0)
     cases.settle(n == 1, x)
-    _recur(cases, x, n, np.ones_like(x), x, lambda j, x, p, q: ((2 * j + 1) * x * q - j * p) / (j + 1))
+    _recur(cases, x, n, np.ones_like(x), x,
+           lambda j, x, p, q: ((2 * j + 1) * x * q - j * p) / (j + 1))
     return cases.out
 
 
@@ -201,69 +202,47 @@ def _mismatch(a, b):
     return f"shapes {a} and {b} cannot be broadcast together"
 
 
-def chebyshev_polynomial_t(input, n):
-    """Chebyshev's polynomial of the first kind T_n(x), elementwise and broadcast."""
-    return _polynomial("chebyshev_polynomial_t", lambda x, n, _: _chebyshev(0, x, n), input, n)
+def _public(name, compute, doc):
+    """The torch.special function `name`(input, n) computed by `compute(x, n, dtype)`."""
+    def polynomial(input, n):
+        return _polynomial(name, compute, input, n)
+    polynomial.__name__ = polynomial.__qualname__ = name
+    polynomial.__doc__ = doc + ", elementwise and broadcast (x or n may be a number)."
+    return polynomial
 
 
-def chebyshev_polynomial_u(input, n):
-    """Chebyshev's polynomial of the second kind U_n(x), elementwise and broadcast."""
-    return _polynomial("chebyshev_polynomial_u", lambda x, n, _: _chebyshev(1, x, n), input, n)
+def _limit(dtype):
+    """Hermite's highest degree that PyTorch computes in dtype."""
+    return 128 if dtype == np.float32 else 512
 
 
-def chebyshev_polynomial_v(input, n):
-    """Chebyshev's polynomial of the third kind V_n(x), elementwise and broadcast."""
-    return _polynomial("chebyshev_polynomial_v", lambda x, n, _: _chebyshev(2, x, n), input, n)
-
-
-def chebyshev_polynomial_w(input, n):
-    """Chebyshev's polynomial of the fourth kind W_n(x), elementwise and broadcast."""
-    return _polynomial("chebyshev_polynomial_w", lambda x, n, _: _chebyshev(3, x, n), input, n)
-
-
-def shifted_chebyshev_polynomial_t(input, n):
-    """T*_n(x) = T_n(2x - 1), elementwise and broadcast."""
-    return _polynomial("shifted_chebyshev_polynomial_t",
-                       lambda x, n, _: _shifted_chebyshev(0, x, n), input, n)
-
-
-def shifted_chebyshev_polynomial_u(input, n):
-    """U*_n(x) = U_n(2x - 1), elementwise and broadcast."""
-    return _polynomial("shifted_chebyshev_polynomial_u",
-                       lambda x, n, _: _shifted_chebyshev(1, x, n), input, n)
-
-
-def shifted_chebyshev_polynomial_v(input, n):
-    """V*_n(x) = V_n(2x - 1), elementwise and broadcast."""
-    return _polynomial("shifted_chebyshev_polynomial_v",
-                       lambda x, n, _: _shifted_chebyshev(2, x, n), input, n)
-
-
-def shifted_chebyshev_polynomial_w(input, n):
-    """W*_n(x) = W_n(2x - 1), elementwise and broadcast."""
-    return _polynomial("shifted_chebyshev_polynomial_w",
-                       lambda x, n, _: _shifted_chebyshev(3, x, n), input, n)
-
-
-def hermite_polynomial_h(input, n):
-    """The physicists' Hermite polynomial H_n(x), elementwise and broadcast."""
-    return _polynomial("hermite_polynomial_h",
-                       lambda x, n, dt: _hermite(False, x, n, 128 if dt == np.float32 else 512),
-                       input, n)
-
-
-def hermite_polynomial_he(input, n):
-    """The probabilists' Hermite polynomial He_n(x), elementwise and broadcast."""
-    return _polynomial("hermite_polynomial_he",
-                       lambda x, n, dt: _hermite(True, x, n, 128 if dt == np.float32 else 512),
-                       input, n)
-
-
-def laguerre_polynomial_l(input, n):
-    """Laguerre's polynomial L_n(x), elementwise and broadcast."""
-    return _polynomial("laguerre_polynomial_l", lambda x, n, _: _laguerre(x, n), input, n)
-
-
-def legendre_polynomial_p(input, n):
-    """Legendre's polynomial P_n(x), elementwise and broadcast."""
-    return _polynomial("legendre_polynomial_p", lambda x, n, _: _legendre(x, n), input, n)
+chebyshev_polynomial_t = _public("chebyshev_polynomial_t", lambda x, n, _: _chebyshev(0, x, n),
+                                 "Chebyshev's polynomial of the first kind T_n(x)")
+chebyshev_polynomial_u = _public("chebyshev_polynomial_u", lambda x, n, _: _chebyshev(1, x, n),
+                                 "Chebyshev's polynomial of the second kind U_n(x)")
+chebyshev_polynomial_v = _public("chebyshev_polynomial_v", lambda x, n, _: _chebyshev(2, x, n),
+                                 "Chebyshev's polynomial of the third kind V_n(x)")
+chebyshev_polynomial_w = _public("chebyshev_polynomial_w", lambda x, n, _: _chebyshev(3, x, n),
+                                 "Chebyshev's polynomial of the fourth kind W_n(x)")
+shifted_chebyshev_polynomial_t = _public(
+    "shifted_chebyshev_polynomial_t", lambda x, n, _: _shifted_chebyshev(0, x, n),
+    "T*_n(x) = T_n(2x - 1)")
+shifted_chebyshev_polynomial_u = _public(
+    "shifted_chebyshev_polynomial_u", lambda x, n, _: _shifted_chebyshev(1, x, n),
+    "U*_n(x) = U_n(2x - 1)")
+shifted_chebyshev_polynomial_v = _public(
+    "shifted_chebyshev_polynomial_v", lambda x, n, _: _shifted_chebyshev(2, x, n),
+    "V*_n(x) = V_n(2x - 1)")
+shifted_chebyshev_polynomial_w = _public(
+    "shifted_chebyshev_polynomial_w", lambda x, n, _: _shifted_chebyshev(3, x, n),
+    "W*_n(x) = W_n(2x - 1)")
+hermite_polynomial_h = _public("hermite_polynomial_h",
+                               lambda x, n, dtype: _hermite(False, x, n, _limit(dtype)),
+                               "The physicists' Hermite polynomial H_n(x)")
+hermite_polynomial_he = _public("hermite_polynomial_he",
+                                lambda x, n, dtype: _hermite(True, x, n, _limit(dtype)),
+                                "The probabilists' Hermite polynomial He_n(x)")
+laguerre_polynomial_l = _public("laguerre_polynomial_l", lambda x, n, _: _laguerre(x, n),
+                                "Laguerre's polynomial L_n(x)")
+legendre_polynomial_p = _public("legendre_polynomial_p", lambda x, n, _: _legendre(x, n),
+                                "Legendre's polynomial P_n(x)")
