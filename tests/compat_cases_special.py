@@ -291,6 +291,29 @@ def _(lib):
     return lib.ones(2).gcd_(lib.ones(2))
 
 
+_BESSELS = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+            "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")
+
+
+@add
+@case(*(f"special.{n}" for n in _BESSELS),
+      inputs=(_f64(3, 4, low=-20, high=20), _f32(4, 3, low=0.1, high=8), _ints(3, 4), _EDGES),
+      rtol=1e-6, atol=1e-6)
+def _(lib, x, x32, i, edges):
+    # inputs that require grad give results that do not (PyTorch defines no derivative)
+    out = []
+    for name in _BESSELS:
+        out += _forms(lib, getattr(lib.special, name), x, i)
+        out += [getattr(lib.special, name)(x32), getattr(lib.special, name)(edges)]
+    return out
+
+
+@add
+@case(*(f"special.{n}" for n in _BESSELS), compare="raises", match="not implemented for 'Half'")
+def _(lib):
+    return lib.special.bessel_y1(lib.ones(3, dtype=lib.float16))
+
+
 _POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
                 "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
                 "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
