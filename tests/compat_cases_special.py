@@ -292,7 +292,8 @@ def _(lib):
 
 
 _BESSELS = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
-            "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")
+            "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+            "airy_ai")
 
 
 @add

@@ -1051,8 +1051,8 @@ DIFFERENCES = [
      "up to 2e-9 relatively there. Elsewhere, torch.special's values, dtypes, errors "
      "(float16 refused where PyTorch's CPU kernels are missing) and gradients are PyTorch's.",
      _special_namespace_edges),
-    ("torch.special's orthogonal polynomials and Bessel functions J, Y and K are computed in "
-     "float64 for float32 too; the polynomials are NaN at a NaN x.",
+    ("torch.special's orthogonal polynomials, Bessel functions J, Y and K and airy_ai are "
+     "computed in float64 for float32 too; the polynomials are NaN at a NaN x.",
      "PyTorch computes float32 in float32, so the two differ by a few float32 roundings of "
      "the function's scale near its zeros, and where a float32 recurrence overflows midway "
      "PyTorch's reaches inf - inf = NaN where minigrad's rounds its float64 value to +-inf. "
@@ -1109,12 +1109,6 @@ NOT_SUPPORTED = [
      "`track_running_stats=False` or run it in eval mode",
      ("func.functionalize", "func.replace_all_batch_norm_modules_", "func.debug_unwrap",
       "func.rearrange")),
-    ("torch.special.airy_ai",
-     "not written yet: it needs its own float64 evaluation checked against PyTorch's across "
-     "its range; minigrad.special has the rest of torch.special (erf family, ndtr, ndtri, "
-     "log_ndtr, erfcx, gamma functions, gammainc, gammaincc, zeta, the Bessel functions, the "
-     "orthogonal polynomials, xlogy, xlog1py, entr, sinc, ...)",
-     ("special.airy_ai",)),
     ("torch.linalg.eig and eigvals (complex results), ldl_factor, ldl_factor_ex and ldl_solve "
      "(symmetric indefinite factorization)",
      "eigh and eigvalsh for symmetric matrices (minigrad's linear algebra is real: "

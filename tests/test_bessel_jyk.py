@@ -1,5 +1,5 @@
-"""torch.special's Bessel functions J0, J1, Y0, Y1 (minigrad/bessel_jy.py) and K0, K1 and their
-scaled forms (minigrad/bessel_k.py) against PyTorch: float64 to 1e-12 relatively on a dense
+"""torch.special's Bessel functions J0, J1, Y0, Y1 (minigrad/bessel_jy.py), K0, K1 and their
+scaled forms (minigrad/bessel_k.py) and Airy's Ai (minigrad/airy.py) against PyTorch: float64 to 1e-12 relatively on a dense
 grid across both ranges of the approximations, random points over eleven decades, the edges
 (0, -0.0, the switch points, negatives, huge, inf, NaN), float32, integers, 0-d, empty and
 non-contiguous inputs, results that never require grad, and float16 refused."""
@@ -11,14 +11,16 @@ import minigrad as mg
 torch = pytest.importorskip("torch")
 
 NAMES = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
-         "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1"]
+         "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+         "airy_ai"]
 
 _rng = np.random.default_rng(5)
 _X = np.concatenate([
     np.linspace(-30, 30, 3001),
     _rng.uniform(-1, 1, 300) * 10.0 ** _rng.uniform(-8, 3, 300),
     [0.0, -0.0, 5.0, -5.0, 5 + 1e-15, 5 - 1e-15, 2.0, 2 + 1e-15, 2 - 1e-15, 1e-5, 1e-5 - 1e-20,
-     1e-300, 5e-324, 1e300, 700.0, 710.0, 750.0, np.inf, -np.inf, np.nan]])
+     1e-300, 5e-324, 1e300, 700.0, 710.0, 750.0, np.inf, -np.inf, np.nan,
+     2.09, -2.09, 2.09 - 1e-15, -2.09 - 1e-15, 103.892, 103.9, -1e6, 8.3203353]])
 
 
 def _both(name, x, **kw):
@@ -72,3 +74,6 @@ def test_known_values():
                      (s.modified_bessel_k0, 0.42102443824070834),
                      (s.modified_bessel_k1, 0.6019072301972346)):
         assert abs(fn(x).item() - want) < 1e-15
+    # Ai(0) = 3^(-2/3) / Gamma(2/3); Ai(1) (A and S, table 10.11)
+    assert abs(s.airy_ai(x * 0).item() - 0.3550280538878172) < 1e-16
+    assert abs(s.airy_ai(x).item() - 0.1352924163128814) < 1e-15
