@@ -13,8 +13,10 @@ edges:
   cos(n t), U_n = sin((n+1) t) / sin t, V_n = cos((n+1/2) t) / cos(t/2), W_n = sin((n+1/2) t)
   / sin(t/2)) from the degree PyTorch switches at (above 6 for T and the shifted forms, 4 for
   the shifted W, 8 for U, V and W);
-- otherwise the three-term recurrence, n - 1 steps from the degree-1 polynomial; Hermite's
-  degree above 512 (128 for float32) is NaN, as PyTorch's limit.
+- otherwise the three-term recurrence, n - 1 steps from the degree-1 polynomial (one NumPy
+  step for all the elements at once, so a degree in the millions inside the interval, where
+  no value overflows to NaN to end it early, takes seconds); Hermite's degree above 512 (128
+  for float32) is NaN, as PyTorch's limit.
 Computed in float64 and rounded to the operands' dtype (integers give the default float);
 float16 is refused as PyTorch's CPU kernels refuse it.
 
@@ -65,8 +67,9 @@ def _recur(cases, x, n, p, q, step):
     with np.errstate(all="ignore"):
         while index.size:
             live = (j < n) & ~np.isnan(q)
-            out[index[~live]] = q[~live]
-            index, x, n, p, q = index[live], x[live], n[live], p[live], q[live]
+            if not live.all():  # most steps drop nothing: no copies then
+                out[index[~live]] = q[~live]
+                index, x, n, p, q = index[live], x[live], n[live], p[live], q[live]
             p, q = q, step(j, x, p, q)
             j += 1
     cases.todo[...] = False
