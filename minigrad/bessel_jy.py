@@ -151,6 +151,9 @@ def y1_array(x):
 def values(name, array_fn, input):
     """array_fn of the input in float64, rounded to its dtype, as a tensor that does not
     require grad (the newer torch.special functions have no derivative)."""
+    if not isinstance(input, function.Tensor):
+        raise TypeError(f"special_{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     _no_half(name, input)
     return function.Tensor._wrap(_in_float64(array_fn, _floating(input).detach()._array))
 

@@ -180,8 +180,9 @@ def _polynomial(name, compute, input, n):
     """compute(x float64, n int64, dtype) on the broadcast operands, as a tensor of their
     dtype that does not require grad."""
     if not isinstance(input, function.Tensor) and not isinstance(n, function.Tensor):
-        raise TypeError(f"special.{name}(): expected a Tensor as x or n, got "
-                        f"{type(input).__name__} and {type(n).__name__}")
+        raise TypeError(f"special_{name}() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(n).__name__}), but expected one of: "
+                        f"(Tensor x, Tensor n), (Number x, Tensor n), (Tensor x, Number n)")
     dtype = dtypes.computation_dtype((input, n), name, True)
     _no_half(name, np.empty(0, dtype))
     x_array, n_array = (v.detach()._array if isinstance(v, function.Tensor) else np.asarray(v)

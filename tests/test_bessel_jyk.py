@@ -1,8 +1,9 @@
 """torch.special's Bessel functions J0, J1, Y0, Y1 (minigrad/bessel_jy.py), K0, K1 and their
-scaled forms (minigrad/bessel_k.py) and Airy's Ai (minigrad/airy.py) against PyTorch: float64 to 1e-12 relatively on a dense
-grid across both ranges of the approximations, random points over eleven decades, the edges
-(0, -0.0, the switch points, negatives, huge, inf, NaN), float32, integers, 0-d, empty and
-non-contiguous inputs, results that never require grad, and float16 refused."""
+scaled forms (minigrad/bessel_k.py) and Airy's Ai (minigrad/airy.py) against PyTorch: float64
+to 1e-12 relatively on a dense grid across both ranges of the approximations, random points
+over eleven decades, the edges (0, -0.0, the switch points, negatives, huge, inf, NaN),
+float32, integers, 0-d, empty and non-contiguous inputs, results that never require grad, and
+the errors (float16 refused, a number for the tensor)."""
 import numpy as np
 import pytest
 
@@ -60,9 +61,12 @@ def test_other_dtypes_and_forms(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_float16_refused(name):
+def test_errors(name):
     with pytest.raises(NotImplementedError, match=f'"{name}_cpu" not implemented for \'Half\''):
         getattr(mg.special, name)(mg.ones(2, dtype=mg.float16))
+    for lib in (mg, torch):
+        with pytest.raises(TypeError, match=f"special_{name}\\(\\): argument .* must be Tensor"):
+            getattr(lib.special, name)(2.0)
 
 
 def test_known_values():

@@ -85,8 +85,10 @@ def test_no_grad_and_errors(name):
     fn = getattr(mg.special, name)
     with pytest.raises(NotImplementedError, match=f'"{name}_cpu" not implemented for \'Half\''):
         fn(mg.ones(2, dtype=mg.float16), 2)
-    with pytest.raises(TypeError, match=name):
-        fn(2, 3)
+    for lib in (mg, torch):
+        with pytest.raises(TypeError, match=f"special_{name}\\(\\) received an invalid "
+                                            f"combination of arguments - got \\(int, int\\)"):
+            getattr(lib.special, name)(2, 3)
     with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of "
                                            r"tensor b \(3\) at non-singleton dimension 0"):
         fn(mg.ones(2), mg.ones(3))
