@@ -1,15 +1,21 @@
 """`minigrad.special`, PyTorch's `torch.special`: the special functions under their SciPy-style
 names, gathered from the modules that compute them (error_functions, normal_functions,
-gamma_functions, incomplete_gamma, hurwitz_zeta, bessel, log_odds, sinc, precise), with
-PyTorch's aliases (`expit` is sigmoid, `gammaln` lgamma, `psi` digamma) and its forms of
-softmax, log_softmax, logsumexp and round (`decimals`).
+gamma_functions, incomplete_gamma, hurwitz_zeta, bessel, bessel_jy, bessel_k, airy,
+orthogonal_polynomials, log_odds, sinc, precise), with PyTorch's aliases (`expit` is
+sigmoid, `gammaln` lgamma, `psi` digamma) and its forms of softmax, log_softmax, logsumexp
+and round (`decimals`).
 
 `modified_bessel_i0` and `modified_bessel_i1` are I0 and I1 as PyTorch's newer family has
-them: their results, like `spherical_bessel_j0`'s, never require grad (PyTorch defines no
-derivative for them), where `i0` and `i1` are differentiable.
+them: their results, like `spherical_bessel_j0`'s, the J, Y and K functions', `airy_ai`'s and
+the orthogonal polynomials', never require grad (PyTorch defines no derivative for them), where
+`i0` and `i1` are differentiable.
 """
+from .airy import airy_ai
 from .autograd import function as _function
 from .bessel import i0, i0e, i1, i1e
+from .bessel_jy import bessel_j0, bessel_j1, bessel_y0, bessel_y1
+from .bessel_k import (modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0,
+                       scaled_modified_bessel_k1)
 from .error_functions import _no_half, erf, erfc, erfinv, exp2
 from .gamma_functions import digamma, multigammaln, polygamma
 from .gamma_functions import lgamma as gammaln
@@ -17,13 +23,28 @@ from .hurwitz_zeta import zeta
 from .incomplete_gamma import gammainc, gammaincc
 from .log_odds import entr, logit, xlog1py, xlogy
 from .normal_functions import erfcx, log_ndtr, ndtr, ndtri
+from .orthogonal_polynomials import (chebyshev_polynomial_t, chebyshev_polynomial_u,
+                                     chebyshev_polynomial_v, chebyshev_polynomial_w,
+                                     hermite_polynomial_h, hermite_polynomial_he,
+                                     laguerre_polynomial_l, legendre_polynomial_p,
+                                     shifted_chebyshev_polynomial_t,
+                                     shifted_chebyshev_polynomial_u,
+                                     shifted_chebyshev_polynomial_v,
+                                     shifted_chebyshev_polynomial_w)
 from .precise import _floating, expm1, log1p
 from .sinc import sinc, spherical_bessel_j0
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
-           "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr",
-           "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1",
-           "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax",
+__all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+           "chebyshev_polynomial_w", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2",
+           "expit", "expm1", "gammainc", "gammaincc", "gammaln", "hermite_polynomial_h",
+           "hermite_polynomial_he", "i0", "i0e", "i1", "i1e", "laguerre_polynomial_l",
+           "legendre_polynomial_p", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp",
+           "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+           "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
+           "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+           "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+           "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "sinc", "softmax",
            "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
 
 psi = digamma

@@ -289,3 +289,58 @@ def _(lib):
 @case("Tensor.gcd_", compare="raises", match="gcd")
 def _(lib):
     return lib.ones(2).gcd_(lib.ones(2))
+
+
+_BESSELS = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+            "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+            "airy_ai")
+
+
+@add
+@case(*(f"special.{n}" for n in _BESSELS),
+      inputs=(_f64(3, 4, low=-20, high=20), _f32(4, 3, low=0.1, high=8), _ints(3, 4), _EDGES),
+      rtol=1e-6, atol=1e-6)
+def _(lib, x, x32, i, edges):
+    # inputs that require grad give results that do not (PyTorch defines no derivative)
+    out = []
+    for name in _BESSELS:
+        out += _forms(lib, getattr(lib.special, name), x, i)
+        out += [getattr(lib.special, name)(x32), getattr(lib.special, name)(edges)]
+    return out
+
+
+@add
+@case(*(f"special.{n}" for n in _BESSELS), compare="raises", match="not implemented for 'Half'")
+def _(lib):
+    return lib.special.bessel_y1(lib.ones(3, dtype=lib.float16))
+
+
+_POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+                "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")
+
+
+@add
+@case(*(f"special.{n}" for n in _POLYNOMIALS),
+      inputs=(_f64(3, 4, low=-1.2, high=1.2), _f32(4, 3, low=-1.2, high=1.2),
+              A(_own.integers(-1, 12, (3, 4))), _ints(3, 4),
+              A(np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.0, float("inf"), float("-inf")]))),
+      rtol=1e-5, atol=1e-5)
+def _(lib, x, x32, n, i, edges):
+    # inputs that require grad give results that do not (PyTorch defines no derivative);
+    # atol: PyTorch computes float32 in float32, a few roundings of 1 near the zeros
+    out = []
+    for name in _POLYNOMIALS:
+        fn = getattr(lib.special, name)
+        out += [fn(x, n), fn(x.t()[::2], n.t()[::2]), fn(x[0, 0], 5), fn(x[:0], n[:0]),
+                fn(i, n), fn(x32, 3), fn(0.25, n), fn(x, 4.5), fn(edges[:, None], n[0])]
+    return out
+
+
+@add
+@case(*(f"special.{n}" for n in _POLYNOMIALS), compare="raises",
+      match="not implemented for 'Half'")
+def _(lib):
+    return lib.special.legendre_polynomial_p(lib.ones(3, dtype=lib.float16), 2)

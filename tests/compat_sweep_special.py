@@ -21,7 +21,9 @@ def _special(name):
 UNARY_SPECIAL = [_special(n) for n in (
     "expit", "logit", "gammaln", "psi", "digamma", "i0", "i0e", "i1", "i1e", "ndtr", "log_ndtr",
     "erf", "erfc", "erfcx", "exp2", "expm1", "log1p", "entr", "sinc", "spherical_bessel_j0",
-    "modified_bessel_i0", "modified_bessel_i1", "round")] + [
+    "modified_bessel_i0", "modified_bessel_i1", "round", "bessel_j0", "bessel_j1", "bessel_y0",
+    "bessel_y1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "airy_ai")] + [
     _u("special.ndtri", lambda L, x: L.special.ndtri(x / 6 + 0.5)),
     _u("special.erfinv", lambda L, x: L.special.erfinv(x / 3)),
     _u("special.polygamma", lambda L, x: L.special.polygamma(2, x)),
@@ -48,7 +50,11 @@ BINARY_SPECIAL = [
     _b("special.gammaincc", lambda L, x, y: L.special.gammaincc(x, y)),
     _b("special.gammainc (domain)", lambda L, x, y: L.special.gammainc(x.abs(), y.abs())),
     _b("special.gammaincc (domain)", lambda L, x, y: L.special.gammaincc(x.abs(), y.abs())),
-]
+] + [_b(f"special.{n}", lambda L, x, y, n=n: getattr(L.special, n)(x, y)) for n in (
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+    "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")]
 INPLACE_SPECIAL = [_u(f"Tensor.{m}", lambda L, x, m=m: getattr(x, m)()) for m in (
     "sinc_", "lgamma_", "digamma_", "i0_", "logit_", "deg2rad_", "rad2deg_", "frac_",
     "absolute_", "negative_", "fix_")] + [
