@@ -1,0 +1,161 @@
+"""The profiler's hooks into the engine, and `record_function`.
+
+While a `Recorder` runs, it sits in three lists the engine checks: `function._enter_hooks`
+(called before an op's forward) and `function._apply_hooks` (after it) time every
+`Function.apply`, and `engine._backward_timers` times every node of a backward pass. With no
+profiler running those lists are empty, so an op or a node pays one falsy check for all this.
+
+Events nest per thread: each thread has its own stack of open events, and an event's parent is
+the one open below it when it starts. Ops run in any thread while the recorder runs are
+recorded, each with its thread's id.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+from ..autograd import engine, function
+from .events import EventList, FunctionEvent
+
+_lock = threading.Lock()
+_active = [None]  # the one running Recorder, or None
+
+
+def active():
+    """The running Recorder, or None."""
+    return _active[0]
+
+
+class Recorder:
+    """Collects the events of one profiling window (start() to stop())."""
+
+    def __init__(self, record_shapes=False):
+        self.record_shapes = record_shapes
+        self.events = []  # finished events, in order of their end
+        self._ids = itertools.count()
+        self._local = threading.local()
+        self._t0 = 0
+
+    # --- switching on and off ---------------------------------------------------------------
+
+    def start(self):
+        with _lock:
+            if _active[0] is not None:
+                raise RuntimeError("profiler: a profiler is already running; minigrad runs one "
+                                   "at a time (stop the first before starting another)")
+            _active[0] = self
+            self._t0 = time.perf_counter_ns()
+            function._enter_hooks.append(self._op_enter)
+            function._apply_hooks.append(self._op_exit)
+            engine._backward_timers.append(self._time_node)
+
+    def stop(self):
+        """Remove every hook and close the events left open (a range still entered)."""
+        with _lock:
+            if _active[0] is not self:
+                return
+            function._enter_hooks.remove(self._op_enter)
+            function._apply_hooks.remove(self._op_exit)
+            engine._backward_timers.remove(self._time_node)
+            _active[0] = None
+        stack = self._stack()
+        while stack:
+            self.end(stack[-1])
+
+    def results(self):
+        """The finished events in order of their start, parents before their children."""
+        return EventList(sorted(self.events, key=lambda e: (e.time_range.start, e.id)))
+
+    # --- events ---------------------------------------------------------------------------------
+
+    def _now(self):
+        return (time.perf_counter_ns() - self._t0) / 1000.0
+
+    def _stack(self):
+        try:
+            return self._local.stack
+        except AttributeError:
+            stack = self._local.stack = []
+            return stack
+
+    def begin(self, name, kind, shapes=()):
+        stack = self._stack()
+        event = FunctionEvent(next(self._ids), name, threading.get_ident(), self._now(),
+                              shapes, kind, stack[-1] if stack else None)
+        stack.append(event)
+        return event
+
+    def end(self, event):
+        """Close `event`, and first any event opened after it and never closed (an op whose
+        forward raised, so that its end hook never ran): those end now too."""
+        now, stack = self._now(), self._stack()
+        if event not in stack:
+            return  # closed already (stop() closes what is left open)
+        while stack:
+            top = stack.pop()
+            top.time_range.end = now
+            self.events.append(top)
+            if top.cpu_parent is not None:
+                top.cpu_parent.cpu_children.append(top)
+            if top is event:
+                return
+
+    # --- the hooks ------------------------------------------------------------------------------
+
+    def _shapes(self, args):
+        if not self.record_shapes:
+            return ()
+        return [list(a.shape) if hasattr(a, "shape") else [] for a in args]
+
+    def _op_enter(self, cls, args):
+        self.begin(cls.__name__, "cpu_op", self._shapes(args))
+
+    def _op_exit(self, cls, args, kwargs, out):
+        stack = self._stack()
+        # the newest open event of this op (another op's forward may have raised inside it)
+        for event in reversed(stack):
+            if event.kind == "cpu_op" and event.name == cls.__name__:
+                self.end(event)
+                return
+
+    def _time_node(self, node, fn, *args):
+        grad = args[-1]
+        event = self.begin(node.name(), "backward",
+                           [list(grad.shape)] if self.record_shapes else ())
+        try:
+            return fn(*args)
+        finally:
+            self.end(event)
+
+
+class record_function:
+    """A named range in the profile, nested around the ops run inside it: a context manager
+    (`with record_function("attention"):`) or a decorator. Costs nothing with no profiler
+    running. `args` is kept as PyTorch's is, as a string shown in the trace."""
+
+    def __init__(self, name, args=None):
+        self.name, self.args = name, args
+        self._event = self._recorder = None
+
+    def __enter__(self):
+        recorder = _active[0]
+        if recorder is not None:
+            self._recorder = recorder
+            self._event = recorder.begin(self.name, "user_annotation")
+        return self
+
+    def __exit__(self, *exc):
+        if self._event is not None:
+            self._recorder.end(self._event)
+            self._event = self._recorder = None
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            with record_function(self.name, self.args):
+                return fn(*args, **kwargs)
+        return wrapped
