@@ -35,6 +35,7 @@ class FunctionEvent:
         self.time_range = Interval(start_us, start_us)
         self.input_shapes = list(input_shapes)
         self.cpu_parent, self.cpu_children = parent, []
+        self.trace_name = name  # its name in the chrome trace
 
     @property
     def key(self):
@@ -146,7 +147,7 @@ def chrome_trace(events):
     pid = os.getpid()
     out = []
     for e in events:
-        entry = {"ph": "X", "cat": e.kind, "name": e.name, "pid": pid, "tid": e.thread,
+        entry = {"ph": "X", "cat": e.kind, "name": e.trace_name, "pid": pid, "tid": e.thread,
                  "ts": e.time_range.start, "dur": e.cpu_time_total, "args": {}}
         if e.input_shapes:
             entry["args"]["Input Dims"] = e.input_shapes

@@ -5,9 +5,9 @@ While a `Recorder` runs, it sits in three lists the engine checks: `function._en
 `Function.apply`, and `engine._backward_timers` times every node of a backward pass. With no
 profiler running those lists are empty, so an op or a node pays one falsy check for all this.
 
-Events nest per thread: each thread has its own stack of open events, and an event's parent is
-the one open below it when it starts. Ops run in any thread while the recorder runs are
-recorded, each with its thread's id.
+As PyTorch's profiler does, it records the thread that started it: ops that other threads run
+meanwhile pass through the hooks and are left out. Events nest: an event's parent is the one
+open below it when it starts.
 """
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ class Recorder:
         self.record_shapes = record_shapes
         self.events = []  # finished events, in order of their end
         self._ids = itertools.count()
-        self._local = threading.local()
+        self._stack = []  # the events open now, innermost last
+        self._thread = threading.get_ident()
         self._t0 = 0
 
     # --- switching on and off ---------------------------------------------------------------
@@ -45,6 +46,7 @@ class Recorder:
                 raise RuntimeError("profiler: a profiler is already running; minigrad runs one "
                                    "at a time (stop the first before starting another)")
             _active[0] = self
+            self._thread = threading.get_ident()
             self._t0 = time.perf_counter_ns()
             function._enter_hooks.append(self._op_enter)
             function._apply_hooks.append(self._op_exit)
@@ -59,9 +61,8 @@ class Recorder:
             function._apply_hooks.remove(self._op_exit)
             engine._backward_timers.remove(self._time_node)
             _active[0] = None
-        stack = self._stack()
-        while stack:
-            self.end(stack[-1])
+        if self._stack:
+            self.end(self._stack[0], force=True)
 
     def results(self):
         """The finished events in order of their start, parents before their children."""
@@ -72,24 +73,24 @@ class Recorder:
     def _now(self):
         return (time.perf_counter_ns() - self._t0) / 1000.0
 
-    def _stack(self):
-        try:
-            return self._local.stack
-        except AttributeError:
-            stack = self._local.stack = []
-            return stack
-
     def begin(self, name, kind, shapes=()):
-        stack = self._stack()
-        event = FunctionEvent(next(self._ids), name, threading.get_ident(), self._now(),
-                              shapes, kind, stack[-1] if stack else None)
+        """Open an event, or return None in a thread other than the profiler's."""
+        if threading.get_ident() != self._thread:
+            return None
+        stack = self._stack
+        event = FunctionEvent(next(self._ids), name, self._thread, self._now(), shapes, kind,
+                              stack[-1] if stack else None)
+        if name.startswith("ProfilerStep#"):  # PyTorch's events name every step alike,
+            event.name, event.trace_name = "ProfilerStep*", name  # its trace by number
         stack.append(event)
         return event
 
-    def end(self, event):
+    def end(self, event, force=False):
         """Close `event`, and first any event opened after it and never closed (an op whose
         forward raised, so that its end hook never ran): those end now too."""
-        now, stack = self._now(), self._stack()
+        if event is None or (threading.get_ident() != self._thread and not force):
+            return
+        now, stack = self._now(), self._stack
         if event not in stack:
             return  # closed already (stop() closes what is left open)
         while stack:
@@ -112,7 +113,9 @@ class Recorder:
         self.begin(cls.__name__, "cpu_op", self._shapes(args))
 
     def _op_exit(self, cls, args, kwargs, out):
-        stack = self._stack()
+        if threading.get_ident() != self._thread:
+            return
+        stack = self._stack
         # the newest open event of this op (another op's forward may have raised inside it)
         for event in reversed(stack):
             if event.kind == "cpu_op" and event.name == cls.__name__:
@@ -126,7 +129,7 @@ class Recorder:
         try:
             return fn(*args)
         finally:
-            self.end(event)
+            self.end(event)  # (None, a no-op, in another thread)
 
 
 class record_function:

@@ -17,6 +17,11 @@ def _percent(part, whole):
     return f"{100.0 * part / whole:.2f}%" if whole else "0.00%"
 
 
+def _cut(name, width):
+    """A name cut to `width` characters with "..." (PyTorch's), so that columns stay aligned."""
+    return name if len(name) <= width else name[:width - 3] + "..."
+
+
 def build_table(rows, self_total, row_limit=100, max_name_column_width=55, header=None):
     """`rows` (events or their averages, already sorted) as a table; `self_total`, the self
     CPU time of everything profiled, is what the percentages are of."""
@@ -26,14 +31,14 @@ def build_table(rows, self_total, row_limit=100, max_name_column_width=55, heade
     names = [r.key for r in rows]
     name_width = min(max([len(n) for n in names] + [len("Name")]) + 4, max_name_column_width)
     titles = ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg", "# of Calls"]
-    line = "-" * name_width + "  " + "  ".join("-" * _COLUMN for _ in titles)
+    line = "-" * name_width + "  " + "".join("-" * _COLUMN + "  " for _ in titles)
     if shapes:
         shape_width = min(max(len(str(r.input_shapes)) for r in rows) + 2, 80)
-        line += "  " + "-" * shape_width
+        line += "-" * shape_width + "  "
 
     def row(name, cells, shape=None):
-        text = f"{name[:name_width]:<{name_width}}  " + "  ".join(f"{c:>{_COLUMN}}" for c in cells)
-        return text + (f"  {shape:<{shape_width}}" if shapes else "")
+        text = f"{_cut(name, name_width):>{name_width}}  " + "".join(f"{c:>{_COLUMN}}  " for c in cells)
+        return text + (f"{shape:>{shape_width}}  " if shapes else "")
 
     out = [header] if header else []
     out += [line, row("Name", titles, "Input Shapes"), line]
