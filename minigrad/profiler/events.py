@@ -36,6 +36,7 @@ class FunctionEvent:
         self.input_shapes = list(input_shapes)
         self.cpu_parent, self.cpu_children = parent, []
         self.trace_name = name  # its name in the chrome trace
+        self.frame = None  # an op's `apply` frame while it runs (recorder.py)
 
     @property
     def key(self):

@@ -12,6 +12,7 @@ open below it when it starts.
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 import time
 
@@ -78,12 +79,26 @@ class Recorder:
         if threading.get_ident() != self._thread:
             return None
         stack = self._stack
+        if stack and stack[-1].kind == "cpu_op":
+            self._close_failed_ops()
         event = FunctionEvent(next(self._ids), name, self._thread, self._now(), shapes, kind,
                               stack[-1] if stack else None)
         if name.startswith("ProfilerStep#"):  # PyTorch's events name every step alike,
             event.name, event.trace_name = "ProfilerStep*", name  # its trace by number
         stack.append(event)
         return event
+
+    def _close_failed_ops(self):
+        """Close the ops open on top of the stack whose `apply` is no longer running: their
+        forward raised, so their end hook never ran. They end now, when it is noticed. (A
+        genuine parent op is one whose `apply` frame is an ancestor of the caller's.)"""
+        running, frame = set(), sys._getframe(2)
+        while frame is not None:
+            running.add(frame)
+            frame = frame.f_back
+        stack = self._stack
+        while stack and stack[-1].kind == "cpu_op" and stack[-1].frame not in running:
+            self.end(stack[-1])
 
     def end(self, event, force=False):
         """Close `event`, and first any event opened after it and never closed (an op whose
@@ -95,7 +110,7 @@ class Recorder:
             return  # closed already (stop() closes what is left open)
         while stack:
             top = stack.pop()
-            top.time_range.end = now
+            top.time_range.end, top.frame = now, None  # the frame's locals are freed
             self.events.append(top)
             if top.cpu_parent is not None:
                 top.cpu_parent.cpu_children.append(top)
@@ -110,7 +125,9 @@ class Recorder:
         return [list(a.shape) if hasattr(a, "shape") else [] for a in args]
 
     def _op_enter(self, cls, args):
-        self.begin(cls.__name__, "cpu_op", self._shapes(args))
+        event = self.begin(cls.__name__, "cpu_op", self._shapes(args))
+        if event is not None:
+            event.frame = sys._getframe(1)  # the op's `apply`: running until it returns
 
     def _op_exit(self, cls, args, kwargs, out):
         if threading.get_ident() != self._thread:
