@@ -11,11 +11,9 @@ Every op's forward is an event named by its `Function` class (`Add`, `MatMul`, .
 backward node one named by its node (`AddBackward`, `AccumulateGrad`), every
 `record_function` a range around what runs inside it.
 """
-from .events import EventList, FunctionEvent, FunctionEventAvg
 from .profiler import (ProfilerAction, ProfilerActivity, profile, schedule,
                        supported_activities, tensorboard_trace_handler)
 from .recorder import record_function
 
-__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "ProfilerAction",
-           "ProfilerActivity", "profile", "record_function", "schedule", "supported_activities",
-           "tensorboard_trace_handler"]
+__all__ = ["ProfilerAction", "ProfilerActivity", "profile", "record_function", "schedule",
+           "supported_activities", "tensorboard_trace_handler"]
