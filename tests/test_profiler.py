@@ -128,6 +128,17 @@ def test_schedule_records_the_active_steps_of_a_step_loop():
     assert _no_hooks_left()
 
 
+def test_acc_events_keeps_every_windows_events():
+    for acc, expected in ((False, ["step6", "step7"]), (True, ["step2", "step3", "step6", "step7"])):
+        with profile(schedule=schedule(wait=1, warmup=1, active=2, repeat=2),
+                     acc_events=acc) as prof:
+            for i in range(10):
+                with record_function(f"step{i}"):
+                    mg.ones(2) * i
+                prof.step()
+        assert sorted(e.name for e in prof.events() if e.name.startswith("step")) == expected
+
+
 def test_a_window_cut_short_by_the_exit_is_handed_on():
     traces = []
     with profile(schedule=schedule(wait=0, warmup=1, active=3),

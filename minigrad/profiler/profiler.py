@@ -9,6 +9,7 @@ import socket
 import time
 import warnings
 
+from .events import EventList
 from .legacy import profile as _window
 from .legacy import warn_unrecorded
 from .recorder import record_function
@@ -119,7 +120,8 @@ class profile:
         self.activities, self.record_shapes = activities, record_shapes
         self.schedule = schedule if schedule is not None else _always_record
         self.record_steps = schedule is not None
-        self.on_trace_ready = on_trace_ready
+        self.on_trace_ready, self.acc_events = on_trace_ready, acc_events
+        self._earlier = []  # with acc_events: the events of the windows before the last
         self.step_num, self.current_action = 0, self.schedule(0)
         self.profiler, self._window, self.step_rec_fn = None, None, None
 
@@ -133,6 +135,8 @@ class profile:
 
     def _stop_trace(self):
         self._window.__exit__(None, None, None)
+        if self.acc_events and self.profiler is not None:
+            self._earlier += self.profiler.function_events
         self.profiler, self._window = self._window, None
 
     def _trace_ready(self):
@@ -202,6 +206,8 @@ class profile:
         if self.profiler is None:
             raise RuntimeError("profiler: nothing has been recorded yet (no recorded window "
                                "of the schedule has ended)")
+        if self.acc_events:  # every window's events, not only the last one's
+            return EventList(self._earlier + list(self.profiler.events()))
         return self.profiler.events()
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
