@@ -24,7 +24,8 @@ from .function import AccumulateGrad, _node_of
 from .hooks import run_pre_hooks
 from .versions import check_versions
 
-# `timer(node, fn, *args)` calls fn(*args), node's backward, and times it while a profiler runs (profiler/recorder.py)
+# while a profiler runs, its `timer(node, fn, *args)`: calls fn(*args), the node's backward, and
+# times it (profiler/recorder.py); empty otherwise, so a node pays one falsy check
 _backward_timers = []
 
 

@@ -53,7 +53,11 @@ def execute(roots, retain_graph=False, create_graph=False, capture=None):
                     continue  # nothing asked for lies behind this node
             if node.__class__ is AccumulateGrad:
                 if capture is None:
-                    _accumulate_tensor(node, g) if create_graph else node.accumulate(g)
+                    accumulate = _accumulate_tensor if create_graph else AccumulateGrad.accumulate
+                    if _backward_timers:
+                        _backward_timers[0](node, accumulate, node, g)
+                    else:
+                        accumulate(node, g)
                 continue
             if node.saved is None:
                 _raise_freed(node)

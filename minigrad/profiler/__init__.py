@@ -9,7 +9,18 @@
 
 Every op's forward is an event named by its `Function` class (`Add`, `MatMul`, ...), every
 backward node one named by its node (`AddBackward`, `AccumulateGrad`), every
-`record_function` a range around what runs inside it.
+`record_function` a range around what runs inside it. As in PyTorch:
+
+    from minigrad.profiler import ProfilerActivity, profile, record_function
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        with record_function("forward"):
+            loss = model(x).sum()
+        loss.backward()
+    print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=10))
+    prof.export_chrome_trace("trace.json")   # open in chrome://tracing or ui.perfetto.dev
+
+Timing costs a few microseconds per op and node while a profiler runs, so many small ops look
+slower than they are; with none running, the hooks cost one falsy check each.
 """
 from .profiler import (ProfilerAction, ProfilerActivity, profile, schedule,
                        supported_activities, tensorboard_trace_handler)

@@ -37,7 +37,8 @@ def build_table(rows, self_total, row_limit=100, max_name_column_width=55, heade
         line += "-" * shape_width + "  "
 
     def row(name, cells, shape=None):
-        text = f"{_cut(name, name_width):>{name_width}}  " + "".join(f"{c:>{_COLUMN}}  " for c in cells)
+        text = f"{_cut(name, name_width):>{name_width}}  "
+        text += "".join(f"{c:>{_COLUMN}}  " for c in cells)
         return text + (f"{shape:>{shape_width}}  " if shapes else "")
 
     out = [header] if header else []
