@@ -702,9 +702,11 @@ def _profiler_event_names(torch, mg):
         a = lib.ones(3, requires_grad=True)
         with lib.profiler.profile() as prof:
             (a * 2).sum().backward()
+            lib.ones(2)
         names.append({e.name for e in prof.events()})
     assert "aten::mul" in names[0] and "Mul" not in names[0]
     assert {"Mul", "Sum", "MulBackward", "SumBackward", "AccumulateGrad"} == names[1]
+    assert "aten::ones" in names[0] and "ones" not in {n.lower() for n in names[1]}
 
 
 def _profiler_unrecorded_options(torch, mg):
@@ -1109,8 +1111,10 @@ DIFFERENCES = [
      "An op's forward is named by its class (`Mul`, `MatMul`, `Relu`) and a backward node by "
      "its node (`MulBackward`, `AccumulateGrad`), where PyTorch's are aten's "
      "(`aten::mul`, `MulBackward0`) with the ops those call inside (`aten::to`, "
-     "`aten::empty_strided`, ...). The user's `record_function` ranges, their nesting, the "
-     "table's columns and sort keys, `schedule` and the trace files are PyTorch's.",
+     "`aten::empty_strided`, ...); calls that are not a `Function`, as the creation "
+     "functions (`ones`, `randn`), are not events. The user's `record_function` ranges, "
+     "their nesting, the table's columns and sort keys, `schedule` and the trace files are "
+     "PyTorch's.",
      _profiler_event_names),
     ("The profiler records CPU time, calls and input shapes only.",
      "`profile_memory`, `with_stack`, `with_flops` and `with_modules` are accepted with a "

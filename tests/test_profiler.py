@@ -93,6 +93,8 @@ def test_table_is_sorted_and_limited():
     assert rows[1].split()[0] == next(a.key for a in averages if a.cpu_time_total == totals[1])
     by_count = averages.table(sort_by="count").splitlines()[3].split()
     assert by_count[0] == "Add" and by_count[-1] == "30"
+    on_device = averages.table(sort_by="cuda_time_total").splitlines()[3:-2]  # all zero:
+    assert [r.split()[0] for r in on_device] == [a.key for a in averages]  # the order kept
     with pytest.raises(AttributeError, match="cannot sort by 'cuda_time_totl'"):
         averages.table(sort_by="cuda_time_totl")
 

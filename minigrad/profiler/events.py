@@ -24,7 +24,15 @@ class Interval:
         return self.end - self.start
 
 
-class FunctionEvent:
+class _NoDevice:
+    """The device times of events on the CPU alone: zero, as PyTorch's without a GPU (so that a
+    table sorted by "cuda_time_total" works, in the order the events came)."""
+
+    device_time_total = self_device_time_total = 0.0
+    cuda_time_total = self_cuda_time_total = 0.0
+
+
+class FunctionEvent(_NoDevice):
     """One timed range: an op's forward (`kind` "cpu_op"), a backward node ("backward") or a
     user's `record_function` ("user_annotation"), in thread `thread`."""
 
@@ -54,6 +62,10 @@ class FunctionEvent:
     def cpu_time(self):
         return self.cpu_time_total
 
+    @property
+    def is_user_annotation(self):
+        return self.kind == "user_annotation"
+
     def __repr__(self):
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
                 f"cpu_time_total={self.cpu_time_total:.3f}us "
@@ -61,7 +73,7 @@ class FunctionEvent:
                 f"input_shapes={self.input_shapes}>")
 
 
-class FunctionEventAvg:
+class FunctionEventAvg(_NoDevice):
     """The events of one key (a name, and its input shapes when grouped by them) added up."""
 
     def __init__(self, key, input_shapes=None):
