@@ -237,7 +237,7 @@ def test_other_threads_are_not_recorded_and_do_not_disturb_the_nesting():
     assert "in_thread" not in names and "Sin" not in names  # as PyTorch's profiler
     assert names.count("Add") == 5
     assert all(e.cpu_parent.name == "main" for e in prof.events() if e.name == "Add")
-    assert {e.thread for e in prof.events()} == {threading.get_ident()}
+    assert {e.thread for e in prof.events()} == {threading.get_native_id()}
 
 
 def test_create_graph_backward_nodes_are_timed():

@@ -8,6 +8,7 @@ the same thread), so that the self times of all events add up to the time profil
 """
 from __future__ import annotations
 
+import gzip
 import json
 import os
 
@@ -150,8 +151,10 @@ class EventList(list):
 
     def export_chrome_trace(self, path):
         """Write the events as Chrome's trace format: JSON with one complete ("ph": "X") event
-        per range, which chrome://tracing and Perfetto (ui.perfetto.dev) open."""
-        with open(path, "w") as f:
+        per range, which chrome://tracing and Perfetto (ui.perfetto.dev) open; gzipped when
+        `path` ends in ".gz", as PyTorch's."""
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "wt") as f:
             json.dump(chrome_trace(self), f)
 
 

@@ -89,16 +89,7 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False,
         if not worker_name:
             worker_name = f"{socket.gethostname()}_{os.getpid()}"
         file_name = f"{worker_name}.{time.time_ns()}.pt.trace.json"
-        path = os.path.join(dir_name, file_name)
-        if use_gzip:
-            import gzip
-            import json
-
-            from .events import chrome_trace
-            with gzip.open(path + ".gz", "wt") as f:
-                json.dump(chrome_trace(prof.events()), f)
-        else:
-            prof.export_chrome_trace(path)
+        prof.export_chrome_trace(os.path.join(dir_name, file_name + (".gz" if use_gzip else "")))
     return handler_fn
 
 

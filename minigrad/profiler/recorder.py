@@ -36,7 +36,7 @@ class Recorder:
         self.events = []  # finished events, in order of their end
         self._ids = itertools.count()
         self._stack = []  # the events open now, innermost last
-        self._thread = threading.get_ident()
+        self._thread, self._tid = threading.get_ident(), threading.get_native_id()
         self._t0 = 0
 
     # --- switching on and off ---------------------------------------------------------------
@@ -48,6 +48,7 @@ class Recorder:
                                    "at a time (stop the first before starting another)")
             _active[0] = self
             self._thread = threading.get_ident()
+            self._tid = threading.get_native_id()  # the OS's id, the one traces show
             self._t0 = time.perf_counter_ns()
             function._enter_hooks.append(self._op_enter)
             function._apply_hooks.append(self._op_exit)
@@ -81,7 +82,7 @@ class Recorder:
         stack = self._stack
         if stack and stack[-1].kind == "cpu_op":
             self._close_failed_ops()
-        event = FunctionEvent(next(self._ids), name, self._thread, self._now(), shapes, kind,
+        event = FunctionEvent(next(self._ids), name, self._tid, self._now(), shapes, kind,
                               stack[-1] if stack else None)
         if name.startswith("ProfilerStep#"):  # PyTorch's events name every step alike,
             event.name, event.trace_name = "ProfilerStep*", name  # its trace by number
