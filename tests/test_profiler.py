@@ -281,6 +281,8 @@ def test_the_older_autograd_profiler():
 def test_bad_and_unrecorded_options():
     with pytest.raises(RuntimeError, match="CPU only"):
         profile(activities=[ProfilerActivity.CUDA])
+    with pytest.raises(RuntimeError, match="CPU only"):
+        profile(use_cuda=True)
     with pytest.warns(UserWarning, match="profile_memory, with_stack is ignored"):
         profile(profile_memory=True, with_stack=True)
     with pytest.raises(AssertionError, match="active=0"):

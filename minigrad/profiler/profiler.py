@@ -103,6 +103,8 @@ class profile:
                  with_modules=False, experimental_config=None, execution_trace_observer=None,
                  acc_events=False, custom_trace_id_callback=None, use_cuda=None):
         activities = set(activities) if activities is not None else supported_activities()
+        if use_cuda:
+            activities.add(ProfilerActivity.CUDA)
         if not activities <= supported_activities():
             raise RuntimeError(f"profiler: minigrad profiles the CPU only; got activities "
                                f"{sorted(a.name for a in activities)}")
