@@ -37,6 +37,35 @@ def test_counts_equal_the_ops_run_forward_and_backward():
     assert sum(counts.values()) == len(prof.events())
 
 
+def test_counts_equal_an_independent_count_of_a_models_ops_and_nodes():
+    from collections import Counter
+    mg.manual_seed(0)
+    model = mg.nn.Sequential(mg.nn.Linear(5, 8), mg.nn.GELU(), mg.nn.LayerNorm(8),
+                             mg.nn.Linear(8, 2))
+    x = mg.randn(3, 5)
+    applied = Counter()
+    handle = function.add_apply_hook(lambda cls, *_: applied.update([cls.__name__]))
+    try:
+        with profile() as prof:
+            loss = mg.nn.functional.cross_entropy(model(x), mg.tensor([0, 1, 1]))
+            loss.backward()
+    finally:
+        handle.remove()
+    nodes, stack = Counter(), [loss.grad_fn]
+    seen = set()
+    while stack:  # every node the backward pass visits, each once
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        nodes.update([node.name()])
+        stack.extend(node.next_nodes)
+    events = Counter(e.name for e in prof.events())
+    assert {k: v for k, v in events.items() if k in applied} == applied
+    assert {k: v for k, v in events.items() if k not in applied} == nodes
+    assert nodes["AccumulateGrad"] == len(list(model.parameters()))
+
+
 def test_ranges_nest_and_totals_cover_self_times():
     with profile(record_shapes=True) as prof:
         with record_function("outer"):
