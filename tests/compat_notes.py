@@ -704,6 +704,33 @@ def _ctc_blank_in_target(torch, mg):
     assert np.allclose(grads[1].sum(-1), 0) and not np.allclose(grads[0].sum(-1), 0)
 
 
+def _profiler_event_names(torch, mg):
+    names = []
+    for lib in (torch, mg):
+        a = lib.ones(3, requires_grad=True)
+        with lib.profiler.profile() as prof:
+            (a * 2).sum().backward()
+            lib.ones(2)
+        names.append({e.name for e in prof.events()})
+    assert "aten::mul" in names[0] and "Mul" not in names[0]
+    assert {"Mul", "Sum", "MulBackward", "SumBackward", "AccumulateGrad"} == names[1]
+    assert "aten::ones" in names[0] and "ones" not in {n.lower() for n in names[1]}
+
+
+def _profiler_unrecorded_options(torch, mg):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with torch.profiler.profile(profile_memory=True, with_stack=True) as prof:
+            torch.ones(3).exp()
+    assert any(e.cpu_memory_usage for e in prof.events())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with mg.profiler.profile(profile_memory=True, with_stack=True) as prof:
+            mg.ones(3).exp()
+    assert any("profile_memory, with_stack is ignored" in str(w.message) for w in caught)
+    assert not hasattr(prof.events()[0], "cpu_memory_usage")
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -1098,6 +1125,19 @@ DIFFERENCES = [
      "PyTorch's jvp_fn is a traced graph whose results do not. Errors about pytree "
      "structures print minigrad's structure, `(*, {'a': *})`, where PyTorch prints its "
      "TreeSpec.", _linearize_differentiable),
+    ("The profiler's events are minigrad's ops, by their `Function` class.",
+     "An op's forward is named by its class (`Mul`, `MatMul`, `Relu`) and a backward node by "
+     "its node (`MulBackward`, `AccumulateGrad`), where PyTorch's are aten's "
+     "(`aten::mul`, `MulBackward0`) with the ops those call inside (`aten::to`, "
+     "`aten::empty_strided`, ...); calls that are not a `Function`, as the creation "
+     "functions (`ones`, `randn`), are not events. The user's `record_function` ranges, "
+     "their nesting, the table's columns and sort keys, `schedule` and the trace files are "
+     "PyTorch's.",
+     _profiler_event_names),
+    ("The profiler records CPU time, calls and input shapes only.",
+     "`profile_memory`, `with_stack`, `with_flops` and `with_modules` are accepted with a "
+     "warning and not recorded; CUDA activities are refused (minigrad has the CPU alone).",
+     _profiler_unrecorded_options),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be

@@ -218,6 +218,7 @@ def all_cases():
     import compat_cases_modules  # after func's, so that the others' inputs stay the same
     import compat_cases_spectral  # with a stream of its own
     import compat_cases_distributions_more  # last, so that the others' inputs stay the same
+    import compat_cases_profiler  # draws no inputs
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
             + compat_cases_nn.CASES + compat_cases_layers.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
             + compat_cases_utils.CASES + compat_cases_platform.CASES
@@ -229,7 +230,7 @@ def all_cases():
             + compat_cases_losses.CASES + compat_cases_func.CASES
             + compat_cases_modules.CASES
             + compat_cases_spectral.CASES
-            + compat_cases_distributions_more.CASES)
+            + compat_cases_distributions_more.CASES + compat_cases_profiler.CASES)
 
 
 def covered_names():

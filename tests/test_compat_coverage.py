@@ -113,6 +113,11 @@ def test_every_onnx_name_has_a_case():
     assert _uncovered("onnx.errors.", public(onnx.errors, type)) == []
 
 
+def test_every_profiler_name_has_a_case():
+    assert _uncovered("profiler.", public(minigrad.profiler)) == []
+    assert _uncovered("autograd.profiler.", public(minigrad.autograd.profiler)) == []
+
+
 def test_table_names_exist_in_both_libraries(torch):
     missing = [(n, lib.__name__) for n in COVERED for lib in (torch, minigrad)
                if not exists(lib, n)]

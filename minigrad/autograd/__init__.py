@@ -14,6 +14,7 @@
     gradcheck.py     `gradcheck` and `gradgradcheck`, against central differences
     functional.py    `jacobian`, `hessian`, `vjp`, `jvp`, `hvp`, `vhp`
     forward_ad.py    forward mode with dual numbers (its rules: `minigrad.jvp_rules`)
+    profiler.py      the older profiler's names (`minigrad.profiler` has it), loaded on use
 
 The core's modules import the submodules they need, never a name from this file, so
 `gradcheck` (which needs `Tensor`) is exported here without an import cycle.
@@ -31,3 +32,12 @@ __all__ = ["AccumulateGrad", "Function", "Node", "RemovableHandle", "add_record_
            "backward", "bump_version", "detect_anomaly", "enable_grad", "forward_ad",
            "functional", "grad", "gradcheck", "gradgradcheck", "inference_mode",
            "is_grad_enabled", "no_grad", "set_grad_enabled"]
+
+
+def __getattr__(name):
+    # `autograd.profiler` is loaded on first use: it imports minigrad.profiler, which imports
+    # this package's modules
+    if name == "profiler":
+        import importlib
+        return importlib.import_module(f"{__name__}.profiler")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

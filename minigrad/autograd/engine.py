@@ -24,6 +24,10 @@ from .function import AccumulateGrad, _node_of
 from .hooks import run_pre_hooks
 from .versions import check_versions
 
+# while a profiler runs, its `timer(node, fn, *args)`: calls fn(*args), the node's backward, and
+# times it (profiler/recorder.py); empty otherwise, so a node pays one falsy check
+_backward_timers = []
+
 
 def run_backward(tensor, grad, retain_graph=False):
     """Backpropagate `grad` (an array shaped like `tensor`) to every leaf behind `tensor`.
@@ -42,13 +46,19 @@ def run_backward(tensor, grad, retain_graph=False):
         if node.pre_hooks:
             g = run_pre_hooks(node, g)
         if node.__class__ is AccumulateGrad:
-            node.accumulate(g)
+            if _backward_timers:
+                _backward_timers[0](node, node.accumulate, g)
+            else:
+                node.accumulate(g)
             continue
         if node.saved is None:
             _raise_freed(node)
         if node.saved_versions:
             check_versions(node)
-        in_grads = node.backward(node, g)
+        if _backward_timers:
+            in_grads = _backward_timers[0](node, node.backward, node, g)
+        else:
+            in_grads = node.backward(node, g)
         if not isinstance(in_grads, tuple):
             in_grads = (in_grads,)
         if anomaly:

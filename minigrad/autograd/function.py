@@ -52,6 +52,7 @@ def add_record_hook(hook):
 
 
 _apply_hooks = []
+_enter_hooks = []  # `hook(cls, args)` before an op's forward runs: the profiler's start point
 
 
 def add_apply_hook(hook):
@@ -189,6 +190,9 @@ class Function(Node):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run `forward` on the arrays inside `args`; record a node if a gradient is wanted."""
+        if _enter_hooks:  # a profiler is running (profiler/recorder.py): the op's start time
+            for hook in _enter_hooks:
+                hook(cls, args)
         ctx = _new(cls)
         # each input's node (its grad_fn, or its leaf's accumulator) is known before forward
         # runs, as in PyTorch, so that forward can leave unsaved what no gradient will need.

@@ -23,7 +23,7 @@ import numpy as np
 from ..grad_mode import _state, enable_grad
 from ..graph_rules import RULES  # filled by the rule modules, which `minigrad` imports
 from .anomaly_mode import check_finite
-from .engine import _broadcast_axes, _fit, _raise_freed, hand_on
+from .engine import _backward_timers, _broadcast_axes, _fit, _raise_freed, hand_on
 from .function import AccumulateGrad
 from .hooks import run_pre_hooks
 from .versions import check_versions
@@ -53,13 +53,21 @@ def execute(roots, retain_graph=False, create_graph=False, capture=None):
                     continue  # nothing asked for lies behind this node
             if node.__class__ is AccumulateGrad:
                 if capture is None:
-                    _accumulate_tensor(node, g) if create_graph else node.accumulate(g)
+                    accumulate = _accumulate_tensor if create_graph else AccumulateGrad.accumulate
+                    if _backward_timers:
+                        _backward_timers[0](node, accumulate, node, g)
+                    else:
+                        accumulate(node, g)
                 continue
             if node.saved is None:
                 _raise_freed(node)
             if node.saved_versions:
                 check_versions(node)
-            in_grads = _tensor_rule(node, g)(node, g) if create_graph else node.backward(node, g)
+            rule = _tensor_rule(node, g) if create_graph else node.backward
+            if _backward_timers:  # a profiler is running: time the node (engine.py)
+                in_grads = _backward_timers[0](node, rule, node, g)
+            else:
+                in_grads = rule(node, g)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
             if anomaly:
