@@ -215,3 +215,5 @@ OPS = {
 
 from .conv_ops import CONV_OPS  # noqa: E402  (convolution and pooling, in their own module)
 OPS.update(CONV_OPS)
+from .layer_ops import LAYER_OPS  # noqa: E402  (the newer layers' ops)
+OPS.update(LAYER_OPS)

@@ -1,0 +1,108 @@
+"""ONNX nodes for the ops of the newer layers and functions whose forward is compiled code or
+NumPy the tracer cannot follow: SiLU, `Tensor.unfold`'s windows along a dim, `nn.Unfold`'s
+blocks (im2col), running sums, products, einsum, log1p and the inverse trigonometric and
+hyperbolic functions.
+
+Windows and blocks are gathers with constant index arrays (each element read, never
+multiplied), so they are exact for every value, inf and NaN included.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops
+from ..ops._util import normalize_dim, normalize_dims
+from ..ops.dim_windows import UnfoldDim
+from ..ops.einsum import Einsum, parse
+from ..ops.hyperbolic import Acosh, Asinh, Atanh, Cosh, Sinh
+from ..ops.inverse_trig import Acos, Asin, Atan
+from ..ops.product_reductions import Prod
+from ..ops.unfold import Unfold
+from ..precise import Log1p
+from .lowering import elementwise, reduce
+
+
+def _silu(g, rec):
+    x = g.name(rec.inputs[0], rec.out.dtype)
+    return g.node("Mul", [x, g.node("Sigmoid", [x])])
+
+
+def _windows(n, size, step, dilation=1):
+    """(n, size) int64: the positions that window i reads, i * step + k * dilation."""
+    return (np.arange(n)[:, None] * step + np.arange(size) * dilation).astype(np.int64)
+
+
+def _unfold_dim(g, rec):
+    """(..., L, ...) -> (..., W, ..., size): a Gather of the (W, size) window positions along
+    the dim, then the size dim moved to the end."""
+    x, out = rec.inputs[0], rec.out.shape
+    nd = len(x.shape)
+    if nd == 0:  # one element, seen as a window of its own (size 0 or 1)
+        return g.node("Reshape", [g.name(x), g.ints(list(out))])
+    d = normalize_dim(rec.kwargs.get("dimension", 0), nd, "unfold")
+    idx = _windows(out[d], rec.kwargs.get("size", 1), rec.kwargs.get("step", 1))
+    y = g.node("Gather", [g.name(x), g.const(idx)], axis=d)  # (..., W, size, ...)
+    perm = list(range(d + 1)) + list(range(d + 2, nd + 1)) + [d + 1]
+    return g.node("Transpose", [y], perm=perm)
+
+
+def _unfold_blocks(g, rec):
+    """im2col: (N, C, *S) -> (N, C * prod(kernel), prod(out)). The zero-padded input gathered
+    along each spatial dim with its (out, kernel) positions gives (N, C, o1, k1, o2, k2, ...),
+    transposed to (N, C, k1, k2, ..., o1, o2, ...) and flattened: PyTorch's order."""
+    x, kernel, conf = rec.inputs[0], rec.kwargs["kernel"], rec.kwargs["conf"]
+    nd, c = len(kernel), x.shape[1]
+    y = g.name(x)
+    if any(lo or hi for lo, hi in conf.padding):
+        pads = [0, 0] + [lo for lo, _ in conf.padding] + [0, 0] + [hi for _, hi in conf.padding]
+        y = g.node("Pad", [y, g.ints(pads)], mode="constant")
+    for i in range(nd):
+        idx = _windows(conf.out[i], kernel[i], conf.stride[i], conf.dilation[i])
+        y = g.node("Gather", [y, g.const(idx)], axis=2 + 2 * i)
+    perm = [0, 1] + [3 + 2 * i for i in range(nd)] + [2 + 2 * i for i in range(nd)]
+    y = g.node("Transpose", [y], perm=perm)
+    return g.node("Reshape", [y, g.ints([0, c * math.prod(kernel), math.prod(conf.out)])])
+
+
+def _cumsum(g, rec):
+    x = g.name(rec.inputs[0], rec.out.dtype)
+    if len(rec.inputs[0].shape) == 0:
+        return g.node("Identity", [x])
+    axis = normalize_dim(rec.kwargs.get("dim", 0), len(rec.inputs[0].shape), "cumsum")
+    return g.node("CumSum", [x, g.const(np.asarray(axis, np.int64))])
+
+
+def _prod(g, rec):
+    x = rec.inputs[0]
+    dim = rec.kwargs.get("dim")
+    axes = None if dim is None else normalize_dims(dim, len(x.shape), "prod")
+    return reduce(g, "ReduceProd", g.name(x, rec.out.dtype), axes,
+                  rec.kwargs.get("keepdim", False))
+
+
+def _einsum(g, rec):
+    ins, out = parse(rec.kwargs.get("equation", ""), [len(v.shape) for v in rec.inputs])
+    return g.node("Einsum", [g.name(v, rec.out.dtype) for v in rec.inputs],
+                  equation=f"{','.join(ins)}->{out}")
+
+
+def _log1p(g, rec):
+    """log1p without log(1 + x)'s loss for small x (Goldberg's form): with u = 1 + x rounded,
+    x log(u) / (u - 1), and x itself where u is 1."""
+    t = rec.out.dtype
+    x = g.name(rec.inputs[0], t)
+    u = g.node("Add", [x, g.const(np.asarray(1, t))])
+    um1 = g.node("Sub", [u, g.const(np.asarray(1, t))])
+    scaled = g.node("Div", [g.node("Mul", [x, g.node("Log", [u])]), um1])
+    return g.node("Where", [g.node("Equal", [um1, g.const(np.asarray(0, t))]), x, scaled])
+
+
+LAYER_OPS = {
+    ops.Silu: _silu, UnfoldDim: _unfold_dim, Unfold: _unfold_blocks, ops.Cumsum: _cumsum,
+    Prod: _prod, Einsum: _einsum, Log1p: _log1p,
+    Asin: elementwise("Asin"), Acos: elementwise("Acos"), Atan: elementwise("Atan"),
+    Sinh: elementwise("Sinh"), Cosh: elementwise("Cosh"), Asinh: elementwise("Asinh"),
+    Acosh: elementwise("Acosh"), Atanh: elementwise("Atanh"),
+}
