@@ -40,14 +40,17 @@ def compare(op_type, negate=False):
     return convert
 
 
-def reshape(g, x, in_shape, out_shape):
+def reshape(g, x, in_shape, out_shape, spelled=None):
     """Reshape to `out_shape`; dims equal to the input's, in the leading run where they agree,
-    are written 0 ("copy the input's"), so a dynamic batch dim stays dynamic."""
+    are written 0 ("copy the input's"), so a dynamic batch dim stays dynamic; a dim that
+    `spelled` (the shape as the model wrote it) gives as -1 stays -1 (the rest's size)."""
     target = list(out_shape)
     for i in range(min(len(in_shape), len(out_shape))):
         if in_shape[i] != out_shape[i]:
             break
         target[i] = 0
+    if spelled is not None and len(spelled) == len(target) and np.prod(out_shape) > 0:
+        target = [-1 if s == -1 and t != 0 else t for s, t in zip(spelled, target)]
     return g.node("Reshape", [x, g.ints(target)])
 
 
