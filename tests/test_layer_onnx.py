@@ -1,5 +1,5 @@
 """ONNX export of the newer layers and functions: padding in every mode, pixel and channel
-shuffles, instance, batch and local response norm, LP pooling, Bilinear, SiLU, the windows of
+shuffles, instance, batch and local response norm, adaptive max and LP pooling, Bilinear, SiLU, the windows of
 Tensor.unfold and nn.Unfold, running sums, products, einsum, log1p and the inverse
 trigonometric and hyperbolic functions. Each is exported with a dynamic batch, checked by
 onnx's checker and run by onnxruntime, on another batch than the traced one, to minigrad's
@@ -73,6 +73,8 @@ LAYERS = {
     "BatchNorm2d": lambda: nn.BatchNorm2d(4),
     "GroupNorm": lambda: nn.GroupNorm(2, 4),
     "LocalResponseNorm": lambda: nn.LocalResponseNorm(3, alpha=0.1, beta=0.6, k=1.5),
+    "AdaptiveMaxPool2d": lambda: nn.AdaptiveMaxPool2d((4, 3)),
+    "AdaptiveMaxPool2d_None": lambda: nn.AdaptiveMaxPool2d((None, 1)),
     "LPPool2d": lambda: nn.LPPool2d(2, 3, stride=2),
     "LPPool2d_p3": lambda: Fn(lambda x: nn.LPPool2d(3, 2)(x.abs())),
     "SiLU": lambda: nn.SiLU(),
@@ -126,3 +128,17 @@ def test_windows_are_gathers_exact_for_inf_and_nan():
     proto = _exported_matches(model, [_images(1, 3, 5, 6)], [x])
     assert {n.op_type for n in proto.graph.node} >= {"Gather", "Pad"}
     assert not {"Conv", "MatMul", "Mul"} & {n.op_type for n in proto.graph.node}
+
+
+def test_adaptive_max_pool_bins_are_computed_in_the_graph():
+    """The bins' maxima are found by the graph (not positions found for the traced input),
+    overlapping bins included, NaN winning as in PyTorch, in 1, 2 and 3 spatial dims."""
+    for model, shape in ((nn.AdaptiveMaxPool1d(4), (2, 3, 7)),
+                         (nn.AdaptiveMaxPool2d((3, 4)), (2, 3, 7, 5)),
+                         (nn.AdaptiveMaxPool3d((2, 1, 3)), (2, 2, 5, 4, 7))):
+        x = _images(4, *shape[1:], seed=5)
+        x.view(-1)[3], x.view(-1)[10] = float("nan"), float("inf")
+        _exported_matches(model, [_images(*shape)], [x], rtol=0, atol=0)
+    with pytest.raises(mo.errors.UnsupportedOperatorError, match="outside the traced"):
+        mo.export(nn.AdaptiveMaxPool2d(2, return_indices=True), (_images(1, 2, 5, 5),),
+                  io.BytesIO())

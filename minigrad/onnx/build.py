@@ -5,6 +5,7 @@ from onnx import helper
 
 from .errors import UnsupportedOperatorError
 from .graph import Graph, onnx_type
+from .layer_ops import UNREAD
 from .lowering import NUMPY
 from .op_table import OPS
 from .trace import Value
@@ -20,7 +21,8 @@ def _values_in(x):
 
 
 def _operands(rec):
-    for x in (*rec.inputs, *rec.kwargs.values()):
+    unread = UNREAD.get(rec.op, ())
+    for x in (*rec.inputs, *(v for k, v in rec.kwargs.items() if k not in unread)):
         yield from _values_in(x)
 
 

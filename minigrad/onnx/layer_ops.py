@@ -1,5 +1,5 @@
 """ONNX nodes for the ops of the newer layers and functions whose forward is compiled code or
-NumPy the tracer cannot follow: SiLU, `Tensor.unfold`'s windows along a dim, `nn.Unfold`'s
+NumPy the tracer cannot follow: adaptive max pooling, SiLU, `Tensor.unfold`'s windows along a dim, `nn.Unfold`'s
 blocks (im2col), running sums, products, einsum, log1p and the inverse trigonometric and
 hyperbolic functions.
 
@@ -21,6 +21,7 @@ from ..ops.inverse_trig import Acos, Asin, Atan
 from ..ops.product_reductions import Prod
 from ..ops.unfold import Unfold
 from ..precise import Log1p
+from .graph import onnx_type
 from .lowering import elementwise, reduce
 
 
@@ -66,6 +67,31 @@ def _unfold_blocks(g, rec):
     return g.node("Reshape", [y, g.ints([0, c * math.prod(kernel), math.prod(conf.out)])])
 
 
+def _bin_max(g, y, spatial, bins):
+    """The max of each bin of y (N, C, *S): max is separable, so each spatial dim in turn is
+    cut into its bins [floor(i n / o), ceil((i + 1) n / o)) (PyTorch's, overlapping where o
+    does not divide n), each bin's max kept, and the bins concatenated."""
+    for i, (n, o) in enumerate(zip(spatial, bins)):
+        axis = g.ints([2 + i])
+        parts = [g.node("ReduceMax", [g.node("Slice", [y, g.ints([j * n // o]),
+                                                       g.ints([-(-(j + 1) * n // o)]), axis]),
+                                      axis], keepdims=1) for j in range(o)]
+        y = g.node("Concat", parts, axis=2 + i) if o != 1 else parts[0]
+    return y
+
+
+def _adaptive_max(g, rec):
+    """Adaptive max pooling from (N, C, prod(S)). onnxruntime's ReduceMax may skip a NaN, so
+    the bins holding one (the max of the NaN mask) are NaN, as PyTorch's are."""
+    spatial, bins, t = rec.kwargs["spatial"], rec.kwargs["bins"], rec.out.dtype
+    x = g.node("Reshape", [g.name(rec.inputs[0]), g.ints([0, 0, *spatial])])
+    y = _bin_max(g, x, spatial, bins)
+    nan = _bin_max(g, g.node("Cast", [g.node("IsNaN", [x])], to=onnx_type(t)), spatial, bins)
+    y = g.node("Where", [g.node("Greater", [nan, g.const(np.asarray(0, t))]),
+                         g.const(np.asarray(np.nan, t)), y])
+    return g.node("Reshape", [y, g.ints([0, 0, math.prod(bins)])])
+
+
 def _cumsum(g, rec):
     x = g.name(rec.inputs[0], rec.out.dtype)
     if len(rec.inputs[0].shape) == 0:
@@ -99,8 +125,12 @@ def _log1p(g, rec):
     return g.node("Where", [g.node("Equal", [um1, g.const(np.asarray(0, t))]), x, scaled])
 
 
+# keyword operands a converter does not read: adaptive max pooling's positions are found
+# again in the graph, so they are neither computed in the file nor compared between traces
+UNREAD = {ops.AdaptiveMaxGather: frozenset({"index"})}
+
 LAYER_OPS = {
-    ops.Silu: _silu, UnfoldDim: _unfold_dim, Unfold: _unfold_blocks, ops.Cumsum: _cumsum,
+    ops.AdaptiveMaxGather: _adaptive_max, ops.Silu: _silu, UnfoldDim: _unfold_dim, Unfold: _unfold_blocks, ops.Cumsum: _cumsum,
     Prod: _prod, Einsum: _einsum, Log1p: _log1p,
     Asin: elementwise("Asin"), Acos: elementwise("Acos"), Atan: elementwise("Atan"),
     Sinh: elementwise("Sinh"), Cosh: elementwise("Cosh"), Asinh: elementwise("Asinh"),
