@@ -1,9 +1,9 @@
 """ONNX export of the newer layers and functions: padding in every mode, pixel and channel
-shuffles, instance, batch and local response norm, adaptive max and LP pooling, Bilinear, SiLU, the windows of
-Tensor.unfold and nn.Unfold, running sums, products, einsum, log1p and the inverse
-trigonometric and hyperbolic functions. Each is exported with a dynamic batch, checked by
-onnx's checker and run by onnxruntime, on another batch than the traced one, to minigrad's
-outputs."""
+shuffles, instance, batch and local response norm, adaptive max and LP pooling, Bilinear,
+SiLU, the windows of Tensor.unfold, nn.Unfold and nn.Fold, running sums, products, einsum,
+log1p and the inverse trigonometric and hyperbolic functions. Each is exported with a
+dynamic batch, checked by onnx's checker and run by onnxruntime, on another batch than the
+traced one, to minigrad's outputs."""
 import io
 
 import numpy as np
@@ -142,3 +142,12 @@ def test_adaptive_max_pool_bins_are_computed_in_the_graph():
     with pytest.raises(mo.errors.UnsupportedOperatorError, match="outside the traced"):
         mo.export(nn.AdaptiveMaxPool2d(2, return_indices=True), (_images(1, 2, 5, 5),),
                   io.BytesIO())
+
+
+def test_fold_sums_overlapping_blocks():
+    fold = nn.Fold((7, 6), (2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1))
+    blocks = 4 * 2  # positions: (7 + 2 - 2) // 2 + 1 rows, (6 - 5) + 1 columns
+    _exported_matches(fold, [_images(2, 4 * 6, blocks)], [_images(3, 4 * 6, blocks, seed=4)])
+    # unfold then fold: each element times the number of blocks that read it
+    both = Fn(lambda x: F.fold(F.unfold(x, 3, padding=1), (5, 6), 3, padding=1))
+    _exported_matches(both, [_images(1, 2, 5, 6)], [_images(2, 2, 5, 6, seed=6)])

@@ -1,7 +1,7 @@
 """ONNX nodes for the ops of the newer layers and functions whose forward is compiled code or
-NumPy the tracer cannot follow: adaptive max pooling, SiLU, `Tensor.unfold`'s windows along a dim, `nn.Unfold`'s
-blocks (im2col), running sums, products, einsum, log1p and the inverse trigonometric and
-hyperbolic functions.
+NumPy the tracer cannot follow: adaptive max pooling, SiLU, `Tensor.unfold`'s windows along
+a dim, `nn.Unfold`'s blocks (im2col) and `nn.Fold` (col2im), running sums, products,
+einsum, log1p and the inverse trigonometric and hyperbolic functions.
 
 Windows and blocks are gathers with constant index arrays (each element read, never
 multiplied), so they are exact for every value, inf and NaN included.
@@ -19,7 +19,7 @@ from ..ops.einsum import Einsum, parse
 from ..ops.hyperbolic import Acosh, Asinh, Atanh, Cosh, Sinh
 from ..ops.inverse_trig import Acos, Asin, Atan
 from ..ops.product_reductions import Prod
-from ..ops.unfold import Unfold
+from ..ops.unfold import Fold, Unfold
 from ..precise import Log1p
 from .graph import onnx_type
 from .lowering import elementwise, reduce
@@ -92,6 +92,15 @@ def _adaptive_max(g, rec):
     return g.node("Reshape", [y, g.ints([0, 0, math.prod(bins)])])
 
 
+def _fold_blocks(g, rec):
+    """col2im, nn.Fold: ONNX's Col2Im, whose sums of overlapping blocks are PyTorch's."""
+    conf, kernel = rec.kwargs["conf"], rec.kwargs["kernel"]
+    return g.node("Col2Im", [g.name(rec.inputs[0]), g.ints(list(rec.kwargs["x_shape"][2:])),
+                             g.ints(list(kernel))], dilations=list(conf.dilation),
+                  pads=[lo for lo, _ in conf.padding] + [hi for _, hi in conf.padding],
+                  strides=list(conf.stride))
+
+
 def _cumsum(g, rec):
     x = g.name(rec.inputs[0], rec.out.dtype)
     if len(rec.inputs[0].shape) == 0:
@@ -130,7 +139,8 @@ def _log1p(g, rec):
 UNREAD = {ops.AdaptiveMaxGather: frozenset({"index"})}
 
 LAYER_OPS = {
-    ops.AdaptiveMaxGather: _adaptive_max, ops.Silu: _silu, UnfoldDim: _unfold_dim, Unfold: _unfold_blocks, ops.Cumsum: _cumsum,
+    ops.AdaptiveMaxGather: _adaptive_max, ops.Silu: _silu, UnfoldDim: _unfold_dim,
+    Unfold: _unfold_blocks, Fold: _fold_blocks, ops.Cumsum: _cumsum,
     Prod: _prod, Einsum: _einsum, Log1p: _log1p,
     Asin: elementwise("Asin"), Acos: elementwise("Acos"), Atan: elementwise("Atan"),
     Sinh: elementwise("Sinh"), Cosh: elementwise("Cosh"), Asinh: elementwise("Asinh"),
