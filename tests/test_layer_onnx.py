@@ -151,3 +151,8 @@ def test_fold_sums_overlapping_blocks():
     # unfold then fold: each element times the number of blocks that read it
     both = Fn(lambda x: F.fold(F.unfold(x, 3, padding=1), (5, 6), 3, padding=1))
     _exported_matches(both, [_images(1, 2, 5, 6)], [_images(2, 2, 5, 6, seed=6)])
+    # float64 (onnxruntime's Col2Im is float32 only), padding, dilation and stride per dim
+    fold64 = Fn(lambda x: F.fold(x, (5, 4), (2, 3), padding=(1, 2), dilation=(2, 1),
+                                 stride=(1, 2)))
+    x = _images(2, 12, 5 * 3).double()
+    _exported_matches(fold64, [x], [_images(4, 12, 5 * 3, seed=7).double()], rtol=1e-12)

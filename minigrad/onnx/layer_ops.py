@@ -92,13 +92,38 @@ def _adaptive_max(g, rec):
     return g.node("Reshape", [y, g.ints([0, 0, math.prod(bins)])])
 
 
+def _block_positions(kernel, conf, padded):
+    """(prod(kernel) * prod(out),) int64: where in the flattened padded image each column
+    element of col2im goes, kernel offsets first, then block positions (the columns' order)."""
+    nd = len(kernel)
+    flat = np.zeros(tuple(kernel) + tuple(conf.out), np.int64)
+    for i in range(nd):
+        coord = _windows(conf.out[i], kernel[i], conf.stride[i], conf.dilation[i]).T
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = kernel[i], conf.out[i]
+        flat = flat * padded[i] + coord.reshape(shape)
+    return flat.reshape(-1)
+
+
 def _fold_blocks(g, rec):
-    """col2im, nn.Fold: ONNX's Col2Im, whose sums of overlapping blocks are PyTorch's."""
-    conf, kernel = rec.kwargs["conf"], rec.kwargs["kernel"]
-    return g.node("Col2Im", [g.name(rec.inputs[0]), g.ints(list(rec.kwargs["x_shape"][2:])),
-                             g.ints(list(kernel))], dilations=list(conf.dilation),
-                  pads=[lo for lo, _ in conf.padding] + [hi for _, hi in conf.padding],
-                  strides=list(conf.stride))
+    """col2im, nn.Fold: (N, C * prod(kernel), L) -> (N, C, *S). Every column element added
+    (ScatterElements, reduction "add") at its place in the flattened zero-padded image, then
+    the padding cut off. (ONNX's Col2Im would do, but onnxruntime has it for float32 only.)"""
+    conf, kernel, size = rec.kwargs["conf"], rec.kwargs["kernel"], rec.kwargs["x_shape"][2:]
+    c, t = rec.kwargs["x_shape"][1], rec.out.dtype
+    padded = [n + lo + hi for n, (lo, hi) in zip(size, conf.padding)]
+    idx = _block_positions(kernel, conf, padded)
+    upd = g.node("Reshape", [g.name(rec.inputs[0]), g.ints([0, c, idx.size])])
+    shape = g.node("Shape", [upd])
+    index = g.node("Expand", [g.const(idx.reshape(1, 1, -1)), shape])
+    zeros = g.node("Expand", [g.const(np.zeros((), t)), g.node("Concat", [
+        g.node("Slice", [shape, g.ints([0]), g.ints([2])]), g.ints([math.prod(padded)])],
+        axis=0)])
+    y = g.node("ScatterElements", [zeros, index, upd], axis=2, reduction="add")
+    y = g.node("Reshape", [y, g.ints([0, 0, *padded])])
+    return g.node("Slice", [y, g.ints([lo for lo, _ in conf.padding]),
+                            g.ints([lo + n for n, (lo, _) in zip(size, conf.padding)]),
+                            g.ints(list(range(2, 2 + len(size))))])
 
 
 def _cumsum(g, rec):
