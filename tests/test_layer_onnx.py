@@ -1,7 +1,7 @@
 """ONNX export of the newer layers and functions: padding in every mode, pixel and channel
 shuffles, instance, batch and local response norm, adaptive max and LP pooling, Bilinear,
-SiLU, the windows of Tensor.unfold, nn.Unfold and nn.Fold, running sums, products, einsum,
-log1p and the inverse trigonometric and hyperbolic functions. Each is exported with a
+SiLU, the windows of Tensor.unfold, nn.Unfold and nn.Fold, scatter, running sums, products,
+einsum, log1p and the inverse trigonometric and hyperbolic functions. Each is exported with a
 dynamic batch, checked by onnx's checker and run by onnxruntime, on another batch than the
 traced one, to minigrad's outputs."""
 import io
@@ -81,6 +81,10 @@ LAYERS = {
     "unfold_dim": lambda: Fn(lambda x: x.unfold(3, 3, 2)),
     "unfold_overlapping": lambda: Fn(lambda x: x.unfold(1, 2, 1)),
     "nn_Unfold": lambda: nn.Unfold((2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1)),
+    "scatter": lambda: Fn(lambda x: x.scatter(3, x.argmax(3, keepdim=True), x * 3)),
+    "scatter_add_traced_index": lambda: Fn(lambda x: x.scatter_add(
+        3, x.argmax(3, keepdim=True), x.sum(3, keepdim=True))),
+    "scatter_value": lambda: Fn(lambda x: x.scatter(1, x.argmin(1, keepdim=True), -5.0)),
     "cumsum": lambda: Fn(lambda x: x.cumsum(2)),
     "cumsum_bool": lambda: Fn(lambda x: (x > 0).cumsum(-1)),
     "prod": lambda: Fn(lambda x: x.prod(1, keepdim=True)),

@@ -1,7 +1,8 @@
 """ONNX nodes for the ops of the newer layers and functions whose forward is compiled code or
 NumPy the tracer cannot follow: adaptive max pooling, SiLU, `Tensor.unfold`'s windows along
-a dim, `nn.Unfold`'s blocks (im2col) and `nn.Fold` (col2im), running sums, products,
-einsum, log1p and the inverse trigonometric and hyperbolic functions.
+a dim, `nn.Unfold`'s blocks (im2col) and `nn.Fold` (col2im), scatter and scatter_add,
+running sums, products, einsum, log1p and the inverse trigonometric and hyperbolic
+functions.
 
 Windows and blocks are gathers with constant index arrays (each element read, never
 multiplied), so they are exact for every value, inf and NaN included.
@@ -22,7 +23,8 @@ from ..ops.product_reductions import Prod
 from ..ops.unfold import Fold, Unfold
 from ..precise import Log1p
 from .graph import onnx_type
-from .lowering import elementwise, reduce
+from .lowering import elementwise, operand, reduce
+from .trace import Value
 
 
 def _silu(g, rec):
@@ -126,6 +128,25 @@ def _fold_blocks(g, rec):
                             g.ints(list(range(2, 2 + len(size))))])
 
 
+def _scatter(g, rec):
+    """scatter and scatter_add as ScatterElements; only the leading
+    index-shaped block of a larger `src` is written, a number is written everywhere."""
+    a, src = rec.inputs[:2]
+    t, index = rec.out.dtype, rec.kwargs["index"]
+    d = normalize_dim(rec.kwargs.get("dim", 0), len(a.shape), "scatter")
+    idx = operand(g, index, np.int64)
+    if isinstance(src, Value) and src.shape:
+        upd = g.name(src, t)
+        cut = [i for i, (m, n) in enumerate(zip(src.shape, index.shape)) if m != n]
+        if cut:  # only the dims that differ, so that a dynamic batch dim stays dynamic
+            upd = g.node("Slice", [upd, g.ints([0] * len(cut)),
+                                   g.ints([index.shape[i] for i in cut]), g.ints(cut)])
+    else:
+        upd = g.node("Expand", [operand(g, src, t), g.node("Shape", [idx])])
+    add = {"reduction": "add"} if rec.kwargs.get("add", False) else {}
+    return g.node("ScatterElements", [g.name(a, t), idx, upd], axis=d, **add)
+
+
 def _cumsum(g, rec):
     x = g.name(rec.inputs[0], rec.out.dtype)
     if len(rec.inputs[0].shape) == 0:
@@ -166,7 +187,7 @@ UNREAD = {ops.AdaptiveMaxGather: frozenset({"index"})}
 LAYER_OPS = {
     ops.AdaptiveMaxGather: _adaptive_max, ops.Silu: _silu, UnfoldDim: _unfold_dim,
     Unfold: _unfold_blocks, Fold: _fold_blocks, ops.Cumsum: _cumsum,
-    Prod: _prod, Einsum: _einsum, Log1p: _log1p,
+    Prod: _prod, Einsum: _einsum, Log1p: _log1p, ops.Scatter: _scatter,
     Asin: elementwise("Asin"), Acos: elementwise("Acos"), Atan: elementwise("Atan"),
     Sinh: elementwise("Sinh"), Cosh: elementwise("Cosh"), Asinh: elementwise("Asinh"),
     Acosh: elementwise("Acosh"), Atanh: elementwise("Atanh"),
