@@ -1,7 +1,8 @@
 """ONNX export of the newer layers and functions: padding in every mode, pixel and channel
 shuffles, instance, batch and local response norm, adaptive max and LP pooling, Bilinear,
-SiLU, the windows of Tensor.unfold, nn.Unfold and nn.Fold, scatter, running sums, products,
-einsum, log1p and the inverse trigonometric and hyperbolic functions. Each is exported with a
+SiLU, the windows of Tensor.unfold, nn.Unfold and nn.Fold, scatter, affine_grid and
+grid_sample, running sums, products, einsum, log1p and the inverse trigonometric and
+hyperbolic functions. Each is exported with a
 dynamic batch, checked by onnx's checker and run by onnxruntime, on another batch than the
 traced one, to minigrad's outputs."""
 import io
@@ -160,3 +161,30 @@ def test_fold_sums_overlapping_blocks():
                                  stride=(1, 2)))
     x = _images(2, 12, 5 * 3).double()
     _exported_matches(fold64, [x], [_images(4, 12, 5 * 3, seed=7).double()], rtol=1e-12)
+
+
+class SpatialTransformer(nn.Module):
+    """A spatial transformer: an affine map from a linear layer, affine_grid, grid_sample."""
+
+    def __init__(self, mode, padding_mode, align_corners):
+        super().__init__()
+        self.loc = nn.Linear(4 * 6 * 6, 6)
+        self.sample = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+        with mg.no_grad():  # a map that reaches outside the image, so padding_mode matters
+            self.loc.weight.mul_(0.1)
+            self.loc.bias.copy_(mg.tensor([1.2, 0.1, 0.05, -0.1, 0.9, 0.1]))
+
+    def forward(self, x):
+        theta = self.loc(x.flatten(1)).reshape(-1, 2, 3)
+        grid = F.affine_grid(theta, (x.shape[0], 4, 5, 7),
+                             align_corners=self.sample["align_corners"])
+        return F.grid_sample(x, grid, **self.sample)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid_and_grid_sample_export(mode, padding_mode, align_corners):
+    mg.manual_seed(4)
+    model = SpatialTransformer(mode, padding_mode, align_corners)
+    _exported_matches(model, [_images(2, 4, 6, 6)], [_images(3, 4, 6, 6, seed=8)], atol=1e-5)
