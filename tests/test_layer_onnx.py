@@ -2,9 +2,9 @@
 shuffles, instance, batch and local response norm, adaptive max and LP pooling, Bilinear,
 SiLU, the windows of Tensor.unfold, nn.Unfold and nn.Fold, scatter, affine_grid and
 grid_sample, running sums, products, einsum, log1p and the inverse trigonometric and
-hyperbolic functions. Each is exported with a
-dynamic batch, checked by onnx's checker and run by onnxruntime, on another batch than the
-traced one, to minigrad's outputs."""
+hyperbolic functions. Each is exported with a dynamic batch, checked by onnx's checker and
+run by onnxruntime, on another batch than the traced one, to minigrad's outputs; a model of
+several of them gives PyTorch's outputs with the same weights."""
 import io
 
 import numpy as np
@@ -188,3 +188,30 @@ def test_affine_grid_and_grid_sample_export(mode, padding_mode, align_corners):
     mg.manual_seed(4)
     model = SpatialTransformer(mode, padding_mode, align_corners)
     _exported_matches(model, [_images(2, 4, 6, 6)], [_images(3, 4, 6, 6, seed=8)], atol=1e-5)
+
+
+def _super_resolution(lib):
+    n = lib.nn
+    return n.Sequential(n.ReflectionPad2d(1), n.Conv2d(4, 8, 3), n.InstanceNorm2d(8, affine=True),
+                        n.SiLU(), n.PixelShuffle(2),
+                        n.Conv2d(2, 4, 3, padding=1, padding_mode="circular"),
+                        n.AdaptiveMaxPool2d((5, 3)), n.LocalResponseNorm(2), n.ZeroPad2d(1))
+
+
+def test_the_exported_file_computes_pytorchs_outputs(torch):
+    """The same layers in PyTorch, with minigrad's weights: the file run by onnxruntime
+    gives PyTorch's outputs."""
+    mg.manual_seed(6)
+    model = _super_resolution(mg).eval()
+    reference = _super_resolution(torch).eval()
+    reference.load_state_dict({k: torch.tensor(v.numpy()) for k, v in model.state_dict().items()})
+    buf = io.BytesIO()
+    mo.export(model, (_images(2, 4, 6, 6),), buf, input_names=["x"],
+              dynamic_axes={"x": {0: "batch"}})
+    session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    x = _images(3, 4, 6, 6, seed=9).numpy()
+    got, = session.run(None, {"x": x})
+    with torch.no_grad():
+        want = reference(torch.tensor(x)).numpy()
+    assert got.shape == want.shape == (3, 4, 7, 5)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
