@@ -894,9 +894,9 @@ DIFFERENCES = [
      "(un)shuffle, channel shuffle, instance, batch (eval), group and local response norm, "
      "adaptive max and LP pooling (without the indices), `Bilinear`, SiLU, `Tensor.unfold` "
      "and `nn.Unfold` (as gathers, exact for inf and NaN), `nn.Fold`, scatter, `affine_grid` and "
-     "`grid_sample`, cumsum, prod, einsum, log1p and the inverse trigonometric and hyperbolic "
-     "functions. `max_unpool` (max pooling's indices are found in NumPy), sort, topk, cumprod "
-     "and median are not exported: an error names the op and its module.",
+     "`grid_sample`, sort, topk, kthvalue, cumsum, prod, einsum, log1p and the inverse "
+     "trigonometric and hyperbolic functions. `max_unpool` (max pooling's indices are found in "
+     "NumPy), cumprod and median are not exported: an error names the op and its module.",
      _onnx_export_is_one_tracer),
     ("Only the CPU exists.",
      "`device('cuda')` can be built, so `'cuda' if cuda.is_available() else 'cpu'` works, "

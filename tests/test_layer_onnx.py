@@ -215,3 +215,12 @@ def test_the_exported_file_computes_pytorchs_outputs(torch):
         want = reference(torch.tensor(x)).numpy()
     assert got.shape == want.shape == (3, 4, 7, 5)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_sort_and_topk_export_values_and_indices():
+    """NumPy's stable argsort is TopK's order (the lower index first among equal values);
+    NaN sorts last ascending and first descending, as in PyTorch."""
+    model = Fn(lambda x: (*x.sort(2, descending=True), *(x * 2).round().topk(3, 1),
+                          x.argsort(-1), x.kthvalue(2, 1).values,
+                          *mg.where(x > 1, float("nan"), x).sort(1)))
+    _exported_matches(model, [_images(2, 5, 4)], [_images(3, 5, 4, seed=10)])

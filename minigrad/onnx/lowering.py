@@ -234,6 +234,33 @@ def _arg_extreme(op_type):
     return convert
 
 
+def _argsort(g, rec):
+    """np.argsort along an axis as the indices of TopK of every element, smallest first
+    (ONNX's TopK puts the lower index first among equal values: NumPy's stable order)."""
+    x, axis = rec.inputs[0], _arg(rec, 1, "axis", -1)
+    if axis is None or _arg(rec, 3, "order") is not None:
+        raise UnsupportedOperatorError("numpy.argsort of a flattened array or by fields is "
+                                       "not supported by onnx.export")
+    axis = int(axis) % len(x.shape)
+    name = g.name(x, np.int64 if x.dtype == np.bool_ else None)
+    _, idx = g.node("TopK", [name, g.ints([x.shape[axis]])], outputs=2, axis=axis,
+                    largest=0, sorted=1)
+    return idx
+
+
+def _take(g, rec):
+    """np.take: a Gather along an axis (of the flattened array for axis None)."""
+    x, axis = rec.inputs[0], _arg(rec, 2, "axis")
+    name = g.name(x)
+    if axis is None:
+        name, axis = g.node("Reshape", [name, g.ints([-1])]), 0
+    if _arg(rec, 4, "mode", "raise") != "raise":
+        raise UnsupportedOperatorError("numpy.take with mode='wrap' or 'clip' is not "
+                                       "supported by onnx.export")
+    return g.node("Gather", [name, operand(g, _arg(rec, 1, "indices"), np.int64)],
+                  axis=int(axis) % max(len(x.shape), 1))
+
+
 def _clip(g, rec):
     x, lo, hi = rec.inputs[0], _arg(rec, 1, "a_min"), _arg(rec, 2, "a_max")
     t = rec.out.dtype
@@ -268,6 +295,8 @@ NUMPY.update({
     "minimum.reduce": _numpy_reduce("ReduceMin"),
     "where": _where, "concatenate": _join(False), "stack": _join(True),
     "tril": _trilu(False), "triu": _trilu(True), "clip": _clip,
+    "argsort": _argsort, "take": _take,
+    "isnan": lambda g, rec: g.node("IsNaN", [g.name(rec.inputs[0])]),
     "argmax": _arg_extreme("ArgMax"), "argmin": _arg_extreme("ArgMin"),
     "getitem": lambda g, rec: getitem(g, g.name(rec.inputs[0]), rec.inputs[0].shape,
                                       rec.kwargs["index"]),
