@@ -104,6 +104,7 @@ def _stack(ctx, g):
 
 # what each read op needs to run again: the keyword arguments its forward took
 _READ_ARGS = {ops.GetItem: ("index",), ops.Gather: ("dim", "index"),
+              ops.AdaptiveMaxGather: ("dim", "index"),
               ops.IndexSelect: ("dim", "index"), ops.Embedding: ("ids", "padding_idx")}
 
 
@@ -135,7 +136,7 @@ class ScatterBack(Function):
         return out if pad is None else np.where(pad, np.zeros((), out.dtype), out)
 
 
-@rule(ops.GetItem, ops.Gather, ops.IndexSelect, ops.Embedding)
+@rule(ops.GetItem, ops.Gather, ops.AdaptiveMaxGather, ops.IndexSelect, ops.Embedding)
 def _read(ctx, g):
     return ScatterBack.apply(g, read=ctx)
 

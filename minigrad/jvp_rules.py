@@ -125,7 +125,7 @@ def _getitem(ctx, out, tangents):
     return np.asarray(tangents[0][ctx.index])
 
 
-@jvp_rule(ops.Gather)
+@jvp_rule(ops.Gather, ops.AdaptiveMaxGather)
 def _gather(ctx, out, tangents):
     return tangents[0][_along(ctx.index, ctx.dim, len(ctx.shape))]
 

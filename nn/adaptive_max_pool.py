@@ -17,6 +17,7 @@ import numpy as np
 
 from minigrad.creation import from_numpy
 from minigrad.linalg_checks import torch_dtype_name
+from minigrad.ops import AdaptiveMaxGather
 
 from .functional_conv import batched
 from .module import Module
@@ -78,9 +79,11 @@ def _adaptive_max_pool(input, output_size, return_indices, nd, op):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{min(out)}: {list(x.shape[:2] + out)}")
     n, c = x.shape[:2]
-    positions = from_numpy(_argmax_positions(x.detach().numpy(), out))
+    positions = _argmax_positions(x.detach().numpy(), out)
     flat = x.reshape(n, c, math.prod(x.shape[2:]))
-    y = flat.gather(2, positions.reshape(n, c, math.prod(out))).reshape(n, c, *out)
+    y = AdaptiveMaxGather.apply(flat, dim=2, index=positions.reshape(n, c, math.prod(out)),
+                                spatial=tuple(x.shape[2:]), bins=out).reshape(n, c, *out)
+    positions = from_numpy(positions)
     if lifted:
         y, positions = y.squeeze(0), positions.squeeze(0)
     return (y, positions) if return_indices else y

@@ -36,9 +36,10 @@ def bilinear(input1, input2, weight, bias=None):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
                            f"{list(bias.shape)} but expected [{out}]")
     lead = tuple(input1.shape[:-1])
-    # (*, in1) @ (in1, out * in2) -> (*, out, in2), then the product with x2 over in2
-    side = input1.reshape(-1, in1) @ weight.permute(1, 0, 2).reshape(in1, out * in2)
-    y = (side.reshape(-1, out, in2) * input2.reshape(-1, 1, in2)).sum(-1).reshape(*lead, out)
+    # (*, in1) @ (in1, out * in2) -> (*, out, in2), then the product with x2 over in2; the
+    # leading dims are kept as they are (not flattened), so an ONNX export keeps them dynamic
+    side = input1 @ weight.permute(1, 0, 2).reshape(in1, out * in2)
+    y = (side.reshape(*lead, out, in2) * input2.unsqueeze(-2)).sum(-1)
     return y if bias is None else y + bias
 
 

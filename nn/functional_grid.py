@@ -169,6 +169,15 @@ class GridSample2d(Function):
         return out.reshape(n, c, *grid.shape[1:3]).astype(input.dtype, copy=False)
 
     @staticmethod
+    def to_onnx(g, rec):
+        """ONNX export (minigrad.onnx calls it with its graph and this op's record): ONNX's
+        GridSample (opset 16+) has PyTorch's modes, padding modes and align_corners."""
+        kw = rec.kwargs
+        return g.node("GridSample", [g.name(rec.inputs[0]), g.name(rec.inputs[1])],
+                      mode=kw["mode"], padding_mode=kw["padding_mode"],
+                      align_corners=int(kw["align_corners"]))
+
+    @staticmethod
     def backward(ctx, g):
         flat, _, ix, iy, sx, sy = ctx.saved
         n, c, h, w = ctx.shape

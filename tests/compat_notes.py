@@ -924,7 +924,14 @@ DIFFERENCES = [
      "twice on perturbed inputs (elements moved along the array, then floats moved by noise): a value computed from the inputs out of the tracer's sight "
      "(`np.asarray(x, dtype=...)`, `.item()`) is then an error naming the op, not a constant "
      "wrong for other inputs. The file keeps minigrad's softmax of an all -inf row (zeros). "
-     "Dropout cannot be exported in training mode.",
+     "Dropout cannot be exported in training mode. The newer layers export too: `F.pad` in "
+     "every mode and the padding layers, convolutions in every `padding_mode`, pixel "
+     "(un)shuffle, channel shuffle, instance, batch (eval), group and local response norm, "
+     "adaptive max and LP pooling (without the indices), `Bilinear`, SiLU, `Tensor.unfold` "
+     "and `nn.Unfold` (as gathers, exact for inf and NaN), `nn.Fold`, scatter, `affine_grid` and "
+     "`grid_sample`, sort, topk, kthvalue, cumsum, prod, einsum, log1p and the inverse "
+     "trigonometric and hyperbolic functions. `max_unpool` (max pooling's indices are found in "
+     "NumPy), cumprod and median are not exported: an error names the op and its module.",
      _onnx_export_is_one_tracer),
     ("Only the CPU exists.",
      "`device('cuda')` can be built, so `'cuda' if cuda.is_available() else 'cpu'` works, "

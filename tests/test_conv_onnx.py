@@ -1,5 +1,6 @@
 """ONNX export of convolution and pooling: a CNN with every padding, stride, ceil_mode and
-divisor rule exported with a dynamic batch, run by onnxruntime to minigrad's outputs."""
+divisor rule exported with a dynamic batch, and convolutions in every padding_mode, run by
+onnxruntime to minigrad's outputs."""
 import numpy as np
 import pytest
 
@@ -42,7 +43,14 @@ def test_a_cnn_exports_and_runs_to_the_same_outputs(tmp_path):
                                atol=1e-6)
 
 
-def test_a_padding_mode_onnx_lacks_is_a_clear_error(tmp_path):
-    conv = mg.nn.Conv2d(1, 1, 3, padding=1, padding_mode="reflect")
-    with pytest.raises(mo.errors.UnsupportedOperatorError, match="padding_mode='reflect'"):
-        mo.export(conv, (mg.zeros(1, 1, 5, 5),), tmp_path / "c.onnx")
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_convolutions_pad_in_every_mode(tmp_path, mode):
+    mg.manual_seed(2)
+    model = mg.nn.Conv2d(2, 3, 3, padding=(2, 1), padding_mode=mode).eval()
+    conv1d = mg.nn.Conv1d(2, 2, 3, stride=2, padding=2, dilation=2, padding_mode=mode).eval()
+    for m, shape in ((model, (2, 2, 5, 6)), (conv1d, (2, 2, 9))):
+        mo.export(m, (mg.zeros(*shape),), tmp_path / "c.onnx", input_names=["x"],
+                  dynamic_axes={"x": {0: "batch"}})
+        x = np.random.default_rng(3).standard_normal((3,) + shape[1:]).astype(np.float32)
+        np.testing.assert_allclose(_run(tmp_path / "c.onnx", x),
+                                   m(mg.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -5,6 +5,7 @@ from onnx import helper
 
 from .errors import UnsupportedOperatorError
 from .graph import Graph, onnx_type
+from .layer_ops import UNREAD
 from .lowering import NUMPY
 from .op_table import OPS
 from .trace import Value
@@ -20,8 +21,18 @@ def _values_in(x):
 
 
 def _operands(rec):
-    for x in (*rec.inputs, *rec.kwargs.values()):
+    unread = UNREAD.get(rec.op, ())
+    for x in (*rec.inputs, *(v for k, v in rec.kwargs.items() if k not in unread)):
         yield from _values_in(x)
+
+
+def converter(op):
+    """The converter of an op (a Function class, or a NumPy operation's name): the table's,
+    or the op's own `to_onnx(g, rec)` (how a layer above the core, whose ops this package
+    cannot import, exports its op), or None."""
+    if isinstance(op, str):
+        return NUMPY.get(op)
+    return OPS.get(op) or getattr(op, "to_onnx", None)
 
 
 def _where(rec):
@@ -74,7 +85,7 @@ class _Planner:
 
     def _target(self, rec, user):
         """For an op without a converter: the Value its forward's NumPy operations computed."""
-        if rec.op in OPS or rec.op in NUMPY:
+        if converter(rec.op) is not None:
             return None
         if isinstance(rec.op, str):
             inside = user is not None and not isinstance(user.op, str)
@@ -107,7 +118,7 @@ def build_graph(tracer, plan, outputs, output_names, opset, export_params):
     for v in tracer.inputs:
         g.names[v] = v.name
     for rec in plan.order:
-        fn = OPS.get(rec.op) if not isinstance(rec.op, str) else NUMPY.get(rec.op)
+        fn = converter(rec.op)
         if fn is None:  # an op on parameters and constants only: its value, folded
             g.names[rec.out] = g.const(rec.out.array)
             continue

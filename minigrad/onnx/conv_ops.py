@@ -10,6 +10,7 @@ import numpy as np
 
 from ..ops.conv import ConvInputGrad, Convolution
 from ..ops.pooling import AvgPool, MaxPool, SpatialLinear
+from ..ops.windows import index_maps
 from .errors import UnsupportedOperatorError
 
 
@@ -31,13 +32,18 @@ def _inputs(g, rec):
 
 
 def _conv(g, rec):
-    conf = rec.kwargs["conf"]
+    """Zero padding is Conv's own; the other padding modes gather each spatial dim at its
+    source positions first (the padded elements are read, not computed)."""
+    conf, inputs = rec.kwargs["conf"], _inputs(g, rec)
+    pads = _pads(conf.padding)
     if conf.padding_mode != "zeros":
-        raise UnsupportedOperatorError(f"onnx.export: a convolution with padding_mode="
-                                       f"{conf.padding_mode!r} is not supported (only 'zeros')")
+        for i, idx in index_maps(rec.inputs[0].shape, conf.padding, conf.padding_mode):
+            inputs[0] = g.node("Gather", [inputs[0], g.const(idx.astype(np.int64))],
+                               axis=2 + i)
+        pads = [0] * len(pads)
     kernel = list(rec.inputs[1].shape[2:])
-    return g.node("Conv", _inputs(g, rec), kernel_shape=kernel, strides=list(conf.stride),
-                  pads=_pads(conf.padding), dilations=list(conf.dilation), group=conf.groups)
+    return g.node("Conv", inputs, kernel_shape=kernel, strides=list(conf.stride),
+                  pads=pads, dilations=list(conf.dilation), group=conf.groups)
 
 
 def _conv_transpose(g, rec):

@@ -40,14 +40,17 @@ def compare(op_type, negate=False):
     return convert
 
 
-def reshape(g, x, in_shape, out_shape):
+def reshape(g, x, in_shape, out_shape, spelled=None):
     """Reshape to `out_shape`; dims equal to the input's, in the leading run where they agree,
-    are written 0 ("copy the input's"), so a dynamic batch dim stays dynamic."""
+    are written 0 ("copy the input's"), so a dynamic batch dim stays dynamic; a dim that
+    `spelled` (the shape as the model wrote it) gives as -1 stays -1 (the rest's size)."""
     target = list(out_shape)
     for i in range(min(len(in_shape), len(out_shape))):
         if in_shape[i] != out_shape[i]:
             break
         target[i] = 0
+    if spelled is not None and len(spelled) == len(target) and np.prod(out_shape) > 0:
+        target = [-1 if s == -1 and t != 0 else t for s, t in zip(spelled, target)]
     return g.node("Reshape", [x, g.ints(target)])
 
 
@@ -231,6 +234,33 @@ def _arg_extreme(op_type):
     return convert
 
 
+def _argsort(g, rec):
+    """np.argsort along an axis as the indices of TopK of every element, smallest first
+    (ONNX's TopK puts the lower index first among equal values: NumPy's stable order)."""
+    x, axis = rec.inputs[0], _arg(rec, 1, "axis", -1)
+    if axis is None or _arg(rec, 3, "order") is not None:
+        raise UnsupportedOperatorError("numpy.argsort of a flattened array or by fields is "
+                                       "not supported by onnx.export")
+    axis = int(axis) % len(x.shape)
+    name = g.name(x, np.int64 if x.dtype == np.bool_ else None)
+    _, idx = g.node("TopK", [name, g.ints([x.shape[axis]])], outputs=2, axis=axis,
+                    largest=0, sorted=1)
+    return idx
+
+
+def _take(g, rec):
+    """np.take: a Gather along an axis (of the flattened array for axis None)."""
+    x, axis = rec.inputs[0], _arg(rec, 2, "axis")
+    name = g.name(x)
+    if axis is None:
+        name, axis = g.node("Reshape", [name, g.ints([-1])]), 0
+    if _arg(rec, 4, "mode", "raise") != "raise":
+        raise UnsupportedOperatorError("numpy.take with mode='wrap' or 'clip' is not "
+                                       "supported by onnx.export")
+    return g.node("Gather", [name, operand(g, _arg(rec, 1, "indices"), np.int64)],
+                  axis=int(axis) % max(len(x.shape), 1))
+
+
 def _clip(g, rec):
     x, lo, hi = rec.inputs[0], _arg(rec, 1, "a_min"), _arg(rec, 2, "a_max")
     t = rec.out.dtype
@@ -265,6 +295,8 @@ NUMPY.update({
     "minimum.reduce": _numpy_reduce("ReduceMin"),
     "where": _where, "concatenate": _join(False), "stack": _join(True),
     "tril": _trilu(False), "triu": _trilu(True), "clip": _clip,
+    "argsort": _argsort, "take": _take,
+    "isnan": lambda g, rec: g.node("IsNaN", [g.name(rec.inputs[0])]),
     "argmax": _arg_extreme("ArgMax"), "argmin": _arg_extreme("ArgMin"),
     "getitem": lambda g, rec: getitem(g, g.name(rec.inputs[0]), rec.inputs[0].shape,
                                       rec.kwargs["index"]),

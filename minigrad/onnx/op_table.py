@@ -16,6 +16,7 @@ from .errors import UnsupportedOperatorError
 from .graph import onnx_type
 from .lowering import (elementwise, expand, floor_divide, getitem, operand, reduce, reshape,
                        softmax)
+from .trace import Value
 
 
 def _x(g, rec, dtype=None):
@@ -148,10 +149,31 @@ def _dropout_add_layer_norm(g, rec):
                   axis=-1, epsilon=float(rec.kwargs.get("eps", 1e-5)))
 
 
+def _uniform_block(g, v, ref, axis, dtype):
+    """A constant block of one repeated value (constant padding's) beside a traced value
+    `ref`: its shape is taken from ref's on every dim but `axis`, so a dynamic batch dim
+    stays dynamic."""
+    shape, nd = g.node("Shape", [g.name(ref)]), len(v.shape)
+    dims = [g.node("Slice", [shape, g.ints([0]), g.ints([axis])])] if axis else []
+    dims.append(g.ints([v.shape[axis]]))
+    if axis < nd - 1:
+        dims.append(g.node("Slice", [shape, g.ints([axis + 1]), g.ints([nd])]))
+    return g.node("Expand", [g.const(np.asarray(v.array.flat[0], dtype)),
+                             g.node("Concat", dims, axis=0)])
+
+
+def _cat_part(g, v, ref, axis, dtype):
+    if (ref is not None and isinstance(v, Value) and v.kind == "const" and v.array.size
+            and (v.array == v.array.flat[0]).all()):
+        return _uniform_block(g, v, ref, axis, dtype)
+    return g.name(v, dtype)
+
+
 def _cat(stack):
     def convert(g, rec):
         axis = normalize_dim(rec.kwargs.get("dim", 0), len(rec.out.shape), "cat")
-        parts = [g.name(v, rec.out.dtype) for v in rec.inputs]
+        ref = None if stack else next((v for v in rec.inputs if v.kind != "const"), None)
+        parts = [_cat_part(g, v, ref, axis, rec.out.dtype) for v in rec.inputs]
         if stack:
             parts = [g.node("Unsqueeze", [p, g.ints([axis])]) for p in parts]
         return g.node("Concat", parts, axis=axis)
@@ -179,6 +201,12 @@ def _shape_op(fn):
     return convert
 
 
+def _reshape(g, rec):
+    """A dim the model wrote as -1 stays -1: it takes up whatever a dynamic dim brings."""
+    return reshape(g, _x(g, rec), rec.inputs[0].shape, rec.out.shape,
+                   rec.kwargs.get("shape"))
+
+
 OPS = {
     ops.Add: elementwise("Add"), ops.Sub: elementwise("Sub"), ops.Mul: elementwise("Mul"),
     ops.Div: elementwise("Div"), ops.Pow: elementwise("Pow"), ops.Maximum: elementwise("Max"),
@@ -193,7 +221,7 @@ OPS = {
                                          alpha=float(rec.kwargs.get("negative_slope", 0.01))),
     ops.Gelu: _gelu, ops.Clamp: _clamp, ops.Where: _where, ops.MaskedFill: _masked_fill,
     ops.Cast: lambda g, rec: g.node("Cast", [_x(g, rec)], to=onnx_type(rec.out.dtype)),
-    ops.Reshape: _shape_op(reshape), ops.Expand: _shape_op(expand),
+    ops.Reshape: _reshape, ops.Expand: _shape_op(expand),
     ops.Contiguous: lambda g, rec: g.node("Identity", [_x(g, rec)]),  # a layout change only
     ops.Permute: lambda g, rec: g.node("Transpose", [_x(g, rec)], perm=[
         normalize_dim(d, _ndim(rec), "permute") for d in rec.kwargs["dims"]]),
@@ -215,3 +243,5 @@ OPS = {
 
 from .conv_ops import CONV_OPS  # noqa: E402  (convolution and pooling, in their own module)
 OPS.update(CONV_OPS)
+from .layer_ops import LAYER_OPS  # noqa: E402  (the newer layers' ops)
+OPS.update(LAYER_OPS)

@@ -161,7 +161,7 @@ class TracedArray(np.ndarray):
 # NumPy functions recorded as one operation each (the others are recorded through the ufuncs
 # and methods their code calls); `symbolic.NUMPY` maps them
 FUNCTIONS = frozenset({"where", "concatenate", "stack", "broadcast_to", "expand_dims", "tril",
-                       "triu", "matmul", "clip", "argmax", "argmin"})
+                       "triu", "matmul", "clip", "argmax", "argmin", "argsort", "take"})
 # NumPy functions whose results depend on their argument's shape alone (constants)
 SHAPE_ONLY = frozenset({"zeros_like", "ones_like", "full_like", "empty_like"})
 # NumPy functions whose own code calls only recorded ufuncs and methods; the results of any

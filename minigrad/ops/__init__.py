@@ -2,7 +2,7 @@
 from .elementwise import (Abs, Add, Cast, Clamp, Div, Exp, Gelu, LeakyRelu, Log, MaskedFill,
                           Maximum, Minimum, Mul, Neg, Pow, Relu, Sigmoid, Silu, Sqrt, Sub, Tanh,
                           Where)
-from .index import Embedding, Gather, GetItem, IndexSelect
+from .index import AdaptiveMaxGather, Embedding, Gather, GetItem, IndexSelect
 from .matmul import MatMul
 from .reduce import Amax, Amin, LogSumExp, Mean, Std, Sum, Var
 from .shape import Cat, Contiguous, Expand, Permute, Reshape, Stack

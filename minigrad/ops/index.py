@@ -130,6 +130,17 @@ class Gather(Function):
         return _scatter_add(ctx.shape, _along(ctx.index, ctx.dim, len(ctx.shape)), g)
 
 
+class AdaptiveMaxGather(Gather):
+    """Adaptive max pooling's read of each bin's max from x (N, C, prod(S)) at the positions
+    found in NumPy: Gather itself (the same gradients, of every order), under a name of its
+    own so that an ONNX export computes the maxima of the bins (`spatial` is S, `bins` the
+    number of bins per spatial dim) instead of baking in positions found for one input."""
+
+    @staticmethod
+    def forward(ctx, a, dim=0, index=None, spatial=(), bins=()):
+        return Gather.forward(ctx, a, dim, index)
+
+
 class IndexSelect(Function):
     """Pick whole slices along `dim` by a 1-D index (rows of an embedding table, for example)."""
     complex_aware = True

@@ -36,7 +36,7 @@ def pad(x, pads, mode="zeros", value=0.0):
         return x
     if mode == "zeros":
         return np.pad(x, [(0, 0), (0, 0)] + list(pads), constant_values=value)
-    for i, idx in _index_maps(x.shape, pads, mode):
+    for i, idx in index_maps(x.shape, pads, mode):
         x = x.take(idx, axis=2 + i)
     return x
 
@@ -48,7 +48,7 @@ def unpad(g, shape, pads, mode="zeros"):
     if mode == "zeros":
         return g[(Ellipsis,) + tuple(slice(lo, lo + n) for (lo, _), n in zip(pads, shape[2:]))]
     # the padded copies of an element send their gradient back to it, one dim at a time
-    for i, idx in reversed(list(_index_maps(shape, pads, mode))):
+    for i, idx in reversed(list(index_maps(shape, pads, mode))):
         axis = 2 + i
         out = np.zeros(g.shape[:axis] + (shape[axis],) + g.shape[axis + 1:], g.dtype)
         np.add.at(out, (slice(None),) * axis + (idx,), g)
@@ -56,7 +56,7 @@ def unpad(g, shape, pads, mode="zeros"):
     return g
 
 
-def _index_maps(shape, pads, mode):
+def index_maps(shape, pads, mode):
     """Per spatial dim, the source index of every padded position."""
     for i, (lo, hi) in enumerate(pads):
         n = shape[2 + i]
