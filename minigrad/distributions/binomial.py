@@ -7,7 +7,7 @@ from minigrad.random import generator
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, dtype_name, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbsOrLogits, broadcast_all, dtype_name
 
 __all__ = ["Binomial"]
 
@@ -17,7 +17,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryProbsOrLogits, Distribution):
     """Binomial(total_count, probs or logits) per element of the batch; samples and values
     are counts in the parameter's dtype."""
     arg_constraints = {"total_count": constraints.nonnegative_integer,
@@ -39,14 +39,6 @@ class Binomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -7,12 +7,12 @@ from minigrad.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbsOrLogits, broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbsOrLogits, Distribution):
     """P(k) = (1 - p)^k p for k = 0, 1, ...; `probs` in (0, 1] or `logits`: exactly one."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
@@ -27,14 +27,6 @@ class Geometric(Distribution):
             (self.logits,) = broadcast_all(logits)
             shape = tuple(self.logits.shape)
         super().__init__(shape, (), validate_args)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self):

@@ -9,12 +9,12 @@ from minigrad.nn.functional import logsigmoid
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbsOrLogits, broadcast_all
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(BinaryProbsOrLogits, Distribution):
     """P(k) = C(k + r - 1, k) p^k (1 - p)^r for k = 0, 1, ...; r = `total_count` >= 0 and
     `probs` p in [0, 1) or `logits`: exactly one."""
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
@@ -33,14 +33,6 @@ class NegativeBinomial(Distribution):
             self.total_count = self.total_count.type_as(self.logits)
         self._param = self.probs if probs is not None else self.logits
         super().__init__(tuple(self._param.shape), (), validate_args)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -10,8 +10,8 @@ from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import (broadcast_all, clamp_probs, expand_probs_or_logits, lazy_property,
-                    logits_to_probs, probs_or_logits, probs_to_logits)
+from .utils import (BinaryProbsOrLogits, broadcast_all, clamp_probs, expand_probs_or_logits,
+                    probs_or_logits)
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
@@ -22,7 +22,7 @@ def _temperature(temperature, like):
                                                                       dtype=like.dtype)
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryProbsOrLogits, Distribution):
     """The logit of a RelaxedBernoulli: `temperature` and `probs` or `logits` (exactly one)."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
@@ -40,14 +40,6 @@ class LogitRelaxedBernoulli(Distribution):
         new.temperature = self.temperature
         expand_probs_or_logits(self, new, batch_shape)
         return self._expanded(new, tuple(batch_shape))
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

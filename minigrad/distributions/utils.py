@@ -32,6 +32,20 @@ class lazy_property:
         return value
 
 
+class BinaryProbsOrLogits:
+    """`probs` and `logits` of a distribution over one event's chance, given in either form:
+    the other is computed from it on first use (lazy_property), as PyTorch's Bernoulli-like
+    distributions each write out."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
 def broadcast_all(*values):
     """Tensors of one shape from tensors and numbers (numbers take the tensors' dtype, or the
     default float dtype if all are numbers), as PyTorch's `broadcast_all`."""
