@@ -124,10 +124,16 @@ _METHOD_FORMS = (
     "isfinite", "isinf", "isnan", "log", "log_softmax", "logical_not", "logsumexp", "masked_fill",
     "masked_select", "max", "mean", "min", "mm", "movedim", "narrow", "nonzero", "norm", "numel",
     "outer", "reciprocal", "relu", "repeat_interleave", "roll", "round", "rsqrt", "scatter",
-    "scatter_add", "select", "sigmoid", "sign", "sin", "softmax", "sort", "split", "sqrt",
+    "scatter_add", "select", "sigmoid", "sign", "sin", "softmax", "sort", "sqrt",
     "square", "squeeze", "std", "sum", "t", "tanh", "topk", "transpose", "tril", "triu", "trunc",
     "unbind", "unique", "unsqueeze", "var")
 globals().update({_name: _method_form(_name) for _name in _METHOD_FORMS})
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """`tensor.split(...)`: pieces of `split_size_or_sections` elements along dim (the last
+    one smaller), or of the sizes in a list. The function names its arguments as PyTorch's."""
+    return tensor.split(split_size_or_sections, dim)
 
 
 def _lhs(x, other):

@@ -37,13 +37,16 @@ DEFAULT_PROTOCOL = 2  # PyTorch's
 
 # --- saving -------------------------------------------------------------------------------------
 
-def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL):
+def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
     """Write `obj` to `f`, a path or a binary file object (PyTorch's `torch.save`).
 
     Tensors, arrays, numbers, strings, bytes and lists, tuples and dicts of them are stored
     without pickle; any other object is pickled with `pickle_module` (loading it then needs
     `weights_only=False`). A path ending in `.safetensors` holds a flat {name: tensor} dict
     (a state_dict) in the safetensors format, which `safetensors.torch.load_file` reads.
+    PyTorch's two private format switches are accepted and change nothing: minigrad writes one
+    format, whose arrays record their byte order.
     """
     if _is_file(f, "write"):
         f.write(_encode(obj, pickle_module, pickle_protocol))

@@ -45,8 +45,13 @@ class PadEnds(Function):
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
-         pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
-    """(L) or (B, L) -> (n_freq, n_frames) or (B, n_freq, n_frames) complex."""
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
+         align_to_window=None):
+    """(L) or (B, L) -> (n_freq, n_frames) or (B, n_freq, n_frames) complex.
+
+    A window shorter than n_fft sits in the middle of each n_fft frame; with
+    `align_to_window=True` (center=False only) a frame starts where its window starts instead,
+    so frame t reads the signal from t * hop_length."""
     if return_complex is None and not (input.is_complex() or (
             window is not None and window.is_complex())):
         raise RuntimeError("stft requires the return_complex parameter be given for real "
@@ -54,8 +59,17 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                            "future PyTorch release.")
     if input.ndim not in (1, 2):
         raise RuntimeError(f"stft: expected a 1D or 2D tensor, got shape {tuple(input.shape)}")
+    if align_to_window is not None and center:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
     x = input if input.ndim == 2 else input.reshape(1, -1)
     hop, win = _hop_and_window(x, n_fft, hop_length, win_length, window, "stft")
+    if align_to_window and win_length is not None and win_length < n_fft:
+        # shifting the signal right by the window's left padding puts each window's first
+        # sample at t * hop; the zeros added at the ends fall under the window's zeros
+        left = (n_fft - win_length) // 2
+        def zeros(n):
+            return Tensor._wrap(np.zeros((x.shape[0], n), x.dtype))
+        x = cat([zeros(left), x, zeros(n_fft - win_length - left)], -1)
     if center:
         if pad_mode not in _PAD_MODES:
             raise ValueError(f"stft: pad_mode must be one of {sorted(_PAD_MODES)}, got "

@@ -232,9 +232,11 @@ class MathMethods:
         from .tensor_assembly import diag_embed
         return diag_embed(self, offset, dim1, dim2)
 
-    def norm(self, p="fro", dim=None, keepdim=False):
-        """The vector p-norm over dim (all elements by default); "fro" is the 2-norm."""
-        return ops.Norm.apply(self, p=2.0 if p in ("fro", None) else p, dim=dim, keepdim=keepdim)
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """The vector p-norm over dim (all elements by default); "fro" is the 2-norm. With
+        `dtype` the input is cast to it first (as PyTorch computes it)."""
+        x = self if dtype is None else self.to(dtype)
+        return ops.Norm.apply(x, p=2.0 if p in ("fro", None) else p, dim=dim, keepdim=keepdim)
 
     # PyTorch's other names for these methods (aliases.py)
     def greater(self, other):

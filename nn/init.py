@@ -1,5 +1,5 @@
 """Weight initialisers (`minigrad.nn.init`), PyTorch's formulas, drawing from minigrad's seeded
-generator. Each fills a tensor in place and returns it.
+generator (or the `generator=` given). Each fills a tensor in place and returns it.
 
 Xavier/Glorot keeps the variance of activations and gradients alike across a layer by using
 both fans: std = gain * sqrt(2 / (fan_in + fan_out)). Kaiming/He uses one fan and the ReLU gain
@@ -13,7 +13,7 @@ from statistics import NormalDist
 import numpy as np
 
 from minigrad.autograd import bump_version
-from minigrad.random import generator
+from minigrad.random import generator as _rng
 
 
 def _fill(tensor, values):
@@ -42,12 +42,12 @@ def calculate_gain(nonlinearity, param=None):
     return gains[nonlinearity]
 
 
-def uniform_(tensor, a=0.0, b=1.0):
-    return _fill(tensor, generator().uniform(a, b, tensor.shape))
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
 
 
-def normal_(tensor, mean=0.0, std=1.0):
-    return _fill(tensor, generator().normal(mean, std, tensor.shape))
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
 
 
 def constant_(tensor, val):
@@ -62,15 +62,15 @@ def ones_(tensor):
     return _fill(tensor, 1)
 
 
-def xavier_uniform_(tensor, gain=1.0):
+def xavier_uniform_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = calculate_fans(tensor)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor, gain=1.0):
+def xavier_normal_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = calculate_fans(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
@@ -81,16 +81,16 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
-def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
+def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
-    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity))
+def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
-def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """N(mean, std) restricted to [a, b] (absolute bounds, as PyTorch's): each value out of
     range is drawn again, so the values follow the truncated distribution exactly."""
     if not a < b:
@@ -100,7 +100,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
     if accept < 1e-6:
         raise ValueError(f"trunc_normal_: [{a}, {b}] is too far into the tail of "
                          f"N({mean}, {std}) to sample (probability {accept:.1e})")
-    n, gen = int(np.prod(tensor.shape)), generator()
+    n, gen = int(np.prod(tensor.shape)), _rng(generator)
     out, filled = np.empty(n), 0
     while filled < n:
         draws = gen.normal(mean, std, int((n - filled) / accept * 1.1) + 8)
@@ -110,7 +110,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
     return _fill(tensor, out.reshape(tensor.shape))
 
 
-def orthogonal_(tensor, gain=1.0):
+def orthogonal_(tensor, gain=1.0, generator=None):
     """A (semi-)orthogonal matrix, Q of the QR decomposition of a Gaussian matrix with the
     signs of R's diagonal taken out (so Q is uniform over orthogonal matrices); a tensor of
     more than 2 dims is seen as (shape[0], the product of the rest), as in PyTorch."""
@@ -121,7 +121,7 @@ def orthogonal_(tensor, gain=1.0):
     cols = int(np.prod(tensor.shape)) // rows if rows else 0
     if rows * cols == 0:
         return tensor
-    flat = generator().normal(0.0, 1.0, (rows, cols))
+    flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

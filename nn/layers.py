@@ -13,8 +13,8 @@ from .module import Module, Parameter, factory_dtype
 class Identity(Module):
     """Returns its input unchanged (a placeholder where a layer is optional)."""
 
-    def forward(self, x):
-        return x
+    def forward(self, input):
+        return input
 
 
 class Linear(Module):
@@ -35,8 +35,8 @@ class Linear(Module):
             bound = 1 / math.sqrt(self.in_features) if self.in_features else 0
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, x):
-        return F.linear(x, self.weight, self.bias)
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -90,8 +90,8 @@ class Embedding(Module):
         if self.padding_idx is not None:
             self.weight._array[self.padding_idx] = 0
 
-    def forward(self, ids):
-        return F.embedding(ids, self.weight, self.padding_idx)
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx)
 
     def extra_repr(self):
         pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
@@ -107,12 +107,12 @@ class Dropout(Module):
             raise ValueError(f"Dropout: p must be in [0, 1), got {p}")
         self.p, self.inplace = p, inplace
 
-    def forward(self, x):
+    def forward(self, input):
         if not self.training and not self.inplace and 0.0 <= self.p < 1.0:
             # F.dropout's answer in evaluation, the input itself, without its three calls:
             # a model calls every Dropout for every sampled token
-            return x
-        return F.dropout(x, self.p, self.training, self.inplace)
+            return input
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
@@ -123,8 +123,8 @@ class ReLU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
-        return F.relu(x, self.inplace)
+    def forward(self, input):
+        return F.relu(input, self.inplace)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
@@ -135,21 +135,21 @@ class GELU(Module):
         super().__init__()
         self.approximate = approximate
 
-    def forward(self, x):
-        return x.gelu(self.approximate)
+    def forward(self, input):
+        return input.gelu(self.approximate)
 
     def extra_repr(self):
         return f"approximate={self.approximate!r}"
 
 
 class Tanh(Module):
-    def forward(self, x):
-        return x.tanh()
+    def forward(self, input):
+        return input.tanh()
 
 
 class Sigmoid(Module):
-    def forward(self, x):
-        return x.sigmoid()
+    def forward(self, input):
+        return input.sigmoid()
 
 
 class LeakyReLU(Module):
@@ -157,8 +157,8 @@ class LeakyReLU(Module):
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
 
-    def forward(self, x):
-        return F.leaky_relu(x, self.negative_slope, self.inplace)
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
@@ -169,8 +169,8 @@ class Softmax(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x):
-        return F.softmax(x, self.dim, _stacklevel=5)
+    def forward(self, input):
+        return F.softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self):
         return f"dim={self.dim}"

@@ -157,6 +157,9 @@ class PoissonNLLLoss(_Loss):
         super().__init__(size_average, reduce, reduction, log_input=log_input, full=full,
                          eps=eps)
 
+    def forward(self, log_input, target):  # PyTorch's name for the first argument
+        return self._apply_loss(log_input, target)
+
 
 class GaussianNLLLoss(_Loss):
     """Gaussian negative log-likelihood of `target` under a predicted mean `input` and

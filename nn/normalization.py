@@ -32,8 +32,8 @@ class LayerNorm(Module):
         self.bias = (Parameter(np.zeros(self.normalized_shape, dtype))
                      if elementwise_affine and bias else None)
 
-    def forward(self, x):
-        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -96,8 +96,8 @@ class _BatchNorm(_NormBase):
     uses the running estimates.
     """
 
-    def forward(self, x):
-        self._check_input_dim(x)
+    def forward(self, input):
+        self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             with no_grad():
@@ -106,7 +106,7 @@ class _BatchNorm(_NormBase):
                 factor = 1.0 / int(self.num_batches_tracked._array)
         use_batch = self.training or self.running_mean is None
         track = not self.training or self.track_running_stats
-        return F.batch_norm(x, self.running_mean if track else None,
+        return F.batch_norm(input, self.running_mean if track else None,
                             self.running_var if track else None, self.weight, self.bias,
                             use_batch, factor, self.eps)
 
@@ -154,8 +154,8 @@ class GroupNorm(Module):
         self.weight = Parameter(np.ones(num_channels, dtype)) if affine else None
         self.bias = Parameter(np.zeros(num_channels, dtype)) if affine and bias else None
 
-    def forward(self, x):
-        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "

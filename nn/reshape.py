@@ -12,8 +12,8 @@ class Flatten(Module):
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
 
-    def forward(self, x):
-        return x.flatten(self.start_dim, self.end_dim)
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -34,8 +34,8 @@ class Unflatten(Module):
                                 f"found element of type {type(size).__name__} at pos {i}")
         self.dim, self.unflattened_size = dim, unflattened_size
 
-    def forward(self, x):
-        return x.unflatten(self.dim, self.unflattened_size)
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

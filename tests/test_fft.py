@@ -201,6 +201,20 @@ def test_stft_window_shorter_than_frame_and_defaults(torch):
     _both(torch, lambda lib, a: lib.view_as_complex(lib.stft(a, 16, return_complex=False)), x)
 
 
+@pytest.mark.parametrize("win_length", [8, 10, 16, None])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stft_align_to_window_as_pytorch(win_length, dtype, torch):
+    """Frames start where their (shorter) window starts: more frames, other values."""
+    x = rng.standard_normal((2, 100)).astype(dtype)
+    _both(torch, lambda lib, a: lib.stft(a, 16, hop_length=4, win_length=win_length,
+                                         window=lib.hann_window(win_length or 16, dtype=a.dtype),
+                                         center=False, align_to_window=True,
+                                         return_complex=True), x)
+    for lib in (mg, torch):
+        with pytest.raises(RuntimeError, match="align_to_window should only be set when center"):
+            lib.stft(lib.tensor(x), 16, center=True, align_to_window=False, return_complex=True)
+
+
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_istft_as_pytorch(dtype, torch):
     real = np.float32 if dtype == np.complex64 else np.float64

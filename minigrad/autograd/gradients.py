@@ -6,6 +6,8 @@
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..ops.shape import Stack
@@ -119,10 +121,18 @@ def _batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_un
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
-             inputs=None):
+             grad_variables=None, inputs=None):
     """Accumulate the gradients of `tensors` into `.grad`: of every leaf behind them, or of
     `inputs` only (leaves or not). `retain_graph` defaults to `create_graph`; with
-    `create_graph` each `.grad` is recorded and can be differentiated again."""
+    `create_graph` each `.grad` is recorded and can be differentiated again. `grad_variables`
+    is grad_tensors' old name (deprecated in PyTorch), accepted with its warning."""
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                      FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
+                               "passed to `backward()`. Please only use `grad_tensors`.")
+        grad_tensors = grad_variables
     tensors = _as_tuple(tensors)
     grad_tensors = None if grad_tensors is None else _as_tuple(grad_tensors)
     roots = _roots("backward", tensors, grad_tensors, create_graph)

@@ -20,7 +20,8 @@ _MODES = (None, "default", "lite", "reduce-overhead", "max-autotune", "max-autot
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
-            options=None, disable=False):
+            options=None, name=None, disable=False, recompile_limit=None,
+            isolate_recompiles=False, shapes_spec=None):
     """Return `model` unchanged (a module or a function); with no `model`, a decorator that
     does the same. The keyword arguments are PyTorch's and are checked as PyTorch checks them."""
     if mode is not None and options is not None:
@@ -34,7 +35,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                         f"{type(backend).__name__}")
     if model is None:
         return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                                  mode=mode, options=options, disable=disable)
+                                  mode=mode, options=options, name=name, disable=disable,
+                                  recompile_limit=recompile_limit,
+                                  isolate_recompiles=isolate_recompiles, shapes_spec=shapes_spec)
     if not callable(model):
         raise RuntimeError(f"compile: model must be a Module or a callable, got "
                            f"{type(model).__name__}")
