@@ -107,6 +107,8 @@ from .platform import accelerator, amp, backends, cpu, cuda, distributed
 from .platform.amp import autocast
 from .platform.compiler import compile
 from .platform.device import device
+from .platform.layout import (jagged, layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc,
+                              sparse_csr, strided)
 from .platform.memory_format import (channels_last, channels_last_3d, contiguous_format,
                                      memory_format, preserve_format)
 from .platform.settings import (are_deterministic_algorithms_enabled,
@@ -165,9 +167,9 @@ __all__ = [
     "int16", "int32", "int64", "int8", "inverse", "is_complex",
     "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point", "is_grad_enabled", "is_same_size", "is_tensor", "isclose", "isfinite",
-    "isin", "isinf", "isnan", "isneginf", "isposinf", "istft",
+    "isin", "isinf", "isnan", "isneginf", "isposinf", "istft", "jagged",
     "kaiser_window",
-    "kron", "kthvalue", "lcm", "ldexp", "le",
+    "kron", "kthvalue", "layout", "lcm", "ldexp", "le",
     "lerp", "less", "less_equal", "lgamma", "linspace", "load", "log", "log10", "log1p", "log2",
     "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logical_and",
     "logical_not", "logical_or", "logical_xor", "logit", "logspace", "logsumexp", "long", "lt",
@@ -188,8 +190,9 @@ __all__ = [
     "rsub", "save", "scatter", "scatter_add", "searchsorted", "seed", "select", "select_scatter",
     "set_backend", "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled",
     "set_num_threads", "set_printoptions", "set_rng_state", "sgn", "short", "sigmoid", "sign",
-    "signbit", "sin", "sinc", "sinh", "slice_scatter", "slogdet", "softmax", "sort", "split",
-    "split_with_sizes", "sqrt", "square", "squeeze", "stack", "std", "std_mean", "stft",
+    "signbit", "sin", "sinc", "sinh", "slice_scatter", "slogdet", "softmax", "sort",
+    "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr", "split",
+    "split_with_sizes", "sqrt", "square", "squeeze", "stack", "std", "std_mean", "stft", "strided",
     "sub", "subtract",
     "sum", "svd", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tanh", "tensor",
     "tensor_split", "tensordot", "tile", "topk", "trace", "transpose", "trapezoid", "trapz",

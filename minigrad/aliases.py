@@ -49,7 +49,7 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 def subtract(input, other, *, alpha=1):
     """`sub`: input - alpha * other."""
     from .functional import sub
-    return sub(input, other, alpha)
+    return sub(input, other, alpha=alpha)
 
 
 def multiply(input, other):
@@ -61,13 +61,13 @@ def multiply(input, other):
 def divide(input, other, *, rounding_mode=None):
     """`div`, with rounding_mode None, 'trunc' or 'floor'."""
     from .functional import div
-    return div(input, other, rounding_mode)
+    return div(input, other, rounding_mode=rounding_mode)
 
 
-def true_divide(dividend, divisor):
+def true_divide(input, other):
     """`div` without rounding."""
     from .functional import div
-    return div(dividend, divisor)
+    return div(input, other)
 
 
 def negative(input):

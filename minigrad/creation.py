@@ -2,8 +2,9 @@
 
 Floats default to the default float dtype (float32 unless `set_default_dtype` changed it, as in
 PyTorch), so `dtype=None` means `get_default_dtype()`. Every
-factory takes `device=` (a CPU device; see device.py) and the random ones take `generator=`
-(random.py); without one they draw from the generator `manual_seed` resets.
+factory takes `device=` (a CPU device; see device.py), `layout=` and `pin_memory=` (checked:
+see platform/layout.py), and the random ones take `generator=` (random.py); without one they
+draw from the generator `manual_seed` resets.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import functools
 import numpy as np
 
 from .platform.device import check_device
+from .platform.layout import factory_keywords
 from .platform.memory_format import check_memory_format
 from .dtypes import (bool_, complex_of, float16, float32, float64, get_default_dtype, int32,  # noqa: F401
                      int64, long, promote_types, resolve, uint8)
@@ -111,16 +113,19 @@ def from_numpy(ndarray):
     return Tensor._wrap(ndarray)
 
 
+@factory_keywords
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     return _make(np.zeros(_shape(size, "zeros"), resolve(dtype)), None, requires_grad, device,
                  "zeros")
 
 
+@factory_keywords
 def ones(*size, dtype=None, device=None, requires_grad=False):
     return _make(np.ones(_shape(size, "ones"), resolve(dtype)), None, requires_grad, device,
                  "ones")
 
 
+@factory_keywords
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """A tensor whose values are whatever the memory held (fill it before reading it)."""
     return _make(np.empty(_shape(size, "empty"), resolve(dtype)), None, requires_grad, device,
@@ -139,6 +144,7 @@ def _fill_dtype(fill_value):
     return get_default_dtype()
 
 
+@factory_keywords
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     shape = _shape((size,) if isinstance(size, (tuple, list)) else (size,), "full")
     fill = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
@@ -154,18 +160,22 @@ def _like(op, make, t, dtype, device, requires_grad, memory_format=None):
     return _make(make(t.shape, resolve(dtype, t.dtype)), None, requires_grad, device, op)
 
 
+@factory_keywords
 def zeros_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
     return _like("zeros_like", np.zeros, input, dtype, device, requires_grad, memory_format)
 
 
+@factory_keywords
 def ones_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
     return _like("ones_like", np.ones, input, dtype, device, requires_grad, memory_format)
 
 
+@factory_keywords
 def empty_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
     return _like("empty_like", np.empty, input, dtype, device, requires_grad, memory_format)
 
 
+@factory_keywords
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     return _like("full_like", lambda s, d: np.full(s, fill_value, d), input, dtype, device,
@@ -176,6 +186,7 @@ def _number(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+@factory_keywords
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     """[start, end) in steps: integers give int64, any float argument the default float."""
     start, end, step = _number(start), _number(end), _number(step)
@@ -190,6 +201,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
                  requires_grad, device, "arange")
 
 
+@factory_keywords
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """`steps` evenly spaced values from start to end, both included."""
     if not isinstance(steps, (int, np.integer)) or steps < 0:
@@ -198,24 +210,28 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
                  requires_grad, device, "linspace")
 
 
+@factory_keywords
 def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
     """base ** linspace(start, end, steps)."""
     return _make(np.power(base, np.linspace(_number(start), _number(end), steps)),
                  resolve(dtype), requires_grad, device, "logspace")
 
 
+@factory_keywords
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     return _make(np.eye(n, m, dtype=resolve(dtype)), None, requires_grad, device, "eye")
 
 
 # --- random -----------------------------------------------------------------------------------
 
+@factory_keywords
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
     return _make(_rng(generator).standard_normal(_shape(size, "randn")), resolve(dtype),
                  requires_grad, device, "randn")
 
 
+@factory_keywords
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1)."""
     return _make(_rng(generator).random(_shape(size, "rand")), resolve(dtype), requires_grad,
@@ -227,6 +243,7 @@ def _is_int(x):
         isinstance(x, Tensor) and x.ndim == 0 and np.issubdtype(x.dtype, np.integer))
 
 
+@factory_keywords
 def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, device=None,
             requires_grad=False):
     """Integers drawn uniformly from [low, high): randint(high, size) or randint(low, high, size).
@@ -270,6 +287,7 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
                  requires_grad, device, "randint")
 
 
+@factory_keywords
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of 0 .. n-1."""
     return _make(_rng(generator).permutation(int(n)), resolve(dtype, int64), requires_grad,
@@ -284,21 +302,25 @@ def _random_like(op, draw, t, dtype, device, requires_grad, generator=None, memo
     return _make(draw(_rng(generator), t.shape).astype(dtype), None, requires_grad, device, op)
 
 
+@factory_keywords
 def rand_like(input, dtype=None, device=None, requires_grad=False, generator=None,
               memory_format=None):
     return _random_like("rand_like", lambda g, s: g.random(s), input, dtype, device,
                         requires_grad, generator, memory_format)
 
 
+@factory_keywords
 def randn_like(input, dtype=None, device=None, requires_grad=False, generator=None,
                memory_format=None):
     return _random_like("randn_like", lambda g, s: g.standard_normal(s), input, dtype, device,
                         requires_grad, generator, memory_format)
 
 
+@factory_keywords
 def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False,
-                 generator=None):
+                 generator=None, memory_format=None):
     """randint_like(t, high) or randint_like(t, low, high): t's shape and dtype."""
+    check_memory_format(memory_format, "randint_like", input.ndim)
     if high is None:
         low, high = 0, low
     return randint(low, high, input.shape, generator=generator,

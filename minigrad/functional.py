@@ -63,12 +63,13 @@ def where(condition, input=None, other=None):
     return ops.Where.apply(cond, *_promoted_all((input, other), "where"))
 
 
-def maximum(a, b): return binary(ops.Maximum, "maximum", a, b)
-def minimum(a, b): return binary(ops.Minimum, "minimum", a, b)
+def maximum(input, other): return binary(ops.Maximum, "maximum", input, other)
+def minimum(input, other): return binary(ops.Minimum, "minimum", input, other)
 
 
-def matmul(a, b):
-    return ops.MatMul.apply(*(x if isinstance(x, Tensor) else np.asarray(x) for x in (a, b)))
+def matmul(input, other):
+    return ops.MatMul.apply(*(x if isinstance(x, Tensor) else np.asarray(x)
+                              for x in (input, other)))
 
 
 def dropout(x, p=0.5, training=True, seed=None):
@@ -142,43 +143,48 @@ def _lhs(x, other):
 
 
 # the forms whose arguments differ from a method's: a number may stand first, a shape is one
-# argument rather than several, the method has another name, or its argument does (`o` in
-# Tensor.logical_and, `other` in PyTorch's function)
-def neg(x): return -x
-def pow(x, exponent): return _lhs(x, exponent) ** exponent
-def remainder(a, b): return _lhs(a, b) % b
-def floor_divide(a, b): return _lhs(a, b) // b
-def bitwise_and(a, b): return _lhs(a, b) & b
-def bitwise_or(a, b): return _lhs(a, b) | b
-def bitwise_xor(a, b): return _lhs(a, b) ^ b
-def bitwise_left_shift(a, b): return _lhs(a, b) << b
-def bitwise_right_shift(a, b): return _lhs(a, b) >> b
+# argument rather than several, or the method has another name
+def neg(input): return -input
+def pow(input, exponent): return _lhs(input, exponent) ** exponent
+def remainder(input, other): return _lhs(input, other) % other
+def floor_divide(input, other): return _lhs(input, other) // other
+def bitwise_and(input, other): return _lhs(input, other) & other
+def bitwise_or(input, other): return _lhs(input, other) | other
+def bitwise_xor(input, other): return _lhs(input, other) ^ other
+def bitwise_left_shift(input, other): return _lhs(input, other) << other
+def bitwise_right_shift(input, other): return _lhs(input, other) >> other
 def logical_and(input, other): return input.logical_and(other)
 def logical_or(input, other): return input.logical_or(other)
 def logical_xor(input, other): return input.logical_xor(other)
-def clip(x, min=None, max=None): return x.clamp(min, max)
-def clamp_min(x, min): return x.clamp(min=min)
-def clamp_max(x, max): return x.clamp(max=max)
-def reshape(x, shape): return x.reshape(shape)
-def permute(x, dims): return x.permute(dims)
-def flip(x, dims): return x.flip(dims)
-def broadcast_to(x, size): return x.expand(size)
+def clip(input, min=None, max=None): return input.clamp(min, max)
+def clamp_min(input, min): return input.clamp(min=min)
+def clamp_max(input, max): return input.clamp(max=max)
+def reshape(input, shape): return input.reshape(shape)
+def permute(input, dims): return input.permute(dims)
+def flip(input, dims): return input.flip(dims)
+def broadcast_to(input, size): return input.expand(size)
 def is_tensor(obj): return isinstance(obj, Tensor)
 
 
-def add(x, other, alpha=1): return _lhs(x, other) + (other * alpha if alpha != 1 else other)
-def sub(x, other, alpha=1): return _lhs(x, other) - (other * alpha if alpha != 1 else other)
-def mul(x, other): return _lhs(x, other) * other
+def add(input, other, *, alpha=1):
+    return _lhs(input, other) + (other * alpha if alpha != 1 else other)
 
 
-def div(x, other, rounding_mode=None):
-    """x / other; rounding_mode "floor" rounds down (as //) and "trunc" toward zero."""
+def sub(input, other, *, alpha=1):
+    return _lhs(input, other) - (other * alpha if alpha != 1 else other)
+
+
+def mul(input, other): return _lhs(input, other) * other
+
+
+def div(input, other, *, rounding_mode=None):
+    """input / other; rounding_mode "floor" rounds down (as //) and "trunc" toward zero."""
     if rounding_mode == "floor":
-        return floor_divide(x, other)
-    q = _lhs(x, other) / other
+        return floor_divide(input, other)
+    q = _lhs(input, other) / other
     if rounding_mode == "trunc":
         q = q.trunc()
-        return q if _as_tensor(x).is_floating_point() or (
+        return q if _as_tensor(input).is_floating_point() or (
             isinstance(other, Tensor) and other.is_floating_point()) else q.long()
     if rounding_mode is not None:
         raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got "

@@ -231,10 +231,10 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
         check_memory_format(memory_format, "clone", self.ndim)
         return self + 0 if self.requires_grad else Tensor._wrap(self._array.copy())
 
-    def requires_grad_(self, flag=True):
-        if flag:
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad:
             _check_can_require_grad("requires_grad_", self._array.dtype)
-        self.requires_grad = flag
+        self.requires_grad = requires_grad
         return self
 
     @property
@@ -270,9 +270,14 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
     clip = clamp
 
     # --- reductions -----------------------------------------------------------------------
-    def sum(self, dim=None, keepdim=False): return ops.Sum.apply(self, dim=dim, keepdim=keepdim)
-    def mean(self, dim=None, keepdim=False):
-        return ops.Mean.apply(_float_only(self, "mean", "fc"), dim=dim, keepdim=keepdim)
+    # `dtype`: the input is cast to it first (to sum float16 in float32, ints in float64)
+    def sum(self, dim=None, keepdim=False, *, dtype=None):
+        x = self if dtype is None else self.to(dtype)
+        return ops.Sum.apply(x, dim=dim, keepdim=keepdim)
+
+    def mean(self, dim=None, keepdim=False, *, dtype=None):
+        x = self if dtype is None else self.to(dtype)
+        return ops.Mean.apply(_float_only(x, "mean", "fc"), dim=dim, keepdim=keepdim)
     def amax(self, dim=None, keepdim=False): return ops.Amax.apply(self, dim=dim, keepdim=keepdim)
     def amin(self, dim=None, keepdim=False): return ops.Amin.apply(self, dim=dim, keepdim=keepdim)
     def logsumexp(self, dim=None, keepdim=False):
@@ -286,14 +291,14 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
         c = correction if correction is not None else int(unbiased)
         return ops.Std.apply(_float_only(self, "std"), dim=dim, keepdim=keepdim, correction=c)
 
-    def max(self, dim=None, keepdim=False):
+    def max(self, dim=None, keepdim=False, *, other=None):
         """The largest element; with `dim`, a (values, indices) pair as in PyTorch (the
-        gradient goes to the index returned); with a tensor, the elementwise maximum."""
-        return _extreme(return_types.max, self, dim, keepdim)
+        gradient goes to the index returned); with a tensor (`other`), the elementwise maximum."""
+        return _extreme(return_types.max, self, dim if other is None else other, keepdim)
 
-    def min(self, dim=None, keepdim=False):
+    def min(self, dim=None, keepdim=False, *, other=None):
         """The smallest element, as `max` is the largest."""
-        return _extreme(return_types.min, self, dim, keepdim)
+        return _extreme(return_types.min, self, dim if other is None else other, keepdim)
 
     def argmax(self, dim=None, keepdim=False):
         return _arg(np.argmax, "argmax", self, dim, keepdim)
@@ -317,14 +322,18 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
             out = ops.Where.apply(mask, value.to(self.dtype), out)  # value's gradient: masked
         return out
 
-    def gather(self, dim, index):
+    def gather(self, dim, index, *, sparse_grad=False):
+        """`sparse_grad` asks PyTorch for a sparse gradient; minigrad's is dense either way."""
         return ops.Gather.apply(self, dim=dim, index=index)
 
     def index_select(self, dim, index):
         return ops.IndexSelect.apply(self, dim=dim, index=index)
 
-    def softmax(self, dim=-1): return _softmax(ops.Softmax, self, dim)
-    def log_softmax(self, dim=-1): return _softmax(ops.LogSoftmax, self, dim)
+    def softmax(self, dim=-1, dtype=None):
+        return _softmax(ops.Softmax, self if dtype is None else self.to(dtype), dim)
+
+    def log_softmax(self, dim=-1, dtype=None):
+        return _softmax(ops.LogSoftmax, self if dtype is None else self.to(dtype), dim)
 
 
 def _row_of(t, row):

@@ -12,6 +12,7 @@ import numpy as np
 from . import ops
 from . import tensor as _t
 from .platform.device import CPU, check_device, parse_to
+from .platform.layout import factory_keywords
 from .dtypes import FLOATING
 
 
@@ -88,18 +89,23 @@ class ConversionMethods:
                                        copy=False))
         return t.requires_grad_(True) if requires_grad else t
 
+    @factory_keywords
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         return self._new(np.array(_t.array_of(data)), dtype, device, requires_grad, "new_tensor")
 
+    @factory_keywords
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
         return self._new(np.zeros(_size(size)), dtype, device, requires_grad, "new_zeros")
 
+    @factory_keywords
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
         return self._new(np.ones(_size(size)), dtype, device, requires_grad, "new_ones")
 
+    @factory_keywords
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         return self._new(np.empty(_size(size)), dtype, device, requires_grad, "new_empty")
 
+    @factory_keywords
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         return self._new(np.full(_size((size,)), fill_value), dtype, device, requires_grad,
                          "new_full")

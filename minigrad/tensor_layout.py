@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops
+from .platform.layout import strided
 from .platform.memory_format import check_memory_format, contiguous_format
 
 
@@ -51,6 +52,10 @@ def _matrices(t, op):
 
 
 class LayoutMethods:
+    # every tensor is dense with strides (PyTorch's torch.strided)
+    layout = strided
+    is_sparse = is_sparse_csr = False
+
     def stride(self, dim=None):
         """The step in elements between neighbours along each dim (one dim's with `dim`)."""
         a = self._array

@@ -98,17 +98,17 @@ class LinalgMethods:
         from .tensor_products import kron
         return kron(self, other)
 
-    def mm(self, other): return _matrix_product("mm", 2, self, other)
-    def bmm(self, other): return _matrix_product("bmm", 3, self, other)
+    def mm(self, mat2): return _matrix_product("mm", 2, self, mat2)
+    def bmm(self, mat2): return _matrix_product("bmm", 3, self, mat2)
 
-    def dot(self, other):
-        if self.ndim != 1 or np.ndim(_t.array_of(other)) != 1:
+    def dot(self, tensor):
+        if self.ndim != 1 or np.ndim(_t.array_of(tensor)) != 1:
             raise ValueError(f"dot: expects two 1-D tensors, got shapes {self.shape} and "
-                             f"{np.shape(_t.array_of(other))}")
-        return self @ other
+                             f"{np.shape(_t.array_of(tensor))}")
+        return self @ tensor
 
-    def outer(self, other):
-        return self.reshape(-1, 1) * other.reshape(1, -1)
+    def outer(self, vec2):
+        return self.reshape(-1, 1) * vec2.reshape(1, -1)
 
     def mv(self, vec):
         from .matrix_vector import mv

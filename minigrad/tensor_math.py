@@ -108,16 +108,16 @@ class MathMethods:
     def __pos__(self): return self
 
     # --- bitwise: on integers bit by bit, on bools logical, floats refused (as PyTorch) ------
-    def __and__(self, o): return _bitwise(np.bitwise_and, "bitwise_and", self, o)
-    def __or__(self, o): return _bitwise(np.bitwise_or, "bitwise_or", self, o)
-    def __xor__(self, o): return _bitwise(np.bitwise_xor, "bitwise_xor", self, o)
-    def __rand__(self, o): return _bitwise(np.bitwise_and, "bitwise_and", o, self)
-    def __ror__(self, o): return _bitwise(np.bitwise_or, "bitwise_or", o, self)
-    def __rxor__(self, o): return _bitwise(np.bitwise_xor, "bitwise_xor", o, self)
-    def __lshift__(self, o): return _bitwise(_left_shift, "bitwise_left_shift", self, o)
-    def __rshift__(self, o): return _bitwise(_right_shift, "bitwise_right_shift", self, o)
-    def __rlshift__(self, o): return _bitwise(_left_shift, "bitwise_left_shift", o, self)
-    def __rrshift__(self, o): return _bitwise(_right_shift, "bitwise_right_shift", o, self)
+    def __and__(self, other): return _bitwise(np.bitwise_and, "bitwise_and", self, other)
+    def __or__(self, other): return _bitwise(np.bitwise_or, "bitwise_or", self, other)
+    def __xor__(self, other): return _bitwise(np.bitwise_xor, "bitwise_xor", self, other)
+    def __rand__(self, other): return _bitwise(np.bitwise_and, "bitwise_and", other, self)
+    def __ror__(self, other): return _bitwise(np.bitwise_or, "bitwise_or", other, self)
+    def __rxor__(self, other): return _bitwise(np.bitwise_xor, "bitwise_xor", other, self)
+    def __lshift__(self, other): return _bitwise(_left_shift, "bitwise_left_shift", self, other)
+    def __rshift__(self, other): return _bitwise(_right_shift, "bitwise_right_shift", self, other)
+    def __rlshift__(self, other): return _bitwise(_left_shift, "bitwise_left_shift", other, self)
+    def __rrshift__(self, other): return _bitwise(_right_shift, "bitwise_right_shift", other, self)
     bitwise_and, bitwise_or, bitwise_xor = __and__, __or__, __xor__
     bitwise_left_shift, bitwise_right_shift = __lshift__, __rshift__
 
@@ -134,7 +134,11 @@ class MathMethods:
     def cos(self): return ops.Cos.apply(_floating(self))
     def floor(self): return ops.Floor.apply(self)
     def ceil(self): return ops.Ceil.apply(self)
-    def round(self): return ops.Round.apply(self)
+    def round(self, *, decimals=0):
+        if decimals == 0:
+            return ops.Round.apply(self)
+        from .special import round as round_decimals
+        return round_decimals(self, decimals=decimals)
     def trunc(self): return ops.Trunc.apply(self)
     def sign(self): return ops.Sign.apply(self)
     def clamp_min(self, min): return self.clamp(min=min)
@@ -159,9 +163,9 @@ class MathMethods:
     def isinf(self): return _wrap(np.isinf(self._array))
     def isfinite(self): return _wrap(np.isfinite(self._array))
     def logical_not(self): return _wrap(np.logical_not(self._array))
-    def logical_and(self, o): return _wrap(np.logical_and(self._array, _t.array_of(o)))
-    def logical_or(self, o): return _wrap(np.logical_or(self._array, _t.array_of(o)))
-    def logical_xor(self, o): return _wrap(np.logical_xor(self._array, _t.array_of(o)))
+    def logical_and(self, other): return _wrap(np.logical_and(self._array, _t.array_of(other)))
+    def logical_or(self, other): return _wrap(np.logical_or(self._array, _t.array_of(other)))
+    def logical_xor(self, other): return _wrap(np.logical_xor(self._array, _t.array_of(other)))
     def any(self, dim=None, keepdim=False): return _logical(np.any, "any", self, dim, keepdim)
     def all(self, dim=None, keepdim=False): return _logical(np.all, "all", self, dim, keepdim)
 

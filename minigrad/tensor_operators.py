@@ -19,39 +19,53 @@ _PY_NUMBERS = (int, float)
 
 
 class OperatorMethods:
-    def __add__(self, o): return binary(ops.Add, "add", self, o)
-    def __radd__(self, o): return binary(ops.Add, "add", o, self)
-    def __sub__(self, o): return binary(ops.Sub, "sub", self, o)
-    def __rsub__(self, o): return binary(ops.Sub, "sub", o, self)
-    def __mul__(self, o): return binary(ops.Mul, "mul", self, o)
-    def __rmul__(self, o): return binary(ops.Mul, "mul", o, self)
-    def __truediv__(self, o): return binary(ops.Div, "div", self, o)
-    def __rtruediv__(self, o): return binary(ops.Div, "div", o, self)
-    def __pow__(self, o): return binary(ops.Pow, "pow", self, o)
-    def __rpow__(self, o): return binary(ops.Pow, "pow", o, self)
-    def __floordiv__(self, o): return binary(ops.FloorDivide, "floor_divide", self, o)
-    def __rfloordiv__(self, o): return binary(ops.FloorDivide, "floor_divide", o, self)
-    def __mod__(self, o): return binary(ops.Remainder, "remainder", self, o)
-    def __rmod__(self, o): return binary(ops.Remainder, "remainder", o, self)
+    def __add__(self, other): return binary(ops.Add, "add", self, other)
+    def __radd__(self, other): return binary(ops.Add, "add", other, self)
+    def __sub__(self, other): return binary(ops.Sub, "sub", self, other)
+    def __rsub__(self, other): return binary(ops.Sub, "sub", other, self)
+    def __mul__(self, other): return binary(ops.Mul, "mul", self, other)
+    def __rmul__(self, other): return binary(ops.Mul, "mul", other, self)
+    def __truediv__(self, other): return binary(ops.Div, "div", self, other)
+    def __rtruediv__(self, other): return binary(ops.Div, "div", other, self)
+    def __pow__(self, other): return binary(ops.Pow, "pow", self, other)
+    def __rpow__(self, other): return binary(ops.Pow, "pow", other, self)
+    def __floordiv__(self, other): return binary(ops.FloorDivide, "floor_divide", self, other)
+    def __rfloordiv__(self, other): return binary(ops.FloorDivide, "floor_divide", other, self)
+    def __mod__(self, other): return binary(ops.Remainder, "remainder", self, other)
+    def __rmod__(self, other): return binary(ops.Remainder, "remainder", other, self)
     def __neg__(self): return ops.Neg.apply(self)
-    def __matmul__(self, o): return ops.MatMul.apply(self, o)
-    def __rmatmul__(self, o): return ops.MatMul.apply(o, self)
-    def maximum(self, o): return binary(ops.Maximum, "maximum", self, o)
-    def minimum(self, o): return binary(ops.Minimum, "minimum", self, o)
-    add, sub, mul, div, matmul, neg = __add__, __sub__, __mul__, __truediv__, __matmul__, __neg__
+    def __matmul__(self, other): return ops.MatMul.apply(self, other)
+    def __rmatmul__(self, other): return ops.MatMul.apply(other, self)
+    def maximum(self, other): return binary(ops.Maximum, "maximum", self, other)
+    def minimum(self, other): return binary(ops.Minimum, "minimum", self, other)
+    mul, matmul, neg = __mul__, __matmul__, __neg__
     floor_divide, remainder = __floordiv__, __mod__
 
+    # the method forms that take more than the operator: self + alpha * other, and
+    # division rounded towards zero or down
+    def add(self, other, *, alpha=1):
+        return binary(ops.Add, "add", self, other if alpha == 1 else other * alpha)
+
+    def sub(self, other, *, alpha=1):
+        return binary(ops.Sub, "sub", self, other if alpha == 1 else other * alpha)
+
+    def div(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return binary(ops.Div, "div", self, other)
+        from .functional import div
+        return div(self, other, rounding_mode=rounding_mode)
+
     # comparisons give bool tensors that carry no gradient; `t == None` is simply False
-    def __eq__(self, o):
-        return compare(np.equal, "eq", self, o) if is_operand(o) else NotImplemented
+    def __eq__(self, other):
+        return compare(np.equal, "eq", self, other) if is_operand(other) else NotImplemented
 
-    def __ne__(self, o):
-        return compare(np.not_equal, "ne", self, o) if is_operand(o) else NotImplemented
+    def __ne__(self, other):
+        return compare(np.not_equal, "ne", self, other) if is_operand(other) else NotImplemented
 
-    def __lt__(self, o): return compare(np.less, "lt", self, o, ordered=True)
-    def __le__(self, o): return compare(np.less_equal, "le", self, o, ordered=True)
-    def __gt__(self, o): return compare(np.greater, "gt", self, o, ordered=True)
-    def __ge__(self, o): return compare(np.greater_equal, "ge", self, o, ordered=True)
+    def __lt__(self, other): return compare(np.less, "lt", self, other, ordered=True)
+    def __le__(self, other): return compare(np.less_equal, "le", self, other, ordered=True)
+    def __gt__(self, other): return compare(np.greater, "gt", self, other, ordered=True)
+    def __ge__(self, other): return compare(np.greater_equal, "ge", self, other, ordered=True)
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
     __hash__ = object.__hash__  # defining __eq__ would otherwise make tensors unhashable
     # the bitwise operators (& | ^ ~ << >>, logical on bool tensors) are in tensor_math.py

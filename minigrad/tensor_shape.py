@@ -28,7 +28,16 @@ class ShapeMethods:
     def reshape(self, *shape):
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return ops.Reshape.apply(self, shape=tuple(shape))
-    view = reshape
+
+    def view(self, *shape, size=None, dtype=None):
+        """reshape's (the elements in a new shape); or, given a dtype, the same bytes read as
+        that dtype: the last dim's length scales by the ratio of the element sizes. That view is
+        not differentiable (as PyTorch's)."""
+        if len(shape) == 1 and isinstance(shape[0], (type, np.dtype)):
+            dtype, shape = shape[0], ()
+        if dtype is not None:
+            return _view_as_dtype(self, np.dtype(dtype))
+        return self.reshape(*shape) if size is None else self.reshape(size)
 
     def permute(self, *dims):
         dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
@@ -62,8 +71,9 @@ class ShapeMethods:
         e = _normalize_dim(end_dim, self.ndim, "flatten")
         return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
 
-    def expand(self, *shape):
-        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+    def expand(self, *sizes, size=None):
+        shape = size if size is not None else (
+            sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes)
         return ops.Expand.apply(self, shape=tuple(shape))
 
     def expand_as(self, other): return self.expand(other.shape)
@@ -84,9 +94,9 @@ class ShapeMethods:
         n = self.shape[_normalize_dim(dim, self.ndim, "chunk")]
         return self.split(-(-n // chunks), dim)
 
-    def repeat(self, *sizes):
+    def repeat(self, *sizes, repeats=None):
         """Tile the tensor sizes[i] times along dim i (new leading dims if sizes is longer)."""
-        sizes = _size(sizes)
+        sizes = _size(sizes if repeats is None else (repeats,))
         if len(sizes) < self.ndim:
             raise ValueError(f"repeat: {len(sizes)} repeat counts for a tensor with "
                              f"{self.ndim} dims (give at least one per dim)")
@@ -95,11 +105,16 @@ class ShapeMethods:
         x = x.expand([v for r, n in zip(sizes, shape) for v in (r, n)])
         return x.reshape([r * n for r, n in zip(sizes, shape)])
 
-    def repeat_interleave(self, repeats, dim=None):
-        """Each element (each slice along dim) repeated `repeats` times, in place of itself."""
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        """Each element (each slice along dim) repeated `repeats` times, in place of itself.
+        `output_size`, the result's length along dim, is checked when given."""
         x, d = (self.reshape(-1), 0) if dim is None else (self, _dim(dim, self,
                                                                      "repeat_interleave"))
         counts = np.broadcast_to(np.asarray(_t.array_of(repeats)), (x.shape[d],))
+        if output_size is not None and int(counts.sum()) != output_size:
+            raise RuntimeError(f"repeat_interleave: allocated size does not match required "
+                               f"size (output_size={output_size}, the repeats add up to "
+                               f"{int(counts.sum())})")
         return x.index_select(d, np.repeat(np.arange(x.shape[d]), counts))
 
     def select(self, dim, index):
@@ -151,4 +166,23 @@ class ShapeMethods:
     def swapaxes(self, axis0, axis1):
         return self.transpose(axis0, axis1)
 
-    swapdims = swapaxes
+    def swapdims(self, dim0, dim1):
+        return self.transpose(dim0, dim1)
+
+
+def _view_as_dtype(t, dtype):
+    """`t.view(dtype)`: t's bytes as `dtype`, a new tensor sharing t's memory."""
+    from .linalg_checks import torch_dtype_name
+    a, old = t._array, t._array.dtype
+    if dtype.itemsize != old.itemsize:
+        what = (f"to view {torch_dtype_name(old)} as {torch_dtype_name(dtype)} (different "
+                f"element sizes)")
+        if a.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if a.shape[-1] != 1 and a.strides[-1] != old.itemsize:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got "
+                               f"{a.strides[-1] // old.itemsize}")
+        if (a.shape[-1] * old.itemsize) % dtype.itemsize:
+            raise RuntimeError(f"self.size(-1) must be divisible by "
+                               f"{dtype.itemsize // old.itemsize} {what}, but got {a.shape[-1]}")
+    return _t.Tensor._wrap(a.view(dtype))

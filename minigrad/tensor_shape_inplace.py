@@ -95,4 +95,6 @@ class ShapeInPlaceMethods:
         """In place: `swapdims(dim0, dim1)`, PyTorch's other name of `transpose_`."""
         return self.transpose_(dim0, dim1)
 
-    swapaxes_ = swapdims_
+    def swapaxes_(self, axis0, axis1):
+        """In place: `swapaxes(axis0, axis1)`, NumPy's name of `transpose_`."""
+        return self.transpose_(axis0, axis1)

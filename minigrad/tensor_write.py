@@ -245,8 +245,8 @@ class WriteMethods:
     def mul_(self, other):
         return self._assign("mul_", lambda old: old * other)
 
-    def div_(self, other):
-        return self._assign("div_", lambda old: old / other)
+    def div_(self, other, *, rounding_mode=None):
+        return self._assign("div_", lambda old: old.div(other, rounding_mode=rounding_mode))
 
     def __iadd__(self, o): return self.add_(o)
     def __isub__(self, o): return self.sub_(o)
@@ -256,8 +256,9 @@ class WriteMethods:
     def lerp_(self, end, weight):
         return self._assign("lerp_", lambda old: old.lerp(end, weight))
 
-    def copy_(self, src):
-        """Write `src` (broadcast to this shape, converted to this dtype); its graph is kept."""
+    def copy_(self, src, non_blocking=False):
+        """Write `src` (broadcast to this shape, converted to this dtype); its graph is kept.
+        `non_blocking` changes nothing: every copy here is a synchronous CPU copy."""
         return self._assign("copy_", lambda old: _source("copy_", src, old.shape), cast=True)
 
     def fill_(self, value):

@@ -189,6 +189,24 @@ _raises("minigrad.memory_format", lambda lib: lib.zeros(2).contiguous(memory_for
         "memory_format")
 
 
+# --- layouts (every tensor is strided; the others are names to compare with) -------------------
+
+@add
+@case("minigrad.layout", "minigrad.strided", "minigrad.sparse_coo", "minigrad.sparse_csr",
+      "minigrad.sparse_csc", "minigrad.sparse_bsr", "minigrad.sparse_bsc", "minigrad.jagged",
+      "Tensor.layout", "Tensor.is_sparse", "Tensor.is_sparse_csr")
+def _(lib):
+    x = lib.zeros(2, 3, layout=lib.strided)
+    others = (lib.sparse_coo, lib.sparse_csr, lib.sparse_csc, lib.sparse_bsr, lib.sparse_bsc,
+              lib.jagged)
+    return (x, x.layout == lib.strided, [x.layout == o for o in others], x.is_sparse,
+            x.is_sparse_csr, all(isinstance(o, lib.layout) for o in (lib.strided, *others)),
+            lib.ones_like(x, layout=lib.strided), x.new_full((2,), 3.0, layout=lib.strided))
+
+
+_raises("minigrad.strided", lambda lib: lib.empty(2, pin_memory=True), "accelerator")
+
+
 @add
 @case("backends.cudnn", "backends.mps", "backends.cuda")
 def _(lib):

@@ -151,6 +151,61 @@ def test_signatures_match_pytorch():
     assert not problems, "\n".join(problems)
 
 
+# --- the functions PyTorch writes in C: their keyword names are those of its operator schemas ---
+
+# (name, keyword) pairs of a schema that PyTorch's Python functions do not take as documented
+SCHEMA_ONLY = {
+    ("sort", "reverse"),  # an overload for lists in TorchScript
+    ("uniform_", "from"), ("uniform_", "to"),  # Python keywords: positional in any program
+    ("expand", "implicit"),  # internal to PyTorch's tracer
+    # PyTorch 2.13's CPU kernels refuse a product's out_dtype
+    ("mm", "out_dtype"), ("bmm", "out_dtype"), ("addmm", "out_dtype"), ("baddbmm", "out_dtype"),
+    # the documented names (src; B and L; tau and other; indices_or_sections) are minigrad's,
+    # where PyTorch's binding takes the schema's (other; input2; input2 and input3; sections...)
+    ("copy_", "other"), ("cholesky_solve", "input2"), ("orgqr", "input2"),
+    ("ormqr", "input2"), ("ormqr", "input3"),
+    *((name, kw) for name in ("tensor_split", "dsplit", "hsplit", "vsplit")
+      for kw in ("indices", "sections", "tensor_indices_or_sections")),
+}
+
+
+def _schema_keywords(name):
+    """Every keyword of PyTorch's operator `name` on a tensor (its overloads together), except
+    `out` and the named-dimension overloads."""
+    names = set()
+    for schema in torch._C._jit_get_schemas_for_operator("aten::" + name):
+        args = list(schema.arguments)
+        if not args or args[0].name != "self" or str(args[0].type) != "Tensor":
+            continue
+        if any(a.is_out or "Dimname" in str(a.type) for a in args):
+            continue
+        names |= {a.name for a in args[1:]}
+    return names - IGNORED - {kw for n, kw in SCHEMA_ONLY if n == name}
+
+
+def test_keywords_of_pytorchs_c_functions():
+    """`torch.sum(x, dtype=...)`, `x.add(y, alpha=2)`, `x.div(y, rounding_mode="floor")`,
+    `x.view(dtype=...)`: each keyword PyTorch's C functions and Tensor methods take."""
+    checked, problems = 0, []
+    for owner, mine, label in ((torch, mg, "torch"), (torch.Tensor, mg.Tensor, "Tensor")):
+        for name in sorted(set(dir(owner)) & set(dir(mine))):
+            if name.startswith("_") or type(getattr(owner, name)).__name__ not in (
+                    "builtin_function_or_method", "method_descriptor"):
+                continue
+            wanted = _schema_keywords(name)
+            params = _params(getattr(mine, name), label == "Tensor")
+            if not wanted or params is None:
+                continue
+            checked += 1
+            if any(p.kind == P.VAR_KEYWORD for p in params):
+                continue
+            missing = wanted - {p.name for p in params}
+            if missing:
+                problems.append(f"{label}.{name}: no keyword {sorted(missing)}")
+    assert checked > 450, f"only {checked} functions were compared"
+    assert not problems, "\n".join(problems)
+
+
 def _names_in(finding):
     return [part.strip("'") for part in finding.split() if part.startswith("'")]
 
@@ -215,3 +270,58 @@ def test_keyword_names_of_pytorch_calls(torch):
         assert abs(loss(log_input=lib.zeros(3), target=lib.ones(3)).item() - 1.0) < 1e-7
         lin = lib.nn.Linear(2, 1)
         assert tuple(lin(input=lib.ones(4, 2)).shape) == (4, 1)
+
+
+_CALLS = [  # (what, a call of lib on x (2, 3) float32 and i (2,) int64): compared values/dtypes
+    ("add alpha", lambda lib, x, i: x.add(x, alpha=2)),
+    ("sub alpha", lambda lib, x, i: x.sub(other=x * 3, alpha=0.5)),
+    ("div floor", lambda lib, x, i: x.div(x - 4, rounding_mode="floor")),
+    ("div_ trunc", lambda lib, x, i: x.clone().div_(-0.75, rounding_mode="trunc")),
+    ("int div_ floor", lambda lib, x, i: i.clone().div_(2, rounding_mode="floor")),
+    ("sum dtype", lambda lib, x, i: x.sum(1, dtype=lib.float64)),
+    ("int sum dtype", lambda lib, x, i: lib.sum(i, dtype=lib.float32)),
+    ("mean dtype", lambda lib, x, i: i.mean(dtype=lib.float64)),
+    ("softmax dtype", lambda lib, x, i: x.softmax(1, lib.float64)),
+    ("log_softmax dtype", lambda lib, x, i: x.log_softmax(0, dtype=lib.float64)),
+    ("round decimals", lambda lib, x, i: lib.round(x * 1.2345, decimals=2)),
+    ("view dtype", lambda lib, x, i: x.view(lib.int32)),
+    ("view dtype narrower", lambda lib, x, i: x.view(dtype=lib.int16)),
+    ("view size", lambda lib, x, i: x.view(size=(3, 2))),
+    ("max other", lambda lib, x, i: lib.max(x, other=x.flip(1))),
+    ("repeat_interleave output_size", lambda lib, x, i: i.repeat_interleave(2, output_size=4)),
+    ("gather sparse_grad", lambda lib, x, i: lib.gather(x, 1, (i - 1).view(2, 1).abs(),
+                                                        sparse_grad=False)),
+    ("expand size", lambda lib, x, i: x[:, :1].expand(size=(2, 4))),
+    ("swapdims", lambda lib, x, i: x.swapdims(dim0=0, dim1=1)),
+    ("mm mat2", lambda lib, x, i: x.mm(mat2=x.t())),
+    ("dot tensor", lambda lib, x, i: lib.dot(x[0], tensor=x[1])),
+    ("outer vec2", lambda lib, x, i: lib.outer(x[0], vec2=x[1])),
+    ("zeros layout", lambda lib, x, i: lib.zeros(2, layout=lib.strided, pin_memory=False)),
+    ("new_ones layout", lambda lib, x, i: x.new_ones(3, layout=lib.strided)),
+    ("randint_like memory_format",
+     lambda lib, x, i: lib.randint_like(x, 1, memory_format=lib.preserve_format)),
+]
+
+
+@pytest.mark.parametrize("what, call", _CALLS, ids=[c[0] for c in _CALLS])
+def test_keywords_compute_as_pytorchs(what, call, torch):
+    import numpy as np
+    x = np.array([[1.5, -2.25, 3.0], [0.5, 1.0, -2.0]], np.float32)
+    i = np.array([3, 0])
+    ours = call(mg, mg.tensor(x), mg.tensor(i))
+    theirs = call(torch, torch.tensor(x), torch.tensor(i))
+    assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_layouts_and_pinned_memory(torch):
+    for lib in (mg, torch):
+        x = lib.ones(2)
+        assert x.layout == lib.strided and x.layout != lib.sparse_coo and not x.is_sparse
+        assert isinstance(lib.strided, lib.layout)
+        with pytest.raises(RuntimeError):  # pinned memory needs an accelerator
+            lib.empty(2, pin_memory=True)
+        w = lib.ones(2).requires_grad_(requires_grad=True)
+        assert w.requires_grad and lib.zeros(2).copy_(w, non_blocking=True).requires_grad
+    with pytest.raises(NotImplementedError, match="layout=minigrad.sparse_coo"):
+        mg.zeros(2, layout=mg.sparse_coo)
