@@ -96,6 +96,6 @@ def airy_ai_array(x):
     return out
 
 
-def airy_ai(input):
+def airy_ai(x):
     """Ai(x), Airy's function of the first kind, elementwise."""
-    return values("airy_ai", airy_ai_array, input)
+    return values("airy_ai", airy_ai_array, x)

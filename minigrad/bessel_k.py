@@ -107,11 +107,11 @@ def modified_bessel_k1(input):
     return values("modified_bessel_k1", k1_array, input)
 
 
-def scaled_modified_bessel_k0(input):
+def scaled_modified_bessel_k0(x):
     """e^x K0(x), the exponentially scaled K0, elementwise (does not underflow)."""
-    return values("scaled_modified_bessel_k0", k0e_array, input)
+    return values("scaled_modified_bessel_k0", k0e_array, x)
 
 
-def scaled_modified_bessel_k1(input):
+def scaled_modified_bessel_k1(x):
     """e^x K1(x), the exponentially scaled K1, elementwise (does not underflow)."""
-    return values("scaled_modified_bessel_k1", k1e_array, input)
+    return values("scaled_modified_bessel_k1", k1e_array, x)

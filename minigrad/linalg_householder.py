@@ -102,10 +102,11 @@ def _check(A, tau):
     check_float(A._array, "linalg.householder_product")
 
 
-def householder_product(A, tau):
+def householder_product(input, tau):
     """A (*, m, n), m >= n, and tau (*, k), k <= n -> Q (*, m, n): the first n columns of
-    H_1 ... H_k."""
+    H_1 ... H_k (A is `input`, PyTorch's name for the argument)."""
     from .tensor import Tensor
+    A = input
     _check(A, tau)
     m, n = A.shape[-2:]
     k = tau.shape[-1]

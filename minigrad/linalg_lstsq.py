@@ -52,14 +52,15 @@ def _check(A, B, driver):
     return vector
 
 
-def lstsq(A, B, rcond=None, *, driver=None):
+def lstsq(A, b, rcond=None, *, driver=None):
     """(solution, residuals, rank, singular_values) for A (*, m, n) and B (*, m, k) (or a
     vector B (*, m) when B has one dim fewer than A): solution (*, n, k) (or (*, n));
     residuals, the squared residual of each column (*, k) ((*, 1) for a vector), for every
     driver but the default 'gelsy' when m > n and every matrix has full rank (else empty);
     rank (*) int64 but for 'gels'; singular_values (*, min(m, n)) for 'gelsd' and 'gelss'
-    (else empty)."""
+    (else empty). B is `b`, PyTorch's name for the argument."""
     from .tensor import Tensor
+    B = b
     driver = "gelsy" if driver is None else driver
     vector = _check(A, B, driver)
     m, n = A.shape[-2:]

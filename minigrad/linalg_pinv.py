@@ -128,10 +128,12 @@ def pinverse(input, rcond=1e-15):
     return pinv(input, rtol=rcond)
 
 
-def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The number (*) int64 of singular values of A (*, m, n) above max(atol, rtol * s_max)
-    (of eigenvalues' absolute values when `hermitian`). `tol` is the older name of atol."""
+    (of eigenvalues' absolute values when `hermitian`). `tol` is the older name of atol; A
+    is `input`, PyTorch's name for the argument."""
     from .tensor import Tensor
+    A = input
     op = "linalg.matrix_rank"
     if out is not None:
         raise TypeError(f"{op}: out= is not supported (minigrad writes no outputs in place)")

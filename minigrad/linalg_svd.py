@@ -139,9 +139,10 @@ def _svdvals_jvp(ctx, out, tangents):
     return np.diagonal(mT(u) @ tangents[0] @ mT(vh), 0, -2, -1).astype(out.dtype)
 
 
-def svd(A, full_matrices=True):
+def svd(A, full_matrices=True, *, driver=None):
     """(U, S, Vh) with A = U diag(S) Vh for A (*, m, n): S (*, k) descending, k = min(m, n);
     U (*, m, m) and Vh (*, n, n) when full_matrices, else (*, m, k) and (*, k, n)."""
+    _check_driver(driver, "linalg.svd")
     check_matrix(A._array, "linalg.svd")
     packed = SVD.apply(A, full=full_matrices)
     m, n = A.shape[-2:]
@@ -150,7 +151,14 @@ def svd(A, full_matrices=True):
     return return_types.linalg_svd(*_unpack(packed, ((m, ku), (k,), (kv, n))))
 
 
-def svdvals(A):
+def _check_driver(driver, op):
+    if driver is not None:
+        raise RuntimeError(f"torch.{op}: keyword argument `driver=` is only supported on CUDA "
+                           f"inputs with cuSOLVER backend.")
+
+
+def svdvals(A, *, driver=None):
     """The singular values of A (*, m, n), (*, min(m, n)), in descending order."""
+    _check_driver(driver, "linalg.svd")  # PyTorch names svd here too
     check_matrix(A._array, "linalg.svdvals")
     return SvdVals.apply(A)

@@ -24,9 +24,10 @@ def tensorinv(A, ind=2):
     return inv(A.reshape(rows, cols)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
 
 
-def tensorsolve(A, B, dims=None):
+def tensorsolve(A, other, dims=None):
     """X of shape A.shape[B.ndim:] with tensordot(A, X, X.ndim) = B, after moving the dims
-    `dims` of A to its end."""
+    `dims` of A to its end (B is `other`, PyTorch's name for the argument)."""
+    B = other
     if dims is not None:
         dims = [d % A.ndim for d in dims]
         rest = [d for d in range(A.ndim) if d not in dims]

@@ -207,9 +207,10 @@ def _mismatch(a, b):
 
 
 def _public(name, compute, doc):
-    """The torch.special function `name`(input, n) computed by `compute(x, n, dtype)`."""
-    def polynomial(input, n):
-        return _polynomial(name, compute, input, n)
+    """The torch.special function `name`(x, n) computed by `compute(x, n, dtype)` (x is the
+    name PyTorch gives its argument)."""
+    def polynomial(x, n):
+        return _polynomial(name, compute, x, n)
     polynomial.__name__ = polynomial.__qualname__ = name
     polynomial.__doc__ = doc + ", elementwise and broadcast (x or n may be a number)."
     return polynomial

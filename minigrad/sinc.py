@@ -69,8 +69,7 @@ def _j0_array(x):
     return out
 
 
-def spherical_bessel_j0(input):
+def spherical_bessel_j0(x):
     """sin(x) / x, elementwise, 1 at 0 and 0 at +-inf; its result does not require grad."""
-    _no_half("spherical_bessel_j0", input)
-    x = _floating(input)
-    return function.Tensor._wrap(_in_float64(_j0_array, x._array))
+    _no_half("spherical_bessel_j0", x)
+    return function.Tensor._wrap(_in_float64(_j0_array, _floating(x)._array))

@@ -169,40 +169,57 @@ SCHEMA_ONLY = {
 }
 
 
-def _schema_keywords(name):
+def _schema_keywords(name, first=False):
     """Every keyword of PyTorch's operator `name` on a tensor (its overloads together), except
-    `out` and the named-dimension overloads."""
+    `out` and the named-dimension overloads; with `first`, the tensor's own name too (for
+    functions whose first argument is not `self`)."""
     names = set()
     for schema in torch._C._jit_get_schemas_for_operator("aten::" + name):
         args = list(schema.arguments)
-        if not args or args[0].name != "self" or str(args[0].type) != "Tensor":
+        if not args or str(args[0].type) != "Tensor" or not (first or args[0].name == "self"):
             continue
         if any(a.is_out or "Dimname" in str(a.type) for a in args):
             continue
-        names |= {a.name for a in args[1:]}
-    return names - IGNORED - {kw for n, kw in SCHEMA_ONLY if n == name}
+        names |= {a.name for a in (args if first else args[1:])}
+    return names - IGNORED - {"self"} - {kw for n, kw in SCHEMA_ONLY if n == name}
+
+
+def _c_functions():
+    """(label, schema name, minigrad's callable, whether a method, whether the first argument's
+    name counts) for every function of PyTorch's written in C that minigrad has."""
+    import minigrad.nn.functional
+    import torch.nn.functional
+    spaces = ((torch, mg, "torch", ""), (torch.Tensor, mg.Tensor, "Tensor", ""),
+              (torch.nn.functional, mg.nn.functional, "F", ""),
+              (torch.linalg, mg.linalg, "linalg", "linalg_"),
+              (torch.special, mg.special, "special", "special_"), (torch.fft, mg.fft, "fft", "fft_"))
+    for owner, mine, label, prefix in spaces:
+        for name in sorted(set(dir(owner)) & set(dir(mine))):
+            kind = type(getattr(owner, name)).__name__
+            if name.startswith("_") or kind not in ("builtin_function_or_method",
+                                                    "method_descriptor"):
+                continue
+            op = prefix + name if prefix else getattr(getattr(owner, name), "__name__", name)
+            yield f"{label}.{name}", op, getattr(mine, name), label == "Tensor", bool(prefix)
 
 
 def test_keywords_of_pytorchs_c_functions():
     """`torch.sum(x, dtype=...)`, `x.add(y, alpha=2)`, `x.div(y, rounding_mode="floor")`,
-    `x.view(dtype=...)`: each keyword PyTorch's C functions and Tensor methods take."""
+    `x.view(dtype=...)`, `linalg.lstsq(A, b=...)`: each keyword PyTorch's C functions and
+    Tensor methods take."""
     checked, problems = 0, []
-    for owner, mine, label in ((torch, mg, "torch"), (torch.Tensor, mg.Tensor, "Tensor")):
-        for name in sorted(set(dir(owner)) & set(dir(mine))):
-            if name.startswith("_") or type(getattr(owner, name)).__name__ not in (
-                    "builtin_function_or_method", "method_descriptor"):
-                continue
-            wanted = _schema_keywords(name)
-            params = _params(getattr(mine, name), label == "Tensor")
-            if not wanted or params is None:
-                continue
-            checked += 1
-            if any(p.kind == P.VAR_KEYWORD for p in params):
-                continue
-            missing = wanted - {p.name for p in params}
-            if missing:
-                problems.append(f"{label}.{name}: no keyword {sorted(missing)}")
-    assert checked > 450, f"only {checked} functions were compared"
+    for label, op, fn, method, first in _c_functions():
+        wanted = _schema_keywords(op, first)
+        params = _params(fn, method)
+        if not wanted or params is None:
+            continue
+        checked += 1
+        if any(p.kind == P.VAR_KEYWORD for p in params):
+            continue
+        missing = wanted - {p.name for p in params}
+        if missing:
+            problems.append(f"{label}: no keyword {sorted(missing)}")
+    assert checked > 550, f"only {checked} functions were compared"
     assert not problems, "\n".join(problems)
 
 
