@@ -132,11 +132,18 @@ class MathMethods:
     def square(self): return self * self
     def sin(self): return ops.Sin.apply(_floating(self))
     def cos(self): return ops.Cos.apply(_floating(self))
+    def tan(self): return ops.Tan.apply(_floating(self))
     def floor(self): return ops.Floor.apply(self)
     def ceil(self): return ops.Ceil.apply(self)
     def round(self): return ops.Round.apply(self)
     def trunc(self): return ops.Trunc.apply(self)
-    def sign(self): return ops.Sign.apply(self)
+
+    def sign(self):
+        if self._array.dtype.kind == "c":  # PyTorch's wording: the complex form is sgn
+            raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support "
+                                      "complex numbers. Please use torch.sgn instead.")
+        return ops.Sign.apply(self)
+
     def clamp_min(self, min): return self.clamp(min=min)
     def clamp_max(self, max): return self.clamp(max=max)
 
@@ -362,16 +369,12 @@ class MathMethods:
         _delegate(".float_parts", n) for n in (
             "copysign", "frac", "heaviside", "isneginf", "isposinf", "signbit"))
     histc = _delegate(".histograms", "histc")
-    conj, angle, conj_physical, resolve_conj, resolve_neg = (
+    conj, angle, conj_physical, resolve_conj, resolve_neg, is_conj = (
         _delegate(".complex_tensors", n) for n in (
-            "conj", "angle", "conj_physical", "resolve_conj", "resolve_neg"))
+            "conj", "angle", "conj_physical", "resolve_conj", "resolve_neg", "is_conj"))
     stft, istft = _delegate(".spectral", "stft"), _delegate(".spectral", "istft")
     real = property(_delegate(".complex_tensors", "real"))
     imag = property(_delegate(".complex_tensors", "imag"))
-
-    def is_conj(self):
-        """False: a conjugate here is always computed, never a lazy flag."""
-        return False
     lgamma, digamma = (_delegate(".gamma_functions", n) for n in ("lgamma", "digamma"))
     i0 = _delegate(".bessel", "i0")
     argwhere, take = (_delegate(".index_functions", n) for n in ("argwhere", "take"))
