@@ -30,23 +30,28 @@ def torch_dtype_name(dtype) -> str:
     return _TORCH_DTYPE_NAMES.get(name, name)
 
 
-def check_float(a: np.ndarray, op: str, half=False) -> None:
-    """float32 or float64 (LAPACK's), or with `half` float16 too (the norms take it)."""
-    if a.dtype not in (np.float32, np.float64) and not (half and a.dtype == np.float16):
+_COMPLEX = (np.complex64, np.complex128)
+
+
+def check_float(a: np.ndarray, op: str, half=False, complex=False) -> None:
+    """float32 or float64 (LAPACK's), or with `half` float16 too (the norms take it), or with
+    `complex` complex64 and complex128 (the ops whose gradients follow the complex convention)."""
+    if a.dtype not in (np.float32, np.float64) and not (half and a.dtype == np.float16) and not (
+            complex and a.dtype in _COMPLEX):
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{torch_dtype_name(a.dtype)}")
 
 
-def check_matrix(a: np.ndarray, op: str, half=False) -> None:
-    """A float tensor of shape (*, m, n)."""
+def check_matrix(a: np.ndarray, op: str, half=False, complex=False) -> None:
+    """A float (or with `complex`, complex) tensor of shape (*, m, n)."""
     if a.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
-    check_float(a, op, half)
+    check_float(a, op, half, complex)
 
 
-def check_square(a: np.ndarray, op: str) -> None:
-    """A float tensor of shape (*, n, n)."""
-    check_matrix(a, op)
+def check_square(a: np.ndarray, op: str, complex=False) -> None:
+    """A float (or with `complex`, complex) tensor of shape (*, n, n)."""
+    check_matrix(a, op, complex=complex)
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
