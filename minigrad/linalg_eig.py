@@ -17,7 +17,7 @@ from . import return_types
 from .autograd.function import Function
 from .dtypes import complex_of
 from .linalg_checks import check_square
-from .linalg_forms import mH
+from .linalg_forms import flat_matrices, mH
 
 __all__ = ["eig", "eigvals"]
 
@@ -50,7 +50,7 @@ class Eig(Function):
         values, vectors = _decompose(a, "linalg.eig")
         ctx.n = a.shape[-1]
         ctx.save_for_backward(values, vectors)
-        return np.concatenate([values, vectors.reshape(values.shape[:-1] + (-1,))], -1)
+        return np.concatenate([values, flat_matrices(vectors)], -1)
 
     @staticmethod
     def backward(ctx, g):
@@ -86,7 +86,7 @@ class EigVals(Function):
     @staticmethod
     def backward(ctx, g):
         vectors = ctx.saved[0]
-        return _values_gradient(vectors, g[..., None, :] * np.eye(g.shape[-1]))
+        return _values_gradient(vectors, g[..., None, :] * np.eye(g.shape[-1], dtype=bool))
 
 
 def eig(A):

@@ -20,7 +20,7 @@ from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_square
-from .linalg_forms import OnArrays, OnTensors, mH
+from .linalg_forms import OnArrays, OnTensors, flat_matrices, mH
 
 __all__ = ["eigh", "eigvalsh"]
 
@@ -63,7 +63,7 @@ class Eigh(Function):
         values, vectors = np.linalg.eigh(a, UPLO=uplo)
         ctx.n = a.shape[-1]
         ctx.save_for_backward(values, vectors)
-        return np.concatenate([values, vectors.reshape(values.shape[:-1] + (-1,))], -1)
+        return np.concatenate([values, flat_matrices(vectors)], -1)
 
     @staticmethod
     def backward(ctx, g):
@@ -75,7 +75,7 @@ class Eigh(Function):
 @rule(Eigh)
 def _eigh_rule(ctx, g):
     values, vectors = ctx.saved
-    packed = np.concatenate([values, vectors.reshape(values.shape[:-1] + (-1,))], -1)
+    packed = np.concatenate([values, flat_matrices(vectors)], -1)
     return _gradient(*_split(saved_output(ctx, packed), ctx.n), *_split(g, ctx.n), OnTensors)
 
 
@@ -86,7 +86,7 @@ def _eigh_jvp(ctx, out, tangents):
     with np.errstate(divide="ignore", invalid="ignore"):
         t_vectors = vectors @ (_gaps(values, OnArrays) * p)
     t_values = np.diagonal(p, 0, -2, -1)
-    return np.concatenate([t_values, t_vectors.reshape(t_values.shape[:-1] + (-1,))],
+    return np.concatenate([t_values, flat_matrices(t_vectors)],
                           -1).astype(out.dtype, copy=False)
 
 

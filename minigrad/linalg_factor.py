@@ -25,7 +25,7 @@ from .autograd.function import Function
 from .graph_rules import constant, rule, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import batch_failure, check_matrix, check_square
-from .linalg_forms import OnArrays, OnTensors, mH, mT
+from .linalg_forms import OnArrays, OnTensors, flat_matrices, mH, mT
 from .linalg_inverse import Inv
 
 __all__ = ["cholesky", "qr"]
@@ -147,7 +147,7 @@ class QR(Function):
         ctx.shapes, ctx.mode = (q.shape, r.shape), mode
         ctx.save_for_backward(q, r)
         lead = a.shape[:-2]
-        return np.concatenate([q.reshape(lead + (-1,)), r.reshape(lead + (-1,))], -1)
+        return np.concatenate([flat_matrices(q), flat_matrices(r)], -1)
 
     @staticmethod
     def backward(ctx, g):
@@ -172,7 +172,7 @@ def _qr_rule(ctx, g):
     q, r = ctx.saved
     _check_differentiable(ctx, q, r)
     lead = q.shape[:-2]
-    packed = np.concatenate([q.reshape(lead + (-1,)), r.reshape(lead + (-1,))], -1)
+    packed = np.concatenate([flat_matrices(q), flat_matrices(r)], -1)
     qt, rt = _split(saved_output(ctx, packed), ctx.shapes)
     return _qr_gradient(qt, rt, *_split(g, ctx.shapes), _OnTensors)
 
@@ -199,7 +199,7 @@ def _qr_jvp(ctx, out, tangents):
         tq, tu = _square_tangents(q, r[..., :m], ta[..., :m])
         tr = np.concatenate([tu, mT(q) @ (ta[..., m:] - tq @ r[..., m:])], -1)
     lead = out.shape[:-1]
-    return np.concatenate([tq.reshape(lead + (-1,)), tr.reshape(lead + (-1,))], -1)
+    return np.concatenate([flat_matrices(tq), flat_matrices(tr)], -1)
 
 
 def qr(A, mode="reduced"):

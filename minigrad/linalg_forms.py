@@ -10,7 +10,12 @@ import numpy as np
 
 from .graph_rules import constant
 
-__all__ = ["OnArrays", "OnTensors", "mH", "mT"]
+__all__ = ["OnArrays", "OnTensors", "flat_matrices", "mH", "mT"]
+
+
+def flat_matrices(a):
+    """(*, m, n) as (*, m n), also for an empty batch (where reshape cannot infer a -1)."""
+    return a.reshape(a.shape[:-2] + (a.shape[-2] * a.shape[-1],))
 
 
 def mT(a):

@@ -24,7 +24,7 @@ from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_matrix
-from .linalg_forms import OnArrays, OnTensors, mH, mT
+from .linalg_forms import OnArrays, OnTensors, flat_matrices, mH, mT
 
 __all__ = ["svd", "svdvals"]
 
@@ -56,7 +56,7 @@ def _factors(a, full):
 
 def _pack(u, s, vh):
     lead = s.shape[:-1]
-    return np.concatenate([u.reshape(lead + (-1,)), s, vh.reshape(lead + (-1,))], -1)
+    return np.concatenate([flat_matrices(u), s, flat_matrices(vh)], -1)
 
 
 def _unpack(packed, shapes):
