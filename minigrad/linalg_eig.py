@@ -17,7 +17,7 @@ from . import return_types
 from .autograd.function import Function
 from .dtypes import complex_of
 from .linalg_checks import check_square
-from .linalg_forms import flat_matrices, mH
+from .linalg_forms import mH, pack_eigen, split_eigen
 
 __all__ = ["eig", "eigvals"]
 
@@ -29,11 +29,6 @@ def _decompose(a, op):
     dtype = complex_of(a.dtype)
     values, vectors = np.linalg.eig(a)  # real when a is real and its spectrum is: made complex
     return values.astype(dtype, copy=False), vectors.astype(dtype, copy=False)
-
-
-def _split(packed, n):
-    """(L, V) from Eig's output (or its gradient): (*, n + n n) -> (*, n), (*, n, n)."""
-    return packed[..., :n], packed[..., n:].reshape(tuple(packed.shape[:-1]) + (n, n))
 
 
 def _values_gradient(vectors, inner):
@@ -50,12 +45,12 @@ class Eig(Function):
         values, vectors = _decompose(a, "linalg.eig")
         ctx.n = a.shape[-1]
         ctx.save_for_backward(values, vectors)
-        return np.concatenate([values, flat_matrices(vectors)], -1)
+        return pack_eigen(values, vectors)
 
     @staticmethod
     def backward(ctx, g):
         values, vectors = ctx.saved
-        g_values, g_vectors = _split(g, ctx.n)
+        g_values, g_vectors = split_eigen(g, ctx.n)
         vh_gv = mH(vectors) @ g_vectors
         diag = np.diagonal(vh_gv, 0, -2, -1)
         scale = np.abs(diag).max() if diag.size else 0.0
@@ -92,7 +87,7 @@ class EigVals(Function):
 def eig(A):
     """(eigenvalues (*, n), eigenvectors (*, n, n) as unit-norm columns), both complex, of the
     square matrices A (*, n, n), real or complex: A V = V diag(L)."""
-    values, vectors = _split(Eig.apply(A), A.shape[-1])
+    values, vectors = split_eigen(Eig.apply(A), A.shape[-1])
     return return_types.linalg_eig(values, vectors)
 
 

@@ -20,7 +20,7 @@ from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_square
-from .linalg_forms import OnArrays, OnTensors, flat_matrices, mH
+from .linalg_forms import OnArrays, OnTensors, mH, pack_eigen, split_eigen
 
 __all__ = ["eigh", "eigvalsh"]
 
@@ -46,12 +46,6 @@ def _check(a, op, uplo):
         raise RuntimeError(f"{op}: Expected UPLO argument to be 'L' or 'U', but got {uplo}")
 
 
-def _split(packed, n):
-    """(L, V) from Eigh's output (or its gradient): (*, n + n n) -> (*, n), (*, n, n)."""
-    lead = tuple(packed.shape[:-1])
-    return packed[..., :n], packed[..., n:].reshape(lead + (n, n))
-
-
 class Eigh(Function):
     """(*, n, n) symmetric -> L (*, n) and V (*, n, n) flattened side by side: (*, n + n n)
     (complex, L as its real part, for a Hermitian A)."""
@@ -63,20 +57,21 @@ class Eigh(Function):
         values, vectors = np.linalg.eigh(a, UPLO=uplo)
         ctx.n = a.shape[-1]
         ctx.save_for_backward(values, vectors)
-        return np.concatenate([values, flat_matrices(vectors)], -1)
+        return pack_eigen(values, vectors)
 
     @staticmethod
     def backward(ctx, g):
         values, vectors = ctx.saved
         with np.errstate(divide="ignore", invalid="ignore"):
-            return _gradient(values, vectors, *_split(g, ctx.n), OnArrays)
+            return _gradient(values, vectors, *split_eigen(g, ctx.n), OnArrays)
 
 
 @rule(Eigh)
 def _eigh_rule(ctx, g):
     values, vectors = ctx.saved
-    packed = np.concatenate([values, flat_matrices(vectors)], -1)
-    return _gradient(*_split(saved_output(ctx, packed), ctx.n), *_split(g, ctx.n), OnTensors)
+    packed = pack_eigen(values, vectors)
+    return _gradient(*split_eigen(saved_output(ctx, packed), ctx.n), *split_eigen(g, ctx.n),
+                     OnTensors)
 
 
 @jvp_rule(Eigh)
@@ -86,8 +81,7 @@ def _eigh_jvp(ctx, out, tangents):
     with np.errstate(divide="ignore", invalid="ignore"):
         t_vectors = vectors @ (_gaps(values, OnArrays) * p)
     t_values = np.diagonal(p, 0, -2, -1)
-    return np.concatenate([t_values, flat_matrices(t_vectors)],
-                          -1).astype(out.dtype, copy=False)
+    return pack_eigen(t_values, t_vectors).astype(out.dtype, copy=False)
 
 
 class EigvalsH(Function):
@@ -123,7 +117,7 @@ def _eigvalsh_jvp(ctx, out, tangents):
 def eigh(A, UPLO="L"):
     """(eigenvalues (*, n) ascending, eigenvectors (*, n, n) as columns) of the symmetric
     matrices A (*, n, n), of which only the lower (UPLO='L') or upper triangle is read."""
-    values, vectors = _split(Eigh.apply(A, uplo=UPLO), A.shape[-1])
+    values, vectors = split_eigen(Eigh.apply(A, uplo=UPLO), A.shape[-1])
     return return_types.linalg_eigh(values.real, vectors)  # real of real: itself
 
 

@@ -10,12 +10,23 @@ import numpy as np
 
 from .graph_rules import constant
 
-__all__ = ["OnArrays", "OnTensors", "flat_matrices", "mH", "mT"]
+__all__ = ["OnArrays", "OnTensors", "flat_matrices", "mH", "mT", "pack_eigen", "split_eigen"]
 
 
 def flat_matrices(a):
     """(*, m, n) as (*, m n), also for an empty batch (where reshape cannot infer a -1)."""
     return a.reshape(a.shape[:-2] + (a.shape[-2] * a.shape[-1],))
+
+
+def pack_eigen(values, vectors):
+    """An eigendecomposition as the one array a Function returns: L (*, n) and V (*, n, n)
+    side by side, (*, n + n n)."""
+    return np.concatenate([values, flat_matrices(vectors)], -1)
+
+
+def split_eigen(packed, n):
+    """(L, V) from `pack_eigen`'s form (an output or its gradient, array or Tensor)."""
+    return packed[..., :n], packed[..., n:].reshape(tuple(packed.shape[:-1]) + (n, n))
 
 
 def mT(a):

@@ -137,13 +137,7 @@ class MathMethods:
     def ceil(self): return ops.Ceil.apply(self)
     def round(self): return ops.Round.apply(self)
     def trunc(self): return ops.Trunc.apply(self)
-
-    def sign(self):
-        if self._array.dtype.kind == "c":  # PyTorch's wording: the complex form is sgn
-            raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support "
-                                      "complex numbers. Please use torch.sgn instead.")
-        return ops.Sign.apply(self)
-
+    def sign(self): return ops.Sign.apply(self)
     def clamp_min(self, min): return self.clamp(min=min)
     def clamp_max(self, max): return self.clamp(max=max)
 

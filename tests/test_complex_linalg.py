@@ -106,7 +106,8 @@ def test_eig_of_real_matrices_as_pytorch(dtype, torch):
     for lib in (mg, torch):
         x = lib.tensor(a, requires_grad=True)
         values, vectors = lib.linalg.eig(x)
-        loss = (values * values).real.sum() + vectors.abs().sum() + lib.linalg.eigvals(x).abs().sum()
+        loss = ((values * values).real.sum() + vectors.abs().sum()
+                + lib.linalg.eigvals(x).abs().sum())
         loss.backward()
         results.append((values.detach().numpy(), str(values.dtype), vectors.detach().numpy(),
                         x.grad.numpy(), str(x.grad.dtype)))

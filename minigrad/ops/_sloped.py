@@ -49,7 +49,8 @@ class Sloped(Function):
     def backward(ctx, g):
         with np.errstate(all="ignore"):
             slopes = ctx.slopes(*ctx.saved)
-        grads = tuple(g * conj_slope(s) if need else None for s, need in zip(slopes, ctx.needs_input_grad))
+        grads = tuple(g * conj_slope(s) if need else None
+                      for s, need in zip(slopes, ctx.needs_input_grad))
         return grads if len(grads) > 1 else grads[0]
 
 

@@ -199,7 +199,8 @@ class _Fused(Function):
 
     @staticmethod
     def forward(ctx, a):
-        out = ctx.complex_fn(a) if ctx.complex_aware and a.dtype.kind == "c" else _forward(ctx.fns, a)
+        complex_input = ctx.complex_aware and a.dtype.kind == "c"
+        out = ctx.complex_fn(a) if complex_input else _forward(ctx.fns, a)
         ctx.save_for_backward(a if ctx.from_input else out)
         return out
 
