@@ -234,8 +234,10 @@ class MathMethods:
         return diag_embed(self, offset, dim1, dim2)
 
     def norm(self, p="fro", dim=None, keepdim=False):
-        """The vector p-norm over dim (all elements by default); "fro" is the 2-norm."""
-        return ops.Norm.apply(self, p=2.0 if p in ("fro", None) else p, dim=dim, keepdim=keepdim)
+        """The vector p-norm over dim (all elements by default); "fro" is the 2-norm; that of
+        complex values is the norm of their moduli."""
+        x = self.abs() if self._array.dtype.kind == "c" else self
+        return ops.Norm.apply(x, p=2.0 if p in ("fro", None) else p, dim=dim, keepdim=keepdim)
 
     # PyTorch's other names for these methods (aliases.py)
     def greater(self, other):

@@ -39,6 +39,7 @@ OPS = {
     "matrix_norm_nuc": lambda L, a: L.linalg.matrix_norm(a, "nuc"),
     "matrix_norm_inf": lambda L, a: L.linalg.matrix_norm(a, float("inf")),
     "norm": lambda L, a: L.linalg.norm(a[..., 0, :]),
+    "tensor_norm": lambda L, a: a.norm(dim=-1) + a.norm(1, dim=-2),
     "svdvals_tall": lambda L, a: L.linalg.svdvals(a),
     "svd_tall": lambda L, a: _rebuilt(*L.linalg.svd(a, full_matrices=False)) * 1.5
     + L.linalg.svd(a, full_matrices=False).U.abs().to(a.dtype),
