@@ -164,3 +164,22 @@ def test_sign_of_complex_refuses_as_pytorch(torch):
     for lib in (mg, torch):
         with pytest.raises(NotImplementedError, match="Please use torch.sgn instead"):
             lib.tensor(_z(2)).sign()
+
+
+@pytest.mark.parametrize("name", ["sqrt_", "rsqrt_", "sin_", "cos_", "tan_", "tanh_", "sigmoid_",
+                                  "pow_", "reciprocal_", "square_", "log1p_", "expm1_", "sgn_",
+                                  "asin_", "sinh_", "log2_"])
+def test_in_place_forms_as_pytorch(name, torch):
+    z = _z(2, 3)
+    results = []
+    for lib in (mg, torch):
+        x = lib.tensor(z, requires_grad=True)
+        y = x * 1  # a node in the graph, as PyTorch requires
+        out = getattr(y, name)(*((0.5 + 2j,) if name == "pow_" else ()))
+        assert out is y
+        (lib.view_as_real(y) * lib.tensor([1.0, -0.5], dtype=lib.float64)).sum().backward()
+        results.append((y.detach().numpy(), str(y.dtype), x.grad.numpy()))
+    (v, dt, g), (tv, tdt, tg) = results
+    assert dt == tdt.replace("torch.", "")
+    np.testing.assert_allclose(v, tv, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(g, tg, rtol=1e-10, atol=1e-12)
