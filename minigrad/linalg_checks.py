@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LinAlgError", "batch_failure", "check_float", "check_matrix", "check_square",
+__all__ = ["LinAlgError", "batch_failure", "check_float", "check_matrix", "check_phase_free",
+           "check_square",
            "with_zero_gradient"]
 
 _TORCH_DTYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
@@ -55,6 +56,17 @@ def check_square(a: np.ndarray, op: str, complex=False) -> None:
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
+
+
+def check_phase_free(im_diag, op: str, vectors: str, quantity: str) -> None:
+    """Each complex eigen- or singular vector is fixed only up to a phase e^{i phi}; a loss
+    that depends on it shows as a nonzero Im(diag(V^H gV)) (for svd: the sum of U's and V's),
+    and PyTorch's backward raises, with its tolerance and wording, rather than give a gradient
+    that means nothing."""
+    if np.any(np.abs(im_diag) > 1e-2):
+        raise RuntimeError(f"{op}: The {vectors} in the complex case are specified up to "
+                           f"multiplication by e^{{i phi}}. The specified loss function depends "
+                           f"on this {quantity}.")
 
 
 def batch_failure(a: np.ndarray, fn, op: str, what: str) -> LinAlgError:

@@ -16,7 +16,7 @@ import numpy as np
 from . import return_types
 from .autograd.function import Function
 from .dtypes import complex_of
-from .linalg_checks import check_square
+from .linalg_checks import check_phase_free, check_square
 from .linalg_forms import mH, pack_eigen, split_eigen
 
 __all__ = ["eig", "eigvals"]
@@ -53,11 +53,8 @@ class Eig(Function):
         g_values, g_vectors = split_eigen(g, ctx.n)
         vh_gv = mH(vectors) @ g_vectors
         diag = np.diagonal(vh_gv, 0, -2, -1)
-        scale = np.abs(diag).max() if diag.size else 0.0
-        if np.any(np.abs(diag.imag) > 1e-6 * max(scale, 1.0)):  # PyTorch's check and wording
-            raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are "
-                               "specified up to multiplication by e^{i phi}. The specified "
-                               "loss function depends on this quantity, so it is ill-defined.")
+        check_phase_free(diag.imag, "linalg_eig_backward", "eigenvectors",
+                         "quantity, so it is ill-defined")
         inner = vh_gv - mH(vectors) @ (vectors * diag.real[..., None, :])
         gaps = np.conj(values[..., None, :] - values[..., :, None])
         n = ctx.n

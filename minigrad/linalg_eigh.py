@@ -19,7 +19,7 @@ from . import return_types
 from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
-from .linalg_checks import check_square
+from .linalg_checks import check_phase_free, check_square
 from .linalg_forms import OnArrays, OnTensors, mH, pack_eigen, split_eigen
 
 __all__ = ["eigh", "eigvalsh"]
@@ -62,8 +62,13 @@ class Eigh(Function):
     @staticmethod
     def backward(ctx, g):
         values, vectors = ctx.saved
+        g_values, g_vectors = split_eigen(g, ctx.n)
+        if vectors.dtype.kind == "c":
+            check_phase_free(np.diagonal(mH(vectors) @ g_vectors, 0, -2, -1).imag,
+                             "linalg_eigh_backward", "eigenvectors",
+                             "quantity, so it is ill-defined")
         with np.errstate(divide="ignore", invalid="ignore"):
-            return _gradient(values, vectors, *split_eigen(g, ctx.n), OnArrays)
+            return _gradient(values, vectors, g_values, g_vectors, OnArrays)
 
 
 @rule(Eigh)

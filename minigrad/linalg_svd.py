@@ -23,7 +23,7 @@ from . import return_types
 from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
-from .linalg_checks import check_matrix
+from .linalg_checks import check_matrix, check_phase_free
 from .linalg_forms import OnArrays, OnTensors, flat_matrices, mH, mT
 
 __all__ = ["svd", "svdvals"]
@@ -85,6 +85,11 @@ class SVD(Function):
         u, s, vh = ctx.saved
         gu, gs, gvh = _unpack(g, ctx.shapes)
         k = ctx.k
+        if u.dtype.kind == "c":
+            phases = (np.diagonal(mH(u[..., :k]) @ gu[..., :k], 0, -2, -1)
+                      + np.diagonal(vh[..., :k, :] @ mH(gvh[..., :k, :]), 0, -2, -1))
+            check_phase_free(phases.imag, "svd_backward", "singular vectors",
+                             "phase term, making it ill-defined")
         with np.errstate(divide="ignore", invalid="ignore"):
             return _gradient(u[..., :k], s, mH(vh[..., :k, :]), gu[..., :k], gs,
                              mH(gvh[..., :k, :]), OnArrays)

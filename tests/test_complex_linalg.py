@@ -140,3 +140,15 @@ def test_linear_algebra_still_refused_on_complex_names_the_op():
                      (mg.linalg.lu_factor, "lu_factor"), (mg.linalg.cond, "cond")):
         with pytest.raises(RuntimeError, match=name):
             fn(z)
+
+
+def test_phase_dependent_losses_refuse_as_pytorch(torch):
+    a = _z(3, 3)
+    for lib in (mg, torch):
+        x = lib.tensor(a, requires_grad=True)
+        h = _hermitian(lib, x)
+        with pytest.raises(RuntimeError, match="linalg_eigh_backward: The eigenvectors"):
+            lib.linalg.eigh(h).eigenvectors.real.sum().backward()
+        with pytest.raises(RuntimeError, match="svd_backward: The singular vectors"):
+            lib.linalg.svd(x).U.real.sum().backward()
+        lib.linalg.svd(x).U.abs().sum().backward()  # what the phases leave alone is fine
