@@ -73,7 +73,7 @@ def _(lib, a, r):
 @add
 @case("linalg.inv", "linalg.solve", "linalg.det", "linalg.slogdet", "linalg.svdvals",
       "linalg.matrix_norm", "linalg.vector_norm", "linalg.eigvalsh", "linalg.cholesky",
-      "linalg.qr", "linalg.svd", "linalg.eigh",
+      "linalg.qr", "linalg.svd", "linalg.eigh", "linalg.matrix_exp",
       inputs=(_c(3, 3, dtype=np.complex128), _c(3, 2, dtype=np.complex128)))
 def _(lib, a, b):
     la = lib.linalg
@@ -87,4 +87,5 @@ def _(lib, a, b):
             la.matrix_norm(a), la.matrix_norm(a, "nuc"), la.matrix_norm(a, 2),
             la.vector_norm(b, 3.0, dim=0), la.eigvalsh(h), lib.view_as_real(la.cholesky(h)),
             lib.view_as_real(q @ r), lib.view_as_real((u * s.to(u.dtype)) @ vh), values,
-            lib.view_as_real((vectors * values.to(vectors.dtype)) @ vectors.mH), s)
+            lib.view_as_real((vectors * values.to(vectors.dtype)) @ vectors.mH), s,
+            lib.view_as_real(la.matrix_exp(a - a.mH)))

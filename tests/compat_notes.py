@@ -1179,14 +1179,15 @@ NOT_SUPPORTED = [
     ("complex tensors in the ops not made complex-aware: the activations other than tanh and "
      "sigmoid (relu, gelu, silu, softmax, ...), erf and the special functions, clamp, "
      "maximum/minimum, ordering comparisons and sorting (PyTorch refuses those too), "
-     "matrix_exp, pinv, lstsq, lu, solve_triangular, householder_product, cholesky_solve, cond "
+     "pinv, lstsq, lu, solve_triangular, householder_product, cholesky_solve, cond "
      "and matrix_rank of complex matrices, the nn layers with complex weights, forward-mode AD "
      "through complex ops, complex32 (chalf)",
      "every other op refuses a complex result with NotImplementedError naming the op (its "
      "gradient would lack the conjugates of PyTorch's convention), and the linear algebra "
      "refuses complex input by PyTorch's dtype error; compute with the parts (`z.real`, "
      "`z.imag`, `torch.complex(re, im)`) or with the complex-aware ops (elementwise math, "
-     "prod, var, einsum, inv, solve, det, slogdet, the norms, svd, qr, cholesky, eigh, eig)",
+     "prod, var, einsum, inv, solve, det, slogdet, the norms, svd, qr, cholesky, eigh, eig, "
+     "matrix_exp)",
      ()),
     ("double backward (create_graph=True) through complex ops and the Fourier transforms",
      "first derivatives only: their backward rules are not recorded as ops", ()),
