@@ -1,11 +1,13 @@
-"""Complex tensors: their parts, `complex`, `polar`, `view_as_real`, `view_as_complex`.
+"""Complex tensors: their parts, `complex`, `polar`, `view_as_real`, `view_as_complex`, the
+conjugate (with PyTorch's `is_conj` flag) and `sgn`, z / |z|.
 
 A complex tensor holds a NumPy complex64 or complex128 array. Gradients follow PyTorch's
 convention: for a real loss L of complex z = x + iy, z.grad is dL/dx + i dL/dy (twice the
 conjugate Wirtinger derivative dL/d(conj z)), so that `z -= lr * z.grad` descends. An op's
 backward therefore multiplies the incoming gradient by the *conjugate* of its derivative where
-the op is holomorphic (mul, div, matmul, the transforms of fft.py), and for the other ops here
-applies the chain rule to the parts. A real input of an op that computed in complex gets the
+the op is holomorphic (mul, div, matmul, the transforms of fft.py, the elementwise math whose
+`Pointwise` and `Sloped` bases conjugate the slope, the linear algebra's conjugate transposes),
+and for the other ops here applies the chain rule to the parts. A real input of an op that computed in complex gets the
 real part of its gradient, in the engine's one fitting place (`_fit` in autograd/engine.py).
 
 Only the ops marked `complex_aware` accept complex operands; any other refuses them with an
