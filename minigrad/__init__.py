@@ -18,8 +18,9 @@ from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .array_functions import isin, rot90, take_along_dim, tensor_split
 from .bucketing import bucketize, searchsorted
 from .scans import cummax, cummin, logcumsumexp
-from .complex_tensors import (angle, complex, conj, conj_physical, imag, is_complex, polar, real,
-                              resolve_conj, resolve_neg, view_as_complex, view_as_real)
+from .complex_tensors import (angle, complex, conj, conj_physical, imag, is_complex, is_conj,
+                              polar, real, resolve_conj, resolve_neg, sgn, view_as_complex,
+                              view_as_real)
 from .signal_windows import (bartlett_window, blackman_window, hamming_window, hann_window,
                              kaiser_window)
 from .spectral import istft, stft
@@ -47,7 +48,7 @@ from .log_odds import logit, xlogy
 from .nan_extrema import aminmax, fmax, fmin
 from .aliases import (absolute, clone, divide, eq, fix, fliplr, flipud, ge, greater, greater_equal,
                       gt, le, less, less_equal, lt, moveaxis, msort, multiply, ne, negative,
-                      not_equal, positive, ravel, rsub, sgn, subtract, swapaxes, swapdims,
+                      not_equal, positive, ravel, rsub, subtract, swapaxes, swapdims,
                       true_divide)
 from .linalg_det import det, logdet, slogdet
 from .linalg_cholesky_solve import cholesky_inverse, cholesky_solve
@@ -97,7 +98,7 @@ from .functional import (abs, add, all, allclose, amax, amin, any, argmax, argmi
                          norm, numel, one_hot, outer, permute, pow, reciprocal, relu, remainder,
                          repeat_interleave, reshape, roll, round, rsqrt, scatter, scatter_add,
                          select, sigmoid, sign, sin, softmax, sort, split, sqrt, square,
-                         squeeze, stack, std, sub, sum, t, tanh, topk, transpose, tril, triu,
+                         squeeze, stack, std, sub, sum, t, tan, tanh, topk, transpose, tril, triu,
                          trunc, unbind, unique, unsqueeze, var, where)
 from .grad_mode import inference_mode, set_grad_enabled
 # torch._foreach_*, the list forms optimizers call, under PyTorch's private names
@@ -164,7 +165,7 @@ __all__ = [
     "histogram", "hsplit", "hstack", "hypot", "i0", "iinfo", "imag",
     "index_add", "index_copy",
     "index_fill", "index_reduce", "index_select", "inference_mode", "initial_seed", "inner", "int",
-    "int16", "int32", "int64", "int8", "inverse", "is_complex",
+    "int16", "int32", "int64", "int8", "inverse", "is_complex", "is_conj",
     "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point", "is_grad_enabled", "is_same_size", "is_tensor", "isclose", "isfinite",
     "isin", "isinf", "isnan", "isneginf", "isposinf", "istft", "jagged",
@@ -194,7 +195,7 @@ __all__ = [
     "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr", "split",
     "split_with_sizes", "sqrt", "square", "squeeze", "stack", "std", "std_mean", "stft", "strided",
     "sub", "subtract",
-    "sum", "svd", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tanh", "tensor",
+    "sum", "svd", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh", "tensor",
     "tensor_split", "tensordot", "tile", "topk", "trace", "transpose", "trapezoid", "trapz",
     "triangular_solve", "tril", "tril_indices", "triu", "triu_indices", "true_divide", "trunc",
     "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unique", "unique_consecutive",

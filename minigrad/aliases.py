@@ -1,7 +1,7 @@
 """PyTorch's other names for functions minigrad has, the NumPy-style spellings scripts use:
 the comparisons `eq`, `ne`, `gt`, `ge`, `lt`, `le` and `greater`, `less`, `greater_equal`,
 `less_equal`, `not_equal`; `subtract`, `multiply`, `divide`, `true_divide`, `negative`,
-`absolute`, `fix`, `positive`, `sgn` (sign, for real tensors), `rsub` (subtraction with its
+`absolute`, `fix`, `positive`, `rsub` (subtraction with its
 operands swapped); `clone`; `swapaxes`, `swapdims`, `moveaxis`, `ravel`, `fliplr`, `flipud`;
 `msort`. Each calls the op it names, so values, dtypes and gradients are that op's.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = ["absolute", "clone", "divide", "eq", "fix", "fliplr", "flipud", "ge", "greater",
            "greater_equal", "gt", "le", "less", "less_equal", "lt", "moveaxis", "msort",
-           "multiply", "ne", "negative", "not_equal", "positive", "ravel", "rsub", "sgn",
+           "multiply", "ne", "negative", "not_equal", "positive", "ravel", "rsub",
            "subtract", "swapaxes", "swapdims", "true_divide"]
 
 
@@ -136,12 +136,6 @@ def positive(input):
     if input.dtype.kind == "b":
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
-
-
-def sgn(input):
-    """`sign(input)`: PyTorch's sign extended to complex numbers, the same for real ones (a
-    bool tensor is its own sign, which sign refuses)."""
-    return input.clone() if input.dtype.kind == "b" else input.sign()
 
 
 def rsub(input, other, alpha=1):

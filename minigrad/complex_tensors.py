@@ -1,11 +1,13 @@
-"""Complex tensors: their parts, `complex`, `polar`, `view_as_real`, `view_as_complex`.
+"""Complex tensors: their parts, `complex`, `polar`, `view_as_real`, `view_as_complex`, the
+conjugate (with PyTorch's `is_conj` flag) and `sgn`, z / |z|.
 
 A complex tensor holds a NumPy complex64 or complex128 array. Gradients follow PyTorch's
 convention: for a real loss L of complex z = x + iy, z.grad is dL/dx + i dL/dy (twice the
 conjugate Wirtinger derivative dL/d(conj z)), so that `z -= lr * z.grad` descends. An op's
 backward therefore multiplies the incoming gradient by the *conjugate* of its derivative where
-the op is holomorphic (mul, div, matmul, the transforms of fft.py), and for the other ops here
-applies the chain rule to the parts. A real input of an op that computed in complex gets the
+the op is holomorphic (mul, div, matmul, the transforms of fft.py, the elementwise math whose
+`Pointwise` and `Sloped` bases conjugate the slope, the linear algebra's conjugate transposes),
+and for the other ops here applies the chain rule to the parts. A real input of an op that computed in complex gets the
 real part of its gradient, in the engine's one fitting place (`_fit` in autograd/engine.py).
 
 Only the ops marked `complex_aware` accept complex operands; any other refuses them with an
@@ -19,8 +21,8 @@ from .autograd.function import Function
 from .dtypes import complex_of, get_default_dtype, real_of
 from .tensor import Tensor
 
-__all__ = ["angle", "complex", "conj", "conj_physical", "imag", "is_complex", "polar", "real",
-           "resolve_conj", "resolve_neg", "view_as_complex", "view_as_real"]
+__all__ = ["angle", "complex", "conj", "conj_physical", "imag", "is_complex", "is_conj", "polar",
+           "real", "resolve_conj", "resolve_neg", "sgn", "view_as_complex", "view_as_real"]
 
 
 class Real(Function):
@@ -81,6 +83,27 @@ class Angle(Function):
         r2 = (z * np.conj(z)).real
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(r2 == 0, 0, g * 1j * z / r2).astype(z.dtype, copy=False)
+
+
+class Sgn(Function):
+    """z / |z|, 0 at 0. Not holomorphic: with s = z / |z|, ds = (dz - s Re(conj(s) dz)) / |z|,
+    so the gradient of a real loss is (g - s Re(g conj(s))) / |z|, 0 at z = 0 (PyTorch's)."""
+    complex_aware = True
+
+    @staticmethod
+    def forward(ctx, a):
+        r = np.abs(a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.where(r == 0, 0, a / r).astype(a.dtype, copy=False)
+        ctx.save_for_backward(r, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        r, s = ctx.saved
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(r == 0, 0, (g - s * (g * np.conj(s)).real) / r).astype(
+                s.dtype, copy=False)
 
 
 class Complex(Function):
@@ -165,20 +188,43 @@ def imag(input):
 
 
 def conj(input):
-    """The complex conjugate; a real tensor itself (PyTorch's conj is lazy, its values are
-    these)."""
+    """The complex conjugate; a real tensor itself. PyTorch's conj is lazy and flags its
+    result (`is_conj()`); here the values are computed at once and the flag kept alongside,
+    on this result only (not on views taken of it), for code that tests it."""
+    if not is_complex(input):
+        return input
+    out = Conj.apply(input)
+    out._conj_flag = True
+    return out
+
+
+def conj_physical(input):
+    """The complex conjugate, computed (`is_conj()` is False); a real tensor itself."""
     return Conj.apply(input) if is_complex(input) else input
 
 
-conj_physical = conj
+def is_conj(input):
+    """Whether `input` is `conj()`'s result, which PyTorch flags as a lazy conjugate."""
+    return getattr(input, "_conj_flag", False)
 
 
 def resolve_conj(input):
-    """`input`: a conjugate here is always computed, never a lazy flag to resolve."""
+    """`input` with the conjugate flag resolved: a copy of a `conj()` result (same values,
+    gradient through), `input` itself otherwise, as in PyTorch."""
+    return input.clone() if is_conj(input) else input
+
+
+def resolve_neg(input):
+    """`input`: negation is never lazy here, so no tensor has a negative bit to resolve."""
     return input
 
 
-resolve_neg = resolve_conj
+def sgn(input):
+    """z / |z| (0 at 0) for complex input, PyTorch's sign of complex numbers; sign for real
+    ones (a bool tensor is its own sign, which sign refuses)."""
+    if is_complex(input):
+        return Sgn.apply(input)
+    return input.clone() if input.dtype.kind == "b" else input.sign()
 
 
 def angle(input):

@@ -26,6 +26,7 @@ import numpy as np
 from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import by_backward, jvp_rule
+from .ops._util import conj_slope
 from .precise import _floating
 
 __all__ = ["erf", "erfc", "erfinv", "exp2", "log10", "log2"]
@@ -159,7 +160,11 @@ class Erfinv(Function):
             return g * (np.exp(y * y) / _TWO_OVER_SQRT_PI)
 
 
+# log2, log10 and exp2 are holomorphic: complex input takes the derivative's conjugate
+
 class Log2(Function):
+    complex_aware = True
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -167,10 +172,12 @@ class Log2(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g / (ctx.saved[0] * _LN2)
+        return g / (conj_slope(ctx.saved[0]) * _LN2)
 
 
 class Log10(Function):
+    complex_aware = True
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -178,10 +185,12 @@ class Log10(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g / (ctx.saved[0] * _LN10)
+        return g / (conj_slope(ctx.saved[0]) * _LN10)
 
 
 class Exp2(Function):
+    complex_aware = True
+
     @staticmethod
     def forward(ctx, a):
         out = np.exp2(a)
@@ -190,7 +199,7 @@ class Exp2(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g * (ctx.saved[0] * _LN2)
+        return g * (conj_slope(ctx.saved[0]) * _LN2)
 
 
 # --- tensor-level and forward-mode rules ---------------------------------------------------------

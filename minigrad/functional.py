@@ -126,7 +126,8 @@ _METHOD_FORMS = (
     "masked_select", "max", "mean", "min", "mm", "movedim", "narrow", "nonzero", "norm", "numel",
     "outer", "reciprocal", "relu", "repeat_interleave", "roll", "round", "rsqrt", "scatter",
     "scatter_add", "select", "sigmoid", "sign", "sin", "softmax", "sort", "sqrt",
-    "square", "squeeze", "std", "sum", "t", "tanh", "topk", "transpose", "tril", "triu", "trunc",
+    "square", "squeeze", "std", "sum", "t", "tan", "tanh", "topk", "transpose", "tril", "triu",
+    "trunc",
     "unbind", "unique", "unsqueeze", "var")
 globals().update({_name: _method_form(_name) for _name in _METHOD_FORMS})
 

@@ -176,6 +176,12 @@ def _cos(ctx, g):
     return -g * saved_input(ctx, 0, ctx.saved[0]).sin()
 
 
+@rule(ops.Tan)
+def _tan(ctx, g):
+    y = saved_output(ctx, ctx.saved[0])
+    return g * (1 + y * y)
+
+
 @rule(ops.Floor, ops.Ceil, ops.Round, ops.Trunc, ops.Sign)
 def _flat(ctx, g):
     return g * 0

@@ -29,7 +29,7 @@ def _add_up(parts):
 
 @jvp_rule(ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Pow, ops.Maximum, ops.Minimum, ops.Neg,
           ops.Exp, ops.Log, ops.Sqrt, ops.Abs, ops.Tanh, ops.Sigmoid, ops.Silu, ops.Relu, ops.LeakyRelu,
-          ops.Gelu, ops.Clamp, ops.Where, ops.MaskedFill, ops.Sin, ops.Cos, ops.Floor,
+          ops.Gelu, ops.Clamp, ops.Where, ops.MaskedFill, ops.Sin, ops.Cos, ops.Tan, ops.Floor,
           ops.Ceil, ops.Round, ops.Trunc, ops.Sign, ops.Remainder, ops.FloorDivide,
           ops.ReluDropout, ops.Softmax, ops.BinaryCrossEntropy,
           SigmoidValue, TanhValue)

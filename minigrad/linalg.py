@@ -4,16 +4,20 @@
 (`linalg_triangular.py`), determinants (`linalg_det.py`), the Cholesky and QR factorizations
 (`linalg_factor.py`) and the product of Householder reflections that forms QR's Q
 (`linalg_householder.py`), the LU factorization (`linalg_lu.py`), the singular value decomposition
-(`linalg_svd.py`), the eigendecomposition of symmetric matrices (`linalg_eigh.py`), the
+(`linalg_svd.py`), the eigendecomposition of symmetric matrices (`linalg_eigh.py`) and of
+general ones, complex (`linalg_eig.py`), the
 pseudo-inverse and the rank (`linalg_pinv.py`), least squares (`linalg_lstsq.py`), the
 matrix exponential (`linalg_matrix_exp.py`), products (`linalg_products.py`), the
 Vandermonde matrix (`linalg_vander.py`) and the cross product (`tensor_products.py`),
 computed by NumPy's LAPACK (or in NumPy) in the input's float dtype, with gradients of every
-order. A matrix a computation cannot handle raises `LinAlgError`, a `RuntimeError`.
+order; complex input (inv, solve, det, slogdet, the norms, svd, svdvals, qr, cholesky, eigh,
+eigvalsh, eig, eigvals) has first derivatives in PyTorch's complex convention. A matrix a
+computation cannot handle raises `LinAlgError`, a `RuntimeError`.
 """
 from .linalg_checks import LinAlgError
 from .linalg_cond import cond
 from .linalg_det import det, slogdet
+from .linalg_eig import eig, eigvals
 from .linalg_eigh import eigh, eigvalsh
 from .linalg_ex import cholesky_ex, inv_ex, solve_ex
 from .linalg_factor import cholesky, qr
@@ -31,23 +35,9 @@ from .linalg_triangular import solve_triangular
 from .linalg_vander import vander
 from .tensor_products import linalg_cross as cross
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
-           "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
-           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
-           "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
-           "vector_norm"]
-
-_COMPLEX_ONLY = {"eig": "eigh", "eigvals": "eigvalsh"}
-
-
-def __getattr__(name):
-    """The names whose results are complex are absent, with an error that says why."""
-    if name in _COMPLEX_ONLY:
-        raise AttributeError(
-            f"minigrad.linalg.{name} is not provided: the eigenvalues of a general matrix are "
-            f"complex, and minigrad's linear algebra is real (complex tensors serve the "
-            f"Fourier transforms and elementwise arithmetic). "
-            f"For a symmetric matrix use linalg.{_COMPLEX_ONLY[name]}, whose results are real; "
-            f"for a general one, linalg.svd or numpy.linalg.{name} on t.numpy().")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
+           "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu",
+           "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
+           "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
+           "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
+           "vecdot", "vector_norm"]

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LinAlgError", "batch_failure", "check_float", "check_matrix", "check_square",
+__all__ = ["LinAlgError", "batch_failure", "check_float", "check_matrix", "check_phase_free",
+           "check_square",
            "with_zero_gradient"]
 
 _TORCH_DTYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
@@ -30,26 +31,42 @@ def torch_dtype_name(dtype) -> str:
     return _TORCH_DTYPE_NAMES.get(name, name)
 
 
-def check_float(a: np.ndarray, op: str, half=False) -> None:
-    """float32 or float64 (LAPACK's), or with `half` float16 too (the norms take it)."""
-    if a.dtype not in (np.float32, np.float64) and not (half and a.dtype == np.float16):
+_COMPLEX = (np.complex64, np.complex128)
+
+
+def check_float(a: np.ndarray, op: str, half=False, complex=False) -> None:
+    """float32 or float64 (LAPACK's), or with `half` float16 too (the norms take it), or with
+    `complex` complex64 and complex128 (the ops whose gradients follow the complex convention)."""
+    if a.dtype not in (np.float32, np.float64) and not (half and a.dtype == np.float16) and not (
+            complex and a.dtype in _COMPLEX):
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{torch_dtype_name(a.dtype)}")
 
 
-def check_matrix(a: np.ndarray, op: str, half=False) -> None:
-    """A float tensor of shape (*, m, n)."""
+def check_matrix(a: np.ndarray, op: str, half=False, complex=False) -> None:
+    """A float (or with `complex`, complex) tensor of shape (*, m, n)."""
     if a.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
-    check_float(a, op, half)
+    check_float(a, op, half, complex)
 
 
-def check_square(a: np.ndarray, op: str) -> None:
-    """A float tensor of shape (*, n, n)."""
-    check_matrix(a, op)
+def check_square(a: np.ndarray, op: str, complex=False) -> None:
+    """A float (or with `complex`, complex) tensor of shape (*, n, n)."""
+    check_matrix(a, op, complex=complex)
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
+
+
+def check_phase_free(im_diag, op: str, vectors: str, quantity: str) -> None:
+    """Each complex eigen- or singular vector is fixed only up to a phase e^{i phi}; a loss
+    that depends on it shows as a nonzero Im(diag(V^H gV)) (for svd: the sum of U's and V's),
+    and PyTorch's backward raises, with its tolerance and wording, rather than give a gradient
+    that means nothing."""
+    if np.any(np.abs(im_diag) > 1e-2):
+        raise RuntimeError(f"{op}: The {vectors} in the complex case are specified up to "
+                           f"multiplication by e^{{i phi}}. The specified loss function depends "
+                           f"on this {quantity}.")
 
 
 def batch_failure(a: np.ndarray, fn, op: str, what: str) -> LinAlgError:

@@ -6,6 +6,11 @@ d det(A) = sum(C * dA), C the cofactor matrix (det(A) A^-T where A is invertible
 cofactors are computed from the SVD A = U S V^T as det(U) det(V) U diag(prod_{j!=i} s_j) V^T,
 which holds for a singular A too, so the gradient at a singular matrix is PyTorch's, not NaN.
 d log|det A| = sum(A^-T * dA).
+
+Complex matrices (first derivatives): det is holomorphic, its gradient g conj(C); the
+cofactors of A = U S V^H are sign conj(U diag(prod_{j!=i} s_j) V^H). log|det A| changes by
+Re tr(A^-1 dA) and the sign det / |det| by i sign Im tr(A^-1 dA), so slogdet's gradient is
+(g_logabs - i Im(conj(g_sign) sign)) A^-H, PyTorch's.
 """
 from __future__ import annotations
 
@@ -15,7 +20,9 @@ from . import return_types
 from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
+from .dtypes import real_of
 from .linalg_checks import LinAlgError, check_square, with_zero_gradient
+from .linalg_forms import mH
 from .linalg_inverse import Inv
 
 __all__ = ["det", "logdet", "slogdet"]
@@ -30,22 +37,25 @@ def cofactors(a: np.ndarray) -> np.ndarray:
     ones = np.ones(s.shape[:-1] + (1,), s.dtype)
     left = np.cumprod(np.concatenate([ones, s[..., :-1]], -1), -1)         # prod_{j<i} s_j
     right = np.cumprod(np.concatenate([ones, s[..., :0:-1]], -1), -1)[..., ::-1]  # j > i
-    sign = np.linalg.det(u) * np.linalg.det(vh)  # each +-1
-    return (sign[..., None, None] * (u * (left * right)[..., None, :]) @ vh).astype(a.dtype)
+    sign = np.linalg.det(u) * np.linalg.det(vh)  # each +-1 (of modulus 1 if complex)
+    core = (u * (left * right)[..., None, :]) @ vh
+    return (sign[..., None, None] * np.conj(core) if a.dtype.kind == "c"
+            else sign[..., None, None] * core).astype(a.dtype)
 
 
 class Det(Function):
     """(*, n, n) -> (*): the determinant of each matrix."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a):
-        check_square(a, "linalg.det")
+        check_square(a, "linalg.det", complex=True)
         ctx.save_for_backward(a)
         return np.asarray(np.linalg.det(a), a.dtype)
 
     @staticmethod
     def backward(ctx, g):
-        return np.asarray(g)[..., None, None] * cofactors(ctx.saved[0])
+        return np.asarray(g)[..., None, None] * np.conj(cofactors(ctx.saved[0]))
 
 
 class LogAbsDet(Function):
@@ -53,14 +63,32 @@ class LogAbsDet(Function):
 
     @staticmethod
     def forward(ctx, a):
-        check_square(a, "linalg.slogdet")
+        check_square(a, "linalg.slogdet", complex=True)
         out = np.linalg.slogdet(a)[1]
         ctx.save_for_backward(a)
-        return np.asarray(out, a.dtype)
+        return np.asarray(out, real_of(a.dtype))
 
     @staticmethod
     def backward(ctx, g):
-        return np.asarray(g)[..., None, None] * np.swapaxes(_inverse(ctx.saved[0]), -1, -2)
+        return np.asarray(g)[..., None, None] * mH(_inverse(ctx.saved[0]))
+
+
+class ComplexSignDet(Function):
+    """(*, n, n) complex -> (*): det / |det| (0 where singular), slogdet's sign; it moves by
+    i sign Im tr(A^-1 dA), so the gradient is -i Im(conj(g) sign) A^-H."""
+    complex_aware = True
+
+    @staticmethod
+    def forward(ctx, a):
+        sign = np.asarray(np.linalg.slogdet(a)[0], a.dtype)
+        ctx.save_for_backward(a, sign)
+        return sign
+
+    @staticmethod
+    def backward(ctx, g):
+        a, sign = ctx.saved
+        c = np.asarray(-1j * (np.conj(g) * sign).imag)
+        return c[..., None, None] * mH(_inverse(a))
 
 
 def _inverse(a):
@@ -132,6 +160,8 @@ def det(A):
 
 def _signed_log(A):
     logabs = LogAbsDet.apply(A)  # checks A first
+    if A.dtype.kind == "c":
+        return ComplexSignDet.apply(A), logabs
     sign = np.asarray(np.linalg.slogdet(A._array)[0], A.dtype)
     return with_zero_gradient(sign, logabs), logabs
 

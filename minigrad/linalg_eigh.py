@@ -7,7 +7,9 @@ by V (F o (V^T dA V)), so the gradient is gA = sym(V (diag(gL) + F o (V^T gV)) V
 sym(X) = (X + X^T) / 2 (PyTorch's: the gradient of a symmetric input is symmetric). Equal
 eigenvalues make the vectors' gradient infinite, as in PyTorch; the eigenvalues alone have
 the gradient V diag(gL) V^T, defined everywhere. The formula is written once for arrays and
-tensors, so its tensor form gives every higher order.
+tensors, so its tensor form gives every higher order. A complex Hermitian A (first
+derivatives) takes V^H for V^T and (X + X^H) / 2 for sym: the eigenvalues stay real, and the
+result is PyTorch's V (diag(gL) + F o (V^H gV - (V^H gV)^H) / 2) V^H.
 """
 from __future__ import annotations
 
@@ -17,8 +19,8 @@ from . import return_types
 from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
-from .linalg_checks import check_square
-from .linalg_forms import OnArrays, OnTensors, mT
+from .linalg_checks import check_phase_free, check_square
+from .linalg_forms import OnArrays, OnTensors, mH, pack_eigen, split_eigen
 
 __all__ = ["eigh", "eigvalsh"]
 
@@ -33,25 +35,21 @@ def _gaps(values, on):
 
 def _gradient(values, vectors, g_values, g_vectors, on):
     eye = on.constant(np.eye(values.shape[-1], dtype=values.dtype))
-    inner = g_values[..., None, :] * eye + _gaps(values, on) * (on.mT(vectors) @ g_vectors)
-    g = vectors @ inner @ on.mT(vectors)
-    return (g + on.mT(g)) * 0.5
+    inner = g_values[..., None, :] * eye + _gaps(values, on) * (on.mH(vectors) @ g_vectors)
+    g = vectors @ inner @ on.mH(vectors)
+    return (g + on.mH(g)) * 0.5
 
 
 def _check(a, op, uplo):
-    check_square(a, op)
+    check_square(a, op, complex=True)
     if uplo not in ("L", "U"):
         raise RuntimeError(f"{op}: Expected UPLO argument to be 'L' or 'U', but got {uplo}")
 
 
-def _split(packed, n):
-    """(L, V) from Eigh's output (or its gradient): (*, n + n n) -> (*, n), (*, n, n)."""
-    lead = tuple(packed.shape[:-1])
-    return packed[..., :n], packed[..., n:].reshape(lead + (n, n))
-
-
 class Eigh(Function):
-    """(*, n, n) symmetric -> L (*, n) and V (*, n, n) flattened side by side: (*, n + n n)."""
+    """(*, n, n) symmetric -> L (*, n) and V (*, n, n) flattened side by side: (*, n + n n)
+    (complex, L as its real part, for a Hermitian A)."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a, uplo="L"):
@@ -59,31 +57,36 @@ class Eigh(Function):
         values, vectors = np.linalg.eigh(a, UPLO=uplo)
         ctx.n = a.shape[-1]
         ctx.save_for_backward(values, vectors)
-        return np.concatenate([values, vectors.reshape(values.shape[:-1] + (-1,))], -1)
+        return pack_eigen(values, vectors)
 
     @staticmethod
     def backward(ctx, g):
         values, vectors = ctx.saved
+        g_values, g_vectors = split_eigen(g, ctx.n)
+        if vectors.dtype.kind == "c":
+            check_phase_free(np.diagonal(mH(vectors) @ g_vectors, 0, -2, -1).imag,
+                             "linalg_eigh_backward", "eigenvectors",
+                             "quantity, so it is ill-defined")
         with np.errstate(divide="ignore", invalid="ignore"):
-            return _gradient(values, vectors, *_split(g, ctx.n), OnArrays)
+            return _gradient(values, vectors, g_values, g_vectors, OnArrays)
 
 
 @rule(Eigh)
 def _eigh_rule(ctx, g):
     values, vectors = ctx.saved
-    packed = np.concatenate([values, vectors.reshape(values.shape[:-1] + (-1,))], -1)
-    return _gradient(*_split(saved_output(ctx, packed), ctx.n), *_split(g, ctx.n), OnTensors)
+    packed = pack_eigen(values, vectors)
+    return _gradient(*split_eigen(saved_output(ctx, packed), ctx.n), *split_eigen(g, ctx.n),
+                     OnTensors)
 
 
 @jvp_rule(Eigh)
 def _eigh_jvp(ctx, out, tangents):
     values, vectors = ctx.saved
-    p = mT(vectors) @ tangents[0] @ vectors
+    p = mH(vectors) @ tangents[0] @ vectors
     with np.errstate(divide="ignore", invalid="ignore"):
         t_vectors = vectors @ (_gaps(values, OnArrays) * p)
     t_values = np.diagonal(p, 0, -2, -1)
-    return np.concatenate([t_values, t_vectors.reshape(t_values.shape[:-1] + (-1,))],
-                          -1).astype(out.dtype, copy=False)
+    return pack_eigen(t_values, t_vectors).astype(out.dtype, copy=False)
 
 
 class EigvalsH(Function):
@@ -100,7 +103,7 @@ class EigvalsH(Function):
     @staticmethod
     def backward(ctx, g):
         vectors = ctx.saved[0]
-        return (vectors * g[..., None, :]) @ mT(vectors)
+        return (vectors * g[..., None, :]) @ mH(vectors)
 
 
 @rule(EigvalsH)
@@ -113,14 +116,14 @@ def _eigvalsh_rule(ctx, g):
 @jvp_rule(EigvalsH)
 def _eigvalsh_jvp(ctx, out, tangents):
     vectors = ctx.saved[0]
-    return np.diagonal(mT(vectors) @ tangents[0] @ vectors, 0, -2, -1).astype(out.dtype)
+    return np.diagonal(mH(vectors) @ tangents[0] @ vectors, 0, -2, -1).astype(out.dtype)
 
 
 def eigh(A, UPLO="L"):
     """(eigenvalues (*, n) ascending, eigenvectors (*, n, n) as columns) of the symmetric
     matrices A (*, n, n), of which only the lower (UPLO='L') or upper triangle is read."""
-    packed = Eigh.apply(A, uplo=UPLO)
-    return return_types.linalg_eigh(*_split(packed, A.shape[-1]))
+    values, vectors = split_eigen(Eigh.apply(A, uplo=UPLO), A.shape[-1])
+    return return_types.linalg_eigh(values.real, vectors)  # real of real: itself
 
 
 def eigvalsh(A, UPLO="L"):

@@ -9,6 +9,10 @@ Gradients (the formulas PyTorch uses, from Murray's and Walter & Lehmann's deriv
   triangle mirrored onto its upper; m < n: A = [X | Y] with X = QU (square) and Y = QV, so
   gY = Q gV and gX is the square formula with gQ + Y gV^T.
 
+Complex matrices (first derivatives), as PyTorch's: A Hermitian positive-definite for
+cholesky, conjugate transposes for the transposes, and QR's M mirrored as
+tril(M, -1) + tril(M, -1)^H + Re(diag(M)).
+
 One Function returns one array, so `QR` returns Q and R flattened side by side along the last
 axis; `qr` cuts them apart with indexing, which is differentiable.
 """
@@ -21,7 +25,7 @@ from .autograd.function import Function
 from .graph_rules import constant, rule, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import batch_failure, check_matrix, check_square
-from .linalg_forms import OnArrays, OnTensors, mT
+from .linalg_forms import OnArrays, OnTensors, flat_matrices, mH, mT
 from .linalg_inverse import Inv
 
 __all__ = ["cholesky", "qr"]
@@ -33,11 +37,13 @@ def _halved_lower(n, dtype):
 
 
 class Cholesky(Function):
-    """(*, n, n) -> L (*, n, n), lower triangular with a positive diagonal, A = L L^T."""
+    """(*, n, n) -> L (*, n, n), lower triangular with a positive diagonal, A = L L^T (L L^H
+    for a Hermitian A)."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a):
-        check_square(a, "linalg.cholesky")
+        check_square(a, "linalg.cholesky", complex=True)
         try:
             out = np.linalg.cholesky(a)
         except np.linalg.LinAlgError:
@@ -51,8 +57,8 @@ class Cholesky(Function):
     def backward(ctx, g):
         low = ctx.saved[0]
         inverse = np.linalg.inv(low)
-        s = mT(inverse) @ ((mT(low) @ g) * _halved_lower(low.shape[-1], low.dtype)) @ inverse
-        return (s + mT(s)) * 0.5
+        s = mH(inverse) @ ((mH(low) @ g) * _halved_lower(low.shape[-1], low.dtype)) @ inverse
+        return (s + mH(s)) * 0.5
 
 
 @rule(Cholesky)
@@ -74,14 +80,14 @@ def cholesky(A, *, upper=False):
     """L (*, n, n) with A = L L^T for symmetric positive-definite A (only its lower triangle is
     read); upper=True returns L^T. A matrix that is not positive-definite raises LinAlgError."""
     low = Cholesky.apply(A)
-    return low.transpose(-2, -1) if upper else low
+    return low.mH if upper else low
 
 
 # --- QR ------------------------------------------------------------------------------------------
 
 class _OnArrays(OnArrays):
     """The further operations of QR's gradient (`_qr_gradient`), on arrays."""
-    tril = staticmethod(np.tril)
+    tril, real = staticmethod(np.tril), staticmethod(np.real)
     inv = staticmethod(np.linalg.inv)
 
     @staticmethod
@@ -92,6 +98,7 @@ class _OnArrays(OnArrays):
 class _OnTensors(OnTensors):
     """The same on Tensors."""
     tril = staticmethod(lambda t, k: t.tril(k))
+    real = staticmethod(lambda t: t.real)
     inv = staticmethod(Inv.apply)
 
     @staticmethod
@@ -102,10 +109,10 @@ class _OnTensors(OnTensors):
 
 def _square_gradient(q, r, gq, gr, on):
     """gA of A = QR for A (*, m, n), m >= n (R square): (gQ + Q copyltu(M)) R^-T."""
-    m = r @ on.mT(gr) - on.mT(gq) @ q
+    m = r @ on.mH(gr) - on.mH(gq) @ q
     low = on.tril(m, -1)
     eye = on.constant(np.eye(m.shape[-1], dtype=q.dtype))
-    return (gq + q @ (low + on.mT(low) + m * eye)) @ on.mT(on.inv(r))
+    return (gq + q @ (low + on.mH(low) + on.real(m) * eye)) @ on.mH(on.inv(r))
 
 
 def _qr_gradient(q, r, gq, gr, on):
@@ -113,7 +120,7 @@ def _qr_gradient(q, r, gq, gr, on):
     if m >= n:
         return _square_gradient(q, r, gq, gr, on)
     v, gv = r[..., m:], gr[..., m:]  # A = [X | Y], Y = QV
-    gx = _square_gradient(q, r[..., :m], gq + (q @ v) @ on.mT(gv), gr[..., :m], on)
+    gx = _square_gradient(q, r[..., :m], gq + (q @ v) @ on.mH(gv), gr[..., :m], on)
     return on.cat([gx, q @ gv])
 
 
@@ -128,6 +135,7 @@ def _split(packed, shapes):
 class QR(Function):
     """(*, m, n) -> Q (*, m, k) and R (*, k, n), k = min(m, n) ('reduced') or m ('complete';
     'r' computes no Q: k = 0 columns of it), flattened side by side: (*, m k + k n)."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a, mode="reduced"):
@@ -139,7 +147,7 @@ class QR(Function):
         ctx.shapes, ctx.mode = (q.shape, r.shape), mode
         ctx.save_for_backward(q, r)
         lead = a.shape[:-2]
-        return np.concatenate([q.reshape(lead + (-1,)), r.reshape(lead + (-1,))], -1)
+        return np.concatenate([flat_matrices(q), flat_matrices(r)], -1)
 
     @staticmethod
     def backward(ctx, g):
@@ -164,7 +172,7 @@ def _qr_rule(ctx, g):
     q, r = ctx.saved
     _check_differentiable(ctx, q, r)
     lead = q.shape[:-2]
-    packed = np.concatenate([q.reshape(lead + (-1,)), r.reshape(lead + (-1,))], -1)
+    packed = np.concatenate([flat_matrices(q), flat_matrices(r)], -1)
     qt, rt = _split(saved_output(ctx, packed), ctx.shapes)
     return _qr_gradient(qt, rt, *_split(g, ctx.shapes), _OnTensors)
 
@@ -191,7 +199,7 @@ def _qr_jvp(ctx, out, tangents):
         tq, tu = _square_tangents(q, r[..., :m], ta[..., :m])
         tr = np.concatenate([tu, mT(q) @ (ta[..., m:] - tq @ r[..., m:])], -1)
     lead = out.shape[:-1]
-    return np.concatenate([tq.reshape(lead + (-1,)), tr.reshape(lead + (-1,))], -1)
+    return np.concatenate([flat_matrices(tq), flat_matrices(tr)], -1)
 
 
 def qr(A, mode="reduced"):
@@ -202,7 +210,7 @@ def qr(A, mode="reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            f"'reduced' (default), 'r', or 'complete'")
-    check_matrix(A._array, "linalg.qr")
+    check_matrix(A._array, "linalg.qr", complex=True)
     packed = QR.apply(A, mode=mode)
     m, n = A.shape[-2:]
     k = m if mode == "complete" else (0 if mode == "r" else min(m, n))

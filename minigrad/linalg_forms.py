@@ -10,7 +10,23 @@ import numpy as np
 
 from .graph_rules import constant
 
-__all__ = ["OnArrays", "OnTensors", "mT"]
+__all__ = ["OnArrays", "OnTensors", "flat_matrices", "mH", "mT", "pack_eigen", "split_eigen"]
+
+
+def flat_matrices(a):
+    """(*, m, n) as (*, m n), also for an empty batch (where reshape cannot infer a -1)."""
+    return a.reshape(a.shape[:-2] + (a.shape[-2] * a.shape[-1],))
+
+
+def pack_eigen(values, vectors):
+    """An eigendecomposition as the one array a Function returns: L (*, n) and V (*, n, n)
+    side by side, (*, n + n n)."""
+    return np.concatenate([values, flat_matrices(vectors)], -1)
+
+
+def split_eigen(packed, n):
+    """(L, V) from `pack_eigen`'s form (an output or its gradient, array or Tensor)."""
+    return packed[..., :n], packed[..., n:].reshape(tuple(packed.shape[:-1]) + (n, n))
 
 
 def mT(a):
@@ -18,13 +34,21 @@ def mT(a):
     return np.swapaxes(a, -1, -2)
 
 
+def mH(a):
+    """The conjugate transpose of a (*, m, n) array, the transpose of a real one. A gradient
+    formula written with it serves complex matrices in PyTorch's convention (complex_tensors.py)
+    where the real formula has transposes, for the holomorphic ops (inv, solve, det)."""
+    return np.conj(mT(a)) if a.dtype.kind == "c" else mT(a)
+
+
 class OnArrays:
     """The operations on NumPy arrays (in `backward`)."""
-    mT = staticmethod(mT)
+    mT, mH = staticmethod(mT), staticmethod(mH)
     constant = staticmethod(lambda a: a)
 
 
 class OnTensors:
     """The same operations on Tensors (in the tensor-level rule, recorded in the graph)."""
     mT = staticmethod(lambda t: t.transpose(-2, -1))
+    mH = staticmethod(lambda t: t.transpose(-2, -1).conj())
     constant = staticmethod(constant)

@@ -4,7 +4,8 @@ computed by NumPy's LAPACK in the input's dtype.
 
 With X = A^-1, dX = -X dA X, so the gradient of A is -X^T g X^T. With AX = B, the gradient
 of B solves A^T gB = g and that of A is -gB X^T. Both are written again on tensors for
-second derivatives, from the same ops, so gradients of any order follow.
+second derivatives, from the same ops, so gradients of any order follow. Complex matrices
+take conjugate transposes in place of the transposes (first derivatives).
 """
 from __future__ import annotations
 
@@ -14,17 +15,18 @@ from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import batch_failure, check_square, torch_dtype_name
-from .linalg_forms import mT
+from .linalg_forms import mH
 
 __all__ = ["inv", "inverse", "solve"]
 
 
 class Inv(Function):
     """(*, n, n) -> (*, n, n): the inverse of each matrix."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a):
-        check_square(a, "linalg.inv")
+        check_square(a, "linalg.inv", complex=True)
         try:
             out = np.linalg.inv(a)
         except np.linalg.LinAlgError:
@@ -35,12 +37,13 @@ class Inv(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x = mT(ctx.saved[0])
+        x = mH(ctx.saved[0])
         return -(x @ g @ x)
 
 
 class Solve(Function):
     """A (*, n, n) and B (*, n, k), batch dims broadcast: X (*, n, k) with AX = B."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -55,8 +58,8 @@ class Solve(Function):
     @staticmethod
     def backward(ctx, g):
         a, x = ctx.saved
-        gb = np.linalg.solve(mT(a), g)
-        return (-(gb @ mT(x)) if ctx.needs_input_grad[0] else None), gb
+        gb = np.linalg.solve(mH(a), g)
+        return (-(gb @ mH(x)) if ctx.needs_input_grad[0] else None), gb
 
 
 @rule(Inv)
@@ -111,7 +114,7 @@ def solve(A, B, *, left=True):
     if not isinstance(A, Tensor) or not isinstance(B, Tensor):
         raise TypeError(f"linalg.solve(): argument 'A' and 'B' must be Tensors, got "
                         f"{type(A).__name__} and {type(B).__name__}")
-    check_square(A._array, "linalg.solve")
+    check_square(A._array, "linalg.solve", complex=True)
     if A.dtype != B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {torch_dtype_name(A.dtype)} and B of type "

@@ -10,6 +10,7 @@ The gradient is the adjoint of the Frechet derivative, L(A^T, g), which is the u
 block of exp([[A^T, g], [0, A^T]]) (Najfeld and Havel; PyTorch computes it the same way). The
 tensor rule builds that block from tensors and exponentiates it with this same op, so the
 gradient can be differentiated again; forward mode is the block exp([[A, dA], [0, A]]).
+A complex A (first derivatives) takes A^H for A^T, as PyTorch's.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from .autograd.function import Function
 from .graph_rules import constant, rule, saved_input
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_square
-from .linalg_forms import mT
+from .linalg_forms import mH
 
 __all__ = ["matrix_exp"]
 
@@ -63,10 +64,11 @@ def _block(a, b):
 
 class MatrixExp(Function):
     """(*, n, n) -> (*, n, n): exp of each matrix."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a):
-        check_square(a, "linalg.matrix_exp")
+        check_square(a, "linalg.matrix_exp", complex=True)
         ctx.save_for_backward(a)
         return expm(a)
 
@@ -74,7 +76,7 @@ class MatrixExp(Function):
     def backward(ctx, g):
         a = ctx.saved[0]
         n = a.shape[-1]
-        return expm(_block(mT(a), g))[..., :n, n:]
+        return expm(_block(mH(a), g))[..., :n, n:]
 
 
 @rule(MatrixExp)

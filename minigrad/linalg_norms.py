@@ -5,7 +5,8 @@ singular value and their sum, the nuclear norm) and `norm`, which picks one of t
 
 They are built from ops that have backward, double-backward and forward-mode rules (the
 p-norm op, abs, sum, amax, amin, the singular values), so gradients of every order follow;
-the gradient at a zero vector is 0, as PyTorch's.
+the gradient at a zero vector is 0, as PyTorch's. The norms of complex tensors are those of
+their moduli |z| (abs carries the gradient, PyTorch's sgn(z) convention).
 """
 from __future__ import annotations
 
@@ -41,8 +42,10 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     op = "linalg.vector_norm"
     if isinstance(ord, (bool, str)) or not isinstance(ord, numbers.Real):
         raise TypeError(f"{op}(): argument 'ord' must be Number, not {type(ord).__name__}")
-    check_float(x._array, op, half=True)  # as PyTorch's norms (its factorizations refuse it)
-    x = _cast(x, dtype, op)
+    check_float(x._array, op, half=True, complex=True)  # half as PyTorch's norms (its
+    x = _cast(x, dtype, op)                               # factorizations refuse it)
+    if x.dtype.kind == "c":
+        x = x.abs()
     ord = float(ord)
     dims = normalize_dims(dim, x.ndim, op)
     if math.isinf(ord) and any(x.shape[d] == 0 for d in dims):
@@ -78,7 +81,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     (the same along a row), 2 / -2 (the largest / smallest singular value), 'nuc' (the sum of
     the singular values)."""
     op = "linalg.matrix_norm"
-    check_matrix(A._array, op, half=True)
+    check_matrix(A._array, op, half=True, complex=True)
     d0, d1 = _two_dims(dim, A.ndim, op)
     A = _cast(A, dtype, op)
     if ord == "fro":

@@ -10,6 +10,10 @@ Equal singular values make the vectors' gradient infinite, as in PyTorch. The si
 alone have the gradient U diag(gS) V^T, which is defined everywhere; for the full factors
 (full_matrices=True) the columns beyond k get none, as in PyTorch. The formula is written
 once for arrays and tensors, so its tensor form gives every higher order.
+Complex A (first derivatives): the conjugate transposes for the transposes, plus
+i Im(diag(U^H gU)) / S on the diagonal of the bracket, as PyTorch's; the phase of each pair of
+singular vectors is arbitrary, so only a loss that does not depend on it has a gradient
+that means anything (PyTorch's caveat too).
 """
 from __future__ import annotations
 
@@ -19,8 +23,8 @@ from . import return_types
 from .autograd.function import Function
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
-from .linalg_checks import check_matrix
-from .linalg_forms import OnArrays, OnTensors, mT
+from .linalg_checks import check_matrix, check_phase_free
+from .linalg_forms import OnArrays, OnTensors, flat_matrices, mH, mT
 
 __all__ = ["svd", "svdvals"]
 
@@ -33,13 +37,15 @@ def _gradient(u, s, v, gu, gs, gv, on):
     off = on.constant(1 - np.eye(k, dtype=u.dtype))
     f = off / (row * row - col * col + eye)                    # F, 0 on the diagonal
     inner = gs[..., None, :] * eye
-    ut_gu, vt_gv = on.mT(u) @ gu, on.mT(v) @ gv
-    inner = inner + (f * (ut_gu - on.mT(ut_gu))) * row + col * (f * (vt_gv - on.mT(vt_gv)))
-    ga = u @ inner @ on.mT(v)
+    ut_gu, vt_gv = on.mH(u) @ gu, on.mH(v) @ gv
+    inner = inner + (f * (ut_gu - on.mH(ut_gu))) * row + col * (f * (vt_gv - on.mH(vt_gv)))
+    if u.dtype.kind == "c":  # arrays only: create_graph through complex is refused before
+        inner = inner + 1j * np.diagonal(ut_gu, 0, -2, -1).imag[..., None, :] * eye / row
+    ga = u @ inner @ on.mH(v)
     if u.shape[-2] > k:
-        ga = ga + ((gu - u @ ut_gu) / row) @ on.mT(v)
+        ga = ga + ((gu - u @ ut_gu) / row) @ on.mH(v)
     if v.shape[-2] > k:
-        ga = ga + u @ on.mT((gv - v @ vt_gv) / row)
+        ga = ga + u @ on.mH((gv - v @ vt_gv) / row)
     return ga
 
 
@@ -50,7 +56,7 @@ def _factors(a, full):
 
 def _pack(u, s, vh):
     lead = s.shape[:-1]
-    return np.concatenate([u.reshape(lead + (-1,)), s, vh.reshape(lead + (-1,))], -1)
+    return np.concatenate([flat_matrices(u), s, flat_matrices(vh)], -1)
 
 
 def _unpack(packed, shapes):
@@ -63,7 +69,9 @@ def _unpack(packed, shapes):
 
 class SVD(Function):
     """(*, m, n) -> U (*, m, k'), S (*, k), Vh (*, k', n), flattened side by side; k' = k
-    for the reduced factors, m and n for the full ones."""
+    for the reduced factors, m and n for the full ones (S real, packed as complex beside
+    complex factors)."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a, full=False):
@@ -77,9 +85,14 @@ class SVD(Function):
         u, s, vh = ctx.saved
         gu, gs, gvh = _unpack(g, ctx.shapes)
         k = ctx.k
+        if u.dtype.kind == "c":
+            phases = (np.diagonal(mH(u[..., :k]) @ gu[..., :k], 0, -2, -1)
+                      + np.diagonal(vh[..., :k, :] @ mH(gvh[..., :k, :]), 0, -2, -1))
+            check_phase_free(phases.imag, "svd_backward", "singular vectors",
+                             "phase term, making it ill-defined")
         with np.errstate(divide="ignore", invalid="ignore"):
-            return _gradient(u[..., :k], s, mT(vh[..., :k, :]), gu[..., :k], gs,
-                             mT(gvh[..., :k, :]), OnArrays)
+            return _gradient(u[..., :k], s, mH(vh[..., :k, :]), gu[..., :k], gs,
+                             mH(gvh[..., :k, :]), OnArrays)
 
 
 @rule(SVD)
@@ -143,12 +156,13 @@ def svd(A, full_matrices=True, *, driver=None):
     """(U, S, Vh) with A = U diag(S) Vh for A (*, m, n): S (*, k) descending, k = min(m, n);
     U (*, m, m) and Vh (*, n, n) when full_matrices, else (*, m, k) and (*, k, n)."""
     _check_driver(driver, "linalg.svd")
-    check_matrix(A._array, "linalg.svd")
+    check_matrix(A._array, "linalg.svd", complex=True)
     packed = SVD.apply(A, full=full_matrices)
     m, n = A.shape[-2:]
     k = min(m, n)
     ku, kv = (m, n) if full_matrices else (k, k)
-    return return_types.linalg_svd(*_unpack(packed, ((m, ku), (k,), (kv, n))))
+    u, s, vh = _unpack(packed, ((m, ku), (k,), (kv, n)))
+    return return_types.linalg_svd(u, s.real, vh)  # real of real: itself
 
 
 def _check_driver(driver, op):
@@ -160,5 +174,5 @@ def _check_driver(driver, op):
 def svdvals(A, *, driver=None):
     """The singular values of A (*, m, n), (*, min(m, n)), in descending order."""
     _check_driver(driver, "linalg.svd")  # PyTorch names svd here too
-    check_matrix(A._array, "linalg.svdvals")
+    check_matrix(A._array, "linalg.svdvals", complex=True)
     return SvdVals.apply(A)

@@ -107,7 +107,8 @@ def inner(input, other):
 
 
 def vdot(input, other):
-    """The dot product of two vectors (n,) of one dtype, 0-d."""
+    """The dot product of two vectors (n,) of one dtype, 0-d, the first conjugated (complex
+    vectors: sum conj(a_i) b_i, as in PyTorch)."""
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            f"tensors (vdot)")
@@ -117,4 +118,4 @@ def vdot(input, other):
     if input.shape[0] != other.shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
                            f"src [{other.shape[0]}] to have the same number of elements (vdot)")
-    return input @ other
+    return input.conj() @ other

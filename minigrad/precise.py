@@ -13,11 +13,14 @@ from .autograd.function import Function
 from .dtypes import get_default_dtype
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import by_backward, jvp_rule
+from .ops._util import conj_slope
 
 __all__ = ["expm1", "log1p"]
 
 
 class Log1p(Function):
+    complex_aware = True  # holomorphic, as expm1: complex input takes the slope's conjugate
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -25,10 +28,12 @@ class Log1p(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g / (1 + ctx.saved[0])
+        return g / (1 + conj_slope(ctx.saved[0]))
 
 
 class Expm1(Function):
+    complex_aware = True
+
     @staticmethod
     def forward(ctx, a):
         out = np.expm1(a)
@@ -37,7 +42,7 @@ class Expm1(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g * (ctx.saved[0] + 1)  # d (e^a - 1) / da = e^a, the saved output + 1
+        return g * (conj_slope(ctx.saved[0]) + 1)  # d (e^a - 1) / da = e^a, the saved output + 1
 
 
 @rule(Log1p)

@@ -2,7 +2,8 @@
 gives a `max` whose fields are `values` and `indices`, and likewise `min`, `median`,
 `kthvalue`, `sort`, `topk`, `mode`, `nanmedian`, `cummax` and `cummin`; `linalg.slogdet` gives
 a `linalg_slogdet` (sign, logabsdet), `linalg.qr` a `linalg_qr` (Q, R), `linalg.svd` a `linalg_svd`
-(U, S, Vh), `linalg.eigh` a `linalg_eigh` (eigenvalues, eigenvectors), `linalg.lstsq` a
+(U, S, Vh), `linalg.eigh` a `linalg_eigh` and `linalg.eig` a `linalg_eig` (eigenvalues,
+eigenvectors), `linalg.lstsq` a
 `linalg_lstsq` (solution, residuals, rank, singular_values), the `_ex` forms their result
 and `info`, and the LU functions their factors; `aminmax` its (min, max); the older top-level `svd`, `qr`, `geqrf`,
 `lu_unpack` and `triangular_solve` theirs; `frexp` its (mantissa, exponent) and `histogram`
@@ -28,6 +29,7 @@ linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"], module=__na
 linalg_qr = namedtuple("linalg_qr", ["Q", "R"], module=__name__)
 linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"], module=__name__)
 linalg_eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"], module=__name__)
+linalg_eig = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"], module=__name__)
 linalg_lstsq = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"],
                           module=__name__)
 linalg_inv_ex = namedtuple("linalg_inv_ex", ["inverse", "info"], module=__name__)

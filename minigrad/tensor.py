@@ -285,11 +285,11 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
 
     def var(self, dim=None, keepdim=False, unbiased=True, correction=None):
         c = correction if correction is not None else int(unbiased)
-        return ops.Var.apply(_float_only(self, "var"), dim=dim, keepdim=keepdim, correction=c)
+        return ops.Var.apply(_float_only(self, "var", "fc"), dim=dim, keepdim=keepdim, correction=c)
 
     def std(self, dim=None, keepdim=False, unbiased=True, correction=None):
         c = correction if correction is not None else int(unbiased)
-        return ops.Std.apply(_float_only(self, "std"), dim=dim, keepdim=keepdim, correction=c)
+        return ops.Std.apply(_float_only(self, "std", "fc"), dim=dim, keepdim=keepdim, correction=c)
 
     def max(self, dim=None, keepdim=False, *, other=None):
         """The largest element; with `dim`, a (values, indices) pair as in PyTorch (the

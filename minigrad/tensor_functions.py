@@ -2,8 +2,8 @@
 (`index_copy`, `masked_scatter`, `put`, `index_reduce`, `slice_scatter`, `select_scatter`,
 `diagonal_scatter`, in scatter_functions.py) and their in-place forms; `split_with_sizes`,
 `hsplit`, `vsplit`, `dsplit` (splits.py); `unique_consecutive` (run_lengths.py); `dist` and
-`renorm` (norm_functions.py); `frexp`, `ldexp`, `nextafter` (float_parts.py); `sgn` and
-`positive` (aliases.py); and two of their own: `unfold` (the windows along a dim, a view:
+`renorm` (norm_functions.py); `frexp`, `ldexp`, `nextafter` (float_parts.py); `sgn`
+(complex_tensors.py) and `positive` (aliases.py); and two of their own: `unfold` (the windows along a dim, a view:
 ops/dim_windows.py) and `sum_to_size` (a sum down to a shape the tensor broadcasts from).
 
 Each in-place form is the out-of-place method written through tensor_write's `_assign`
@@ -37,7 +37,7 @@ class FunctionMethods:
     dist, renorm = _delegate(".norm_functions", "dist"), _delegate(".norm_functions", "renorm")
     frexp, ldexp = _delegate(".float_parts", "frexp"), _delegate(".float_parts", "ldexp")
     nextafter = _delegate(".float_parts", "nextafter")
-    sgn, positive = _delegate(".aliases", "sgn"), _delegate(".aliases", "positive")
+    sgn, positive = _delegate(".complex_tensors", "sgn"), _delegate(".aliases", "positive")
     renorm_, ldexp_, nextafter_ = _in_place("renorm"), _in_place("ldexp"), _in_place(
         "nextafter")
     sgn_ = _in_place("sgn")

@@ -132,6 +132,7 @@ class MathMethods:
     def square(self): return self * self
     def sin(self): return ops.Sin.apply(_floating(self))
     def cos(self): return ops.Cos.apply(_floating(self))
+    def tan(self): return ops.Tan.apply(_floating(self))
     def floor(self): return ops.Floor.apply(self)
     def ceil(self): return ops.Ceil.apply(self)
     def round(self, *, decimals=0):
@@ -237,9 +238,11 @@ class MathMethods:
         return diag_embed(self, offset, dim1, dim2)
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
-        """The vector p-norm over dim (all elements by default); "fro" is the 2-norm. With
-        `dtype` the input is cast to it first (as PyTorch computes it)."""
+        """The vector p-norm over dim (all elements by default); "fro" is the 2-norm; that of
+        complex values is the norm of their moduli. With `dtype` the input is cast to it
+        first (as PyTorch computes it)."""
         x = self if dtype is None else self.to(dtype)
+        x = x.abs() if x._array.dtype.kind == "c" else x
         return ops.Norm.apply(x, p=2.0 if p in ("fro", None) else p, dim=dim, keepdim=keepdim)
 
     # PyTorch's other names for these methods (aliases.py)
@@ -368,16 +371,12 @@ class MathMethods:
         _delegate(".float_parts", n) for n in (
             "copysign", "frac", "heaviside", "isneginf", "isposinf", "signbit"))
     histc = _delegate(".histograms", "histc")
-    conj, angle, conj_physical, resolve_conj, resolve_neg = (
+    conj, angle, conj_physical, resolve_conj, resolve_neg, is_conj = (
         _delegate(".complex_tensors", n) for n in (
-            "conj", "angle", "conj_physical", "resolve_conj", "resolve_neg"))
+            "conj", "angle", "conj_physical", "resolve_conj", "resolve_neg", "is_conj"))
     stft, istft = _delegate(".spectral", "stft"), _delegate(".spectral", "istft")
     real = property(_delegate(".complex_tensors", "real"))
     imag = property(_delegate(".complex_tensors", "imag"))
-
-    def is_conj(self):
-        """False: a conjugate here is always computed, never a lazy flag."""
-        return False
     lgamma, digamma = (_delegate(".gamma_functions", n) for n in ("lgamma", "digamma"))
     i0 = _delegate(".bessel", "i0")
     argwhere, take = (_delegate(".index_functions", n) for n in ("argwhere", "take"))

@@ -210,7 +210,7 @@ class WriteMethods:
     exp_, expm1_, log_ = _in_place("exp"), _in_place("expm1"), _in_place("log")
     log1p_, sqrt_, rsqrt_ = _in_place("log1p"), _in_place("sqrt"), _in_place("rsqrt")
     sigmoid_, tanh_ = _in_place("sigmoid"), _in_place("tanh")
-    sin_, cos_ = _in_place("sin"), _in_place("cos")
+    sin_, cos_, tan_ = _in_place("sin"), _in_place("cos"), _in_place("tan")
     reciprocal_, square_, pow_ = _in_place("reciprocal"), _in_place("square"), _in_place("pow")
     floor_, ceil_, trunc_ = _in_place("floor"), _in_place("ceil"), _in_place("trunc")
     round_ = _in_place("round")

@@ -731,7 +731,23 @@ def _profiler_unrecorded_options(torch, mg):
     assert not hasattr(prof.events()[0], "cpu_memory_usage")
 
 
+def _conj_is_computed(torch, mg):
+    for lib, lazy in ((torch, True), (mg, False)):
+        z = lib.tensor([1 + 2j, 3 - 1j])
+        c = z.conj()
+        assert c.is_conj() and not c.resolve_conj().is_conj()
+        assert c[:1].is_conj() == lazy  # a view of a lazy conjugate is one too
+        z[0] = 5j
+        assert (c[0].item() == -5j) == lazy  # a lazy conjugate reads z's memory
+
+
 DIFFERENCES = [
+    ("`conj()` computes the conjugate at once.",
+     "PyTorch's `conj()` is a lazy view of the same memory, flagged by `is_conj()`; "
+     "minigrad's is a new tensor with the same values and gradients, flagged too (so "
+     "`is_conj()` and `resolve_conj()` answer as PyTorch's for `conj()`'s result), but a write "
+     "into the input does not show through it and views taken of it are not flagged. "
+     "`resolve_conj()` before reading memory works in both.", _conj_is_computed),
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
      "loss with NaN (PyTorch gives NaN).", _softmax_all_masked),
@@ -1156,19 +1172,23 @@ NOT_SUPPORTED = [
      "`track_running_stats=False` or run it in eval mode",
      ("func.functionalize", "func.replace_all_batch_norm_modules_", "func.debug_unwrap",
       "func.rearrange")),
-    ("torch.linalg.eig and eigvals (complex results), ldl_factor, ldl_factor_ex and ldl_solve "
-     "(symmetric indefinite factorization)",
-     "eigh and eigvalsh for symmetric matrices (minigrad's linear algebra is real: "
-     "`linalg.eig` raises an AttributeError saying so); solve, or factor with lu_factor, cholesky, qr, svd "
-     "or eigh", ("linalg.eig", "linalg.eigvals", "linalg.ldl_factor", "linalg.ldl_solve")),
-    ("complex tensors in ops other than + - * / @, sum, mean, cumsum, exp, log, abs, angle, "
-     "real, imag, conj, complex, polar, view_as_real/view_as_complex, shape and indexing ops, "
-     "the transforms of torch.fft and stft/istft: sqrt, pow, sgn, the trigonometric and "
-     "hyperbolic functions, ordering comparisons, complex linear algebra, complex32 (chalf)",
+    ("torch.linalg.ldl_factor, ldl_factor_ex and ldl_solve (symmetric indefinite "
+     "factorization)",
+     "solve, or factor with lu_factor, cholesky, qr, svd or eigh",
+     ("linalg.ldl_factor", "linalg.ldl_solve")),
+    ("complex tensors in the ops not made complex-aware: the activations other than tanh and "
+     "sigmoid (relu, gelu, silu, softmax, ...), erf and the special functions, clamp, "
+     "maximum/minimum, ordering comparisons and sorting (PyTorch refuses those too), "
+     "pinv, lstsq, lu, solve_triangular, householder_product, cholesky_solve, cond "
+     "and matrix_rank of complex matrices, the nn layers with complex weights, forward-mode AD "
+     "through complex ops, complex32 (chalf)",
      "every other op refuses a complex result with NotImplementedError naming the op (its "
-     "gradient would lack the conjugates of PyTorch's convention); compute with the parts "
-     "(`z.real`, `z.imag`, `torch.complex(re, im)`), e.g. sqrt(z) as "
-     "polar(z.abs().sqrt(), z.angle() / 2)", ()),
+     "gradient would lack the conjugates of PyTorch's convention), and the linear algebra "
+     "refuses complex input by PyTorch's dtype error; compute with the parts (`z.real`, "
+     "`z.imag`, `torch.complex(re, im)`) or with the complex-aware ops (elementwise math, "
+     "prod, var, einsum, inv, solve, det, slogdet, the norms, svd, qr, cholesky, eigh, eig, "
+     "matrix_exp)",
+     ()),
     ("double backward (create_graph=True) through complex ops and the Fourier transforms",
      "first derivatives only: their backward rules are not recorded as ops", ()),
     ("Tensor.resize_, as_strided, data_ptr, storage, untyped_storage, share_memory_",

@@ -177,7 +177,7 @@ OPS = {
     "scatter_reduce_": scatter_variants("scatter_reduce_", "amax")[:1],
     **{name: [("", lambda L, t, o, name=name: getattr(t, name)())] for name in (
         "abs_", "neg_", "sign_", "exp_", "expm1_", "log_", "log1p_", "sqrt_", "rsqrt_",
-        "sigmoid_", "tanh_", "sin_", "cos_", "reciprocal_", "square_", "floor_", "ceil_",
+        "sigmoid_", "tanh_", "sin_", "cos_", "tan_", "reciprocal_", "square_", "floor_", "ceil_",
         "trunc_", "round_", "erf_", "erfc_", "erfinv_", "log2_", "log10_", "exp2_",
         "nan_to_num_", "asin_", "acos_", "atan_", "sinh_", "cosh_", "asinh_", "acosh_",
         "atanh_", "arcsin_", "arccos_", "arctan_", "arcsinh_", "arccosh_", "arctanh_")},

@@ -161,11 +161,11 @@ def test_zero_dim_empty_and_non_contiguous(torch):
     np.testing.assert_allclose(got, (torch.tensor(a).T * 2j)[::2].real.numpy())
 
 
-@pytest.mark.parametrize("op", [lambda z: z.tanh(), lambda z: z.sqrt(), lambda z: z.relu(),
-                                lambda z: z.sin(), lambda z: z.maximum(z),
+@pytest.mark.parametrize("op", [lambda z: z.relu(), lambda z: z.erf(), lambda z: z.maximum(z),
                                 lambda z: z.softmax(-1), lambda z: z < 1, lambda z: z >= z,
                                 lambda z: z.sort(), lambda z: z.topk(1), lambda z: z.argmax(),
-                                lambda z: z.argmin(0), lambda z: z.max(), lambda z: z.prod()])
+                                lambda z: z.argmin(0), lambda z: z.max(), lambda z: z.sign(),
+                                lambda z: z.clamp(0, 1), lambda z: z.lgamma()])
 def test_ops_not_made_complex_aware_refuse(op):
     z = mg.tensor(_z(3, dtype=np.complex64), requires_grad=True)
     with pytest.raises((NotImplementedError, TypeError, RuntimeError), match="complex"):
@@ -202,7 +202,7 @@ def test_no_silent_cast_to_real(torch):
             out += [y.detach().numpy(), x.grad.numpy()]
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
-    for fn in (mg.asin, mg.sinh, mg.log1p, mg.expm1, mg.erf):
+    for fn in (mg.erf, mg.erfinv, mg.lgamma, mg.digamma):
         with pytest.raises(NotImplementedError, match="not implemented for complex"):
             fn(mg.tensor(z))
     np.testing.assert_allclose(mg.gradient(mg.tensor(z))[0].numpy(),

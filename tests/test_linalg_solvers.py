@@ -259,12 +259,14 @@ def test_geqrf_has_no_derivative_and_ormqr_applies_its_q(torch):
     assert gradcheck(lambda *t: program(mg, *t), xs)
 
 
-def test_eig_is_absent_and_says_why():
-    with pytest.raises(AttributeError, match="complex.*linalg.eigh"):
-        mg.linalg.eig  # noqa: B018
-    with pytest.raises(AttributeError, match="eigvalsh"):
-        mg.linalg.eigvals  # noqa: B018
-    assert not hasattr(mg.linalg, "eig")
+def test_eig_is_present_and_its_results_are_complex():
+    a = mg.tensor([[0.0, 1.0], [-2.0, -0.5]])  # a damped oscillator: a complex pair
+    values, vectors = mg.linalg.eig(a)
+    assert values.dtype == mg.complex64 and vectors.dtype == mg.complex64
+    np.testing.assert_allclose((a.to(mg.complex64) @ vectors).numpy(),
+                               (vectors * values.unsqueeze(-2)).numpy(), atol=1e-6)
+    with pytest.raises(AttributeError, match="has no attribute 'eigenvalues'"):
+        mg.linalg.eigenvalues  # noqa: B018
 
 
 ERRORS = [  # (program, PyTorch's exception type, minigrad's message)

@@ -14,23 +14,29 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
     """Compare autograd's gradient of `sum(fn(*inputs) * w)` with central differences in float64.
 
     `w` is a fixed random weighting, so every output element is checked, not just their sum.
+    Complex inputs (complex128) and outputs are checked as torch.autograd.gradcheck checks
+    them: a complex output is weighted by a complex `w` through the real loss
+    sum(Re(conj(w) out)), whose gradient (PyTorch's convention) is dL/dx + i dL/dy; each
+    complex input element is perturbed along its real and its imaginary part.
     On failure the error names the input, the worst element's index and both values.
     """
     inputs = [x if isinstance(x, Tensor) else Tensor._wrap(np.asarray(x)) for x in inputs]
     for i, x in enumerate(inputs):
-        if x.requires_grad and x._array.dtype != np.float64:
+        if x.requires_grad and x._array.dtype not in (np.float64, np.complex128):
             raise TypeError(f"gradcheck: input {i} has dtype {x._array.dtype}; use float64 "
-                            f"(float32 rounding swamps a central difference)")
+                            f"or complex128 (float32 rounding swamps a central difference)")
     with enable_grad():
         out = fn(*inputs)
     rng = np.random.default_rng(0)
     w = rng.standard_normal(out.shape)
+    if out._array.dtype.kind == "c":
+        w = w + 1j * rng.standard_normal(out.shape)
 
     def objective():
         # grad mode stays on, as in PyTorch: `fn` may itself take a gradient (gradgradcheck's
         # first derivative, a gradient penalty) and needs its graph recorded to do so
         with enable_grad():
-            return float(np.sum(fn(*inputs)._array * w))
+            return float(np.sum(np.real(fn(*inputs)._array * np.conj(w))))
 
     for x in inputs:
         x.grad = None
@@ -43,14 +49,16 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
         analytic = np.zeros_like(x._array) if x.grad is None else x.grad._array
         numeric = np.zeros_like(x._array)
         arr = x._array  # perturbed in place, element by element, whatever its memory layout
+        steps = (eps, 1j * eps) if arr.dtype.kind == "c" else (eps,)
         for j in np.ndindex(arr.shape):
             orig = arr[j]
-            arr[j] = orig + eps
-            plus = objective()
-            arr[j] = orig - eps
-            minus = objective()
-            arr[j] = orig
-            numeric[j] = (plus - minus) / (2 * eps)
+            for step in steps:  # dL/dx, then i dL/dy for a complex element
+                arr[j] = orig + step
+                plus = objective()
+                arr[j] = orig - step
+                minus = objective()
+                arr[j] = orig
+                numeric[j] += (plus - minus) / (2 * eps) * (step / eps)
         err = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
         if err.size and err.max() > 0:
             k = tuple(int(i) for i in np.unravel_index(int(np.argmax(err)), err.shape))

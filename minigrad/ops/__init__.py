@@ -18,5 +18,5 @@ from .cumulative import Cumsum
 from .einsum import Einsum
 from .norm import Norm
 from .rounding import Ceil, Floor, FloorDivide, Remainder, Round, Sign, Trunc
-from .trig import Cos, Sin
+from .trig import Cos, Sin, Tan
 from . import sort  # noqa: E402  (index helpers, no Function)

@@ -12,6 +12,7 @@ from ..autograd import function
 from ..autograd.function import Function
 from ..graph_rules import rule, saved_input, saved_output
 from ..jvp_rules import jvp_rule
+from ._util import conj_slope
 
 
 def call(name, x):
@@ -28,7 +29,8 @@ class Sloped(Function):
     """`fn` applied elementwise to its inputs; `slopes(out, *inputs)` gives d out / d input
     for each input (out is None unless `uses_output`: saving the output would make an in-place
     write to it an error at backward, which PyTorch raises only for ops that save it).
-    Every subclass gets the tensor-level and forward-mode rules below."""
+    Every subclass gets the tensor-level and forward-mode rules below. One marked
+    `complex_aware` is holomorphic: on complex input backward takes the slopes' conjugates."""
     uses_output = False
 
     def __init_subclass__(cls, **kwargs):
@@ -47,7 +49,8 @@ class Sloped(Function):
     def backward(ctx, g):
         with np.errstate(all="ignore"):
             slopes = ctx.slopes(*ctx.saved)
-        grads = tuple(g * s if need else None for s, need in zip(slopes, ctx.needs_input_grad))
+        grads = tuple(g * conj_slope(s) if need else None
+                      for s, need in zip(slopes, ctx.needs_input_grad))
         return grads if len(grads) > 1 else grads[0]
 
 

@@ -10,7 +10,9 @@ from ..autograd.function import Function
 class Pointwise(Function):
     """`fn` applied elementwise, whose gradient is g * derivative(a): subclasses set the two
     (a NumPy ufunc needs no `staticmethod`, a Python function does). One whose gradient is
-    better computed from the output y (exp, sqrt) sets `from_output` and its own backward."""
+    better computed from the output y (exp, sqrt) sets `from_output` and its own backward.
+    One marked `complex_aware` is holomorphic: on complex input its gradient is
+    g * conj(derivative), PyTorch's convention (complex_tensors.py)."""
     from_output = False
 
     @staticmethod
@@ -21,7 +23,14 @@ class Pointwise(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g * ctx.derivative(ctx.saved[0])
+        s = ctx.derivative(ctx.saved[0])
+        return g * (conj_slope(s) if ctx.complex_aware else s)  # abs's sgn(z) is not conjugated
+
+
+def conj_slope(s):
+    """The factor a holomorphic op's gradient is multiplied by: its derivative `s`, conjugated
+    where complex (the gradient of a real loss is g * conj(f'(z)), see complex_tensors.py)."""
+    return np.conj(s) if getattr(s, "dtype", None) is not None and s.dtype.kind == "c" else s
 
 
 def normalize_dim(dim: int, ndim: int, op: str) -> int:

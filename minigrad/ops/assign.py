@@ -38,6 +38,7 @@ class IndexPut(Function):
     """out = a with out[index] = v (or += v when accumulate, repeated indices adding up)."""
 
     takes_indices = True
+    complex_aware = True  # it copies and adds: no conjugate in its gradient (item assignment)
 
     @staticmethod
     def forward(ctx, a, v, index=None, accumulate=False):

@@ -12,6 +12,7 @@ import string
 import numpy as np
 
 from ..autograd.function import Function
+from ._util import conj_slope
 
 
 def parse(equation, ndims):
@@ -45,6 +46,8 @@ def parse(equation, ndims):
 
 
 class Einsum(Function):
+    complex_aware = True
+
     @staticmethod
     def forward(ctx, *operands, equation=""):
         ins, out = parse(equation, [np.ndim(o) for o in operands])
@@ -62,7 +65,8 @@ class Einsum(Function):
     def backward(ctx, g):
         grads = [None] * len(ctx.ins)
         for i, equation, others, summed in gradient_plans(ctx):
-            gi = np.einsum(equation, g, *[ctx.saved[j] for j in others],
+            # multilinear: a complex operand's gradient takes the others' conjugates
+            gi = np.einsum(equation, g, *[conj_slope(ctx.saved[j]) for j in others],
                            optimize=len(others) > 1)
             gi, shape = np.expand_dims(gi, summed), ctx.shapes[i]
             for ax, n in enumerate(shape):  # size-1 dims that `...` broadcast

@@ -10,7 +10,7 @@ from .. import kernels
 from ..autograd.function import Function
 from ..kernels import reference as _ref
 from ..kernels.checks import FLOATS
-from ._util import Pointwise
+from ._util import Pointwise, conj_slope
 
 
 def _kernel(a):
@@ -87,6 +87,8 @@ class Div(_Binary):
 
 
 class Pow(Function):
+    complex_aware = True
+
     @staticmethod
     def forward(ctx, a, b):
         out = np.power(a, b)
@@ -99,9 +101,12 @@ class Pow(Function):
         need = ctx.needs_input_grad
         with np.errstate(divide="ignore", invalid="ignore"):
             # PyTorch's kinks: d(a^0)/da is 0 even at a == 0 (not 0 * 0^-1 = nan); d(a^b)/db
-            # = a^b log a is 0 where a == 0 and b >= 0, and nan for a negative base
-            ga = g * np.where(b == 0, 0, b * np.power(a, b - 1)) if need[0] else None
-            gb = (g * np.where((a == 0) & (b >= 0), 0, out * np.log(a, dtype=out.dtype))
+            # = a^b log a is 0 where a == 0 and b >= 0 (its real part, for a complex b), and
+            # nan for a negative real base. Complex operands take the slopes' conjugates.
+            ga = (g * conj_slope(np.where(b == 0, 0, b * np.power(a, b - 1)))
+                  if need[0] else None)
+            gb = (g * conj_slope(np.where((a == 0) & (np.real(b) >= 0), 0,
+                                          out * np.log(a, dtype=out.dtype)))
                   if need[1] else None)
         return ga, gb
 
@@ -156,11 +161,11 @@ class Log(Pointwise):
 
 
 class Sqrt(Pointwise):
-    fn, from_output = np.sqrt, True
+    fn, from_output, complex_aware = np.sqrt, True, True
 
     @staticmethod
     def backward(ctx, g):
-        return g / (2 * ctx.saved[0])
+        return g / (2 * conj_slope(ctx.saved[0]))
 
 
 class Abs(Pointwise):
@@ -186,26 +191,38 @@ _SILU = (kernels.silu, kernels.silu_backward, _ref.silu, _ref.silu_backward)   #
 
 class _Fused(Function):
     """An activation with a fused kernel: `fns` as above. Its gradient is computed from the
-    output y, or from the input x where `from_input`, whichever is saved."""
+    output y, or from the input x where `from_input`, whichever is saved. One that takes
+    complex input (`complex_aware`, holomorphic) computes it with `complex_fn`; its reference
+    gradient, a polynomial in y with real coefficients, given conj(y) is g * conj(f'(z)),
+    PyTorch's convention."""
     from_input = False
 
     @staticmethod
     def forward(ctx, a):
-        out = _forward(ctx.fns, a)
+        complex_input = ctx.complex_aware and a.dtype.kind == "c"
+        out = ctx.complex_fn(a) if complex_input else _forward(ctx.fns, a)
         ctx.save_for_backward(a if ctx.from_input else out)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        return _backward(ctx.fns, ctx.saved[0], g)
+        saved = ctx.saved[0]
+        if saved.dtype.kind == "c" and ctx.complex_aware:
+            return ctx.fns[3](np.conj(saved), g)
+        return _backward(ctx.fns, saved, g)
 
 
 class Tanh(_Fused):
-    fns = _TANH
+    fns, complex_aware, complex_fn = _TANH, True, np.tanh
+
+
+def _complex_sigmoid(a):
+    return 1 / (1 + np.exp(-a))  # the real kernels' branch on the sign has no complex analogue
 
 
 class Sigmoid(_Fused):
-    fns = _SIGMOID
+    fns, complex_aware = _SIGMOID, True
+    complex_fn = staticmethod(_complex_sigmoid)
 
 
 class Relu(_Fused):

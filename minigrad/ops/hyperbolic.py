@@ -9,26 +9,39 @@ from ._sloped import Sloped, call, unary
 
 
 class Sinh(Sloped):
+    complex_aware = True  # holomorphic: complex input takes the slopes' conjugates
     fn = np.sinh
     slopes = staticmethod(lambda out, a: (call("cosh", a),))
 
 
 class Cosh(Sloped):
+    complex_aware = True
     fn = np.cosh
     slopes = staticmethod(lambda out, a: (call("sinh", a),))
 
 
 class Asinh(Sloped):
+    complex_aware = True
     fn = np.arcsinh
     slopes = staticmethod(lambda out, a: (1 / call("sqrt", a * a + 1),))
 
 
 class Acosh(Sloped):
+    complex_aware = True
     fn = np.arccosh
-    slopes = staticmethod(lambda out, a: (1 / call("sqrt", a * a - 1),))
+    slopes = staticmethod(lambda out, a: (1 / _acosh_root(a),))
+
+
+def _acosh_root(a):
+    """sqrt(a^2 - 1), as PyTorch takes it: for complex a the product sqrt(a + 1) sqrt(a - 1),
+    whose branch is acosh's (the two differ in sign where Re a < 0)."""
+    if a.dtype.kind == "c":
+        return call("sqrt", a + 1) * call("sqrt", a - 1)
+    return call("sqrt", a * a - 1)
 
 
 class Atanh(Sloped):
+    complex_aware = True
     fn = np.arctanh
     slopes = staticmethod(lambda out, a: (1 / (1 - a * a),))
 

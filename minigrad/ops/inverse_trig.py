@@ -9,16 +9,19 @@ from ._sloped import Sloped, call, unary
 
 
 class Asin(Sloped):
+    complex_aware = True  # holomorphic: complex input takes the slopes' conjugates
     fn = np.arcsin
     slopes = staticmethod(lambda out, a: (1 / call("sqrt", 1 - a * a),))
 
 
 class Acos(Sloped):
+    complex_aware = True
     fn = np.arccos
     slopes = staticmethod(lambda out, a: (-1 / call("sqrt", 1 - a * a),))
 
 
 class Atan(Sloped):
+    complex_aware = True
     fn = np.arctan
     slopes = staticmethod(lambda out, a: (1 / (1 + a * a),))
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..graph_rules import constant, rule, saved_input
 from ..jvp_rules import jvp_rule
-from ._util import normalize_dim
+from ._util import conj_slope, normalize_dim
 
 
 def _widened(a):
@@ -37,7 +37,9 @@ def _exclusive_products(a, axis):
 
 
 class Prod(Function):
-    """The product over `dim` (None: all elements, a 0-d result): (..., n, ...) -> (..., ...)."""
+    """The product over `dim` (None: all elements, a 0-d result): (..., n, ...) -> (..., ...).
+    Holomorphic: a complex input's gradient takes the conjugates of the other factors."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False):
@@ -56,17 +58,19 @@ class Prod(Function):
             if flat.size == 0:
                 return np.zeros(a.shape, g.dtype)
             before, after = _exclusive_products(flat, 0)
-            return (g * (before * after)).reshape(a.shape)
+            return (g * conj_slope(before * after)).reshape(a.shape)
         if a.shape[ctx.dim] == 0:
             return np.zeros(a.shape, g.dtype)
         before, after = _exclusive_products(a, ctx.dim)
         if not ctx.keepdim:
             g = np.expand_dims(g, ctx.dim)
-        return g * (before * after)
+        return g * conj_slope(before * after)
 
 
 class Cumprod(Function):
-    """Running products along `dim`: (..., n, ...) -> (..., n, ...)."""
+    """Running products along `dim`: (..., n, ...) -> (..., n, ...). Holomorphic, as prod:
+    complex input runs the scan on the conjugates."""
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, a, dim=0):
@@ -77,7 +81,7 @@ class Cumprod(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a = np.moveaxis(ctx.saved[0], ctx.dim, -1)
+        a = np.moveaxis(conj_slope(ctx.saved[0]), ctx.dim, -1)
         g = np.moveaxis(np.asarray(g), ctx.dim, -1)
         n = a.shape[-1]
         if n == 0:

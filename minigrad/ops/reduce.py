@@ -79,7 +79,9 @@ class Amin(Amax):
 
 
 class Var(Function):
-    """Variance with `correction` (1 = unbiased, PyTorch's default; 0 = biased)."""
+    """Variance with `correction` (1 = unbiased, PyTorch's default; 0 = biased). Of complex
+    input it is the mean squared modulus |z - mean|^2, real; the gradient of |c|^2 is 2c in
+    PyTorch's convention, so the one backward serves both."""
 
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False, correction=1):
@@ -89,15 +91,17 @@ class Var(Function):
         centered = a - a.mean(axis=ctx.dims, keepdims=True)
         ctx.save_for_backward(centered)
         ctx.keepdim = keepdim
+        square = centered * centered if a.dtype.kind != "c" else (
+            centered * np.conj(centered)).real
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.asarray((centered * centered).sum(axis=ctx.dims, keepdims=keepdim)
-                              / a.dtype.type(ctx.denom))
+            return np.asarray(square.sum(axis=ctx.dims, keepdims=keepdim)
+                              / square.dtype.type(ctx.denom))
 
     @staticmethod
     def backward(ctx, g):
         centered = ctx.saved[0]
         g = expand_reduced(g, centered.shape, ctx.dims, ctx.keepdim)
-        return g * 2 * centered / centered.dtype.type(ctx.denom)
+        return g * 2 * centered / g.dtype.type(ctx.denom)
 
 
 class Std(Var):

@@ -45,6 +45,13 @@ class Sign(_Flat):
     fn = staticmethod(np.sign)
     keeps_ints = False
 
+    @classmethod
+    def forward(cls, ctx, a):
+        if a.dtype.kind == "c":  # PyTorch's wording: the complex form is sgn
+            raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support "
+                                      "complex numbers. Please use torch.sgn instead.")
+        return _Flat.forward.__func__(cls, ctx, a)
+
 
 class FloorDivide(Function):
     """floor(a / b), rounding toward minus infinity (Python's and PyTorch's `//`)."""
