@@ -20,8 +20,10 @@ times every matrix product; each product's time is taken out of the op that made
 Each figure is a mean over the timed steps, in ms, and as a share of the FLOP floor (the
 step's 9.25 GFLOP at the best 2048^3 float32 matmul of this process, as bench/run.py's floor).
 After the timed steps, the first product of each shape met in one more step is timed again
-alone, its operands (copied with their strides) hot in cache: how much of the products'
-time in the step is theirs, how much their operands' trip from memory. The profilers'
+alone, its operands (copied with their strides) hot in cache, and again cold: after a write
+of EVICT_MB, more than this machine's L2 and L3, has pushed its operands and its result's
+memory out to RAM. So the products' time in the step lies between their time hot and cold,
+and where it lies says how much of it is their operands' trip from memory. The profilers'
 wrappers add a few us per op call and per product, booked to the op that makes the call (or
 to "rest"). Timings on a loaded
 machine are "busy": compare two versions by alternating this program's runs.
@@ -129,18 +131,29 @@ def _record_products(step):
     return seen
 
 
-def _time_alone(recorded, clock, reps=20):
-    """{key: ms of one call}: each recorded product again and again, its operands hot in
-    cache (the median of `reps` calls after one more)."""
+EVICT_MB = 64   # written between the cold calls: more than the L2 and L3 of this machine
+
+
+def _time_alone(recorded, clock, reps=20, cold_reps=7):
+    """{key: (ms of one call hot, ms cold)}: each recorded product again and again, its
+    operands hot in cache (the median of `reps` calls after one more), then cold (the median
+    of `cold_reps` calls, each after a write of EVICT_MB, not timed)."""
+    import numpy as np
+    evict = np.zeros(EVICT_MB << 20, np.uint8)
     out = {}
     for key, (fn, a) in recorded.items():
         fn(*a)
-        times = []
+        hot, cold = [], []
         for _ in range(reps):
             t = clock()
             fn(*a)
-            times.append(clock() - t)
-        out[key] = statistics.median(times) * 1e3
+            hot.append(clock() - t)
+        for _ in range(cold_reps):
+            evict += 1
+            t = clock()
+            fn(*a)
+            cold.append(clock() - t)
+        out[key] = statistics.median(hot) * 1e3, statistics.median(cold) * 1e3
     return out
 
 
@@ -195,10 +208,13 @@ def breakdown(args):
              "scheduler": phase["scheduler"]}
     mean = ms(sum(steps))
     alone = _time_alone(recorded, clock)
-    rows = [(k, c, t, g, fl, alone.get(k, float("nan")) * c)
+    nan = (float("nan"), float("nan"))
+    rows = [(k, c, t, g, fl, alone.get(k, nan)[0] * c, alone.get(k, nan)[1] * c)
             for k, c, t, g, fl in products.rows(per=n, peak_gflops=peak)]
     kinds["products"] = ms(products.seconds)
-    return dict(products_alone_ms=sum(r[5] for r in rows), label=args.label, steps=n, step_ms_mean=mean,
+    return dict(products_alone_ms=sum(r[5] for r in rows),
+                products_cold_ms=sum(r[6] for r in rows), label=args.label, steps=n,
+                step_ms_mean=mean,
                 step_ms_median=statistics.median(steps) * 1e3, floor_ms=floor_ms,
                 numpy_peak_gflops=peak, step_gflop=flops / 1e9, ratio=mean / floor_ms,
                 kinds=kinds, ops=ops, phases=phase,
@@ -219,16 +235,18 @@ def print_breakdown(r, file=None):
     print(f"{'everything but the products':<44}{rest:>8.2f}{rest / f:>9.3f}", file=file)
     a = r["products_alone_ms"]
     print(f"{'the same products alone, operands in cache':<44}{a:>8.2f}{a / f:>9.3f}", file=file)
+    a = r["products_cold_ms"]
+    print(f"{'the same products alone, operands in RAM':<44}{a:>8.2f}{a / f:>9.3f}", file=file)
     print(f"\n{'op (beside its products)':<28}{'calls':>6}{'fwd ms':>8}{'bwd ms':>8}"
           f"{'sum':>8}{'x floor':>9}{'products ms':>13}", file=file)
     for op, d in sorted(r["ops"].items(), key=lambda kv: -(kv[1]["fwd"] + kv[1]["bwd"])):
         s = d["fwd"] + d["bwd"]
         print(f"{op:<28}{d['calls']:>6}{d['fwd']:>8.2f}{d['bwd']:>8.2f}{s:>8.2f}"
               f"{s / f:>9.3f}{d['products']:>13.2f}", file=file)
-    print(f"\n{'product (T: read transposed)':<40}{'calls':>6}{'in step':>9}{'alone':>8}"
-          f"{'floor':>8}  ms a step", file=file)
-    for shape, calls, t, _, floor, alone in r["product_rows"]:
-        print(f"{shape:<40}{calls:>6}{t:>9.2f}{alone:>8.2f}{floor:>8.2f}", file=file)
+    print(f"\n{'product (T: read transposed)':<40}{'calls':>6}{'in step':>9}{'hot':>8}"
+          f"{'cold':>8}{'floor':>8}  ms a step", file=file)
+    for shape, calls, t, _, floor, hot, cold in r["product_rows"]:
+        print(f"{shape:<40}{calls:>6}{t:>9.2f}{hot:>8.2f}{cold:>8.2f}{floor:>8.2f}", file=file)
 
 
 def main():

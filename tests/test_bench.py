@@ -393,7 +393,8 @@ def test_memory_rounds_quick():
 def test_step_breakdown_parts_add_up_to_the_step(tmp_path):
     """bench/step_breakdown.py --tiny: the parts of the step (products, each op's own time,
     the rests, the optimizer's phases) add up to the step's time, each op's products to the
-    products' time, every product shape has its time alone, and the wrappers are put back."""
+    products' time, every product shape has its time alone (hot and cold), and the wrappers
+    are put back."""
     out = tmp_path / "b.json"
     subprocess.run([sys.executable, str(BENCH / "step_breakdown.py"), "--tiny", "--steps", "2",
                     "--warmup-steps", "1", "--json", str(out)], check=True, env=_env(),
@@ -404,7 +405,8 @@ def test_step_breakdown_parts_add_up_to_the_step(tmp_path):
     booked = sum(d["products"] for d in r["ops"].values())
     assert booked == pytest.approx(r["kinds"]["products"], rel=1e-6)
     assert r["ops"]["Linear"]["products"] > 0 and r["ops"]["Linear"]["calls"] > 0
-    assert r["product_rows"] and all(row[5] > 0 for row in r["product_rows"])
+    assert r["product_rows"] and all(row[5] > 0 and row[6] > 0 for row in r["product_rows"])
+    assert r["products_cold_ms"] == pytest.approx(sum(row[6] for row in r["product_rows"]))
     assert round(r["step_gflop"] * 1e9) == _bench_module("flop_floor").step_flops(
         16, 2, 1, 32, 50, 3, 5)
 
