@@ -20,6 +20,7 @@ from . import scatter as _sc
 from .checks import rows as as_rows
 from .checks import (FLOATS, as_array, check_affine, check_eps, check_float, check_p_seed,
                      check_rows, check_same_shape)
+from .dropout_ops import mask_args
 
 
 def _attention_rows(op, x, allowed):
@@ -63,8 +64,7 @@ def masked_softmax_dropout(x, allowed=None, p=0.0, seed=0):
     if x.size:
         _driver.masked_softmax_dropout(
             policy.parallel(x.size), False, rows, rows, allow, masked,
-            np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
-            x.dtype.type(1.0 / (1.0 - p)), p > 0, y.reshape(rows.shape), out.reshape(rows.shape))
+            *mask_args(p, seed, x.dtype), p > 0, y.reshape(rows.shape), out.reshape(rows.shape))
     return y, out
 
 
@@ -86,8 +86,7 @@ def masked_softmax_dropout_backward(y, grad, allowed=None, p=0.0, seed=0):
         out = dx.reshape(rows.shape)
         _driver.masked_softmax_dropout(
             policy.parallel(y.size), True, rows, as_rows(grad), allow, masked,
-            np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
-            y.dtype.type(1.0 / (1.0 - p)), p > 0, out, out)
+            *mask_args(p, seed, y.dtype), p > 0, out, out)
     return dx
 
 
