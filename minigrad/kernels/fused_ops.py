@@ -286,7 +286,8 @@ def adam_steps(items, lr, beta1, beta2, eps, weight_decay, decoupled):
         if c is None:
             c = constants[t] = _ref.adam_constants(lr, beta1, beta2, eps, weight_decay,
                                                    decoupled, t)
-        n = p.size   # reshape(n): a view of each C-contiguous array, a copy of another g
-        run = _driver.adam_parallel if n >= ADAM_PARALLEL_MIN else _adam.adam_flat
-        v = v.reshape(n)
-        run(p.reshape(n), g.reshape(n), m.reshape(n), v, v, *c, False)
+        # ravel: a view of each C-contiguous array, a copy of another g (as reshape(n), at
+        # two thirds of its cost: four per parameter were a fifth of a small model's step)
+        run = _driver.adam_parallel if p.size >= ADAM_PARALLEL_MIN else _adam.adam_flat
+        v = v.ravel()
+        run(p.ravel(), g.ravel(), m.ravel(), v, v, *c, False)
