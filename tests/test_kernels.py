@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from minigrad import kernels
+from minigrad.kernels import dropout_ops
 from minigrad.kernels import reference as ref
 
 # the modules behind kernels.matmul (without OpenBLAS) and kernels.softmax
@@ -749,6 +750,21 @@ def test_dropout_same_for_any_thread_count():
     finally:
         numba.set_num_threads(threads)
     np.testing.assert_array_equal(one, kernels.dropout_mask((300, 1001), 0.2, 42, np.float32))
+
+
+def test_dropout_mask_constants_kept_per_p_and_dtype_match_the_reference():
+    # the entry points keep each (p, dtype)'s threshold and scale, and start over past a
+    # bound: more pairs than it holds, each asked twice, the second time from the store
+    kernels.set_backend("numba")
+    ps = np.linspace(0.0, 0.9, dropout_ops._CONSTANTS_MAX + 7)
+    for shape in (5, np.int64(5), (5,)):   # an int, a NumPy integer and a tuple alike
+        for i, p in enumerate(ps):
+            dtype = (np.float32, np.float64)[i % 2]
+            want = ref.dropout_mask((5,), float(p), i, np.dtype(dtype))
+            for _ in range(2):
+                got = kernels.dropout_mask(shape, p, i, dtype)
+                assert got.dtype == dtype and got.tobytes() == want.tobytes()
+    assert len(dropout_ops._constants) <= dropout_ops._CONSTANTS_MAX
 
 
 def test_dropout_errors():

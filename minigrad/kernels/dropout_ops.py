@@ -15,10 +15,23 @@ from . import reference as _ref
 from .checks import FLOATS, as_array, check_float, check_p_seed, check_same_shape, flat, rows
 
 
-def _mask_args(p, seed, dtype):
-    """The kernels' (key, threshold, scale) of the mask for p and seed."""
-    return (np.uint64(_ref.dropout_key(seed)), np.uint64(_ref.dropout_threshold(p)),
-            dtype.type(1.0 / (1.0 - p)))
+# (threshold, scale) by (p, dtype): a model's dropouts ask again and again for the same few,
+# and working them out (a NumPy integer and a scalar of the dtype) was a sixth of the fixed
+# cost of a mask; the key changes with every seed
+_constants = {}
+_CONSTANTS_MAX = 256   # pairs kept; past this (p varying without end) start over
+
+
+def mask_args(p, seed, dtype):
+    """The kernels' (key, threshold, scale) of the mask for p and seed, already checked
+    (.checks's check_p_seed), and the dtype of the data it scales."""
+    c = _constants.get((p, dtype))
+    if c is None:
+        if len(_constants) >= _CONSTANTS_MAX:
+            _constants.clear()
+        c = _constants[p, dtype] = (np.uint64(_ref.dropout_threshold(p)),
+                                    dtype.type(1.0 / (1.0 - p)))
+    return (np.uint64(_ref.dropout_key(seed)), *c)
 
 
 def _run(kind, a, b, out, key=np.uint64(0), threshold=np.uint64(0), scale=None):
@@ -39,7 +52,7 @@ def _elementwise_dropout(op, x, p, seed, reference, kind):
         return reference(x, p, seed)
     out = np.empty(x.shape, x.dtype)
     xf = flat(x)
-    _run(kind, xf, xf, out.reshape(-1), *_mask_args(p, seed, x.dtype))
+    _run(kind, xf, xf, out.reshape(-1), *mask_args(p, seed, x.dtype))
     return out
 
 
@@ -58,12 +71,14 @@ def dropout_mask(shape, p, seed, dtype=np.float32):
     dtype = np.dtype(dtype)
     if dtype not in FLOATS:
         raise TypeError(f"dropout_mask: unsupported dtype {dtype} (expected float32 or float64)")
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
+    # (an int first: np.ndim's Python wrapper cost more than the rest of a small mask)
+    shape = ((shape,) if type(shape) is int else (int(shape),) if np.ndim(shape) == 0
+             else tuple(int(n) for n in shape))
     if policy.numpy_backend():
         return _ref.dropout_mask(shape, p, seed, dtype)
     out = np.empty(shape, dtype)
     of = out.reshape(-1)
-    _run(_dp.MASK, of, of, of, *_mask_args(p, seed, dtype))
+    _run(_dp.MASK, of, of, of, *mask_args(p, seed, dtype))
     return out
 
 
@@ -81,7 +96,7 @@ def dropout_add(x, s, p, seed):
     out = np.empty(x.shape, x.dtype)
     if x.size:
         policy.pick((_dp.dropout_add_2d, _dp.dropout_add_2d_serial), x.size)(
-            rows(x), rows(s), out.reshape(-1, x.shape[-1]), *_mask_args(p, seed, x.dtype))
+            rows(x), rows(s), out.reshape(-1, x.shape[-1]), *mask_args(p, seed, x.dtype))
     return out
 
 

@@ -111,18 +111,18 @@ class Adam(Optimizer):
         the group (PyTorch's foreach form: the step's scalars worked out once, not per
         parameter); returns the others."""
         items, rest = [], []
-        amsgrad = group["amsgrad"]
+        amsgrad, maximize, states = group["amsgrad"], group["maximize"], self.state
         for p in params:
-            a = p._array
-            if a.dtype not in _COMPILED or not a.flags.c_contiguous \
-                    or p.grad._array.dtype != a.dtype:
+            a, g = p._array, p.grad._array
+            if a.dtype not in _COMPILED or g.dtype != a.dtype or not a.flags.c_contiguous:
                 rest.append(p)
                 continue
-            state = self.state[p]
+            state = states[p]
             if not state:
                 self._init_state(p, state, group)
             state["step"] += 1
-            items.append((a, self._grad(p, group), state["exp_avg"]._array,
+            # (_grad's negation inlined: this loop runs for every parameter at every step)
+            items.append((a, np.negative(g) if maximize else g, state["exp_avg"]._array,
                           state["exp_avg_sq"]._array,
                           state["max_exp_avg_sq"]._array if amsgrad else None, state["step"]))
         if items:
