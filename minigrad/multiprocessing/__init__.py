@@ -1,0 +1,66 @@
+"""`minigrad.multiprocessing`, PyTorch's `torch.multiprocessing`: Python's `multiprocessing`
+(every name of it: `Process`, `Queue`, `get_context`, `set_start_method`, ...) with tensors
+sent by reference to shared memory (`reductions.py`), and `spawn` (`spawn.py`).
+
+A tensor put in a queue, or passed to a new process as an argument, moves into shared memory
+(`Tensor.share_memory_()`; `nn.Module.share_memory()` moves a model's) and the receiver maps
+the same memory, so in-place updates in one process are seen by the others: Hogwild
+training (several processes updating one shared model) works as in PyTorch. Memory is shared
+through named files in /dev/shm (`shared_memory.py`), PyTorch's "file_system" strategy, the
+one strategy here. Importing this module starts nothing and registers nothing: the first use
+of one of its names does.
+"""
+from __future__ import annotations
+
+import multiprocessing as _multiprocessing
+
+from .reductions import init_reductions
+from .spawn import (ProcessContext, ProcessExitedException, ProcessRaisedException,
+                    spawn, start_processes)
+
+_STRATEGIES = ("file_system",)
+_strategy = ["file_system"]
+
+__all__ = sorted([
+    "Array", "Barrier", "BoundedSemaphore", "Condition", "Event", "JoinableQueue", "Lock",
+    "Manager", "Pipe", "Pool", "Process", "ProcessContext", "ProcessExitedException",
+    "ProcessRaisedException", "Queue", "RLock", "RawArray", "RawValue", "Semaphore",
+    "SimpleQueue", "Value", "active_children", "cpu_count", "current_process",
+    "get_all_sharing_strategies", "get_all_start_methods", "get_context",
+    "get_sharing_strategy", "get_start_method", "init_reductions", "parent_process",
+    "set_executable", "set_forkserver_preload", "set_sharing_strategy", "set_start_method",
+    "spawn", "start_processes",
+])
+
+
+def get_all_sharing_strategies():
+    """The ways tensors can be shared: {'file_system'} (named files in /dev/shm)."""
+    return set(_STRATEGIES)
+
+
+def get_sharing_strategy():
+    return _strategy[0]
+
+
+def set_sharing_strategy(new_strategy):
+    """Choose how tensors are shared; 'file_system' is the one strategy here."""
+    if new_strategy not in _STRATEGIES:
+        raise AssertionError(f"set_sharing_strategy: unknown strategy {new_strategy!r}; "
+                             f"minigrad shares tensors by {_STRATEGIES[0]!r} only")
+    _strategy[0] = new_strategy
+
+
+def __getattr__(name):
+    """Python's multiprocessing names, with tensors sent by reference from their first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        value = getattr(_multiprocessing, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    init_reductions()
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
