@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from .ops.strided import memory_owner, strided_view
+from .shared_memory import is_shared_array
 
 _warned = [False]
 
@@ -24,7 +25,7 @@ def _bytes_of(owner):
 
 def _item_index(i, n, what):
     if not isinstance(i, (int, np.integer)):
-        raise TypeError(f"{what} indices must be integers or slices, not {type(i).__name__}")
+        raise RuntimeError(f"can't index a {what} with {type(i).__name__}")
     if not -n <= i < n:
         raise IndexError(f"index {i} out of range for storage of size {n}")
     return int(i) % n if n else int(i)
@@ -53,6 +54,8 @@ class _StorageBase:
 
     def __getitem__(self, i):
         if isinstance(i, slice):
+            if not isinstance(self, UntypedStorage):
+                raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
             return self._new(self._elements[i])
         return self._elements[_item_index(i, len(self), type(self).__name__)].item()
 
@@ -80,7 +83,6 @@ class _StorageBase:
         return self
 
     def is_shared(self):
-        from .shared_memory import is_shared_array
         return is_shared_array(memory_owner(self._elements))
 
     def is_pinned(self, device="cuda"):

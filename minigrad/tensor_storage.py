@@ -95,9 +95,9 @@ class StorageMethods:
         if source is None:
             arr = np.zeros(0, self.dtype)
         elif isinstance(source, StorageMethods):
-            if source.dtype != self.dtype:
-                raise RuntimeError(f"set_: expected a tensor of dtype {self.dtype}, got "
-                                   f"{source.dtype}")
+            if source.dtype != self.dtype:  # PyTorch's words, with NumPy's dtype names
+                raise RuntimeError(f"Could not set tensor of type {source.dtype} to a tensor "
+                                   f"of type {self.dtype}")
             arr = source._array
         elif isinstance(source, (UntypedStorage, TypedStorage)):
             if isinstance(source, TypedStorage) and source.dtype != self.dtype:

@@ -78,10 +78,11 @@ def check_geometry(op, owner, itemsize, size, stride, offset):
     """PyTorch's errors for a view that does not fit its memory."""
     size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape ({len(stride)} strides "
-                           f"for {len(size)} sizes)")
+        raise RuntimeError(f"mismatch in length of strides and shape ({op}: {len(stride)} "
+                           f"strides for {len(size)} sizes)")
     if any(n < 0 for n in size):
-        raise RuntimeError(f"{op}: Trying to create tensor with negative dimension: {list(size)}")
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"{op}: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")
