@@ -125,6 +125,11 @@ from .tensor import Tensor
 from .tensor_storage import as_strided
 from .storage import TypedStorage, UntypedStorage
 from . import testing
+# tensors sent to other processes (multiprocessing's queues and arguments) go by reference to
+# shared memory, in every process that imports minigrad, as after `import torch`; nothing starts
+from .multiprocessing.reductions import init_reductions as _init_reductions
+
+_init_reductions()
 
 from .version import __version__
 

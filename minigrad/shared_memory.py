@@ -7,10 +7,11 @@ spawned process) maps the same file by name, so an in-place update by one proces
 all; a forked child inherits the mapping itself.
 
 Lifetime: the process that made a block removes its file when the last array on the block
-dies there (a `weakref.finalize` on the array that owns the mapping), and each process
-unmaps its own mapping the same way; mappings already made stay valid after the file is
-removed. So a tensor sent to another process must stay alive in the sender until the
-receiver has it (PyTorch asks the same). Python's own `multiprocessing.shared_memory` is not
+dies there (a `weakref.finalize` on the array that owns the mapping) or when it exits,
+whichever comes first, and each process unmaps its own mapping when its arrays on it die;
+mappings already made stay valid after the file is removed. So a tensor sent to another
+process must stay alive in the sender, and the sender must not exit, until the receiver has
+it (PyTorch's own strategies ask the same). Python's own `multiprocessing.shared_memory` is not
 used: on Python 3.11 it starts a resource-tracker process on first use and unlinks blocks a
 child merely attached to.
 """
@@ -25,6 +26,8 @@ import weakref
 import numpy as np
 
 _attached = weakref.WeakValueDictionary()  # name -> the owner array this process mapped
+_created = {}  # path -> pid of the process that made the block (forked children inherit it)
+_exit_hook = [None]  # the pid of the process whose exit hook is registered
 
 
 class SharedMap(mmap.mmap):
@@ -37,22 +40,47 @@ def directory():
         else tempfile.gettempdir()
 
 
-def _release(mapping, path, creator):
-    try:
-        mapping.close()
-    except BufferError:  # an array made on the mapping outside this module still lives
-        pass
-    if creator == os.getpid():  # not in a forked child that inherited the finalizer
+def _unlink(path):
+    if _created.get(path) == os.getpid():  # not in a forked child that inherited the entry
+        del _created[path]
         try:
             os.unlink(path)
         except FileNotFoundError:
             pass
 
 
+def _release(mapping, path):
+    try:
+        mapping.close()
+    except BufferError:  # an array made on the mapping outside this module still lives
+        pass
+    _unlink(path)
+
+
+def _unlink_all_at_exit():
+    for path in list(_created):
+        _unlink(path)
+
+
+def _register_exit_hook():
+    """Remove this process's blocks when it exits. multiprocessing's children end with
+    `os._exit`, which runs no `atexit` hook, so the hook is multiprocessing's own
+    finaliser, run last (after queues have flushed what they were sending)."""
+    if _exit_hook[0] != os.getpid():
+        from multiprocessing import util
+        util.Finalize(None, _unlink_all_at_exit, exitpriority=-100)
+        _exit_hook[0] = os.getpid()
+
+
 def _map(name, nbytes, create):
     path = os.path.join(directory(), name)
     flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
-    fd = os.open(path, flags, 0o600)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        raise RuntimeError(f"shared memory {name} is gone: the process that sent this tensor "
+                           f"let it die, or exited, before this process received it; keep "
+                           f"it alive in the sender until then") from None
     try:
         if create:
             os.ftruncate(fd, max(nbytes, 1))  # mmap refuses length 0
@@ -64,8 +92,11 @@ def _map(name, nbytes, create):
         raise
     os.close(fd)
     mapping.name = name
+    if create:
+        _created[path] = os.getpid()
+        _register_exit_hook()
     owner = np.ndarray((nbytes,), np.uint8, buffer=mapping)
-    weakref.finalize(owner, _release, mapping, path, os.getpid() if create else None)
+    weakref.finalize(owner, _release, mapping, path)
     _attached[name] = owner
     return owner
 

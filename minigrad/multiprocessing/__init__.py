@@ -7,8 +7,7 @@ A tensor put in a queue, or passed to a new process as an argument, moves into s
 the same memory, so in-place updates in one process are seen by the others: Hogwild
 training (several processes updating one shared model) works as in PyTorch. Memory is shared
 through named files in /dev/shm (`shared_memory.py`), PyTorch's "file_system" strategy, the
-one strategy here. Importing this module starts nothing and registers nothing: the first use
-of one of its names does.
+one strategy here. Importing it starts nothing.
 """
 from __future__ import annotations
 

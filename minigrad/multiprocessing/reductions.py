@@ -4,9 +4,11 @@ shared memory, as PyTorch's reductions send them.
 `init_reductions()` registers `reduce_tensor` with `multiprocessing`'s pickler for `Tensor`
 and each of its subclasses (`nn.Parameter`), so a tensor put in a queue or passed to a new
 process is moved into shared memory (`Tensor.share_memory_()`) and the receiver maps the same
-memory: its in-place updates are the sender's. `minigrad.multiprocessing` calls it when one
-of its names is first used, and `share_memory_()` when a tensor is shared, not on import.
-Ordinary pickling (`pickle`, `minigrad.save`) is untouched and still copies the values.
+memory: its in-place updates are the sender's. `import minigrad` calls it, as `import torch`
+registers PyTorch's (it starts nothing); so do the first use of a name of
+`minigrad.multiprocessing`, `share_memory_()` and the receiving of a tensor, for the
+subclasses defined since. Ordinary pickling (`pickle`, `minigrad.save`) is untouched and
+still copies the values.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from ..shared_memory import attach, shared_name
 
 def rebuild_tensor(cls, name, nbytes, dtype, size, stride, offset, requires_grad):
     """The receiving side: a tensor of class cls on shared block `name`."""
+    init_reductions()  # this process sends tensors on by reference too
     owner = attach(name, nbytes)
     t = cls.__new__(cls)
     t._init(strided_view(owner, dtype, size, stride, offset), requires_grad)
