@@ -1,22 +1,29 @@
 """Memory that several processes map: what `Tensor.share_memory_()` moves a tensor into.
 
 Each block is a file in /dev/shm (the temporary directory where there is none) mapped with
-`mmap`, named `minigrad_<pid>_<random>`: PyTorch's "file_system" sharing strategy. A process
-that receives a tensor (through `minigrad.multiprocessing`'s queues, or as an argument of a
-spawned process) maps the same file by name, so an in-place update by one process is seen by
-all; a forked child inherits the mapping itself.
+`mmap`, under one of PyTorch's two sharing strategies (`multiprocessing.set_sharing_strategy`):
 
-Lifetime: the process that made a block removes its file when the last array on the block
-dies there (a `weakref.finalize` on the array that owns the mapping) or when it exits,
-whichever comes first, and each process unmaps its own mapping when its arrays on it die;
-mappings already made stay valid after the file is removed. So a tensor sent to another
-process must stay alive in the sender, and the sender must not exit, until the receiver has
-it (PyTorch's own strategies ask the same). Python's own `multiprocessing.shared_memory` is not
-used: on Python 3.11 it starts a resource-tracker process on first use and unlinks blocks a
-child merely attached to.
+- "file_descriptor" (the default, as in PyTorch): the file is removed as soon as it is made
+  and the block lives as long as some process maps it or holds its descriptor. A tensor is
+  sent as a duplicate of the descriptor (multiprocessing's `DupFd`), so nothing can be left
+  behind in /dev/shm; the sender must live until the receiver has it, and each shared block
+  holds open descriptors (two: Python's mmap keeps a duplicate; PyTorch's "too many open
+  files" limit comes sooner).
+- "file_system": the file keeps its name, `minigrad_<pid>_<random>`, and a count kept after
+  the data (changed under `flock`, as PyTorch's shared-memory manager keeps one): each
+  process's mapping counts one until the arrays on it die there or the process exits, and
+  each tensor sent and not yet received counts one; the process that brings it to zero
+  removes the file. A sender may exit before the receiver takes the tensor; a message never
+  received leaves its file.
+
+A process that receives a tensor maps the same memory, so an in-place update by one process
+is seen by all; a forked child inherits the mapping itself. Python's
+`multiprocessing.shared_memory` is not used: on Python 3.11 it starts a resource-tracker
+process on first use and unlinks blocks a child merely attached to.
 """
 from __future__ import annotations
 
+import fcntl
 import mmap
 import os
 import secrets
@@ -25,14 +32,18 @@ import weakref
 
 import numpy as np
 
-_attached = weakref.WeakValueDictionary()  # name -> the owner array this process mapped
-_created = {}  # path -> pid of the process that made the block (forked children inherit it)
+_attached = weakref.WeakValueDictionary()  # (pid, name) -> the owner array mapped there
+_counted = {}  # token -> (path, header, pid): the "file_system" mappings this process counts
 _exit_hook = [None]  # the pid of the process whose exit hook is registered
+STRATEGIES = ("file_descriptor", "file_system")
+strategy = ["file_descriptor"]  # how blocks made from now on are shared
 
 
 class SharedMap(mmap.mmap):
-    """A mapping of one shared block; `name` is its file's name (in `directory()`)."""
+    """A mapping of one shared block: `name` tells the block apart in every process, `fd` is
+    the descriptor a "file_descriptor" block is held and sent by (-1 for "file_system")."""
     name = ""
+    fd = -1
 
 
 def directory():
@@ -40,80 +51,137 @@ def directory():
         else tempfile.gettempdir()
 
 
-def _unlink(path):
-    if _created.get(path) == os.getpid():  # not in a forked child that inherited the entry
-        del _created[path]
-        try:
+def _header(nbytes):
+    """Where a "file_system" block's count is in its file: after the data, 8-byte aligned."""
+    return (max(nbytes, 1) + 7) // 8 * 8
+
+
+def _adjust(path, at, delta):
+    """Add delta to a "file_system" block's count; remove the file when it reaches zero."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        n = int.from_bytes(os.pread(fd, 8, at), "little", signed=True) + delta
+        os.pwrite(fd, n.to_bytes(8, "little", signed=True), at)
+        if n <= 0:
             os.unlink(path)
-        except FileNotFoundError:
-            pass
+    finally:
+        os.close(fd)  # and the lock with it
 
 
-def _release(mapping, path):
+def _release(mapping, token):
     try:
         mapping.close()
     except BufferError:  # an array made on the mapping outside this module still lives
         pass
-    _unlink(path)
+    if mapping.fd >= 0:
+        os.close(mapping.fd)
+    entry = _counted.get(token)
+    if entry is not None and entry[2] == os.getpid():  # not a forked child's inherited one
+        del _counted[token]
+        _adjust(entry[0], entry[1], -1)
 
 
-def _unlink_all_at_exit():
-    for path in list(_created):
-        _unlink(path)
+def _release_all_at_exit():
+    for token, (path, at, pid) in list(_counted.items()):
+        if pid == os.getpid():
+            del _counted[token]
+            _adjust(path, at, -1)
 
 
 def _register_exit_hook():
-    """Remove this process's blocks when it exits. multiprocessing's children end with
-    `os._exit`, which runs no `atexit` hook, so the hook is multiprocessing's own
-    finaliser, run last (after queues have flushed what they were sending)."""
+    """Release this process's "file_system" counts when it exits. multiprocessing's
+    children end with `os._exit`, which runs no `atexit` hook, so the hook is
+    multiprocessing's own finaliser, run last (after queues have flushed what they send)."""
     if _exit_hook[0] != os.getpid():
         from multiprocessing import util
-        util.Finalize(None, _unlink_all_at_exit, exitpriority=-100)
+        util.Finalize(None, _release_all_at_exit, exitpriority=-100)
         _exit_hook[0] = os.getpid()
 
 
-def _map(name, nbytes, create):
-    path = os.path.join(directory(), name)
-    flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
-    try:
-        fd = os.open(path, flags, 0o600)
-    except FileNotFoundError:
-        raise RuntimeError(f"shared memory {name} is gone: the process that sent this tensor "
-                           f"let it die, or exited, before this process received it; keep "
-                           f"it alive in the sender until then") from None
-    try:
-        if create:
-            os.ftruncate(fd, max(nbytes, 1))  # mmap refuses length 0
-        mapping = SharedMap(fd, max(nbytes, 1))
-    except BaseException:
-        os.close(fd)
-        if create:
-            os.unlink(path)
-        raise
-    os.close(fd)
-    mapping.name = name
-    if create:
-        _created[path] = os.getpid()
-        _register_exit_hook()
+def _own(mapping, nbytes, counted=None):
+    """The uint8 array that owns the mapping's memory in this process, released with it."""
     owner = np.ndarray((nbytes,), np.uint8, buffer=mapping)
-    weakref.finalize(owner, _release, mapping, path)
-    _attached[name] = owner
+    token = object()
+    if counted is not None:
+        _counted[token] = counted
+        _register_exit_hook()
+    weakref.finalize(owner, _release, mapping, token)
+    _attached[os.getpid(), mapping.name] = owner
     return owner
 
 
 def new_shared_bytes(nbytes):
-    """A new shared block of nbytes zero bytes, as the uint8 array that owns its mapping."""
+    """A new shared block of nbytes zero bytes (by the current strategy), as the uint8 array
+    that owns its mapping."""
+    nbytes = int(nbytes)
     name = f"minigrad_{os.getpid()}_{secrets.token_hex(8)}"
-    return _map(name, int(nbytes), create=True)
+    path, at = os.path.join(directory(), name), _header(nbytes)
+    by_descriptor = strategy[0] == "file_descriptor"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        if by_descriptor:
+            os.unlink(path)  # the memory lives while some process maps it or holds fd
+            os.ftruncate(fd, max(nbytes, 1))  # mmap refuses length 0
+        else:
+            os.ftruncate(fd, at + 8)
+            os.pwrite(fd, (1).to_bytes(8, "little", signed=True), at)  # this mapping
+        mapping = SharedMap(fd, max(nbytes, 1))
+    except BaseException:
+        os.close(fd)
+        if not by_descriptor:
+            os.unlink(path)
+        raise
+    mapping.name = name
+    if by_descriptor:
+        mapping.fd = fd
+        return _own(mapping, nbytes)
+    os.close(fd)
+    return _own(mapping, nbytes, (path, at, os.getpid()))
 
 
-def attach(name, nbytes):
-    """The owner array of shared block `name` in this process (mapped once per process, so
-    tensors received from one block share memory here too)."""
-    owner = _attached.get(name)
-    if owner is None:
-        owner = _map(name, int(nbytes), create=False)
-    return owner
+def sending(owner):
+    """What a tensor on shared block `owner` is sent with: a duplicate of its descriptor, or
+    (by name) None, the block then kept until the receiver maps it."""
+    mapping = owner.base
+    if mapping.fd >= 0:
+        from multiprocessing.reduction import DupFd
+        return DupFd(mapping.fd)
+    _adjust(os.path.join(directory(), mapping.name), _header(owner.nbytes), +1)
+    return None
+
+
+def attach(name, nbytes, handle):
+    """Receive a tensor on shared block `name` (sent with `handle`): the block's owner array
+    in this process, mapped once per process, so tensors received from one block share
+    memory here too."""
+    owner = _attached.get((os.getpid(), name))
+    if handle is not None:
+        fd = handle.detach()
+        if owner is not None:
+            os.close(fd)
+            return owner
+        mapping = SharedMap(fd, max(nbytes, 1))
+        mapping.name, mapping.fd = name, fd
+        return _own(mapping, nbytes)
+    path, at = os.path.join(directory(), name), _header(nbytes)
+    if owner is not None:
+        _adjust(path, at, -1)
+        return owner
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        raise RuntimeError(f"shared memory {name} is gone: every process that held this "
+                           f"tensor released it before this process received it") from None
+    try:
+        mapping = SharedMap(fd, max(nbytes, 1))
+    finally:
+        os.close(fd)
+    mapping.name = name
+    return _own(mapping, nbytes, (path, at, os.getpid()))  # takes over the send's count
 
 
 def shared_name(owner):

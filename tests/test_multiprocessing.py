@@ -1,9 +1,9 @@
 """`share_memory_()` and `minigrad.multiprocessing` against PyTorch, with real processes:
-tensors through a queue by reference (a child's in-place update seen by the parent, a
-child's tensor received by the parent), `spawn` (arguments shared, a child's exception and
+tensors through a queue by reference under both of PyTorch's sharing strategies (a
+child's in-place update seen by the parent, a child's tensor received by the parent), `spawn` (arguments shared, a child's exception and
 exit code raised in the parent), the refusal to send a non-leaf that requires grad, and the
-lifetime of shared memory: released when its tensors die or the process that made it exits
-(no file left in /dev/shm), and nothing started by importing."""
+lifetime of shared memory: released when its tensors die in every process that had them (no
+file left in /dev/shm, no descriptor left open), and nothing started by importing."""
 import gc
 import os
 import subprocess
@@ -23,51 +23,82 @@ def blocks(pid=None):
     return {f for f in os.listdir("/dev/shm") if f.startswith(prefix)}
 
 
+def all_blocks():
+    return {f for f in os.listdir("/dev/shm") if f.startswith("minigrad_")}
+
+
+def open_descriptors():
+    return len(os.listdir("/proc/self/fd"))
+
+
 def _add_in_child(inbox, outbox):
     t = inbox.get()
     t.add_(1)
     outbox.put(t.is_shared())
 
 
-def _make_in_child(lib_name, outbox, release):
+def _make_in_child(lib_name, strategy, outbox, release):
     import importlib
     lib = importlib.import_module(lib_name)
-    t = lib.arange(4.0) * 2
-    outbox.put(t)
-    release.wait(30)  # the sender keeps its tensor (and lives) until it is received
+    lib.multiprocessing.set_sharing_strategy(strategy)  # a spawned child starts afresh
+    outbox.put(lib.arange(4.0) * 2)  # dropped at once: its memory waits for the receiver
+    if strategy == "file_system":
+        outbox.put(lib.ones(2))  # and this one for a receiver after the sender has exited
+    release.wait(30)
 
 
-def queue_program(lib, method):
-    ctx = lib.multiprocessing.get_context(method)
-    inbox, outbox, release = ctx.Queue(), ctx.Queue(), ctx.Event()
-    t = lib.zeros(2, 3)
-    child = ctx.Process(target=_add_in_child, args=(inbox, outbox))
-    child.start()
-    inbox.put(t[1])  # a view: its memory, t's, moves into shared memory
-    shared_there = outbox.get(timeout=60)
-    child.join(60)
-    maker = ctx.Process(target=_make_in_child, args=(lib.__name__, outbox, release))
-    maker.start()
-    got = outbox.get(timeout=60)
-    release.set()
-    maker.join(60)
-    return [t.tolist(), t.is_shared(), shared_there, child.exitcode, got.tolist(),
-            got.is_shared(), maker.exitcode], maker.pid
+def queue_program(lib, method, strategy):
+    """Tensors through queues: to a child that adds 1 in place, and from a child that made
+    them (received, with "file_system", after that child has exited)."""
+    mp = lib.multiprocessing
+    default = mp.get_sharing_strategy()
+    mp.set_sharing_strategy(strategy)
+    try:
+        ctx = mp.get_context(method)
+        inbox, outbox, release = ctx.Queue(), ctx.Queue(), ctx.Event()
+        t = lib.zeros(2, 3)
+        child = ctx.Process(target=_add_in_child, args=(inbox, outbox))
+        child.start()
+        inbox.put(t[1])  # a view: its memory, t's, moves into shared memory
+        shared_there = outbox.get(timeout=60)
+        child.join(60)
+        maker = ctx.Process(target=_make_in_child,
+                            args=(lib.__name__, strategy, outbox, release))
+        maker.start()
+        got = outbox.get(timeout=60)
+        out = [t.tolist(), t.is_shared(), shared_there, child.exitcode, got.tolist(),
+               got.is_shared()]
+        release.set()
+        maker.join(60)
+        if strategy == "file_system":
+            out.append(outbox.get(timeout=60).tolist())
+        return out + [maker.exitcode], maker.pid
+    finally:
+        mp.set_sharing_strategy(default)
 
 
-def test_queue_sends_tensors_by_reference_as_pytorch(torch):
-    want, _ = queue_program(torch, "fork")
-    got, maker = queue_program(mg, "fork")
+@pytest.mark.parametrize("strategy", ["file_descriptor", "file_system"])
+def test_queue_sends_tensors_by_reference_as_pytorch(torch, strategy):
+    gc.collect()
+    before = all_blocks()
+    want, _ = queue_program(torch, "fork", strategy)
+    got, maker = queue_program(mg, "fork", strategy)
     assert got == want
-    assert got[0] == [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
-    assert not blocks(maker)  # the child's block went when it exited
+    assert got[:6] == [[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]], True, True, 0, [0.0, 2.0, 4.0, 6.0],
+                       True]
+    gc.collect()
+    assert all_blocks() <= before  # every block went when its last holder let it go
 
 
 def test_queue_with_spawned_processes():
-    got, maker = queue_program(mg, "spawn")
+    gc.collect()
+    before = all_blocks()
+    # (spawn's arguments travel as descriptors in the spawn test below)
+    got, maker = queue_program(mg, "spawn", "file_system")
     assert got == [[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]], True, True, 0, [0.0, 2.0, 4.0, 6.0],
-                   True, 0]
-    assert not blocks(maker)
+                   True, [1.0, 1.0], 0]
+    gc.collect()
+    assert all_blocks() <= before
 
 
 def _write_row(i, t):
@@ -129,19 +160,25 @@ def test_module_share_memory(torch):
         assert all(p.requires_grad and p.is_leaf for p in model.parameters())
 
 
-def test_shared_memory_is_released_when_tensors_die():
-    gc.collect()
-    held = blocks()
-    t = mg.ones(1000).share_memory_()
-    views = [t[:10], t.view(10, 100)]
-    made = blocks() - held
-    assert len(made) == 1
-    del t
-    gc.collect()
-    assert blocks() - held == made  # views keep it
-    del views
-    gc.collect()
-    assert blocks() - held == set()
+@pytest.mark.parametrize("strategy", ["file_descriptor", "file_system"])
+def test_shared_memory_is_released_when_tensors_die(strategy):
+    mmp.set_sharing_strategy(strategy)
+    try:
+        gc.collect()
+        held, fds = blocks(), open_descriptors()
+        t = mg.ones(1000).share_memory_()
+        views = [t[:10], t.view(10, 100)]
+        made = blocks() - held
+        assert len(made) == (strategy == "file_system")  # the other's file is gone at once
+        assert open_descriptors() > fds  # Python's mmap keeps a descriptor of its own
+        del t
+        gc.collect()
+        assert blocks() - held == made  # views keep it
+        del views
+        gc.collect()
+        assert blocks() - held == set() and open_descriptors() == fds
+    finally:
+        mmp.set_sharing_strategy("file_descriptor")
 
 
 def test_resize_of_shared_memory_refuses_to_grow():
@@ -154,12 +191,14 @@ def test_resize_of_shared_memory_refuses_to_grow():
 
 
 def test_sharing_strategy(torch):
-    assert mmp.get_all_sharing_strategies() == {"file_system"}
-    assert "file_system" in torch.multiprocessing.get_all_sharing_strategies()
-    mmp.set_sharing_strategy("file_system")
-    assert mmp.get_sharing_strategy() == "file_system"
-    with pytest.raises(AssertionError):
-        mmp.set_sharing_strategy("pigeons")
+    for mp in (torch.multiprocessing, mmp):
+        assert mp.get_all_sharing_strategies() == {"file_descriptor", "file_system"}
+        assert mp.get_sharing_strategy() == "file_descriptor"
+        mp.set_sharing_strategy("file_system")
+        assert mp.get_sharing_strategy() == "file_system"
+        mp.set_sharing_strategy("file_descriptor")
+        with pytest.raises(AssertionError):
+            mp.set_sharing_strategy("pigeons")
 
 
 def test_importing_starts_nothing():

@@ -6,21 +6,19 @@ A tensor put in a queue, or passed to a new process as an argument, moves into s
 (`Tensor.share_memory_()`; `nn.Module.share_memory()` moves a model's) and the receiver maps
 the same memory, so in-place updates in one process are seen by the others: Hogwild
 training (several processes updating one shared model) works as in PyTorch. Memory is shared
-through named files in /dev/shm (`shared_memory.py`), PyTorch's "file_system" strategy, the
-one strategy here. Importing it starts nothing.
+by PyTorch's two strategies, "file_descriptor" (the default) and "file_system"
+(`shared_memory.py`). Importing it starts nothing.
 """
 from __future__ import annotations
 
 import multiprocessing as _multiprocessing
 
+from .. import shared_memory as _shared
 from .reductions import init_reductions
 from .spawn import (ProcessContext, ProcessExitedException, ProcessRaisedException,
                     spawn, start_processes)
 
-_STRATEGIES = ("file_system",)
-_strategy = ["file_system"]
-
-__all__ = sorted([
+__all__ = [
     "Array", "Barrier", "BoundedSemaphore", "Condition", "Event", "JoinableQueue", "Lock",
     "Manager", "Pipe", "Pool", "Process", "ProcessContext", "ProcessExitedException",
     "ProcessRaisedException", "Queue", "RLock", "RawArray", "RawValue", "Semaphore",
@@ -29,24 +27,22 @@ __all__ = sorted([
     "get_sharing_strategy", "get_start_method", "init_reductions", "parent_process",
     "set_executable", "set_forkserver_preload", "set_sharing_strategy", "set_start_method",
     "spawn", "start_processes",
-])
+]
 
 
 def get_all_sharing_strategies():
-    """The ways tensors can be shared: {'file_system'} (named files in /dev/shm)."""
-    return set(_STRATEGIES)
+    """The ways tensors can be shared: {'file_descriptor', 'file_system'} (shared_memory.py)."""
+    return set(_shared.STRATEGIES)
 
 
 def get_sharing_strategy():
-    return _strategy[0]
+    return _shared.strategy[0]
 
 
 def set_sharing_strategy(new_strategy):
-    """Choose how tensors are shared; 'file_system' is the one strategy here."""
-    if new_strategy not in _STRATEGIES:
-        raise AssertionError(f"set_sharing_strategy: unknown strategy {new_strategy!r}; "
-                             f"minigrad shares tensors by {_STRATEGIES[0]!r} only")
-    _strategy[0] = new_strategy
+    """Choose how the tensors shared from now on are shared (see shared_memory.py)."""
+    assert new_strategy in _shared.STRATEGIES
+    _shared.strategy[0] = new_strategy
 
 
 def __getattr__(name):

@@ -15,13 +15,13 @@ from __future__ import annotations
 from multiprocessing.reduction import ForkingPickler
 
 from ..ops.strided import element_offset, element_strides, memory_owner, strided_view
-from ..shared_memory import attach, shared_name
+from ..shared_memory import attach, sending, shared_name
 
 
-def rebuild_tensor(cls, name, nbytes, dtype, size, stride, offset, requires_grad):
+def rebuild_tensor(cls, name, nbytes, handle, dtype, size, stride, offset, requires_grad):
     """The receiving side: a tensor of class cls on shared block `name`."""
     init_reductions()  # this process sends tensors on by reference too
-    owner = attach(name, nbytes)
+    owner = attach(name, nbytes, handle)
     t = cls.__new__(cls)
     t._init(strided_view(owner, dtype, size, stride, offset), requires_grad)
     return t
@@ -36,7 +36,8 @@ def reduce_tensor(t):
     t.share_memory_()
     a = t._array
     owner = memory_owner(a)
-    return (rebuild_tensor, (type(t), shared_name(owner), owner.nbytes, a.dtype, a.shape,
+    return (rebuild_tensor, (type(t), shared_name(owner), owner.nbytes, sending(owner), a.dtype,
+                             a.shape,
                              element_strides(a), element_offset(a, owner), t._requires_grad))
 
 
