@@ -9,7 +9,6 @@ training (several processes updating one shared model) works as in PyTorch. Memo
 by PyTorch's two strategies, "file_descriptor" (the default) and "file_system"
 (`shared_memory.py`). Importing it starts nothing.
 """
-from __future__ import annotations
 
 import multiprocessing as _multiprocessing
 
