@@ -1231,8 +1231,6 @@ NOT_SUPPORTED = [
      "(`resize_`, `share_memory_()`)",
      ("FloatStorage", "DoubleStorage", "LongStorage", "UntypedStorage.resize_",
       "UntypedStorage.from_file")),
-    ("double backward (create_graph=True) through as_strided",
-     "first derivatives only: its backward is not recorded as ops", ()),
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
     ("F.interpolate(mode='bicubic' or 'trilinear', antialias=True)", "an error names the "

@@ -280,3 +280,15 @@ def test_resize_beyond_memory_fills_zeros():
     t.resize_(2, 3)
     assert t.tolist() == [[1.0, 2.0, 3.0], [4.0, 0.0, 0.0]]
     assert t.untyped_storage().nbytes() == 24
+
+
+@pytest.mark.parametrize("case", ["overlapping", "of an expanded input", "of a view"])
+def test_as_strided_second_derivatives_and_forward_mode(torch, case):
+    from minigrad.autograd import gradgradcheck
+    fn, shape = GRAD_CASES[case]
+    base = np.linspace(-1.0, 2.0, int(np.prod(shape))).reshape(shape)
+    assert gradgradcheck(lambda a: fn(a) * fn(a).sum(), [mg.tensor(base, requires_grad=True)])
+    tangent = np.linspace(0.5, 1.5, base.size).reshape(shape)
+    got = mg.func.jvp(lambda a: fn(a) * 2, (mg.tensor(base),), (mg.tensor(tangent),))[1]
+    want = torch.func.jvp(lambda a: fn(a) * 2, (torch.tensor(base),), (torch.tensor(tangent),))[1]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

@@ -107,6 +107,31 @@ def _indices(size, stride, offset):
     return idx
 
 
+def plan(geometry):
+    """(input's memory indices, output's, memory length, 1 / times the input shows each
+    element of memory or None) of an `AsStrided` node's geometry."""
+    in_size, in_stride, in_offset, size, stride, offset = geometry
+    out_idx = _indices(size, stride, offset)
+    in_idx = _indices(in_size, in_stride, in_offset)
+    low = min(int(in_idx.min(initial=0)), 0)  # NumPy's flips walk memory backwards
+    in_idx, out_idx = in_idx - low, out_idx - low
+    n = max(int(out_idx.max(initial=-1)), int(in_idx.max(initial=-1))) + 1
+    count = np.bincount(in_idx.ravel(), minlength=n)
+    scale = 1.0 / np.maximum(count, 1) if (count > 1).any() else None
+    return in_idx, out_idx, n, scale
+
+
+def transfer(x, src, dst, n, scale):
+    """Add x's elements into a zeroed memory of n elements at indices src (x's shape), scale
+    the memory, and read it at indices dst: as_strided's gradient (src the output's indices,
+    dst the input's) and its transpose, the forward-mode product (the two swapped)."""
+    memory = np.zeros(n, dtype=x.dtype)
+    np.add.at(memory, src.ravel(), np.asarray(x).ravel())
+    if scale is not None:
+        memory = memory * scale.astype(memory.real.dtype)
+    return memory[dst]
+
+
 class AsStrided(Function):
     """(size) view of the input's memory: element i is memory[offset + sum(i_d * stride_d)]."""
     complex_aware = True
@@ -122,15 +147,20 @@ class AsStrided(Function):
 
     @staticmethod
     def backward(ctx, g):
-        in_size, in_stride, in_offset, size, stride, offset = ctx.geometry
-        out_idx = _indices(size, stride, offset)
-        in_idx = _indices(in_size, in_stride, in_offset)
-        low = min(int(in_idx.min(initial=0)), 0)  # NumPy's flips walk memory backwards
-        n = max(int(out_idx.max(initial=-1)), int(in_idx.max(initial=-1))) + 1 - low
-        memory = np.zeros(n, dtype=g.dtype)
-        np.add.at(memory, (out_idx - low).ravel(), np.asarray(g).ravel())
-        in_idx = in_idx - low
-        count = np.bincount(in_idx.ravel(), minlength=n)
-        if (count > 1).any():  # the input shows some element several times: share its sum
-            memory = memory / np.maximum(count, 1).astype(memory.real.dtype)
-        return memory[in_idx]
+        in_idx, out_idx, n, scale = plan(ctx.geometry)
+        return transfer(g, out_idx, in_idx, n, scale)
+
+
+class StridedTransfer(Function):
+    """`transfer` as an op, so that as_strided's gradient can be differentiated again: its
+    backward is the transfer the other way (the two are each other's transpose)."""
+    complex_aware = True
+
+    @staticmethod
+    def forward(ctx, x, src=None, dst=None, n=0, scale=None):
+        ctx.src, ctx.dst, ctx.n, ctx.scale = src, dst, n, scale
+        return transfer(x, src, dst, n, scale)
+
+    @staticmethod
+    def backward(ctx, g):
+        return transfer(g, ctx.dst, ctx.src, ctx.n, ctx.scale)
