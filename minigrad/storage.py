@@ -12,7 +12,10 @@ import warnings
 
 import numpy as np
 
+from . import dtypes
 from .ops.strided import memory_owner, strided_view
+from .platform.device import check_device
+from .platform.device import device as _device
 from .shared_memory import is_shared_array
 
 _warned = [False]
@@ -21,6 +24,19 @@ _warned = [False]
 def _bytes_of(owner):
     """owner's memory as a flat uint8 array (a view)."""
     return strided_view(owner, np.uint8, (owner.nbytes,), (1,), 0)
+
+
+def _new_elements(args, dtype, device, what):
+    """A new storage's memory: `(n)` n zeros (PyTorch leaves them uninitialised), `(values)`
+    those values, `()` none."""
+    check_device(device, what)
+    if not args:
+        return np.zeros(0, dtype)
+    if len(args) == 1 and isinstance(args[0], (int, np.integer)):
+        return np.zeros(int(args[0]), dtype)
+    if len(args) == 1:
+        return np.array(list(args[0]), dtype=dtype).reshape(-1)
+    raise TypeError(f"{what}(): expected a size or a sequence, got {len(args)} arguments")
 
 
 def _item_index(i, n, what):
@@ -97,21 +113,10 @@ class _StorageBase:
 
 class UntypedStorage(_StorageBase):
     """A tensor's memory as bytes: `size()` and `nbytes()` count bytes, `s[i]` is a byte.
-    `UntypedStorage(n)` is n new bytes (zeros here; PyTorch leaves them uninitialised),
-    `UntypedStorage([1, 2, 3])` bytes of those values."""
+    `UntypedStorage(n)` is n new bytes (zeros), `UntypedStorage([1, 2, 3])` those bytes."""
 
     def __init__(self, *args, device=None):
-        from .platform.device import check_device
-        check_device(device, "UntypedStorage")
-        if len(args) == 0:
-            self._elements = np.zeros(0, np.uint8)
-        elif len(args) == 1 and isinstance(args[0], (int, np.integer)):
-            self._elements = np.zeros(int(args[0]), np.uint8)
-        elif len(args) == 1:
-            self._elements = np.array(list(args[0]), dtype=np.uint8).reshape(-1)
-        else:
-            raise TypeError(f"UntypedStorage(): expected a size or a sequence of bytes, got "
-                            f"{len(args)} arguments")
+        self._elements = _new_elements(args, np.uint8, device, "UntypedStorage")
 
     @classmethod
     def _new(cls, elements):
@@ -140,19 +145,8 @@ class TypedStorage(_StorageBase):
     warns once): `size()` counts elements, `s[i]` is a Python number."""
 
     def __init__(self, *args, dtype=None, device=None):
-        from . import dtypes
-        from .platform.device import check_device
-        check_device(device, "TypedStorage")
-        dtype = np.dtype(dtypes.get_default_dtype() if dtype is None else dtype)
-        if len(args) == 1 and isinstance(args[0], (int, np.integer)):
-            self._elements = np.zeros(int(args[0]), dtype)
-        elif len(args) == 1:
-            self._elements = np.array(list(args[0]), dtype=dtype).reshape(-1)
-        elif not args:
-            self._elements = np.zeros(0, dtype)
-        else:
-            raise TypeError(f"TypedStorage(): expected a size or a sequence, got {len(args)} "
-                            f"arguments")
+        dtype = dtypes.get_default_dtype() if dtype is None else dtype
+        self._elements = _new_elements(args, np.dtype(dtype), device, "TypedStorage")
 
     @classmethod
     def _new(cls, elements):
@@ -190,5 +184,4 @@ class TypedStorage(_StorageBase):
 
 
 def _cpu():
-    from .platform.device import device
-    return device("cpu")
+    return _device("cpu")
