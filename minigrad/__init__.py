@@ -232,8 +232,7 @@ _register_pytorch_paths()
 # `torch.optim` and `torch.utils.data` are after `import torch`. They are imported on first
 # use, so the core never imports the layers built on it. The applications are not listed:
 # they are programs built on minigrad, not parts of it.
-_LAZY_SUBMODULES = ("distributions", "fft", "func", "models", "multiprocessing", "nn", "onnx",
-                    "optim",
+_LAZY_SUBMODULES = ("distributions", "fft", "func", "models", "nn", "onnx", "optim",
                     "profiler", "utils", "version", "viz")
 
 
