@@ -26,8 +26,6 @@ from __future__ import annotations
 import fcntl
 import mmap
 import os
-import secrets
-import tempfile
 import weakref
 
 import numpy as np
@@ -47,8 +45,10 @@ class SharedMap(mmap.mmap):
 
 
 def directory():
-    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) \
-        else tempfile.gettempdir()
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+        return "/dev/shm"
+    import tempfile  # only where there is no /dev/shm (and not on every import of minigrad)
+    return tempfile.gettempdir()
 
 
 def _header(nbytes):
@@ -118,7 +118,7 @@ def new_shared_bytes(nbytes):
     """A new shared block of nbytes zero bytes (by the current strategy), as the uint8 array
     that owns its mapping."""
     nbytes = int(nbytes)
-    name = f"minigrad_{os.getpid()}_{secrets.token_hex(8)}"
+    name = f"minigrad_{os.getpid()}_{os.urandom(8).hex()}"
     path, at = os.path.join(directory(), name), _header(nbytes)
     by_descriptor = strategy[0] == "file_descriptor"
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)

@@ -104,7 +104,10 @@ class StorageMethods:
                 raise RuntimeError(f"set_: expected a storage of dtype {self.dtype}, got "
                                    f"{source.dtype}")
             owner = memory_owner(source._elements)
-            start = element_offset(source._elements, owner) if source.nbytes() else 0
+            start = 0  # a storage sliced from another starts into the owner's memory
+            if source.nbytes():
+                start = (source._elements.__array_interface__["data"][0]
+                         - owner.__array_interface__["data"][0]) // self._array.itemsize
             if size is None:
                 size = (source.nbytes() // self._array.itemsize,)
             size = tuple(size)

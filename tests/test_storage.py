@@ -136,6 +136,8 @@ def set_program(lib):
     out += [y.tolist(), x.set_().shape == (0,), x.tolist()]
     x.set_(y[1:].untyped_storage())  # a storage is all of the memory, not the view's part
     out += [x.tolist()]
+    x.set_(y.untyped_storage()[8:], 1, (2,), (1,))  # from a slice of the storage
+    out += [x.tolist()]
     return out
 
 
