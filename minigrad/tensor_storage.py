@@ -142,10 +142,10 @@ class StorageMethods:
     def resize_(self, *sizes, memory_format=None):
         """In place: this tensor takes shape `sizes`, row-major from its storage offset. It
         keeps its memory's leading elements; memory it needs beyond them is new (zeros)."""
-        check_memory_format(memory_format, "resize_", len(sizes))
+        size = _sizes(sizes, "resize_")
+        check_memory_format(memory_format, "resize_", len(size))
         if memory_format not in (None, contiguous_format):
             raise NotImplementedError("resize_: only the contiguous memory format")
-        size = _sizes(sizes, "resize_")
         if any(n < 0 for n in size):
             raise RuntimeError(f"Trying to create tensor with negative dimension: {list(size)}")
         if self._requires_grad:
