@@ -125,18 +125,21 @@ from .sampling import bernoulli, multinomial, normal, poisson
 from .printing import set_printoptions
 from .serialization import load, save
 from .tensor import Tensor
+from .tensor_storage import as_strided
+from .storage import TypedStorage, UntypedStorage
 from . import testing
 
 from .version import __version__
 
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
-    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Size", "Tensor", "abs", "absolute",
-    "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all",
+    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Size", "Tensor", "TypedStorage",
+    "UntypedStorage", "abs", "absolute", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all",
     "allclose", "amax", "amin", "aminmax", "angle",
     "any", "arange", "arccos", "arccosh", "arcsin",
     "arcsinh", "arctan", "arctan2", "arctanh", "are_deterministic_algorithms_enabled", "argmax",
-    "argmin", "argsort", "argwhere", "as_tensor", "asin", "asinh", "atan", "atan2", "atanh",
+    "argmin", "argsort", "argwhere", "as_strided", "as_tensor", "asin", "asinh", "atan",
+    "atan2", "atanh",
     "atleast_1d", "atleast_2d", "atleast_3d", "autocast", "baddbmm", "bartlett_window",
     "bernoulli", "bfloat16",
     "bincount", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",

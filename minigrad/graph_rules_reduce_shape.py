@@ -89,6 +89,18 @@ def _expand(ctx, g):
     return g  # the engine sums the copies
 
 
+@rule(ops.strided.AsStrided)
+def _as_strided(ctx, g):
+    in_idx, out_idx, n, scale = ops.strided.plan(ctx.geometry)
+    return ops.strided.StridedTransfer.apply(g, src=out_idx, dst=in_idx, n=n, scale=scale)
+
+
+@rule(ops.strided.StridedTransfer)
+def _strided_transfer(ctx, g):
+    return ops.strided.StridedTransfer.apply(g, src=ctx.dst, dst=ctx.src, n=ctx.n,
+                                             scale=ctx.scale)
+
+
 @rule(ops.Cat)
 def _cat(ctx, g):
     edges = [0, *ctx.bounds, g.shape[ctx.dim]]

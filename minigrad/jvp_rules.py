@@ -120,6 +120,17 @@ def _expand(ctx, out, tangents):
     return np.broadcast_to(tangents[0], out.shape)
 
 
+@jvp_rule(ops.strided.AsStrided)
+def _as_strided(ctx, out, tangents):
+    in_idx, out_idx, n, scale = ops.strided.plan(ctx.geometry)
+    return ops.strided.transfer(tangents[0], in_idx, out_idx, n, scale)
+
+
+@jvp_rule(ops.strided.StridedTransfer)
+def _strided_transfer(ctx, out, tangents):
+    return ops.strided.transfer(tangents[0], ctx.src, ctx.dst, ctx.n, ctx.scale)
+
+
 @jvp_rule(ops.GetItem)
 def _getitem(ctx, out, tangents):
     return np.asarray(tangents[0][ctx.index])

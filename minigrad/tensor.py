@@ -31,6 +31,7 @@ from .tensor_math import MathMethods, _float_only, _floating, _softmax
 from .tensor_operators import OperatorMethods
 from .tensor_functions import FunctionMethods
 from .tensor_layout import LayoutMethods
+from .tensor_storage import StorageMethods
 from .tensor_random import RandomFillMethods
 from .tensor_shape import ShapeMethods
 from .tensor_shape_inplace import ShapeInPlaceMethods
@@ -46,7 +47,7 @@ def array_of(x):
 
 class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, ShapeMethods,
              WriteMethods, SpecialMethods, LayoutMethods, ShapeInPlaceMethods, FunctionMethods,
-             RandomFillMethods):
+             RandomFillMethods, StorageMethods):
     """An n-dimensional array that records the ops applied to it, so it can differentiate them."""
 
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__

@@ -16,15 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops
+from .ops.strided import element_offset
 from .platform.layout import strided
 from .platform.memory_format import check_memory_format, contiguous_format
-
-
-def _owner(a):
-    """The array that owns the memory `a` shows."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
 
 
 def _row_major(shape, strides):
@@ -73,9 +67,7 @@ class LayoutMethods:
 
     def storage_offset(self):
         """How many elements into its memory this tensor's first element is."""
-        a = self._array
-        start = _owner(a).__array_interface__["data"][0]
-        return (a.__array_interface__["data"][0] - start) // a.itemsize
+        return element_offset(self._array)
 
     def is_contiguous(self, memory_format=None):
         """Whether the elements are stored row-major without gaps (the channels-last formats

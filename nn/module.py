@@ -281,6 +281,14 @@ class Module(module_hooks.HookMethods, module_state.StateHookMethods):
     def cpu(self):
         return self
 
+    def share_memory(self):
+        """Move the parameters, buffers and gradients into memory other processes share."""
+        for t in list(self.parameters()) + list(self.buffers()):
+            for x in (t, t.grad):
+                if x is not None:
+                    x.share_memory_()
+        return self
+
     def cuda(self, device=None):
         check_device("cuda" if device is None else device, f"{type(self).__name__}.cuda")
         return self

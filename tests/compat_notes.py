@@ -349,7 +349,8 @@ def _loader_workers(torch, mg):
     dataset = data.TensorDataset(mg.arange(12))
     alone = [b.tolist() for (b,) in data.DataLoader(dataset, batch_size=3)]
     loader = data.DataLoader(dataset, batch_size=3, num_workers=2, in_order=False)
-    assert [b.tolist() for (b,) in loader] == alone
+    batches = [b for (b,) in loader]
+    assert [b.tolist() for b in batches] == alone and all(b.is_shared() for b in batches)
 
 
 def _distributed_sampler(torch, mg):
@@ -739,6 +740,39 @@ def _conj_is_computed(torch, mg):
         assert c[:1].is_conj() == lazy  # a view of a lazy conjugate is one too
         z[0] = 5j
         assert (c[0].item() == -5j) == lazy  # a lazy conjugate reads z's memory
+def _resize_moves_the_tensor(torch, mg):
+    for lib, aliased in ((torch, True), (mg, False)):
+        t = lib.arange(6.0)
+        u = t.view(2, 3)
+        t.resize_(10)
+        assert (u.data_ptr() == t.data_ptr()) == aliased
+        assert t[:6].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert t[6:].tolist() == [0.0] * 4
+    shared = mg.zeros(4).share_memory_()
+    try:
+        shared.resize_(8)
+        raise AssertionError("minigrad grew a shared tensor")
+    except RuntimeError as e:
+        assert "not resizable" in str(e)
+
+
+def _share_memory_moves_the_tensor(torch, mg):
+    for lib, moved in ((torch, True), (mg, False)):
+        t = lib.arange(4.0)
+        d = t.detach()
+        t.share_memory_()
+        assert d.is_shared() == moved and t.is_shared()
+
+
+def _set_of_recorded_tensor(torch, mg):
+    y = torch.zeros(3, requires_grad=True) * 2
+    y.set_(torch.ones(2))
+    assert y.requires_grad
+    try:
+        (mg.zeros(3, requires_grad=True) * 2).set_(mg.ones(2))
+        raise AssertionError("minigrad recorded set_")
+    except RuntimeError as e:
+        assert "cannot record" in str(e)
 
 
 DIFFERENCES = [
@@ -985,11 +1019,11 @@ DIFFERENCES = [
      "is True for every tensor: minigrad's kernels accept any strides, so no layout is "
      "faster than another.",
      _memory_format_keeps_strides),
-    ("DataLoader workers send their batches through pipes.",
+    ("DataLoader workers' random seeds and order.",
      "`num_workers > 0` starts real worker processes (seeded per worker from the generator "
      "as PyTorch does: `random` and minigrad's default generator get `base_seed + id`; "
      "NumPy's global generator a state derived from both, not PyTorch's). The batches are "
-     "those of `num_workers=0`, in order, but travel pickled instead of in shared memory; "
+     "those of `num_workers=0`, in order, and travel in shared memory as PyTorch's; "
      "`in_order=False` still keeps the order, and `pin_memory=True` only warns, as PyTorch "
      "does without an accelerator.", _loader_workers),
     ("`DistributedSampler` needs `num_replicas` and `rank`.",
@@ -1161,6 +1195,24 @@ DIFFERENCES = [
      "`profile_memory`, `with_stack`, `with_flops` and `with_modules` are accepted with a "
      "warning and not recorded; CUDA activities are refused (minigrad has the CPU alone).",
      _profiler_unrecorded_options),
+    ("`resize_` beyond a tensor's memory moves that tensor to new memory.",
+     "A storage is not one object here (a tensor's memory is its NumPy array's), so a tensor "
+     "that `resize_` grows past its memory gets new memory (its old bytes copied, the rest "
+     "zeros where PyTorch leaves them uninitialised) and other tensors that shared the old "
+     "memory keep it, where PyTorch grows the storage under all of them. Growing a shared "
+     "tensor raises PyTorch's 'Trying to resize storage that is not resizable' (PyTorch 2.13 "
+     "crashes).", _resize_moves_the_tensor),
+    ("`share_memory_()` moves the tensor, the tensor it views and their views.",
+     "Those made in grad mode (the views autograd tracks) move with it; other tensors on the "
+     "same memory (`detach()`, `.data`, views made under `no_grad()`) keep the old memory, "
+     "where PyTorch moves the storage under all of them. Shared blocks follow PyTorch's two "
+     "strategies (`multiprocessing.set_sharing_strategy`), each block holding one more open "
+     "descriptor than PyTorch's (Python's mmap keeps its own).",
+     _share_memory_moves_the_tensor),
+    ("`set_` of a tensor autograd records raises.",
+     "A non-leaf that requires grad (or a leaf, as in PyTorch) cannot be `set_` in grad mode: "
+     "PyTorch lets a non-leaf through with a `grad_fn` whose backward fails; do it on "
+     "`detach()` or under `no_grad()`.", _set_of_recorded_tensor),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
@@ -1191,10 +1243,12 @@ NOT_SUPPORTED = [
      ()),
     ("double backward (create_graph=True) through complex ops and the Fourier transforms",
      "first derivatives only: their backward rules are not recorded as ops", ()),
-    ("Tensor.resize_, as_strided, data_ptr, storage, untyped_storage, share_memory_",
-     "no raw-memory API: tensors are NumPy arrays (`stride()`, `storage_offset()` and "
-     "`is_contiguous()` describe their layout; reshape instead of resizing)",
-     ("Tensor.resize_", "Tensor.as_strided", "Tensor.data_ptr", "Tensor.untyped_storage")),
+    ("torch.FloatStorage and the other legacy typed storage classes, UntypedStorage.resize_ "
+     "and from_file, a storage's share_memory_",
+     "`Tensor.untyped_storage()` and `storage()` of a tensor; resize or share the tensor "
+     "(`resize_`, `share_memory_()`)",
+     ("FloatStorage", "DoubleStorage", "LongStorage", "UntypedStorage.resize_",
+      "UntypedStorage.from_file")),
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
     ("F.interpolate(mode='bicubic' or 'trilinear', antialias=True)", "an error names the "

@@ -220,6 +220,7 @@ def all_cases():
     import compat_cases_distributions_more  # last, so that the others' inputs stay the same
     import compat_cases_profiler  # draws no inputs
     import compat_cases_complex  # with a stream of its own
+    import compat_cases_storage  # with a stream of its own
     return (compat_cases_creation.CASES + compat_cases_math.CASES + compat_cases_shape.CASES
             + compat_cases_nn.CASES + compat_cases_layers.CASES + compat_cases_rnn.CASES + compat_cases_training.CASES
             + compat_cases_utils.CASES + compat_cases_platform.CASES
@@ -232,7 +233,8 @@ def all_cases():
             + compat_cases_modules.CASES
             + compat_cases_spectral.CASES
             + compat_cases_distributions_more.CASES + compat_cases_profiler.CASES
-            + compat_cases_complex.CASES)
+            + compat_cases_complex.CASES
+            + compat_cases_storage.CASES)
 
 
 def covered_names():

@@ -407,8 +407,12 @@ def test_the_table_lists_every_in_place_method():
     """Every in-place method minigrad has is compared here (the random fills excepted: their
     values come from a different generator (tests/test_tensor_random.py); and requires_grad_ and detach_, which change the
     graph, not values: the autograd and port tests compare them; and floor_divide_, whose
-    gradient PyTorch does not define, a listed difference: the sweep compares its values)."""
+    gradient PyTorch does not define, a listed difference: the sweep compares its values; and
+    the memory methods resize_, resize_as_, set_, as_strided_, share_memory_, which change
+    the memory a tensor shows: tests/test_storage.py and test_multiprocessing.py compare
+    them)."""
     names = {n for n in dir(mg.Tensor) if n.endswith("_") and not n.startswith("_")}
     assert names - set(OPS) == {"normal_", "uniform_", "requires_grad_", "detach_",
                                 "floor_divide_", "bernoulli_", "random_", "exponential_",
-                                "geometric_", "log_normal_", "cauchy_"}
+                                "geometric_", "log_normal_", "cauchy_", "resize_", "resize_as_",
+                                "set_", "as_strided_", "share_memory_"}

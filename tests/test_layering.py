@@ -25,6 +25,7 @@ LAYERS = {
     "minigrad.ops": 1,
     "minigrad.onnx": 1,
     "minigrad.platform": 1,
+    "minigrad.multiprocessing": 1,
     "minigrad.nn": 2,
     "minigrad.nn.utils": 2,
     "minigrad.nn.modules": 2,
@@ -189,6 +190,7 @@ ALLOWED_CYCLE_EDGES = {
     ("minigrad.tensor_random", "minigrad.tensor"),
     ("minigrad.tensor_random", "minigrad.linalg_checks"),  # dtype names in its errors
     ("minigrad.tensor_convert", "minigrad.platform.tensortypes"),  # Tensor.type(LongTensor)
+    ("minigrad.tensor_storage", "minigrad.multiprocessing.reductions"),  # share_memory_
     ("minigrad.tensor_math", "minigrad.sampling"),         # Tensor.multinomial
     ("minigrad.tensor_math", "minigrad.composite"),        # Tensor.lerp, addcmul, addcdiv
     ("minigrad.tensor_linalg", "minigrad.composite"),      # Tensor.addmm, baddbmm

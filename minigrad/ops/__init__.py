@@ -19,4 +19,5 @@ from .einsum import Einsum
 from .norm import Norm
 from .rounding import Ceil, Floor, FloorDivide, Remainder, Round, Sign, Trunc
 from .trig import Cos, Sin, Tan
+from . import strided  # noqa: E402  (as_strided's op and memory helpers)
 from . import sort  # noqa: E402  (index helpers, no Function)

@@ -14,7 +14,7 @@ exactly those of `num_workers=0`. Each worker is seeded from a base seed drawn f
 `generator` at the start of each pass, as PyTorch does (see `_utils/worker.py`); with an
 iterable dataset every worker iterates its own copy, so use `get_worker_info()` to split it.
 `persistent_workers=True` keeps the workers between passes. Batches travel between processes
-pickled, not in shared memory. `pin_memory` is accepted and, as in PyTorch without an
+in shared memory, as PyTorch's (`minigrad.multiprocessing`'s reductions). `pin_memory` is accepted and, as in PyTorch without an
 accelerator, warns that there is no pinned memory to use; `in_order=False` is accepted and
 still keeps the order.
 """
@@ -213,6 +213,8 @@ class _MultiProcessIter(_BaseIter):
 
     def __init__(self, loader):
         super().__init__(loader)
+        from ...multiprocessing.reductions import init_reductions
+        init_reductions()  # the dataset and the batches cross by reference to shared memory
         context = loader.multiprocessing_context or multiprocessing.get_context()
         self._results_queue = context.Queue()
         self._index_queues, self._workers = [], []

@@ -76,6 +76,8 @@ def worker_loop(dataset, fetcher_class, index_queue, result_queue, auto_collatio
                 drop_last, base_seed, init_fn, worker_id, num_workers):
     """The body of worker process `worker_id` (see the module doc)."""
     global _worker_info
+    from ....multiprocessing.reductions import init_reductions
+    init_reductions()  # its batches go to the main process by reference to shared memory
     try:
         _worker_info = WorkerInfo(worker_id, num_workers, _seed(base_seed, worker_id), dataset)
         failure = None
