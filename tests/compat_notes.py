@@ -740,6 +740,20 @@ def _conj_is_computed(torch, mg):
         assert c[:1].is_conj() == lazy  # a view of a lazy conjugate is one too
         z[0] = 5j
         assert (c[0].item() == -5j) == lazy  # a lazy conjugate reads z's memory
+def _reductions_registered_by_the_multiprocessing_module(torch, mg):
+    import subprocess
+    import sys
+    script = ("from multiprocessing.reduction import ForkingPickler as P\n"
+              "import {0}\n"
+              "before = {0}.Tensor in P._extra_reducers\n"
+              "import {0}.multiprocessing\n"
+              "print(before, {0}.Tensor in P._extra_reducers)")
+    for lib, first in (("torch", "True"), ("minigrad", "False")):
+        out = subprocess.run([sys.executable, "-c", script.format(lib)], capture_output=True,
+                             text=True, timeout=120).stdout.split()
+        assert out == [first, "True"], (lib, out)
+
+
 def _resize_moves_the_tensor(torch, mg):
     for lib, aliased in ((torch, True), (mg, False)):
         t = lib.arange(6.0)
@@ -1202,6 +1216,14 @@ DIFFERENCES = [
      "memory keep it, where PyTorch grows the storage under all of them. Growing a shared "
      "tensor raises PyTorch's 'Trying to resize storage that is not resizable' (PyTorch 2.13 "
      "crashes).", _resize_moves_the_tensor),
+    ("Tensors travel between processes by reference once `minigrad.multiprocessing` is "
+     "imported.",
+     "`import torch` registers its tensors with multiprocessing's pickler; `import minigrad` "
+     "changes nothing in the process, so the registration happens when a program imports "
+     "`minigrad.multiprocessing` (as PyTorch programs that share tensors do), calls "
+     "`share_memory_()`, starts DataLoader workers or receives a tensor. A program that passes "
+     "tensors through plain `multiprocessing` without any of these sends copies.",
+     _reductions_registered_by_the_multiprocessing_module),
     ("`share_memory_()` moves the tensor, the tensor it views and their views.",
      "Those made in grad mode (the views autograd tracks) move with it; other tensors on the "
      "same memory (`detach()`, `.data`, views made under `no_grad()`) keep the old memory, "

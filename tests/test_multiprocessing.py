@@ -205,11 +205,13 @@ def test_importing_starts_nothing():
     script = textwrap.dedent("""
         import threading, multiprocessing, multiprocessing.resource_tracker as rt
         from multiprocessing.reduction import ForkingPickler
-        import minigrad, minigrad.multiprocessing, minigrad.nn
+        import minigrad, minigrad.nn
+        assert minigrad.Tensor not in ForkingPickler._extra_reducers  # import changes nothing
+        import minigrad.multiprocessing
         assert not multiprocessing.active_children()
         assert threading.active_count() == 1
         assert rt._resource_tracker._pid is None
-        assert minigrad.Tensor in ForkingPickler._extra_reducers  # as torch registers its own
+        assert minigrad.Tensor in ForkingPickler._extra_reducers  # as torch.multiprocessing's
         t = minigrad.ones(3).share_memory_()
         assert minigrad.nn.Parameter in ForkingPickler._extra_reducers
         assert rt._resource_tracker._pid is None and threading.active_count() == 1

@@ -7,7 +7,9 @@ A tensor put in a queue, or passed to a new process as an argument, moves into s
 the same memory, so in-place updates in one process are seen by the others: Hogwild
 training (several processes updating one shared model) works as in PyTorch. Memory is shared
 by PyTorch's two strategies, "file_descriptor" (the default) and "file_system"
-(`shared_memory.py`). Importing it starts nothing.
+(`shared_memory.py`). Importing it starts nothing; it registers the tensors' reductions with
+multiprocessing's pickler (as importing `torch.multiprocessing` does): a program that imports
+it asks for tensors to travel by reference. `import minigrad` alone leaves the pickler as it is.
 """
 
 import multiprocessing as _multiprocessing
@@ -16,6 +18,8 @@ from .. import shared_memory as _shared
 from .reductions import init_reductions
 from .spawn import (ProcessContext, ProcessExitedException, ProcessRaisedException,
                     spawn, start_processes)
+
+init_reductions()
 
 __all__ = [
     "Array", "Barrier", "BoundedSemaphore", "Condition", "Event", "JoinableQueue", "Lock",

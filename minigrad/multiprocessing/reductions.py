@@ -5,9 +5,9 @@ shared memory, as PyTorch's reductions send them.
 and each of its subclasses (`nn.Parameter`), so a tensor put in a queue or passed to a new
 process is moved into shared memory (`Tensor.share_memory_()`) and the receiver maps the same
 memory: its in-place updates are the sender's. `import minigrad` changes nothing in the
-process (where `import torch` registers PyTorch's): the first use of a name of
-`minigrad.multiprocessing`, `share_memory_()`, a DataLoader's workers and the receiving of a
-tensor call it, for the subclasses defined since. Ordinary pickling (`pickle`,
+process (where `import torch` registers PyTorch's): importing `minigrad.multiprocessing` calls
+it, and so do the first use of one of its names, `share_memory_()`, a DataLoader's workers and
+the receiving of a tensor, for the subclasses defined since. Ordinary pickling (`pickle`,
 `minigrad.save`) is untouched and still copies the values.
 """
 from __future__ import annotations
