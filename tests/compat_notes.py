@@ -1177,8 +1177,6 @@ NOT_SUPPORTED = [
      ("Tensor.resize_", "Tensor.as_strided", "Tensor.data_ptr", "Tensor.untyped_storage")),
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
-    ("F.interpolate(mode='bicubic' or 'trilinear', antialias=True)", "an error names the "
-     "mode: resize with 'bilinear', 'nearest', 'nearest-exact' or 'area'", ()),
     ("F.grid_sample of 5-D inputs (volumes) and mode='bicubic'", "an error names them: sample "
      "4-D images bilinearly or at the nearest pixel (affine_grid makes 5-D grids as well)", ()),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
