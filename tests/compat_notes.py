@@ -929,9 +929,12 @@ DIFFERENCES = [
      "(un)shuffle, channel shuffle, instance, batch (eval), group and local response norm, "
      "adaptive max and LP pooling (without the indices), `Bilinear`, SiLU, `Tensor.unfold` "
      "and `nn.Unfold` (as gathers, exact for inf and NaN), `nn.Fold`, scatter, `affine_grid` and "
-     "`grid_sample`, sort, topk, kthvalue, cumsum, prod, einsum, log1p and the inverse "
-     "trigonometric and hyperbolic functions. `max_unpool` (max pooling's indices are found in "
-     "NumPy), cumprod and median are not exported: an error names the op and its module.",
+     "`grid_sample` (bicubic too), interpolation in every mode (as products with constant "
+     "matrices, exact to PyTorch's weights), sort, topk, kthvalue, cumsum, prod, einsum, log1p "
+     "and the inverse trigonometric and hyperbolic functions. `max_unpool` (max pooling's "
+     "indices are found in NumPy), cumprod and median are not exported: an error names the op "
+     "and its module; so is `grid_sample` of a volume (ONNX's GridSample takes volumes from "
+     "opset 20, above the opset 18 minigrad writes).",
      _onnx_export_is_one_tracer),
     ("Only the CPU exists.",
      "`device('cuda')` can be built, so `'cuda' if cuda.is_available() else 'cpu'` works, "
@@ -1177,8 +1180,6 @@ NOT_SUPPORTED = [
      ("Tensor.resize_", "Tensor.as_strided", "Tensor.data_ptr", "Tensor.untyped_storage")),
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
-    ("F.grid_sample of 5-D inputs (volumes) and mode='bicubic'", "an error names them: sample "
-     "4-D images bilinearly or at the nearest pixel (affine_grid makes 5-D grids as well)", ()),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
     ("Tensor.is_inference", "inference_mode() is no_grad() here, so no tensor is an "
      "inference tensor; test requires_grad instead", ("Tensor.is_inference",)),
