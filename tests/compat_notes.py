@@ -731,6 +731,18 @@ def _profiler_unrecorded_options(torch, mg):
     assert not hasattr(prof.events()[0], "cpu_memory_usage")
 
 
+def _bag_frequency_scaling(torch, mg):
+    ids, table = [0, 3, 3, 5, 6, 3, 1, 0], np.ones((7, 2))
+    grads = []
+    for lib in (torch, mg):
+        w = lib.tensor(table, requires_grad=True)
+        lib.nn.functional.embedding_bag(lib.tensor(ids), w, lib.tensor([0, 4]), mode="sum",
+                                        scale_grad_by_freq=True).sum().backward()
+        grads.append(w.grad.numpy()[:, 0])
+    assert np.allclose(grads[1], [1, 1, 0, 1, 0, 1, 1])  # each id's count over that count
+    assert not np.allclose(grads[0], grads[1])
+
+
 DIFFERENCES = [
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
@@ -838,6 +850,11 @@ DIFFERENCES = [
      "with `create_graph=True`; differentiating it again raises NotImplementedError naming "
      "`linalg.det`, where PyTorch computes it. At an invertible matrix every order works.",
      _det_second_derivative_at_singular),
+    ("`embedding_bag(scale_grad_by_freq=True)` divides each id's gradient by that id's count.",
+     "As PyTorch documents it (and as its `embedding` does); PyTorch's CPU kernel for bags "
+     "divides by the count of the id whose rank among the distinct ids is this one's rank, "
+     "another id's count whenever the ids are not 0, 1, 2, ... without gaps.",
+     _bag_frequency_scaling),
     ("`sort` is always stable.",
      "Equal elements keep their order; PyTorch's default sort may order ties either way "
      "(`stable=True` is accepted).", _stable_sort),
@@ -1186,11 +1203,10 @@ NOT_SUPPORTED = [
     ("torch.hub, torch.export, torch.set_flush_denormal",
      "load weights from a file with load; export with onnx.export",
      ("hub", "export", "set_flush_denormal")),
-    ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
-     "nn.EmbeddingBag(max_norm=, scale_grad_by_freq=, sparse=) and F.embedding_bag's, "
-     "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=)",
-     "keyword arguments minigrad does not take (an error names them): renormalise or scale "
-     "the embedding yourself", ()),
+    ("nn.Embedding(sparse=True), nn.EmbeddingBag(sparse=True) and their functions' "
+     "sparse=True; nn.MultiheadAttention(add_bias_kv=, add_zero_attn=)",
+     "minigrad's gradients are dense (an error names sparse=True; the dense gradient trains "
+     "the same); the attention arguments are refused with an error naming them", ()),
     ("nn.Module.bfloat16, nn.Module.register_backward_hook (the non-full form PyTorch "
      "deprecates), nn.utils.parametrizations.orthogonal of complex matrices",
      "half() or float(); register_full_backward_hook; minigrad's tensors are real",
