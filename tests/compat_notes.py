@@ -1204,9 +1204,9 @@ NOT_SUPPORTED = [
      "load weights from a file with load; export with onnx.export",
      ("hub", "export", "set_flush_denormal")),
     ("nn.Embedding(sparse=True), nn.EmbeddingBag(sparse=True) and their functions' "
-     "sparse=True; nn.MultiheadAttention(add_bias_kv=, add_zero_attn=)",
-     "minigrad's gradients are dense (an error names sparse=True; the dense gradient trains "
-     "the same); the attention arguments are refused with an error naming them", ()),
+     "sparse=True",
+     "minigrad's gradients are dense (an error names sparse=True): leave it False, the dense "
+     "gradient trains the same", ()),
     ("nn.Module.bfloat16, nn.Module.register_backward_hook (the non-full form PyTorch "
      "deprecates), nn.utils.parametrizations.orthogonal of complex matrices",
      "half() or float(); register_full_backward_hook; minigrad's tensors are real",
