@@ -135,8 +135,8 @@ def _first_maxima(rows, bag, out):
     into out (B, D) (zeros, which empty bags keep). A tie goes to the bag's first row holding
     the value, as in PyTorch's kernel, so the whole gradient flows there."""
     vals = rows._array
-    if not vals.shape[0]:
-        return out
+    if not vals.shape[0]:  # no rows: zeros, still a function of the table
+        return out.index_add(0, Tensor._wrap(np.zeros(0, np.int64)), rows)
     starts = np.flatnonzero(np.r_[True, bag[1:] != bag[:-1]])
     peak = np.maximum.reduceat(vals, starts, axis=0)  # (bags with rows, D)
     seat = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, bag.size]))

@@ -10,7 +10,7 @@ import minigrad as mg
 from minigrad.autograd import gradcheck, gradgradcheck
 
 rng = np.random.default_rng(5)
-TABLE = rng.standard_normal((7, 4)) * 2
+TABLE = rng.standard_normal((10, 4)) * 2
 IDS = np.array([[0, 3, 3, 5], [6, 3, 1, 0]])
 NORMS = [dict(max_norm=1.5), dict(max_norm=1.0, norm_type=1), dict(max_norm=1.0, norm_type=3.5),
          dict(max_norm=0.5, norm_type=float("inf")), dict(max_norm=50.0)]
@@ -55,7 +55,7 @@ def test_bags_scale_each_id_by_its_count():
     count of another id (it indexes the counts by the id's rank among the distinct ids, see
     compat_notes), so this compares with the rule its documentation states."""
     ids = np.array([0, 3, 3, 5, 6, 3, 1, 0, 2])
-    counts = np.bincount(ids, minlength=7)
+    counts = np.bincount(ids, minlength=len(TABLE))
     for mode in ("sum", "mean"):
         offsets = mg.tensor([0, 4, 6])
         plain, scaled = (mg.tensor(TABLE, requires_grad=True) for _ in range(2))
@@ -94,7 +94,7 @@ def test_second_derivatives_match_pytorch(torch):
         y = lib.nn.functional.embedding(lib.tensor(IDS), w, padding_idx=5, max_norm=3.0,
                                         scale_grad_by_freq=True)
         (g,) = lib.autograd.grad((y ** 2).sum(), [w], create_graph=True)
-        (gg,) = lib.autograd.grad((g * lib.tensor(np.cos(np.arange(28)).reshape(7, 4))).sum(),
+        (gg,) = lib.autograd.grad((g * lib.tensor(np.cos(np.arange(40)).reshape(10, 4))).sum(),
                                   [w])
         res.append((g.detach().numpy(), gg.numpy()))
     for a, b in zip(*res):
@@ -133,3 +133,18 @@ def test_reprs_and_refusals(torch):
                  lambda: mg.nn.EmbeddingBag(5, 2, sparse=True)):
         with pytest.raises(NotImplementedError, match="sparse=True"):
             call()
+
+
+def test_empty_and_non_contiguous_ids_match_pytorch(torch):
+    wide = np.array([[0, 9, 3, 8, 3, 9], [6, 9, 3, 9, 1, 9]])
+    for ids in (wide[:, ::2], wide[:0], wide.T[::2].T):  # non-contiguous views; empty
+        for bag in (None, "sum", "max"):
+            got = _run(mg, np.float32, dict(max_norm=1.5), bag, ids=ids)
+            want = _run(torch, np.float32, dict(max_norm=1.5), bag, ids=ids)
+            for a, b in zip(got, want):
+                assert a.shape == b.shape
+                np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6, err_msg=f"{ids} {bag}")
+    got = _run(mg, np.float64, dict(scale_grad_by_freq=True), ids=wide[:, 1::2])
+    want = _run(torch, np.float64, dict(scale_grad_by_freq=True), ids=wide[:, 1::2])
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-14)
