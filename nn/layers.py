@@ -101,8 +101,8 @@ class Embedding(Module):
         if self.padding_idx is not None:
             self.weight._array[self.padding_idx] = 0
 
-    def forward(self, ids):
-        return F.embedding(ids, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
