@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad.creation import zeros
 from minigrad.functional import cat
 from minigrad.tensor import array_of
 
@@ -39,9 +40,9 @@ class MultiheadAttention(Module):
     all masked gets an output of zeros, never NaN. Inputs are (L, B, E) unless batch_first.
     """
 
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None,
-                 batch_first=False, device=None, dtype=None, relative_positions=0,
-                 diversity=False):
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
+                 dtype=None, relative_positions=0, diversity=False):
         super().__init__()
         dtype = factory_dtype(device, dtype, "MultiheadAttention")
         if embed_dim % num_heads:
@@ -61,6 +62,17 @@ class MultiheadAttention(Module):
             self.v_proj_weight = Parameter(np.empty((E, self.vdim), dtype))
         self.in_proj_bias = Parameter(np.zeros(3 * E, dtype)) if bias else None
         self.out_proj = NonDynamicallyQuantizableLinear(E, E, bias=bias, dtype=dtype)
+        # PyTorch's extra keys: a learned key and value (1, 1, E) after the projected ones,
+        # and a key and value of zeros after the heads' split
+        if add_bias_kv:
+            self.bias_k = Parameter(np.empty((1, 1, E), dtype))
+            self.bias_v = Parameter(np.empty((1, 1, E), dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        if relative_positions and (add_bias_kv or add_zero_attn):
+            raise ValueError("MultiheadAttention: relative_positions has no distance for the "
+                             "extra keys of add_bias_kv or add_zero_attn")
         self.relative_positions, self.diversity = relative_positions, diversity
         self.diversity_penalty = None
         if relative_positions:
@@ -78,6 +90,9 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.zeros_(self.in_proj_bias)
             init.zeros_(self.out_proj.bias)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
         if self.relative_positions:
             init.xavier_uniform_(self.rel_k)
             init.xavier_uniform_(self.rel_v)
@@ -140,6 +155,7 @@ class MultiheadAttention(Module):
         B, _, L, _ = q.shape
         S = k.shape[2]
         allowed, additive = self._masks(attn_mask, key_padding_mask, is_causal, B, L, S)
+        k, v, allowed, additive = self._extra_keys(k, v, allowed, additive)
         rel_k = rel_v = None
         if self.relative_positions:
             rel_k, rel_v = self._relative_tables(L, S)
@@ -157,12 +173,37 @@ class MultiheadAttention(Module):
             return out, None
         return out, (weights.mean(1) if average_attn_weights else weights)
 
+    def _extra_keys(self, k, v, allowed, additive):
+        """k, v (B, H, S, d_k) with add_bias_kv's learned key and value and add_zero_attn's
+        zeros appended as keys S, S + 1 (as PyTorch orders them), and the masks padded so
+        that every query may attend to them."""
+        extra = []
+        if self.bias_k is not None:
+            B = k.shape[0]
+            extra.append((self._heads(self.bias_k.expand(B, 1, self.embed_dim)),
+                          self._heads(self.bias_v.expand(B, 1, self.embed_dim))))
+        if self.add_zero_attn:
+            zero = zeros(*k.shape[:2], 1, self.head_dim, dtype=k.dtype)
+            extra.append((zero, zero))
+        if not extra:
+            return k, v, allowed, additive
+        k = cat([k] + [e[0] for e in extra], dim=2)
+        v = cat([v] + [e[1] for e in extra], dim=2)
+        if allowed is not None:
+            allowed = np.concatenate(
+                [allowed, np.ones(allowed.shape[:-1] + (len(extra),), bool)], axis=-1)
+        if additive is not None:
+            additive = np.concatenate(
+                [additive, np.zeros(additive.shape[:-1] + (len(extra),), additive.dtype)],
+                axis=-1)
+        return k, v, allowed, additive
+
     def _packs(self, query, key, value, need_weights, cache):
         """Whether this call may take the packed training path (`_packed_forward`): in
         training with dropout, as the other fused paths (a model exported in training mode
         without dropout then meets only ops the ONNX exporter knows)."""
         return (self.training and self.dropout > 0 and key is value and not need_weights
-                and cache is None
+                and cache is None and self.bias_k is None and not self.add_zero_attn
                 and self._same_dims and not self.relative_positions and not self.diversity)
 
     def _packed_forward(self, query, key, attn_mask, key_padding_mask, is_causal,

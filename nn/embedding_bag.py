@@ -4,9 +4,12 @@ is a variable-length group of ids (a row of a (B, N) input, or a run of a flat i
 `per_sample_weights`), averaging ("mean") or taking the largest value per column ("max"),
 without building the (B, N, D) tensor of an Embedding followed by a reduction. An id equal
 to `padding_idx` is left out of its bag (and of its count), and an empty bag gives zeros.
+`max_norm` renormalises the rows the input names in the table first, `scale_grad_by_freq`
+divides each id's gradient by its count, as `F.embedding` does.
 
 The rows are looked up with the embedding op and reduced into their bags with `index_add`
-(sum, mean) or `scatter_reduce` (max), ops with double-backward and forward-mode rules.
+(sum, mean) or gathered at each bag's first maximum (max), ops with double-backward and
+forward-mode rules.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from minigrad.creation import zeros
 from minigrad.tensor import Tensor
 
 from . import init
+from .functional_embedding import embedding_renorm_, norm_options_repr
 from .module import Module, Parameter, factory_dtype
 
 __all__ = ["EmbeddingBag", "embedding_bag"]
@@ -35,13 +39,10 @@ def _padding_row(padding_idx, num_embeddings, error):
     return padding_idx % num_embeddings
 
 
-def _refuse(max_norm, scale_grad_by_freq, sparse, op):
-    given = [name for name, v in (("max_norm", max_norm is not None),
-                                  ("scale_grad_by_freq", scale_grad_by_freq),
-                                  ("sparse", sparse)) if v]
-    if given:
-        raise NotImplementedError(f"{op}: {', '.join(given)}= is not supported by minigrad "
-                                  f"(renormalise or rescale the table yourself)")
+def _refuse_sparse(sparse, op):
+    if sparse:
+        raise NotImplementedError(f"{op}: sparse=True (a sparse gradient) is not supported by "
+                                  f"minigrad, whose gradients are dense")
 
 
 def _bags(ids, offsets, include_last_offset):
@@ -85,9 +86,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     or flat ids (L,) with `offsets` (B,) where each bag starts (B + 1 with the end of the
     last when `include_last_offset`) -> (B, D). `per_sample_weights` (the input's shape)
     scales each id's row, for mode "sum" only."""
-    _refuse(max_norm, scale_grad_by_freq, sparse, "embedding_bag")
+    _refuse_sparse(sparse, "embedding_bag")
     if mode not in _MODES:
         raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
     ids = np.asarray(input._array if isinstance(input, Tensor) else input)
     if ids.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
@@ -109,13 +112,15 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         raise RuntimeError(f"embedding_bag: index {bad[0]} is out of range for a table of "
                            f"{size} rows")
     padding_idx = _padding_row(padding_idx, size, RuntimeError)
+    if max_norm is not None:  # every id of the input, as PyTorch's
+        embedding_renorm_(weight, ids, max_norm, norm_type)
     kept = np.flatnonzero(flat != padding_idx) if padding_idx is not None else np.arange(flat.size)
     bag = bag[kept]
-    rows = ops.Embedding.apply(weight, ids=flat[kept], padding_idx=None)  # (L, D)
+    rows = ops.Embedding.apply(weight, ids=flat[kept], padding_idx=None,  # (L, D)
+                               scale_grad_by_freq=bool(scale_grad_by_freq))
     out = zeros(count, weight.shape[1], dtype=weight.dtype)
     if mode == "max":
-        where = Tensor._wrap(np.broadcast_to(bag[:, None], rows.shape).astype(np.int64))
-        return out.scatter_reduce(0, where, rows, "amax", include_self=False)
+        return _first_maxima(rows, bag, out)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1)[Tensor._wrap(kept)].unsqueeze(1)
     out = out.index_add(0, Tensor._wrap(bag.astype(np.int64)), rows)
@@ -123,6 +128,22 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         counts = np.maximum(np.bincount(bag, minlength=count), 1).astype(weight.dtype)
         out = out / Tensor._wrap(counts[:, None])
     return out
+
+
+def _first_maxima(rows, bag, out):
+    """Each bag's largest value per column: rows (L, D) of the bags `bag` (L,), nondecreasing,
+    into out (B, D) (zeros, which empty bags keep). A tie goes to the bag's first row holding
+    the value, as in PyTorch's kernel, so the whole gradient flows there."""
+    vals = rows._array
+    if not vals.shape[0]:  # no rows: zeros, still a function of the table
+        return out.index_add(0, Tensor._wrap(np.zeros(0, np.int64)), rows)
+    starts = np.flatnonzero(np.r_[True, bag[1:] != bag[:-1]])
+    peak = np.maximum.reduceat(vals, starts, axis=0)  # (bags with rows, D)
+    seat = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, bag.size]))
+    position = np.where(vals == peak[seat], np.arange(bag.size)[:, None], bag.size)
+    first = np.minimum.reduceat(position, starts, axis=0)
+    picked = rows.gather(0, Tensor._wrap(first.astype(np.int64)))
+    return out.index_add(0, Tensor._wrap(bag[starts].astype(np.int64)), picked)
 
 
 class EmbeddingBag(Module):
@@ -133,13 +154,14 @@ class EmbeddingBag(Module):
                  scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
                  include_last_offset=False, padding_idx=None, device=None, dtype=None):
         super().__init__()
-        _refuse(max_norm, scale_grad_by_freq, sparse, "EmbeddingBag")
+        _refuse_sparse(sparse, "EmbeddingBag")
         if mode not in _MODES:
             raise ValueError("mode has to be one of sum, mean or max")
         dtype = factory_dtype(device, dtype, "EmbeddingBag")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, False
-        self.mode, self.sparse, self.include_last_offset = mode, False, include_last_offset
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
         self.padding_idx = _padding_row(padding_idx, num_embeddings, AssertionError)
         if _weight is None:
             self.weight = Parameter(np.empty((num_embeddings, embedding_dim), dtype=dtype))
@@ -171,11 +193,13 @@ class EmbeddingBag(Module):
         return bag
 
     def forward(self, input, offsets=None, per_sample_weights=None):
-        return embedding_bag(input, self.weight, offsets, mode=self.mode,
+        return embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                             self.scale_grad_by_freq, self.mode, self.sparse,
                              per_sample_weights=per_sample_weights,
                              include_last_offset=self.include_last_offset,
                              padding_idx=self.padding_idx)
 
     def extra_repr(self):
-        s = f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"
+        s = f"{self.num_embeddings}, {self.embedding_dim}" + norm_options_repr(self)
+        s += f", mode='{self.mode}'"
         return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")

@@ -1,6 +1,6 @@
 """`minigrad.nn.functional`: the layers as plain functions (PyTorch's `torch.nn.functional`).
 
-The activations, layer norm, embedding and dropout are here; the activations built from other
+The activations, layer norm and dropout are here; embedding in `functional_embedding.py`; the activations built from other
 ops (hardtanh, relu6, glu, logsigmoid, ...) are in `functional_activation.py`, the losses in
 `functional_loss.py` (the likelihood and margin losses in `functional_loss_likelihood.py` and
 `functional_loss_margin.py`, the CTC loss in `ctc.py`), attention in `functional_attention.py`,
@@ -30,6 +30,8 @@ from .alpha_dropout import alpha_dropout, feature_alpha_dropout
 from .bilinear import bilinear
 from .channel_dropout import dropout1d, dropout2d, dropout3d
 from .embedding_bag import embedding_bag
+from .functional_embedding import embedding
+from .functional_embedding import padding_row as _padding_row  # the layers' check
 from .functional_attention import attention, scaled_dot_product_attention
 from .functional_batch_norm import batch_norm, instance_norm
 from .functional_conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
@@ -179,23 +181,6 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Cosine of the angle between x1 and x2 along dim; each norm is floored at eps first."""
     return (normalize(x1, 2.0, dim, eps) * normalize(x2, 2.0, dim, eps)).sum(dim)
-
-
-def embedding(input, weight, padding_idx=None):
-    """Rows of `weight` (V, D) for integer ids of any shape (B, T) -> (B, T, D)."""
-    padding_idx = _padding_row(padding_idx, weight.shape[0], "embedding")
-    return ops.Embedding.apply(weight, ids=input, padding_idx=padding_idx)
-
-
-def _padding_row(padding_idx, num_embeddings, op):
-    """padding_idx in [0, V), counted from the end when negative; PyTorch asserts the range,
-    so out of it this raises an AssertionError (naming the op and the numbers)."""
-    if padding_idx is None:
-        return None
-    if not -num_embeddings <= padding_idx < num_embeddings:
-        raise AssertionError(f"Padding_idx must be within num_embeddings ({op}: padding_idx "
-                             f"{padding_idx}, num_embeddings {num_embeddings})")
-    return padding_idx % num_embeddings
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

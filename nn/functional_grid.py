@@ -1,7 +1,8 @@
 """Sampling an image at arbitrary points, as a Spatial Transformer Network does:
 `affine_grid` turns a batch of affine matrices into a grid of sampling points in [-1, 1]
 coordinates, and `grid_sample` reads an image (N, C, H, W) at those points, bilinearly or at
-the nearest pixel, with PyTorch's three rules for points outside the image.
+the nearest pixel, with PyTorch's three rules for points outside the image (volumes and
+bicubic sampling: `grid_sample_taps.py`).
 
 grid_sample is one op (`GridSample2d`) whose backward gives gradients to both the image and
 the grid, computed with PyTorch's formulas in the input's dtype so that the numbers agree.
@@ -16,6 +17,9 @@ from minigrad.autograd import Function
 from minigrad.graph_rules import constant, rule, saved_input
 from minigrad.jvp_rules import jvp_rule
 from minigrad.tensor import Tensor
+
+from .grid_points import gather, scatter, scatter_tensor, source_index
+from .grid_sample_taps import GridSampleTaps
 
 _DEFAULT_CHANGED = ("Default grid_sample and affine_grid behavior has changed to "
                     "align_corners=False since 1.3.0. Please specify align_corners=True if the "
@@ -83,44 +87,6 @@ def affine_grid(theta, size, align_corners=None):
     return grid.reshape(size[0], *spatial, len(axes))
 
 
-def _source_index(coord, size, padding_mode, align_corners):
-    """Grid coordinates in [-1, 1] as pixel indices of an axis of `size` pixels, after the
-    padding rule, and the derivative of the index by the coordinate (PyTorch's formulas)."""
-    dt = coord.dtype.type
-    if align_corners:
-        scale = dt(size - 1) / dt(2)
-        index = (coord + dt(1)) * scale
-    else:
-        scale = dt(size) / dt(2)
-        index = (coord + dt(1)) * scale - dt(0.5)
-    slope = np.full(coord.shape, scale, dtype=coord.dtype)
-    if padding_mode == "reflection":
-        low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
-        index, flip = _reflect(index, low, high)
-        slope = slope * flip
-    if padding_mode in ("border", "reflection"):
-        inside = (index > 0) & (index < size - 1)
-        slope = np.where(inside, slope, dt(0))
-        index = np.clip(index, dt(0), dt(size - 1))
-    return index, slope
-
-
-def _reflect(index, twice_low, twice_high):
-    """Reflect indices into [twice_low / 2, twice_high / 2] about its ends, as often as
-    needed; the second value is +-1, the derivative of the reflection."""
-    dt = index.dtype.type
-    if twice_low == twice_high:
-        return np.zeros_like(index), np.zeros_like(index)
-    low, span = dt(twice_low) / dt(2), dt(twice_high - twice_low) / dt(2)
-    shifted = index - low
-    sign = np.where(shifted < 0, dt(-1), dt(1))
-    shifted = np.abs(shifted)
-    extra = np.fmod(shifted, span)
-    odd = np.floor(shifted / span).astype(np.int64) % 2 == 1
-    return (np.where(odd, span - extra + low, extra + low).astype(index.dtype),
-            np.where(odd, -sign, sign).astype(index.dtype))
-
-
 def _corners(ix, iy, h, w):
     """The four pixels around each point, nw, ne, sw, se, each as (flat index (N, P), mask
     (N, P) of the ones inside the image); the first is the pixel at (floor x, floor y)."""
@@ -133,21 +99,6 @@ def _corners(ix, iy, h, w):
     return out
 
 
-def _gather(flat, index, ok):
-    """flat (N, C, H*W) at index (N, P) -> (N, C, P), 0 where not ok."""
-    vals = np.take_along_axis(flat, index[:, None, :], axis=2)
-    return np.where(ok[:, None, :], vals, flat.dtype.type(0))  # not 0 * an inf read in place
-
-
-def _scatter(values, index, ok, shape):
-    """The transpose of _gather: values (N, C, P) added into (N, C, H*W) at index (N, P)."""
-    n, c, hw = shape
-    base = (np.arange(n)[:, None, None] * c + np.arange(c)[None, :, None]) * hw
-    where = (base + index[:, None, :]).reshape(-1)
-    return np.bincount(where, weights=(values * ok[:, None, :]).reshape(-1),
-                       minlength=n * c * hw).reshape(shape)
-
-
 class GridSample2d(Function):
     """input (N, C, H, W) read at grid (N, Ho, Wo, 2) -> (N, C, Ho, Wo)."""
 
@@ -155,16 +106,16 @@ class GridSample2d(Function):
     def forward(ctx, input, grid, mode, padding_mode, align_corners):
         n, c, h, w = input.shape
         pts = grid.reshape(n, grid.shape[1] * grid.shape[2], 2)
-        ix, sx = _source_index(pts[..., 0], w, padding_mode, align_corners)
-        iy, sy = _source_index(pts[..., 1], h, padding_mode, align_corners)
+        ix, sx = source_index(pts[..., 0], w, padding_mode, align_corners)
+        iy, sy = source_index(pts[..., 1], h, padding_mode, align_corners)
         flat = input.reshape(n, c, h * w)
         ctx.save_for_backward(flat, grid, ix, iy, sx, sy)
         ctx.mode, ctx.shape, ctx.out_hw = mode, input.shape, grid.shape[1:3]
         if mode == "nearest":
             (index, ok), = _corners(np.rint(ix), np.rint(iy), h, w)[:1]
-            out = _gather(flat, index, ok)
+            out = gather(flat, index, ok)
         else:
-            out = sum(_gather(flat, index, ok) * wt[:, None, :]
+            out = sum(gather(flat, index, ok) * wt[:, None, :]
                       for (index, ok), wt in zip(_corners(ix, iy, h, w), _weights(ix, iy)))
         return out.reshape(n, c, *grid.shape[1:3]).astype(input.dtype, copy=False)
 
@@ -185,17 +136,17 @@ class GridSample2d(Function):
         need = ctx.needs_input_grad
         if ctx.mode == "nearest":
             (index, ok), = _corners(np.rint(ix), np.rint(iy), h, w)[:1]
-            g_in = _scatter(go, index, ok, flat.shape) if need[0] else None
+            g_in = scatter(go, index, ok, flat.shape) if need[0] else None
             g_grid = np.zeros(ix.shape + (2,), flat.dtype) if need[1] else None
         else:
             corners, weights = _corners(ix, iy, h, w), _weights(ix, iy)
             g_in = None
             if need[0]:
-                g_in = sum(_scatter(go * wt[:, None, :], index, ok, flat.shape)
+                g_in = sum(scatter(go * wt[:, None, :], index, ok, flat.shape)
                            for (index, ok), wt in zip(corners, weights))
             g_grid = None
             if need[1]:
-                nw, ne, sw, se = (_gather(flat, index, ok) for index, ok in corners)
+                nw, ne, sw, se = (gather(flat, index, ok) for index, ok in corners)
                 wx, wy = ix - np.floor(ix), iy - np.floor(iy)
                 gx = ((se - sw) * wy[:, None] + (ne - nw) * (1 - wy)[:, None]) * go
                 gy = ((se - ne) * wx[:, None] + (sw - nw) * (1 - wx)[:, None]) * go
@@ -220,7 +171,7 @@ def _grid_sample_rule(ctx, g):
     go = g.reshape(n, c, ix.shape[1])
     if ctx.mode == "nearest":
         (index, ok), = _corners(np.rint(ix), np.rint(iy), h, w)[:1]
-        g_in = _scatter_tensor(go * constant(ok[:, None, :].astype(flat.dtype)), index,
+        g_in = scatter_tensor(go * constant(ok[:, None, :].astype(flat.dtype)), index,
                                flat.shape).reshape(ctx.shape) if need[0] else None
         return g_in, constant(np.zeros(grid.shape, flat.dtype)) if need[1] else None
     ix_t = constant(ix) + (points[..., 0] - constant(grid[..., 0].reshape(ix.shape))) * \
@@ -233,7 +184,7 @@ def _grid_sample_rule(ctx, g):
     g_in = g_grid = None
     if need[0]:
         for (index, ok), wt in zip(corners, weights):
-            part = _scatter_tensor(go * (wt * constant(ok.astype(flat.dtype))).unsqueeze(1),
+            part = scatter_tensor(go * (wt * constant(ok.astype(flat.dtype))).unsqueeze(1),
                                    index, flat.shape)
             g_in = part if g_in is None else g_in + part
     if need[1]:
@@ -245,13 +196,6 @@ def _grid_sample_rule(ctx, g):
         from minigrad.functional import stack
         g_grid = stack([gx, gy], -1).reshape(grid.shape)
     return (None if g_in is None else g_in.reshape(ctx.shape)), g_grid
-
-
-def _scatter_tensor(values, index, shape):
-    """_scatter on Tensors: values (N, C, P) added into zeros (N, C, H*W) at index (N, P)."""
-    from minigrad.creation import zeros
-    spread = np.ascontiguousarray(np.broadcast_to(index[:, None, :], values.shape))
-    return zeros(*shape, dtype=values.dtype).scatter_add(2, spread, values)
 
 
 @jvp_rule(GridSample2d)
@@ -271,8 +215,10 @@ def _weights(ix, iy):
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """input (N, C, H, W) read at the points of grid (N, Ho, Wo, 2), whose (x, y) run over
     [-1, 1] across the image (the corner pixels' centres with align_corners=True, their outer
-    edges without): (N, C, Ho, Wo). mode 'bilinear' or 'nearest'; a point outside the image
-    reads zeros, the border pixel ('border') or its mirror image ('reflection')."""
+    edges without): (N, C, Ho, Wo); a volume (N, C, D, H, W) at grid (N, Do, Ho, Wo, 3) of
+    (x, y, z): (N, C, Do, Ho, Wo). mode 'bilinear' (trilinear for volumes), 'nearest' or
+    'bicubic' (images only); a point outside the input reads zeros, the border pixel
+    ('border') or its mirror image ('reflection')."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
                          f"'nearest' or 'bicubic', but got: '{mode}'")
@@ -303,9 +249,10 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise RuntimeError(f"expected scalar type {names.get(str(input.dtype), input.dtype)} "
                            f"but found {names.get(str(grid.dtype), grid.dtype)} "
                            f"(grid_sample: the grid must have the input's dtype)")
+    if input.ndim == 5 and mode == "bicubic":
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input.ndim == 5 or mode == "bicubic":
-        raise NotImplementedError(f"grid_sample: minigrad samples 4-D inputs in mode "
-                                  f"'bilinear' or 'nearest', not a {input.ndim}-D input in "
-                                  f"mode '{mode}'")
+        return GridSampleTaps.apply(input, grid, mode=mode, padding_mode=padding_mode,
+                                    align_corners=bool(align_corners))
     return GridSample2d.apply(input, grid, mode=mode, padding_mode=padding_mode,
                               align_corners=bool(align_corners))

@@ -7,6 +7,7 @@ import numpy as np
 
 from . import functional as F
 from . import init
+from .functional_embedding import norm_options_repr
 from .module import Module, Parameter, factory_dtype
 
 
@@ -51,16 +52,25 @@ class NonDynamicallyQuantizableLinear(Linear):
 class Embedding(Module):
     """A lookup table: integer ids (...) -> rows of weight (..., embedding_dim).
 
-    `_weight` (num_embeddings, embedding_dim) and `_freeze` are PyTorch's arguments for a given
-    table (see `from_pretrained`): the layer then keeps that table, its padding row untouched."""
+    With `max_norm`, each forward first scales the rows it looks up down to that
+    `norm_type`-norm, in the weight itself (see `F.embedding`); `scale_grad_by_freq` divides
+    each id's gradient by its count in the batch. `_weight` (num_embeddings, embedding_dim)
+    and `_freeze` are PyTorch's arguments for a given table (see `from_pretrained`): the layer
+    then keeps that table, its padding row untouched."""
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None, dtype=None,
-                 _weight=None, _freeze=False):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
+                 _freeze=False, device=None, dtype=None):
         super().__init__()
+        if sparse:
+            raise NotImplementedError("Embedding: sparse=True (a sparse gradient) is not "
+                                      "supported by minigrad, whose gradients are dense")
         dtype = factory_dtype(device, dtype, "Embedding")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         padding_idx = F._padding_row(padding_idx, num_embeddings, "Embedding")
         self.padding_idx = padding_idx
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
             self.weight = Parameter(np.empty((num_embeddings, embedding_dim), dtype=dtype),
                                     requires_grad=not _freeze)
@@ -73,7 +83,8 @@ class Embedding(Module):
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     @classmethod
-    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
+                        norm_type=2.0, scale_grad_by_freq=False, sparse=False):
         """An Embedding holding the (V, D) table `embeddings` (sharing its memory, as in
         PyTorch), frozen (requires_grad False) unless freeze=False; the padding row keeps its
         values and gets no gradient."""
@@ -82,8 +93,8 @@ class Embedding(Module):
                              f"(num_embeddings, embedding_dim), got shape "
                              f"{tuple(embeddings.shape)}")
         rows, cols = embeddings.shape
-        return cls(rows, cols, padding_idx=padding_idx, dtype=embeddings.dtype,
-                   _weight=embeddings, _freeze=freeze)
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze, dtype=embeddings.dtype)
 
     def reset_parameters(self):
         init.normal_(self.weight)  # N(0, 1), as PyTorch
@@ -91,11 +102,14 @@ class Embedding(Module):
             self.weight._array[self.padding_idx] = 0
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
-        pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
-        return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s + norm_options_repr(self)
 
 
 class Dropout(Module):

@@ -7,7 +7,8 @@ from .module import Module
 
 
 class Upsample(Module):
-    """Resize (N, C, L) or (N, C, H, W) to `size` or by `scale_factor` with `mode`."""
+    """Resize (N, C, L), (N, C, H, W) or (N, C, D, H, W) to `size` or by `scale_factor` with
+    `mode` (any of `interpolate`'s but lanczos, which needs antialias)."""
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None):

@@ -261,7 +261,11 @@ def _(lib, x, seq):
             F.interpolate(x, size=(2, 3), mode="area"), F.interpolate(x[0:1, 1:], 4),
             F.interpolate(seq, size=9, mode="linear"),
             F.interpolate(seq, scale_factor=0.5, mode="linear", align_corners=True),
-            F.interpolate(x, scale_factor=1.5, mode="bilinear", recompute_scale_factor=True)])
+            F.interpolate(x, scale_factor=1.5, mode="bilinear", recompute_scale_factor=True),
+            nn.Upsample(scale_factor=2, mode="bicubic", align_corners=True)(x),
+            F.interpolate(x, size=(3, 2), mode="bicubic", antialias=True),
+            F.interpolate(x, size=(2, 3), mode="lanczos", antialias=True),
+            nn.Upsample(size=(3, 4, 2), mode="trilinear")(x[:, None])])
 
 
 @add

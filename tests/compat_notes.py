@@ -740,6 +740,8 @@ def _conj_is_computed(torch, mg):
         assert c[:1].is_conj() == lazy  # a view of a lazy conjugate is one too
         z[0] = 5j
         assert (c[0].item() == -5j) == lazy  # a lazy conjugate reads z's memory
+
+
 def _reductions_registered_by_the_multiprocessing_module(torch, mg):
     import subprocess
     import sys
@@ -787,6 +789,18 @@ def _set_of_recorded_tensor(torch, mg):
         raise AssertionError("minigrad recorded set_")
     except RuntimeError as e:
         assert "cannot record" in str(e)
+
+
+def _bag_frequency_scaling(torch, mg):
+    ids, table = [0, 3, 3, 5, 6, 3, 1, 0], np.ones((7, 2))
+    grads = []
+    for lib in (torch, mg):
+        w = lib.tensor(table, requires_grad=True)
+        lib.nn.functional.embedding_bag(lib.tensor(ids), w, lib.tensor([0, 4]), mode="sum",
+                                        scale_grad_by_freq=True).sum().backward()
+        grads.append(w.grad.numpy()[:, 0])
+    assert np.allclose(grads[1], [1, 1, 0, 1, 0, 1, 1])  # each id's count over that count
+    assert not np.allclose(grads[0], grads[1])
 
 
 DIFFERENCES = [
@@ -902,6 +916,11 @@ DIFFERENCES = [
      "with `create_graph=True`; differentiating it again raises NotImplementedError naming "
      "`linalg.det`, where PyTorch computes it. At an invertible matrix every order works.",
      _det_second_derivative_at_singular),
+    ("`embedding_bag(scale_grad_by_freq=True)` divides each id's gradient by that id's count.",
+     "As PyTorch documents it (and as its `embedding` does); PyTorch's CPU kernel for bags "
+     "divides by the count of the id whose rank among the distinct ids is this one's rank, "
+     "another id's count whenever the ids are not 0, 1, 2, ... without gaps.",
+     _bag_frequency_scaling),
     ("`sort` is always stable.",
      "Equal elements keep their order; PyTorch's default sort may order ties either way "
      "(`stable=True` is accepted).", _stable_sort),
@@ -993,9 +1012,12 @@ DIFFERENCES = [
      "(un)shuffle, channel shuffle, instance, batch (eval), group and local response norm, "
      "adaptive max and LP pooling (without the indices), `Bilinear`, SiLU, `Tensor.unfold` "
      "and `nn.Unfold` (as gathers, exact for inf and NaN), `nn.Fold`, scatter, `affine_grid` and "
-     "`grid_sample`, sort, topk, kthvalue, cumsum, prod, einsum, log1p and the inverse "
-     "trigonometric and hyperbolic functions. `max_unpool` (max pooling's indices are found in "
-     "NumPy), cumprod and median are not exported: an error names the op and its module.",
+     "`grid_sample` (bicubic too), interpolation in every mode (as products with constant "
+     "matrices, exact to PyTorch's weights), sort, topk, kthvalue, cumsum, prod, einsum, log1p "
+     "and the inverse trigonometric and hyperbolic functions. `max_unpool` (max pooling's "
+     "indices are found in NumPy), cumprod and median are not exported: an error names the op "
+     "and its module; so is `grid_sample` of a volume (ONNX's GridSample takes volumes from "
+     "opset 20, above the opset 18 minigrad writes).",
      _onnx_export_is_one_tracer),
     ("Only the CPU exists.",
      "`device('cuda')` can be built, so `'cuda' if cuda.is_available() else 'cpu'` works, "
@@ -1273,21 +1295,16 @@ NOT_SUPPORTED = [
       "UntypedStorage.from_file")),
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
-    ("F.interpolate(mode='bicubic' or 'trilinear', antialias=True)", "an error names the "
-     "mode: resize with 'bilinear', 'nearest', 'nearest-exact' or 'area'", ()),
-    ("F.grid_sample of 5-D inputs (volumes) and mode='bicubic'", "an error names them: sample "
-     "4-D images bilinearly or at the nearest pixel (affine_grid makes 5-D grids as well)", ()),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
     ("Tensor.is_inference", "inference_mode() is no_grad() here, so no tensor is an "
      "inference tensor; test requires_grad instead", ("Tensor.is_inference",)),
     ("torch.hub, torch.export, torch.set_flush_denormal",
      "load weights from a file with load; export with onnx.export",
      ("hub", "export", "set_flush_denormal")),
-    ("nn.Embedding(max_norm=, norm_type=, scale_grad_by_freq=, sparse=) and F.embedding's, "
-     "nn.EmbeddingBag(max_norm=, scale_grad_by_freq=, sparse=) and F.embedding_bag's, "
-     "nn.MultiheadAttention(add_bias_kv=, add_zero_attn=)",
-     "keyword arguments minigrad does not take (an error names them): renormalise or scale "
-     "the embedding yourself", ()),
+    ("nn.Embedding(sparse=True), nn.EmbeddingBag(sparse=True) and their functions' "
+     "sparse=True",
+     "minigrad's gradients are dense (an error names sparse=True): leave it False, the dense "
+     "gradient trains the same", ()),
     ("nn.Module.bfloat16, nn.Module.register_backward_hook (the non-full form PyTorch "
      "deprecates), nn.utils.parametrizations.orthogonal of complex matrices",
      "half() or float(); register_full_backward_hook; minigrad's tensors are real",

@@ -143,11 +143,3 @@ def test_errors_are_pytorchs(i, torch):
         program(torch, torch.tensor(TABLE))
     with pytest.raises(kind, match=message):
         program(mg, mg.tensor(TABLE))
-
-
-def test_unsupported_arguments_are_named():
-    with pytest.raises(NotImplementedError, match="max_norm"):
-        mg.nn.EmbeddingBag(5, 2, max_norm=1.0)
-    with pytest.raises(NotImplementedError, match="scale_grad_by_freq, sparse"):
-        mg.nn.functional.embedding_bag(mg.tensor([[0]]), mg.ones(5, 2), scale_grad_by_freq=True,
-                                       sparse=True)

@@ -59,13 +59,13 @@ def test_errors_name_the_problem():
         F.interpolate(x)
     with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):
         F.interpolate(x, size=2, scale_factor=2)
-    with pytest.raises(NotImplementedError, match="got 4D input, but linear mode needs 3D"):
+    with pytest.raises(NotImplementedError, match="Got 4D input, but linear mode needs 3D"):
         F.interpolate(x, size=2, mode="linear")
     with pytest.raises(ValueError, match="align_corners option can only be set with the "
                                          "interpolating modes"):
         F.interpolate(x, size=2, align_corners=True)
-    with pytest.raises(NotImplementedError, match="mode 'bicubic' is not supported"):
-        F.interpolate(x, size=2, mode="bicubic")
+    with pytest.raises(NotImplementedError, match=r"\(got bicubc\)"):
+        F.interpolate(x, size=2, mode="bicubc")
     with pytest.raises(ValueError, match=r"spatial dimensions of \[4, 4\] and output size of "
                                          r"\(5,\)"):
         F.interpolate(x, size=(5,))

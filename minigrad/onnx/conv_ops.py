@@ -82,11 +82,19 @@ def _spatial_linear(g, rec):
     right for the last dim, from the left for the one before)."""
     y = g.name(rec.inputs[0])
     mats = [_constant(m) for m in rec.kwargs["mats"]]
+    last = len(mats) + 1
     for i, m in enumerate(mats):
-        if i == len(mats) - 1:
-            y = g.node("MatMul", [y, g.const(np.ascontiguousarray(m.T))])
-        else:  # a 2-d pool's H: (H_out, H) @ (N, C, H, W_out)
+        if i == len(mats) - 2:  # a 2-d pool's H: (H_out, H) @ (N, C, H, W_out)
             y = g.node("MatMul", [g.const(m), y])
+            continue
+        # the last dim from the right; a volume's depth swapped to the last place and back
+        swap = list(range(last + 1))
+        swap[2 + i], swap[last] = last, 2 + i
+        if 2 + i != last:
+            y = g.node("Transpose", [y], perm=swap)
+        y = g.node("MatMul", [y, g.const(np.ascontiguousarray(m.T))])
+        if 2 + i != last:
+            y = g.node("Transpose", [y], perm=swap)
     return y
 
 

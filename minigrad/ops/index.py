@@ -168,7 +168,7 @@ class Embedding(Function):
     takes_indices = True
 
     @staticmethod
-    def forward(ctx, weight, ids=None, padding_idx=None):
+    def forward(ctx, weight, ids=None, padding_idx=None, scale_grad_by_freq=False):
         ids = np.asarray(ids)
         # the kinds of np.integer, and the ufuncs' reductions without the methods' Python
         # wrappers: this runs for every batch and every sampled token
@@ -181,14 +181,18 @@ class Embedding(Function):
                 raise IndexError(f"embedding: id {bad} is out of range for a table of "
                                  f"{weight.shape[0]} rows")
         ctx.shape, ctx.ids, ctx.padding_idx = weight.shape, ids, padding_idx
+        ctx.scale_grad_by_freq = scale_grad_by_freq
         # (np.take copies whole rows: 3x faster than weight[ids]'s fancy indexing on a batch)
         return np.take(weight, ids, axis=0)
 
     @staticmethod
     def backward(ctx, g):
         # rows of the same id add up: a compiled scatter-add (kernels.embedding_backward)
-        grad = kernels.embedding_backward(ctx.ids.reshape(-1), g.reshape(-1, ctx.shape[1]),
-                                          ctx.shape[0])
+        ids, g = ctx.ids.reshape(-1), g.reshape(-1, ctx.shape[1])
+        if ctx.scale_grad_by_freq:  # each id's rows over its count in the batch, as PyTorch
+            counts = np.bincount(ids, minlength=ctx.shape[0])[ids]
+            g = g * (1.0 / counts).astype(g.dtype)[:, None]
+        grad = kernels.embedding_backward(ids, g, ctx.shape[0])
         if ctx.padding_idx is not None:  # the padding row is never trained
             grad[ctx.padding_idx] = 0
         return grad
