@@ -160,9 +160,11 @@ SCHEMA_ONLY = {
     ("expand", "implicit"),  # internal to PyTorch's tracer
     # PyTorch 2.13's CPU kernels refuse a product's out_dtype
     ("mm", "out_dtype"), ("bmm", "out_dtype"), ("addmm", "out_dtype"), ("baddbmm", "out_dtype"),
-    # the documented names (src; B and L; tau and other; indices_or_sections) are minigrad's,
-    # where PyTorch's binding takes the schema's (other; input2; input2 and input3; sections...)
-    ("copy_", "other"), ("cholesky_solve", "input2"), ("orgqr", "input2"),
+    # the documented names (src; sizes; tensor; B and L; tau and other; indices_or_sections)
+    # are minigrad's, where PyTorch's binding takes the schema's (other; size; the_template;
+    # input2; input2 and input3; sections...)
+    ("copy_", "other"), ("resize_", "size"), ("resize_as_", "the_template"),
+    ("cholesky_solve", "input2"), ("orgqr", "input2"),
     ("ormqr", "input2"), ("ormqr", "input3"),
     *((name, kw) for name in ("tensor_split", "dsplit", "hsplit", "vsplit")
       for kw in ("indices", "sections", "tensor_indices_or_sections")),
