@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import tensor as _t
+from .errors import ShapeError
 
 
 def _matrix_product(name, ndim, a, b):
     """mm and bmm: matmul restricted to 2-D (or batched 3-D) operands, as in PyTorch."""
     if a.ndim != ndim or np.ndim(_t.array_of(b)) != ndim:
-        raise ValueError(f"{name}: expects two {ndim}-D tensors, got shapes {a.shape} and "
+        raise ShapeError(f"{name}: expects two {ndim}-D tensors, got shapes {a.shape} and "
                          f"{np.shape(_t.array_of(b))}")
     return a @ b
 
@@ -103,11 +104,14 @@ class LinalgMethods:
 
     def dot(self, other):
         if self.ndim != 1 or np.ndim(_t.array_of(other)) != 1:
-            raise ValueError(f"dot: expects two 1-D tensors, got shapes {self.shape} and "
+            raise ShapeError(f"dot: expects two 1-D tensors, got shapes {self.shape} and "
                              f"{np.shape(_t.array_of(other))}")
         return self @ other
 
     def outer(self, other):
+        if self.ndim != 1 or np.ndim(_t.array_of(other)) != 1:
+            raise ShapeError(f"outer: expects two 1-D tensors, got shapes {self.shape} and "
+                             f"{np.shape(_t.array_of(other))}")
         return self.reshape(-1, 1) * other.reshape(1, -1)
 
     def mv(self, vec):

@@ -31,7 +31,8 @@ def normalize_dim(dim: int, ndim: int, op: str) -> int:
     n = max(ndim, 1)
     if not isinstance(dim, (int, np.integer)) or not -n <= dim < n:
         raise IndexError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dims "
-                         f"(expected a value in [{-n}, {n - 1}])")
+                         f"(expected a value in [{-n}, {n - 1}]). Dimension out of range "
+                         f"(expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return int(dim) % n
 
 
