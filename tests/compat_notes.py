@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from error_cases import CASES, builtin_type, run_case
 from helpers import square_function
 
 
@@ -731,7 +732,44 @@ def _profiler_unrecorded_options(torch, mg):
     assert not hasattr(prof.events()[0], "cpu_memory_usage")
 
 
+# bad inputs of tests/error_cases.py whose exception type is not PyTorch's, and why
+ERROR_TYPE_DIFFERENCES = {
+    "view-noncontiguous": "`view` of a non-contiguous tensor copies (minigrad's reshape and "
+                          "view are one op) instead of raising RuntimeError",
+    "view-negative": "a size below -1 in `view`/`reshape` is read as -1, as NumPy reads it",
+    "mha-heads": "MultiheadAttention raises ValueError where PyTorch's `assert` raises "
+                 "AssertionError (which `python -O` would skip)",
+    "mha-width": "MultiheadAttention of the wrong width: ValueError, not PyTorch's assert",
+    "unfold-fn-rank": "`F.unfold` of a 2-D input: RuntimeError naming the expected ranks; "
+                      "PyTorch's IndexError comes from indexing a dim it lacks",
+    "numpy-requires-grad": "`numpy()` works on a tensor that requires grad (a difference of its own)",
+    "grad-assign-shape": "`.grad` is a plain attribute: a gradient of another shape is "
+                         "accepted and found by the optimizer's shape check at `step`",
+    "grad-assign-type": "`.grad` is a plain attribute: a non-tensor is accepted",
+    "detach-inplace-view": "`detach_()` of a view works (the view becomes a leaf); PyTorch "
+                           "refuses",
+    "index-put-dtype": "`index_put_` casts values of another dtype, as the other in-place "
+                       "writes do; PyTorch requires one dtype",
+}
+
+
+def _error_types(torch, mg):
+    cases = {c[0]: c[1] for c in CASES}
+    for cid in ERROR_TYPE_DIFFERENCES:
+        expected, got = run_case(torch, cases[cid]), run_case(mg, cases[cid])
+        assert expected is not None, f"PyTorch now accepts {cid}"
+        assert got is None or not isinstance(got, builtin_type(expected)), \
+            f"{cid} now raises PyTorch's type: remove it from ERROR_TYPE_DIFFERENCES"
+
+
 DIFFERENCES = [
+    ("Bad input raises PyTorch's exception type, with a few exceptions.",
+     "Shape, index, dtype and value errors are RuntimeError, IndexError or TypeError as in "
+     "PyTorch (minigrad.errors: ShapeError and InvalidValueError are also ValueError, "
+     "IndexRangeError also IndexError, DTypeError also TypeError, so code that caught "
+     "minigrad's former types still works), and messages carry PyTorch's key phrases. "
+     "Differences: " + "; ".join(f"{k}: {v}" for k, v in ERROR_TYPE_DIFFERENCES.items()) + ".",
+     _error_types),
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
      "loss with NaN (PyTorch gives NaN).", _softmax_all_masked),
