@@ -294,6 +294,8 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
 
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of 0 .. n-1."""
+    if n < 0:
+        raise negative_size("randperm", (n,))
     return _make(_rng(generator).permutation(int(n)), resolve(dtype, int64), requires_grad,
                  device, "randperm")
 

@@ -247,6 +247,9 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
 
     def retain_grad(self):
         """Keep `.grad` on this non-leaf tensor after backward (a leaf keeps it anyway)."""
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad: can't retain_grad on Tensor that has "
+                               "requires_grad=False")
         if self.grad_fn is not None and not self.retains_grad:
             self.grad_fn.pre_hooks += (RetainGrad(self),)
 

@@ -11,7 +11,7 @@ from ..autograd.function import Function
 from ..kernels import reference as _ref
 from ..kernels.checks import FLOATS
 from ._util import Pointwise
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, InvalidValueError, ShapeError, broadcast_error
 
 
 def _kernel(a):
@@ -284,9 +284,15 @@ class Gelu(Function):
 class Clamp(Function):
     @staticmethod
     def forward(ctx, a, min=None, max=None):
+        if min is None and max is None:
+            raise InvalidValueError("clamp: At least one of 'min' or 'max' must not be None")
         ctx.save_for_backward(a)
         ctx.bounds = (min, max)
-        return np.clip(a, min, max)
+        try:
+            return np.clip(a, min, max)
+        except ValueError:
+            bounds = [np.shape(b) for b in (min, max) if b is not None]
+            raise broadcast_error("clamp", a.shape, *bounds) from None
 
     @staticmethod
     def backward(ctx, g):
