@@ -750,6 +750,9 @@ ERROR_TYPE_DIFFERENCES = {
                            "refuses",
     "index-put-dtype": "`index_put_` casts values of another dtype, as the other in-place "
                        "writes do; PyTorch requires one dtype",
+    "index-select-2d": "`index_select` with an index of more than one dim raises ValueError "
+                       "(PyTorch: IndexError), as minigrad always has",
+    "param-int": "`nn.Parameter` of integer data makes it float32 (PyTorch: RuntimeError)",
 }
 
 
