@@ -74,7 +74,7 @@ def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, t
         raise ShapeError(f"attention: queries of shape {q.shape} and keys of shape {k.shape} "
                          f"differ in their last dim")
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"attention: {k.shape[-2]} keys but {v.shape[-2]} values "
+        raise ShapeError(f"attention: {k.shape[-2]} keys but {v.shape[-2]} values "
                          f"(shapes {k.shape} and {v.shape})")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     q = q * scale  # scaling q is cheaper than scaling the L x S scores

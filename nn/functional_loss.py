@@ -301,7 +301,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     from minigrad.functional import stack
     softplus_neg = stack([zeros_like(input), -input]).logsumexp(0)
     if pos_weight is not None and not _broadcasts_to(np.shape(_array_of(pos_weight)), input.shape):
-        raise ValueError(f"binary_cross_entropy_with_logits: pos_weight of shape "
+        raise ShapeError(f"binary_cross_entropy_with_logits: pos_weight of shape "
                          f"{np.shape(_array_of(pos_weight))} does not broadcast to the input's "
                          f"shape {input.shape}")
     coef = 1 if pos_weight is None else (pos_weight - 1) * target + 1

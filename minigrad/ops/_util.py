@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..errors import ShapeError
 
 
 class Pointwise(Function):
@@ -43,7 +44,8 @@ def normalize_dims(dim, ndim: int, op: str):
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
     out = tuple(sorted({normalize_dim(d, ndim, op) for d in dims}))
     if len(out) != len(dims):
-        raise ValueError(f"{op}: dim {dim} names the same dimension twice")
+        raise ShapeError(f"{op}: dim {dim} names the same dimension twice (a dim appears "
+                         f"multiple times in the list of dims)")
     return out if ndim else ()  # a 0-d tensor accepts dim 0 or -1, as in PyTorch
 
 
