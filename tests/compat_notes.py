@@ -1340,8 +1340,6 @@ SWEEP_GAPS = [
      "1 or -1."),
     (("Tensor.transpose", "Tensor.gather"), _ALL, ("0-d",), "raises",
      "`transpose(0, -1)` and `gather` of a 0-d tensor raise; PyTorch accepts dims 0 and -1."),
-    (("Tensor.t",), _ALL, ("3-d permuted",), "no error",
-     "`t()` of a tensor with more than 2 dims reverses them all; PyTorch refuses."),
     (("Tensor.permute", "Tensor.repeat"), _ALL, ("0-d",), "no error",
      "`permute()` and `repeat()` with no dims accept a 0-d tensor; PyTorch asks for dims."),
     (("Tensor.softmax", "Tensor.log_softmax", "special.softmax"), ("bool",) + _INTS,
