@@ -97,8 +97,8 @@ class Heaviside(Function):
 
     @staticmethod
     def backward(ctx, g):
-        raise RuntimeError("the derivative for 'heaviside' is not implemented (as in PyTorch: "
-                           "the step function has none)")
+        raise NotImplementedError("the derivative for 'heaviside' is not implemented (as in "
+                                  "PyTorch: the step function has none)")
 
 
 def heaviside(input, values):
