@@ -72,7 +72,8 @@ def broadcast_error(name, *shapes):
         detail = size_mismatch(so_far, s)
         if detail:
             break
-        so_far = tuple(y if x == 1 else x for x, y in zip((1,) * (len(s) - len(so_far)) + so_far,
-                                                  (1,) * (len(so_far) - len(s)) + s))
+        n = max(len(s), len(so_far))
+        padded = ((1,) * (n - len(so_far)) + so_far, (1,) * (n - len(s)) + s)
+        so_far = tuple(y if x == 1 else x for x, y in zip(*padded))
     return ShapeError(f"{name}: shapes {listed} cannot be broadcast together"
                       + (f". {detail}" if detail else ""))
