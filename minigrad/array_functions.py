@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import ShapeError
 from .tensor import Tensor, array_of
 from .ops.shape import normalize_dim
 
@@ -31,7 +32,7 @@ def take_along_dim(input, indices, dim=None):
         shape = np.broadcast_shapes(input.shape[:d] + input.shape[d + 1:],
                                     index.shape[:d] + index.shape[d + 1:])
     except ValueError:
-        raise ValueError(f"take_along_dim: shapes {input.shape} and {index.shape} cannot be "
+        raise ShapeError(f"take_along_dim: shapes {input.shape} and {index.shape} cannot be "
                          f"broadcast together outside dim {d}") from None
     x = input.expand(shape[:d] + (input.shape[d],) + shape[d:])
     return x.gather(d, np.broadcast_to(index, shape[:d] + (index.shape[d],) + shape[d:]))

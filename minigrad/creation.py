@@ -17,6 +17,8 @@ from .platform.layout import factory_keywords
 from .platform.memory_format import check_memory_format
 from .dtypes import (bool_, complex_of, float16, float32, float64, get_default_dtype, int32,  # noqa: F401
                      int64, long, promote_types, resolve, uint8)
+from .errors import DTypeNotImplementedError, InvalidValueError, negative_size
+from .linalg_checks import torch_dtype_name
 from .random import generator as _rng
 from .tensor import Tensor
 
@@ -31,7 +33,7 @@ def _shape(size, op):
         raise TypeError(f"{op}: size must be ints or one tuple of ints, got "
                         f"{tuple(size)!r}") from None
     if any(n < 0 for n in shape):
-        raise ValueError(f"{op}: negative dimension in size {shape}")
+        raise negative_size(op, shape)
     return shape
 
 
@@ -86,6 +88,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     if isinstance(data, Tensor):
         data = data._array
     arr = np.array(data, dtype=None if dtype is None else resolve(dtype))
+    if arr.dtype.kind in "USO":
+        raise TypeError(f"tensor: invalid data type '{type(data).__name__}' (got {arr.dtype})")
     if dtype is None and arr.dtype in _PYTHON_NUMBERS and not isinstance(data, np.ndarray):
         # NumPy made float64 of Python floats, which take the default float dtype here
         arr = arr.astype(_inferred_dtype(data))
@@ -193,7 +197,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if end is None:
         start, end = 0, start
     if step == 0:
-        raise ValueError("arange: step must be nonzero")
+        raise InvalidValueError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise InvalidValueError(f"arange: start {start}, end {end} and step {step}: upper bound "
+                                f"and lower bound inconsistent with step sign")
     floats = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
     dtype = resolve(dtype, None if floats else int64)
     # computed in float64 then rounded, so float32 results match PyTorch's
@@ -205,7 +212,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """`steps` evenly spaced values from start to end, both included."""
     if not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
+        raise InvalidValueError(f"linspace: steps must be a non-negative int, got {steps!r} "
+                                f"(number of steps must be non-negative)")
     return _make(np.linspace(_number(start), _number(end), steps), resolve(dtype),
                  requires_grad, device, "linspace")
 
@@ -213,12 +221,17 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 @factory_keywords
 def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
     """base ** linspace(start, end, steps)."""
+    if not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise InvalidValueError(f"logspace: steps must be a non-negative int, got {steps!r} "
+                                f"(number of steps must be non-negative)")
     return _make(np.power(base, np.linspace(_number(start), _number(end), steps)),
                  resolve(dtype), requires_grad, device, "logspace")
 
 
 @factory_keywords
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    if n < 0 or (m is not None and m < 0):
+        raise InvalidValueError(f"eye: n must be greater or equal to 0, got {n if n < 0 else m}")
     return _make(np.eye(n, m, dtype=resolve(dtype)), None, requires_grad, device, "eye")
 
 
@@ -227,15 +240,24 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 @factory_keywords
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
-    return _make(_rng(generator).standard_normal(_shape(size, "randn")), resolve(dtype),
-                 requires_grad, device, "randn")
+    return _make(_rng(generator).standard_normal(_shape(size, "randn")),
+                 _float_dtype("randn", resolve(dtype)), requires_grad, device, "randn")
 
 
 @factory_keywords
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1)."""
-    return _make(_rng(generator).random(_shape(size, "rand")), resolve(dtype), requires_grad,
-                 device, "rand")
+    return _make(_rng(generator).random(_shape(size, "rand")),
+                 _float_dtype("rand", resolve(dtype)), requires_grad, device, "rand")
+
+
+def _float_dtype(op, dtype):
+    """`dtype`, which must be a floating-point one: random draws have no integer kernel."""
+    if dtype.kind not in "fc":
+        raise DTypeNotImplementedError(f"{op}: needs a floating-point dtype, got {dtype} (pass "
+                                       f"dtype=): not implemented for "
+                                       f"'{torch_dtype_name(dtype)}'")
+    return dtype
 
 
 def _is_int(x):
@@ -281,7 +303,7 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
         raise TypeError(f"randint: low and high must be ints, got {low!r} and {high!r}")
     low, high = int(low), int(high)
     if high <= low:
-        raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
+        raise InvalidValueError(f"randint: high ({high}) must be greater than low ({low})")
     shape = _shape((size,), "randint")
     return _make(_rng(generator).integers(low, high, size=shape), resolve(dtype, int64),
                  requires_grad, device, "randint")
@@ -290,15 +312,15 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
 @factory_keywords
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of 0 .. n-1."""
+    if n < 0:
+        raise negative_size("randperm", (n,))
     return _make(_rng(generator).permutation(int(n)), resolve(dtype, int64), requires_grad,
                  device, "randperm")
 
 
 def _random_like(op, draw, t, dtype, device, requires_grad, generator=None, memory_format=None):
     check_memory_format(memory_format, op, t.ndim)
-    dtype = resolve(dtype, t.dtype)
-    if dtype.type not in (float16, float32, float64):
-        raise TypeError(f"{op}: needs a floating-point dtype, got {dtype} (pass dtype=)")
+    dtype = _float_dtype(op, resolve(dtype, t.dtype))
     return _make(draw(_rng(generator), t.shape).astype(dtype), None, requires_grad, device, op)
 
 

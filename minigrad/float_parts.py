@@ -16,6 +16,7 @@ import numpy as np
 
 from .autograd import function
 from .autograd.function import Function
+from .errors import broadcast_error
 from .graph_rules import constant, rule
 from .jvp_rules import jvp_rule
 from .linalg_checks import torch_dtype_name
@@ -96,8 +97,8 @@ class Heaviside(Function):
 
     @staticmethod
     def backward(ctx, g):
-        raise RuntimeError("the derivative for 'heaviside' is not implemented (as in PyTorch: "
-                           "the step function has none)")
+        raise NotImplementedError("the derivative for 'heaviside' is not implemented (as in "
+                                  "PyTorch: the step function has none)")
 
 
 def heaviside(input, values):
@@ -111,8 +112,7 @@ def heaviside(input, values):
     try:
         np.broadcast_shapes(a.shape, v.shape)
     except ValueError:
-        raise RuntimeError(f"heaviside: shapes {a.shape} and {v.shape} cannot be broadcast "
-                           f"together") from None
+        raise broadcast_error("heaviside", a.shape, v.shape) from None
     return Heaviside.apply(input, values if isinstance(values, function.Tensor) else _wrap(v))
 
 
@@ -162,6 +162,10 @@ def nextafter(input, other):
                                   f"'{torch_dtype_name(dtype)}'")
     to = [x.to(dtype) if isinstance(x, function.Tensor) else _wrap(np.asarray(x, dtype))
           for x in (input, other)]
+    try:
+        np.broadcast_shapes(to[0].shape, to[1].shape)
+    except ValueError:
+        raise broadcast_error("nextafter", to[0].shape, to[1].shape) from None
     return NextAfter.apply(*to)
 
 

@@ -6,6 +6,7 @@ import inspect
 import numpy as np
 
 from . import dtypes, ops
+from .errors import DTypeError, InvalidValueError, broadcast_error
 from .random import next_seed
 from .tensor import Tensor, array_of
 from .tensor_operators import as_dtype, binary
@@ -53,12 +54,12 @@ def where(condition, input=None, other=None):
                         "nonzero(condition, as_tuple=True))")
     cond = np.asarray(array_of(condition))
     if cond.dtype != np.bool_:
-        raise TypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
+        raise DTypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
     try:
         np.broadcast_shapes(cond.shape, np.shape(array_of(input)), np.shape(array_of(other)))
     except ValueError:
-        raise ValueError(f"where: shapes {cond.shape}, {np.shape(array_of(input))} and "
-                         f"{np.shape(array_of(other))} cannot be broadcast together") from None
+        raise broadcast_error("where", cond.shape, np.shape(array_of(input)),
+                              np.shape(array_of(other))) from None
     cond = condition if isinstance(condition, Tensor) else cond  # a tensor's changes are seen
     return ops.Where.apply(cond, *_promoted_all((input, other), "where"))
 
@@ -92,8 +93,9 @@ def one_hot(indices, num_classes=-1):
         raise TypeError(f"one_hot: indices must be integers, got dtype {idx.dtype}")
     n = int(idx.max()) + 1 if num_classes == -1 else num_classes
     if idx.size and (idx.min() < 0 or idx.max() >= n):
-        raise ValueError(f"one_hot: indices must be in [0, {n}), got values from "
-                         f"{idx.min()} to {idx.max()}")
+        must = "non-negative" if idx.min() < 0 else "smaller than num_classes"
+        raise InvalidValueError(f"one_hot: indices must be in [0, {n}), got values from "
+                                f"{idx.min()} to {idx.max()}: Class values must be {must}.")
     return Tensor._wrap((idx[..., None] == np.arange(n)).astype(np.int64))
 
 

@@ -89,14 +89,14 @@ class Zeta(Function):
     def backward(ctx, g):
         x, q = ctx.saved
         if ctx.needs_input_grad[0]:
-            raise RuntimeError("the derivative for 'zeta' is not implemented.")
+            raise NotImplementedError("the derivative for 'zeta' is not implemented.")
         return None, g * -x * _zeta(x + 1, q)
 
 
 @rule(Zeta)
 def _zeta_rule(ctx, g):
     if ctx.needs_input_grad[0]:
-        raise RuntimeError("the derivative for 'zeta' is not implemented.")
+        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
     x, q = (saved_input(ctx, i, a) for i, a in enumerate(ctx.saved))
     return None, g * -x * Zeta.apply(x + 1, q)
 

@@ -120,7 +120,7 @@ class Gammainc(Function):
     def backward(ctx, g):
         a, x = ctx.saved
         if ctx.needs_input_grad[0]:
-            raise RuntimeError("the derivative for 'igamma: input' is not implemented.")
+            raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
         slope = _slope(a, x).astype(g.dtype, copy=False)
         return None, g * (-slope if ctx.upper else slope)
 
@@ -128,7 +128,7 @@ class Gammainc(Function):
 @rule(Gammainc)
 def _gammainc_rule(ctx, g):
     if ctx.needs_input_grad[0]:
-        raise RuntimeError("the derivative for 'igamma: input' is not implemented.")
+        raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
     a, x = (saved_input(ctx, i, v) for i, v in enumerate(ctx.saved))
     from .gamma_functions import lgamma
     slope = (a * x.log() - x - lgamma(a) - x.log()).exp()

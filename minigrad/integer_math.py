@@ -9,6 +9,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd import function
+from .errors import broadcast_error
 from .linalg_checks import torch_dtype_name
 
 __all__ = ["gcd", "lcm"]
@@ -26,8 +27,7 @@ def _integers(name, fn, input, other):
     try:
         return function.Tensor._wrap(np.asarray(fn(a, b), dtype))
     except ValueError:
-        raise RuntimeError(f"{name}: shapes {a.shape} and {b.shape} cannot be broadcast "
-                           f"together") from None
+        raise broadcast_error(name, a.shape, b.shape) from None
 
 
 def gcd(input, other):

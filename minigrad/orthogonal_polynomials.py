@@ -29,6 +29,7 @@ import numpy as np
 from . import dtypes
 from .autograd import function
 from .error_functions import _no_half
+from .errors import size_mismatch
 
 __all__ = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
            "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
@@ -198,12 +199,7 @@ def _polynomial(name, compute, input, n):
 
 def _mismatch(a, b):
     """PyTorch's broadcasting error, at the first dim (from the right) that differs."""
-    for back in range(1, min(len(a), len(b)) + 1):
-        if a[-back] != b[-back] and 1 not in (a[-back], b[-back]):
-            dim = max(len(a), len(b)) - back
-            return (f"The size of tensor a ({a[-back]}) must match the size of tensor b "
-                    f"({b[-back]}) at non-singleton dimension {dim}")
-    return f"shapes {a} and {b} cannot be broadcast together"
+    return size_mismatch(a, b) or f"shapes {a} and {b} cannot be broadcast together"
 
 
 def _public(name, compute, doc):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dtypes import resolve
+from .errors import InvalidValueError, ShapeError
 from .linalg_checks import torch_dtype_name
 from .random import generator as _rng
 from .tensor import Tensor, array_of
@@ -24,7 +25,7 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     """
     p = np.asarray(array_of(input), dtype=np.float64)
     if p.ndim not in (1, 2):
-        raise ValueError(f"multinomial: input must be 1-D or 2-D, got shape {p.shape}")
+        raise ShapeError(f"multinomial: input must be 1-D or 2-D, got shape {p.shape}")
     rows = p.reshape(1, -1) if p.ndim == 1 else p  # (N, C)
     n = rows.shape[1]
     totals = rows.sum(axis=1)
@@ -36,19 +37,23 @@ def multinomial(input, num_samples, replacement=False, generator=None):
              and _max(totals) < np.inf)
     if not usual:
         if not np.all(np.isfinite(p)) or np.any(p < 0):
-            raise ValueError("multinomial: the weights must be finite and non-negative (found "
-                             "inf, NaN or a negative value)")
+            raise InvalidValueError("multinomial: the weights must be finite and non-negative "
+                                    "(found inf, NaN or a negative value): probability tensor "
+                                    "contains either `inf`, `nan` or element < 0")
         if np.any(totals <= 0):
-            raise ValueError("multinomial: every row needs a positive total weight (a row "
-                             "sums to zero)")
+            raise InvalidValueError("multinomial: every row needs a positive total weight (a row "
+                                    "sums to zero)")
     if not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
-        raise ValueError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
+        raise InvalidValueError(f"multinomial: num_samples must be a positive int, got "
+                                f"{num_samples!r}")
     if not replacement and num_samples > n:
-        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
-                         f"from {n} categories")
+        raise InvalidValueError(f"multinomial: cannot draw {num_samples} samples without "
+                                f"replacement from {n} categories (cannot sample n_sample > "
+                                f"prob_dist.size(-1) samples without replacement)")
     if not replacement and num_samples > 1 and np.any((rows > 0).sum(axis=1) < num_samples):
-        raise ValueError(f"multinomial: a row has fewer than {num_samples} categories of "
-                         f"nonzero weight, so {num_samples} cannot be drawn without replacement")
+        raise InvalidValueError(f"multinomial: a row has fewer than {num_samples} categories "
+                                f"of nonzero weight, so {num_samples} cannot be drawn without "
+                                f"replacement")
     rng = _rng(generator)
     if replacement:
         cdf = np.cumsum(rows, axis=1)
@@ -70,7 +75,7 @@ def bernoulli(input, p=None, generator=None):
     """1 with probability input (or p), else 0, in input's dtype."""
     probs = np.asarray(array_of(input)) if p is None else np.full(np.shape(array_of(input)), p)
     if np.any((probs < 0) | (probs > 1)):
-        raise ValueError("bernoulli: probabilities must be in [0, 1]")
+        raise InvalidValueError("bernoulli: probabilities must be in [0, 1]")
     draw = _rng(generator).random(probs.shape) < probs
     return Tensor._wrap(draw.astype(np.asarray(array_of(input)).dtype))
 
@@ -79,7 +84,7 @@ def normal(mean=0.0, std=1.0, size=None, generator=None, dtype=None):
     """Samples of N(mean, std^2): numbers with `size=`, or tensors of means and/or stds."""
     m, s = np.asarray(array_of(mean)), np.asarray(array_of(std))
     if np.any(s < 0):
-        raise ValueError("normal: std must be non-negative")
+        raise InvalidValueError("normal: std must be non-negative")
     shape = tuple(size) if size is not None else np.broadcast_shapes(m.shape, s.shape)
     like = m if isinstance(mean, Tensor) else s if isinstance(std, Tensor) else None
     dtype = resolve(dtype, like.dtype if like is not None else None)

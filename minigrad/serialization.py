@@ -29,6 +29,7 @@ import zipfile
 import numpy as np
 
 from . import checkpoint_format, safetensors_format, torch_format
+from .errors import MissingDirectoryError
 from .file_errors import FileFormatError, WeightsOnlyError
 from .platform.device import check_device
 
@@ -71,8 +72,9 @@ def atomic_write(path, write, op="save"):
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise FileNotFoundError(f"{op}: cannot write '{path}': directory '{directory}' does "
-                                f"not exist")
+        raise MissingDirectoryError(f"{op}: cannot write '{path}': directory '{directory}' "
+                                    f"does not exist (Parent directory {directory} does not "
+                                    f"exist.)")
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
                                suffix=".tmp")
     try:

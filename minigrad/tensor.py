@@ -17,6 +17,7 @@ from .autograd import gradients
 from .autograd.engine import run_backward
 from .autograd.function import _node_of, register_tensor_class, share_attribute_layout
 from .autograd.hooks import RetainGrad, add_pre_hook
+from .errors import DTypeError, ShapeError
 from .platform.device import check_device
 from .platform.memory_format import check_memory_format
 from .grad_mode import is_grad_enabled
@@ -125,8 +126,9 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
 
     def item(self):
         if self._array.size != 1:
-            raise ValueError(f"item: only a tensor with one element can be converted to a "
-                             f"Python number, this one has shape {self.shape}")
+            raise ShapeError(f"item: only a tensor with one element can be converted to a "
+                             f"Python number, this one has shape {self.shape} (a Tensor with "
+                             f"{self._array.size} elements cannot be converted to Scalar)")
         return self._array.reshape(()).item()
 
     def numpy(self):
@@ -198,7 +200,8 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
             return gradients.backward(self, gradient, retain_graph, create_graph, inputs)
         if not self.requires_grad:
             raise RuntimeError("backward: this tensor does not require grad and has no grad_fn; "
-                               "create its inputs with requires_grad=True")
+                               "create its inputs with requires_grad=True (element 0 of "
+                               "tensors does not require grad and does not have a grad_fn)")
         if gradient is None:
             if self._array.dtype.kind == "c":
                 raise RuntimeError("backward: grad can be implicitly created only for real "
@@ -211,7 +214,7 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
         else:
             g = np.asarray(array_of(gradient), dtype=self.dtype)
             if g.shape != self.shape:
-                raise ValueError(f"backward: gradient has shape {g.shape} but the tensor has "
+                raise ShapeError(f"backward: gradient has shape {g.shape} but the tensor has "
                                  f"shape {self.shape}")
         run_backward(self, g, retain_graph=bool(retain_graph))
 
@@ -245,6 +248,9 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
 
     def retain_grad(self):
         """Keep `.grad` on this non-leaf tensor after backward (a leaf keeps it anyway)."""
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad: can't retain_grad on Tensor that has "
+                               "requires_grad=False")
         if self.grad_fn is not None and not self.retains_grad:
             self.grad_fn.pre_hooks += (RetainGrad(self),)
 
@@ -348,8 +354,8 @@ def _row_of(t, row):
 
 def _check_can_require_grad(op, dtype):
     if dtype.kind not in "fc":
-        raise TypeError(f"{op}: only floating point tensors can require gradients, got dtype "
-                        f"{dtype} (complex ones can too)")
+        raise DTypeError(f"{op}: only floating point tensors can require gradients, got dtype "
+                         f"{dtype} (complex ones can too)")
 
 
 register_tensor_class(Tensor)  # the engine wraps op outputs in it

@@ -11,15 +11,20 @@ import numpy as np
 
 from . import ops
 from . import tensor as _t
+from .errors import negative_size
 from .platform.device import CPU, check_device, parse_to
 from .platform.layout import factory_keywords
 from .dtypes import FLOATING
 
 
-def _size(size):
-    """PyTorch's `*size` arguments, f(2, 3) or f((2, 3)), as a tuple of ints."""
+def _size(size, op=None):
+    """PyTorch's `*size` arguments, f(2, 3) or f((2, 3)), as a tuple of ints; with `op`, the
+    sizes of a new tensor, which must not be negative."""
     size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
-    return tuple(int(n) for n in size)
+    shape = tuple(int(n) for n in size)
+    if op is not None and any(n < 0 for n in shape):
+        raise negative_size(op, shape)
+    return shape
 
 
 class ConversionMethods:
@@ -95,20 +100,24 @@ class ConversionMethods:
 
     @factory_keywords
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new(np.zeros(_size(size)), dtype, device, requires_grad, "new_zeros")
+        op = "new_zeros"
+        return self._new(np.zeros(_size(size, op)), dtype, device, requires_grad, op)
 
     @factory_keywords
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new(np.ones(_size(size)), dtype, device, requires_grad, "new_ones")
+        op = "new_ones"
+        return self._new(np.ones(_size(size, op)), dtype, device, requires_grad, op)
 
     @factory_keywords
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new(np.empty(_size(size)), dtype, device, requires_grad, "new_empty")
+        op = "new_empty"
+        return self._new(np.empty(_size(size, op)), dtype, device, requires_grad, op)
 
     @factory_keywords
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        return self._new(np.full(_size((size,)), fill_value), dtype, device, requires_grad,
-                         "new_full")
+        op = "new_full"
+        return self._new(np.full(_size((size,), op), fill_value), dtype, device, requires_grad,
+                         op)
 
     def __format__(self, spec):
         """format(t, ".4f") formats a one-element tensor's number; other tensors take no spec."""

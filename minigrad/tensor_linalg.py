@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import tensor as _t
+from .errors import ShapeError
 
 
 def _matrix_product(name, ndim, a, b):
     """mm and bmm: matmul restricted to 2-D (or batched 3-D) operands, as in PyTorch."""
     if a.ndim != ndim or np.ndim(_t.array_of(b)) != ndim:
-        raise ValueError(f"{name}: expects two {ndim}-D tensors, got shapes {a.shape} and "
+        raise ShapeError(f"{name}: expects two {ndim}-D tensors, got shapes {a.shape} and "
                          f"{np.shape(_t.array_of(b))}")
     return a @ b
 
@@ -103,11 +104,14 @@ class LinalgMethods:
 
     def dot(self, tensor):
         if self.ndim != 1 or np.ndim(_t.array_of(tensor)) != 1:
-            raise ValueError(f"dot: expects two 1-D tensors, got shapes {self.shape} and "
+            raise ShapeError(f"dot: expects two 1-D tensors, got shapes {self.shape} and "
                              f"{np.shape(_t.array_of(tensor))}")
         return self @ tensor
 
     def outer(self, vec2):
+        if self.ndim != 1 or np.ndim(_t.array_of(vec2)) != 1:
+            raise ShapeError(f"outer: expects two 1-D tensors, got shapes {self.shape} and "
+                             f"{np.shape(_t.array_of(vec2))}")
         return self.reshape(-1, 1) * vec2.reshape(1, -1)
 
     def mv(self, vec):

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dtypes, ops, return_types
 from . import tensor as _t
+from .errors import DTypeError, DTypeNotImplementedError, ShapeError, broadcast_error
 
 
 def _wrap(arr):
@@ -33,9 +34,19 @@ def _logical(fn, name, t, dim, keepdim):
 def _triangle(fn, name, t, diagonal):
     """tril/triu: zero the elements above (below) the given diagonal of the last two dims."""
     if t.ndim < 2:
-        raise ValueError(f"{name}: needs a tensor with at least 2 dims, got shape {t.shape}")
+        raise ShapeError(f"{name}: needs a tensor with at least 2 dims, got shape {t.shape}")
     keep = fn(np.ones(t.shape[-2:], dtype=bool), diagonal)
     return t.masked_fill(~keep, 0)
+
+
+def _pairwise(fn, name, a, b):
+    """`fn` of the two operands' arrays, as a tensor without gradient; shapes that do not
+    broadcast are PyTorch's RuntimeError."""
+    x, y = a._array, _t.array_of(b)
+    try:
+        return _wrap(np.asarray(fn(x, y)))
+    except ValueError:
+        raise broadcast_error(name, np.shape(x), np.shape(y)) from None
 
 
 def _floating(t):
@@ -56,6 +67,10 @@ def _softmax(op, t, dim):
     """Softmax or log-softmax as PyTorch's: a 0-d tensor is one element, and float16 is
     computed in float32 and rounded back (the kernels take float32 and float64)."""
     a = t._array
+    if a.dtype.kind != "f":
+        name = "log_softmax" if op.__name__.startswith("Log") else "softmax"
+        raise DTypeNotImplementedError(f"{name}: not implemented for "
+                                       f"{a.dtype} (a floating-point tensor is needed)")
     if a.ndim == 0:
         return _softmax(op, t.reshape(1), dim).reshape(())
     if a.dtype == np.float16:
@@ -67,8 +82,8 @@ def _float_only(t, op, kinds="f"):
     """Means and variances are defined for float tensors only, as in PyTorch (means for
     complex ones too: `kinds="fc"`)."""
     if t._array.dtype.kind not in kinds:
-        raise TypeError(f"{op}: needs a floating-point tensor, got dtype {t.dtype} (convert "
-                        f"it with .float())")
+        raise DTypeError(f"{op}: needs a floating-point tensor, got dtype {t.dtype} (convert "
+                         f"it with .float())")
     return t
 
 
@@ -78,7 +93,7 @@ def _bitwise(fn, name, a, b):
     are not shifted."""
     dtype = dtypes.computation_dtype((a, b), name)
     if dtype.kind not in ("iu" if "shift" in name else "biu"):
-        raise TypeError(f"{name}: not implemented for {dtype} operands (only integer"
+        raise DTypeNotImplementedError(f"{name}: not implemented for {dtype} operands (only integer"
                         f"{'' if 'shift' in name else ' and bool'} tensors)")
     x, y = (np.asarray(_t.array_of(v)).astype(dtype, copy=False) for v in (a, b))
     try:
@@ -86,8 +101,7 @@ def _bitwise(fn, name, a, b):
     except ValueError as e:
         if "broadcast" not in str(e):
             raise
-        raise ValueError(f"{name}: shapes {x.shape} and {y.shape} cannot be broadcast "
-                         f"together") from None
+        raise broadcast_error(name, x.shape, y.shape) from None
 
 
 def _left_shift(x, n):
@@ -164,14 +178,15 @@ class MathMethods:
     def isinf(self): return _wrap(np.isinf(self._array))
     def isfinite(self): return _wrap(np.isfinite(self._array))
     def logical_not(self): return _wrap(np.logical_not(self._array))
-    def logical_and(self, other): return _wrap(np.logical_and(self._array, _t.array_of(other)))
-    def logical_or(self, other): return _wrap(np.logical_or(self._array, _t.array_of(other)))
-    def logical_xor(self, other): return _wrap(np.logical_xor(self._array, _t.array_of(other)))
+    def logical_and(self, other): return _pairwise(np.logical_and, "logical_and", self, other)
+    def logical_or(self, other): return _pairwise(np.logical_or, "logical_or", self, other)
+    def logical_xor(self, other): return _pairwise(np.logical_xor, "logical_xor", self, other)
     def any(self, dim=None, keepdim=False): return _logical(np.any, "any", self, dim, keepdim)
     def all(self, dim=None, keepdim=False): return _logical(np.all, "all", self, dim, keepdim)
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        return _wrap(np.isclose(self._array, _t.array_of(other), rtol, atol, equal_nan))
+        return _pairwise(lambda a, b: np.isclose(a, b, rtol, atol, equal_nan), "isclose", self,
+                         other)
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return bool(np.allclose(self._array, _t.array_of(other), rtol, atol, equal_nan))
@@ -347,7 +362,10 @@ class MathMethods:
     def masked_select(self, mask):
         """The elements where mask (broadcast to this shape) is True, as a 1-D tensor."""
         m = np.asarray(_t.array_of(mask))
-        shape = np.broadcast_shapes(m.shape, self.shape)
+        try:
+            shape = np.broadcast_shapes(m.shape, self.shape)
+        except ValueError:
+            raise broadcast_error("masked_select", m.shape, self.shape) from None
         x = self if self.shape == shape else self.expand(shape)
         return x[np.broadcast_to(m, shape)]
 

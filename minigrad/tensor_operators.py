@@ -14,6 +14,7 @@ from . import ops
 from . import tensor as _t
 from .autograd.function import _apply_hooks, _node_of
 from .dtypes import computation_dtype
+from .errors import broadcast_error
 
 _PY_NUMBERS = (int, float)
 
@@ -128,8 +129,7 @@ def compare(fn, name, a, b, ordered=False):
 def _raise_if_broadcast(e, name, a, b):
     if "broadcast" in str(e) and name not in str(e)[:20]:
         shapes = np.shape(_t.array_of(a)), np.shape(_t.array_of(b))
-        raise ValueError(f"{name}: shapes {shapes[0]} and {shapes[1]} cannot be broadcast "
-                         f"together") from None
+        raise broadcast_error(name, *shapes) from None
 
 
 def _needs_promotion(a, b, floats=False):

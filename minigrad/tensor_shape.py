@@ -14,6 +14,7 @@ import numpy as np
 
 from . import ops
 from . import tensor as _t
+from .errors import IndexRangeError, InvalidValueError, ShapeError
 from .tensor_convert import _size
 
 
@@ -52,6 +53,10 @@ class ShapeMethods:
         return ops.Permute.apply(self, dims=tuple(dims))
 
     def t(self):
+        if self.ndim > 2:
+            raise ShapeError(f"t: expects a tensor with <= 2 dimensions, got shape {self.shape} "
+                             f"(t() expects a tensor with <= 2 dimensions, but self is "
+                             f"{self.ndim}D)")
         return self.transpose(0, 1) if self.ndim == 2 else self
 
     def unsqueeze(self, dim):
@@ -85,20 +90,22 @@ class ShapeMethods:
         sizes = ([split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
                  if isinstance(split_size, int) else list(split_size))
         if sum(sizes) != n:
-            raise ValueError(f"split: sizes {sizes} do not add up to {n}, the size of dim {d}")
+            raise ShapeError(f"split: sizes {sizes} do not add up to {n}, the size of dim {d}")
         bounds = np.cumsum([0] + sizes)
         pre = (slice(None),) * d
         return tuple(self[pre + (slice(int(a), int(b)),)] for a, b in zip(bounds[:-1], bounds[1:]))
 
     def chunk(self, chunks, dim=0):
         n = self.shape[_normalize_dim(dim, self.ndim, "chunk")]
+        if chunks <= 0:
+            raise InvalidValueError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
         return self.split(-(-n // chunks), dim)
 
     def repeat(self, *sizes, repeats=None):
         """Tile the tensor sizes[i] times along dim i (new leading dims if sizes is longer)."""
         sizes = _size(sizes if repeats is None else (repeats,))
         if len(sizes) < self.ndim:
-            raise ValueError(f"repeat: {len(sizes)} repeat counts for a tensor with "
+            raise ShapeError(f"repeat: {len(sizes)} repeat counts for a tensor with "
                              f"{self.ndim} dims (give at least one per dim)")
         shape = (1,) * (len(sizes) - self.ndim) + self.shape
         x = self.reshape([v for n in shape for v in (1, n)])
@@ -128,8 +135,8 @@ class ShapeMethods:
         d = _dim(dim, self, "narrow")
         start = start + self.shape[d] if start < 0 else start
         if not 0 <= start <= start + length <= self.shape[d]:
-            raise IndexError(f"narrow: start {start} and length {length} do not fit dim {d} "
-                             f"of size {self.shape[d]}")
+            raise IndexRangeError(f"narrow: start {start} and length {length} do not fit dim {d} "
+                                  f"of size {self.shape[d]}")
         return self[(slice(None),) * d + (slice(start, start + length),)]
 
     def flip(self, *dims):
@@ -143,7 +150,7 @@ class ShapeMethods:
             return self.reshape(-1).roll(shifts, 0).reshape(self.shape)
         shifts, dims = np.atleast_1d(shifts), np.atleast_1d(dims)
         if len(shifts) != len(dims):
-            raise ValueError(f"roll: {len(shifts)} shifts for {len(dims)} dims")
+            raise ShapeError(f"roll: {len(shifts)} shifts for {len(dims)} dims")
         x = self
         for s, d in zip(shifts, dims):
             d = _dim(int(d), self, "roll")

@@ -17,6 +17,7 @@ from . import ops
 from . import tensor as _t
 from .autograd.versions import bump_version
 from .autograd.views import adopt_node, rebase_views, view_chain
+from .errors import ShapeError
 from .grad_mode import is_grad_enabled
 
 
@@ -29,7 +30,7 @@ def _source(op, src, shape):
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"{op}: source of shape {src.shape} does not fit a tensor of shape "
+        raise ShapeError(f"{op}: source of shape {src.shape} does not fit a tensor of shape "
                          f"{shape}")
     return src if src.shape == shape else src.expand(shape)
 

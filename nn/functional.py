@@ -19,6 +19,7 @@ from __future__ import annotations
 from minigrad import ops
 from minigrad import functional as _core
 from minigrad.composite import pdist  # re-exported, as in PyTorch
+from minigrad.errors import ShapeError
 from minigrad.functional import one_hot  # re-exported, as in PyTorch
 
 from .functional_activation import _implicit_dim  # shared with softmin
@@ -162,8 +163,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the last len(normalized_shape) dims: biased variance, eps inside the root."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if input.shape[-len(shape):] != shape:
-        raise ValueError(f"layer_norm: input of shape {input.shape} does not end with the "
-                         f"normalized shape {shape}")
+        raise ShapeError(f"layer_norm: input of shape {input.shape} does not end with the "
+                         f"normalized shape {shape}: Given normalized_shape={list(shape)}, "
+                         f"expected input with shape [*, {str(list(shape))[1:-1]}], but got "
+                         f"input of size{list(input.shape)}")
     if bias is None:
         args = (input,) if weight is None else (input, weight)
     elif weight is None:

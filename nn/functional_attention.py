@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from minigrad import ops
+from minigrad.errors import ShapeError
 from minigrad.random import next_seed as _next_seed
 from minigrad.tensor import array_of as _array_of
 
@@ -70,10 +71,10 @@ def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, t
     2018) added to key j and value j when query i looks at them.
     """
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"attention: queries of shape {q.shape} and keys of shape {k.shape} "
+        raise ShapeError(f"attention: queries of shape {q.shape} and keys of shape {k.shape} "
                          f"differ in their last dim")
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"attention: {k.shape[-2]} keys but {v.shape[-2]} values "
+        raise ShapeError(f"attention: {k.shape[-2]} keys but {v.shape[-2]} values "
                          f"(shapes {k.shape} and {v.shape})")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     q = q * scale  # scaling q is cheaper than scaling the L x S scores

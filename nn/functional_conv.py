@@ -8,6 +8,7 @@ accepts); the argument parsing here (ints or tuples, "same"/"valid") is shared w
 """
 from __future__ import annotations
 
+from minigrad.errors import InvalidValueError
 from minigrad.ops.conv import ConvConf, ConvInputGrad, Convolution
 from minigrad.ops.unfold import Fold, Unfold
 from minigrad.ops.windows import out_size
@@ -48,7 +49,7 @@ def conv_padding(padding, kernel, dilation, stride, op):
             raise ValueError(f"{op}: invalid padding string {padding!r}, should be one of "
                              f"{{'valid', 'same'}}")
         if any(s != 1 for s in stride):
-            raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
+            raise InvalidValueError(f"{op}: padding='same' is not supported for strided convolutions")
         return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2)
                      for k, d in zip(kernel, dilation))
     pads = ntuple(padding, nd, "padding", op)

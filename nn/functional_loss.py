@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import ops
+from minigrad.errors import DTypeError, InvalidValueError, ShapeError, size_mismatch
 from minigrad.tensor import Tensor
 from minigrad.tensor import array_of as _array_of
 
@@ -39,8 +40,8 @@ def _class_layout(input, target, op):
         raise ValueError(f"{op}: input must have a class dim, got a 0-d tensor")
     expected = (input.shape[:1] + input.shape[2:]) if input.ndim > 1 else ()
     if not np.issubdtype(tgt.dtype, np.integer) and tgt.dtype != np.bool_:
-        raise TypeError(f"{op}: target must hold class ids (integers) of shape {expected}, got "
-                        f"{tgt.dtype} of shape {tgt.shape}")
+        raise DTypeError(f"{op}: target must hold class ids (integers) of shape {expected}, got "
+                         f"{tgt.dtype} of shape {tgt.shape}")
     if tgt.shape != expected and not (input.ndim == 1 and tgt.shape == (1,)):
         raise ValueError(f"{op}: input of shape {input.shape} and target of shape {tgt.shape} "
                          f"do not match: class ids for this input have shape {expected}")
@@ -65,7 +66,8 @@ def _check_classes(tgt, c, ignore_index, op):
     ids = tgt[tgt != ignore_index]
     if ids.size and (ids.min() < 0 or ids.max() >= c):
         bad = ids.max() if ids.max() >= c else ids.min()
-        raise IndexError(f"{op}: target {bad} is out of range for {c} classes")
+        raise IndexError(f"{op}: target {bad} is out of range for {c} classes (Target {bad} "
+                         f"is out of bounds.)")
 
 
 def _broadcasts_to(shape, target_shape):
@@ -81,10 +83,18 @@ def _reduce(loss, reduction, op):
     return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
 
 
+def _torch_words(a, b):
+    """PyTorch's message for shapes that do not broadcast (it broadcasts those that do, with a
+    warning; minigrad refuses any difference), for scripts that search for it."""
+    words = size_mismatch(a, b)
+    return f". {words}" if words else ""
+
+
 def _same_shape(input, target, op):
     if input.shape != np.shape(_array_of(target)):
-        raise ValueError(f"{op}: input shape {input.shape} and target shape "
-                         f"{np.shape(_array_of(target))} differ")
+        raise ShapeError(f"{op}: input shape {input.shape} and target shape "
+                         f"{np.shape(_array_of(target))} differ"
+                         f"{_torch_words(input.shape, np.shape(_array_of(target)))}")
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -121,7 +131,7 @@ def _weighted_cross_entropy(logits, ids, weight, ignore_index, reduction, eps):
     c = logits.shape[1]
     w = weight if isinstance(weight, Tensor) else Tensor._wrap(np.asarray(weight, logits.dtype))
     if w.shape != (c,):
-        raise ValueError(f"cross_entropy: weight must have one entry per class ({c},), got "
+        raise ShapeError(f"cross_entropy: weight must have one entry per class ({c},), got "
                          f"shape {w.shape}")
     keep = ids != ignore_index
     safe = np.where(keep, ids, 0)
@@ -184,8 +194,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     _no_legacy(size_average, reduce, "mse_loss")
     _check_reduction(reduction, "mse_loss")
     if input.shape != np.shape(_array_of(target)):
-        raise ValueError(f"mse_loss: input shape {input.shape} and target shape "
-                         f"{np.shape(_array_of(target))} differ")
+        raise ShapeError(f"mse_loss: input shape {input.shape} and target shape "
+                         f"{np.shape(_array_of(target))} differ"
+                         f"{_torch_words(input.shape, np.shape(_array_of(target)))}")
     return _weighted_reduce((input - target) ** 2, weight, reduction, "mse_loss")
 
 
@@ -255,9 +266,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     _same_shape(input, target, "binary_cross_entropy")
     p = np.asarray(input._array)
     if p.size and (p.min() < 0 or p.max() > 1):
-        raise ValueError(f"binary_cross_entropy: input must hold probabilities in [0, 1], got "
-                         f"values from {p.min()} to {p.max()} (for logits use "
-                         f"binary_cross_entropy_with_logits)")
+        raise InvalidValueError(f"binary_cross_entropy: all elements of input should be "
+                                f"between 0 and 1, got values from {p.min()} to {p.max()} "
+                                f"(for logits use binary_cross_entropy_with_logits)")
     if not isinstance(target, Tensor):
         target = Tensor._wrap(np.asarray(target, dtype=input.dtype))
     loss = ops.BinaryCrossEntropy.apply(input, target)
@@ -290,7 +301,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     from minigrad.functional import stack
     softplus_neg = stack([zeros_like(input), -input]).logsumexp(0)
     if pos_weight is not None and not _broadcasts_to(np.shape(_array_of(pos_weight)), input.shape):
-        raise ValueError(f"binary_cross_entropy_with_logits: pos_weight of shape "
+        raise ShapeError(f"binary_cross_entropy_with_logits: pos_weight of shape "
                          f"{np.shape(_array_of(pos_weight))} does not broadcast to the input's "
                          f"shape {input.shape}")
     coef = 1 if pos_weight is None else (pos_weight - 1) * target + 1
@@ -314,8 +325,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         raise ValueError(f"kl_div: reduction must be 'mean', 'batchmean', 'sum' or 'none', "
                          f"got {reduction!r}")
     if input.shape != np.shape(_array_of(target)):
-        raise ValueError(f"kl_div: input shape {input.shape} and target shape "
-                         f"{np.shape(_array_of(target))} differ")
+        raise ShapeError(f"kl_div: input shape {input.shape} and target shape "
+                         f"{np.shape(_array_of(target))} differ"
+                         f"{_torch_words(input.shape, np.shape(_array_of(target)))}")
     from minigrad.functional import where
     target = target if isinstance(target, Tensor) else Tensor._wrap(np.asarray(target, input.dtype))
     if log_target:
@@ -335,7 +347,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     first input should rank higher where target is 1, lower where it is -1."""
     _no_legacy(size_average, reduce, "margin_ranking_loss")
     if not (input1.shape == input2.shape == np.shape(_array_of(target))):
-        raise ValueError(f"margin_ranking_loss: input1 {input1.shape}, input2 {input2.shape} "
+        raise ShapeError(f"margin_ranking_loss: input1 {input1.shape}, input2 {input2.shape} "
                          f"and target {np.shape(_array_of(target))} must have one shape")
     loss = (-target * (input1 - input2) + margin).clamp(min=0)
     return _reduce(loss, reduction, "margin_ranking_loss")
@@ -350,7 +362,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     t_shape = np.shape(_array_of(target))
     if input1.shape != input2.shape or input1.ndim not in (1, 2) or \
             t_shape != input1.shape[:-1]:
-        raise ValueError(f"cosine_embedding_loss: input1 {input1.shape} and input2 "
+        raise ShapeError(f"cosine_embedding_loss: input1 {input1.shape} and input2 "
                          f"{input2.shape} must have one shape (N, D) or (D,), and target "
                          f"{t_shape} the shape (N,) or ()")
     from minigrad.functional import where
@@ -375,7 +387,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
     distances to the anchor and to the positive."""
     _no_legacy(size_average, reduce, "triplet_margin_loss")
     if not (anchor.shape == positive.shape == negative.shape):
-        raise ValueError(f"triplet_margin_loss: anchor {anchor.shape}, positive "
+        raise ShapeError(f"triplet_margin_loss: anchor {anchor.shape}, positive "
                          f"{positive.shape} and negative {negative.shape} must have one shape")
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)

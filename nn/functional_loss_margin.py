@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad.errors import IndexRangeError
 from minigrad.grad_mode import is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.tensor import array_of as _array_of
@@ -90,8 +91,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     per_row = ids.shape  # the shape of the unreduced loss
     ids = ids.reshape(rows).astype(np.int64)
     if ids.size and (ids.min() < 0 or ids.max() >= c):
-        raise IndexError(f"multi_margin_loss: target out of range: class ids must be in "
-                         f"[0, {c}), got {ids.min()} to {ids.max()}")
+        raise IndexRangeError(f"multi_margin_loss: target out of range: class ids must be in "
+                              f"[0, {c}), got {ids.min()} to {ids.max()}")
     z = (scores - scores.gather(1, Tensor._wrap(ids[:, None])) + margin).clamp(min=0)
     hinge = z if p == 1 else z * z
     # the target's own class, where z is the margin, does not count

@@ -7,6 +7,7 @@ Inputs are (N, C, L), (N, C, H, W) or (N, C, D, H, W), or the same without the b
 from __future__ import annotations
 
 from minigrad.creation import from_numpy
+from minigrad.errors import ShapeError
 from minigrad.ops.pooling import (AvgPool, MaxPool, SpatialLinear, bins, divisor, max_indices,
                                   pool_conf, window_max)
 from minigrad.ops.windows import out_size
@@ -125,7 +126,7 @@ def _adaptive_avg_pool(input, output_size, nd, op):
     x, lifted = batched(input, nd, op)
     sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * nd
     if len(sizes) != nd:
-        raise ValueError(f"{op}: output_size must be an int or {nd} values, got {output_size}")
+        raise ShapeError(f"{op}: output_size must be an int or {nd} values, got {output_size}")
     out = tuple(n if o is None else int(o) for o, n in zip(sizes, x.shape[2:]))
     if any(o < 0 for o in out):
         raise RuntimeError(f"{op}: output_size {out} must not be negative")

@@ -110,6 +110,11 @@ class Module(module_hooks.HookMethods, module_state.StateHookMethods):
         object.__setattr__(self, name, tensor)
 
     def add_module(self, name, module):
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+        if "." in name or name == "":
+            raise KeyError(f"add_module: module name can't contain \".\" or be empty, got: "
+                           f"{name!r}")
         setattr(self, name, module)
 
     def register_module(self, name, module):

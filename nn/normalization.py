@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.autograd import no_grad
+from minigrad.errors import ShapeError
 from minigrad.tensor import Tensor
 
 from . import functional as F
@@ -116,7 +117,7 @@ class BatchNorm1d(_BatchNorm):
 
     def _check_input_dim(self, x):
         if x.ndim not in (2, 3) or x.shape[1] != self.num_features:
-            raise ValueError(f"BatchNorm1d: expected input (N, {self.num_features}) or "
+            raise ShapeError(f"BatchNorm1d: expected input (N, {self.num_features}) or "
                              f"(N, {self.num_features}, L), got shape {x.shape}")
 
 

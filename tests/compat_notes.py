@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from error_cases import CASES, builtin_type, run_case
 from helpers import square_function
 
 
@@ -810,6 +811,49 @@ DIFFERENCES = [
      "`is_conj()` and `resolve_conj()` answer as PyTorch's for `conj()`'s result), but a write "
      "into the input does not show through it and views taken of it are not flagged. "
      "`resolve_conj()` before reading memory works in both.", _conj_is_computed),
+
+
+# bad inputs of tests/error_cases.py whose exception type is not PyTorch's, and why
+ERROR_TYPE_DIFFERENCES = {
+    "view-noncontiguous": "`view` of a non-contiguous tensor copies (minigrad's reshape and "
+                          "view are one op) instead of raising RuntimeError",
+    "view-negative": "a size below -1 in `view`/`reshape` is read as -1, as NumPy reads it",
+    "mha-heads": "MultiheadAttention raises ValueError where PyTorch's `assert` raises "
+                 "AssertionError (which `python -O` would skip)",
+    "mha-width": "MultiheadAttention of the wrong width: ValueError, not PyTorch's assert",
+    "unfold-fn-rank": "`F.unfold` of a 2-D input: RuntimeError naming the expected ranks; "
+                      "PyTorch's IndexError comes from indexing a dim it lacks",
+    "numpy-requires-grad": "`numpy()` works on a tensor that requires grad (a difference of its own)",
+    "grad-assign-shape": "`.grad` is a plain attribute: a gradient of another shape is "
+                         "accepted and found by the optimizer's shape check at `step`",
+    "grad-assign-type": "`.grad` is a plain attribute: a non-tensor is accepted",
+    "detach-inplace-view": "`detach_()` of a view works (the view becomes a leaf); PyTorch "
+                           "refuses",
+    "index-put-dtype": "`index_put_` casts values of another dtype, as the other in-place "
+                       "writes do; PyTorch requires one dtype",
+    "index-select-2d": "`index_select` with an index of more than one dim raises ValueError "
+                       "(PyTorch: IndexError), as minigrad always has",
+    "param-int": "`nn.Parameter` of integer data makes it float32 (PyTorch: RuntimeError)",
+}
+
+
+def _error_types(torch, mg):
+    cases = {c[0]: c[1] for c in CASES}
+    for cid in ERROR_TYPE_DIFFERENCES:
+        expected, got = run_case(torch, cases[cid]), run_case(mg, cases[cid])
+        assert expected is not None, f"PyTorch now accepts {cid}"
+        assert got is None or not isinstance(got, builtin_type(expected)), \
+            f"{cid} now raises PyTorch's type: remove it from ERROR_TYPE_DIFFERENCES"
+
+
+DIFFERENCES = [
+    ("Bad input raises PyTorch's exception type, with a few exceptions.",
+     "Shape, index, dtype and value errors are RuntimeError, IndexError or TypeError as in "
+     "PyTorch (minigrad.errors: ShapeError and InvalidValueError are also ValueError, "
+     "IndexRangeError also IndexError, DTypeError also TypeError, so code that caught "
+     "minigrad's former types still works), and messages carry PyTorch's key phrases. "
+     "Differences: " + "; ".join(f"{k}: {v}" for k, v in ERROR_TYPE_DIFFERENCES.items()) + ".",
+     _error_types),
     ("Softmax of a row that is all -inf gives zeros, not NaN.",
      "A query whose keys are all masked then attends to nothing instead of poisoning the "
      "loss with NaN (PyTorch gives NaN).", _softmax_all_masked),
@@ -1412,8 +1456,6 @@ SWEEP_GAPS = [
      "1 or -1."),
     (("Tensor.transpose", "Tensor.gather"), _ALL, ("0-d",), "raises",
      "`transpose(0, -1)` and `gather` of a 0-d tensor raise; PyTorch accepts dims 0 and -1."),
-    (("Tensor.t",), _ALL, ("3-d permuted",), "no error",
-     "`t()` of a tensor with more than 2 dims reverses them all; PyTorch refuses."),
     (("Tensor.permute", "Tensor.repeat"), _ALL, ("0-d",), "no error",
      "`permute()` and `repeat()` with no dims accept a 0-d tensor; PyTorch asks for dims."),
     (("Tensor.softmax", "Tensor.log_softmax", "special.softmax"), ("bool",) + _INTS,

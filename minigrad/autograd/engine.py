@@ -93,7 +93,7 @@ def hand_on(grads, queue, node, g):
 
 def _raise_freed(node):
     raise RuntimeError(
-        f"{node.name()}: trying to backward through the graph a second time; its saved "
+        f"{node.name()}: Trying to backward through the graph a second time; its saved "
         f"values were freed by the first backward. Pass retain_graph=True to the first "
         f"backward if you need to backward twice")
 

@@ -143,7 +143,8 @@ def _check_targets(op, x, target):
         raise TypeError(f"{op}: target must hold class ids (integers), got dtype {target.dtype}")
     if target.size and (target.min() < 0 or target.max() >= x.shape[1]):
         bad = target.min() if target.min() < 0 else target.max()
-        raise IndexError(f"{op}: target {bad} is out of range for {x.shape[1]} classes")
+        raise IndexError(f"{op}: target {bad} is out of range for {x.shape[1]} classes "
+                         f"(Target {bad} is out of bounds.)")
     return np.ascontiguousarray(x), target.astype(np.int64, copy=False)
 
 

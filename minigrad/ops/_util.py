@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..errors import ShapeError
 
 
 class Pointwise(Function):
@@ -40,7 +41,8 @@ def normalize_dim(dim: int, ndim: int, op: str) -> int:
     n = max(ndim, 1)
     if not isinstance(dim, (int, np.integer)) or not -n <= dim < n:
         raise IndexError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dims "
-                         f"(expected a value in [{-n}, {n - 1}])")
+                         f"(expected a value in [{-n}, {n - 1}]). Dimension out of range "
+                         f"(expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return int(dim) % n
 
 
@@ -51,7 +53,8 @@ def normalize_dims(dim, ndim: int, op: str):
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
     out = tuple(sorted({normalize_dim(d, ndim, op) for d in dims}))
     if len(out) != len(dims):
-        raise ValueError(f"{op}: dim {dim} names the same dimension twice")
+        raise ShapeError(f"{op}: dim {dim} names the same dimension twice (a dim appears "
+                         f"multiple times in the list of dims)")
     return out if ndim else ()  # a 0-d tensor accepts dim 0 or -1, as in PyTorch
 
 

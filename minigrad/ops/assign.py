@@ -14,6 +14,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..autograd.views import replay
 from ._util import normalize_dim
+from ..errors import DTypeError, IndexRangeError, ShapeError
 
 
 def _sum_to(grad, shape):
@@ -51,7 +52,7 @@ class IndexPut(Function):
         except IndexError as e:
             raise IndexError(f"index_put_: {e} (tensor of shape {a.shape})") from None
         except ValueError:
-            raise ValueError(f"index_put_: values of shape {np.shape(v)} do not broadcast to "
+            raise ShapeError(f"index_put_: values of shape {np.shape(v)} do not broadcast to "
                              f"the {np.shape(a[index])} elements selected in a tensor of shape "
                              f"{a.shape}") from None
         need = ctx.needs_input_grad
@@ -75,20 +76,22 @@ def _scatter_positions(op, a, dim, index, src):
     d = normalize_dim(dim, a.ndim, op)
     index = np.asarray(index)
     if not np.issubdtype(index.dtype, np.integer):
-        raise TypeError(f"{op}: index must be an integer tensor, got dtype {index.dtype}")
+        raise DTypeError(f"{op}: index must be an integer tensor, got dtype {index.dtype}")
     if index.ndim != a.ndim:
-        raise ValueError(f"{op}: index has {index.ndim} dims but the tensor of shape {a.shape} "
+        raise ShapeError(f"{op}: index has {index.ndim} dims but the tensor of shape {a.shape} "
                          f"has {a.ndim}")
     for k in range(a.ndim):
         if k != d and index.shape[k] > a.shape[k]:
-            raise ValueError(f"{op}: index of shape {index.shape} is larger than the tensor of "
+            raise ShapeError(f"{op}: index of shape {index.shape} is larger than the tensor of "
                              f"shape {a.shape} in dim {k}")
         if np.ndim(src) and index.shape[k] > np.shape(src)[k]:
-            raise ValueError(f"{op}: index of shape {index.shape} is larger than src of shape "
+            raise ShapeError(f"{op}: index of shape {index.shape} is larger than src of shape "
                              f"{np.shape(src)} in dim {k}")
     if index.size and (index.min() < 0 or index.max() >= a.shape[d]):
         bad = index.min() if index.min() < 0 else index.max()
-        raise IndexError(f"{op}: index {bad} is out of range for dim {d} of size {a.shape[d]}")
+        raise IndexRangeError(f"{op}: index {bad} is out of range for dim {d} of size "
+                              f"{a.shape[d]} (index {bad} is out of bounds for dimension {d} "
+                              f"with size {a.shape[d]})")
     grids = list(np.indices(index.shape, sparse=True))
     grids[d] = index
     region = tuple(slice(0, n) for n in index.shape)
@@ -144,7 +147,7 @@ class CopySlices(Function):
     def forward(ctx, base, values, chain=()):
         positions = replay(chain, np.arange(base.size).reshape(base.shape))
         if np.shape(values) != positions.shape:
-            raise ValueError(f"copy_slices: values of shape {np.shape(values)} for a view of "
+            raise ShapeError(f"copy_slices: values of shape {np.shape(values)} for a view of "
                              f"shape {positions.shape}")
         out = base.copy()
         out.reshape(-1)[positions] = values

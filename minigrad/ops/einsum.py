@@ -12,6 +12,7 @@ import string
 import numpy as np
 
 from ..autograd.function import Function
+from ..errors import InvalidValueError, ShapeError
 from ._util import conj_slope
 
 
@@ -21,12 +22,12 @@ def parse(equation, ndims):
     lhs, arrow, out = eq.partition("->")
     ins = lhs.split(",")
     if len(ins) != len(ndims):
-        raise ValueError(f"einsum: the equation {equation!r} names {len(ins)} operands but "
-                         f"{len(ndims)} were given")
+        raise InvalidValueError(f"einsum: the equation {equation!r} names {len(ins)} operands but "
+                                f"{len(ndims)} were given")
     for s in ins + [out]:
         bad = set(s.replace("...", "")) - set(string.ascii_letters)
         if bad:
-            raise ValueError(f"einsum: invalid character(s) {sorted(bad)} in {equation!r}")
+            raise InvalidValueError(f"einsum: invalid character(s) {sorted(bad)} in {equation!r}")
     n_ell = [nd - len(s.replace("...", "")) if "..." in s else 0 for s, nd in zip(ins, ndims)]
     free = [c for c in string.ascii_letters if c not in eq]
     ell = "".join(free[:max(n_ell + [0])])
@@ -34,7 +35,7 @@ def parse(equation, ndims):
     for i, (s, nd) in enumerate(zip(ins, ndims)):
         s = s.replace("...", ell[len(ell) - n_ell[i]:] if n_ell[i] else "")
         if len(s) != nd or n_ell[i] < 0:
-            raise ValueError(f"einsum: operand {i} has {nd} dims but {ins[i]!r} in "
+            raise ShapeError(f"einsum: operand {i} has {nd} dims but {ins[i]!r} in "
                              f"{equation!r} names {len(s)}")
         spelled.append(s)
     if not arrow:  # implicit output: broadcast dims, then the indices used once, sorted
@@ -58,7 +59,7 @@ class Einsum(Function):
                                         optimize=len(operands) > 2))
         except ValueError as e:
             shapes = ", ".join(str(s) for s in ctx.shapes)
-            raise ValueError(f"einsum: {equation!r} does not fit operands of shapes {shapes} "
+            raise ShapeError(f"einsum: {equation!r} does not fit operands of shapes {shapes} "
                              f"({e})") from None
 
     @staticmethod

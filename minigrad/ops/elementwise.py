@@ -11,6 +11,7 @@ from ..autograd.function import Function
 from ..kernels import reference as _ref
 from ..kernels.checks import FLOATS
 from ._util import Pointwise, conj_slope
+from ..errors import DTypeError, InvalidValueError, ShapeError, broadcast_error
 
 
 def _kernel(a):
@@ -33,7 +34,10 @@ class _Binary(Function):
     def forward(ctx, a, b):
         if ctx.keeps_operands:
             ctx.save_for_backward(a, b)
-        return ctx.fn(a, b)
+        try:
+            return ctx.fn(a, b)
+        except TypeError as e:  # NumPy refuses the dtypes (bool minus bool): PyTorch's RuntimeError
+            raise DTypeError(f"{getattr(ctx.fn, '__name__', 'op')}: {e}") from None
 
 
 class Add(_Binary):
@@ -135,7 +139,11 @@ class Neg(Function):
     complex_aware = True
     @staticmethod
     def forward(ctx, a):
-        return np.negative(a)
+        try:
+            return np.negative(a)
+        except TypeError:
+            raise DTypeError("neg: Negation, the `-` operator, on a bool tensor is not supported; "
+                             "use ~ or logical_not() to invert a mask") from None
 
     @staticmethod
     def backward(ctx, g):
@@ -293,9 +301,15 @@ class Gelu(Function):
 class Clamp(Function):
     @staticmethod
     def forward(ctx, a, min=None, max=None):
+        if min is None and max is None:
+            raise InvalidValueError("clamp: At least one of 'min' or 'max' must not be None")
         ctx.save_for_backward(a)
         ctx.bounds = (min, max)
-        return np.clip(a, min, max)
+        try:
+            return np.clip(a, min, max)
+        except ValueError:
+            bounds = [np.shape(b) for b in (min, max) if b is not None]
+            raise broadcast_error("clamp", a.shape, *bounds) from None
 
     @staticmethod
     def backward(ctx, g):
@@ -351,11 +365,12 @@ class MaskedFill(Function):
     @staticmethod
     def forward(ctx, a, mask, value=0.0):
         if np.asarray(mask).dtype.kind != "b":  # bool, the one kind "b" (issubdtype is slower)
-            raise TypeError(f"masked_fill: mask must be a bool tensor, got {np.asarray(mask).dtype}")
+            raise DTypeError(f"masked_fill: mask must be a bool tensor, got "
+                             f"{np.asarray(mask).dtype}")
         try:
             out = _filled(a, mask, np.asarray(value, dtype=a.dtype))
         except ValueError:
-            raise ValueError(f"masked_fill: mask of shape {np.shape(mask)} does not broadcast "
+            raise ShapeError(f"masked_fill: mask of shape {np.shape(mask)} does not broadcast "
                              f"to the tensor's shape {a.shape}") from None
         ctx.save_for_backward(mask)
         return out

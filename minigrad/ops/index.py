@@ -10,6 +10,7 @@ import numpy as np
 from .. import kernels
 from ..autograd.function import Function
 from ._util import normalize_dim
+from ..errors import DTypeError, IndexRangeError, ShapeError
 
 _max, _min = np.maximum.reduce, np.minimum.reduce
 
@@ -86,7 +87,7 @@ def _dim_and_index(a, dim, index, op):
     d = normalize_dim(dim, a.ndim, op)
     index = np.asarray(index)
     if index.dtype == np.bool_ or not np.issubdtype(index.dtype, np.integer):
-        raise TypeError(f"{op}: index must hold integers, got dtype {index.dtype}")
+        raise DTypeError(f"{op}: index must hold integers, got dtype {index.dtype}")
     return d, index
 
 
@@ -94,7 +95,7 @@ def _check_range(index, size, message):
     """Every index in [0, size): unlike Python indexing, PyTorch's gather and index_select
     do not count from the end, so -1 is an error rather than the last element."""
     if index.size and (index.max() >= size or index.min() < 0):
-        raise IndexError(message.format(index.max() if index.max() >= size else index.min()))
+        raise IndexRangeError(message.format(index.max() if index.max() >= size else index.min()))
 
 
 def _along(index, dim, ndim):
@@ -114,14 +115,15 @@ class Gather(Function):
     def forward(ctx, a, dim=0, index=None):
         d, index = _dim_and_index(a, dim, index, "gather")
         if index.ndim != a.ndim:
-            raise ValueError(f"gather: index has {index.ndim} dims but the input of shape "
+            raise ShapeError(f"gather: index has {index.ndim} dims but the input of shape "
                              f"{a.shape} has {a.ndim}")
         too_big = [i for i in range(a.ndim) if i != d and index.shape[i] > a.shape[i]]
         if too_big:
-            raise ValueError(f"gather: index of shape {index.shape} is larger than the input "
+            raise ShapeError(f"gather: index of shape {index.shape} is larger than the input "
                              f"of shape {a.shape} at dim {too_big[0]}")
         _check_range(index, a.shape[d], f"gather: index out of range for dim {d} of size "
-                                        f"{a.shape[d]} (got {{}})")
+                                        f"{a.shape[d]} (got {{0}}): index {{0}} is out of "
+                                        f"bounds for dimension {d} with size {a.shape[d]}")
         ctx.shape, ctx.dim, ctx.index = a.shape, d, index
         return a[_along(index, d, a.ndim)]
 
@@ -173,7 +175,7 @@ class Embedding(Function):
         # the kinds of np.integer, and the ufuncs' reductions without the methods' Python
         # wrappers: this runs for every batch and every sampled token
         if ids.dtype.kind not in "iu":
-            raise TypeError(f"embedding: ids must be integers, got dtype {ids.dtype}")
+            raise DTypeError(f"embedding: ids must be integers, got dtype {ids.dtype}")
         if ids.size:
             top, low = _max(ids, axis=None), _min(ids, axis=None)
             if top >= weight.shape[0] or low < 0:

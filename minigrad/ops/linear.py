@@ -6,6 +6,7 @@ with its own node and temporaries; one node with a hand-derived backward does th
 from __future__ import annotations
 
 from ..autograd.function import Function
+from ..errors import ShapeError
 from .matmul import addmm, mm, mm_and_sum
 
 
@@ -20,10 +21,12 @@ class Linear(Function):
     def forward(ctx, x, weight, bias=None):
         shape, w_shape = x.shape, weight.shape
         if shape[-1] != w_shape[1]:
-            raise ValueError(f"linear: input of shape {shape} has {shape[-1]} features but "
-                             f"the weight of shape {w_shape} expects {w_shape[1]}")
+            raise ShapeError(f"linear: input of shape {shape} has {shape[-1]} features but "
+                             f"the weight of shape {w_shape} expects {w_shape[1]} (mat1 and "
+                             f"mat2 shapes cannot be multiplied ({x.size // max(shape[-1], 1)}x"
+                             f"{shape[-1]} and {w_shape[1]}x{w_shape[0]}))")
         if bias is not None and bias.ndim and bias.shape[-1] not in (1, w_shape[0]):
-            raise ValueError(f"linear: bias of shape {bias.shape} does not fit the "
+            raise ShapeError(f"linear: bias of shape {bias.shape} does not fit the "
                              f"{w_shape[0]} outputs of the weight of shape {w_shape}")
         if x.dtype != weight.dtype or (bias is not None and bias.dtype != x.dtype):
             raise RuntimeError(f"linear: expected input, weight and bias to have the same "

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..errors import DTypeError, ShapeError, size_mismatch
 from ..kernels.products import product, product_add, product_and_sum
 
 
@@ -69,16 +70,30 @@ def _swap(x):
 
 
 def _shape_error(a, b):
-    """The ValueError naming what is wrong with the shapes of a @ b."""
+    """The ShapeError naming what is wrong with the shapes of a @ b."""
     if a.ndim == 0 or b.ndim == 0:
-        return ValueError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
-                          f"and {b.shape}")
+        return ShapeError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
+                          f"and {b.shape} (both arguments to matmul need to be at least 1D)")
     k = b.shape[-2 if b.ndim > 1 else 0]
     if a.shape[-1] != k:
-        return ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: inner "
-                          f"dimensions {a.shape[-1]} and {k} differ")
-    return ValueError(f"matmul: cannot multiply {a.shape} by {b.shape}: batch dimensions "
-                      f"{a.shape[:-2]} and {b.shape[:-2]} do not broadcast")
+        return ShapeError(f"matmul: cannot multiply {a.shape} by {b.shape}: inner "
+                          f"dimensions {a.shape[-1]} and {k} differ{_torch_words(a, b)}")
+    return ShapeError(f"matmul: cannot multiply {a.shape} by {b.shape}: batch dimensions "
+                      f"{a.shape[:-2]} and {b.shape[:-2]} do not broadcast. "
+                      f"{size_mismatch(a.shape[:-2], b.shape[:-2])}")
+
+
+def _torch_words(a, b):
+    """PyTorch's message for inner sizes that differ, which scripts search for: a matrix
+    times a matrix names the operands as the (rows x cols) it multiplies."""
+    if a.ndim == 1 and b.ndim == 1:
+        return (f" (inconsistent tensor size, expected tensor [{a.size}] and src [{b.size}] to "
+                f"have the same number of elements)")
+    if b.ndim == 2:
+        rows = a.size // a.shape[-1] if a.shape[-1] else 0
+        return (f" (mat1 and mat2 shapes cannot be multiplied ({rows}x{a.shape[-1]} and "
+                f"{b.shape[0]}x{b.shape[1]}))")
+    return ""
 
 
 class MatMul(Function):
@@ -89,8 +104,8 @@ class MatMul(Function):
         if a.ndim == 0 or b.ndim == 0:
             raise _shape_error(a, b)
         if a.dtype != b.dtype:  # np.matmul would promote; PyTorch refuses, and so do we
-            raise TypeError(f"matmul: operands have different dtypes {a.dtype} and {b.dtype}; "
-                            f"convert one with .float() or .double()")
+            raise DTypeError(f"matmul: operands have different dtypes {a.dtype} and {b.dtype}; "
+                             f"convert one with .float() or .double()")
         ctx.ndims = (a.ndim, b.ndim)
         # 1-D operands become matrices, as in NumPy, and the added axis is dropped afterwards
         a2 = a[None, :] if a.ndim == 1 else a

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ._util import expand_reduced, normalize_dims
+from ..errors import ShapeError
 
 
 def _saved_with_output(ctx, a, out, keepdim):
@@ -62,7 +63,7 @@ class Amax(Function):
         name = "amax" if cls.sign > 0 else "amin"
         ctx.dims = normalize_dims(dim, a.ndim, name)
         if any(a.shape[d] == 0 for d in ctx.dims) or (a.size == 0 and not ctx.dims):
-            raise ValueError(f"{name}: cannot reduce an empty tensor of shape {a.shape}")
+            raise ShapeError(f"{name}: cannot reduce an empty tensor of shape {a.shape}")
         out = (a.max if cls.sign > 0 else a.min)(axis=ctx.dims, keepdims=True)
         return _saved_with_output(ctx, a, out, keepdim)
 

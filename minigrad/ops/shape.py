@@ -10,6 +10,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ._util import normalize_dim
+from ..errors import ShapeError
 
 
 class Reshape(Function):
@@ -20,12 +21,21 @@ class Reshape(Function):
         try:
             return a.reshape(shape)
         except ValueError:
-            raise ValueError(f"reshape: cannot reshape a tensor of shape {a.shape} "
-                             f"({a.size} elements) into {tuple(shape)}") from None
+            raise ShapeError(f"reshape: cannot reshape a tensor of shape {a.shape} "
+                             f"({a.size} elements) into {tuple(shape)}: "
+                             f"{_reshape_words(shape, a.size)}") from None
 
     @staticmethod
     def backward(ctx, g):
         return g.reshape(ctx.shape)
+
+
+def _reshape_words(shape, size):
+    """PyTorch's message for a reshape that does not fit, which scripts search for."""
+    shape = [int(n) for n in (shape if isinstance(shape, (tuple, list)) else (shape,))]
+    if shape.count(-1) > 1:
+        return "only one dimension can be inferred"
+    return f"shape '{shape}' is invalid for input of size {size}"
 
 
 class Permute(Function):
@@ -44,7 +54,7 @@ class Permute(Function):
         if i != n or len(dims) != n:
             dims = tuple(normalize_dim(d, n, "permute") for d in dims)
             if sorted(dims) != list(range(n)):
-                raise ValueError(f"permute: dims {dims} are not a permutation of the "
+                raise ShapeError(f"permute: dims {dims} are not a permutation of the "
                                  f"{n} dims of a tensor of shape {a.shape}")
             for i, d in enumerate(dims):
                 inverse[d] = i
@@ -66,11 +76,21 @@ class Expand(Function):
         try:
             return np.broadcast_to(a, shape)
         except ValueError:
-            raise ValueError(f"expand: cannot expand shape {a.shape} to {shape}") from None
+            raise ShapeError(f"expand: cannot expand shape {a.shape} to {shape}: "
+                             f"{_expand_words(a.shape, shape)}") from None
 
     @staticmethod
     def backward(ctx, g):
         return g
+
+
+def _expand_words(shape, sizes):
+    """PyTorch's message for the last dim of `shape` that cannot be expanded to `sizes`."""
+    for back in range(1, len(shape) + 1):
+        if shape[-back] not in (1, sizes[-back]):
+            return (f"The expanded size of the tensor ({sizes[-back]}) must match the existing "
+                    f"size ({shape[-back]}) at non-singleton dimension {len(sizes) - back}")
+    return ""
 
 
 def _expanded_shape(shape, sizes):
@@ -78,10 +98,12 @@ def _expanded_shape(shape, sizes):
     (broadcasting's rule), and a new dim has no size to keep, so -1 there is an error."""
     lead = len(sizes) - len(shape)
     if lead < 0:
-        raise ValueError(f"expand: {len(sizes)} sizes {sizes} given for a tensor of shape "
-                         f"{shape}; give at least one per dim")
+        raise ShapeError(f"expand: {len(sizes)} sizes {sizes} given for a tensor of shape "
+                         f"{shape}; give at least one per dim (the number of sizes provided "
+                         f"({len(sizes)}) must be greater or equal to the number of dimensions "
+                         f"in the tensor ({len(shape)}))")
     if -1 in sizes[:lead]:
-        raise ValueError(f"expand: size -1 is not allowed for a new leading dim (expanding "
+        raise ShapeError(f"expand: size -1 is not allowed for a new leading dim (expanding "
                          f"shape {shape} to {sizes})")
     return sizes[:lead] + tuple(n if s == -1 else s for n, s in zip(shape, sizes[lead:]))
 
@@ -93,7 +115,7 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, *arrays, dim=0):
         if not arrays:
-            raise ValueError("cat: expected a non-empty sequence of tensors")
+            raise ShapeError("cat: expected a non-empty sequence of tensors")
         d = normalize_dim(dim, arrays[0].ndim, "cat")
         try:
             out = np.concatenate(arrays, axis=d)
@@ -114,8 +136,9 @@ def _check_cat_shapes(arrays, d):
     for i, x in enumerate(arrays):
         if x.ndim != arrays[0].ndim or any(
                 x.shape[k] != arrays[0].shape[k] for k in range(x.ndim) if k != d):
-            raise ValueError(f"cat: tensor {i} has shape {x.shape}, which does not match "
-                             f"{arrays[0].shape} except in dim {d}")
+            raise ShapeError(f"cat: tensor {i} has shape {x.shape}, which does not match "
+                             f"{arrays[0].shape} except in dim {d}: Sizes of tensors must "
+                             f"match except in dimension {d}")
 
 
 class Stack(Function):
@@ -125,11 +148,12 @@ class Stack(Function):
     @staticmethod
     def forward(ctx, *arrays, dim=0):
         if not arrays:
-            raise ValueError("stack: expected a non-empty sequence of tensors")
+            raise ShapeError("stack: expected a non-empty sequence of tensors")
         for i, x in enumerate(arrays):
             if x.shape != arrays[0].shape:
-                raise ValueError(f"stack: tensor {i} has shape {x.shape} but tensor 0 has "
-                                 f"{arrays[0].shape}; all must be equal")
+                raise ShapeError(f"stack: tensor {i} has shape {x.shape} but tensor 0 has "
+                                 f"{arrays[0].shape}; all must be equal (stack expects each "
+                                 f"tensor to be equal size)")
         ctx.dim = normalize_dim(dim, arrays[0].ndim + 1, "stack")
         return np.stack(arrays, axis=ctx.dim)
 

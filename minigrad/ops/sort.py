@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InvalidValueError
 from ._util import normalize_dim
 
 
@@ -41,7 +42,7 @@ def topk_indices(a, k, dim=-1, largest=True, sorted=True):
     d = normalize_dim(dim, a.ndim, "topk")
     n = a.shape[d] if a.ndim else 1
     if not 0 <= k <= n:
-        raise ValueError(f"topk: k ({k}) must be in [0, {n}], the size of dim {d} of a tensor "
-                         f"of shape {a.shape}")
+        raise InvalidValueError(f"topk: k ({k}) must be in [0, {n}], the size of dim {d} of a "
+                                f"tensor of shape {a.shape} (selected index k out of range)")
     order = sort_indices(a, d, descending=largest)
     return np.take(order, np.arange(k), axis=d) if a.ndim else order

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 
+from ..errors import InvalidValueError
 from .memory_format import check_memory_format
 
 _KNOWN = ("cpu", "cuda", "mps", "xpu", "xla", "meta", "hip", "npu", "ipu")
@@ -31,8 +32,8 @@ class device:
             raise TypeError(f"device: expected a string, an int or a device, got "
                             f"{builtins.type(type).__name__}")
         if type not in _KNOWN:
-            raise ValueError(f"device: unknown device type {type!r} (expected one of "
-                             f"{', '.join(_KNOWN)})")
+            raise InvalidValueError(f"device: unknown device type {type!r} (expected one of "
+                                    f"{', '.join(_KNOWN)})")
         self.type, self.index = type, index
 
     def __eq__(self, other):  # a device never equals a string, as in PyTorch
