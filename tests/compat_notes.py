@@ -804,15 +804,6 @@ def _bag_frequency_scaling(torch, mg):
     assert not np.allclose(grads[0], grads[1])
 
 
-DIFFERENCES = [
-    ("`conj()` computes the conjugate at once.",
-     "PyTorch's `conj()` is a lazy view of the same memory, flagged by `is_conj()`; "
-     "minigrad's is a new tensor with the same values and gradients, flagged too (so "
-     "`is_conj()` and `resolve_conj()` answer as PyTorch's for `conj()`'s result), but a write "
-     "into the input does not show through it and views taken of it are not flagged. "
-     "`resolve_conj()` before reading memory works in both.", _conj_is_computed),
-
-
 # bad inputs of tests/error_cases.py whose exception type is not PyTorch's, and why
 ERROR_TYPE_DIFFERENCES = {
     "view-noncontiguous": "`view` of a non-contiguous tensor copies (minigrad's reshape and "
@@ -847,6 +838,13 @@ def _error_types(torch, mg):
 
 
 DIFFERENCES = [
+    ("`conj()` computes the conjugate at once.",
+     "PyTorch's `conj()` is a lazy view of the same memory, flagged by `is_conj()`; "
+     "minigrad's is a new tensor with the same values and gradients, flagged too (so "
+     "`is_conj()` and `resolve_conj()` answer as PyTorch's for `conj()`'s result), but a write "
+     "into the input does not show through it and views taken of it are not flagged. "
+     "`resolve_conj()` before reading memory works in both.", _conj_is_computed),
+
     ("Bad input raises PyTorch's exception type, with a few exceptions.",
      "Shape, index, dtype and value errors are RuntimeError, IndexError or TypeError as in "
      "PyTorch (minigrad.errors: ShapeError and InvalidValueError are also ValueError, "
