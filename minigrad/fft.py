@@ -15,7 +15,7 @@ import numpy as np
 from . import fft_ops as _ops
 from .dtypes import complex_of as _complex_of, get_default_dtype as _default_float
 from .dtypes import resolve as _resolve
-from .errors import InvalidValueError
+from . import errors as _errors
 from .platform.device import check_device as _check_device
 from .tensor import Tensor as _Tensor
 
@@ -178,8 +178,8 @@ def _norm(op, norm):
     if norm is None:
         return "backward"
     if norm not in _NORMS:
-        raise InvalidValueError(f"{op}: Invalid normalization mode: {norm!r} (expected "
-                                f"\"backward\", \"forward\" or \"ortho\")")
+        raise _errors.InvalidValueError(f"{op}: Invalid normalization mode: {norm!r} (expected "
+                                        f"\"backward\", \"forward\" or \"ortho\")")
     return norm
 
 
