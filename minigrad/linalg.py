@@ -11,6 +11,8 @@ Vandermonde matrix (`linalg_vander.py`) and the cross product (`tensor_products.
 computed by NumPy's LAPACK (or in NumPy) in the input's float dtype, with gradients of every
 order. A matrix a computation cannot handle raises `LinAlgError`, a `RuntimeError`.
 """
+from . import out_arg as _out_arg
+from .out_names import OUT_NAMES as _OUT_NAMES
 from .linalg_checks import LinAlgError
 from .linalg_cond import cond
 from .linalg_det import det, slogdet
@@ -51,3 +53,6 @@ def __getattr__(name):
             f"For a symmetric matrix use linalg.{_COMPLEX_ONLY[name]}, whose results are real; "
             f"for a general one, linalg.svd or numpy.linalg.{name} on t.numpy().")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+# PyTorch's out= on every function here whose PyTorch counterpart takes it (out_arg.py)
+globals().update(_out_arg.accept_out(globals(), _OUT_NAMES['linalg'], 'linalg_'))
