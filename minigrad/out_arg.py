@@ -3,7 +3,8 @@
 
 `torch.add(a, b, out=c)` computes the result as usual, then writes it into `c` and returns `c`:
 
-- an `out` of another shape is resized first (with PyTorch's warning when it had elements);
+- an `out` of another shape is resized first (with PyTorch's warning when it had elements,
+  but for most creation and sampling functions, which resize it silently);
 - the result is cast to `out`'s dtype when PyTorch's `can_cast` allows it (never float into an
   integer type, nor a number into bool), else a RuntimeError names both dtypes; a function with
   a `dtype` argument (the creation functions, `sum`, `cumsum`, ...) computes in `out`'s dtype,
@@ -32,6 +33,8 @@ from .tensor import Tensor
 
 __all__ = ["accept_out"]
 
+_SILENT_RESIZE = {"bernoulli", "empty", "eye", "full", "linspace", "logspace", "multinomial",
+                  "ones", "rand", "randint", "randn", "randperm", "zeros"}
 _COMPLEX_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
@@ -108,21 +111,24 @@ def _call_into(fn, op, takes_dtype, args, kwargs, out):
     if several != isinstance(result, (tuple, list)) or len(values) != len(targets):
         raise TypeError(f"{op}(): out= must be {len(values)} tensor(s) (a tuple for more than "
                         f"one), got {len(targets) if several else 'one tensor'}")
+    # most creation and sampling functions resize their out silently (PyTorch resizes it in
+    # place there rather than through the check that warns; arange and fftfreq do warn)
+    warn = op not in _SILENT_RESIZE
     for target, value in zip(targets, values):
-        _write(op, target, value)
+        _write(op, target, value, warn)
     if not several:
         return out
     return type(result)(*targets) if hasattr(result, "_fields") else type(result)(targets)
 
 
-def _write(op, out, value):
+def _write(op, out, value, warn):
     """Write `value` (a tensor or number) into `out`: resized, cast, version bumped."""
     src = np.asarray(value._array if isinstance(value, Tensor) else value)
     if src.dtype != out.dtype and not dtypes.can_cast(src.dtype, out.dtype):
         raise RuntimeError(f"{op}(): result type {_dtype_name(src.dtype)} can't be cast to the "
                            f"desired output type {_dtype_name(out.dtype)}")
     if out._array.shape != src.shape:
-        if out._array.size:
+        if warn and out._array.size:
             warnings.warn(
                 f"An output with one or more elements was resized since it had shape "
                 f"{list(out._array.shape)}, which does not match the required output shape "

@@ -303,6 +303,24 @@ def _sweep_lines():
     lines += [f"- {text}" for *_, text in SWEEP_DIFFERENCES]
     lines += ["", "Where minigrad does not yet do what PyTorch does:", ""]
     lines += [f"- {text}" for *_, text in SWEEP_GAPS]
+    return lines + _out_lines()
+
+
+def _out_lines():
+    """The page's account of the generated out= comparison (tests/out_arg_table.py)."""
+    from compat_notes import OUT_DIFFERENCES
+    from out_arg_table import LAYOUTS, OUT_DTYPES
+    from minigrad.out_names import OUT_NAMES
+    total = sum(len(v) for v in OUT_NAMES.values())
+    lines = ["", "## out=", "",
+             f"The {total} functions of `torch`, `torch.linalg`, `torch.special`, `torch.fft` "
+             f"and `torch.nn.functional` that take `out=` in PyTorch (read from PyTorch into "
+             f"`minigrad/out_names.py`) take it in minigrad wherever minigrad has the function. "
+             f"`tests/test_out_arg.py` calls each with out= of {len(OUT_DTYPES)} dtypes and "
+             f"{len(LAYOUTS)} layouts (the result's shape, empty, another shape to resize, a "
+             f"non-contiguous view) in both libraries, comparing values, dtypes, the resize "
+             f"warning and errors. Beyond the two differences above (numbered in the list):", ""]
+    lines += [f"- {text}" for *_, text in OUT_DIFFERENCES]
     return lines
 
 
