@@ -15,7 +15,8 @@
 - a function with several results (`max(x, 1)`, `sort`, `linalg.slogdet`, ...) takes a tuple of
   as many tensors and returns them as its named tuple.
 
-A call without `out` goes straight to the function: the wrapper costs one Python call.
+A call without `out` goes straight to the function: the wrapper, written with the function's
+own parameters, costs one plain Python call.
 """
 from __future__ import annotations
 
@@ -60,16 +61,51 @@ def with_out(fn, op):
         signature = None
     takes_dtype = signature is not None and "dtype" in signature.parameters
 
-    @functools.wraps(fn)
-    def function(*args, out=None, **kwargs):
-        if out is None:
-            return fn(*args, **kwargs)
+    def into(args, kwargs, out):
         return _call_into(fn, op, takes_dtype, args, kwargs, out)
 
+    function = _spelled_out(fn, signature, into) if signature is not None else None
+    if function is None:
+        def function(*args, out=None, **kwargs):
+            if out is None:
+                return fn(*args, **kwargs)
+            return into(args, kwargs, out)
+    functools.update_wrapper(function, fn)
     function._writes_out = True
     if signature is not None:
         function.__signature__ = _with_out_parameter(signature)
     return function
+
+
+_P = inspect.Parameter
+
+
+def _spelled_out(fn, signature, into):
+    """The wrapper written with `fn`'s own parameters, `def add(x, other, alpha=1, *,
+    out=None)`, so a call without out costs one plain call (no packing of *args and
+    **kwargs); None for a signature with *args, **kwargs or positional-only parameters."""
+    params = list(signature.parameters.values())
+    if any(p.kind not in (_P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY) for p in params) or \
+            any(p.name in ("fn", "into", "out") for p in params):
+        return None
+    env, header, call, star = {"fn": fn, "into": into}, [], [], False
+    for i, p in enumerate(params):
+        if p.kind is _P.KEYWORD_ONLY and not star:
+            header.append("*")
+            star = True
+        if p.default is _P.empty:
+            header.append(p.name)
+        else:
+            env[f"_default{i}"] = p.default
+            header.append(f"{p.name}=_default{i}")
+        call.append(p.name if p.kind is _P.POSITIONAL_OR_KEYWORD else f"{p.name}={p.name}")
+    names = ", ".join(f"{p.name!r}: {p.name}" for p in params)
+    source = (f"def function({', '.join(header + ([] if star else ['*']) + ['out=None'])}):\n"
+              f"    if out is None:\n"
+              f"        return fn({', '.join(call)})\n"
+              f"    return into((), {{{names}}}, out)\n")
+    exec(source, env)  # noqa: S102 (the source is built from a signature, above)
+    return env["function"]
 
 
 def _with_out_parameter(signature):
