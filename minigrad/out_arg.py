@@ -32,7 +32,7 @@ from .grad_mode import is_grad_enabled
 from .linalg_checks import torch_dtype_name
 from .tensor import Tensor
 
-__all__ = ["accept_out"]
+__all__ = ["accept_out", "with_out"]
 
 _SILENT_RESIZE = {"bernoulli", "empty", "eye", "full", "linspace", "logspace", "multinomial",
                   "ones", "rand", "randint", "randn", "randperm", "zeros"}
@@ -59,6 +59,8 @@ def with_out(fn, op):
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
         signature = None
+    if signature is not None and "out" in signature.parameters:
+        return fn  # it takes out= itself
     takes_dtype = signature is not None and "dtype" in signature.parameters
 
     def into(args, kwargs, out):
