@@ -106,8 +106,14 @@ def _spelled_out(fn, signature, into):
               f"    if out is None:\n"
               f"        return fn({', '.join(call)})\n"
               f"    return into((), {{{names}}}, out)\n")
-    exec(source, env)  # noqa: S102 (the source is built from a signature, above)
+    code = _COMPILED.get(source)
+    if code is None:  # many functions share a parameter list: compile each list once
+        code = _COMPILED[source] = compile(source, f"<out= wrapper {signature}>", "exec")
+    exec(code, env)  # noqa: S102 (the source is built from a signature, above)
     return env["function"]
+
+
+_COMPILED = {}
 
 
 def _with_out_parameter(signature):
