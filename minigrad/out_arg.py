@@ -7,8 +7,8 @@
   but for most creation and sampling functions, which resize it silently);
 - the result is cast to `out`'s dtype when PyTorch's `can_cast` allows it (never float into an
   integer type, nor a number into bool), else a RuntimeError names both dtypes; a function with
-  a `dtype` argument (the creation functions, `sum`, `cumsum`, ...) computes in `out`'s dtype,
-  and one given another `dtype` is an error;
+  a `dtype` argument (the creation functions, `cumsum`, `softmax`, ...) computes in `out`'s
+  dtype, and a creation function given another `dtype` is an error;
 - autograd does not record it: with grad mode on, an input or `out` that requires grad is an
   error, as in PyTorch; the write bumps `out`'s version counter and shows through every view
   of its memory (`out` may itself be a view: the values appear in its base);

@@ -7,7 +7,8 @@ dtype; then it is called with out= of every dtype and of these layouts: the resu
 empty tensor, another shape with elements (resized, with PyTorch's warning), a non-contiguous
 view of a larger base (the values must appear in the base). Two runs agree when both raise, or
 both return their `out` with the same shape, dtype and values (random functions and `empty`:
-shape and dtype) and both warn or neither does. A function with several results gets a tuple of outs.
+shape and dtype) and both warn or neither does. A function with several results gets a
+tuple of outs.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ import numpy as np
 OUT_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
               "float64", "complex64", "complex128")
 LAYOUTS = ("exact", "empty", "resized", "view")
-UNDETERMINED = {"empty", "empty_like", "bernoulli", "normal", "poisson", "rand", "rand_like", "randint", "randint_like",
+UNDETERMINED = {"empty", "empty_like", "bernoulli", "normal", "poisson", "rand", "rand_like",
+                "randint", "randint_like",
           "randn", "randn_like", "randperm", "multinomial", "binomial"}
 
 SIGN_FREE = {"svd"}
@@ -57,7 +59,8 @@ CANDIDATES = (
     (Arr(_SPD), Arr(_SPD)), (Arr(_V),), (Arr(_V), Arr(_V)), (Arr(_X), Arr(_M34)),
     (Arr(_X), Arr(_Y), Arr(_Y)), (Arr(_X), Arr(_Y), 0.5), (Many(_X, _Y),), (Many(_X, _Y), 1),
     (3,), (2, 3), (Arr(_I),), (Arr(_B), 2), (Arr(_B), 1), (Arr(_SPD), 2), (Arr(_X), 2, 1),
-    (4, 3), (Arr(_V), Arr(_V), Arr(_V)), (Arr(_X), Arr(_X > 0.5)), (Arr(_X > 0.5), Arr(_X), Arr(_Y)),
+    (4, 3), (Arr(_V), Arr(_V), Arr(_V)), (Arr(_X), Arr(_X > 0.5)),
+    (Arr(_X > 0.5), Arr(_X), Arr(_Y)),
     (Arr(_C2),), (Arr(_N), Arr(_M)), (Arr(_N), 1), (Arr(_P), Arr(_X), Arr(_M34)),
     (Arr(_B), Arr(_B.transpose(0, 2, 1))), (Arr(_X), (0,)), ((2, 3), 1.5), (0.0, 1.0, 5),
     (Arr(_X), 1, Arr(_COLS)), (Arr(_X), 1, Arr(_COLS[0])),

@@ -76,8 +76,10 @@ def out_names():
 
 def render(table):
     import torch
-    lines = ['"""The functions whose PyTorch counterparts take `out=`, by namespace: generated from',
-             f"PyTorch {torch.__version__.split('+')[0]} by tests/out_names_gen.py (do not edit by hand). "
+    version = torch.__version__.split("+")[0]
+    lines = ['"""The functions whose PyTorch counterparts take `out=`, by namespace: '
+             'generated from',
+             f"PyTorch {version} by tests/out_names_gen.py (do not edit by hand). "
              "`out_arg.accept_out`",
              'gives minigrad\'s functions of these names the keyword."""', "", "OUT_NAMES = {"]
     for key, names in table.items():
