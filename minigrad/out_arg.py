@@ -66,7 +66,11 @@ def with_out(fn, op):
     def into(args, kwargs, out):
         return _call_into(fn, op, takes_dtype, args, kwargs, out)
 
-    function = _spelled_out(fn, signature, into) if signature is not None else None
+    # spelled out only where the signature is the function's own code: a declared one (the
+    # method forms' `__signature__`) may leave out what the code accepts (`axis=` for `dim=`)
+    own = signature is not None and not hasattr(fn, "__signature__") and \
+        not hasattr(fn, "__wrapped__")
+    function = _spelled_out(fn, signature, into) if own else None
     if function is None:
         def function(*args, out=None, **kwargs):
             if out is None:
