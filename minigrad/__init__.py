@@ -10,7 +10,7 @@ Submodules that follow PyTorch's paths (`cuda`, `amp`, `backends`, ...) live in 
 and are reachable under those paths too; the layers above the core (`nn`, `optim`, ...) load
 on first use. The applications (`minigrad.translate`, `minigrad.demos`) are imported by name.
 """
-from . import autograd, kernels, linalg, random
+from . import autograd, kernels, linalg, out_arg, random
 # each op's tensor-level backward rule, registered for create_graph=True
 from . import graph_rules_elementwise, graph_rules_nn, graph_rules_reduce_shape  # noqa: F401
 from ._malloc import tune_malloc
@@ -129,6 +129,7 @@ from .tensor_storage import as_strided
 from .storage import TypedStorage, UntypedStorage
 from . import testing
 
+from .out_names import OUT_NAMES as _OUT_NAMES
 from .version import __version__
 
 __all__ = [
@@ -226,6 +227,9 @@ def _register_pytorch_paths():
 
 
 _register_pytorch_paths()
+
+# PyTorch's out= on every function here whose PyTorch counterpart takes it (out_arg.py)
+globals().update(out_arg.accept_out(globals(), _OUT_NAMES["torch"]))
 
 # The layers above the core, and the optional packages, reachable as attributes the way
 # `torch.optim` and `torch.utils.data` are after `import torch`. They are imported on first

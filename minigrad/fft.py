@@ -12,6 +12,8 @@ their gradients are in fft_ops.py.
 """
 import numpy as np
 
+from . import out_arg as _out_arg
+from .out_names import OUT_NAMES as _OUT_NAMES
 from . import fft_ops as _ops
 from .dtypes import complex_of as _complex_of, get_default_dtype as _default_float
 from .dtypes import resolve as _resolve
@@ -254,3 +256,6 @@ def _shift(input, dim, sign):
         return input
     shifts = tuple(sign * (input.shape[d] // 2) for d in dims)
     return input.roll(shifts, dims)
+
+# PyTorch's out= on every function here whose PyTorch counterpart takes it (out_arg.py)
+globals().update(_out_arg.accept_out(globals(), _OUT_NAMES['fft'], 'fft_'))

@@ -14,6 +14,8 @@ order; complex input (inv, solve, det, slogdet, the norms, svd, svdvals, qr, cho
 eigvalsh, eig, eigvals) has first derivatives in PyTorch's complex convention. A matrix a
 computation cannot handle raises `LinAlgError`, a `RuntimeError`.
 """
+from . import out_arg as _out_arg
+from .out_names import OUT_NAMES as _OUT_NAMES
 from .linalg_checks import LinAlgError
 from .linalg_cond import cond
 from .linalg_det import det, slogdet
@@ -41,3 +43,6 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "di
            "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
            "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
            "vecdot", "vector_norm"]
+
+# PyTorch's out= on every function here whose PyTorch counterpart takes it (out_arg.py)
+globals().update(_out_arg.accept_out(globals(), _OUT_NAMES['linalg'], 'linalg_'))

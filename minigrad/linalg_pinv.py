@@ -103,13 +103,10 @@ def _pinv_jvp(ctx, out, tangents):
             + (eye_n - x @ a) @ tt @ mT(x) @ x).astype(out.dtype, copy=False)
 
 
-def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """The pseudo-inverse (*, n, m) of A (*, m, n): singular values at or below
     max(atol, rtol * s_max) count as 0. `rcond` is the older name of rtol; `hermitian`
     computes it from `eigh` (A symmetric, its lower triangle read)."""
-    if out is not None:
-        raise TypeError("linalg.pinv: out= is not supported (minigrad writes no outputs in "
-                        "place)")
     if rcond is not None:
         if rtol is not None or atol is not None:
             raise RuntimeError("linalg.pinv: rcond cannot be given with atol or rtol")
@@ -128,15 +125,13 @@ def pinverse(input, rcond=1e-15):
     return pinv(input, rtol=rcond)
 
 
-def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None):
     """The number (*) int64 of singular values of A (*, m, n) above max(atol, rtol * s_max)
     (of eigenvalues' absolute values when `hermitian`). `tol` is the older name of atol; A
     is `input`, PyTorch's name for the argument."""
     from .tensor import Tensor
     A = input
     op = "linalg.matrix_rank"
-    if out is not None:
-        raise TypeError(f"{op}: out= is not supported (minigrad writes no outputs in place)")
     if tol is not None:
         if rtol is not None or atol is not None:
             raise RuntimeError(f"{op}: tol cannot be given with atol or rtol")

@@ -80,13 +80,11 @@ def _triangular_solve_jvp(ctx, out, tangents):
     return _substitute(a, np.broadcast_to(rhs, out.shape), ctx.upper, ctx.unit).astype(out.dtype)
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """X with AX = B (left=True) or XA = B, A (*, n, n) triangular (its upper triangle if
     `upper`, else its lower; ones on its diagonal if `unitriangular`) and B (*, n, k) (or
     (*, k, n) for left=False), batch dims broadcast."""
     op = "linalg.solve_triangular"
-    if out is not None:
-        raise TypeError(f"{op}: out= is not supported (minigrad writes no outputs in place)")
     check_square(A._array, op)
     if B.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions.")

@@ -10,6 +10,8 @@ them: their results, like `spherical_bessel_j0`'s, the J, Y and K functions', `a
 the orthogonal polynomials', never require grad (PyTorch defines no derivative for them), where
 `i0` and `i1` are differentiable.
 """
+from . import out_arg as _out_arg
+from .out_names import OUT_NAMES as _OUT_NAMES
 from .airy import airy_ai
 from .autograd import function as _function
 from .bessel import i0, i0e, i1, i1e
@@ -101,3 +103,6 @@ def modified_bessel_i0(input):
 def modified_bessel_i1(input):
     """I1(x), elementwise; the result does not require grad (see the module's docstring)."""
     return _no_grad_values("modified_bessel_i1", i1, input)
+
+# PyTorch's out= on every function here whose PyTorch counterpart takes it (out_arg.py)
+globals().update(_out_arg.accept_out(globals(), _OUT_NAMES['special'], 'special_'))

@@ -36,11 +36,9 @@ def _contracted(dims, a, b):
             [normalize_dim(d, b.ndim, "tensordot") for d in dims_b])
 
 
-def tensordot(a, b, dims=2, out=None):
+def tensordot(a, b, dims=2):
     """The sum over pairs of dims of a and b of their products: for dims=([i..], [j..]), the
     result has a's other dims, then b's; an int n pairs a's last n dims with b's first n."""
-    if out is not None:
-        raise TypeError("tensordot: out= is not supported (minigrad writes no outputs in place)")
     if a.dtype != b.dtype:
         raise RuntimeError(f"both inputs should have same dtype (tensordot of {a.dtype} and "
                            f"{b.dtype})")

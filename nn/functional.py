@@ -16,6 +16,8 @@ every name is at PyTorch's path.
 """
 from __future__ import annotations
 
+from minigrad import out_arg as _out_arg
+from minigrad.out_names import OUT_NAMES as _OUT_NAMES
 from minigrad import ops
 from minigrad import functional as _core
 from minigrad.composite import pdist  # re-exported, as in PyTorch
@@ -189,3 +191,6 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def dropout(input, p=0.5, training=True, inplace=False):
     """Inverted dropout (see `minigrad.dropout`); with inplace=True written into `input`."""
     return _maybe_inplace(input, inplace, "dropout_", lambda x: _core.dropout(x, p, training))
+
+# PyTorch's out= on every function here whose PyTorch counterpart takes it (out_arg.py)
+globals().update(_out_arg.accept_out(globals(), _OUT_NAMES['nn.functional']))

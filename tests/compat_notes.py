@@ -837,6 +837,29 @@ def _error_types(torch, mg):
             f"{cid} now raises PyTorch's type: remove it from ERROR_TYPE_DIFFERENCES"
 
 
+def _out_casts(torch, mg):
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)
+    try:
+        torch.matmul(torch.tensor(a), torch.tensor(b), out=torch.empty(0, dtype=torch.float64))
+        raise AssertionError("PyTorch now casts matmul's result into its out")
+    except RuntimeError as e:
+        assert "Expected out tensor to have dtype float" in str(e)
+    out = mg.empty(0, dtype=mg.float64)
+    assert mg.matmul(mg.tensor(a), mg.tensor(b), out=out) is out and out.dtype == np.float64
+    assert out.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
+def _out_in_every_overload(torch, mg):
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    try:
+        torch.sum(torch.tensor(x), out=torch.empty(()))
+        raise AssertionError("PyTorch's sum(x) now takes out=")
+    except TypeError:
+        pass
+    out = mg.empty(())
+    assert mg.sum(mg.tensor(x), out=out) is out and out.item() == 15.0
+
+
 DIFFERENCES = [
     ("`conj()` computes the conjugate at once.",
      "PyTorch's `conj()` is a lazy view of the same memory, flagged by `is_conj()`; "
@@ -1299,6 +1322,21 @@ DIFFERENCES = [
      "A non-leaf that requires grad (or a leaf, as in PyTorch) cannot be `set_` in grad mode: "
      "PyTorch lets a non-leaf through with a `grad_fn` whose backward fails; do it on "
      "`detach()` or under `no_grad()`.", _set_of_recorded_tensor),
+    ("`out=` takes an out of any dtype the result can be cast to.",
+     "minigrad writes the result into `out` cast by PyTorch's `can_cast` rule (float into "
+     "float64 or complex, never float into an integer type) for every function; PyTorch does "
+     "so for the elementwise ones, but its matrix products, linear algebra, softmax, rounding, "
+     "`argmax`, `nonzero`, the FFTs and others require `out` to have the result's dtype "
+     "exactly ('Expected out tensor to have dtype float, but got double instead'). A program "
+     "that runs on PyTorch computes the same numbers on minigrad. A function with a `dtype` "
+     "argument (the creation functions, `cumsum`, `cumprod`, `softmax`, ...) computes in out's "
+     "dtype, as PyTorch does; `sum`, `mean` and the other reductions take no `dtype` in "
+     "minigrad, so they compute in the input's dtype and cast (a float sum into an integer "
+     "out is refused; PyTorch sums the truncated values).", _out_casts),
+    ("`out=` is taken by every overload of a function that has it.",
+     "`sum(x, out=s)` without a dim, `prod(x, out=p)`, `argsort(x, out=i)`, "
+     "`where(cond, out=...)`: PyTorch has out= on some overloads only and raises TypeError "
+     "for the others.", _out_in_every_overload),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
@@ -1461,4 +1499,25 @@ SWEEP_GAPS = [
      "Softmax of an empty integer tensor raises the dtype error; PyTorch returns it empty."),
     (("Tensor.unique",), _GRAD, _ALL, "gradient",
      "`unique` passes a gradient back to its input; PyTorch has no derivative for it."),
+]
+
+# What the generated out= comparison (tests/out_arg_table.py) finds different from PyTorch
+# beyond the two rules above, by function and out dtype: (names, out dtypes, text).
+# tests/test_out_arg.py fails on a disagreement no entry explains and on an entry that
+# explains nothing.
+OUT_DIFFERENCES = [
+    (("all", "any"), ("uint8",),
+     "`all` and `any` into a uint8 out write 1 where the answer is true; PyTorch 2.13 writes 0."),
+    (("gelu",), ("float32",),
+     "`F.gelu(x, out=v)` with `v` a non-contiguous view writes the values into `v`'s base; "
+     "PyTorch 2.13 leaves the base unchanged."),
+    (("bernoulli", "chain_matmul"), ("bool",) + _INTS,
+     "`bernoulli` and `chain_matmul` refuse a bool or integer out (their float result cannot "
+     "be cast to it); PyTorch writes into it."),
+    (("nansum",), _INTS + ("complex64", "complex128"),
+     "`nansum` into an integer or complex out sums in that dtype; PyTorch's nansum refuses "
+     "them ('not implemented')."),
+    (("cumprod",), ("complex64", "complex128"),
+     "`cumprod` into a complex out raises NotImplementedError (cumprod of complex tensors is "
+     "not supported, see above); PyTorch computes it."),
 ]

@@ -318,6 +318,30 @@ def _sweep_lines():
     lines += [f"- {text}" for *_, text in SWEEP_DIFFERENCES]
     lines += ["", "Where minigrad does not yet do what PyTorch does:", ""]
     lines += [f"- {text}" for *_, text in SWEEP_GAPS]
+    return lines + _out_lines()
+
+
+def _out_lines():
+    """The page's account of the generated out= comparison (tests/out_arg_table.py)."""
+    from compat_notes import OUT_DIFFERENCES
+    from out_arg_table import LAYOUTS, OUT_DTYPES
+    from minigrad.out_names import OUT_NAMES
+    import minigrad
+    from out_arg_table import _function
+    total = sum(len(v) for v in OUT_NAMES.values())
+    have = sum(_function(minigrad, ns, n) is not None for ns, v in OUT_NAMES.items() for n in v)
+    lines = ["", "## out=", "",
+             f"The {total} functions of `torch`, `torch.linalg`, `torch.special`, `torch.fft` "
+             f"and `torch.nn.functional` that take `out=` in PyTorch (read from PyTorch into "
+             f"`minigrad/out_names.py`): minigrad has {have} of them, and each takes it. "
+             f"`tests/test_out_arg.py` calls those of them that one of its generated argument "
+             f"lists fits (at least 300; the rest take out= through the same wrapper) with "
+             f"out= of {len(OUT_DTYPES)} dtypes in "
+             f"{len(LAYOUTS)} layouts (the result's shape, empty, another shape to resize, a "
+             f"non-contiguous view; every pair in the slow run) in both libraries, comparing "
+             f"values, dtypes, the resize warning and errors. Beyond the two differences above "
+             f"(in the numbered list):", ""]
+    lines += [f"- {text}" for *_, text in OUT_DIFFERENCES]
     return lines
 
 
