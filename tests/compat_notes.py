@@ -1329,10 +1329,9 @@ DIFFERENCES = [
      "`argmax`, `nonzero`, the FFTs and others require `out` to have the result's dtype "
      "exactly ('Expected out tensor to have dtype float, but got double instead'). A program "
      "that runs on PyTorch computes the same numbers on minigrad. A function with a `dtype` "
-     "argument (the creation functions, `cumsum`, `cumprod`, `softmax`, ...) computes in out's "
-     "dtype, as PyTorch does; `sum`, `mean` and the other reductions take no `dtype` in "
-     "minigrad, so they compute in the input's dtype and cast (a float sum into an integer "
-     "out is refused; PyTorch sums the truncated values).", _out_casts),
+     "argument (the creation functions, `sum`, `mean`, `cumsum`, `softmax`, ...) computes in "
+     "out's dtype, as PyTorch does (a float sum into an integer out sums the truncated "
+     "values).", _out_casts),
     ("`out=` is taken by every overload of a function that has it.",
      "`sum(x, out=s)` without a dim, `prod(x, out=p)`, `argsort(x, out=i)`, "
      "`where(cond, out=...)`: PyTorch has out= on some overloads only and raises TypeError "

@@ -23,7 +23,7 @@ UNDETERMINED = {"empty", "empty_like", "bernoulli", "normal", "poisson", "rand",
                 "randint", "randint_like",
           "randn", "randn_like", "randperm", "multinomial", "binomial"}
 
-SIGN_FREE = {"svd"}
+SIGN_FREE = {"svd", "eig"}
 
 _rng = np.random.default_rng(5)
 _X = _rng.uniform(0.1, 0.9, (2, 3)).astype(np.float32)         # in every function's domain
@@ -211,7 +211,7 @@ def _is_cast(name, leaves, dts, layout, written):
 
 
 def _close(name, x, y):
-    if name in SIGN_FREE:  # singular vectors: each one's sign is free
+    if name in SIGN_FREE:  # singular vectors and eigenvectors: each one's sign or phase is free
         x, y = np.abs(x), np.abs(y)
     if x.dtype.kind in "fc":
         tol = 1e-2 if x.dtype == np.float16 else 1e-4
