@@ -28,6 +28,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd.versions import bump_version
+from .errors import DTypeError
 from .grad_mode import is_grad_enabled
 from .linalg_checks import torch_dtype_name
 from .tensor import Tensor
@@ -47,8 +48,14 @@ def _dtype_name(dtype):
 def accept_out(namespace, names, prefix=""):
     """{name: the function taking `out=`} for each of `names` that `namespace` (a module's
     globals) holds as a function; `prefix` ("linalg_", ...) makes the op's name in messages."""
-    return {name: with_out(namespace[name], prefix + name) for name in names
-            if inspect.isfunction(namespace.get(name))}
+    made, wrapped = {}, {}
+    for name in names:
+        fn = namespace.get(name)
+        if inspect.isfunction(fn):
+            if id(fn) not in made:  # aliases (asin and arcsin) stay one function
+                made[id(fn)] = with_out(fn, prefix + name)
+            wrapped[name] = made[id(fn)]
+    return wrapped
 
 
 def with_out(fn, op):
@@ -173,8 +180,9 @@ def _write(op, out, value, warn):
     """Write `value` (a tensor or number) into `out`: resized, cast, version bumped."""
     src = np.asarray(value._array if isinstance(value, Tensor) else value)
     if src.dtype != out.dtype and not dtypes.can_cast(src.dtype, out.dtype):
-        raise RuntimeError(f"{op}(): result type {_dtype_name(src.dtype)} can't be cast to the "
-                           f"desired output type {_dtype_name(out.dtype)}")
+        # RuntimeError as PyTorch's elementwise ops raise, TypeError as its cat raises
+        raise DTypeError(f"{op}(): result type {_dtype_name(src.dtype)} can't be cast to the "
+                         f"desired output type {_dtype_name(out.dtype)}")
     if out._array.shape != src.shape:
         if warn and out._array.size:
             warnings.warn(

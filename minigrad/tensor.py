@@ -197,7 +197,7 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
         into the `.grad` of `inputs` only; with `create_graph` the pass is recorded, so the
         gradients can be differentiated again (see `minigrad.autograd.graph_engine`)."""
         if create_graph or inputs is not None:
-            return gradients.backward(self, gradient, retain_graph, create_graph, inputs)
+            return gradients.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
         if not self.requires_grad:
             raise RuntimeError("backward: this tensor does not require grad and has no grad_fn; "
                                "create its inputs with requires_grad=True (element 0 of "

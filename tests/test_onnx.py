@@ -219,12 +219,12 @@ def test_pytorchs_arguments_return_values_and_opsets():
     assert mo.export(model, x, io.BytesIO(), dynamo=False) is None
     session, proto = exported(model, (x,), export_params=False)
     assert not proto.graph.initializer
-    assert [i.name for i in session.get_inputs()] == ["x", "weight", "bias"]  # forward(x)
+    assert [i.name for i in session.get_inputs()] == ["input", "weight", "bias"]  # forward(input)
     got = run(session, x, model.weight, model.bias)
     check(got, model(x))
     session, proto = exported(model, (x,), verify=True, keep_initializers_as_inputs=True,
-                              dynamic_shapes={"x": {0: "rows"}})
-    assert [i.name for i in proto.graph.input] == ["x", "weight", "bias"]
+                              dynamic_shapes={"input": {0: "rows"}})
+    assert [i.name for i in proto.graph.input] == ["input", "weight", "bias"]
     assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "rows"
     with pytest.warns(UserWarning, match="cannot be converted to opset 14.*written in opset 18"):
         program = mo.export(nn.LayerNorm(3), (x,), opset_version=14)
