@@ -1,4 +1,5 @@
 """kernels.layer_norm and its backward: the fused Numba kernel against the NumPy reference."""
+import numba
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -43,6 +44,50 @@ def test_layer_norm_matches_reference(backend, n, d, dtype, affine, seed, transp
     for r, o in zip(want_b, got_b):
         assert o.dtype == dtype and o.shape == r.shape
         np.testing.assert_allclose(o, r, **tol)
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(100, 1500), d=st.sampled_from([1, 7, 16, 33, 128]),
+       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2**31 - 1),
+       parallel=st.booleans())
+def test_layer_norm_backward_in_several_chunks_matches_reference(n, d, dtype, seed, parallel):
+    # enough rows for several partial sums of the weight and bias gradients (ln.sum_chunks)
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((n, d)) * 3 + 1).astype(dtype)
+    w, b, g = (rng.standard_normal(s).astype(dtype) for s in (d, d, (n, d)))
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-9, atol=1e-9)
+    want = ref.layer_norm(x, w, b, 1e-5)
+    for r, o in zip(want, driver.layer_norm_numba(x, w, b, 1e-5, parallel=parallel)):
+        np.testing.assert_allclose(o, r, **tol)
+    got = driver.layer_norm_backward_numba(g, want[1], want[2], w, parallel=parallel)
+    for r, o in zip(ref.layer_norm_backward(g, want[1], want[2], w), got):
+        assert o.dtype == dtype and o.shape == r.shape
+        np.testing.assert_allclose(o, r, rtol=tol["rtol"], atol=tol["atol"] * np.sqrt(n))
+
+
+@pytest.mark.parametrize("n", [5, 300, 1280])
+def test_layer_norm_same_bits_at_any_thread_count(n):
+    # the rows are independent and the weight and bias gradients are summed in chunks cut by
+    # the number of rows alone, each chunk's rows in order: one thread, two, or the serial
+    # twin give the same bits
+    kernels.set_backend("numba")
+    rng = np.random.default_rng(n)
+    x, g = (rng.standard_normal((n, 128)).astype(np.float32) * 2 + 1 for _ in range(2))
+    w, b = (rng.standard_normal(128).astype(np.float32) for _ in range(2))
+    threads = numba.get_num_threads()
+    runs = []
+    try:
+        for t, parallel in ((1, True), (threads, True), (threads, False)):
+            numba.set_num_threads(t)
+            y, xhat, rstd = driver.layer_norm_numba(x, w, b, 1e-5, parallel=parallel)
+            runs.append((y, xhat, rstd) + driver.layer_norm_backward_numba(g, xhat, rstd, w,
+                                                                           parallel=parallel))
+    finally:
+        numba.set_num_threads(threads)
+    for other in runs[1:]:
+        for a, o in zip(runs[0], other):
+            np.testing.assert_array_equal(a, o)
 
 
 @pytest.mark.parametrize("backend", kernels.BACKENDS)

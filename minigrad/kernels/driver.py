@@ -55,7 +55,7 @@ from .crossentropy import _backward_row as _cross_entropy_backward
 from .crossentropy import _forward_row as _cross_entropy_forward
 from .dropout_kernels import (_BLOCK, COPY, DROPOUT, FILL_MASKED, ZERO_MASKED, _dropout_add_rows,
                               _elements)
-from .layernorm import _backward_rows, _forward_rows
+from .layernorm import _backward_rows, _forward_rows, sum_chunks
 from .openblas import gemm_block as _gemm_block
 from .policy import (FASTMATH, HELPER, INLINE, NO_COUNTING, collector_paused, num_threads,
                      twins)
@@ -73,7 +73,7 @@ _UNIT = 64   # shares of elements start at multiples of this (whole cache lines)
 #   LAYER_NORM           a's rows (if RESIDUAL, a + dropout(b), written into e first: the
 #                        post-norm residual connection in one pass over memory, bit for bit the
 #                        separate dropout, add and layer norm) normalised: weight c[0], bias
-#                        d[0], y into e, x_hat into f, rstd into g (N, 1); vec (N,) scratch.
+#                        d[0], y into e, x_hat into f, rstd into g (N, 1).
 #   LAYER_NORM_BACKWARD  gradient a, x_hat b, rstd c, weight d[0]: dx into e; share k's rows
 #                        add their weight and bias gradients into f[2k] and f[2k + 1]. DROP:
 #                        dropout(dx) into g too, each share's as soon as its dx is written
@@ -140,11 +140,9 @@ def _fast_block(fast, op, flags, k, nblk, a, b, c, d, e, f, g, allowed, ints, ve
             for r in range(lo, hi, rows):
                 _softmax_block(c, c, r, r + rows if r + rows < hi else hi)
     elif op == LAYER_NORM:
-        w, bias, eps_ = c[0], d[0], a.dtype.type(eps)
         # (with RESIDUAL, _block passes y (e) as a: it holds a + dropout(b), each row read
-        # before its y is written; vec holds the rows' means between the steps)
-        for r in range(lo, hi, _BLOCK):
-            _forward_rows(a, w, bias, eps_, e, f, g, vec, r, r + _BLOCK if r + _BLOCK < hi else hi)
+        # before its y is written)
+        _forward_rows(a, c[0], d[0], a.dtype.type(eps), e, f, g, lo, hi)
     elif op == LAYER_NORM_BACKWARD:
         _backward_rows(a, b, c, d[0], e, f[2 * k], f[2 * k + 1], lo, hi)
     elif op == CROSS_ENTROPY:
@@ -339,16 +337,17 @@ def _layer_norm(x, s, flags, key, threshold, scale, weight, bias, eps, parallel)
     xhat = np.empty((n, d), x.dtype)
     rstd = np.empty((n, 1), x.dtype)
     _call(parallel, LAYER_NORM, flags, _shares(parallel, -(-n // _BLOCK)), x.dtype,
-          (x, s, w.reshape(1, d), b.reshape(1, d), y, xhat, rstd), vec=np.empty(n),
-          key=key, threshold=threshold, scale=scale, eps=float(eps), fast=not flags)
+          (x, s, w.reshape(1, d), b.reshape(1, d), y, xhat, rstd), key=key,
+          threshold=threshold, scale=scale, eps=float(eps), fast=not flags)
     return y, xhat, rstd
 
 
 def layer_norm_backward_numba(g, xhat, rstd, weight, parallel=True, chunks=None):
     """(dx, dweight, dbias) for g, x_hat (N, D), rstd (N, 1), weight (D,) or None.
 
-    The weight and bias gradients are summed in `chunks` partial sums (by default one per
-    thread when parallel, else one), then added; parallel=False runs in the calling thread."""
+    The weight and bias gradients are summed in `chunks` partial sums of as many shares of
+    the rows (by default .layernorm's sum_chunks(N), whatever the threads), then added in
+    order; parallel=False runs in the calling thread."""
     dx, _, dw, db = _layer_norm_backward(g, xhat, rstd, weight, parallel, chunks, None)
     return dx, dw, db
 
@@ -366,9 +365,7 @@ def _layer_norm_backward(g, xhat, rstd, weight, parallel, chunks, mask):
     g = np.ascontiguousarray(g, dtype=xhat.dtype)
     n, d = g.shape
     w = np.ones(d, g.dtype) if weight is None else np.ascontiguousarray(weight, dtype=g.dtype)
-    if chunks is None:
-        chunks = num_threads() if parallel else 1
-    chunks = max(1, min(chunks, n))
+    chunks = max(1, min(sum_chunks(n) if chunks is None else chunks, n))
     sums = np.zeros((chunks, 2, d), g.dtype)   # each share's weight and bias gradients
     dx = np.empty((n, d), g.dtype)
     arrays = (g, np.ascontiguousarray(xhat), np.ascontiguousarray(rstd), w.reshape(1, d), dx,

@@ -13,6 +13,12 @@ def _flat(t):
     return t if t is None or t.ndim == 1 else t.reshape(-1)  # (a 1-D weight needs no view)
 
 
+def _shaped(a, shape):
+    """a in `shape`: itself if it has it (a view would cost the engine a check of whom its
+    memory belongs to before a leaf can keep it as its gradient)."""
+    return a if a.shape == shape else a.reshape(shape)
+
+
 class LayerNorm(Function):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last `ndims` dims (biased var).
 
@@ -24,22 +30,27 @@ class LayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight=None, bias=None, ndims=1, eps=1e-5):
-        d = math.prod(x.shape[x.ndim - ndims:])  # np.prod would first make an array of the tuple
-        y, xhat, rstd = kernels.layer_norm(x.reshape(-1, d), _flat(weight), _flat(bias), eps)
+        # rows (N, D) as they are when x is 2-D, else a view: a view returned or saved costs
+        # the engine a search for the array it shows (Function.apply)
+        if ndims == 1 and x.ndim == 2:
+            rows = x
+        else:
+            rows = x.reshape(-1, math.prod(x.shape[x.ndim - ndims:]))  # (math.prod: no array)
+        y, xhat, rstd = kernels.layer_norm(rows, _flat(weight), _flat(bias), eps)
         ctx.save_for_backward(xhat, rstd, weight)
         ctx.shapes = (x.shape, None if weight is None else weight.shape)
-        return y.reshape(x.shape)
+        return _shaped(y, x.shape)
 
     @staticmethod
     def backward(ctx, g):
         xhat, rstd, weight = ctx.saved
         x_shape, w_shape = ctx.shapes
-        dx, dw, db = kernels.layer_norm_backward(g.reshape(xhat.shape), xhat, rstd,
-                                                 None if weight is None else weight.reshape(-1))
+        dx, dw, db = kernels.layer_norm_backward(_shaped(g, xhat.shape), xhat, rstd,
+                                                 _flat(weight))
         need = ctx.needs_input_grad
-        gw = dw.reshape(w_shape) if len(need) > 1 and need[1] else None
-        gb = db.reshape(w_shape) if len(need) > 2 and need[2] else None
-        return dx.reshape(x_shape), gw, gb
+        gw = _shaped(dw, w_shape) if len(need) > 1 and need[1] else None
+        gb = _shaped(db, w_shape) if len(need) > 2 and need[2] else None
+        return _shaped(dx, x_shape), gw, gb
 
 
 class DropoutAddLayerNorm(Function):
