@@ -7,7 +7,8 @@ the outputs need become nodes named by module scope as PyTorch names them
 (`Net/Sequential[seq]/Linear[0]/<op>_<n>`, the root module's class name first, then each
 sub-module's class with its attribute name), with the op's output shape as `_output_shapes`
 and its non-tensor arguments in `attr`. Inputs are `input/<forward's parameter name>` and
-outputs `output/output.<i>` ("IO Node"s), parameters and buffers `prim::GetAttr` nodes in
+outputs `output/output.<i>` ("IO Node"s; several results are one tuple,
+`prim::TupleConstruct`, as in PyTorch's trace), parameters and buffers `prim::GetAttr` nodes in
 their module's scope, constants `prim::Constant` nodes."""
 import numpy as np
 from tensorboard.compat.proto.attr_value_pb2 import AttrValue
@@ -142,8 +143,14 @@ def graph(model, input_to_model=None, verbose=False):
     for rec in tracer.records:
         if rec.out in needed:
             builder.add_op(rec)
-    outs = [_node(f"output/output.{i + 1}", "IO Node", [builder.name_of(v, builder.scope(None))],
-                  shape=v.shape) for i, v in enumerate(results)]
+    ends = [builder.name_of(v, builder.scope(None)) for v in results]
+    shapes = [v.shape for v in results]
+    if len(results) > 1:  # several results: one tuple, as PyTorch's trace makes it
+        tuple_node = _node(f"{builder.scope(None)}/TupleConstruct", "prim::TupleConstruct", ends)
+        builder.nodes.append(tuple_node)
+        ends, shapes = [tuple_node.name], [[1]]  # PyTorch's size of a value not a tensor
+    outs = [_node(f"output/output.{i + 1}", "IO Node", [end], shape=shape)
+            for i, (end, shape) in enumerate(zip(ends, shapes))]
     if verbose:
         for n in builder.nodes:
             print(n.name, n.op, list(n.input))
