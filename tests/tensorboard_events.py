@@ -5,6 +5,7 @@ plugin, the plugin's data parsed with that plugin's own proto, and its value dec
 as arrays, images and audio as their bytes); graphs parsed as GraphDefs; the projector's files
 as text."""
 import os
+import re
 
 import numpy as np
 from google.protobuf.json_format import MessageToDict
@@ -94,3 +95,37 @@ def approx_equal(a, b, rtol=1e-6):
     if isinstance(a, float) or isinstance(b, float):
         return bool(np.isclose(a, b, rtol=rtol, atol=1e-12, equal_nan=True))
     return a == b
+
+
+def shape(node):
+    if "_output_shapes" not in node.attr:
+        return None
+    return [d.size for d in node.attr["_output_shapes"].list.shape[0].dim]
+
+
+def scope(name):
+    return name.rpartition("/")[0]
+
+
+def graph_summary(graph_def):
+    """What both libraries' graphs must agree on (node names of ops and values differ: PyTorch
+    names them after its JIT's values, minigrad after its ops)."""
+    nodes = list(graph_def.node)
+    io = [n for n in nodes if n.op == "IO Node"]
+    # minigrad's Dropout in eval mode runs no op (PyTorch's trace keeps an identity
+    # aten::dropout): its scope has no node (tests/compat_notes.py)
+    ops = [n for n in nodes if n.op != "aten::dropout" and n.op not in ("IO Node", "prim::GetAttr", "prim::Constant",
+                                            "prim::ListConstruct") and shape(n) is not None]
+    last = {}  # scope -> its last op's shape, scopes in the order they first appear
+    for n in ops:
+        last[scope(n.name)] = shape(n)
+    # PyTorch's parameter nodes are `<module scope>/<name>/<name>.<k>`, minigrad's
+    # `<module scope>/<name>`
+    params = {re.sub(r"/(\w+)/\1(\.\d+)?$", r"/\1", n.name) for n in nodes
+              if n.op == "prim::GetAttr" and "name" in n.attr["attr"].s.decode()}
+    return {"inputs": [(re.sub(r"\.\d+$", "", n.name), shape(n)) for n in io
+                       if n.name.startswith("input/")],
+            "outputs": [(n.name, scope(n.input[0]), shape(n)) for n in io
+                        if n.name.startswith("output/")],
+            "scopes": list(last), "last_shapes": list(last.values()), "params": sorted(params),
+            "producer": graph_def.versions.producer}

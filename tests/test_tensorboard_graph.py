@@ -5,7 +5,6 @@ with the same output shape, the same parameters in the same scopes, and every ed
 at a node of the graph. The events are read back with
 tensorboard's protobuf reader: the graph, then its run metadata tagged "step1"."""
 import importlib
-import re
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ import pytest
 import minigrad as mg
 
 pytest.importorskip("tensorboard")
-from tensorboard_events import runs  # noqa: E402
+from tensorboard_events import graph_summary as summary, runs  # noqa: E402
 
 # PyTorch's add_graph traces with torch.jit.trace, which warns that it is deprecated
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.trace:DeprecationWarning")
@@ -47,40 +46,6 @@ def models(lib):
 
     return [(Net(), (lib.zeros(2, 1, 4, 4),)),
             (TwoWay(), (lib.tensor([[1, 2, 3]]), lib.ones(1, 3, 4)))]
-
-
-def shape(node):
-    if "_output_shapes" not in node.attr:
-        return None
-    return [d.size for d in node.attr["_output_shapes"].list.shape[0].dim]
-
-
-def scope(name):
-    return name.rpartition("/")[0]
-
-
-def summary(graph_def):
-    """What both libraries' graphs must agree on (node names of ops and values differ: PyTorch
-    names them after its JIT's values, minigrad after its ops)."""
-    nodes = list(graph_def.node)
-    io = [n for n in nodes if n.op == "IO Node"]
-    # minigrad's Dropout in eval mode runs no op (PyTorch's trace keeps an identity
-    # aten::dropout): its scope has no node (tests/compat_notes.py)
-    ops = [n for n in nodes if n.op != "aten::dropout" and n.op not in ("IO Node", "prim::GetAttr", "prim::Constant",
-                                            "prim::ListConstruct") and shape(n) is not None]
-    last = {}  # scope -> its last op's shape, scopes in the order they first appear
-    for n in ops:
-        last[scope(n.name)] = shape(n)
-    # PyTorch's parameter nodes are `<module scope>/<name>/<name>.<k>`, minigrad's
-    # `<module scope>/<name>`
-    params = {re.sub(r"/(\w+)/\1(\.\d+)?$", r"/\1", n.name) for n in nodes
-              if n.op == "prim::GetAttr" and "name" in n.attr["attr"].s.decode()}
-    return {"inputs": [(re.sub(r"\.\d+$", "", n.name), shape(n)) for n in io
-                       if n.name.startswith("input/")],
-            "outputs": [(n.name, scope(n.input[0]), shape(n)) for n in io
-                        if n.name.startswith("output/")],
-            "scopes": list(last), "last_shapes": list(last.values()), "params": sorted(params),
-            "producer": graph_def.versions.producer}
 
 
 @pytest.mark.parametrize("which", [0, 1])
