@@ -163,3 +163,19 @@ def test_embedding_errors(tmp_path, torch):
                 w.add_embedding(lib.zeros(3, 2), metadata=["a"])
             with pytest.raises(AssertionError, match="mat should be 2D"):
                 w.add_embedding(lib.zeros(3), global_step=1)
+
+
+def test_images_and_raw_histograms(tmp_path, torch):
+    rng = np.random.default_rng(3)
+    images = rng.random((3, 1, 4, 5)).astype(np.float32)
+
+    def program(lib, w):
+        w.add_images("batch", lib.tensor(images), 0)
+        w.add_images("nhwc", (images.transpose(0, 2, 3, 1) * 255).astype(np.uint8), 1,
+                     dataformats="NHWC")
+        w.add_histogram_raw("raw", min=0.0, max=3.0, num=6, sum=9.0, sum_squares=19.0,
+                            bucket_limits=[1.0, 2.0, 3.0], bucket_counts=[1, 2, 3], global_step=2)
+        with pytest.raises(ValueError, match=r"len\(bucket_limits\) != len\(bucket_counts\)"):
+            w.add_histogram_raw("bad", 0, 1, 1, 1, 1, [1.0], [1, 2])
+    got = assert_same_logs(tmp_path, torch, program)
+    assert [e[2][0]["plugin"] for e in got["."][1:]] == ["images", "images", "histograms"]

@@ -9,6 +9,7 @@ import time
 from datetime import datetime
 
 from tensorboard.compat.proto.event_pb2 import Event, SessionLog, TaggedRunMetadata
+from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from .curves import custom_scalars, pr_curve, pr_curve_raw
@@ -126,6 +127,16 @@ class SummaryWriter:
         self._get_file_writer().add_summary(histogram(tag, values, bins, max_bins=max_bins),
                                             global_step, walltime)
 
+    def add_histogram_raw(self, tag, min, max, num, sum, sum_squares, bucket_limits,
+                          bucket_counts, global_step=None, walltime=None):
+        """A histogram counted elsewhere: bucket i holds the values up to `bucket_limits[i]`."""
+        if len(bucket_limits) != len(bucket_counts):
+            raise ValueError("len(bucket_limits) != len(bucket_counts), see the document.")
+        self._get_file_writer().add_summary(Summary(value=[Summary.Value(tag=tag, histo=(
+            HistogramProto(min=min, max=max, num=num, sum=sum, sum_squares=sum_squares,
+                           bucket_limit=bucket_limits, bucket=bucket_counts)))]),
+            global_step, walltime)
+
     def add_text(self, tag, text_string, global_step=None, walltime=None):
         """A string (Markdown in TensorBoard's text tab) under `tag/text_summary`."""
         self._get_file_writer().add_summary(text(tag, text_string), global_step, walltime)
@@ -134,6 +145,10 @@ class SummaryWriter:
         """An image: floats in [0, 1] or uint8, laid out as `dataformats` says."""
         self._get_file_writer().add_summary(image(tag, img_tensor, dataformats=dataformats),
                                             global_step, walltime)
+
+    def add_images(self, tag, img_tensor, global_step=None, walltime=None, dataformats="NCHW"):
+        """A batch of images (N, C, H, W by default) side by side, 8 to a row."""
+        self.add_image(tag, img_tensor, global_step, walltime, dataformats=dataformats)
 
     def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
         """A matplotlib figure (or a list of them, side by side) as an image; closes it unless
