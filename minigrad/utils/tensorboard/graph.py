@@ -46,12 +46,8 @@ def _scopes(model):
 
 
 def _values_in(x):
-    from minigrad.onnx.trace import Value
-    if isinstance(x, Value):
-        yield x
-    elif isinstance(x, (tuple, list)):
-        for i in x:
-            yield from _values_in(i)
+    from minigrad.onnx.trace import values_in
+    return values_in(x)
 
 
 def _attributes(rec):
@@ -122,7 +118,7 @@ class _Builder:
 def graph(model, input_to_model=None, verbose=False):
     """(GraphDef, RunMetadata) of one traced forward pass of `model` on `input_to_model`
     (a tensor or a tuple of them), run in eval mode (put back afterwards) as PyTorch does."""
-    from minigrad.onnx.export import _default_names, _named_arrays, _run
+    from minigrad.onnx.export import trace_call
     if not hasattr(model, "named_modules"):
         raise TypeError(f"add_graph: expected a Module, got {type(model).__name__}")
     args = () if input_to_model is None else input_to_model
@@ -130,8 +126,7 @@ def graph(model, input_to_model=None, verbose=False):
     modes = [(m, m.training) for m in model.modules()]
     model.train(False)
     try:
-        tracer, outputs = _run(model, args, {}, _default_names(model, args, {}),
-                               _named_arrays(model))
+        tracer, outputs = trace_call(model, args)
     finally:
         for m, training in modes:
             object.__setattr__(m, "training", training)
