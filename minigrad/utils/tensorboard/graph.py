@@ -121,8 +121,10 @@ def graph(model, input_to_model=None, verbose=False):
     from minigrad.onnx.export import trace_call
     if not hasattr(model, "named_modules"):
         raise TypeError(f"add_graph: expected a Module, got {type(model).__name__}")
+    # a tuple is the arguments; anything else (a list too) is the one argument, as in
+    # torch.jit.trace
     args = () if input_to_model is None else input_to_model
-    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    args = args if isinstance(args, tuple) else (args,)
     modes = [(m, m.training) for m in model.modules()]
     model.train(False)
     try:
