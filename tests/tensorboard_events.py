@@ -2,8 +2,8 @@
 that what minigrad's SummaryWriter wrote can be compared with what PyTorch's wrote for the same
 calls: every event of every run (wall times left out), each summary value with its tag, its
 plugin, the plugin's data parsed with that plugin's own proto, and its value decoded (tensors
-as arrays, images and audio as their bytes); graphs parsed as GraphDefs; the projector's files
-as text."""
+as arrays, images and audio as their bytes); graphs parsed as GraphDefs (`graph_summary`
+keeps what PyTorch's and minigrad's graphs share); the projector's files as bytes."""
 import os
 import re
 
@@ -114,8 +114,9 @@ def graph_summary(graph_def):
     io = [n for n in nodes if n.op == "IO Node"]
     # minigrad's Dropout in eval mode runs no op (PyTorch's trace keeps an identity
     # aten::dropout): its scope has no node (tests/compat_notes.py)
-    ops = [n for n in nodes if n.op != "aten::dropout" and n.op not in ("IO Node", "prim::GetAttr", "prim::Constant",
-                                            "prim::ListConstruct") and shape(n) is not None]
+    skipped = ("IO Node", "prim::GetAttr", "prim::Constant", "prim::ListConstruct",
+               "aten::dropout")
+    ops = [n for n in nodes if n.op not in skipped and shape(n) is not None]
     last = {}  # scope -> its last op's shape, scopes in the order they first appear
     for n in ops:
         last[scope(n.name)] = shape(n)

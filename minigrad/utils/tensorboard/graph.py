@@ -19,6 +19,9 @@ from tensorboard.compat.proto.step_stats_pb2 import DeviceStepStats, StepStats
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.compat.proto.versions_pb2 import VersionDef
 
+from minigrad.onnx.export import trace_call
+from minigrad.onnx.trace import values_in
+
 __all__ = ["graph"]
 
 
@@ -45,20 +48,12 @@ def _scopes(model):
     return scopes
 
 
-def _values_in(x):
-    from minigrad.onnx.trace import values_in
-    return values_in(x)
-
-
 def _attributes(rec):
     """The op's non-tensor arguments, written as PyTorch writes a JIT node's attributes."""
-    from minigrad.onnx.trace import Value
-    found = {}
-    for i, x in enumerate(rec.inputs):
-        if x is not None and not list(_values_in(x)):
-            found[f"arg{i}"] = x
+    found = {f"arg{i}": x for i, x in enumerate(rec.inputs)
+             if x is not None and not list(values_in(x))}
     found.update((k, v) for k, v in rec.kwargs.items()
-                 if v is not None and not isinstance(v, Value) and not list(_values_in(v)))
+                 if v is not None and not list(values_in(v)))
     return str(found).replace("'", " ")
 
 
@@ -72,7 +67,7 @@ def _needed(outputs):
         seen.add(v)
         if v.kind == "node":
             stack.extend(u for x in (*v.record.inputs, *v.record.kwargs.values())
-                         for u in _values_in(x))
+                         for u in values_in(x))
     return seen
 
 
@@ -89,7 +84,7 @@ class _Builder:
     def add_op(self, rec):
         scope = self.scope(rec.path)
         inputs = [self.name_of(u, scope)
-                  for x in (*rec.inputs, *rec.kwargs.values()) for u in _values_in(x)]
+                  for x in (*rec.inputs, *rec.kwargs.values()) for u in values_in(x)]
         name = f"{scope}{rec.out.name}"
         op = f"numpy::{rec.op}" if isinstance(rec.op, str) else rec.op.__name__
         self.nodes.append(_node(name, op, inputs, rec.out.shape, _attributes(rec)))
@@ -118,7 +113,6 @@ class _Builder:
 def graph(model, input_to_model=None, verbose=False):
     """(GraphDef, RunMetadata) of one traced forward pass of `model` on `input_to_model`
     (a tensor or a tuple of them), run in eval mode (put back afterwards) as PyTorch does."""
-    from minigrad.onnx.export import trace_call
     if not hasattr(model, "named_modules"):
         raise TypeError(f"add_graph: expected a Module, got {type(model).__name__}")
     # a tuple is the arguments; anything else (a list too) is the one argument, as in

@@ -14,6 +14,7 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from .curves import custom_scalars, pr_curve, pr_curve_raw
 from .embedding import Projector
+from .graph import graph
 from .hparams import hparams
 from .media import audio, mesh, video
 from .summary import figure_to_image, histogram, image, scalar, text
@@ -199,7 +200,6 @@ class SummaryWriter:
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
         """The graph of `model(*input_to_model)`, traced once in eval mode, for the Graphs
         tab. `use_strict_trace` is accepted as PyTorch's and has no effect here."""
-        from .graph import graph
         self._get_file_writer().add_graph(graph(model, input_to_model, verbose))
 
     def add_custom_scalars(self, layout):
