@@ -1224,11 +1224,10 @@ NOT_SUPPORTED = [
     ("torch.utils.data's DataPipes (IterDataPipe, MapDataPipe, functional_datapipe)",
      "use an IterableDataset", ("utils.data.IterDataPipe", "utils.data.MapDataPipe",
                                 "utils.data.functional_datapipe")),
-    ("SummaryWriter.add_tensor, add_image_with_boxes, add_onnx_graph",
-     "log the tensor's values with add_histogram or add_text, draw the boxes into the image "
-     "before add_image; add_graph draws a minigrad model",
+    ("SummaryWriter.add_image_with_boxes, add_onnx_graph",
+     "draw the boxes into the image before add_image; add_graph draws a minigrad model",
      tuple(f"utils.tensorboard.SummaryWriter.{m}" for m in (
-         "add_tensor", "add_image_with_boxes", "add_onnx_graph"))),
+         "add_image_with_boxes", "add_onnx_graph"))),
 ]
 
 # the public names of minigrad that PyTorch does not have (exempt from needing a case)

@@ -11,6 +11,7 @@ import numpy as np
 from google.protobuf.json_format import MessageToDict
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 from tensorboard.compat.proto.graph_pb2 import GraphDef
+from tensorboard.compat.proto import types_pb2
 from tensorboard.compat.proto.summary_pb2 import Summary
 from tensorboard.plugins.custom_scalar import layout_pb2
 from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
@@ -19,6 +20,7 @@ from tensorboard.plugins.pr_curve.plugin_data_pb2 import PrCurvePluginData
 from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 from tensorboard.util import tensor_util
 
+_UNREADABLE = (types_pb2.DT_HALF, types_pb2.DT_UINT8)
 PLUGIN_DATA = {"hparams": HParamsPluginData, "pr_curves": PrCurvePluginData,
                "mesh": MeshPluginData, "text": TextPluginData}
 
@@ -32,7 +34,12 @@ def _value(v: Summary.Value):
         out["content"] = plugin.content
     if v.metadata.display_name or v.metadata.summary_description:
         out["display"] = (v.metadata.display_name, v.metadata.summary_description)
-    if out["kind"] == "tensor":
+    if out["kind"] == "tensor" and v.tensor.dtype in _UNREADABLE:
+        # PyTorch puts each half value's float32 bits in half_val (they overflow 16 bits) and
+        # uint8 values in uint32_val (the reader looks in int_val): tensorboard's reader
+        # cannot decode either, so these are compared as the proto's fields
+        out["value"] = MessageToDict(v.tensor)
+    elif out["kind"] == "tensor":
         array = tensor_util.make_ndarray(v.tensor)
         if v.tag == "custom_scalars__config__":
             out["value"] = MessageToDict(layout_pb2.Layout.FromString(array.item()))

@@ -179,3 +179,22 @@ def test_images_and_raw_histograms(tmp_path, torch):
             w.add_histogram_raw("bad", 0, 1, 1, 1, 1, [1.0], [1, 2])
     got = assert_same_logs(tmp_path, torch, program)
     assert [e[2][0]["plugin"] for e in got["."][1:]] == ["images", "images", "histograms"]
+
+
+def test_tensors_of_every_dtype(tmp_path, torch):
+    rng = np.random.default_rng(4)
+    base = rng.normal(size=(2, 3)) * 3
+
+    def program(lib, w):
+        for i, name in enumerate(["float16", "float32", "float64", "int8", "uint8", "int16",
+                                  "int32", "int64", "bool", "complex64", "complex128"]):
+            dtype = getattr(lib, name)
+            x = lib.tensor(base).to(dtype) if name != "bool" else lib.tensor(base > 0)
+            if name.startswith("complex"):
+                x = lib.complex(lib.tensor(base), lib.tensor(-base)).to(dtype)
+            w.add_tensor(name, x, i)
+        w.add_tensor("scalar", lib.tensor(2.5), 20)
+        w.add_tensor("empty", lib.zeros(0, 3), 21)
+        w.add_tensor("strided", lib.tensor(base).t(), 22)
+    got = assert_same_logs(tmp_path, torch, program)
+    assert [e[2][0]["plugin"] for e in got["."][1:]] == ["tensor"] * 14

@@ -10,7 +10,7 @@ from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 
-__all__ = ["figure_to_image", "histogram", "image", "scalar", "text"]
+__all__ = ["figure_to_image", "histogram", "image", "scalar", "tensor_proto", "text"]
 
 
 def make_np(x):
@@ -32,6 +32,47 @@ def scalar(tag, value, new_style=False, double_precision=False):
              else TensorProto(float_val=[value], dtype="DT_FLOAT"))
     metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
     return Summary(value=[Summary.Value(tag=tag, tensor=proto, metadata=metadata)])
+
+
+def _half_bits(values):
+    """PyTorch's encoding of half values in `half_val`: each value's float32 bits as an int."""
+    return values.astype(np.float32).view(np.int32).tolist()
+
+
+def _complex_parts(values):
+    return np.stack([values.real, values.imag], -1).reshape(-1).tolist()
+
+
+# a NumPy dtype -> (TensorProto dtype, the field holding the values, how the values are put)
+_TENSOR_FIELDS = {
+    np.dtype(np.float16): ("DT_HALF", "half_val", _half_bits),
+    np.dtype(np.float32): ("DT_FLOAT", "float_val", np.ndarray.tolist),
+    np.dtype(np.float64): ("DT_DOUBLE", "double_val", np.ndarray.tolist),
+    np.dtype(np.int8): ("DT_INT8", "int_val", np.ndarray.tolist),
+    np.dtype(np.uint8): ("DT_UINT8", "uint32_val", np.ndarray.tolist),
+    np.dtype(np.int16): ("DT_INT16", "int_val", np.ndarray.tolist),
+    np.dtype(np.int32): ("DT_INT32", "int_val", np.ndarray.tolist),
+    np.dtype(np.int64): ("DT_INT64", "int64_val", np.ndarray.tolist),
+    np.dtype(np.bool_): ("DT_BOOL", "bool_val", np.ndarray.tolist),
+    np.dtype(np.complex64): ("DT_COMPLEX64", "scomplex_val", _complex_parts),
+    np.dtype(np.complex128): ("DT_COMPLEX128", "dcomplex_val", _complex_parts),
+}
+
+
+def tensor_proto(tag, tensor):
+    """A whole tensor, its values in the TensorProto field of its dtype, for the "tensor"
+    plugin."""
+    array = make_np(tensor)
+    if array.nbytes >= 1 << 31:
+        raise ValueError("tensor is bigger than protocol buffer's hard limit of 2GB in size")
+    if array.dtype not in _TENSOR_FIELDS:
+        raise ValueError(f"{tag} has unsupported tensor dtype {array.dtype}")
+    dtype, field, convert = _TENSOR_FIELDS[array.dtype]
+    proto = TensorProto(dtype=dtype, tensor_shape=TensorShapeProto(
+        dim=[TensorShapeProto.Dim(size=n) for n in array.shape]),
+        **{field: convert(array.reshape(-1))})
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="tensor"))
+    return Summary(value=[Summary.Value(tag=tag, metadata=metadata, tensor=proto)])
 
 
 def _merge_bins(counts, limits, max_bins):

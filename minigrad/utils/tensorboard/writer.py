@@ -17,7 +17,7 @@ from .embedding import Projector
 from .graph import graph
 from .hparams import hparams
 from .media import audio, mesh, video
-from .summary import figure_to_image, histogram, image, scalar, text
+from .summary import figure_to_image, histogram, image, scalar, tensor_proto, text
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -119,6 +119,10 @@ class SummaryWriter:
                 self.all_writers[run] = FileWriter(run, self.max_queue, self.flush_secs,
                                                    self.filename_suffix)
             self.all_writers[run].add_summary(scalar(main_tag, value), global_step, walltime)
+
+    def add_tensor(self, tag, tensor, global_step=None, walltime=None):
+        """A whole tensor's values (any shape; float, int, bool or complex)."""
+        self._get_file_writer().add_summary(tensor_proto(tag, tensor), global_step, walltime)
 
     def add_histogram(self, tag, values, global_step=None, bins="tensorflow", walltime=None,
                       max_bins=None):
