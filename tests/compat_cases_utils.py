@@ -194,6 +194,7 @@ def _(lib, values):
       "utils.tensorboard.SummaryWriter.add_mesh", "utils.tensorboard.SummaryWriter.add_images",
       "utils.tensorboard.SummaryWriter.add_histogram_raw",
       "utils.tensorboard.SummaryWriter.add_tensor",
+      "utils.tensorboard.SummaryWriter.add_image_with_boxes",
       "utils.tensorboard.SummaryWriter.add_embedding", "utils.tensorboard.SummaryWriter.add_graph",
       inputs=(A(np.linspace(0, 1, 12).reshape(4, 3)),))
 def _(lib, x):
@@ -215,6 +216,7 @@ def _(lib, x):
             w.add_images("images", x[None, None].expand(2, 3, 4, 3), 5)
             w.add_histogram_raw("hist", 0, 1, 2, 1, 1, [0.5, 1.0], [1, 1], 6)
             w.add_tensor("tensor", x, 8)
+            w.add_image_with_boxes("boxes", x[None], np.array([[0, 0, 2, 3]]), 9, labels=["a"])
             w.add_embedding(x, metadata=list("abcd"), label_img=x[:, None, None, :].expand(
                 4, 3, 3, 3), global_step=7)
             model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.ReLU())

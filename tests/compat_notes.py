@@ -1224,10 +1224,8 @@ NOT_SUPPORTED = [
     ("torch.utils.data's DataPipes (IterDataPipe, MapDataPipe, functional_datapipe)",
      "use an IterableDataset", ("utils.data.IterDataPipe", "utils.data.MapDataPipe",
                                 "utils.data.functional_datapipe")),
-    ("SummaryWriter.add_image_with_boxes, add_onnx_graph",
-     "draw the boxes into the image before add_image; add_graph draws a minigrad model",
-     tuple(f"utils.tensorboard.SummaryWriter.{m}" for m in (
-         "add_image_with_boxes", "add_onnx_graph"))),
+    ("SummaryWriter.add_onnx_graph (a graph read from an ONNX file)",
+     "add_graph draws a minigrad model", ("utils.tensorboard.SummaryWriter.add_onnx_graph",)),
 ]
 
 # the public names of minigrad that PyTorch does not have (exempt from needing a case)

@@ -198,3 +198,19 @@ def test_tensors_of_every_dtype(tmp_path, torch):
         w.add_tensor("strided", lib.tensor(base).t(), 22)
     got = assert_same_logs(tmp_path, torch, program)
     assert [e[2][0]["plugin"] for e in got["."][1:]] == ["tensor"] * 14
+
+
+def test_images_with_boxes(tmp_path, torch):
+    rng = np.random.default_rng(5)
+    picture = rng.random((3, 40, 60)).astype(np.float32)
+    boxes = np.array([[2, 3, 30, 25], [10.5, 12, 55, 38]])
+
+    def program(lib, w):
+        w.add_image_with_boxes("boxes", lib.tensor(picture), lib.tensor(boxes), 0)
+        w.add_image_with_boxes("labelled", picture, boxes, 1, labels=["cat", "dog"])
+        w.add_image_with_boxes("one", picture.transpose(1, 2, 0), boxes[:1], 2, rescale=2,
+                               labels="cat", dataformats="HWC")
+        w.add_image_with_boxes("miscounted", picture, lib.tensor(boxes), 3, labels=["cat"])
+    got = assert_same_logs(tmp_path, torch, program)
+    width, height = got["."][3][2][0]["value"][2][:2]
+    assert (width, height) == (b"60", b"40")  # the size before rescaling, as PyTorch records

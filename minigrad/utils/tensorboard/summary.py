@@ -1,7 +1,8 @@
 """TensorBoard `Summary` records, built as PyTorch's `torch.utils.tensorboard.summary` builds
 them, so the event files read back the same: a scalar as a `simple_value` (or, new style, a
 one-element tensor), a histogram as bucket limits and counts, text as a string tensor for the
-text plugin, an image (a rendered matplotlib figure) as a PNG."""
+text plugin, an image (a rendered matplotlib figure, or one with boxes drawn on it) as a PNG,
+a whole tensor in the TensorProto field of its dtype."""
 import io
 
 import numpy as np
@@ -142,15 +143,40 @@ def _to_hwc(array, dataformats):
     return np.stack([array.transpose([fmt.find(c) for c in "HW"])] * 3, 2)
 
 
-def image(tag, img, dataformats="CHW"):
-    """An image (floats in [0, 1], or uint8) as a PNG image summary."""
-    from PIL import Image
+def _draw_box(draw, box, label):
+    """One box (x_min, y_min, x_max, y_max) in red, 2 pixels wide, its label on a red
+    ground above its bottom-left corner, as PyTorch draws them."""
+    from PIL import ImageFont
+    left, top, right, bottom = box
+    draw.line([(left, top), (left, bottom), (right, bottom), (right, top), (left, top)],
+              width=2, fill="Red")
+    if label:
+        font = ImageFont.load_default()
+        x0, y0, x1, y1 = font.getbbox(label)
+        width, height = x1 - x0, y1 - y0
+        margin = np.ceil(0.05 * height)
+        draw.rectangle([(left, bottom - height - 2 * margin), (left + width, bottom)], fill="Red")
+        draw.text((left + margin, bottom - height - margin), label, fill="black", font=font)
+
+
+def image(tag, img, dataformats="CHW", boxes=None, labels=None, rescale=1):
+    """An image (floats in [0, 1], or uint8) as a PNG image summary; `boxes` (K, 4) drawn on
+    it with their K `labels`, the picture scaled by `rescale` (the size recorded unscaled)."""
+    from PIL import Image, ImageDraw
     array = _to_hwc(make_np(img), dataformats)
     scale = 1 if array.dtype == np.uint8 else 255
     array = (array.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
     height, width, channels = array.shape
+    picture = Image.fromarray(array)
+    if boxes is not None:
+        draw = ImageDraw.Draw(picture)
+        for i, box in enumerate(make_np(boxes)):
+            _draw_box(draw, box[:4], None if labels is None else labels[i])
+    if rescale != 1:
+        picture = picture.resize((int(width * rescale), int(height * rescale)),
+                                 Image.Resampling.LANCZOS)
     png = io.BytesIO()
-    Image.fromarray(array).save(png, format="PNG")
+    picture.save(png, format="PNG")
     return Summary(value=[Summary.Value(tag=tag, image=Summary.Image(
         height=height, width=width, colorspace=channels, encoded_image_string=png.getvalue()))])
 

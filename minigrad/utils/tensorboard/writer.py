@@ -151,6 +151,18 @@ class SummaryWriter:
         self._get_file_writer().add_summary(image(tag, img_tensor, dataformats=dataformats),
                                             global_step, walltime)
 
+    def add_image_with_boxes(self, tag, img_tensor, box_tensor, global_step=None,
+                             walltime=None, rescale=1, dataformats="CHW", labels=None):
+        """An image with (K, 4) boxes (x_min, y_min, x_max, y_max, in pixels) drawn on it,
+        each with its label if `labels` has K of them (a string: one box's)."""
+        if labels is not None:
+            labels = [labels] if isinstance(labels, str) else labels
+            if len(labels) != box_tensor.shape[0]:
+                labels = None
+        self._get_file_writer().add_summary(
+            image(tag, img_tensor, dataformats=dataformats, boxes=box_tensor, labels=labels,
+                  rescale=rescale), global_step, walltime)
+
     def add_images(self, tag, img_tensor, global_step=None, walltime=None, dataformats="NCHW"):
         """A batch of images (N, C, H, W by default) side by side, 8 to a row."""
         self.add_image(tag, img_tensor, global_step, walltime, dataformats=dataformats)
