@@ -184,6 +184,20 @@ def _(lib, values):
         return _read_back(log_dir), _read_back(f"{log_dir}/acc_test"), raw_dir
 
 
+def _relu_onnx_file(folder):
+    """An ONNX model of one Relu node (an input of dims (batch, 3)), saved in `folder`."""
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("LeakyRelu", ["y"], ["z"],
+                                                                   alpha=0.1)], "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", 3])])
+    path = f"{folder}/relu.onnx"
+    onnx.save(helper.make_model(graph), path)
+    return path
+
+
 @add
 @case("utils.tensorboard.SummaryWriter.add_hparams", "utils.tensorboard.SummaryWriter.add_pr_curve",
       "utils.tensorboard.SummaryWriter.add_pr_curve_raw",
@@ -195,6 +209,7 @@ def _(lib, values):
       "utils.tensorboard.SummaryWriter.add_histogram_raw",
       "utils.tensorboard.SummaryWriter.add_tensor",
       "utils.tensorboard.SummaryWriter.add_image_with_boxes",
+      "utils.tensorboard.SummaryWriter.add_onnx_graph",
       "utils.tensorboard.SummaryWriter.add_embedding", "utils.tensorboard.SummaryWriter.add_graph",
       inputs=(A(np.linspace(0, 1, 12).reshape(4, 3)),))
 def _(lib, x):
@@ -219,6 +234,7 @@ def _(lib, x):
             w.add_image_with_boxes("boxes", x[None], np.array([[0, 0, 2, 3]]), 9, labels=["a"])
             w.add_embedding(x, metadata=list("abcd"), label_img=x[:, None, None, :].expand(
                 4, 3, 3, 3), global_step=7)
+            w.add_onnx_graph(_relu_onnx_file(log_dir))
             model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.ReLU())
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit.trace's

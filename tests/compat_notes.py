@@ -1224,8 +1224,6 @@ NOT_SUPPORTED = [
     ("torch.utils.data's DataPipes (IterDataPipe, MapDataPipe, functional_datapipe)",
      "use an IterableDataset", ("utils.data.IterDataPipe", "utils.data.MapDataPipe",
                                 "utils.data.functional_datapipe")),
-    ("SummaryWriter.add_onnx_graph (a graph read from an ONNX file)",
-     "add_graph draws a minigrad model", ("utils.tensorboard.SummaryWriter.add_onnx_graph",)),
 ]
 
 # the public names of minigrad that PyTorch does not have (exempt from needing a case)

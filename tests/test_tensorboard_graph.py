@@ -111,3 +111,21 @@ def test_a_deep_graph(tmp_path):
         graph_def.node[-2].name.rpartition("/")[2]
     assert np.array_equal([d.size for d in graph_def.node[-1].attr["_output_shapes"]
                            .list.shape[0].dim], [2])
+
+
+def test_onnx_graph_as_pytorchs(tmp_path, torch):
+    pytest.importorskip("onnx")
+    model = mg.nn.Sequential(mg.nn.Conv2d(1, 2, 3, padding=1), mg.nn.ReLU(), mg.nn.Flatten(),
+                             mg.nn.Linear(2 * 4 * 4, 3))
+    mg.onnx.export(model, (mg.ones(2, 1, 4, 4),), str(tmp_path / "model.onnx"),
+                   input_names=["image"], dynamic_axes={"image": {0: "batch"}})
+    got = {}
+    for lib in (torch, mg):
+        tb = importlib.import_module(f"{lib.__name__}.utils.tensorboard")
+        with tb.SummaryWriter(tmp_path / lib.__name__) as w:
+            w.add_onnx_graph(str(tmp_path / "model.onnx"))
+        got[lib.__name__] = runs(tmp_path / lib.__name__)["."]
+    assert got["minigrad"] == got["torch"]
+    graph_def = got["minigrad"][1][2]
+    assert [n.op for n in graph_def.node[:2]] == ["Variable", "Variable"]
+    assert "Conv" in [n.op for n in graph_def.node]

@@ -218,6 +218,12 @@ class SummaryWriter:
         tab. `use_strict_trace` is accepted as PyTorch's and has no effect here."""
         self._get_file_writer().add_graph(graph(model, input_to_model, verbose))
 
+    def add_onnx_graph(self, prototxt):
+        """The graph of the ONNX model saved in the file `prototxt` (needs `onnx`)."""
+        from .onnx_graph import load_onnx_graph
+        graph = load_onnx_graph(prototxt)
+        self._get_file_writer().add_event(Event(graph_def=graph.SerializeToString()))
+
     def add_custom_scalars(self, layout):
         """Charts that combine tags: {category: {title: ["Multiline", [tag regexes]] or
         ["Margin", [value, lower, upper]]}}."""
