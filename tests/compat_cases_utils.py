@@ -184,6 +184,67 @@ def _(lib, values):
         return _read_back(log_dir), _read_back(f"{log_dir}/acc_test"), raw_dir
 
 
+def _relu_onnx_file(folder):
+    """An ONNX model of one Relu node (an input of dims (batch, 3)), saved in `folder`."""
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("LeakyRelu", ["y"], ["z"],
+                                                                   alpha=0.1)], "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", 3])])
+    path = f"{folder}/relu.onnx"
+    onnx.save(helper.make_model(graph), path)
+    return path
+
+
+@add
+@case("utils.tensorboard.SummaryWriter.add_hparams", "utils.tensorboard.SummaryWriter.add_pr_curve",
+      "utils.tensorboard.SummaryWriter.add_pr_curve_raw",
+      "utils.tensorboard.SummaryWriter.add_custom_scalars",
+      "utils.tensorboard.SummaryWriter.add_custom_scalars_multilinechart",
+      "utils.tensorboard.SummaryWriter.add_custom_scalars_marginchart",
+      "utils.tensorboard.SummaryWriter.add_audio", "utils.tensorboard.SummaryWriter.add_video",
+      "utils.tensorboard.SummaryWriter.add_mesh", "utils.tensorboard.SummaryWriter.add_images",
+      "utils.tensorboard.SummaryWriter.add_histogram_raw",
+      "utils.tensorboard.SummaryWriter.add_tensor",
+      "utils.tensorboard.SummaryWriter.add_image_with_boxes",
+      "utils.tensorboard.SummaryWriter.add_onnx_graph",
+      "utils.tensorboard.SummaryWriter.add_embedding", "utils.tensorboard.SummaryWriter.add_graph",
+      inputs=(A(np.linspace(0, 1, 12).reshape(4, 3)),))
+def _(lib, x):
+    import warnings
+
+    from tensorboard_events import graph_summary, other_files, runs
+    tensorboard = importlib.import_module(f"{lib.__name__}.utils.tensorboard")
+    with tempfile.TemporaryDirectory() as log_dir:
+        with tensorboard.SummaryWriter(log_dir) as w:
+            w.add_hparams({"lr": 0.1, "opt": "sgd"}, {"acc": 0.5}, run_name="hp")
+            w.add_pr_curve("pr", x.reshape(-1) > 0.5, x.reshape(-1).flip(0), 1, num_thresholds=9)
+            w.add_pr_curve_raw("raw", [3, 1], [2, 0], [0, 2], [0, 2], [0.6, 1.0], [1.0, 0.3], 2,
+                               num_thresholds=2)
+            w.add_custom_scalars({"c": {"t": ["Multiline", ["a", "b"]]}})
+            w.add_custom_scalars_multilinechart(["a"])
+            w.add_custom_scalars_marginchart(["a", "b", "c"])
+            w.add_audio("sound", x.reshape(-1) - 0.5, 3, sample_rate=100)
+            w.add_mesh("mesh", x[None, :, :], global_step=4)
+            w.add_images("images", x[None, None].expand(2, 3, 4, 3), 5)
+            w.add_histogram_raw("hist", 0, 1, 2, 1, 1, [0.5, 1.0], [1, 1], 6)
+            w.add_tensor("tensor", x, 8)
+            w.add_image_with_boxes("boxes", x[None], np.array([[0, 0, 2, 3]]), 9, labels=["a"])
+            w.add_embedding(x, metadata=list("abcd"), label_img=x[:, None, None, :].expand(
+                4, 3, 3, 3), global_step=7)
+            w.add_onnx_graph(_relu_onnx_file(log_dir))
+            model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.ReLU())
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit.trace's
+                w.add_graph(model, x.float())
+        logs = {run: [graph_summary(e[2]) if e[0] == "graph_def" else e for e in events
+                      if e[0] != "summary" or e[2][0]["tag"] != "__run_graph__"]
+                for run, events in runs(log_dir).items()}
+        return [repr(logs), other_files(log_dir)]
+
+
 @add
 @case("utils.checkpoint.checkpoint", inputs=(f32(3, 4),))
 def _(lib, x):

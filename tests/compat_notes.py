@@ -860,6 +860,24 @@ def _out_in_every_overload(torch, mg):
     assert mg.sum(mg.tensor(x), out=out) is out and out.item() == 15.0
 
 
+def _tensorboard_graph_ops(torch, mg):
+    import importlib
+    ops = {}
+    for lib in (torch, mg):
+        graph = importlib.import_module(
+            "torch.utils.tensorboard._pytorch_graph" if lib is torch
+            else "minigrad.utils.tensorboard.graph").graph
+        model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.Dropout(0.5))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit.trace's
+            graph_def, _ = graph(model, lib.ones(4, 3))
+        ops[lib] = {n.name.rpartition("/")[0]: n.op for n in graph_def.node
+                    if n.op not in ("IO Node", "prim::GetAttr", "prim::Constant")}
+    assert ops[torch]["Sequential/Linear[0]"] == "aten::linear"
+    assert ops[torch]["Sequential/Dropout[1]"] == "aten::dropout"
+    assert ops[mg] == {"Sequential/Linear[0]": "Linear"}
+
+
 DIFFERENCES = [
     ("`conj()` computes the conjugate at once.",
      "PyTorch's `conj()` is a lazy view of the same memory, flagged by `is_conj()`; "
@@ -1292,6 +1310,13 @@ DIFFERENCES = [
      "their nesting, the table's columns and sort keys, `schedule` and the trace files are "
      "PyTorch's.",
      _profiler_event_names),
+    ("`SummaryWriter.add_graph` draws minigrad's ops.",
+     "The graph has PyTorch's layout: the same inputs and outputs, module scopes "
+     "(`Net/Sequential[seq]/Linear[0]`), parameters, and each op's output shape; its op nodes "
+     "are minigrad's ops, named by their `Function` class (`Linear`, `Relu`, "
+     "`Convolution`) where PyTorch's are its JIT's (`aten::linear`, ...), non-tensor "
+     "arguments are the op's `attr`, and a layer that does nothing in eval mode (Dropout) has "
+     "no node (PyTorch's trace keeps an identity `aten::dropout`).", _tensorboard_graph_ops),
     ("The profiler records CPU time, calls and input shapes only.",
      "`profile_memory`, `with_stack`, `with_flops` and `with_modules` are accepted with a "
      "warning and not recorded; CUDA activities are refused (minigrad has the CPU alone).",
@@ -1391,11 +1416,6 @@ NOT_SUPPORTED = [
     ("torch.utils.data's DataPipes (IterDataPipe, MapDataPipe, functional_datapipe)",
      "use an IterableDataset", ("utils.data.IterDataPipe", "utils.data.MapDataPipe",
                                 "utils.data.functional_datapipe")),
-    ("SummaryWriter.add_graph, add_embedding, add_hparams, add_pr_curve, add_audio, add_video, "
-     "add_mesh, add_custom_scalars", "log scalars, histograms, text, images and figures",
-     tuple(f"utils.tensorboard.SummaryWriter.{m}" for m in (
-         "add_graph", "add_embedding", "add_hparams", "add_pr_curve", "add_audio", "add_video",
-         "add_mesh", "add_custom_scalars"))),
 ]
 
 # the public names of minigrad that PyTorch does not have (exempt from needing a case)

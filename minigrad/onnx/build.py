@@ -8,16 +8,7 @@ from .graph import Graph, onnx_type
 from .layer_ops import UNREAD
 from .lowering import NUMPY
 from .op_table import OPS
-from .trace import Value
-
-
-def _values_in(x):
-    """The Values inside an operand (tuples and lists of them too)."""
-    if isinstance(x, Value):
-        yield x
-    elif isinstance(x, (tuple, list)):
-        for i in x:
-            yield from _values_in(i)
+from .trace import Value, values_in as _values_in
 
 
 def _operands(rec):

@@ -210,6 +210,15 @@ def _run(model, args, kwargs, names, named, perturb=None):
     return tracer, _flatten(out)
 
 
+def trace_call(model, args=(), kwargs=None):
+    """One call of `model(*args, **kwargs)` traced without gradients, as `export` traces it:
+    (the Tracer with its records, the output tensors). The inputs are named as `export`
+    names them by default (forward's parameter names); for tools that draw the graph."""
+    kwargs = dict(kwargs or {})
+    return _run(model, tuple(args), kwargs, _default_names(model, args, kwargs),
+                _named_arrays(model))
+
+
 def _trace_to_proto(model, args, kwargs, input_names, output_names, dynamic, export_params,
                     keep_initializers_as_inputs):
     from onnx import helper

@@ -299,5 +299,14 @@ class Tracer:
         self.records.append(rec)
 
 
+def values_in(x):
+    """The Values inside an operand of a record (tuples and lists of them too)."""
+    if isinstance(x, Value):
+        yield x
+    elif isinstance(x, (tuple, list)):
+        for i in x:
+            yield from values_in(i)
+
+
 def _memory_key(arr):
     return (arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.dtype.str)

@@ -1,5 +1,7 @@
-"""`minigrad.utils.tensorboard`: `SummaryWriter`, logging scalars, histograms, text and figures
-to TensorBoard event files through the `tensorboard` package, as `torch.utils.tensorboard`.
+"""`minigrad.utils.tensorboard`: `SummaryWriter`, logging scalars, histograms, text, images,
+figures, hyperparameters, precision-recall curves, embeddings, audio, video, meshes, custom
+scalar layouts and the model's graph to TensorBoard event files through the `tensorboard`
+package, with the records `torch.utils.tensorboard` writes.
 
 TensorBoard is an optional dependency (`pip install tensorboard`, or minigrad's
 `tensorboard` extra); without it this import fails as PyTorch's does, with

@@ -1,7 +1,8 @@
 """TensorBoard `Summary` records, built as PyTorch's `torch.utils.tensorboard.summary` builds
 them, so the event files read back the same: a scalar as a `simple_value` (or, new style, a
 one-element tensor), a histogram as bucket limits and counts, text as a string tensor for the
-text plugin, an image (a rendered matplotlib figure) as a PNG."""
+text plugin, an image (a rendered matplotlib figure, or one with boxes drawn on it) as a PNG,
+a whole tensor in the TensorProto field of its dtype."""
 import io
 
 import numpy as np
@@ -10,7 +11,7 @@ from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 
-__all__ = ["figure_to_image", "histogram", "image", "scalar", "text"]
+__all__ = ["figure_to_image", "histogram", "image", "scalar", "tensor_proto", "text"]
 
 
 def make_np(x):
@@ -32,6 +33,47 @@ def scalar(tag, value, new_style=False, double_precision=False):
              else TensorProto(float_val=[value], dtype="DT_FLOAT"))
     metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
     return Summary(value=[Summary.Value(tag=tag, tensor=proto, metadata=metadata)])
+
+
+def _half_bits(values):
+    """PyTorch's encoding of half values in `half_val`: each value's float32 bits as an int."""
+    return values.astype(np.float32).view(np.int32).tolist()
+
+
+def _complex_parts(values):
+    return np.stack([values.real, values.imag], -1).reshape(-1).tolist()
+
+
+# a NumPy dtype -> (TensorProto dtype, the field holding the values, how the values are put)
+_TENSOR_FIELDS = {
+    np.dtype(np.float16): ("DT_HALF", "half_val", _half_bits),
+    np.dtype(np.float32): ("DT_FLOAT", "float_val", np.ndarray.tolist),
+    np.dtype(np.float64): ("DT_DOUBLE", "double_val", np.ndarray.tolist),
+    np.dtype(np.int8): ("DT_INT8", "int_val", np.ndarray.tolist),
+    np.dtype(np.uint8): ("DT_UINT8", "uint32_val", np.ndarray.tolist),
+    np.dtype(np.int16): ("DT_INT16", "int_val", np.ndarray.tolist),
+    np.dtype(np.int32): ("DT_INT32", "int_val", np.ndarray.tolist),
+    np.dtype(np.int64): ("DT_INT64", "int64_val", np.ndarray.tolist),
+    np.dtype(np.bool_): ("DT_BOOL", "bool_val", np.ndarray.tolist),
+    np.dtype(np.complex64): ("DT_COMPLEX64", "scomplex_val", _complex_parts),
+    np.dtype(np.complex128): ("DT_COMPLEX128", "dcomplex_val", _complex_parts),
+}
+
+
+def tensor_proto(tag, tensor):
+    """A whole tensor, its values in the TensorProto field of its dtype, for the "tensor"
+    plugin."""
+    array = make_np(tensor)
+    if array.nbytes >= 1 << 31:
+        raise ValueError("tensor is bigger than protocol buffer's hard limit of 2GB in size")
+    if array.dtype not in _TENSOR_FIELDS:
+        raise ValueError(f"{tag} has unsupported tensor dtype {array.dtype}")
+    dtype, field, convert = _TENSOR_FIELDS[array.dtype]
+    proto = TensorProto(dtype=dtype, tensor_shape=TensorShapeProto(
+        dim=[TensorShapeProto.Dim(size=n) for n in array.shape]),
+        **{field: convert(array.reshape(-1))})
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="tensor"))
+    return Summary(value=[Summary.Value(tag=tag, metadata=metadata, tensor=proto)])
 
 
 def _merge_bins(counts, limits, max_bins):
@@ -101,15 +143,40 @@ def _to_hwc(array, dataformats):
     return np.stack([array.transpose([fmt.find(c) for c in "HW"])] * 3, 2)
 
 
-def image(tag, img, dataformats="CHW"):
-    """An image (floats in [0, 1], or uint8) as a PNG image summary."""
-    from PIL import Image
+def _draw_box(draw, box, label):
+    """One box (x_min, y_min, x_max, y_max) in red, 2 pixels wide, its label on a red
+    ground above its bottom-left corner, as PyTorch draws them."""
+    from PIL import ImageFont
+    left, top, right, bottom = box
+    draw.line([(left, top), (left, bottom), (right, bottom), (right, top), (left, top)],
+              width=2, fill="Red")
+    if label:
+        font = ImageFont.load_default()
+        x0, y0, x1, y1 = font.getbbox(label)
+        width, height = x1 - x0, y1 - y0
+        margin = np.ceil(0.05 * height)
+        draw.rectangle([(left, bottom - height - 2 * margin), (left + width, bottom)], fill="Red")
+        draw.text((left + margin, bottom - height - margin), label, fill="black", font=font)
+
+
+def image(tag, img, dataformats="CHW", boxes=None, labels=None, rescale=1):
+    """An image (floats in [0, 1], or uint8) as a PNG image summary; `boxes` (K, 4) drawn on
+    it with their K `labels`, the picture scaled by `rescale` (the size recorded unscaled)."""
+    from PIL import Image, ImageDraw
     array = _to_hwc(make_np(img), dataformats)
     scale = 1 if array.dtype == np.uint8 else 255
     array = (array.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
     height, width, channels = array.shape
+    picture = Image.fromarray(array)
+    if boxes is not None:
+        draw = ImageDraw.Draw(picture)
+        for i, box in enumerate(make_np(boxes)):
+            _draw_box(draw, box[:4], None if labels is None else labels[i])
+    if rescale != 1:
+        picture = picture.resize((int(width * rescale), int(height * rescale)),
+                                 Image.Resampling.LANCZOS)
     png = io.BytesIO()
-    Image.fromarray(array).save(png, format="PNG")
+    picture.save(png, format="PNG")
     return Summary(value=[Summary.Value(tag=tag, image=Summary.Image(
         height=height, width=width, colorspace=channels, encoded_image_string=png.getvalue()))])
 

@@ -1,15 +1,23 @@
 """`SummaryWriter`: what a training loop logs, written as TensorBoard event files, with
 PyTorch's methods, arguments and on-disk layout (`add_scalars` writes one run per key,
-`log_dir/<main_tag>_<key>`, as PyTorch does). `tensorboard --logdir runs` shows them."""
+`log_dir/<main_tag>_<key>`, `add_hparams` one run `log_dir/<run_name or the time>`,
+`add_embedding` the projector's files in `log_dir/<step>/<tag>`, as PyTorch does).
+`tensorboard --logdir runs` shows them."""
 import os
 import socket
 import time
 from datetime import datetime
 
-from tensorboard.compat.proto.event_pb2 import Event, SessionLog
+from tensorboard.compat.proto.event_pb2 import Event, SessionLog, TaggedRunMetadata
+from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from .summary import figure_to_image, histogram, image, scalar, text
+from .curves import custom_scalars, pr_curve, pr_curve_raw
+from .embedding import Projector
+from .graph import graph
+from .hparams import hparams
+from .media import audio, mesh, video
+from .summary import figure_to_image, histogram, image, scalar, tensor_proto, text
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -42,6 +50,13 @@ class FileWriter:
 
     def add_summary(self, summary, global_step=None, walltime=None):
         self.add_event(Event(summary=summary), global_step, walltime)
+
+    def add_graph(self, graph_profile, walltime=None):
+        """A (GraphDef, RunMetadata) pair: the graph, then the run metadata tagged "step1"."""
+        graph, stats = graph_profile
+        self.add_event(Event(graph_def=graph.SerializeToString()), None, walltime)
+        self.add_event(Event(tagged_run_metadata=TaggedRunMetadata(
+            tag="step1", run_metadata=stats.SerializeToString())), None, walltime)
 
     def flush(self):
         self.event_writer.flush()
@@ -105,6 +120,10 @@ class SummaryWriter:
                                                    self.filename_suffix)
             self.all_writers[run].add_summary(scalar(main_tag, value), global_step, walltime)
 
+    def add_tensor(self, tag, tensor, global_step=None, walltime=None):
+        """A whole tensor's values (any shape; float, int, bool or complex)."""
+        self._get_file_writer().add_summary(tensor_proto(tag, tensor), global_step, walltime)
+
     def add_histogram(self, tag, values, global_step=None, bins="tensorflow", walltime=None,
                       max_bins=None):
         """The distribution of `values` (a tensor or array of any shape)."""
@@ -112,6 +131,16 @@ class SummaryWriter:
             bins = self.default_bins
         self._get_file_writer().add_summary(histogram(tag, values, bins, max_bins=max_bins),
                                             global_step, walltime)
+
+    def add_histogram_raw(self, tag, min, max, num, sum, sum_squares, bucket_limits,
+                          bucket_counts, global_step=None, walltime=None):
+        """A histogram counted elsewhere: bucket i holds the values up to `bucket_limits[i]`."""
+        if len(bucket_limits) != len(bucket_counts):
+            raise ValueError("len(bucket_limits) != len(bucket_counts), see the document.")
+        self._get_file_writer().add_summary(Summary(value=[Summary.Value(tag=tag, histo=(
+            HistogramProto(min=min, max=max, num=num, sum=sum, sum_squares=sum_squares,
+                           bucket_limit=bucket_limits, bucket=bucket_counts)))]),
+            global_step, walltime)
 
     def add_text(self, tag, text_string, global_step=None, walltime=None):
         """A string (Markdown in TensorBoard's text tab) under `tag/text_summary`."""
@@ -122,12 +151,107 @@ class SummaryWriter:
         self._get_file_writer().add_summary(image(tag, img_tensor, dataformats=dataformats),
                                             global_step, walltime)
 
+    def add_image_with_boxes(self, tag, img_tensor, box_tensor, global_step=None,
+                             walltime=None, rescale=1, dataformats="CHW", labels=None):
+        """An image with (K, 4) boxes (x_min, y_min, x_max, y_max, in pixels) drawn on it,
+        each with its label if `labels` has K of them (a string: one box's)."""
+        if labels is not None:
+            labels = [labels] if isinstance(labels, str) else labels
+            if len(labels) != box_tensor.shape[0]:
+                labels = None
+        self._get_file_writer().add_summary(
+            image(tag, img_tensor, dataformats=dataformats, boxes=box_tensor, labels=labels,
+                  rescale=rescale), global_step, walltime)
+
+    def add_images(self, tag, img_tensor, global_step=None, walltime=None, dataformats="NCHW"):
+        """A batch of images (N, C, H, W by default) side by side, 8 to a row."""
+        self.add_image(tag, img_tensor, global_step, walltime, dataformats=dataformats)
+
     def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
         """A matplotlib figure (or a list of them, side by side) as an image; closes it unless
         `close=False`."""
         dataformats = "NCHW" if isinstance(figure, list) else "CHW"
         self.add_image(tag, figure_to_image(figure, close), global_step, walltime,
                        dataformats=dataformats)
+
+    def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None, run_name=None,
+                    global_step=None):
+        """One run's hyperparameters and final metrics for the HParams tab, written to the run
+        `log_dir/<run_name>` (default: the current time, as PyTorch names it), with each
+        metric also logged there as a scalar."""
+        if type(hparam_dict) is not dict or type(metric_dict) is not dict:
+            raise TypeError("hparam_dict and metric_dict should be dictionary.")
+        records = hparams(hparam_dict, metric_dict, hparam_domain_discrete)
+        run_dir = os.path.join(self._get_file_writer().get_logdir(), run_name or str(time.time()))
+        with SummaryWriter(log_dir=run_dir) as run:
+            for record in records:
+                run.file_writer.add_summary(record, global_step)
+            for k, v in metric_dict.items():
+                run.add_scalar(k, v, global_step)
+
+    def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127,
+                     weights=None, walltime=None):
+        """The precision-recall curve of (N,) binary `labels` against (N,) probabilities."""
+        self._get_file_writer().add_summary(
+            pr_curve(tag, labels, predictions, num_thresholds, weights), global_step, walltime)
+
+    def add_pr_curve_raw(self, tag, true_positive_counts, false_positive_counts,
+                         true_negative_counts, false_negative_counts, precision, recall,
+                         global_step=None, num_thresholds=127, weights=None, walltime=None):
+        """A precision-recall curve from counts computed elsewhere (one per threshold)."""
+        self._get_file_writer().add_summary(pr_curve_raw(
+            tag, true_positive_counts, false_positive_counts, true_negative_counts,
+            false_negative_counts, precision, recall, num_thresholds, weights),
+            global_step, walltime)
+
+    def add_embedding(self, mat, metadata=None, label_img=None, global_step=None,
+                      tag="default", metadata_header=None):
+        """(N, D) points for the projector, with N labels (or rows of columns named by
+        `metadata_header`) and (N, C, H, W) images shown at the points."""
+        if not hasattr(self, "_projector"):
+            self._projector = Projector()
+        self._projector.add(self._get_file_writer().get_logdir(), mat, metadata, label_img,
+                            global_step, tag, metadata_header)
+
+    def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
+        """The graph of `model(*input_to_model)`, traced once in eval mode, for the Graphs
+        tab. `use_strict_trace` is accepted as PyTorch's and has no effect here."""
+        self._get_file_writer().add_graph(graph(model, input_to_model, verbose))
+
+    def add_onnx_graph(self, prototxt):
+        """The graph of the ONNX model saved in the file `prototxt` (needs `onnx`)."""
+        from .onnx_graph import load_onnx_graph
+        graph = load_onnx_graph(prototxt)
+        self._get_file_writer().add_event(Event(graph_def=graph.SerializeToString()))
+
+    def add_custom_scalars(self, layout):
+        """Charts that combine tags: {category: {title: ["Multiline", [tag regexes]] or
+        ["Margin", [value, lower, upper]]}}."""
+        self._get_file_writer().add_summary(custom_scalars(layout))
+
+    def add_custom_scalars_multilinechart(self, tags, category="default", title="untitled"):
+        self.add_custom_scalars({category: {title: ["Multiline", tags]}})
+
+    def add_custom_scalars_marginchart(self, tags, category="default", title="untitled"):
+        if len(tags) != 3:
+            raise AssertionError(f"Expected 3 tags, got {len(tags)}.")
+        self.add_custom_scalars({category: {title: ["Margin", tags]}})
+
+    def add_audio(self, tag, snd_tensor, global_step=None, sample_rate=44100, walltime=None):
+        """A (L,) waveform in [-1, 1], as 16-bit mono WAV."""
+        self._get_file_writer().add_summary(audio(tag, snd_tensor, sample_rate=sample_rate),
+                                            global_step, walltime)
+
+    def add_video(self, tag, vid_tensor, global_step=None, fps=4, walltime=None):
+        """(B, T, C, H, W) videos as one animated GIF (needs moviepy, as in PyTorch)."""
+        self._get_file_writer().add_summary(video(tag, vid_tensor, fps), global_step, walltime)
+
+    def add_mesh(self, tag, vertices, colors=None, faces=None, config_dict=None,
+                 global_step=None, walltime=None):
+        """A 3-D mesh or point cloud: (B, N, 3) vertices, (B, N, 3) colours, (B, F, 3)
+        faces, `config_dict` the three.js settings."""
+        self._get_file_writer().add_summary(mesh(tag, vertices, colors, faces, config_dict),
+                                            global_step, walltime)
 
     def flush(self):
         """Write everything queued to disk now."""
