@@ -2,9 +2,11 @@
 create_graph=, gradients of gradients, autograd.functional, forward mode). The runner also
 backpropagates through what each program returns, so a gradient returned with
 create_graph=True has its own gradient (a second derivative) compared too."""
+import warnings
+
 import numpy as np
 
-from compat_table import case, f64
+from compat_table import A, case, f64
 
 CASES = []
 add = CASES.append
@@ -99,3 +101,28 @@ def _(lib, a):
     finally:
         fw.exit_dual_level()
     return out.primal, out.tangent, isinstance(out, fw.UnpackedDualTensor)
+
+
+@add
+@case("autograd.set_detect_anomaly", "autograd.detect_anomaly", "minigrad.is_anomaly_enabled",
+      "minigrad.is_anomaly_check_nan_enabled", inputs=(A(np.array([-1.0, 4.0])),))
+def _(lib, a):
+    """The function form switches at once and restores the previous mode as a context manager;
+    `check_nan=False` keeps anomaly mode on but lets a NaN gradient through."""
+    modes = [(lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled())]
+    switch = lib.autograd.set_detect_anomaly(True)
+    modes.append(lib.is_anomaly_enabled())
+    with switch:
+        pass
+    modes.append(lib.is_anomaly_enabled())
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch warns that anomaly mode slows it down
+        with lib.autograd.detect_anomaly(check_nan=False):
+            modes.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+            x = a.clone().requires_grad_()
+            x.sqrt().sum().backward()
+        with lib.autograd.set_detect_anomaly(True, check_nan=False):
+            modes.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+    lib.autograd.set_detect_anomaly(False)
+    modes.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+    return tuple(modes), x.grad.isnan()
