@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from compat_table import A, case, f64
+from compat_table import A, case, f32, f64
 
 CASES = []
 add = CASES.append
@@ -126,3 +126,25 @@ def _(lib, a):
     lib.autograd.set_detect_anomaly(False)
     modes.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
     return tuple(modes), x.grad.isnan()
+
+
+@add
+@case("autograd.Variable", inputs=(f32(3, grad=False),))
+def _(lib, a):
+    """Older scripts' `Variable(x)`: a leaf sharing x's memory; every tensor is a Variable."""
+    Variable = lib.autograd.Variable
+    v, w = Variable(a), Variable(a * 2, requires_grad=True)
+    loss = (w * w).sum()
+    loss.backward()
+    v[0] = 7.0  # the same memory as a
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Variable(a, volatile=True)
+    return (a, w.grad, v.requires_grad, w.is_leaf, isinstance(a, Variable),
+            isinstance(1.0, Variable), str(caught[0].message), Variable().shape)
+
+
+@add
+@case("autograd.Variable", compare="raises", match="Variable data has to be a tensor")
+def _(lib):
+    return lib.autograd.Variable([1.0, 2.0])

@@ -13,6 +13,7 @@
                      copy, later gradients are added into it
     gradcheck.py     `gradcheck` and `gradgradcheck`, against central differences
     functional.py    `jacobian`, `hessian`, `vjp`, `jvp`, `hvp`, `vhp`
+    variable.py      `Variable`, older scripts' wrapper: every tensor is one
     forward_ad.py    forward mode with dual numbers (its rules: `minigrad.jvp_rules`)
     profiler.py      the older profiler's names (`minigrad.profiler` has it), loaded on use
 
@@ -26,9 +27,10 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import AccumulateGrad, Function, Node, RemovableHandle, add_record_hook
 from .gradcheck import gradcheck, gradgradcheck
 from .gradients import backward, grad
+from .variable import Variable
 from .versions import bump_version
 
-__all__ = ["AccumulateGrad", "Function", "Node", "RemovableHandle", "add_record_hook",
+__all__ = ["AccumulateGrad", "Function", "Node", "RemovableHandle", "Variable", "add_record_hook",
            "backward", "bump_version", "detect_anomaly", "enable_grad", "forward_ad",
            "functional", "grad", "gradcheck", "gradgradcheck", "inference_mode",
            "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled"]
