@@ -107,3 +107,31 @@ def _(lib, x, y):
 @case("Tensor.acosh_", "Tensor.arccosh_", inputs=(f64(2, 3, low=1.1, high=4),))
 def _(lib, x):
     return x.detach().clone().acosh_(), x.detach().t().clone().arccosh_()
+
+
+@add
+@case("Tensor.fill_diagonal_", inputs=(f32(3, 3), f64(7, 3), f32(2, 5), f32(2, 2, 2),
+                                       ints(3, 4)))
+def _(lib, square, tall, wide, cube, whole):
+    """The main diagonal of each shape, a tall matrix wrapped and not, through a view of rows
+    and of a transpose, and on integers; the written elements take no gradient."""
+    rows = square * 1
+    rows[1:].fill_diagonal_(-1.0)
+    return ((square * 2).fill_diagonal_(0.5), (tall * 1).fill_diagonal_(3.0, wrap=True),
+            (tall * 1).fill_diagonal_(3.0), (wide * 1).fill_diagonal_(2.0, True),
+            (cube + 0).fill_diagonal_(-2.0), rows, (square * 1).t().fill_diagonal_(4.0),
+            whole.clone().fill_diagonal_(7), lib.empty(0, 3).fill_diagonal_(1.0))
+
+
+@add
+@case("Tensor.fill_diagonal_", compare="raises", match="all dimensions of input must be of "
+      "equal length", inputs=(f32(2, 3, 3, grad=False),))
+def _(lib, x):
+    return x.fill_diagonal_(1.0)
+
+
+@add
+@case("Tensor.fill_diagonal_", compare="raises", match="dimensions must larger than 1",
+      inputs=(f32(3, grad=False),))
+def _(lib, x):
+    return x.fill_diagonal_(1.0)

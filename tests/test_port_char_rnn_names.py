@@ -83,7 +83,8 @@ def char_rnn_names_program(torch, pairs, init=None, n_hidden=32, n_epoch=4, n_ba
             return len(self.data)
 
         def __getitem__(self, idx):
-            return self.labels_tensors[idx], self.data_tensors[idx], self.labels[idx], self.data[idx]
+            return (self.labels_tensors[idx], self.data_tensors[idx], self.labels[idx],
+                    self.data[idx])
 
     alldata = NamesDataset(pairs)
     indices = list(range(len(alldata)))

@@ -136,8 +136,9 @@ def learning_with_examples_program(torch, init=None, steps=150):
                 param -= learning_rate * param.grad
     linear_layer = model[0]
     out["losses"]["nn"] = losses
-    out["nn"] = (f"Result: y = {linear_layer.bias.item()} + {linear_layer.weight[:, 0].item()} x "
-                 f"+ {linear_layer.weight[:, 1].item()} x^2 + {linear_layer.weight[:, 2].item()} x^3")
+    out["nn"] = (f"Result: y = {linear_layer.bias.item()} + {linear_layer.weight[:, 0].item()} "
+                 f"x + {linear_layer.weight[:, 1].item()} x^2 + "
+                 f"{linear_layer.weight[:, 2].item()} x^3")
 
     # --- optim -------------------------------------------------------------------------------
     model = torch.nn.Sequential(torch.nn.Linear(3, 1), torch.nn.Flatten(0, 1))

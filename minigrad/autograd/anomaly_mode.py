@@ -1,6 +1,6 @@
-"""Anomaly mode (`detect_anomaly`, `set_detect_anomaly`): a backward producing NaN or inf names the op and where the
-user created it. While it is on, a record hook keeps each node's creation site; the engine asks
-`check_finite` about every gradient a node returns."""
+"""Anomaly mode (`detect_anomaly`, `set_detect_anomaly`): a backward producing NaN or inf names
+the op and where the user created it. While it is on, a record hook keeps each node's creation
+site; the engine asks `check_finite` about every gradient a node returns."""
 from __future__ import annotations
 
 import functools
