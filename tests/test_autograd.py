@@ -700,6 +700,16 @@ def test_set_detect_anomaly_as_function_and_context_manager(torch):
 
 # --- gradcheck ------------------------------------------------------------------------------
 
+def test_gradcheck_leaves_the_inputs_grad_alone(torch):
+    """As PyTorch's: no gradient is left in `.grad`, and one already there is kept."""
+    for lib in (torch, mg):
+        fresh = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        kept = lib.tensor([3.0], dtype=lib.float64, requires_grad=True)
+        kept.grad = lib.tensor([5.0], dtype=lib.float64)
+        assert lib.autograd.gradcheck(lambda a, b: a * a * b, [fresh, kept])
+        assert fresh.grad is None and kept.grad.tolist() == [5.0]
+
+
 class _GoodSquare(square_function()):
     """x**2 with its right backward."""
 
