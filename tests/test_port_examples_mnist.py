@@ -22,8 +22,7 @@ from itertools import count
 import numpy as np
 
 from port_runner import assert_curves_match, run_both, state_numpy
-
-SIDE = 16
+from test_port_nn_really import SIDE, digits
 
 
 def mnist_program(torch, images, labels, test_images, test_labels, tmp_dir, init=None,
@@ -207,29 +206,15 @@ def regression_program(torch, batches, init=None):
     return {"init": start, "losses": losses, "lines": lines}
 
 
-def digits(n, seed):
-    """(n, 16, 16) float32 images in [0, 1] of a bar at one of ten angles and places, with
-    noise, and their labels (n,) int64."""
-    rng = np.random.default_rng(seed)
-    yy, xx = np.mgrid[0:SIDE, 0:SIDE] / (SIDE - 1) - 0.5
-    labels = rng.integers(0, 10, n)
-    images = np.empty((n, SIDE, SIDE))
-    for i, label in enumerate(labels):
-        angle = np.pi * (label % 5) / 5 + rng.normal(0, 0.1)
-        offset = 0.2 * (label // 5) - 0.1 + rng.normal(0, 0.03)
-        distance = np.abs(np.cos(angle) * yy - np.sin(angle) * xx - offset)
-        images[i] = np.exp(-(distance / 0.08) ** 2) + rng.normal(0, 0.1, (SIDE, SIDE))
-    return np.clip(images, 0, 1).astype(np.float32), labels.astype(np.int64)
-
-
 def without_digits(line):
     """A printed line with its decimals blurred: the last digit of a loss may differ."""
     return re.sub(r"\d+\.\d+", "#", line)
 
 
 def test_examples_mnist_trains_the_same_in_both(torch, tmp_path):
-    images, labels = digits(256, seed=0)
-    test_images, test_labels = digits(96, seed=1)
+    (images, labels), (test_images, test_labels) = (digits(256, seed=0), digits(96, seed=1))
+    images = images.reshape(-1, SIDE, SIDE)  # as ToTensor() leaves them, less the channel
+    test_images = test_images.reshape(-1, SIDE, SIDE)
     expected, got = run_both(mnist_program, torch, images, labels, test_images, test_labels,
                              str(tmp_path))
     assert_curves_match("mnist", expected["losses"], got["losses"], rtol=2e-3, every=2)
