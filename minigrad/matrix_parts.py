@@ -1,5 +1,6 @@
 """Parts of matrices: `diagonal` (any diagonal of any two dims), `diag` (a vector's diagonal
-matrix, or a matrix's diagonal), `trace`, and the positions `tril_indices` and `triu_indices`.
+matrix, or a matrix's diagonal), `trace`, the positions `tril_indices` and `triu_indices`, and
+`Tensor.fill_diagonal_`, a masked write.
 
 They are indexing with computed positions, so their gradients come from the indexing ops
 (`x[..., rows, cols]` and `index_put`), which have rules of every order already. `diagonal`
@@ -81,6 +82,14 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (2, N) positions of the upper triangle (on and above diagonal `offset`)."""
     return _triangle_indices(np.triu_indices, "triu_indices", row, col, offset, dtype)
+
+
+def fill_diagonal_(input, fill_value, wrap=False):
+    """`Tensor.fill_diagonal_`: write `fill_value` on the main diagonal in place, (i, i) of a
+    2-d tensor of any shape, (i, i, ..., i) of one whose dims are all equal; `wrap=True` goes on
+    past a tall matrix's first square block, as PyTorch's."""
+    mask = Tensor._wrap(fill_diagonal_mask(input.shape, wrap))
+    return input._assign("fill_diagonal_", lambda old: old.masked_fill(mask, fill_value))
 
 
 def fill_diagonal_mask(shape, wrap):

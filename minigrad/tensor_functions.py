@@ -3,9 +3,9 @@
 `diagonal_scatter`, in scatter_functions.py) and their in-place forms; `split_with_sizes`,
 `hsplit`, `vsplit`, `dsplit` (splits.py); `unique_consecutive` (run_lengths.py); `dist` and
 `renorm` (norm_functions.py); `frexp`, `ldexp`, `nextafter` (float_parts.py); `sgn` and
-`positive` (aliases.py); and three of their own: `fill_diagonal_` (its positions from
-matrix_parts.py), `unfold` (the windows along a dim, a view: ops/dim_windows.py) and
-`sum_to_size` (a sum down to a shape the tensor broadcasts from).
+`positive` (aliases.py); `fill_diagonal_` (matrix_parts.py); and two of their own: `unfold`
+(the windows along a dim, a view: ops/dim_windows.py) and `sum_to_size` (a sum down to a
+shape the tensor broadcasts from).
 
 Each in-place form is the out-of-place method written through tensor_write's `_assign`
 (PyTorch's dtype rule, views, version counters, the write recorded by autograd). `Tensor`
@@ -42,21 +42,13 @@ class FunctionMethods:
     renorm_, ldexp_, nextafter_ = _in_place("renorm"), _in_place("ldexp"), _in_place(
         "nextafter")
     sgn_ = _in_place("sgn")
+    fill_diagonal_ = _delegate(".matrix_parts", "fill_diagonal_")
 
     def unfold(self, dimension, size, step):
         """The windows of `size` elements, `step` apart, along dim `dimension`: that dim
         becomes the window positions, and a new last dim of `size` holds each window (a view
         of this tensor)."""
         return UnfoldDim.apply(self, dimension=dimension, size=size, step=step)
-
-    def fill_diagonal_(self, fill_value, wrap=False):
-        """Write `fill_value` on the main diagonal in place: (i, i) of a 2-d tensor of any
-        shape, (i, i, ..., i) of one whose dims are all equal; `wrap=True` goes on past a tall
-        matrix's first square block, as PyTorch's."""
-        from .matrix_parts import fill_diagonal_mask  # it imports tensor.py, which imports this
-        from .creation import from_numpy
-        mask = from_numpy(fill_diagonal_mask(self.shape, wrap))
-        return self._assign("fill_diagonal_", lambda old: old.masked_fill(mask, fill_value))
 
     def sum_to_size(self, *size):
         """The sum of this tensor down to `size`, a shape it broadcasts from (the reverse of

@@ -298,6 +298,21 @@ def _(lib, x):
 
 
 @add
+@case("Tensor.new", inputs=(f64(2, 3),))
+def _(lib, x):
+    """Older scripts' `weight.new(n, b, h).zero_()`: x's dtype, a shape or data; a tensor of
+    the same dtype gives a view of it, in the graph."""
+    return (x.new(2, 3).zero_(), x.new(lib.Size([1, 2])).zero_().shape, x.new([1, 2]),
+            x.new().shape, x.new(x) * 2, x.new(2).requires_grad, x.new(2).dtype == x.dtype)
+
+
+@add
+@case("Tensor.new", compare="raises", match="expected", inputs=(f64(2, grad=False),))
+def _(lib, x):
+    return x.new(lib.tensor([1, 2]))
+
+
+@add
 @case("Tensor.new_zeros", "Tensor.new_ones", "Tensor.new_full", "Tensor.new_tensor",
       "Tensor.new_empty", inputs=(f64(2),))
 def _(lib, x):
