@@ -1,6 +1,8 @@
 """Compatibility cases: the in-place forms of the math methods (`t.exp_()`, `t.addmm_(...)`, ...),
 written on tensors inside the graph, so the runner compares the gradients through the writes."""
-from compat_table import case, f32, f64, ints
+import numpy as np
+
+from compat_table import A, case, f32, f64, ints
 
 CASES = []
 add = CASES.append
@@ -109,9 +111,17 @@ def _(lib, x):
     return x.detach().clone().acosh_(), x.detach().t().clone().arccosh_()
 
 
+
+_rng = np.random.default_rng(40)  # its own stream: the cases above keep their inputs
+
+
+def _own(*shape, dtype=np.float32):
+    return A(_rng.uniform(-2, 2, shape).astype(dtype), grad=True)
+
+
 @add
-@case("Tensor.fill_diagonal_", inputs=(f32(3, 3), f64(7, 3), f32(2, 5), f32(2, 2, 2),
-                                       ints(3, 4)))
+@case("Tensor.fill_diagonal_", inputs=(_own(3, 3), _own(7, 3, dtype=np.float64), _own(2, 5),
+                                       _own(2, 2, 2), A(np.arange(12).reshape(3, 4))))
 def _(lib, square, tall, wide, cube, whole):
     """The main diagonal of each shape, a tall matrix wrapped and not, through a view of rows
     and of a transpose, and on integers; the written elements take no gradient."""
@@ -125,13 +135,13 @@ def _(lib, square, tall, wide, cube, whole):
 
 @add
 @case("Tensor.fill_diagonal_", compare="raises", match="all dimensions of input must be of "
-      "equal length", inputs=(f32(2, 3, 3, grad=False),))
+      "equal length", inputs=(A(np.zeros((2, 3, 3), np.float32)),))
 def _(lib, x):
     return x.fill_diagonal_(1.0)
 
 
 @add
 @case("Tensor.fill_diagonal_", compare="raises", match="dimensions must larger than 1",
-      inputs=(f32(3, grad=False),))
+      inputs=(A(np.zeros(3, np.float32)),))
 def _(lib, x):
     return x.fill_diagonal_(1.0)
