@@ -15,6 +15,7 @@ from . import autograd, kernels, linalg, out_arg, random
 from . import graph_rules_elementwise, graph_rules_nn, graph_rules_reduce_shape  # noqa: F401
 from ._malloc import tune_malloc
 from .autograd import detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .array_functions import isin, rot90, take_along_dim, tensor_split
 from .bucketing import bucketize, searchsorted
 from .scans import cummax, cummin, logcumsumexp
@@ -135,7 +136,8 @@ from .version import __version__
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
     "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Size", "Tensor", "TypedStorage",
-    "UntypedStorage", "abs", "absolute", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all",
+    "UntypedStorage", "abs", "absolute", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul",
+    "addmm", "addmv", "addr", "all",
     "allclose", "amax", "amin", "aminmax", "angle",
     "any", "arange", "arccos", "arccosh", "arcsin",
     "arcsinh", "arctan", "arctan2", "arctanh", "are_deterministic_algorithms_enabled", "argmax",
@@ -169,8 +171,8 @@ __all__ = [
     "histogram", "hsplit", "hstack", "hypot", "i0", "iinfo", "imag",
     "index_add", "index_copy",
     "index_fill", "index_reduce", "index_select", "inference_mode", "initial_seed", "inner", "int",
-    "int16", "int32", "int64", "int8", "inverse", "is_complex", "is_conj",
-    "is_deterministic_algorithms_warn_only_enabled",
+    "int16", "int32", "int64", "int8", "inverse", "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled", "is_complex", "is_conj", "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point", "is_grad_enabled", "is_same_size", "is_tensor", "isclose", "isfinite",
     "isin", "isinf", "isnan", "isneginf", "isposinf", "istft", "jagged",
     "kaiser_window",

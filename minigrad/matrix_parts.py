@@ -1,5 +1,6 @@
 """Parts of matrices: `diagonal` (any diagonal of any two dims), `diag` (a vector's diagonal
-matrix, or a matrix's diagonal), `trace`, and the positions `tril_indices` and `triu_indices`.
+matrix, or a matrix's diagonal), `trace`, the positions `tril_indices` and `triu_indices`, and
+`Tensor.fill_diagonal_`, a masked write.
 
 They are indexing with computed positions, so their gradients come from the indexing ops
 (`x[..., rows, cols]` and `index_put`), which have rules of every order already. `diagonal`
@@ -81,3 +82,31 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (2, N) positions of the upper triangle (on and above diagonal `offset`)."""
     return _triangle_indices(np.triu_indices, "triu_indices", row, col, offset, dtype)
+
+
+def fill_diagonal_(input, fill_value, wrap=False):
+    """`Tensor.fill_diagonal_`: write `fill_value` on the main diagonal in place, (i, i) of a
+    2-d tensor of any shape, (i, i, ..., i) of one whose dims are all equal; `wrap=True` goes on
+    past a tall matrix's first square block, as PyTorch's."""
+    mask = Tensor._wrap(fill_diagonal_mask(input.shape, wrap))
+    return input._assign("fill_diagonal_", lambda old: old.masked_fill(mask, fill_value))
+
+
+def fill_diagonal_mask(shape, wrap):
+    """The elements `Tensor.fill_diagonal_` writes, as a boolean array of `shape`: (i, i, ...)
+    for i below the smallest dim; with `wrap`, a 2-d matrix taller than wide by more than one
+    row continues every width + 1 elements in row-major order, as PyTorch's strided fill."""
+    if len(shape) < 2:
+        raise RuntimeError(f"fill_diagonal_: dimensions must larger than 1, got a "
+                           f"{len(shape)}-d tensor")
+    if len(shape) > 2 and len(set(shape)) > 1:
+        raise RuntimeError(f"fill_diagonal_: all dimensions of input must be of equal length, "
+                           f"got shape {tuple(shape)}")
+    mask = np.zeros(shape, dtype=bool)
+    size = min(shape)
+    mask[(np.arange(size),) * len(shape)] = True
+    height, width = shape[0], shape[-1]
+    if wrap and len(shape) == 2 and height > width + 1:
+        flat = mask.reshape(-1)
+        flat[np.arange(size, -(-height * width // (width + 1))) * (width + 1)] = True
+    return mask

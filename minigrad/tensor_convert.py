@@ -15,6 +15,7 @@ from .errors import negative_size
 from .platform.device import CPU, check_device, parse_to
 from .platform.layout import factory_keywords
 from .dtypes import FLOATING
+from .size import Size
 
 
 def _size(size, op=None):
@@ -93,6 +94,19 @@ class ConversionMethods:
         t = _t.Tensor._wrap(arr.astype(self.dtype if dtype is None else np.dtype(dtype),
                                        copy=False))
         return t.requires_grad_(True) if requires_grad else t
+
+    def new(self, *args, device=None):
+        """The legacy constructor in this tensor's dtype: `t.new(2, 3)` or `t.new(Size)` a
+        tensor of that shape (zeros, where PyTorch leaves memory uninitialised), `t.new(data)`
+        one from data, `t.new()` an empty one, `t.new(u)` a view of a tensor of that dtype."""
+        check_device(device, "new")
+        if len(args) == 1 and isinstance(args[0], _t.Tensor):
+            if args[0].dtype != self.dtype:
+                raise TypeError(f"new: expected a {self.dtype} tensor, got {args[0].dtype}")
+            return args[0].view(args[0].shape)
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer, Size)):
+            return self._new(np.array(_t.array_of(args[0])), None, None, False, "new")
+        return self._new(np.zeros(_size(args or (0,))), None, None, False, "new")
 
     @factory_keywords
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):

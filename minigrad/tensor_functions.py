@@ -3,8 +3,9 @@
 `diagonal_scatter`, in scatter_functions.py) and their in-place forms; `split_with_sizes`,
 `hsplit`, `vsplit`, `dsplit` (splits.py); `unique_consecutive` (run_lengths.py); `dist` and
 `renorm` (norm_functions.py); `frexp`, `ldexp`, `nextafter` (float_parts.py); `sgn`
-(complex_tensors.py) and `positive` (aliases.py); and two of their own: `unfold` (the windows along a dim, a view:
-ops/dim_windows.py) and `sum_to_size` (a sum down to a shape the tensor broadcasts from).
+(complex_tensors.py) and `positive` (aliases.py); `fill_diagonal_` (matrix_parts.py); and two
+of their own: `unfold` (the windows along a dim, a view: ops/dim_windows.py) and `sum_to_size`
+(a sum down to a shape the tensor broadcasts from).
 
 Each in-place form is the out-of-place method written through tensor_write's `_assign`
 (PyTorch's dtype rule, views, version counters, the write recorded by autograd). `Tensor`
@@ -41,6 +42,7 @@ class FunctionMethods:
     renorm_, ldexp_, nextafter_ = _in_place("renorm"), _in_place("ldexp"), _in_place(
         "nextafter")
     sgn_ = _in_place("sgn")
+    fill_diagonal_ = _delegate(".matrix_parts", "fill_diagonal_")
 
     def unfold(self, dimension, size, step):
         """The windows of `size` elements, `step` apart, along dim `dimension`: that dim

@@ -82,6 +82,11 @@ class Module(module_hooks.HookMethods, module_state.StateHookMethods):
             value = buffers[name] = _buffer_value(self, name, value)
         object.__setattr__(self, name, value)
 
+    def __getstate__(self):
+        # the names `_name_tree` caches are not state: `_tree_root` would carry the whole
+        # model the module was last called in into a pickle or deepcopy of the module alone
+        return {k: v for k, v in self.__dict__.items() if k not in _TREE_NAMES}
+
     def __delattr__(self, name):
         if _unregister(self, name):
             _tree_changed()
@@ -399,6 +404,9 @@ def _buffer_value(module, name, value):
     if _registration_hooks:
         value = module_hooks.run_registration_hooks(module, name, value, "buffer")
     return value
+
+
+_TREE_NAMES = ("_path", "_tree_root", "_named_at")
 
 
 def _name_tree(root):

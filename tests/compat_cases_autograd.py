@@ -2,9 +2,11 @@
 create_graph=, gradients of gradients, autograd.functional, forward mode). The runner also
 backpropagates through what each program returns, so a gradient returned with
 create_graph=True has its own gradient (a second derivative) compared too."""
+import warnings
+
 import numpy as np
 
-from compat_table import case, f64
+from compat_table import A, case, f64
 
 CASES = []
 add = CASES.append
@@ -99,3 +101,50 @@ def _(lib, a):
     finally:
         fw.exit_dual_level()
     return out.primal, out.tangent, isinstance(out, fw.UnpackedDualTensor)
+
+
+@add
+@case("autograd.set_detect_anomaly", "autograd.detect_anomaly", "minigrad.is_anomaly_enabled",
+      "minigrad.is_anomaly_check_nan_enabled", inputs=(A(np.array([-1.0, 4.0])),))
+def _(lib, a):
+    """The function form switches at once and restores the previous mode as a context manager;
+    `check_nan=False` keeps anomaly mode on but lets a NaN gradient through."""
+    modes = [(lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled())]
+    switch = lib.autograd.set_detect_anomaly(True)
+    modes.append(lib.is_anomaly_enabled())
+    with switch:
+        pass
+    modes.append(lib.is_anomaly_enabled())
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch warns that anomaly mode slows it down
+        with lib.autograd.detect_anomaly(check_nan=False):
+            modes.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+            x = a.clone().requires_grad_()
+            x.sqrt().sum().backward()
+        with lib.autograd.set_detect_anomaly(True, check_nan=False):
+            modes.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+    lib.autograd.set_detect_anomaly(False)
+    modes.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+    return tuple(modes), x.grad.isnan()
+
+
+@add
+@case("autograd.Variable", inputs=(A(np.array([0.5, -1.5, 2.0], np.float32)),))
+def _(lib, a):
+    """Older scripts' `Variable(x)`: a leaf sharing x's memory; every tensor is a Variable."""
+    Variable = lib.autograd.Variable
+    v, w = Variable(a), Variable(a * 2, requires_grad=True)
+    loss = (w * w).sum()
+    loss.backward()
+    v[0] = 7.0  # the same memory as a
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Variable(a, volatile=True)
+    return (a, w.grad, v.requires_grad, w.is_leaf, isinstance(a, Variable),
+            isinstance(1.0, Variable), str(caught[0].message), Variable().shape)
+
+
+@add
+@case("autograd.Variable", compare="raises", match="Variable data has to be a tensor")
+def _(lib):
+    return lib.autograd.Variable([1.0, 2.0])

@@ -1,7 +1,7 @@
 """Compatibility cases: creating tensors, dtypes, devices, random numbers, conversions."""
 import numpy as np
 
-from compat_table import case, f32, f64
+from compat_table import A, case, f32, f64
 
 CASES = []
 add = CASES.append
@@ -295,6 +295,21 @@ def _(lib, x):
     same = h.detach_() is h
     (h * x).sum().backward()  # h no longer leads back to x: only the direct use counts
     return same, h.requires_grad, h.is_leaf, h.grad_fn is None, x.grad.clone(), h
+
+
+@add
+@case("Tensor.new", inputs=(A(np.arange(6.0).reshape(2, 3) - 2, grad=True),))
+def _(lib, x):
+    """Older scripts' `weight.new(n, b, h).zero_()`: x's dtype, a shape or data; a tensor of
+    the same dtype gives a view of it, in the graph."""
+    return (x.new(2, 3).zero_(), x.new(lib.Size([1, 2])).zero_().shape, x.new([1, 2]),
+            x.new().shape, x.new(x) * 2, x.new(2).requires_grad, x.new(2).dtype == x.dtype)
+
+
+@add
+@case("Tensor.new", compare="raises", match="expected", inputs=(A(np.zeros(2)),))
+def _(lib, x):
+    return x.new(lib.tensor([1, 2]))
 
 
 @add

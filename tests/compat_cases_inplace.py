@@ -1,6 +1,8 @@
 """Compatibility cases: the in-place forms of the math methods (`t.exp_()`, `t.addmm_(...)`, ...),
 written on tensors inside the graph, so the runner compares the gradients through the writes."""
-from compat_table import case, f32, f64, ints
+import numpy as np
+
+from compat_table import A, case, f32, f64, ints
 
 CASES = []
 add = CASES.append
@@ -107,3 +109,39 @@ def _(lib, x, y):
 @case("Tensor.acosh_", "Tensor.arccosh_", inputs=(f64(2, 3, low=1.1, high=4),))
 def _(lib, x):
     return x.detach().clone().acosh_(), x.detach().t().clone().arccosh_()
+
+
+
+_rng = np.random.default_rng(40)  # its own stream: the cases above keep their inputs
+
+
+def _own(*shape, dtype=np.float32):
+    return A(_rng.uniform(-2, 2, shape).astype(dtype), grad=True)
+
+
+@add
+@case("Tensor.fill_diagonal_", inputs=(_own(3, 3), _own(7, 3, dtype=np.float64), _own(2, 5),
+                                       _own(2, 2, 2), A(np.arange(12).reshape(3, 4))))
+def _(lib, square, tall, wide, cube, whole):
+    """The main diagonal of each shape, a tall matrix wrapped and not, through a view of rows
+    and of a transpose, and on integers; the written elements take no gradient."""
+    rows = square * 1
+    rows[1:].fill_diagonal_(-1.0)
+    return ((square * 2).fill_diagonal_(0.5), (tall * 1).fill_diagonal_(3.0, wrap=True),
+            (tall * 1).fill_diagonal_(3.0), (wide * 1).fill_diagonal_(2.0, True),
+            (cube + 0).fill_diagonal_(-2.0), rows, (square * 1).t().fill_diagonal_(4.0),
+            whole.clone().fill_diagonal_(7), lib.empty(0, 3).fill_diagonal_(1.0))
+
+
+@add
+@case("Tensor.fill_diagonal_", compare="raises", match="all dimensions of input must be of "
+      "equal length", inputs=(A(np.zeros((2, 3, 3), np.float32)),))
+def _(lib, x):
+    return x.fill_diagonal_(1.0)
+
+
+@add
+@case("Tensor.fill_diagonal_", compare="raises", match="dimensions must larger than 1",
+      inputs=(A(np.zeros(3, np.float32)),))
+def _(lib, x):
+    return x.fill_diagonal_(1.0)

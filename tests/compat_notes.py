@@ -363,6 +363,20 @@ def _distributed_sampler(torch, mg):
     assert list(mg.utils.data.DistributedSampler(range(4), 2, 1, shuffle=False)) == [1, 3]
 
 
+def _anomaly_on_inf(torch, mg):
+    for lib in (torch, mg):
+        x = lib.tensor([0.0, 1.0], requires_grad=True)
+        with np.errstate(divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with lib.autograd.detect_anomaly():
+                try:
+                    x.log().sum().backward()  # 1 / 0: an infinite gradient
+                    raised = False
+                except RuntimeError:
+                    raised = True
+        assert raised == (lib is mg)
+
+
 def _function_ops():
     """The op classes of minigrad.ops and the fused ops of minigrad.nn's layers."""
     from helpers import differentiable_ops
@@ -1361,6 +1375,10 @@ DIFFERENCES = [
      "`sum(x, out=s)` without a dim, `prod(x, out=p)`, `argsort(x, out=i)`, "
      "`where(cond, out=...)`: PyTorch has out= on some overloads only and raises TypeError "
      "for the others.", _out_in_every_overload),
+    ("Anomaly mode stops at an infinite gradient too.",
+     "Under `detect_anomaly()` (or `set_detect_anomaly(True)`) a backward that returns inf "
+     "raises as one that returns NaN does, naming the op; PyTorch checks for NaN only. "
+     "`check_nan=False` turns both checks off, as in PyTorch.", _anomaly_on_inf),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be

@@ -2,6 +2,7 @@
 anomaly detection and gradcheck itself."""
 import re
 import sys
+import warnings
 import weakref
 
 import numpy as np
@@ -674,7 +675,40 @@ def test_detect_anomaly_as_decorator_and_finite_grads_pass():
             run(leaf([0.0]))
 
 
+def test_set_detect_anomaly_as_function_and_context_manager(torch):
+    """PyTorch's function form: on at once until turned off; mixed with the block form, each
+    restores what it found, and the creation-site hook is released when all are off."""
+    from minigrad.autograd.anomaly_mode import _creation_sites
+    for lib in (torch, mg):
+        x = lib.tensor([0.0, 1.0], requires_grad=True)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lib.autograd.set_detect_anomaly(True)
+            try:
+                with pytest.raises(RuntimeError):
+                    (x.sqrt() * 0.0).sum().backward()  # 0 * inf: a NaN gradient
+                with lib.autograd.detect_anomaly():
+                    lib.autograd.set_detect_anomaly(False)
+                    (x.sqrt() * 0.0).sum().backward()  # off inside the block: no error
+                    assert not lib.is_anomaly_enabled()
+                assert lib.is_anomaly_enabled()  # the block restores what it found
+            finally:
+                lib.autograd.set_detect_anomaly(False)
+        assert not lib.is_anomaly_enabled() and np.isnan(x.grad.numpy()[0])
+    assert _creation_sites.users == 0
+
+
 # --- gradcheck ------------------------------------------------------------------------------
+
+def test_gradcheck_leaves_the_inputs_grad_alone(torch):
+    """As PyTorch's: no gradient is left in `.grad`, and one already there is kept."""
+    for lib in (torch, mg):
+        fresh = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        kept = lib.tensor([3.0], dtype=lib.float64, requires_grad=True)
+        kept.grad = lib.tensor([5.0], dtype=lib.float64)
+        assert lib.autograd.gradcheck(lambda a, b: a * a * b, [fresh, kept])
+        assert fresh.grad is None and kept.grad.tolist() == [5.0]
+
 
 class _GoodSquare(square_function()):
     """x**2 with its right backward."""

@@ -153,6 +153,10 @@ OPS = {
         ("0-d float32 value", lambda L, t, o: t.masked_fill_(o(t.shape, "bool"),
                                                              o((), "float32"))),
     ],
+    "fill_diagonal_": [
+        ("float", lambda L, t, o: t.fill_diagonal_(1.5)),
+        ("int wrapped", lambda L, t, o: t.fill_diagonal_(2, wrap=True)),
+    ],
     "index_fill_": [
         ("float", lambda L, t, o: t.index_fill_(-1, index_tensor(L, t), 1.5)),
         ("int", lambda L, t, o: t.index_fill_(-1, index_tensor(L, t), 1)),

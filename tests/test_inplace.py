@@ -226,6 +226,26 @@ def test_copy_slices_gradcheck():
     assert gradcheck(lambda b, v: mg.ops.CopySlices.apply(b, v, chain=chain), [base, values])
 
 
+def test_fill_diagonal_gradcheck(torch):
+    """The write through a wrapped tall matrix and through a view of its rows: the gradient
+    reaches every element but the ones written (6 wrapped, 3 more through the view), as in
+    PyTorch."""
+    data = np.random.default_rng(1).standard_normal((7, 3))
+
+    def fill(x):
+        y = (x * x).fill_diagonal_(0.5, wrap=True)
+        y[2:].fill_diagonal_(-1.0)
+        return y
+
+    assert gradcheck(fill, [mg.tensor(data, requires_grad=True)])
+    x = mg.tensor(data, requires_grad=True)
+    fill(x).sum().backward()
+    expected = torch.tensor(data, requires_grad=True)
+    fill(expected).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), expected.grad.numpy())
+    assert (x.grad.numpy() == 0).sum() == 9
+
+
 # --- the in-place methods: a tensor operand's graph, dtypes, leaves ----------------------------
 
 METHODS = {

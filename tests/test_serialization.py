@@ -1,4 +1,5 @@
 """minigrad.save / minigrad.load: exact round trips, atomic writes and clear errors."""
+import copy
 import io
 import os
 import pickle
@@ -143,6 +144,37 @@ def test_whole_model_round_trip_through_a_file_object(tmp_path):
         mg.save({"w": mg.ones(2)}, f)
     with open(tmp_path / "m.pt", "rb") as f:
         same(mg.load(f), {"w": mg.ones(2)})
+
+
+def test_part_of_a_model_that_ran_is_saved_and_copied_alone(torch, tmp_path):
+    """A sub-module taken from a model that was called pickles and deep-copies without that
+    model, as in PyTorch: here the model holds an unpicklable local class, so carrying it
+    along would fail; the copy of a sub-module shares nothing with the model either."""
+    results = {}
+    for lib in (torch, mg):
+        class Lambda(lib.nn.Module):  # local: pickle cannot find it
+            def __init__(self, func):
+                super().__init__()
+                self.func = func
+
+            def forward(self, x):
+                return self.func(x)
+
+        model = lib.nn.Sequential(lib.nn.Linear(2, 3), Lambda(lambda x: x.relu()))
+        model(lib.ones(4, 2)).sum().backward()
+        head = lib.nn.Sequential(model[0], lib.nn.Flatten())
+        path = tmp_path / f"{lib.__name__}.pt"
+        with open(path, "wb") as f:
+            lib.save(head, f)
+        with open(path, "rb") as f:
+            back = lib.load(f, weights_only=False)
+        copied = copy.deepcopy(model[0])
+        results[lib.__name__] = (type(back[0]).__name__, tuple(back(lib.ones(1, 2)).shape),
+                                 len(list(back.parameters())),
+                                 type(copied).__name__, copied.weight is not model[0].weight)
+        with pytest.raises(AttributeError, match="local object"):
+            pickle.dumps(model)  # the whole model cannot be pickled, in both
+    assert results["minigrad"] == results["torch"]
 
 
 def test_failed_save_keeps_previous_file_and_leaves_no_temp(tmp_path, monkeypatch):

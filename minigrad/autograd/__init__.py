@@ -8,11 +8,12 @@
     versions.py      version counters: in-place changes to saved tensors and indices are caught
     views.py         views and in-place writes: a write rebases views and passes through them
     hooks.py         tensor hooks and `retain_grad`
-    anomaly_mode.py  `detect_anomaly`
+    anomaly_mode.py  `detect_anomaly` and `set_detect_anomaly`
     adoption.py      whether a gradient array is the engine's alone: a leaf keeps it without a
                      copy, later gradients are added into it
     gradcheck.py     `gradcheck` and `gradgradcheck`, against central differences
     functional.py    `jacobian`, `hessian`, `vjp`, `jvp`, `hvp`, `vhp`
+    variable.py      `Variable`, older scripts' wrapper: every tensor is one
     forward_ad.py    forward mode with dual numbers (its rules: `minigrad.jvp_rules`)
     profiler.py      the older profiler's names (`minigrad.profiler` has it), loaded on use
 
@@ -22,16 +23,17 @@ The core's modules import the submodules they need, never a name from this file,
 from ..grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                          set_grad_enabled)
 from . import forward_ad, functional
-from .anomaly_mode import detect_anomaly
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import AccumulateGrad, Function, Node, RemovableHandle, add_record_hook
 from .gradcheck import gradcheck, gradgradcheck
 from .gradients import backward, grad
+from .variable import Variable
 from .versions import bump_version
 
-__all__ = ["AccumulateGrad", "Function", "Node", "RemovableHandle", "add_record_hook",
+__all__ = ["AccumulateGrad", "Function", "Node", "RemovableHandle", "Variable", "add_record_hook",
            "backward", "bump_version", "detect_anomaly", "enable_grad", "forward_ad",
            "functional", "grad", "gradcheck", "gradgradcheck", "inference_mode",
-           "is_grad_enabled", "no_grad", "set_grad_enabled"]
+           "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled"]
 
 
 def __getattr__(name):

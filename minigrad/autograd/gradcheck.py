@@ -38,36 +38,41 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
         with enable_grad():
             return float(np.sum(np.real(fn(*inputs)._array * np.conj(w))))
 
-    for x in inputs:
-        x.grad = None
-    with enable_grad():
-        out = fn(*inputs)
-        out.backward(Tensor._wrap(w.astype(out._array.dtype)))
-    for i, x in enumerate(inputs):
-        if not x.requires_grad:
-            continue
-        analytic = np.zeros_like(x._array) if x.grad is None else x.grad._array
-        numeric = np.zeros_like(x._array)
-        arr = x._array  # perturbed in place, element by element, whatever its memory layout
-        steps = (eps, 1j * eps) if arr.dtype.kind == "c" else (eps,)
-        for j in np.ndindex(arr.shape):
-            orig = arr[j]
-            for step in steps:  # dL/dx, then i dL/dy for a complex element
-                arr[j] = orig + step
-                plus = objective()
-                arr[j] = orig - step
-                minus = objective()
-                arr[j] = orig
-                numeric[j] += (plus - minus) / (2 * eps) * (step / eps)
-        err = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
-        if err.size and err.max() > 0:
-            k = tuple(int(i) for i in np.unravel_index(int(np.argmax(err)), err.shape))
-            if raise_exception:
-                raise AssertionError(
-                    f"gradcheck: input {i} (shape {x.shape}) gradient mismatch at index {k}: "
-                    f"autograd {analytic[k]:.8g}, finite difference {numeric[k]:.8g}")
-            return False
-    return True
+    saved = [x.grad for x in inputs]  # the caller's: PyTorch's gradcheck leaves .grad alone
+    try:
+        for x in inputs:
+            x.grad = None
+        with enable_grad():
+            out = fn(*inputs)
+            out.backward(Tensor._wrap(w.astype(out._array.dtype)))
+        for i, x in enumerate(inputs):
+            if not x.requires_grad:
+                continue
+            analytic = np.zeros_like(x._array) if x.grad is None else x.grad._array
+            numeric = np.zeros_like(x._array)
+            arr = x._array  # perturbed in place, element by element, whatever its memory layout
+            steps = (eps, 1j * eps) if arr.dtype.kind == "c" else (eps,)
+            for j in np.ndindex(arr.shape):
+                orig = arr[j]
+                for step in steps:  # dL/dx, then i dL/dy for a complex element
+                    arr[j] = orig + step
+                    plus = objective()
+                    arr[j] = orig - step
+                    minus = objective()
+                    arr[j] = orig
+                    numeric[j] += (plus - minus) / (2 * eps) * (step / eps)
+            err = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
+            if err.size and err.max() > 0:
+                k = tuple(int(i) for i in np.unravel_index(int(np.argmax(err)), err.shape))
+                if raise_exception:
+                    raise AssertionError(
+                        f"gradcheck: input {i} (shape {x.shape}) gradient mismatch at index {k}: "
+                        f"autograd {analytic[k]:.8g}, finite difference {numeric[k]:.8g}")
+                return False
+        return True
+    finally:
+        for x, g in zip(inputs, saved):
+            x.grad = g
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
