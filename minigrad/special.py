@@ -10,6 +10,8 @@ them: their results, like `spherical_bessel_j0`'s, the J, Y and K functions', `a
 the orthogonal polynomials', never require grad (PyTorch defines no derivative for them), where
 `i0` and `i1` are differentiable.
 """
+import numpy as np
+
 from . import out_arg as _out_arg
 from .out_names import OUT_NAMES as _OUT_NAMES
 from .airy import airy_ai
@@ -84,6 +86,11 @@ def round(input, *, decimals=0):
                                   f"convert to float first")
     if decimals == 0:
         return input.round()
+    if input.dtype == np.float16:
+        # PyTorch's CPU kernel computes a float16 x * 10^d in float32 and rounds only the
+        # result: a product rounded to float16 first can land on .5 (1.949 * 10 = 19.49 is
+        # 19.5 in float16, and 2.0 comes out instead of 1.9) or overflow (2.5e4 * 10)
+        return round(input.float(), decimals=decimals).half()
     scale = 10.0 ** abs(decimals)
     if decimals > 0:
         return (input * scale).round() / scale

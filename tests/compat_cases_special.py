@@ -166,6 +166,16 @@ def _(lib, x, y, i):
             s.round(x.t()[::2], decimals=1))
 
 
+@add
+@case("special.round")
+def _(lib):
+    # float16 is rounded in float32, as PyTorch's kernel does: in float16, 1.949 * 10 would be
+    # 19.5 (and 2.0 the result) and 2.5e4 * 10 would overflow
+    h = lib.tensor([[1.949, 0.85], [-0.85, 2.5e4], [0.0, -1.949]], dtype=lib.float16)
+    return (lib.special.round(h, decimals=1), lib.special.round(h.t(), decimals=-1),
+            h[:, ::2].round(decimals=2), lib.special.round(h[:0], decimals=1))
+
+
 # --- errors ------------------------------------------------------------------------------------
 
 @add

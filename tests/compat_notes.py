@@ -629,6 +629,11 @@ def _special_function_edges(torch, mg):
     assert mg.polygamma(2, mg.tensor(inf)).item() == 0.0
     assert np.isfinite(torch.polygamma(1, torch.tensor([-1.0])).item())
     assert mg.polygamma(1, mg.tensor([-1.0])).item() == np.inf
+    # float32 beside a pole: trigamma(-1.0014405) is 481904.2445 (mpmath); PyTorch's float32
+    # kernel keeps 4 digits there, minigrad's float64 value rounds to float32's nearest
+    near = [-1.0014405]
+    assert abs(torch.polygamma(1, torch.tensor(near)).item() - 481904.2445) > 40
+    assert abs(mg.polygamma(1, mg.tensor(near)).item() - 481904.2445) < 0.02
 
 
 def _special_namespace_edges(torch, mg):
@@ -1252,7 +1257,9 @@ DIFFERENCES = [
      "and `cholesky`.", _ex_forms_failing_batch),
     ("`i0` and `polygamma` keep float64's digits to the edges of their range.",
      "`i0(x)` is finite up to x = 713.9 (PyTorch's overflows from 709.8, with exp(x)); "
-     "`polygamma(1, x)` keeps 15 digits where PyTorch's trigamma keeps about 10; "
+     "`polygamma(1, x)` keeps 15 digits where PyTorch's trigamma keeps about 10, and in "
+     "float32 beside a pole the nearest float32 (481904.25 at x = -1.0014405, where PyTorch's "
+     "float32 trigamma, also digamma's gradient, gives 481860.4); "
      "`polygamma(n, inf)` is 0 for every n >= 1 (PyTorch's is NaN for n >= 2), and "
      "`polygamma(1, x)` at a negative integer is inf, a pole (PyTorch's is a large finite "
      "number from sin(pi x) rounded). Elsewhere the values and gradients are PyTorch's.",
@@ -1501,6 +1508,13 @@ SWEEP_DIFFERENCES = [
     (("Tensor.nanquantile",), _GRAD, ("wide",), "gradient",
      "`nanquantile` passes the gradient to the first of equal values, as `kthvalue` and "
      "`quantile` do; PyTorch may pass it to another of them."),
+    (("Tensor.polygamma_",), ("float32",), ("3-d permuted",), "values",
+     "`polygamma(1, x)` in float32 beside a pole (x = -1.0014405 in this layout's values) is "
+     "the nearest float32 to the true value, where PyTorch's float32 trigamma keeps 4 digits "
+     "(see above)."),
+    (("special.digamma", "special.psi"), ("float32",), ("3-d permuted",), "gradient",
+     "`digamma`'s gradient, trigamma, in float32 beside a pole (x = -1.0014405) is the nearest "
+     "float32 to the true value, where PyTorch's keeps 4 digits (see above)."),
     (("Tensor.clamp", "Tensor.clamp_"), ("uint8",), _ALL, "values",
      "`clamp` of a uint8 tensor with a negative bound compares values (`clamp(-1, 2)` keeps "
      "0 as 0), where PyTorch first wraps the bound to the dtype (-1 becomes 255)."),
