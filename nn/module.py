@@ -2,7 +2,8 @@
 
 Assigning a `Parameter` or a `Module` to an attribute registers it, so `named_parameters()`
 can walk the tree and produce PyTorch's dotted names (`encoder.layers.0.linear1.weight`), which
-are also the keys of `state_dict()` (saving and loading that state is `module_state.py`).
+are also the keys of `state_dict()` (saving and loading that state is `module_state.py`;
+walking the tree and finding a member by its dotted name, `module_tree.py`).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from minigrad.platform.tensortypes import dtype_of
 from minigrad.tensor import Tensor
 
 from . import module_hooks, module_state
+from .module_tree import TreeMethods
 
 _any_global_hook = module_hooks.any_global  # [True] while a global module hook is set
 _registration_hooks = module_hooks.registration_hooks  # {kind: {id: hook}}, never replaced
@@ -35,7 +37,7 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
-class Module(module_hooks.HookMethods, module_state.StateHookMethods):
+class Module(TreeMethods, module_hooks.HookMethods, module_state.StateHookMethods):
     """Base class of every layer and model: subclasses set attributes and define `forward`."""
 
     def __init__(self):
@@ -151,92 +153,6 @@ class Module(module_hooks.HookMethods, module_state.StateHookMethods):
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
-
-    # --- traversal --------------------------------------------------------------------------
-    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
-        """(dotted name, module) depth-first; a module reached twice is yielded once unless
-        `remove_duplicate=False`. `memo` is a set of modules to skip (PyTorch's argument)."""
-        return self._walk(prefix, True, remove_duplicate, memo)
-
-    def modules(self, remove_duplicate=True):
-        return (m for _, m in self._walk("", False, remove_duplicate))
-
-    def _walk(self, prefix, named, remove_duplicate=True, memo=None):
-        """(dotted name, module) depth-first; without `named` the names are None and not
-        built (`train()` walks every module on every step)."""
-        seen = set() if memo is None else {id(m) for m in memo}
-        stack = [(prefix, self)]
-        while stack:
-            name, m = stack.pop()
-            if remove_duplicate:
-                if id(m) in seen:
-                    continue
-                seen.add(id(m))
-            yield name, m
-            if named:
-                children = [((f"{name}.{k}" if name else k), c) for k, c in m._modules.items()
-                            if c is not None]
-            else:
-                children = [(None, c) for c in m._modules.values() if c is not None]
-            stack.extend(reversed(children))
-
-    def named_children(self):
-        return ((k, m) for k, m in self._modules.items() if m is not None)
-
-    def children(self):
-        return (m for _, m in self.named_children())
-
-    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
-
-    def parameters(self, recurse=True):
-        return (p for _, p in self.named_parameters(recurse=recurse))
-
-    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
-        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
-
-    def buffers(self, recurse=True):
-        return (b for _, b in self.named_buffers(recurse=recurse))
-
-    def _named_members(self, table, prefix, recurse, remove_duplicate):
-        """(dotted name, tensor) from each module's `table`; a tensor shared by two modules
-        (tied weights) comes once unless `remove_duplicate=False`, as in PyTorch."""
-        seen = set()
-        mods = self._walk(prefix, True, remove_duplicate) if recurse else [(prefix, self)]
-        for name, m in mods:
-            for k, t in m.__dict__[table].items():
-                if t is None or (remove_duplicate and id(t) in seen):
-                    continue
-                seen.add(id(t))
-                yield (f"{name}.{k}" if name else k), t
-
-    def get_submodule(self, target):
-        """The module at a dotted path ("encoder.layers.0"); "" is the module itself."""
-        m = self
-        for i, part in enumerate(target.split(".") if target else ()):
-            child = m._modules.get(part) if isinstance(m, Module) else None
-            if child is None:
-                where = ".".join(target.split(".")[:i]) or type(self).__name__
-                raise AttributeError(f"{type(self).__name__}.get_submodule: {where} has no "
-                                     f"submodule {part!r} (looking up {target!r})")
-            m = child
-        return m
-
-    def get_parameter(self, target):
-        """The parameter at a dotted path ("encoder.layers.0.linear1.weight")."""
-        return self._get_member(target, "_parameters", "parameter", "get_parameter")
-
-    def get_buffer(self, target):
-        """The buffer at a dotted path ("norm.running_mean")."""
-        return self._get_member(target, "_buffers", "buffer", "get_buffer")
-
-    def _get_member(self, target, table, kind, op):
-        path, _, name = target.rpartition(".")
-        owner = self.get_submodule(path)
-        if name not in owner.__dict__[table]:
-            raise AttributeError(f"{type(self).__name__}.{op}: {type(owner).__name__} "
-                                 f"{path or '(the module itself)'} has no {kind} {name!r}")
-        return owner.__dict__[table][name]
 
     # --- modes and gradients ----------------------------------------------------------------
     def train(self, mode=True):
