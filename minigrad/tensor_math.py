@@ -1,7 +1,8 @@
 """Tensor methods beyond the autograd core, under PyTorch's names: more elementwise math
-(sin, cos, rsqrt, floor, `//`, `%`, ...), logic (isnan, any, allclose), scans and norms
-(cumsum, norm), ordering (sort, argsort, topk, nonzero, unique, multinomial) and triangles
-(tril, triu); the products and the rest of linear algebra are in tensor_linalg.py.
+(sin, cos, rsqrt, floor, `//`, `%`, ...), scans and norms (cumsum, norm), PyTorch's other
+names of the core's methods, and triangles (tril, triu); the bitwise operators and the tests
+with bool results are in tensor_logic.py, ordering and selection (sort, topk, unique, ...) in
+tensor_order.py, the products and the rest of linear algebra in tensor_linalg.py.
 
 Each differentiable method is either one op class from `minigrad.ops` or a composition of
 existing ops (rsqrt is sqrt then reciprocal; sort's values are a `gather` at the sorted
@@ -14,21 +15,13 @@ import importlib
 
 import numpy as np
 
-from . import dtypes, ops, return_types
+from . import dtypes, ops
 from . import tensor as _t
-from .errors import DTypeError, DTypeNotImplementedError, ShapeError, broadcast_error
+from .errors import DTypeError, DTypeNotImplementedError, ShapeError
 
 
 def _wrap(arr):
     return _t.Tensor._wrap(np.asarray(arr))
-
-
-def _logical(fn, name, t, dim, keepdim):
-    """any/all over dim (all dims by default): a bool tensor (uint8 for uint8 input, as
-    PyTorch's) without gradient."""
-    dims = ops.reduce.normalize_dims(dim, t.ndim, name)
-    out = fn(t._array, axis=dims, keepdims=keepdim)
-    return _wrap(out.astype(np.uint8) if t._array.dtype == np.uint8 else out)  # as PyTorch
 
 
 def _triangle(fn, name, t, diagonal):
@@ -37,16 +30,6 @@ def _triangle(fn, name, t, diagonal):
         raise ShapeError(f"{name}: needs a tensor with at least 2 dims, got shape {t.shape}")
     keep = fn(np.ones(t.shape[-2:], dtype=bool), diagonal)
     return t.masked_fill(~keep, 0)
-
-
-def _pairwise(fn, name, a, b):
-    """`fn` of the two operands' arrays, as a tensor without gradient; shapes that do not
-    broadcast are PyTorch's RuntimeError."""
-    x, y = a._array, _t.array_of(b)
-    try:
-        return _wrap(np.asarray(fn(x, y)))
-    except ValueError:
-        raise broadcast_error(name, np.shape(x), np.shape(y)) from None
 
 
 def _floating(t):
@@ -87,60 +70,10 @@ def _float_only(t, op, kinds="f"):
     return t
 
 
-def _bitwise(fn, name, a, b):
-    """`fn` of two operands in the dtype PyTorch promotes them to, which must be an integer or
-    bool one (a Python int is wrapped into a narrower tensor's dtype, as PyTorch does); bools
-    are not shifted."""
-    dtype = dtypes.computation_dtype((a, b), name)
-    if dtype.kind not in ("iu" if "shift" in name else "biu"):
-        raise DTypeNotImplementedError(f"{name}: not implemented for {dtype} operands (only integer"
-                        f"{'' if 'shift' in name else ' and bool'} tensors)")
-    x, y = (np.asarray(_t.array_of(v)).astype(dtype, copy=False) for v in (a, b))
-    try:
-        return _wrap(np.asarray(fn(x, y)))
-    except ValueError as e:
-        if "broadcast" not in str(e):
-            raise
-        raise broadcast_error(name, x.shape, y.shape) from None
-
-
-def _left_shift(x, n):
-    """Shifting by the width or more gives 0 (NumPy's would wrap the count, as the CPU does)."""
-    bits = x.dtype.itemsize * 8
-    return np.where(n >= bits, 0, np.left_shift(x, np.minimum(n, bits - 1))).astype(x.dtype)
-
-
-def _right_shift(x, n):
-    """By the width or more: the sign fill, 0 or -1, as PyTorch."""
-    bits = x.dtype.itemsize * 8
-    return np.right_shift(x, np.minimum(n, bits - 1)).astype(x.dtype)
-
-
 class MathMethods:
     # --- elementwise ----------------------------------------------------------------------
     def __abs__(self): return self.abs()
     def __pos__(self): return self
-
-    # --- bitwise: on integers bit by bit, on bools logical, floats refused (as PyTorch) ------
-    def __and__(self, other): return _bitwise(np.bitwise_and, "bitwise_and", self, other)
-    def __or__(self, other): return _bitwise(np.bitwise_or, "bitwise_or", self, other)
-    def __xor__(self, other): return _bitwise(np.bitwise_xor, "bitwise_xor", self, other)
-    def __rand__(self, other): return _bitwise(np.bitwise_and, "bitwise_and", other, self)
-    def __ror__(self, other): return _bitwise(np.bitwise_or, "bitwise_or", other, self)
-    def __rxor__(self, other): return _bitwise(np.bitwise_xor, "bitwise_xor", other, self)
-    def __lshift__(self, other): return _bitwise(_left_shift, "bitwise_left_shift", self, other)
-    def __rshift__(self, other): return _bitwise(_right_shift, "bitwise_right_shift", self, other)
-    def __rlshift__(self, other): return _bitwise(_left_shift, "bitwise_left_shift", other, self)
-    def __rrshift__(self, other): return _bitwise(_right_shift, "bitwise_right_shift", other, self)
-    bitwise_and, bitwise_or, bitwise_xor = __and__, __or__, __xor__
-    bitwise_left_shift, bitwise_right_shift = __lshift__, __rshift__
-
-    def __invert__(self):
-        if self._array.dtype.kind not in "biu":
-            raise TypeError(f"bitwise_not: ~ is only implemented on integer and bool tensors, "
-                            f"got {self.dtype}")
-        return _wrap(np.invert(self._array))
-    bitwise_not = __invert__
 
     def pow(self, exponent): return self ** exponent
     def square(self): return self * self
@@ -172,29 +105,6 @@ class MathMethods:
 
     def rsqrt(self):
         return self.sqrt().reciprocal()
-
-    # --- logic (bool results, no gradient) ------------------------------------------------
-    def isnan(self): return _wrap(np.isnan(self._array))
-    def isinf(self): return _wrap(np.isinf(self._array))
-    def isfinite(self): return _wrap(np.isfinite(self._array))
-    def logical_not(self): return _wrap(np.logical_not(self._array))
-    def logical_and(self, other): return _pairwise(np.logical_and, "logical_and", self, other)
-    def logical_or(self, other): return _pairwise(np.logical_or, "logical_or", self, other)
-    def logical_xor(self, other): return _pairwise(np.logical_xor, "logical_xor", self, other)
-    def any(self, dim=None, keepdim=False): return _logical(np.any, "any", self, dim, keepdim)
-    def all(self, dim=None, keepdim=False): return _logical(np.all, "all", self, dim, keepdim)
-
-    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        return _pairwise(lambda a, b: np.isclose(a, b, rtol, atol, equal_nan), "isclose", self,
-                         other)
-
-    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        return bool(np.allclose(self._array, _t.array_of(other), rtol, atol, equal_nan))
-
-    def equal(self, other):
-        """True when the shapes and all elements are equal."""
-        o = _t.array_of(other)
-        return self.shape == np.shape(o) and bool(np.all(self._array == o))
 
     # --- scans, norms, products -----------------------------------------------------------
     def cumsum(self, dim, dtype=None):
@@ -323,51 +233,6 @@ class MathMethods:
         """psi's n-th derivative (gamma_functions.py): `polygamma(n, self)`."""
         from .gamma_functions import polygamma
         return polygamma(n, self)
-
-    # --- ordering and selection -----------------------------------------------------------
-    def sort(self, dim=-1, descending=False, stable=False):
-        """(values, indices) ordered along dim; equal elements keep their order."""
-        idx = _wrap(ops.sort.sort_indices(self._array, dim, descending))
-        return return_types.sort(self.gather(dim, idx) if self.ndim else self.clone(), idx)
-
-    def argsort(self, dim=-1, descending=False, stable=False):
-        return _wrap(ops.sort.sort_indices(self._array, dim, descending))
-
-    def topk(self, k, dim=-1, largest=True, sorted=True):
-        """(values, indices) of the k largest (or smallest) elements along dim, best first."""
-        idx = _wrap(ops.sort.topk_indices(self._array, k, dim, largest))
-        return return_types.topk(self.gather(dim, idx) if self.ndim else self.clone(), idx)
-
-    def nonzero(self, as_tuple=False):
-        """Positions of the nonzero elements: an (n, ndim) int64 tensor, or one per dim."""
-        if as_tuple:
-            return tuple(_wrap(i.astype(np.int64)) for i in np.nonzero(self._array))
-        return _wrap(np.argwhere(self._array).astype(np.int64))
-
-    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
-        """The distinct elements (sorted), optionally with inverse indices and counts."""
-        out = np.unique(self._array, return_inverse=return_inverse,
-                        return_counts=return_counts, axis=dim)
-        if not (return_inverse or return_counts):
-            return _wrap(out)
-        values, *rest = out
-        if return_inverse:  # NumPy may flatten the inverse; PyTorch keeps the input's shape
-            rest[0] = rest[0].reshape(self.shape if dim is None else -1)
-        return (_wrap(values),) + tuple(_wrap(r.astype(np.int64)) for r in rest)
-
-    def multinomial(self, num_samples, replacement=False, generator=None):
-        from .sampling import multinomial
-        return multinomial(self, num_samples, replacement, generator=generator)
-
-    def masked_select(self, mask):
-        """The elements where mask (broadcast to this shape) is True, as a 1-D tensor."""
-        m = np.asarray(_t.array_of(mask))
-        try:
-            shape = np.broadcast_shapes(m.shape, self.shape)
-        except ValueError:
-            raise broadcast_error("masked_select", m.shape, self.shape) from None
-        x = self if self.shape == shape else self.expand(shape)
-        return x[np.broadcast_to(m, shape)]
 
     # functions of other modules (imported on first call: their ops import the rule tables,
     # which import the tensor)

@@ -69,7 +69,7 @@ class OperatorMethods:
     def __ge__(self, other): return compare(np.greater_equal, "ge", self, other, ordered=True)
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
     __hash__ = object.__hash__  # defining __eq__ would otherwise make tensors unhashable
-    # the bitwise operators (& | ^ ~ << >>, logical on bool tensors) are in tensor_math.py
+    # the bitwise operators (& | ^ ~ << >>, logical on bool tensors) are in tensor_logic.py
 
 
 # Every Tensor is an OperatorMethods: the checks on each operator's operands test against this
