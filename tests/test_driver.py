@@ -15,14 +15,14 @@ from hypothesis import strategies as st
 from numba import float64, njit
 from numba.core.errors import TypingError
 
-from minigrad.kernels import compile_worker, driver
+from minigrad.kernels import compile_worker, driver_blocks
 from minigrad.kernels.views import flat
 
 
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(0, 5000), nblk=st.integers(1, 8), unit=st.sampled_from([1, 16, 64, 102]))
 def test_shares_cover_the_range_once_cut_at_multiples_of_the_unit(n, nblk, unit):
-    shares = [driver._share(k, nblk, n, unit) for k in range(nblk)]
+    shares = [driver_blocks._share(k, nblk, n, unit) for k in range(nblk)]
     covered = [i for lo, hi in shares for i in range(lo, hi)]
     assert covered == list(range(n))
     assert all(lo % unit == 0 or lo == n for lo, _ in shares)
@@ -35,9 +35,10 @@ def test_a_block_function_is_never_handed_a_strided_array():
     x = np.zeros((4, 8), np.float32)
     nothing, mask = np.empty((0, 0), np.float32), np.empty((0, 0), np.bool_)
     with pytest.raises(TypingError, match="C-contiguous"):
-        driver.run_serial(0, 0, driver.ELEMENTWISE, 0, 1, x[:, ::2], x, x, nothing, nothing,
-                          nothing, nothing, mask, np.empty(0, np.int64), np.empty(0),
-                          np.uint64(0), np.uint64(0), np.float32(1), 0.0)
+        driver_blocks.run_serial(0, 0, driver_blocks.ELEMENTWISE, 0, 1, x[:, ::2], x, x,
+                                 nothing, nothing, nothing, nothing, mask,
+                                 np.empty(0, np.int64), np.empty(0), np.uint64(0),
+                                 np.uint64(0), np.float32(1), 0.0)
 
 
 @njit

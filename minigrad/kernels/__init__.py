@@ -25,8 +25,10 @@ The modules, in the order a reader may take them:
                     the Numba kernels
     gamma           log |Gamma(x)|, the C library's lgamma compiled over an array
     masking         masked_fill's selection, with a mask repeated along leading axes
-    driver          the one parallel kernel that runs the blocks of most of them (and of
+    driver_blocks   the one parallel kernel that runs the blocks of most of them (and of
                     blas's products): a parallel kernel is the most costly thing to compile
+    driver          its entry points, which put each kernel's arguments in its places, and
+                    the compiling of its two block functions
     compile_worker  a second process that compiles one of driver's block functions on an
                     empty cache, while this one compiles the other
     row_ops, dropout_ops, fused_ops, activation_ops: their checked entry points, which are
