@@ -13,7 +13,8 @@
 - `ProductTimer`, while active, times every product minigrad's ops make (the three routes of
   `minigrad.ops.matmul`: `product`, `kernels.addmm`, `kernels.matmul_and_sum`) and counts
   their FLOPs, so a step splits into time in products and everything else.
-- `print_floor` and `print_products`: bench/run.py's lines for the step and profile sections.
+- `print_floor` and `print_products`: the lines of bench/run.py's step and profile sections
+  (bench/sections.py).
 """
 from __future__ import annotations
 
