@@ -28,9 +28,7 @@ from .size import size_of
 # test allows, by name).
 from .tensor_convert import ConversionMethods
 from .tensor_linalg import LinalgMethods
-from .tensor_logic import LogicMethods
 from .tensor_math import MathMethods, _float_only, _floating, _softmax
-from .tensor_order import OrderMethods
 from .tensor_operators import OperatorMethods
 from .tensor_functions import FunctionMethods
 from .tensor_layout import LayoutMethods
@@ -48,9 +46,9 @@ def array_of(x):
     return x._array if isinstance(x, Tensor) else x
 
 
-class Tensor(OperatorMethods, ConversionMethods, MathMethods, LogicMethods, OrderMethods,
-             LinalgMethods, ShapeMethods, WriteMethods, SpecialMethods, LayoutMethods,
-             ShapeInPlaceMethods, FunctionMethods, RandomFillMethods, StorageMethods):
+class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, ShapeMethods,
+             WriteMethods, SpecialMethods, LayoutMethods, ShapeInPlaceMethods, FunctionMethods,
+             RandomFillMethods, StorageMethods):
     """An n-dimensional array that records the ops applied to it, so it can differentiate them."""
 
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__

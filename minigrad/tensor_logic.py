@@ -2,8 +2,8 @@
 integers bit by bit and on bools logical, floats refused as in PyTorch) and the tests with
 bool results (isnan, isfinite, logical_and, any, all, isclose, allclose, equal).
 
-None of these has a gradient. `Tensor` inherits them (see tensor.py); the comparisons
-(`==`, `<`, ...) are with the other operators in tensor_operators.py.
+None of these has a gradient. `Tensor` inherits them through tensor_math's `MathMethods`;
+the comparisons (`==`, `<`, ...) are with the other operators in tensor_operators.py.
 """
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ import numpy as np
 from . import dtypes, ops
 from . import tensor as _t
 from .errors import DTypeNotImplementedError, broadcast_error
-from .tensor_math import _wrap
+
+
+def _wrap(arr):
+    return _t.Tensor._wrap(np.asarray(arr))
 
 
 def _logical(fn, name, t, dim, keepdim):

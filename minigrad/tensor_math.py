@@ -18,6 +18,8 @@ import numpy as np
 from . import dtypes, ops
 from . import tensor as _t
 from .errors import DTypeError, DTypeNotImplementedError, ShapeError
+from .tensor_logic import LogicMethods
+from .tensor_order import OrderMethods
 
 
 def _wrap(arr):
@@ -70,7 +72,9 @@ def _float_only(t, op, kinds="f"):
     return t
 
 
-class MathMethods:
+class MathMethods(LogicMethods, OrderMethods):
+    """These methods, and through this class those of tensor_logic.py and tensor_order.py."""
+
     # --- elementwise ----------------------------------------------------------------------
     def __abs__(self): return self.abs()
     def __pos__(self): return self

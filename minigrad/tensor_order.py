@@ -3,7 +3,7 @@ nonzero, unique, multinomial and masked_select.
 
 `sort` and `topk` return their values as a `gather` at the positions found, so their gradient
 comes from an op that is already tested; the positions, like nonzero's and unique's, are int64
-tensors without gradient. `Tensor` inherits these (see tensor.py).
+tensors without gradient. `Tensor` inherits these through tensor_math's `MathMethods`.
 """
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ import numpy as np
 from . import ops, return_types
 from . import tensor as _t
 from .errors import broadcast_error
-from .tensor_math import _wrap
+
+
+def _wrap(arr):
+    return _t.Tensor._wrap(np.asarray(arr))
 
 
 class OrderMethods:
