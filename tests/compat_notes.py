@@ -1568,7 +1568,4 @@ OUT_DIFFERENCES = [
     (("nansum",), _INTS + ("complex64", "complex128"),
      "`nansum` into an integer or complex out sums in that dtype; PyTorch's nansum refuses "
      "them ('not implemented')."),
-    (("cumprod",), ("complex64", "complex128"),
-     "`cumprod` into a complex out raises NotImplementedError (cumprod of complex tensors is "
-     "not supported, see above); PyTorch computes it."),
 ]
