@@ -117,7 +117,8 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along dim; `dtype` casts the input first. Without a dim, PyTorch's
     deprecated implicit choice (with its warning): dim 0 for 0-, 1- and 3-d inputs, else 1."""
-    dim = _implicit_dim(input, dim, "softmax", _stacklevel)
+    if dim is None:
+        dim = _implicit_dim(input, dim, "softmax", _stacklevel)
     return (input if dtype is None else input.to(dtype)).softmax(dim)
 
 
@@ -164,7 +165,7 @@ def _maybe_inplace(input, inplace, name, compute):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the last len(normalized_shape) dims: biased variance, eps inside the root."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if input.shape[-len(shape):] != shape:
+    if input._array.shape[-len(shape):] != shape:  # (a tuple: a Size's slice is slower)
         raise ShapeError(f"layer_norm: input of shape {input.shape} does not end with the "
                          f"normalized shape {shape}: Given normalized_shape={list(shape)}, "
                          f"expected input with shape [*, {str(list(shape))[1:-1]}], but got "

@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from minigrad.ops import Linear as _LinearOp
+
 from . import functional as F
 from . import init
 from .functional_embedding import norm_options_repr
@@ -37,7 +39,12 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        return F.linear(input, self.weight, self.bias)
+        # F.linear's own op, called as F.linear calls it: a layer is called for every token
+        # a model samples, and F.linear's out= wrapper and the call into it are a tenth of
+        # a small layer's time
+        if self.bias is None:
+            return _LinearOp.apply(input, self.weight)
+        return _LinearOp.apply(input, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

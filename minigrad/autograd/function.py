@@ -220,11 +220,12 @@ class Function(Node):
                 out._owns_memory = True
             elif grad_enabled and len(args) == 1:
                 note_view(out, parent, cls, kwargs)  # an in-place write can now rebase it
-        kind = arr.dtype.kind
+        dtype = arr.dtype  # (read once: each read of an array's dtype makes a call)
+        kind = dtype.kind
         if kind == "c" and not cls.complex_aware:
             complex_unsupported(cls, args)
         if wanted and kind in "fc":  # ints carry no gradient; ctx becomes out's node
-            ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, arr.dtype
+            ctx.sequence_nr, ctx.out_shape, ctx.out_dtype = next(_sequence), arr.shape, dtype
             if ctx.saved:
                 snapshot_versions(ctx, args, arrays, out)
             if indices:

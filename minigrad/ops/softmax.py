@@ -35,10 +35,19 @@ class _AlongDim(Function):
 
     @staticmethod
     def forward(ctx, a, dim=-1):
+        n = a.ndim
+        if dim.__class__ is int and (dim == -1 or dim == n - 1) and n and a.shape[-1]:
+            # the usual call (attention's weights, a sampling loop's next-token probabilities),
+            # taken without the calls that move another dim to the end and back: on the
+            # small rows of a sampling loop they cost a sixth of the op
+            ctx.dim = n - 1
+            y = getattr(kernels, ctx.kernel)(a)
+            ctx.save_for_backward(y)
+            return y
         ctx.dim, x = _to_last(a, dim, ctx.kernel)
         y = getattr(kernels, ctx.kernel)(x)
         ctx.save_for_backward(y)
-        return _from_last(y, ctx.dim, a.ndim)
+        return _from_last(y, ctx.dim, n)
 
     @staticmethod
     def backward(ctx, g):
