@@ -114,9 +114,10 @@ class EmbedPositions(Function):
     weight (V, D); ids (B, T) integers (a keyword: index data); pe (T, D), a constant of
     weight's dtype; output (B, T, D). It computes what Embedding, Mul, Add and Dropout compute,
     in their order and with their roundings, so the numbers are theirs bit for bit; what it
-    saves is three nodes and two (B, T, D) arrays each way. Backward regenerates the mask from
-    the seed (as the fused dropouts do) and scatters dropout(g) * scale into the table, the
-    padding row left untrained (as Embedding's backward)."""
+    saves is three nodes, two (B, T, D) arrays and the kept dropout mask forward, and one
+    array backward. Backward regenerates the mask from the seed (as the fused dropouts do) and
+    scatters dropout(g) * scale into the table, the padding row left untrained (as Embedding's
+    backward)."""
 
     takes_indices = True
 
