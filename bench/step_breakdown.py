@@ -19,6 +19,9 @@ times every matrix product; each product's time is taken out of the op that made
 
 Each figure is a mean over the timed steps, in ms, and as a share of the FLOP floor (the
 step's 9.25 GFLOP at the best 2048^3 float32 matmul of this process, as bench/run.py's floor).
+The parts of the step are also given as their medians over the steps: a loaded machine's
+stalls land in a few steps and inflate the means (by 15 % at load 6), far less the medians
+(which need not add up to the median step).
 After the timed steps, the first product of each shape met in one more step is timed again
 alone, its operands (copied with their strides) hot in cache, and again cold: after a write
 of EVICT_MB, more than this machine's L2 and L3, has pushed its operands and its result's
@@ -157,6 +160,27 @@ def _time_alone(recorded, clock, reps=20, cold_reps=7):
     return out
 
 
+_KINDS = ("products", "ops beside their products", "forward rest (modules, apply)",
+          "backward rest (engine, sums, accumulate)", "zero_grad", "clip", "adam", "scheduler")
+
+
+def _totals(prof, products, times):
+    """The running totals (s) the kinds of a step are differences of: products; the ops' own
+    times forward and backward; their products forward and backward; and each phase."""
+    inner_fwd = sum(s for (_, f), s in prof.inner.items() if f)
+    return (products.seconds, sum(prof.fwd.values()), sum(prof.bwd.values()), inner_fwd,
+            sum(prof.inner.values()) - inner_fwd, *(times[k] for k in PHASES))
+
+
+def _kinds(t):
+    """{kind: seconds} from the differences of two `_totals` (as breakdown's "kinds")."""
+    products, fwd, bwd, inner_fwd, inner_bwd, *phase = t
+    phase = dict(zip(PHASES, phase))
+    return dict(zip(_KINDS, (products, fwd + bwd, phase["forward"] - fwd - inner_fwd,
+                             phase["backward"] - bwd - inner_bwd, phase["zero_grad"],
+                             phase["clip"], phase["adam"], phase["scheduler"])))
+
+
 def breakdown(args):
     import minigrad
     minigrad.tune_malloc()  # as bench/step_worker.py: the setting a training loop opts into
@@ -176,17 +200,22 @@ def breakdown(args):
     op_profile.time = types.SimpleNamespace(perf_counter=clock)  # the profiler on CPU time
     prof = op_profile.OpProfiler().__enter__()
     products = ProductTimer(clock, on_time=prof.exclude).__enter__()
-    steps = []
+    steps, marks = [], [_totals(prof, products, times)]
     try:
         for _ in range(args.steps):
             t = clock()
             step()
             steps.append(clock() - t)
+            marks.append(_totals(prof, products, times))
     finally:
         products.__exit__(None, None, None)
         prof.__exit__(None, None, None)
     n = args.steps
     ms = lambda s: s / n * 1e3  # noqa: E731  (a total over the steps -> ms a step)
+    # each kind's median over the steps: a busy machine's stalls land in a few steps and
+    # inflate the means (by 15 % in a run at load 6), far less the medians
+    per_step = [_kinds([b - a for a, b in zip(m0, m1)]) for m0, m1 in zip(marks, marks[1:])]
+    kinds_median = {k: statistics.median(d[k] for d in per_step) * 1e3 for k in per_step[0]}
     ops = {}
     for table, fwd in ((prof.fwd, True), (prof.bwd, False)):
         for (op, _), s in table.items():
@@ -217,7 +246,7 @@ def breakdown(args):
                 step_ms_mean=mean,
                 step_ms_median=statistics.median(steps) * 1e3, floor_ms=floor_ms,
                 numpy_peak_gflops=peak, step_gflop=flops / 1e9, ratio=mean / floor_ms,
-                kinds=kinds, ops=ops, phases=phase,
+                kinds=kinds, kinds_median=kinds_median, ops=ops, phases=phase,
                 product_rows=rows,
                 loadavg=os.getloadavg()[0])
 
@@ -228,11 +257,15 @@ def print_breakdown(r, file=None):
           f"(median {r['step_ms_median']:.1f}) = {r['ratio']:.2f} x the FLOP floor "
           f"{f:.1f} ms ({r['step_gflop']:.2f} GFLOP at {r['numpy_peak_gflops']:.0f} GFLOP/s); "
           f"load avg {r['loadavg']:.1f} (busy)", file=file)
-    print(f"{'part':<44}{'ms':>8}{'x floor':>9}", file=file)
+    med = r["kinds_median"]
+    print(f"{'part (mean, and median over the steps)':<44}{'ms':>8}{'x floor':>9}{'median':>9}"
+          f"{'x floor':>9}", file=file)
     for k, v in r["kinds"].items():
-        print(f"{k:<44}{v:>8.2f}{v / f:>9.3f}", file=file)
+        print(f"{k:<44}{v:>8.2f}{v / f:>9.3f}{med[k]:>9.2f}{med[k] / f:>9.3f}", file=file)
     rest = r["step_ms_mean"] - r["kinds"]["products"]
-    print(f"{'everything but the products':<44}{rest:>8.2f}{rest / f:>9.3f}", file=file)
+    rest_med = sum(med.values()) - med["products"]
+    print(f"{'everything but the products':<44}{rest:>8.2f}{rest / f:>9.3f}{rest_med:>9.2f}"
+          f"{rest_med / f:>9.3f}", file=file)
     a = r["products_alone_ms"]
     print(f"{'the same products alone, operands in cache':<44}{a:>8.2f}{a / f:>9.3f}", file=file)
     a = r["products_cold_ms"]

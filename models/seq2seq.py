@@ -14,6 +14,7 @@ import numpy as np
 
 from minigrad.tensor import array_of
 from minigrad.nn import Embedding, Linear, Module, PositionalEncoding, Transformer, init
+from minigrad.nn.fast_path import embed_positions
 
 
 def _if_padded(pad):
@@ -68,7 +69,8 @@ class Seq2SeqTransformer(Module):
             self.generator.weight = self.tgt_embed.weight
 
     def _embed(self, embedding, ids, offset=0):
-        return self.pos(embedding(ids) * math.sqrt(self.d_model), offset=offset)
+        # pos(embedding(ids) * sqrt(d_model)), one fused op when training (the same numbers)
+        return embed_positions(embedding, self.pos, ids, math.sqrt(self.d_model), offset)
 
     def encode(self, src):
         """src ids (B, S) -> (memory (B, S, D), source padding mask (B, S), True at padding)."""

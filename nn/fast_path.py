@@ -8,7 +8,9 @@ None is in PyTorch, which has fast paths of its own inside its Transformer layer
 helpers at the end are those fast paths for this package's layers: they use a fused op only
 when the modules it stands in for are the plain ones, training, and unwatched by hooks.
 `PackedAttention` is multi-head attention's own: from the packed in-projection's output to
-the concatenated heads in one op (MultiheadAttention calls it in training).
+the concatenated heads in one op (MultiheadAttention calls it in training). `EmbedPositions`
+is a Transformer's input, embeddings scaled, positions added and dropout, in one op (the
+translation model calls it through `embed_positions` in training).
 """
 from __future__ import annotations
 
@@ -26,8 +28,9 @@ from minigrad.random import next_seed
 
 from . import module_hooks
 from . import functional as F
-from .layers import Dropout
+from .layers import Dropout, Embedding
 from .normalization import LayerNorm
+from .positional import PositionalEncoding
 
 
 def relu_dropout(input, p=0.5, training=True):
@@ -100,6 +103,85 @@ def add_norm(norm, drop, x, sub):
             and _unhooked(norm) and x.shape == sub.shape and x.dtype == sub.dtype):
         return dropout_add_layer_norm(sub, x, drop.p, norm.weight, norm.bias, norm.eps)
     return norm(x + drop(sub))
+
+
+# --- a Transformer's input: embeddings scaled, positions added, dropout ----------------------
+
+class EmbedPositions(Function):
+    """dropout(weight[ids] * scale + pe, p) as one op (not in PyTorch): a Transformer's input,
+    its token embeddings times sqrt(d_model) plus the positional encoding, then dropout.
+
+    weight (V, D); ids (B, T) integers (a keyword: index data); pe (T, D), a constant of
+    weight's dtype; output (B, T, D). It computes what Embedding, Mul, Add and Dropout compute,
+    in their order and with their roundings, so the numbers are theirs bit for bit; what it
+    saves is three nodes, two (B, T, D) arrays and the kept dropout mask forward, and one
+    array backward. Backward regenerates the mask from the seed (as the fused dropouts do) and
+    scatters dropout(g) * scale into the table, the padding row left untrained (as Embedding's
+    backward)."""
+
+    takes_indices = True
+
+    @staticmethod
+    def forward(ctx, weight, ids=None, pe=None, scale=1.0, p=0.0, seed=0, padding_idx=None):
+        # Embedding's own checks and lookup; they leave on ctx what its backward reads
+        x = ops.Embedding.forward(ctx, weight, ids=ids, padding_idx=padding_idx)
+        ctx.weight, ctx.pe, ctx.p, ctx.seed = weight, pe, p, seed
+        ctx.scale = scale = weight.dtype.type(scale)   # the 0-d operand Mul multiplies by
+        np.multiply(x, scale, out=x)                   # (x is the lookup's own copy)
+        np.add(x, pe, out=x)
+        return kernels.dropout(x, p, seed)
+
+    @staticmethod
+    def backward(ctx, g):
+        g = kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
+        return ops.Embedding.backward(ctx, np.multiply(g, ctx.scale, out=g))
+
+
+def _embed_positions_separately(weight, ids, pe, scale, p, seed, padding_idx):
+    """EmbedPositions by the separate differentiable ops (its rules use them)."""
+    x = ops.Embedding.apply(weight, ids=ids, padding_idx=padding_idx) * float(scale)
+    return ops.Dropout.apply(x + pe, p=p, seed=seed)
+
+
+@rule(EmbedPositions)
+def _embed_positions_rule(ctx, g):
+    """The separate ops' own rules, through a second trace of them (the op is linear in the
+    table, so any table of its shape traces the same gradient)."""
+    from minigrad.autograd import grad
+    from minigrad.grad_mode import enable_grad
+    w = saved_input(ctx, 0, ctx.weight)
+    with enable_grad():
+        out = _embed_positions_separately(w, ctx.ids, ctx.pe, ctx.scale, ctx.p, ctx.seed,
+                                          ctx.padding_idx)
+        (gw,) = grad(out, [w], g, create_graph=True)
+    return gw
+
+
+@jvp_rule(EmbedPositions)
+def _embed_positions_jvp(ctx, out, tangents):
+    """dropout(t[ids] * scale): pe is a constant."""
+    t = tangents[0]
+    if t is None:
+        return None
+    return kernels.dropout(np.multiply(t[ctx.ids], ctx.scale), ctx.p, ctx.seed)
+
+
+def embed_positions(embedding, pos, ids, scale, offset=0):
+    """pos(embedding(ids) * scale, offset=offset): the input of a Transformer with batch-first
+    ids (B, T); one EmbedPositions op when training, with plain, unwatched modules (the same
+    numbers, the same dropout seed), the separate modules otherwise."""
+    # (ids a plain array only: an ONNX export's traced ids take the modules, which trace)
+    if (pos.training and pos.p > 0 and type(pos) is PositionalEncoding and pos.batch_first
+            and type(embedding) is Embedding and embedding.max_norm is None
+            and not embedding.scale_grad_by_freq and _unhooked(embedding) and _unhooked(pos)
+            and type(ids) is np.ndarray and ids.ndim == 2 and ids.dtype.kind in "iu"
+            and 0 <= offset and offset + ids.shape[1] <= pos.max_len
+            and embedding.weight.shape[1] == pos.d_model):
+        w = embedding.weight
+        pe = pos.pe._array[offset:offset + ids.shape[1]].astype(w.dtype, copy=False)
+        return EmbedPositions.apply(w, ids=ids, pe=pe, scale=scale, p=pos.p, seed=next_seed(),
+                                    padding_idx=embedding.padding_idx)
+    return pos(embedding(ids) * scale, offset=offset)
 
 
 # --- multi-head attention from packed projections ------------------------------------------

@@ -402,6 +402,8 @@ def test_step_breakdown_parts_add_up_to_the_step(tmp_path):
     r = json.loads(out.read_text())
     # (the step also returns its loss as a float, outside its timed phases)
     assert sum(r["kinds"].values()) == pytest.approx(r["step_ms_mean"], rel=0.1)
+    # the same parts again as their medians over the steps
+    assert set(r["kinds_median"]) == set(r["kinds"]) and r["kinds_median"]["products"] > 0
     booked = sum(d["products"] for d in r["ops"].values())
     assert booked == pytest.approx(r["kinds"]["products"], rel=1e-6)
     assert r["ops"]["Linear"]["products"] > 0 and r["ops"]["Linear"]["calls"] > 0
