@@ -166,6 +166,19 @@ def test_cuda_scaler_warns_and_disables():
     assert not scaler.is_enabled()
 
 
+def test_older_spellings_fix_the_device_and_warn(torch):
+    def run(lib):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            cpu = lib.cpu.amp.GradScaler(2.0 ** 4, 3.0, 0.25, 7)
+            cuda = lib.cuda.amp.GradScaler(enabled=False)
+        return ([str(w.message) for w in seen if w.category is FutureWarning],
+                cpu.is_enabled(), cpu.get_scale(), cpu.get_growth_factor(),
+                cpu.get_backoff_factor(), cpu.get_growth_interval(), cuda.is_enabled(),
+                type(cpu).__name__, isinstance(cpu, lib.amp.GradScaler))
+    assert run(minigrad) == run(torch)
+
+
 def _misuse(lib):
     def fresh():
         w = lib.ones(2, requires_grad=True)
@@ -224,8 +237,9 @@ def _misuse(lib):
         s.scale(w.sum())
         s.update(lib.tensor([64.0]))
 
-    return [one_element_new_scale, unscale_twice, unscale_after_step, step_twice, closure, update_first,
-            update_without_step, fp16_grads, empty_state, not_a_tensor, bad_new_scale,
+    return [one_element_new_scale, unscale_twice, unscale_after_step, step_twice, closure,
+            update_first, update_without_step, fp16_grads, empty_state, not_a_tensor,
+            bad_new_scale,
             lambda: lib.amp.GradScaler("cpu", growth_factor=1.0),
             lambda: lib.amp.GradScaler("cpu", backoff_factor=1.0)]
 

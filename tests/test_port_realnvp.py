@@ -83,8 +83,8 @@ def realnvp_program(torch, init=None, steps=30, hidden=32):
         flow.load_state_dict({k: torch.from_numpy(v) for k, v in init.items()})
     start = state_numpy(flow)
 
-    optimizer = torch.optim.Adam([p for p in flow.parameters() if p.requires_grad == True],  # noqa: E712
-                                 lr=3e-3)
+    trainable = [p for p in flow.parameters() if p.requires_grad == True]  # noqa: E712
+    optimizer = torch.optim.Adam(trainable, lr=3e-3)
     losses = []
     for t in range(steps):
         noisy_moons = make_moons(n_samples=100, noise=.05, rng=rng).astype(np.float32)

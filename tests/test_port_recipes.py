@@ -55,7 +55,8 @@ def load(torch, model, state):
 def warmstart_program(torch, X, Y, path, init=None):
     torch.manual_seed(0)
     netA, netB = lenet(torch), lenet(torch, last="classifier")
-    start = {"A": load(torch, netA, init and init["A"]), "B": load(torch, netB, init and init["B"])}
+    start = {"A": load(torch, netA, init and init["A"]),
+             "B": load(torch, netB, init and init["B"])}
     log = {}
     torch.save(netA.state_dict(), path)
     result = netB.load_state_dict(torch.load(path, weights_only=True), strict=False)
@@ -93,7 +94,8 @@ def several_models_program(torch, X, Y, path, init=None, steps=3):
         return modelA, modelB, optimizerA, optimizerB
 
     modelA, modelB, optimizerA, optimizerB = build()
-    start = {"A": load(torch, modelA, init and init["A"]), "B": load(torch, modelB, init and init["B"])}
+    start = {"A": load(torch, modelA, init and init["A"]),
+             "B": load(torch, modelB, init and init["B"])}
     criterion = nn.CrossEntropyLoss()
 
     def train(models, optimizers):

@@ -208,7 +208,9 @@ def _style_transfer(torch, content, style, init, num_steps):
     output, model = run_style_transfer(cnn, cnn_normalization_mean, cnn_normalization_std,
                                        content_img, style_img, input_img, num_steps=num_steps)
     return {"init": start, "style": [s for s, _ in scores], "content": [c for _, c in scores],
-            "image": output.detach().numpy(), "float64": [output.dtype == torch.float64, dtype == torch.float64], "names": [n for n, _ in model.named_children()],
+            "image": output.detach().numpy(),
+            "float64": [output.dtype == torch.float64, dtype == torch.float64],
+            "names": [n for n, _ in model.named_children()],
             "leaf": output.is_leaf, "grad_is_none": [p.grad is None for p in cnn.parameters()]}
 
 

@@ -11,7 +11,8 @@ Loss scaling keeps float16 gradients from underflowing. minigrad's CPU scaler do
 arithmetic: S is a float32 number (2**16 at first), the gradients are multiplied by
 float32(1 / float64(S)), so a power-of-two scale changes no finite float32 gradient and a
 scaled run computes the numbers of an unscaled one, steps skipped and scales as PyTorch's.
-`GradScaler("cuda")` (the default device, and `cuda.amp.GradScaler`) warns and disables itself
+`GradScaler("cuda")` (the default device, and `cuda.amp.GradScaler`; the older
+`cpu.amp.GradScaler` is a CPU one) warns and disables itself
 as PyTorch does where CUDA is missing: a disabled scaler passes everything through, its
 `get_scale()` is 1.0, its state dict is empty and loading one is a no-op.
 """
@@ -244,4 +245,19 @@ class GradScaler:
         return state
 
 
-__all__ = ["GradScaler"]
+def legacy_grad_scaler(device):
+    """`torch.cuda.amp.GradScaler` / `torch.cpu.amp.GradScaler`: the device fixed, the other
+    arguments in their old positions, and PyTorch's deprecation warning."""
+    class LegacyGradScaler(GradScaler):
+        def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                     growth_interval=2000, enabled=True):
+            warnings.warn(f"`torch.{device}.amp.GradScaler(args...)` is deprecated. Please use "
+                          f"`torch.amp.GradScaler('{device}', args...)` instead.",
+                          FutureWarning, stacklevel=2)
+            super().__init__(device, init_scale, growth_factor, backoff_factor,
+                             growth_interval, enabled)
+    LegacyGradScaler.__name__ = LegacyGradScaler.__qualname__ = "GradScaler"
+    return LegacyGradScaler
+
+
+__all__ = ["GradScaler", "legacy_grad_scaler"]
