@@ -6,7 +6,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from compat_table import case, f32, watch
+from compat_table import A, case, f32, watch
 
 CASES = []
 add = CASES.append
@@ -188,7 +188,7 @@ def _(lib, x):
 
 @add
 @case("nn.Sequential", "nn.ModuleList", "nn.ModuleDict", "nn.Module.named_children",
-      inputs=(f32(2, 4),))
+      inputs=(A(np.linspace(-1.5, 2.0, 8, dtype=np.float32).reshape(2, 4)),))
 def _(lib, x):
     """The containers edited as lists and dicts: a named model cut by a slice (its names
     kept), items replaced, deleted (the names renumbered), inserted, repeated, updated."""

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from compat_cases_nn import fill
-from compat_table import case, f32
+from compat_table import A, case, f32
 
 CASES = []
 add = CASES.append
@@ -365,7 +365,8 @@ def _(lib):
 
 
 @add
-@case("amp.GradScaler", inputs=(f32(4, 3), f32(4, 2)))
+@case("amp.GradScaler", inputs=(A(np.linspace(-2.0, 1.5, 12, dtype=np.float32).reshape(4, 3)),
+                                A(np.cos(np.arange(8, dtype=np.float32)).reshape(4, 2))))
 def _(lib, x, y):
     """Scaling on the CPU: an overflowing step skipped and the scale backed off, then grown
     after `growth_interval` good steps; gradients unscaled before clipping."""
