@@ -2,8 +2,9 @@
 (ParameterList, ParameterDict), registered so that parameters() and state_dict() find them."""
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from minigrad.tensor import Tensor
 
@@ -27,8 +28,26 @@ class Sequential(Module):
             input = m(input)
         return input
 
-    def __getitem__(self, i):
-        return list(self._modules.values())[i]
+    def __getitem__(self, idx):
+        """A module, or for a slice a Sequential of the same class that keeps the names
+        (`model[:i + 1]` cuts a named model after its i-th layer)."""
+        if isinstance(idx, slice):
+            return self.__class__(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[_key_at(self, idx)]
+
+    def __setitem__(self, idx, module):
+        setattr(self, _key_at(self, idx), module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [_key_at(self, idx)]):
+            delattr(self, key)
+        _renumber(self)  # as PyTorch: the names left become "0", "1", ... even if they were not
+
+    def pop(self, key):
+        module = self[key]
+        del self[key]
+        return module
 
     def __len__(self):
         return len(self._modules)
@@ -38,6 +57,52 @@ class Sequential(Module):
 
     def append(self, module):
         self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, sequential):
+        for layer in sequential:
+            self.append(layer)
+        return self
+
+    def insert(self, index, module):
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        index = index + n if index < 0 else index
+        modules = list(self._modules.values())
+        _replace(self, [(str(i), m) for i, m in
+                        enumerate(modules[:index] + [module] + modules[index:])])
+        return self
+
+    def __add__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        offset = len(self)
+        for i, module in enumerate(other):
+            self.add_module(str(i + offset), module)
+        return self
+
+    def __mul__(self, other):
+        _check_factor(self, other)
+        return Sequential(*(list(self) * other))  # the same modules, shared, `other` times
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
+
+    def __imul__(self, other):
+        _check_factor(self, other)
+        modules = list(self)
+        for i, module in enumerate(modules * (other - 1)):
+            self.add_module(str(i + len(modules)), module)
         return self
 
 
@@ -54,13 +119,44 @@ class ModuleList(Module):
         return self
 
     def extend(self, modules):
+        if not isinstance(modules, Iterable):
+            raise TypeError(f"ModuleList.extend should be called with an iterable, but got "
+                            f"{type(modules).__name__}")
         for m in modules:
             self.append(m)
         return self
 
-    def __getitem__(self, i):
-        items = list(self._modules.values())
-        return ModuleList(items[i]) if isinstance(i, slice) else items[i]
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return self.__class__(list(self._modules.values())[idx])
+        return self._modules[_key_at(self, idx)]
+
+    def __setitem__(self, idx, module):
+        setattr(self, _key_at(self, idx), module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [_key_at(self, idx)]):
+            delattr(self, key)
+        _renumber(self)
+
+    def pop(self, key):
+        module = self[key]
+        del self[key]
+        return module
+
+    def insert(self, index, module):
+        """Before position `index`; as `list.insert`, an index past either end inserts at
+        that end."""
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        _replace(self, [(str(i), m) for i, m in enumerate(modules)])
+
+    def __add__(self, other):
+        return ModuleList([*self, *other])
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
 
     def __len__(self):
         return len(self._modules)
@@ -91,8 +187,8 @@ class ModuleDict(Module):
 
     def __init__(self, modules=None):
         super().__init__()
-        for k, m in (modules or {}).items():
-            self.add_module(k, m)
+        if modules is not None:
+            self.update(modules)
 
     def __getitem__(self, key):
         return self._modules[key]
@@ -117,6 +213,28 @@ class ModuleDict(Module):
     def __iter__(self):
         return iter(self._modules)
 
+    def clear(self):
+        for key in list(self._modules):
+            delattr(self, key)
+
+    def update(self, modules):
+        """From a mapping (in its order) or an iterable of (name, module) pairs."""
+        if not isinstance(modules, Iterable):
+            raise TypeError(f"ModuleDict.update should be called with an iterable of key/value "
+                            f"pairs, but got {type(modules).__name__}")
+        if isinstance(modules, (Mapping, ModuleDict)):
+            for key, module in modules.items():
+                self[key] = module
+            return
+        for j, m in enumerate(modules):
+            if not isinstance(m, Iterable):
+                raise TypeError(f"ModuleDict update sequence element #{j} should be Iterable; "
+                                f"is {type(m).__name__}")
+            if len(m) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{j} has length "
+                                 f"{len(m)}; 2 is required")
+            self[m[0]] = m[1]
+
     def keys(self):
         return self._modules.keys()
 
@@ -128,6 +246,36 @@ class ModuleDict(Module):
 
     def forward(self, *args):
         raise TypeError("ModuleDict is a container; call its modules, not the dict")
+
+
+def _key_at(container, idx):
+    """The name of the module at integer position `idx` (negative counts from the end)."""
+    idx = operator.index(idx)
+    n = len(container._modules)
+    if not -n <= idx < n:
+        raise IndexError(f"index {idx} is out of range")
+    return list(container._modules)[idx % n]
+
+
+def _replace(container, named):
+    """Make `named` (name, module) pairs the container's modules, in that order; through
+    delattr and add_module, so that the attributes and the cached names follow."""
+    for key in list(container._modules):
+        delattr(container, key)
+    for key, module in named:
+        container.add_module(key, module)
+
+
+def _renumber(container):
+    _replace(container, [(str(i), m) for i, m in enumerate(container._modules.values())])
+
+
+def _check_factor(container, other):
+    if not isinstance(other, int):
+        raise TypeError(f"unsupported operand type(s) for *: {type(container)} and "
+                        f"{type(other)}")
+    if other <= 0:
+        raise ValueError(f"Non-positive multiplication factor {other} for {type(container)}")
 
 
 def _as_parameter(value):

@@ -40,7 +40,12 @@ class TreeMethods:
             stack.extend(reversed(children))
 
     def named_children(self):
-        return ((k, m) for k, m in self._modules.items() if m is not None)
+        """Each child once, under its first name (`Sequential(a, b) * 2` holds a and b twice)."""
+        seen = set()
+        for k, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield k, m
 
     def children(self):
         return (m for _, m in self.named_children())

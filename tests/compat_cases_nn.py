@@ -2,9 +2,11 @@
 Each layer is built in both libraries and
 given the same weights by `fill`, which walks `named_parameters()` (PyTorch's names and order
 in both), so outputs, input gradients and weight gradients can be compared."""
+from collections import OrderedDict
+
 import numpy as np
 
-from compat_table import case, f32, watch
+from compat_table import A, case, f32, watch
 
 CASES = []
 add = CASES.append
@@ -182,6 +184,33 @@ def _(lib, x):
     ids = lib.tensor([[0, 3, 6], [2, 2, 0]])
     h = norms[1](norms[0](emb(ids) + x * scale))
     return h, heads["a"](h), heads["b"](h), len(norms), sorted(heads.keys())
+
+
+@add
+@case("nn.Sequential", "nn.ModuleList", "nn.ModuleDict", "nn.Module.named_children",
+      inputs=(A(np.linspace(-1.5, 2.0, 8, dtype=np.float32).reshape(2, 4)),))
+def _(lib, x):
+    """The containers edited as lists and dicts: a named model cut by a slice (its names
+    kept), items replaced, deleted (the names renumbered), inserted, repeated, updated."""
+    nn = lib.nn
+    layers = [fill(lib, nn.Linear(4, 4), seed=i) for i in range(4)]
+    net = nn.Sequential(OrderedDict([("conv_1", layers[0]), ("relu_1", nn.Tanh()),
+                                     ("loss_1", layers[1]), ("pool_1", layers[2])]))
+    cut = net[:3]
+    seq = nn.Sequential(*layers)
+    seq[-1] = nn.Tanh()
+    del seq[1]
+    seq.insert(0, nn.Sigmoid())
+    twice = nn.Sequential(layers[3], nn.Tanh()) * 2
+    ml = nn.ModuleList(layers)
+    del ml[::2]
+    ml.insert(1, nn.ReLU())
+    md = nn.ModuleDict([("a", layers[0])])
+    md.update({"b": layers[1]})
+    return (cut(x), [n for n, _ in cut.named_children()], seq(x),
+            [n for n, _ in seq.named_children()], twice(x),
+            [n for n, _ in twice.named_children()], len(twice), ml[1](ml[0](x)), len(ml),
+            list(md.keys()))
 
 
 @add

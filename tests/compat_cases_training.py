@@ -7,7 +7,8 @@ import warnings
 
 import numpy as np
 
-from compat_table import case, f32
+from compat_cases_nn import fill
+from compat_table import A, case, f32
 
 CASES = []
 add = CASES.append
@@ -361,6 +362,30 @@ def _(lib):
         opt.zero_grad(set_to_none=True)
     old = lib.cuda.amp.GradScaler(enabled=False)
     return w.detach(), scaler.is_enabled(), old.is_enabled(), scaler.scale(lib.ones(1))
+
+
+@add
+@case("amp.GradScaler", inputs=(A(np.linspace(-2.0, 1.5, 12, dtype=np.float32).reshape(4, 3)),
+                                A(np.cos(np.arange(8, dtype=np.float32)).reshape(4, 2))))
+def _(lib, x, y):
+    """Scaling on the CPU: an overflowing step skipped and the scale backed off, then grown
+    after `growth_interval` good steps; gradients unscaled before clipping."""
+    lin = fill(lib, lib.nn.Linear(3, 2))
+    opt = lib.optim.SGD(lin.parameters(), lr=0.1)
+    scaler = lib.amp.GradScaler("cpu", init_scale=256.0, growth_interval=2)
+    scales, scaled = [], []
+    for step in range(5):
+        opt.zero_grad()
+        loss = lib.nn.functional.mse_loss(lin(x.detach()), y.detach())
+        s = scaler.scale(loss * (float("inf") if step == 1 else 1.0))
+        s.backward()
+        scaler.unscale_(opt)
+        lib.nn.utils.clip_grad_norm_(lin.parameters(), 0.5)
+        scaler.step(opt)
+        scaler.update()
+        scales.append(scaler.get_scale())
+        scaled.append(s.detach() if step != 1 else None)
+    return lin.weight.detach(), lin.bias.detach(), scales, scaled, scaler.state_dict()
 
 
 @add

@@ -460,6 +460,21 @@ def _cdist_without_matrix_products(torch, mg):
     assert (mg.cdist(mg.tensor(a), mg.tensor(a)).numpy().diagonal() == 0).all()
 
 
+def _failed_load_loads_nothing(torch, mg):
+    for lib in (torch, mg):
+        net = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Linear(2, 1))
+        state = {k: v * 0 for k, v in net.state_dict().items()}
+        state["1.weight"] = lib.zeros(1, 3)
+        before = net[0].weight.detach().clone()
+        try:
+            net.load_state_dict(state)
+            raise AssertionError(f"{lib.__name__} loaded a weight of the wrong shape")
+        except RuntimeError as e:
+            assert "size mismatch for 1.weight" in str(e)
+        changed = not bool(lib.equal(net[0].weight, before))
+        assert changed == (lib is torch), f"{lib.__name__}: the first layer changed: {changed}"
+
+
 def _lenient_inputs(torch, mg):
     q = np.ones((1, 2, 3), np.float32)
     mask = np.zeros((2, 2), np.float64)
@@ -1210,6 +1225,13 @@ DIFFERENCES = [
      "(PyTorch requires tensors), and RMSprop given a momentum after its first step (by "
      "hand or a schedule) starts its momentum buffer at zero (PyTorch raises a KeyError).",
      _lenient_inputs),
+    ("A `load_state_dict` that fails loads nothing.",
+     "PyTorch copies every entry that fits before it raises for those that do not (a wrong "
+     "shape, a missing key), so a model whose failed load is caught holds a mix of old and "
+     "new weights; minigrad checks every key, shape and dtype first and raises with the whole "
+     "list before copying anything, so the model is as it was. The message names each "
+     "problem with PyTorch's words (`size mismatch for fc.weight: copying a param with shape "
+     "...`, missing and unexpected keys) in one line.", _failed_load_loads_nothing),
     ("`diagonal` returns a copy.",
      "PyTorch's `diagonal` (and `diag` of a matrix) is a view, so writing into it changes the "
      "input (`x.diagonal().fill_(0)`); minigrad's is a new tensor, so such a write leaves "

@@ -8,12 +8,8 @@ NumPy, and so minigrad, cannot hold). The results are float32 and a little more 
 PyTorch's; the first autocast of a process warns once. A GPU device type warns and disables
 itself, as PyTorch does when CUDA is missing.
 
-GPT training scripts build `GradScaler(enabled=(dtype == "float16"))` whatever the device and
-call it every step: `scaler.scale(loss).backward()`, `scaler.unscale_(opt)`, `scaler.step(opt)`,
-`scaler.update()`. Loss scaling keeps float16 gradients from underflowing on a GPU; minigrad
-trains in float32 on the CPU, so its scaler is always the disabled one: `scale` returns the
-loss unchanged and `step` is `optimizer.step()`. Asking for an enabled one warns and disables
-it, as PyTorch does when CUDA is missing.
+The loss scaler, `GradScaler`, is in `grad_scaler.py`: it scales on the CPU as PyTorch's does,
+and `GradScaler("cuda")` disables itself.
 """
 from __future__ import annotations
 
@@ -21,42 +17,7 @@ import contextlib
 import warnings
 
 from .device import device as _device
-
-
-class GradScaler:
-    """A disabled loss scaler (PyTorch's `torch.amp.GradScaler`): every method passes through."""
-
-    def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0,
-                 backoff_factor=0.5, growth_interval=2000, enabled=True):
-        if enabled:
-            warnings.warn("GradScaler: loss scaling is for float16 training on a GPU and "
-                          "minigrad trains in float32 on the CPU; disabling it", stacklevel=2)
-
-    def is_enabled(self):
-        return False
-
-    def scale(self, outputs):
-        return outputs
-
-    def unscale_(self, optimizer):
-        """Gradients were never scaled, so there is nothing to undo."""
-
-    def step(self, optimizer, *args, **kwargs):
-        return optimizer.step(*args, **kwargs)
-
-    def update(self, new_scale=None):
-        """The scale stays 1: there is no overflow to react to."""
-
-    def get_scale(self):
-        return 1.0
-
-    def state_dict(self):
-        return {}
-
-    def load_state_dict(self, state_dict):
-        if state_dict:
-            raise ValueError("GradScaler.load_state_dict: this scaler is disabled and keeps no "
-                             "state, but the given state is not empty")
+from .grad_scaler import GradScaler
 
 
 class autocast(contextlib.ContextDecorator):
@@ -86,3 +47,6 @@ class autocast(contextlib.ContextDecorator):
 
     def __exit__(self, *exc):
         return False
+
+
+__all__ = ["GradScaler", "autocast"]

@@ -1,12 +1,14 @@
 """`minigrad.cpu`: PyTorch's `torch.cpu`, the device module of the one device minigrad has.
 
-`minigrad.cpu.amp.autocast` is PyTorch's older spelling of `minigrad.autocast("cpu")`.
+`minigrad.cpu.amp.autocast` and `minigrad.cpu.amp.GradScaler` are PyTorch's older spellings of
+`minigrad.autocast("cpu")` and `minigrad.amp.GradScaler("cpu")`.
 """
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 from .amp import autocast as _autocast
+from .grad_scaler import legacy_grad_scaler
 
 
 def is_available() -> bool:
@@ -30,4 +32,4 @@ def _cpu_autocast(enabled=True, dtype=None, cache_enabled=True):
     return _autocast("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
-amp = SimpleNamespace(autocast=_cpu_autocast)
+amp = SimpleNamespace(GradScaler=legacy_grad_scaler("cpu"), autocast=_cpu_autocast)

@@ -4,13 +4,14 @@ minigrad has no GPU backend, so `is_available()` is False and `device_count()` i
 the GPU is a no-op (there is no GPU stream to seed), so a seed-everything helper that calls
 `torch.cuda.manual_seed_all(s)` next to `torch.manual_seed(s)` runs unchanged.
 `minigrad.cuda.amp.GradScaler` and `minigrad.cuda.amp.autocast` are PyTorch's older spellings of
-`minigrad.amp.GradScaler` and `minigrad.autocast("cuda")`. What needs a GPU (`synchronize`,
+`minigrad.amp.GradScaler("cuda")` and `minigrad.autocast("cuda")`. What needs a GPU (`synchronize`,
 `set_device` with a GPU index, `current_device`) raises, as PyTorch built without CUDA does.
 """
 from types import SimpleNamespace
 
-from .amp import GradScaler, autocast as _autocast
+from .amp import autocast as _autocast
 from .device import device as _device
+from .grad_scaler import legacy_grad_scaler
 
 
 def _no_gpu(op):
@@ -67,4 +68,4 @@ def _cuda_autocast(enabled=True, dtype="float16", cache_enabled=True):
     return _autocast("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
-amp = SimpleNamespace(GradScaler=GradScaler, autocast=_cuda_autocast)
+amp = SimpleNamespace(GradScaler=legacy_grad_scaler("cuda"), autocast=_cuda_autocast)
