@@ -11,6 +11,7 @@ import numpy as np
 
 from . import ops
 from .autograd.function import Function
+from .ops.diagonal import Diagonal, DiagonalEmbed
 from .ops.dim_windows import FoldDim, UnfoldDim
 from .graph_rules import constant, rule, saved_input, saved_output
 
@@ -269,6 +270,18 @@ def _unfold_dim(ctx, g):
 def _fold_dim(ctx, g):
     d, size, step = ctx.args
     return UnfoldDim.apply(g, dimension=d, size=size, step=step)
+
+
+@rule(Diagonal)
+def _diagonal(ctx, g):
+    offset, d1, d2 = ctx.args
+    return DiagonalEmbed.apply(g, shape=ctx.in_shape, offset=offset, dim1=d1, dim2=d2)
+
+
+@rule(DiagonalEmbed)
+def _diagonal_embed(ctx, g):
+    offset, d1, d2 = ctx.args
+    return Diagonal.apply(g, offset=offset, dim1=d1, dim2=d2)
 
 
 @rule(ops.Contiguous)

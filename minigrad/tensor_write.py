@@ -16,7 +16,7 @@ import numpy as np
 from . import ops
 from . import tensor as _t
 from .autograd.versions import bump_version
-from .autograd.views import adopt_node, rebase_views, view_chain
+from .autograd.views import adopt_node, multi_output_error, rebase_views, view_chain
 from .errors import ShapeError
 from .grad_mode import is_grad_enabled
 
@@ -120,20 +120,25 @@ class WriteMethods:
         """
         record = is_grad_enabled()
         root, chain = view_chain(self)
+        if record and self._split_output is not None and self._requires_grad:
+            multi_output_error(name, self)
         if record and root._requires_grad and root.grad_fn is None:
-            what = "a leaf tensor" if root is self else "a view of a leaf tensor"
+            what = "a leaf Variable" if root is self else "a view of a leaf Variable"
             raise RuntimeError(f"{name}: {what} that requires grad is being used in an in-place "
-                               f"operation while recording a graph; wrap the update in "
-                               f"minigrad.no_grad()")
+                               f"operation. (A graph is being recorded: wrap the update in "
+                               f"minigrad.no_grad().)")
         if not self._array.flags.writeable:  # NumPy marks broadcast (expanded) views read-only
-            raise RuntimeError(f"{name}: this tensor of shape {self.shape} is an expanded view "
-                               f"whose elements share memory, so it cannot be written in "
-                               f"place; clone() it first")
+            raise RuntimeError(f"{name}: unsupported operation: more than one element of the "
+                               f"written-to tensor refers to a single memory location. Please "
+                               f"clone() the tensor before performing the operation. (This "
+                               f"tensor of shape {self.shape} is an expanded view.)")
         old = self
         if record:  # a copy with the graph so far: an op of `compute` may save the old values
             old = _t.Tensor._wrap(self._array.copy())
             old.grad_fn, old._requires_grad = self.grad_fn, self._requires_grad
         out = compute(old)
+        if record and self._split_output is not None and out._requires_grad:
+            multi_output_error(name, self)
         if record and out._requires_grad and out.grad_fn is None:  # a leaf (copy_(y)): a node
             out = out.expand(out.shape)                              # to record as the writer
         if out.shape != self.shape:

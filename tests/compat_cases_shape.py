@@ -180,7 +180,7 @@ def _(lib, x, s):
 
 
 @add
-@case("Tensor.__setitem__", compare="raises", match="leaf tensor that requires grad")
+@case("Tensor.__setitem__", compare="raises", match="leaf Variable that requires grad")
 def _(lib):
     w = lib.zeros(3, requires_grad=True)
     w[0] = 1.0  # in place on a leaf that requires grad, outside no_grad
