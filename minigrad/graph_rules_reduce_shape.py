@@ -14,6 +14,7 @@ from .autograd.function import Function
 from .ops.diagonal import Diagonal, DiagonalEmbed
 from .ops.dim_windows import FoldDim, UnfoldDim
 from .graph_rules import constant, rule, saved_input, saved_output
+from .complex_tensors import view_as_complex, view_as_real
 
 
 def _kept(g, ctx, shape):
@@ -251,8 +252,11 @@ def _scatter_prod_grads(ctx, g):
 def _copy_slices(ctx, g):
     """The region written through a view takes its gradient from the values; base keeps the rest."""
     need = ctx.needs_input_grad
-    flat = g.reshape(-1)
-    gb = _erased(flat, ctx.positions).reshape(g.shape) if need[0] else None
+    flat = (view_as_real(g) if ctx.parts else g).reshape(-1)
+    gb = None
+    if need[0]:
+        gb = _erased(flat, ctx.positions)
+        gb = view_as_complex(gb.reshape(g.shape + (2,))) if ctx.parts else gb.reshape(g.shape)
     gv = flat[ctx.positions] if len(need) > 1 and need[1] else None
     return gb, gv
 

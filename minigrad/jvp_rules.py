@@ -312,7 +312,7 @@ def _copy_slices(ctx, out, tangents):
     """Linear in both inputs: the same write, of the tangents."""
     tb, tv = tangents
     t = np.zeros(out.shape, out.dtype) if tb is None else np.array(tb, out.dtype, order="C")
-    t.reshape(-1)[ctx.positions] = 0 if tv is None else tv
+    (t.view(t.real.dtype) if ctx.parts else t).reshape(-1)[ctx.positions] = 0 if tv is None else tv
     return t
 
 

@@ -74,7 +74,7 @@ class ShapeMethods:
             raise ShapeError(f"t: expects a tensor with <= 2 dimensions, got shape {self.shape} "
                              f"(t() expects a tensor with <= 2 dimensions, but self is "
                              f"{self.ndim}D)")
-        return self.transpose(0, 1) if self.ndim == 2 else self
+        return self.transpose(0, 1) if self.ndim == 2 else self.reshape(self.shape)  # a view
 
     def unsqueeze(self, dim):
         d = _normalize_dim(dim, self.ndim + 1, "unsqueeze")

@@ -13,6 +13,7 @@ to either changes the values of both, and must change the graph of both, as PyTo
   (`mark_split_outputs`), and so are the views taken of them: PyTorch refuses to write into
   them in place while a gradient is wanted (`multi_output_error`), since one node made them
   all and could not be rebased for one of them alone.
+- A view made outside grad mode keeps only the tensor it shows, for `_base` (`note_plain_view`).
 - `rebase_views`: after either, every live view of the root replays its chain of view ops on
   the root, so that its `grad_fn` reads the root's new graph (PyTorch regenerates views lazily,
   when they are next used; here it is done at the write, so that recording an op pays nothing).
@@ -45,6 +46,17 @@ def note_view(out, parent, cls, kwargs):
         views[:] = [r for r in views if r() is not None]
         views.append(_ref(out))
         root._prune_at = 2 * len(views) + 16
+
+
+def note_plain_view(out, parent):
+    """`out` is a view of `parent` made outside grad mode: only its `_base` is kept (a write
+    into it records no graph)."""
+    link = parent._view
+    if link is not None:
+        out._plain_base = link[0]
+    else:
+        base = parent._plain_base
+        out._plain_base = parent if base is None else base
 
 
 def mark_split_outputs(outputs, op):
