@@ -46,7 +46,7 @@ class ShapeMethods:
             return _view_as_dtype(self, np.dtype(dtype))
         shape = _size(shape if size is None else (size,))
         out = self.reshape(shape)
-        if out.shape != self.shape and not _viewable(self._array, out.shape):
+        if not self._array.flags.c_contiguous and not _viewable(self._array, out.shape):
             raise RuntimeError(f"view size is not compatible with input tensor's size and "
                                f"stride (at least one dimension spans across two contiguous "
                                f"subspaces). Use .reshape(...) instead. (view of a tensor of "

@@ -150,12 +150,15 @@ class CopySlices(Function):
 
     @staticmethod
     def forward(ctx, base, values, chain=()):
-        # laid out in memory as base is, so that a step that reads memory (as_strided) picks
-        # the elements it picks of base
-        n = np.empty_like(base, dtype=np.complex128 if base.dtype.kind == "c" else np.int64)
-        n[...] = np.arange(base.size).reshape(base.shape)
+        n = np.arange(base.size).reshape(base.shape)
         if base.dtype.kind == "c":
-            n[...] = (2 * n.real) + (2 * n.real + 1) * 1j
+            n, k = np.empty_like(base, dtype=np.complex128), n
+            n.real, n.imag = 2 * k, 2 * k + 1
+        elif not base.flags.c_contiguous:
+            # laid out in memory as base is, so that a step that reads memory (as_strided)
+            # picks the elements it picks of base
+            n, k = np.empty_like(base, dtype=np.int64), n
+            n[...] = k
         positions = replay(chain, n)
         if np.shape(values) != positions.shape:
             raise ShapeError(f"copy_slices: values of shape {np.shape(values)} for a view of "
