@@ -179,8 +179,10 @@ class WriteMethods:
         changed = record and (node is not None or root.grad_fn is not None)
         if changed and not chain and self._array.base is not None and node is not None \
                 and not self._owns_memory:
-            raise RuntimeError(f"{name}: this tensor of shape {self.shape} is a view of another "
-                               f"tensor's memory made outside the graph (under no_grad, or by "
+            what = ("A view was created in no_grad mode and is being modified inplace with grad "
+                    "mode enabled: " if self._plain_base is not None else "")
+            raise RuntimeError(f"{name}: {what}this tensor of shape {self.shape} is a view of "
+                               f"another tensor's memory made outside the graph (under no_grad, or by "
                                f"detach or .data), so the gradient of an in-place write cannot "
                                f"reach that tensor; take the view in grad mode, clone() it "
                                f"first, or write it out of place (x = x + v)")

@@ -382,3 +382,14 @@ def test_view_keeps_a_view_where_the_strides_allow():
         v.fill_(7)
         assert x[:, ::2].sum().item() == 7 * 12 and x[:, 1::2].sum().item() == 12
         assert tuple(x.t().view(6, 4).shape) == (6, 4)  # the shape unchanged: a view as it is
+
+
+def test_write_into_view_made_under_no_grad():
+    for lib in LIBS:
+        x = lib.ones(3, 4)
+        with lib.no_grad():
+            v = x[0]
+        w = lib.ones(4, requires_grad=True)
+        with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being "
+                                               "modified inplace with grad mode enabled"):
+            v.mul_(w)
