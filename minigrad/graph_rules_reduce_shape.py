@@ -11,8 +11,10 @@ import numpy as np
 
 from . import ops
 from .autograd.function import Function
+from .ops.diagonal import Diagonal, DiagonalEmbed
 from .ops.dim_windows import FoldDim, UnfoldDim
 from .graph_rules import constant, rule, saved_input, saved_output
+from .complex_tensors import view_as_complex, view_as_real
 
 
 def _kept(g, ctx, shape):
@@ -250,8 +252,11 @@ def _scatter_prod_grads(ctx, g):
 def _copy_slices(ctx, g):
     """The region written through a view takes its gradient from the values; base keeps the rest."""
     need = ctx.needs_input_grad
-    flat = g.reshape(-1)
-    gb = _erased(flat, ctx.positions).reshape(g.shape) if need[0] else None
+    flat = (view_as_real(g) if ctx.parts else g).reshape(-1)
+    gb = None
+    if need[0]:
+        gb = _erased(flat, ctx.positions)
+        gb = view_as_complex(gb.reshape(g.shape + (2,))) if ctx.parts else gb.reshape(g.shape)
     gv = flat[ctx.positions] if len(need) > 1 and need[1] else None
     return gb, gv
 
@@ -269,6 +274,18 @@ def _unfold_dim(ctx, g):
 def _fold_dim(ctx, g):
     d, size, step = ctx.args
     return UnfoldDim.apply(g, dimension=d, size=size, step=step)
+
+
+@rule(Diagonal)
+def _diagonal(ctx, g):
+    offset, d1, d2 = ctx.args
+    return DiagonalEmbed.apply(g, shape=ctx.in_shape, offset=offset, dim1=d1, dim2=d2)
+
+
+@rule(DiagonalEmbed)
+def _diagonal_embed(ctx, g):
+    offset, d1, d2 = ctx.args
+    return Diagonal.apply(g, offset=offset, dim1=d1, dim2=d2)
 
 
 @rule(ops.Contiguous)

@@ -15,6 +15,7 @@ import numpy as np
 from . import kernels, ops
 from .graph_rules import registrar
 from .graph_rules_elementwise import SigmoidValue, TanhValue
+from .ops.diagonal import Diagonal, DiagonalEmbed, diagonal_view, embed
 from .ops.dim_windows import FoldDim, UnfoldDim, fold
 from .ops.index import _along
 
@@ -113,6 +114,16 @@ def _unfold_dim(ctx, out, tangents):
 @jvp_rule(FoldDim)
 def _fold_dim(ctx, out, tangents):
     return fold(tangents[0], out.shape, *ctx.args)
+
+
+@jvp_rule(Diagonal)
+def _diagonal(ctx, out, tangents):
+    return np.array(diagonal_view(tangents[0], *ctx.args))
+
+
+@jvp_rule(DiagonalEmbed)
+def _diagonal_embed(ctx, out, tangents):
+    return embed(tangents[0], out.shape, *ctx.args)
 
 
 @jvp_rule(ops.Expand)
@@ -301,7 +312,7 @@ def _copy_slices(ctx, out, tangents):
     """Linear in both inputs: the same write, of the tangents."""
     tb, tv = tangents
     t = np.zeros(out.shape, out.dtype) if tb is None else np.array(tb, out.dtype, order="C")
-    t.reshape(-1)[ctx.positions] = 0 if tv is None else tv
+    (t.view(t.real.dtype) if ctx.parts else t).reshape(-1)[ctx.positions] = 0 if tv is None else tv
     return t
 
 

@@ -2,15 +2,16 @@
 matrix, or a matrix's diagonal), `trace`, the positions `tril_indices` and `triu_indices`, and
 `Tensor.fill_diagonal_`, a masked write.
 
-They are indexing with computed positions, so their gradients come from the indexing ops
-(`x[..., rows, cols]` and `index_put`), which have rules of every order already. `diagonal`
-returns a copy where PyTorch returns a view: writing into it does not change the input.
+`diagonal` is a view, as PyTorch's: a write into it changes the input (its op is in
+ops/diagonal.py); `diag` of a matrix is a copy of it, as PyTorch's. `diag` of a vector is an
+`index_put` of computed positions, so its gradients come from the indexing ops, which have
+rules of every order already.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .ops._util import normalize_dim
+from . import ops
 from .tensor import Tensor
 
 __all__ = ["diag", "diagonal", "trace", "tril_indices", "triu_indices"]
@@ -31,13 +32,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 
 def _diagonal(input, offset, dim1, dim2):
-    d1 = normalize_dim(dim1, input.ndim, "diagonal")
-    d2 = normalize_dim(dim2, input.ndim, "diagonal")
-    if d1 == d2:
-        raise RuntimeError(f"diagonal: diagonal dimensions cannot be identical {dim1}, {dim2}")
-    moved = input.movedim((d1, d2), (-2, -1))
-    rows, cols = _diagonal_positions(moved.shape[-2], moved.shape[-1], offset)
-    return moved[..., rows, cols]
+    return ops.Diagonal.apply(input, offset=int(offset), dim1=dim1, dim2=dim2)
 
 
 def diag(input, diagonal=0):
@@ -48,8 +43,8 @@ def diag(input, diagonal=0):
         rows, cols = _diagonal_positions(size, size, diagonal)
         zeros = Tensor._wrap(np.zeros((size, size), input.dtype))
         return zeros.index_put((Tensor._wrap(rows), Tensor._wrap(cols)), input)
-    if input.ndim == 2:
-        return _diagonal(input, diagonal, 0, 1)
+    if input.ndim == 2:  # a copy, as PyTorch's (only `diagonal` is a view)
+        return _diagonal(input, diagonal, 0, 1).clone()
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D (shape "
                        f"{input.shape})")
 

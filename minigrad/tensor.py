@@ -63,6 +63,8 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
     _view = None          # (root, chain of view ops) for a view made in grad mode: views.py
     _views = None         # weak references to the views of this tensor, if any
     _prune_at = 16        # the length of `_views` at which dead references are dropped
+    _split_output = None  # (i, op) for output i of an op that returns several views: views.py
+    _plain_base = None    # the tensor a view made without grad mode shows (`_base`): views.py
     _owns_memory = False  # an op's new result held through a view of its own temporary (a
                           # reshape of it): in-place writes take it for the tensor's own memory
 
@@ -362,7 +364,8 @@ register_tensor_class(Tensor)  # the engine wraps op outputs in it
 # the attributes a tensor may get (its array and version counter, then the class defaults
 # above): see `share_attribute_layout` for why recorded outputs would otherwise be slower
 share_attribute_layout(Tensor, ("_array", "_vc", "grad_fn", "_requires_grad", "grad", "_acc",
-                                "_name", "_view", "_views", "_prune_at", "_owns_memory"))
+                                "_name", "_view", "_views", "_prune_at", "_owns_memory",
+                                "_split_output", "_plain_base"))
 for _name in ops.reduce.ALIASED:
     setattr(Tensor, _name, ops.reduce.dim_aliases(getattr(Tensor, _name)))
 

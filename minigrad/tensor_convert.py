@@ -78,10 +78,8 @@ class ConversionMethods:
     def element_size(self):
         return self._array.itemsize
 
-    def view_as(self, other):
+    def reshape_as(self, other):
         return self.reshape(other.shape)
-
-    reshape_as = view_as
 
     def type(self, dtype=None, non_blocking=False):
         """With no argument the type's name ('minigrad.FloatTensor'); else `to(dtype)`, where

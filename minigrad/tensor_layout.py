@@ -36,13 +36,13 @@ def _row_major(shape, strides):
 
 
 def _matrices(t, op):
-    if t.ndim == 0:  # PyTorch's identity (with a deprecation warning there)
-        return t
+    if t.ndim == 0:  # PyTorch's conj (with a deprecation warning there)
+        return t if op == "mT" else t.conj()
     if t.ndim < 2:
         raise RuntimeError(f"tensor.{op} is only supported on matrices or batches of matrices. "
                            f"Got {t.ndim}-D tensor.")
     t = t.transpose(-2, -1)
-    return t.conj() if op == "mH" else t
+    return t.conj() if op != "mT" else t
 
 
 class LayoutMethods:
@@ -105,6 +105,10 @@ class LayoutMethods:
 
     mT = property(lambda self: _matrices(self, "mT"))
     mH = property(lambda self: _matrices(self, "mH"))  # conjugated: real tensors are themselves
+
+    def adjoint(self):
+        """The conjugate transpose of the matrices in the last two dims: `mH`."""
+        return _matrices(self, "adjoint()")
 
     @property
     def H(self):

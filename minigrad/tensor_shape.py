@@ -14,6 +14,7 @@ import numpy as np
 
 from . import ops
 from . import tensor as _t
+from .autograd.views import mark_split_outputs
 from .errors import IndexRangeError, InvalidValueError, ShapeError
 from .tensor_convert import _size
 
@@ -27,7 +28,12 @@ def _dim(d, t, op):
 
 class ShapeMethods:
     def reshape(self, *shape):
+        """The elements in a new shape: a view where the strides allow one, else a copy."""
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        for i, n in enumerate(shape):
+            if n < -1:  # NumPy would read it as -1
+                raise RuntimeError(f"invalid shape dimension {n} at index {i} of shape "
+                                   f"{[int(m) for m in shape]}")
         return ops.Reshape.apply(self, shape=tuple(shape))
 
     def view(self, *shape, size=None, dtype=None):
@@ -38,7 +44,18 @@ class ShapeMethods:
             dtype, shape = shape[0], ()
         if dtype is not None:
             return _view_as_dtype(self, np.dtype(dtype))
-        return self.reshape(*shape) if size is None else self.reshape(size)
+        shape = _size(shape if size is None else (size,))
+        out = self.reshape(shape)
+        if not self._array.flags.c_contiguous and not _viewable(self._array, out.shape):
+            raise RuntimeError(f"view size is not compatible with input tensor's size and "
+                               f"stride (at least one dimension spans across two contiguous "
+                               f"subspaces). Use .reshape(...) instead. (view of a tensor of "
+                               f"shape {self.shape} and strides {self.stride()} as "
+                               f"{tuple(out.shape)})")
+        return out
+
+    def view_as(self, other):
+        return self.view(other.shape)
 
     def permute(self, *dims):
         dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
@@ -57,7 +74,7 @@ class ShapeMethods:
             raise ShapeError(f"t: expects a tensor with <= 2 dimensions, got shape {self.shape} "
                              f"(t() expects a tensor with <= 2 dimensions, but self is "
                              f"{self.ndim}D)")
-        return self.transpose(0, 1) if self.ndim == 2 else self
+        return self.transpose(0, 1) if self.ndim == 2 else self.reshape(self.shape)  # a view
 
     def unsqueeze(self, dim):
         d = _normalize_dim(dim, self.ndim + 1, "unsqueeze")
@@ -93,7 +110,9 @@ class ShapeMethods:
             raise ShapeError(f"split: sizes {sizes} do not add up to {n}, the size of dim {d}")
         bounds = np.cumsum([0] + sizes)
         pre = (slice(None),) * d
-        return tuple(self[pre + (slice(int(a), int(b)),)] for a, b in zip(bounds[:-1], bounds[1:]))
+        return mark_split_outputs(
+            tuple(self[pre + (slice(int(a), int(b)),)] for a, b in zip(bounds[:-1], bounds[1:])),
+            "Split" if isinstance(split_size, int) else "SplitWithSizes")
 
     def chunk(self, chunks, dim=0):
         n = self.shape[_normalize_dim(dim, self.ndim, "chunk")]
@@ -129,7 +148,8 @@ class ShapeMethods:
 
     def unbind(self, dim=0):
         d = _dim(dim, self, "unbind")
-        return tuple(self.select(d, i) for i in range(self.shape[d]))
+        return mark_split_outputs(tuple(self.select(d, i) for i in range(self.shape[d])),
+                                  "Unbind")
 
     def narrow(self, dim, start, length):
         d = _dim(dim, self, "narrow")
@@ -175,6 +195,26 @@ class ShapeMethods:
 
     def swapdims(self, dim0, dim1):
         return self.transpose(dim0, dim1)
+
+
+def _viewable(a, shape):
+    """Whether array `a` can be shown in `shape` (of a's size) without copying, by PyTorch's
+    rule (`computeStride`): each run of dims whose memory is one block may be re-cut."""
+    if a.ndim == 0 or a.size == 0:
+        return True
+    strides = [s // a.itemsize for s in a.strides]
+    view_d, base, tensor_n, view_n = len(shape) - 1, strides[-1], 1, 1
+    for d in range(a.ndim - 1, -1, -1):
+        tensor_n *= a.shape[d]
+        if d == 0 or (a.shape[d - 1] != 1 and strides[d - 1] != tensor_n * base):
+            while view_d >= 0 and (view_n < tensor_n or shape[view_d] == 1):
+                view_n *= shape[view_d]
+                view_d -= 1
+            if view_n != tensor_n:
+                return False
+            if d > 0:
+                base, tensor_n, view_n = strides[d - 1], 1, 1
+    return view_d == -1
 
 
 def _view_as_dtype(t, dtype):

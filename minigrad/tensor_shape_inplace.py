@@ -31,10 +31,10 @@ def _change_shape(t, name, step, undo):
     record = is_grad_enabled() and t._requires_grad
     root = view_chain(t)[0]
     if record and root._requires_grad and root.grad_fn is None:
-        what = "a leaf tensor" if root is t else "a view of a leaf tensor"
+        what = "a leaf Variable" if root is t else "a view of a leaf Variable"
         raise RuntimeError(f"{name}: {what} that requires grad is being used in an in-place "
-                           f"operation while recording a graph; wrap it in minigrad.no_grad(), "
-                           f"or call {name.rstrip('_')}() out of place")
+                           f"operation. (A graph is being recorded: wrap it in "
+                           f"minigrad.no_grad(), or call {name.rstrip('_')}() out of place.)")
     cls, kwargs = step
     alias = _t.Tensor._wrap(t._array)  # t's values and graph, so the op records on them
     alias._vc, alias.grad_fn, alias._requires_grad = t._vc, t.grad_fn, t._requires_grad

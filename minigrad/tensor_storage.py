@@ -1,5 +1,5 @@
 """Tensor methods on the memory behind a tensor, under PyTorch's names: `data_ptr()`,
-`untyped_storage()`, `storage()`, `is_set_to()`, `set_()`, `as_strided()` and
+`untyped_storage()`, `storage()`, `_base` and `_is_view()`, `is_set_to()`, `set_()`, `as_strided()` and
 `as_strided_()`, `resize_()` and `resize_as_()`, `share_memory_()` and `is_shared()`.
 
 A tensor's memory (its storage) is the memory of the NumPy array that owns its array
@@ -79,6 +79,17 @@ class StorageMethods:
     def storage(self):
         """This tensor's memory as elements of its dtype (PyTorch's deprecated TypedStorage)."""
         return TypedStorage._of_owner(memory_owner(self._array), self.dtype)
+
+    @property
+    def _base(self):
+        """The tensor whose memory this view shows (the first one, for a view of a view), as
+        PyTorch's; None if this tensor is not a view made by a view op."""
+        link = self._view
+        return link[0] if link is not None else self._plain_base
+
+    def _is_view(self):
+        """Whether this tensor is a view made by a view op (`_base` is not None)."""
+        return self._base is not None
 
     def is_set_to(self, tensor):
         """Whether both tensors show the same elements of the same memory in the same way."""

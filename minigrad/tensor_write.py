@@ -16,9 +16,10 @@ import numpy as np
 from . import ops
 from . import tensor as _t
 from .autograd.versions import bump_version
-from .autograd.views import adopt_node, rebase_views, view_chain
+from .autograd.views import adopt_node, multi_output_error, rebase_views, view_chain
 from .errors import ShapeError
 from .grad_mode import is_grad_enabled
+from .ops.strided import element_offset, element_strides, memory_owner, strided_view
 
 
 def _source(op, src, shape):
@@ -46,6 +47,34 @@ def _same_dtype(op, t, src):
     if isinstance(src, _t.Tensor) and src.dtype != t.dtype:
         raise RuntimeError(f"{op}: self ({t.dtype}) and source ({src.dtype}) must have the same "
                            f"dtype")
+
+
+def _writable(name, t):
+    """t's array, or a writable array on its memory where NumPy marked t's read-only (an
+    expanded tensor, overlapping windows, a view of one). As PyTorch, only a dim that repeats
+    one element (stride 0, more than one element) is refused; a write into windows that
+    overlap otherwise goes through, each element ending with one of the values written."""
+    a = t._array
+    if not a.size:
+        return np.empty(a.shape, a.dtype)  # nothing to write (NumPy refuses a read-only one)
+    if 0 in a.strides and any(s == 0 and n > 1 for s, n in zip(a.strides, a.shape)):
+        raise RuntimeError(f"{name}: unsupported operation: more than one element of the "
+                           f"written-to tensor refers to a single memory location. Please "
+                           f"clone() the tensor before performing the operation. (This tensor "
+                           f"of shape {t.shape} is an expanded view.)")
+    if a.flags.writeable:
+        return a
+    alias = a.view()
+    try:
+        alias.flags.writeable = True
+        return alias
+    except ValueError:  # behind NumPy's strided-view wrapper: the same memory by address
+        owner = memory_owner(a)
+        if not owner.flags.writeable:
+            raise RuntimeError(f"{name}: this tensor of shape {t.shape} shows read-only memory "
+                               f"(a NumPy array marked read-only); clone() it first") from None
+        return strided_view(owner, a.dtype, a.shape, element_strides(a),
+                            element_offset(a, owner))
 
 
 def _in_place(method):
@@ -120,20 +149,21 @@ class WriteMethods:
         """
         record = is_grad_enabled()
         root, chain = view_chain(self)
+        if record and self._split_output is not None and self._requires_grad:
+            multi_output_error(name, self)
         if record and root._requires_grad and root.grad_fn is None:
-            what = "a leaf tensor" if root is self else "a view of a leaf tensor"
+            what = "a leaf Variable" if root is self else "a view of a leaf Variable"
             raise RuntimeError(f"{name}: {what} that requires grad is being used in an in-place "
-                               f"operation while recording a graph; wrap the update in "
-                               f"minigrad.no_grad()")
-        if not self._array.flags.writeable:  # NumPy marks broadcast (expanded) views read-only
-            raise RuntimeError(f"{name}: this tensor of shape {self.shape} is an expanded view "
-                               f"whose elements share memory, so it cannot be written in "
-                               f"place; clone() it first")
+                               f"operation. (A graph is being recorded: wrap the update in "
+                               f"minigrad.no_grad().)")
+        target = _writable(name, self)
         old = self
         if record:  # a copy with the graph so far: an op of `compute` may save the old values
             old = _t.Tensor._wrap(self._array.copy())
             old.grad_fn, old._requires_grad = self.grad_fn, self._requires_grad
         out = compute(old)
+        if record and self._split_output is not None and out._requires_grad:
+            multi_output_error(name, self)
         if record and out._requires_grad and out.grad_fn is None:  # a leaf (copy_(y)): a node
             out = out.expand(out.shape)                              # to record as the writer
         if out.shape != self.shape:
@@ -149,8 +179,10 @@ class WriteMethods:
         changed = record and (node is not None or root.grad_fn is not None)
         if changed and not chain and self._array.base is not None and node is not None \
                 and not self._owns_memory:
-            raise RuntimeError(f"{name}: this tensor of shape {self.shape} is a view of another "
-                               f"tensor's memory made outside the graph (under no_grad, or by "
+            what = ("A view was created in no_grad mode and is being modified inplace with grad "
+                    "mode enabled: " if self._plain_base is not None else "")
+            raise RuntimeError(f"{name}: {what}this tensor of shape {self.shape} is a view of "
+                               f"another tensor's memory made outside the graph (under no_grad, or by "
                                f"detach or .data), so the gradient of an in-place write cannot "
                                f"reach that tensor; take the view in grad mode, clone() it "
                                f"first, or write it out of place (x = x + v)")
@@ -158,7 +190,7 @@ class WriteMethods:
             # the root's new graph: its old one with the written region replaced (with nothing
             # to replace it by, gradient still reaches the old values outside that region)
             node = ops.CopySlices.apply(root if chain else old, out, chain=chain).grad_fn
-        np.copyto(self._array, out._array, casting="unsafe")
+        np.copyto(target, out._array, casting="unsafe")
         bump_version(self)
         if changed:
             adopt_node(root, node)

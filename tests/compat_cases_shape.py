@@ -22,11 +22,12 @@ def _(lib, x):
 @add
 @case("Tensor.permute", "Tensor.transpose", "Tensor.t", "minigrad.permute",
       "minigrad.transpose", "minigrad.t", "Tensor.movedim", "minigrad.movedim", "Tensor.swapaxes",
-      "Tensor.swapdims", inputs=(f32(2, 3, 4), f32(3, 5)))
+      "Tensor.swapdims", "Tensor.adjoint", inputs=(f32(2, 3, 4), f32(3, 5)))
 def _(lib, x, m):
     return (x.permute(2, 0, 1), x.permute((1, 2, 0)), x.transpose(0, 2), x.transpose(-1, -2),
             m.t(), lib.permute(x, (0, 2, 1)), lib.transpose(x, 1, 2), lib.t(m),
-            x.movedim(0, -1), lib.movedim(x, (0, 1), (2, 0)), x.swapaxes(0, 1), x.swapdims(1, 2))
+            x.movedim(0, -1), lib.movedim(x, (0, 1), (2, 0)), x.swapaxes(0, 1), x.swapdims(1, 2),
+            x.adjoint(), m.adjoint())
 
 
 @add
@@ -180,7 +181,7 @@ def _(lib, x, s):
 
 
 @add
-@case("Tensor.__setitem__", compare="raises", match="leaf tensor that requires grad")
+@case("Tensor.__setitem__", compare="raises", match="leaf Variable that requires grad")
 def _(lib):
     w = lib.zeros(3, requires_grad=True)
     w[0] = 1.0  # in place on a leaf that requires grad, outside no_grad

@@ -270,7 +270,7 @@ def _(lib, i, j, x):
 
 @add
 @case("Tensor.lgamma_", "Tensor.sinc_", compare="raises",
-      match="leaf tensor that requires grad")
+      match="leaf Variable that requires grad")
 def _(lib):
     return lib.ones(2, requires_grad=True).lgamma_()
 

@@ -572,11 +572,28 @@ def _inverse_hyperbolic_write_gradient(torch, mg):
         assert lib is mg and abs(x.grad[0].item() - 1 / 0.75) < 1e-6
 
 
-def _diagonal_is_a_copy(torch, mg):
+def _overlapping_window_arithmetic(torch, mg):
+    got = {}
     for lib in (torch, mg):
-        x = lib.ones(2, 2)
-        x.diagonal().fill_(0)
-        assert x.sum().item() == (2.0 if lib is torch else 4.0)
+        x = lib.arange(6.0, dtype=lib.float64)
+        x.unfold(0, 3, 1).add_(1)
+        got[lib] = x.numpy().tolist()
+        y = lib.arange(6.0, dtype=lib.float64)
+        y.unfold(0, 3, 1).fill_(2)
+        assert y.numpy().tolist() == [2.0] * 6
+    assert got[mg] == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0] and got[torch] != got[mg]
+
+
+def _split_output_view_error(torch, mg):
+    words = {}
+    for lib in (torch, mg):
+        x = lib.ones(4, 2, requires_grad=True) * 1
+        try:
+            x.split(2)[1][0].mul_(2)
+        except RuntimeError as e:
+            words[lib] = str(e)
+    assert "Output 0 of Select is a view" in words[torch]
+    assert "Output 1 of Split is a view" in words[mg]
 
 
 def _lstsq_cut_by_singular_values(torch, mg):
@@ -840,9 +857,6 @@ def _bag_frequency_scaling(torch, mg):
 
 # bad inputs of tests/error_cases.py whose exception type is not PyTorch's, and why
 ERROR_TYPE_DIFFERENCES = {
-    "view-noncontiguous": "`view` of a non-contiguous tensor copies (minigrad's reshape and "
-                          "view are one op) instead of raising RuntimeError",
-    "view-negative": "a size below -1 in `view`/`reshape` is read as -1, as NumPy reads it",
     "mha-heads": "MultiheadAttention raises ValueError where PyTorch's `assert` raises "
                  "AssertionError (which `python -O` would skip)",
     "mha-width": "MultiheadAttention of the wrong width: ValueError, not PyTorch's assert",
@@ -918,7 +932,24 @@ DIFFERENCES = [
      "minigrad's is a new tensor with the same values and gradients, flagged too (so "
      "`is_conj()` and `resolve_conj()` answer as PyTorch's for `conj()`'s result), but a write "
      "into the input does not show through it and views taken of it are not flagged. "
-     "`resolve_conj()` before reading memory works in both.", _conj_is_computed),
+     "`resolve_conj()` before reading memory works in both. So are the conjugating views of a "
+     "complex tensor, `mH`, `H` and `adjoint()` (a transpose of the conjugate, new memory); of "
+     "a real tensor they are views, as PyTorch's.", _conj_is_computed),
+    ("In-place arithmetic on overlapping windows reads the old values.",
+     "`x.unfold(0, 3, 1).add_(1)` (windows that share elements) is written as PyTorch writes it "
+     "(PyTorch's check refuses only a dim that repeats one element, as `expand`'s), but each "
+     "element gets the value computed from the old values (1 added once), where PyTorch's "
+     "kernel reads elements it has already written (its result depends on the order it "
+     "walks them). A fill or a copy of other values gives the same numbers in both.",
+     _overlapping_window_arithmetic),
+    ("A view of an output of `split`, `chunk` or `unbind` names that op in its error.",
+     "Writing in place, under a graph, into such an output or a view taken of it raises "
+     "PyTorch's error ('Output 1 of Split is a view and is being modified inplace. This view "
+     "is the output of a function that returns multiple views...'); for a view of the output "
+     "PyTorch names the last view op ('Output 0 of Select'), minigrad still the split and "
+     "the output's index. When the tensor split does not require grad but the value written "
+     "does, PyTorch raises its 'view was created in no_grad mode' error, minigrad this one.",
+     _split_output_view_error),
 
     ("Bad input raises PyTorch's exception type, with a few exceptions.",
      "Shape, index, dtype and value errors are RuntimeError, IndexError or TypeError as in "
@@ -1232,12 +1263,6 @@ DIFFERENCES = [
      "list before copying anything, so the model is as it was. The message names each "
      "problem with PyTorch's words (`size mismatch for fc.weight: copying a param with shape "
      "...`, missing and unexpected keys) in one line.", _failed_load_loads_nothing),
-    ("`diagonal` returns a copy.",
-     "PyTorch's `diagonal` (and `diag` of a matrix) is a view, so writing into it changes the "
-     "input (`x.diagonal().fill_(0)`); minigrad's is a new tensor, so such a write leaves "
-     "the input unchanged. Write the diagonal with `x[i, i] = v` (i an arange) or "
-     "`masked_fill` with an `eye` mask. Values and gradients are PyTorch's.",
-     _diagonal_is_a_copy),
     ("An in-place logical op on a float tensor gives its elements a zero gradient.",
      "`h.logical_not_()` (and `logical_and_`, `logical_or_`, `logical_xor_`) writes 0s and 1s "
      "whose gradient is zero, as after `h.gt_(0)` in both libraries; PyTorch, which has no "
@@ -1517,10 +1542,6 @@ SWEEP_DIFFERENCES = [
      "NumPy's (0, 0)."),
     (("Tensor.__floordiv__", "Tensor.__floordiv__ (int)"), _GRAD, _ALL, "gradient",
      "`//` has a zero gradient where PyTorch raises 'derivative not implemented' (see above)."),
-    (("Tensor.view",), _ALL, ("transposed", "3-d permuted", "wide"), "no error",
-     "`view` of a transposed tensor works (NumPy copies where the strides do not allow a "
-     "view), so there is no 'view size is not compatible' error, although "
-     "`is_contiguous()` is False for it as in PyTorch."),
     (("Tensor.topk",), _ALL, ("wide",), "values",
      "`topk` returns the first of equal values (the lowest index), as `sort` is stable; "
      "PyTorch may return another of them (the indices differ, not the values)."),

@@ -355,9 +355,9 @@ def test_backward_errors():
 
 def test_inplace_error_message():
     w = mg.ones(2, requires_grad=True)
-    with raises(RuntimeError, "add_: a leaf tensor that requires grad is being used in an "
-                              "in-place operation while recording a graph; wrap the update in "
-                              "minigrad.no_grad()"):
+    with raises(RuntimeError, "add_: a leaf Variable that requires grad is being used in an "
+                              "in-place operation. (A graph is being recorded: wrap the update "
+                              "in minigrad.no_grad().)"):
         w.add_(1.0)
 
 

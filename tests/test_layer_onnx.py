@@ -1,6 +1,6 @@
 """ONNX export of the newer layers and functions: padding in every mode, pixel and channel
 shuffles, instance, batch and local response norm, adaptive max and LP pooling, Bilinear,
-SiLU, the windows of Tensor.unfold, nn.Unfold and nn.Fold, scatter, affine_grid and
+SiLU, diagonal, the windows of Tensor.unfold, nn.Unfold and nn.Fold, scatter, affine_grid and
 grid_sample, running sums, products, einsum, log1p and the inverse trigonometric and
 hyperbolic functions. Each is exported with a dynamic batch, checked by onnx's checker and
 run by onnxruntime, on another batch than the traced one, to minigrad's outputs; a model of
@@ -81,6 +81,7 @@ LAYERS = {
     "SiLU": lambda: nn.SiLU(),
     "unfold_dim": lambda: Fn(lambda x: x.unfold(3, 3, 2)),
     "unfold_overlapping": lambda: Fn(lambda x: x.unfold(1, 2, 1)),
+    "diagonal": lambda: Fn(lambda x: x.diagonal(1, 2, 3) + x.diagonal(-1, 3, 1).sum()),
     "nn_Unfold": lambda: nn.Unfold((2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1)),
     "scatter": lambda: Fn(lambda x: x.scatter(3, x.argmax(3, keepdim=True), x * 3)),
     "scatter_add_traced_index": lambda: Fn(lambda x: x.scatter_add(

@@ -61,8 +61,13 @@ def test_unfold_is_a_view(torch):
         w = x.unfold(0, 2, 2)
         w[1, 0] = 100.0          # non-overlapping windows write through
         assert x[2].item() == 100.0
-    with pytest.raises(RuntimeError, match="expanded view"):
-        mg.arange(8.0).unfold(0, 3, 1).fill_(0)  # overlapping windows share elements
+    # overlapping windows share elements: PyTorch's check cannot prove the overlap and writes
+    filled = []
+    for lib in (torch, mg):
+        x = lib.arange(8.0)
+        x.unfold(0, 3, 1).fill_(0)
+        filled.append(x.tolist())
+    assert filled[0] == filled[1] == [0.0] * 8
 
 
 def test_gradient_against_numpy_and_pytorch(torch):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..grad_mode import _state, threads_without_grad
 from .adoption import adoptable
-from .views import note_view
+from .views import note_plain_view, note_view
 from .versions import share_version_counter, snapshot_versions, track_indices, unwrap_indices
 
 Tensor = None  # the Tensor class, set by `register_tensor_class` (tensor.py imports this module)
@@ -218,8 +218,11 @@ class Function(Node):
             parent = share_version_counter(out, args, arrays)
             if parent is None:  # a view of memory no input has: the result's own
                 out._owns_memory = True
-            elif grad_enabled and len(args) == 1:
-                note_view(out, parent, cls, kwargs)  # an in-place write can now rebase it
+            elif len(args) == 1:
+                if grad_enabled:
+                    note_view(out, parent, cls, kwargs)  # an in-place write can now rebase it
+                else:
+                    note_plain_view(out, parent)
         dtype = arr.dtype  # (read once: each read of an array's dtype makes a call)
         kind = dtype.kind
         if kind == "c" and not cls.complex_aware:

@@ -41,7 +41,31 @@ def share_version_counter(out, args, arrays):
                 out._vc = x._vc
                 return x
         i += 1
+    if not isinstance(base, np.ndarray) or base.base is not None:
+        # a strided view (sliding windows) hangs off NumPy's wrapper object instead of the
+        # array it shows: compare the arrays that own the memory
+        owner = _owner(out._array)
+        i = 0
+        for a in arrays:
+            if isinstance(a, np.ndarray) and _owner(a) is owner:
+                x = args[i]
+                if isinstance(x, out.__class__):
+                    out._vc = x._vc
+                    return x
+            i += 1
     return None
+
+
+def _owner(a):
+    """The array that owns the memory `a` shows, through the wrapper object NumPy's
+    `as_strided` puts between a view and its array."""
+    while True:
+        base = a.base
+        if not isinstance(base, np.ndarray):
+            base = getattr(base, "base", None)
+            if not isinstance(base, np.ndarray):
+                return a
+        a = base
 
 
 def snapshot_versions(ctx, args, arrays, out):

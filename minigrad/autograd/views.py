@@ -9,6 +9,11 @@ to either changes the values of both, and must change the graph of both, as PyTo
 - A write through a view records, on the root, a node that replaces the view's region (the op
   `CopySlices`, which the writer builds from `view_chain`); a write to the root records the new
   values' node on the root as usual.
+- The outputs of an op that returns several views (`split`, `chunk`, `unbind`) are marked
+  (`mark_split_outputs`), and so are the views taken of them: PyTorch refuses to write into
+  them in place while a gradient is wanted (`multi_output_error`), since one node made them
+  all and could not be rebased for one of them alone.
+- A view made outside grad mode keeps only the tensor it shows, for `_base` (`note_plain_view`).
 - `rebase_views`: after either, every live view of the root replays its chain of view ops on
   the root, so that its `grad_fn` reads the root's new graph (PyTorch regenerates views lazily,
   when they are next used; here it is done at the write, so that recording an op pays nothing).
@@ -16,6 +21,8 @@ to either changes the values of both, and must change the graph of both, as PyTo
 from __future__ import annotations
 
 import weakref
+
+from ..grad_mode import is_grad_enabled
 
 _ref = weakref.ref
 
@@ -28,6 +35,8 @@ def note_view(out, parent, cls, kwargs):
     else:
         root = link[0]
         out._view = (root, link[1] + ((cls, kwargs),))
+    if parent._split_output is not None:
+        out._split_output = parent._split_output
     views = root._views
     if views is None:
         root._views = [_ref(out)]
@@ -37,6 +46,34 @@ def note_view(out, parent, cls, kwargs):
         views[:] = [r for r in views if r() is not None]
         views.append(_ref(out))
         root._prune_at = 2 * len(views) + 16
+
+
+def note_plain_view(out, parent):
+    """`out` is a view of `parent` made outside grad mode: only its `_base` is kept (a write
+    into it records no graph)."""
+    link = parent._view
+    if link is not None:
+        out._plain_base = link[0]
+    else:
+        base = parent._plain_base
+        out._plain_base = parent if base is None else base
+
+
+def mark_split_outputs(outputs, op):
+    """`outputs` are the views op (PyTorch's name: "Split", "Unbind", ...) returned together."""
+    if is_grad_enabled():
+        for i, out in enumerate(outputs):
+            out._split_output = (i, op)
+    return outputs
+
+
+def multi_output_error(name, tensor):
+    """PyTorch's error for an in-place write into a view marked by `mark_split_outputs`."""
+    i, op = tensor._split_output
+    raise RuntimeError(f"{name}: Output {i} of {op} is a view and is being modified inplace. "
+                       f"This view is the output of a function that returns multiple views. "
+                       f"Such functions do not allow the output views to be modified inplace. "
+                       f"You should replace the inplace operation by an out-of-place one.")
 
 
 def view_chain(tensor):

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import ops
 from ..ops._util import normalize_dim, normalize_dims
+from ..ops.diagonal import Diagonal
 from ..ops.dim_windows import UnfoldDim
 from ..ops.einsum import Einsum, parse
 from ..ops.hyperbolic import Acosh, Asinh, Atanh, Cosh, Sinh
@@ -49,6 +50,22 @@ def _unfold_dim(g, rec):
     y = g.node("Gather", [g.name(x), g.const(idx)], axis=d)  # (..., W, size, ...)
     perm = list(range(d + 1)) + list(range(d + 2, nd + 1)) + [d + 1]
     return g.node("Transpose", [y], perm=perm)
+
+
+def _diagonal(g, rec):
+    """(..., n, ..., m, ...) -> (..., L): the two dims moved last and flattened, then a Gather
+    of the diagonal's flat positions r * m + c (the other dims, a batch too, keep their size)."""
+    x, out = rec.inputs[0], rec.out.shape
+    nd = len(x.shape)
+    d1 = normalize_dim(rec.kwargs.get("dim1", 0), nd, "diagonal")
+    d2 = normalize_dim(rec.kwargs.get("dim2", 1), nd, "diagonal")
+    offset, m = rec.kwargs.get("offset", 0), x.shape[d2]
+    rest = [d for d in range(nd) if d not in (d1, d2)]
+    y = g.node("Transpose", [g.name(x)], perm=rest + [d1, d2])
+    y = g.node("Reshape", [y, g.ints([0] * len(rest) + [x.shape[d1] * m])])  # 0: as it is
+    steps = np.arange(out[-1])
+    flat = (steps + max(0, -offset)) * m + steps + max(0, offset)
+    return g.node("Gather", [y, g.const(flat.astype(np.int64))], axis=len(rest))
 
 
 def _unfold_blocks(g, rec):
@@ -186,6 +203,7 @@ UNREAD = {ops.AdaptiveMaxGather: frozenset({"index"})}
 
 LAYER_OPS = {
     ops.AdaptiveMaxGather: _adaptive_max, ops.Silu: _silu, UnfoldDim: _unfold_dim,
+    Diagonal: _diagonal,
     Unfold: _unfold_blocks, Fold: _fold_blocks, ops.Cumsum: _cumsum,
     Prod: _prod, Einsum: _einsum, Log1p: _log1p, ops.Scatter: _scatter,
     Asin: elementwise("Asin"), Acos: elementwise("Acos"), Atan: elementwise("Atan"),

@@ -15,6 +15,7 @@ from .assign import CopySlices, IndexPut, Scatter
 from .scatter_reduce import ScatterReduce
 from .bce import BinaryCrossEntropy
 from .cumulative import Cumsum
+from .diagonal import Diagonal, DiagonalEmbed
 from .einsum import Einsum
 from .norm import Norm
 from .rounding import Ceil, Floor, FloorDivide, Remainder, Round, Sign, Trunc

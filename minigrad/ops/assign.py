@@ -139,23 +139,48 @@ class CopySlices(Function):
     replaced by `values` (the view's shape): what an in-place write through a view does to the
     base's graph (PyTorch's CopySlices). With an empty chain, `values` replaces all of base.
 
-    The region is found once, as positions: the chain is replayed on base's flat positions, so
-    it works whatever base's memory layout and whether or not a step of the chain copies.
+    The region is found once, as positions: the chain is replayed on base's flat positions (in
+    an array with base's strides), so it works whatever base's memory layout and whether or
+    not a step of the chain copies. A
+    complex base's positions are complex, 2k + (2k + 1)i for element k, so that a chain through
+    `real`, `imag` or `view_as_real` ends on the positions of the real numbers it shows
+    (`ctx.parts`): those are written in the base seen as pairs of reals.
     """
+    complex_aware = True
 
     @staticmethod
     def forward(ctx, base, values, chain=()):
-        positions = replay(chain, np.arange(base.size).reshape(base.shape))
+        n = np.arange(base.size).reshape(base.shape)
+        if base.dtype.kind == "c":
+            n, k = np.empty_like(base, dtype=np.complex128), n
+            n.real, n.imag = 2 * k, 2 * k + 1
+        elif not base.flags.c_contiguous:
+            # laid out in memory as base is, so that a step that reads memory (as_strided)
+            # picks the elements it picks of base
+            n, k = np.empty_like(base, dtype=np.int64), n
+            n[...] = k
+        positions = replay(chain, n)
         if np.shape(values) != positions.shape:
             raise ShapeError(f"copy_slices: values of shape {np.shape(values)} for a view of "
                              f"shape {positions.shape}")
+        ctx.parts = base.dtype.kind == "c" and positions.dtype.kind != "c"
+        if positions.dtype.kind == "c":
+            positions = positions.real.astype(np.int64) // 2
+        elif positions.dtype.kind == "f":
+            positions = positions.astype(np.int64)
         out = base.copy()
-        out.reshape(-1)[positions] = values
+        _flat(out, ctx.parts)[positions] = values
         ctx.positions = positions
         return out
 
     @staticmethod
     def backward(ctx, g):
         gb = np.array(g, order="C")  # a C-ordered copy, so that reshape(-1) is a view of it
-        gb.reshape(-1)[ctx.positions] = 0  # overwritten: those elements of base are gone
-        return gb, np.asarray(g).reshape(-1)[ctx.positions]
+        _flat(gb, ctx.parts)[ctx.positions] = 0  # overwritten: those elements of base are gone
+        return gb, _flat(np.ascontiguousarray(g), ctx.parts)[ctx.positions]
+
+
+def _flat(a, parts):
+    """C-ordered `a` as a flat array: of its elements, or (`parts`) of their real and imaginary
+    parts in turn."""
+    return (a.view(a.real.dtype) if parts else a).reshape(-1)

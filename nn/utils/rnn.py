@@ -185,7 +185,10 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     shift = lengths.max() - lengths if padding_side == "left" else 0
     pos = t - shift  # (T, B) position inside each sequence
     index = np.where((pos >= 0) & (pos < lengths), starts + pos, lengths.sum())
-    return _gather_rows(cat(sequences, dim=0), index.T if batch_first else index, padding_value)
+    # row-major either way, as PyTorch's result (a transposed index would give a transposed
+    # tensor, which `view` refuses to flatten)
+    index = np.ascontiguousarray(index.T) if batch_first else index
+    return _gather_rows(cat(sequences, dim=0), index, padding_value)
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
