@@ -377,10 +377,10 @@ def test_hook_sees_total_gradient_of_tensor_used_twice():
 def test_grad_fn_names_and_next_functions():
     a, b, c = leaf([1.0, 2.0]), leaf([3.0, 4.0]), leaf([5.0, 6.0])
     out = a * b + c
-    assert out.grad_fn.name() == "AddBackward"
+    assert out.grad_fn.name() == "AddBackward0"
     (mul, i0), (acc, i1) = out.grad_fn.next_functions
     assert i0 == 0 and i1 == 0
-    assert mul.name() == "MulBackward"
+    assert mul.name() == "MulBackward0"
     assert isinstance(acc, AccumulateGrad) and acc.name() == "AccumulateGrad"
     assert acc.variable is c
     assert acc.next_functions == ()
@@ -400,13 +400,13 @@ def test_next_functions_with_non_grad_input():
 
 
 @pytest.mark.parametrize("make, name", [
-    (lambda x: x.sum(), "SumBackward"), (lambda x: x.mean(), "MeanBackward"),
-    (lambda x: x.exp(), "ExpBackward"), (lambda x: x @ x.T, "MatMulBackward"),
-    (lambda x: x.reshape(-1), "ReshapeBackward"), (lambda x: x.T, "PermuteBackward"),
-    (lambda x: x[0], "GetItemBackward"), (lambda x: x.softmax(-1), "SoftmaxBackward"),
-    (lambda x: x - 1, "SubBackward"), (lambda x: x / 2, "DivBackward"),
-    (lambda x: -x, "NegBackward"), (lambda x: x ** 2, "PowBackward"),
-    (lambda x: mg.cat([x, x]), "CatBackward"), (lambda x: x.relu(), "ReluBackward"),
+    (lambda x: x.sum(), "SumBackward0"), (lambda x: x.mean(), "MeanBackward0"),
+    (lambda x: x.exp(), "ExpBackward0"), (lambda x: x @ x.T, "MmBackward0"),
+    (lambda x: x.reshape(-1), "ViewBackward0"), (lambda x: x.T, "PermuteBackward0"),
+    (lambda x: x[0], "SelectBackward0"), (lambda x: x.softmax(-1), "SoftmaxBackward0"),
+    (lambda x: x - 1, "SubBackward0"), (lambda x: x / 2, "DivBackward0"),
+    (lambda x: -x, "NegBackward0"), (lambda x: x ** 2, "PowBackward0"),
+    (lambda x: mg.cat([x, x]), "CatBackward0"), (lambda x: x.relu(), "ReluBackward0"),
 ])
 def test_grad_fn_names(make, name):
     x = leaf(np.ones((2, 2)))
