@@ -192,7 +192,7 @@ def test_second_backward_through_shared_subgraph_raises():
 def test_non_scalar_backward_needs_gradient():
     x = leaf(np.ones((2, 3)))
     y = x * 2
-    with pytest.raises(RuntimeError, match=re.escape("(2, 3)")):
+    with pytest.raises(RuntimeError, match=re.escape("minigrad.Size([2, 3])")):
         y.backward()
     assert x.grad is None
 
@@ -218,7 +218,7 @@ def test_backward_with_explicit_gradient():
 
 def test_backward_gradient_shape_must_match():
     x = leaf([1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match=r"backward: .*\(2,\).*\(3,\)"):
+    with pytest.raises(ValueError, match=r"backward: .*\(2,\).*Size\(\[3\]\)"):
         (x * 2).backward(np.ones(2))
 
 
@@ -916,7 +916,7 @@ def test_record_hooks_come_and_go():
     x.exp()
     handle.remove()
     x.exp()
-    assert seen == [("ExpBackward", (2,))]
+    assert seen == [("ExpBackward0", (2,))]
     before = list(autograd.function._record_hooks)
     with mg.detect_anomaly():
         assert len(autograd.function._record_hooks) == len(before) + 1
@@ -1032,7 +1032,7 @@ def test_in_place_change_through_a_view_is_detected(name, made_under):
         with mg.no_grad():
             VIEWS[name](w).sub_(10)
     assert w._version == 1
-    with pytest.raises(RuntimeError, match="MatMulBackward: .*a tensor of shape \\(2, 3\\) needed "
+    with pytest.raises(RuntimeError, match="MmBackward0: .*a tensor of shape \\(2, 3\\) needed "
                                            "for backward was modified in place"):
         loss.backward()
 
