@@ -2,9 +2,8 @@
 
 A tuple of ints, so `x.shape == (2, 3)`, unpacking, indexing and `np.zeros(x.shape)` behave
 as with any tuple; as PyTorch's, it also has `numel()`, and slicing it, adding a tuple to it
-or repeating it gives a Size again. Its repr is `minigrad.Size([2, 3])` (PyTorch's
-`torch.Size([2, 3])`); its str, which `print` and f-strings use, is the tuple's `(2, 3)`, so
-that messages naming a shape read as they did when shapes were tuples.
+or repeating it gives a Size again. It prints as `minigrad.Size([2, 3])` (str and repr alike,
+as PyTorch's `torch.Size([2, 3])`).
 """
 from __future__ import annotations
 
@@ -53,7 +52,7 @@ class Size(tuple):
     def __repr__(self):
         return f"minigrad.Size({list(self)})"
 
-    __str__ = tuple.__repr__
+    __str__ = __repr__
 
     def __reduce__(self):
         return Size, (tuple(self),)

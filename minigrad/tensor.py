@@ -21,7 +21,7 @@ from .errors import DTypeError, ShapeError
 from .platform.device import check_device
 from .platform.memory_format import check_memory_format
 from .grad_mode import is_grad_enabled
-from .printing import array_text
+from .printing import tensor_repr
 from .size import size_of
 # PyTorch's further Tensor methods, grouped by kind in modules of their own; Tensor inherits
 # them. Those modules reach this one's names at call time (the one import cycle the layering
@@ -57,6 +57,7 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
     # then needs to set only its array and its version counter.
     grad = None           # a Tensor, filled by backward()
     grad_fn = None        # the node that made this tensor; None for leaves
+    _prints_as_tensor = True  # only classes setting it themselves print as `tensor(...)`
     _requires_grad = False
     _acc = None           # a leaf's AccumulateGrad node, made when first needed
     _name = None          # a parameter's dotted name, for graph drawings
@@ -185,13 +186,11 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
         return int(self.item())
 
     def __repr__(self):
-        body = array_text(self._array, prefix="tensor(")
-        extra = f", dtype={self.dtype}"
-        if self.grad_fn is not None:
-            extra += f", grad_fn=<{self.grad_fn.name()}>"
-        elif self.requires_grad:
-            extra += ", requires_grad=True"
-        return f"tensor({body}{extra})"
+        node = self.grad_fn
+        own = type(self).__dict__.get("_prints_as_tensor")  # other subclasses print their name
+        prefix = "tensor(" if own else f"{type(self).__name__}("
+        return tensor_repr(self._array, None if node is None else node.name(),
+                           self.requires_grad, prefix)
 
     # --- autograd -------------------------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

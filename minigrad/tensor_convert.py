@@ -132,8 +132,10 @@ class ConversionMethods:
                          op)
 
     def __format__(self, spec):
-        """format(t, ".4f") formats a one-element tensor's number; other tensors take no spec."""
-        if not spec:
+        """format(t, ".4f") formats a one-element tensor's number; other tensors take no spec.
+        As in PyTorch, a 0-d tensor (not a Parameter) formats as its number also without a
+        spec: f"{loss}" gives `0.25`, where print(loss) gives `tensor(0.2500)`."""
+        if not spec and (self._array.ndim or type(self) is not _t.Tensor):
             return str(self)
         if self._array.size != 1:
             raise TypeError(f"format: spec {spec!r} needs a one-element tensor, this one has "

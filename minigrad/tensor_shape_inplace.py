@@ -3,8 +3,8 @@
 
 No element moves: the tensor keeps its identity and memory and shows it through a view of
 another shape (a NumPy view of the same array). As in PyTorch, its history continues through
-the change: in grad mode its `grad_fn` becomes the view op (`ReshapeBackward`,
-`PermuteBackward`) applied to its graph so far, so gradients reach what made it. A tensor
+the change: in grad mode its `grad_fn` becomes the view op (`ViewBackward0`,
+`PermuteBackward0`) applied to its graph so far, so gradients reach what made it. A tensor
 that is itself a view keeps writing through to its base: the view op joins its chain of view
 ops (autograd/views.py), and the views taken of it earlier replay the inverse op first, so an
 in-place write later rebases them all. As in PyTorch the version counter moves (an op that

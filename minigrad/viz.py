@@ -162,8 +162,7 @@ def _tensor_lines(t, show_shapes, show_values, show_grads, values=None):
 
 def _op_lines(node, show_shapes, show_values, show_grads):
     """Label lines of an op node: its name, then the tensor it produced."""
-    name = node.name()
-    lines = [name[: -len("Backward")] if name.endswith("Backward") else name]
+    lines = [type(node).__name__]  # the op's class (`Mul`), not its node's name (`MulBackward0`)
     if show_shapes:  # known even if the output was freed
         lines.append(f"{tuple(node.out_shape)} {node.out_dtype}")
     _, values, ref = _recorded.get(node, (None, None, None))

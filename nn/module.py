@@ -27,6 +27,8 @@ _registration_hooks = module_hooks.registration_hooks  # {kind: {id: hook}}, nev
 class Parameter(Tensor):
     """A tensor that is a module's weight: it requires grad and is found by `parameters()`."""
 
+    _prints_as_tensor = True
+
     def __init__(self, data, requires_grad=True):
         arr = data._array if isinstance(data, Tensor) else np.asarray(data)
         if not np.issubdtype(arr.dtype, np.floating):

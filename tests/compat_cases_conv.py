@@ -201,7 +201,7 @@ def _(lib, x):
 
 
 @add
-@case("nn.BatchNorm2d", compare="raises", match=r"BatchNorm2d.*\(N, 3, H, W\).*\(2, 3, 4\)",
+@case("nn.BatchNorm2d", compare="raises", match=r"BatchNorm2d.*\(N, 3, H, W\).*\[2, 3, 4\]",
       inputs=(f32(2, 3, 4),))
 def _(lib, x):
     return lib.nn.BatchNorm2d(3)(x)

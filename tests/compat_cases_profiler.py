@@ -1,5 +1,5 @@
 """Compatibility cases: the profiler. Times differ from run to run and minigrad's events are its
-own ops (`Mul`, `MulBackward`), not aten's, so these compare structure: the user's ranges and
+own ops (`Mul`, `MulBackward0`), not aten's, so these compare structure: the user's ranges and
 their nesting, counts, the table's columns, which steps a schedule records, the trace files."""
 import json
 import os

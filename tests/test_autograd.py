@@ -192,7 +192,7 @@ def test_second_backward_through_shared_subgraph_raises():
 def test_non_scalar_backward_needs_gradient():
     x = leaf(np.ones((2, 3)))
     y = x * 2
-    with pytest.raises(RuntimeError, match=re.escape("(2, 3)")):
+    with pytest.raises(RuntimeError, match=re.escape("minigrad.Size([2, 3])")):
         y.backward()
     assert x.grad is None
 
@@ -218,7 +218,7 @@ def test_backward_with_explicit_gradient():
 
 def test_backward_gradient_shape_must_match():
     x = leaf([1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match=r"backward: .*\(2,\).*\(3,\)"):
+    with pytest.raises(ValueError, match=r"backward: .*\(2,\).*Size\(\[3\]\)"):
         (x * 2).backward(np.ones(2))
 
 
@@ -377,10 +377,10 @@ def test_hook_sees_total_gradient_of_tensor_used_twice():
 def test_grad_fn_names_and_next_functions():
     a, b, c = leaf([1.0, 2.0]), leaf([3.0, 4.0]), leaf([5.0, 6.0])
     out = a * b + c
-    assert out.grad_fn.name() == "AddBackward"
+    assert out.grad_fn.name() == "AddBackward0"
     (mul, i0), (acc, i1) = out.grad_fn.next_functions
     assert i0 == 0 and i1 == 0
-    assert mul.name() == "MulBackward"
+    assert mul.name() == "MulBackward0"
     assert isinstance(acc, AccumulateGrad) and acc.name() == "AccumulateGrad"
     assert acc.variable is c
     assert acc.next_functions == ()
@@ -400,13 +400,13 @@ def test_next_functions_with_non_grad_input():
 
 
 @pytest.mark.parametrize("make, name", [
-    (lambda x: x.sum(), "SumBackward"), (lambda x: x.mean(), "MeanBackward"),
-    (lambda x: x.exp(), "ExpBackward"), (lambda x: x @ x.T, "MatMulBackward"),
-    (lambda x: x.reshape(-1), "ReshapeBackward"), (lambda x: x.T, "PermuteBackward"),
-    (lambda x: x[0], "GetItemBackward"), (lambda x: x.softmax(-1), "SoftmaxBackward"),
-    (lambda x: x - 1, "SubBackward"), (lambda x: x / 2, "DivBackward"),
-    (lambda x: -x, "NegBackward"), (lambda x: x ** 2, "PowBackward"),
-    (lambda x: mg.cat([x, x]), "CatBackward"), (lambda x: x.relu(), "ReluBackward"),
+    (lambda x: x.sum(), "SumBackward0"), (lambda x: x.mean(), "MeanBackward0"),
+    (lambda x: x.exp(), "ExpBackward0"), (lambda x: x @ x.T, "MmBackward0"),
+    (lambda x: x.reshape(-1), "ViewBackward0"), (lambda x: x.T, "PermuteBackward0"),
+    (lambda x: x[0], "SelectBackward0"), (lambda x: x.softmax(-1), "SoftmaxBackward0"),
+    (lambda x: x - 1, "SubBackward0"), (lambda x: x / 2, "DivBackward0"),
+    (lambda x: -x, "NegBackward0"), (lambda x: x ** 2, "PowBackward0"),
+    (lambda x: mg.cat([x, x]), "CatBackward0"), (lambda x: x.relu(), "ReluBackward0"),
 ])
 def test_grad_fn_names(make, name):
     x = leaf(np.ones((2, 2)))
@@ -916,7 +916,7 @@ def test_record_hooks_come_and_go():
     x.exp()
     handle.remove()
     x.exp()
-    assert seen == [("ExpBackward", (2,))]
+    assert seen == [("ExpBackward0", (2,))]
     before = list(autograd.function._record_hooks)
     with mg.detect_anomaly():
         assert len(autograd.function._record_hooks) == len(before) + 1
@@ -1032,7 +1032,7 @@ def test_in_place_change_through_a_view_is_detected(name, made_under):
         with mg.no_grad():
             VIEWS[name](w).sub_(10)
     assert w._version == 1
-    with pytest.raises(RuntimeError, match="MatMulBackward: .*a tensor of shape \\(2, 3\\) needed "
+    with pytest.raises(RuntimeError, match="MmBackward0: .*a tensor of shape \\(2, 3\\) needed "
                                            "for backward was modified in place"):
         loss.backward()
 

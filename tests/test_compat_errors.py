@@ -217,7 +217,8 @@ def test_in_place_errors_say_what_to_do():
 
 
 def test_format_needs_one_element():
-    assert f"{mg.tensor([[2.5]]):.2f}" == "2.50" and format(mg.tensor(1), "") == str(mg.tensor(1))
+    assert f"{mg.tensor([[2.5]]):.2f}" == "2.50" and format(mg.tensor([1]), "") == "tensor([1])"
+    assert format(mg.tensor(1), "") == "1" and f"{mg.tensor(2.5)}" == "2.5"  # as PyTorch's
     with pytest.raises(TypeError, match=r"format: spec '.2f' needs a one-element tensor, this "
-                                        r"one has shape \(2,\)"):
+                                        r"one has shape minigrad.Size\(\[2\]\)"):
         format(mg.tensor([1.0, 2.0]), ".2f")

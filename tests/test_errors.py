@@ -113,9 +113,9 @@ def test_expand_sizes_refused_as_pytorch_refuses_them(torch, shape, sizes, messa
 def test_copy_shape_mismatch():
     t = mg.zeros(2, 3)
     with raises(ValueError,
-                "copy_: source of shape (2, 2, 3) does not fit a tensor of shape (2, 3)"):
+                "copy_: source of shape minigrad.Size([2, 2, 3]) does not fit a tensor of shape minigrad.Size([2, 3])"):
         t.copy_(np.zeros((2, 2, 3)))
-    with raises(ValueError, "copy_: source of shape (4,) does not fit a tensor of shape (2, 3)"):
+    with raises(ValueError, "copy_: source of shape minigrad.Size([4]) does not fit a tensor of shape minigrad.Size([2, 3])"):
         t.copy_(np.zeros(4))
 
 
@@ -284,9 +284,9 @@ def test_requires_grad_messages():
 
 def test_item_on_non_scalar():
     with raises(ValueError, "item: only a tensor with one element can be converted to a Python "
-                            "number, this one has shape (2, 2)"):
+                            "number, this one has shape minigrad.Size([2, 2])"):
         mg.zeros(2, 2).item()
-    with raises(ValueError, "this one has shape (0,)"):
+    with raises(ValueError, "this one has shape minigrad.Size([0])"):
         mg.zeros(0).item()
     with pytest.raises(ValueError, match="item"):
         float(mg.zeros(3))
@@ -347,9 +347,10 @@ def test_backward_errors():
         mg.ones(2).sum().backward()
     x = mg.ones(2, 3, requires_grad=True)
     with raises(RuntimeError, "backward: grad can be implicitly created only for scalar outputs, "
-                              "this one has shape (2, 3)"):
+                              "this one has shape minigrad.Size([2, 3])"):
         (x * 2).backward()
-    with raises(ValueError, "backward: gradient has shape (3, 2) but the tensor has shape (2, 3)"):
+    with raises(ValueError, "backward: gradient has shape (3, 2) but the tensor has "
+                "shape minigrad.Size([2, 3])"):
         (x * 2).backward(np.ones((3, 2)))
 
 

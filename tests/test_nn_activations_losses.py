@@ -223,7 +223,8 @@ def test_loss_errors(torch):
         F.smooth_l1_loss(a, b, beta=-1.0)
     with pytest.raises(RuntimeError, match="huber_loss: delta must be positive"):
         F.huber_loss(a, b, delta=0.0)
-    with pytest.raises(ValueError, match=r"huber_loss: input shape \(3, 2\) and target shape"):
+    with pytest.raises(ValueError, match=r"huber_loss: input shape minigrad.Size\(\[3, 2\]\) "
+                                          r"and target shape"):
         F.huber_loss(a, mg.ones(2, 2))
     with pytest.raises(ValueError, match="cosine_embedding_loss: input1"):
         F.cosine_embedding_loss(a, b, mg.ones(2))

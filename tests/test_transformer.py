@@ -492,7 +492,7 @@ def test_forward_rejects_wrong_d_model(which):
     model = Transformer(**SMALL, batch_first=True)
     src = np.zeros((2, 5, 12 if which == "src" else 16), np.float32)
     tgt = np.zeros((2, 4, 12 if which == "tgt" else 16), np.float32)
-    with pytest.raises(ValueError, match=r"d_model=16.*\(2, 5, (12|16)\).*\(2, 4, (12|16)\)"):
+    with pytest.raises(ValueError, match=r"d_model=16.*\[2, 5, (12|16)\].*\[2, 4, (12|16)\]"):
         model(mg.tensor(src), mg.tensor(tgt))
 
 

@@ -48,7 +48,7 @@ class _Level:
         from ..jvp_rules import JVP_RULES  # the rules import the ops
         rule = JVP_RULES.get(node.__class__)
         if rule is None:
-            raise RuntimeError(f"{node.name()[:-len('Backward')] or node.name()}: forward-mode "
+            raise RuntimeError(f"{type(node).__name__}: forward-mode "
                                f"AD has no rule for this op (see minigrad.jvp_rules); compute "
                                f"this derivative with reverse mode (autograd.functional.jvp)")
         t = rule(node, out._array, ts)

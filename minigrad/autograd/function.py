@@ -15,6 +15,7 @@ import numpy as np
 
 from ..grad_mode import _state, threads_without_grad
 from .adoption import adoptable
+from .node_names import node_name
 from .views import note_plain_view, note_view
 from .versions import share_version_counter, snapshot_versions, track_indices, unwrap_indices
 
@@ -124,7 +125,7 @@ class Node:
         return type(self).__name__
 
     def __repr__(self):
-        return f"<{self.name()} object>"
+        return f"<{self.name()} object at {id(self):#x}>"
 
 
 class AccumulateGrad(Node):
@@ -185,7 +186,8 @@ class Function(Node):
         return tuple([n is not None for n in self.next_nodes])
 
     def name(self) -> str:
-        return type(self).__name__ + "Backward"
+        """PyTorch's name for this node: `MulBackward0` (see node_names.py)."""
+        return node_name(self)
 
     @classmethod
     def apply(cls, *args, **kwargs):

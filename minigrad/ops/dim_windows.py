@@ -1,5 +1,5 @@
 """`Tensor.unfold(dimension, size, step)`: the windows of `size` elements, `step` apart,
-along one dim, as a view (PyTorch's `UnfoldBackward`).
+along one dim, as a view (PyTorch's `UnfoldBackward0`).
 
 A (N, L) tensor unfolded along dim 1 is (N, W, size) with W = (L - size) // step + 1: the dim
 becomes the window positions and a new last dim holds each window's elements. No element is

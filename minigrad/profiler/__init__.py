@@ -8,7 +8,7 @@
                  `tensorboard_trace_handler`
 
 Every op's forward is an event named by its `Function` class (`Add`, `MatMul`, ...), every
-backward node one named by its node (`AddBackward`, `AccumulateGrad`), every
+backward node one named by its node (`AddBackward0`, `AccumulateGrad`), every
 `record_function` a range around what runs inside it. As in PyTorch:
 
     from minigrad.profiler import ProfilerActivity, profile, record_function
