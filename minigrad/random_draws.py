@@ -140,3 +140,36 @@ def bernoulli(gen, probs):
 def exponential(gen, n, lambd):
     """n draws of the exponential distribution of rate lambd, in float64."""
     return -1.0 / lambd * np.log1p(-unit(gen, n, np.float64))
+
+
+def _memory_order(d):
+    """d as a view whose C order is d's memory order when d is transposed (PyTorch's
+    iterators walk memory in order), else d."""
+    return d.T if d.ndim > 1 and not d.flags.c_contiguous and d.flags.f_contiguous else d
+
+
+def fill_normal(gen, d, mean=0.0, std=1.0):
+    """Write N(mean, std**2) draws into the array d, as PyTorch's d.normal_(mean, std)."""
+    if d.dtype.kind == "c":  # the real view, with std / sqrt(2) per part
+        part = np.dtype(d.dtype.char.lower())
+        vals = normal(gen, 2 * d.size, part, 0.0, std / np.sqrt(2.0))
+        d[...] = (vals[0::2] + 1j * vals[1::2]).reshape(d.shape) + mean
+        return d
+    view = _memory_order(d)
+    contiguous = view.flags.c_contiguous
+    view[...] = normal(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, mean, std,
+                       contiguous).reshape(view.shape)
+    return d
+
+
+def fill_uniform(gen, d, low=0.0, high=1.0):
+    """Write U[low, high) draws into the array d, as PyTorch's d.uniform_(low, high)."""
+    if d.dtype.kind == "c":
+        part = np.dtype(d.dtype.char.lower())
+        vals = uniform(gen, 2 * d.size, part, low, high)
+        d[...] = (vals[0::2] + 1j * vals[1::2]).reshape(d.shape)
+        return d
+    view = _memory_order(d)
+    view[...] = uniform(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, low,
+                        high).reshape(view.shape)
+    return d
