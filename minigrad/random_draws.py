@@ -18,6 +18,8 @@ Every function returns a flat array of n numbers; the callers shape it.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import normal_avx
@@ -56,11 +58,14 @@ def _pairs(gen, count):
         out[0], gen.normal_cache, start = gen.normal_cache, None, 1
     k = (count - start + 1) // 2
     if k:
-        u = unit(gen, 2 * k, np.float64)
-        radius = np.sqrt(-2.0 * np.log1p(-u[1::2]))
-        theta = 2.0 * np.pi * u[0::2]
+        u = unit(gen, 2 * k, np.float64).tolist()
+        # the C library's log1p, cos and sin (Python's math), as PyTorch's: NumPy's own
+        # vectorised ones can differ in the last bit
+        radius = [math.sqrt(-2.0 * math.log1p(-v)) for v in u[1::2]]
+        theta = [2.0 * math.pi * v for v in u[0::2]]
         both = np.empty(2 * k)
-        both[0::2], both[1::2] = radius * np.cos(theta), radius * np.sin(theta)
+        both[0::2] = [r * math.cos(t) for r, t in zip(radius, theta)]
+        both[1::2] = [r * math.sin(t) for r, t in zip(radius, theta)]
         out[start:] = both[:count - start]
         if (count - start) % 2:
             gen.normal_cache = float(both[-1])
