@@ -19,7 +19,8 @@ from .dtypes import (bool_, complex_of, float16, float32, float64, get_default_d
                      int64, long, promote_types, resolve, uint8)
 from .errors import DTypeNotImplementedError, InvalidValueError, negative_size
 from .linalg_checks import torch_dtype_name
-from .random import generator as _rng
+from . import random_draws as _draws
+from .random import engine as _engine
 from .tensor import Tensor
 
 
@@ -240,15 +241,17 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 @factory_keywords
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
-    return _make(_rng(generator).standard_normal(_shape(size, "randn")),
-                 _float_dtype("randn", resolve(dtype)), requires_grad, device, "randn")
+    return _make(_draws.fill_normal(_engine(generator), np.empty(
+        _shape(size, "randn"), _float_dtype("randn", resolve(dtype)))), None, requires_grad,
+        device, "randn")
 
 
 @factory_keywords
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1)."""
-    return _make(_rng(generator).random(_shape(size, "rand")),
-                 _float_dtype("rand", resolve(dtype)), requires_grad, device, "rand")
+    return _make(_draws.fill_uniform(_engine(generator), np.empty(
+        _shape(size, "rand"), _float_dtype("rand", resolve(dtype)))), None, requires_grad,
+        device, "rand")
 
 
 def _float_dtype(op, dtype):
@@ -305,8 +308,10 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
     if high <= low:
         raise InvalidValueError(f"randint: high ({high}) must be greater than low ({low})")
     shape = _shape((size,), "randint")
-    return _make(_rng(generator).integers(low, high, size=shape), resolve(dtype, int64),
-                 requires_grad, device, "randint")
+    dtype = resolve(dtype, int64)
+    vals = _draws.integers(_engine(generator), int(np.prod(shape, dtype=np.int64)), low, high,
+                           dtype)
+    return _make(vals.reshape(shape), dtype, requires_grad, device, "randint")
 
 
 @factory_keywords
@@ -314,27 +319,28 @@ def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of 0 .. n-1."""
     if n < 0:
         raise negative_size("randperm", (n,))
-    return _make(_rng(generator).permutation(int(n)), resolve(dtype, int64), requires_grad,
-                 device, "randperm")
+    return _make(_draws.randperm(_engine(generator), int(n)), resolve(dtype, int64),
+                 requires_grad, device, "randperm")
 
 
 def _random_like(op, draw, t, dtype, device, requires_grad, generator=None, memory_format=None):
     check_memory_format(memory_format, op, t.ndim)
     dtype = _float_dtype(op, resolve(dtype, t.dtype))
-    return _make(draw(_rng(generator), t.shape).astype(dtype), None, requires_grad, device, op)
+    return _make(draw(_engine(generator), np.empty(t.shape, dtype)), None, requires_grad,
+                 device, op)
 
 
 @factory_keywords
 def rand_like(input, dtype=None, device=None, requires_grad=False, generator=None,
               memory_format=None):
-    return _random_like("rand_like", lambda g, s: g.random(s), input, dtype, device,
+    return _random_like("rand_like", _draws.fill_uniform, input, dtype, device,
                         requires_grad, generator, memory_format)
 
 
 @factory_keywords
 def randn_like(input, dtype=None, device=None, requires_grad=False, generator=None,
                memory_format=None):
-    return _random_like("randn_like", lambda g, s: g.standard_normal(s), input, dtype, device,
+    return _random_like("randn_like", _draws.fill_normal, input, dtype, device,
                         requires_grad, generator, memory_format)
 
 

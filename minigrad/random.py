@@ -1,47 +1,80 @@
 """The random generators. One default generator is behind every random op, so `manual_seed(n)`
 makes runs repeatable; a `Generator` is an independent stream passed as `generator=` (PyTorch's
-`torch.Generator`, e.g. `g = Generator().manual_seed(42); randn(3, generator=g)`)."""
+`torch.Generator`, e.g. `g = Generator().manual_seed(42); randn(3, generator=g)`).
+
+The engine is PyTorch's CPU one, a 32-bit Mersenne Twister (mt19937) seeded with the seed's low
+32 bits, and random_draws.py turns its words into numbers as PyTorch does: after the same
+`manual_seed`, `randn`, `rand`, `randint`, `randperm` and the `nn.init` fills give PyTorch's
+numbers. NumPy's MT19937 is the same engine (seeded as its legacy RandomState is), so the words
+come out vectorised. The samplers PyTorch has no simple rule for (gamma, Poisson, ...) draw from
+a NumPy Generator on that same engine: they stay seeded and repeatable, from the same stream.
+"""
 from __future__ import annotations
 
 import contextlib
 
 import numpy as np
 
+from .random_state import pack_state, unpack_state
+
+# torch.Generator()'s seed when none is given (c10's default_rng_seed_val)
+DEFAULT_SEED = 67280421310721
+
 
 def _check_seed(seed, op):
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{op}: seed must be a non-negative int, got {seed!r}")
-    return int(seed)
+    """`seed` as PyTorch takes it: an int in [-2**63, 2**64), a negative one read modulo 2**64."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"{op}: seed must be an int, got {seed!r}")
+    seed = int(seed)
+    if not -2 ** 63 <= seed < 2 ** 64:
+        raise ValueError(f"{op}: seed must lie in [-2**63, 2**64), got {seed}")
+    return seed % 2 ** 64
 
 
 class Generator:
-    """A seeded stream of random numbers (a NumPy PCG64 generator underneath)."""
+    """A seeded stream of random numbers: PyTorch's mt19937 engine (NumPy's MT19937 underneath),
+    with the second value of a Box-Muller pair kept for the next normal draw, as PyTorch's."""
 
     def __init__(self, device="cpu"):
         from .platform.device import check_device
         check_device(device, "Generator")
-        self._seed = int(np.random.SeedSequence().entropy % 2**63)
-        self._rng = np.random.default_rng(self._seed)
+        self.manual_seed(DEFAULT_SEED)
 
     def manual_seed(self, seed):
         """Restart the stream from `seed`; returns the generator, so calls chain."""
         self._seed = _check_seed(seed, "Generator.manual_seed")
-        self._rng = np.random.default_rng(self._seed)
+        self._bits = np.random.MT19937()
+        self._bits._legacy_seeding(self._seed & 0xFFFFFFFF)
+        self._rng = np.random.Generator(self._bits)
+        self.normal_cache = None  # a float64 normal draw waiting to be used
+        self._float_normal = None  # PyTorch's float cache: carried through states, never drawn
         return self
 
     def seed(self):
         """Reseed from the operating system's entropy; returns the new seed."""
-        self.manual_seed(int(np.random.SeedSequence().entropy % 2**63))
+        self.manual_seed(int(np.random.SeedSequence().entropy % 2 ** 63))
         return self._seed
 
     def initial_seed(self):
         return self._seed
 
+    def random32(self, n):
+        """The next n 32-bit words (PyTorch's `random()`), as uint64."""
+        return self._bits.random_raw(n)
+
+    def random64(self, n):
+        """The next n 64-bit words (PyTorch's `random64()`: two words, the first the high)."""
+        w = self._bits.random_raw(2 * n)
+        return (w[0::2] << np.uint64(32)) | w[1::2]
+
     def get_state(self):
-        return self._rng.bit_generator.state
+        """The state as PyTorch's 5056-byte uint8 tensor (torch.Generator.get_state's layout)."""
+        from .tensor import Tensor
+        return Tensor._wrap(pack_state(self))
 
     def set_state(self, state):
-        self._rng.bit_generator.state = state
+        """Load a state from `get_state` (minigrad's or PyTorch's: the layout is the same)."""
+        unpack_state(self, state)
         return self
 
 
@@ -62,26 +95,33 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
-def generator(gen: Generator | None = None) -> np.random.Generator:
-    """The NumPy generator to draw from: `gen`'s if given, else the default one."""
+def engine(gen: Generator | None = None) -> Generator:
+    """The minigrad Generator to draw from: `gen` if given, else the default one."""
     if gen is None:
-        return default_generator._rng
+        return default_generator
     if not isinstance(gen, Generator):
         raise TypeError(f"generator: expected a minigrad.Generator, got {type(gen).__name__}")
-    return gen._rng
+    return gen
+
+
+def generator(gen: Generator | None = None) -> np.random.Generator:
+    """The NumPy generator on `gen`'s engine (or the default one's), for the samplers that
+    follow PyTorch's distributions but not its exact numbers."""
+    return engine(gen)._rng
 
 
 def next_seed() -> int:
-    """A fresh 63-bit seed for a counter-based kernel (dropout) drawn from the generator."""
-    return int(default_generator._rng.integers(0, 2**63 - 1))
+    """A seed for a counter-based kernel (dropout): one 32-bit word of the default stream."""
+    return int(default_generator.random32(1)[0])
 
 
-def get_rng_state() -> dict:
-    """The default generator's state as plain JSON-able data (checkpoints store it)."""
+def get_rng_state():
+    """The default generator's state, a uint8 tensor in PyTorch's layout (checkpoints store it,
+    and torch.set_rng_state loads it)."""
     return default_generator.get_state()
 
 
-def set_rng_state(new_state: dict) -> None:
+def set_rng_state(new_state) -> None:
     default_generator.set_state(new_state)
 
 

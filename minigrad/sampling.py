@@ -9,7 +9,8 @@ import numpy as np
 from .dtypes import resolve
 from .errors import InvalidValueError, ShapeError
 from .linalg_checks import torch_dtype_name
-from .random import generator as _rng
+from . import random_draws as _draws
+from .random import engine as _engine, generator as _rng
 from .tensor import Tensor, array_of
 
 _min, _max = np.minimum.reduce, np.maximum.reduce
@@ -19,9 +20,9 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     """Category indices drawn in proportion to the weights in each row of input (C,) or (N, C).
 
     Weights need not sum to 1. With replacement every draw is independent (inverse CDF);
-    without, a category is drawn at most once: each gets the key log(u) / w for a uniform u
-    and the largest keys win, which draws in proportion to w one after another (Efraimidis
-    and Spirakis, 2006).
+    without, a category is drawn at most once: each gets the key w / q for an exponential q
+    and the largest keys win, which draws in proportion to w one after another (the
+    exponential race). Both take PyTorch's draws, so the samples are PyTorch's.
     """
     p = np.asarray(array_of(input), dtype=np.float64)
     if p.ndim not in (1, 2):
@@ -54,18 +55,23 @@ def multinomial(input, num_samples, replacement=False, generator=None):
         raise InvalidValueError(f"multinomial: a row has fewer than {num_samples} categories "
                                 f"of nonzero weight, so {num_samples} cannot be drawn without "
                                 f"replacement")
-    rng = _rng(generator)
-    if replacement:
+    gen = _engine(generator)
+    dtype = np.asarray(array_of(input)).dtype
+    rows = rows.astype(dtype if dtype.kind == "f" else np.float64)
+    if replacement and num_samples > 1:
+        # PyTorch's: the running sum in the input's dtype, divided by the total, the last
+        # set to 1; per draw a float64 uniform, and the first category it does not exceed
         cdf = np.cumsum(rows, axis=1)
         cdf /= cdf[:, -1:]
-        u = rng.random((rows.shape[0], num_samples))
-        # the first category whose cumulative weight exceeds u; zero-weight ones never do
-        out = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
-        out = np.minimum(out, n - 1)
+        cdf[:, -1] = 1
+        u = _draws.unit(gen, rows.shape[0] * num_samples, np.float64).reshape(
+            rows.shape[0], num_samples)
+        out = np.stack([np.searchsorted(c, r, side="left") for c, r in zip(cdf, u)])
     else:
-        with np.errstate(divide="ignore"):
-            keys = np.log(rng.random(rows.shape)) / rows  # -inf for zero weight
-        # one draw is the largest key (argmax: the first of ties, as the stable sort's)
+        # PyTorch's: the largest weight / q of exponential draws q (a Gumbel-max in disguise)
+        q = _draws.exponential(gen, rows.size, 1.0).astype(rows.dtype).reshape(rows.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = rows / q
         out = (keys.argmax(axis=1)[:, None] if num_samples == 1  # (the method skips a wrapper)
                else np.argsort(-keys, axis=1, kind="stable")[:, :num_samples])
     return Tensor._wrap(out.astype(np.int64).reshape(p.shape[:-1] + (num_samples,)))
@@ -76,7 +82,9 @@ def bernoulli(input, p=None, generator=None):
     probs = np.asarray(array_of(input)) if p is None else np.full(np.shape(array_of(input)), p)
     if np.any((probs < 0) | (probs > 1)):
         raise InvalidValueError("bernoulli: probabilities must be in [0, 1]")
-    draw = _rng(generator).random(probs.shape) < probs
+    if probs.dtype != np.float64:
+        probs = probs.astype(np.float32)  # against float32 uniforms, as PyTorch
+    draw = _draws.bernoulli(_engine(generator), probs.reshape(-1)).reshape(probs.shape)
     return Tensor._wrap(draw.astype(np.asarray(array_of(input)).dtype))
 
 
@@ -88,7 +96,17 @@ def normal(mean=0.0, std=1.0, size=None, generator=None, dtype=None):
     shape = tuple(size) if size is not None else np.broadcast_shapes(m.shape, s.shape)
     like = m if isinstance(mean, Tensor) else s if isinstance(std, Tensor) else None
     dtype = resolve(dtype, like.dtype if like is not None else None)
-    return Tensor._wrap(_rng(generator).normal(m, s, shape).astype(dtype))
+    # PyTorch draws N(0, 1) (or N(0, std) for a number std) and scales and shifts after
+    out = np.empty(shape, dtype)
+    gen = _engine(generator)
+    if size is not None or (m.ndim == 0 and s.ndim == 0):
+        return Tensor._wrap(_draws.fill_normal(gen, out, float(m), float(s)))
+    if isinstance(std, Tensor):
+        _draws.fill_normal(gen, out, 0.0, 1.0)
+        out = (out * s.astype(dtype, copy=False)).astype(dtype)
+    else:
+        _draws.fill_normal(gen, out, 0.0, float(s))
+    return Tensor._wrap((out + m.astype(dtype, copy=False)).astype(dtype))
 
 
 def poisson(input, generator=None):

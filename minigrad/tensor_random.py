@@ -4,8 +4,10 @@
 sampling.py).
 
 Every draw comes from minigrad's seeded generator (`manual_seed`, or `generator=`), so a run
-repeats itself, but the numbers are not PyTorch's stream: the distributions are the same
-(tests/test_tensor_random.py checks them statistically), the values are not. Arguments out
+repeats itself. `bernoulli_`, `random_` and `exponential_` draw PyTorch's numbers
+(random_draws.py); `geometric_`, `log_normal_` and `cauchy_` follow the same distributions
+from the same stream with other numbers (tests/test_tensor_random.py checks them
+statistically). Arguments out
 of a distribution's range, and dtypes it cannot fill, raise PyTorch's errors. A fill is not
 recorded by autograd: like `normal_`, it is refused on a tensor that requires grad while
 recording a graph (an initialiser writes weights under no_grad).
@@ -18,7 +20,8 @@ import numpy as np
 
 from .linalg_checks import torch_dtype_name
 from . import tensor as _t
-from .random import generator as _rng
+from . import random_draws as _draws
+from .random import engine as _engine, generator as _rng
 
 # the largest integer each float dtype holds with every smaller one (random_()'s default)
 _FLOAT_TOP = {np.dtype(np.float16): 2 ** 11, np.dtype(np.float32): 2 ** 24,
@@ -77,9 +80,12 @@ class RandomFillMethods:
     def bernoulli_(self, p=0.5, *, generator=None):
         """Each element 1 with probability p (a number, or a tensor broadcast to this shape),
         else 0, in this tensor's dtype."""
-        probs = np.broadcast_to(_probabilities(p), self.shape)
+        probs = _probabilities(p)
+        if isinstance(p, _t.Tensor) and p.dtype != np.float64:
+            probs = probs.astype(np.float32)  # drawn against float32 uniforms, as PyTorch
+        probs = np.broadcast_to(probs, self.shape).reshape(-1)
         return self._inplace("bernoulli_", lambda d: np.copyto(
-            d, _rng(generator).random(d.shape) < probs, casting="unsafe"))
+            d, _draws.bernoulli(_engine(generator), probs).reshape(d.shape), casting="unsafe"))
 
     def bernoulli(self, p=None, *, generator=None):
         """A new tensor of 0s and 1s: 1 with probability p, or with this tensor's values as
@@ -97,11 +103,13 @@ class RandomFillMethods:
             from_ = kwargs.pop("from")
         if kwargs:
             raise TypeError(f"random_() got unexpected keyword arguments {sorted(kwargs)}")
+        if from_ is None and to is None:
+            return self._inplace("random_", lambda d: np.copyto(
+                d, _draws.full_range(_engine(generator), d.size, d.dtype).reshape(d.shape),
+                casting="unsafe"))
         low, high = _range(self, from_, to)
         return self._inplace("random_", lambda d: np.copyto(
-            d, _rng(generator).integers(low, high, d.shape, dtype=np.int64, endpoint=False)
-            if high <= 2 ** 63 - 1 else _rng(generator).integers(low, high - 1, d.shape,
-                                                                 endpoint=True),
+            d, _draws.integers(_engine(generator), d.size, low, high, d.dtype).reshape(d.shape),
             casting="unsafe"))
 
     def exponential_(self, lambd=1.0, *, generator=None):
@@ -110,7 +118,8 @@ class RandomFillMethods:
         if not lambd > 0:
             raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
         return self._inplace("exponential_", lambda d: np.copyto(
-            d, _rng(generator).exponential(1 / lambd, d.shape), casting="unsafe"))
+            d, _draws.exponential(_engine(generator), d.size, lambd).reshape(d.shape),
+            casting="unsafe"))
 
     def geometric_(self, p, *, generator=None):
         """Draws of the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""

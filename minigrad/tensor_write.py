@@ -313,11 +313,11 @@ class WriteMethods:
         return self
 
     def normal_(self, mean=0.0, std=1.0, generator=None):
-        from .random import generator as rng
-        return self._inplace("normal_", lambda d: np.copyto(
-            d, rng(generator).normal(mean, std, d.shape), casting="unsafe"))
+        from .random import engine
+        from .random_draws import fill_normal
+        return self._inplace("normal_", lambda d: fill_normal(engine(generator), d, mean, std))
 
     def uniform_(self, a=0.0, b=1.0, generator=None):
-        from .random import generator as rng
-        return self._inplace("uniform_", lambda d: np.copyto(
-            d, rng(generator).uniform(a, b, d.shape), casting="unsafe"))
+        from .random import engine
+        from .random_draws import fill_uniform
+        return self._inplace("uniform_", lambda d: fill_uniform(engine(generator), d, a, b))

@@ -13,7 +13,8 @@ from statistics import NormalDist
 import numpy as np
 
 from minigrad.autograd import bump_version
-from minigrad.random import generator as _rng
+from minigrad.random import engine as _engine
+from minigrad.random_draws import fill_normal, fill_uniform
 
 
 def _fill(tensor, values):
@@ -43,11 +44,15 @@ def calculate_gain(nonlinearity, param=None):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
+    fill_uniform(_engine(generator), tensor._array, a, b)
+    bump_version(tensor)
+    return tensor
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
+    fill_normal(_engine(generator), tensor._array, mean, std)
+    bump_version(tensor)
+    return tensor
 
 
 def constant_(tensor, val):
@@ -91,23 +96,21 @@ def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", gen
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """N(mean, std) restricted to [a, b] (absolute bounds, as PyTorch's): each value out of
-    range is drawn again, so the values follow the truncated distribution exactly."""
+    """N(mean, std) restricted to [a, b] (absolute bounds), PyTorch's way: the inverse CDF of
+    uniforms between the bounds' CDFs (u in [2 cdf(a) - 1, 2 cdf(b) - 1), then
+    mean + std sqrt(2) erfinv(u), clamped to [a, b]), so the numbers are PyTorch's."""
     if not a < b:
         raise ValueError(f"trunc_normal_: a must be below b, got a={a}, b={b}")
     dist = NormalDist(mean, std)
-    accept = dist.cdf(b) - dist.cdf(a)  # the chance that one draw lands in [a, b]
-    if accept < 1e-6:
+    lo, hi = dist.cdf(a), dist.cdf(b)
+    if hi - lo < 1e-6:
         raise ValueError(f"trunc_normal_: [{a}, {b}] is too far into the tail of "
-                         f"N({mean}, {std}) to sample (probability {accept:.1e})")
-    n, gen = int(np.prod(tensor.shape)), _rng(generator)
-    out, filled = np.empty(n), 0
-    while filled < n:
-        draws = gen.normal(mean, std, int((n - filled) / accept * 1.1) + 8)
-        draws = draws[(draws >= a) & (draws <= b)][:n - filled]
-        out[filled:filled + len(draws)] = draws
-        filled += len(draws)
-    return _fill(tensor, out.reshape(tensor.shape))
+                         f"N({mean}, {std}) to sample (probability {hi - lo:.1e})")
+    from minigrad.error_functions import erfinv
+    uniform_(tensor, 2 * lo - 1, 2 * hi - 1, generator)
+    vals = erfinv(tensor.detach()).numpy() * np.asarray(std * math.sqrt(2.0), tensor.dtype)
+    vals = np.clip(vals + np.asarray(mean, tensor.dtype), a, b)
+    return _fill(tensor, vals)
 
 
 def orthogonal_(tensor, gain=1.0, generator=None):
@@ -121,7 +124,7 @@ def orthogonal_(tensor, gain=1.0, generator=None):
     cols = int(np.prod(tensor.shape)) // rows if rows else 0
     if rows * cols == 0:
         return tensor
-    flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
+    flat = fill_normal(_engine(generator), np.empty((rows, cols), tensor.dtype))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

@@ -268,6 +268,15 @@ class Transformer(Module):
             TransformerDecoderLayer(d_model, nhead, **kw), num_decoder_layers,
             LayerNorm(d_model, eps=layer_norm_eps, **fk))
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        """Xavier-uniform every matrix, as PyTorch's Transformer does after building (the
+        same draws, in parameter order)."""
+        from . import init
+        for p in self.parameters():
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
 
     def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
                 src_key_padding_mask=None, tgt_key_padding_mask=None,

@@ -62,7 +62,7 @@ def save_checkpoint(directory, model, optimizer, scheduler, config: TrainConfig,
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict() if optimizer is not None else {},
         "scheduler": scheduler.state_dict() if scheduler is not None else {},
-        "rng": json.dumps(mg_random.get_rng_state()),
+        "rng": json.dumps(mg_random.get_rng_state().numpy().tolist()),
         "progress": progress,
         "settings": json.dumps(settings),
         "fingerprints": json.dumps(fingerprints or {}),
@@ -131,8 +131,8 @@ def _check(raw, path) -> dict:
     out = {k: raw[k] for k in ("model", "optimizer", "scheduler")}
     out["rng"] = _json(raw["rng"], path, "random state")
     try:  # try it on a scratch generator: a bad state must fail here, not when resuming
-        np.random.default_rng().bit_generator.state = out["rng"]
-    except (TypeError, ValueError, KeyError) as e:
+        mg_random.Generator().set_state(out["rng"])
+    except (TypeError, ValueError, KeyError, RuntimeError) as e:
         fail(f"bad random state ({e})")
     out["progress"] = _check_progress(raw["progress"], fail)
     settings = _json(raw["settings"], path, "settings")
@@ -179,7 +179,7 @@ def _rows(rows, width):
         for r in rows)
 
 
-def restore_rng(state: dict) -> None:
+def restore_rng(state: dict) -> None:  # state["rng"]: the bytes as a list (or an old dict)
     """Put minigrad's generator back where it was when the checkpoint was written."""
     mg_random.set_rng_state(state["rng"])
 

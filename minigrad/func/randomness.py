@@ -32,7 +32,8 @@ class Draws:
             minigrad.set_rng_state(self.start)
 
     def after(self):
-        if self.randomness == "error" and minigrad.get_rng_state() != self.start:
+        if self.randomness == "error" and not minigrad.equal(minigrad.get_rng_state(),
+                                                              self.start):
             minigrad.set_rng_state(self.start)
             raise RuntimeError(_ERROR)
 

@@ -21,7 +21,8 @@ still keeps the order.
 import multiprocessing
 import warnings
 
-from minigrad.random import generator as _numpy_generator
+from minigrad.random import engine as _engine
+from minigrad.random_draws import full_range
 
 from ._utils import worker as _worker
 from ._utils.collate import default_collate, default_convert
@@ -182,7 +183,7 @@ class _BaseIter:
         self._sampler_iter = iter(loader._index_sampler)
         # drawn before the sampler's first draw, as PyTorch does, so a seeded generator
         # gives the same shuffles whatever num_workers is
-        self._base_seed = int(_numpy_generator(loader.generator).integers(0, 2**63 - 1))
+        self._base_seed = int(full_range(_engine(loader.generator), 1, "int64")[0])
         if loader.pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=3)

@@ -11,7 +11,8 @@ import itertools
 
 from minigrad.creation import as_tensor, randint, randperm
 from minigrad.dtypes import float64
-from minigrad.random import Generator, generator as _numpy_generator
+from minigrad.random import Generator, engine as _engine
+from minigrad.random_draws import full_range
 from minigrad.sampling import multinomial
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
@@ -30,7 +31,7 @@ def _check_bool(value, name, error=ValueError):
 
 def _fresh_generator():
     """A generator seeded from the default one: what a sampler without `generator=` uses."""
-    seed = int(_numpy_generator(None).integers(0, 2**63 - 1))
+    seed = int(full_range(_engine(None), 1, "int64")[0])  # PyTorch's int64 random_()
     return Generator().manual_seed(seed)
 
 

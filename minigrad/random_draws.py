@@ -1,0 +1,180 @@
+"""PyTorch's CPU samplers on the mt19937 words of random.Generator: the same words in the same
+order, turned into numbers by the same arithmetic, so minigrad's draws equal PyTorch's after the
+same seed (ATen's DistributionsHelper.h, TransformationHelper.h and the cpu kernels).
+
+    uniform      float32 (and float16): word & (2**24 - 1), times 2**-24, times (to - from),
+                 plus from, in one fused multiply-add; float64: the low 53 bits of a 64-bit
+                 word (two words, the first the high half)
+    normal       >= 16 contiguous elements: uniforms for all, then Box-Muller on blocks of 16
+                 (normal_avx.py for float32), the tail redone over the last 16 with 16 new
+                 uniforms; fewer: one float64 pair per two draws, the second kept in the
+                 generator for the next draw
+    integers     a word modulo the range plus the low end (a 64-bit word from a range of 2**32)
+    randperm     n - 1 words, swap i with i + word % (n - i)
+    bernoulli    a float64 uniform < p (a float32 one for float32 probabilities)
+    exponential  -log1p(-u) / lambda of a float64 uniform u
+
+Every function returns a flat array of n numbers; the callers shape it.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import normal_avx
+
+_DIGITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
+
+
+def unit(gen, n, dtype):
+    """n uniforms in [0, 1) of dtype's precision (float16 and float32 from one word each)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.float64:
+        return (gen.random64(n) & np.uint64(2 ** 53 - 1)).astype(np.float64) * 2.0 ** -53
+    digits = _DIGITS.get(dtype, 24)
+    return (gen.random32(n) & np.uint64(2 ** digits - 1)).astype(np.float32) * np.float32(
+        2.0 ** -digits)
+
+
+def uniform(gen, n, dtype, low=0.0, high=1.0):
+    """n draws of U[low, high) in dtype: PyTorch's uniform_."""
+    dtype = np.dtype(dtype)
+    x = unit(gen, n, dtype)
+    if dtype == np.float64:
+        return x * (high - low) + low
+    acc = np.float32  # float16 computes in float32, as PyTorch's dist_acctype
+    lo, hi = acc(dtype.type(low)), acc(dtype.type(high))
+    # the multiply-add rounds once: the float32 product is exact in float64
+    return (x.astype(np.float64) * np.float64(acc(hi - lo)) + np.float64(lo)).astype(dtype)
+
+
+def _pairs(gen, count):
+    """count standard normals from float64 pairs (normal_distribution<double>), using and
+    refilling the generator's cached second value."""
+    out = np.empty(count)
+    start = 0
+    if count and gen.normal_cache is not None:
+        out[0], gen.normal_cache, start = gen.normal_cache, None, 1
+    k = (count - start + 1) // 2
+    if k:
+        u = unit(gen, 2 * k, np.float64).tolist()
+        # the C library's log1p, cos and sin (Python's math), as PyTorch's: NumPy's own
+        # vectorised ones can differ in the last bit
+        radius = [math.sqrt(-2.0 * math.log1p(-v)) for v in u[1::2]]
+        theta = [2.0 * math.pi * v for v in u[0::2]]
+        both = np.empty(2 * k)
+        both[0::2] = [r * math.cos(t) for r, t in zip(radius, theta)]
+        both[1::2] = [r * math.sin(t) for r, t in zip(radius, theta)]
+        out[start:] = both[:count - start]
+        if (count - start) % 2:
+            gen.normal_cache = float(both[-1])
+    return out
+
+
+def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True):
+    """n draws of N(mean, std**2) in dtype: PyTorch's normal_ of a tensor of n elements."""
+    dtype = np.dtype(dtype)
+    if n < 16 or not contiguous:
+        return (_pairs(gen, n) * std + mean).astype(dtype)
+    calc = np.float64 if dtype == np.float64 else np.float32
+    data = unit(gen, n, calc)
+    full = n // 16 * 16
+    data[:full] = _fill16(data[:full].reshape(-1, 16), calc, mean, std).reshape(-1)
+    if n % 16:
+        data[n - 16:] = _fill16(unit(gen, 16, calc).reshape(1, 16), calc, mean, std)[0]
+    return data.astype(dtype)
+
+
+def _fill16(u, calc, mean, std):
+    if calc == np.float32:
+        return normal_avx.box_muller_16(u, mean, std)
+    radius = np.sqrt(-2.0 * np.log(1.0 - u[:, :8]))
+    theta = 2.0 * np.pi * u[:, 8:]
+    out = np.empty_like(u)
+    out[:, :8] = radius * np.cos(theta) * std + mean
+    out[:, 8:] = radius * np.sin(theta) * std + mean
+    return out
+
+
+def integers(gen, n, low, high, dtype=np.int64):
+    """n integers of [low, high) (PyTorch's random_(from, to) and randint): one word modulo
+    the range, a 64-bit word when the range reaches 2**32 (for 64-bit and float dtypes)."""
+    span = int(high) - int(low)
+    wide = span >= 2 ** 32 and np.dtype(dtype) in (np.dtype(np.int64), np.dtype(np.float64),
+                                                   np.dtype(np.float32))
+    words = gen.random64(n) if wide else gen.random32(n)
+    vals = (words % np.uint64(span)).astype(np.int64)
+    return (vals + np.int64(low)) if -2 ** 63 <= int(low) < 2 ** 63 else vals + int(low)
+
+
+def full_range(gen, n, dtype):
+    """random_() with no range: 0 .. the dtype's largest integer (2**24 for float32: every
+    integer it holds exactly), from a 64-bit word for int64 and float64, else a 32-bit one."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return (gen.random32(n) & np.uint64(1)).astype(dtype)
+    if dtype.kind == "f":
+        top = 2 ** _DIGITS[dtype] + 1
+    else:
+        top = int(np.iinfo(dtype).max) + 1
+    words = gen.random64(n) if dtype in (np.dtype(np.int64), np.dtype(np.float64)) else (
+        gen.random32(n))
+    return (words % np.uint64(top)).astype(dtype)
+
+
+def randperm(gen, n):
+    """PyTorch's randperm_cpu: for n below 2**32 / 20, the Fisher-Yates swaps of i with
+    i + random() % (n - i); above, the inside-out shuffle on random64() % (i + 1)."""
+    from .kernels.shuffle import inside_out, swap_forward
+    if n < (2 ** 32 - 1) // 20:
+        steps = (gen.random32(max(n - 1, 0)) % np.arange(n, 1, -1, dtype=np.uint64)).astype(
+            np.int64)
+        return swap_forward(steps, n)
+    return inside_out((gen.random64(n) % np.arange(1, n + 1, dtype=np.uint64)).astype(np.int64))
+
+
+def bernoulli(gen, probs):
+    """1.0 where a uniform < p, for each p of the flat array probs: float64 uniforms for
+    float64 probabilities, float32 ones for others (PyTorch's bernoulli_distribution<T>)."""
+    if probs.dtype == np.float64:
+        return unit(gen, probs.size, np.float64) < probs
+    return unit(gen, probs.size, np.float32) < probs.astype(np.float32)
+
+
+def exponential(gen, n, lambd):
+    """n draws of the exponential distribution of rate lambd, in float64."""
+    return -1.0 / lambd * np.log1p(-unit(gen, n, np.float64))
+
+
+def _memory_order(d):
+    """d as a view whose C order is d's memory order when d is transposed (PyTorch's
+    iterators walk memory in order), else d."""
+    return d.T if d.ndim > 1 and not d.flags.c_contiguous and d.flags.f_contiguous else d
+
+
+def fill_normal(gen, d, mean=0.0, std=1.0):
+    """Write N(mean, std**2) draws into the array d, as PyTorch's d.normal_(mean, std)."""
+    if d.dtype.kind == "c":  # the real view, with std / sqrt(2) per part
+        part = np.dtype(d.dtype.char.lower())
+        vals = normal(gen, 2 * d.size, part, 0.0, std / np.sqrt(2.0))
+        d[...] = (vals[0::2] + 1j * vals[1::2]).reshape(d.shape) + mean
+        return d
+    view = _memory_order(d)
+    contiguous = view.flags.c_contiguous
+    view[...] = normal(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, mean, std,
+                       contiguous).reshape(view.shape)
+    return d
+
+
+def fill_uniform(gen, d, low=0.0, high=1.0):
+    """Write U[low, high) draws into the array d, as PyTorch's d.uniform_(low, high)."""
+    if d.dtype.kind == "c":
+        part = np.dtype(d.dtype.char.lower())
+        vals = uniform(gen, 2 * d.size, part, low, high)
+        d[...] = (vals[0::2] + 1j * vals[1::2]).reshape(d.shape)
+        return d
+    view = _memory_order(d)
+    view[...] = uniform(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, low,
+                        high).reshape(view.shape)
+    return d
