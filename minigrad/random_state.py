@@ -73,6 +73,9 @@ def _legacy(gen, state):
     """A state saved before the engine was PyTorch's (a NumPy bit generator's dict): an MT19937
     one loads as it is; another (PCG64) reseeds deterministically from its numbers, so an old
     checkpoint still resumes repeatably, though not with the stream it was saved in."""
+    if not isinstance(state.get("bit_generator"), str) or not isinstance(state.get("state"), dict):
+        raise ValueError(f"set_rng_state: a dict state is an older minigrad's, with "
+                         f"'bit_generator' and 'state'; got keys {sorted(map(str, state))}")
     gen.manual_seed(gen._seed)
     if state.get("bit_generator") == "MT19937":
         gen._bits.state = state
