@@ -184,9 +184,11 @@ def test_manual_seed_determinism(make):
 
 def test_manual_seed_rejects_bad_seeds():
     with pytest.raises(ValueError, match="manual_seed"):
-        mg.manual_seed(-1)
+        mg.manual_seed(2**64)
     with pytest.raises(ValueError, match="manual_seed"):
-        mg.manual_seed(1.5)
+        mg.manual_seed(1.5)  # PyTorch truncates it to 1: minigrad asks for the int
+    mg.manual_seed(-1)  # as PyTorch: wraps to 2**64 - 1
+    assert mg.initial_seed() == 2**64 - 1
 
 
 # --- properties -----------------------------------------------------------------------------
