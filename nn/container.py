@@ -11,7 +11,32 @@ from minigrad.tensor import Tensor
 from .module import Module, Parameter, framed, indent
 
 
-class Sequential(Module):
+class _Positional(Module):
+    """What Sequential and ModuleList share: modules at positions "0", "1", ..., replaced,
+    deleted and popped by integer position (negative counts from the end)."""
+
+    def __setitem__(self, idx, module):
+        setattr(self, _key_at(self, idx), module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [_key_at(self, idx)]):
+            delattr(self, key)
+        _renumber(self)  # as PyTorch: the names left become "0", "1", ... even if they were not
+
+    def pop(self, key):
+        module = self[key]
+        del self[key]
+        return module
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class Sequential(_Positional):
     """Calls its modules in order, each on the previous one's output."""
 
     def __init__(self, *modules):
@@ -34,26 +59,6 @@ class Sequential(Module):
         if isinstance(idx, slice):
             return self.__class__(OrderedDict(list(self._modules.items())[idx]))
         return self._modules[_key_at(self, idx)]
-
-    def __setitem__(self, idx, module):
-        setattr(self, _key_at(self, idx), module)
-
-    def __delitem__(self, idx):
-        keys = list(self._modules)
-        for key in (keys[idx] if isinstance(idx, slice) else [_key_at(self, idx)]):
-            delattr(self, key)
-        _renumber(self)  # as PyTorch: the names left become "0", "1", ... even if they were not
-
-    def pop(self, key):
-        module = self[key]
-        del self[key]
-        return module
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def append(self, module):
         self.add_module(str(len(self)), module)
@@ -106,7 +111,7 @@ class Sequential(Module):
         return self
 
 
-class ModuleList(Module):
+class ModuleList(_Positional):
     """A list of modules whose parameters are registered (names "0", "1", ...)."""
 
     def __init__(self, modules=()):
@@ -131,20 +136,6 @@ class ModuleList(Module):
             return self.__class__(list(self._modules.values())[idx])
         return self._modules[_key_at(self, idx)]
 
-    def __setitem__(self, idx, module):
-        setattr(self, _key_at(self, idx), module)
-
-    def __delitem__(self, idx):
-        keys = list(self._modules)
-        for key in (keys[idx] if isinstance(idx, slice) else [_key_at(self, idx)]):
-            delattr(self, key)
-        _renumber(self)
-
-    def pop(self, key):
-        module = self[key]
-        del self[key]
-        return module
-
     def insert(self, index, module):
         """Before position `index`; as `list.insert`, an index past either end inserts at
         that end."""
@@ -157,12 +148,6 @@ class ModuleList(Module):
 
     def __iadd__(self, modules):
         return self.extend(modules)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def forward(self, *args):
         raise TypeError("ModuleList is a container; call its modules, not the list")

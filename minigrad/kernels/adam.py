@@ -66,7 +66,7 @@ def adam_flat(p, g, m, v, vmax, decay, l2, wd, c1, beta2, c2, eps_c, inv_step, m
 
 def adam_signature(dtype):
     """adam_flat's signature for dtype, as Python calls it (.fused_ops's adam_step: 1-D arrays,
-    Python's floats and bools) and as .driver's block function calls it by its address."""
+    Python's floats and bools) and as .driver_blocks' block function calls it by its address."""
     vector = types.Array(numba.from_dtype(dtype), 1, "C")
     return types.none(*(vector,) * 5, types.float64, types.boolean, *(types.float64,) * 6,
                       types.boolean, types.boolean)

@@ -7,7 +7,7 @@ OpenBLAS on one core). NumPy's matmul itself is no answer: it runs on OpenBLAS's
 threads, and a training step that alternates them with Numba's threads loses milliseconds
 at every switch (docs/performance.md, section 1).
 
-So we call OpenBLAS's single-threaded `cblas_?gemm` from inside a Numba `prange` (.driver's
+So we call OpenBLAS's single-threaded `cblas_?gemm` from inside a Numba `prange` (.driver_blocks'
 kernel). A 2-D product is cut into blocks, each one gemm call, shared among Numba's threads.
 The cut follows the shape:
   - by rows of C (M >= N, or M >= 1024) or else by columns, an even number of blocks, 2 up

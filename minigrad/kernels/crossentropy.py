@@ -23,7 +23,7 @@ from .softmax_kernels import _long_row_max, fast_exp
 
 
 # The rows of x (N, C), target (N,) int64 in [0, C), stats (N, 2) of x's dtype and the losses or
-# row weights (N,) float64 are .driver's, whose FASTMATH block function calls these two for a
+# row weights (N,) float64 are .driver_blocks', whose FASTMATH block function calls these two for a
 # share of the rows (both passes share its one parallel kernel: a parallel kernel costs Numba
 # most of a second to compile).
 @njit(cache=True, fastmath=FASTMATH, inline="always")

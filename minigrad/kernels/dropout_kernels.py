@@ -63,13 +63,13 @@ COPY, FILL_MASKED, ZERO_MASKED = 4, 5, 6
 #   RELU_DROPOUT           out[i] = max(x[i], 0) * (scale if kept else 0)
 #   RELU_DROPOUT_BACKWARD  out[i] = x2[i] * scale where x[i] > 0, else 0   (x: the output y,
 #                          x2: its gradient; no mask)
-# and the passes .driver's attention block makes around its rows' work:
+# and the passes .driver_blocks' attention block makes around its rows' work:
 #   COPY                   out[i] = x[i]
 #   FILL_MASKED            out[i] = x[i] where allowed[i], else -inf
 #   ZERO_MASKED            out[i] = 0 where not allowed[i]
-# .driver runs them, the elements cut into one share per thread: the mask is a function of
+# .driver_blocks' kernel runs them, the elements cut into one share per thread: the mask is a function of
 # (seed, index) alone, so how the elements are shared among threads changes nothing. One
-# function holds every loop, each once: .driver's block function calls it from one place
+# function holds every loop, each once: .driver_blocks' block function calls it from one place
 # (each place a function inlined at Numba's level is called from gets a copy to compile).
 
 
@@ -109,7 +109,7 @@ def _elements(kind, x, x2, out, allowed, key, threshold, scale, lo, hi):
 
 
 # x + dropout(s), the residual connection, in blocks of rows: the pre-norm one in its own
-# kernel below, the post-norm one in .driver's block before its layer norm (run as a flat
+# kernel below, the post-norm one in .driver_blocks' block before its layer norm (run as a flat
 # element op in runs of 1,024 it was 5-10 % slower). The multiply by the mask and the add are
 # two loops, so that LLVM cannot fuse them into one multiply-add with a single rounding
 # (Numba's code generator does so even without fastmath): the sum is then bit for bit that of

@@ -14,7 +14,7 @@ The sums are compiled with the package's FASTMATH flags (reordering only), not w
 compiler allowed to assume finite numbers makes of it.
 
 Callers go through `kernels.layer_norm` and `kernels.layer_norm_backward`, which check the
-inputs and pick these blocks (run by .driver's kernel) or the reference.
+inputs and pick these blocks (run by .driver_blocks' kernel) or the reference.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from .reference import layer_norm_backward as layer_norm_backward_reference  # n
 
 
 # Each pass is written once, for one row (forward) or one chunk of rows (backward); the loops
-# over the shares of rows are .driver's, in parallel for big inputs and in the calling thread
+# over the shares of rows are .driver_blocks', in parallel for big inputs and in the calling thread
 # for small ones, where waking the thread pool costs more than the work: the same compiled
 # code, the same bits.
 #

@@ -2,9 +2,9 @@
 
 The library is the one NumPy has loaded (found in /proc/self/maps); elsewhere (MKL or
 Accelerate, no /proc, symbols missing) `available()` is False and .tiled_matmul does every
-product. The block function is compiled into .driver's kernel, which .blas runs: it is here,
-not in .blas, because .blas calls .driver, and .driver (through .policy, which asks
-`available()`) imports this module.
+product. The block function is compiled into .driver_blocks' kernel, which .blas runs through .driver: it is here,
+not in .blas, because .blas calls .driver, and .driver_blocks imports this module (as does
+.policy, which asks `available()`).
 """
 import ctypes
 import os
@@ -113,13 +113,13 @@ def _gemm_call(typingctx, gemm, wide, ints, alpha, beta):
     return types.none(gemm, wide, ints, alpha, beta), codegen
 
 
-# The integers of a 2-D product cut in blocks (.blas's _blocks), in .driver's `ints`: a
+# The integers of a 2-D product cut in blocks (.blas's _blocks), in .driver_blocks' `ints`: a
 # header, then each block's own
 GEMM, WIDE, TA, TB, LDA, LDB, LDC, HEADER = 0, 1, 2, 3, 4, 5, 6, 7
 M, N, K, PA, PB, PC, BETA, ROW0, ROW1, COL0, COL1, SUM_ROW0, SUM_ROW1, SUM_COL0, EACH = range(15)
 
 
-# Inlined into .driver's block function (.policy's INLINE options: .policy imports this module)
+# Inlined into .driver_blocks' block function (.policy's INLINE options: .policy imports this module)
 @njit(cache=True, inline="always")
 def gemm_block(w, ints, C, bias, rows, sums):
     """Block w of .blas's 2-D product into C (M, N): the bias filled into its part of C, its

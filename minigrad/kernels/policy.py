@@ -62,7 +62,7 @@ HELPER = dict(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 INLINE = dict(cache=True, inline="always")
 
 # The option of a compiled function that allocates no array and returns none, such as the
-# blocks of .driver, its kernel, Adam's pass and the embedding's scatter-add: no reference
+# blocks of .driver_blocks, its kernel, Adam's pass and the embedding's scatter-add: no reference
 # counting (`_nrt`). Numba increments and decrements an array's count at each view taken and
 # dropped: a quarter of the LLVM IR it lowers for these functions, which LLVM then mostly
 # removes again. Every array they see is held by their Python caller for the whole call, so

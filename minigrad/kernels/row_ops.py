@@ -2,7 +2,7 @@
 forward and backward.
 
 Each checks its inputs (.checks), then runs the NumPy reference on the "numpy" backend or the
-Numba kernel of .softmax_kernels or .layernorm (layer norm's run by .driver), its serial twin
+Numba kernel of .softmax_kernels or .layernorm (layer norm's run by .driver_blocks' kernel), its serial twin
 below PARALLEL_MIN_WORK (.policy).
 """
 import numpy as np

@@ -60,7 +60,7 @@ def _row_max(row):
 # with one chain, from L1 as from memory (so it was latency, not memory), 0.24 ms with four.
 # The max of a set does not depend on the order it is taken in, so the values are the same.
 # Log-softmax's rows and cross-entropy's forward rows (vocabulary-wide) take it; softmax's block
-# keeps _row_max: .driver's block functions, which the first training step compiles, inline
+# keeps _row_max: .driver_blocks' block functions, which the first training step compiles, inline
 # every call, and each kernel with the four chains took 0.05-0.15 s (CPU) longer to compile.
 # Short rows take their own scalar loop rather than a call of _row_max, which would be
 # inlined as a second copy to compile (0.3-0.5 s more on an empty cache).
@@ -221,7 +221,7 @@ def _softmax_block(x, y, lo, hi):
     yb = flat(y, lo * n, hi * n)
     for k in range(len(yb)):
         # (fast_exp, not fast_exp_no_overflow, though x - m <= 0: this block is compiled in
-        # .driver's blocks, which the first training step compiles, and the second exp
+        # .driver_blocks' blocks, which the first training step compiles, and the second exp
         # compiled there cost 0.25 s of that step's compile time)
         yb[k] = fast_exp(yb[k])
     for i in range(lo, hi):
@@ -236,7 +236,7 @@ def _softmax_block(x, y, lo, hi):
 # _softmax_block's steps for a block of one row, but with the subtraction of the max done in
 # the exp's loop, not in a pass of its own that stored x - m for the exp to read back, and
 # with the cheaper fast_exp_no_overflow (x - m is never above 0; this kernel is not among
-# .driver's blocks, which keep fast_exp). The exp is most of the forward's time: 1280 rows of
+# .driver_blocks' blocks, which keep fast_exp). The exp is most of the forward's time: 1280 rows of
 # 2000 float32, one thread, fastest calls 3.9-4.1 ms before, 3.2-3.4 with the fused loop
 # alone, 2.7-3.2 with the cheaper exp (busy). Its polynomial is one degree lower (the same
 # error, not the same bits): 1-4 % of the probabilities differ from fast_exp's by an ulp or
@@ -310,4 +310,4 @@ log_softmax_backward_2d, log_softmax_backward_2d_serial = twins(
 # _softmax_backward_row themselves (compiled with FASTMATH), and the mask and the multiplies
 # by the dropout mask are element passes of .dropout_kernels (FILL_MASKED, DROPOUT,
 # ZERO_MASKED), compiled without it (so that LLVM cannot fuse a multiply with a neighbouring
-# add), in .driver's blocks.
+# add), in .driver_blocks' blocks.
