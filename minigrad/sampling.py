@@ -24,12 +24,16 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     and the largest keys win, which draws in proportion to w one after another (the
     exponential race). Both take PyTorch's draws, so the samples are PyTorch's.
     """
-    p = np.asarray(array_of(input), dtype=np.float64)
+    # the weights in their own float dtype (the draws' dtype), or else in float64; the checks'
+    # totals in float64 whatever the dtype
+    p = np.asarray(array_of(input))
+    if p.dtype.kind != "f":
+        p = p.astype(np.float64)
     if p.ndim not in (1, 2):
         raise ShapeError(f"multinomial: input must be 1-D or 2-D, got shape {p.shape}")
     rows = p.reshape(1, -1) if p.ndim == 1 else p  # (N, C)
     n = rows.shape[1]
-    totals = rows.sum(axis=1)
+    totals = rows.sum(axis=1, dtype=np.float64)
     # one look at the totals and the minimum clears the usual input (a language model draws
     # a token per call); anything else gets the checks that name what is wrong. A NaN makes
     # every comparison below False, and an inf total fails the last one (the ufuncs' own
@@ -56,8 +60,6 @@ def multinomial(input, num_samples, replacement=False, generator=None):
                                 f"of nonzero weight, so {num_samples} cannot be drawn without "
                                 f"replacement")
     gen = _engine(generator)
-    dtype = np.asarray(array_of(input)).dtype
-    rows = rows.astype(dtype if dtype.kind == "f" else np.float64)
     if replacement and num_samples > 1:
         # PyTorch's: the running sum in the input's dtype, divided by the total, the last
         # set to 1; per draw a float64 uniform, and the first category it does not exceed

@@ -70,6 +70,11 @@ def test_linear_entries_give_the_checked_kernels_bits_and_torchs_values(case, to
         monkeypatch.setattr(policy, "SERIAL_MATMUL_MAX_WORK", serial_max)
     y = ops.addmm(bias, a, b)
     np.testing.assert_array_equal(y, kernels.addmm(bias, a, b))
+    # into a given array (the linear op's (..., D_out) result, seen flat): the same bits
+    for product, args in ((ops.addmm, (bias, a, b)), (ops.mm, (a, b))):
+        out = np.full((a.shape[0], b.shape[1]), np.nan, a.dtype)
+        assert product(*args, out=out) is out
+        np.testing.assert_array_equal(out, y if product is ops.addmm else kernels.matmul(a, b))
     g, s = ops.mm_and_sum(a, b)
     want_g, want_s = kernels.matmul_and_sum(a, b)
     np.testing.assert_array_equal(g, want_g)
@@ -92,3 +97,20 @@ def test_small_gpt_products_stay_in_this_thread_and_its_mlp_goes_to_the_pool(num
     assert products.route(x, w.T) == "blas_serial"
     assert products.route(x.T, x) == "blas_serial"   # its weight gradient
     assert products.route(x, wide) == "blas_blocks"
+
+
+@pytest.mark.parametrize("lead", [(), (3,), (2, 5)])
+def test_linear_op_returns_an_array_of_its_own_with_the_flat_products_bits(lead):
+    # (..., D_in) inputs get the product written into the (..., D_out) result itself: not a
+    # view of a flat product, so autograd has no memory owner to look for
+    from minigrad.ops.linear import Linear
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(lead + (4, 64)).astype(np.float32)
+    w, bias = rng.standard_normal((256, 64)).astype(np.float32), np.ones(256, np.float32)
+    for args in ((x, w), (x, w, bias)):
+        y = Linear.forward(object.__new__(Linear), *args)
+        assert y.shape == lead + (4, 256) and y.flags.c_contiguous
+        assert y.base is None or y.ndim == 2
+        flat = x.reshape(-1, 64)
+        want = ops.mm(flat, w.T) if len(args) == 2 else ops.addmm(bias, flat, w.T)
+        np.testing.assert_array_equal(y.reshape(-1, 256), want)

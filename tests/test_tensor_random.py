@@ -134,3 +134,23 @@ def test_a_fill_is_refused_on_a_leaf_that_requires_grad(torch):
         with lib.no_grad():
             w.exponential_()
         assert (w.detach().numpy() > 0).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_multinomial_draws_pytorchs_samples_from_its_weights_in_their_dtype(torch, dtype):
+    # weights read in their own dtype (no float64 round trip), strided or not, 1-D or 2-D,
+    # with and without replacement: PyTorch's samples under the same seed, input unchanged
+    rng = np.random.default_rng(3)
+    w = rng.random((4, 2 * 33)).astype(dtype)
+    w[:, ::5] = 0
+    for x in (w, w[:, ::2], w[1]):
+        for n, replace in ((1, False), (3, False), (4, True)):
+            got = []
+            for lib in (mg, torch):
+                lib.manual_seed(11)
+                t = lib.from_numpy(np.array(x)) if lib is torch else mg.tensor(x)
+                if lib is mg and x.base is not None:
+                    t = mg.tensor(w)[:, ::2] if x.ndim == 2 else mg.tensor(w)[1]
+                got.append(lib.multinomial(t, n, replacement=replace).numpy())
+                assert np.array_equal(t.numpy(), x)
+            np.testing.assert_array_equal(*got)

@@ -289,10 +289,11 @@ def matmul(a, b, out=None):
     return out
 
 
-def addmm(bias, a, b):
+def addmm(bias, a, b, out=None):
     """bias + a @ b for 2-D float a (M, K), b (K, N) and bias (N,) of their dtype (inputs
-    pre-checked, no empty dimension): the gemm adds the product to C pre-filled with bias."""
-    return _matmul_2d(a, b, bias=bias)
+    pre-checked, no empty dimension): the gemm adds the product to C pre-filled with bias.
+    `out`: C, if given (C-contiguous, the result's shape and dtype)."""
+    return _matmul_2d(a, b, bias=bias, out=out)
 
 
 def matmul_and_sum(a, b):

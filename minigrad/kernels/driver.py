@@ -121,7 +121,7 @@ def layer_norm_numba(x, weight, bias, eps, parallel=True):
 
     parallel=False runs the rows in the calling thread (for small inputs)."""
     x = np.ascontiguousarray(x)
-    return _layer_norm(x, x, 0, np.uint64(0), np.uint64(0), None, weight, bias, eps, parallel)
+    return _layer_norm(x, x, 0, _NO_KEY, _NO_KEY, None, weight, bias, eps, parallel)
 
 
 def _layer_norm(x, s, flags, key, threshold, scale, weight, bias, eps, parallel):

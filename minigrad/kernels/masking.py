@@ -78,5 +78,8 @@ def masked_fill(x, mask, fill):
         return out
     row = _mask_row(mask, x.shape)
     n = row.size
-    masked_fill_rows(x.reshape(-1, n), row, x.dtype.type(fill), out.reshape(-1, n))
+    # (a 0-d array of x's dtype, as the op passes, is read as its scalar: converting it again
+    # cost more than the kernel on attention's masks)
+    fill = fill[()] if type(fill) is np.ndarray and fill.dtype == x.dtype else x.dtype.type(fill)
+    masked_fill_rows(x.reshape(-1, n), row, fill, out.reshape(-1, n))
     return out

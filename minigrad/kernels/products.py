@@ -240,14 +240,15 @@ def addmm(bias, a, b):
     return out
 
 
-def product_add(bias, a, b):
+def product_add(bias, a, b, out=None):
     """addmm(bias, a, b) for operands whose caller has checked them (the linear op: 2-D, one
     dtype, a bias of the product's columns): the route without addmm's checks, which would
-    repeat the op's (a small product's bias is added in place, the bits of addmm's)."""
+    repeat the op's (a small product's bias is added in place, the bits of addmm's). `out`:
+    as product's, a C-contiguous array of the result's shape and dtype."""
     r = route(a, b)
     if r == "blas_blocks":
-        return _blas.addmm(bias, a, b)
-    out = _run(r, a, b)
+        return _blas.addmm(bias, a, b, out)
+    out = _run(r, a, b, out)
     out += bias
     return out
 

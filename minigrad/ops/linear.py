@@ -5,6 +5,8 @@ with its own node and temporaries; one node with a hand-derived backward does th
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..autograd.function import Function
 from ..errors import ShapeError
 from .matmul import addmm, mm, mm_and_sum
@@ -37,9 +39,18 @@ class Linear(Function):
         ctx.save_for_backward(x, weight)
         ctx.lead = shape[:-1]
         x2 = x.reshape(-1, shape[-1])
-        # with a bias, a large product adds it in its own pass (BLAS's beta = 1)
-        y = mm(x2, weight.T) if bias is None else addmm(bias, x2, weight.T)
-        return y.reshape(ctx.lead + w_shape[:1])
+        if len(shape) == 2:
+            # with a bias, a large product adds it in its own pass (BLAS's beta = 1)
+            return mm(x2, weight.T) if bias is None else addmm(bias, x2, weight.T)
+        # the product written into the result's own (..., D_out) array through a flat view of
+        # it: a view returned would cost Function.apply a search for whose memory it shows
+        y = np.empty(ctx.lead + w_shape[:1], x.dtype)
+        flat = y.reshape(-1, w_shape[0])
+        if bias is None:
+            mm(x2, weight.T, out=flat)
+        else:
+            addmm(bias, x2, weight.T, out=flat)
+        return y
 
     @staticmethod
     def backward(ctx, g):

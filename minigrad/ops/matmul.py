@@ -20,10 +20,12 @@ from ..errors import DTypeError, ShapeError, size_mismatch
 from ..kernels.products import product, product_add, product_and_sum
 
 
-def mm(a, b, like=None):
+def mm(a, b, like=None, out=None):
     """a @ b for operands of one dtype, in the memory order of `like` (an array of the
-    result's ndim: its axes ordered by stride, as np.empty_like keeps them) or in C order."""
-    out = None if like is None or like.flags.c_contiguous else _out_like(like, a, b)
+    result's ndim: its axes ordered by stride, as np.empty_like keeps them) or in C order;
+    or into `out`, a C-contiguous array of the result's shape and dtype, if given."""
+    if out is None and like is not None and not like.flags.c_contiguous:
+        out = _out_like(like, a, b)
     return product(a, b, out)
 
 
@@ -48,15 +50,16 @@ def _out_like(like, a, b):
     return out if out.itemsize in out.strides[-2:] else None
 
 
-def addmm(bias, a, b):
+def addmm(bias, a, b, out=None):
     """bias + a @ b for 2-D a, b of one dtype (the linear op checks them): `kernels.addmm`
-    (where the gemm itself may add the bias). A bias of another dtype or shape (broadcast,
-    cast by NumPy's in-place rules) is `mm` and an in-place add."""
+    (where the gemm itself may add the bias), into `out` as `mm`'s if given. A bias of
+    another dtype or shape (broadcast, cast by NumPy's in-place rules) is `mm` and an
+    in-place add."""
     if bias.dtype != a.dtype or bias.shape != b.shape[1:]:
-        out = mm(a, b)
+        out = mm(a, b, out=out)
         out += bias
         return out
-    return product_add(bias, a, b)
+    return product_add(bias, a, b, out)
 
 
 def mm_and_sum(a, b):
