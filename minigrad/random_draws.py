@@ -23,6 +23,9 @@ import math
 import numpy as np
 
 from . import normal_avx
+from .kernels import fma as _fma
+from .kernels import normal_fill as _normal_fill
+from .kernels import uniform_fill as _uniform_fill
 
 _DIGITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
 
@@ -38,15 +41,39 @@ def unit(gen, n, dtype):
 
 
 def uniform(gen, n, dtype, low=0.0, high=1.0):
-    """n draws of U[low, high) in dtype: PyTorch's uniform_."""
+    """n draws of U[low, high) in dtype: PyTorch's uniform_ (the loops of
+    kernels/uniform_fill.py; `uniform_reference` is the same in NumPy)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.float64:
+        out = np.empty(n)
+        _uniform_fill.uniform64(gen.random32(2 * n), float(high) - float(low), float(low), out)
+        return out
+    if dtype != np.float32:
+        return uniform_reference(gen, n, dtype, low, high)
+    lo, hi = np.float32(low), np.float32(high)
+    out = np.empty(n, np.float32)
+    _uniform_fill.uniform32(gen.random32(n), float(hi - lo), float(lo), out)
+    return out
+
+
+def uniform_reference(gen, n, dtype, low=0.0, high=1.0):
+    """`uniform` in NumPy (float64's multiply-add fused in exact arithmetic, element by
+    element: slow, for tests)."""
     dtype = np.dtype(dtype)
     x = unit(gen, n, dtype)
     if dtype == np.float64:
-        return x * (high - low) + low
+        return _fused(x, high - low, low)
     acc = np.float32  # float16 computes in float32, as PyTorch's dist_acctype
     lo, hi = acc(dtype.type(low)), acc(dtype.type(high))
     # the multiply-add rounds once: the float32 product is exact in float64
     return (x.astype(np.float64) * np.float64(acc(hi - lo)) + np.float64(lo)).astype(dtype)
+
+
+def _fused(x, scale, shift):
+    """x * scale + shift rounded once, element by element, in exact fractions."""
+    from fractions import Fraction
+    return np.array([float(Fraction(v) * Fraction(scale) + Fraction(shift)) for v in x.tolist()],
+                    dtype=np.float64)
 
 
 def _pairs(gen, count):
@@ -75,8 +102,23 @@ def _pairs(gen, count):
 def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True):
     """n draws of N(mean, std**2) in dtype: PyTorch's normal_ of a tensor of n elements."""
     dtype = np.dtype(dtype)
-    if n < 16 or not contiguous:
-        return (_pairs(gen, n) * std + mean).astype(dtype)
+    if n < 16 or not contiguous:  # PyTorch's compiler fuses the multiply-add
+        return _fma.affine(_pairs(gen, n), float(std), float(mean)).astype(dtype, copy=False)
+    tail = 16 if n % 16 else 0
+    if dtype == np.float64:
+        out = np.empty(n)
+        _normal_fill.normal64(gen.random32(2 * (n + tail)), float(mean), float(std), out)
+        return out
+    out = np.empty(n, np.float32)
+    _normal_fill.normal32(gen.random32(n + tail), float(mean), float(std), out)
+    return out.astype(dtype, copy=False)
+
+
+def normal_reference(gen, n, dtype, mean=0.0, std=1.0):
+    """`normal` of n >= 16 contiguous elements in NumPy: normal_avx.py's float32 Box-Muller
+    (NumPy's float64 log, cos and sin can be an ulp off the C library's, and the multiply-add
+    is not fused: kernels/normal_fill.py's normal64_reference is float64's exact one)."""
+    dtype = np.dtype(dtype)
     calc = np.float64 if dtype == np.float64 else np.float32
     data = unit(gen, n, calc)
     full = n // 16 * 16
@@ -134,12 +176,25 @@ def randperm(gen, n):
     return inside_out((gen.random64(n) % np.arange(1, n + 1, dtype=np.uint64)).astype(np.int64))
 
 
-def bernoulli(gen, probs):
-    """1.0 where a uniform < p, for each p of the flat array probs: float64 uniforms for
-    float64 probabilities, float32 ones for others (PyTorch's bernoulli_distribution<T>)."""
+def bernoulli(gen, probs, n=None):
+    """True where a uniform < p, for each p of the flat array probs (or its one p, n times):
+    float64 uniforms for float64 probabilities, float32 ones for others (PyTorch's
+    bernoulli_distribution<T>; the loops of kernels/uniform_fill.py)."""
+    n = probs.size if n is None else n
+    out = np.empty(n, np.bool_)
     if probs.dtype == np.float64:
-        return unit(gen, probs.size, np.float64) < probs
-    return unit(gen, probs.size, np.float32) < probs.astype(np.float32)
+        _uniform_fill.bernoulli64(gen.random32(2 * n), np.ascontiguousarray(probs), out)
+    else:
+        _uniform_fill.bernoulli32(gen.random32(n), np.ascontiguousarray(probs, np.float32), out)
+    return out
+
+
+def bernoulli_reference(gen, probs, n=None):
+    """`bernoulli` in NumPy."""
+    n = probs.size if n is None else n
+    if probs.dtype == np.float64:
+        return unit(gen, n, np.float64) < probs
+    return unit(gen, n, np.float32) < probs.astype(np.float32)
 
 
 def exponential(gen, n, lambd):
@@ -161,7 +216,9 @@ def fill_normal(gen, d, mean=0.0, std=1.0):
         d[...] = (vals[0::2] + 1j * vals[1::2]).reshape(d.shape) + mean
         return d
     view = _memory_order(d)
-    contiguous = view.flags.c_contiguous
+    # PyTorch's Box-Muller blocks need a contiguous tensor; a transposed one is drawn pair by
+    # pair, in memory order
+    contiguous = d.flags.c_contiguous
     view[...] = normal(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, mean, std,
                        contiguous).reshape(view.shape)
     return d
