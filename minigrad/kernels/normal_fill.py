@@ -32,7 +32,7 @@ F32 = np.float32
 _LOG_P = np.array((7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1,
                    1.4249322787E-1, -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1,
                    3.3333331174E-1), F32)
-_MIN_NORM = np.array(0x00800000, np.int32).view(F32).item()
+_MIN_NORM = np.array(0x00800000, np.int32).view(F32)[()]
 _SQRTHF = F32(0.707106781186547524)
 _LOG_Q1, _LOG_Q2 = F32(-2.12194440e-4), F32(0.693359375)
 _FOPI = F32(1.27323954473516)
@@ -41,6 +41,7 @@ _C0, _C1, _C2 = F32(2.443315711809948E-005), F32(-1.388731625493765E-003), F32(
     4.166664568298827E-002)
 _S0, _S1, _S2 = F32(-1.9515295891E-4), F32(8.3321608736E-3), F32(-1.6666654611E-1)
 _ONE, _HALF, _MINUS_TWO, _ZERO = F32(1), F32(0.5), F32(-2), F32(0)
+_HALF_BITS = np.int32(np.array(0.5, F32).view(np.int32))
 _TWO_PI32 = F32(2.0 * np.pi)
 _UNIT32 = F32(2.0 ** -24)
 _MASK24 = np.uint64(2 ** 24 - 1)
@@ -55,63 +56,65 @@ def _fma32(a, b, c):
     return F32(np.float64(a) * np.float64(b) + np.float64(c))
 
 
-@njit(cache=True, inline="always")
-def _log32(x):
-    """avx_mathfun's log256_ps of one float32 x > 0 (normal_avx.log)."""
-    x = max(x, F32(_MIN_NORM))
-    m, e_int = math.frexp(np.float64(x))   # x = m 2**e, m in [0.5, 1): exact for float32 x
-    m = F32(m)
-    e = F32(e_int)
-    small = m < _SQRTHF
-    x = (m - _ONE) + (m if small else _ZERO)
-    if small:
-        e = e - _ONE
-    z = x * x
-    y = _LOG_P[0]
-    for k in range(1, _LOG_P.size):
-        y = _fma32(y, x, _LOG_P[k])
-    y = y * x
-    y = _fma32(y, z, e * _LOG_Q1)
-    y = _fma32(z, -_HALF, y)
-    return _fma32(e, _LOG_Q2, x + y)
+_CHUNK = 64   # blocks of 16 per pass: each pass's lanes (512 of each) stay in L1
 
 
 @njit(cache=True, inline="always")
-def _sincos32(x):
-    """avx_mathfun's sincos256_ps of one float32 x >= 0: (sin x, cos x) (normal_avx.sincos)."""
-    j = (int(x * _FOPI) + 1) & ~1
-    y = F32(j)
-    x = _fma32(y, _DP1, x)
-    x = _fma32(y, _DP2, x)
-    x = _fma32(y, _DP3, x)
-    z = x * x
-    c = _fma32(_C0, z, _C1)
-    c = _fma32(c, z, _C2)
-    c = _fma32(c * z, z, -(z * _HALF)) + _ONE
-    s = _fma32(_S0, z, _S1)
-    s = _fma32(s, z, _S2)
-    s = _fma32(s * z, x, x)
-    if j & 2 == 0:
-        sin, cos = s, c
-    else:
-        sin, cos = c, s
-    if j & 4 != 0:
-        sin = -sin
-    if ~(j - 2) & 4 != 0:
-        cos = -cos
-    return sin, cos
-
-
-@njit(cache=True, inline="always")
-def _block32(words, start, out, at, mean, std):
-    """out[at:at + 16] from the 16 words from `start` (normal_fill_16_AVX2)."""
-    for j in range(8):
-        u1 = F32(np.uint64(words[start + j]) & _MASK24) * _UNIT32
-        u2 = F32(np.uint64(words[start + j + 8]) & _MASK24) * _UNIT32
-        radius = np.sqrt(_MINUS_TWO * _log32(_ONE - u1))
-        sin, cos = _sincos32(_TWO_PI32 * u2)
-        out[at + j] = _fma32(radius * cos, std, mean)
-        out[at + j + 8] = _fma32(radius * sin, std, mean)
+def _blocks32(words, src, out, dst, nb, mean, std, x, e, m, t, r):
+    """normal_fill_16_AVX2 of nb blocks: out[dst + 16 i:dst + 16 i + 16] from the 16 words
+    from src + 16 i. Lane k = 8 i + j of the scratch arrays (8 nb each) is block i's pair j:
+    each step below is a loop over the lanes without branches, which LLVM vectorises (the
+    lanes of the AVX2 kernel, two blocks or more at a time)."""
+    lanes = 8 * nb
+    for k in range(lanes):
+        at = src + 16 * (k >> 3) + (k & 7)
+        u1 = F32(np.uint64(words[at]) & _MASK24) * _UNIT32
+        u2 = F32(np.uint64(words[at + 8]) & _MASK24) * _UNIT32
+        x[k] = max(_ONE - u1, _MIN_NORM)
+        t[k] = _TWO_PI32 * u2
+    # log (log256_ps): the exponent and the mantissa in [0.5, 1) from the bits
+    xbits, mbits = x.view(np.int32), m.view(np.int32)
+    for k in range(lanes):
+        bits = xbits[k]
+        e[k] = F32((bits >> 23) - 0x7F) + _ONE
+        mbits[k] = (bits & ~0x7F800000) | _HALF_BITS
+    for k in range(lanes):
+        v = m[k]
+        small = _ONE if v < _SQRTHF else _ZERO
+        v = (v - _ONE) + v * small   # v * 0 = +0 adds nothing, as avx_mathfun's masked add
+        ek = e[k] - small
+        z = v * v
+        y = _LOG_P[0]
+        for q in range(1, _LOG_P.size):
+            y = _fma32(y, v, _LOG_P[q])
+        y = y * v
+        y = _fma32(y, z, ek * _LOG_Q1)
+        y = _fma32(z, -_HALF, y)
+        r[k] = np.sqrt(_MINUS_TWO * _fma32(ek, _LOG_Q2, v + y))
+    # sincos256_ps of the angles, then the outputs
+    for k in range(lanes):
+        v = t[k]
+        j = (np.int32(v * _FOPI) + np.int32(1)) & np.int32(~1)
+        y = F32(j)
+        v = _fma32(y, _DP1, v)
+        v = _fma32(y, _DP2, v)
+        v = _fma32(y, _DP3, v)
+        z = v * v
+        c = _fma32(_C0, z, _C1)
+        c = _fma32(c, z, _C2)
+        c = _fma32(c * z, z, -(z * _HALF)) + _ONE
+        s = _fma32(_S0, z, _S1)
+        s = _fma32(s, z, _S2)
+        s = _fma32(s * z, v, v)
+        first = (j & np.int32(2)) == 0
+        sin = s if first else c
+        cos = c if first else s
+        m[k] = -sin if (j & np.int32(4)) != 0 else sin   # (x and m are free again)
+        x[k] = -cos if (~(j - np.int32(2)) & np.int32(4)) != 0 else cos
+    for k in range(lanes):
+        at = dst + 16 * (k >> 3) + (k & 7)
+        out[at] = _fma32(r[k] * x[k], std, mean)
+        out[at + 8] = _fma32(r[k] * m[k], std, mean)
 
 
 @njit(cache=True)
@@ -120,10 +123,15 @@ def normal32(words, mean, std, out):
     32-bit mt19937 words as uint64 (random_raw's); mean and std as float32."""
     n = out.size
     mean, std = F32(mean), F32(std)
-    for b in range(0, n - 15, 16):
-        _block32(words, b, out, b, mean, std)
+    x, e, m, t, r = (np.empty(8 * _CHUNK, F32), np.empty(8 * _CHUNK, F32),
+                     np.empty(8 * _CHUNK, F32), np.empty(8 * _CHUNK, F32),
+                     np.empty(8 * _CHUNK, F32))
+    full = n // 16
+    for b in range(0, full, _CHUNK):
+        nb = min(_CHUNK, full - b)
+        _blocks32(words, 16 * b, out, 16 * b, nb, mean, std, x, e, m, t, r)
     if n % 16:
-        _block32(words, n, out, n - 16, mean, std)
+        _blocks32(words, n, out, n - 16, 1, mean, std, x, e, m, t, r)
 
 
 @njit(cache=True, inline="always")
