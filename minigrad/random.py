@@ -115,6 +115,29 @@ def next_seed() -> int:
     return int(default_generator.random32(1)[0])
 
 
+_pytorch_dropout = False
+
+
+def use_pytorch_dropout(enabled: bool = True) -> None:
+    """Make every dropout in minigrad draw PyTorch's masks (or, with False, the default again).
+
+    By default a dropout mask is a counter-based hash of one seed word drawn from the default
+    generator: fast, fused into the Transformer's ops, the same for any thread count, but not
+    PyTorch's mask. Enabled, each dropout draws as PyTorch's CPU dropout does, from the
+    default generator: `torch.empty_like(x).bernoulli_(1 - p)` divided by 1 - p (a mask of
+    (N, C, 1, ...) for the channel dropouts, alpha dropout's affine map of it), nothing for
+    p == 0, evaluation or an empty input; the fused Transformer ops then run as their
+    separate ops. After the same `manual_seed`, the same model then drops the same elements
+    as in PyTorch and leaves the generator in the same state. A process-wide setting."""
+    global _pytorch_dropout
+    _pytorch_dropout = bool(enabled)
+
+
+def pytorch_dropout_enabled() -> bool:
+    """Whether dropout draws PyTorch's masks (`use_pytorch_dropout`)."""
+    return _pytorch_dropout
+
+
 def get_rng_state():
     """The default generator's state, a uint8 tensor in PyTorch's layout (checkpoints store it,
     and torch.set_rng_state loads it)."""

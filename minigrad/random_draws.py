@@ -197,6 +197,30 @@ def bernoulli_reference(gen, probs, n=None):
     return unit(gen, n, np.float32) < probs.astype(np.float32)
 
 
+def dropout_mask(gen, shape, p, dtype, like=None):
+    """PyTorch's CPU dropout mask of `shape` in dtype: `empty_like(x).bernoulli_(1 - p)` (a
+    float64 uniform < 1 - p per element, in x's memory order: that of the array `like` when
+    its elements are dense in memory, else C order), then divided by 1 - p in dtype: 0 or
+    1 / (1 - p), the division rounded in dtype, as `noise.div_(1 - p)`."""
+    dtype = np.dtype(dtype)
+    order = _dense_order(like) if like is not None else None
+    drawn = tuple(shape) if order is None else tuple(shape[a] for a in order)
+    n = int(np.prod(shape, dtype=np.int64))
+    keep = bernoulli(gen, np.array([1.0 - p]), n).reshape(drawn)
+    if order is not None:
+        keep = keep.transpose(np.argsort(order))
+    return np.where(keep, dtype.type(1) / dtype.type(1.0 - p), dtype.type(0))
+
+
+def _dense_order(a):
+    """The axes of the array a from the outermost in memory to the innermost, when a's
+    elements fill a block of memory in that order and it is not C order; else None."""
+    if a.ndim < 2 or a.flags.c_contiguous:
+        return None
+    order = tuple(sorted(range(a.ndim), key=lambda ax: -a.strides[ax]))
+    return order if a.transpose(order).flags.c_contiguous else None
+
+
 def exponential(gen, n, lambd):
     """n draws of the exponential distribution of rate lambd, in float64."""
     return -1.0 / lambd * np.log1p(-unit(gen, n, np.float64))
