@@ -120,3 +120,28 @@ def test_fma_rounds_once_where_a_product_then_sum_would_not():
     got = fma.affine(np.array([1.0 + e]), 1.0 - e, -1.0)[0]
     assert got == -e * e and (1.0 + e) * (1.0 - e) - 1.0 == 0.0  # exact, not rounded to 0
     assert math.isnan(fma.affine(np.array([np.inf]), 0.0, 1.0)[0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=_seeds, skip=st.integers(0, 1300), n=st.one_of(st.sampled_from([1, 623, 624, 625]),
+                                                         st.integers(0, 3000)))
+def test_mt19937_words_are_numpys(seed, skip, n):
+    from minigrad.kernels import mt19937
+    from minigrad.random import _state_view
+    ours, numpys = np.random.MT19937(), np.random.MT19937()
+    for bits in (ours, numpys):
+        bits._legacy_seeding(seed)
+        bits.random_raw(skip)
+    state = _state_view(ours)
+    got = np.empty(n, np.uint64)
+    mt19937.words(state, n, got)
+    assert np.array_equal(got, numpys.random_raw(n))
+    assert np.array_equal(ours.random_raw(5), numpys.random_raw(5))  # the state moved alike
+
+
+def test_a_generators_long_and_short_runs_are_one_stream():
+    a, b = _two(11)
+    long = a.random32(5000)   # the compiled loop
+    assert np.array_equal(long, np.concatenate([b.random32(7) for _ in range(714)] +
+                                               [b.random32(2)]))
+    assert np.array_equal(a.random64(300), b.random64(300))
