@@ -4,15 +4,20 @@ same seed (ATen's DistributionsHelper.h, TransformationHelper.h and the cpu kern
 
     uniform      float32 (and float16): word & (2**24 - 1), times 2**-24, times (to - from),
                  plus from, in one fused multiply-add; float64: the low 53 bits of a 64-bit
-                 word (two words, the first the high half)
+                 word (two words, the first the high half), the multiply-add fused as well
     normal       >= 16 contiguous elements: uniforms for all, then Box-Muller on blocks of 16
-                 (normal_avx.py for float32), the tail redone over the last 16 with 16 new
-                 uniforms; fewer: one float64 pair per two draws, the second kept in the
-                 generator for the next draw
+                 (float32: the AVX2 kernel's, normal_avx.py; float64: the C library's log,
+                 cos and sin), the tail redone over the last 16 with 16 new uniforms; fewer,
+                 or not contiguous: one float64 pair per two draws, the second kept in the
+                 generator for the next draw; mean and std applied in a fused multiply-add
     integers     a word modulo the range plus the low end (a 64-bit word from a range of 2**32)
     randperm     n - 1 words, swap i with i + word % (n - i)
     bernoulli    a float64 uniform < p (a float32 one for float32 probabilities)
+    dropout      bernoulli(1 - p) over the input's memory order, divided by 1 - p
     exponential  -log1p(-u) / lambda of a float64 uniform u
+
+uniform, normal and bernoulli run compiled loops over the words (kernels/uniform_fill.py,
+kernels/normal_fill.py; the `*_reference` functions here are their NumPy forms).
 
 Every function returns a flat array of n numbers; the callers shape it.
 """
