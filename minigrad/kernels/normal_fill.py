@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from .fma import fma
+from .policy import HELPER
 
 F32 = np.float32
 _LOG_P = np.array((7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1,
@@ -59,7 +60,7 @@ def _fma32(a, b, c):
 _CHUNK = 64   # blocks of 16 per pass: each pass's lanes (512 of each) stay in L1
 
 
-@njit(cache=True, inline="always")
+@njit(**HELPER)   # (called twice: inlined, its long body would compile twice)
 def _blocks32(words, src, out, dst, nb, mean, std, x, e, m, t, r):
     """normal_fill_16_AVX2 of nb blocks: out[dst + 16 i:dst + 16 i + 16] from the 16 words
     from src + 16 i. Lane k = 8 i + j of the scratch arrays (8 nb each) is block i's pair j:
@@ -141,7 +142,7 @@ def _unit64(words, i):
     return np.float64(w & _MASK53) * _UNIT64
 
 
-@njit(cache=True, inline="always")
+@njit(**HELPER)
 def _block64(words, start, out, at, mean, std):
     """out[at:at + 16] from the 16 uniforms of words[2 start:2 start + 32] (normal_fill_16)."""
     for j in range(8):
