@@ -48,10 +48,7 @@ def pack_state(gen) -> np.ndarray:
 
 def _as_bytes(state):
     """A state given as a minigrad or PyTorch tensor, or an array, as SIZE uint8."""
-    from .tensor import Tensor
-    if isinstance(state, Tensor):
-        arr = state.numpy()
-    elif hasattr(state, "numpy") and hasattr(state, "dtype"):  # a torch.Tensor
+    if hasattr(state, "numpy") and hasattr(state, "detach"):  # a minigrad or torch Tensor
         arr = state.detach().cpu().numpy()
     else:
         arr = np.asarray(state)

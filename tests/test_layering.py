@@ -217,6 +217,7 @@ ALLOWED_CYCLE_EDGES = {
     ("minigrad.tensor_linalg", "minigrad.tensor_products"),  # Tensor.cross, kron
     ("minigrad.tensor_math", "minigrad.nan_reductions"),   # Tensor.nansum, nanmean
     ("minigrad.tensor_math", "minigrad.differences"),      # Tensor.diff
+    ("minigrad.random", "minigrad.tensor"),                # get_rng_state's uint8 tensor
 }
 
 
