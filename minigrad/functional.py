@@ -7,7 +7,7 @@ import numpy as np
 
 from . import dtypes, ops
 from .errors import DTypeError, InvalidValueError, broadcast_error
-from .random import next_seed
+from .random import engine, next_seed, pytorch_dropout_enabled
 from .tensor import Tensor, array_of
 from .tensor_operators import as_dtype, binary
 
@@ -83,6 +83,14 @@ def dropout(x, p=0.5, training=True, seed=None):
         raise ValueError(f"dropout: p must be in [0, 1), got {p}")
     if not training or p == 0.0:
         return x
+    if seed is None and pytorch_dropout_enabled():  # PyTorch's mask, from its draws
+        from .random_draws import dropout_mask
+        arr = array_of(x)
+        if arr.size == 0:
+            return x
+        # drawn in x's memory order, as PyTorch's empty_like and its iterator
+        mask = dropout_mask(engine(), arr.shape, p, arr.dtype, like=arr)
+        return ops.Dropout.apply(x, p=p, seed=0, mask=mask)
     return ops.Dropout.apply(x, p=p, seed=next_seed() if seed is None else seed)
 
 

@@ -87,7 +87,7 @@ def _log_softmax(ctx, g):
 
 @rule(ops.Dropout)
 def _dropout(ctx, g):
-    return ops.Dropout.apply(g, p=ctx.p, seed=ctx.seed)  # the same mask, as an op
+    return ops.Dropout.apply(g, p=ctx.p, seed=ctx.seed, mask=ctx.mask)  # the same mask
 
 
 @rule(ops.DropoutAdd)

@@ -192,6 +192,8 @@ def _stack(ctx, out, tangents):
 
 @jvp_rule(ops.Dropout)
 def _dropout(ctx, out, tangents):
+    if ctx.mask is not None:
+        return tangents[0] * ctx.mask
     return kernels.dropout(np.ascontiguousarray(tangents[0]), ctx.p, ctx.seed)
 
 

@@ -32,6 +32,25 @@ def _check_seed(seed, op):
     return seed % 2 ** 64
 
 
+_COMPILED_WORDS = 256   # from this many words the compiled loop is faster than random_raw
+_layout_ok = None       # whether NumPy's MT19937 state is the 624 words then the position
+
+
+def _state_view(bits):
+    """NumPy's mt19937_state of `bits` (uint32 key[624], int pos) as a uint32 array of 625
+    on its memory, for the compiled loop; None if this NumPy lays it out otherwise (checked
+    once per process against the `state` property)."""
+    global _layout_ok
+    import ctypes
+    view = np.ctypeslib.as_array((ctypes.c_uint32 * 625).from_address(
+        bits.ctypes.state_address))
+    if _layout_ok is None:
+        state = bits.state["state"]
+        _layout_ok = bool(np.array_equal(view[:624], state["key"])
+                          and int(view[624]) == int(state["pos"]))
+    return view if _layout_ok else None
+
+
 class Generator:
     """A seeded stream of random numbers: PyTorch's mt19937 engine (NumPy's MT19937 underneath),
     with the second value of a Box-Muller pair kept for the next normal draw, as PyTorch's."""
@@ -46,6 +65,7 @@ class Generator:
         self._seed = _check_seed(seed, "Generator.manual_seed")
         self._bits = np.random.MT19937()
         self._bits._legacy_seeding(self._seed & 0xFFFFFFFF)
+        self._state = _state_view(self._bits)
         self._rng = np.random.Generator(self._bits)
         self.normal_cache = None  # a float64 normal draw waiting to be used
         self._float_normal = None  # PyTorch's float cache: carried through states, never drawn
@@ -60,12 +80,18 @@ class Generator:
         return self._seed
 
     def random32(self, n):
-        """The next n 32-bit words (PyTorch's `random()`), as uint64."""
-        return self._bits.random_raw(n)
+        """The next n 32-bit words (PyTorch's `random()`), as uint64: a long run from the
+        compiled loop of kernels/mt19937.py on NumPy's state in place (the same words)."""
+        if n < _COMPILED_WORDS or self._state is None:
+            return self._bits.random_raw(n)
+        from .kernels.mt19937 import words
+        out = np.empty(n, np.uint64)
+        words(self._state, n, out)
+        return out
 
     def random64(self, n):
         """The next n 64-bit words (PyTorch's `random64()`: two words, the first the high)."""
-        w = self._bits.random_raw(2 * n)
+        w = self.random32(2 * n)
         return (w[0::2] << np.uint64(32)) | w[1::2]
 
     def get_state(self):
@@ -113,6 +139,29 @@ def generator(gen: Generator | None = None) -> np.random.Generator:
 def next_seed() -> int:
     """A seed for a counter-based kernel (dropout): one 32-bit word of the default stream."""
     return int(default_generator.random32(1)[0])
+
+
+_pytorch_dropout = False
+
+
+def use_pytorch_dropout(enabled: bool = True) -> None:
+    """Make every dropout in minigrad draw PyTorch's masks (or, with False, the default again).
+
+    By default a dropout mask is a counter-based hash of one seed word drawn from the default
+    generator: fast, fused into the Transformer's ops, the same for any thread count, but not
+    PyTorch's mask. Enabled, each dropout draws as PyTorch's CPU dropout does, from the
+    default generator: `torch.empty_like(x).bernoulli_(1 - p)` divided by 1 - p (a mask of
+    (N, C, 1, ...) for the channel dropouts, alpha dropout's affine map of it), nothing for
+    p == 0, evaluation or an empty input; the fused Transformer ops then run as their
+    separate ops. After the same `manual_seed`, the same model then drops the same elements
+    as in PyTorch and leaves the generator in the same state. A process-wide setting."""
+    global _pytorch_dropout
+    _pytorch_dropout = bool(enabled)
+
+
+def pytorch_dropout_enabled() -> bool:
+    """Whether dropout draws PyTorch's masks (`use_pytorch_dropout`)."""
+    return _pytorch_dropout
 
 
 def get_rng_state():

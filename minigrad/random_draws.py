@@ -4,15 +4,20 @@ same seed (ATen's DistributionsHelper.h, TransformationHelper.h and the cpu kern
 
     uniform      float32 (and float16): word & (2**24 - 1), times 2**-24, times (to - from),
                  plus from, in one fused multiply-add; float64: the low 53 bits of a 64-bit
-                 word (two words, the first the high half)
+                 word (two words, the first the high half), the multiply-add fused as well
     normal       >= 16 contiguous elements: uniforms for all, then Box-Muller on blocks of 16
-                 (normal_avx.py for float32), the tail redone over the last 16 with 16 new
-                 uniforms; fewer: one float64 pair per two draws, the second kept in the
-                 generator for the next draw
+                 (float32: the AVX2 kernel's, normal_avx.py; float64: the C library's log,
+                 cos and sin), the tail redone over the last 16 with 16 new uniforms; fewer,
+                 or not contiguous: one float64 pair per two draws, the second kept in the
+                 generator for the next draw; mean and std applied in a fused multiply-add
     integers     a word modulo the range plus the low end (a 64-bit word from a range of 2**32)
     randperm     n - 1 words, swap i with i + word % (n - i)
     bernoulli    a float64 uniform < p (a float32 one for float32 probabilities)
+    dropout      bernoulli(1 - p) over the input's memory order, divided by 1 - p
     exponential  -log1p(-u) / lambda of a float64 uniform u
+
+uniform, normal and bernoulli run compiled loops over the words (kernels/uniform_fill.py,
+kernels/normal_fill.py; the `*_reference` functions here are their NumPy forms).
 
 Every function returns a flat array of n numbers; the callers shape it.
 """
@@ -23,6 +28,9 @@ import math
 import numpy as np
 
 from . import normal_avx
+from .kernels import fma as _fma
+from .kernels import normal_fill as _normal_fill
+from .kernels import uniform_fill as _uniform_fill
 
 _DIGITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
 
@@ -38,15 +46,39 @@ def unit(gen, n, dtype):
 
 
 def uniform(gen, n, dtype, low=0.0, high=1.0):
-    """n draws of U[low, high) in dtype: PyTorch's uniform_."""
+    """n draws of U[low, high) in dtype: PyTorch's uniform_ (the loops of
+    kernels/uniform_fill.py; `uniform_reference` is the same in NumPy)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.float64:
+        out = np.empty(n)
+        _uniform_fill.uniform64(gen.random32(2 * n), float(high) - float(low), float(low), out)
+        return out
+    if dtype != np.float32:
+        return uniform_reference(gen, n, dtype, low, high)
+    lo, hi = np.float32(low), np.float32(high)
+    out = np.empty(n, np.float32)
+    _uniform_fill.uniform32(gen.random32(n), float(hi - lo), float(lo), out)
+    return out
+
+
+def uniform_reference(gen, n, dtype, low=0.0, high=1.0):
+    """`uniform` in NumPy (float64's multiply-add fused in exact arithmetic, element by
+    element: slow, for tests)."""
     dtype = np.dtype(dtype)
     x = unit(gen, n, dtype)
     if dtype == np.float64:
-        return x * (high - low) + low
+        return _fused(x, high - low, low)
     acc = np.float32  # float16 computes in float32, as PyTorch's dist_acctype
     lo, hi = acc(dtype.type(low)), acc(dtype.type(high))
     # the multiply-add rounds once: the float32 product is exact in float64
     return (x.astype(np.float64) * np.float64(acc(hi - lo)) + np.float64(lo)).astype(dtype)
+
+
+def _fused(x, scale, shift):
+    """x * scale + shift rounded once, element by element, in exact fractions."""
+    from fractions import Fraction
+    return np.array([float(Fraction(v) * Fraction(scale) + Fraction(shift)) for v in x.tolist()],
+                    dtype=np.float64)
 
 
 def _pairs(gen, count):
@@ -75,8 +107,23 @@ def _pairs(gen, count):
 def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True):
     """n draws of N(mean, std**2) in dtype: PyTorch's normal_ of a tensor of n elements."""
     dtype = np.dtype(dtype)
-    if n < 16 or not contiguous:
-        return (_pairs(gen, n) * std + mean).astype(dtype)
+    if n < 16 or not contiguous:  # PyTorch's compiler fuses the multiply-add
+        return _fma.affine(_pairs(gen, n), float(std), float(mean)).astype(dtype, copy=False)
+    tail = 16 if n % 16 else 0
+    if dtype == np.float64:
+        out = np.empty(n)
+        _normal_fill.normal64(gen.random32(2 * (n + tail)), float(mean), float(std), out)
+        return out
+    out = np.empty(n, np.float32)
+    _normal_fill.normal32(gen.random32(n + tail), float(mean), float(std), out)
+    return out.astype(dtype, copy=False)
+
+
+def normal_reference(gen, n, dtype, mean=0.0, std=1.0):
+    """`normal` of n >= 16 contiguous elements in NumPy: normal_avx.py's float32 Box-Muller
+    (NumPy's float64 log, cos and sin can be an ulp off the C library's, and the multiply-add
+    is not fused: kernels/normal_fill.py's normal64_reference is float64's exact one)."""
+    dtype = np.dtype(dtype)
     calc = np.float64 if dtype == np.float64 else np.float32
     data = unit(gen, n, calc)
     full = n // 16 * 16
@@ -134,12 +181,49 @@ def randperm(gen, n):
     return inside_out((gen.random64(n) % np.arange(1, n + 1, dtype=np.uint64)).astype(np.int64))
 
 
-def bernoulli(gen, probs):
-    """1.0 where a uniform < p, for each p of the flat array probs: float64 uniforms for
-    float64 probabilities, float32 ones for others (PyTorch's bernoulli_distribution<T>)."""
+def bernoulli(gen, probs, n=None):
+    """True where a uniform < p, for each p of the flat array probs (or its one p, n times):
+    float64 uniforms for float64 probabilities, float32 ones for others (PyTorch's
+    bernoulli_distribution<T>; the loops of kernels/uniform_fill.py)."""
+    n = probs.size if n is None else n
+    out = np.empty(n, np.bool_)
     if probs.dtype == np.float64:
-        return unit(gen, probs.size, np.float64) < probs
-    return unit(gen, probs.size, np.float32) < probs.astype(np.float32)
+        _uniform_fill.bernoulli64(gen.random32(2 * n), np.ascontiguousarray(probs), out)
+    else:
+        _uniform_fill.bernoulli32(gen.random32(n), np.ascontiguousarray(probs, np.float32), out)
+    return out
+
+
+def bernoulli_reference(gen, probs, n=None):
+    """`bernoulli` in NumPy."""
+    n = probs.size if n is None else n
+    if probs.dtype == np.float64:
+        return unit(gen, n, np.float64) < probs
+    return unit(gen, n, np.float32) < probs.astype(np.float32)
+
+
+def dropout_mask(gen, shape, p, dtype, like=None):
+    """PyTorch's CPU dropout mask of `shape` in dtype: `empty_like(x).bernoulli_(1 - p)` (a
+    float64 uniform < 1 - p per element, in x's memory order: that of the array `like` when
+    its elements are dense in memory, else C order), then divided by 1 - p in dtype: 0 or
+    1 / (1 - p), the division rounded in dtype, as `noise.div_(1 - p)`."""
+    dtype = np.dtype(dtype)
+    order = _dense_order(like) if like is not None else None
+    drawn = tuple(shape) if order is None else tuple(shape[a] for a in order)
+    n = int(np.prod(shape, dtype=np.int64))
+    keep = bernoulli(gen, np.array([1.0 - p]), n).reshape(drawn)
+    if order is not None:
+        keep = keep.transpose(np.argsort(order))
+    return np.where(keep, dtype.type(1) / dtype.type(1.0 - p), dtype.type(0))
+
+
+def _dense_order(a):
+    """The axes of the array a from the outermost in memory to the innermost, when a's
+    elements fill a block of memory in that order and it is not C order; else None."""
+    if a.ndim < 2 or a.flags.c_contiguous:
+        return None
+    order = tuple(sorted(range(a.ndim), key=lambda ax: -a.strides[ax]))
+    return order if a.transpose(order).flags.c_contiguous else None
 
 
 def exponential(gen, n, lambd):
@@ -161,7 +245,9 @@ def fill_normal(gen, d, mean=0.0, std=1.0):
         d[...] = (vals[0::2] + 1j * vals[1::2]).reshape(d.shape) + mean
         return d
     view = _memory_order(d)
-    contiguous = view.flags.c_contiguous
+    # PyTorch's Box-Muller blocks need a contiguous tensor; a transposed one is drawn pair by
+    # pair, in memory order
+    contiguous = d.flags.c_contiguous
     view[...] = normal(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, mean, std,
                        contiguous).reshape(view.shape)
     return d

@@ -83,9 +83,14 @@ class RandomFillMethods:
         probs = _probabilities(p)
         if isinstance(p, _t.Tensor) and p.dtype != np.float64:
             probs = probs.astype(np.float32)  # drawn against float32 uniforms, as PyTorch
-        probs = np.broadcast_to(probs, self.shape).reshape(-1)
+        if probs.size == 1:  # one p for every element (no array of n copies of it)
+            np.broadcast_shapes(probs.shape, self.shape)
+            probs = probs.reshape(1)
+        else:
+            probs = np.broadcast_to(probs, self.shape).reshape(-1)
         return self._inplace("bernoulli_", lambda d: np.copyto(
-            d, _draws.bernoulli(_engine(generator), probs).reshape(d.shape), casting="unsafe"))
+            d, _draws.bernoulli(_engine(generator), probs, d.size).reshape(d.shape),
+            casting="unsafe"))
 
     def bernoulli(self, p=None, *, generator=None):
         """A new tensor of 0s and 1s: 1 with probability p, or with this tensor's values as

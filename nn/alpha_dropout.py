@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from minigrad.creation import from_numpy
-from minigrad.random import generator
+from minigrad.random import engine, generator, pytorch_dropout_enabled
+from minigrad.random_draws import bernoulli
 
 from .channel_dropout import _check_p
 from .channel_dropout import _DropoutNd
@@ -28,7 +29,12 @@ def _alpha_dropout(input, p, training, inplace, mask_shape, op):
         return input
     if p == 1.0:  # PyTorch multiplies by zero then
         return input.mul_(0.0) if inplace else input * 0.0
-    keep = (generator().random(mask_shape) >= p).astype(input.dtype)
+    if pytorch_dropout_enabled():  # PyTorch's draws: bernoulli_(1 - p) of the mask's shape
+        dtype = np.dtype(input.dtype)
+        keep = bernoulli(engine(), np.array([1.0 - p]), math.prod(mask_shape)).reshape(
+            mask_shape).astype(dtype)
+    else:
+        keep = (generator().random(mask_shape) >= p).astype(input.dtype)
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
     scale = from_numpy(keep * a)
     shift = from_numpy(((keep - 1) * (_ALPHA * a) + _ALPHA * a * p).astype(input.dtype))

@@ -12,6 +12,7 @@ import numpy as np
 
 from minigrad.creation import zeros
 from minigrad.functional import cat
+from minigrad.random import pytorch_dropout_enabled
 from minigrad.tensor import array_of
 
 from . import functional as F
@@ -167,8 +168,18 @@ class MultiheadAttention(Module):
         # concat(heads): a view, since F.attention lays its output out like q, whose
         # memory is (B, L, H, d_k) (and the gradients come back the same way)
         out = self.out_proj(out.permute(0, 2, 1, 3).reshape(B, L, self.embed_dim))
+        if pytorch_dropout_enabled():
+            # PyTorch's output is (L, B, E) in memory whatever batch_first, and a dropout
+            # after it draws its mask in memory order: the same layout, the same mask
+            out = out.transpose(0, 1).contiguous()
+            return self._with_weights(out.transpose(0, 1) if self.batch_first else out,
+                                      weights, need_weights, average_attn_weights)
         if not self.batch_first:
             out = out.transpose(0, 1)
+        return self._with_weights(out, weights, need_weights, average_attn_weights)
+
+    @staticmethod
+    def _with_weights(out, weights, need_weights, average_attn_weights):
         if not need_weights:
             return out, None
         return out, (weights.mean(1) if average_attn_weights else weights)
@@ -203,7 +214,7 @@ class MultiheadAttention(Module):
         training with dropout, as the other fused paths (a model exported in training mode
         without dropout then meets only ops the ONNX exporter knows)."""
         return (self.training and self.dropout > 0 and key is value and not need_weights
-                and cache is None and self.bias_k is None and not self.add_zero_attn
+                and not pytorch_dropout_enabled() and cache is None and self.bias_k is None and not self.add_zero_attn
                 and self._same_dims and not self.relative_positions and not self.diversity)
 
     def _packed_forward(self, query, key, attn_mask, key_padding_mask, is_causal,

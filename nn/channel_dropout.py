@@ -9,7 +9,8 @@ import warnings
 import numpy as np
 
 from minigrad.creation import from_numpy
-from minigrad.random import generator
+from minigrad.random import engine, generator, pytorch_dropout_enabled
+from minigrad.random_draws import dropout_mask
 
 from .module import Module
 
@@ -25,8 +26,13 @@ def _feature_dropout(input, p, training, inplace, lead=2):
     if not training or p == 0.0:
         return input
     channels = tuple(input.shape[:lead])
-    keep = generator().random(channels) >= p
-    scale = np.where(keep, 1.0 / (1.0 - p) if p < 1.0 else 0.0, 0.0).astype(input.dtype)
+    if pytorch_dropout_enabled():  # PyTorch's: nothing drawn for p == 1 or no elements
+        if p == 1.0 or input.numel() == 0:
+            return input.mul_(0.0) if inplace else input * 0.0
+        scale = dropout_mask(engine(), channels, p, np.dtype(input.dtype))
+    else:
+        keep = generator().random(channels) >= p
+        scale = np.where(keep, 1.0 / (1.0 - p) if p < 1.0 else 0.0, 0.0).astype(input.dtype)
     mask = from_numpy(scale.reshape(channels + (1,) * (input.ndim - lead)))
     return input.mul_(mask) if inplace else input * mask
 

@@ -24,7 +24,7 @@ from minigrad.graph_rules import rule, saved_input
 from minigrad.jvp_rules import jvp_rule
 from minigrad.ops import matmul as _matmul
 from minigrad.ops.matmul import mm
-from minigrad.random import next_seed
+from minigrad.random import next_seed, pytorch_dropout_enabled
 
 from . import module_hooks
 from . import functional as F
@@ -41,6 +41,8 @@ def relu_dropout(input, p=0.5, training=True):
         raise ValueError(f"relu_dropout: p must be in [0, 1), got {p}")
     if not training or p == 0.0:
         return F.relu(input)
+    if pytorch_dropout_enabled():  # PyTorch's mask: the separate ops
+        return F.dropout(F.relu(input), p)
     return ops.ReluDropout.apply(input, p=p, seed=next_seed())
 
 
@@ -51,6 +53,8 @@ def dropout_add(input, residual, p, training=True):
         raise ValueError(f"dropout_add: p must be in [0, 1), got {p}")
     if not training or p == 0.0:
         return residual + input
+    if pytorch_dropout_enabled():
+        return residual + F.dropout(input, p)
     return ops.DropoutAdd.apply(residual, input, p=p, seed=next_seed())
 
 
@@ -61,8 +65,8 @@ def dropout_add_layer_norm(input, residual, p, weight=None, bias=None, eps=1e-5,
     if not 0.0 <= p < 1.0:
         raise ValueError(f"dropout_add_layer_norm: p must be in [0, 1), got {p}")
     d = residual.shape[-1:]
-    if not training or p == 0.0:
-        return F.layer_norm(residual + input, d, weight, bias, eps)
+    if not training or p == 0.0 or pytorch_dropout_enabled():
+        return F.layer_norm(residual + F.dropout(input, p, training), d, weight, bias, eps)
     if bias is not None and weight is None:
         raise ValueError("dropout_add_layer_norm: a bias needs a weight")
     return ops.DropoutAddLayerNorm.apply(residual, input, weight, bias, p=p, seed=next_seed(),
@@ -79,7 +83,7 @@ def _unhooked(module):
 def _fusable(drop):
     """True when the Dropout module `drop` may run inside a fused op: training, p > 0, plain."""
     return (drop.training and type(drop) is Dropout and drop.p > 0 and not drop.inplace
-            and _unhooked(drop))
+            and _unhooked(drop) and not pytorch_dropout_enabled())
 
 
 def activation_dropout(layer, h):
@@ -172,6 +176,7 @@ def embed_positions(embedding, pos, ids, scale, offset=0):
     numbers, the same dropout seed), the separate modules otherwise."""
     # (ids a plain array only: an ONNX export's traced ids take the modules, which trace)
     if (pos.training and pos.p > 0 and type(pos) is PositionalEncoding and pos.batch_first
+            and not pytorch_dropout_enabled()
             and type(embedding) is Embedding and embedding.max_norm is None
             and not embedding.scale_grad_by_freq and _unhooked(embedding) and _unhooked(pos)
             and type(ids) is np.ndarray and ids.ndim == 2 and ids.dtype.kind in "iu"
@@ -258,13 +263,20 @@ def packed_attention(qkv, kv, num_heads, allowed=None, dropout_p=0.0, training=T
     p = dropout_p if training else 0.0
     if not 0.0 <= p < 1.0:
         raise ValueError(f"attention: dropout_p must be in [0, 1), got {p}")
+    if p > 0.0 and pytorch_dropout_enabled():  # PyTorch's mask: the separate ops
+        from minigrad.tensor import Tensor
+        qkv, kv = (x if x is None or isinstance(x, Tensor) else Tensor._wrap(x)
+                   for x in (qkv, kv))
+        return _separate(qkv, kv, num_heads, None if allowed is None else
+                         np.asarray(allowed, bool), 0.0, 0, dropout_p=p)
     return PackedAttention.apply(qkv, kv, num_heads=num_heads,
                                  allowed=None if allowed is None else np.asarray(allowed, bool),
                                  p=p, seed=next_seed() if p > 0.0 else 0)
 
 
-def _separate(qkv, kv, num_heads, allowed, p, seed):
-    """PackedAttention by the separate differentiable ops (the rules below use it)."""
+def _separate(qkv, kv, num_heads, allowed, p, seed, dropout_p=0.0):
+    """PackedAttention by the separate differentiable ops (the rules below use it); with
+    `dropout_p`, the weights' dropout is F.dropout's (PyTorch's mask), after the op's own."""
     from minigrad import ops as _ops
     E = qkv.shape[-1] // (3 if kv is None else 1)
     B, L = qkv.shape[:2]
@@ -277,6 +289,8 @@ def _separate(qkv, kv, num_heads, allowed, p, seed):
                (heads(qkv, 0), heads(kv, 0), heads(kv, 1)))
     scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)
     w = _ops.MaskedSoftmaxDropout.apply(scores, allowed=allowed, p=p, seed=seed)
+    if dropout_p:
+        w = F.dropout(w, dropout_p)
     return (w @ v).permute(0, 2, 1, 3).reshape(B, L, E)
 
 

@@ -10,7 +10,9 @@ import numpy as np
 
 from minigrad import ops
 from minigrad.errors import ShapeError
+from minigrad.functional import dropout as _core_dropout
 from minigrad.random import next_seed as _next_seed
+from minigrad.random import pytorch_dropout_enabled as _pytorch_dropout
 from minigrad.tensor import array_of as _array_of
 
 
@@ -88,9 +90,12 @@ def attention(q, k, v, allowed=None, additive=None, dropout_p=0.0, scale=None, t
     p = dropout_p if training else 0.0
     if not 0.0 <= p < 1.0:
         raise ValueError(f"attention: dropout_p must be in [0, 1), got {p}")
+    torch_mask = p > 0.0 and _pytorch_dropout()  # PyTorch's mask: dropout after softmax
     weights = ops.MaskedSoftmaxDropout.apply(
-        scores, allowed=None if allowed is None else np.asarray(allowed, dtype=bool), p=p,
-        seed=_next_seed() if p > 0.0 else 0)
+        scores, allowed=None if allowed is None else np.asarray(allowed, dtype=bool),
+        p=0.0 if torch_mask else p, seed=_next_seed() if p > 0.0 and not torch_mask else 0)
+    if torch_mask:
+        weights = _core_dropout(weights, p)
     # the output in the queries' memory order: for heads split from (B, L, E) that is
     # (B, L, H, d_k) memory, so merging the heads back into (B, L, E) is a view, not a copy
     out = ops.MatMul.apply(weights, v, like=_array_of(q))

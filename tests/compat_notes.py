@@ -100,6 +100,15 @@ def _random_streams(torch, mg):
     assert np.array_equal(torch.rand(5).numpy(), mg.rand(5).numpy())  # the same stream
     masks = [lib.nn.functional.dropout(lib.ones(64), 0.5) != 0 for lib in (torch, mg)]
     assert not np.array_equal(masks[0].numpy(), masks[1].numpy())
+    mg.random.use_pytorch_dropout(True)
+    try:
+        masks = []
+        for lib in (torch, mg):
+            lib.manual_seed(0)
+            masks.append(lib.nn.functional.dropout(lib.ones(64), 0.5).numpy())
+        assert np.array_equal(masks[0], masks[1])
+    finally:
+        mg.random.use_pytorch_dropout(False)
     draws = [lib.distributions.Gamma(lib.tensor(2.0), lib.tensor(1.0)).sample((5,)).numpy()
              for lib in (torch, mg)]
     assert not np.allclose(draws[0], draws[1])
@@ -958,23 +967,29 @@ DIFFERENCES = [
     ("Legacy constructors with sizes give zeros.",
      "`FloatTensor(2, 3)` is zero-filled where PyTorch leaves memory uninitialised; "
      "`empty` is uninitialised in both.", _legacy_shape_constructor),
-    ("Dropout masks and some samplers draw other numbers from PyTorch's stream.",
+    ("Dropout masks (by default) and some samplers draw other numbers from PyTorch's stream.",
      "The generator is PyTorch's (mt19937, its state bytes): after the same `manual_seed`, "
      "`rand`, `randn`, `randint`, `randperm`, `normal`, `bernoulli`, `multinomial`, the "
      "in-place `uniform_`, `normal_`, `random_`, `bernoulli_`, `exponential_`, the `nn.init` "
      "fills and so every layer's initial weights, and the DataLoader's shuffles are "
      "PyTorch's numbers, and the two libraries' `get_rng_state()` load into each other "
      "(`manual_seed` takes an int, where PyTorch also takes a float or a bool and truncates it). "
-     "Not so: dropout (its masks come from a counter-based kernel seeded by one word of the "
-     "stream, where PyTorch calls `bernoulli_(1 - p)`, so the masks and the stream after "
-     "them differ), `geometric_`, `log_normal_`, `cauchy_`, `poisson` and the samples of "
+     "Not so by default: dropout (its masks come from a counter-based kernel seeded by one "
+     "word of the stream, where PyTorch calls `bernoulli_(1 - p)`, so the masks and the "
+     "stream after them differ; fast, fused into the Transformer's ops, the same for any "
+     "thread count). `minigrad.random.use_pytorch_dropout(True)` makes every dropout draw "
+     "PyTorch's masks instead (`nn.Dropout`, `F.dropout` in place or not, the channel and "
+     "alpha dropouts, `MultiheadAttention`'s weights, the Transformer layers': the fused ops "
+     "then run as the separate ops; nothing drawn for p == 0, evaluation or an empty input), "
+     "so a model drops PyTorch's elements and leaves the generator in PyTorch's state; a "
+     "Transformer's training step then costs about a third more. Also not so: `geometric_`, `log_normal_`, `cauchy_`, `poisson` and the samples of "
      "Gamma, Beta, Dirichlet, Poisson, Binomial, StudentT and the other distributions without "
      "a plain fill behind them, and the noise of `F.gumbel_softmax`: they follow the same "
      "distributions from the same seeded stream (a NumPy Generator on the mt19937 engine). "
      "`trunc_normal_` inverts the normal CDF (PyTorch's earlier sampler) where PyTorch now "
-     "rejects draws: same distribution, other numbers. A `float64` `normal_` of 16 or more "
-     "elements, a `float64` `uniform_` over another range than [0, 1) and `orthogonal_` agree to the last bit only (NumPy's float64 log, sin and cos "
-     "are not the C library's; PyTorch fuses a multiply-add; QR rounds differently). The `distributions`' `log_prob`, `entropy`, `cdf`, `icdf` and "
+     "rejects draws: same distribution, other numbers. The float64 `normal_` and `uniform_` "
+     "are PyTorch's bit for bit too (the C library's log, cos and sin, PyTorch's fused "
+     "multiply-adds); `orthogonal_` agrees to the last bit only (QR rounds differently). The `distributions`' `log_prob`, `entropy`, `cdf`, `icdf` and "
      "`kl_divergence` are PyTorch's values and "
      "gradients, and `batch_shape`, `event_shape` are tuples. The gradient of a Gamma draw in "
      "its concentration (Gamma, Beta, Dirichlet, StudentT's `rsample`) is the implicit "

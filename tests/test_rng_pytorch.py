@@ -26,15 +26,30 @@ def test_rand_randn_uniform_normal_are_pytorchs(n, dtype):
                lambda L: L.randn(n, 2, dtype=getattr(L, dtype)).t()):
         a, b = both(fn, seed=n)
         assert a.dtype == b.dtype
-        if dtype == "float32":
-            assert np.array_equal(a, b)
-        else:  # fused multiply-adds, the C library's log, cos, sin: the last bit may differ
-            np.testing.assert_allclose(a, b, rtol=1e-15, atol=1e-15)
-    a, b = both(lambda L: L.empty(n, dtype=getattr(L, dtype)).normal_(0.3, 1.7))
-    if dtype == "float32":
         assert np.array_equal(a, b)
-    else:  # PyTorch fuses the multiply-add of mean and std: the last bit may differ
-        np.testing.assert_allclose(a, b, rtol=4e-16, atol=4e-16)
+    for fn in (lambda L: L.empty(n, dtype=getattr(L, dtype)).normal_(0.3, 1.7),
+               lambda L: L.empty(n, 3, dtype=getattr(L, dtype)).t().normal_(-2.0, 0.7)):
+        a, b = both(fn)
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [16, 4099, 100_003])
+def test_large_normal_and_uniform_fills_are_pytorchs_bit_for_bit(n, dtype):
+    # float64 too: the C library's log, cos and sin, and PyTorch's fused multiply-adds
+    for fn in (lambda L: L.randn(n, dtype=getattr(L, dtype)),
+               lambda L: L.empty(n, dtype=getattr(L, dtype)).normal_(0.3, 1.7),
+               lambda L: L.empty(n, dtype=getattr(L, dtype)).uniform_(-2.5, 3.1),
+               lambda L: L.empty(n, dtype=getattr(L, dtype)).bernoulli_(0.3),
+               lambda L: L.empty(n, dtype=getattr(L, dtype)).bernoulli_(
+                   L.linspace(0, 1, n, dtype=getattr(L, dtype)))):
+        a, b = both(fn, seed=n)
+        assert np.array_equal(a, b)
+    torch.manual_seed(7)
+    mg.manual_seed(7)
+    torch.randn(n, dtype=getattr(torch, dtype))
+    mg.randn(n, dtype=getattr(mg, dtype))
+    assert np.array_equal(torch.get_rng_state().numpy(), mg.get_rng_state().numpy())
 
 
 def test_a_sequence_of_calls_stays_aligned():

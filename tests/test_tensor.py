@@ -183,12 +183,13 @@ def test_manual_seed_determinism(make):
 
 
 def test_manual_seed_rejects_bad_seeds():
-    with pytest.raises(ValueError, match="manual_seed"):
-        mg.manual_seed(2**64)
+    # PyTorch takes [-2**63, 2**64), a negative seed modulo 2**64
+    assert mg.manual_seed(-1).initial_seed() == 2 ** 64 - 1
+    for bad in (-2 ** 63 - 1, 2 ** 64):
+        with pytest.raises(ValueError, match="manual_seed"):
+            mg.manual_seed(bad)
     with pytest.raises(ValueError, match="manual_seed"):
         mg.manual_seed(1.5)  # PyTorch truncates it to 1: minigrad asks for the int
-    mg.manual_seed(-1)  # as PyTorch: wraps to 2**64 - 1
-    assert mg.initial_seed() == 2**64 - 1
 
 
 # --- properties -----------------------------------------------------------------------------

@@ -26,12 +26,14 @@ class Dropout(Function):
     """
 
     @staticmethod
-    def forward(ctx, a, p=0.5, seed=0):
-        ctx.p, ctx.seed = p, seed
-        if ctx.next_nodes[0] is None or a.dtype not in _MASKABLE:  # no backward: one pass
-            return kernels.dropout(np.ascontiguousarray(a), p, seed)
-        # (by the element count: the mask is a function of the flat index alone)
-        mask = kernels.dropout_mask(a.size, p, seed, a.dtype).reshape(a.shape)
+    def forward(ctx, a, p=0.5, seed=0, mask=None):
+        # `mask`: given (0 or 1/(1-p) of a's shape, PyTorch's draws: random.use_pytorch_dropout)
+        # it is used instead of the hash's
+        ctx.p, ctx.seed, ctx.mask = p, seed, mask
+        if mask is None and (ctx.next_nodes[0] is None or a.dtype not in _MASKABLE):
+            return kernels.dropout(np.ascontiguousarray(a), p, seed)  # no backward: one pass
+        if mask is None:  # (by the element count: the mask is a function of the flat index)
+            mask = kernels.dropout_mask(a.size, p, seed, a.dtype).reshape(a.shape)
         ctx.save_for_backward(mask)
         return np.multiply(a, mask, order="C")
 
