@@ -32,7 +32,9 @@ def _check_seed(seed, op):
     return seed % 2 ** 64
 
 
-_COMPILED_WORDS = 256   # from this many words the compiled loop is faster than random_raw
+# from this many words the compiled loop: it is twice random_raw's speed on long runs, but
+# compiling it costs a fresh install about a second, more than it saves on a model's weights
+_COMPILED_WORDS = 1 << 20
 _layout_ok = None       # whether NumPy's MT19937 state is the 624 words then the position
 
 

@@ -34,7 +34,7 @@ def test_rand_randn_uniform_normal_are_pytorchs(n, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n", [16, 4099, 100_003])
+@pytest.mark.parametrize("n", [16, 4099, 100_003, (1 << 20) + 3])  # the last: compiled loops
 def test_large_normal_and_uniform_fills_are_pytorchs_bit_for_bit(n, dtype):
     # float64 too: the C library's log, cos and sin, and PyTorch's fused multiply-adds
     for fn in (lambda L: L.randn(n, dtype=getattr(L, dtype)),
