@@ -21,6 +21,7 @@ from .errors import DTypeNotImplementedError, InvalidValueError, negative_size
 from .linalg_checks import torch_dtype_name
 from . import random_draws as _draws
 from .random import engine as _engine
+from .spacing import linspace_values
 from .tensor import Tensor
 
 
@@ -215,8 +216,15 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     if not isinstance(steps, (int, np.integer)) or steps < 0:
         raise InvalidValueError(f"linspace: steps must be a non-negative int, got {steps!r} "
                                 f"(number of steps must be non-negative)")
-    return _make(np.linspace(_number(start), _number(end), steps), resolve(dtype),
-                 requires_grad, device, "linspace")
+    start, end = _number(start), _number(end)
+    complex_ends = any(isinstance(v, (complex, np.complexfloating)) for v in (start, end))
+    dtype = complex_of(get_default_dtype()) if dtype is None and complex_ends else resolve(dtype)
+    kind = np.dtype(dtype)
+    if steps and not complex_ends and (kind.kind in "iu" or kind in (np.float32, np.float64)):
+        # PyTorch's own arithmetic (see spacing.py), bit for bit; NumPy's rounds differently.
+        return _make(linspace_values(start, end, steps, dtype), None, requires_grad, device,
+                     "linspace")
+    return _make(np.linspace(start, end, steps), dtype, requires_grad, device, "linspace")
 
 
 @factory_keywords
