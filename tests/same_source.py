@@ -7,14 +7,17 @@ torch.utils.data import DataLoader` becomes `from minigrad.utils.data import Dat
 no other line of the program changes, and an import of a torch module the table does not name
 is an error, not a silent miss.
 
-The comparison is line by line, token by token (tokens split at spaces, commas, brackets and
-colons): a token that is not a float (a word, an integer such as a sampled token, a count, an
-argmax, an epoch number) must be the same text; a float token must agree within the program's
-tolerance. A program prints floats where the math is elementwise the same in both libraries
-with `repr` and is compared with `rtol=0`... in practice every number that went through a
-matrix product or a reduction has its terms summed in a different order, so each program states
-the float tolerance its arithmetic needs (`TOLERANCE = (rtol, atol)` in a comment line
-`# same-source tolerance: rtol atol`, read here).
+The comparison is line by line, token by token (tokens split at spaces, commas, brackets,
+colons and `=`): a token that is not a float (a word, an integer such as a sampled token, a
+count, an argmax, an epoch number, a printed tensor's `grad_fn=<...>`) must be the same text;
+a float token must agree within the program's tolerance, stated in its own text as a comment
+line `# same-source tolerance: RTOL ATOL`. Elementwise math gives the same float32 numbers in
+both libraries, but every number that went through a matrix product, a reduction or a
+recurrence has its terms summed in another order, and training compounds that: each program
+states the tolerance its arithmetic needs. Lines whose numbers are elementwise-deterministic
+(generated data, a learning rate from a schedule, a draw from the generator) are compared
+exactly: a program names them with `# same-source exact: REGEX`, and every float token on a
+line the regex finds must be the same text as PyTorch's.
 
 Several programs run in one process per library (PyTorch's import costs a second or two): the
 worker runs each program as `__main__` in a fresh namespace and keeps its printed text.
@@ -30,6 +33,7 @@ import numpy as np
 # The import lines a PyTorch program is allowed to have, by module: PyTorch's path -> minigrad's.
 MODULES = {
     "torch": "minigrad",
+    "torch.distributions": "minigrad.distributions",
     "torch.nn": "minigrad.nn",
     "torch.nn.functional": "minigrad.nn.functional",
     "torch.nn.init": "minigrad.nn.init",
@@ -132,10 +136,17 @@ def _is_float(token):
     return bool(_FLOAT.match(token)) and not re.fullmatch(r"[-+]?\d+", token)
 
 
-def compare_outputs(expected, got, rtol, atol):
+def exact_lines(source):
+    """The compiled `# same-source exact: REGEX` of the program, or None."""
+    m = re.search(r"^# same-source exact: (.+?)\s*$", source, re.M)
+    return re.compile(m[1]) if m else None
+
+
+def compare_outputs(expected, got, rtol, atol, exact=None):
     """None if the two printed texts agree; else the first difference, said in words.
 
-    Non-float tokens must be equal; float tokens within rtol and atol of PyTorch's."""
+    Non-float tokens must be equal; float tokens within rtol and atol of PyTorch's, or the
+    same text on the lines of PyTorch's output that the regex `exact` finds."""
     want_lines, have_lines = expected.splitlines(), got.splitlines()
     if len(want_lines) != len(have_lines):
         return f"{len(have_lines)} lines printed, PyTorch printed {len(want_lines)}"
@@ -144,8 +155,9 @@ def compare_outputs(expected, got, rtol, atol):
         b = [t for t in _TOKEN.split(have) if t]
         if len(a) != len(b):
             return f"line {n}: {have!r}, PyTorch: {want!r}"
+        strict = exact is not None and exact.search(want)
         for x, y in zip(a, b):
-            if _is_float(x) and _is_float(y):
+            if _is_float(x) and _is_float(y) and not strict:
                 fx, fy = float(x), float(y)
                 if not np.isclose(fy, fx, rtol=rtol, atol=atol, equal_nan=True):
                     return (f"line {n}: {y} against PyTorch's {x} (rtol {rtol}, atol {atol}): "
@@ -168,5 +180,6 @@ def compare_programs(named_sources):
         elif not want["out"].strip():
             results[name] = "the program printed nothing"
         else:
-            results[name] = compare_outputs(want["out"], have["out"], *tolerance(source))
+            results[name] = compare_outputs(want["out"], have["out"], *tolerance(source),
+                                            exact=exact_lines(source))
     return results, expected, got

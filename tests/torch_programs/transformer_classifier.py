@@ -2,6 +2,7 @@
 embeddings, a [CLS] token, src_key_padding_mask, AdamW with a LambdaLR linear warm-up then
 inverse-square-root decay, label smoothing, and eval under torch.no_grad."""
 # same-source tolerance: 1e-3 1e-5
+# same-source exact: ^lrs
 import math
 
 import torch
@@ -48,6 +49,7 @@ optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3, betas=(0.9, 0.98), we
 scheduler = LambdaLR(optimizer, lambda step: min((step + 1) / warmup, (warmup / (step + 1)) ** 0.5))
 criterion = nn.CrossEntropyLoss(label_smoothing=0.1)
 test_tokens, test_labels = make_batch(64)
+print("lrs", [min((s + 1) / warmup, (warmup / (s + 1)) ** 0.5) * 2e-3 for s in range(3)])
 
 for step in range(40):
     model.train()
