@@ -1,7 +1,7 @@
 """Spiral classification with an MLP: DataLoader(shuffle=True), Adam, StepLR, weights
 initialised through model.apply, accuracy under torch.no_grad in eval mode."""
 # same-source tolerance: 1e-4 1e-6
-# same-source exact: ^data
+# same-source exact: ^radii
 import math
 
 import torch
@@ -23,6 +23,7 @@ X = torch.cat(points)
 y = torch.cat(labels)
 perm = torch.randperm(len(X))
 X, y = X[perm], y[perm]
+print("radii", r[1::11].tolist(), t[-4:].tolist())
 print("data", X[:4].tolist(), X.abs().max().item())
 train_ds = TensorDataset(X[:240], y[:240])
 test_X, test_y = X[240:], y[240:]
