@@ -1,4 +1,5 @@
-"""`linspace`'s values as PyTorch's CPU kernel computes them, to the last bit.
+"""`linspace`'s and `arange`'s float values as PyTorch's CPU kernels compute them, to the last
+bit.
 
 PyTorch computes element i of `linspace(start, end, steps)` in the tensor's dtype: with
 step = (end - start) / (steps - 1), the first half counts up from start and the second half
@@ -19,6 +20,13 @@ float64, and their sum with the addend, rounded to odd in float64 (53 bits, more
 product is split exactly (Dekker's two-product) and summed with the addend from its parts
 (Knuth's two-sum), which agrees with a fused multiply-add but in the rare case of a tie
 between the last two roundings.
+
+A float `arange` PyTorch computes in float64, start + step * i rounded to the dtype, but in
+blocks: its vectorised loop takes 2 x 8 float32 (2 x 4 float64) elements at a time while that
+many remain, each block of 8 (4) from its first element rounded to the dtype, b, as
+b + j * step (in float64, then rounded); the elements after the last whole pair of blocks are
+computed one by one. Every multiply-add there is fused too. (Beyond 32768 elements PyTorch splits the range among its threads, each
+part starting its own blocks; this is the one-thread split.)
 """
 import numpy as np
 
@@ -77,3 +85,17 @@ def linspace_values(start, end, steps, dtype):
     rising = fma(step, index[:half].astype(work), start)
     falling = fma(-step, (steps - 1 - index[half:]).astype(work), end)
     return np.concatenate([rising, falling]).astype(dtype, copy=False)
+
+
+def arange_values(start, step, size, dtype):
+    """The (size,) array of PyTorch's float32 or float64 arange from start by step."""
+    dtype = np.dtype(dtype)
+    width = 32 // dtype.itemsize  # the elements of one vector of PyTorch's loop
+    start, step = float(start), float(step)
+    out = np.empty(size, dtype)
+    blocks = (size // (2 * width)) * 2 * width
+    firsts = fma64(step, np.arange(0, blocks, width, dtype=np.float64), start).astype(dtype)
+    offsets = np.tile(np.arange(width, dtype=np.float64), (len(firsts), 1))
+    out[:blocks] = fma64(step, offsets, firsts.astype(np.float64)[:, None]).astype(dtype).ravel()
+    out[blocks:] = fma64(step, np.arange(blocks, size, dtype=np.float64), start).astype(dtype)
+    return out

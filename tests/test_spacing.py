@@ -1,5 +1,5 @@
-"""linspace computes PyTorch's values bit for bit (minigrad/spacing.py): the fused multiply-adds
-against exact rational arithmetic, and whole linspaces against PyTorch's."""
+"""linspace and a float arange compute PyTorch's values bit for bit (minigrad/spacing.py): the
+fused multiply-adds against exact rational arithmetic, whole ranges against PyTorch's."""
 from fractions import Fraction
 
 import numpy as np
@@ -76,3 +76,25 @@ def test_linspace_from_tensor_ends_and_default_dtype():
     got = mg.linspace(mg.tensor(1.5), 4, 7)
     assert got.dtype == mg.float32
     assert got[0].item() == 1.5 and got[-1].item() == 4.0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_arange_is_pytorchs_bit_for_bit(torch, dtype):
+    # PyTorch's vectorised loop computes blocks of 8 float32 (4 float64) elements from each
+    # block's first element: a float64 `start + i * step` rounded once would differ in places
+    rng = np.random.default_rng(1)
+    ranges = [(-3.3, 7.1, 0.37), (0, 1, 0.1), (0, 100, 0.7), (-1, 1, 0.01), (5, 0, -0.3),
+              (0.0, 5), (2, 7.5), (0.0, 0.0, 0.5), (0, 17, 1)]
+    ranges += [(float(a), float(a + abs(n)), float(abs(n) / rng.integers(1, 3000)))
+               for a, n in rng.standard_normal((20, 2)) * 20]
+    for args in ranges:
+        want = torch.arange(*args, dtype=getattr(torch, dtype)).numpy()
+        got = mg.arange(*args, dtype=getattr(mg, dtype)).numpy()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want, err_msg=str(args))
+
+
+def test_arange_dtypes_are_pytorchs(torch):
+    for args in ((5,), (0, 5, 2), (0.0, 5), (2, 7.5), (0, 1, 0.25)):
+        assert str(mg.arange(*args).dtype) == str(torch.arange(*args).dtype)[len("torch."):]
+        assert mg.arange(*args).tolist() == torch.arange(*args).tolist()
