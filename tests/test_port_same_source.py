@@ -67,6 +67,9 @@ def test_the_comparison_finds_each_kind_of_difference():
     exact = exact_lines("# same-source exact: ^lr\n")
     assert "line 2" in compare_outputs(want, want.replace("0.1", "0.10000001"), 1e-5, 0, exact)
     assert compare_outputs(want, want.replace("0.1\n", "0.10000001\n"), 1e-5, 0) is None
+    assert compare_outputs("torch.Size([2, 3]) dtype=torch.int32\n",
+                           "minigrad.Size([2, 3]) dtype=minigrad.int32\n", 0, 0) is None
+    assert compare_outputs("torch.Size([2, 3])\n", "numpy.Size([2, 3])\n", 0, 0) is not None
 
 
 def test_every_program_states_its_tolerance():

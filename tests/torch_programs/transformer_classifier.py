@@ -1,5 +1,5 @@
 """A TransformerEncoder classifier (dropout=0.0) over padded token sequences: learned positional
-embeddings, a [CLS] token, src_key_padding_mask, AdamW with a LambdaLR linear warm-up then
+embeddings (trunc_normal_ as in ViT), a [CLS] token, src_key_padding_mask, AdamW with a LambdaLR linear warm-up then
 inverse-square-root decay, label smoothing, and eval under torch.no_grad."""
 # same-source tolerance: 1e-3 1e-5
 # same-source exact: ^lrs
@@ -35,7 +35,7 @@ class Classifier(nn.Module):
         self.encoder = nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, 2)
-        nn.init.normal_(self.pos, std=0.02)
+        nn.init.trunc_normal_(self.pos, std=0.02)
 
     def forward(self, tokens):
         x = self.tok(tokens) * math.sqrt(self.tok.embedding_dim) + self.pos[:, :tokens.size(1)]

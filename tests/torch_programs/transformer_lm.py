@@ -75,3 +75,4 @@ print(generate(prompt, 10, temperature=0.7, top_k=4))
 print(generate(prompt, 10).tolist())
 with torch.no_grad():
     print(F.softmax(model(prompt), dim=-1)[0, -1].round(decimals=3))
+    print(torch.topk(model(prompt)[:, -1], k=3, dim=-1))
