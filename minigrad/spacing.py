@@ -25,8 +25,9 @@ A float `arange` PyTorch computes in float64, start + step * i rounded to the dt
 blocks: its vectorised loop takes 2 x 8 float32 (2 x 4 float64) elements at a time while that
 many remain, each block of 8 (4) from its first element rounded to the dtype, b, as
 b + j * step (in float64, then rounded); the elements after the last whole pair of blocks are
-computed one by one. Every multiply-add there is fused too. (Beyond 32768 elements PyTorch splits the range among its threads, each
-part starting its own blocks; this is the one-thread split.)
+computed one by one. Every multiply-add there is fused too. (Beyond 32768 elements PyTorch
+splits the range among its threads, each part starting its own blocks; this is the one-thread
+split.)
 """
 import numpy as np
 

@@ -24,7 +24,8 @@ for _ in range(160):
 def collate(batch):
     seqs, labels = zip(*batch)
     lengths = torch.tensor([len(s) for s in seqs])
-    return pad_sequence(list(seqs), batch_first=True, padding_value=PAD), lengths, torch.tensor(labels)
+    padded = pad_sequence(list(seqs), batch_first=True, padding_value=PAD)
+    return padded, lengths, torch.tensor(labels)
 
 
 class Classifier(nn.Module):

@@ -40,7 +40,8 @@ for episode in range(25):
     loss.backward()
     optimizer.step()
     if episode % 5 == 0:
-        print(f"episode {episode} actions {actions} return {sum(rewards):.5f} loss {loss.item():.5f}")
+        print(f"episode {episode} actions {actions} return {sum(rewards):.5f} "
+              f"loss {loss.item():.5f}")
         print("entropy", round(dist.entropy().item(), 5))
 
 with torch.no_grad():

@@ -30,7 +30,8 @@ def init(m):
 
 model.apply(init)
 optimizer = torch.optim.RMSprop(model.parameters(), lr=3e-3, alpha=0.9)
-scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="min", factor=0.5, patience=1)
+scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="min", factor=0.5,
+                                                       patience=1)
 best, best_state = float("inf"), None
 for epoch in range(10):
     model.train()
@@ -46,7 +47,8 @@ for epoch in range(10):
     scheduler.step(val)
     if val < best:
         best, best_state = val, copy.deepcopy(model.state_dict())
-    print(f"epoch {epoch} train {loss.item():.6f} val {val:.6f} lr {optimizer.param_groups[0]['lr']:.6f}")
+    lr = optimizer.param_groups[0]["lr"]
+    print(f"epoch {epoch} train {loss.item():.6f} val {val:.6f} lr {lr:.6f}")
 
 model.load_state_dict(best_state)
 with torch.no_grad():

@@ -1,6 +1,7 @@
 """A TransformerEncoder classifier (dropout=0.0) over padded token sequences: learned positional
-embeddings (trunc_normal_ as in ViT), a [CLS] token, src_key_padding_mask, AdamW with a LambdaLR linear warm-up then
-inverse-square-root decay, label smoothing, and eval under torch.no_grad."""
+embeddings (trunc_normal_ as in ViT), a [CLS] token, src_key_padding_mask, AdamW with a
+LambdaLR linear warm-up then inverse-square-root decay, label smoothing, and eval under
+torch.no_grad."""
 # same-source tolerance: 1e-3 1e-5
 # same-source exact: ^lrs
 import math
@@ -68,4 +69,5 @@ with torch.no_grad():
     logits = model(test_tokens)
 print("test accuracy", (logits.argmax(-1) == test_labels).float().mean().item())
 print("first logits", [round(v, 4) for v in logits[:3].flatten().tolist()])
-print("state keys", len(model.state_dict()), "norm", round(sum(p.norm().item() for p in model.parameters()), 4))
+total_norm = sum(p.norm().item() for p in model.parameters())
+print("state keys", len(model.state_dict()), "norm", round(total_norm, 4))
