@@ -9,6 +9,7 @@ draw from the generator `manual_seed` resets.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from .errors import DTypeNotImplementedError, InvalidValueError, negative_size
 from .linalg_checks import torch_dtype_name
 from . import random_draws as _draws
 from .random import engine as _engine
+from .spacing import arange_values, linspace_values
 from .tensor import Tensor
 
 
@@ -204,7 +206,11 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
                                 f"and lower bound inconsistent with step sign")
     floats = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
     dtype = resolve(dtype, None if floats else int64)
-    # computed in float64 then rounded, so float32 results match PyTorch's
+    if np.dtype(dtype) in (np.float32, np.float64) and not any(
+            isinstance(v, (complex, np.complexfloating)) for v in (start, end, step)):
+        size = int(math.ceil((end - start) / step))  # in float64, as PyTorch sizes it
+        return _make(arange_values(start, step, size, dtype), None, requires_grad, device,
+                     "arange")
     return _make(np.arange(start, end, step, dtype=np.float64 if floats else None), dtype,
                  requires_grad, device, "arange")
 
@@ -215,8 +221,15 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     if not isinstance(steps, (int, np.integer)) or steps < 0:
         raise InvalidValueError(f"linspace: steps must be a non-negative int, got {steps!r} "
                                 f"(number of steps must be non-negative)")
-    return _make(np.linspace(_number(start), _number(end), steps), resolve(dtype),
-                 requires_grad, device, "linspace")
+    start, end = _number(start), _number(end)
+    complex_ends = any(isinstance(v, (complex, np.complexfloating)) for v in (start, end))
+    dtype = complex_of(get_default_dtype()) if dtype is None and complex_ends else resolve(dtype)
+    kind = np.dtype(dtype)
+    if steps and not complex_ends and (kind.kind in "iu" or kind in (np.float32, np.float64)):
+        # PyTorch's own arithmetic (see spacing.py), bit for bit; NumPy's rounds differently.
+        return _make(linspace_values(start, end, steps, dtype), None, requires_grad, device,
+                     "linspace")
+    return _make(np.linspace(start, end, steps), dtype, requires_grad, device, "linspace")
 
 
 @factory_keywords

@@ -7,14 +7,26 @@ eigenvectors), `linalg.lstsq` a
 `linalg_lstsq` (solution, residuals, rank, singular_values), the `_ex` forms their result
 and `info`, and the LU functions their factors; `aminmax` its (min, max); the older top-level `svd`, `qr`, `geqrf`,
 `lu_unpack` and `triangular_solve` theirs; `frexp` its (mantissa, exponent) and `histogram`
-its (hist, bin_edges)."""
+its (hist, bin_edges). Each prints as PyTorch's, one field a line, with minigrad's module:
+`minigrad.return_types.topk(\nvalues=tensor([3., 2.]),\nindices=tensor([0, 2]))`."""
 from __future__ import annotations
 
 from collections import namedtuple
 
 
+def _result(name, fields):
+    """A named tuple whose repr is PyTorch's structseq repr (with minigrad's module name)."""
+    cls = namedtuple(name, fields, module=__name__)
+
+    def __repr__(self):
+        body = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self))
+        return f"minigrad.return_types.{name}(\n{body})"
+    cls.__repr__ = __repr__
+    return cls
+
+
 def _pair(name):
-    return namedtuple(name, ["values", "indices"], module=__name__)
+    return _result(name, ["values", "indices"])
 
 
 max = _pair("max")  # noqa: A001  (PyTorch's names, which shadow builtins only in this module)
@@ -25,28 +37,25 @@ sort = _pair("sort")
 topk = _pair("topk")
 mode = _pair("mode")
 nanmedian = _pair("nanmedian")
-linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"], module=__name__)
-linalg_qr = namedtuple("linalg_qr", ["Q", "R"], module=__name__)
-linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"], module=__name__)
-linalg_eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"], module=__name__)
-linalg_eig = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"], module=__name__)
-linalg_lstsq = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"],
-                          module=__name__)
-linalg_inv_ex = namedtuple("linalg_inv_ex", ["inverse", "info"], module=__name__)
-linalg_cholesky_ex = namedtuple("linalg_cholesky_ex", ["L", "info"], module=__name__)
-linalg_solve_ex = namedtuple("linalg_solve_ex", ["result", "info"], module=__name__)
-linalg_lu_factor = namedtuple("linalg_lu_factor", ["LU", "pivots"], module=__name__)
-linalg_lu_factor_ex = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"],
-                                 module=__name__)
-linalg_lu = namedtuple("linalg_lu", ["P", "L", "U"], module=__name__)
-lu_unpack = namedtuple("lu_unpack", ["P", "L", "U"], module=__name__)
-svd = namedtuple("svd", ["U", "S", "V"], module=__name__)
-qr = namedtuple("qr", ["Q", "R"], module=__name__)
-geqrf = namedtuple("geqrf", ["a", "tau"], module=__name__)
-triangular_solve = namedtuple("triangular_solve", ["solution", "cloned_coefficient"],
-                              module=__name__)
+linalg_slogdet = _result("linalg_slogdet", ["sign", "logabsdet"])
+linalg_qr = _result("linalg_qr", ["Q", "R"])
+linalg_svd = _result("linalg_svd", ["U", "S", "Vh"])
+linalg_eigh = _result("linalg_eigh", ["eigenvalues", "eigenvectors"])
+linalg_eig = _result("linalg_eig", ["eigenvalues", "eigenvectors"])
+linalg_lstsq = _result("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+linalg_inv_ex = _result("linalg_inv_ex", ["inverse", "info"])
+linalg_cholesky_ex = _result("linalg_cholesky_ex", ["L", "info"])
+linalg_solve_ex = _result("linalg_solve_ex", ["result", "info"])
+linalg_lu_factor = _result("linalg_lu_factor", ["LU", "pivots"])
+linalg_lu_factor_ex = _result("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+linalg_lu = _result("linalg_lu", ["P", "L", "U"])
+lu_unpack = _result("lu_unpack", ["P", "L", "U"])
+svd = _result("svd", ["U", "S", "V"])
+qr = _result("qr", ["Q", "R"])
+geqrf = _result("geqrf", ["a", "tau"])
+triangular_solve = _result("triangular_solve", ["solution", "cloned_coefficient"])
 cummax = _pair("cummax")
 cummin = _pair("cummin")
-aminmax = namedtuple("aminmax", ["min", "max"], module=__name__)
-frexp = namedtuple("frexp", ["mantissa", "exponent"], module=__name__)
-histogram = namedtuple("histogram", ["hist", "bin_edges"], module=__name__)
+aminmax = _result("aminmax", ["min", "max"])
+frexp = _result("frexp", ["mantissa", "exponent"])
+histogram = _result("histogram", ["hist", "bin_edges"])

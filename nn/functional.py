@@ -136,22 +136,32 @@ def silu(input, inplace=False):
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch).
 
-    log(1 + e^z) is computed as logsumexp([0, z]), which never overflows."""
-    from minigrad.creation import zeros_like
-    from minigrad.functional import stack, where
+    Computed as PyTorch computes it, log1p(exp(beta x)) / beta: far below zero it is
+    exp(beta x) / beta to full precision, where log(1 + ...) would round to 0. The exp takes 0
+    where beta x is above the threshold, so that the branch not taken cannot overflow (its zero
+    gradient times inf would be NaN)."""
+    from minigrad.functional import where
     z = input * beta
-    smooth = stack([zeros_like(z), z]).logsumexp(0) / beta
-    return where(z > threshold, input, smooth)
+    above = z > threshold
+    smooth = where(above, 0.0, z).exp().log1p() / beta
+    return where(above, input, smooth)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    """x for x > 0, alpha * (exp(x) - 1) otherwise (GAT's activation between layers)."""
+    """x for x > 0, alpha * (exp(x) - 1) otherwise (GAT's activation between layers).
+
+    Between -1 and 0, exp(x) - 1 is expm1(x), as PyTorch computes it: near 0 the difference
+    would keep only the digits of exp(x) beyond 1. Below -1 it is exp(x) - 1, which loses
+    nothing there and whose gradient is exp(x) itself: expm1's gradient, computed from its
+    output as (expm1(x) + 1), would be 0 far to the left where PyTorch's is exp(x)."""
     from minigrad.functional import where
 
     def compute(x):
-        # exp of min(x, 0): the branch not taken must not overflow, or its zero gradient
-        # times inf would be NaN
-        return where(x > 0, x, (x.clamp(max=0.0).exp() - 1.0) * alpha)
+        # each branch takes x clamped to its own range: a branch not taken must not overflow,
+        # or its zero gradient times inf would be NaN
+        near = x.clamp(min=-1.0, max=0.0).expm1()
+        far = x.clamp(max=-1.0).exp() - 1.0
+        return where(x > 0, x, where(x > -1.0, near, far) * alpha)
     return _maybe_inplace(input, inplace, "elu_", compute)
 
 

@@ -8,7 +8,7 @@ sqrt(2), since ReLU zeroes half of its inputs.
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
+import warnings
 
 import numpy as np
 
@@ -96,21 +96,52 @@ def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", gen
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """N(mean, std) restricted to [a, b] (absolute bounds), PyTorch's way: the inverse CDF of
-    uniforms between the bounds' CDFs (u in [2 cdf(a) - 1, 2 cdf(b) - 1), then
-    mean + std sqrt(2) erfinv(u), clamped to [a, b]), so the numbers are PyTorch's."""
+    """N(mean, std) restricted to [a, b] (absolute bounds), by rejection as PyTorch draws it,
+    so that the numbers, and the stream left after them, are PyTorch's.
+
+    Where [a, b] holds more than 0.3 of the normal's mass, every element is drawn from
+    N(mean, std); while any lies outside [a, b], a whole new tensor of normals is drawn and
+    those outside take theirs. Otherwise the proposals are uniform on [a, b], each accepted
+    where log(u) <= log(pdf(x) / pdf(mode)) for a uniform u; while any is pending, a whole new
+    tensor of proposals and one of u are drawn. The log-density ratio is computed in the
+    tensor's dtype, step by step as PyTorch's in-place chain computes it."""
     if not a < b:
         raise ValueError(f"trunc_normal_: a must be below b, got a={a}, b={b}")
-    dist = NormalDist(mean, std)
-    lo, hi = dist.cdf(a), dist.cdf(b)
-    if hi - lo < 1e-6:
-        raise ValueError(f"trunc_normal_: [{a}, {b}] is too far into the tail of "
-                         f"N({mean}, {std}) to sample (probability {hi - lo:.1e})")
-    from minigrad.error_functions import erfinv
-    uniform_(tensor, 2 * lo - 1, 2 * hi - 1, generator)
-    vals = erfinv(tensor.detach()).numpy() * np.asarray(std * math.sqrt(2.0), tensor.dtype)
-    vals = np.clip(vals + np.asarray(mean, tensor.dtype), a, b)
-    return _fill(tensor, vals)
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    engine, like = _engine(generator), tensor._array
+    kind = like.dtype.type
+
+    def cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+        lo, hi = kind(a), kind(b)
+        result = fill_normal(engine, np.empty_like(like), mean, std)
+        while True:
+            outside = (result < lo) | (result > hi)
+            if not outside.any():
+                break
+            result = np.where(outside, fill_normal(engine, np.empty_like(like), mean, std),
+                              result)
+        return _fill(tensor, result)
+    mode = max(a, min(mean, b))
+    log_peak = kind(-0.5 * ((mode - mean) / std) ** 2)
+
+    def log_ratio(x):
+        return ((x - kind(mean)) / kind(std)) ** 2 * kind(-0.5) - log_peak
+
+    def rejected(x):
+        return np.log(fill_uniform(engine, np.empty_like(like))) > log_ratio(x)
+
+    result = fill_uniform(engine, np.empty_like(like), a, b)
+    pending = rejected(result)
+    while pending.any():
+        candidates = fill_uniform(engine, np.empty_like(like), a, b)
+        result = np.where(pending, candidates, result)
+        pending = np.where(pending, rejected(candidates), pending)
+    return _fill(tensor, result)
 
 
 def orthogonal_(tensor, gain=1.0, generator=None):
@@ -132,6 +163,22 @@ def orthogonal_(tensor, gain=1.0, generator=None):
     if rows < cols:
         q = q.T
     return _fill(tensor, gain * q.reshape(tensor.shape))
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """A 2-D (rows, cols) weight of N(0, std) draws with ceil(sparsity * rows) zeros in each
+    column (Martens' Hessian-free initialisation), drawn as PyTorch draws it: the normals from
+    `generator`, then one permutation of the rows per column from the global generator (as
+    PyTorch's own `sparse_` does, whatever the `generator`)."""
+    from minigrad.creation import randperm
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    zeros = math.ceil(sparsity * rows)
+    values = fill_normal(_engine(generator), np.empty_like(tensor._array), 0.0, std)
+    for col in range(cols):
+        values[randperm(rows).numpy()[:zeros], col] = 0
+    return _fill(tensor, values)
 
 
 def eye_(tensor):

@@ -318,6 +318,14 @@ def _(lib):
 
 
 @add
+@case("nn.init.sparse_")
+def _(lib):
+    lib.manual_seed(3)
+    w = lib.nn.init.sparse_(lib.empty(6, 4), 0.5, std=0.1)
+    return w.clone(), lib.rand(2)  # PyTorch's numbers, and the stream after them
+
+
+@add
 @case("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_", compare="meta")
 def _(lib):
     init = lib.nn.init

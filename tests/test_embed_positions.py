@@ -127,7 +127,7 @@ def _run(emb, pos, ids, offset=0, fused=True):
     g = np.random.default_rng(2).standard_normal(y.shape).astype(np.float32)
     emb.weight.grad = None
     y.backward(mg.tensor(g))
-    return y.numpy(), emb.weight.grad.numpy().copy(), y.grad_fn.name()
+    return y.numpy(), emb.weight.grad.numpy().copy(), type(y.grad_fn).__name__  # op class
 
 
 @pytest.mark.parametrize("offset", [0, 5])
@@ -170,7 +170,7 @@ def test_a_model_trains_through_the_fused_input():
         node = stack.pop()
         if node is not None and id(node) not in seen:
             seen.add(id(node))
-            names.add(node.name())
+            names.add(type(node).__name__)  # the op's class, not PyTorch's node name
             stack.extend(fn for fn, _ in node.next_functions)
     assert "EmbedPositionsBackward0" in names and "MulBackward0" not in names
     loss.backward()

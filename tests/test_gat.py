@@ -130,3 +130,19 @@ def test_gat_beats_features_only_mlp():
     r = gat_demo(n_nodes=300, epochs=60, verbose=False)
     assert r["gat_f1"] > r["mlp_f1"] + 0.15
     assert r["gat_f1"] > 0.75
+
+
+def test_elu_keeps_relative_precision_near_zero_and_its_gradient_far_left(torch):
+    from minigrad.nn import functional as F
+    v = np.array([-1.6205162e-05, -3e-7, -0.01, -0.99, -1.0, -1.5, -30.0, -80.0], np.float32)
+    for alpha in (1.0, 0.5):
+        x = minigrad.tensor(v, requires_grad=True)
+        F.elu(x, alpha).sum().backward()
+        t = torch.tensor(v, dtype=torch.float64, requires_grad=True)
+        exact = torch.nn.functional.elu(t, alpha)
+        exact.sum().backward()
+        # exp(x) - 1 in float32 is off by 0.3 % at -1.6e-5; expm1 keeps every digit
+        np.testing.assert_allclose(F.elu(minigrad.tensor(v), alpha).numpy(),
+                                   exact.detach().numpy(), rtol=3e-7, atol=0)
+        # the gradient alpha * exp(x) is kept at -30 and -80, where expm1(x) + 1 is 0
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=3e-7, atol=0)

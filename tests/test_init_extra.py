@@ -1,5 +1,6 @@
-"""nn.init.trunc_normal_, orthogonal_ and eye_: their values follow PyTorch's distributions
-(from minigrad's own stream, so seeded runs repeat but differ from PyTorch's numbers)."""
+"""nn.init.trunc_normal_, sparse_, orthogonal_ and eye_: their values follow PyTorch's
+distributions; trunc_normal_ and sparse_ draw PyTorch's very numbers (orthogonal_'s QR rounds
+differently)."""
 from statistics import NormalDist
 
 import numpy as np
@@ -30,6 +31,45 @@ def test_trunc_normal_stays_in_bounds_with_the_truncated_moments(torch):
     np.testing.assert_array_equal(again.numpy(), x)  # seeded: it repeats
 
 
+@pytest.mark.parametrize("kwargs", [dict(std=0.02), dict(mean=0.1, std=0.5, a=-0.5, b=0.6), dict(),
+                                    dict(a=1.5, b=3.0), dict(mean=4.0, a=-1.0, b=1.0)])
+@pytest.mark.parametrize("shape", [(3, 5), (64, 33)])
+def test_trunc_normal_draws_pytorchs_numbers(torch, kwargs, shape):
+    # both of PyTorch's samplers: normals redrawn where outside [a, b] when the interval holds
+    # more than 0.3 of the mass, else uniform proposals accepted by the density ratio
+    drawn = []
+    for lib in (torch, mg):
+        lib.manual_seed(0)
+        with pytest.warns(UserWarning) if kwargs.get("mean") == 4.0 else _no_warning():
+            w = lib.nn.init.trunc_normal_(lib.empty(*shape), **kwargs)
+        drawn.append((w.numpy().copy(), lib.rand(3).numpy()))
+    np.testing.assert_array_equal(drawn[1][0], drawn[0][0])
+    np.testing.assert_array_equal(drawn[1][1], drawn[0][1])  # the stream after them too
+
+
+def _no_warning():
+    import contextlib
+    return contextlib.nullcontext()
+
+
+@pytest.mark.parametrize("shape, sparsity", [((3, 5), 0.4), ((10, 4), 0.1), ((7, 7), 0.9)])
+def test_sparse_draws_pytorchs_numbers(torch, shape, sparsity):
+    drawn = []
+    for lib in (torch, mg):
+        lib.manual_seed(1)
+        w = lib.nn.init.sparse_(lib.empty(*shape), sparsity, std=0.5)
+        drawn.append((w.numpy().copy(), lib.rand(3).numpy()))
+    np.testing.assert_array_equal(drawn[1][0], drawn[0][0])
+    np.testing.assert_array_equal(drawn[1][1], drawn[0][1])
+    zeros = (drawn[1][0] == 0).sum(axis=0)
+    assert (zeros == int(np.ceil(sparsity * shape[0]))).all()
+
+
+def test_sparse_needs_a_matrix():
+    with pytest.raises(ValueError, match="2 dimensions"):
+        init.sparse_(mg.empty(3), 0.5)
+
+
 def test_trunc_normal_with_the_usual_transformer_std():
     w = init.trunc_normal_(mg.empty(256, 256), std=0.02)  # bounds +-2 are 100 std away
     assert abs(float(w.std()) - 0.02) < 0.001 and abs(float(w.mean())) < 0.001
@@ -52,5 +92,6 @@ def test_eye_and_errors():
         init.orthogonal_(mg.empty(3))
     with pytest.raises(ValueError, match="trunc_normal_: a must be below b"):
         init.trunc_normal_(mg.empty(3), a=1.0, b=-1.0)
-    with pytest.raises(ValueError, match="too far into the tail"):
-        init.trunc_normal_(mg.empty(3), a=10.0, b=11.0)
+    with pytest.warns(UserWarning, match="more than 2 std from"):  # far in the tail: sampled
+        far = init.trunc_normal_(mg.empty(300), a=10.0, b=11.0).numpy()
+    assert far.min() >= 10.0 and far.max() <= 11.0 and far.mean() < 10.2

@@ -93,6 +93,26 @@ def test_inplace_activation_writes_its_input_and_keeps_the_gradient(torch, name)
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6, atol=1e-7)
 
 
+def test_softplus_far_below_zero_is_exp_to_full_precision(torch):
+    # log(1 + exp(z)) rounds to 0 in float32 below about -17; PyTorch's log1p(exp(z)) does not
+    v = np.array([-17.976469, -30.0, -60.0, -3.0, 0.0, 2.0, 19.9, 25.0], np.float32)
+    for beta, threshold in ((1.0, 20.0), (2.0, 3.0), (0.5, 30.0)):
+        x = mg.tensor(v, requires_grad=True)
+        F.softplus(x, beta, threshold).sum().backward()
+        t = torch.tensor(v, requires_grad=True)
+        exact = torch.nn.functional.softplus(t, beta, threshold)
+        exact.sum().backward()
+        np.testing.assert_allclose(F.softplus(mg.tensor(v), beta, threshold).numpy(),
+                                   exact.detach().numpy(), rtol=3e-7, atol=0)
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=3e-7, atol=0)
+
+
+def test_softplus_above_a_large_threshold_has_no_nan_gradient():
+    x = mg.tensor([200.0, -200.0], requires_grad=True)
+    F.softplus(x, threshold=100.0).sum().backward()
+    assert np.isfinite(x.grad.numpy()).all() and x.grad.numpy()[0] == 1.0
+
+
 def test_activation_module_reprs_match_torch(torch):
     def net(lib):
         nn_ = lib.nn

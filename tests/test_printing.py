@@ -275,3 +275,15 @@ def test_a_large_tensor_prints_summarized():
     text = repr(mg.zeros(1000, 1000))
     assert text.count("\n") == 6 and "..." in text  # three rows each end, and the dots
     assert len(repr(mg.arange(10 ** 6))) < 200
+
+
+def test_named_results_print_as_pytorchs_with_minigrad_module(torch):
+    x = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]], np.float32)
+    calls = [lambda lib, t: lib.topk(t, 2), lambda lib, t: lib.sort(t[0], descending=True),
+             lambda lib, t: t.max(1), lambda lib, t: lib.linalg.slogdet(t[:, :2]),
+             lambda lib, t: lib.frexp(t[0]), lambda lib, t: lib.aminmax(t)]
+    for call in calls:
+        want = repr(call(torch, torch.tensor(x)))
+        got = repr(call(mg, mg.tensor(x)))
+        assert got == want.replace("torch.", "minigrad."), (got, want)
+    assert mg.topk(mg.tensor(x), 2).values.shape == (2, 2)  # still a named tuple
