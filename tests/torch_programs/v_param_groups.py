@@ -15,7 +15,8 @@ w = torch.tensor([1.5, -2.0, 0.0, 0.5, 0.0, 1.0])
 y = X @ w + 0.3 * torch.sin(3 * X[:, 0]) + 0.05 * torch.randn(160)
 print("data", X[0].tolist(), y[:4].tolist())
 
-model = nn.Sequential(nn.Linear(6, 32, bias=False), nn.BatchNorm1d(32), nn.SiLU(), nn.Linear(32, 32),
+model = nn.Sequential(nn.Linear(6, 32, bias=False), nn.BatchNorm1d(32), nn.SiLU(),
+                      nn.Linear(32, 32),
                       nn.LayerNorm(32), nn.Tanh(), nn.Linear(32, 1))
 decay, no_decay = [], []
 for name, p in model.named_parameters():
@@ -50,7 +51,8 @@ for epoch in range(5):
     print(f"lr {[g['lr'] for g in opt.param_groups]}")
 
 state = opt.state_dict()
-print("state keys", sorted(state), len(state["state"]), [len(g["params"]) for g in state["param_groups"]])
+print("state keys", sorted(state), len(state["state"]),
+      [len(g["params"]) for g in state["param_groups"]])
 opt2 = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                           {"params": no_decay, "weight_decay": 0.0}], lr=1e-2)
 opt2.load_state_dict(state)
@@ -65,5 +67,7 @@ for epoch in range(5, 9):
 model.eval()
 with torch.no_grad():
     pred = model(X).squeeze(1)
-    print("mse", f"{F.mse_loss(pred, y).item():.6f}", "bn mean", [round(v, 5) for v in model[1].running_mean[:4].tolist()])
-    print("norms", [f"{p.norm().item():.5f}" for p in decay], [f"{p.norm().item():.5f}" for p in no_decay[:3]])
+    print("mse", f"{F.mse_loss(pred, y).item():.6f}",
+          "bn mean", [round(v, 5) for v in model[1].running_mean[:4].tolist()])
+    print("norms", [f"{p.norm().item():.5f}" for p in decay],
+          [f"{p.norm().item():.5f}" for p in no_decay[:3]])

@@ -17,7 +17,8 @@ print("topk vals", [round(v, 6) for v in vals[0].tolist()])
 picked = scores.gather(1, labels.unsqueeze(1)).squeeze(1)
 print("gathered", [round(v, 6) for v in picked.tolist()])
 in_top3 = (idx == labels.unsqueeze(1)).any(dim=1)
-print("in top3", in_top3.tolist(), in_top3.dtype == torch.bool, in_top3.float().mean().item())
+print("in top3", in_top3.tolist(), in_top3.dtype == torch.bool,
+      in_top3.float().mean().item())
 
 mask = scores > 0
 print("positives per row", mask.sum(dim=1).tolist(), mask.sum().dtype == torch.int64)
@@ -37,9 +38,11 @@ print("unique sorted", torch.unique(tokens[:10], sorted=True).tolist())
 
 totals = torch.zeros(5).scatter_add_(0, labels, picked)
 print("scatter_add", [round(v, 6) for v in totals.tolist()])
-int_totals = torch.zeros(5, dtype=torch.long).scatter_add_(0, tokens[:12] % 5, torch.ones(12, dtype=torch.long))
+int_totals = torch.zeros(5, dtype=torch.long).scatter_add_(0, tokens[:12] % 5,
+                                                         torch.ones(12, dtype=torch.long))
 print("scatter_add int", int_totals.tolist())
-print("cumsum", torch.cumsum(tokens[:10], dim=0).tolist(), torch.cumsum(tokens, 0).dtype == torch.int64)
+print("cumsum", torch.cumsum(tokens[:10], dim=0).tolist(),
+      torch.cumsum(tokens, 0).dtype == torch.int64)
 print("cumsum float", [round(v, 5) for v in scores[:, 0].cumsum(0).tolist()])
 s, order = torch.sort(tokens[:12], stable=True)
 print("sort", s.tolist(), order.tolist())
@@ -49,8 +52,10 @@ print("argsort", torch.argsort(scores[:, 1]).tolist())
 bools = torch.tensor([True, False, True, True])
 print("logic", (bools & ~bools).tolist(), (bools | bools.roll(1)).tolist(), bools.all().item(),
       bools.any().item(), (bools ^ True).tolist())
-print("int math", (tokens[:8] // 3).tolist(), (tokens[:8] % 3).tolist(), (tokens[:8] * 2 - 7).abs().tolist())
-print("clamp", tokens[:10].clamp(2, 5).tolist(), "max", tokens.max().item(), "min", tokens.min().item())
+print("int math", (tokens[:8] // 3).tolist(), (tokens[:8] % 3).tolist(),
+      (tokens[:8] * 2 - 7).abs().tolist())
+print("clamp", tokens[:10].clamp(2, 5).tolist(), "max", tokens.max().item(),
+      "min", tokens.min().item())
 onehot = torch.nn.functional.one_hot(labels, num_classes=5)
 print("one_hot", onehot.sum(0).tolist(), onehot.dtype == torch.int64)
 print("eq counts", torch.eq(pred, labels).int().tolist(), torch.count_nonzero(mask, dim=0).tolist())
