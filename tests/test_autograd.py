@@ -461,6 +461,34 @@ def test_grad_mode_restored_after_exception():
     assert mg.is_grad_enabled()
 
 
+def test_is_inference_mode_enabled_follows_inference_mode_as_pytorch(torch):
+    def states(lib):
+        seen = [lib.is_inference_mode_enabled()]
+        with lib.inference_mode():
+            seen.append(lib.is_inference_mode_enabled())
+            with lib.inference_mode(False):
+                seen += [lib.is_inference_mode_enabled(), lib.is_grad_enabled()]
+            seen.append(lib.is_inference_mode_enabled())
+        with lib.no_grad():
+            seen.append(lib.is_inference_mode_enabled())
+            with lib.inference_mode(False):
+                seen.append(lib.is_grad_enabled())
+            seen.append(lib.is_grad_enabled())
+
+        @lib.inference_mode()
+        def f():
+            return lib.is_inference_mode_enabled(), lib.is_grad_enabled()
+        try:
+            with lib.inference_mode():
+                raise KeyError
+        except KeyError:
+            pass
+        return seen + list(f()) + [lib.is_inference_mode_enabled(), lib.is_grad_enabled()]
+
+    assert states(mg) == states(torch) == [False, True, False, True, True, False, True, False,
+                                           True, False, False, True]
+
+
 def test_no_grad_decorator():
     x = leaf([1.0, 2.0])
 
