@@ -57,7 +57,9 @@ with torch.no_grad():
     a = model(X[192:])
 with torch.inference_mode():
     b = model(X[192:])
-print("eval deterministic", torch.equal(a, b), b.requires_grad)
+    inside = torch.is_inference_mode_enabled()
+print("eval deterministic", torch.equal(a, b), b.requires_grad, inside,
+      torch.is_inference_mode_enabled())
 print("test correct", (a.argmax(1) == y[192:]).sum().item(), "of", 64)
 print("logits", [round(v, 5) for v in a[:2].flatten().tolist()])
 model.train()
