@@ -1,7 +1,8 @@
 """Weight decay in parameter groups (none for biases and norms; no bias before the BatchNorm,
 whose gradient there is rounding noise that Adam would amplify) under AdamW with a
 MultiStepLR, a model with BatchNorm1d and LayerNorm, the optimizer's param_groups read back,
-its state_dict saved and loaded into a fresh optimizer, and training continued."""
+its state_dict saved and loaded into a fresh optimizer, and training continued; an L2 penalty
+on parameters_to_vector besides."""
 # same-source tolerance: 1e-4 1e-6
 # same-source exact: ^(data|lr)
 import torch
@@ -38,7 +39,8 @@ def run_epoch(optimizer):
     for i in range(0, 160, 40):
         optimizer.zero_grad()
         loss = F.mse_loss(model(X[i:i + 40]).squeeze(1), y[i:i + 40])
-        loss.backward()
+        flat = torch.nn.utils.parameters_to_vector(model.parameters())
+        (loss + 1e-3 * flat.pow(2).sum()).backward()
         optimizer.step()
         total += loss.item()
     return total / 4
