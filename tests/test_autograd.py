@@ -180,6 +180,29 @@ def test_second_backward_without_retain_graph_raises():
         y.backward()
 
 
+def test_second_backward_raises_where_pytorch_freed_saved_tensors(torch):
+    # PyTorch frees a node's saved tensors; a node that saved none can run again
+    graphs = {"add and sum": lambda lib, x: (x + 1).sum(),
+              "unfold": lambda lib, x: lib.nn.functional.unfold(x.view(1, 1, 2, 3), 2).sum(),
+              "reshape and mean": lambda lib, x: x.reshape(3, 2).mean(),
+              "exp": lambda lib, x: x.exp().sum(),
+              "mul": lambda lib, x: (x * x).sum()}
+    for name, graph in graphs.items():
+        outcome = {}
+        for lib in (torch, mg):
+            x = lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], requires_grad=True)
+            y = graph(lib, x)
+            y.backward()
+            try:
+                y.backward()
+                outcome[lib] = x.grad.tolist()
+            except RuntimeError as e:
+                assert "second time" in str(e), name
+                outcome[lib] = "freed"
+        assert outcome[mg] == outcome[torch], name
+        assert (outcome[mg] == "freed") == (name in ("exp", "mul")), name
+
+
 def test_second_backward_through_shared_subgraph_raises():
     x = leaf([1.0, 2.0])
     h = x.exp()
