@@ -101,7 +101,7 @@ from .functional import (abs, add, all, allclose, amax, amin, any, argmax, argmi
                          select, sigmoid, sign, sin, softmax, sort, split, sqrt, square,
                          squeeze, stack, std, sub, sum, t, tan, tanh, topk, transpose, tril, triu,
                          trunc, unbind, unique, unsqueeze, var, where)
-from .grad_mode import inference_mode, set_grad_enabled
+from .grad_mode import inference_mode, is_inference_mode_enabled, set_grad_enabled
 # torch._foreach_*, the list forms optimizers call, under PyTorch's private names
 from .foreach import *  # noqa: F401,F403  (foreach.__all__: the _foreach_ names)
 from .kernels import get_backend, set_backend
@@ -173,7 +173,8 @@ __all__ = [
     "index_fill", "index_reduce", "index_select", "inference_mode", "initial_seed", "inner", "int",
     "int16", "int32", "int64", "int8", "inverse", "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled", "is_complex", "is_conj", "is_deterministic_algorithms_warn_only_enabled",
-    "is_floating_point", "is_grad_enabled", "is_same_size", "is_tensor", "isclose", "isfinite",
+    "is_floating_point", "is_grad_enabled", "is_inference_mode_enabled", "is_same_size",
+    "is_tensor", "isclose", "isfinite",
     "isin", "isinf", "isnan", "isneginf", "isposinf", "istft", "jagged",
     "kaiser_window",
     "kron", "kthvalue", "layout", "lcm", "ldexp", "le",

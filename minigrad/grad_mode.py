@@ -26,6 +26,7 @@ class _ThreadState(threading.local):
 
     grad_enabled = True
     anomaly = False
+    inference = False  # inside `inference_mode()` (what `is_inference_mode_enabled` reads)
 
     def __init__(self):  # runs once in each thread that uses the state
         self.module = ModuleScope()
@@ -123,8 +124,9 @@ thread_switches = _state
 
 # --- PyTorch's other grad-mode switches, built on the two above ----------------------------
 # `inference_mode()` is `no_grad()` here (PyTorch's version also skips version counting, a speed
-# detail). `set_grad_enabled(mode)` takes effect when called, so it works both as a plain call
-# and as a `with` block, which restores the previous mode on exit.
+# detail), `inference_mode(False)` is `enable_grad()`. `set_grad_enabled(mode)` takes effect when
+# called, so it works both as a plain call and as a `with` block, which restores the previous
+# mode on exit.
 
 class set_grad_enabled(contextlib.ContextDecorator):
     """Turn graph recording on or off now; as a context manager, restore it afterwards."""
@@ -142,17 +144,22 @@ class set_grad_enabled(contextlib.ContextDecorator):
 
 
 class inference_mode(contextlib.ContextDecorator):
-    """No graph recording inside (mode=True); `inference_mode(False)` changes nothing."""
+    """No graph recording inside (mode=True); `inference_mode(False)` records (as
+    `enable_grad`, also under `no_grad`) and turns `is_inference_mode_enabled()` off, as in
+    PyTorch."""
 
     def __init__(self, mode: bool = True):
         self.mode = mode
         self._inner = None
+        self._prev = False
 
     def __enter__(self):
-        self._inner = no_grad() if self.mode else contextlib.nullcontext()
+        self._inner = no_grad() if self.mode else enable_grad()
         self._inner.__enter__()
+        self._prev, _state.inference = _state.inference, bool(self.mode)
 
     def __exit__(self, *exc):
+        _state.inference = self._prev
         return self._inner.__exit__(*exc)
 
     def __call__(self, fn):  # a fresh context per call, so recursive calls nest correctly
@@ -161,3 +168,9 @@ class inference_mode(contextlib.ContextDecorator):
             with inference_mode(self.mode):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside `inference_mode()` (and not in an inner
+    `inference_mode(False)`)."""
+    return _state.inference

@@ -186,3 +186,22 @@ def eye_(tensor):
     if tensor.ndim != 2:
         raise ValueError(f"eye_: only 2-D tensors are supported, got shape {tensor.shape}")
     return _fill(tensor, np.eye(*tensor.shape))
+
+
+def dirac_(tensor, groups=1):
+    """A convolution weight (out, in, *kernel) of 3, 4 or 5 dims that passes its input through:
+    in each of `groups` groups of out // groups filters, filter d is 1 at input channel d and
+    the kernel's centre, 0 elsewhere (channels beyond min(out // groups, in) stay 0)."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_: only tensors with 3, 4, or 5 dimensions are supported, got "
+                         f"shape {tensor.shape}")
+    out = tensor.shape[0]
+    if out % groups != 0:
+        raise ValueError(f"dirac_: dim 0 ({out}) must be divisible by groups ({groups})")
+    per_group = out // groups
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    values = np.zeros(tensor.shape, dtype=tensor._array.dtype)
+    for g in range(groups):
+        for d in range(min(per_group, tensor.shape[1])):
+            values[(g * per_group + d, d) + centre] = 1
+    return _fill(tensor, values)

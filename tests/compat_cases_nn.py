@@ -326,7 +326,8 @@ def _(lib):
 
 
 @add
-@case("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_", compare="meta")
+@case("nn.init.trunc_normal_", "nn.init.orthogonal_", "nn.init.eye_", "nn.init.dirac_",
+      compare="meta")
 def _(lib):
     init = lib.nn.init
     w, wide, conv = lib.empty(300, 200), lib.empty(20, 50), lib.empty(8, 3, 5)
@@ -337,7 +338,7 @@ def _(lib):
             round(float(init.trunc_normal_(w, std=0.02).std()) / 0.02, 1),
             bool((q @ q.t() - 4 * lib.eye(20)).abs().max() < 1e-4),
             bool((k @ k.t() - lib.eye(8)).abs().max() < 1e-5),
-            init.eye_(lib.empty(2, 3)).clone())
+            init.eye_(lib.empty(2, 3)).clone(), init.dirac_(lib.empty(6, 2, 3, 3), groups=2).clone())
 
 
 @add

@@ -284,7 +284,8 @@ def _(lib, x):
 
 @add
 @case("minigrad.no_grad", "minigrad.enable_grad", "minigrad.is_grad_enabled",
-      "minigrad.set_grad_enabled", "minigrad.inference_mode", inputs=(f32(3),))
+      "minigrad.set_grad_enabled", "minigrad.inference_mode", "minigrad.is_inference_mode_enabled",
+      inputs=(f32(3),))
 def _(lib, x):
     with lib.no_grad():
         a = x * 2
@@ -298,6 +299,9 @@ def _(lib, x):
     lib.set_grad_enabled(True)
     with lib.inference_mode():
         e = x * 2
+        inside = lib.is_inference_mode_enabled()
+        with lib.inference_mode(False):
+            h = x * 2
 
     @lib.no_grad()
     def f(t):
@@ -307,7 +311,8 @@ def _(lib, x):
     def g(t):
         return t * 2
     return (a.requires_grad, b.requires_grad, off, c.requires_grad, d.requires_grad,
-            e.requires_grad, f(x).requires_grad, g(x).requires_grad, lib.is_grad_enabled())
+            e.requires_grad, f(x).requires_grad, g(x).requires_grad, lib.is_grad_enabled(), inside,
+            h.requires_grad, lib.is_inference_mode_enabled())
 
 
 @add

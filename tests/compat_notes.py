@@ -388,6 +388,36 @@ def _rule_coverage():
     return (ops & set(RULES), ops - set(RULES), ops & set(JVP_RULES), ops - set(JVP_RULES))
 
 
+def _custom_function_sees_arrays(torch, mg):
+    def sign_ste(base):
+        class SignSTE(base):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return torch.sign(x) if base is torch.autograd.Function else np.sign(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return grad * (abs(x) <= 1)
+        return SignSTE
+
+    for lib in (torch, mg):
+        z = lib.tensor([-2.0, -0.5, 0.5, 1.5], requires_grad=True)
+        sign_ste(lib.autograd.Function).apply(z).sum().backward()
+        assert z.grad.tolist() == [0.0, 1.0, 1.0, 0.0]
+    seen = []
+
+    class Look(mg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append(type(x))
+            return x * 2
+
+    Look.apply(mg.ones(2))
+    assert seen == [np.ndarray]
+
+
 def _create_graph_without_rule(torch, mg):
     x = torch.ones(2, dtype=torch.float64, requires_grad=True)
     (g,) = torch.autograd.grad(square_function(torch.autograd.Function).apply(x).sum(),
@@ -1257,6 +1287,14 @@ DIFFERENCES = [
     ("`DistributedSampler` needs `num_replicas` and `rank`.",
      "minigrad has no process group to read them from; given them, it splits and pads the "
      "indices as PyTorch does.", _distributed_sampler),
+    ("A custom `autograd.Function` computes on NumPy arrays.",
+     "Its `forward` receives NumPy arrays where PyTorch passes tensors, `ctx.saved_tensors` "
+     "gives back arrays and `backward` receives and returns arrays: it is the class every "
+     "minigrad op is written with, one array computation per op. Operators and NumPy "
+     "functions work on both (`x * y`, `abs(x) <= 1`, `np.sign(x)`); tensor methods and "
+     "`torch.*` functions (`x.abs()`, `torch.sign(x)`, `.to(dtype)`) do not, so a custom "
+     "Function written with them needs its body rewritten for minigrad.",
+     _custom_function_sees_arrays),
     ("Double backward: each op by a rule of its own; custom Functions cannot.",
      "With `create_graph=True` every op runs a tensor-level backward rule "
      "(`minigrad.graph_rules`), so gradients of any order flow through these ops: "

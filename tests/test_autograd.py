@@ -180,6 +180,29 @@ def test_second_backward_without_retain_graph_raises():
         y.backward()
 
 
+def test_second_backward_raises_where_pytorch_freed_saved_tensors(torch):
+    # PyTorch frees a node's saved tensors; a node that saved none can run again
+    graphs = {"add and sum": lambda lib, x: (x + 1).sum(),
+              "unfold": lambda lib, x: lib.nn.functional.unfold(x.view(1, 1, 2, 3), 2).sum(),
+              "reshape and mean": lambda lib, x: x.reshape(3, 2).mean(),
+              "exp": lambda lib, x: x.exp().sum(),
+              "mul": lambda lib, x: (x * x).sum()}
+    for name, graph in graphs.items():
+        outcome = {}
+        for lib in (torch, mg):
+            x = lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], requires_grad=True)
+            y = graph(lib, x)
+            y.backward()
+            try:
+                y.backward()
+                outcome[lib] = x.grad.tolist()
+            except RuntimeError as e:
+                assert "second time" in str(e), name
+                outcome[lib] = "freed"
+        assert outcome[mg] == outcome[torch], name
+        assert (outcome[mg] == "freed") == (name in ("exp", "mul")), name
+
+
 def test_second_backward_through_shared_subgraph_raises():
     x = leaf([1.0, 2.0])
     h = x.exp()
@@ -459,6 +482,34 @@ def test_grad_mode_restored_after_exception():
         with mg.no_grad():
             raise KeyError
     assert mg.is_grad_enabled()
+
+
+def test_is_inference_mode_enabled_follows_inference_mode_as_pytorch(torch):
+    def states(lib):
+        seen = [lib.is_inference_mode_enabled()]
+        with lib.inference_mode():
+            seen.append(lib.is_inference_mode_enabled())
+            with lib.inference_mode(False):
+                seen += [lib.is_inference_mode_enabled(), lib.is_grad_enabled()]
+            seen.append(lib.is_inference_mode_enabled())
+        with lib.no_grad():
+            seen.append(lib.is_inference_mode_enabled())
+            with lib.inference_mode(False):
+                seen.append(lib.is_grad_enabled())
+            seen.append(lib.is_grad_enabled())
+
+        @lib.inference_mode()
+        def f():
+            return lib.is_inference_mode_enabled(), lib.is_grad_enabled()
+        try:
+            with lib.inference_mode():
+                raise KeyError
+        except KeyError:
+            pass
+        return seen + list(f()) + [lib.is_inference_mode_enabled(), lib.is_grad_enabled()]
+
+    assert states(mg) == states(torch) == [False, True, False, True, True, False, True, False,
+                                           True, False, False, True]
 
 
 def test_no_grad_decorator():

@@ -95,3 +95,26 @@ def test_eye_and_errors():
     with pytest.warns(UserWarning, match="more than 2 std from"):  # far in the tail: sampled
         far = init.trunc_normal_(mg.empty(300), a=10.0, b=11.0).numpy()
     assert far.min() >= 10.0 and far.max() <= 11.0 and far.mean() < 10.2
+
+
+@pytest.mark.parametrize("shape, groups", [((4, 4, 3), 1), ((6, 2, 3, 3), 2), ((3, 5, 2, 4), 1),
+                                           ((4, 2, 3, 2, 3), 2), ((6, 4, 1, 1), 3)])
+def test_dirac_is_pytorchs(torch, shape, groups):
+    want = torch.nn.init.dirac_(torch.empty(*shape, dtype=torch.float64), groups=groups)
+    got = init.dirac_(mg.empty(*shape, dtype=mg.float64), groups=groups)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    x = np.random.default_rng(0).standard_normal((1, shape[1] * groups) + (5,) * (len(shape) - 2))
+    conv = {3: "conv1d", 4: "conv2d", 5: "conv3d"}[len(shape)]
+    if shape[0] // groups <= shape[1] and all(k % 2 for k in shape[2:]):  # passes input through
+        y = getattr(mg.nn.functional, conv)(mg.tensor(x), got, padding="same", groups=groups)
+        kept = [g * shape[1] + d for g in range(groups) for d in range(shape[0] // groups)]
+        np.testing.assert_array_equal(y.numpy(), x[:, kept])
+
+
+def test_dirac_errors_name_the_shape(torch):
+    for lib in (torch, mg):
+        with pytest.raises(ValueError, match="3, 4, or 5 dimensions"):
+            lib.nn.init.dirac_(lib.empty(2, 3))
+        with pytest.raises(ValueError, match="divisible by groups"):
+            lib.nn.init.dirac_(lib.empty(5, 2, 3), groups=2)

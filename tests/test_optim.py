@@ -405,6 +405,24 @@ def test_clip_grad_value_and_vectors():
 
 # --- PyTorch as the reference ------------------------------------------------------------------
 
+def test_parameters_to_vector_is_differentiable_as_pytorch(torch):
+    rng = np.random.default_rng(0)
+    w, b = rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    grads, reprs = {}, {}
+    for lib in (torch, mg):
+        params = [lib.nn.Parameter(lib.tensor(w)), lib.nn.Parameter(lib.tensor(b))]
+        vec = lib.nn.utils.parameters_to_vector(params)
+        reprs[lib] = (vec.requires_grad, vec.grad_fn.name(), tuple(vec.shape))
+        (vec ** 2).sum().backward()
+        grads[lib] = [p.grad.numpy() for p in params]
+        with lib.no_grad():
+            assert not lib.nn.utils.parameters_to_vector(params).requires_grad
+    assert reprs[mg] == reprs[torch] == (True, "CatBackward0", (9,))
+    for g, want in zip(grads[mg], grads[torch]):
+        np.testing.assert_array_equal(g, want)
+    np.testing.assert_array_equal(grads[mg][0], 2 * w)
+
+
 @pytest.mark.parametrize("name,cfg", [("SGD", c) for c in SGD_CONFIGS] +
                          [(n, c) for n in ("Adam", "AdamW") for c in ADAM_CONFIGS])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -3,9 +3,10 @@ PyTorch (seeded once at the top, its data generated, its weights PyTorch's defau
 as is with PyTorch and with only its import lines rewritten for minigrad, each in its own
 process, and the two printed outputs must agree (tests/same_source.py says how).
 
-The programs run in two groups of about equal time, one process per library and group, so that
-PyTorch's import is paid four times in all and the two groups can run in the suite's two
-processes."""
+The programs run in three groups of about equal time, one process per library and group, so
+that PyTorch's import is paid six times in all and the groups share the suite's two
+processes. The minigrad process draws PyTorch's dropout masks (same_source.py says why), so
+programs that train with dropout compare too."""
 import pathlib
 
 import pytest
@@ -16,8 +17,12 @@ PROGRAMS = pathlib.Path(__file__).parent / "torch_programs"
 GROUPS = {
     "vision and tabular": ["mlp_classifier", "cnn_batchnorm", "autoencoder_resume",
                            "regression_plateau", "conv_vae", "policy_gradient"],
+    "vision, generative and training mechanics": ["v_gan_points", "v_cnn_accumulate", "v_hooks",
+                                                  "v_param_groups", "v_dropout_mlp",
+                                                  "v_unet_denoise", "v_sampling_generative"],
     "sequences and text": ["lstm_padded", "gru_seq2seq", "char_generator", "bigram_makemore",
-                           "transformer_classifier", "transformer_lm", "bigru_tagger"],
+                           "transformer_classifier", "transformer_lm", "bigru_tagger",
+                           "v_tensor_logic", "v_transformer_dropout"],
 }
 
 

@@ -63,8 +63,8 @@ def run_backward(tensor, grad, retain_graph=False):
             in_grads = (in_grads,)
         if anomaly:
             check_finite(node, in_grads)
-        if not retain_graph:
-            node.saved = None
+        if not retain_graph and node.saved:  # a node that saved nothing stays runnable,
+            node.saved = None                # as PyTorch's nodes without saved tensors
         for child, ig in zip(node.next_nodes, in_grads):
             if child is not None and ig is not None:
                 if ig.shape != child.out_shape or ig.dtype is not child.out_dtype:

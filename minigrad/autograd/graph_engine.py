@@ -72,8 +72,8 @@ def execute(roots, retain_graph=False, create_graph=False, capture=None):
                 in_grads = (in_grads,)
             if anomaly:
                 check_finite(node, [None if ig is None else np.asarray(ig) for ig in in_grads])
-            if not retain_graph:
-                node.saved = None
+            if not retain_graph and node.saved:  # a node that saved nothing stays runnable,
+                node.saved = None                # as PyTorch's nodes without saved tensors
             for child, ig in zip(node.next_nodes, in_grads):
                 if child is None or ig is None or (needed is not None and child not in needed):
                     continue

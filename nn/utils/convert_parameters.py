@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad import cat
 from minigrad.autograd import bump_version
 from minigrad.tensor import Tensor
 
@@ -12,8 +13,9 @@ def _params(parameters):
 
 
 def parameters_to_vector(parameters):
-    """All parameters flattened and concatenated into one new 1-D tensor."""
-    return Tensor._wrap(np.concatenate([p._array.reshape(-1) for p in _params(parameters)]))
+    """All parameters flattened and concatenated into one new 1-D tensor `(N,)`, recorded as
+    PyTorch's `cat` of their flat views: a penalty computed on it reaches the parameters."""
+    return cat([p.reshape(-1) for p in _params(parameters)])
 
 
 def vector_to_parameters(vec, parameters):
