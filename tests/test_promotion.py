@@ -201,3 +201,25 @@ def test_tensor_infers_the_dtype_of_numpy_scalars_beside_python_numbers_like_tor
         ours, theirs = mg.tensor(data).dtype, torch.tensor(data).dtype
         assert str(ours).split(".")[-1] == str(theirs).split(".")[-1], data
     assert mg.tensor([mg.tensor(1.0, dtype=mg.float64), 2.0]).dtype == mg.float64
+
+
+@pytest.mark.parametrize("expr", ["h + 1000", "h - 1000", "1000 - h", "h * 200", "h // 1000",
+                                  "h % 1000", "h.add(300)", "h < 300", "h == 1000", "u - 300",
+                                  "u * 1000", "h + 1000.0"])
+def test_python_int_outside_an_integer_dtype_wraps_like_pytorch(torch, expr):
+    # PyTorch converts the number to the tensor's dtype (wrapping); NumPy refuses it
+    got = eval(expr, {"h": mg.tensor([1, 2, 100, -7], dtype=mg.int8),
+                      "u": mg.tensor([1, 2, 250], dtype=mg.uint8)})
+    want = eval(expr, {"h": torch.tensor([1, 2, 100, -7], dtype=torch.int8),
+                       "u": torch.tensor([1, 2, 250], dtype=torch.uint8)})
+    assert got.tolist() == want.tolist()
+    assert str(got.dtype) == str(want.dtype).replace("torch.", "")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", None])
+def test_finfo_gives_python_floats_as_pytorch(torch, dtype):
+    got = mg.finfo() if dtype is None else mg.finfo(getattr(mg, dtype))
+    want = torch.finfo() if dtype is None else torch.finfo(getattr(torch, dtype))
+    for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"):
+        assert str(getattr(got, field)) == str(getattr(want, field)), field
+    assert repr(got) == repr(want)
