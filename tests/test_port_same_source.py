@@ -3,8 +3,8 @@ PyTorch (seeded once at the top, its data generated, its weights PyTorch's defau
 as is with PyTorch and with only its import lines rewritten for minigrad, each in its own
 process, and the two printed outputs must agree (tests/same_source.py says how).
 
-The programs run in two groups of about equal time, one process per library and group, so that
-PyTorch's import is paid four times in all and the two groups can run in the suite's two
+The programs run in groups of about equal time, one process per library and group, so that
+PyTorch's import is paid twice per group and the groups can share the suite's two
 processes."""
 import pathlib
 
@@ -18,6 +18,9 @@ GROUPS = {
                            "regression_plateau", "conv_vae", "policy_gradient"],
     "sequences and text": ["lstm_padded", "gru_seq2seq", "char_generator", "bigram_makemore",
                            "transformer_classifier", "transformer_lm", "bigru_tagger"],
+    "attention, numerics and probability": ["s_numerics_exact", "s_bahdanau_seq2seq",
+                                            "s_multihead_einsum", "s_skipgram_negative",
+                                            "s_conv_text_bag", "s_crf_mixture", "s_pack_lr_save"],
 }
 
 
