@@ -20,7 +20,8 @@ GROUPS = {
                            "transformer_classifier", "transformer_lm", "bigru_tagger"],
     "attention, numerics and probability": ["s_numerics_exact", "s_bahdanau_seq2seq",
                                             "s_multihead_einsum", "s_skipgram_negative",
-                                            "s_conv_text_bag", "s_crf_mixture", "s_pack_lr_save"],
+                                            "s_conv_text_bag", "s_crf_mixture", "s_pack_lr_save",
+                                            "s_seeded_draws"],
 }
 
 
