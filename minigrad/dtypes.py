@@ -96,7 +96,17 @@ class finfo:
                 f"tiny={self.tiny:g}, dtype={self.dtype})")
 
 
-iinfo = np.iinfo
+class iinfo:
+    """The limits of an integer dtype, as PyTorch gives them (Python ints; its repr, which
+    prints them as %g does)."""
+
+    def __init__(self, type):
+        info = np.iinfo(type)
+        self.bits, self.min, self.max, self.dtype = info.bits, int(info.min), int(info.max), (
+            info.dtype.name)
+
+    def __repr__(self):
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"
 
 
 # --- type promotion ----------------------------------------------------------------------

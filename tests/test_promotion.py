@@ -258,3 +258,10 @@ def test_clamp_to_tensor_bounds_gives_them_pytorchs_gradients(torch):
         (y * L.tensor([1.0, 2.0, 3.0, 4.0, 5.0])).sum().backward()
         grads.append([y.tolist(), x.grad.tolist(), lo.grad.tolist(), hi.grad.tolist()])
     assert grads[0] == grads[1]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+def test_iinfo_as_pytorch(torch, dtype):
+    got, want = mg.iinfo(getattr(mg, dtype)), torch.iinfo(getattr(torch, dtype))
+    assert (got.bits, got.min, got.max, got.dtype, repr(got)) == (
+        want.bits, want.min, want.max, want.dtype, repr(want))
