@@ -173,3 +173,17 @@ def test_sample_shapes_and_dtypes_as_pytorch(torch):
                 assert d.rsample((2, 1)).shape == (2, 1) + tuple(d.batch_shape + d.event_shape)
         return out
     assert shapes(mg) == shapes(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_exponential_draws_pytorchs_numbers(torch, dtype):
+    # its samples are an exponential_ fill divided by the rate, as in PyTorch
+    out = []
+    for L in (mg, torch):
+        L.manual_seed(5)
+        rate = L.tensor([0.5, 1.0, 4.0], dtype=getattr(L, dtype), requires_grad=True)
+        x = L.distributions.Exponential(rate).rsample((4,))
+        x.sum().backward()
+        out.append((x.tolist(), rate.grad.tolist(),
+                    L.distributions.Exponential(rate).sample((2,)).tolist()))
+    assert out[0] == out[1]

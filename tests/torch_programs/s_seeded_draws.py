@@ -3,8 +3,9 @@ normal, multinomial, bernoulli and the in-place fills in float16, float32 and fl
 torch.Generator beside the global stream, get_rng_state/set_rng_state, and simple Monte Carlo
 estimates (pi, a mean, a bootstrap interval) printed from them."""
 # same-source tolerance: 1e-5 1e-7
-# same-source exact: ^(half|single|double|ints|perm|gen|state|bern|multi|fill|clamp)
+# same-source exact: ^(half|single|double|ints|perm|gen|state|bern|multi|fill|dist|clamp)
 import torch
+import torch.distributions as D
 
 torch.manual_seed(1234)
 print("half", torch.rand(5, dtype=torch.float16).tolist(), torch.randn(20, dtype=torch.float16)[-4:].tolist())
@@ -28,6 +29,8 @@ print("fill", torch.empty(3).uniform_(0, 5).tolist(), torch.empty(2, 2).normal_(
       torch.zeros(4).exponential_(2.0).tolist(), torch.zeros(5).bernoulli_(0.5).tolist(), torch.empty(4).random_(0, 7).tolist())
 print("fill", torch.normal(torch.zeros(3), torch.tensor([1.0, 2.0, 3.0])).tolist(), torch.normal(1.0, 2.0, size=(2,)).tolist(),
       torch.rand_like(torch.zeros(2, dtype=torch.float64)).tolist(), torch.randn_like(torch.zeros(3)).tolist(), torch.randint_like(torch.zeros(3), 4, 9).tolist())
+print("dist", D.Exponential(torch.tensor([0.5, 2.0])).sample((2,)).tolist(), D.Categorical(logits=torch.zeros(4)).sample((5,)).tolist(),
+      D.Normal(torch.zeros(2), 3.0).rsample().tolist(), D.Bernoulli(probs=torch.tensor([0.2, 0.7])).sample().tolist())
 print("clamp", torch.randint(0, 10, (6,)).clamp(max=4.5).tolist(), torch.randint(0, 10, (4,)).clamp(2, 7).tolist())
 
 # Monte Carlo: pi from points in the unit square, the mean of an exponential, a bootstrap
