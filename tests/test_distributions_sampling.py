@@ -187,3 +187,14 @@ def test_exponential_draws_pytorchs_numbers(torch, dtype):
         out.append((x.tolist(), rate.grad.tolist(),
                     L.distributions.Exponential(rate).sample((2,)).tolist()))
     assert out[0] == out[1]
+
+
+def test_multinomial_draws_pytorchs_numbers(torch):
+    # total_count categorical draws counted per category, as PyTorch's sample
+    out = []
+    for L in (mg, torch):
+        L.manual_seed(3)
+        d = L.distributions.Multinomial(7, L.tensor([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]]))
+        s = d.sample((2,))
+        out.append((s.tolist(), str(s.dtype).replace("torch.", ""), d.sample().tolist()))
+    assert out[0] == out[1]
