@@ -30,7 +30,8 @@ print("fill", torch.empty(3).uniform_(0, 5).tolist(), torch.empty(2, 2).normal_(
 print("fill", torch.normal(torch.zeros(3), torch.tensor([1.0, 2.0, 3.0])).tolist(), torch.normal(1.0, 2.0, size=(2,)).tolist(),
       torch.rand_like(torch.zeros(2, dtype=torch.float64)).tolist(), torch.randn_like(torch.zeros(3)).tolist(), torch.randint_like(torch.zeros(3), 4, 9).tolist())
 print("dist", D.Exponential(torch.tensor([0.5, 2.0])).sample((2,)).tolist(), D.Categorical(logits=torch.zeros(4)).sample((5,)).tolist(),
-      D.Normal(torch.zeros(2), 3.0).rsample().tolist(), D.Bernoulli(probs=torch.tensor([0.2, 0.7])).sample().tolist())
+      D.Normal(torch.zeros(2), 3.0).rsample().tolist(), D.Bernoulli(probs=torch.tensor([0.2, 0.7])).sample().tolist(),
+      D.Multinomial(10, torch.tensor([0.1, 0.2, 0.7])).sample((2,)).tolist())
 print("clamp", torch.randint(0, 10, (6,)).clamp(max=4.5).tolist(), torch.randint(0, 10, (4,)).clamp(2, 7).tolist())
 
 # Monte Carlo: pi from points in the unit square, the mean of an exponential, a bootstrap
