@@ -67,3 +67,14 @@ def test_errors_as_pytorchs(torch):
             lib.cummax(lib.ones(2), 1)
         with pytest.raises(TypeError):
             lib.cummin([1.0, 2.0], 0)
+
+
+@pytest.mark.parametrize("shape, dim", [((1000,), 0), ((50, 40), 0), ((7, 300, 3), 1)])
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_float32_scans_are_pytorchs_bit_for_bit(torch, shape, dim, name):
+    # PyTorch's CPU scans accumulate float32 in double, rounding each output once
+    x = np.random.default_rng(sum(shape)).normal(1.0, 0.1, shape).astype(np.float32)
+    want = getattr(torch, name)(torch.tensor(x), dim).numpy()
+    got = getattr(mg, name)(mg.tensor(x), dim).numpy()
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert mg.tensor([0.1] * 10).cumsum(0)[-1].item() == torch.tensor([0.1] * 10).cumsum(0)[-1].item()
