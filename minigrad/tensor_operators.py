@@ -96,10 +96,10 @@ def binary(op, name, a, b, floats=False):
     except OverflowError:
         # a Python int outside an integer tensor's range (`int8 * 1000`): PyTorch converts it
         # to the tensor's dtype, wrapping as the arithmetic does, where NumPy refuses it
-        wrapped = _wrapped_ints(a, b)
-        if wrapped == (a, b):
+        wa, wb = _wrapped_ints(a, b)
+        if wa is a and wb is b:
             raise
-        return _binary(op, name, *wrapped, floats)
+        return _binary(op, name, wa, wb, floats)
 
 
 def _wrapped_ints(a, b):

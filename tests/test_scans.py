@@ -1,8 +1,8 @@
 """cummax, cummin and logcumsumexp (minigrad/scans.py) against PyTorch: float64 values over
 wide ranges, gradients of first and second order (gradcheck, gradgradcheck, and PyTorch's
 where values tie, are NaN or far apart), forward mode. Dtypes and layouts are in the compat
-sweep. Last, the float32 results PyTorch accumulates in double (cumsum, cumprod, var, std),
-bit for bit."""
+sweep. Last, the float32 results PyTorch accumulates in double (cumsum, var, std), bit for
+bit."""
 import numpy as np
 import pytest
 
@@ -71,7 +71,7 @@ def test_errors_as_pytorchs(torch):
 
 
 @pytest.mark.parametrize("shape, dim", [((1000,), 0), ((50, 40), 0), ((7, 300, 3), 1)])
-@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("name", ["cumsum"])
 def test_float32_scans_are_pytorchs_bit_for_bit(torch, shape, dim, name):
     # PyTorch's CPU scans accumulate float32 in double, rounding each output once
     x = np.random.default_rng(sum(shape)).normal(1.0, 0.1, shape).astype(np.float32)

@@ -30,7 +30,7 @@ class Cumsum(Function):
 
 
 def running(scan, a, axis, dtype=None):
-    """np.cumsum or np.cumprod of `a` along `axis` into `dtype` (a's if None), float32 and
+    """np.cumsum of `a` along `axis` into `dtype` (a's if None), float32 and
     float16 accumulated in float64 and rounded once per element, as PyTorch's CPU scans
     (their accumulator type is double): a float32 running sum of 0.1 ten times ends at 1.0."""
     out = np.dtype(dtype or a.dtype)

@@ -18,7 +18,6 @@ from ..autograd.function import Function
 from ..graph_rules import constant, rule, saved_input
 from ..jvp_rules import jvp_rule
 from ._util import conj_slope, normalize_dim
-from .cumulative import running
 
 
 def _widened(a):
@@ -78,7 +77,7 @@ class Cumprod(Function):
         a = _widened(a)
         ctx.dim = dim
         ctx.save_for_backward(a)
-        return running(np.cumprod, a, dim)
+        return np.cumprod(a, axis=dim)
 
     @staticmethod
     def backward(ctx, g):
