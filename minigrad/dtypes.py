@@ -78,7 +78,35 @@ def resolve(dtype, default=None):
     return np.dtype(dtype)
 
 
-finfo, iinfo = np.finfo, np.iinfo
+class finfo:
+    """The limits of a float dtype (the default float dtype if none is given), as PyTorch gives
+    them: Python floats, which print every digit (NumPy's finfo holds NumPy scalars of the
+    dtype, which print rounded: `1.1920929e-07` for float32's eps)."""
+
+    def __init__(self, type=None):
+        info = np.finfo(_DEFAULT_FLOAT if type is None else type)
+        self.bits, self.dtype = info.bits, info.dtype.name
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = 10.0 ** -info.precision  # exact decimal, where NumPy rounds it to the dtype
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """The limits of an integer dtype, as PyTorch gives them (Python ints; its repr, which
+    prints them as %g does)."""
+
+    def __init__(self, type):
+        info = np.iinfo(type)
+        self.bits, self.min, self.max, self.dtype = info.bits, int(info.min), int(info.max), (
+            info.dtype.name)
+
+    def __repr__(self):
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"
 
 
 # --- type promotion ----------------------------------------------------------------------

@@ -2,9 +2,10 @@
 order, turned into numbers by the same arithmetic, so minigrad's draws equal PyTorch's after the
 same seed (ATen's DistributionsHelper.h, TransformationHelper.h and the cpu kernels).
 
-    uniform      float32 (and float16): word & (2**24 - 1), times 2**-24, times (to - from),
-                 plus from, in one fused multiply-add; float64: the low 53 bits of a 64-bit
-                 word (two words, the first the high half), the multiply-add fused as well
+    uniform      float32 (and float16, computed in float32 and rounded to it): word &
+                 (2**24 - 1), times 2**-24, times (to - from), plus from, in one fused
+                 multiply-add; float64: the low 53 bits of a 64-bit word (two words, the
+                 first the high half), the multiply-add fused as well
     normal       >= 16 contiguous elements: uniforms for all, then Box-Muller on blocks of 16
                  (float32: the AVX2 kernel's, normal_avx.py; float64: the C library's log,
                  cos and sin), the tail redone over the last 16 with 16 new uniforms; fewer,
@@ -41,13 +42,12 @@ _DIGITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float
 
 
 def unit(gen, n, dtype):
-    """n uniforms in [0, 1) of dtype's precision (float16 and float32 from one word each)."""
+    """n uniforms in [0, 1): float64's from 53 bits, every other dtype's as float32 from 24
+    bits of one word (PyTorch draws float16 in its float32 compute type)."""
     dtype = np.dtype(dtype)
     if dtype == np.float64:
         return (gen.random64(n) & np.uint64(2 ** 53 - 1)).astype(np.float64) * 2.0 ** -53
-    digits = _DIGITS.get(dtype, 24)
-    return (gen.random32(n) & np.uint64(2 ** digits - 1)).astype(np.float32) * np.float32(
-        2.0 ** -digits)
+    return (gen.random32(n) & np.uint64(2 ** 24 - 1)).astype(np.float32) * np.float32(2.0 ** -24)
 
 
 def uniform(gen, n, dtype, low=0.0, high=1.0):
@@ -73,8 +73,8 @@ def uniform_reference(gen, n, dtype, low=0.0, high=1.0):
     x = unit(gen, n, dtype)
     if dtype == np.float64:
         return _fused(x, high - low, low)
-    acc = np.float32  # float16 computes in float32, as PyTorch's dist_acctype
-    lo, hi = acc(dtype.type(low)), acc(dtype.type(high))
+    acc = np.float32  # float16 computes in float32, PyTorch's opmath type
+    lo, hi = acc(low), acc(high)
     # the multiply-add rounds once: the float32 product is exact in float64
     return (x.astype(np.float64) * np.float64(acc(hi - lo)) + np.float64(lo)).astype(dtype)
 
@@ -119,6 +119,8 @@ def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True):
         out = np.empty(n)
         _normal_fill.normal64(gen.random32(2 * (n + tail)), float(mean), float(std), out)
         return out
+    if dtype != np.float32:
+        return _normal16(gen, n, dtype, mean, std)
     if n < NORMAL32_COMPILED_FROM:
         return normal_reference(gen, n, dtype, mean, std)
     out = np.empty(n, np.float32)
@@ -138,6 +140,19 @@ def normal_reference(gen, n, dtype, mean=0.0, std=1.0):
     if n % 16:
         data[n - 16:] = _fill16(unit(gen, 16, calc).reshape(1, 16), calc, mean, std)[0]
     return data.astype(dtype)
+
+
+def _normal16(gen, n, dtype, mean, std):
+    """float16's normal of n >= 16 contiguous elements: PyTorch's generic fill in float32,
+    which draws the uniforms of each block of 16 as it goes (the float32 fill draws them all
+    first), the last n % 16 recomputed with the last 16 from 16 new uniforms."""
+    full = n // 16 * 16
+    out = np.empty(n, np.float32)
+    out[:full] = _fill16(unit(gen, full, np.float32).reshape(-1, 16), np.float32, mean,
+                         std).reshape(-1)
+    if n % 16:
+        out[n - 16:] = _fill16(unit(gen, 16, np.float32).reshape(1, 16), np.float32, mean, std)[0]
+    return out.astype(dtype)
 
 
 def _fill16(u, calc, mean, std):

@@ -274,8 +274,6 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
         if self._array.dtype == np.float16:  # computed in float32, rounded back as PyTorch's
             return ops.Gelu.apply(self.float(), approximate=approximate).half()
         return ops.Gelu.apply(self, approximate=approximate)
-    def clamp(self, min=None, max=None): return ops.Clamp.apply(self, min=min, max=max)
-    clip = clamp
 
     # --- reductions -----------------------------------------------------------------------
     # `dtype`: the input is cast to it first (to sum float16 in float32, ints in float64)
@@ -399,3 +397,4 @@ def _index(index):
     if isinstance(index, list):
         return np.asarray(index)
     return index
+

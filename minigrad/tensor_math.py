@@ -94,6 +94,23 @@ class MathMethods(LogicMethods, OrderMethods):
         return round_decimals(self, decimals=decimals)
     def trunc(self): return ops.Trunc.apply(self)
     def sign(self): return ops.Sign.apply(self)
+    def clamp(self, min=None, max=None):
+        bounds = [b for b in (min, max) if b is not None]
+        if bounds and (self._array.dtype.kind in "biu" or any(isinstance(b, _t.Tensor)
+                                                                for b in bounds)):
+            # the result's dtype is the operands' promoted one, as PyTorch's: an integer
+            # tensor clamped to 1.5 gives the default float (NumPy's clip: float64), a
+            # float32 one clamped to a float64 0-d tensor stays float32
+            from .tensor_operators import as_dtype
+            dtype = dtypes.computation_dtype([self, *bounds], "clamp")
+            self = as_dtype(self, dtype)
+            min, max = (b if b is None or not isinstance(b, _t.Tensor) else as_dtype(b, dtype)
+                        for b in (min, max))
+            if any(isinstance(b, _t.Tensor) and b.requires_grad for b in (min, max)):
+                return _clamp_to_tensors(self, min, max)
+            min, max = (b._array if isinstance(b, _t.Tensor) else b for b in (min, max))
+        return ops.Clamp.apply(self, min=min, max=max)
+    clip = clamp
     def clamp_min(self, min): return self.clamp(min=min)
     def clamp_max(self, max): return self.clamp(max=max)
 
@@ -326,3 +343,13 @@ class MathMethods(LogicMethods, OrderMethods):
 
     def tril(self, diagonal=0): return _triangle(np.tril, "tril", self, diagonal)
     def triu(self, diagonal=0): return _triangle(np.triu, "triu", self, diagonal)
+
+
+def _clamp_to_tensors(x, lo, hi):
+    """clamp with bounds that take gradients: each element's gradient goes to x where x lies
+    within [lo, hi] (ties included), else to the bound it was clamped to, as PyTorch's."""
+    if lo is not None:
+        x = ops.Where.apply((x < lo)._array, lo, x)
+    if hi is not None:
+        x = ops.Where.apply((x > hi)._array, hi, x)
+    return x

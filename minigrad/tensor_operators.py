@@ -91,6 +91,30 @@ _INDEX_ARITHMETIC = {ops.Add: np.add, ops.Sub: np.subtract, ops.Mul: np.multiply
 def binary(op, name, a, b, floats=False):
     """`op.apply(a, b)` in the dtype PyTorch computes in, with errors that name `name`;
     `floats`: integer operands give the default float (as atan2's do)."""
+    try:
+        return _binary(op, name, a, b, floats)
+    except OverflowError:
+        # a Python int outside an integer tensor's range (`int8 * 1000`): PyTorch converts it
+        # to the tensor's dtype, wrapping as the arithmetic does, where NumPy refuses it
+        wa, wb = _wrapped_ints(a, b)
+        if wa is a and wb is b:
+            raise
+        return _binary(op, name, wa, wb, floats)
+
+
+def _wrapped_ints(a, b):
+    """(a, b) with a Python int operand beside an integer tensor wrapped into its dtype."""
+    def wrap(number, other):
+        if number.__class__ is not int or not isinstance(other, _Tensor) \
+                or other._array.dtype.kind not in "iu":
+            return number
+        info = np.iinfo(other._array.dtype)
+        number %= 1 << info.bits
+        return number - (1 << info.bits) if number > info.max else number
+    return wrap(a, b), wrap(b, a)
+
+
+def _binary(op, name, a, b, floats):
     if b.__class__ is int and op in _INDEX_ARITHMETIC and isinstance(a, _Tensor) \
             and a._array.dtype.kind in "iu" and not _apply_hooks:
         # index arithmetic, `i + block_size` on an integer tensor: no gradient flows through
@@ -113,6 +137,8 @@ def binary(op, name, a, b, floats=False):
 def compare(fn, name, a, b, ordered=False):
     """A comparison in the promoted dtype, as in PyTorch: a bool tensor, no gradient.
     `ordered` (<, <=, >, >=) refuses complex numbers, which have no order."""
+    if b.__class__ is int or a.__class__ is int:
+        a, b = _wrapped_ints(a, b)  # `int8 < 300` compares with 300 in int8, as PyTorch does
     if _needs_promotion(a, b):
         a, b = _promoted(a, b, name)
     if ordered and any(getattr(x, "dtype", None) is not None and x.dtype.kind == "c"

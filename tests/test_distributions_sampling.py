@@ -173,3 +173,28 @@ def test_sample_shapes_and_dtypes_as_pytorch(torch):
                 assert d.rsample((2, 1)).shape == (2, 1) + tuple(d.batch_shape + d.event_shape)
         return out
     assert shapes(mg) == shapes(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_exponential_draws_pytorchs_numbers(torch, dtype):
+    # its samples are an exponential_ fill divided by the rate, as in PyTorch
+    out = []
+    for L in (mg, torch):
+        L.manual_seed(5)
+        rate = L.tensor([0.5, 1.0, 4.0], dtype=getattr(L, dtype), requires_grad=True)
+        x = L.distributions.Exponential(rate).rsample((4,))
+        x.sum().backward()
+        out.append((x.tolist(), rate.grad.tolist(),
+                    L.distributions.Exponential(rate).sample((2,)).tolist()))
+    assert out[0] == out[1]
+
+
+def test_multinomial_draws_pytorchs_numbers(torch):
+    # total_count categorical draws counted per category, as PyTorch's sample
+    out = []
+    for L in (mg, torch):
+        L.manual_seed(3)
+        d = L.distributions.Multinomial(7, L.tensor([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]]))
+        s = d.sample((2,))
+        out.append((s.tolist(), str(s.dtype).replace("torch.", ""), d.sample().tolist()))
+    assert out[0] == out[1]

@@ -3,8 +3,8 @@ PyTorch (seeded once at the top, its data generated, its weights PyTorch's defau
 as is with PyTorch and with only its import lines rewritten for minigrad, each in its own
 process, and the two printed outputs must agree (tests/same_source.py says how).
 
-The programs run in three groups of about equal time, one process per library and group, so
-that PyTorch's import is paid six times in all and the groups share the suite's two
+The programs run in four groups of about equal time, one process per library and group, so
+that PyTorch's import is paid twice per group and the groups share the suite's two
 processes. The minigrad process draws PyTorch's dropout masks (same_source.py says why), so
 programs that train with dropout compare too."""
 import pathlib
@@ -23,6 +23,10 @@ GROUPS = {
     "sequences and text": ["lstm_padded", "gru_seq2seq", "char_generator", "bigram_makemore",
                            "transformer_classifier", "transformer_lm", "bigru_tagger",
                            "v_tensor_logic", "v_transformer_dropout"],
+    "attention, numerics and probability": ["s_numerics_exact", "s_bahdanau_seq2seq",
+                                            "s_multihead_einsum", "s_skipgram_negative",
+                                            "s_conv_text_bag", "s_crf_mixture", "s_pack_lr_save",
+                                            "s_seeded_draws"],
 }
 
 

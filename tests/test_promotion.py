@@ -201,3 +201,67 @@ def test_tensor_infers_the_dtype_of_numpy_scalars_beside_python_numbers_like_tor
         ours, theirs = mg.tensor(data).dtype, torch.tensor(data).dtype
         assert str(ours).split(".")[-1] == str(theirs).split(".")[-1], data
     assert mg.tensor([mg.tensor(1.0, dtype=mg.float64), 2.0]).dtype == mg.float64
+
+
+@pytest.mark.parametrize("expr", ["h + 1000", "h - 1000", "1000 - h", "h * 200", "h // 1000",
+                                  "h % 1000", "h.add(300)", "h < 300", "h == 1000", "u - 300",
+                                  "u * 1000", "h + 1000.0"])
+def test_python_int_outside_an_integer_dtype_wraps_like_pytorch(torch, expr):
+    # PyTorch converts the number to the tensor's dtype (wrapping); NumPy refuses it
+    got = eval(expr, {"h": mg.tensor([1, 2, 100, -7], dtype=mg.int8),
+                      "u": mg.tensor([1, 2, 250], dtype=mg.uint8)})
+    want = eval(expr, {"h": torch.tensor([1, 2, 100, -7], dtype=torch.int8),
+                       "u": torch.tensor([1, 2, 250], dtype=torch.uint8)})
+    assert got.tolist() == want.tolist()
+    assert str(got.dtype) == str(want.dtype).replace("torch.", "")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", None])
+def test_finfo_gives_python_floats_as_pytorch(torch, dtype):
+    got = mg.finfo() if dtype is None else mg.finfo(getattr(mg, dtype))
+    want = torch.finfo() if dtype is None else torch.finfo(getattr(torch, dtype))
+    for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"):
+        assert str(getattr(got, field)) == str(getattr(want, field)), field
+    assert repr(got) == repr(want)
+
+
+@pytest.mark.parametrize("expr", ["x.clamp(max=1.5)", "x.clamp(min=1.5, max=2)",
+                                  "b.clamp(min=0.5)", "x.clip(max=1.5)", "x.clamp_max(1.5)",
+                                  "f.clamp(max=L.tensor(1.5, dtype=L.float64))",
+                                  "x.clamp(max=L.tensor([1.5, 2.5, 0.5]))", "h.clamp(max=1.5)",
+                                  "L.clamp(x, 0.5, 2.5)", "x.clamp(max=2)"])
+def test_clamp_gives_the_promoted_dtype(torch, expr):
+    def run(L):
+        env = {"L": L, "x": L.tensor([1, 2, 3]), "b": L.tensor([True, False]),
+               "f": L.tensor([1.0, 2.0, 3.0]), "h": L.tensor([1.0, 2.0, 3.0], dtype=L.float16)}
+        return eval(expr, env)
+    got, want = run(mg), run(torch)
+    assert got.tolist() == want.tolist()
+    assert str(got.dtype) == str(want.dtype).replace("torch.", "")
+
+
+def test_clamp_to_a_wider_bound_passes_the_gradient_in_the_input_dtype():
+    x = mg.tensor([0.5, 2.0, 3.0], requires_grad=True)
+    y = x.clamp(max=mg.tensor(2.5, dtype=mg.float64))
+    y.sum().backward()
+    assert y.dtype == mg.float32 and x.grad.dtype == mg.float32
+    assert x.grad.tolist() == [1.0, 1.0, 0.0]
+
+
+def test_clamp_to_tensor_bounds_gives_them_pytorchs_gradients(torch):
+    grads = []
+    for L in (mg, torch):
+        x = L.tensor([0.5, 2.0, 3.0, 1.0, 2.5], requires_grad=True)
+        lo = L.tensor([1.0, 1.0, 1.0, 1.0, 0.0], requires_grad=True)
+        hi = L.tensor(2.5, requires_grad=True)
+        y = L.clamp(x, lo, hi)
+        (y * L.tensor([1.0, 2.0, 3.0, 4.0, 5.0])).sum().backward()
+        grads.append([y.tolist(), x.grad.tolist(), lo.grad.tolist(), hi.grad.tolist()])
+    assert grads[0] == grads[1]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+def test_iinfo_as_pytorch(torch, dtype):
+    got, want = mg.iinfo(getattr(mg, dtype)), torch.iinfo(getattr(torch, dtype))
+    assert (got.bits, got.min, got.max, got.dtype, repr(got)) == (
+        want.bits, want.min, want.max, want.dtype, repr(want))

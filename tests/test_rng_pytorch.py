@@ -18,7 +18,7 @@ def both(fn, seed=0):
 
 
 @pytest.mark.parametrize("n", SIZES)
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES + ["float16"])  # float16: drawn in float32, rounded
 def test_rand_randn_uniform_normal_are_pytorchs(n, dtype):
     for fn in (lambda L: L.rand(n, dtype=getattr(L, dtype)),
                lambda L: L.randn(n, dtype=getattr(L, dtype)),

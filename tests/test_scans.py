@@ -1,7 +1,8 @@
 """cummax, cummin and logcumsumexp (minigrad/scans.py) against PyTorch: float64 values over
 wide ranges, gradients of first and second order (gradcheck, gradgradcheck, and PyTorch's
 where values tie, are NaN or far apart), forward mode. Dtypes and layouts are in the compat
-sweep."""
+sweep. Last, the float32 results PyTorch accumulates in double (cumsum, var, std), bit for
+bit."""
 import numpy as np
 import pytest
 
@@ -67,3 +68,26 @@ def test_errors_as_pytorchs(torch):
             lib.cummax(lib.ones(2), 1)
         with pytest.raises(TypeError):
             lib.cummin([1.0, 2.0], 0)
+
+
+@pytest.mark.parametrize("shape, dim", [((1000,), 0), ((50, 40), 0), ((7, 300, 3), 1)])
+@pytest.mark.parametrize("name", ["cumsum"])
+def test_float32_scans_are_pytorchs_bit_for_bit(torch, shape, dim, name):
+    # PyTorch's CPU scans accumulate float32 in double, rounding each output once
+    x = np.random.default_rng(sum(shape)).normal(1.0, 0.1, shape).astype(np.float32)
+    want = getattr(torch, name)(torch.tensor(x), dim).numpy()
+    got = getattr(mg, name)(mg.tensor(x), dim).numpy()
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert mg.tensor([0.1] * 10).cumsum(0)[-1].item() == torch.tensor([0.1] * 10).cumsum(0)[-1].item()
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_float32_var_and_std_are_pytorchs_bit_for_bit(torch, name, dim):
+    # PyTorch's CPU var and std accumulate float32 in double and round once (std after sqrt)
+    x = np.random.default_rng(3).normal(1.0, 3.0, (37, 53)).astype(np.float32)
+    kw = {} if dim is None else {"dim": dim}
+    for correction in (0, 1, 2):
+        want = getattr(torch.tensor(x), name)(correction=correction, **kw).numpy()
+        got = getattr(mg.tensor(x), name)(correction=correction, **kw).numpy()
+        assert got.dtype == want.dtype and np.array_equal(got, want)

@@ -2,11 +2,11 @@
 density rate exp(-rate x) on x >= 0."""
 from __future__ import annotations
 
-from minigrad import log1p, zeros_like
+from minigrad import empty, log1p, no_grad, zeros_like
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, draw
+from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
@@ -39,9 +39,12 @@ class Exponential(Distribution):
         return self.rate.pow(-2)
 
     def rsample(self, sample_shape=()):
-        """e / rate, e drawn from minigrad's stream: shape sample_shape + batch_shape."""
+        """e / rate, e filled by `exponential_` (PyTorch's numbers after the same seed): shape
+        sample_shape + batch_shape."""
         shape = self._extended_shape(sample_shape)
-        return draw("standard_exponential", shape, self.rate.dtype) / self.rate
+        with no_grad():
+            e = empty(shape, dtype=self.rate.dtype).exponential_()
+        return e / self.rate
 
     def log_prob(self, value):
         """log(rate) - rate value."""

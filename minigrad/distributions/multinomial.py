@@ -6,14 +6,13 @@ import math
 
 import numpy as np
 
-from minigrad import lgamma, no_grad, tensor, where
-from minigrad.random import generator
+from minigrad import int64, lgamma, no_grad, ones_like, where, zeros
 
 from . import constraints
 from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution
-from .utils import broadcast_all, dtype_name
+from .utils import broadcast_all
 
 __all__ = ["Multinomial"]
 
@@ -63,12 +62,15 @@ class Multinomial(Distribution):
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=()):
-        """Counts (S..., B..., K) in the parameter's dtype, from minigrad's stream."""
-        shape = self._extended_shape(sample_shape)
+        """Counts (S..., B..., K) in the parameter's dtype: total_count category draws
+        (PyTorch's numbers after the same seed), counted per category."""
+        sample_shape = tuple(sample_shape)
         with no_grad():
-            p = np.broadcast_to(self.probs.numpy().astype(np.float64), shape)
-            counts = generator().multinomial(self.total_count, p / p.sum(-1, keepdims=True))
-            return tensor(counts.astype(dtype_name(self.probs.dtype)))
+            draws = self._categorical.sample((self.total_count,) + sample_shape)
+            draws = draws.permute(*range(1, draws.dim()), 0)  # (S..., B..., total_count)
+            counts = zeros(self._extended_shape(sample_shape), dtype=int64)
+            counts.scatter_add_(-1, draws, ones_like(draws))
+            return counts.to(self.probs.dtype)
 
     def log_prob(self, value):
         """log n! - sum log x_k! + sum x_k log p_k (a zero count of a zero p counts 0)."""

@@ -19,11 +19,21 @@ class Cumsum(Function):
             dtype = np.int64  # bool and int sums widen to int64, as in PyTorch
         if a.ndim == 0:
             return np.asarray(a, dtype=dtype).copy()
-        return np.cumsum(a, axis=ctx.dim, dtype=dtype)
+        return running(np.cumsum, a, ctx.dim, dtype)
 
     @staticmethod
     def backward(ctx, g):
         if g.ndim == 0:
             return g
         rev = np.flip(g, ctx.dim)
-        return np.flip(np.cumsum(rev, axis=ctx.dim), ctx.dim)
+        return np.flip(running(np.cumsum, rev, ctx.dim), ctx.dim)
+
+
+def running(scan, a, axis, dtype=None):
+    """np.cumsum of `a` along `axis` into `dtype` (a's if None), float32 and
+    float16 accumulated in float64 and rounded once per element, as PyTorch's CPU scans
+    (their accumulator type is double): a float32 running sum of 0.1 ten times ends at 1.0."""
+    out = np.dtype(dtype or a.dtype)
+    if out in (np.float32, np.float16):
+        return scan(a, axis=axis, dtype=np.float64).astype(out)
+    return scan(a, axis=axis, dtype=dtype)

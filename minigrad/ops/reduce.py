@@ -86,11 +86,19 @@ class Var(Function):
 
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False, correction=1):
+        return Var.wide(ctx, a, dim, keepdim, correction).astype(
+            a.real.dtype if a.dtype.kind == "c" else a.dtype, copy=False)
+
+    @staticmethod
+    def wide(ctx, a, dim, keepdim, correction):
+        """The variance, float32 and float16 computed in float64 and not yet rounded back
+        (PyTorch's CPU var and std accumulate in double: std rounds once, after its sqrt)."""
         ctx.dims = normalize_dims(dim, a.ndim, "var")
         n = int(np.prod([a.shape[d] for d in ctx.dims]))
         ctx.denom = max(n - correction, 0)
-        centered = a - a.mean(axis=ctx.dims, keepdims=True)
-        ctx.save_for_backward(centered)
+        x = a.astype(np.float64) if a.dtype in (np.float32, np.float16) else a
+        centered = x - x.mean(axis=ctx.dims, keepdims=True)
+        ctx.save_for_backward(centered.astype(a.dtype, copy=False))
         ctx.keepdim = keepdim
         square = centered * centered if a.dtype.kind != "c" else (
             centered * np.conj(centered)).real
@@ -111,7 +119,8 @@ class Std(Var):
 
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False, correction=1):
-        out = np.sqrt(Var.forward(ctx, a, dim, keepdim, correction))
+        out = np.sqrt(Var.wide(ctx, a, dim, keepdim, correction)).astype(
+            a.real.dtype if a.dtype.kind == "c" else a.dtype, copy=False)
         ctx.std = out
         return out
 
