@@ -9,9 +9,9 @@ former one second. A handler of either kind catches it.
 """
 from __future__ import annotations
 
-__all__ = ["DTypeError", "DTypeNotImplementedError", "IndexRangeError", "InvalidValueError",
-           "MissingDirectoryError", "ShapeError", "broadcast_error", "negative_size",
-           "size_mismatch"]
+__all__ = ["DTypeError", "DTypeNotImplementedError", "DivisionByZeroError", "IndexRangeError",
+           "InvalidValueError", "MissingDirectoryError", "ShapeError", "broadcast_error",
+           "negative_size", "size_mismatch"]
 
 
 class ShapeError(RuntimeError, ValueError):
@@ -32,6 +32,11 @@ class IndexRangeError(RuntimeError, IndexError):
 class DTypeError(RuntimeError, TypeError):
     """A dtype the op does not take, or operands whose dtypes differ where the op needs one
     (PyTorch: RuntimeError, as in "expected m1 and m2 to have the same dtype")."""
+
+
+class DivisionByZeroError(RuntimeError, ZeroDivisionError):
+    """An integer division, floor division, remainder or fmod by zero (PyTorch: RuntimeError
+    "ZeroDivisionError")."""
 
 
 class MissingDirectoryError(RuntimeError, FileNotFoundError):

@@ -192,11 +192,17 @@ def div(input, other, *, rounding_mode=None):
     """input / other; rounding_mode "floor" rounds down (as //) and "trunc" toward zero."""
     if rounding_mode == "floor":
         return floor_divide(input, other)
+    if rounding_mode == "trunc" and not (_as_tensor(input).is_floating_point() or isinstance(
+            other, float) or (isinstance(other, Tensor) and other.is_floating_point())):
+        # integers: exact, in the promoted integer dtype (a float quotient loses the low bits of
+        # large int64s); floor and trunc differ where the division is inexact and the signs
+        # differ. floor_divide refuses a zero divisor.
+        q = floor_divide(input, other)
+        off = (remainder(input, other) != 0) & ((_as_tensor(input) < 0) != (_as_tensor(other) < 0))
+        return q + off.to(q.dtype)
     q = _lhs(input, other) / other
     if rounding_mode == "trunc":
-        q = q.trunc()
-        return q if _as_tensor(input).is_floating_point() or (
-            isinstance(other, Tensor) and other.is_floating_point()) else q.long()
+        return q.trunc()
     if rounding_mode is not None:
         raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got "
                          f"{rounding_mode!r}")

@@ -265,3 +265,32 @@ def test_iinfo_as_pytorch(torch, dtype):
     got, want = mg.iinfo(getattr(mg, dtype)), torch.iinfo(getattr(torch, dtype))
     assert (got.bits, got.min, got.max, got.dtype, repr(got)) == (
         want.bits, want.min, want.max, want.dtype, repr(want))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_trunc_division_of_integers_is_exact_in_their_dtype(dtype):
+    torch = pytest.importorskip("torch")
+    a = [5, -7, 7, -5, 6, -6, 0, 100, -100]
+    b = [2, 2, -2, -2, 3, 4, 7, -7, 9]
+    for lib in (mg, torch):
+        got = lib.div(lib.tensor(a, dtype=getattr(lib, dtype)), lib.tensor(b, dtype=getattr(
+            lib, dtype)), rounding_mode="trunc")
+        assert got.tolist() == [int(x / y) for x, y in zip(a, b)]
+        assert str(got.dtype).endswith(dtype)
+    # a float quotient would lose the low bits of a large int64
+    big = mg.div(mg.tensor([2**60 + 1, -(2**60) - 1]), 3, rounding_mode="trunc")
+    assert big.tolist() == torch.div(torch.tensor([2**60 + 1, -(2**60) - 1]), 3,
+                                     rounding_mode="trunc").tolist()
+
+
+@pytest.mark.parametrize("call", [lambda L: L.div(L.tensor([5, 3]), 0, rounding_mode="trunc"),
+                                  lambda L: L.div(L.tensor([5, 3]), 0, rounding_mode="floor"),
+                                  lambda L: L.tensor([5, 3]) % L.tensor([1, 0]),
+                                  lambda L: L.fmod(L.tensor([5]), 0)])
+def test_an_integer_division_by_zero_is_pytorchs_runtime_error(call):
+    torch = pytest.importorskip("torch")
+    for lib in (mg, torch):
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            call(lib)
+    with pytest.raises(ZeroDivisionError):  # and still the type minigrad raised before
+        call(mg)

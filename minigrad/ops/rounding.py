@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..errors import DivisionByZeroError
 
 
 class _Flat(Function):
@@ -59,7 +60,7 @@ class FloorDivide(Function):
     @staticmethod
     def forward(ctx, a, b):
         if not (np.issubdtype(np.result_type(a, b), np.floating)) and np.any(np.asarray(b) == 0):
-            raise ZeroDivisionError("floor_divide: integer division by zero")
+            raise DivisionByZeroError("floor_divide: ZeroDivisionError (integer division by zero)")
         return np.asarray(np.floor_divide(a, b))
 
     @staticmethod
@@ -73,7 +74,7 @@ class Remainder(Function):
     @staticmethod
     def forward(ctx, a, b):
         if not (np.issubdtype(np.result_type(a, b), np.floating)) and np.any(np.asarray(b) == 0):
-            raise ZeroDivisionError("remainder: integer division by zero")
+            raise DivisionByZeroError("remainder: ZeroDivisionError (integer division by zero)")
         ctx.save_for_backward(a, b)
         return np.asarray(np.remainder(a, b))
 

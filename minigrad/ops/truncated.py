@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..errors import DivisionByZeroError
 from ..graph_rules import constant, rule
 from ..jvp_rules import jvp_rule
 
@@ -23,7 +24,7 @@ class FMod(Function):
         if np.result_type(a, b) == np.bool_:
             raise NotImplementedError("fmod: not implemented for bool tensors")
         if np.result_type(a, b).kind in "iu" and np.any(np.asarray(b) == 0):
-            raise RuntimeError("fmod: ZeroDivisionError (integer division by zero)")
+            raise DivisionByZeroError("fmod: ZeroDivisionError (integer division by zero)")
         ctx.save_for_backward(a, b)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.asarray(np.fmod(a, b))
