@@ -212,8 +212,8 @@ class BackwardTimeline:
     op backward, in call order. Needs tracemalloc running."""
 
     def __init__(self):
-        from minigrad.autograd import Function
-        self._classes = [c for c in _subclasses(Function) if "backward" in vars(c)]
+        from minigrad.autograd.op import Op
+        self._classes = [c for c in _subclasses(Op) if "backward" in vars(c)]
         self.rows = []
         self._saved = []
 

@@ -1,15 +1,15 @@
-"""Per-op timing of minigrad: wrap every `Function` subclass's `forward` and `backward`.
+"""Per-op timing of minigrad: wrap every `Op` subclass's `forward` and `backward`.
 
     with OpProfiler() as prof:
         ...one training step...
     prof.table()   # rows: op, forward ms, backward ms, calls, share
 
-How it measures: every `Function` subclass defining its own `forward` / `backward` gets them
+How it measures: every `Op` subclass defining its own `forward` / `backward` gets them
 replaced by a wrapper that times the call with `time.perf_counter` and books it under the op's
 class name (`type(ctx).__name__`) and module path (`current_module_path()` during forward,
 the path noted on the node during backward). Times are exclusive: if an op's forward calls another op,
 the inner time is booked to the inner op only. What is *not* inside forward/backward -- the
-graph bookkeeping in `Function.apply`, the engine's topological sort and gradient summing,
+graph bookkeeping in `Op.apply`, the engine's topological sort and gradient summing,
 the optimizer, gradient clipping -- shows up as "other (outside op forward/backward)" when the
 caller passes the step's total time. The wrapper adds about 1 us per call.
 """
@@ -17,7 +17,7 @@ import time
 from collections import defaultdict
 
 from minigrad.autograd import engine as _engine
-from minigrad.autograd import Function
+from minigrad.autograd.op import Op
 from minigrad.grad_mode import current_module_path
 
 
@@ -66,11 +66,11 @@ class OpProfiler:
         return wrapper
 
     def __enter__(self):
-        # make sure every op module is imported so its Function subclasses exist
+        # make sure every op module is imported so its Op subclasses exist
         import minigrad.ops  # noqa: F401
         import minigrad.nn  # noqa: F401
         import minigrad.nn.functional  # noqa: F401
-        for cls in _all_subclasses(Function):
+        for cls in _all_subclasses(Op):
             for name, table, is_fwd in (("forward", self.fwd, True), ("backward", self.bwd, False)):
                 if name in cls.__dict__:
                     raw = cls.__dict__[name]

@@ -1,7 +1,7 @@
 """The modified Bessel functions of the first kind of orders 0 and 1, `i0` and `i1` (the Kaiser
 window's and the von Mises distribution's normalisers), I0(x) = sum_k (x^2/4)^k / (k!)^2, and
 their exponentially scaled forms `i0e` = exp(-|x|) I0(x) and `i1e` = exp(-|x|) I1(x), which do
-not overflow. Each is a small `Function` whose backward is made of the others (I0' = I1,
+not overflow. Each is a small `Op` whose backward is made of the others (I0' = I1,
 I1' = I0 - I1/x, 1/2 at 0; i0e' = i1e - sign(x) i0e, i1e' = i0e - i1e (sign(x) + 1/x)), with
 a tensor-level rule, so each can be differentiated any number of times, and a forward-mode
 rule.
@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input
 from .jvp_rules import by_backward, jvp_rule
 from .precise import _floating
@@ -111,7 +111,7 @@ def _i1_slope_array(a):
 
 # --- ops -----------------------------------------------------------------------------------------
 
-class I0(Function):
+class I0(Op):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -122,7 +122,7 @@ class I0(Function):
         return g * _in_float64(i1_array, ctx.saved[0])
 
 
-class I1(Function):
+class I1(Op):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -133,7 +133,7 @@ class I1(Function):
         return g * _in_float64(_i1_slope_array, ctx.saved[0])
 
 
-class I0e(Function):
+class I0e(Op):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -144,7 +144,7 @@ class I0e(Function):
         return g * _in_float64(_i0e_slope_array, ctx.saved[0])
 
 
-class I1e(Function):
+class I1e(Op):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)

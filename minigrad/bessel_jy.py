@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from .autograd import function
+from .autograd import op as autograd_op
 from .error_functions import _in_float64, _no_half
 from .precise import _floating
 
@@ -151,11 +151,11 @@ def y1_array(x):
 def values(name, array_fn, input):
     """array_fn of the input in float64, rounded to its dtype, as a tensor that does not
     require grad (the newer torch.special functions have no derivative)."""
-    if not isinstance(input, function.Tensor):
+    if not isinstance(input, autograd_op.Tensor):
         raise TypeError(f"special_{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     _no_half(name, input)
-    return function.Tensor._wrap(_in_float64(array_fn, _floating(input).detach()._array))
+    return autograd_op.Tensor._wrap(_in_float64(array_fn, _floating(input).detach()._array))
 
 
 def bessel_j0(input):

@@ -11,13 +11,13 @@ and for the other ops here applies the chain rule to the parts. A real input of 
 real part of its gradient, in the engine's one fitting place (`_fit` in autograd/engine.py).
 
 Only the ops marked `complex_aware` accept complex operands; any other refuses them with an
-error naming the op (`Function.apply`), since its backward would omit the conjugates.
+error naming the op (`Op.apply`), since its backward would omit the conjugates.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .autograd.function import Function
+from .autograd.op import Op
 from .dtypes import complex_of, get_default_dtype, real_of
 from .tensor import Tensor
 
@@ -25,7 +25,7 @@ __all__ = ["angle", "complex", "conj", "conj_physical", "imag", "is_complex", "i
            "real", "resolve_conj", "resolve_neg", "sgn", "view_as_complex", "view_as_real"]
 
 
-class Real(Function):
+class Real(Op):
     """z.real, a view of the real parts; its gradient g (real) is dL/dx, the complex g + 0i."""
     complex_aware = True
 
@@ -38,7 +38,7 @@ class Real(Function):
         return g  # the engine casts it to the input's complex dtype
 
 
-class Imag(Function):
+class Imag(Op):
     """z.imag, a view of the imaginary parts; dL/dy = g enters the gradient as i g."""
     complex_aware = True
 
@@ -53,7 +53,7 @@ class Imag(Function):
         return out
 
 
-class Conj(Function):
+class Conj(Op):
     """The conjugate; the gradient is conj(g), since conj is antiholomorphic."""
     complex_aware = True
 
@@ -66,7 +66,7 @@ class Conj(Function):
         return np.conj(g)
 
 
-class Angle(Function):
+class Angle(Op):
     """arg(z) = atan2(y, x), real; d/dx = -y/|z|^2, d/dy = x/|z|^2, so the gradient is
     g * i z / |z|^2 (0 at z = 0, as in PyTorch). For a real input it is 0 or pi, gradient 0."""
 
@@ -85,7 +85,7 @@ class Angle(Function):
             return np.where(r2 == 0, 0, g * 1j * z / r2).astype(z.dtype, copy=False)
 
 
-class Sgn(Function):
+class Sgn(Op):
     """z / |z|, 0 at 0. Not holomorphic: with s = z / |z|, ds = (dz - s Re(conj(s) dz)) / |z|,
     so the gradient of a real loss is (g - s Re(g conj(s))) / |z|, 0 at z = 0 (PyTorch's)."""
     complex_aware = True
@@ -106,7 +106,7 @@ class Sgn(Function):
                 s.dtype, copy=False)
 
 
-class Complex(Function):
+class Complex(Op):
     """real + i imag for two float arrays of one dtype (broadcast); gradients Re g and Im g."""
     complex_aware = True
 
@@ -121,7 +121,7 @@ class Complex(Function):
         return g.real, g.imag
 
 
-class Polar(Function):
+class Polar(Op):
     """abs * (cos(angle) + i sin(angle)); gradients Re(g conj(sgn z)) for abs and
     Re(g conj(i z)) for angle. sgn z = z / |z| is e^{i angle} for abs > 0, polar's domain;
     outside it PyTorch's rule gives -e^{i angle} for abs < 0 and 0 at abs = 0, and so does
@@ -142,7 +142,7 @@ class Polar(Function):
         return (g * unit).real, (g * np.conj(1j * z)).real
 
 
-class ViewAsReal(Function):
+class ViewAsReal(Op):
     """(*S) complex as (*S, 2) real, a view of the same memory (real, imaginary)."""
     complex_aware = True
 
@@ -157,7 +157,7 @@ class ViewAsReal(Function):
         return out
 
 
-class ViewAsComplex(Function):
+class ViewAsComplex(Op):
     """(*S, 2) real as (*S) complex, a view of the same memory."""
     complex_aware = True
 

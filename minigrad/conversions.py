@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .autograd import function
+from .autograd import op as autograd_op
 from .precise import _floating
 
 __all__ = ["deg2rad", "float_power", "rad2deg"]
@@ -27,7 +27,7 @@ def rad2deg(input):
 
 
 def _float64(x):
-    if isinstance(x, function.Tensor):
+    if isinstance(x, autograd_op.Tensor):
         from .tensor_operators import as_dtype
         return as_dtype(x, np.dtype(np.float64))  # the gradient reaches x in its own dtype
     if isinstance(x, complex):
@@ -38,7 +38,7 @@ def _float64(x):
 def float_power(input, exponent):
     """input ** exponent in float64, elementwise and broadcast; either may be a number (not
     both)."""
-    if not isinstance(input, function.Tensor) and not isinstance(exponent, function.Tensor):
+    if not isinstance(input, autograd_op.Tensor) and not isinstance(exponent, autograd_op.Tensor):
         raise TypeError(f"float_power(): expected a Tensor as input or exponent, got "
                         f"{type(input).__name__} and {type(exponent).__name__}")
     with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1, (-2) ** 0.5: inf, NaN

@@ -1,5 +1,5 @@
 """The Gaussian's integral and its inverse (`erf`, `erfc`, `erfinv`), and logarithms and powers
-in bases 2 and 10 (`log2`, `log10`, `exp2`), each a small `Function` with its backward beside
+in bases 2 and 10 (`log2`, `log10`, `exp2`), each a small `Op` with its backward beside
 its forward, a tensor-level rule (for `create_graph=True`) and a forward-mode rule.
 
 NumPy has no erf, and minigrad takes no SciPy, so erf and erfc are computed here in float64
@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import by_backward, jvp_rule
 from .ops._util import conj_slope
@@ -122,7 +122,7 @@ def _no_half(name, *tensors):
 
 # --- ops -----------------------------------------------------------------------------------------
 
-class Erf(Function):
+class Erf(Op):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -134,7 +134,7 @@ class Erf(Function):
         return g * (_TWO_OVER_SQRT_PI * np.exp(-a * a))
 
 
-class Erfc(Function):
+class Erfc(Op):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -146,7 +146,7 @@ class Erfc(Function):
         return g * (-_TWO_OVER_SQRT_PI * np.exp(-a * a))
 
 
-class Erfinv(Function):
+class Erfinv(Op):
     @staticmethod
     def forward(ctx, a):
         out = _in_float64(erfinv_array, a)
@@ -162,7 +162,7 @@ class Erfinv(Function):
 
 # log2, log10 and exp2 are holomorphic: complex input takes the derivative's conjugate
 
-class Log2(Function):
+class Log2(Op):
     complex_aware = True
 
     @staticmethod
@@ -175,7 +175,7 @@ class Log2(Function):
         return g / (conj_slope(ctx.saved[0]) * _LN2)
 
 
-class Log10(Function):
+class Log10(Op):
     complex_aware = True
 
     @staticmethod
@@ -188,7 +188,7 @@ class Log10(Function):
         return g / (conj_slope(ctx.saved[0]) * _LN10)
 
 
-class Exp2(Function):
+class Exp2(Op):
     complex_aware = True
 
     @staticmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd.function import Function
+from .autograd.op import Op
 from .dtypes import complex_of, real_of
 
 _ADJOINT_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -35,7 +35,7 @@ def _full(shape, dims, sizes):
     return out
 
 
-class C2C(Function):
+class C2C(Op):
     """fftn (or ifftn, `inverse`) of complex `a` over `dims`, each resized to `sizes`."""
     complex_aware = True
 
@@ -53,7 +53,7 @@ class C2C(Function):
         return resize(out, ctx.dims, ctx.in_sizes)
 
 
-class R2C(Function):
+class R2C(Op):
     """rfftn of real `a` over `dims`, each resized to `sizes`: the last dim's spectrum keeps
     its n // 2 + 1 first frequencies (the rest are their conjugates)."""
     complex_aware = True
@@ -74,7 +74,7 @@ class R2C(Function):
         return resize(out.astype(real_of(g.dtype), copy=False), ctx.dims, ctx.in_sizes)
 
 
-class C2R(Function):
+class C2R(Op):
     """irfftn of a half spectrum `a` over `dims` to a real signal of `sizes` (the last dim's
     spectrum is first resized to sizes[-1] // 2 + 1 frequencies, the others to their
     sizes); the missing frequencies are the conjugates of those given."""

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd import function
-from .autograd.function import Function
+from .autograd import op as autograd_op
+from .autograd.op import Op
 from .errors import broadcast_error
 from .graph_rules import constant, rule
 from .jvp_rules import jvp_rule
@@ -27,11 +27,11 @@ __all__ = ["copysign", "frac", "frexp", "heaviside", "isneginf", "isposinf", "ld
 
 
 def _array(x):
-    return x._array if isinstance(x, function.Tensor) else np.asarray(x)
+    return x._array if isinstance(x, autograd_op.Tensor) else np.asarray(x)
 
 
 def _wrap(a):
-    return function.Tensor._wrap(np.asarray(a))
+    return autograd_op.Tensor._wrap(np.asarray(a))
 
 
 def frac(input):
@@ -64,7 +64,7 @@ def isneginf(input):
 def _zeros(like):
     """Zeros shaped as `like` (an array or a tensor): the slope that passes no gradient (a
     product with 0 would make NaN of an infinite or NaN `like`)."""
-    if isinstance(like, function.Tensor):
+    if isinstance(like, autograd_op.Tensor):
         from .creation import zeros_like
         return zeros_like(like)
     return np.zeros_like(like)
@@ -81,13 +81,13 @@ def copysign(input, other):
     """|input| with the sign of other (its sign bit: -0.0 counts as negative), elementwise and
     broadcast; other may be a number. Integer tensors give the default float dtype."""
     from .tensor_operators import binary
-    if not isinstance(input, function.Tensor):
+    if not isinstance(input, autograd_op.Tensor):
         raise TypeError(f"copysign(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
     return binary(Copysign, "copysign", *with_numbers("copysign", input, other), floats=True)
 
 
-class Heaviside(Function):
+class Heaviside(Op):
     """The step function as an op of the graph, so that, as in PyTorch, its result requires
     grad when an operand does and backward through it raises: it has no derivative."""
 
@@ -113,7 +113,7 @@ def heaviside(input, values):
         np.broadcast_shapes(a.shape, v.shape)
     except ValueError:
         raise broadcast_error("heaviside", a.shape, v.shape) from None
-    return Heaviside.apply(input, values if isinstance(values, function.Tensor) else _wrap(v))
+    return Heaviside.apply(input, values if isinstance(values, autograd_op.Tensor) else _wrap(v))
 
 
 def frexp(input):
@@ -133,12 +133,12 @@ def ldexp(input, other):
     """input * 2 ** other, elementwise and broadcast, in their common float dtype (integers
     give the default float); differentiable in both as that product."""
     from .dtypes import computation_dtype
-    other = other if isinstance(other, function.Tensor) else _wrap(other)
+    other = other if isinstance(other, autograd_op.Tensor) else _wrap(other)
     dtype = computation_dtype((input, other), "ldexp", floats=True)
     return input.to(dtype) * 2.0 ** other.to(dtype)
 
 
-class NextAfter(Function):
+class NextAfter(Op):
     """The next float after a toward b; PyTorch's gradient: 1 toward a where a != b (0 where
     the result is b itself), 0 toward b."""
 
@@ -160,7 +160,7 @@ def nextafter(input, other):
     if dtype.kind != "f":
         raise NotImplementedError(f'"nextafter_cpu" not implemented for '
                                   f"'{torch_dtype_name(dtype)}'")
-    to = [x.to(dtype) if isinstance(x, function.Tensor) else _wrap(np.asarray(x, dtype))
+    to = [x.to(dtype) if isinstance(x, autograd_op.Tensor) else _wrap(np.asarray(x, dtype))
           for x in (input, other)]
     try:
         np.broadcast_shapes(to[0].shape, to[1].shape)

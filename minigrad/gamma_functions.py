@@ -2,7 +2,7 @@
 `digamma` (its derivative, psi) and `polygamma(n, x)` (psi's n-th derivative), and the
 multivariate log-gamma `multigammaln(a, p)` (the Wishart distribution's normaliser), composed
 of lgamma. Each is a small
-`Function` whose backward is the next function of the family (lgamma' = digamma, digamma' =
+`Op` whose backward is the next function of the family (lgamma' = digamma, digamma' =
 polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .)), with a tensor-level rule, so they can
 be differentiated any number of times, and a forward-mode rule.
 
@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from . import kernels
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input
 from .jvp_rules import jvp_rule
 from .precise import _floating
@@ -105,7 +105,7 @@ def polygamma_array(n, x):
 
 # --- ops -----------------------------------------------------------------------------------------
 
-class Polygamma(Function):
+class Polygamma(Op):
     """psi's n-th derivative, with n = -1 for lgamma (whose derivative psi is)."""
 
     @staticmethod

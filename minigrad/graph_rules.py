@@ -19,8 +19,8 @@ second derivative is never silently wrong.
 """
 from __future__ import annotations
 
-from .autograd import function
-from .autograd.function import AccumulateGrad
+from .autograd import op as autograd_op
+from .autograd.op import AccumulateGrad
 
 def registrar(table):
     """A decorator factory: `@decorator(*ops)` enters the decorated function in `table` as the
@@ -43,7 +43,7 @@ def saved_input(ctx, i, array):
     input: the leaf itself, a stand-in pointing to the input's node, or a constant if input i
     wants no gradient."""
     node = ctx.next_nodes[i] if i < len(ctx.next_nodes) else None
-    t = function.Tensor._wrap(array)
+    t = autograd_op.Tensor._wrap(array)
     if node is None:
         return t
     if node.__class__ is AccumulateGrad:
@@ -58,14 +58,14 @@ def saved_input(ctx, i, array):
 
 def saved_output(ctx, array):
     """The node's own output as a Tensor: its gradient flows back into the node itself."""
-    t = function.Tensor._wrap(array.reshape(ctx.out_shape))
+    t = autograd_op.Tensor._wrap(array.reshape(ctx.out_shape))
     t.grad_fn, t._requires_grad = ctx, True
     return t
 
 
 def constant(array):
     """An array the rule uses as a constant (a mask, a count): no gradient flows to it."""
-    return function.Tensor._wrap(array)
+    return autograd_op.Tensor._wrap(array)
 
 
 __all__ = ["RULES", "constant", "registrar", "rule", "saved_input", "saved_output"]

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from . import ops
-from .autograd.function import Function
+from .autograd.op import Op
 from .kernels.reference import erf as _erf
 from .graph_rules import constant, rule, saved_input, saved_output
 
@@ -222,7 +222,7 @@ def _normal_pdf(x):
     return (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
 
 
-class NormalCdf(Function):
+class NormalCdf(Op):
     """Phi(x), the standard normal CDF, elementwise: GELU's second derivative needs it."""
 
     @staticmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels, ops
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import constant, rule, saved_input, saved_output
 from .ops.einsum import gradient_plans
 
@@ -50,7 +50,7 @@ def _linear(ctx, g):
     return gx, gw, gb
 
 
-class SoftmaxValue(Function):
+class SoftmaxValue(Op):
     """A softmax output y (along the last dim) that a fused node kept, as an op of that
     node's input: forward returns y, backward is softmax's. The input is a stand-in whose
     values are not read; the gradient reaches the input's node."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops
-from .autograd.function import Function
+from .autograd.op import Op
 from .ops.diagonal import Diagonal, DiagonalEmbed
 from .ops.dim_windows import FoldDim, UnfoldDim
 from .graph_rules import constant, rule, saved_input, saved_output
@@ -132,7 +132,7 @@ def _padding(read):
     return None if pad is None else (read.ids == pad)[..., None]
 
 
-class ScatterBack(Function):
+class ScatterBack(Op):
     """The backward of a read (`x[index]`, gather, index_select, embedding) as an op: its
     gradient added at the positions read, in a zero tensor of the input's shape. Its own
     backward reads those positions again."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd import function
+from .autograd import op as autograd_op
 from .linalg_checks import torch_dtype_name
 
 __all__ = ["histc", "histogram"]
@@ -41,7 +41,7 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002  (PyTorch's argument nam
     lo_, hi_ = a.dtype.type(lo), a.dtype.type(hi)
     pos = ((x - lo_) * a.dtype.type(bins) / (hi_ - lo_)).astype(np.int64)
     counts = np.bincount(np.minimum(pos, bins - 1), minlength=bins)
-    return function.Tensor._wrap(counts.astype(a.dtype))
+    return autograd_op.Tensor._wrap(counts.astype(a.dtype))
 
 
 def _edges(a, bins, range):  # noqa: A002
@@ -72,7 +72,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     if a.dtype.kind != "f":
         raise NotImplementedError(f'"histogramdd" not implemented for '
                                   f"'{torch_dtype_name(a.dtype)}'")
-    if isinstance(bins, function.Tensor):
+    if isinstance(bins, autograd_op.Tensor):
         edges = bins._array.astype(a.dtype)
         if edges.ndim != 1 or edges.size < 1:
             raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension and "
@@ -103,4 +103,4 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     if density and n:
         total = hist.sum()
         hist = (hist / (total * np.diff(edges))).astype(a.dtype)
-    return return_types.histogram(function.Tensor._wrap(hist), function.Tensor._wrap(edges))
+    return return_types.histogram(autograd_op.Tensor._wrap(hist), autograd_op.Tensor._wrap(edges))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input
 from .error_functions import _no_half
 from .ops._sloped import with_numbers
@@ -79,7 +79,7 @@ def _zeta(x, q):
     return zeta_array(xs, qs).astype(np.result_type(x, q), copy=False)
 
 
-class Zeta(Function):
+class Zeta(Op):
     @staticmethod
     def forward(ctx, x, q):
         ctx.save_for_backward(x, q)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes, kernels
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input
 
 __all__ = ["gammainc", "gammaincc"]
@@ -109,7 +109,7 @@ def _slope(a, x):
         return np.exp(_log_prefactor(a, x) - np.log(x))
 
 
-class Gammainc(Function):
+class Gammainc(Op):
     @staticmethod
     def forward(ctx, a, x, upper=False):
         ctx.save_for_backward(a, x)
@@ -136,7 +136,7 @@ def _gammainc_rule(ctx, g):
 
 
 def _apply(name, input, other, upper):
-    from .autograd.function import Tensor
+    from .autograd.op import Tensor
     from .linalg_checks import torch_dtype_name
     from .tensor_operators import binary
     for arg, value in (("input", input), ("other", other)):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd import function
+from .autograd import op as autograd_op
 from .linalg_checks import torch_dtype_name
 
 __all__ = ["argwhere", "take", "unravel_index"]
@@ -17,7 +17,7 @@ __all__ = ["argwhere", "take", "unravel_index"]
 def take(input, index):
     """input.reshape(-1)[index]: index an int64 tensor of any shape, values in [-n, n) for n
     elements."""
-    i = index._array if isinstance(index, function.Tensor) else None
+    i = index._array if isinstance(index, autograd_op.Tensor) else None
     if i is None or i.dtype != np.int64:
         got = type(index).__name__ if i is None else torch_dtype_name(i.dtype)
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {got}")
@@ -27,7 +27,7 @@ def take(input, index):
         raise IndexError(f"out of range: tried to access index {int(i[bad].flat[0])} on a "
                          f"tensor of {n} elements.")
     flat = input.reshape(-1)
-    return flat[function.Tensor._wrap(np.where(i < 0, i + n, i))]
+    return flat[autograd_op.Tensor._wrap(np.where(i < 0, i + n, i))]
 
 
 def argwhere(input):
@@ -40,7 +40,7 @@ def unravel_index(indices, shape):
     """The coordinates of flat positions `indices` (an integer tensor) in a tensor of `shape`:
     a tuple of int64 tensors of indices' shape, one per dim (negative positions count from
     the end, as NumPy's would not)."""
-    i = indices._array if isinstance(indices, function.Tensor) else None
+    i = indices._array if isinstance(indices, autograd_op.Tensor) else None
     if i is None:
         raise TypeError(f"unravel_index: expected 'indices' to be a tensor, got "
                         f"{type(indices).__name__}")
@@ -55,4 +55,4 @@ def unravel_index(indices, shape):
         raise ValueError(f"unravel_index: 'indices' must be in range [-{n}, {n - 1}] for shape "
                          f"{shape}")
     coords = np.unravel_index(np.where(i < 0, i + n, i).astype(np.int64), shape)
-    return tuple(function.Tensor._wrap(np.asarray(c, dtype=np.int64)) for c in coords)
+    return tuple(autograd_op.Tensor._wrap(np.asarray(c, dtype=np.int64)) for c in coords)

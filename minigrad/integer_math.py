@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .autograd import function
+from .autograd import op as autograd_op
 from .errors import broadcast_error
 from .linalg_checks import torch_dtype_name
 
@@ -17,7 +17,7 @@ __all__ = ["gcd", "lcm"]
 
 def _integers(name, fn, input, other):
     for arg, x in (("input", input), ("other", other)):
-        if not isinstance(x, function.Tensor):
+        if not isinstance(x, autograd_op.Tensor):
             raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
     dtype = dtypes.computation_dtype((input, other), name)
     if dtype.kind not in "iu":
@@ -25,7 +25,7 @@ def _integers(name, fn, input, other):
                                   f"'{torch_dtype_name(dtype)}' (only integer tensors)")
     a, b = input._array.astype(dtype, copy=False), other._array.astype(dtype, copy=False)
     try:
-        return function.Tensor._wrap(np.asarray(fn(a, b), dtype))
+        return autograd_op.Tensor._wrap(np.asarray(fn(a, b), dtype))
     except ValueError:
         raise broadcast_error(name, a.shape, b.shape) from None
 

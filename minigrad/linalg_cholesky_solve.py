@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_float, torch_dtype_name
@@ -29,7 +29,7 @@ def _solve(factor, b, upper):
     return _substitute(factor if upper else mT(factor), first, True, False)
 
 
-class CholeskySolve(Function):
+class CholeskySolve(Op):
     """B (*, n, k) and the factor (*, n, n), batch dims broadcast -> X (*, n, k)."""
 
     @staticmethod

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import return_types
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .dtypes import real_of
@@ -43,7 +43,7 @@ def cofactors(a: np.ndarray) -> np.ndarray:
             else sign[..., None, None] * core).astype(a.dtype)
 
 
-class Det(Function):
+class Det(Op):
     """(*, n, n) -> (*): the determinant of each matrix."""
     complex_aware = True
 
@@ -58,7 +58,7 @@ class Det(Function):
         return np.asarray(g)[..., None, None] * np.conj(cofactors(ctx.saved[0]))
 
 
-class LogAbsDet(Function):
+class LogAbsDet(Op):
     """(*, n, n) -> (*): log |det| of each matrix (-inf where singular)."""
 
     @staticmethod
@@ -73,7 +73,7 @@ class LogAbsDet(Function):
         return np.asarray(g)[..., None, None] * mH(_inverse(ctx.saved[0]))
 
 
-class ComplexSignDet(Function):
+class ComplexSignDet(Op):
     """(*, n, n) complex -> (*): det / |det| (0 where singular), slogdet's sign; it moves by
     i sign Im tr(A^-1 dA), so the gradient is -i Im(conj(g) sign) A^-H."""
     complex_aware = True
@@ -99,7 +99,7 @@ def _inverse(a):
                           "singular") from None
 
 
-class SingularCofactors(Function):
+class SingularCofactors(Op):
     """The cofactors of matrices some of which are singular, as the first derivative of det
     there; its own derivative (that of the adjugate at a singular matrix) is not implemented,
     so differentiating it raises an error naming det rather than giving a wrong number."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import return_types
-from .autograd.function import Function
+from .autograd.op import Op
 from .dtypes import complex_of
 from .linalg_checks import check_phase_free, check_square
 from .linalg_forms import mH, pack_eigen, split_eigen
@@ -36,7 +36,7 @@ def _values_gradient(vectors, inner):
     return np.linalg.solve(mH(vectors), inner @ mH(vectors))
 
 
-class Eig(Function):
+class Eig(Op):
     """(*, n, n) -> L (*, n) and V (*, n, n), complex, flattened side by side: (*, n + n n)."""
     complex_aware = True
 
@@ -65,7 +65,7 @@ class Eig(Function):
         return _values_gradient(vectors, inner)
 
 
-class EigVals(Function):
+class EigVals(Op):
     """(*, n, n) -> L (*, n), complex: the eigenvalues alone, gA = V^-H diag(gL) V^H."""
     complex_aware = True
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import return_types
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_phase_free, check_square
@@ -46,7 +46,7 @@ def _check(a, op, uplo):
         raise RuntimeError(f"{op}: Expected UPLO argument to be 'L' or 'U', but got {uplo}")
 
 
-class Eigh(Function):
+class Eigh(Op):
     """(*, n, n) symmetric -> L (*, n) and V (*, n, n) flattened side by side: (*, n + n n)
     (complex, L as its real part, for a Hermitian A)."""
     complex_aware = True
@@ -89,7 +89,7 @@ def _eigh_jvp(ctx, out, tangents):
     return pack_eigen(t_values, t_vectors).astype(out.dtype, copy=False)
 
 
-class EigvalsH(Function):
+class EigvalsH(Op):
     """(*, n, n) symmetric -> its eigenvalues (*, n), ascending."""
 
     @staticmethod

@@ -13,7 +13,7 @@ Complex matrices (first derivatives), as PyTorch's: A Hermitian positive-definit
 cholesky, conjugate transposes for the transposes, and QR's M mirrored as
 tril(M, -1) + tril(M, -1)^H + Re(diag(M)).
 
-One Function returns one array, so `QR` returns Q and R flattened side by side along the last
+One Op returns one array, so `QR` returns Q and R flattened side by side along the last
 axis; `qr` cuts them apart with indexing, which is differentiable.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import return_types
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import constant, rule, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import batch_failure, check_matrix, check_square
@@ -36,7 +36,7 @@ def _halved_lower(n, dtype):
     return (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dtype)
 
 
-class Cholesky(Function):
+class Cholesky(Op):
     """(*, n, n) -> L (*, n, n), lower triangular with a positive diagonal, A = L L^T (L L^H
     for a Hermitian A)."""
     complex_aware = True
@@ -132,7 +132,7 @@ def _split(packed, shapes):
             packed[..., nq:].reshape(lead + tuple(rs[-2:])))
 
 
-class QR(Function):
+class QR(Op):
     """(*, m, n) -> Q (*, m, k) and R (*, k, n), k = min(m, n) ('reduced') or m ('complete';
     'r' computes no Q: k = 0 columns of it), flattened side by side: (*, m k + k n)."""
     complex_aware = True

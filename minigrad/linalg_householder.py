@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import return_types
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_float, torch_dtype_name, with_zero_gradient
@@ -43,7 +43,7 @@ def _geqr2(a):
     return out.reshape(a.shape), tau.reshape(a.shape[:-2] + (k,))
 
 
-class Geqrf(Function):
+class Geqrf(Op):
     """(*, m, n) -> a (*, m, n) and tau (*, k) flattened side by side; no derivative."""
 
     @staticmethod

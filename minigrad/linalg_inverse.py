@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import batch_failure, check_square, torch_dtype_name
@@ -20,7 +20,7 @@ from .linalg_forms import mH
 __all__ = ["inv", "inverse", "solve"]
 
 
-class Inv(Function):
+class Inv(Op):
     """(*, n, n) -> (*, n, n): the inverse of each matrix."""
     complex_aware = True
 
@@ -41,7 +41,7 @@ class Inv(Function):
         return -(x @ g @ x)
 
 
-class Solve(Function):
+class Solve(Op):
     """A (*, n, n) and B (*, n, k), batch dims broadcast: X (*, n, k) with AX = B."""
     complex_aware = True
 

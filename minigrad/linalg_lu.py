@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import return_types
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_matrix, torch_dtype_name
@@ -128,7 +128,7 @@ def _gradient(p, low, up, g_low, g_up, on):
     return p @ on.solve(ut, inner, upper=False, left=False)
 
 
-class LUFactor(Function):
+class LUFactor(Op):
     """(*, m, n) -> LU (*, m, n): L below the diagonal (its ones implied), U on and above."""
 
     @staticmethod

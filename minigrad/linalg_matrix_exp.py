@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import constant, rule, saved_input
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_square
@@ -62,7 +62,7 @@ def _block(a, b):
                            np.concatenate([np.zeros_like(a), a], -1)], -2)
 
 
-class MatrixExp(Function):
+class MatrixExp(Op):
     """(*, n, n) -> (*, n, n): exp of each matrix."""
     complex_aware = True
 

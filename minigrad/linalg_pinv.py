@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_matrix, check_square, torch_dtype_name
@@ -72,7 +72,7 @@ def _gradient(a, x, g, on):
             + (xt @ x @ gt - ((xt @ x) @ gt) @ xa))
 
 
-class Pinv(Function):
+class Pinv(Op):
     """(*, m, n) -> (*, n, m): the pseudo-inverse of each matrix."""
 
     @staticmethod

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import return_types
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_matrix, check_phase_free
@@ -67,7 +67,7 @@ def _unpack(packed, shapes):
             packed[..., nu + ns:].reshape(lead + tuple(vs[-2:])))
 
 
-class SVD(Function):
+class SVD(Op):
     """(*, m, n) -> U (*, m, k'), S (*, k), Vh (*, k', n), flattened side by side; k' = k
     for the reduced factors, m and n for the full ones (S real, packed as complex beside
     complex factors)."""
@@ -124,7 +124,7 @@ def _svd_jvp(ctx, out, tangents):
     return _pack(tu, np.diagonal(p, 0, -2, -1), tvh).astype(out.dtype, copy=False)
 
 
-class SvdVals(Function):
+class SvdVals(Op):
     """(*, m, n) -> S (*, k): the singular values, in descending order."""
 
     @staticmethod

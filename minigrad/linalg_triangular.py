@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .linalg_checks import check_square, torch_dtype_name
@@ -41,7 +41,7 @@ def _triangle(g, upper, unit, on_tensors=False):
     return np.triu(g, k) if upper else np.tril(g, k)
 
 
-class TriangularSolve(Function):
+class TriangularSolve(Op):
     """A (*, n, n) triangular and B (*, n, k), batch dims broadcast: X (*, n, k), AX = B."""
 
     @staticmethod

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd import function
+from .autograd import op as autograd_op
 from .graph_rules import rule, saved_input
 from .ops._sloped import Sloped, call, unary, with_numbers
 from .precise import _floating
@@ -24,7 +24,7 @@ def _logit(p):
 
 def _nan_where(mask, x):
     """NaN where mask, x elsewhere."""
-    if isinstance(x, function.Tensor):
+    if isinstance(x, autograd_op.Tensor):
         return x.masked_fill(mask, float("nan"))
     return np.where(mask, np.nan, x).astype(x.dtype, copy=False)
 
@@ -62,7 +62,7 @@ def _entr(x):
 
 def _zero_where(mask, x):
     """0 where mask, x elsewhere, broadcast together (y's slope can be smaller than x's)."""
-    if isinstance(x, function.Tensor):
+    if isinstance(x, autograd_op.Tensor):
         from .functional import where
         return where(mask, 0.0, x)
     return np.where(mask, 0.0, x).astype(x.dtype, copy=False)
@@ -72,7 +72,7 @@ def _toward_x(g, x, y, log, edge):
     """PyTorch's gradient of xlogy (log1p: xlog1py) toward x: xlogy(g, y), which is 0 where
     g is 0 (unless y is NaN) even where log(y) is not finite, and 0 where x is 0 and
     y <= edge (where the value is 0 and log(y) is -inf or NaN)."""
-    if isinstance(g, function.Tensor):
+    if isinstance(g, autograd_op.Tensor):
         from .functional import where
         along = where((g == 0) & ~y.isnan(), 0.0, g * call(log, y))
         return where((x == 0) & (y <= edge), 0.0, along)
@@ -141,7 +141,7 @@ def xlogy(input, other):
     """input * log(other), elementwise and broadcast, 0 where input is 0 (unless other is
     NaN); either may be a number (not both). Integer tensors give the default float dtype."""
     from .tensor_operators import binary
-    op = Xlogy if isinstance(other, function.Tensor) else XlogyOfNumber
+    op = Xlogy if isinstance(other, autograd_op.Tensor) else XlogyOfNumber
     return binary(op, "xlogy", *with_numbers("xlogy", input, other), floats=True)
 
 
@@ -149,7 +149,7 @@ def xlog1py(input, other):
     """input * log1p(other), elementwise and broadcast, 0 where input is 0 (unless other is
     NaN); either may be a number (not both)."""
     from .tensor_operators import binary
-    op = Xlog1py if isinstance(other, function.Tensor) else Xlog1pyOfNumber
+    op = Xlog1py if isinstance(other, autograd_op.Tensor) else Xlog1pyOfNumber
     return binary(op, "xlog1py", *with_numbers("xlog1py", input, other), floats=True)
 
 

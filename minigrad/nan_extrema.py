@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import return_types
-from .autograd import function
+from .autograd import op as autograd_op
 from .ops._sloped import Sloped
 
 __all__ = ["aminmax", "fmax", "fmin"]
@@ -17,7 +17,7 @@ __all__ = ["aminmax", "fmax", "fmin"]
 
 def _as_float(mask, like):
     """A bool mask as 0.0 and 1.0 in like's dtype (arrays and tensors alike)."""
-    if isinstance(mask, function.Tensor):
+    if isinstance(mask, autograd_op.Tensor):
         return mask.to(like.dtype)
     return np.asarray(mask).astype(np.result_type(like))
 
@@ -42,7 +42,7 @@ class Fmin(Sloped):
 def _extremum(op, name, input, other):
     from .tensor_operators import binary
     for arg, x in (("input", input), ("other", other)):
-        if not isinstance(x, function.Tensor):
+        if not isinstance(x, autograd_op.Tensor):
             raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
     return binary(op, name, input, other)
 

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from .autograd import function
+from .autograd import op as autograd_op
 from .error_functions import _in_float64, _no_half, erfc_array, erfinv_array
 from .ops._sloped import Sloped, call, unary
 
@@ -115,7 +115,7 @@ def ndtri_array(p):
 
 def _of(array_fn, tensor_fn, x):
     """array_fn of an array (backward), tensor_fn of a tensor (the tensor-level rule)."""
-    if isinstance(x, function.Tensor):
+    if isinstance(x, autograd_op.Tensor):
         return tensor_fn(x)
     return _in_float64(array_fn, x)
 

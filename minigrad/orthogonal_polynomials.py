@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .autograd import function
+from .autograd import op as autograd_op
 from .error_functions import _no_half
 from .errors import size_mismatch
 
@@ -180,13 +180,13 @@ def _legendre(x, n):
 def _polynomial(name, compute, input, n):
     """compute(x float64, n int64, dtype) on the broadcast operands, as a tensor of their
     dtype that does not require grad."""
-    if not isinstance(input, function.Tensor) and not isinstance(n, function.Tensor):
+    if not isinstance(input, autograd_op.Tensor) and not isinstance(n, autograd_op.Tensor):
         raise TypeError(f"special_{name}() received an invalid combination of arguments - got "
                         f"({type(input).__name__}, {type(n).__name__}), but expected one of: "
                         f"(Tensor x, Tensor n), (Number x, Tensor n), (Tensor x, Number n)")
     dtype = dtypes.computation_dtype((input, n), name, True)
     _no_half(name, np.empty(0, dtype))
-    x_array, n_array = (v.detach()._array if isinstance(v, function.Tensor) else np.asarray(v)
+    x_array, n_array = (v.detach()._array if isinstance(v, autograd_op.Tensor) else np.asarray(v)
                         for v in (input, n))
     try:
         np.broadcast_shapes(x_array.shape, n_array.shape)
@@ -194,7 +194,7 @@ def _polynomial(name, compute, input, n):
         raise RuntimeError(_mismatch(x_array.shape, n_array.shape)) from None
     out = compute(x_array.astype(np.float64), _degrees(n_array), dtype)
     with np.errstate(over="ignore"):  # beyond float32's range: inf, as PyTorch's
-        return function.Tensor._wrap(np.asarray(out.astype(dtype, copy=False)))
+        return autograd_op.Tensor._wrap(np.asarray(out.astype(dtype, copy=False)))
 
 
 def _mismatch(a, b):

@@ -2,14 +2,14 @@
 
 For |x| near 1e-8, `(1 + x).log()` in float32 loses every digit of x (1 + x rounds to 1), while
 NumPy's `log1p` and `expm1` keep them; policy gradients and log-probabilities of small
-probabilities need these. Each is a small `Function` with its backward beside its forward,
+probabilities need these. Each is a small `Op` with its backward beside its forward,
 registered here with its tensor-level rule (for `create_graph=True`) and its forward-mode rule.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .autograd.function import Function
+from .autograd.op import Op
 from .dtypes import get_default_dtype
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import by_backward, jvp_rule
@@ -18,7 +18,7 @@ from .ops._util import conj_slope
 __all__ = ["expm1", "log1p"]
 
 
-class Log1p(Function):
+class Log1p(Op):
     complex_aware = True  # holomorphic, as expm1: complex input takes the slope's conjugate
 
     @staticmethod
@@ -31,7 +31,7 @@ class Log1p(Function):
         return g / (1 + conj_slope(ctx.saved[0]))
 
 
-class Expm1(Function):
+class Expm1(Op):
     complex_aware = True
 
     @staticmethod

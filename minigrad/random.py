@@ -15,7 +15,7 @@ import contextlib
 
 import numpy as np
 
-from .autograd import function
+from .autograd import op as autograd_op
 from .random_state import pack_state, unpack_state
 
 # torch.Generator()'s seed when none is given (c10's default_rng_seed_val)
@@ -98,7 +98,7 @@ class Generator:
 
     def get_state(self):
         """The state as PyTorch's 5056-byte uint8 tensor (torch.Generator.get_state's layout)."""
-        return function.Tensor._wrap(pack_state(self))  # the class tensor.py registered
+        return autograd_op.Tensor._wrap(pack_state(self))  # the class tensor.py registered
 
     def set_state(self, state):
         """Load a state from `get_state` (minigrad's or PyTorch's: the layout is the same)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import return_types
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import rule, saved_input, saved_output
 from .jvp_rules import jvp_rule
 from .ops.shape import normalize_dim
@@ -80,7 +80,7 @@ def _accumulate(z, d, reverse=False):
     return np.logaddexp.accumulate(z, axis=d)
 
 
-class LogCumSumExp(Function):
+class LogCumSumExp(Op):
     @staticmethod
     def forward(ctx, a, dim=0):
         ctx.dim = dim

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .autograd import function
+from .autograd import op as autograd_op
 from .error_functions import _in_float64, _no_half
 from .ops._sloped import Sloped, call, unary, zero_where
 from .precise import _floating
@@ -34,7 +34,7 @@ def _sinc(x):
 
 def _sinc_slope(x):
     zero = x == 0
-    if isinstance(x, function.Tensor):  # the tensor-level rule: its slope at 0 is sinc''(0)
+    if isinstance(x, autograd_op.Tensor):  # the tensor-level rule: its slope at 0 is sinc''(0)
         from .functional import where
         safe = x.masked_fill(zero, 1.0)
         y = math.pi * safe
@@ -72,4 +72,4 @@ def _j0_array(x):
 def spherical_bessel_j0(x):
     """sin(x) / x, elementwise, 1 at 0 and 0 at +-inf; its result does not require grad."""
     _no_half("spherical_bessel_j0", x)
-    return function.Tensor._wrap(_in_float64(_j0_array, _floating(x)._array))
+    return autograd_op.Tensor._wrap(_in_float64(_j0_array, _floating(x)._array))

@@ -15,7 +15,7 @@ import numpy as np
 from . import out_arg as _out_arg
 from .out_names import OUT_NAMES as _OUT_NAMES
 from .airy import airy_ai
-from .autograd import function as _function
+from .autograd import op as autograd_op
 from .bessel import i0, i0e, i1, i1e
 from .bessel_jy import bessel_j0, bessel_j1, bessel_y0, bessel_y1
 from .bessel_k import (modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0,
@@ -99,7 +99,7 @@ def round(input, *, decimals=0):
 
 def _no_grad_values(name, fn, input):
     _no_half(name, input)
-    return _function.Tensor._wrap(fn(_floating(input).detach())._array)
+    return autograd_op.Tensor._wrap(fn(_floating(input).detach())._array)
 
 
 def modified_bessel_i0(input):

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from . import fft as _fft
-from .autograd.function import Function
+from .autograd.op import Op
 from .complex_tensors import view_as_complex, view_as_real
 from .dtypes import real_of
 from .functional import cat
@@ -30,7 +30,7 @@ _PAD_MODES = {"constant": "zeros", "reflect": "reflect", "replicate": "replicate
               "circular": "circular"}
 
 
-class PadEnds(Function):
+class PadEnds(Op):
     """(B, L) padded by `n` samples at each end of the last dim, by torch's padding `mode`."""
     complex_aware = True
 

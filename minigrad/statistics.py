@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import return_types
-from .autograd.function import Function
+from .autograd.op import Op
 from .graph_rules import constant, rule
 from .jvp_rules import jvp_rule
 from .ops._util import normalize_dim, normalize_dims
@@ -34,7 +34,7 @@ def _median_index(a, axis):
     return index
 
 
-class MedianAll(Function):
+class MedianAll(Op):
     """The lower median of all elements, a 0-d result; the gradient is shared evenly by the
     elements equal to it (all NaNs, for a NaN median), as PyTorch's."""
 

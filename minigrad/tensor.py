@@ -15,7 +15,7 @@ import numpy as np
 from . import dtypes, ops, return_types
 from .autograd import gradients
 from .autograd.engine import run_backward
-from .autograd.function import _node_of, register_tensor_class, share_attribute_layout
+from .autograd.op import _node_of, register_tensor_class, share_attribute_layout
 from .autograd.hooks import RetainGrad, add_pre_hook
 from .errors import DTypeError, ShapeError
 from .platform.device import check_device

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import ops
 from . import tensor as _t
-from .autograd.function import _apply_hooks, _node_of
+from .autograd.op import _apply_hooks, _node_of
 from .dtypes import computation_dtype
 from .errors import broadcast_error
 

@@ -42,7 +42,7 @@ import weakref
 import graphviz
 import numpy as np
 
-from .autograd.function import SharedRecordHook
+from .autograd.op import SharedRecordHook
 from .grad_mode import current_module_path
 
 # node -> (path of the module that created it, its output's array, weak reference to it)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.autograd import Function
+from minigrad.autograd.op import Op
 from minigrad.graph_rules import rule, saved_input
 from minigrad.jvp_rules import jvp_rule
 from minigrad.tensor import Tensor
@@ -50,7 +50,7 @@ def _shift_left(a, k):
     return out
 
 
-class CTCNegLogLikelihood(Function):
+class CTCNegLogLikelihood(Op):
     """-log p(target | log_probs) per sequence: log_probs (T, N, C) -> (N,).
 
     The gradient is PyTorch's: exp(log_probs) - posterior, which is the gradient of the loss
@@ -129,7 +129,7 @@ class CTCNegLogLikelihood(Function):
         return grad.astype(ctx.dtype)
 
 
-class _CTCLossBackward(Function):
+class _CTCLossBackward(Op):
     """The gradient of CTCNegLogLikelihood as an op of the graph (what a backward pass with
     create_graph=True records): (T, N, C), (N,) -> (T, N, C). As in PyTorch, it has no
     derivative of its own, so differentiating it again is an error."""

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from minigrad import kernels, ops
-from minigrad.autograd import Function
+from minigrad.autograd.op import Op
 from minigrad.graph_rules import rule, saved_input
 from minigrad.jvp_rules import jvp_rule
 from minigrad.ops import matmul as _matmul
@@ -111,7 +111,7 @@ def add_norm(norm, drop, x, sub):
 
 # --- a Transformer's input: embeddings scaled, positions added, dropout ----------------------
 
-class EmbedPositions(Function):
+class EmbedPositions(Op):
     """dropout(weight[ids] * scale + pe, p) as one op (not in PyTorch): a Transformer's input,
     its token embeddings times sqrt(d_model) plus the positional encoding, then dropout.
 
@@ -208,7 +208,7 @@ def _qkv(qkv, kv, num_heads):
     return _heads(qkv, 0, num_heads, E), _heads(kv, 0, num_heads, E), _heads(kv, 1, num_heads, E)
 
 
-class PackedAttention(Function):
+class PackedAttention(Op):
     """Multi-head attention between the in-projection and the out-projection, as one op:
     concat_h(dropout(softmax(Q_h K_h^T / sqrt(d_k), masked where not `allowed`), p) V_h).
 

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from minigrad.autograd import Function
+from minigrad.autograd.op import Op
 from minigrad.graph_rules import constant, rule, saved_input
 from minigrad.jvp_rules import jvp_rule
 from minigrad.tensor import Tensor
@@ -99,7 +99,7 @@ def _corners(ix, iy, h, w):
     return out
 
 
-class GridSample2d(Function):
+class GridSample2d(Op):
     """input (N, C, H, W) read at grid (N, Ho, Wo, 2) -> (N, C, Ho, Wo)."""
 
     @staticmethod

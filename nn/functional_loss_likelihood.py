@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from minigrad.autograd import Function
+from minigrad.autograd.op import Op
 from minigrad.graph_rules import rule
 from minigrad.jvp_rules import by_backward, jvp_rule
 from minigrad.tensor import Tensor
@@ -66,7 +66,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(loss, reduction, "gaussian_nll_loss")
 
 
-class _FloorWithoutGradient(Function):
+class _FloorWithoutGradient(Op):
     """max(var, eps), (*) -> (*), with the gradient of the identity: PyTorch clamps a clone
     of the variance in place under no_grad, so the clamp is not part of the graph."""
 

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from minigrad.autograd import Function
+from minigrad.autograd.op import Op
 from minigrad.graph_rules import constant, rule, saved_input
 from minigrad.jvp_rules import jvp_rule
 
@@ -95,7 +95,7 @@ def _taps(axes, fracs):
         yield np.where(ok, index, 0), ok, weight, slopes
 
 
-class GridSampleTaps(Function):
+class GridSampleTaps(Op):
     """input (N, C, *S) read at grid (N, *So, len(S)) -> (N, C, *So): volumes in mode
     'bilinear' or 'nearest', images in mode 'bicubic'."""
 

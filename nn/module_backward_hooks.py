@@ -15,12 +15,12 @@ import warnings
 import numpy as np
 
 import minigrad
-from minigrad.autograd import Function
+from minigrad.autograd.op import Op
 from minigrad.grad_mode import is_grad_enabled
 from minigrad.graph_rules import rule
 from minigrad.tensor import Tensor
 
-class _Pack(Function):
+class _Pack(Op):
     """The floating tensors of one side of a call, raveled into one vector: (N,)."""
 
     @staticmethod
@@ -37,7 +37,7 @@ class _Pack(Function):
                      for k, (a, b, s) in enumerate(zip(bounds, bounds[1:], ctx.shapes)))
 
 
-class _JointIdentity(Function):
+class _JointIdentity(Op):
     """The vector of `_Pack` passed on unchanged; its backward hands the whole gradient of the
     side to `on_grad`, which may replace it (the hooks run there)."""
 
@@ -51,7 +51,7 @@ class _JointIdentity(Function):
         return ctx.on_grad(grad)
 
 
-class _Unpack(Function):
+class _Unpack(Op):
     """Tensor `index` of the side, out of the joint vector: a new tensor, not a view. Its
     backward notes that this tensor received a gradient (None is passed on for the others)."""
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.autograd import Function
+from minigrad.autograd.op import Op
 from minigrad.functional import cat, where
 from minigrad.graph_rules import constant, rule, saved_input
 from minigrad.graph_rules_elementwise import SigmoidValue, TanhValue
@@ -79,7 +79,7 @@ def _gru_step(gi, state, weight_hh, bias_hh, weight_hr=None, keep=None):
     return (GRUGates.apply(gi, F.linear(h, weight_hh, bias_hh), h, keep=keep),)
 
 
-class GRUGates(Function):
+class GRUGates(Op):
     """The GRU equations after the two matmuls: (gi, gh, h) -> h', with gi = W_ih x + b_ih and
     gh = W_hh h + b_hh, each (B, 3H) in gate order r, z, n.
 
@@ -178,7 +178,7 @@ def _gru_gates_jvp(ctx, out, tangents):
     return t_out if ctx.keep is None else np.where(ctx.keep, t_out, t_h)
 
 
-class LSTMGates(Function):
+class LSTMGates(Op):
     """(gi, gh, c) -> [o * tanh(c'), c'] (B, 2H), with gi = W_ih x + b_ih and gh = W_hh h + b_hh
     each (B, 4H) in gate order i, f, g, o, and c' = f c + i g. Where `keep` (B, 1) is False
     the cell is carried over: c' = c (the h half is replaced by the caller).

@@ -28,18 +28,18 @@ def differentiable_ops():
     layers (the GRU and LSTM gates), each of which needs a double-backward and a forward-mode
     rule."""
     import minigrad.nn  # noqa: F401  (defines the layers' fused ops)
-    from minigrad.autograd import Function
+    from minigrad.autograd.op import Op
 
     def below(cls):
         for sub in cls.__subclasses__():
             yield sub
             yield from below(sub)
-    ops = {v for v in vars(mg.ops).values() if isinstance(v, type) and issubclass(v, Function)}
+    ops = {v for v in vars(mg.ops).values() if isinstance(v, type) and issubclass(v, Op)}
     def own_op(c):
         module = c.__module__
         return (not c.__name__.startswith("_") and module.startswith(("minigrad.nn.", "minigrad.ops."))
                 and not module.rsplit(".", 1)[1].startswith("_"))  # ops/_util's bases
-    return ops | {c for c in below(Function) if own_op(c)}
+    return ops | {c for c in below(Op) if own_op(c)}
 
 
 def square_function(base=mg.autograd.Function):

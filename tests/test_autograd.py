@@ -968,10 +968,10 @@ def test_record_hooks_come_and_go():
     handle.remove()
     x.exp()
     assert seen == [("ExpBackward0", (2,))]
-    before = list(autograd.function._record_hooks)
+    before = list(autograd.op._record_hooks)
     with mg.detect_anomaly():
-        assert len(autograd.function._record_hooks) == len(before) + 1
-    assert autograd.function._record_hooks == before  # anomaly mode's hook is gone again
+        assert len(autograd.op._record_hooks) == len(before) + 1
+    assert autograd.op._record_hooks == before  # anomaly mode's hook is gone again
 
 
 # --- the engine fits every gradient to its input --------------------------------------------

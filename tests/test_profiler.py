@@ -8,13 +8,14 @@ import warnings
 import pytest
 
 import minigrad as mg
-from minigrad.autograd import engine, function
+from minigrad.autograd import engine
+from minigrad.autograd import op as autograd_op
 from minigrad.profiler import (ProfilerAction, ProfilerActivity, profile, record_function,
                                schedule, tensorboard_trace_handler)
 
 
 def _no_hooks_left():
-    return not function._enter_hooks and not function._apply_hooks \
+    return not autograd_op._enter_hooks and not autograd_op._apply_hooks \
         and not engine._backward_timers
 
 
@@ -44,7 +45,7 @@ def test_counts_equal_an_independent_count_of_a_models_ops_and_nodes():
                              mg.nn.Linear(8, 2))
     x = mg.randn(3, 5)
     applied = Counter()
-    handle = function.add_apply_hook(lambda cls, *_: applied.update([cls.__name__]))
+    handle = autograd_op.add_apply_hook(lambda cls, *_: applied.update([cls.__name__]))
     try:
         with profile() as prof:
             loss = mg.nn.functional.cross_entropy(model(x), mg.tensor([0, 1, 1]))
@@ -229,7 +230,7 @@ def test_no_hooks_are_left_after_exit_even_after_an_error():
                 raise ValueError("stop")
     assert _no_hooks_left()
     with profile():
-        assert function._enter_hooks and engine._backward_timers
+        assert autograd_op._enter_hooks and engine._backward_timers
     assert _no_hooks_left()
 
 

@@ -160,7 +160,7 @@ def test_index_arithmetic_without_a_node_is_the_ops(dtype, name):
     # forward (the path an apply hook, such as the ONNX tracer's, keeps) gives the same values,
     # dtype and errors, 0-d or not, at the edges of the dtype too
     from minigrad import ops
-    from minigrad.autograd.function import add_apply_hook
+    from minigrad.autograd.op import add_apply_hook
     op = {"add": ops.Add, "sub": ops.Sub, "mul": ops.Mul}[name]
     info = np.iinfo(dtype)
     for values in (np.array(7, dtype), np.array([0, 1, info.max, info.min], dtype)):

@@ -12,7 +12,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.nn.module import Module, Parameter
-from minigrad.autograd import function as autograd_function
+from minigrad.autograd import op as autograd_op
 from minigrad.viz import (GraphvizNotFoundError, draw_graph, module_levels, recording,
                           render_graph)
 
@@ -367,7 +367,7 @@ def test_names_follow_modules_added_between_calls(monkeypatch):
 
 def test_importing_viz_records_nothing():
     import minigrad.viz  # imported already: what its import left behind is still there
-    assert not [h for h in autograd_function._record_hooks
+    assert not [h for h in autograd_op._record_hooks
                 if getattr(h, "__module__", None) == minigrad.viz.__name__]
 
 
@@ -383,14 +383,14 @@ def test_ops_outside_recording_are_drawn_without_modules_or_values():
 
 
 def test_recording_blocks_nest_and_remove_their_hook():
-    before = list(autograd_function._record_hooks)
+    before = list(autograd_op._record_hooks)
     with recording():
         with recording():
             inner = (mg.tensor([1.0], requires_grad=True) * 2.0).sum()
         outer = (mg.tensor([1.0], requires_grad=True) * 2.0).sum()
-        assert len(autograd_function._record_hooks) == len(before) + 1
+        assert len(autograd_op._record_hooks) == len(before) + 1
     after = (mg.tensor([1.0], requires_grad=True) * 2.0).sum()
-    assert autograd_function._record_hooks == before
+    assert autograd_op._record_hooks == before
     values = [parse(draw_graph(y, show_values=True, show_shapes=False).source)[0]
               for y in (inner, outer, after)]
     sums = [next(n["lines"] for n in v.values() if n["lines"][0] == "Sum") for v in values]

@@ -299,7 +299,7 @@ print("minigrad's nodes:", Y_mat.grad_fn.name(), "<-", Y_mat.grad_fn.next_functi
 assert count_nodes(Y_mat) == 2 and Y_mat.grad_fn.name() == "MmBackward0"
 
 # %% [markdown]
-# ## Writing your own `Function`
+# ## Writing your own `Op`
 #
 # Every op of minigrad is a small subclass of `minigrad.autograd.Function` with two static
 # methods side by side:
@@ -314,10 +314,10 @@ assert count_nodes(Y_mat) == 2 and Y_mat.grad_fn.name() == "MmBackward0"
 # derivative is the sigmoid $\sigma(x) = 1 / (1 + e^{-x})$.
 
 # %%
-from minigrad.autograd import Function
+from minigrad.autograd.op import Op
 
 
-class Softplus(Function):
+class Softplus(Op):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -345,7 +345,7 @@ assert gradcheck(Softplus.apply, [mg.randn(4, 3, dtype=mg.float64, requires_grad
 # so it fails:
 
 # %%
-class SoftplusForgetsGrad(Function):
+class SoftplusForgetsGrad(Op):
     forward = Softplus.forward
 
     @staticmethod
@@ -364,7 +364,7 @@ except (AssertionError, RuntimeError) as err:  # PyTorch raises a RuntimeError s
     print("gradcheck:", str(err).splitlines()[0])
 
 # %% [markdown]
-# A `Function` may also return its gradient in a broadcast shape: an op on a $(3,)$ bias added
+# A `Op` may also return its gradient in a broadcast shape: an op on a $(3,)$ bias added
 # to a $(5, 3)$ batch can hand back a $(5, 3)$ gradient, and the engine sums it over the batch
 # axis to the bias's shape. Tutorial 3 opens the engine and shows where that happens.
 

@@ -9,9 +9,9 @@
 # %% [markdown]
 # # 3. Inside minigrad's engine
 #
-# Tutorial 1 wrote an engine for single numbers; tutorial 2 wrote a `Function` for arrays. This
+# Tutorial 1 wrote an engine for single numbers; tutorial 2 wrote an `Op` for arrays. This
 # one opens the engine that runs every model of the later tutorials, `minigrad/autograd/`, and
-# reads its two central functions: `Function.apply`, which records the graph during the forward
+# reads its two central functions: `Op.apply`, which records the graph during the forward
 # pass, and `run_backward`, which walks it. We print the order in which it visits the nodes of
 # a small graph, replay a naive recursive backward beside it to see what goes wrong without
 # that order, watch the engine sum a broadcast gradient back to its input's shape, and step
@@ -30,18 +30,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.autograd import engine, function
+from minigrad.autograd import engine, op
 from minigrad.autograd.hooks import add_pre_hook
 from minigrad.autograd.reference import fit, reference_backward, topological_order
 
 # %% [markdown]
-# ## Recording: `Function.apply`
+# ## Recording: `Op.apply`
 #
 # Every op, from `+` to attention, ends in `SomeOp.apply(...)`. Here it is, as the library has
 # it:
 
 # %%
-print(inspect.getsource(function.Function.apply))
+print(inspect.getsource(op.Op.apply))
 
 # %% [markdown]
 # Reading it from the top:
@@ -103,7 +103,7 @@ def watch(out):
     (node name, gradient received) in the order the engine visits them."""
     visits = []
     for node in topological_order(out.grad_fn):
-        name = node.name() if not isinstance(node, function.AccumulateGrad) else \
+        name = node.name() if not isinstance(node, op.AccumulateGrad) else \
             f"AccumulateGrad({leaf_names.get(id(node.variable), '?')})"
         add_pre_hook(node, lambda g, name=name: visits.append((name, g.numpy().copy())))
     return visits
@@ -143,7 +143,7 @@ def naive_backward(node, g, received, calls, mode):
     """Recursive backward without an order: each arrival is passed on at once."""
     received[node] = received.get(node, 0) + g
     calls[node] = calls.get(node, 0) + 1
-    if isinstance(node, function.AccumulateGrad):
+    if isinstance(node, op.AccumulateGrad):
         return
     passed = g if mode == "each arrival" else received[node]
     for child, ig in zip(node.next_nodes, node.backward(node, passed)):
@@ -158,7 +158,7 @@ for mode in ("each arrival", "total so far"):
     received, calls = {}, {}
     naive_backward(f.grad_fn, np.array(1.0), received, calls, mode)
     got = {leaf_names[id(n.variable)]: float(v) for n, v in received.items()
-           if isinstance(n, function.AccumulateGrad)}
+           if isinstance(n, op.AccumulateGrad)}
     print(f"{mode:13s}: df/da = {got['a']:5.1f}, df/db = {got['b']:5.1f}, "
           f"{sum(calls.values())} backward calls")
     if mode == "each arrival":
@@ -275,7 +275,7 @@ def capture_frames(out, names):
     so_far, frames = {out.grad_fn: np.ones(out.shape)}, []
 
     for node in nodes:
-        if isinstance(node, function.AccumulateGrad):
+        if isinstance(node, op.AccumulateGrad):
             continue
 
         def spy(ctx, g, node=node, rule=type(node).backward):
@@ -302,7 +302,7 @@ def frame_graph(nodes, names, running, so_far, landed):
         shown = "—" if g is None else np.array2string(np.asarray(g), precision=2,
                                                        suppress_small=True)
         style = {"penwidth": "3", "color": "black"} if n is running else {"color": "gray50"}
-        shape = "ellipse" if isinstance(n, function.AccumulateGrad) else "box"
+        shape = "ellipse" if isinstance(n, op.AccumulateGrad) else "box"
         dot.node(str(id(n)), f"{names.get(n, n.name())}\ngrad so far: {shown}", shape=shape,
                  **style)
         for child in n.next_nodes:
@@ -322,7 +322,7 @@ loss = (h * h).sum()
 names = {W1._acc or W1: "W1", b1._acc or b1: "b1"}
 nodes, frames = capture_frames(loss, names)
 names = {n: (f"AccumulateGrad({'W1' if n.variable is W1 else 'b1'})"
-             if isinstance(n, function.AccumulateGrad) else n.name()) for n in nodes}
+             if isinstance(n, op.AccumulateGrad) else n.name()) for n in nodes}
 for k, (running, so_far, landed) in enumerate(frames):
     print(f"step {k + 1}: {names[running]} runs; += lands on "
           f"{', '.join(names[c] for c in landed)}")

@@ -21,10 +21,10 @@ def _named(names, arrays):
 
 
 def _learner_function(forward, backward):
-    """A Function whose forward is the library's and whose backward is the learner's rule."""
-    from minigrad.autograd import Function
+    """A Op whose forward is the library's and whose backward is the learner's rule."""
+    from minigrad.autograd.op import Op
 
-    class LearnerRule(Function):
+    class LearnerRule(Op):
         @staticmethod
         def forward(ctx, *arrays):
             ctx.save_for_backward(*arrays)

@@ -10,7 +10,7 @@ import traceback
 import numpy as np
 
 from ..grad_mode import _set_switch, _state
-from .function import SharedRecordHook
+from .op import SharedRecordHook
 
 
 class detect_anomaly:

@@ -20,7 +20,7 @@ import numpy as np
 from ..grad_mode import _state
 from .adoption import accumulable
 from .anomaly_mode import check_finite
-from .function import AccumulateGrad, _node_of
+from .op import AccumulateGrad, _node_of
 from .hooks import run_pre_hooks
 from .versions import check_versions
 

@@ -22,8 +22,8 @@ import threading
 import numpy as np
 
 from ..grad_mode import is_grad_enabled
-from . import function
-from .function import AccumulateGrad, _node_of, add_record_hook
+from . import op as autograd_op
+from .op import AccumulateGrad, _node_of, add_record_hook
 
 UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
@@ -92,7 +92,7 @@ def make_dual(tensor, tangent, *, level=None):
     if _level is None:
         raise RuntimeError("make_dual: no forward AD level is open; use "
                            "`with forward_ad.dual_level():`")
-    Tensor = function.Tensor
+    Tensor = autograd_op.Tensor
     if not is_grad_enabled():
         raise RuntimeError("make_dual: forward mode records its ops, so it needs grad mode "
                            "on; call make_dual outside no_grad()")
@@ -116,7 +116,7 @@ def unpack_dual(tensor, *, level=None):
     """(primal, tangent): the tensor's values and its tangent (None if it has none). The
     primal is outside the forward-mode bookkeeping: it requires grad only if the tensor
     depends on a tensor that required grad before make_dual."""
-    Tensor = function.Tensor
+    Tensor = autograd_op.Tensor
     if _level is None or not tensor.requires_grad:
         return UnpackedDualTensor(tensor, None)
     node = _node_of(tensor)

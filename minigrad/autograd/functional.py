@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..grad_mode import enable_grad
-from . import function
+from . import op as autograd_op
 from .gradients import grad
 
 
@@ -26,7 +26,7 @@ def _tuple(x, what, fn):
     is_tuple = isinstance(x, (tuple, list))
     xs = tuple(x) if is_tuple else (x,)
     for i, t in enumerate(xs):
-        if not isinstance(t, function.Tensor):
+        if not isinstance(t, autograd_op.Tensor):
             raise TypeError(f"{fn}: the {what} must be Tensors or a tuple of Tensors, got "
                             f"{type(t).__name__} at position {i}")
     return is_tuple, xs
@@ -52,7 +52,7 @@ def _check_v(v, like, fn):
             raise RuntimeError(f"{fn}: the vector v can only be None if the input to the "
                                f"user-provided function is a single Tensor with a single "
                                f"element")
-        return tuple(function.Tensor._wrap(np.ones(t.shape, t.dtype)) for t in like)
+        return tuple(autograd_op.Tensor._wrap(np.ones(t.shape, t.dtype)) for t in like)
     _, vs = _tuple(v, "v", fn)
     if len(vs) != len(like) or any(a.shape != b.shape for a, b in zip(vs, like)):
         raise RuntimeError(f"{fn}: v has shapes {[tuple(a.shape) for a in vs]}, which do not "
@@ -85,7 +85,7 @@ def _or_zeros(gs, like, strict, message, **names):
         if g is None:
             if strict:
                 raise RuntimeError(message.format(i=i, **names))
-            g = function.Tensor._wrap(np.zeros(x.shape, x.dtype))
+            g = autograd_op.Tensor._wrap(np.zeros(x.shape, x.dtype))
         out.append(g)
     return tuple(out)
 
@@ -115,7 +115,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     is_out, outs = _call(func, xs, "jvp")
     with enable_grad():
         # u^T J as a function of u (any u: it is linear); its gradient in direction v is J v
-        us = tuple(function.Tensor._wrap(np.zeros(o.shape, o.dtype)).requires_grad_(True)
+        us = tuple(autograd_op.Tensor._wrap(np.zeros(o.shape, o.dtype)).requires_grad_(True)
                    for o in outs)
         gs = _grads("jvp", outs, xs, us, True, strict)
         live = [g for g in gs if g.requires_grad]
@@ -163,7 +163,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                 with enable_grad():
                     col = stack([r[j] for r in rows]).reshape(o.shape + x.shape)
             else:
-                col = function.Tensor._wrap(np.zeros(o.shape + x.shape, x.dtype))
+                col = autograd_op.Tensor._wrap(np.zeros(o.shape + x.shape, x.dtype))
             cols.append(col)
         table.append(_mirror(is_in, _finish(cols, create_graph)))
     return _mirror(is_out, tuple(table))
@@ -199,7 +199,7 @@ def _forward_jacobian(func, inputs, strict):
                                    f"mode.")
             cols = [np.zeros(o.shape, o.dtype) if c is None else c for c in cols]
             arr = np.stack(cols, -1) if cols else np.zeros(o.shape + (0,), o.dtype)
-            row.append(function.Tensor._wrap(arr.reshape(o.shape + x.shape)))
+            row.append(autograd_op.Tensor._wrap(arr.reshape(o.shape + x.shape)))
         table.append(_mirror(is_in, tuple(row)))
     return _mirror(is_out, tuple(table))
 
@@ -208,7 +208,7 @@ def _unit(like, k):
     """The k-th unit vector, shaped like `like`."""
     e = np.zeros(like.numel(), like.dtype)
     e[k] = 1
-    return function.Tensor._wrap(e.reshape(like.shape))
+    return autograd_op.Tensor._wrap(e.reshape(like.shape))
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
@@ -226,7 +226,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             raise RuntimeError(f"hessian: the function given to hessian should return a single "
                                f"Tensor with a single element, got shapes "
                                f"{[tuple(o.shape) for o in outs]}")
-        ones = (function.Tensor._wrap(np.ones(outs[0].shape, outs[0].dtype)),)
+        ones = (autograd_op.Tensor._wrap(np.ones(outs[0].shape, outs[0].dtype)),)
         with enable_grad():
             return _mirror(is_in, _grads("hessian", outs, args, ones, True, strict))
 
@@ -253,7 +253,7 @@ def _hessian_product(fn, func, inputs, v, create_graph, strict):
         raise RuntimeError(f"{fn}: the function given to {fn} should return a single Tensor "
                            f"with a single element, got shapes {[tuple(o.shape) for o in outs]}")
     with enable_grad():
-        ones = (function.Tensor._wrap(np.ones(outs[0].shape, outs[0].dtype)),)
+        ones = (autograd_op.Tensor._wrap(np.ones(outs[0].shape, outs[0].dtype)),)
         gs = _grads(fn, outs, xs, ones, True, strict)
         live = [(g, v) for g, v in zip(gs, vs) if g.requires_grad]
         if live:

@@ -11,19 +11,19 @@ import warnings
 import numpy as np
 
 from ..ops.shape import Stack
-from . import function
-from .function import _node_of
+from . import op as autograd_op
+from .op import _node_of
 from .graph_engine import execute
 
 
 def _as_tuple(x):
-    return (x,) if x is None or isinstance(x, function.Tensor) else tuple(x)
+    return (x,) if x is None or isinstance(x, autograd_op.Tensor) else tuple(x)
 
 
 def _roots(op, outputs, grad_outputs, create_graph):
     """(node, gradient) per output, PyTorch's checks on the way: each output requires grad,
     each gradient matches its output's shape, a non-scalar output needs one."""
-    Tensor = function.Tensor
+    Tensor = autograd_op.Tensor
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):
@@ -76,7 +76,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         return _batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                         materialize_grads)
     for i, x in enumerate(inputs):
-        if not isinstance(x, function.Tensor):
+        if not isinstance(x, autograd_op.Tensor):
             raise TypeError(f"grad: input {i} is a {type(x).__name__}, not a Tensor")
         if not x.requires_grad:
             raise RuntimeError(f"grad: one of the differentiated Tensors (input {i}, shape "
@@ -94,12 +94,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError(f"grad: one of the differentiated Tensors (input {i}, shape "
                                    f"{x.shape}) appears to not have been used in the graph. "
                                    f"Set allow_unused=True if this is the desired behavior.")
-            result.append(function.Tensor._wrap(np.zeros(x.shape, x.dtype))
+            result.append(autograd_op.Tensor._wrap(np.zeros(x.shape, x.dtype))
                           if materialize_grads else None)
         elif create_graph:
             result.append(g)
         else:
-            result.append(function.Tensor._wrap(np.array(g)))  # its own memory, as PyTorch's
+            result.append(autograd_op.Tensor._wrap(np.array(g)))  # its own memory, as PyTorch's
     return tuple(result)
 
 
@@ -154,7 +154,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         if g is None or x.retains_grad:  # retain_grad's hook has already added it
             continue
         if not create_graph:
-            g = function.Tensor._wrap(np.array(g))
+            g = autograd_op.Tensor._wrap(np.array(g))
         if g.shape != x.shape:
             raise RuntimeError(f"backward: a gradient of shape {g.shape} reached an input of "
                                f"shape {x.shape}")

@@ -24,7 +24,7 @@ from ..grad_mode import _state, enable_grad
 from ..graph_rules import RULES  # filled by the rule modules, which `minigrad` imports
 from .anomaly_mode import check_finite
 from .engine import _backward_timers, _broadcast_axes, _fit, _raise_freed, hand_on
-from .function import AccumulateGrad
+from .op import AccumulateGrad
 from .hooks import run_pre_hooks
 from .versions import check_versions
 

@@ -5,8 +5,8 @@ import weakref
 
 import numpy as np
 
-from . import function
-from .function import RemovableHandle
+from . import op as autograd_op
+from .op import RemovableHandle
 
 
 def add_pre_hook(node, hook):
@@ -26,7 +26,7 @@ def run_pre_hooks(node, g):
 
     `g` is an array, which the hooks see wrapped in a Tensor, or, when the backward pass is
     recorded (create_graph), a Tensor that the hooks see and may replace as it is."""
-    tensor = function.Tensor
+    tensor = autograd_op.Tensor
     recorded = isinstance(g, tensor)
     for hook in node.pre_hooks:
         new = hook(g if recorded else tensor._wrap(g))
@@ -51,4 +51,4 @@ class RetainGrad:
         t = self.ref()
         if t is not None:
             grad = g._array.copy() if t.grad is None else t.grad._array + g._array
-            t.grad = function.Tensor._wrap(grad)
+            t.grad = autograd_op.Tensor._wrap(grad)

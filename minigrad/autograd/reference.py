@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .function import AccumulateGrad
+from .op import AccumulateGrad
 
 
 def topological_order(root):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import tensor
-from minigrad.autograd.function import Function
+from minigrad.autograd.op import Op
 from minigrad.gamma_functions import digamma_array
 from minigrad.random import generator
 
@@ -69,7 +69,7 @@ def standard_gamma_grad(alpha, x):
     return out.reshape(np.shape(x))
 
 
-class StandardGamma(Function):
+class StandardGamma(Op):
     """Gamma(alpha, 1) draws from minigrad's stream; backward by the implicit derivative."""
 
     @staticmethod

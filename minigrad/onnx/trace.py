@@ -1,7 +1,7 @@
 """The tracer: runs a model once and records every operation on values that come from its inputs.
 
 Two levels are recorded. Every op's `Function.apply` reports (op class, inputs, keyword
-arguments, output) through `autograd.function.add_apply_hook`, whether or not a gradient is wanted, so
+arguments, output) through `autograd.autograd_op.add_apply_hook`, whether or not a gradient is wanted, so
 integer and boolean ops, and ops on parameters, are seen too. And the arrays of the inputs, and
 of every op's output, are `TracedArray`s: a NumPy subclass that records the NumPy operations
 applied to it outside any op (the padding masks a model computes with `ids == pad_id`, `~mask`,
@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from ..autograd.function import add_apply_hook
+from ..autograd.op import add_apply_hook
 from ..tensor import Tensor
 from ..grad_mode import current_module_path
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..autograd import function
-from ..autograd.function import Function
+from ..autograd import op as autograd_op
+from ..autograd.op import Op
 from ..graph_rules import rule, saved_input, saved_output
 from ..jvp_rules import jvp_rule
 from ._util import conj_slope
@@ -17,15 +17,15 @@ from ._util import conj_slope
 
 def call(name, x):
     """`np.<name>(x)` for an array, `x.<name>()` for a tensor (exp, sqrt, sinh, ...)."""
-    return getattr(x, name)() if isinstance(x, function.Tensor) else getattr(np, name)(x)
+    return getattr(x, name)() if isinstance(x, autograd_op.Tensor) else getattr(np, name)(x)
 
 
 def zero_where(mask, x):
     """x with zeros where mask is True: `np.where` for an array, `masked_fill` for a tensor."""
-    return x.masked_fill(mask, 0) if isinstance(x, function.Tensor) else np.where(mask, 0, x)
+    return x.masked_fill(mask, 0) if isinstance(x, autograd_op.Tensor) else np.where(mask, 0, x)
 
 
-class Sloped(Function):
+class Sloped(Op):
     """`fn` applied elementwise to its inputs; `slopes(out, *inputs)` gives d out / d input
     for each input (out is None unless `uses_output`: saving the output would make an in-place
     write to it an error at backward, which PyTorch raises only for ops that save it).
@@ -71,7 +71,7 @@ def _jvp(ctx, out, tangents):
 
 
 def _tensor(x, op, arg):
-    if not isinstance(x, function.Tensor):
+    if not isinstance(x, autograd_op.Tensor):
         raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
     return x
 
@@ -98,9 +98,9 @@ def binary(op, name, input, other, integers=True):
 def with_numbers(name, input, other, floats=True):
     """(input, other) as tensors, a Python number among them made a 0-d tensor of the dtype the
     op computes in (so that its slopes keep that dtype); at least one must be a tensor."""
-    if not isinstance(input, function.Tensor) and not isinstance(other, function.Tensor):
+    if not isinstance(input, autograd_op.Tensor) and not isinstance(other, autograd_op.Tensor):
         raise TypeError(f"{name}(): expected a Tensor as input or other, got "
                         f"{type(input).__name__} and {type(other).__name__}")
     dtype = dtypes.computation_dtype((input, other), name, floats)
-    return tuple(x if isinstance(x, function.Tensor)
-                 else function.Tensor._wrap(np.asarray(x, dtype)) for x in (input, other))
+    return tuple(x if isinstance(x, autograd_op.Tensor)
+                 else autograd_op.Tensor._wrap(np.asarray(x, dtype)) for x in (input, other))

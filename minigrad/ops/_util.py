@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..errors import ShapeError
 
 
-class Pointwise(Function):
+class Pointwise(Op):
     """`fn` applied elementwise, whose gradient is g * derivative(a): subclasses set the two
     (a NumPy ufunc needs no `staticmethod`, a Python function does). One whose gradient is
     better computed from the output y (exp, sqrt) sets `from_output` and its own backward.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..autograd.views import replay
 from ._util import normalize_dim
 from ..errors import DTypeError, IndexRangeError, ShapeError
@@ -35,7 +35,7 @@ def _written_into(g, pos, added):
     return g
 
 
-class IndexPut(Function):
+class IndexPut(Op):
     """out = a with out[index] = v (or += v when accumulate, repeated indices adding up)."""
 
     takes_indices = True
@@ -98,7 +98,7 @@ def _scatter_positions(op, a, dim, index, src):
     return tuple(grids), region
 
 
-class Scatter(Function):
+class Scatter(Op):
     """out = a, then out[index[i][j]][j] = src[i][j] for dim 0 (and likewise for other dims).
 
     `src` may be larger than `index`: only its leading index.shape block is used. `add=True`
@@ -134,7 +134,7 @@ class Scatter(Function):
         return ga, gs
 
 
-class CopySlices(Function):
+class CopySlices(Op):
     """out = base with the region that `chain` (the view ops from base to a view) selects
     replaced by `values` (the view's shape): what an in-place write through a view does to the
     base's graph (PyTorch's CopySlices). With an empty chain, `values` replaces all of base.

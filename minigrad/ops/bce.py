@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 
 
-class BinaryCrossEntropy(Function):
+class BinaryCrossEntropy(Op):
     """-(t log p + (1 - t) log(1 - p)) per element, (*) -> (*).
 
     At p = 0 or 1 a log is -inf; PyTorch floors each log at -100 in the forward pass and its

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..graph_rules import rule, saved_input
 from ..jvp_rules import jvp_rule
 from .matmul import mm
@@ -136,7 +136,7 @@ def weight_grad(g, x, w_shape, conf):
     return gw.reshape(w_shape)
 
 
-class Convolution(Function):
+class Convolution(Op):
     """y[n, o] = sum over c in o's group and kernel positions of x_padded[n, c, window] * w[o, c]
     + b[o]: x (N, C_in, *S), weight (C_out, C_in / groups, *kernel), bias (C_out,) or None,
     y (N, C_out, *out) for one or two spatial dims S.
@@ -166,7 +166,7 @@ class Convolution(Function):
         return gx, gw, gb
 
 
-class ConvInputGrad(Function):
+class ConvInputGrad(Op):
     """The input gradient of a convolution as an op of (g, weight): (N, C_in, *S)."""
 
     @staticmethod
@@ -183,7 +183,7 @@ class ConvInputGrad(Function):
                 weight_grad(g, gx, weight.shape, ctx.conf) if need[1] else None)
 
 
-class ConvWeightGrad(Function):
+class ConvWeightGrad(Op):
     """The weight gradient of a convolution as an op of (g, x): (C_out, C_in / G, *kernel)."""
 
     @staticmethod

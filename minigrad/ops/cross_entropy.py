@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function
+from ..autograd.op import Op
 
 
-class CrossEntropy(Function):
+class CrossEntropy(Op):
     """Cross entropy of logits (N, C) against class ids (N,), PyTorch's exact definition.
 
     With label smoothing e, each row's target distribution is (1 - e) on the true class plus

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ._util import normalize_dim
 
 
-class Cumsum(Function):
+class Cumsum(Op):
     complex_aware = True  # linear with real coefficients: no conjugate in its gradient
 
     @staticmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ._util import normalize_dim
 
 
@@ -35,7 +35,7 @@ def diagonal_view(a, offset, d1, d2):
     return view
 
 
-class Diagonal(Function):
+class Diagonal(Op):
     """(..., n, ..., m, ...) -> (..., L): the view of one diagonal of dims dim1 and dim2."""
     complex_aware = True
 
@@ -57,7 +57,7 @@ def embed(g, shape, offset, d1, d2):
     return out
 
 
-class DiagonalEmbed(Function):
+class DiagonalEmbed(Op):
     """`embed` as an op: the gradient of `Diagonal`, whose gradient is the diagonal again."""
     complex_aware = True
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ._util import normalize_dim
 
 
-class UnfoldDim(Function):
+class UnfoldDim(Op):
     complex_aware = True
     @staticmethod
     def forward(ctx, a, dimension=0, size=1, step=1):
@@ -55,7 +55,7 @@ def fold(g, shape, d, size, step):
     return grad
 
 
-class FoldDim(Function):
+class FoldDim(Op):
     """`fold(g, ...)` as an op: the gradient of `UnfoldDim`, whose gradient is an unfold."""
     complex_aware = True
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function
+from ..autograd.op import Op
 
 _MASKABLE = (np.dtype(np.float32), np.dtype(np.float64))  # the kernels' dtypes
 
 
-class Dropout(Function):
+class Dropout(Op):
     """Zero each element with probability p and scale the rest by 1/(1-p) (inverted dropout).
 
     The mask comes from a counter-based hash of (seed, element index). When a gradient is
@@ -44,7 +44,7 @@ class Dropout(Function):
         return kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
 
 
-class DropoutAdd(Function):
+class DropoutAdd(Op):
     """x + dropout(s, p, seed) as one op, x and s of one shape: a pre-norm residual connection.
 
     The same numbers as Dropout then Add. x's gradient is g; s's is dropout(g) (the mask
@@ -62,7 +62,7 @@ class DropoutAdd(Function):
         return g, (ds if ctx.needs_input_grad[1] else None)
 
 
-class ReluDropout(Function):
+class ReluDropout(Op):
     """dropout(relu(x), p, seed) as one op: the same numbers and the same mask as the two ops.
 
     Backward needs neither the mask nor x: the output is > 0 exactly where ReLU passed an

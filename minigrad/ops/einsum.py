@@ -11,7 +11,7 @@ import string
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..errors import InvalidValueError, ShapeError
 from ._util import conj_slope
 
@@ -46,7 +46,7 @@ def parse(equation, ndims):
     return spelled, out
 
 
-class Einsum(Function):
+class Einsum(Op):
     complex_aware = True
 
     @staticmethod

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..kernels import reference as _ref
 from ..kernels.checks import FLOATS
 from ._util import Pointwise, conj_slope
@@ -25,7 +25,7 @@ def _conj(x):
     return None if x is None else np.conj(x)
 
 
-class _Binary(Function):
+class _Binary(Op):
     """`fn(a, b)` elementwise, as Pointwise is for one operand. Where each side's gradient
     needs the operands' values, `keeps_operands` saves both."""
     keeps_operands = False
@@ -58,7 +58,7 @@ class Sub(_Binary):
         return g, (-g if ctx.needs_input_grad[1] else None)
 
 
-class Mul(Function):
+class Mul(Op):
     complex_aware = True
     @staticmethod
     def forward(ctx, a, b):
@@ -90,7 +90,7 @@ class Div(_Binary):
         return (g / b if need[0] else None), (-g * a / (b * b) if need[1] else None)
 
 
-class Pow(Function):
+class Pow(Op):
     complex_aware = True
 
     @staticmethod
@@ -135,7 +135,7 @@ class Minimum(_Extremum):
     fn, wins = np.minimum, np.less
 
 
-class Neg(Function):
+class Neg(Op):
     complex_aware = True
     @staticmethod
     def forward(ctx, a):
@@ -197,7 +197,7 @@ _RELU = (kernels.relu, kernels.relu_backward, _ref.relu, _ref.relu_backward)
 _SILU = (kernels.silu, kernels.silu_backward, _ref.silu, _ref.silu_backward)   # from x
 
 
-class _Fused(Function):
+class _Fused(Op):
     """An activation with a fused kernel: `fns` as above. Its gradient is computed from the
     output y, or from the input x where `from_input`, whichever is saved. One that takes
     complex input (`complex_aware`, holomorphic) computes it with `complex_fn`; its reference
@@ -263,7 +263,7 @@ class Silu(_Fused):
         return kernels.silu_backward_from_sigmoid(*ctx.saved, g)
 
 
-class LeakyRelu(Function):
+class LeakyRelu(Op):
     """x where x > 0, else negative_slope * x. The gradient at 0 is the slope, as in PyTorch
     (a `maximum(x, slope * x)` would split the tie and give (1 + slope) / 2)."""
 
@@ -278,7 +278,7 @@ class LeakyRelu(Function):
         return np.where(ctx.saved[0] > 0, g, g * ctx.slope)
 
 
-class Gelu(Function):
+class Gelu(Op):
     """x * Phi(x); `approximate="tanh"` uses 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
     Forward and backward are each one pass over memory (kernels.gelu)."""
 
@@ -298,7 +298,7 @@ class Gelu(Function):
         return _ref.gelu_backward(a, g, ctx.approximate)
 
 
-class Clamp(Function):
+class Clamp(Op):
     @staticmethod
     def forward(ctx, a, min=None, max=None):
         if min is None and max is None:
@@ -328,7 +328,7 @@ class Clamp(Function):
         return inside
 
 
-class Cast(Function):
+class Cast(Op):
     """Change dtype; the engine casts the gradient back to the input's dtype."""
     complex_aware = True
 
@@ -341,7 +341,7 @@ class Cast(Function):
         return g
 
 
-class Where(Function):
+class Where(Op):
     """`where(cond, a, b)`: a where cond is True, else b; gradients flow to the chosen side."""
     complex_aware = True
 
@@ -359,7 +359,7 @@ class Where(Function):
                 np.where(cond, zero, g) if need[2] else None)
 
 
-class MaskedFill(Function):
+class MaskedFill(Op):
     """Replace elements where `mask` is True by `value`; those elements get no gradient."""
 
     @staticmethod

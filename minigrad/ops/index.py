@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ._util import normalize_dim
 from ..errors import DTypeError, IndexRangeError, ShapeError
 
@@ -46,7 +46,7 @@ def _check_index(a, index):
         dim += 1
 
 
-class GetItem(Function):
+class GetItem(Op):
     complex_aware = True
     takes_indices = True
 
@@ -105,7 +105,7 @@ def _along(index, dim, ndim):
     return tuple(grids)
 
 
-class Gather(Function):
+class Gather(Op):
     """out[i][j][k] = a[i][index[i][j][k]][k] for dim=1 (PyTorch's `gather`)."""
     complex_aware = True
 
@@ -143,7 +143,7 @@ class AdaptiveMaxGather(Gather):
         return Gather.forward(ctx, a, dim, index)
 
 
-class IndexSelect(Function):
+class IndexSelect(Op):
     """Pick whole slices along `dim` by a 1-D index (rows of an embedding table, for example)."""
     complex_aware = True
 
@@ -164,7 +164,7 @@ class IndexSelect(Function):
         return _scatter_add(ctx.shape, (slice(None),) * ctx.dim + (ctx.index,), g)
 
 
-class Embedding(Function):
+class Embedding(Op):
     """Rows of `weight` (V, D) for integer `ids` of any shape: output ids.shape + (D,)."""
 
     takes_indices = True

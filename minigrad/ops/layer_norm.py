@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from .. import kernels
-from ..autograd.function import Function
+from ..autograd.op import Op
 
 
 def _flat(t):
@@ -19,7 +19,7 @@ def _shaped(a, shape):
     return a if a.shape == shape else a.reshape(shape)
 
 
-class LayerNorm(Function):
+class LayerNorm(Op):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last `ndims` dims (biased var).
 
     With x_hat the normalised input and h = g * weight, the input gradient is
@@ -31,7 +31,7 @@ class LayerNorm(Function):
     @staticmethod
     def forward(ctx, x, weight=None, bias=None, ndims=1, eps=1e-5):
         # rows (N, D) as they are when x is 2-D, else a view: a view returned or saved costs
-        # the engine a search for the array it shows (Function.apply)
+        # the engine a search for the array it shows (Op.apply)
         if ndims == 1 and x.ndim == 2:
             rows = x
         else:
@@ -53,7 +53,7 @@ class LayerNorm(Function):
         return _shaped(dx, x_shape), gw, gb
 
 
-class DropoutAddLayerNorm(Function):
+class DropoutAddLayerNorm(Op):
     """LayerNorm(x + dropout(s)) over the last dim: a post-norm residual connection.
 
     x and s have one shape (..., D); weight and bias are (D,) or None. The forward pass is one

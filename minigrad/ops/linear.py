@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..errors import ShapeError
 from .matmul import addmm, mm, mm_and_sum
 
 
-class Linear(Function):
+class Linear(Op):
     """y = x W^T + b for x of shape (..., D_in), W (D_out, D_in), b (D_out,).
 
     The leading dims are flattened into one (N, D_in) matrix, so every product is one big
@@ -43,7 +43,7 @@ class Linear(Function):
             # with a bias, a large product adds it in its own pass (BLAS's beta = 1)
             return mm(x2, weight.T) if bias is None else addmm(bias, x2, weight.T)
         # the product written into the result's own (..., D_out) array through a flat view of
-        # it: a view returned would cost Function.apply a search for whose memory it shows
+        # it: a view returned would cost Op.apply a search for whose memory it shows
         y = np.empty(ctx.lead + w_shape[:1], x.dtype)
         flat = y.reshape(-1, w_shape[0])
         if bias is None:

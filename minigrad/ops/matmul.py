@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..errors import DTypeError, ShapeError, size_mismatch
 from ..kernels.products import product, product_add, product_and_sum
 
@@ -99,7 +99,7 @@ def _torch_words(a, b):
     return ""
 
 
-class MatMul(Function):
+class MatMul(Op):
     complex_aware = True
     @staticmethod
     def forward(ctx, a, b, like=None):

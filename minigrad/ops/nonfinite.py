@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..graph_rules import constant, rule
 from ..jvp_rules import jvp_rule
 
 
-class NanToNum(Function):
+class NanToNum(Op):
     @staticmethod
     def forward(ctx, a, nan=0.0, posinf=None, neginf=None):
         ctx.save_for_backward(a)

@@ -9,11 +9,11 @@ import math
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ._util import expand_reduced, normalize_dims
 
 
-class Norm(Function):
+class Norm(Op):
     @staticmethod
     def forward(ctx, a, p=2.0, dim=None, keepdim=False):
         if not np.issubdtype(a.dtype, np.floating):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..graph_rules import rule
 from ..jvp_rules import jvp_rule
 from .windows import kernel_positions, pad, scatter_windows, unpad, windows
@@ -89,7 +89,7 @@ def _spread(g, arg, conf):
     return _scatter(lambda i, offset: np.where(arg == i, g, 0), conf, g.dtype)
 
 
-class MaxPool(Function):
+class MaxPool(Op):
     """y = the largest element of each window (the first of equal ones, NaN if any is NaN, as
     PyTorch): x (N, C, *S) -> y (N, C, *out). The gradient goes to that one element."""
 
@@ -104,7 +104,7 @@ class MaxPool(Function):
         return _spread(g, ctx.arg, ctx.conf)
 
 
-class MaxPoolSpread(Function):
+class MaxPoolSpread(Op):
     """Max pooling's gradient as an op: g (N, C, *out) -> (N, C, *S), g at the maxima."""
 
     @staticmethod
@@ -117,7 +117,7 @@ class MaxPoolSpread(Function):
         return _gather(gx, ctx.arg, ctx.conf)
 
 
-class MaxPoolGather(Function):
+class MaxPoolGather(Op):
     """The adjoint of MaxPoolSpread: t (N, C, *S) -> its elements at the maxima (N, C, *out)."""
 
     @staticmethod
@@ -173,7 +173,7 @@ def _mean_adjoint(g, conf, div):
     return _scatter(lambda i, offset: part, conf, g.dtype)
 
 
-class AvgPool(Function):
+class AvgPool(Op):
     """y = the sum of each window / its divisor (see `divisor`): x (N, C, *S) -> (N, C, *out)."""
 
     @staticmethod
@@ -186,7 +186,7 @@ class AvgPool(Function):
         return _mean_adjoint(g, ctx.conf, ctx.div)
 
 
-class AvgPoolAdjoint(Function):
+class AvgPoolAdjoint(Op):
     """Average pooling's gradient as an op: g (N, C, *out) -> (N, C, *S)."""
 
     @staticmethod
@@ -215,7 +215,7 @@ def _along(x, mats):
     return np.ascontiguousarray(x)
 
 
-class SpatialLinear(Function):
+class SpatialLinear(Op):
     """x (N, C, *S) -> (N, C, *out) by one matrix (out_i, S_i) per spatial dim i: a linear
     map that is separable, as adaptive average pooling (each row a bin's mean, see `bins`)
     and interpolation (each row the weights of the input points an output point reads) are.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..graph_rules import constant, rule, saved_input
 from ..jvp_rules import jvp_rule
 from ._util import conj_slope, normalize_dim
@@ -36,7 +36,7 @@ def _exclusive_products(a, axis):
     return before, np.flip(after, axis)
 
 
-class Prod(Function):
+class Prod(Op):
     """The product over `dim` (None: all elements, a 0-d result): (..., n, ...) -> (..., ...).
     Holomorphic: a complex input's gradient takes the conjugates of the other factors."""
     complex_aware = True
@@ -67,7 +67,7 @@ class Prod(Function):
         return g * conj_slope(before * after)
 
 
-class Cumprod(Function):
+class Cumprod(Op):
     """Running products along `dim`: (..., n, ...) -> (..., n, ...). Holomorphic, as prod:
     complex input runs the scan on the conjugates."""
     complex_aware = True

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ._util import expand_reduced, normalize_dims
 from ..errors import ShapeError
 
@@ -25,7 +25,7 @@ def _with_reduced_axes(ctx, g):
     return g if ctx.keepdim else np.expand_dims(g, ctx.dims)
 
 
-class Sum(Function):
+class Sum(Op):
     complex_aware = True
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False):
@@ -39,7 +39,7 @@ class Sum(Function):
         return expand_reduced(g, ctx.shape, ctx.dims, ctx.keepdim)
 
 
-class Mean(Function):
+class Mean(Op):
     complex_aware = True
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False):
@@ -53,7 +53,7 @@ class Mean(Function):
         return expand_reduced(g / ctx.count, ctx.shape, ctx.dims, ctx.keepdim)
 
 
-class Amax(Function):
+class Amax(Op):
     """Largest value over dims; tied maxima share the gradient equally (PyTorch's amax rule)."""
 
     sign = 1
@@ -79,7 +79,7 @@ class Amin(Amax):
     sign = -1
 
 
-class Var(Function):
+class Var(Op):
     """Variance with `correction` (1 = unbiased, PyTorch's default; 0 = biased). Of complex
     input it is the mean squared modulus |z - mean|^2, real; the gradient of |c|^2 is 2c in
     PyTorch's convention, so the one backward serves both."""
@@ -131,7 +131,7 @@ class Std(Var):
         return Var.backward(ctx, g)
 
 
-class LogSumExp(Function):
+class LogSumExp(Op):
     """log(sum(exp(a))) computed around the maximum, so large inputs do not overflow."""
 
     @staticmethod

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..errors import DivisionByZeroError
 
 
-class _Flat(Function):
+class _Flat(Op):
     """A piecewise-constant function of one input: gradient zero."""
 
     fn = None
@@ -54,7 +54,7 @@ class Sign(_Flat):
         return _Flat.forward.__func__(cls, ctx, a)
 
 
-class FloorDivide(Function):
+class FloorDivide(Op):
     """floor(a / b), rounding toward minus infinity (Python's and PyTorch's `//`)."""
 
     @staticmethod
@@ -68,7 +68,7 @@ class FloorDivide(Function):
         return np.zeros_like(g), np.zeros_like(g)  # a step function: flat almost everywhere
 
 
-class Remainder(Function):
+class Remainder(Op):
     """a - b * floor(a / b): the sign follows b, as Python's `%` and PyTorch's remainder."""
 
     @staticmethod

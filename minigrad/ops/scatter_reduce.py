@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from .assign import _scatter_positions
 
 _UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
@@ -42,7 +42,7 @@ def _reduce(a, values, pos, reduce, include_self):
     return np.floor_divide(out, count), count  # PyTorch floors an integer mean
 
 
-class ScatterReduce(Function):
+class ScatterReduce(Op):
     """out = a, then out[index[i][j]][j] = reduce(out[index[i][j]][j], src[i][j]) for dim 0.
 
     `include_self=False` leaves a's own value out wherever index writes. The gradients are

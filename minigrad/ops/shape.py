@@ -8,12 +8,12 @@ import itertools
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ._util import normalize_dim
 from ..errors import ShapeError
 
 
-class Reshape(Function):
+class Reshape(Op):
     complex_aware = True
     @staticmethod
     def forward(ctx, a, shape=None):
@@ -38,7 +38,7 @@ def _reshape_words(shape, size):
     return f"shape '{shape}' is invalid for input of size {size}"
 
 
-class Permute(Function):
+class Permute(Op):
     complex_aware = True
     @staticmethod
     def forward(ctx, a, dims=None):
@@ -66,7 +66,7 @@ class Permute(Function):
         return g.transpose(ctx.inverse)
 
 
-class Expand(Function):
+class Expand(Op):
     """Broadcast to a larger shape without copying; the engine sums the copies' gradients."""
     complex_aware = True
 
@@ -108,7 +108,7 @@ def _expanded_shape(shape, sizes):
     return sizes[:lead] + tuple(n if s == -1 else s for n, s in zip(shape, sizes[lead:]))
 
 
-class Cat(Function):
+class Cat(Op):
     """Join tensors along an existing dim."""
     complex_aware = True
 
@@ -141,7 +141,7 @@ def _check_cat_shapes(arrays, d):
                              f"match except in dimension {d}")
 
 
-class Stack(Function):
+class Stack(Op):
     """Join same-shaped tensors along a new dim."""
     complex_aware = True
 
@@ -163,7 +163,7 @@ class Stack(Function):
 
 
 
-class Contiguous(Function):
+class Contiguous(Op):
     """A row-major copy of a tensor whose elements are stored in another order (transposed,
     strided); `Tensor.contiguous` returns a row-major tensor itself."""
     complex_aware = True

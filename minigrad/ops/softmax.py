@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ._util import normalize_dim
 
 
@@ -26,7 +26,7 @@ def _from_last(a, d, ndim):
     return a if d == ndim - 1 or ndim == 0 else np.moveaxis(a, -1, d)
 
 
-class _AlongDim(Function):
+class _AlongDim(Op):
     """An op whose kernels work on the last axis, applied along `dim`; `kernel` names the
     forward kernel in `minigrad.kernels` (and the op in errors), `kernel + "_backward"` its
     gradient, which needs only the output."""
@@ -68,7 +68,7 @@ class LogSoftmax(_AlongDim):
     kernel = "log_softmax"
 
 
-class MaskedSoftmaxDropout(Function):
+class MaskedSoftmaxDropout(Op):
     """Attention's weights, dropout(softmax(x masked to -inf where not `allowed`), p, seed)
     along the last dim, as one op: the numbers of MaskedFill, Softmax and Dropout in turn.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 
 
 def memory_owner(a):
@@ -132,7 +132,7 @@ def transfer(x, src, dst, n, scale):
     return memory[dst]
 
 
-class AsStrided(Function):
+class AsStrided(Op):
     """(size) view of the input's memory: element i is memory[offset + sum(i_d * stride_d)]."""
     complex_aware = True
 
@@ -151,7 +151,7 @@ class AsStrided(Function):
         return transfer(g, out_idx, in_idx, n, scale)
 
 
-class StridedTransfer(Function):
+class StridedTransfer(Op):
     """`transfer` as an op, so that as_strided's gradient can be differentiated again: its
     backward is the transfer the other way (the two are each other's transpose)."""
     complex_aware = True

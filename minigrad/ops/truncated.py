@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..errors import DivisionByZeroError
 from ..graph_rules import constant, rule
 from ..jvp_rules import jvp_rule
@@ -18,7 +18,7 @@ def _quotient(a, b):
         return np.trunc(np.divide(a, b))
 
 
-class FMod(Function):
+class FMod(Op):
     @staticmethod
     def forward(ctx, a, b):
         if np.result_type(a, b) == np.bool_:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.function import Function
+from ..autograd.op import Op
 from ..graph_rules import rule
 from ..jvp_rules import jvp_rule
 from .conv import col2im, im2col
@@ -25,7 +25,7 @@ def fold_array(cols, x_shape, kernel, conf):
     return col2im(rows, x_shape, kernel, conf).copy()
 
 
-class Unfold(Function):
+class Unfold(Op):
     """x (N, C, *S) -> its blocks as columns (N, C * prod(kernel), L)."""
 
     @staticmethod
@@ -38,7 +38,7 @@ class Unfold(Function):
         return fold_array(g, ctx.x_shape, ctx.kernel, ctx.conf)
 
 
-class Fold(Function):
+class Fold(Op):
     """Columns (N, C * prod(kernel), L) -> (N, C, *S) of x_shape, overlapping blocks summed."""
 
     @staticmethod

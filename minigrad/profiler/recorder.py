@@ -1,7 +1,7 @@
 """The profiler's hooks into the engine, and `record_function`.
 
-While a `Recorder` runs, it sits in three lists the engine checks: `function._enter_hooks`
-(called before an op's forward) and `function._apply_hooks` (after it) time every
+While a `Recorder` runs, it sits in three lists the engine checks: `autograd_op._enter_hooks`
+(called before an op's forward) and `autograd_op._apply_hooks` (after it) time every
 `Function.apply`, and `engine._backward_timers` times every node of a backward pass. With no
 profiler running those lists are empty, so an op or a node pays one falsy check for all this.
 
@@ -16,7 +16,8 @@ import sys
 import threading
 import time
 
-from ..autograd import engine, function
+from ..autograd import engine
+from ..autograd import op as autograd_op
 from .events import EventList, FunctionEvent
 
 _lock = threading.Lock()
@@ -50,8 +51,8 @@ class Recorder:
             self._thread = threading.get_ident()
             self._tid = threading.get_native_id()  # the OS's id, the one traces show
             self._t0 = time.perf_counter_ns()
-            function._enter_hooks.append(self._op_enter)
-            function._apply_hooks.append(self._op_exit)
+            autograd_op._enter_hooks.append(self._op_enter)
+            autograd_op._apply_hooks.append(self._op_exit)
             engine._backward_timers.append(self._time_node)
 
     def stop(self):
@@ -59,8 +60,8 @@ class Recorder:
         with _lock:
             if _active[0] is not self:
                 return
-            function._enter_hooks.remove(self._op_enter)
-            function._apply_hooks.remove(self._op_exit)
+            autograd_op._enter_hooks.remove(self._op_enter)
+            autograd_op._apply_hooks.remove(self._op_exit)
             engine._backward_timers.remove(self._time_node)
             _active[0] = None
         if self._stack:

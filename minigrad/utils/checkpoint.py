@@ -11,14 +11,15 @@ from __future__ import annotations
 import warnings
 
 from .. import random
-from ..autograd import Function, backward
+from ..autograd import backward
+from ..autograd.op import Op
 from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..tensor import Tensor
 
 __all__ = ["checkpoint"]
 
 
-class _Recompute(Function):
+class _Recompute(Op):
     """The node standing for the checkpointed block: forward hands back the output computed
     under no_grad; backward runs the block again and back-propagates through that run."""
 

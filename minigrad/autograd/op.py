@@ -1,6 +1,6 @@
-"""Graph nodes and `Function.apply`, which runs an op and records its node.
+"""Graph nodes and `Op.apply`, which runs an op and records its node.
 
-Every differentiable op is a small `Function` subclass with a `forward(ctx, ...)` that works on
+Every differentiable op is a small `Op` subclass with a `forward(ctx, ...)` that works on
 NumPy arrays and a `backward(ctx, grad)` right beside it. `SomeOp.apply(...)` runs the forward
 and, when a gradient is wanted, records `ctx` as a *node*: the output's `grad_fn`, pointing to
 the nodes of its inputs (`next_nodes`). A leaf tensor's node is its `AccumulateGrad`, which adds
@@ -21,7 +21,7 @@ from .versions import share_version_counter, snapshot_versions, track_indices, u
 
 Tensor = None  # the Tensor class, set by `register_tensor_class` (tensor.py imports this module)
 _sequence = itertools.count()  # numbers nodes in order of creation (PyTorch's sequence_nr)
-_new = object.__new__  # makes a node without calling __init__ (a Function has none to call)
+_new = object.__new__  # makes a node without calling __init__ (a Op has none to call)
 _ndarray = np.ndarray  # a global, not `np.ndarray`: one attribute lookup less for every op
 
 
@@ -153,7 +153,7 @@ class AccumulateGrad(Node):
             t.grad._array = t.grad._array + g
 
 
-class Function(Node):
+class Op(Node):
     """Base class of every op. Subclasses define `forward(ctx, *args)` and `backward(ctx, grad)`.
 
     `forward` receives NumPy arrays in place of tensors and returns one array. `backward` gets
@@ -246,11 +246,11 @@ class Function(Node):
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
-        raise NotImplementedError("Function subclasses define forward")
+        raise NotImplementedError("Op subclasses define forward")
 
     @staticmethod
     def backward(ctx, grad):
-        raise NotImplementedError("Function subclasses define backward")
+        raise NotImplementedError("Op subclasses define backward")
 
 
 def complex_unsupported(cls, args):
