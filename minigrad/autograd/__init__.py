@@ -1,6 +1,7 @@
 """Reverse-mode automatic differentiation, under `torch.autograd`'s names.
 
     op.py            graph nodes and `Op.apply`, which runs an op (on arrays) and records its node
+    function.py      `Function`, PyTorch's custom function on tensors (forward, backward, ctx)
     engine.py        the first-order backward pass (`run_backward`)
     graph_engine.py  the engine's general form: several outputs, chosen inputs, and
                      `create_graph` (each node's tensor-level rule, `minigrad.graph_rules`)
@@ -25,17 +26,17 @@ from ..grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
 from . import forward_ad, functional
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .op import AccumulateGrad, Node, Op, RemovableHandle, add_record_hook
+from .function import Function
 from .gradcheck import gradcheck, gradgradcheck
 from .gradients import backward, grad
 from .variable import Variable
 from .versions import bump_version
 
-Function = Op  # until PyTorch's tensor-level Function lands here
-
 __all__ = ["AccumulateGrad", "Function", "Node", "Op", "RemovableHandle", "Variable",
            "add_record_hook", "backward", "bump_version", "detect_anomaly", "enable_grad", "forward_ad",
            "functional", "grad", "gradcheck", "gradgradcheck", "inference_mode",
-           "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled"]
+           "is_grad_enabled", "no_grad", "set_detect_anomaly",
+           "set_grad_enabled"]
 
 
 def __getattr__(name):

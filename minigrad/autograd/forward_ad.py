@@ -48,6 +48,8 @@ class _Level:
         from ..jvp_rules import JVP_RULES  # the rules import the ops
         rule = JVP_RULES.get(node.__class__)
         if rule is None:
+            if node.tensor_level:  # a custom Function's node (function.py) says what is missing
+                raise node.forward_ad_error()
             raise RuntimeError(f"{type(node).__name__}: forward-mode "
                                f"AD has no rule for this op (see minigrad.jvp_rules); compute "
                                f"this derivative with reverse mode (autograd.functional.jvp)")

@@ -102,6 +102,8 @@ def _leading_to(roots, targets):
 
 
 def _tensor_rule(node, g):
+    if node.tensor_level:  # written on Tensors itself (a custom Function's node)
+        return node.backward
     if g.dtype.kind == "c" or any(getattr(s, "dtype", None) is not None and s.dtype.kind == "c"
                                   for s in node.saved):
         # the tensor-level rules are written for real tensors: they lack the conjugates

@@ -115,6 +115,8 @@ class Node:
     __slots__ = ()
     next_nodes = ()  # per input: the node its gradient goes to, or None (no gradient wanted)
     pre_hooks = ()   # `hook(grad)` run as the gradient arrives (tensor hooks, retain_grad)
+    tensor_level = False  # True: its `backward` also takes and returns Tensors, recording
+                          # them under create_graph (a custom Function's node: function.py)
 
     @property
     def next_functions(self):
