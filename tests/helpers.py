@@ -42,10 +42,13 @@ def differentiable_ops():
     return ops | {c for c in below(Op) if own_op(c)}
 
 
-def square_function(base=mg.autograd.Function):
+def square_function(base=None):
     """A user's own op, x -> x * x with the backward 2 g x, written on `base`: minigrad's
-    `autograd.Function` or PyTorch's (both read the saved input as `ctx.saved_tensors`). It
-    has no double-backward or forward-mode rule, which the tests of those errors rely on."""
+    array-level `Op` (the default), its `autograd.Function` or PyTorch's (all read the saved
+    input as `ctx.saved_tensors`). As an `Op` it has no double-backward or forward-mode rule,
+    which the tests of those errors rely on."""
+    if base is None:
+        from minigrad.autograd.op import Op as base
     class Square(base):
         @staticmethod
         def forward(ctx, a):

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.autograd import AccumulateGrad, Function, gradcheck
+from minigrad.autograd import AccumulateGrad, gradcheck
+from minigrad.autograd.op import Op
 from minigrad.autograd.adoption import ACCUMULATE_MIN_BYTES
 from helpers import square_function
 
@@ -102,7 +103,7 @@ def test_one_fresh_gradient_for_two_leaves_gives_two_arrays():
     assert x.grad.tolist() == [10.0, 10.0] and w.grad.tolist() == [2.0, 2.0]
 
 
-class _Handing(Function):
+class _Handing(Op):
     """Identity whose backward returns new memory: an array (remembered weakly, or strongly
     if how == "keep"), a reshape of one, or half of a twice-as-long array."""
 
@@ -857,7 +858,7 @@ def test_recorded_outputs_and_nodes_share_their_class_attribute_layout():
     # `grad_fn` or a node's `sequence_nr` out (`share_attribute_layout`). gc sees such a dict.
     import gc
 
-    class Twice(Function):
+    class Twice(Op):
         @staticmethod
         def forward(ctx, a):
             return a * 2
@@ -976,7 +977,7 @@ def test_record_hooks_come_and_go():
 
 # --- the engine fits every gradient to its input --------------------------------------------
 
-class _BroadcastAdd(Function):
+class _BroadcastAdd(Op):
     """a + b whose backward returns the output-shaped gradient for both inputs."""
 
     @staticmethod
@@ -988,7 +989,7 @@ class _BroadcastAdd(Function):
         return g, g
 
 
-class _Doubling(Function):
+class _Doubling(Op):
     """x * 2, whose backward (each subclass's) returns a gradient the engine must refuse."""
 
     @staticmethod
@@ -1197,7 +1198,7 @@ def test_in_place_change_of_a_mul_operand_nobody_needs_is_fine():
 def test_needs_input_grad_is_known_inside_forward():
     seen = []
 
-    class Probe(Function):
+    class Probe(Op):
         @staticmethod
         def forward(ctx, a, b):
             seen.append(ctx.needs_input_grad)

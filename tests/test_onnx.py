@@ -9,6 +9,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
+from minigrad.autograd.op import Op
 from minigrad.models import Seq2SeqTransformer
 
 onnx = pytest.importorskip("onnx")
@@ -266,7 +267,7 @@ def test_the_op_table_on_other_inputs_than_traced():
     check(run(session, x2, ids2, mask2), model(x2, ids2, mask2), rtol=1e-5, atol=1e-6)
 
 
-class Gates(mg.autograd.Function):
+class Gates(Op):
     """An LSTM step's gates written in NumPy, without an ONNX mapping: (gates (B, 4H), c (B, H))
     -> [h', c'] (B, 2H). Exported as the NumPy operations of its forward."""
 
