@@ -42,6 +42,8 @@ import numpy as np
 # The import lines a PyTorch program is allowed to have, by module: PyTorch's path -> minigrad's.
 MODULES = {
     "torch": "minigrad",
+    "torch.autograd": "minigrad.autograd",
+    "torch.autograd.function": "minigrad.autograd.function",
     "torch.distributions": "minigrad.distributions",
     "torch.nn": "minigrad.nn",
     "torch.nn.functional": "minigrad.nn.functional",
