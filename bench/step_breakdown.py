@@ -13,7 +13,7 @@ times every matrix product; each product's time is taken out of the op that made
 
     products        every gemm the ops call (their floor: their FLOPs at NumPy's peak)
     op X            op X's forward and backward beside its products (kernels, copies, checks)
-    forward rest    the forward phase outside the ops: modules, Function.apply's bookkeeping
+    forward rest    the forward phase outside the ops: modules, Op.apply's bookkeeping
     backward rest   the backward phase outside the ops: the engine, gradient sums, AccumulateGrad
     clip, adam, ... the optimizer phases
 

@@ -24,7 +24,7 @@ from .autograd.op import AccumulateGrad
 
 def registrar(table):
     """A decorator factory: `@decorator(*ops)` enters the decorated function in `table` as the
-    rule of each op (a Function class), and leaves the function as it is."""
+    rule of each op (an Op class), and leaves the function as it is."""
     def rule(*ops):
         def register(fn):
             for op in ops:

@@ -19,7 +19,7 @@ def flat_matrices(a):
 
 
 def pack_eigen(values, vectors):
-    """An eigendecomposition as the one array a Function returns: L (*, n) and V (*, n, n)
+    """An eigendecomposition as the one array an Op returns: L (*, n) and V (*, n, n)
     side by side, (*, n + n n)."""
     return np.concatenate([values, flat_matrices(vectors)], -1)
 

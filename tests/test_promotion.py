@@ -156,7 +156,7 @@ def test_mixed_dtype_gradcheck():
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "int32", "int64"])
 @pytest.mark.parametrize("name", ["add", "sub", "mul"])
 def test_index_arithmetic_without_a_node_is_the_ops(dtype, name):
-    # integer tensor with a Python int (`i + block_size`) skips Function.apply; the op's own
+    # integer tensor with a Python int (`i + block_size`) skips Op.apply; the op's own
     # forward (the path an apply hook, such as the ONNX tracer's, keeps) gives the same values,
     # dtype and errors, 0-d or not, at the edges of the dtype too
     from minigrad import ops

@@ -299,19 +299,68 @@ print("minigrad's nodes:", Y_mat.grad_fn.name(), "<-", Y_mat.grad_fn.next_functi
 assert count_nodes(Y_mat) == 2 and Y_mat.grad_fn.name() == "MmBackward0"
 
 # %% [markdown]
-# ## Writing your own `Op`
+# ## Writing your own `Function`
 #
-# Every op of minigrad is a small subclass of `minigrad.autograd.Function` with two static
-# methods side by side:
+# A differentiable operation of your own is a subclass of `minigrad.autograd.Function`, written
+# exactly as for PyTorch's `torch.autograd.Function`, with two static methods side by side:
 #
-# - `forward(ctx, *arrays)` receives NumPy arrays (never tensors), computes the result, and
-#   keeps whatever backward will need with `ctx.save_for_backward(...)`;
-# - `backward(ctx, grad)` receives the gradient of the output (an array of the output's shape)
-#   and returns one gradient per input, reading what was saved from `ctx.saved_tensors`.
+# - `forward(ctx, *args)` receives the caller's tensors, computes the result with tensor
+#   methods (recording is off inside it) and keeps what backward will need with
+#   `ctx.save_for_backward(...)`;
+# - `backward(ctx, grad)` receives the gradient of the output (a tensor of the output's shape)
+#   and returns one gradient per input of forward (None for an input that is not a tensor),
+#   reading what was saved from `ctx.saved_tensors`.
 #
-# `MyOp.apply(tensor, ...)` runs forward and, when some input requires a gradient, records
-# `ctx` as the output's `grad_fn`. Here is softplus, $\log(1 + e^x)$, a smooth ReLU whose
-# derivative is the sigmoid $\sigma(x) = 1 / (1 + e^{-x})$.
+# `MyFn.apply(tensor, ...)` runs forward and, when some input requires a gradient, records
+# `ctx` as the output's `grad_fn`, a node named `MyFnBackward` as in PyTorch. Here is softplus,
+# $\log(1 + e^x)$, a smooth ReLU whose derivative is the sigmoid $\sigma(x) = 1 / (1 + e^{-x})$.
+
+# %%
+class SoftplusFn(mg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0) + (-x.abs()).exp().log1p()  # log(1 + e^x), no overflow
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x.sigmoid()
+
+
+z_in = mg.tensor([-2.0, 0.0, 3.0], dtype=mg.float64, requires_grad=True)
+sp = SoftplusFn.apply(z_in)
+sp.sum().backward()
+print(sp, sp.grad_fn.name())
+print("gradient:", z_in.grad)
+assert sp.grad_fn.name() == "SoftplusFnBackward"
+assert np.allclose(sp.numpy(), np.log1p(np.exp([-2.0, 0.0, 3.0])))
+assert np.allclose(z_in.grad.numpy(), 1 / (1 + np.exp(-np.array([-2.0, 0.0, 3.0]))))
+assert gradcheck(SoftplusFn.apply, [mg.randn(4, 3, dtype=mg.float64, requires_grad=True)])
+
+# %% [markdown]
+# Because backward is written with tensor operations, it can itself be differentiated:
+# `create_graph=True` records the backward pass, and the gradient of the gradient (here the
+# second derivative $\sigma(x)(1 - \sigma(x))$) comes out of a second pass. (Decorating
+# backward with `minigrad.autograd.function.once_differentiable` says it cannot be: it then runs
+# without recording.)
+
+# %%
+(g1,) = mg.autograd.grad(SoftplusFn.apply(z_in).sum(), z_in, create_graph=True)
+(g2,) = mg.autograd.grad(g1.sum(), z_in)
+s_z = 1 / (1 + np.exp(-z_in.detach().numpy()))
+assert np.allclose(g2.numpy(), s_z * (1 - s_z))
+
+# %% [markdown]
+# ## The library's own ops: `Op`
+#
+# minigrad's built-in ops are written one level lower, as subclasses of
+# `minigrad.autograd.op.Op`: `forward(ctx, *arrays)` receives NumPy arrays (never tensors) and
+# `backward(ctx, grad)` receives and returns arrays. Each op is then one array computation, with
+# no graph of small ops built inside its backward: the first-order backward pass, which every
+# training step runs, pays for NumPy alone. A second derivative of an `Op` comes from a
+# separate tensor-level rule (`minigrad.graph_rules`), used only under `create_graph`. The same
+# softplus as an `Op`:
 
 # %%
 from minigrad.autograd.op import Op
@@ -329,13 +378,9 @@ class Softplus(Op):
         return grad / (1.0 + np.exp(-x))  # grad * sigmoid(x)
 
 
-z_in = mg.tensor([-2.0, 0.0, 3.0], dtype=mg.float64, requires_grad=True)
-sp = Softplus.apply(z_in)
-sp.sum().backward()
-print(sp, sp.grad_fn.name())
-print("gradient:", z_in.grad)
-assert np.allclose(sp.numpy(), np.log1p(np.exp([-2.0, 0.0, 3.0])))
-assert np.allclose(z_in.grad.numpy(), 1 / (1 + np.exp(-np.array([-2.0, 0.0, 3.0]))))
+sp_op = Softplus.apply(z_in)
+print(sp_op, sp_op.grad_fn.name())
+assert np.allclose(sp_op.numpy(), sp.numpy())
 assert gradcheck(Softplus.apply, [mg.randn(4, 3, dtype=mg.float64, requires_grad=True)])
 
 # %% [markdown]
@@ -364,7 +409,7 @@ except (AssertionError, RuntimeError) as err:  # PyTorch raises a RuntimeError s
     print("gradcheck:", str(err).splitlines()[0])
 
 # %% [markdown]
-# A `Op` may also return its gradient in a broadcast shape: an op on a $(3,)$ bias added
+# An `Op` (like a `Function`) may also return its gradient in a broadcast shape: an op on a $(3,)$ bias added
 # to a $(5, 3)$ batch can hand back a $(5, 3)$ gradient, and the engine sums it over the batch
 # axis to the bias's shape. Tutorial 3 opens the engine and shows where that happens.
 

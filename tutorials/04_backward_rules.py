@@ -19,7 +19,7 @@
 # A backward rule never builds a Jacobian. It receives $G = \partial L/\partial Y$, shaped like
 # the output, and returns $\partial L/\partial X = \sum_{Y} G \cdot \partial Y/\partial X$,
 # shaped like the input: a *vector-Jacobian product*. Each section derives that product, then
-# asks you for the code. Each checker wraps your rule in a `Function`, runs `gradcheck` on random
+# asks you for the code. Each checker wraps your rule in an `Op`, runs `gradcheck` on random
 # float64 inputs from the smallest shapes up, and when the check fails it names the usual mistake
 # it recognises. Each exercise stands alone: it only uses your function and the library.
 

@@ -1,8 +1,9 @@
 """The backward pass: gradients from an output back to every leaf behind it.
 
-`backward()` visits the nodes `Function.apply` recorded, from the output back to the leaves,
-each one after every node that sends it gradient (newest first, from a queue, so that a chain of
-100,000 ops needs no recursion). The engine also fits every gradient to its input: an op may
+`backward()` visits the nodes `Op.apply` recorded (and those of custom `Function`s, which
+function.py fits to this loop), from the output back to the leaves, each one after every node
+that sends it gradient (newest first, from a queue, so that a chain of 100,000 ops needs no
+recursion). The engine also fits every gradient to its input: an op may
 return a gradient in the broadcast shape of its output, and the engine sums it back to the
 input's shape; an op that computed in a promoted dtype (float32 with float64 gives float64)
 returns that dtype, and the engine casts it back (a complex gradient of a real input to its

@@ -7,8 +7,9 @@ PyTorch's functions, so a node's name comes from its class: most add `Backward0`
 below renames those whose PyTorch function has another name, and a few classes look at what
 the node recorded (the dims of a sum, the ranks of a product) to name the overload. An op
 minigrad builds from others (`x.square()` is a `Mul`) names its last one, where PyTorch may
-have a node of its own. A `Function` the user defines is named as in PyTorch, after its class
-and without a digit: `MyFnBackward`.
+have a node of its own. An `Op` defined outside the library is named as PyTorch names a
+custom Function's node, after its class and without a digit: `MyFnBackward` (a custom
+`autograd.Function`'s node is a class of that name itself: function.py).
 """
 import numpy as np
 
@@ -83,7 +84,7 @@ _BY_NODE = {
 
 
 def node_name(node):
-    """PyTorch's name for graph node `node` (an op's `Function` instance)."""
+    """PyTorch's name for graph node `node` (an `Op` instance)."""
     cls = type(node)
     name = cls.__name__
     if cls.__module__.partition(".")[0] not in _OWN_PACKAGES:

@@ -7,7 +7,7 @@ and its version; `check_versions` compares them before the node's backward runs.
 
 Ops that read positions from index data (`x[idx]`, `gather`, `scatter`, `embedding`, ...) keep
 that data as attributes of their node rather than through `save_for_backward`; such an op
-declares `takes_indices = True`, and `Function.apply` hands its keyword tensors to
+declares `takes_indices = True`, and `Op.apply` hands its keyword tensors to
 `unwrap_indices` and `track_indices`, so an index tensor changed before backward raises here
 too instead of sending the gradient to other rows.
 """

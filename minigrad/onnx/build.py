@@ -18,7 +18,7 @@ def _operands(rec):
 
 
 def converter(op):
-    """The converter of an op (a Function class, or a NumPy operation's name): the table's,
+    """The converter of an op (an Op class, or a NumPy operation's name): the table's,
     or the op's own `to_onnx(g, rec)` (how a layer above the core, whose ops this package
     cannot import, exports its op), or None."""
     if isinstance(op, str):

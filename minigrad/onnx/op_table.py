@@ -1,4 +1,4 @@
-"""ONNX nodes for minigrad's ops (the `Function` classes of `minigrad.ops`), one converter each.
+"""ONNX nodes for minigrad's ops (the `Op` classes of `minigrad.ops`), one converter each.
 
 An op missing here is exported as the NumPy operations its forward ran (see `trace.py`); the
 fused kernels (softmax, layer norm, the products) are compiled code, so they are here.

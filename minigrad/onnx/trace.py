@@ -1,6 +1,6 @@
 """The tracer: runs a model once and records every operation on values that come from its inputs.
 
-Two levels are recorded. Every op's `Function.apply` reports (op class, inputs, keyword
+Two levels are recorded. Every op's `Op.apply` reports (op class, inputs, keyword
 arguments, output) through `autograd.autograd_op.add_apply_hook`, whether or not a gradient is wanted, so
 integer and boolean ops, and ops on parameters, are seen too. And the arrays of the inputs, and
 of every op's output, are `TracedArray`s: a NumPy subclass that records the NumPy operations
@@ -49,7 +49,7 @@ class Value:
 
 
 class Record:
-    """One operation: `op` is a Function class or a NumPy operation's name ("add", "getitem",
+    """One operation: `op` is an Op class or a NumPy operation's name ("add", "getitem",
     "where", ...); `inputs` holds Values (or None, or Python values); `kwargs` its keyword
     arguments with arrays replaced by Values; `path` the module that ran it."""
 

@@ -1,4 +1,4 @@
-"""The differentiable ops, one small `Function` class each, grouped by kind."""
+"""The differentiable ops, one small `Op` class each, grouped by kind."""
 from .elementwise import (Abs, Add, Cast, Clamp, Div, Exp, Gelu, LeakyRelu, Log, MaskedFill,
                           Maximum, Minimum, Mul, Neg, Pow, Relu, Sigmoid, Silu, Sqrt, Sub, Tanh,
                           Where)
@@ -21,4 +21,4 @@ from .norm import Norm
 from .rounding import Ceil, Floor, FloorDivide, Remainder, Round, Sign, Trunc
 from .trig import Cos, Sin, Tan
 from . import strided  # noqa: E402  (as_strided's op and memory helpers)
-from . import sort  # noqa: E402  (index helpers, no Function)
+from . import sort  # noqa: E402  (index helpers, no Op)

@@ -1,13 +1,13 @@
 """A profiler of minigrad's ops, at `torch.profiler`'s path.
 
-    recorder.py  the hooks into `Function.apply` and the backward loop, `record_function`
+    recorder.py  the hooks into `Op.apply` and the backward loop, `record_function`
     events.py    `FunctionEvent`, their per-name sums and `EventList` (key_averages, chrome trace)
     table.py     the text table of `key_averages().table()`
     legacy.py    `torch.autograd.profiler.profile`: everything inside a `with` block
     profiler.py  `profile` with `schedule`, `step()` and `on_trace_ready`, and
                  `tensorboard_trace_handler`
 
-Every op's forward is an event named by its `Function` class (`Add`, `MatMul`, ...), every
+Every op's forward is an event named by its `Op` class (`Add`, `MatMul`, ...), every
 backward node one named by its node (`AddBackward0`, `AccumulateGrad`), every
 `record_function` a range around what runs inside it. As in PyTorch:
 

@@ -2,7 +2,7 @@
 
 While a `Recorder` runs, it sits in three lists the engine checks: `autograd_op._enter_hooks`
 (called before an op's forward) and `autograd_op._apply_hooks` (after it) time every
-`Function.apply`, and `engine._backward_timers` times every node of a backward pass. With no
+`Op.apply`, and `engine._backward_timers` times every node of a backward pass. With no
 profiler running those lists are empty, so an op or a node pays one falsy check for all this.
 
 As PyTorch's profiler does, it records the thread that started it: ops that other threads run
