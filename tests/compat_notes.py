@@ -388,46 +388,52 @@ def _rule_coverage():
     return (ops & set(RULES), ops - set(RULES), ops & set(JVP_RULES), ops - set(JVP_RULES))
 
 
-def _custom_function_sees_arrays(torch, mg):
-    def sign_ste(base):
-        class SignSTE(base):
+def _custom_function_corners(torch, mg):
+    def two(lib):
+        class Two(lib.autograd.Function):
             @staticmethod
             def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return torch.sign(x) if base is torch.autograd.Function else np.sign(x)
+                return x * 2, x * 3
 
             @staticmethod
-            def backward(ctx, grad):
-                (x,) = ctx.saved_tensors
-                return grad * (abs(x) <= 1)
-        return SignSTE
+            def backward(ctx, ga, gb):
+                return 2 * ga + 3 * gb
+
+            @staticmethod
+            def jvp(ctx, t):
+                return 2 * t, 3 * t
+        return Two
 
     for lib in (torch, mg):
-        z = lib.tensor([-2.0, -0.5, 0.5, 1.5], requires_grad=True)
-        sign_ste(lib.autograd.Function).apply(z).sum().backward()
-        assert z.grad.tolist() == [0.0, 1.0, 1.0, 0.0]
-    seen = []
+        x = lib.ones(2, requires_grad=True)
+        a, b = two(lib).apply(x)
+        assert a.grad_fn.name() == b.grad_fn.name() == "TwoBackward"
+        assert (a.grad_fn is b.grad_fn) == (lib is torch)  # minigrad: one node per output
+        (a.sum() + b.sum()).backward()
+        assert x.grad.tolist() == [5.0, 5.0]
+    fw = mg.autograd.forward_ad
+    with fw.dual_level():
+        try:
+            two(mg).apply(fw.make_dual(mg.ones(2), mg.ones(2)))
+            raise AssertionError("minigrad ran a custom Function's jvp")
+        except NotImplementedError as e:
+            assert "Two" in str(e)
+    with torch.autograd.forward_ad.dual_level():
+        d = torch.autograd.forward_ad.make_dual(torch.ones(2), torch.ones(2))
+        assert torch.autograd.forward_ad.unpack_dual(two(torch).apply(d)[1]).tangent.tolist() \
+            == [3.0, 3.0]
 
-    class Look(mg.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            seen.append(type(x))
-            return x * 2
 
-    Look.apply(mg.ones(2))
-    assert seen == [np.ndarray]
-
-
-def _create_graph_without_rule(torch, mg):
-    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
-    (g,) = torch.autograd.grad(square_function(torch.autograd.Function).apply(x).sum(),
-                               x, create_graph=True)
-    assert g.requires_grad  # PyTorch's backward was made of differentiable ops
+def _create_graph_through_rules(torch, mg):
+    for lib in (torch, mg):  # a custom Function's backward is recorded: tensor ops
+        x = lib.ones(2, dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(square_function(lib.autograd.Function).apply(x).sum(), x,
+                                 create_graph=True)
+        assert g.requires_grad and lib.autograd.grad(g.sum(), x)[0].tolist() == [2.0, 2.0]
     x = mg.ones(2, dtype=mg.float64, requires_grad=True)
-    try:
-        mg.autograd.grad(square_function(mg.autograd.Function).apply(x).sum(), x,
-                         create_graph=True)
-        raise AssertionError("minigrad differentiated a custom Function's backward")
+    try:  # an array-level Op without a rule
+        mg.autograd.grad(square_function().apply(x).sum(), x, create_graph=True)
+        raise AssertionError("minigrad differentiated an Op without a rule")
     except RuntimeError as e:
         assert "SquareBackward" in str(e)
     with_rule, without, _, _ = _rule_coverage()
@@ -1287,25 +1293,25 @@ DIFFERENCES = [
     ("`DistributedSampler` needs `num_replicas` and `rank`.",
      "minigrad has no process group to read them from; given them, it splits and pads the "
      "indices as PyTorch does.", _distributed_sampler),
-    ("A custom `autograd.Function` computes on NumPy arrays.",
-     "Its `forward` receives NumPy arrays where PyTorch passes tensors, `ctx.saved_tensors` "
-     "gives back arrays and `backward` receives and returns arrays: it is the class every "
-     "minigrad op is written with, one array computation per op. Operators and NumPy "
-     "functions work on both (`x * y`, `abs(x) <= 1`, `np.sign(x)`); tensor methods and "
-     "`torch.*` functions (`x.abs()`, `torch.sign(x)`, `.to(dtype)`) do not, so a custom "
-     "Function written with them needs its body rewritten for minigrad.",
-     _custom_function_sees_arrays),
-    ("Double backward: each op by a rule of its own; custom Functions cannot.",
+    ("A custom `autograd.Function` with several outputs gives each its own node.",
+     "Custom Functions run on tensors as PyTorch's (ctx, `saved_tensors`, `mark_dirty`, "
+     "`mark_non_differentiable`, `set_materialize_grads`, `once_differentiable`, double "
+     "backward). With several differentiable outputs, each output's `grad_fn` is a node of "
+     "its own, named as the function's and forwarding its attributes, that hands its gradient "
+     "to the one shared node (PyTorch's outputs share one `grad_fn` object). Forward mode "
+     "(a `jvp`) and `mark_dirty` on a view of another tensor are not supported: they raise "
+     "NotImplementedError naming the function. `func.vmap`, a loop here, runs a custom "
+     "Function once per example and needs no vmap rule.", _custom_function_corners),
+    ("Double backward: each op by a rule of its own.",
      "With `create_graph=True` every op runs a tensor-level backward rule "
      "(`minigrad.graph_rules`), so gradients of any order flow through these ops: "
      + _names(_rule_coverage()[0]) + "." + (" These ops have none yet, and `create_graph=True` "
      "through them raises an error naming the op (PyTorch differentiates them): "
      + _names(_rule_coverage()[1]) + "." if _rule_coverage()[1] else "") + " A custom "
-     "`autograd.Function` cannot be differentiated twice: its backward works on NumPy arrays, "
-     "and `create_graph=True` through it raises an error naming it (PyTorch differentiates a "
-     "backward written with tensor ops). A layer's own fused op can register a rule with "
+     "`autograd.Function` is differentiated twice as in PyTorch: its backward, written with "
+     "tensor ops, is recorded. A layer's own array-level `Op` can register a rule with "
      "`minigrad.graph_rules.rule`.",
-     _create_graph_without_rule),
+     _create_graph_through_rules),
     ("Forward mode rides on the reverse-mode graph.",
      "Inside `forward_ad.dual_level()` a dual tensor requires grad (so that its ops are "
      "recorded and their tangents computed), and ops run under `no_grad` carry no tangent; "
