@@ -409,9 +409,10 @@ except (AssertionError, RuntimeError) as err:  # PyTorch raises a RuntimeError s
     print("gradcheck:", str(err).splitlines()[0])
 
 # %% [markdown]
-# An `Op` (like a `Function`) may also return its gradient in a broadcast shape: an op on a $(3,)$ bias added
-# to a $(5, 3)$ batch can hand back a $(5, 3)$ gradient, and the engine sums it over the batch
-# axis to the bias's shape. Tutorial 3 opens the engine and shows where that happens.
+# An `Op` (like a `Function`) may also return its gradient in a broadcast shape: an op on a
+# $(3,)$ bias added to a $(5, 3)$ batch can hand back a $(5, 3)$ gradient, and the engine sums
+# it over the batch axis to the bias's shape. Tutorial 3 opens the engine and shows where that
+# happens.
 
 # %% [markdown]
 # ## Exercise: the chain rule

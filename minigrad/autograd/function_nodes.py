@@ -1,0 +1,213 @@
+"""The graph nodes of a custom `autograd.Function` (function.py): how the engine runs it.
+
+`ctx` is the node, as in PyTorch: an instance of the Function's `<Name>Backward` class, a
+`BackwardCFunction` (which is also the `FunctionCtx` forward wrote to). The engine calls its
+`backward(node, grad)` with an array (first order) or a recorded Tensor (`create_graph`): it
+hands the user's backward Tensors, runs it under `no_grad` in the first case and recorded in the
+second (so its gradient can be differentiated again), and fits what it returns to each input as
+PyTorch's engine does (a broadcast shape summed, a dtype cast, an impossible shape refused).
+
+A Function with several differentiable outputs has one node, but the engine gives each node
+one gradient: so each output gets a small `FunctionOutput` node that stores its gradient in the
+shared node and sends it an empty token. The shared node was created before them, so it runs
+after all of them (the engine runs the newest node first) and sees every gradient at once.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..grad_mode import enable_grad, no_grad
+from . import op as autograd_op
+from .op import Node, _node_of, _sequence
+
+__all__ = ["BackwardCFunction", "DelayedError", "FunctionCtx", "FunctionOutput"]
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the graph "
+          "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True "
+          "if you need to backward through the graph a second time or if you need to access "
+          "saved tensors after calling backward.")
+
+
+class FunctionCtx:
+    """What `forward` (or `setup_context`) tells backward through `ctx`."""
+
+    saved = ()                # the tensors saved; None once a backward has freed them
+    dirty = ()                # inputs forward changed in place (`mark_dirty`)
+    non_differentiable = ()   # outputs that get no gradient (`mark_non_differentiable`)
+    materialize_grads = True  # unused outputs' gradients: zeros (True) or None
+
+    def save_for_backward(self, *tensors):
+        """Keep tensors (or None) for backward; an in-place change to one before backward
+        makes backward raise."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, autograd_op.Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} "
+                                f"is of type {type(t).__name__}")
+        self.saved = tensors
+
+    @property
+    def saved_tensors(self):
+        if self.saved is None:
+            raise RuntimeError(_FREED)
+        return self.saved
+
+    def mark_dirty(self, *tensors):
+        """Declare inputs that forward changed in place and returns."""
+        self.dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        """Declare outputs that get no gradient (indices, masks)."""
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        """False: backward receives None, not zeros, for outputs that got no gradient."""
+        self.materialize_grads = bool(value)
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node of one call of a custom Function (its class is `<Name>Backward`)."""
+
+    _forward_cls = None  # the Function subclass
+    tensor_level = True  # its backward also takes Tensors (graph_engine's create_graph)
+    saved_versions = ()
+    pending = None       # with several outputs: output position -> its gradient (see above)
+    needs_input_grad = ()
+
+    def name(self):
+        return type(self).__name__
+
+    @staticmethod
+    def backward(node, g):
+        """The engine's entry: `g`, the gradient of the output (an array, or a Tensor under
+        create_graph; with several outputs a token, the gradients being in `pending`). Returns
+        one gradient per input of forward, of the input's shape and dtype."""
+        recorded = isinstance(g, autograd_op.Tensor)
+        if node.pending is None:
+            got = {node.position: g if recorded else autograd_op.Tensor._wrap(g)}
+        else:
+            got, node.pending = node.pending, {}
+            if not recorded:
+                got = {i: autograd_op.Tensor._wrap(a) for i, a in got.items()}
+        grads = []
+        for i, meta in enumerate(node.outputs):
+            if i in got:
+                grads.append(got[i])
+            elif meta is not None and node.materialize_grads:
+                grads.append(autograd_op.Tensor._wrap(np.zeros(*meta)))
+            else:
+                grads.append(None)
+        with enable_grad() if recorded else no_grad():
+            result = node._forward_cls.backward(node, *grads)
+        return tuple(r if r is None or recorded else r._array
+                     for r in _fit_gradients(node, result))
+
+    def forward_ad_error(self):
+        """What forward-mode AD (forward_ad.py) raises on meeting this node."""
+        if "jvp" in vars(self._forward_cls):
+            return NotImplementedError(f"{self._forward_cls.__name__}: minigrad does not run "
+                                       f"the jvp of a custom autograd.Function; forward-mode AD "
+                                       f"through it is not supported (use reverse mode)")
+        return NotImplementedError(f"{self._forward_cls.__name__}: You must implement the jvp "
+                                   f"function for custom autograd.Function to use it with "
+                                   f"forward mode AD.")
+
+
+def _fit_gradients(node, result):
+    """The gradients backward returned, checked and fitted to the inputs as PyTorch's engine
+    does: one per input (extra trailing Nones allowed), None for non-tensors and for inputs
+    that need none, a broadcast shape summed back, another dtype cast."""
+    name = node.name()
+    if not isinstance(result, tuple):
+        result = (result,)
+    n = len(node.inputs)
+    if len(result) < n or any(r is not None for r in result[n:]):
+        raise RuntimeError(f"function {name} returned an incorrect number of gradients "
+                           f"(expected {n}, got {len(result)})")
+    fitted = []
+    for i, (meta, g) in enumerate(zip(node.inputs, result)):
+        if g is not None and meta is None:
+            raise RuntimeError(f"function {name} returned a gradient different than None at "
+                               f"position {i + 1}, but the corresponding forward input was "
+                               f"not a Variable")
+        if g is None or not node.needs_input_grad[i]:
+            fitted.append(None)
+            continue
+        if not isinstance(g, autograd_op.Tensor):
+            raise TypeError(f"function {name} returned a {type(g).__name__} as the gradient "
+                            f"at index {i}; expected a Tensor or None")
+        shape, dtype = meta
+        if g.shape != shape:
+            lead = g.ndim - len(shape)
+            if lead < 0 or any(n != 1 and n != m for n, m in zip(shape, g.shape[lead:])):
+                raise RuntimeError(f"Function {name} returned an invalid gradient at index {i} "
+                                   f"- got {list(g.shape)} but expected shape compatible with "
+                                   f"{list(shape)}")
+            axes = tuple(range(lead)) + tuple(lead + j for j, n in enumerate(shape)
+                                              if n == 1 and g.shape[lead + j] != 1)
+            g = (g.sum(dim=axes, keepdim=True) if axes else g).reshape(shape)
+        if g.dtype != dtype:
+            g = g.to(dtype)
+        fitted.append(g)
+    return fitted
+
+
+class FunctionOutput(Node):
+    """The node of one output of a custom Function with several: hands its gradient to the
+    shared node, and shows that node's name and edges, as PyTorch's shared node would."""
+
+    __slots__ = ("function", "position", "next_nodes", "pre_hooks", "sequence_nr",
+                 "out_shape", "out_dtype", "__weakref__")
+    saved = saved_versions = ()
+    tensor_level = True
+
+    def __init__(self, function, position, out):
+        self.function, self.position = function, position
+        self.next_nodes, self.pre_hooks = (function,), ()
+        self.sequence_nr = next(_sequence)  # after the shared node's: it runs first
+        self.out_shape, self.out_dtype = out._array.shape, out._array.dtype
+
+    @staticmethod
+    def backward(node, g):
+        shared = node.function
+        shared.pending[node.position] = g
+        token = np.zeros((), shared.out_dtype)
+        return (autograd_op.Tensor._wrap(token) if isinstance(g, autograd_op.Tensor) else token,)
+
+    def name(self):
+        return self.function.name()
+
+    @property
+    def next_functions(self):
+        return self.function.next_functions
+
+    def __getattr__(self, name):  # ctx's attributes (saved_tensors, the user's own)
+        if name == "function":  # not set yet: no ctx to ask
+            raise AttributeError(name)
+        return getattr(self.function, name)
+
+
+class DelayedError(Node):
+    """The node of a gradient computed by a `once_differentiable` backward under
+    create_graph: differentiating it again raises."""
+
+    __slots__ = ("next_nodes", "pre_hooks", "sequence_nr", "out_shape", "out_dtype",
+                 "__weakref__")
+    saved = saved_versions = ()
+    tensor_level = True
+
+    def __init__(self, t, grads):
+        self.next_nodes = tuple(_node_of(g) for g in grads
+                                if isinstance(g, autograd_op.Tensor) and g._requires_grad)
+        self.pre_hooks = ()
+        self.sequence_nr = next(_sequence)
+        self.out_shape, self.out_dtype = t._array.shape, t._array.dtype
+
+    def forward_ad_error(self):
+        return NotImplementedError("DelayedError: forward-mode AD through a gradient of a "
+                                   "once_differentiable backward is not supported")
+
+    @staticmethod
+    def backward(node, g):
+        raise RuntimeError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable")
