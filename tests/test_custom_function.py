@@ -327,13 +327,17 @@ def _returning(lib, grads, *args):
                                     "corresponding forward input was not a Variable"),
     (lambda lib, g: lib.ones(4), (), "returned an invalid gradient at index 0 - got [4] but "
                                      "expected shape compatible with [3]"),
+    (lambda lib, g: g.sum(), (), "returned an invalid gradient at index 0 - got [] but "
+                                 "expected shape compatible with [3]"),
+    (lambda lib, g: 2.0, (), "expected Variable or None (got float)"),
 ])
 def test_wrong_gradients_raise_as_pytorch(torch, grads, args, words):
     for lib in (torch, mg):
         extra = tuple(lib.ones(3) if a == "ones" else a for a in args)
         with pytest.raises(RuntimeError) as info:
             _returning(lib, grads, *extra)
-        assert words in str(info.value) and "ReturnsBackward" in str(info.value)
+        assert words in str(info.value)
+        assert "ReturnsBackward" in str(info.value) or lib is torch  # PyTorch's last case
 
 
 def test_gradients_are_fitted_to_their_inputs(torch):

@@ -134,8 +134,8 @@ def _fit_gradients(node, result):
             fitted.append(None)
             continue
         if not isinstance(g, autograd_op.Tensor):
-            raise TypeError(f"function {name} returned a {type(g).__name__} as the gradient "
-                            f"at index {i}; expected a Tensor or None")
+            raise RuntimeError(f"function {name}: expected Variable or None (got "
+                               f"{type(g).__name__}) as the gradient at index {i}")
         shape, dtype = meta
         if g.shape != shape:
             lead = g.ndim - len(shape)
