@@ -479,3 +479,37 @@ def test_under_no_grad_nothing_is_recorded():
     with mg.no_grad():
         y = cube(mg).apply(x)
     assert not y.requires_grad and y.grad_fn is None
+
+
+def test_edges_and_dirty_inputs_not_returned(torch):
+    def affine(lib):
+        class Affine(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k, y):
+                return x * k + y
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, None, g
+        return Affine
+
+    def forgets(lib):
+        class Forgets(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                a.add_(1)
+                ctx.mark_dirty(a, b)
+                return a
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, None
+        return Forgets
+
+    for lib in (torch, mg):
+        y = affine(lib).apply(lib.ones(2, requires_grad=True), 2.0, lib.ones(2))
+        edges = [None if n is None else type(n).__name__ for n, _ in y.grad_fn.next_functions]
+        assert edges == ["AccumulateGrad", None]
+        with pytest.raises(RuntimeError, match="Some elements marked as dirty during the forward "
+                                               "method were not returned as output"):
+            forgets(lib).apply(lib.ones(2), lib.ones(2))

@@ -88,8 +88,8 @@ class Function:
         needs = tuple(grad_enabled and isinstance(a, Tensor) and a._requires_grad for a in args)
         ctx.needs_input_grad = needs
         ctx.next_nodes = tuple(_node_of(a) if need else None for a, need in zip(args, needs))
-        ctx.inputs = tuple((a._array.shape, a._array.dtype) if isinstance(a, Tensor) else None
-                           for a in args)
+        ctx._input_meta = tuple((a._array.shape, a._array.dtype) if isinstance(a, Tensor)
+                                else None for a in args)
         with no_grad():
             if cls.setup_context is Function.setup_context:
                 out = cls.forward(ctx, *args, **kwargs)
@@ -105,15 +105,16 @@ def _wrap_outputs(ctx, args, out, wanted):
     Tensor = autograd_op.Tensor
     single = not isinstance(out, tuple)
     outs = [out] if single else list(out)
-    dirty, frozen = _ids(ctx.dirty), _ids(ctx.non_differentiable)
+    dirty, frozen = _ids(ctx.dirty_tensors), _ids(ctx.non_differentiable)
     inputs = _ids(a for a in args if isinstance(a, Tensor))
-    for d in ctx.dirty:
+    for d in ctx.dirty_tensors:
         if id(d) not in inputs:
             raise RuntimeError(f"{ctx.name()}: mark_dirty only accepts input tensors, but "
                                f"argument of shape {tuple(d.shape)} wasn't one")
     if dirty - _ids(outs):
         raise RuntimeError(f"{ctx.name()}: Some elements marked as dirty during the forward "
-                           f"method were not returned as output.")
+                           f"method were not returned as output. The inputs that are "
+                           f"modified inplace must all be outputs of the Function.")
     differentiable = []
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
@@ -125,8 +126,8 @@ def _wrap_outputs(ctx, args, out, wanted):
             outs[i] = _alias(o)  # a new tensor showing the same memory, as PyTorch's
         if wanted and id(o) not in frozen and o._array.dtype.kind in "fc":
             differentiable.append(i)
-    ctx.outputs = tuple((o._array.shape, o._array.dtype) if isinstance(o, Tensor) else None
-                        for o in outs)
+    ctx._output_meta = tuple((o._array.shape, o._array.dtype) if isinstance(o, Tensor)
+                             else None for o in outs)
     if differentiable:
         _attach(ctx, outs, differentiable)
     return outs[0] if single else tuple(outs)
@@ -160,12 +161,12 @@ def _attach(ctx, outs, differentiable):
         ctx.saved_versions = [(t._vc, t._vc[0], tuple(t._array.shape))
                               for t in ctx.saved if t is not None]
     if len(differentiable) == 1:
-        (ctx.position,) = differentiable
-        o = outs[ctx.position]
+        (ctx._position,) = differentiable
+        o = outs[ctx._position]
         ctx.out_shape, ctx.out_dtype = o._array.shape, o._array.dtype
         nodes = [(ctx, o)]
     else:
-        ctx.pending, ctx.out_shape, ctx.out_dtype = {}, (), np.dtype(np.float64)
+        ctx._pending, ctx.out_shape, ctx.out_dtype = {}, (), np.dtype(np.float64)
         first = outs[differentiable[0]]
         nodes = [(FunctionOutput(ctx, i, outs[i]), outs[i]) for i in differentiable]
         if _record_hooks:  # the shared node too (anomaly mode's creation site, forward AD)

@@ -33,7 +33,7 @@ class FunctionCtx:
     """What `forward` (or `setup_context`) tells backward through `ctx`."""
 
     saved = ()                # the tensors saved; None once a backward has freed them
-    dirty = ()                # inputs forward changed in place (`mark_dirty`)
+    dirty_tensors = ()        # inputs forward changed in place (`mark_dirty`)
     non_differentiable = ()   # outputs that get no gradient (`mark_non_differentiable`)
     materialize_grads = True  # unused outputs' gradients: zeros (True) or None
 
@@ -54,7 +54,7 @@ class FunctionCtx:
 
     def mark_dirty(self, *tensors):
         """Declare inputs that forward changed in place and returns."""
-        self.dirty = tensors
+        self.dirty_tensors = tensors
 
     def mark_non_differentiable(self, *tensors):
         """Declare outputs that get no gradient (indices, masks)."""
@@ -71,26 +71,33 @@ class BackwardCFunction(Node, FunctionCtx):
     _forward_cls = None  # the Function subclass
     tensor_level = True  # its backward also takes Tensors (graph_engine's create_graph)
     saved_versions = ()
-    pending = None       # with several outputs: output position -> its gradient (see above)
+    _pending = None      # with several outputs: output position -> its gradient (see above)
+    _input_meta = _output_meta = ()  # per argument, per output: (shape, dtype), None if no tensor
     needs_input_grad = ()
 
     def name(self):
         return type(self).__name__
 
+    @property
+    def next_functions(self):
+        """PyTorch's edges: one per tensor argument of forward (others have no place)."""
+        return tuple((n, 0) for n, meta in zip(self.next_nodes, self._input_meta)
+                     if meta is not None)
+
     @staticmethod
     def backward(node, g):
         """The engine's entry: `g`, the gradient of the output (an array, or a Tensor under
-        create_graph; with several outputs a token, the gradients being in `pending`). Returns
+        create_graph; with several outputs a token, the gradients being in `_pending`). Returns
         one gradient per input of forward, of the input's shape and dtype."""
         recorded = isinstance(g, autograd_op.Tensor)
-        if node.pending is None:
-            got = {node.position: g if recorded else autograd_op.Tensor._wrap(g)}
+        if node._pending is None:
+            got = {node._position: g if recorded else autograd_op.Tensor._wrap(g)}
         else:
-            got, node.pending = node.pending, {}
+            got, node._pending = node._pending, {}
             if not recorded:
                 got = {i: autograd_op.Tensor._wrap(a) for i, a in got.items()}
         grads = []
-        for i, meta in enumerate(node.outputs):
+        for i, meta in enumerate(node._output_meta):
             if i in got:
                 grads.append(got[i])
             elif meta is not None and node.materialize_grads:
@@ -120,12 +127,12 @@ def _fit_gradients(node, result):
     name = node.name()
     if not isinstance(result, tuple):
         result = (result,)
-    n = len(node.inputs)
+    n = len(node._input_meta)
     if len(result) < n or any(r is not None for r in result[n:]):
         raise RuntimeError(f"function {name} returned an incorrect number of gradients "
                            f"(expected {n}, got {len(result)})")
     fitted = []
-    for i, (meta, g) in enumerate(zip(node.inputs, result)):
+    for i, (meta, g) in enumerate(zip(node._input_meta, result)):
         if g is not None and meta is None:
             raise RuntimeError(f"function {name} returned a gradient different than None at "
                                f"position {i + 1}, but the corresponding forward input was "
@@ -170,7 +177,7 @@ class FunctionOutput(Node):
     @staticmethod
     def backward(node, g):
         shared = node.function
-        shared.pending[node.position] = g
+        shared._pending[node.position] = g
         token = np.zeros((), shared.out_dtype)
         return (autograd_op.Tensor._wrap(token) if isinstance(g, autograd_op.Tensor) else token,)
 
