@@ -513,3 +513,43 @@ def test_edges_and_dirty_inputs_not_returned(torch):
         with pytest.raises(RuntimeError, match="Some elements marked as dirty during the forward "
                                                "method were not returned as output"):
             forgets(lib).apply(lib.ones(2), lib.ones(2))
+
+
+def sigmoid_saving_output(lib):
+    class Sig(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = lib.sigmoid(x)
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y * (1 - y)
+    return Sig
+
+
+def test_a_saved_output_holds_no_cycle_and_differentiates_twice(torch):
+    import gc
+    import weakref
+    results = []
+    for lib, fn in zip((torch, mg), _both(torch, sigmoid_saving_output)):
+        x = _leaf(lib, [0.5, -1.0, 2.0])
+        gc.disable()
+        try:
+            y = fn.apply(x)
+            node = weakref.ref(y.grad_fn)
+            del y
+            assert node() is None  # freed by reference counts alone
+        finally:
+            gc.enable()
+        (g,) = lib.autograd.grad(fn.apply(x).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x)
+        results.append((g.tolist(), h.tolist()))
+        y = fn.apply(x)
+        y.mul_(2)  # the saved output changes: its version is still checked
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-12)
+    assert gradgradcheck(sigmoid_saving_output(mg).apply, [mg.tensor(_u(4), requires_grad=True)])

@@ -27,7 +27,8 @@ import numpy as np
 
 from ..grad_mode import is_grad_enabled, no_grad
 from . import op as autograd_op
-from .function_nodes import BackwardCFunction, DelayedError, FunctionCtx, FunctionOutput
+from .function_nodes import (BackwardCFunction, DelayedError, FunctionCtx, FunctionOutput,
+                             SavedOutput)
 from .op import _node_of, _record_hooks, _sequence
 from .versions import bump_version
 from .views import note_plain_view
@@ -177,6 +178,15 @@ def _attach(ctx, outs, differentiable):
             for hook in _record_hooks:
                 hook(node, o)
         o.grad_fn, o._requires_grad = node, True
+    if ctx.saved:  # the outputs among the saved tensors are kept without their node
+        own = {id(o): (i, node) for (node, o), i in zip(nodes, differentiable)}
+        saved = []
+        for s in ctx.saved:
+            if id(s) in own:
+                i, node = own[id(s)]
+                s = SavedOutput(s, i, None if node is ctx else node)
+            saved.append(s)
+        ctx.saved = tuple(saved)
 
 
 class InplaceFunction(Function):

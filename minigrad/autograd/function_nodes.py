@@ -14,13 +14,15 @@ after all of them (the engine runs the newest node first) and sees every gradien
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..grad_mode import enable_grad, no_grad
 from . import op as autograd_op
 from .op import Node, _node_of, _sequence
 
-__all__ = ["BackwardCFunction", "DelayedError", "FunctionCtx", "FunctionOutput"]
+__all__ = ["BackwardCFunction", "DelayedError", "FunctionCtx", "FunctionOutput", "SavedOutput"]
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
           "tensors after they have already been freed). Saved intermediate values of the graph "
@@ -50,7 +52,7 @@ class FunctionCtx:
     def saved_tensors(self):
         if self.saved is None:
             raise RuntimeError(_FREED)
-        return self.saved
+        return tuple(s.unpack(self) if s.__class__ is SavedOutput else s for s in self.saved)
 
     def mark_dirty(self, *tensors):
         """Declare inputs that forward changed in place and returns."""
@@ -63,6 +65,29 @@ class FunctionCtx:
     def set_materialize_grads(self, value):
         """False: backward receives None, not zeros, for outputs that got no gradient."""
         self.materialize_grads = bool(value)
+
+
+class SavedOutput:
+    """An output of the node saved for backward, kept without the node: the output itself
+    would hold the node that holds it, a reference cycle that only Python's cycle collector
+    frees (a graph never run backward would linger). Unpacked, it is a tensor on the same
+    memory whose grad_fn is the node again, as PyTorch's SavedVariable of an output."""
+
+    __slots__ = ("array", "version_counter", "position", "node")
+
+    def __init__(self, output, position, node):
+        self.array, self.version_counter, self.position = output._array, output._vc, position
+        # the output's own node if several outputs each have one, held weakly (it holds ctx)
+        self.node = None if node is None else weakref.ref(node)
+
+    def unpack(self, ctx):
+        t = autograd_op.Tensor._wrap(self.array)
+        t._vc, t._requires_grad = self.version_counter, True
+        if self.node is None:
+            t.grad_fn = ctx
+        else:
+            t.grad_fn = self.node() or FunctionOutput(ctx, self.position, t)
+        return t
 
 
 class BackwardCFunction(Node, FunctionCtx):
