@@ -1457,7 +1457,7 @@ DIFFERENCES = [
      "PyTorch's jvp_fn is a traced graph whose results do not. Errors about pytree "
      "structures print minigrad's structure, `(*, {'a': *})`, where PyTorch prints its "
      "TreeSpec.", _linearize_differentiable),
-    ("The profiler's events are minigrad's ops, by their `Function` class.",
+    ("The profiler's events are minigrad's ops, by their `Op` class.",
      "An op's forward is named by its class (`Mul`, `MatMul`, `Relu`) and a backward node by "
      "its name (`MulBackward0`, `AccumulateGrad`), where PyTorch's are aten's "
      "(`aten::mul`, `MulBackward0` inside `autograd::engine::evaluate_function: "
@@ -1471,7 +1471,7 @@ DIFFERENCES = [
     ("`SummaryWriter.add_graph` draws minigrad's ops.",
      "The graph has PyTorch's layout: the same inputs and outputs, module scopes "
      "(`Net/Sequential[seq]/Linear[0]`), parameters, and each op's output shape; its op nodes "
-     "are minigrad's ops, named by their `Function` class (`Linear`, `Relu`, "
+     "are minigrad's ops, named by their `Op` class (`Linear`, `Relu`, "
      "`Convolution`) where PyTorch's are its JIT's (`aten::linear`, ...), non-tensor "
      "arguments are the op's `attr`, and a layer that does nothing in eval mode (Dropout) has "
      "no node (PyTorch's trace keeps an identity `aten::dropout`).", _tensorboard_graph_ops),
