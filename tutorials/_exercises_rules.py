@@ -21,7 +21,7 @@ def _named(names, arrays):
 
 
 def _learner_function(forward, backward):
-    """A Op whose forward is the library's and whose backward is the learner's rule."""
+    """An Op whose forward is the library's and whose backward is the learner's rule."""
     from minigrad.autograd.op import Op
 
     class LearnerRule(Op):
