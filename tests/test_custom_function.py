@@ -429,6 +429,7 @@ def test_forward_mode_is_refused_naming_the_function(torch):
     class WithJvp(mg.autograd.Function):
         @staticmethod
         def forward(ctx, x):
+            ctx.save_for_forward(x)
             return x * 2
 
         @staticmethod
@@ -438,6 +439,10 @@ def test_forward_mode_is_refused_naming_the_function(torch):
         @staticmethod
         def jvp(ctx, t):
             return t * 2
+
+    x = mg.ones(2, requires_grad=True)
+    WithJvp.apply(x).sum().backward()  # reverse mode runs; jvp is left alone
+    assert x.grad.tolist() == [2.0, 2.0]
 
     class Plain(cube(torch)):
         pass

@@ -48,6 +48,11 @@ class FunctionCtx:
                                 f"is of type {type(t).__name__}")
         self.saved = tensors
 
+    def save_for_forward(self, *tensors):
+        """Keep tensors for a `jvp` (forward mode, which minigrad does not run for a custom
+        Function: a Function written for both modes still runs backward)."""
+        self.saved_for_forward = tensors
+
     @property
     def saved_tensors(self):
         if self.saved is None:
