@@ -141,7 +141,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def forward_ad_error(self):
         """What forward-mode AD (forward_ad.py) raises on meeting this node."""
-        if "jvp" in vars(self._forward_cls):
+        if hasattr(self._forward_cls, "jvp"):  # (the base class has none)
             return NotImplementedError(f"{self._forward_cls.__name__}: minigrad does not run "
                                        f"the jvp of a custom autograd.Function; forward-mode AD "
                                        f"through it is not supported (use reverse mode)")
