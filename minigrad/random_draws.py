@@ -17,9 +17,10 @@ same seed (ATen's DistributionsHelper.h, TransformationHelper.h and the cpu kern
     dropout      bernoulli(1 - p) over the input's memory order, divided by 1 - p
     exponential  -log1p(-u) / lambda of a float64 uniform u
 
-uniform, normal and bernoulli run compiled loops over the words (kernels/uniform_fill.py,
-kernels/normal_fill.py; the `*_reference` functions here are their NumPy forms, with the same
-bits in float32). A float32 normal fill of fewer than NORMAL32_COMPILED_FROM elements runs the
+uniform, normal and bernoulli run compiled loops that draw the words themselves from the
+generator's state (kernels/stream_fill.py; over an array of words, kernels/uniform_fill.py and
+normal_fill.py, where NumPy's state cannot be viewed; the `*_reference` functions here are
+their NumPy forms, with the same bits in float32). A float32 normal fill of fewer than NORMAL32_COMPILED_FROM elements runs the
 NumPy form: the compiled one takes about 2 CPU seconds to compile on a fresh install (more than
 a model's first step), and the NumPy form fills even an embedding table of a million weights
 in about 70 ms.
@@ -35,6 +36,7 @@ import numpy as np
 from . import normal_avx
 from .kernels import fma as _fma
 from .kernels import normal_fill as _normal_fill
+from .kernels import stream_fill as _stream
 from .kernels import uniform_fill as _uniform_fill
 
 NORMAL32_COMPILED_FROM = 1 << 20
@@ -54,15 +56,23 @@ def uniform(gen, n, dtype, low=0.0, high=1.0):
     """n draws of U[low, high) in dtype: PyTorch's uniform_ (the loops of
     kernels/uniform_fill.py; `uniform_reference` is the same in NumPy)."""
     dtype = np.dtype(dtype)
+    state = gen._state
     if dtype == np.float64:
         out = np.empty(n)
-        _uniform_fill.uniform64(gen.random32(2 * n), float(high) - float(low), float(low), out)
+        span, lo = float(high) - float(low), float(low)
+        if state is None:
+            _uniform_fill.uniform64(gen.random32(2 * n), span, lo, out)
+        else:
+            _stream.uniform64(state, span, lo, out)
         return out
     if dtype != np.float32:
         return uniform_reference(gen, n, dtype, low, high)
     lo, hi = np.float32(low), np.float32(high)
     out = np.empty(n, np.float32)
-    _uniform_fill.uniform32(gen.random32(n), float(hi - lo), float(lo), out)
+    if state is None:
+        _uniform_fill.uniform32(gen.random32(n), float(hi - lo), float(lo), out)
+    else:
+        _stream.uniform32(state, float(hi - lo), float(lo), out)
     return out
 
 
@@ -117,15 +127,21 @@ def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True):
     tail = 16 if n % 16 else 0
     if dtype == np.float64:
         out = np.empty(n)
-        _normal_fill.normal64(gen.random32(2 * (n + tail)), float(mean), float(std), out)
+        if gen._state is None:
+            _normal_fill.normal64(gen.random32(2 * (n + tail)), float(mean), float(std), out)
+        else:
+            _stream.normal64(gen._state, float(mean), float(std), out)
         return out
     if dtype != np.float32:
         return _normal16(gen, n, dtype, mean, std)
     if n < NORMAL32_COMPILED_FROM:
         return normal_reference(gen, n, dtype, mean, std)
     out = np.empty(n, np.float32)
-    _normal_fill.normal32(gen.random32(n + tail), float(mean), float(std), out)
-    return out.astype(dtype, copy=False)
+    if gen._state is None:
+        _normal_fill.normal32(gen.random32(n + tail), float(mean), float(std), out)
+    else:
+        _stream.normal32(gen._state, float(mean), float(std), out)
+    return out
 
 
 def normal_reference(gen, n, dtype, mean=0.0, std=1.0):
@@ -209,10 +225,19 @@ def bernoulli(gen, probs, n=None):
     bernoulli_distribution<T>; the loops of kernels/uniform_fill.py)."""
     n = probs.size if n is None else n
     out = np.empty(n, np.bool_)
+    state = gen._state
     if probs.dtype == np.float64:
-        _uniform_fill.bernoulli64(gen.random32(2 * n), np.ascontiguousarray(probs), out)
+        probs = np.ascontiguousarray(probs)
+        if state is None:
+            _uniform_fill.bernoulli64(gen.random32(2 * n), probs, out)
+        else:
+            _stream.bernoulli64(state, probs, out)
     else:
-        _uniform_fill.bernoulli32(gen.random32(n), np.ascontiguousarray(probs, np.float32), out)
+        probs = np.ascontiguousarray(probs, np.float32)
+        if state is None:
+            _uniform_fill.bernoulli32(gen.random32(n), probs, out)
+        else:
+            _stream.bernoulli32(state, probs, out)
     return out
 
 
@@ -237,6 +262,28 @@ def dropout_mask(gen, shape, p, dtype, like=None):
     if order is not None:
         keep = keep.transpose(np.argsort(order))
     return np.where(keep, dtype.type(1) / dtype.type(1.0 - p), dtype.type(0))
+
+
+def fused_dropout(gen, x):
+    """Whether `dropout_drawn` takes x: C-contiguous float32 or float64, and a view of gen's
+    state for the compiled pass."""
+    return gen._state is not None and x.dtype in _FUSED and x.flags.c_contiguous
+
+
+_FUSED = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def dropout_drawn(gen, x, p, relu=False, keep_mask=True):
+    """(x * mask, mask) in one compiled pass (kernels/stream_dropout.py), the mask
+    `dropout_mask(gen, x.shape, p, x.dtype)`, for an x that `fused_dropout` takes; relu:
+    max(x, 0) * mask; keep_mask False: the mask is not written, and None."""
+    from .kernels import stream_dropout
+    scale = x.dtype.type(1.0) / x.dtype.type(1.0 - p)
+    out = np.empty(x.shape, x.dtype)
+    mask = np.empty(x.shape if keep_mask else 0, x.dtype)
+    stream_dropout.dropout(gen._state, x.reshape(-1), 1.0 - p, scale, bool(relu),
+                           out.reshape(-1), mask.reshape(-1))
+    return out, (mask if keep_mask else None)
 
 
 def _dense_order(a):

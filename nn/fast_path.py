@@ -24,7 +24,9 @@ from minigrad.graph_rules import rule, saved_input
 from minigrad.jvp_rules import jvp_rule
 from minigrad.ops import matmul as _matmul
 from minigrad.ops.matmul import mm
-from minigrad.random import next_seed, pytorch_dropout_enabled
+from minigrad.random import engine, next_seed, pytorch_dropout_enabled
+from minigrad.random_draws import fused_dropout
+from minigrad.tensor import array_of
 
 from . import module_hooks
 from . import functional as F
@@ -41,8 +43,11 @@ def relu_dropout(input, p=0.5, training=True):
         raise ValueError(f"relu_dropout: p must be in [0, 1), got {p}")
     if not training or p == 0.0:
         return F.relu(input)
-    if pytorch_dropout_enabled():  # PyTorch's mask: the separate ops
-        return F.dropout(F.relu(input), p)
+    if pytorch_dropout_enabled():  # PyTorch's mask, drawn in the op's pass where it can be
+        gen = engine()
+        if not fused_dropout(gen, np.asarray(array_of(input))):
+            return F.dropout(F.relu(input), p)
+        return ops.ReluDropout.apply(input, p=p, seed=0, gen=gen)
     return ops.ReluDropout.apply(input, p=p, seed=next_seed())
 
 
@@ -80,16 +85,23 @@ def _unhooked(module):
     return not module_hooks.any_hooks(module)
 
 
-def _fusable(drop):
-    """True when the Dropout module `drop` may run inside a fused op: training, p > 0, plain."""
+def _plain(drop):
+    """True when the Dropout module `drop` is training, with p > 0, plain and unwatched."""
     return (drop.training and type(drop) is Dropout and drop.p > 0 and not drop.inplace
-            and _unhooked(drop) and not pytorch_dropout_enabled())
+            and _unhooked(drop))
+
+
+def _fusable(drop):
+    """True when the Dropout module `drop` may run inside a fused op: plain, with the hash's
+    mask (PyTorch's masks, random.use_pytorch_dropout, need the separate ops)."""
+    return _plain(drop) and not pytorch_dropout_enabled()
 
 
 def activation_dropout(layer, h):
     """layer.dropout(layer.activation(h)); ReLU then dropout runs as one fused op when training
-    (the same numbers, the same seed), the hidden layer of every feed-forward network."""
-    if layer.activation is F.relu and _fusable(layer.dropout):
+    (the same numbers, the same seed or PyTorch's mask), the hidden layer of every
+    feed-forward network."""
+    if layer.activation is F.relu and _plain(layer.dropout):
         return relu_dropout(h, layer.dropout.p)
     return layer.dropout(layer.activation(h))
 
@@ -264,7 +276,7 @@ def packed_attention(qkv, kv, num_heads, allowed=None, dropout_p=0.0, training=T
     if not 0.0 <= p < 1.0:
         raise ValueError(f"attention: dropout_p must be in [0, 1), got {p}")
     if p > 0.0 and pytorch_dropout_enabled():  # PyTorch's mask: the separate ops
-        from minigrad.tensor import Tensor
+        from minigrad.tensor import array_of
         qkv, kv = (x if x is None or isinstance(x, Tensor) else Tensor._wrap(x)
                    for x in (qkv, kv))
         return _separate(qkv, kv, num_heads, None if allowed is None else

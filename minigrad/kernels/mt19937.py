@@ -19,6 +19,8 @@ twist and the tempering inline, each over runs of words that LLVM vectorises.
 import numpy as np
 from numba import njit
 
+from .policy import HELPER
+
 N, M = 624, 397
 _UPPER, _LOWER = np.uint32(0x80000000), np.uint32(0x7FFFFFFF)
 _MATRIX_A = np.uint32(0x9908B0DF)
@@ -60,6 +62,30 @@ def words(state, n, out):
             y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
             y ^= y >> np.uint32(18)
             out[i + r] = np.uint64(y)
+        pos += run
+        i += run
+    state[N] = np.uint32(pos)
+
+
+@njit(**HELPER)
+def draw(state, buf, n):
+    """`words`'s loop: the next n words into buf[:n] (uint32, n <= buf.size), state (uint32,
+    625) updated in place."""
+    key = state[:N]
+    pos = int(state[N])
+    i = 0
+    while i < n:
+        if pos >= N:
+            _twist(key)
+            pos = 0
+        run = min(N - pos, n - i)
+        for r in range(run):
+            y = key[pos + r]
+            y ^= y >> np.uint32(11)
+            y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
+            y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
+            y ^= y >> np.uint32(18)
+            buf[i + r] = y
         pos += run
         i += run
     state[N] = np.uint32(pos)

@@ -26,9 +26,16 @@ class Dropout(Op):
     """
 
     @staticmethod
-    def forward(ctx, a, p=0.5, seed=0, mask=None):
+    def forward(ctx, a, p=0.5, seed=0, mask=None, gen=None):
         # `mask`: given (0 or 1/(1-p) of a's shape, PyTorch's draws: random.use_pytorch_dropout)
-        # it is used instead of the hash's
+        # it is used instead of the hash's; `gen`: a Generator to draw that mask from here, in
+        # the pass that applies it (a C-contiguous float32 or float64 `a`)
+        if gen is not None:
+            from ..random_draws import dropout_drawn
+            out, mask = dropout_drawn(gen, a, p)
+            ctx.p, ctx.seed, ctx.mask = p, seed, mask
+            ctx.save_for_backward(mask)
+            return out
         ctx.p, ctx.seed, ctx.mask = p, seed, mask
         if mask is None and (ctx.next_nodes[0] is None or a.dtype not in _MASKABLE):
             return kernels.dropout(np.ascontiguousarray(a), p, seed)  # no backward: one pass
@@ -66,12 +73,18 @@ class ReluDropout(Op):
     """dropout(relu(x), p, seed) as one op: the same numbers and the same mask as the two ops.
 
     Backward needs neither the mask nor x: the output is > 0 exactly where ReLU passed an
-    element and dropout kept it, and the gradient there is g / (1 - p), 0 elsewhere.
+    element and dropout kept it, and the gradient there is g / (1 - p), 0 elsewhere. With
+    `gen` (a Generator; `a` C-contiguous float32 or float64) the mask is PyTorch's, drawn
+    from it in the pass (random.use_pytorch_dropout): that of dropout(relu(a)).
     """
 
     @staticmethod
-    def forward(ctx, a, p=0.5, seed=0):
-        out = kernels.relu_dropout(a, p, seed)
+    def forward(ctx, a, p=0.5, seed=0, gen=None):
+        if gen is not None:
+            from ..random_draws import dropout_drawn
+            out = dropout_drawn(gen, a, p, relu=True, keep_mask=False)[0]
+        else:
+            out = kernels.relu_dropout(a, p, seed)
         ctx.p = p
         ctx.save_for_backward(out)
         return out
