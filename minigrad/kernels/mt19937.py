@@ -19,8 +19,6 @@ twist and the tempering inline, each over runs of words that LLVM vectorises.
 import numpy as np
 from numba import njit
 
-from .policy import HELPER
-
 N, M = 624, 397
 _UPPER, _LOWER = np.uint32(0x80000000), np.uint32(0x7FFFFFFF)
 _MATRIX_A = np.uint32(0x9908B0DF)
@@ -67,7 +65,7 @@ def words(state, n, out):
     state[N] = np.uint32(pos)
 
 
-@njit(**HELPER)
+@njit(cache=True)   # (plain options, not HELPER's: a test calls it)
 def draw(state, buf, n):
     """`words`'s loop: the next n words into buf[:n] (uint32, n <= buf.size), state (uint32,
     625) updated in place."""
