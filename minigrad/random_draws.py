@@ -17,13 +17,17 @@ same seed (ATen's DistributionsHelper.h, TransformationHelper.h and the cpu kern
     dropout      bernoulli(1 - p) over the input's memory order, divided by 1 - p
     exponential  -log1p(-u) / lambda of a float64 uniform u
 
-uniform, normal and bernoulli run compiled loops that draw the words themselves from the
-generator's state (kernels/stream_fill.py; over an array of words, kernels/uniform_fill.py and
-normal_fill.py, where NumPy's state cannot be viewed; the `*_reference` functions here are
-their NumPy forms, with the same bits in float32). A float32 normal fill of fewer than NORMAL32_COMPILED_FROM elements runs the
-NumPy form: the compiled one takes about 2 CPU seconds to compile on a fresh install (more than
-a model's first step), and the NumPy form fills even an embedding table of a million weights
-in about 70 ms.
+uniform, normal and bernoulli run compiled loops: kernels/stream_fill.py's, which draw the
+words themselves from the generator's state, or kernels/uniform_fill.py's and normal_fill.py's
+over an array of words drawn first (the `*_reference` functions here are their NumPy forms,
+with the same bits in float32). All give the same numbers; what differs is the compile on a
+fresh install, which a model's first step should not wait for. So a fill takes the stream
+loop when it is at hand (compiled in this process, or in Numba's on-disk cache, where loading
+it takes milliseconds) or the fill is long (STREAM_COMPILED_FROM words and up, where it saves
+more than it costs); else the loop over words (a smaller compile, which model set-up has
+paid already), and a float32 normal fill the NumPy form below NORMAL32_COMPILED_FROM
+elements: compiling its loop takes about 2 CPU seconds, and the NumPy form fills even an
+embedding table of a million weights in about 70 ms.
 
 Every function returns a flat array of n numbers; the callers shape it.
 """
@@ -40,6 +44,8 @@ from .kernels import stream_fill as _stream
 from .kernels import uniform_fill as _uniform_fill
 
 NORMAL32_COMPILED_FROM = 1 << 20
+STREAM_COMPILED_FROM = 1 << 20
+_in_cache = {}   # (stream kernel, argument types) -> whether Numba's cache held it (asked once)
 _DIGITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
 
 
@@ -52,27 +58,48 @@ def unit(gen, n, dtype):
     return (gen.random32(n) & np.uint64(2 ** 24 - 1)).astype(np.float32) * np.float32(2.0 ** -24)
 
 
+def _at_hand(kernel, args):
+    """Whether calling `kernel` (a stream_fill dispatcher) on args compiles nothing."""
+    from numba import typeof
+    types = tuple(typeof(a) for a in args)
+    if types in kernel.overloads:
+        return True
+    held = _in_cache.get((kernel, types))
+    if held is None:
+        from .kernels.compile_worker import cached
+        # (under the argument types alone: a call from Python files its compile so)
+        held = _in_cache[kernel, types] = cached(kernel, types)
+    return held
+
+
+def _streamed(gen, words, kernel, *args):
+    """Run `kernel(state, *args)` of kernels/stream_fill.py on gen's state, which it moves on
+    by `words` words, and return True; or nothing and False where that would compile on a
+    short fill (the module's docstring) or NumPy's state cannot be viewed."""
+    state = gen._state
+    if state is None or (words < STREAM_COMPILED_FROM and not _at_hand(kernel, (state,) + args)):
+        return False
+    kernel(state, *args)
+    return True
+
+
 def uniform(gen, n, dtype, low=0.0, high=1.0):
     """n draws of U[low, high) in dtype: PyTorch's uniform_ (the loops of
     kernels/uniform_fill.py; `uniform_reference` is the same in NumPy)."""
     dtype = np.dtype(dtype)
-    state = gen._state
     if dtype == np.float64:
         out = np.empty(n)
         span, lo = float(high) - float(low), float(low)
-        if state is None:
+        if not _streamed(gen, 2 * n, _stream.uniform64, span, lo, out):
             _uniform_fill.uniform64(gen.random32(2 * n), span, lo, out)
-        else:
-            _stream.uniform64(state, span, lo, out)
         return out
     if dtype != np.float32:
         return uniform_reference(gen, n, dtype, low, high)
     lo, hi = np.float32(low), np.float32(high)
     out = np.empty(n, np.float32)
-    if state is None:
-        _uniform_fill.uniform32(gen.random32(n), float(hi - lo), float(lo), out)
-    else:
-        _stream.uniform32(state, float(hi - lo), float(lo), out)
+    span, lo = float(hi - lo), float(lo)
+    if not _streamed(gen, n, _stream.uniform32, span, lo, out):
+        _uniform_fill.uniform32(gen.random32(n), span, lo, out)
     return out
 
 
@@ -125,22 +152,20 @@ def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True):
     if n < 16 or not contiguous:  # PyTorch's compiler fuses the multiply-add
         return _fma.affine(_pairs(gen, n), float(std), float(mean)).astype(dtype, copy=False)
     tail = 16 if n % 16 else 0
+    mean, std = float(mean), float(std)
     if dtype == np.float64:
         out = np.empty(n)
-        if gen._state is None:
-            _normal_fill.normal64(gen.random32(2 * (n + tail)), float(mean), float(std), out)
-        else:
-            _stream.normal64(gen._state, float(mean), float(std), out)
+        if not _streamed(gen, 2 * (n + tail), _stream.normal64, mean, std, out):
+            _normal_fill.normal64(gen.random32(2 * (n + tail)), mean, std, out)
         return out
     if dtype != np.float32:
         return _normal16(gen, n, dtype, mean, std)
+    out = np.empty(n, np.float32)
+    if _streamed(gen, n + tail, _stream.normal32, mean, std, out):
+        return out
     if n < NORMAL32_COMPILED_FROM:
         return normal_reference(gen, n, dtype, mean, std)
-    out = np.empty(n, np.float32)
-    if gen._state is None:
-        _normal_fill.normal32(gen.random32(n + tail), float(mean), float(std), out)
-    else:
-        _stream.normal32(gen._state, float(mean), float(std), out)
+    _normal_fill.normal32(gen.random32(n + tail), mean, std, out)
     return out
 
 
@@ -225,19 +250,14 @@ def bernoulli(gen, probs, n=None):
     bernoulli_distribution<T>; the loops of kernels/uniform_fill.py)."""
     n = probs.size if n is None else n
     out = np.empty(n, np.bool_)
-    state = gen._state
     if probs.dtype == np.float64:
         probs = np.ascontiguousarray(probs)
-        if state is None:
+        if not _streamed(gen, 2 * n, _stream.bernoulli64, probs, out):
             _uniform_fill.bernoulli64(gen.random32(2 * n), probs, out)
-        else:
-            _stream.bernoulli64(state, probs, out)
     else:
         probs = np.ascontiguousarray(probs, np.float32)
-        if state is None:
+        if not _streamed(gen, n, _stream.bernoulli32, probs, out):
             _uniform_fill.bernoulli32(gen.random32(n), probs, out)
-        else:
-            _stream.bernoulli32(state, probs, out)
     return out
 
 

@@ -203,3 +203,41 @@ def test_relu_dropout_gradient_matches_pytorch(pytorch_dropout):
     (fast_path.relu_dropout(mx, 0.25) ** 2).sum().backward()
     assert np.array_equal(tx.grad.numpy(), mx.grad.numpy())
     assert np.array_equal(torch.get_rng_state().numpy(), mg.get_rng_state().numpy())
+
+
+class _Refused:
+    """Stands in for kernels/stream_fill.py: any of its kernels called is a failure."""
+
+    def __getattr__(self, name):
+        real = getattr(stream_fill, name)
+
+        class Kernel:
+            overloads = real.overloads
+
+            def __call__(self, *args):
+                raise AssertionError(f"stream_fill.{name} ran")
+        return Kernel()
+
+
+def test_a_short_fill_takes_the_stream_loop_only_when_it_compiles_nothing(monkeypatch):
+    # not at hand (an empty cache, nothing compiled): the loops over words, or NumPy's form
+    monkeypatch.setattr(draws, "_stream", _Refused())
+    monkeypatch.setattr(draws, "_at_hand", lambda kernel, args: False)
+    a = Generator().manual_seed(1)
+    for dtype in (np.float32, np.float64):
+        draws.normal(a, 1000, dtype)
+        draws.uniform(a, 1000, dtype)
+        draws.bernoulli(a, np.array([0.5], dtype), 1000)
+    # from STREAM_COMPILED_FROM words on, the stream loop (compiling it if need be)
+    monkeypatch.setattr(draws, "STREAM_COMPILED_FROM", 500)
+    with pytest.raises(AssertionError, match="stream_fill.uniform32 ran"):
+        draws.uniform(a, 1000, np.float32)
+    with pytest.raises(AssertionError, match="stream_fill.normal64 ran"):
+        draws.normal(a, 300, np.float64)
+
+
+def test_a_compiled_stream_loop_is_at_hand():
+    g = Generator().manual_seed(3)
+    out = np.empty(40, np.float32)
+    stream_fill.uniform32(g._state, 1.0, 0.0, out)   # compiled (or loaded) in this process
+    assert draws._at_hand(stream_fill.uniform32, (g._state, 1.0, 0.0, out))
