@@ -34,21 +34,24 @@ def dropout(state, x, keep, scale, relu, out, mask):
     the generator's, updated in place); x, out (n,) C-contiguous of one float dtype, scale of
     it; mask (n,) of that dtype is written too, or left alone when its size is 0."""
     buf = np.empty(2 * _HALF, np.uint32)
+    scratch = np.empty(_HALF, out.dtype)
     n = out.size
     zero = out.dtype.type(0)
     with_mask = mask.size == n
     for s in range(0, n, _HALF):
         c = min(_HALF, n - s)
         draw(state, buf, 2 * c)
-        # views from 0: an index Numba cannot prove non-negative keeps a loop scalar
+        # views from 0 (an index Numba cannot prove non-negative keeps a loop scalar), and
+        # each step its own loop without branches, which LLVM vectorises
         xs, os = x[s:s + c], out[s:s + c]
-        ms = mask[s:s + c] if with_mask else mask
+        ms = mask[s:s + c] if with_mask else scratch[:c]
         for k in range(c):
             w = (np.uint64(buf[2 * k]) << _SHIFT) | np.uint64(buf[2 * k + 1])
-            m = scale if np.float64(w & _MASK53) * _UNIT64 < keep else zero
-            v = xs[k]
-            if relu and v < zero:
-                v = zero
-            os[k] = v * m
-            if with_mask:
-                ms[k] = m
+            ms[k] = scale if np.float64(w & _MASK53) * _UNIT64 < keep else zero
+        if relu:
+            for k in range(c):
+                v = xs[k]
+                os[k] = (zero if v < zero else v) * ms[k]
+        else:
+            for k in range(c):
+                os[k] = xs[k] * ms[k]

@@ -58,8 +58,9 @@ def uniform32(state, span, low, out):
     for s in range(0, n, _CHUNK):
         c = min(_CHUNK, n - s)
         draw(state, buf, c)
+        part = out[s:s + c]   # (views from 0: a loop over s + k stays scalar)
         for k in range(c):
-            out[s + k] = F32(np.float64(_unit32(buf, k)) * span + low)
+            part[k] = F32(np.float64(_unit32(buf, k)) * span + low)
 
 
 @njit(cache=True)
@@ -70,8 +71,9 @@ def uniform64(state, span, low, out):
     for s in range(0, n, half):
         c = min(half, n - s)
         draw(state, buf, 2 * c)
+        part = out[s:s + c]
         for k in range(c):
-            out[s + k] = fma(_unit64(buf, k), span, low)
+            part[k] = fma(_unit64(buf, k), span, low)
 
 
 @njit(cache=True)
@@ -82,13 +84,15 @@ def bernoulli32(state, probs, out):
     for s in range(0, n, _CHUNK):
         c = min(_CHUNK, n - s)
         draw(state, buf, c)
+        part = out[s:s + c]
         if one:
             p = probs[0]
             for k in range(c):
-                out[s + k] = _unit32(buf, k) < p
+                part[k] = _unit32(buf, k) < p
         else:
+            ps = probs[s:s + c]
             for k in range(c):
-                out[s + k] = _unit32(buf, k) < probs[s + k]
+                part[k] = _unit32(buf, k) < ps[k]
 
 
 @njit(cache=True)
@@ -99,13 +103,15 @@ def bernoulli64(state, probs, out):
     for s in range(0, n, half):
         c = min(half, n - s)
         draw(state, buf, 2 * c)
+        part = out[s:s + c]
         if one:
             p = probs[0]
             for k in range(c):
-                out[s + k] = _unit64(buf, k) < p
+                part[k] = _unit64(buf, k) < p
         else:
+            ps = probs[s:s + c]
             for k in range(c):
-                out[s + k] = _unit64(buf, k) < probs[s + k]
+                part[k] = _unit64(buf, k) < ps[k]
 
 
 @njit(cache=True)
