@@ -285,9 +285,10 @@ def dropout_mask(gen, shape, p, dtype, like=None):
 
 
 def fused_dropout(gen, x):
-    """Whether `dropout_drawn` takes x: C-contiguous float32 or float64, and a view of gen's
-    state for the compiled pass."""
-    return gen._state is not None and x.dtype in _FUSED and x.flags.c_contiguous
+    """Whether `dropout_drawn` takes x: float32 or float64, its elements filling a block of
+    memory (C order or another order of its axes), and a view of gen's state."""
+    return (gen._state is not None and x.dtype in _FUSED
+            and (x.flags.c_contiguous or _dense_order(x) is not None))
 
 
 _FUSED = (np.dtype(np.float32), np.dtype(np.float64))
@@ -295,14 +296,21 @@ _FUSED = (np.dtype(np.float32), np.dtype(np.float64))
 
 def dropout_drawn(gen, x, p, relu=False, keep_mask=True):
     """(x * mask, mask) in one compiled pass (kernels/stream_dropout.py), the mask
-    `dropout_mask(gen, x.shape, p, x.dtype)`, for an x that `fused_dropout` takes; relu:
-    max(x, 0) * mask; keep_mask False: the mask is not written, and None."""
+    `dropout_mask(gen, x.shape, p, x.dtype, like=x)`, for an x that `fused_dropout` takes;
+    relu: max(x, 0) * mask; keep_mask False: the mask is not written, and None. Drawn in x's
+    memory order, the output and the mask are laid out as x (PyTorch's empty_like)."""
     from .kernels import stream_dropout
+    order = None if x.flags.c_contiguous else _dense_order(x)
+    if order is not None:   # its memory order as C order
+        x = x.transpose(order)
     scale = x.dtype.type(1.0) / x.dtype.type(1.0 - p)
     out = np.empty(x.shape, x.dtype)
     mask = np.empty(x.shape if keep_mask else 0, x.dtype)
     stream_dropout.dropout(gen._state, x.reshape(-1), 1.0 - p, scale, bool(relu),
                            out.reshape(-1), mask.reshape(-1))
+    if order is not None:
+        back = np.argsort(order)
+        out, mask = out.transpose(back), (mask.transpose(back) if keep_mask else mask)
     return out, (mask if keep_mask else None)
 
 
