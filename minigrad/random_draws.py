@@ -45,7 +45,7 @@ from .kernels import uniform_fill as _uniform_fill
 
 NORMAL32_COMPILED_FROM = 1 << 20
 STREAM_COMPILED_FROM = 1 << 20
-_in_cache = {}   # (stream kernel, argument types) -> whether Numba's cache held it (asked once)
+_in_cache = {}   # (stream kernel, argument dtypes) -> whether it compiles nothing (_at_hand)
 _DIGITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
 
 
@@ -59,16 +59,20 @@ def unit(gen, n, dtype):
 
 
 def _at_hand(kernel, args):
-    """Whether calling `kernel` (a stream_fill dispatcher) on args compiles nothing."""
-    from numba import typeof
-    types = tuple(typeof(a) for a in args)
-    if types in kernel.overloads:
-        return True
-    held = _in_cache.get((kernel, types))
-    if held is None:
-        from .kernels.compile_worker import cached
-        # (under the argument types alone: a call from Python files its compile so)
-        held = _in_cache[kernel, types] = cached(kernel, types)
+    """Whether calling `kernel` (a stream_fill dispatcher) on args compiles nothing. Its
+    arrays are 1-D C-contiguous and its numbers float64, so their dtypes tell the argument
+    types (Numba's typeof of them costs tens of microseconds: asked once per dtypes)."""
+    key = (kernel,) + tuple(a.dtype if type(a) is np.ndarray else type(a) for a in args)
+    held = _in_cache.get(key)
+    if held is None or (not held and kernel.overloads):
+        from numba import typeof
+        types = tuple(typeof(a) for a in args)
+        held = types in kernel.overloads
+        if not held and key not in _in_cache:
+            from .kernels.compile_worker import cached
+            # (under the argument types alone: a call from Python files its compile so)
+            held = cached(kernel, types)
+        _in_cache[key] = held
     return held
 
 
