@@ -87,12 +87,13 @@ def _streamed(gen, words, kernel, *args):
     return True
 
 
-def uniform(gen, n, dtype, low=0.0, high=1.0):
+def uniform(gen, n, dtype, low=0.0, high=1.0, out=None):
     """n draws of U[low, high) in dtype: PyTorch's uniform_ (the loops of
-    kernels/uniform_fill.py; `uniform_reference` is the same in NumPy)."""
+    kernels/uniform_fill.py; `uniform_reference` is the same in NumPy). `out`: a C-contiguous
+    array of n elements of dtype (float32 or float64) to write them into, and return."""
     dtype = np.dtype(dtype)
     if dtype == np.float64:
-        out = np.empty(n)
+        out = np.empty(n) if out is None else out
         span, lo = float(high) - float(low), float(low)
         if not _streamed(gen, 2 * n, _stream.uniform64, span, lo, out):
             _uniform_fill.uniform64(gen.random32(2 * n), span, lo, out)
@@ -100,7 +101,7 @@ def uniform(gen, n, dtype, low=0.0, high=1.0):
     if dtype != np.float32:
         return uniform_reference(gen, n, dtype, low, high)
     lo, hi = np.float32(low), np.float32(high)
-    out = np.empty(n, np.float32)
+    out = np.empty(n, np.float32) if out is None else out
     span, lo = float(hi - lo), float(lo)
     if not _streamed(gen, n, _stream.uniform32, span, lo, out):
         _uniform_fill.uniform32(gen.random32(n), span, lo, out)
@@ -150,21 +151,23 @@ def _pairs(gen, count):
     return out
 
 
-def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True):
-    """n draws of N(mean, std**2) in dtype: PyTorch's normal_ of a tensor of n elements."""
+def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True, out=None):
+    """n draws of N(mean, std**2) in dtype: PyTorch's normal_ of a tensor of n elements.
+    `out`: a C-contiguous array of n elements of dtype (float32 or float64) that the compiled
+    fills write into and return (the other forms return a new array)."""
     dtype = np.dtype(dtype)
     if n < 16 or not contiguous:  # PyTorch's compiler fuses the multiply-add
         return _fma.affine(_pairs(gen, n), float(std), float(mean)).astype(dtype, copy=False)
     tail = 16 if n % 16 else 0
     mean, std = float(mean), float(std)
     if dtype == np.float64:
-        out = np.empty(n)
+        out = np.empty(n) if out is None else out
         if not _streamed(gen, 2 * (n + tail), _stream.normal64, mean, std, out):
             _normal_fill.normal64(gen.random32(2 * (n + tail)), mean, std, out)
         return out
     if dtype != np.float32:
         return _normal16(gen, n, dtype, mean, std)
-    out = np.empty(n, np.float32)
+    out = np.empty(n, np.float32) if out is None else out
     if _streamed(gen, n + tail, _stream.normal32, mean, std, out):
         return out
     if n < NORMAL32_COMPILED_FROM:
@@ -349,9 +352,20 @@ def fill_normal(gen, d, mean=0.0, std=1.0):
     # PyTorch's Box-Muller blocks need a contiguous tensor; a transposed one is drawn pair by
     # pair, in memory order
     contiguous = d.flags.c_contiguous
-    view[...] = normal(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, mean, std,
-                       contiguous).reshape(view.shape)
+    into = _flat_target(view)
+    vals = normal(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, mean, std,
+                  contiguous, out=into)
+    if vals is not into:
+        view[...] = vals.reshape(view.shape)
     return d
+
+
+def _flat_target(view):
+    """view as a flat array the fills may write into (C-contiguous float32 or float64), else
+    None: the draws are then copied in (and converted)."""
+    if view.flags.c_contiguous and view.dtype in _FUSED and view.flags.writeable:
+        return view.reshape(-1)
+    return None
 
 
 def fill_uniform(gen, d, low=0.0, high=1.0):
@@ -362,6 +376,9 @@ def fill_uniform(gen, d, low=0.0, high=1.0):
         d[...] = (vals[0::2] + 1j * vals[1::2]).reshape(d.shape)
         return d
     view = _memory_order(d)
-    view[...] = uniform(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, low,
-                        high).reshape(view.shape)
+    into = _flat_target(view)
+    vals = uniform(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, low, high,
+                   out=into)
+    if vals is not into:
+        view[...] = vals.reshape(view.shape)
     return d
