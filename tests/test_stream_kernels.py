@@ -241,3 +241,22 @@ def test_a_compiled_stream_loop_is_at_hand():
     out = np.empty(40, np.float32)
     stream_fill.uniform32(g._state, 1.0, 0.0, out)   # compiled (or loaded) in this process
     assert draws._at_hand(stream_fill.uniform32, (g._state, 1.0, 0.0, out))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_the_fills_in_place_are_the_drawn_values(dtype, layout):
+    # a C-contiguous float tensor is written in place; any other gets the same draws copied
+    for fill, draw in ((draws.fill_normal, draws.normal), (draws.fill_uniform, draws.uniform)):
+        base = np.zeros((37, 20), dtype)
+        d = {"C": base, "F": np.asfortranarray(base), "strided": base[:, ::2]}[layout]
+        a, b = Generator().manual_seed(8), Generator().manual_seed(8)
+        fill(a, d)
+        ref = d.T if layout == "F" else d
+        kind = np.dtype(dtype) if np.dtype(dtype).kind == "f" else np.dtype(np.float64)
+        if draw is draws.normal:
+            want = draw(b, d.size, kind, 0.0, 1.0, layout == "C")
+        else:
+            want = draw(b, d.size, kind)
+        assert np.array_equal(ref.reshape(-1), want.astype(dtype)), fill.__name__
+        _same_state(a, b)
