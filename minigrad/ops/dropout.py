@@ -3,7 +3,9 @@ residual add), each one op with one kernel each way.
 
 Every mask comes from a counter-based hash of (seed, element index), so a fused op's backward
 regenerates it from the seed instead of storing it, and a fused op drops exactly the elements
-the separate ops would. Dropout alone keeps its mask for backward (see there).
+the separate ops would. Dropout alone keeps its mask for backward (see there). Under
+random.use_pytorch_dropout, Dropout and ReluDropout draw PyTorch's mask instead, from the
+generator they are given, in their forward pass.
 """
 from __future__ import annotations
 
