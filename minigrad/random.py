@@ -73,6 +73,18 @@ class Generator:
         self._float_normal = None  # PyTorch's float cache: carried through states, never drawn
         return self
 
+    def __getstate__(self):
+        # (pickle and copy.deepcopy) without the views of the engine's memory: a copy gets
+        # views of its own engine's, or the compiled draws would move a detached array
+        state = dict(self.__dict__)
+        del state["_state"], state["_rng"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._state = _state_view(self._bits)
+        self._rng = np.random.Generator(self._bits)
+
     def seed(self):
         """Reseed from the operating system's entropy; returns the new seed."""
         self.manual_seed(int(np.random.SeedSequence().entropy % 2 ** 63))

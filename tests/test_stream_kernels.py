@@ -260,3 +260,20 @@ def test_the_fills_in_place_are_the_drawn_values(dtype, layout):
             want = draw(b, d.size, kind)
         assert np.array_equal(ref.reshape(-1), want.astype(dtype)), fill.__name__
         _same_state(a, b)
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_copied_generator_draws_one_stream_from_its_own_engine(how):
+    import copy
+    import pickle
+    g = Generator().manual_seed(3)
+    g.random32(5)
+    h = copy.deepcopy(g) if how == "deepcopy" else pickle.loads(pickle.dumps(g))
+    for gen in (g, h):   # the compiled loop on the state, then NumPy's words, then a sampler
+        gen.drawn = (stream_fill.uniform32(gen._state, 1.0, 0.0, np.empty(50, np.float32)),
+                     gen.random32(700), gen._rng.random(3))
+    assert np.array_equal(g.drawn[1], h.drawn[1]) and np.array_equal(g.drawn[2], h.drawn[2])
+    assert np.array_equal(g.random32(3), h.random32(3))
+    u = Generator().manual_seed(3)
+    u.random32(5 + 50)
+    assert np.array_equal(u.random32(700), h.drawn[1])   # the copy's state moved with its draws
