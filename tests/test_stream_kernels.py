@@ -277,3 +277,47 @@ def test_a_copied_generator_draws_one_stream_from_its_own_engine(how):
     u = Generator().manual_seed(3)
     u.random32(5 + 50)
     assert np.array_equal(u.random32(700), h.drawn[1])   # the copy's state moved with its draws
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_packed_attention_under_pytorch_masks_is_pytorchs(pytorch_dropout, batch_first):
+    # need_weights=False takes the packed op, its weights' mask drawn inside: PyTorch's
+    # output, gradients and generator state
+    import torch
+    a = np.random.default_rng(7).standard_normal((5, 4, 8)).astype(np.float32)
+    got = []
+    for L in (torch, mg):
+        L.manual_seed(2)
+        mha = L.nn.MultiheadAttention(8, 2, dropout=0.4, batch_first=batch_first)
+        x = L.tensor(a, requires_grad=True)
+        out = mha(x, x, x, need_weights=False)[0]
+        (out * out).sum().backward()
+        got.append([t.detach().numpy() for t in (out, x.grad, mha.in_proj_weight.grad)]
+                   + [L.get_rng_state().numpy()])
+    for want, have in zip(got[0][:3], got[1][:3]):
+        np.testing.assert_allclose(have, want, rtol=1e-4, atol=1e-5)
+    assert np.array_equal(got[0][3], got[1][3])
+
+
+def test_packed_attention_with_a_drawn_mask_has_the_separate_ops_rules(pytorch_dropout):
+    # the double-backward rule and the forward-mode rule use the kept mask
+    from minigrad import autograd
+    from nn import fast_path
+    q = np.random.default_rng(8).standard_normal((2, 3, 12)).astype(np.float64)
+    t = mg.tensor(q, requires_grad=True)
+    mg.manual_seed(4)
+    out = fast_path.packed_attention(t, None, 2, dropout_p=0.5)
+    (g,) = autograd.grad((out ** 2).sum(), [t], create_graph=True)
+    (gg,) = autograd.grad(g.sum(), [t])
+    mg.manual_seed(4)
+    y = fast_path.packed_attention(mg.tensor(q), None, 2, dropout_p=0.5)
+    mg.manual_seed(4)   # the same draw again, for the separate ops
+    mask = draws.dropout_mask(mrandom.default_generator, (2, 2, 3, 3), 0.5, np.float64)
+    s = mg.tensor(q, requires_grad=True)
+    ref = fast_path._separate(s, None, 2, None, 0.0, 0, mask)
+    (rg,) = autograd.grad((ref ** 2).sum(), [s], create_graph=True)
+    (rgg,) = autograd.grad(rg.sum(), [s])
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(y.numpy(), ref.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(g.detach().numpy(), rg.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(gg.numpy(), rgg.numpy(), rtol=1e-10, atol=1e-12)
