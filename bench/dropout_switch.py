@@ -2,7 +2,8 @@
 (bench/step_worker.py's, minigrad only): one process, one thread, CPU time, rounds of steps
 alternating the switch off and on; prints each setting's median step with its spread and the
 ratio. The fused dropout ops run with the switch off; with it on, PyTorch's draws, each
-mask drawn in the pass that applies it, ReLU + dropout fused and the other ops separate.
+mask drawn in the pass that applies it, ReLU + dropout and attention fused, the residual
+connections' ops separate.
 
     NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python bench/dropout_switch.py [rounds]
 """

@@ -167,8 +167,8 @@ def use_pytorch_dropout(enabled: bool = True) -> None:
     default generator: `torch.empty_like(x).bernoulli_(1 - p)` divided by 1 - p (a mask of
     (N, C, 1, ...) for the channel dropouts, alpha dropout's affine map of it), nothing for
     p == 0, evaluation or an empty input. The mask is drawn in the compiled pass that applies
-    it (kernels/stream_dropout.py) and ReLU + dropout stays one op; the other fused
-    Transformer ops run as their separate ops. After the same `manual_seed`, the same model
+    it (kernels/stream_dropout.py); ReLU + dropout and multi-head attention stay fused, the
+    residual connections' fused ops run as their separate ops. After the same `manual_seed`, the same model
     then drops the same elements as in PyTorch and leaves the generator in the same state. A
     process-wide setting."""
     global _pytorch_dropout
