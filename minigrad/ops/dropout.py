@@ -31,7 +31,7 @@ class Dropout(Op):
     def forward(ctx, a, p=0.5, seed=0, mask=None, gen=None):
         # `mask`: given (0 or 1/(1-p) of a's shape, PyTorch's draws: random.use_pytorch_dropout)
         # it is used instead of the hash's; `gen`: a Generator to draw that mask from here, in
-        # the pass that applies it (a C-contiguous float32 or float64 `a`)
+        # the pass that applies it (an `a` that random_draws.fused_dropout takes)
         if gen is not None:
             from ..random_draws import dropout_drawn
             out, mask = dropout_drawn(gen, a, p)
@@ -76,8 +76,8 @@ class ReluDropout(Op):
 
     Backward needs neither the mask nor x: the output is > 0 exactly where ReLU passed an
     element and dropout kept it, and the gradient there is g / (1 - p), 0 elsewhere. With
-    `gen` (a Generator; `a` C-contiguous float32 or float64) the mask is PyTorch's, drawn
-    from it in the pass (random.use_pytorch_dropout): that of dropout(relu(a)).
+    `gen` (a Generator; an `a` that random_draws.fused_dropout takes) the mask is PyTorch's,
+    drawn from it in the pass (random.use_pytorch_dropout): that of dropout(relu(a)).
     """
 
     @staticmethod
