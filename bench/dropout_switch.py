@@ -1,8 +1,9 @@
 """The cost of minigrad.random.use_pytorch_dropout() on the toy Transformer's training step
 (bench/step_worker.py's, minigrad only): one process, one thread, CPU time, rounds of steps
 alternating the switch off and on; prints each setting's median step with its spread and the
-ratio. The fused dropout ops run with the switch off; with it on, the separate ops and
-PyTorch's draws.
+ratio. The fused dropout ops run with the switch off; with it on, PyTorch's draws, each
+mask drawn in the pass that applies it, ReLU + dropout and attention fused, the residual
+connections' ops separate.
 
     NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python bench/dropout_switch.py [rounds]
 """

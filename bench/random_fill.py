@@ -1,12 +1,14 @@
 """The random fills, minigrad against PyTorch: randn, rand, normal_ and bernoulli_(0.5) of
 1e3, 1e5 and 5e6 elements in float32 and float64, after the same manual_seed (the same
-numbers). Each library runs in its own process, the two alternated, for `rounds` rounds; a
-process times each case `calls` times and reports its median. Printed per case: each
-library's median over the rounds with its spread (min-max), and the ratio minigrad/PyTorch.
+numbers). Each library runs in its own process, on one thread (the machine is shared: CPU
+time, not wall time), the two alternated, for `rounds` rounds; a process times each case
+`calls` times and reports its median. Printed per case: each library's median over the
+rounds with its spread (min-max), and the ratio minigrad/PyTorch.
 
     nice -n 19 python bench/random_fill.py [rounds]
 """
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -18,6 +20,8 @@ OPS = ("randn", "rand", "normal_", "bernoulli_")
 CODE = """
 import json, statistics, time
 import {lib} as L
+if "{lib}" == "torch":
+    L.set_num_threads(1)
 L.manual_seed(0)
 ops = {{
     "randn": lambda n, dt, x: L.randn(n, dtype=dt),
@@ -36,9 +40,9 @@ for n in {sizes}:
             f(n, dt, x)   # compiles or warms up
             times = []
             for _ in range(calls):
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 f(n, dt, x)
-                times.append(time.perf_counter() - t0)
+                times.append(time.process_time() - t0)
             out[f"{{name}} {{n}} {{dtype}}"] = statistics.median(times)
 print(json.dumps(out))
 """
@@ -46,8 +50,10 @@ print(json.dumps(out))
 
 def run(lib):
     code = CODE.format(lib=lib, sizes=SIZES, dtypes=DTYPES, ops=OPS)
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1")
     res = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True)
+                         text=True, env=env)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 

@@ -84,12 +84,15 @@ def dropout(x, p=0.5, training=True, seed=None):
     if not training or p == 0.0:
         return x
     if seed is None and pytorch_dropout_enabled():  # PyTorch's mask, from its draws
-        from .random_draws import dropout_mask
+        from .random_draws import dropout_mask, fused_dropout
         arr = array_of(x)
         if arr.size == 0:
             return x
+        gen = engine()
+        if fused_dropout(gen, arr):
+            return ops.Dropout.apply(x, p=p, seed=0, gen=gen)  # drawn in the multiply's pass
         # drawn in x's memory order, as PyTorch's empty_like and its iterator
-        mask = dropout_mask(engine(), arr.shape, p, arr.dtype, like=arr)
+        mask = dropout_mask(gen, arr.shape, p, arr.dtype, like=arr)
         return ops.Dropout.apply(x, p=p, seed=0, mask=mask)
     return ops.Dropout.apply(x, p=p, seed=next_seed() if seed is None else seed)
 

@@ -73,6 +73,18 @@ class Generator:
         self._float_normal = None  # PyTorch's float cache: carried through states, never drawn
         return self
 
+    def __getstate__(self):
+        # (pickle and copy.deepcopy) without the views of the engine's memory: a copy gets
+        # views of its own engine's, or the compiled draws would move a detached array
+        state = dict(self.__dict__)
+        del state["_state"], state["_rng"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._state = _state_view(self._bits)
+        self._rng = np.random.Generator(self._bits)
+
     def seed(self):
         """Reseed from the operating system's entropy; returns the new seed."""
         self.manual_seed(int(np.random.SeedSequence().entropy % 2 ** 63))
@@ -154,9 +166,11 @@ def use_pytorch_dropout(enabled: bool = True) -> None:
     PyTorch's mask. Enabled, each dropout draws as PyTorch's CPU dropout does, from the
     default generator: `torch.empty_like(x).bernoulli_(1 - p)` divided by 1 - p (a mask of
     (N, C, 1, ...) for the channel dropouts, alpha dropout's affine map of it), nothing for
-    p == 0, evaluation or an empty input; the fused Transformer ops then run as their
-    separate ops. After the same `manual_seed`, the same model then drops the same elements
-    as in PyTorch and leaves the generator in the same state. A process-wide setting."""
+    p == 0, evaluation or an empty input. The mask is drawn in the compiled pass that applies
+    it (kernels/stream_dropout.py); ReLU + dropout and multi-head attention stay fused, the
+    residual connections' fused ops run as their separate ops. After the same `manual_seed`, the same model
+    then drops the same elements as in PyTorch and leaves the generator in the same state. A
+    process-wide setting."""
     global _pytorch_dropout
     _pytorch_dropout = bool(enabled)
 

@@ -17,12 +17,17 @@ same seed (ATen's DistributionsHelper.h, TransformationHelper.h and the cpu kern
     dropout      bernoulli(1 - p) over the input's memory order, divided by 1 - p
     exponential  -log1p(-u) / lambda of a float64 uniform u
 
-uniform, normal and bernoulli run compiled loops over the words (kernels/uniform_fill.py,
-kernels/normal_fill.py; the `*_reference` functions here are their NumPy forms, with the same
-bits in float32). A float32 normal fill of fewer than NORMAL32_COMPILED_FROM elements runs the
-NumPy form: the compiled one takes about 2 CPU seconds to compile on a fresh install (more than
-a model's first step), and the NumPy form fills even an embedding table of a million weights
-in about 70 ms.
+uniform, normal and bernoulli run compiled loops: kernels/stream_fill.py's, which draw the
+words themselves from the generator's state, or kernels/uniform_fill.py's and normal_fill.py's
+over an array of words drawn first (the `*_reference` functions here are their NumPy forms,
+with the same bits in float32). All give the same numbers; what differs is the compile on a
+fresh install, which a model's first step should not wait for. So a fill takes the stream
+loop when it is at hand (compiled in this process, or in Numba's on-disk cache, where loading
+it takes milliseconds) or the fill is long (STREAM_COMPILED_FROM words and up, where it saves
+more than it costs); else the loop over words (a smaller compile, which model set-up has
+paid already), and a float32 normal fill the NumPy form below NORMAL32_COMPILED_FROM
+elements: compiling its loop takes about 2 CPU seconds, and the NumPy form fills even an
+embedding table of a million weights in about 70 ms.
 
 Every function returns a flat array of n numbers; the callers shape it.
 """
@@ -35,9 +40,12 @@ import numpy as np
 from . import normal_avx
 from .kernels import fma as _fma
 from .kernels import normal_fill as _normal_fill
+from .kernels import stream_fill as _stream
 from .kernels import uniform_fill as _uniform_fill
 
 NORMAL32_COMPILED_FROM = 1 << 20
+STREAM_COMPILED_FROM = 1 << 20
+_in_cache = {}   # (stream kernel, argument dtypes) -> whether it compiles nothing (_at_hand)
 _DIGITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
 
 
@@ -50,19 +58,53 @@ def unit(gen, n, dtype):
     return (gen.random32(n) & np.uint64(2 ** 24 - 1)).astype(np.float32) * np.float32(2.0 ** -24)
 
 
-def uniform(gen, n, dtype, low=0.0, high=1.0):
+def _at_hand(kernel, args):
+    """Whether calling `kernel` (a stream_fill dispatcher) on args compiles nothing. Its
+    arrays are 1-D C-contiguous and its numbers float64, so their dtypes tell the argument
+    types (Numba's typeof of them costs tens of microseconds: asked once per dtypes)."""
+    key = (kernel,) + tuple(a.dtype if type(a) is np.ndarray else type(a) for a in args)
+    held = _in_cache.get(key)
+    if held is None or (not held and kernel.overloads):
+        from numba import typeof
+        types = tuple(typeof(a) for a in args)
+        held = types in kernel.overloads
+        if not held and key not in _in_cache:
+            from .kernels.compile_worker import cached
+            # (under the argument types alone: a call from Python files its compile so)
+            held = cached(kernel, types)
+        _in_cache[key] = held
+    return held
+
+
+def _streamed(gen, words, kernel, *args):
+    """Run `kernel(state, *args)` of kernels/stream_fill.py on gen's state, which it moves on
+    by `words` words, and return True; or nothing and False where that would compile on a
+    short fill (the module's docstring) or NumPy's state cannot be viewed."""
+    state = gen._state
+    if state is None or (words < STREAM_COMPILED_FROM and not _at_hand(kernel, (state,) + args)):
+        return False
+    kernel(state, *args)
+    return True
+
+
+def uniform(gen, n, dtype, low=0.0, high=1.0, out=None):
     """n draws of U[low, high) in dtype: PyTorch's uniform_ (the loops of
-    kernels/uniform_fill.py; `uniform_reference` is the same in NumPy)."""
+    kernels/uniform_fill.py; `uniform_reference` is the same in NumPy). `out`: a C-contiguous
+    array of n elements of dtype (float32 or float64) to write them into, and return."""
     dtype = np.dtype(dtype)
     if dtype == np.float64:
-        out = np.empty(n)
-        _uniform_fill.uniform64(gen.random32(2 * n), float(high) - float(low), float(low), out)
+        out = np.empty(n) if out is None else out
+        span, lo = float(high) - float(low), float(low)
+        if not _streamed(gen, 2 * n, _stream.uniform64, span, lo, out):
+            _uniform_fill.uniform64(gen.random32(2 * n), span, lo, out)
         return out
     if dtype != np.float32:
         return uniform_reference(gen, n, dtype, low, high)
     lo, hi = np.float32(low), np.float32(high)
-    out = np.empty(n, np.float32)
-    _uniform_fill.uniform32(gen.random32(n), float(hi - lo), float(lo), out)
+    out = np.empty(n, np.float32) if out is None else out
+    span, lo = float(hi - lo), float(lo)
+    if not _streamed(gen, n, _stream.uniform32, span, lo, out):
+        _uniform_fill.uniform32(gen.random32(n), span, lo, out)
     return out
 
 
@@ -109,23 +151,29 @@ def _pairs(gen, count):
     return out
 
 
-def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True):
-    """n draws of N(mean, std**2) in dtype: PyTorch's normal_ of a tensor of n elements."""
+def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True, out=None):
+    """n draws of N(mean, std**2) in dtype: PyTorch's normal_ of a tensor of n elements.
+    `out`: a C-contiguous array of n elements of dtype (float32 or float64) that the compiled
+    fills write into and return (the other forms return a new array)."""
     dtype = np.dtype(dtype)
     if n < 16 or not contiguous:  # PyTorch's compiler fuses the multiply-add
         return _fma.affine(_pairs(gen, n), float(std), float(mean)).astype(dtype, copy=False)
     tail = 16 if n % 16 else 0
+    mean, std = float(mean), float(std)
     if dtype == np.float64:
-        out = np.empty(n)
-        _normal_fill.normal64(gen.random32(2 * (n + tail)), float(mean), float(std), out)
+        out = np.empty(n) if out is None else out
+        if not _streamed(gen, 2 * (n + tail), _stream.normal64, mean, std, out):
+            _normal_fill.normal64(gen.random32(2 * (n + tail)), mean, std, out)
         return out
     if dtype != np.float32:
         return _normal16(gen, n, dtype, mean, std)
+    out = np.empty(n, np.float32) if out is None else out
+    if _streamed(gen, n + tail, _stream.normal32, mean, std, out):
+        return out
     if n < NORMAL32_COMPILED_FROM:
         return normal_reference(gen, n, dtype, mean, std)
-    out = np.empty(n, np.float32)
-    _normal_fill.normal32(gen.random32(n + tail), float(mean), float(std), out)
-    return out.astype(dtype, copy=False)
+    _normal_fill.normal32(gen.random32(n + tail), mean, std, out)
+    return out
 
 
 def normal_reference(gen, n, dtype, mean=0.0, std=1.0):
@@ -210,9 +258,13 @@ def bernoulli(gen, probs, n=None):
     n = probs.size if n is None else n
     out = np.empty(n, np.bool_)
     if probs.dtype == np.float64:
-        _uniform_fill.bernoulli64(gen.random32(2 * n), np.ascontiguousarray(probs), out)
+        probs = np.ascontiguousarray(probs)
+        if not _streamed(gen, 2 * n, _stream.bernoulli64, probs, out):
+            _uniform_fill.bernoulli64(gen.random32(2 * n), probs, out)
     else:
-        _uniform_fill.bernoulli32(gen.random32(n), np.ascontiguousarray(probs, np.float32), out)
+        probs = np.ascontiguousarray(probs, np.float32)
+        if not _streamed(gen, n, _stream.bernoulli32, probs, out):
+            _uniform_fill.bernoulli32(gen.random32(n), probs, out)
     return out
 
 
@@ -237,6 +289,36 @@ def dropout_mask(gen, shape, p, dtype, like=None):
     if order is not None:
         keep = keep.transpose(np.argsort(order))
     return np.where(keep, dtype.type(1) / dtype.type(1.0 - p), dtype.type(0))
+
+
+def fused_dropout(gen, x):
+    """Whether `dropout_drawn` takes x: float32 or float64, its elements filling a block of
+    memory (C order or another order of its axes), and a view of gen's state."""
+    return (gen._state is not None and x.dtype in _FUSED
+            and (x.flags.c_contiguous or _dense_order(x) is not None))
+
+
+_FUSED = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def dropout_drawn(gen, x, p, relu=False, keep_mask=True):
+    """(x * mask, mask) in one compiled pass (kernels/stream_dropout.py), the mask
+    `dropout_mask(gen, x.shape, p, x.dtype, like=x)`, for an x that `fused_dropout` takes;
+    relu: max(x, 0) * mask; keep_mask False: the mask is not written, and None. Drawn in x's
+    memory order, the output and the mask are laid out as x (PyTorch's empty_like)."""
+    from .kernels import stream_dropout
+    order = None if x.flags.c_contiguous else _dense_order(x)
+    if order is not None:   # its memory order as C order
+        x = x.transpose(order)
+    scale = x.dtype.type(1.0) / x.dtype.type(1.0 - p)
+    out = np.empty(x.shape, x.dtype)
+    mask = np.empty(x.shape if keep_mask else 0, x.dtype)
+    stream_dropout.dropout(gen._state, x.reshape(-1), 1.0 - p, scale, bool(relu),
+                           out.reshape(-1), mask.reshape(-1))
+    if order is not None:
+        back = np.argsort(order)
+        out, mask = out.transpose(back), (mask.transpose(back) if keep_mask else mask)
+    return out, (mask if keep_mask else None)
 
 
 def _dense_order(a):
@@ -270,9 +352,20 @@ def fill_normal(gen, d, mean=0.0, std=1.0):
     # PyTorch's Box-Muller blocks need a contiguous tensor; a transposed one is drawn pair by
     # pair, in memory order
     contiguous = d.flags.c_contiguous
-    view[...] = normal(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, mean, std,
-                       contiguous).reshape(view.shape)
+    into = _flat_target(view)
+    vals = normal(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, mean, std,
+                  contiguous, out=into)
+    if vals is not into:
+        view[...] = vals.reshape(view.shape)
     return d
+
+
+def _flat_target(view):
+    """view as a flat array the fills may write into (C-contiguous float32 or float64), else
+    None: the draws are then copied in (and converted)."""
+    if view.flags.c_contiguous and view.dtype in _FUSED and view.flags.writeable:
+        return view.reshape(-1)
+    return None
 
 
 def fill_uniform(gen, d, low=0.0, high=1.0):
@@ -283,6 +376,9 @@ def fill_uniform(gen, d, low=0.0, high=1.0):
         d[...] = (vals[0::2] + 1j * vals[1::2]).reshape(d.shape)
         return d
     view = _memory_order(d)
-    view[...] = uniform(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, low,
-                        high).reshape(view.shape)
+    into = _flat_target(view)
+    vals = uniform(gen, d.size, d.dtype if d.dtype.kind == "f" else np.float64, low, high,
+                   out=into)
+    if vals is not into:
+        view[...] = vals.reshape(view.shape)
     return d

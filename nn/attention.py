@@ -214,7 +214,7 @@ class MultiheadAttention(Module):
         training with dropout, as the other fused paths (a model exported in training mode
         without dropout then meets only ops the ONNX exporter knows)."""
         return (self.training and self.dropout > 0 and key is value and not need_weights
-                and not pytorch_dropout_enabled() and cache is None and self.bias_k is None and not self.add_zero_attn
+                and cache is None and self.bias_k is None and not self.add_zero_attn
                 and self._same_dims and not self.relative_positions and not self.diversity)
 
     def _packed_forward(self, query, key, attn_mask, key_padding_mask, is_causal,
@@ -235,8 +235,11 @@ class MultiheadAttention(Module):
         else:
             qkv = F.linear(query, *self._projection(0))
             kv = F.linear(key, w[E:], None if b is None else b[E:])
-        out = packed_attention(qkv, kv, self.num_heads, allowed, self.dropout, self.training)
-        return self.out_proj(out)
+        out = self.out_proj(packed_attention(qkv, kv, self.num_heads, allowed, self.dropout,
+                                             self.training))
+        if pytorch_dropout_enabled():   # PyTorch's output is (L, B, E) in memory (see forward)
+            out = out.transpose(0, 1).contiguous().transpose(0, 1)
+        return out
 
     def _masks(self, attn_mask, key_padding_mask, is_causal, B, L, S):
         """Merge the masks into `allowed` (bool, (B or 1, H or 1, L, S)) and `additive` (float).

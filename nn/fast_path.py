@@ -24,7 +24,9 @@ from minigrad.graph_rules import rule, saved_input
 from minigrad.jvp_rules import jvp_rule
 from minigrad.ops import matmul as _matmul
 from minigrad.ops.matmul import mm
-from minigrad.random import next_seed, pytorch_dropout_enabled
+from minigrad.random import engine, next_seed, pytorch_dropout_enabled
+from minigrad.random_draws import dropout_drawn, dropout_mask, fused_dropout
+from minigrad.tensor import array_of
 
 from . import module_hooks
 from . import functional as F
@@ -41,8 +43,11 @@ def relu_dropout(input, p=0.5, training=True):
         raise ValueError(f"relu_dropout: p must be in [0, 1), got {p}")
     if not training or p == 0.0:
         return F.relu(input)
-    if pytorch_dropout_enabled():  # PyTorch's mask: the separate ops
-        return F.dropout(F.relu(input), p)
+    if pytorch_dropout_enabled():  # PyTorch's mask, drawn in the op's pass where it can be
+        gen = engine()
+        if not fused_dropout(gen, np.asarray(array_of(input))):
+            return F.dropout(F.relu(input), p)
+        return ops.ReluDropout.apply(input, p=p, seed=0, gen=gen)
     return ops.ReluDropout.apply(input, p=p, seed=next_seed())
 
 
@@ -80,16 +85,23 @@ def _unhooked(module):
     return not module_hooks.any_hooks(module)
 
 
-def _fusable(drop):
-    """True when the Dropout module `drop` may run inside a fused op: training, p > 0, plain."""
+def _plain(drop):
+    """True when the Dropout module `drop` is training, with p > 0, plain and unwatched."""
     return (drop.training and type(drop) is Dropout and drop.p > 0 and not drop.inplace
-            and _unhooked(drop) and not pytorch_dropout_enabled())
+            and _unhooked(drop))
+
+
+def _fusable(drop):
+    """True when the Dropout module `drop` may run inside a fused op: plain, with the hash's
+    mask (PyTorch's masks, random.use_pytorch_dropout, need the separate ops)."""
+    return _plain(drop) and not pytorch_dropout_enabled()
 
 
 def activation_dropout(layer, h):
     """layer.dropout(layer.activation(h)); ReLU then dropout runs as one fused op when training
-    (the same numbers, the same seed), the hidden layer of every feed-forward network."""
-    if layer.activation is F.relu and _fusable(layer.dropout):
+    (the same numbers, the same seed or PyTorch's mask), the hidden layer of every
+    feed-forward network."""
+    if layer.activation is F.relu and _plain(layer.dropout):
         return relu_dropout(h, layer.dropout.p)
     return layer.dropout(layer.activation(h))
 
@@ -222,12 +234,24 @@ class PackedAttention(Op):
     """
 
     @staticmethod
-    def forward(ctx, qkv, kv=None, num_heads=1, allowed=None, p=0.0, seed=0):
+    def forward(ctx, qkv, kv=None, num_heads=1, allowed=None, p=0.0, seed=0, gen=None):
+        # `gen`: a Generator to draw PyTorch's mask of the weights from (use_pytorch_dropout),
+        # in C order of (B, H, L, S), PyTorch's (B * H, L, S); kept for backward as ctx.mask
         q, k, v = _qkv(qkv, kv, num_heads)
         ctx.num_heads, ctx.allowed, ctx.p, ctx.seed = num_heads, allowed, p, seed
         ctx.scale = scale = 1.0 / math.sqrt(q.shape[-1])
         qs = np.multiply(q, scale)  # scaling q is cheaper than scaling the L x S scores
-        y, w = kernels.masked_softmax_dropout(mm(qs, k.swapaxes(-1, -2)), allowed, p, seed)
+        scores = mm(qs, k.swapaxes(-1, -2))
+        ctx.mask = None
+        if gen is None:
+            y, w = kernels.masked_softmax_dropout(scores, allowed, p, seed)
+        else:
+            y, _ = kernels.masked_softmax_dropout(scores, allowed, 0.0, 0)
+            if fused_dropout(gen, y):
+                w, ctx.mask = dropout_drawn(gen, y, p)
+            else:
+                ctx.mask = dropout_mask(gen, y.shape, p, y.dtype, like=y)
+                w = np.multiply(y, ctx.mask)
         out = mm(w, v, like=qs)  # in qs's memory order, (B, L, H, d_k): the merge is a view
         ctx.save_for_backward(qkv, kv, qs, y, w if p else None)
         B, H, L, d = out.shape
@@ -248,7 +272,11 @@ class PackedAttention(Op):
         # the softmax's backward that reads it (the products are independent: same bits)
         _matmul.product(w.swapaxes(-1, -2), g, gv)  # (the module's name: timers wrap it)
         gw = mm(g, v.swapaxes(-1, -2), like=w)
-        gs = kernels.masked_softmax_dropout_backward(y, gw, ctx.allowed, ctx.p, ctx.seed)
+        if ctx.mask is not None:   # PyTorch's mask: the dropout's backward, then softmax's
+            np.multiply(gw, ctx.mask, out=gw)
+            gs = kernels.masked_softmax_dropout_backward(y, gw, ctx.allowed, 0.0, 0)
+        else:
+            gs = kernels.masked_softmax_dropout_backward(y, gw, ctx.allowed, ctx.p, ctx.seed)
         _matmul.product(qs.swapaxes(-1, -2), gs, gk.swapaxes(-1, -2))
         # the product into gq itself, then scaled there: no temporary the size of Q to
         # allocate, write and read back (the same two roundings)
@@ -263,20 +291,17 @@ def packed_attention(qkv, kv, num_heads, allowed=None, dropout_p=0.0, training=T
     p = dropout_p if training else 0.0
     if not 0.0 <= p < 1.0:
         raise ValueError(f"attention: dropout_p must be in [0, 1), got {p}")
-    if p > 0.0 and pytorch_dropout_enabled():  # PyTorch's mask: the separate ops
-        from minigrad.tensor import Tensor
-        qkv, kv = (x if x is None or isinstance(x, Tensor) else Tensor._wrap(x)
-                   for x in (qkv, kv))
-        return _separate(qkv, kv, num_heads, None if allowed is None else
-                         np.asarray(allowed, bool), 0.0, 0, dropout_p=p)
-    return PackedAttention.apply(qkv, kv, num_heads=num_heads,
-                                 allowed=None if allowed is None else np.asarray(allowed, bool),
-                                 p=p, seed=next_seed() if p > 0.0 else 0)
+    allowed = None if allowed is None else np.asarray(allowed, bool)
+    if p > 0.0 and pytorch_dropout_enabled():  # PyTorch's mask, drawn in the op
+        return PackedAttention.apply(qkv, kv, num_heads=num_heads, allowed=allowed, p=p,
+                                     seed=0, gen=engine())
+    return PackedAttention.apply(qkv, kv, num_heads=num_heads, allowed=allowed, p=p,
+                                 seed=next_seed() if p > 0.0 else 0)
 
 
-def _separate(qkv, kv, num_heads, allowed, p, seed, dropout_p=0.0):
+def _separate(qkv, kv, num_heads, allowed, p, seed, mask=None):
     """PackedAttention by the separate differentiable ops (the rules below use it); with
-    `dropout_p`, the weights' dropout is F.dropout's (PyTorch's mask), after the op's own."""
+    `mask` (PyTorch's, drawn), the weights are multiplied by it, after the op's own dropout."""
     from minigrad import ops as _ops
     E = qkv.shape[-1] // (3 if kv is None else 1)
     B, L = qkv.shape[:2]
@@ -289,8 +314,8 @@ def _separate(qkv, kv, num_heads, allowed, p, seed, dropout_p=0.0):
                (heads(qkv, 0), heads(kv, 0), heads(kv, 1)))
     scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)
     w = _ops.MaskedSoftmaxDropout.apply(scores, allowed=allowed, p=p, seed=seed)
-    if dropout_p:
-        w = F.dropout(w, dropout_p)
+    if mask is not None:
+        w = w * mask
     return (w @ v).permute(0, 2, 1, 3).reshape(B, L, E)
 
 
@@ -302,8 +327,9 @@ def _packed_attention_rule(ctx, g):
     qkv, kv = ctx.saved[0], ctx.saved[1]
     ins = [saved_input(ctx, 0, qkv)] + ([] if kv is None else [saved_input(ctx, 1, kv)])
     with enable_grad():
+        drawn = ctx.mask is not None
         out = _separate(*ins, *([None] if kv is None else []), ctx.num_heads, ctx.allowed,
-                        ctx.p, ctx.seed)
+                        0.0 if drawn else ctx.p, 0 if drawn else ctx.seed, ctx.mask)
         wanted = [t for t in ins if t.requires_grad]  # an input may want no gradient
         got = iter(grad(out, wanted, g, create_graph=True, allow_unused=True) if wanted else ())
     return tuple(next(got) if t.requires_grad else None for t in ins) + ((None,) if kv is None
@@ -323,7 +349,9 @@ def _packed_attention_jvp(ctx, out, tangents):
                       np.ascontiguousarray(tkv), ctx.num_heads)
     ts = mm(tq * ctx.scale, k.swapaxes(-1, -2)) + mm(qs, tk.swapaxes(-1, -2))
     tw = kernels.softmax_backward(y, np.ascontiguousarray(ts))
-    if ctx.p:
+    if ctx.mask is not None:
+        tw = tw * ctx.mask
+    elif ctx.p:
         tw = kernels.dropout(tw, ctx.p, ctx.seed)
     t = mm(tw, v) + mm(w, tv)
     B, H, L, d = t.shape

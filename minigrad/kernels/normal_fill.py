@@ -67,10 +67,13 @@ def _blocks32(words, src, out, dst, nb, mean, std, x, e, m, t, r):
     each step below is a loop over the lanes without branches, which LLVM vectorises (the
     lanes of the AVX2 kernel, two blocks or more at a time)."""
     lanes = 8 * nb
+    # views indexed from 0: an index Numba cannot prove non-negative (src + ...) keeps a
+    # loop scalar, with a wrap-around check per element
+    ws, os = words[src:src + 16 * nb], out[dst:dst + 16 * nb]
     for k in range(lanes):
-        at = src + 16 * (k >> 3) + (k & 7)
-        u1 = F32(np.uint64(words[at]) & _MASK24) * _UNIT32
-        u2 = F32(np.uint64(words[at + 8]) & _MASK24) * _UNIT32
+        at = 16 * (k >> 3) + (k & 7)
+        u1 = F32(np.uint64(ws[at]) & _MASK24) * _UNIT32
+        u2 = F32(np.uint64(ws[at + 8]) & _MASK24) * _UNIT32
         x[k] = max(_ONE - u1, _MIN_NORM)
         t[k] = _TWO_PI32 * u2
     # log (log256_ps): the exponent and the mantissa in [0.5, 1) from the bits
@@ -113,9 +116,9 @@ def _blocks32(words, src, out, dst, nb, mean, std, x, e, m, t, r):
         m[k] = -sin if (j & np.int32(4)) != 0 else sin   # (x and m are free again)
         x[k] = -cos if (~(j - np.int32(2)) & np.int32(4)) != 0 else cos
     for k in range(lanes):
-        at = dst + 16 * (k >> 3) + (k & 7)
-        out[at] = _fma32(r[k] * x[k], std, mean)
-        out[at + 8] = _fma32(r[k] * m[k], std, mean)
+        at = 16 * (k >> 3) + (k & 7)
+        os[at] = _fma32(r[k] * x[k], std, mean)
+        os[at + 8] = _fma32(r[k] * m[k], std, mean)
 
 
 @njit(cache=True)

@@ -3,7 +3,9 @@ residual add), each one op with one kernel each way.
 
 Every mask comes from a counter-based hash of (seed, element index), so a fused op's backward
 regenerates it from the seed instead of storing it, and a fused op drops exactly the elements
-the separate ops would. Dropout alone keeps its mask for backward (see there).
+the separate ops would. Dropout alone keeps its mask for backward (see there). Under
+random.use_pytorch_dropout, Dropout and ReluDropout draw PyTorch's mask instead, from the
+generator they are given, in their forward pass.
 """
 from __future__ import annotations
 
@@ -26,9 +28,16 @@ class Dropout(Op):
     """
 
     @staticmethod
-    def forward(ctx, a, p=0.5, seed=0, mask=None):
+    def forward(ctx, a, p=0.5, seed=0, mask=None, gen=None):
         # `mask`: given (0 or 1/(1-p) of a's shape, PyTorch's draws: random.use_pytorch_dropout)
-        # it is used instead of the hash's
+        # it is used instead of the hash's; `gen`: a Generator to draw that mask from here, in
+        # the pass that applies it (an `a` that random_draws.fused_dropout takes)
+        if gen is not None:
+            from ..random_draws import dropout_drawn
+            out, mask = dropout_drawn(gen, a, p)
+            ctx.p, ctx.seed, ctx.mask = p, seed, mask
+            ctx.save_for_backward(mask)
+            return out
         ctx.p, ctx.seed, ctx.mask = p, seed, mask
         if mask is None and (ctx.next_nodes[0] is None or a.dtype not in _MASKABLE):
             return kernels.dropout(np.ascontiguousarray(a), p, seed)  # no backward: one pass
@@ -66,12 +75,18 @@ class ReluDropout(Op):
     """dropout(relu(x), p, seed) as one op: the same numbers and the same mask as the two ops.
 
     Backward needs neither the mask nor x: the output is > 0 exactly where ReLU passed an
-    element and dropout kept it, and the gradient there is g / (1 - p), 0 elsewhere.
+    element and dropout kept it, and the gradient there is g / (1 - p), 0 elsewhere. With
+    `gen` (a Generator; an `a` that random_draws.fused_dropout takes) the mask is PyTorch's,
+    drawn from it in the pass (random.use_pytorch_dropout): that of dropout(relu(a)).
     """
 
     @staticmethod
-    def forward(ctx, a, p=0.5, seed=0):
-        out = kernels.relu_dropout(a, p, seed)
+    def forward(ctx, a, p=0.5, seed=0, gen=None):
+        if gen is not None:
+            from ..random_draws import dropout_drawn
+            out = dropout_drawn(gen, a, p, relu=True, keep_mask=False)[0]
+        else:
+            out = kernels.relu_dropout(a, p, seed)
         ctx.p = p
         ctx.save_for_backward(out)
         return out
