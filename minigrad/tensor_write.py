@@ -19,6 +19,7 @@ from .autograd.versions import bump_version
 from .autograd.views import adopt_node, multi_output_error, rebase_views, view_chain
 from .errors import ShapeError
 from .grad_mode import is_grad_enabled
+from .scalar_conversion import checked_scalar
 from .ops.strided import element_offset, element_strides, memory_owner, strided_view
 
 
@@ -117,6 +118,8 @@ class WriteMethods:
                                        include_self=include_self)
 
     def index_fill(self, dim, index, value):
+        if not isinstance(value, _t.Tensor):
+            value = checked_scalar(value, self._array.dtype)  # PyTorch's range check
         if self.ndim == 0:
             return self.reshape(1).index_fill(dim, index, value).reshape(())
         return self.index_put(_along(self, dim, index, "index_fill"), value)
@@ -298,6 +301,8 @@ class WriteMethods:
         if isinstance(value, _t.Tensor) and value.ndim:
             raise RuntimeError(f"fill_: only supports a 0-dimension value tensor, got one of "
                                f"shape {value.shape}")
+        if not isinstance(value, _t.Tensor):
+            value = checked_scalar(value, self._array.dtype)  # PyTorch's range check
         return self._assign("fill_", lambda old: _source("fill_", value, old.shape), cast=True)
 
     def zero_(self):

@@ -1642,9 +1642,6 @@ SWEEP_DIFFERENCES = [
     (("special.digamma", "special.psi"), ("float32",), ("3-d permuted",), "gradient",
      "`digamma`'s gradient, trigamma, in float32 beside a pole (x = -1.0014405) is the nearest "
      "float32 to the true value, where PyTorch's keeps 4 digits (see above)."),
-    (("Tensor.clamp", "Tensor.clamp_"), ("uint8",), _ALL, "values",
-     "`clamp` of a uint8 tensor with a negative bound compares values (`clamp(-1, 2)` keeps "
-     "0 as 0), where PyTorch first wraps the bound to the dtype (-1 becomes 255)."),
 ]
 
 SWEEP_GAPS = [
