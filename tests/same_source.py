@@ -48,9 +48,11 @@ MODULES = {
     "torch.nn.init": "minigrad.nn.init",
     "torch.nn.utils": "minigrad.nn.utils",
     "torch.nn.utils.rnn": "minigrad.nn.utils.rnn",
+    "torch.onnx": "minigrad.onnx",
     "torch.optim": "minigrad.optim",
     "torch.optim.lr_scheduler": "minigrad.optim.lr_scheduler",
     "torch.utils.data": "minigrad.utils.data",
+    "torch.utils.tensorboard": "minigrad.utils.tensorboard",
 }
 
 _IMPORT = re.compile(r"^(?P<indent>\s*)import (?P<module>torch[\w.]*)(?: as (?P<alias>\w+))?\s*$")
