@@ -331,11 +331,19 @@ class MathMethods(LogicMethods, OrderMethods):
         if w is not None and w.shape != self.shape:
             raise RuntimeError(f"bincount: weights of shape {w.shape} do not match the input's "
                                f"shape {self.shape}")
+        if not self.numel():  # PyTorch's int64 zeros, whatever the weights
+            return _wrap(np.zeros(minlength, np.int64))
+        if w is not None and w.dtype == np.float32:
+            # PyTorch adds float weights into a float result one element after another, in
+            # the input's order (np.bincount would sum them in double and round once)
+            size = max(minlength, int(self._array.max()) + 1)
+            out = np.zeros(size, np.float32)
+            np.add.at(out, self._array, w)
+            return _wrap(out)
         out = np.bincount(self._array, weights=w, minlength=minlength)
         if w is None:
             return _wrap(out.astype(np.int64))
-        # PyTorch counts in double, and in float only for float weights
-        return _wrap(out.astype(np.float32 if w.dtype == np.float32 else np.float64))
+        return _wrap(out.astype(np.float64))  # other weights are counted in double
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
         from .matrix_parts import diagonal
