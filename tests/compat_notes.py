@@ -1070,7 +1070,7 @@ DIFFERENCES = [
      "are PyTorch's bit for bit too (the C library's log, cos and sin, PyTorch's fused "
      "multiply-adds); `orthogonal_` agrees to the last bit only (QR rounds differently). The `distributions`' `log_prob`, `entropy`, `cdf`, `icdf` and "
      "`kl_divergence` are PyTorch's values and "
-     "gradients, and `batch_shape`, `event_shape` are tuples. The gradient of a Gamma draw in "
+     "gradients. The gradient of a Gamma draw in "
      "its concentration (Gamma, Beta, Dirichlet, StudentT's `rsample`) is the implicit "
      "reparameterisation derivative computed exactly (to 1e-9 against 40-digit references) "
      "where PyTorch's `_standard_gamma_grad` approximates it (to about 1e-3); a Dirichlet "
