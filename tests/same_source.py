@@ -43,14 +43,18 @@ import numpy as np
 MODULES = {
     "torch": "minigrad",
     "torch.distributions": "minigrad.distributions",
+    "torch.func": "minigrad.func",
     "torch.nn": "minigrad.nn",
     "torch.nn.functional": "minigrad.nn.functional",
     "torch.nn.init": "minigrad.nn.init",
     "torch.nn.utils": "minigrad.nn.utils",
+    "torch.nn.utils.parametrizations": "minigrad.nn.utils.parametrizations",
     "torch.nn.utils.rnn": "minigrad.nn.utils.rnn",
     "torch.onnx": "minigrad.onnx",
     "torch.optim": "minigrad.optim",
     "torch.optim.lr_scheduler": "minigrad.optim.lr_scheduler",
+    "torch.optim.swa_utils": "minigrad.optim.swa_utils",
+    "torch.utils.checkpoint": "minigrad.utils.checkpoint",
     "torch.utils.data": "minigrad.utils.data",
     "torch.utils.tensorboard": "minigrad.utils.tensorboard",
 }
