@@ -118,17 +118,18 @@ def test_one_d_layers_export():
     _exported_matches(seq, [_images(2, 3, 9)], [_images(4, 3, 9, seed=2)])
 
 
-def test_exported_float32_cumprod_is_pytorchs_bit_for_bit(torch):
-    """The Scan runs in double and rounds each product once, as PyTorch's CPU kernel."""
+@pytest.mark.parametrize("name, node", [("cumprod", "Scan"), ("cumsum", "CumSum")])
+def test_exported_float32_running_sums_and_products_are_pytorchs_bit_for_bit(torch, name, node):
+    """They run in double and round each output once, as PyTorch's CPU kernels."""
     x = np.random.default_rng(5).normal(1.0, 0.1, (3, 2000)).astype(np.float32)
-    model = Fn(lambda t: t.cumprod(-1))
+    model = Fn(lambda t: getattr(t, name)(-1))
     proto = _exported_matches(model, [mg.tensor(x[:1])], [mg.tensor(x)], rtol=0, atol=0)
-    assert "Scan" in {n.op_type for n in proto.graph.node}
+    assert node in {n.op_type for n in proto.graph.node}
     buf = io.BytesIO()
     mo.export(model, (mg.tensor(x),), buf)
     session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
     got = session.run(None, {session.get_inputs()[0].name: x})[0]
-    np.testing.assert_array_equal(got, torch.from_numpy(x).cumprod(-1).numpy())
+    np.testing.assert_array_equal(got, getattr(torch.from_numpy(x), name)(-1).numpy())
 
 
 def test_bilinear_of_two_inputs_exports():

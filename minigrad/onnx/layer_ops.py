@@ -165,21 +165,28 @@ def _scatter(g, rec):
     return g.node("ScatterElements", [g.name(a, t), idx, upd], axis=d, **add)
 
 
+def _accumulator(t):
+    """The type a running sum or product of dtype `t` is accumulated in, as the ops (and
+    PyTorch's CPU kernels) accumulate: float32 in double, float16 in float32."""
+    return {np.float32: np.dtype(np.float64), np.float16: np.dtype(np.float32)}.get(t.type, t)
+
+
 def _cumsum(g, rec):
-    x = g.name(rec.inputs[0], rec.out.dtype)
+    t = rec.out.dtype
     if len(rec.inputs[0].shape) == 0:
-        return g.node("Identity", [x])
+        return g.node("Identity", [g.name(rec.inputs[0], t)])
+    acc = _accumulator(t)
     axis = normalize_dim(rec.kwargs.get("dim", 0), len(rec.inputs[0].shape), "cumsum")
-    return g.node("CumSum", [x, g.const(np.asarray(axis, np.int64))])
+    out = g.node("CumSum", [g.name(rec.inputs[0], acc), g.const(np.asarray(axis, np.int64))])
+    return out if acc == t else g.node("Cast", [out], to=onnx_type(t))
 
 
 def _cumprod(g, rec):
     """A Scan along the dim whose state is the running product: state_i = state_{i-1} * x_i,
-    each state also the i-th output. float32 runs in double and float16 in float32, rounded
-    once per element, as the op (and PyTorch's CPU kernel) accumulates them."""
+    each state also the i-th output, in the accumulator type (rounded once per element)."""
     x, t = rec.inputs[0], rec.out.dtype  # x has a dim: cumprod of a 0-d tensor is Prod
     axis = normalize_dim(rec.kwargs.get("dim", 0), len(x.shape), "cumprod")
-    acc = {np.float32: np.dtype(np.float64), np.float16: np.dtype(np.float32)}.get(t.type, t)
+    acc = _accumulator(t)
     xa = g.name(x, acc)
     others = g.ints([i for i in range(len(x.shape)) if i != axis])
     start_shape = g.node("Gather", [g.node("Shape", [xa]), others], axis=0)
