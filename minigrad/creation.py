@@ -193,8 +193,8 @@ def empty_like(input, dtype=None, device=None, requires_grad=False, memory_forma
 @factory_keywords
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False,
               memory_format=None):
-    return _like("full_like", lambda s, d: np.full(s, fill_value, d), input, dtype, device,
-                 requires_grad, memory_format)
+    return _like("full_like", lambda s, d: np.full(s, checked_scalar(fill_value, d), d), input,
+                 dtype, device, requires_grad, memory_format)
 
 
 def _number(x):

@@ -74,6 +74,20 @@ def checked_scalar(value, dtype):
         return dtype.type(value)
 
 
+def checked_written(value, dtype):
+    """`value` converted as PyTorch converts a number written by indexing (`t[i] = 1e39`):
+    as `checked_scalar`, except that float16 takes any number, rounded (1e6 and 1e39 become
+    inf), but an integer from 2**63 on (an unsigned Scalar)."""
+    dtype = np.dtype(dtype)
+    if isinstance(value, int) and not isinstance(value, bool):
+        _python_int(value)
+    if (dtype == np.float16 and isinstance(value, (int, float, np.integer, np.floating))
+            and not (isinstance(value, int) and value >= 2 ** 63)):
+        with np.errstate(over="ignore"):
+            return np.float16(value)
+    return checked_scalar(value, dtype)
+
+
 def checked_array(data, dtype):
     """Nested lists (or a number) of Python or NumPy numbers as an array of integer `dtype`,
     each number converted as PyTorch's `tensor(data, dtype=)` converts it: RuntimeError

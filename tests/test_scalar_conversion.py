@@ -1,6 +1,7 @@
 """Python numbers converted to a tensor's dtype (minigrad/scalar_conversion.py) against
-PyTorch: clamp's and clip's bounds (in place too), fill_, full, masked_fill, index_fill and
-where's number operands, and the numbers of tensor(list, dtype=). PyTorch range-checks them
+PyTorch: clamp's and clip's bounds (in place too), fill_, full, full_like, new_full,
+masked_fill, index_fill, scatter's value, a number written by indexing and where's number
+operands, and the numbers of tensor(list, dtype=). PyTorch range-checks them
 (int8 clamped to 1000 raises, uint8 takes -1 as 255, float16 refuses 1e6 as a bound but makes
 inf of it in a list), where NumPy refuses or rounds other values."""
 import numpy as np
@@ -54,6 +55,11 @@ def test_int8_clamped_to_1000_raises_pytorchs_error(torch):
             lib.ones(2, dtype=lib.float16).clamp(max=1e6)
 
 
+def _set(t, value):
+    t[1] = value
+    return t
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_fills_check_the_number_as_pytorch(torch, dtype):
     for value in [1000, -1, -255, -256, 128, 127.9, -0.5, 2 ** 63, 2 ** 64, 65519, 1e39,
@@ -66,6 +72,11 @@ def test_fills_check_the_number_as_pytorch(torch, dtype):
             0, L.tensor([1]), value))
         same(torch, lambda L: L.where(L.tensor([True, False]),
                                       L.tensor([1, 2], dtype=getattr(L, dtype)), value))
+        same(torch, lambda L: L.full_like(L.tensor([1, 2], dtype=getattr(L, dtype)), value))
+        same(torch, lambda L: L.tensor([1, 2], dtype=getattr(L, dtype)).new_full((2,), value))
+        same(torch, lambda L: L.tensor([1, 2], dtype=getattr(L, dtype)).scatter(
+            0, L.tensor([1]), value))
+        same(torch, lambda L: _set(L.tensor([1, 2], dtype=getattr(L, dtype)), value))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
