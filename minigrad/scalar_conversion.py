@@ -8,9 +8,12 @@ highest values; an integer fits an unsigned dtype down to minus its highest valu
 wraps (uint8 takes -1 as 255, -255 as 1, and refuses -256 and 256); a float must be finite
 and within those bounds before it is truncated (127.9 does not fit int8, -0.5 not uint8).
 A float dtype other than float64 takes infinities and NaN, and refuses finite values beyond
-its largest (1e6 for float16); float64, complex and bool dtypes take every number.
+its largest (1e6 for float16); float64, complex and bool dtypes take every number. Two
+exceptions, as measured against PyTorch: a list's floats become inf beyond a float dtype's
+range, and a number written by indexing into float16 is rounded, whatever its size
+(`checked_written`).
 
-    checked_scalar(-1, uint8)              # numpy.uint8(255)
+    checked_scalar(-1, uint8)               # numpy.uint8(255)
     checked_scalar(1000, int8)              # RuntimeError: value cannot be converted to
                                             # type int8_t without overflow
     checked_array([-1, 300], uint8)         # RuntimeError: ... to type uint8 without overflow
