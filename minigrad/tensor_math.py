@@ -104,6 +104,10 @@ class MathMethods(LogicMethods, OrderMethods):
                 isinstance(b, (bool, np.bool_)) for b in bounds):
             which = "clamp" if len(bounds) == 2 else "clamp_min" if max is None else "clamp_max"
             raise DTypeNotImplementedError(f'"{which}_scalar_cpu" not implemented for \'Bool\'')
+        if self._array.dtype.kind == "b" and any(isinstance(b, int) and 2 ** 63 <= b < 2 ** 64
+                                                 for b in bounds):
+            raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                               "attempted to promote Bool and UInt64")  # PyTorch's words
         if bounds and (self._array.dtype.kind in "biu" or any(isinstance(b, _t.Tensor)
                                                                 for b in bounds)):
             # the result's dtype is the operands' promoted one, as PyTorch's: an integer
