@@ -106,7 +106,7 @@ from .grad_mode import inference_mode, is_inference_mode_enabled, set_grad_enabl
 from .foreach import *  # noqa: F401,F403  (foreach.__all__: the _foreach_ names)
 from .kernels import get_backend, set_backend
 from .platform import accelerator, amp, backends, cpu, cuda, distributed
-from .platform.amp import autocast
+from .platform.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .platform.compiler import compile
 from .platform.device import device
 from .platform.layout import (jagged, layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc,
@@ -164,7 +164,8 @@ __all__ = [
     "fix", "flatten", "flip", "fliplr", "flipud", "float", "float16", "float32", "float64",
     "float8_e4m3fn", "float8_e5m2", "float_power", "floor", "floor_divide", "fmax", "fmin", "fmod",
     "frac", "frexp", "from_numpy", "full", "full_like", "gather", "gcd", "ge", "gelu", "geqrf",
-    "ger", "get_backend", "get_default_dtype", "get_float32_matmul_precision", "get_num_threads",
+    "ger", "get_autocast_dtype", "get_backend", "get_default_dtype",
+    "get_float32_matmul_precision", "get_num_threads",
     "get_rng_state", "gradient", "greater", "greater_equal", "gt", "half", "hamming_window",
     "hann_window",
     "heaviside", "histc",
@@ -172,7 +173,8 @@ __all__ = [
     "index_add", "index_copy",
     "index_fill", "index_reduce", "index_select", "inference_mode", "initial_seed", "inner", "int",
     "int16", "int32", "int64", "int8", "inverse", "is_anomaly_check_nan_enabled",
-    "is_anomaly_enabled", "is_complex", "is_conj", "is_deterministic_algorithms_warn_only_enabled",
+    "is_anomaly_enabled", "is_autocast_enabled", "is_complex", "is_conj",
+    "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point", "is_grad_enabled", "is_inference_mode_enabled", "is_same_size",
     "is_tensor", "isclose", "isfinite",
     "isin", "isinf", "isnan", "isneginf", "isposinf", "istft", "jagged",

@@ -20,6 +20,7 @@ from .dtypes import (bool_, complex_of, float16, float32, float64, get_default_d
                      int64, long, promote_types, resolve, uint8)
 from .errors import DTypeNotImplementedError, InvalidValueError, negative_size
 from .linalg_checks import torch_dtype_name
+from .scalar_conversion import checked_array, checked_scalar
 from . import random_draws as _draws
 from .random import engine as _engine
 from .spacing import arange_values, linspace_values
@@ -90,12 +91,18 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     check_device(device, "tensor")
     if isinstance(data, Tensor):
         data = data._array
-    arr = np.array(data, dtype=None if dtype is None else resolve(dtype))
+    target = None if dtype is None else np.dtype(resolve(dtype))
+    if target is not None and target.kind in "iu" and not isinstance(data, np.ndarray):
+        arr = checked_array(data, target)  # numbers range-checked (uint8 wraps -1), as PyTorch
+    else:
+        with np.errstate(over="ignore"):  # 1e300 as float32 is inf, without a warning
+            arr = np.array(data, dtype=target)
     if arr.dtype.kind in "USO":
         raise TypeError(f"tensor: invalid data type '{type(data).__name__}' (got {arr.dtype})")
     if dtype is None and arr.dtype in _PYTHON_NUMBERS and not isinstance(data, np.ndarray):
         # NumPy made float64 of Python floats, which take the default float dtype here
-        arr = arr.astype(_inferred_dtype(data))
+        with np.errstate(over="ignore"):
+            arr = arr.astype(_inferred_dtype(data))
     t = Tensor.__new__(Tensor)
     t._init(arr, requires_grad)  # its error names "tensor" for an integer dtype
     return t
@@ -156,7 +163,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     shape = _shape((size,) if isinstance(size, (tuple, list)) else (size,), "full")
     fill = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     dtype = resolve(dtype, _fill_dtype(fill))
-    return _make(np.full(shape, fill, dtype), None, requires_grad, device, "full")
+    return _make(np.full(shape, checked_scalar(fill, dtype), dtype), None, requires_grad, device,
+                 "full")
 
 
 def _like(op, make, t, dtype, device, requires_grad, memory_format=None):
@@ -185,8 +193,8 @@ def empty_like(input, dtype=None, device=None, requires_grad=False, memory_forma
 @factory_keywords
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False,
               memory_format=None):
-    return _like("full_like", lambda s, d: np.full(s, fill_value, d), input, dtype, device,
-                 requires_grad, memory_format)
+    return _like("full_like", lambda s, d: np.full(s, checked_scalar(fill_value, d), d), input,
+                 dtype, device, requires_grad, memory_format)
 
 
 def _number(x):

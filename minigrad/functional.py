@@ -8,8 +8,12 @@ import numpy as np
 from . import dtypes, ops
 from .errors import DTypeError, InvalidValueError, broadcast_error
 from .random import engine, next_seed, pytorch_dropout_enabled
+from .scalar_conversion import checked_scalar
 from .tensor import Tensor, array_of
 from .tensor_operators import as_dtype, binary
+
+
+_NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
 def _as_tensor(x, like=None):
@@ -61,6 +65,14 @@ def where(condition, input=None, other=None):
         raise broadcast_error("where", cond.shape, np.shape(array_of(input)),
                               np.shape(array_of(other))) from None
     cond = condition if isinstance(condition, Tensor) else cond  # a tensor's changes are seen
+    if isinstance(input, _NUMBERS) or isinstance(other, _NUMBERS):
+        # a number converted to the result's dtype is range-checked, as PyTorch's (except
+        # into float16, where PyTorch rounds it: 1e39 is inf there, an error for float32)
+        dtype = dtypes.computation_dtype([input, other], "where")
+        with np.errstate(over="ignore"):
+            input, other = (checked_scalar(x, dtype if dtype != np.float16 else np.float64)
+                            .astype(dtype) if isinstance(x, _NUMBERS) else x
+                            for x in (input, other))
     return ops.Where.apply(cond, *_promoted_all((input, other), "where"))
 
 

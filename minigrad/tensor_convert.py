@@ -15,7 +15,10 @@ from .errors import negative_size
 from .platform.device import CPU, check_device, parse_to
 from .platform.layout import factory_keywords
 from .dtypes import FLOATING
+from .scalar_conversion import checked_scalar
 from .size import Size
+
+_NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
 def _size(size, op=None):
@@ -128,6 +131,9 @@ class ConversionMethods:
     @factory_keywords
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         op = "new_full"
+        target = np.dtype(self.dtype if dtype is None else dtype)
+        if isinstance(fill_value, _NUMBERS):
+            fill_value = checked_scalar(fill_value, target)  # PyTorch's range check, as full's
         return self._new(np.full(_size((size,), op), fill_value), dtype, device, requires_grad,
                          op)
 

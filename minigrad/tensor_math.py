@@ -18,8 +18,12 @@ import numpy as np
 from . import dtypes, ops
 from . import tensor as _t
 from .errors import DTypeError, DTypeNotImplementedError, ShapeError
+from .scalar_conversion import checked_scalar
 from .tensor_logic import LogicMethods
 from .tensor_order import OrderMethods
+
+
+_NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
 def _wrap(arr):
@@ -96,6 +100,14 @@ class MathMethods(LogicMethods, OrderMethods):
     def sign(self): return ops.Sign.apply(self)
     def clamp(self, min=None, max=None):
         bounds = [b for b in (min, max) if b is not None]
+        if self._array.dtype.kind == "b" and bounds and all(
+                isinstance(b, (bool, np.bool_)) for b in bounds):
+            which = "clamp" if len(bounds) == 2 else "clamp_min" if max is None else "clamp_max"
+            raise DTypeNotImplementedError(f'"{which}_scalar_cpu" not implemented for \'Bool\'')
+        if self._array.dtype.kind == "b" and any(isinstance(b, int) and 2 ** 63 <= b < 2 ** 64
+                                                 for b in bounds):
+            raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                               "attempted to promote Bool and UInt64")  # PyTorch's words
         if bounds and (self._array.dtype.kind in "biu" or any(isinstance(b, _t.Tensor)
                                                                 for b in bounds)):
             # the result's dtype is the operands' promoted one, as PyTorch's: an integer
@@ -109,6 +121,10 @@ class MathMethods(LogicMethods, OrderMethods):
             if any(isinstance(b, _t.Tensor) and b.requires_grad for b in (min, max)):
                 return _clamp_to_tensors(self, min, max)
             min, max = (b._array if isinstance(b, _t.Tensor) else b for b in (min, max))
+        # a number bound is converted to the result's dtype as PyTorch converts it: checked
+        # (int8 clamped to 1000, float16 to 1e6 raise), wrapped into uint8 (-1 is 255)
+        min, max = (checked_scalar(b, self._array.dtype) if isinstance(b, _NUMBERS) else b
+                    for b in (min, max))
         return ops.Clamp.apply(self, min=min, max=max)
     clip = clamp
     def clamp_min(self, min): return self.clamp(min=min)
@@ -319,11 +335,19 @@ class MathMethods(LogicMethods, OrderMethods):
         if w is not None and w.shape != self.shape:
             raise RuntimeError(f"bincount: weights of shape {w.shape} do not match the input's "
                                f"shape {self.shape}")
+        if not self.numel():  # PyTorch's int64 zeros, whatever the weights
+            return _wrap(np.zeros(minlength, np.int64))
+        if w is not None and w.dtype == np.float32:
+            # PyTorch adds float weights into a float result one element after another, in
+            # the input's order (np.bincount would sum them in double and round once)
+            size = max(minlength, int(self._array.max()) + 1)
+            out = np.zeros(size, np.float32)
+            np.add.at(out, self._array, w)
+            return _wrap(out)
         out = np.bincount(self._array, weights=w, minlength=minlength)
         if w is None:
             return _wrap(out.astype(np.int64))
-        # PyTorch counts in double, and in float only for float weights
-        return _wrap(out.astype(np.float32 if w.dtype == np.float32 else np.float64))
+        return _wrap(out.astype(np.float64))  # other weights are counted in double
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
         from .matrix_parts import diagonal

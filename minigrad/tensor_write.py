@@ -20,6 +20,9 @@ from .autograd.views import adopt_node, multi_output_error, rebase_views, view_c
 from .errors import ShapeError
 from .grad_mode import is_grad_enabled
 from .ops.strided import element_offset, element_strides, memory_owner, strided_view
+from .scalar_conversion import checked_scalar, checked_written
+
+_NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
 def _source(op, src, shape):
@@ -100,6 +103,8 @@ class WriteMethods:
         if reduce not in (None, "add"):
             raise ValueError(f"scatter: reduce must be None or 'add', got {reduce!r}")
         src = value if src is None else src
+        if isinstance(src, _NUMBERS):
+            src = checked_scalar(src, self._array.dtype)  # PyTorch's range check
         _same_dtype("scatter_add" if reduce else "scatter", self, src)
         if self.ndim == 0:  # PyTorch's index ops see a 0-d tensor as one of shape (1,)
             return self.reshape(1).scatter(dim, index, src, reduce=reduce).reshape(())
@@ -117,6 +122,8 @@ class WriteMethods:
                                        include_self=include_self)
 
     def index_fill(self, dim, index, value):
+        if not isinstance(value, _t.Tensor):
+            value = checked_scalar(value, self._array.dtype)  # PyTorch's range check
         if self.ndim == 0:
             return self.reshape(1).index_fill(dim, index, value).reshape(())
         return self.index_put(_along(self, dim, index, "index_fill"), value)
@@ -198,6 +205,10 @@ class WriteMethods:
         return self
 
     def __setitem__(self, index, value):
+        if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")  # PyTorch's, for any dtype
+        if isinstance(value, _NUMBERS):
+            value = checked_written(value, self._array.dtype)  # PyTorch's range check
         self._assign("index_put_", lambda old: ops.IndexPut.apply(old, value,
                                                                   index=_t._index(index)))
 
@@ -298,6 +309,8 @@ class WriteMethods:
         if isinstance(value, _t.Tensor) and value.ndim:
             raise RuntimeError(f"fill_: only supports a 0-dimension value tensor, got one of "
                                f"shape {value.shape}")
+        if not isinstance(value, _t.Tensor):
+            value = checked_scalar(value, self._array.dtype)  # PyTorch's range check
         return self._assign("fill_", lambda old: _source("fill_", value, old.shape), cast=True)
 
     def zero_(self):

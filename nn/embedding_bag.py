@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import ops
+from minigrad.autograd.node_names import as_pytorch_node
 from minigrad.creation import zeros
 from minigrad.tensor import Tensor
 
@@ -120,14 +121,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                                scale_grad_by_freq=bool(scale_grad_by_freq))
     out = zeros(count, weight.shape[1], dtype=weight.dtype)
     if mode == "max":
-        return _first_maxima(rows, bag, out)
+        return as_pytorch_node(_first_maxima(rows, bag, out), "EmbeddingBagBackward0")
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1)[Tensor._wrap(kept)].unsqueeze(1)
     out = out.index_add(0, Tensor._wrap(bag.astype(np.int64)), rows)
     if mode == "mean":
         counts = np.maximum(np.bincount(bag, minlength=count), 1).astype(weight.dtype)
         out = out / Tensor._wrap(counts[:, None])
-    return out
+    return as_pytorch_node(out, "EmbeddingBagBackward0")  # PyTorch's one node
 
 
 def _first_maxima(rows, bag, out):

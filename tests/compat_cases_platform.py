@@ -112,6 +112,29 @@ def _(lib, a, b):
     return y1, y2, y3, y4, y5
 
 
+@add
+@case("minigrad.is_autocast_enabled", "minigrad.get_autocast_dtype")
+def _(lib):
+    """What a script reads back: whether autocast is on for a device type in this thread, and
+    its dtype (the float dtypes' names, so that PyTorch's bfloat16 compares by name)."""
+    def name(dtype):
+        return str(dtype).split(".")[-1].split("'")[0]
+    seen = [lib.is_autocast_enabled(), lib.is_autocast_enabled("cpu"),
+            name(lib.get_autocast_dtype("cpu")), name(lib.get_autocast_dtype("cuda"))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with lib.autocast("cpu", dtype=lib.float16):
+            seen += [lib.is_autocast_enabled("cpu"), lib.is_autocast_enabled(),
+                     name(lib.get_autocast_dtype("cpu"))]
+            with lib.autocast("cpu", enabled=False):
+                seen.append(lib.is_autocast_enabled("cpu"))
+            seen.append(lib.is_autocast_enabled("cpu"))
+        with lib.autocast("cuda"):  # no GPU: disabled in both
+            seen.append(lib.is_autocast_enabled("cuda"))
+    return seen + [lib.is_autocast_enabled("cpu")]
+
+
+_raises("minigrad.is_autocast_enabled", lambda lib: lib.is_autocast_enabled("tpu"), "tpu")
 _raises("minigrad.autocast", lambda lib: lib.autocast(0), "device_type")
 _raises("amp.autocast", lambda lib: lib.amp.autocast("tpu"), "tpu")
 

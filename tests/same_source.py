@@ -45,14 +45,20 @@ MODULES = {
     "torch.autograd": "minigrad.autograd",
     "torch.autograd.function": "minigrad.autograd.function",
     "torch.distributions": "minigrad.distributions",
+    "torch.func": "minigrad.func",
     "torch.nn": "minigrad.nn",
     "torch.nn.functional": "minigrad.nn.functional",
     "torch.nn.init": "minigrad.nn.init",
     "torch.nn.utils": "minigrad.nn.utils",
+    "torch.nn.utils.parametrizations": "minigrad.nn.utils.parametrizations",
     "torch.nn.utils.rnn": "minigrad.nn.utils.rnn",
+    "torch.onnx": "minigrad.onnx",
     "torch.optim": "minigrad.optim",
     "torch.optim.lr_scheduler": "minigrad.optim.lr_scheduler",
+    "torch.optim.swa_utils": "minigrad.optim.swa_utils",
+    "torch.utils.checkpoint": "minigrad.utils.checkpoint",
     "torch.utils.data": "minigrad.utils.data",
+    "torch.utils.tensorboard": "minigrad.utils.tensorboard",
 }
 
 _IMPORT = re.compile(r"^(?P<indent>\s*)import (?P<module>torch[\w.]*)(?: as (?P<alias>\w+))?\s*$")

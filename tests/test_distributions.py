@@ -235,3 +235,16 @@ def test_errors(torch):
         assert D.Normal(lib.zeros(2), -lib.ones(2), validate_args=False).scale.tolist() == [-1, -1]
     assert math.isinf(kl_divergence(Categorical(probs=mg.tensor([0.5, 0.5])),
                                     Categorical(probs=mg.tensor([1.0, 0.0]))).item())
+
+
+def test_batch_and_event_shapes_are_sizes_as_pytorchs(torch):
+    def shapes(L):
+        D = L.distributions
+        n = D.Normal(L.zeros(3), 1.0)
+        made = [n, n.expand((2, 3)), D.Independent(n, 1), D.Categorical(L.ones(4)),
+                D.MultivariateNormal(L.zeros(2), L.eye(2)), D.Dirichlet(L.ones(2, 5))]
+        return [repr(s).replace("minigrad.", "torch.") for d in made
+                for s in (d.batch_shape, d.event_shape)] + [
+            repr(n.sample((2,)).shape).replace("minigrad.", "torch."),
+            type(D.Independent(n, 1).event_shape + (1,)).__name__]
+    assert shapes(mg) == shapes(torch)

@@ -143,3 +143,22 @@ def test_errors_are_pytorchs(i, torch):
         program(torch, torch.tensor(TABLE))
     with pytest.raises(kind, match=message):
         program(mg, mg.tensor(TABLE))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_the_graph_node_has_pytorchs_name(torch, mode):
+    ids, offsets = [1, 2, 4, 5, 5], [0, 2]
+    names = {}
+    for lib in (torch, mg):
+        lib.manual_seed(0)
+        bag = lib.nn.EmbeddingBag(10, 3, mode=mode)
+        out = bag(lib.tensor(ids), lib.tensor(offsets))
+        weighted = out if mode != "sum" else lib.nn.functional.embedding_bag(
+            lib.tensor(ids), bag.weight, lib.tensor(offsets), mode="sum",
+            per_sample_weights=lib.rand(5))
+        two_d = bag(lib.tensor([[1, 2], [3, 3]]))
+        with lib.no_grad():
+            untracked = bag(lib.tensor(ids), lib.tensor(offsets)).grad_fn
+        names[lib] = (out.grad_fn.name(), weighted.grad_fn.name(), two_d.grad_fn.name(),
+                      repr(out).split("grad_fn=")[1], untracked)
+    assert names[mg] == names[torch]

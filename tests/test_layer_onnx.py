@@ -1,7 +1,7 @@
 """ONNX export of the newer layers and functions: padding in every mode, pixel and channel
 shuffles, instance, batch and local response norm, adaptive max and LP pooling, Bilinear,
 SiLU, diagonal, the windows of Tensor.unfold, nn.Unfold and nn.Fold, scatter, affine_grid and
-grid_sample, running sums, products, einsum, log1p and the inverse trigonometric and
+grid_sample, running sums and products, products, einsum, log1p and the inverse trigonometric and
 hyperbolic functions. Each is exported with a dynamic batch, checked by onnx's checker and
 run by onnxruntime, on another batch than the traced one, to minigrad's outputs; a model of
 several of them gives PyTorch's outputs with the same weights."""
@@ -89,6 +89,8 @@ LAYERS = {
     "scatter_value": lambda: Fn(lambda x: x.scatter(1, x.argmin(1, keepdim=True), -5.0)),
     "cumsum": lambda: Fn(lambda x: x.cumsum(2)),
     "cumsum_bool": lambda: Fn(lambda x: (x > 0).cumsum(-1)),
+    "cumprod": lambda: Fn(lambda x: x.cumprod(2)),
+    "cumprod_int": lambda: Fn(lambda x: (x * 3).long().cumprod(0)),
     "prod": lambda: Fn(lambda x: x.prod(1, keepdim=True)),
     "einsum": lambda: Fn(lambda x: mg.einsum("...hw,...wk->...hk", x, x)),
     "log1p": lambda: Fn(lambda x: x.abs().log1p() + (x * 1e-9).log1p() * 1e9),
@@ -114,6 +116,20 @@ def test_one_d_layers_export():
                         nn.LPPool1d(2, 3), nn.ReplicationPad1d((0, 2)), nn.CircularPad1d(1),
                         nn.SiLU())
     _exported_matches(seq, [_images(2, 3, 9)], [_images(4, 3, 9, seed=2)])
+
+
+@pytest.mark.parametrize("name, node", [("cumprod", "Scan"), ("cumsum", "CumSum")])
+def test_exported_float32_running_sums_and_products_are_pytorchs_bit_for_bit(torch, name, node):
+    """They run in double and round each output once, as PyTorch's CPU kernels."""
+    x = np.random.default_rng(5).normal(1.0, 0.1, (3, 2000)).astype(np.float32)
+    model = Fn(lambda t: getattr(t, name)(-1))
+    proto = _exported_matches(model, [mg.tensor(x[:1])], [mg.tensor(x)], rtol=0, atol=0)
+    assert node in {n.op_type for n in proto.graph.node}
+    buf = io.BytesIO()
+    mo.export(model, (mg.tensor(x),), buf)
+    session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    got = session.run(None, {session.get_inputs()[0].name: x})[0]
+    np.testing.assert_array_equal(got, getattr(torch.from_numpy(x), name)(-1).numpy())
 
 
 def test_bilinear_of_two_inputs_exports():

@@ -232,3 +232,26 @@ def test_householder_without_trivialization_stores_pytorchs_original(torch, shap
             assert got == want
         else:
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_a_parametrized_module_deep_copies_but_does_not_pickle(torch):
+    import copy
+    import pickle
+    seen = {}
+    for lib in (torch, mg):
+        lib.manual_seed(0)
+        P = lib.nn.utils.parametrizations
+        model = lib.nn.Sequential(P.weight_norm(lib.nn.Linear(3, 2)), lib.nn.Tanh())
+        twin = copy.deepcopy(model)  # as AveragedModel copies the model it averages
+        x = lib.ones(1, 3)
+        same = lib.equal(twin(x), model(x))
+        with lib.no_grad():
+            twin[0].parametrizations.weight.original0.mul_(2)  # the copy's own magnitude
+        changed = not lib.equal(twin(x), model(x))
+        shared = twin[0].parametrizations.weight.original0 is model[0].parametrizations.weight.original0
+        with pytest.raises(RuntimeError, match="Serialization of parametrized modules"):
+            pickle.dumps(model)
+        seen[lib] = (type(twin[0]).__name__, same, changed, shared,
+                     sorted(k for k, _ in twin.named_parameters()))
+    assert seen[mg] == seen[torch]
+    assert seen[mg][1:4] == (True, True, False)

@@ -44,6 +44,23 @@ def test_product_forward_mode_is_the_directional_derivative():
         np.testing.assert_allclose(tangent.numpy(), numeric.numpy(), rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("dtype, dim", [("float32", 0), ("float32", 1), ("float16", 1)])
+def test_float_cumprod_accumulates_as_pytorchs_cpu_kernel(torch, seed, dtype, dim):
+    # PyTorch's CPU cumprod keeps a running product in a wider type (float32: double,
+    # float16: float32) and rounds each output once; NumPy's own float32 scan rounds each step
+    rng = np.random.default_rng(seed)
+    shape = (int(rng.integers(1, 4)), int(rng.integers(1000, 4000)))
+    shape = shape if dim == 1 else shape[::-1]
+    x = rng.normal(1.0, float(rng.uniform(0.01, 0.3)), shape).astype(dtype)
+    want = torch.from_numpy(x).cumprod(dim).numpy()
+    for got in (mg.tensor(x).cumprod(dim), mg.cumprod(mg.tensor(x), dim),
+                mg.tensor(x).cumprod_(dim),
+                mg.tensor(x.astype(np.float64)).cumprod(dim, dtype=getattr(mg, dtype))):
+        assert got.dtype == getattr(mg, dtype)
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
 def test_product_errors(torch):
     x = mg.ones(2, 3)
     with pytest.raises(TypeError, match="prod: dim must be one int"):

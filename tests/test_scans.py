@@ -2,7 +2,7 @@
 wide ranges, gradients of first and second order (gradcheck, gradgradcheck, and PyTorch's
 where values tie, are NaN or far apart), forward mode. Dtypes and layouts are in the compat
 sweep. Last, the float32 results PyTorch accumulates in double (cumsum, var, std), bit for
-bit."""
+bit (cumprod's are in test_products_statistics.py)."""
 import numpy as np
 import pytest
 
@@ -72,13 +72,25 @@ def test_errors_as_pytorchs(torch):
 
 @pytest.mark.parametrize("shape, dim", [((1000,), 0), ((50, 40), 0), ((7, 300, 3), 1)])
 @pytest.mark.parametrize("name", ["cumsum"])
-def test_float32_scans_are_pytorchs_bit_for_bit(torch, shape, dim, name):
-    # PyTorch's CPU scans accumulate float32 in double, rounding each output once
-    x = np.random.default_rng(sum(shape)).normal(1.0, 0.1, shape).astype(np.float32)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_float32_scans_are_pytorchs_bit_for_bit(torch, shape, dim, name, dtype):
+    # PyTorch's CPU scans accumulate float32 in double (float16 in float32), rounding each
+    # output once
+    x = np.random.default_rng(sum(shape)).normal(1.0, 0.1, shape).astype(dtype)
     want = getattr(torch, name)(torch.tensor(x), dim).numpy()
     got = getattr(mg, name)(mg.tensor(x), dim).numpy()
     assert got.dtype == want.dtype and np.array_equal(got, want)
     assert mg.tensor([0.1] * 10).cumsum(0)[-1].item() == torch.tensor([0.1] * 10).cumsum(0)[-1].item()
+
+
+def test_float16_cumsum_accumulates_in_float32_as_pytorchs(torch):
+    # float16 scans run in float32 in PyTorch (not double): over values of wide magnitudes
+    # a double running sum rounded to float16 differs from PyTorch's in a few elements
+    x = np.random.default_rng(4).normal(0, 1, (200, 64)).astype(np.float16)
+    x *= np.exp(np.random.default_rng(5).uniform(-8, 7, x.shape)).astype(np.float16)
+    want = torch.from_numpy(x).cumsum(1).numpy()
+    assert np.isfinite(want).all()
+    np.testing.assert_array_equal(mg.tensor(x).cumsum(1).numpy(), want)
 
 
 @pytest.mark.parametrize("name", ["var", "std"])

@@ -118,3 +118,21 @@ def test_forward_mode_agrees_with_the_jacobian(fn):
     jac = jacobian(fn, x).numpy()
     np.testing.assert_allclose(tangent.numpy(), jac @ v.numpy(), rtol=1e-12, atol=1e-12)
     assert gradgradcheck(lambda a: fn(a) ** 3, [x.clone().requires_grad_()])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bincount_adds_float32_weights_in_order_as_pytorch(torch, seed):
+    # PyTorch adds float32 weights into a float32 result one by one; a double sum rounded
+    # once differs in the last place for some bins
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, 7, 500)
+    w = rng.standard_normal(500).astype(np.float32) * 10
+    for weights in (w, w.astype(np.float64), w.astype(np.float16)):
+        want = torch.bincount(torch.tensor(ids), weights=torch.tensor(weights), minlength=9)
+        got = mg.bincount(mg.tensor(ids), weights=mg.tensor(weights), minlength=9)
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    for lib in (torch, mg):  # an empty input counts in int64 whatever the weights
+        empty = lib.tensor(np.zeros(0, np.int64)).bincount(lib.tensor(np.zeros(0, np.float32)),
+                                                           minlength=2)
+        assert empty.tolist() == [0, 0] and empty.dtype == lib.int64

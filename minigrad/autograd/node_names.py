@@ -7,13 +7,15 @@ PyTorch's functions, so a node's name comes from its class: most add `Backward0`
 below renames those whose PyTorch function has another name, and a few classes look at what
 the node recorded (the dims of a sum, the ranks of a product) to name the overload. An op
 minigrad builds from others (`x.square()` is a `Mul`) names its last one, where PyTorch may
-have a node of its own. An `Op` defined outside the library is named as PyTorch names a
+have a node of its own; a function built so can give that node PyTorch's name of its own
+node (`as_pytorch_node`: `F.embedding_bag`'s last `index_add` or division is
+`EmbeddingBagBackward0`). An `Op` defined outside the library is named as PyTorch names a
 custom Function's node, after its class and without a digit: `MyFnBackward` (a custom
 `autograd.Function`'s node is a class of that name itself: function.py).
 """
 import numpy as np
 
-__all__ = ["node_name"]
+__all__ = ["as_pytorch_node", "node_name"]
 
 _OWN_PACKAGES = ("minigrad", "nn")
 
@@ -83,8 +85,19 @@ _BY_NODE = {
 }
 
 
+def as_pytorch_node(out, name):
+    """`out` (a tensor), its graph node named `name` (a function built from several ops
+    whose PyTorch counterpart records one node); a tensor without a node is left as it is."""
+    if out.grad_fn is not None:
+        out.grad_fn.pytorch_name = name
+    return out
+
+
 def node_name(node):
     """PyTorch's name for graph node `node` (an `Op` instance)."""
+    named = getattr(node, "pytorch_name", None)
+    if named is not None:
+        return named
     cls = type(node)
     name = cls.__name__
     if cls.__module__.partition(".")[0] not in _OWN_PACKAGES:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad import Tensor, no_grad
+from minigrad import Size, Tensor, no_grad
 
 from . import constraints
 from .utils import lazy_property
@@ -18,7 +18,9 @@ __all__ = ["Distribution", "lazy_property"]
 
 
 def _shape(size):
-    return tuple(int(n) for n in ((size,) if isinstance(size, (int, np.integer)) else size))
+    """A shape as PyTorch's distributions keep it: a `Size` (so that `batch_shape` prints as
+    `Size([3])`, as `torch.Size([3])` does)."""
+    return Size(int(n) for n in ((size,) if isinstance(size, (int, np.integer)) else size))
 
 
 class Distribution:

@@ -1,8 +1,8 @@
 """ONNX nodes for the ops of the newer layers and functions whose forward is compiled code or
 NumPy the tracer cannot follow: adaptive max pooling, SiLU, `Tensor.unfold`'s windows along
 a dim, `nn.Unfold`'s blocks (im2col) and `nn.Fold` (col2im), scatter and scatter_add,
-running sums, products, einsum, log1p and the inverse trigonometric and hyperbolic
-functions.
+running sums and products (a Scan), products, einsum, log1p and the inverse trigonometric and
+hyperbolic functions.
 
 Windows and blocks are gathers with constant index arrays (each element read, never
 multiplied), so they are exact for every value, inf and NaN included.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from onnx import helper
 
 from .. import ops
 from ..ops._util import normalize_dim, normalize_dims
@@ -20,7 +21,7 @@ from ..ops.dim_windows import UnfoldDim
 from ..ops.einsum import Einsum, parse
 from ..ops.hyperbolic import Acosh, Asinh, Atanh, Cosh, Sinh
 from ..ops.inverse_trig import Acos, Asin, Atan
-from ..ops.product_reductions import Prod
+from ..ops.product_reductions import Cumprod, Prod
 from ..ops.unfold import Fold, Unfold
 from ..precise import Log1p
 from .graph import onnx_type
@@ -164,12 +165,44 @@ def _scatter(g, rec):
     return g.node("ScatterElements", [g.name(a, t), idx, upd], axis=d, **add)
 
 
+def _accumulator(t):
+    """The type a running sum or product of dtype `t` is accumulated in, as the ops (and
+    PyTorch's CPU kernels) accumulate: float32 in double, float16 in float32."""
+    return {np.float32: np.dtype(np.float64), np.float16: np.dtype(np.float32)}.get(t.type, t)
+
+
 def _cumsum(g, rec):
-    x = g.name(rec.inputs[0], rec.out.dtype)
+    t = rec.out.dtype
     if len(rec.inputs[0].shape) == 0:
-        return g.node("Identity", [x])
+        return g.node("Identity", [g.name(rec.inputs[0], t)])
+    acc = _accumulator(t)
     axis = normalize_dim(rec.kwargs.get("dim", 0), len(rec.inputs[0].shape), "cumsum")
-    return g.node("CumSum", [x, g.const(np.asarray(axis, np.int64))])
+    out = g.node("CumSum", [g.name(rec.inputs[0], acc), g.const(np.asarray(axis, np.int64))])
+    return out if acc == t else g.node("Cast", [out], to=onnx_type(t))
+
+
+def _cumprod(g, rec):
+    """A Scan along the dim whose state is the running product: state_i = state_{i-1} * x_i,
+    each state also the i-th output, in the accumulator type (rounded once per element)."""
+    x, t = rec.inputs[0], rec.out.dtype  # x has a dim: cumprod of a 0-d tensor is Prod
+    axis = normalize_dim(rec.kwargs.get("dim", 0), len(x.shape), "cumprod")
+    acc = _accumulator(t)
+    xa = g.name(x, acc)
+    others = g.ints([i for i in range(len(x.shape)) if i != axis])
+    start_shape = g.node("Gather", [g.node("Shape", [xa]), others], axis=0)
+    kind = onnx_type(acc)
+    start = g.node("ConstantOfShape", [start_shape],
+                   value=helper.make_tensor("one", kind, [1], [1]))
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["state", "x_i"], ["next"]),
+         helper.make_node("Identity", ["next"], ["out_i"])], g.fresh("cumprod_step"),
+        [helper.make_tensor_value_info("state", kind, None),
+         helper.make_tensor_value_info("x_i", kind, None)],
+        [helper.make_tensor_value_info("next", kind, None),
+         helper.make_tensor_value_info("out_i", kind, None)])
+    _, scanned = g.node("Scan", [start, xa], outputs=2, body=body, num_scan_inputs=1,
+                        scan_input_axes=[axis], scan_output_axes=[axis])
+    return scanned if acc == t else g.node("Cast", [scanned], to=onnx_type(t))
 
 
 def _prod(g, rec):
@@ -205,7 +238,7 @@ LAYER_OPS = {
     ops.AdaptiveMaxGather: _adaptive_max, ops.Silu: _silu, UnfoldDim: _unfold_dim,
     Diagonal: _diagonal,
     Unfold: _unfold_blocks, Fold: _fold_blocks, ops.Cumsum: _cumsum,
-    Prod: _prod, Einsum: _einsum, Log1p: _log1p, ops.Scatter: _scatter,
+    Cumprod: _cumprod, Prod: _prod, Einsum: _einsum, Log1p: _log1p, ops.Scatter: _scatter,
     Asin: elementwise("Asin"), Acos: elementwise("Acos"), Atan: elementwise("Atan"),
     Sinh: elementwise("Sinh"), Cosh: elementwise("Cosh"), Asinh: elementwise("Asinh"),
     Acosh: elementwise("Acosh"), Atanh: elementwise("Atanh"),

@@ -1,6 +1,7 @@
-"""Running sums along a dim. Element i of cumsum is a_0 + ... + a_i, so a_j feeds every output
-from j on, and its gradient is the sum of the incoming gradient from j to the end: a cumsum of
-the reversed gradient, reversed back."""
+"""Running sums along a dim, and the accumulation in PyTorch's types that running products
+share (`running`). Element i of cumsum is a_0 + ... + a_i, so a_j feeds every output from j
+on, and its gradient is the sum of the incoming gradient from j to the end: a cumsum of the
+reversed gradient, reversed back."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,10 +31,12 @@ class Cumsum(Op):
 
 
 def running(scan, a, axis, dtype=None):
-    """np.cumsum of `a` along `axis` into `dtype` (a's if None), float32 and
-    float16 accumulated in float64 and rounded once per element, as PyTorch's CPU scans
-    (their accumulator type is double): a float32 running sum of 0.1 ten times ends at 1.0."""
+    """np.cumsum or np.cumprod of `a` along `axis` into `dtype` (a's if None), in PyTorch's CPU
+    accumulator type and rounded once per element: float32 runs in double (a float32 running
+    sum of 0.1 ten times ends at 1.0), float16 in float32 (not double: a double sum rounded
+    to float16 differs from PyTorch's in a few elements of a long scan)."""
     out = np.dtype(dtype or a.dtype)
-    if out in (np.float32, np.float16):
-        return scan(a, axis=axis, dtype=np.float64).astype(out)
+    wider = {np.float32: np.float64, np.float16: np.float32}.get(out.type)
+    if wider is not None:
+        return scan(a, axis=axis, dtype=wider).astype(out)
     return scan(a, axis=axis, dtype=dtype)

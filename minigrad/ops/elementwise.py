@@ -12,6 +12,7 @@ from ..kernels import reference as _ref
 from ..kernels.checks import FLOATS
 from ._util import Pointwise, conj_slope
 from ..errors import DTypeError, InvalidValueError, ShapeError, broadcast_error
+from ..scalar_conversion import checked_scalar
 
 
 def _kernel(a):
@@ -368,7 +369,9 @@ class MaskedFill(Op):
             raise DTypeError(f"masked_fill: mask must be a bool tensor, got "
                              f"{np.asarray(mask).dtype}")
         try:
-            out = _filled(a, mask, np.asarray(value, dtype=a.dtype))
+            fill = (np.asarray(value, dtype=a.dtype) if isinstance(value, np.ndarray)
+                    else checked_scalar(value, a.dtype))  # a number: PyTorch's range check
+            out = _filled(a, mask, fill)
         except ValueError:
             raise ShapeError(f"masked_fill: mask of shape {np.shape(mask)} does not broadcast "
                              f"to the tensor's shape {a.shape}") from None

@@ -18,6 +18,7 @@ from ..autograd.op import Op
 from ..graph_rules import constant, rule, saved_input
 from ..jvp_rules import jvp_rule
 from ._util import conj_slope, normalize_dim
+from .cumulative import running
 
 
 def _widened(a):
@@ -77,7 +78,7 @@ class Cumprod(Op):
         a = _widened(a)
         ctx.dim = dim
         ctx.save_for_backward(a)
-        return np.cumprod(a, axis=dim)
+        return running(np.cumprod, a, dim)
 
     @staticmethod
     def backward(ctx, g):

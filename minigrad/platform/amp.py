@@ -8,16 +8,54 @@ NumPy, and so minigrad, cannot hold). The results are float32 and a little more 
 PyTorch's; the first autocast of a process warns once. A GPU device type warns and disables
 itself, as PyTorch does when CUDA is missing.
 
+`is_autocast_enabled(device_type)` and `get_autocast_dtype(device_type)` answer what
+PyTorch's do: whether an `autocast` of that device type is active in this thread (never for a
+GPU type, which disabled itself), and the dtype it was given (PyTorch's default outside).
+
 The loss scaler, `GradScaler`, is in `grad_scaler.py`: it scales on the CPU as PyTorch's does,
 and `GradScaler("cuda")` disables itself.
 """
 from __future__ import annotations
 
 import contextlib
+import threading
 import warnings
 
 from .device import device as _device
 from .grad_scaler import GradScaler
+
+
+_state = threading.local()  # .active: this thread's entered autocasts, innermost last
+
+
+def _active():
+    if not hasattr(_state, "active"):
+        _state.active = []
+    return _state.active
+
+
+def _default_dtype(device_type):
+    from .. import dtypes  # PyTorch's defaults: bfloat16 on the CPU, float16 on GPUs
+    return dtypes.bfloat16 if device_type == "cpu" else dtypes.float16
+
+
+def is_autocast_enabled(device_type=None):
+    """Whether an enabled `autocast` of `device_type` (PyTorch's default: "cuda") is active
+    in this thread."""
+    kind = _device("cuda" if device_type is None else device_type).type
+    for entered in reversed(_active()):
+        if entered.device == kind:
+            return entered._enabled
+    return False
+
+
+def get_autocast_dtype(device_type):
+    """The dtype of the innermost active `autocast` of `device_type`, else its default."""
+    kind = _device(device_type).type
+    for entered in reversed(_active()):
+        if entered.device == kind:
+            return entered.fast_dtype
+    return _default_dtype(kind)
 
 
 class autocast(contextlib.ContextDecorator):
@@ -29,9 +67,7 @@ class autocast(contextlib.ContextDecorator):
             raise ValueError(f"autocast: expected `device_type` of type `str`, got: "
                              f"`{type(device_type)}`")
         self.device = _device(device_type).type  # an unknown type is device()'s error
-        from .. import dtypes  # PyTorch's defaults: bfloat16 on the CPU, float16 on GPUs
-        default = dtypes.bfloat16 if self.device == "cpu" else dtypes.float16
-        self.fast_dtype = default if dtype is None else dtype
+        self.fast_dtype = _default_dtype(self.device) if dtype is None else dtype
         self._enabled = bool(enabled)
         if self._enabled and self.device != "cpu":
             warnings.warn(f"autocast: device_type {self.device!r} is not available (minigrad "
@@ -43,10 +79,12 @@ class autocast(contextlib.ContextDecorator):
                           "layers in bfloat16", stacklevel=2)
 
     def __enter__(self):
+        _active().append(self)
         return self
 
     def __exit__(self, *exc):
+        _active().remove(self)
         return False
 
 
-__all__ = ["GradScaler", "autocast"]
+__all__ = ["GradScaler", "autocast", "get_autocast_dtype", "is_autocast_enabled"]

@@ -12,6 +12,7 @@ parametrized tensor is computed once.
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Sequence
 
 from minigrad.grad_mode import no_grad
@@ -164,14 +165,27 @@ def _check_same(z, shape, dtype, template):
 
 def _inject_new_class(module):
     """Give `module` a class of its own (`ParametrizedLinear` for a Linear) to hold the
-    properties; removing the last parametrization restores the original class."""
+    properties; removing the last parametrization restores the original class. Pickling it
+    is refused, as in PyTorch, but `copy.deepcopy` copies it (AveragedModel deep-copies the
+    model it averages): without a `__deepcopy__` of its class, the plain deep copy of its
+    attributes, which deepcopy would otherwise reach through the refused `__getstate__`."""
     cls = module.__class__
 
     def getstate(self):
         raise RuntimeError("Serialization of parametrized modules is only supported through "
                            "state_dict().")
 
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {"__getstate__": getstate})
+    def default_deepcopy(self, memo):
+        replica = memo.get(id(self))
+        if replica is None:
+            replica = memo[id(self)] = self.__new__(self.__class__)
+            replica.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return replica
+
+    attrs = {"__getstate__": getstate}
+    if not hasattr(cls, "__deepcopy__"):
+        attrs["__deepcopy__"] = default_deepcopy
+    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), attrs)
 
 
 def _inject_property(module, name):

@@ -18,7 +18,7 @@ print("arange", torch.arange(0, 1, 0.1).tolist(), name(torch.arange(5).dtype), n
 print("arange neg", torch.arange(3, -3, -1.5).tolist(), torch.arange(10, 0, -3).tolist())
 x = torch.tensor([1.5, 2.0, 0.5, 3.0, 1.25])
 print("cumprod", x.cumprod(0).tolist(), torch.cumsum(x, dim=0).tolist())
-print("cumsum tenths", torch.full((10,), 0.1).cumsum(0).tolist(), torch.linspace(1, 1.1, 12).cumsum(0)[-3:].tolist())
+print("cumsum tenths", torch.full((10,), 0.1).cumsum(0).tolist(), torch.linspace(1, 1.1, 12).cumprod(0)[-3:].tolist())
 print("cummax", torch.cummax(torch.tensor([1, 3, 2, 5, 4]), dim=0).values.tolist())
 d = torch.tensor([[1.0, 2.0, 4.0, 8.0], [3.0, 3.0, 3.0, 6.0]])
 print("std all", d.std().item(), d.var().item(), torch.linspace(-3, 7, 101).std().item())
