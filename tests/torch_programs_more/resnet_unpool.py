@@ -1,7 +1,7 @@
 """A small ResNet-style CNN on generated 16x16 images: residual blocks with grouped and dilated
 3x3 convolutions, BatchNorm2d switched between train and eval, AdaptiveAvgPool2d, weight decay
 only on conv/linear weights through parameter groups; then MaxPool2d(return_indices=True) with
-MaxUnpool2d and F.interpolate (nearest and bilinear) in a small decoder."""
+MaxUnpool2d, F.interpolate (nearest and bilinear) and fractional max pooling in a small decoder."""
 # same-source tolerance: 3e-4 1e-5
 import torch
 import torch.nn as nn
@@ -83,3 +83,12 @@ up_c = F.interpolate(pooled, size=(7, 7), mode="bilinear", align_corners=True)
 (restored.sum() + up_b.pow(2).sum() + up_c.mean() + up_n.abs().sum()).backward()
 print("interp", up_b[0, 0, 0, :4].tolist(), up_c[1, 2, 3, :3].tolist())
 print("grad", feat.grad[0, 0, :2].tolist(), feat.grad.abs().sum().item())
+
+# fractional max pooling: the window offsets are drawn from the global generator
+frac = nn.FractionalMaxPool2d(2, output_ratio=(0.7, 0.6), return_indices=True)
+fy, fi = frac(feat)
+print("fractional", fy.shape, fi[1, 3].tolist(), fy[0, 1, 0].tolist())
+fz = F.fractional_max_pool2d(feat, (3, 2), output_size=(4, 5))
+feat.grad = None
+(fy.sum() + fz.pow(2).sum()).backward()
+print("fractional grad", feat.grad[1, 0].sum().item(), torch.randint(0, 100, (4,)).tolist())
