@@ -66,6 +66,16 @@ for epoch in range(40):
             pred = model(features).argmax(1)
         print("epoch", epoch, f"{loss.item():.6f}", (pred[~train_mask] == community[~train_mask]).sum().item())
 
+# a graph-level readout: the nodes split into three graphs, the segment ids from their sizes
+sizes = torch.tensor([25, 20, 15])
+batch = torch.repeat_interleave(sizes)
+with torch.no_grad():
+    h = F.relu(model.l1(features))
+mean_pool = torch.zeros(3, h.size(1)).index_add_(0, batch, h) / sizes.unsqueeze(1)
+max_pool = torch.zeros(3, h.size(1)).scatter_reduce(0, batch.unsqueeze(1).expand_as(h), h, "amax", include_self=False)
+signs = torch.ones(3).scatter_(0, batch[::7], torch.sign(h[::7, 0]) + 2, reduce="multiply")
+print("readout", batch[20:30].tolist(), mean_pool[:, :3].tolist(), max_pool[:, 0].tolist(), signs.tolist())
+
 # sampling utilities on the node logits
 model.eval()
 with torch.no_grad():
