@@ -20,7 +20,10 @@ class _Loss(Module):
         super().__init__()
         self.reduction = reduction
         for name, value in options.items():
-            setattr(self, name, value)
+            if name in ("weight", "pos_weight"):  # PyTorch's buffers: in state_dict, moved by to()
+                self.register_buffer(name, value)
+            else:
+                setattr(self, name, value)
         self._options = ("reduction", *options)
 
     def forward(self, input, target):
