@@ -216,6 +216,25 @@ def _(lib, x, v):
 
 
 @add
+@case("F.fractional_max_pool2d", "F.fractional_max_pool3d", "nn.FractionalMaxPool2d",
+      "nn.FractionalMaxPool3d", inputs=(f32(2, 3, 9, 7), f64(2, 3, 6, 5, 7)))
+def _(lib, x, v):
+    F, nn = lib.nn.functional, lib.nn
+    u = np.random.default_rng(0).random((2, 3, 3))  # the windows' offsets, given
+    u2, u3 = lib.tensor(u[:, :, :2], dtype=x.dtype), lib.tensor(u, dtype=v.dtype)
+    return (F.fractional_max_pool2d(x, 2, output_size=(4, 5), _random_samples=u2),
+            F.fractional_max_pool2d(x, (3, 2), output_ratio=(0.5, 0.7), return_indices=True,
+                                    _random_samples=u2),
+            F.fractional_max_pool2d(x[0], 2, output_size=3, _random_samples=u2[:1]),
+            F.fractional_max_pool3d(v, 2, output_size=(3, 2, 4), return_indices=True,
+                                    _random_samples=u3),
+            nn.FractionalMaxPool2d(3, output_size=5, return_indices=True,
+                                   _random_samples=u2)(x),
+            nn.FractionalMaxPool3d((2, 1, 3), output_ratio=0.5, _random_samples=u3)(v),
+            repr(nn.FractionalMaxPool2d(2, output_ratio=0.5)))
+
+
+@add
 @case("F.adaptive_max_pool2d", compare="raises", match=r"adaptive_max_pool2d\(\): Expected 3D "
       r"or 4D tensor, but got: \[7, 5\]", inputs=(f32(7, 5),))
 def _(lib, x):
