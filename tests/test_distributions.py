@@ -204,6 +204,9 @@ def test_shapes_properties_and_reprs(torch):
             "Categorical(logits: torch.Size([2, 5]))"
         assert repr(D.Normal(lib.zeros(2), 1.0)).replace("minigrad.", "torch.") == \
             "Normal(loc: torch.Size([2]), scale: torch.Size([2]))"
+        assert [repr(s).replace("minigrad.", "torch.") for s in (
+            c.batch_shape, c.event_shape, D.Normal(0.0, 1.0).expand((2, 3)).batch_shape)] == \
+            ["torch.Size([2])", "torch.Size([])", "torch.Size([2, 3])"]
 
 
 def test_errors(torch):

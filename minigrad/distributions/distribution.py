@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad import Tensor, no_grad
+from minigrad import Size, Tensor, no_grad
 
 from . import constraints
 from .utils import lazy_property
@@ -58,11 +58,11 @@ class Distribution:
 
     @property
     def batch_shape(self):
-        return self._batch_shape
+        return Size(self._batch_shape)
 
     @property
     def event_shape(self):
-        return self._event_shape
+        return Size(self._event_shape)
 
     @property
     def mean(self):
