@@ -33,6 +33,8 @@ student = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
 sopt = torch.optim.SGD(student.parameters(), lr=0.2, momentum=0.9, nesterov=True)
 sched = torch.optim.lr_scheduler.StepLR(sopt, step_size=3, gamma=0.5)
 kl = nn.KLDivLoss(reduction="batchmean")
+class_weighted = nn.CrossEntropyLoss(weight=torch.bincount(y).float().reciprocal() * n / 3)
+print("loss state", list(class_weighted.state_dict()), class_weighted.weight)
 T, alpha = 3.0, 0.7
 for epoch in range(8):
     for xb, yb in loader:
@@ -40,7 +42,7 @@ for epoch in range(8):
             soft = F.softmax(teacher(xb) / T, dim=1)
         logits = student(xb)
         distill = kl(F.log_softmax(logits / T, dim=1), soft) * T * T
-        hard = F.cross_entropy(logits, yb)
+        hard = class_weighted(logits, yb)
         loss = alpha * distill + (1 - alpha) * hard
         sopt.zero_grad()
         loss.backward()

@@ -63,6 +63,7 @@ class Flow(nn.Module):
 
 
 flow = Flow()
+print("base", flow.base, flow.base.batch_shape, flow.base.event_shape)
 opt = torch.optim.Adam(flow.parameters(), lr=5e-3)
 sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=40)
 for step in range(40):
