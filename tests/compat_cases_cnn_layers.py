@@ -1,7 +1,8 @@
 """Compatibility cases: the further CNN layers of torch.nn and their functions: padding in every
 mode and its layers, batch norm's and instance norm's functions, BatchNorm3d, InstanceNorm1d/
-2d/3d, pixel and channel shuffles, adaptive max pooling, fractional max pooling, max unpooling, LP pooling, local
-response norm, Softmax2d, alpha dropout, RReLU, Dropout3d, Bilinear and LazyLinear."""
+2d/3d, pixel and channel shuffles, adaptive and fractional max pooling, max unpooling, LP
+pooling, local response norm, Softmax2d, alpha dropout, RReLU, Dropout3d, Bilinear and
+LazyLinear."""
 import warnings
 
 import numpy as np
