@@ -7,6 +7,7 @@ import numpy as np
 
 from . import dtypes, ops
 from .errors import DTypeError, InvalidValueError, broadcast_error
+from .linalg_checks import torch_dtype_name
 from .random import engine, next_seed, pytorch_dropout_enabled
 from .scalar_conversion import checked_scalar
 from .tensor import Tensor, array_of
@@ -149,12 +150,27 @@ _METHOD_FORMS = (
     "gather", "gelu", "index_add", "index_fill", "index_select", "is_floating_point", "isclose",
     "isfinite", "isinf", "isnan", "log", "log_softmax", "logical_not", "logsumexp", "masked_fill",
     "masked_select", "max", "mean", "min", "mm", "movedim", "narrow", "nonzero", "norm", "numel",
-    "outer", "reciprocal", "relu", "repeat_interleave", "roll", "round", "rsqrt", "scatter",
+    "outer", "reciprocal", "relu", "roll", "round", "rsqrt", "scatter",
     "scatter_add", "select", "sigmoid", "sign", "sin", "softmax", "sort", "sqrt",
     "square", "squeeze", "std", "sum", "t", "tan", "tanh", "topk", "transpose", "tril", "triu",
     "trunc",
     "unbind", "unique", "unsqueeze", "var")
 globals().update({_name: _method_form(_name) for _name in _METHOD_FORMS})
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """`input.repeat_interleave(repeats, dim)`; with `input` alone, a 1-D integer tensor of
+    counts (C,), each position i repeated input[i] times: arange(C).repeat_interleave(input),
+    of input's dtype (PyTorch's form for expanding segment lengths into segment ids)."""
+    if repeats is not None:
+        return input.repeat_interleave(repeats, dim, output_size=output_size)
+    if input.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if input.dtype.kind not in "iu":
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
+                                  f"'{torch_dtype_name(input.dtype)}'")
+    positions = Tensor._wrap(np.arange(input.shape[0], dtype=input.dtype))
+    return positions.repeat_interleave(input, output_size=output_size)
 
 
 def split(tensor, split_size_or_sections, dim=0):

@@ -99,12 +99,18 @@ class WriteMethods:
                                   accumulate=accumulate)
 
     def scatter(self, dim, index, src=None, value=None, reduce=None):
-        """Write src (or a number) at `index` along dim; reduce="add" adds instead."""
-        if reduce not in (None, "add"):
-            raise ValueError(f"scatter: reduce must be None or 'add', got {reduce!r}")
+        """Write src (or a number) at `index` along dim; reduce="add" adds instead, and
+        reduce="multiply" multiplies (scatter_reduce's "prod" including self's values)."""
+        if reduce not in (None, "add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
         src = value if src is None else src
         if isinstance(src, _NUMBERS):
             src = checked_scalar(src, self._array.dtype)  # PyTorch's range check
+        if reduce == "multiply":
+            if not isinstance(src, _t.Tensor):
+                src = _t.Tensor._wrap(np.full(np.shape(_t.array_of(index)), src,
+                                              dtype=self.dtype))
+            return self.scatter_reduce(dim, index, src, "prod")
         _same_dtype("scatter_add" if reduce else "scatter", self, src)
         if self.ndim == 0:  # PyTorch's index ops see a 0-d tensor as one of shape (1,)
             return self.reshape(1).scatter(dim, index, src, reduce=reduce).reshape(())

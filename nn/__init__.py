@@ -13,6 +13,7 @@ from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Con
                    Fold, Unfold)
 from .distance import CosineSimilarity, PairwiseDistance
 from .embedding_bag import EmbeddingBag
+from .fractional_max_pool import FractionalMaxPool2d, FractionalMaxPool3d
 from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU, Sigmoid,
                      Softmax, Tanh)
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss

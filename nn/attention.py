@@ -55,9 +55,13 @@ class MultiheadAttention(Module):
         self.dropout, self.batch_first = dropout, batch_first
         self._same_dims = self.kdim == embed_dim and self.vdim == embed_dim
         E = embed_dim
+        # the form not used is None, as in PyTorch (a program may test which one is there)
         if self._same_dims:
             self.in_proj_weight = Parameter(np.empty((3 * E, E), dtype))
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(name, None)
         else:
+            self.register_parameter("in_proj_weight", None)
             self.q_proj_weight = Parameter(np.empty((E, E), dtype))
             self.k_proj_weight = Parameter(np.empty((E, self.kdim), dtype))
             self.v_proj_weight = Parameter(np.empty((E, self.vdim), dtype))

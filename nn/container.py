@@ -270,6 +270,12 @@ def _as_parameter(value):
     return value
 
 
+def _described(p, type_name):
+    """PyTorch's line for a container's parameter: `Parameter containing: [minigrad.float32 of
+    size 2x3]` (the list names the dtype, the dict the tensor type `minigrad.FloatTensor`)."""
+    return f"Parameter containing: [{type_name} of size {'x'.join(map(str, p.shape))}]"
+
+
 class ParameterList(Module):
     """A list of parameters registered under "0", "1", ...; plain tensors are wrapped."""
 
@@ -308,8 +314,8 @@ class ParameterList(Module):
         return (self[i] for i in range(len(self)))
 
     def extra_repr(self):
-        return "\n".join(f"  ({i}): Parameter containing: [{p.dtype} of size {tuple(p.shape)}]"
-                         for i, p in enumerate(self))
+        return "\n".join(f"  ({i}): {_described(p, f'minigrad.{p.dtype.name}')}"
+                          for i, p in enumerate(self))
 
     def forward(self, *args):
         raise TypeError("ParameterList is a container; use its parameters, not the list")
@@ -359,6 +365,9 @@ class ParameterDict(Module):
         value = self._parameters[key]
         del self[key]
         return value
+
+    def extra_repr(self):
+        return "\n".join(f"  ({k}): {_described(p, p.type())}" for k, p in self.items())
 
     def update(self, parameters):
         """Add or replace entries. A plain dict's keys are taken in sorted order, as PyTorch

@@ -5,7 +5,8 @@ ops (hardtanh, relu6, glu, logsigmoid, ...) are in `functional_activation.py`, t
 `functional_loss.py` (the likelihood and margin losses in `functional_loss_likelihood.py` and
 `functional_loss_margin.py`, the CTC loss in `ctc.py`), attention in `functional_attention.py`,
 convolution in `functional_conv.py`, pooling in `functional_pool.py` (adaptive max pooling in
-`adaptive_max_pool.py`, unpooling in `max_unpool.py`, power-average pooling in `lp_pool.py`),
+`adaptive_max_pool.py`, fractional max pooling in `fractional_max_pool.py`, unpooling in
+`max_unpool.py`, power-average pooling in `lp_pool.py`),
 batch and instance norm in `functional_batch_norm.py`, group and RMS norm in
 `functional_norm.py`, local response norm in `local_response_norm.py`, padding in
 `functional_pad.py`, interpolation in `functional_resample.py`, affine grids and grid sampling in
@@ -49,6 +50,7 @@ from .functional_loss_likelihood import gaussian_nll_loss, poisson_nll_loss
 from .functional_loss_margin import (hinge_embedding_loss, multi_margin_loss,
                                      multilabel_margin_loss, multilabel_soft_margin_loss,
                                      soft_margin_loss, triplet_margin_with_distance_loss)
+from .fractional_max_pool import fractional_max_pool2d, fractional_max_pool3d
 from .functional_norm import group_norm, rms_norm
 from .functional_pad import pad
 from .functional_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
@@ -68,7 +70,8 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "channel_shuffle", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity",
            "cross_entropy", "ctc_loss", "dropout", "dropout1d", "dropout2d", "dropout3d", "elu",
-           "embedding", "embedding_bag", "feature_alpha_dropout", "fold", "gaussian_nll_loss",
+           "embedding", "embedding_bag", "feature_alpha_dropout", "fold",
+           "fractional_max_pool2d", "fractional_max_pool3d", "gaussian_nll_loss",
            "gelu", "glu", "grid_sample", "group_norm", "gumbel_softmax", "hardshrink",
            "hardsigmoid", "hardswish", "hardtanh", "hinge_embedding_loss", "huber_loss",
            "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu",

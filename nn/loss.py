@@ -2,6 +2,8 @@
 (`ctc.py`, `functional_loss.py`, `functional_loss_likelihood.py`, `functional_loss_margin.py`)."""
 from __future__ import annotations
 
+from minigrad import Tensor
+
 from . import functional as F
 from .distance import PairwiseDistance
 from .module import Module
@@ -20,7 +22,11 @@ class _Loss(Module):
         super().__init__()
         self.reduction = reduction
         for name, value in options.items():
-            setattr(self, name, value)
+            # PyTorch's buffers (in state_dict, converted by double()); an array stays as given
+            if name in ("weight", "pos_weight") and (value is None or isinstance(value, Tensor)):
+                self.register_buffer(name, value)
+            else:
+                setattr(self, name, value)
         self._options = ("reduction", *options)
 
     def forward(self, input, target):

@@ -1,13 +1,14 @@
 """Compatibility cases: the further CNN layers of torch.nn and their functions: padding in every
 mode and its layers, batch norm's and instance norm's functions, BatchNorm3d, InstanceNorm1d/
-2d/3d, pixel and channel shuffles, adaptive max pooling, max unpooling, LP pooling, local
-response norm, Softmax2d, alpha dropout, RReLU, Dropout3d, Bilinear and LazyLinear."""
+2d/3d, pixel and channel shuffles, adaptive and fractional max pooling, max unpooling, LP
+pooling, local response norm, Softmax2d, alpha dropout, RReLU, Dropout3d, Bilinear and
+LazyLinear."""
 import warnings
 
 import numpy as np
 
 from compat_cases_nn import fill
-from compat_table import case, f32, f64
+from compat_table import A, case, f32, f64
 
 CASES = []
 add = CASES.append
@@ -213,6 +214,32 @@ def _(lib, x, v):
             F.adaptive_max_pool2d(x[:0], 2), nn.AdaptiveMaxPool2d((2, None))(x),
             nn.AdaptiveMaxPool1d(2, return_indices=True)(x[0]), nn.AdaptiveMaxPool3d(2)(v),
             repr(nn.AdaptiveMaxPool2d((3, None), True)), repr(nn.AdaptiveMaxPool1d(4)))
+
+
+_own = np.random.default_rng(21)
+
+
+@add
+@case("F.fractional_max_pool2d", "F.fractional_max_pool3d", "nn.FractionalMaxPool2d",
+      "nn.FractionalMaxPool3d",
+      # drawn from a generator of its own: the shared one's later draws (other cases' inputs)
+      # stay as they were
+      inputs=(A(_own.uniform(-2, 2, (2, 3, 9, 7)).astype(np.float32), True),
+              A(_own.uniform(-2, 2, (2, 3, 6, 5, 7)), True)))
+def _(lib, x, v):
+    F, nn = lib.nn.functional, lib.nn
+    u = np.random.default_rng(0).random((2, 3, 3))  # the windows' offsets, given
+    u2, u3 = lib.tensor(u[:, :, :2], dtype=x.dtype), lib.tensor(u, dtype=v.dtype)
+    return (F.fractional_max_pool2d(x, 2, output_size=(4, 5), _random_samples=u2),
+            F.fractional_max_pool2d(x, (3, 2), output_ratio=(0.5, 0.7), return_indices=True,
+                                    _random_samples=u2),
+            F.fractional_max_pool2d(x[0], 2, output_size=3, _random_samples=u2[:1]),
+            F.fractional_max_pool3d(v, 2, output_size=(3, 2, 4), return_indices=True,
+                                    _random_samples=u3),
+            nn.FractionalMaxPool2d(3, output_size=5, return_indices=True,
+                                   _random_samples=u2)(x),
+            nn.FractionalMaxPool3d((2, 1, 3), output_ratio=0.5, _random_samples=u3)(v),
+            repr(nn.FractionalMaxPool2d(2, output_ratio=0.5)))
 
 
 @add

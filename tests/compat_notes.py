@@ -1565,6 +1565,13 @@ NOT_SUPPORTED = [
     ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
      ("jit",)),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
+    ("sparse tensors: torch.sparse_coo_tensor, torch.sparse_csr_tensor, Tensor.to_sparse and "
+     "the functions of torch.sparse (torch.sparse.mm, ...); torch.segment_reduce",
+     "dense tensors: a graph's messages gathered by index_select and summed by index_add_ or "
+     "scatter_add_ over its edge list (or a dense adjacency matrix); segment sums and maxima "
+     "by scatter_reduce over segment ids from repeat_interleave(lengths)",
+     ("sparse", "sparse_coo_tensor", "sparse_csr_tensor", "Tensor.to_sparse",
+      "segment_reduce")),
     ("Tensor.is_inference", "inference_mode() is no_grad() here, so no tensor is an "
      "inference tensor; test requires_grad instead", ("Tensor.is_inference",)),
     ("torch.hub, torch.export, torch.set_flush_denormal",

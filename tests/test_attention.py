@@ -510,6 +510,19 @@ def test_mha_kdim_vdim_matches_torch(torch):
     np.testing.assert_allclose(wo.numpy(), wt.detach().numpy(), rtol=1e-4, atol=1e-6)
 
 
+def test_mha_projection_weights_not_used_are_none_as_in_torch(torch):
+    """A program may test which form of the input projection a layer has."""
+    for kdim in (None, 3):
+        for lib in (torch, mg):
+            m = lib.nn.MultiheadAttention(8, 2, kdim=kdim, vdim=kdim)
+            names = ("in_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight")
+            present = [getattr(m, n) is not None for n in names]
+            assert present == ([True, False, False, False] if kdim is None else
+                               [False, True, True, True])
+            assert [n for n, _ in m.named_parameters()][0] == ("in_proj_weight" if kdim is None
+                                                                else "q_proj_weight")
+
+
 # --- key/value cache ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("batch_first", [True, False])

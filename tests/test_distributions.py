@@ -200,7 +200,13 @@ def test_shapes_properties_and_reprs(torch):
         assert np.isnan(b.mode.numpy()[1]) and b.mode.numpy()[[0, 2]].tolist() == [0, 1]
         assert tuple(b.enumerate_support().shape) == (2, 3) and repr(b.support) == "Boolean()"
         assert repr(D.Bernoulli(0.5)) == "Bernoulli(probs: 0.5)"
-    assert repr(Categorical(logits=mg.zeros(2, 5))) == "Categorical(logits: (2, 5))"
+        assert repr(D.Categorical(logits=lib.zeros(2, 5))).replace("minigrad.", "torch.") == \
+            "Categorical(logits: torch.Size([2, 5]))"
+        assert repr(D.Normal(lib.zeros(2), 1.0)).replace("minigrad.", "torch.") == \
+            "Normal(loc: torch.Size([2]), scale: torch.Size([2]))"
+        assert [repr(s).replace("minigrad.", "torch.") for s in (
+            c.batch_shape, c.event_shape, D.Normal(0.0, 1.0).expand((2, 3)).batch_shape)] == \
+            ["torch.Size([2])", "torch.Size([])", "torch.Size([2, 3])"]
 
 
 def test_errors(torch):

@@ -297,6 +297,27 @@ def test_repr_matches_torch(torch):
     assert repr(ours) == repr(theirs)
 
 
+def test_parameter_containers_and_loss_weights_print_and_save_as_torch(torch):
+    """ParameterList names the dtype and ParameterDict the tensor type of each entry, sizes
+    as 2x3; a loss's class weights are buffers (in state_dict, converted by double())."""
+    texts, keys = [], []
+    for lib in (torch, mg):
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.plist = lib.nn.ParameterList([lib.nn.Parameter(lib.zeros(2)),
+                                                   lib.nn.Parameter(lib.ones(2, 3).double())])
+                self.pdict = lib.nn.ParameterDict({"a": lib.nn.Parameter(lib.zeros(()))})
+                self.loss = lib.nn.CrossEntropyLoss(weight=lib.tensor([1.0, 2.0]))
+                self.bce = lib.nn.BCEWithLogitsLoss(pos_weight=lib.tensor([3.0]))
+        net = Net().double()
+        texts.append(repr(net).replace("minigrad.", "torch."))
+        keys.append((list(net.state_dict()), str(net.loss.weight.dtype).split(".")[-1],
+                     list(lib.nn.NLLLoss().state_dict())))
+    assert texts[1] == texts[0]
+    assert keys[1] == keys[0]
+
+
 def test_summary_lists_every_parameter_and_totals():
     net = Net()
     printed = []

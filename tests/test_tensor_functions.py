@@ -43,6 +43,8 @@ def leaf(*shape):
     ("ldexp", lambda x, e: mg.ldexp(x, e), [(4,), (4,)]),
     ("frexp mantissa", lambda x: mg.frexp(x).mantissa * x, [(5,)]),
     ("nextafter", lambda x: mg.nextafter(x, x.detach() + 1) * x, [(3,)]),
+    ("scatter multiply", lambda x, s: x.scatter(1, mg.tensor([[0, 2, 0], [1, 1, 1]]), s,
+                                                reduce="multiply"), [(2, 4), (2, 3)]),
 ])
 def test_gradients_in_float64(name, fn, shapes):
     inputs = [leaf(*s) for s in shapes]
@@ -136,3 +138,36 @@ def test_bincount_adds_float32_weights_in_order_as_pytorch(torch, seed):
         empty = lib.tensor(np.zeros(0, np.int64)).bincount(lib.tensor(np.zeros(0, np.float32)),
                                                            minlength=2)
         assert empty.tolist() == [0, 0] and empty.dtype == lib.int64
+
+
+def test_scatter_multiply_as_pytorch(torch):
+    """reduce="multiply" multiplies self's elements by every source written there, a number
+    too; any other reduce is PyTorch's error."""
+    x = rng.standard_normal((3, 4))
+    index = np.array([[0, 0, 3], [2, 1, 2], [1, 1, 1]])
+    src = rng.standard_normal((3, 3))
+    got = []
+    for lib in (torch, mg):
+        a = lib.tensor(x).scatter(1, lib.tensor(index), lib.tensor(src), reduce="multiply")
+        b = lib.tensor(x).scatter_(1, lib.tensor(index[:, :2]), 2.5, reduce="multiply")
+        c = lib.ones(4, dtype=lib.int64).scatter_(0, lib.tensor([0, 0, 3]), lib.tensor([2, 3, 5]),
+                                                  reduce="multiply")
+        got.append((a.numpy(), b.numpy(), c.numpy(), str(c.dtype).split(".")[-1]))
+        with pytest.raises(RuntimeError, match="reduce argument must be either add or multiply"):
+            lib.zeros(3).scatter(0, lib.tensor([0]), 1.0, reduce="mean")
+    for want, have in zip(*got):
+        np.testing.assert_array_equal(have, want)
+
+
+def test_repeat_interleave_of_counts_alone_as_pytorch(torch):
+    """torch.repeat_interleave(counts): each position repeated its count, in counts' dtype."""
+    for lib in (torch, mg):
+        assert lib.repeat_interleave(lib.tensor([2, 0, 3], dtype=lib.int32)).tolist() == \
+            [0, 0, 2, 2, 2]
+        out = lib.repeat_interleave(lib.tensor([1, 2]), output_size=3)
+        assert out.tolist() == [0, 1, 1] and str(out.dtype).endswith("int64")
+        assert lib.repeat_interleave(lib.tensor([1.0, 2.0]), 2).tolist() == [1.0, 1.0, 2.0, 2.0]
+        with pytest.raises(RuntimeError, match="repeat_interleave only accept 1D vector"):
+            lib.repeat_interleave(lib.tensor([[1, 2]]))
+        with pytest.raises(NotImplementedError, match="'Float'"):
+            lib.repeat_interleave(lib.tensor([1.0, 2.0]))

@@ -60,11 +60,11 @@ class Distribution:
 
     @property
     def batch_shape(self):
-        return self._batch_shape
+        return Size(self._batch_shape)
 
     @property
     def event_shape(self):
-        return self._event_shape
+        return Size(self._event_shape)
 
     @property
     def mean(self):
@@ -160,8 +160,8 @@ class Distribution:
                              f"invalid values:\n{value}")
 
     def __repr__(self):
-        def shown(t):  # a 0-d parameter by value, a larger one by its shape
-            return t.item() if t.ndim == 0 else t if t.numel() == 1 else tuple(t.shape)
+        def shown(t):  # a 0-d parameter by value, a larger one by its Size (PyTorch's text)
+            return t.item() if t.ndim == 0 else t if t.numel() == 1 else t.size()
         args = ", ".join(f"{k}: {shown(self.__dict__[k])}" for k in self.arg_constraints
                          if k in self.__dict__)
         return f"{type(self).__name__}({args})"
