@@ -20,11 +20,17 @@ range, and a number written by indexing into float16 is rounded, whatever its si
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 # the C++ type names of PyTorch's scalar conversion message (ops' scalar arguments)
 _C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
             "int64": "int64_t", "float16": "c10::Half", "float32": "float"}
+
+
+_FLOAT_MAX = {}  # float dtype -> its largest finite value, as a Python float
+_INT64 = 2 ** 63
 
 
 def _python_int(value):
@@ -56,6 +62,16 @@ def checked_scalar(value, dtype):
     op's scalar argument; RuntimeError (its message names the C++ type, as PyTorch's) where
     it does not fit."""
     dtype = np.dtype(dtype)
+    cls = value.__class__
+    if (cls is float or cls is int and -_INT64 <= value < _INT64) and dtype.kind == "f":
+        # the usual case (a float fill or bound, attention's -inf mask), which an op may meet
+        # once per token: one comparison with the dtype's largest value, kept per dtype
+        top = _FLOAT_MAX.get(dtype)
+        if top is None:
+            top = _FLOAT_MAX[dtype] = float(np.finfo(dtype).max)
+        if -top <= value <= top or cls is float and not math.isfinite(value):
+            return dtype.type(value)
+        raise _overflow(dtype, _C_NAMES)
     if isinstance(value, int) and not isinstance(value, bool):
         _python_int(value)
     if isinstance(value, (bool, np.bool_)) or dtype.kind in "bc":

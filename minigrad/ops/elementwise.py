@@ -369,8 +369,10 @@ class MaskedFill(Op):
             raise DTypeError(f"masked_fill: mask must be a bool tensor, got "
                              f"{np.asarray(mask).dtype}")
         try:
-            fill = (np.asarray(value, dtype=a.dtype) if isinstance(value, np.ndarray)
-                    else checked_scalar(value, a.dtype))  # a number: PyTorch's range check
+            # a number gets PyTorch's range check; the fill goes on as a 0-d array, which the
+            # kernels read without converting it again
+            fill = np.asarray(value if isinstance(value, np.ndarray)
+                              else checked_scalar(value, a.dtype), dtype=a.dtype)
             out = _filled(a, mask, fill)
         except ValueError:
             raise ShapeError(f"masked_fill: mask of shape {np.shape(mask)} does not broadcast "
