@@ -3,7 +3,7 @@ PyTorch (seeded once at the top, its data generated, its weights PyTorch's defau
 as is with PyTorch and with only its import lines rewritten for minigrad, each in its own
 process, and the two printed outputs must agree (tests/same_source.py says how).
 
-The programs run in six groups of about equal time, one process per library and group, so
+The programs run in eight groups of about equal time, one process per library and group, so
 that PyTorch's import is paid twice per group and the groups share the suite's two
 processes. The minigrad process draws PyTorch's dropout masks (same_source.py says why), so
 programs that train with dropout compare too."""
@@ -32,6 +32,9 @@ GROUPS = {
         "n_checkpoint_resume", "n_data_pipeline", "n_device_switches", "n_tensorboard_schedules"],
     "around the model: export, utilities, probability, helpers": [
         "n_onnx_export", "n_tensor_utilities", "n_variational_regression", "n_training_utilities"],
+    "flows, kernels and second order": ["m_realnvp_flow", "m_gp_regression", "m_second_order"],
+    "representation, distillation, graphs and vision": [
+        "m_contrastive_ntxent", "m_distillation", "m_gcn_sampling", "m_resnet_unpool"],
 }
 
 
