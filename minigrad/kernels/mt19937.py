@@ -41,10 +41,10 @@ def _twist(key):
     key[N - 1] = _mix(key, N - 1, 0, M - 1)
 
 
-@njit(cache=True)
-def words(state, n, out):
-    """The next n words into out (uint64, n): state (uint32, 625) is the key then the
-    position, updated in place."""
+@njit(cache=True)   # (plain options, not HELPER's: a test calls it)
+def draw(state, buf, n):
+    """The next n words into buf[:n] (uint32, or uint64 for `words`; n <= buf.size), state
+    (uint32, 625) updated in place."""
     key = state[:N]
     pos = int(state[N])
     i = 0
@@ -55,32 +55,7 @@ def words(state, n, out):
         run = min(N - pos, n - i)
         # views indexed from 0: an index Numba cannot prove non-negative (pos + r) keeps the
         # loop scalar, with a wrap-around check per word (6x slower, measured)
-        src, dst = key[pos:pos + run], out[i:i + run]
-        for r in range(run):
-            y = src[r]
-            y ^= y >> np.uint32(11)
-            y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
-            y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
-            y ^= y >> np.uint32(18)
-            dst[r] = np.uint64(y)
-        pos += run
-        i += run
-    state[N] = np.uint32(pos)
-
-
-@njit(cache=True)   # (plain options, not HELPER's: a test calls it)
-def draw(state, buf, n):
-    """`words`'s loop: the next n words into buf[:n] (uint32, n <= buf.size), state (uint32,
-    625) updated in place."""
-    key = state[:N]
-    pos = int(state[N])
-    i = 0
-    while i < n:
-        if pos >= N:
-            _twist(key)
-            pos = 0
-        run = min(N - pos, n - i)
-        src, dst = key[pos:pos + run], buf[i:i + run]   # (from 0: as in `words`)
+        src, dst = key[pos:pos + run], buf[i:i + run]
         for r in range(run):
             y = src[r]
             y ^= y >> np.uint32(11)
@@ -91,3 +66,10 @@ def draw(state, buf, n):
         pos += run
         i += run
     state[N] = np.uint32(pos)
+
+
+@njit(cache=True)
+def words(state, n, out):
+    """The next n words into out (uint64, n): `draw`'s loop, writing 64-bit words (NumPy's
+    random_raw's type). state (uint32, 625) is the key then the position, updated in place."""
+    draw(state, out, n)
