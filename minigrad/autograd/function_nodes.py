@@ -20,6 +20,7 @@ import numpy as np
 
 from ..grad_mode import enable_grad, no_grad
 from . import op as autograd_op
+from .engine import _broadcast_axes
 from .op import Node, _node_of, _sequence
 
 __all__ = ["BackwardCFunction", "DelayedError", "FunctionCtx", "FunctionOutput", "SavedOutput"]
@@ -175,13 +176,12 @@ def _fit_gradients(node, result):
                                f"{type(g).__name__}) as the gradient at index {i}")
         shape, dtype = meta
         if g.shape != shape:
-            lead = g.ndim - len(shape)
-            if lead < 0 or any(n != 1 and n != m for n, m in zip(shape, g.shape[lead:])):
+            try:  # the engine's rule for a broadcast gradient, with PyTorch's message here
+                axes = _broadcast_axes(node, shape, g)
+            except RuntimeError:
                 raise RuntimeError(f"Function {name} returned an invalid gradient at index {i} "
                                    f"- got {list(g.shape)} but expected shape compatible with "
-                                   f"{list(shape)}")
-            axes = tuple(range(lead)) + tuple(lead + j for j, n in enumerate(shape)
-                                              if n == 1 and g.shape[lead + j] != 1)
+                                   f"{list(shape)}") from None
             g = (g.sum(dim=axes, keepdim=True) if axes else g).reshape(shape)
         if g.dtype != dtype:
             g = g.to(dtype)
