@@ -164,10 +164,12 @@ def _torch_available():
 def run(quick=False, rounds=None, threads=None, serial_max_work=None):
     """All rounds, both libraries alternated; returns the results and prints the table.
     `serial_max_work`: minigrad's SERIAL_MATMUL_MAX_WORK for this run (default: its own)."""
-    rounds = rounds or (1 if quick else 3)
+    # processes of one library differed by up to 1.7x here (PyTorch's step 13-22 ms in four
+    # processes a minute apart): the medians need many processes, and several loops in each
+    rounds = rounds or (1 if quick else 5)
     threads = threads or (1 if quick else 2)  # quick runs in tests, often on a busy machine
     steps = ["--warmup-steps", 2, "--steps", 5, "--gen-loops", 1, "--new-tokens", 20] if quick else \
-        ["--warmup-steps", 5, "--steps", 40, "--gen-loops", 2, "--new-tokens", 200]
+        ["--warmup-steps", 5, "--steps", 60, "--gen-loops", 4, "--new-tokens", 200]
     extra = [str(a) for a in steps] + ["--threads", str(threads)]
     if serial_max_work is not None:
         extra += ["--serial-max-work", str(serial_max_work)]
@@ -222,7 +224,7 @@ def print_table(res):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a smaller model and a few steps")
-    ap.add_argument("--rounds", type=int, help="alternated rounds (default 3; quick 1)")
+    ap.add_argument("--rounds", type=int, help="alternated rounds (default 5; quick 1)")
     ap.add_argument("--threads", type=int, help="torch.set_num_threads (default 2; quick 1)")
     ap.add_argument("--json", metavar="PATH", help="write the results as JSON")
     ap.add_argument("--serial-max-work", type=int, metavar="N",
@@ -231,8 +233,8 @@ def main(argv=None):
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--lib", choices=["minigrad", "torch"], help=argparse.SUPPRESS)
     ap.add_argument("--warmup-steps", type=int, default=5, help=argparse.SUPPRESS)
-    ap.add_argument("--steps", type=int, default=40, help=argparse.SUPPRESS)
-    ap.add_argument("--gen-loops", type=int, default=2, help=argparse.SUPPRESS)
+    ap.add_argument("--steps", type=int, default=60, help=argparse.SUPPRESS)
+    ap.add_argument("--gen-loops", type=int, default=4, help=argparse.SUPPRESS)
     ap.add_argument("--new-tokens", type=int, default=200, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
