@@ -105,7 +105,7 @@ from .grad_mode import inference_mode, is_inference_mode_enabled, set_grad_enabl
 # torch._foreach_*, the list forms optimizers call, under PyTorch's private names
 from .foreach import *  # noqa: F401,F403  (foreach.__all__: the _foreach_ names)
 from .kernels import get_backend, set_backend
-from .platform import accelerator, amp, backends, cpu, cuda, distributed
+from .platform import accelerator, amp, backends, cpu, cuda, distributed, jit
 from .platform.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .platform.compiler import compile
 from .platform.device import device
@@ -221,7 +221,7 @@ _PYTORCH_PATHS = {
     "accelerator": accelerator, "amp": amp, "backends": backends,
     "backends.cuda": backends.cuda, "backends.cudnn": backends.cudnn,
     "backends.mps": backends.mps, "cpu": cpu, "cpu.amp": cpu.amp, "cuda": cuda,
-    "cuda.amp": cuda.amp, "distributed": distributed,
+    "cuda.amp": cuda.amp, "distributed": distributed, "jit": jit,
 }
 
 
@@ -240,11 +240,18 @@ globals().update(out_arg.accept_out(globals(), _OUT_NAMES["torch"]))
 # `torch.optim` and `torch.utils.data` are after `import torch`. They are imported on first
 # use, so the core never imports the layers built on it. The applications are not listed:
 # they are programs built on minigrad, not parts of it.
-_LAZY_SUBMODULES = ("distributions", "fft", "func", "models", "nn", "onnx", "optim",
+_LAZY_SUBMODULES = ("distributions", "fft", "func", "futures", "models", "nn", "onnx", "optim",
                     "profiler", "utils", "version", "viz")
 
 
+# Functions of those layers that PyTorch also has at the top level: {name: submodule}
+_LAZY_FUNCTIONS = {"vmap": "func"}
+
+
 def __getattr__(name):
+    if name in _LAZY_FUNCTIONS:
+        import importlib
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_FUNCTIONS[name]}"), name)
     if name in _LAZY_SUBMODULES:
         import importlib
         try:
@@ -258,4 +265,4 @@ def __getattr__(name):
 def __dir__():
     import importlib.util
     present = [n for n in _LAZY_SUBMODULES if importlib.util.find_spec(f"{__name__}.{n}")]
-    return sorted(set(globals()) | set(present))
+    return sorted(set(globals()) | set(present) | set(_LAZY_FUNCTIONS))

@@ -224,11 +224,12 @@ def _(lib):
 # --- description and conversion ------------------------------------------------------------------
 
 @add
-@case("Tensor.shape", "Tensor.size", "Tensor.ndim", "Tensor.dim", "Tensor.numel",
-      "Tensor.nelement", "Tensor.element_size", "minigrad.numel", "Tensor.is_contiguous",
+@case("Tensor.shape", "Tensor.size", "Tensor.ndim", "Tensor.dim", "Tensor.ndimension",
+      "Tensor.numel", "Tensor.nelement", "Tensor.element_size", "minigrad.numel", "Tensor.is_contiguous",
       "Tensor.__len__", "Tensor.T", inputs=(f32(2, 3, grad=False),))
 def _(lib, x):
-    return (x.shape, x.size(), x.size(1), x.size(-1), x.ndim, x.dim(), x.numel(), x.nelement(),
+    return (x.shape, x.size(), x.size(1), x.size(-1), x.ndim, x.dim(), x.ndimension(),
+            x.numel(), x.nelement(),
             x.element_size(), lib.numel(x), x.is_contiguous(), len(x), x.T)
 
 

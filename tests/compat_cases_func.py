@@ -44,10 +44,10 @@ def _(lib, x, w):
 
 
 @add
-@case("func.vmap", inputs=(f64(4, 3), f64(3, 2, grad=False)))
+@case("func.vmap", "minigrad.vmap", inputs=(f64(4, 3), f64(3, 2, grad=False)))
 def _(lib, xs, w):
-    per_example = lib.func.vmap(lib.func.grad(lambda b, x: (x @ b).sin().sum()),
-                                in_dims=(None, 0))(w, xs)
+    per_example = lib.vmap(lib.func.grad(lambda b, x: (x @ b).sin().sum()),
+                           in_dims=(None, 0))(w, xs)
     return lib.func.vmap(lambda x, b: (x @ b, x.sum()), in_dims=(0, None),
                          out_dims=(1, 0))(xs, w), per_example
 

@@ -259,6 +259,22 @@ def _compile_returns_its_argument(torch, mg):
     assert type(torch.compile(torch.nn.Linear(2, 2))).__name__ == "OptimizedModule"
 
 
+def _jit_returns_its_argument(torch, mg):
+    import warnings
+    lin, seen = mg.nn.Linear(2, 2).eval(), []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert mg.jit.script(lin) is lin
+        assert mg.jit.trace(lambda x: seen.append(mg.jit.is_tracing()) or x, mg.ones(1)) \
+            is not None and seen == [True]
+        assert type(torch.jit.script(torch.nn.Linear(2, 2))).__name__ == "RecursiveScriptModule"
+    try:
+        mg.jit.save(lin, "unused.pt")
+    except NotImplementedError:
+        return
+    raise AssertionError("minigrad.jit.save saved a module")
+
+
 def _no_distributed_backend(torch, mg):
     assert torch.distributed.is_available() and not mg.distributed.is_available()
 
@@ -1219,6 +1235,17 @@ DIFFERENCES = [
      "kernels are compiled by Numba already, so there is nothing to trace. PyTorch's keyword "
      "arguments are accepted and checked, and it works as a decorator with and without "
      "them.", _compile_returns_its_argument),
+    ("`jit.script` and `jit.trace` return the module or function they are given; `jit.save` "
+     "and `jit.load` raise.",
+     "minigrad has no TorchScript (as for `compile`, its kernels are compiled by Numba). "
+     "`trace` calls the function once on its example inputs (so a bad input fails there, and "
+     "`jit.is_tracing()` is True during that call), but what it returns runs the Python "
+     "again on each call, branches included, where PyTorch's traced function replays the "
+     "example's ops. `fork` runs its function at once and returns a completed `Future` "
+     "(`minigrad.futures`), as PyTorch's eager mode does; the decorators, `freeze`, "
+     "`optimize_for_inference` and the fusion switches are accepted, checked and warn as "
+     "PyTorch's. A scripted module cannot be saved with its code: save its `state_dict` and "
+     "build the module from its class to load it.", _jit_returns_its_argument),
     ("`distributed.is_available()` is False.",
      "minigrad has no distributed backend: `init_process_group` raises an error naming the "
      "backend, the process-group queries (`get_rank`, `get_world_size`, `barrier`, ...) and "
@@ -1562,8 +1589,6 @@ NOT_SUPPORTED = [
      "(`resize_`, `share_memory_()`)",
      ("FloatStorage", "DoubleStorage", "LongStorage", "UntypedStorage.resize_",
       "UntypedStorage.from_file")),
-    ("torch.jit", "not applicable to a NumPy CPU library (`compile` returns its argument)",
-     ("jit",)),
     ("torch.optim.SparseAdam", "Adam (minigrad's gradients are dense)", ("optim.SparseAdam",)),
     ("sparse tensors: torch.sparse_coo_tensor, torch.sparse_csr_tensor, Tensor.to_sparse and "
      "the functions of torch.sparse (torch.sparse.mm, ...); torch.segment_reduce",
