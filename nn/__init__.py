@@ -38,6 +38,7 @@ from .randomized_relu import RReLU
 from .recurrent import RNNBase, RNNCellBase
 from .reshape import Flatten, Unflatten
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .sync_batch_norm import SyncBatchNorm
 from .scores import (AdditiveScore, BilinearScore, DotScore, ScaledDotScore, attend,
                      diversity_penalty)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d

@@ -14,7 +14,12 @@ from .module import Module, Parameter, factory_dtype
 
 
 class Identity(Module):
-    """Returns its input unchanged (a placeholder where a layer is optional)."""
+    """Returns its input unchanged (a placeholder where a layer is optional). Any arguments
+    are accepted and ignored, as PyTorch's, so that it can stand in for the layer it replaces
+    (`nn.Identity(dim)` where `nn.LayerNorm(dim)` would be)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
 
     def forward(self, input):
         return input

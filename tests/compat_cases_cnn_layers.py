@@ -115,6 +115,35 @@ def _(lib, x, w, b, v):
 
 
 @add
+@case("nn.SyncBatchNorm", "nn.Identity", inputs=(f32(6, 4), f32(2, 3, 4, 5)), rtol=1e-4, atol=1e-5)
+def _(lib, x, v):
+    nn = lib.nn
+    lib.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3, momentum=0.2),
+                          nn.Sequential(nn.Identity(7, unused="x"), nn.BatchNorm2d(3)))
+    bn = model[1]
+    with lib.no_grad():
+        bn.weight.fill_(1.5)
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    same = [converted is model, converted[1].weight is bn.weight,
+            converted[1].running_mean is bn.running_mean, type(converted[2][1]).__name__]
+    y = converted[1](converted[0](x))
+    sync = nn.SyncBatchNorm(3, affine=False)
+    outs = [y, converted[1].running_mean.clone(), sync(v), sync.running_var.clone()]
+    sync.eval()
+    converted.eval()
+    return outs + [sync(v), converted[1](converted[0](x)), same, repr(converted),
+                   sorted(converted.state_dict()), converted[2][1].training]
+
+
+@add
+@case("nn.SyncBatchNorm", compare="raises", match=r"expected at least 2D input \(got 1D input\)",
+      inputs=(f32(4),))
+def _(lib, x):
+    return lib.nn.SyncBatchNorm(4)(x)
+
+
+@add
 @case("F.batch_norm", compare="raises", match="running_mean must be defined in evaluation mode",
       inputs=(f32(4, 3),))
 def _(lib, x):
