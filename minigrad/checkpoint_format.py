@@ -73,8 +73,9 @@ class Encoder:
             return [self.encode(v, f"{path}/{i}") for i, v in enumerate(obj)]
         if type(obj) in (set, frozenset) and all(_plain_key(k) for k in obj):
             return {"t": type(obj).__name__, "v": [self.encode(_key(k), path) for k in obj]}
-        if isinstance(obj, type) and issubclass(obj, np.generic) and obj is not np.object_:
-            return {"t": "dtype", "v": np.dtype(obj).name}  # minigrad.float32 and the like
+        if (isinstance(obj, np.dtype) and obj.kind in "biufc" and obj.isnative) or (
+                isinstance(obj, type) and issubclass(obj, np.generic) and obj is not np.object_):
+            return {"t": "dtype", "v": np.dtype(obj).name}  # minigrad.float32, numpy.float32
         if isinstance(obj, device):
             return {"t": "device", "v": str(obj)}
         if isinstance(obj, dict) and all(_plain_key(k) for k in obj):
@@ -198,7 +199,7 @@ class Decoder:
     def named(self, node, tag, at):
         name = self.field(node, "v", str, at)
         try:
-            return np.dtype(name).type if tag == "dtype" else device(name)
+            return np.dtype(name) if tag == "dtype" else device(name)
         except (TypeError, ValueError):
             raise self.fail(at, f"field 'v' is {_show(name)}, not a {tag}") from None
 

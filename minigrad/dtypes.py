@@ -1,8 +1,9 @@
 """Dtypes: their PyTorch names, and type promotion as in PyTorch.
 
-A minigrad dtype is a NumPy scalar type (`minigrad.float32 is
-numpy.float32`), and `tensor.dtype == minigrad.float32` holds as `tensor.dtype == torch.float32`
-does. PyTorch's aliases (`float`, `double`, `half`, `long`, `int`, `short`, `bool`, `cfloat`)
+A minigrad dtype is a NumPy dtype: `minigrad.float32` is `numpy.dtype('float32')`, the very
+object a float32 tensor's `dtype` is, so `tensor.dtype is minigrad.float32`, `==` and dtypes as
+dict keys hold as they do in PyTorch. (NumPy's scalar types, `numpy.float32`, are accepted
+wherever a dtype is, but as dict keys they are other objects.) PyTorch's aliases (`float`, `double`, `half`, `long`, `int`, `short`, `bool`, `cfloat`)
 are exported by `minigrad/__init__.py`, so this module need not shadow Python's builtins.
 
 Dtypes NumPy lacks (bfloat16, the float8 family, complex32) exist as names, so code that
@@ -31,10 +32,10 @@ from __future__ import annotations
 
 import numpy as np
 
-float16, float32, float64 = np.float16, np.float32, np.float64
-int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
-uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
-bool_, complex64, complex128 = np.bool_, np.complex64, np.complex128
+float16, float32, float64 = map(np.dtype, (np.float16, np.float32, np.float64))
+int8, int16, int32, int64 = map(np.dtype, (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = map(np.dtype, (np.uint8, np.uint16, np.uint32, np.uint64))
+bool_, complex64, complex128 = map(np.dtype, (np.bool_, np.complex64, np.complex128))
 half, double, long, short, cfloat, cdouble = float16, float64, int64, int16, complex64, complex128
 
 
@@ -136,7 +137,7 @@ def real_of(dtype):
 def get_default_dtype():
     """The dtype of Python floats in tensors and promotions, and of new float tensors and
     layers' weights: float32 unless `set_default_dtype` changed it, as in PyTorch."""
-    return _DEFAULT_FLOAT.type
+    return _DEFAULT_FLOAT
 
 
 def set_default_dtype(d):

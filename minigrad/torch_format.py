@@ -151,7 +151,7 @@ class _Unpickler(pickle._Unpickler):
         if dtype is dtypes.bfloat16:
             code = _Dtype("bfloat16")
         else:
-            name = np.dtype(dtype).name if isinstance(dtype, type) else None
+            name = np.dtype(dtype).name if isinstance(dtype, (np.dtype, type)) else None
             if name not in _DTYPES:
                 raise FileFormatError(self.path, "data.pkl", f"dtype {str(dtype)[:30]!r} of a "
                                       f"tensor is not a torch dtype minigrad can hold")

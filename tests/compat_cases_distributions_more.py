@@ -164,10 +164,13 @@ def _(lib, loc, scale, q):
             d.mode)
 
 
+# (float32 gradients summed from terms in the hundreds, and near p = 0.5 the log-normaliser's
+# own cancels: both libraries' values there are 4 % from the float64 one, and agree to ~1e-3)
 @add
 @case("distributions.ContinuousBernoulli", "distributions.ExponentialFamily",
       "distributions.LogisticNormal", inputs=(f32(2, 3, low=0.05, high=0.95), f32(2, 3),
-                                              f32(4, 2, 3, low=0.05, high=0.95)))
+                                              f32(4, 2, 3, low=0.05, high=0.95)),
+      rtol=2e-3, atol=1e-3)
 def _(lib, p, logits, x):
     D = lib.distributions
     cb, cb2 = D.ContinuousBernoulli(p), D.ContinuousBernoulli(logits=logits)

@@ -86,8 +86,10 @@ def _type_names(torch, mg):
 
 
 def _dtypes_are_numpy(torch, mg):
-    assert mg.float32 is np.float32 and mg.zeros(1).dtype == np.float32
+    assert mg.float32 is np.dtype(np.float32) is mg.zeros(1).dtype and mg.long is mg.int64
+    assert {mg.float32: "f"}[mg.ones(1).dtype] == "f" and mg.arange(2).dtype in {mg.long}
     assert str(mg.zeros(1).dtype) == "float32" and str(torch.zeros(1).dtype) == "torch.float32"
+    assert torch.float32.is_floating_point and not hasattr(mg.float32, "is_floating_point")
 
 
 def _legacy_shape_constructor(torch, mg):
@@ -1059,9 +1061,13 @@ DIFFERENCES = [
      "A program whose data come through them (`torch.sin(torch.linspace(...))`) computes "
      "the same numbers to float32 rounding, not to the bit; `sqrt` is correctly rounded in "
      "minigrad, PyTorch's AVX-512 build is not always.", _float32_math_in_the_last_places),
-    ("Dtypes are NumPy's types.",
-     "`minigrad.float32 is numpy.float32`, `t.dtype` is a NumPy dtype and prints as "
-     "`float32`; comparisons such as `t.dtype == minigrad.float32` work as in PyTorch.",
+    ("Dtypes are NumPy's dtypes.",
+     "`minigrad.float32` is `numpy.dtype('float32')`, the very object a float32 tensor's "
+     "`dtype` is, so `t.dtype is minigrad.float32`, `==`, dict keys and sets of dtypes work as "
+     "in PyTorch; a dtype prints as `float32` (PyTorch: `torch.float32`) and has NumPy's "
+     "attributes (`itemsize`, `name`, `kind`), not PyTorch's `is_floating_point`, "
+     "`is_complex` and `is_signed` (ask the tensor: `t.is_floating_point()`, "
+     "`t.is_complex()`).",
      _dtypes_are_numpy),
     ("`t.type()` returns `'minigrad.FloatTensor'`.",
      "PyTorch returns `'torch.FloatTensor'`; `t.type('torch.LongTensor')` and "

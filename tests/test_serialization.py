@@ -123,6 +123,8 @@ def test_sets_dtypes_and_devices_need_no_pickle(tmp_path):
            "device": mg.device("cpu"), "index": [mg.int64, mg.bool_]}
     back = round_trip(obj, tmp_path / "s.npz")
     assert back == obj and type(back["f"]) is frozenset
+    assert back["dtype"] is mg.float16 and back["index"][0] is mg.int64   # dtypes, not copies
+    assert round_trip({"np": np.float32}, tmp_path / "n.npz")["np"] is mg.float32
 
 
 def test_unpicklable_objects_name_the_key_path_and_write_nothing(tmp_path):
