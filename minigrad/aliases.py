@@ -3,14 +3,16 @@ the comparisons `eq`, `ne`, `gt`, `ge`, `lt`, `le` and `greater`, `less`, `great
 `less_equal`, `not_equal`; `subtract`, `multiply`, `divide`, `true_divide`, `negative`,
 `absolute`, `fix`, `positive`, `rsub` (subtraction with its
 operands swapped); `clone`; `swapaxes`, `swapdims`, `moveaxis`, `ravel`, `fliplr`, `flipud`;
-`msort`. Each calls the op it names, so values, dtypes and gradients are that op's.
+`msort`; `concatenate` (`cat`), `row_stack` (`vstack`); the functions of tensor methods
+`adjoint`, `detach`, `unflatten`, `is_nonzero`, `is_signed`. Each calls the op it names, so values, dtypes and gradients are that op's.
 """
 from __future__ import annotations
 
-__all__ = ["absolute", "clone", "divide", "eq", "fix", "fliplr", "flipud", "ge", "greater",
-           "greater_equal", "gt", "le", "less", "less_equal", "lt", "moveaxis", "msort",
-           "multiply", "ne", "negative", "not_equal", "positive", "ravel", "rsub",
-           "subtract", "swapaxes", "swapdims", "true_divide"]
+__all__ = ["absolute", "adjoint", "clone", "concatenate", "detach", "divide", "eq", "fix",
+           "fliplr", "flipud", "ge", "greater", "greater_equal", "gt", "is_nonzero", "is_signed",
+           "le", "less", "less_equal", "lt", "moveaxis", "msort", "multiply", "ne", "negative",
+           "not_equal", "positive", "ravel", "row_stack", "rsub", "subtract", "swapaxes",
+           "swapdims", "true_divide", "unflatten"]
 
 
 def eq(input, other):
@@ -141,3 +143,40 @@ def positive(input):
 def rsub(input, other, alpha=1):
     """other - alpha * input (subtraction with its operands swapped)."""
     return other - (input if alpha == 1 else input * alpha)
+
+
+def concatenate(tensors, axis=0):
+    """`cat` under NumPy's name, `axis` for `dim`."""
+    from .functional import cat
+    return cat(tensors, axis)
+
+
+def row_stack(tensors):
+    """`vstack`."""
+    from .tensor_assembly import vstack
+    return vstack(tensors)
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view, as `input.mH`)."""
+    return input.adjoint()
+
+
+def detach(input):
+    """`input.detach()`: the same values, outside the graph."""
+    return input.detach()
+
+
+def unflatten(input, dim, sizes):
+    """`input.unflatten(dim, sizes)`: dim split into the dims `sizes`."""
+    return input.unflatten(dim, sizes)
+
+
+def is_nonzero(input):
+    """Whether a one-element tensor's value is nonzero (an error for any other size)."""
+    return input.is_nonzero()
+
+
+def is_signed(input):
+    """Whether input's dtype holds negative values (False for uint8 and bool)."""
+    return input.is_signed()

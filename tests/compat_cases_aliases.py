@@ -86,3 +86,59 @@ def _(lib, a, b, c):
       match="do not broadcast")
 def _(lib):
     return lib.broadcast_tensors(lib.ones(2, 3), lib.ones(3, 2))
+
+
+@add
+@case("minigrad.pi", "minigrad.e", "minigrad.inf", "minigrad.nan", "minigrad.newaxis",
+      "minigrad.range", "minigrad.scalar_tensor", inputs=(_f32(2, 3),))
+def _(lib, x):
+    import math
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # range is deprecated in both
+        ranges = (lib.range(0, 1, 0.1), lib.range(1, 4), lib.range(1, 10, 3, dtype=lib.long),
+                  lib.range(5, 1, -1.5), lib.range(0.5, 2.5, dtype=lib.float64),
+                  lib.range(0, 1, 1 / 3))
+    return (lib.pi, lib.e, lib.inf, math.isnan(lib.nan), lib.newaxis is None,
+            x[lib.newaxis].shape, x[:, lib.newaxis, :].shape, ranges, lib.scalar_tensor(3),
+            lib.scalar_tensor(2.5, dtype=lib.float64), lib.scalar_tensor(True),
+            lib.scalar_tensor(7.9, dtype=lib.long), x.masked_fill(x > 0, -lib.inf))
+
+
+@add
+@case("minigrad.concatenate", "minigrad.row_stack", "minigrad.adjoint", "minigrad.detach",
+      "minigrad.unflatten", "minigrad.is_nonzero", "minigrad.is_signed",
+      inputs=(_f32(2, 4), _f32(2, 4)))
+def _(lib, x, y):
+    return (lib.concatenate([x, y], axis=1), lib.concatenate((x, y)), lib.row_stack([x, y[0]]),
+            lib.adjoint(x), lib.detach(x * 2).requires_grad, lib.unflatten(x, 1, (2, 2)),
+            lib.is_nonzero(lib.tensor([2.0])), lib.is_nonzero(lib.tensor(0)),
+            lib.is_signed(x), lib.is_signed(lib.ones(1, dtype=lib.uint8)))
+
+
+@add
+@case("minigrad.conv1d", "minigrad.conv2d", "minigrad.conv3d", "minigrad.conv_transpose1d",
+      "minigrad.conv_transpose2d", "minigrad.conv_transpose3d", "minigrad.max_pool1d",
+      "minigrad.max_pool2d", "minigrad.max_pool3d", "minigrad.avg_pool1d",
+      "minigrad.adaptive_avg_pool1d", "minigrad.layer_norm", "minigrad.group_norm",
+      "minigrad.rms_norm", "minigrad.cosine_similarity", "minigrad.pairwise_distance",
+      "minigrad.pixel_shuffle", "minigrad.pixel_unshuffle", "minigrad.prelu", "minigrad.selu",
+      "minigrad.celu", "minigrad.threshold", "minigrad.hardshrink", "minigrad.bilinear",
+      "minigrad.channel_shuffle", "minigrad.alpha_dropout",
+      inputs=(_f32(2, 4, 4, 4), _f32(3, 4, 2, 2), _f32(2, 4), _f32(5, 4, 4)), rtol=1e-4,
+      atol=1e-5)
+def _(lib, x, w, v, b):
+    return (lib.conv1d(x[:, :, 0], w[:, :, 0]), lib.conv2d(x, w, padding=1),
+            lib.conv3d(x[:, :, None], w[:, :, None], stride=(1, 2, 1)),
+            lib.conv_transpose1d(x[:, :, 0], w.transpose(0, 1)[:, :, 0]),
+            lib.conv_transpose2d(x, w.transpose(0, 1), stride=2),
+            lib.conv_transpose3d(x[:, :, None], w.transpose(0, 1)[:, :, None]),
+            lib.max_pool1d(x[:, :, 0], 2), lib.max_pool2d(x, 2, 1), lib.max_pool3d(x[None], 2),
+            lib.avg_pool1d(x[:, :, 0], 3, 1, 1), lib.adaptive_avg_pool1d(x[:, :, 0], 3),
+            lib.layer_norm(x, (4,), w[0, 0, 0].repeat(2), None, 1e-3),
+            lib.group_norm(x, 2, v[0], v[1]), lib.rms_norm(x, (4, 4), None, 1e-5),
+            lib.cosine_similarity(v, v.flip(0)), lib.pairwise_distance(v, v * 2),
+            lib.pixel_shuffle(x, 2), lib.pixel_unshuffle(x, 2), lib.prelu(x, v[0, :1]),
+            lib.selu(x), lib.celu(x, 0.5), lib.threshold(x, 0.1, -1.0), lib.hardshrink(x, 0.3),
+            lib.bilinear(v, v, b, None), lib.channel_shuffle(x, 2),
+            lib.alpha_dropout(x, 0.2, False))
