@@ -20,8 +20,8 @@ from .array_functions import isin, rot90, take_along_dim, tensor_split
 from .bucketing import bucketize, searchsorted
 from .scans import cummax, cummin, logcumsumexp
 from .complex_tensors import (angle, complex, conj, conj_physical, imag, is_complex, is_conj,
-                              polar, real, resolve_conj, resolve_neg, sgn, view_as_complex,
-                              view_as_real)
+                              is_neg, isreal, polar, real, resolve_conj, resolve_neg, sgn,
+                              view_as_complex, view_as_real)
 from .signal_windows import (bartlett_window, blackman_window, hamming_window, hann_window,
                              kaiser_window)
 from .spectral import istft, stft
@@ -51,8 +51,8 @@ from .aliases import (absolute, clone, divide, eq, fix, fliplr, flipud, ge, grea
                       gt, le, less, less_equal, lt, moveaxis, msort, multiply, ne, negative,
                       not_equal, positive, ravel, rsub, subtract, swapaxes, swapdims,
                       true_divide)
-from .aliases import (adjoint, concatenate, detach, is_nonzero, is_signed, row_stack,
-                      unflatten)
+from .aliases import (adjoint, concatenate, detach, is_nonzero, is_signed, narrow_copy,
+                      row_stack, unflatten)
 from .linalg_det import det, logdet, slogdet
 from .linalg_cholesky_solve import cholesky_inverse, cholesky_solve
 from .linalg_householder import geqrf, ormqr
@@ -62,7 +62,7 @@ from .linalg_legacy import (chain_matmul, cholesky, lu_solve, lu_unpack, matrix_
 from .linalg_matrix_exp import matrix_exp
 from .linalg_pinv import pinverse
 from .precise import expm1, log1p
-from .matrix_parts import diag, diagonal, trace, tril_indices, triu_indices
+from .matrix_parts import diag, diagflat, diagonal, trace, tril_indices, triu_indices
 from .ops.nonfinite import nan_to_num
 from .ops.product_reductions import cumprod, prod
 from .ops.truncated import fmod
@@ -157,8 +157,8 @@ __all__ = [
     "conj_physical", "contiguous_format", "copysign", "corrcoef", "cos", "cosh", "count_nonzero",
     "cov", "cross", "cummax", "cummin", "cumprod", "cumsum", "cumulative_trapezoid",
     "default_generator", "deg2rad", "det", "detach", "detect_anomaly", "device", "diag",
-    "diag_embed", "diagonal", "diagonal_scatter", "diff", "digamma", "dist", "div", "divide",
-    "dot", "double", "dropout", "dsplit", "dstack", "e", "einsum", "empty", "empty_like",
+    "diag_embed", "diagflat", "diagonal", "diagonal_scatter", "diff", "digamma", "dist", "div",
+    "divide", "dot", "double", "dropout", "dsplit", "dstack", "e", "einsum", "empty", "empty_like",
     "enable_grad", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "finfo",
     "fix", "flatten", "flip", "fliplr", "flipud", "float", "float16", "float32", "float64",
     "float8_e4m3fn", "float8_e5m2", "float_power", "floor", "floor_divide", "fmax", "fmin", "fmod",
@@ -171,9 +171,9 @@ __all__ = [
     "int", "int16", "int32", "int64", "int8", "inverse", "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled", "is_autocast_enabled", "is_complex", "is_conj",
     "is_deterministic_algorithms_warn_only_enabled", "is_floating_point", "is_grad_enabled",
-    "is_inference_mode_enabled", "is_nonzero", "is_same_size", "is_signed", "is_tensor", "isclose",
-    "isfinite", "isin", "isinf", "isnan", "isneginf", "isposinf", "istft", "jagged",
-    "kaiser_window", "kron", "kthvalue", "layout", "lcm", "ldexp", "le", "lerp", "less",
+    "is_inference_mode_enabled", "is_neg", "is_nonzero", "is_same_size", "is_signed", "is_tensor",
+    "isclose", "isfinite", "isin", "isinf", "isnan", "isneginf", "isposinf", "isreal", "istft",
+    "jagged", "kaiser_window", "kron", "kthvalue", "layout", "lcm", "ldexp", "le", "lerp", "less",
     "less_equal", "lgamma", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax",
     "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logical_and", "logical_not",
     "logical_or", "logical_xor", "logit", "logspace", "logsumexp", "long", "lt", "lu_solve",
@@ -181,15 +181,15 @@ __all__ = [
     "matrix_exp", "matrix_power", "max", "maximum", "mean", "median", "memory_format", "meshgrid",
     "min", "minimum", "mm", "mode", "moveaxis", "movedim", "msort", "mul", "multinomial",
     "multiply", "mv", "mvlgamma", "nan", "nan_to_num", "nanmean", "nanmedian", "nanquantile",
-    "nansum", "narrow", "ne", "neg", "negative", "newaxis", "nextafter", "no_grad", "nonzero",
-    "norm", "normal", "not_equal", "numel", "one_hot", "ones", "ones_like", "orgqr", "ormqr",
-    "outer", "pdist", "permute", "pi", "pinverse", "poisson", "polar", "polygamma", "positive",
-    "pow", "preserve_format", "prod", "promote_types", "put", "qr", "quantile", "rad2deg", "rand",
-    "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "range", "ravel",
-    "real", "reciprocal", "relu", "remainder", "renorm", "repeat_interleave", "reshape",
-    "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "row_stack", "rsqrt",
-    "rsub", "save", "scalar_tensor", "scatter", "scatter_add", "searchsorted", "seed", "select",
-    "select_scatter", "set_backend", "set_default_dtype", "set_float32_matmul_precision",
+    "nansum", "narrow", "narrow_copy", "ne", "neg", "negative", "newaxis", "nextafter", "no_grad",
+    "nonzero", "norm", "normal", "not_equal", "numel", "one_hot", "ones", "ones_like", "orgqr",
+    "ormqr", "outer", "pdist", "permute", "pi", "pinverse", "poisson", "polar", "polygamma",
+    "positive", "pow", "preserve_format", "prod", "promote_types", "put", "qr", "quantile",
+    "rad2deg", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm",
+    "range", "ravel", "real", "reciprocal", "relu", "remainder", "renorm", "repeat_interleave",
+    "reshape", "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "row_stack",
+    "rsqrt", "rsub", "save", "scalar_tensor", "scatter", "scatter_add", "searchsorted", "seed",
+    "select", "select_scatter", "set_backend", "set_default_dtype", "set_float32_matmul_precision",
     "set_grad_enabled", "set_num_threads", "set_printoptions", "set_rng_state", "sgn", "short",
     "sigmoid", "sign", "signbit", "sin", "sinc", "sinh", "slice_scatter", "slogdet", "softmax",
     "sort", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr", "split",

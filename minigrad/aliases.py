@@ -4,15 +4,16 @@ the comparisons `eq`, `ne`, `gt`, `ge`, `lt`, `le` and `greater`, `less`, `great
 `absolute`, `fix`, `positive`, `rsub` (subtraction with its
 operands swapped); `clone`; `swapaxes`, `swapdims`, `moveaxis`, `ravel`, `fliplr`, `flipud`;
 `msort`; `concatenate` (`cat`), `row_stack` (`vstack`); the functions of tensor methods
-`adjoint`, `detach`, `unflatten`, `is_nonzero`, `is_signed`. Each calls the op it names, so values, dtypes and gradients are that op's.
+`adjoint`, `detach`, `unflatten`, `is_nonzero`, `is_signed`, and `narrow_copy` (`narrow`'s
+copy). Each calls the op it names, so values, dtypes and gradients are that op's.
 """
 from __future__ import annotations
 
 __all__ = ["absolute", "adjoint", "clone", "concatenate", "detach", "divide", "eq", "fix",
            "fliplr", "flipud", "ge", "greater", "greater_equal", "gt", "is_nonzero", "is_signed",
-           "le", "less", "less_equal", "lt", "moveaxis", "msort", "multiply", "ne", "negative",
-           "not_equal", "positive", "ravel", "row_stack", "rsub", "subtract", "swapaxes",
-           "swapdims", "true_divide", "unflatten"]
+           "le", "less", "less_equal", "lt", "moveaxis", "msort", "multiply", "narrow_copy", "ne",
+           "negative", "not_equal", "positive", "ravel", "row_stack", "rsub", "subtract",
+           "swapaxes", "swapdims", "true_divide", "unflatten"]
 
 
 def eq(input, other):
@@ -180,3 +181,8 @@ def is_nonzero(input):
 def is_signed(input):
     """Whether input's dtype holds negative values (False for uint8 and bool)."""
     return input.is_signed()
+
+
+def narrow_copy(input, dim, start, length):
+    """`input.narrow(dim, start, length)` as a new tensor (not a view)."""
+    return input.narrow(dim, start, length).clone()

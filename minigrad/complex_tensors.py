@@ -21,8 +21,9 @@ from .autograd.op import Op
 from .dtypes import complex_of, get_default_dtype, real_of
 from .tensor import Tensor
 
-__all__ = ["angle", "complex", "conj", "conj_physical", "imag", "is_complex", "is_conj", "polar",
-           "real", "resolve_conj", "resolve_neg", "sgn", "view_as_complex", "view_as_real"]
+__all__ = ["angle", "complex", "conj", "conj_physical", "imag", "is_complex", "is_conj", "is_neg",
+           "isreal", "polar", "real", "resolve_conj", "resolve_neg", "sgn", "view_as_complex",
+           "view_as_real"]
 
 
 class Real(Op):
@@ -217,6 +218,18 @@ def resolve_conj(input):
 def resolve_neg(input):
     """`input`: negation is never lazy here, so no tensor has a negative bit to resolve."""
     return input
+
+
+def is_neg(input):
+    """Whether `input` has PyTorch's lazy negative bit: never, here (see `resolve_neg`)."""
+    return False
+
+
+def isreal(input):
+    """Element-wise, bool: whether each value has no imaginary part (every real one)."""
+    if is_complex(input):
+        return input.imag == 0
+    return input.new_ones(input.shape, dtype=np.bool_)
 
 
 def sgn(input):

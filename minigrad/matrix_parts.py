@@ -14,7 +14,7 @@ import numpy as np
 from . import ops
 from .tensor import Tensor
 
-__all__ = ["diag", "diagonal", "trace", "tril_indices", "triu_indices"]
+__all__ = ["diag", "diagflat", "diagonal", "trace", "tril_indices", "triu_indices"]
 
 
 def _diagonal_positions(rows, cols, offset):
@@ -47,6 +47,11 @@ def diag(input, diagonal=0):
         return _diagonal(input, diagonal, 0, 1).clone()
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D (shape "
                        f"{input.shape})")
+
+
+def diagflat(input, offset=0):
+    """The square matrix with `input`'s elements, flattened, on diagonal `offset`."""
+    return diag(input.reshape(-1), offset)
 
 
 def trace(input):

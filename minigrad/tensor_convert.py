@@ -14,7 +14,7 @@ from . import tensor as _t
 from .errors import negative_size
 from .platform.device import CPU, check_device, parse_to
 from .platform.layout import factory_keywords
-from .dtypes import FLOATING
+from .dtypes import FLOATING, bfloat16, complex32
 from .scalar_conversion import checked_scalar
 from .size import Size
 
@@ -34,6 +34,14 @@ def _size(size, op=None):
 class ConversionMethods:
     device = property(lambda self: CPU)
     is_cuda = property(lambda self: False)
+    is_cpu = property(lambda self: True)
+    # the other devices' and layouts' flags PyTorch's tensors carry: never so here
+    is_meta = is_mps = is_xpu = is_mkldnn = is_quantized = is_nested = property(
+        lambda self: False)
+
+    def get_device(self):
+        """The index of the GPU holding the tensor; -1 for the CPU, as PyTorch says."""
+        return -1
 
     def cpu(self):
         return self
@@ -74,6 +82,25 @@ class ConversionMethods:
 
     def byte(self):
         return self.to(np.uint8)
+
+    def char(self):
+        return self.to(np.int8)
+
+    def short(self):
+        return self.to(np.int16)
+
+    def cfloat(self):
+        return self.to(np.complex64)
+
+    def cdouble(self):
+        return self.to(np.complex128)
+
+    def bfloat16(self):
+        """A clear error: NumPy, and so minigrad, has no bfloat16 (dtypes.bfloat16 says)."""
+        return self.to(bfloat16)
+
+    def chalf(self):
+        return self.to(complex32)
 
     def nelement(self):
         return self._array.size

@@ -5,7 +5,9 @@
 `renorm` (norm_functions.py); `frexp`, `ldexp`, `nextafter` (float_parts.py); `sgn`
 (complex_tensors.py) and `positive` (aliases.py); `fill_diagonal_` (matrix_parts.py); and two
 of their own: `unfold` (the windows along a dim, a view: ops/dim_windows.py) and `sum_to_size`
-(a sum down to a shape the tensor broadcasts from).
+(a sum down to a shape the tensor broadcasts from); `diagflat`, `cov`, `corrcoef`,
+`histogram`, `isreal`, `is_neg`, `narrow_copy`, `broadcast_to` and `where` of the functions
+of those names.
 
 Each in-place form is the out-of-place method written through tensor_write's `_assign`
 (PyTorch's dtype rule, views, version counters, the write recorded by autograd). `Tensor`
@@ -43,6 +45,20 @@ class FunctionMethods:
         "nextafter")
     sgn_ = _in_place("sgn")
     fill_diagonal_ = _delegate(".matrix_parts", "fill_diagonal_")
+    diagflat = _delegate(".matrix_parts", "diagflat")
+    cov, corrcoef = _delegate(".covariance", "cov"), _delegate(".covariance", "corrcoef")
+    histogram = _delegate(".histograms", "histogram")
+    isreal, is_neg = _delegate(".complex_tensors", "isreal"), _delegate(".complex_tensors", "is_neg")
+    narrow_copy = _delegate(".aliases", "narrow_copy")
+
+    def broadcast_to(self, *size):
+        """This tensor expanded to `size` (a view): `expand`."""
+        return self.expand(*size)
+
+    def where(self, condition, y):
+        """This tensor where `condition` holds, `y` elsewhere (`minigrad.where`)."""
+        from .functional import where
+        return where(condition, self, y)
 
     def unfold(self, dimension, size, step):
         """The windows of `size` elements, `step` apart, along dim `dimension`: that dim

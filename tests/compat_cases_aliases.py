@@ -142,3 +142,17 @@ def _(lib, x, w, v, b):
             lib.selu(x), lib.celu(x, 0.5), lib.threshold(x, 0.1, -1.0), lib.hardshrink(x, 0.3),
             lib.bilinear(v, v, b, None), lib.channel_shuffle(x, 2),
             lib.alpha_dropout(x, 0.2, False))
+
+
+@add
+@case("minigrad.diagflat", "Tensor.diagflat", "minigrad.isreal", "Tensor.isreal", "minigrad.is_neg",
+      "Tensor.is_neg", "minigrad.narrow_copy", "Tensor.narrow_copy", "Tensor.broadcast_to",
+      "Tensor.where", "Tensor.cov", "Tensor.corrcoef", "Tensor.histogram",
+      inputs=(_f32(2, 3), _f32(3)))
+def _(lib, x, v):
+    z = lib.complex(v, v * (v > 0))
+    return (lib.diagflat(x), x.diagflat(-2), lib.diagflat(v, 1), lib.isreal(z), z.isreal(),
+            lib.isreal(x), lib.is_neg(x), x.neg().is_neg(), lib.narrow_copy(x, 1, 1, 2),
+            x.narrow_copy(0, 0, 1), v.broadcast_to(2, 3), v.broadcast_to((4, 3)),
+            x.where(x > 0, v), x.where(x < 0, 0.5), x.cov(), x.cov(correction=0), x.corrcoef(),
+            x.detach().histogram(4), x.detach().histogram(3, range=(-1.0, 1.0), density=True))

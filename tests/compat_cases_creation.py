@@ -83,10 +83,32 @@ def _(lib):
 
 
 @add
+@case("Tensor.bfloat16", compare="raises", match="bfloat16.*use float32")
+def _(lib):
+    lib.zeros(2).bfloat16().numpy()
+
+
+@add
+@case("Tensor.chalf", compare="raises", match="NumPy has no")
+def _(lib):
+    lib.zeros(2).chalf().numpy()   # (PyTorch's CPU build has no complex32 to NumPy either)
+
+
+@add
 @case("minigrad.float8_e4m3fn", "minigrad.float8_e5m2", "minigrad.complex32", "minigrad.chalf",
       compare="raises", match="NumPy has no")
 def _(lib):
     lib.ones(2, dtype=lib.float8_e4m3fn).numpy()
+
+
+@add
+@case("Tensor.short", "Tensor.char", "Tensor.cfloat", "Tensor.cdouble", "Tensor.is_cpu",
+      "Tensor.is_meta", "Tensor.is_mps", "Tensor.is_xpu", "Tensor.is_mkldnn",
+      "Tensor.is_quantized", "Tensor.is_nested", "Tensor.get_device",
+      inputs=(A(np.random.default_rng(41).standard_normal((2, 3)).astype(np.float32)),))
+def _(lib, x):   # (inputs of its own stream: the shared one's later draws stay as they were)
+    return (x.short(), (x * 50).char(), x.cfloat(), x.cdouble(), x.is_cpu, x.is_meta, x.is_mps,
+            x.is_xpu, x.is_mkldnn, x.is_quantized, x.is_nested, x.get_device())
 
 
 @add

@@ -212,6 +212,7 @@ ALLOWED_CYCLE_EDGES = {
     ("minigrad.tensor_math", "minigrad.aliases"),          # Tensor.subtract, divide, fliplr, ...
     ("minigrad.tensor_math", "minigrad.special"),          # Tensor.round(decimals=)
     ("minigrad.tensor_operators", "minigrad.functional"),  # Tensor.div(rounding_mode=)
+    ("minigrad.tensor_functions", "minigrad.functional"),  # Tensor.where
     ("minigrad.tensor_shape", "minigrad.linalg_checks"),   # dtype names in view(dtype)'s errors
     ("minigrad.tensor_math", "minigrad.gamma_functions"),  # Tensor.polygamma
     ("minigrad.tensor_linalg", "minigrad.tensor_products"),  # Tensor.cross, kron
