@@ -155,15 +155,15 @@ def _alias(t):
 
 
 def _attach(ctx, outs, differentiable):
-    """Make ctx the node of the outputs at positions `differentiable`: the grad_fn of the one
-    there is, or the receiver of the `FunctionOutput` nodes of several."""
+    """Make ctx the grad_fn of the outputs at positions `differentiable`: the node the one
+    output 0 sends its gradient to, or, for outputs at other positions, the receiver of their
+    `FunctionOutput` edges (function_nodes.py)."""
     ctx.sequence_nr = next(_sequence)
     if ctx.saved:
         ctx.saved_versions = [(t._vc, t._vc[0], tuple(t._array.shape))
                               for t in ctx.saved if t is not None]
-    if len(differentiable) == 1:
-        (ctx._position,) = differentiable
-        o = outs[ctx._position]
+    if differentiable == [0]:
+        o = outs[0]
         ctx.out_shape, ctx.out_dtype = o._array.shape, o._array.dtype
         nodes = [(ctx, o)]
     else:
@@ -177,7 +177,9 @@ def _attach(ctx, outs, differentiable):
         if _record_hooks:  # anomaly mode, forward AD, the graph renderer
             for hook in _record_hooks:
                 hook(node, o)
-        o.grad_fn, o._requires_grad = node, True
+        o.grad_fn, o._requires_grad = ctx, True
+        if node is not ctx:
+            o._acc = node
     if ctx.saved:  # the outputs among the saved tensors are kept without their node
         own = {id(o): (i, node) for (node, o), i in zip(nodes, differentiable)}
         saved = []
