@@ -21,12 +21,14 @@ output that needs a gradient the node `ctx` (function_nodes.py says how the engi
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 
 import numpy as np
 
 from ..grad_mode import is_grad_enabled, no_grad
 from . import op as autograd_op
+from .function_jvp import run_jvp
 from .function_nodes import (BackwardCFunction, DelayedError, FunctionCtx, FunctionOutput,
                              SavedOutput)
 from .op import _node_of, _record_hooks, _sequence
@@ -79,11 +81,20 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward on `args` with recording off; give the outputs that need a gradient
-        this call's node as their grad_fn."""
+        this call's node as their grad_fn. Keyword arguments that name forward's parameters
+        are inputs like the positional ones, as in PyTorch."""
         Tensor = autograd_op.Tensor
+        with_ctx = cls.setup_context is Function.setup_context
+        if kwargs:
+            args, kwargs = _bind(cls.forward, with_ctx, args, kwargs)
         ctx = cls._backward_cls()
         grad_enabled = is_grad_enabled()
         needs = tuple(grad_enabled and isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -92,12 +103,22 @@ class Function:
         ctx._input_meta = tuple((a._array.shape, a._array.dtype) if isinstance(a, Tensor)
                                 else None for a in args)
         with no_grad():
-            if cls.setup_context is Function.setup_context:
+            if with_ctx:
                 out = cls.forward(ctx, *args, **kwargs)
             else:  # PyTorch 2's style: forward without ctx, then setup_context
                 out = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, out)
-        return _wrap_outputs(ctx, args, out, any(needs))
+        out = _wrap_outputs(ctx, args, out, any(needs))
+        if any(needs):  # (forward mode's tangents ride on recorded calls only: forward_ad.py)
+            run_jvp(ctx, args, out if isinstance(out, tuple) else (out,))
+        return out
+
+
+def _bind(forward, with_ctx, args, kwargs):
+    """(args, kwargs) with the keywords that forward's signature places among its positional
+    parameters moved into args (its defaults are not filled in, as in PyTorch)."""
+    bound = inspect.signature(forward).bind(*((None,) if with_ctx else ()), *args, **kwargs)
+    return bound.args[1 if with_ctx else 0:], bound.kwargs
 
 
 def _wrap_outputs(ctx, args, out, wanted):

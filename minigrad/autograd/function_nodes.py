@@ -42,6 +42,8 @@ class FunctionCtx:
     dirty_tensors = ()        # inputs forward changed in place (`mark_dirty`)
     non_differentiable = ()   # outputs that get no gradient (`mark_non_differentiable`)
     materialize_grads = True  # unused outputs' gradients: zeros (True) or None
+    saved_for_forward = ()    # the tensors jvp sees as `saved_tensors` (`save_for_forward`)
+    _jvp_running = False
 
     def save_for_backward(self, *tensors):
         """Keep tensors (or None) for backward; an in-place change to one before backward
@@ -53,12 +55,17 @@ class FunctionCtx:
         self.saved = tensors
 
     def save_for_forward(self, *tensors):
-        """Keep tensors for a `jvp` (forward mode, which minigrad does not run for a custom
-        Function: a Function written for both modes still runs backward)."""
+        """Keep tensors for `jvp` (forward mode), where `saved_tensors` gives them."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, autograd_op.Tensor):
+                raise TypeError(f"save_for_forward expects all arguments to be tensors; but "
+                                f"got {type(t).__name__} at position {i}")
         self.saved_for_forward = tensors
 
     @property
     def saved_tensors(self):
+        if self._jvp_running:  # inside jvp: what save_for_forward kept
+            return self.saved_for_forward
         if self.saved is None:
             raise RuntimeError(_FREED)
         return tuple(s.unpack(self) if s.__class__ is SavedOutput else s for s in self.saved)
@@ -162,14 +169,9 @@ class BackwardCFunction(Node, FunctionCtx):
         return tuple(r if r is None or recorded else r._array for r in result)
 
     def forward_ad_error(self):
-        """What forward-mode AD (forward_ad.py) raises on meeting this node."""
-        if hasattr(self._forward_cls, "jvp"):  # (the base class has none)
-            return NotImplementedError(f"{self._forward_cls.__name__}: minigrad does not run "
-                                       f"the jvp of a custom autograd.Function; forward-mode AD "
-                                       f"through it is not supported (use reverse mode)")
-        return NotImplementedError(f"{self._forward_cls.__name__}: You must implement the jvp "
-                                   f"function for custom autograd.Function to use it with "
-                                   f"forward mode AD.")
+        """None: forward-mode AD (forward_ad.py) leaves this node's tangents to its jvp,
+        which `Function.apply` runs (function_jvp.py)."""
+        return None
 
 
 def _run_hooks(node, result, given):
