@@ -407,21 +407,28 @@ def _custom_function_corners(torch, mg):
     for lib in (torch, mg):
         x = lib.ones(2, requires_grad=True)
         a, b = two(lib).apply(x)
-        assert a.grad_fn.name() == b.grad_fn.name() == "TwoBackward"
-        assert (a.grad_fn is b.grad_fn) == (lib is torch)  # minigrad: one node per output
+        assert a.grad_fn is b.grad_fn and (a.output_nr, b.output_nr) == (0, 1)
         (a.sum() + b.sum()).backward()
         assert x.grad.tolist() == [5.0, 5.0]
-    fw = mg.autograd.forward_ad
-    with fw.dual_level():
-        try:
-            two(mg).apply(fw.make_dual(mg.ones(2), mg.ones(2)))
-            raise AssertionError("minigrad ran a custom Function's jvp")
-        except NotImplementedError as e:
-            assert "Two" in str(e)
-    with torch.autograd.forward_ad.dual_level():
-        d = torch.autograd.forward_ad.make_dual(torch.ones(2), torch.ones(2))
-        assert torch.autograd.forward_ad.unpack_dual(two(torch).apply(d)[1]).tangent.tolist() \
-            == [3.0, 3.0]
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(lib.ones(2), lib.ones(2))
+            assert fw.unpack_dual(two(lib).apply(d)[1]).tangent.tolist() == [3.0, 3.0]
+    x = mg.ones(2, requires_grad=True)
+    (mg.func.vmap(two(mg).apply)(x.reshape(2, 1))[0]).sum().backward()  # no vmap rule needed
+    assert x.grad.tolist() == [2.0, 2.0]
+    try:  # PyTorch: "... it must override the setup_context staticmethod"
+        torch.func.vmap(two(torch).apply)(torch.ones(2, 1))
+        raise AssertionError("PyTorch vmapped a Function without setup_context")
+    except RuntimeError as e:
+        assert "setup_context" in str(e)
+    try:  # the base class has no jvp: forward mode names what is missing
+        with mg.autograd.forward_ad.dual_level():
+            sq = square_function(mg.autograd.Function)
+            sq.apply(mg.autograd.forward_ad.make_dual(mg.ones(2), mg.ones(2)))
+        raise AssertionError("minigrad ran forward mode without a jvp")
+    except NotImplementedError as e:
+        assert "must implement the jvp" in str(e)
 
 
 def _create_graph_through_rules(torch, mg):
@@ -1296,15 +1303,19 @@ DIFFERENCES = [
     ("`DistributedSampler` needs `num_replicas` and `rank`.",
      "minigrad has no process group to read them from; given them, it splits and pads the "
      "indices as PyTorch does.", _distributed_sampler),
-    ("A custom `autograd.Function` with several outputs gives each its own node.",
+    ("A custom `autograd.Function` under `torch.func` needs no `setup_context` or vmap rule.",
      "Custom Functions run on tensors as PyTorch's (ctx, `saved_tensors`, `mark_dirty`, "
      "`mark_non_differentiable`, `set_materialize_grads`, `once_differentiable`, double "
-     "backward). With several differentiable outputs, each output's `grad_fn` is a node of "
-     "its own, named as the function's and forwarding its attributes, that hands its gradient "
-     "to the one shared node (PyTorch's outputs share one `grad_fn` object). Forward mode "
-     "(a `jvp`) and `mark_dirty` on a view of another tensor are not supported: they raise "
-     "NotImplementedError naming the function. `func.vmap`, a loop here, runs a custom "
-     "Function once per example and needs no vmap rule.", _custom_function_corners),
+     "backward, one node shared by several outputs with `output_nr`, `register_hook` and "
+     "`register_prehook` on that node, keyword arguments bound to forward's parameters, and "
+     "forward mode through `jvp` and `save_for_forward` inside `forward_ad.dual_level()`, "
+     "with PyTorch's errors). The `torch.func` transforms differ: they run a custom Function "
+     "as any other code (`func.vmap`, a loop here, runs it once per example; `func.jvp` and "
+     "`jacfwd`, computed by the double-vjp trick, run its backward, not its jvp), so they "
+     "need neither the `setup_context` style, nor `generate_vmap_rule` or a `vmap` "
+     "staticmethod (which is not called), nor a `jvp`, where PyTorch raises. `mark_dirty` on "
+     "a view of another tensor is not supported: it raises NotImplementedError naming the "
+     "function.", _custom_function_corners),
     ("Double backward: each op by a rule of its own.",
      "With `create_graph=True` every op runs a tensor-level backward rule "
      "(`minigrad.graph_rules`), so gradients of any order flow through these ops: "

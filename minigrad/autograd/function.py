@@ -93,7 +93,7 @@ class Function:
         are inputs like the positional ones, as in PyTorch."""
         Tensor = autograd_op.Tensor
         with_ctx = cls.setup_context is Function.setup_context
-        if kwargs:
+        if kwargs or not with_ctx:
             args, kwargs = _bind(cls.forward, with_ctx, args, kwargs)
         ctx = cls._backward_cls()
         grad_enabled = is_grad_enabled()
@@ -115,10 +115,18 @@ class Function:
 
 
 def _bind(forward, with_ctx, args, kwargs):
-    """(args, kwargs) with the keywords that forward's signature places among its positional
-    parameters moved into args (its defaults are not filled in, as in PyTorch)."""
-    bound = inspect.signature(forward).bind(*((None,) if with_ctx else ()), *args, **kwargs)
-    return bound.args[1 if with_ctx else 0:], bound.kwargs
+    """forward's inputs as PyTorch's `apply` finds them: the keywords naming positional
+    parameters placed among the positional arguments, any other keyword refused; in the
+    setup_context style, the defaults of parameters not given filled in as inputs too."""
+    bound = _signature(forward).bind(*((None,) if with_ctx else ()), *args, **kwargs)
+    if not with_ctx:
+        bound.apply_defaults()
+    for name in bound.kwargs:
+        raise TypeError(f"{forward.__name__}() got an unexpected keyword argument '{name}'")
+    return bound.args[1 if with_ctx else 0:], {}
+
+
+_signature = functools.lru_cache(maxsize=256)(inspect.signature)
 
 
 def _wrap_outputs(ctx, args, out, wanted):
