@@ -88,14 +88,14 @@ def test_forward_sees_tensors_and_runs_without_recording():
 
     class Look(mg.autograd.Function):
         @staticmethod
-        def forward(ctx, x, scale, *, shift=0.0):
+        def forward(ctx, x, scale, shift=0.0):
             seen.append((type(x), x.requires_grad, mg.is_grad_enabled(), scale, shift))
             return x * scale + shift
 
         @staticmethod
         def backward(ctx, g):
             seen.append((type(g), mg.is_grad_enabled()))
-            return g * 2, None
+            return g * 2, None, None  # shift, given by keyword, is an input too
 
     x = mg.ones(2, requires_grad=True)
     y = Look.apply(x, 2.0, shift=1.0)

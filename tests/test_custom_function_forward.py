@@ -208,3 +208,83 @@ def test_apply_binds_keyword_arguments_to_forward_inputs(torch):
         row.append((len(y.grad_fn.next_functions), y.tolist()))
         seen.append(row)
     assert seen[0] == seen[1] == [1, [2.0, 2.0], [2.0, 2.0], 2, (1, [3.0, 3.0])]
+
+
+def transformed(lib, jvp=False, rule=None):
+    """sin in the setup_context style (which every transform needs), with a jvp and a vmap
+    rule (`rule`: "generate" or "own") as asked."""
+    class Sin(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.sin()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.save_for_forward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x.cos()
+
+    if jvp:
+        Sin.jvp = staticmethod(lambda ctx, t: t * ctx.saved_tensors[0].cos())
+    if rule == "generate":
+        Sin.generate_vmap_rule = True
+    elif rule == "own":
+        Sin.vmap = staticmethod(lambda info, in_dims, x: (Sin.apply(x), in_dims[0]))
+    return Sin
+
+
+TRANSFORMS = {
+    "grad": lambda lib, f, x: lib.func.grad(lambda a: f.apply(a).sum())(x),
+    "jacrev": lambda lib, f, x: lib.func.jacrev(f.apply)(x),
+    "jvp": lambda lib, f, x: lib.func.jvp(f.apply, (x,), (lib.ones_like(x),))[1],
+    "jacfwd": lambda lib, f, x: lib.func.jacfwd(f.apply)(x),
+    "vmap": lambda lib, f, x: lib.func.vmap(f.apply)(x),
+    "hessian": lambda lib, f, x: lib.func.hessian(lambda a: f.apply(a).sum())(x),
+}
+
+
+def _outcome(lib, make, transform):
+    x = lib.tensor([0.1, 0.2, 0.3], dtype=lib.float64)
+    try:
+        return ("ok", TRANSFORMS[transform](lib, make(lib), x).tolist())
+    except (RuntimeError, NotImplementedError) as e:
+        return (type(e).__name__, str(e))
+
+
+@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
+@pytest.mark.parametrize("kind", ["ctx style", "plain", "jvp", "generated rule",
+                                  "own rule", "jvp and rule"])
+def test_func_transforms_need_what_pytorch_needs(torch, transform, kind):
+    make = {"ctx style": lambda lib: cube_ctx(lib), "plain": transformed,
+            "jvp": lambda lib: transformed(lib, jvp=True),
+            "generated rule": lambda lib: transformed(lib, rule="generate"),
+            "own rule": lambda lib: transformed(lib, rule="own"),
+            "jvp and rule": lambda lib: transformed(lib, jvp=True, rule="generate")}[kind]
+    want, got = _outcome(torch, make, transform), _outcome(mg, make, transform)
+    assert got[0] == want[0]
+    if want[0] == "ok":
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-15)
+    else:
+        assert got[1] == want[1].replace("torch", "minigrad") or got[1] == want[1]
+
+
+def cube_ctx(lib):
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * g * x ** 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t
+    return Cube

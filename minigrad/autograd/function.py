@@ -20,8 +20,10 @@ output that needs a gradient the node `ctx` (function_nodes.py says how the engi
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import threading
 import warnings
 
 import numpy as np
@@ -44,6 +46,7 @@ class Function:
     output)`) and `backward(ctx, *grads)`, and call `YourFunction.apply(*args)`."""
 
     _backward_cls = None
+    generate_vmap_rule = False  # True: vmap may run forward batched (minigrad: per example)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -83,8 +86,13 @@ class Function:
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
-        raise NotImplementedError("You must implement the jvp function for custom "
-                                  "autograd.Function to use it with forward mode AD.")
+        raise NotImplementedError(_NO_JVP)
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either "
+                                  "override the vmap staticmethod or set "
+                                  "generate_vmap_rule=True.")
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -95,6 +103,9 @@ class Function:
         with_ctx = cls.setup_context is Function.setup_context
         if kwargs or not with_ctx:
             args, kwargs = _bind(cls.forward, with_ctx, args, kwargs)
+        transforms = getattr(_transforms, "kinds", None)
+        if transforms:
+            _check_transforms(cls, with_ctx, transforms)
         ctx = cls._backward_cls()
         grad_enabled = is_grad_enabled()
         needs = tuple(grad_enabled and isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -112,6 +123,42 @@ class Function:
         if any(needs):  # (forward mode's tangents ride on recorded calls only: forward_ad.py)
             run_jvp(ctx, args, out if isinstance(out, tuple) else (out,))
         return out
+
+
+_NO_JVP = ("You must implement the jvp function for custom autograd.Function to use it with "
+           "forward mode AD.")
+_EXTENDING = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+_transforms = threading.local()  # per thread: the kinds of `torch.func` transform running
+
+
+@contextlib.contextmanager
+def running_transform(*kinds):
+    """Mark the `minigrad.func` transforms of `kinds` ("grad", "jvp", "vmap") as running in
+    this thread while the block calls the user's function: a custom Function applied there
+    must be what PyTorch's transforms need (`_check_transforms`)."""
+    before = getattr(_transforms, "kinds", frozenset())
+    _transforms.kinds = before | frozenset(kinds)
+    try:
+        yield
+    finally:
+        _transforms.kinds = before
+
+
+def _check_transforms(cls, with_ctx, kinds):
+    """PyTorch's errors for a Function inside transforms: any transform needs the
+    setup_context style, vmap a rule (generated or its own), forward mode a jvp. minigrad's
+    transforms would run any Function (vmap loops, func.jvp runs backward), but a program
+    must run on both libraries."""
+    if with_ctx:
+        raise RuntimeError(f"In order to use an autograd.Function with functorch transforms "
+                           f"(vmap, grad, jvp, jacrev, ...), it must override the setup_context "
+                           f"staticmethod. {_EXTENDING}")
+    if "vmap" in kinds and not cls.generate_vmap_rule and cls.vmap is Function.vmap:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap "
+                           f"support. Please override and implement the vmap staticmethod or "
+                           f"set generate_vmap_rule=True. {_EXTENDING}")
+    if "jvp" in kinds and cls.jvp is Function.jvp:
+        raise NotImplementedError(_NO_JVP)
 
 
 def _bind(forward, with_ctx, args, kwargs):
