@@ -414,14 +414,35 @@ def _custom_function_corners(torch, mg):
         with fw.dual_level():
             d = fw.make_dual(lib.ones(2), lib.ones(2))
             assert fw.unpack_dual(two(lib).apply(d)[1]).tangent.tolist() == [3.0, 3.0]
-    x = mg.ones(2, requires_grad=True)
-    (mg.func.vmap(two(mg).apply)(x.reshape(2, 1))[0]).sum().backward()  # no vmap rule needed
-    assert x.grad.tolist() == [2.0, 2.0]
-    try:  # PyTorch: "... it must override the setup_context staticmethod"
-        torch.func.vmap(two(torch).apply)(torch.ones(2, 1))
-        raise AssertionError("PyTorch vmapped a Function without setup_context")
-    except RuntimeError as e:
-        assert "setup_context" in str(e)
+
+    def lying(lib):  # its jvp says 7 t where its backward says 2 g
+        class Lying(lib.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x):
+                return x * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                return t * 7
+        return Lying
+
+    for lib in (torch, mg):
+        _, jv = lib.func.jvp(lying(lib).apply, (lib.ones(2),), (lib.ones(2),))
+        assert jv.tolist() == ([7.0, 7.0] if lib is torch else [2.0, 2.0])
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():  # forward_ad runs the jvp in both
+            d = fw.make_dual(lib.ones(2), lib.ones(2))
+            assert fw.unpack_dual(lying(lib).apply(d)).tangent.tolist() == [7.0, 7.0]
     try:  # the base class has no jvp: forward mode names what is missing
         with mg.autograd.forward_ad.dual_level():
             sq = square_function(mg.autograd.Function)
@@ -1303,19 +1324,21 @@ DIFFERENCES = [
     ("`DistributedSampler` needs `num_replicas` and `rank`.",
      "minigrad has no process group to read them from; given them, it splits and pads the "
      "indices as PyTorch does.", _distributed_sampler),
-    ("A custom `autograd.Function` under `torch.func` needs no `setup_context` or vmap rule.",
+    ("`func.jvp` and `jacfwd` run a custom Function's backward, not its jvp.",
      "Custom Functions run on tensors as PyTorch's (ctx, `saved_tensors`, `mark_dirty`, "
      "`mark_non_differentiable`, `set_materialize_grads`, `once_differentiable`, double "
      "backward, one node shared by several outputs with `output_nr`, `register_hook` and "
      "`register_prehook` on that node, keyword arguments bound to forward's parameters, and "
      "forward mode through `jvp` and `save_for_forward` inside `forward_ad.dual_level()`, "
-     "with PyTorch's errors). The `torch.func` transforms differ: they run a custom Function "
-     "as any other code (`func.vmap`, a loop here, runs it once per example; `func.jvp` and "
-     "`jacfwd`, computed by the double-vjp trick, run its backward, not its jvp), so they "
-     "need neither the `setup_context` style, nor `generate_vmap_rule` or a `vmap` "
-     "staticmethod (which is not called), nor a `jvp`, where PyTorch raises. `mark_dirty` on "
-     "a view of another tensor is not supported: it raises NotImplementedError naming the "
-     "function.", _custom_function_corners),
+     "with PyTorch's errors). Inside the `torch.func` transforms it needs what PyTorch's "
+     "need (the `setup_context` style; `generate_vmap_rule` or a `vmap` staticmethod under "
+     "`vmap` and `jacfwd`; a `jvp` under `func.jvp` and `jacfwd`), with PyTorch's errors, but "
+     "runs as other code there: `func.vmap`, a loop here, runs forward once per example and "
+     "never calls a `vmap` staticmethod; `func.jvp` and `jacfwd`, computed by the double-vjp "
+     "trick, differentiate through its backward, so a jvp that disagrees with the backward "
+     "gives PyTorch's numbers only under `forward_ad`. `mark_dirty` on a view of another "
+     "tensor is not supported: it raises NotImplementedError naming the function.",
+     _custom_function_corners),
     ("Double backward: each op by a rule of its own.",
      "With `create_graph=True` every op runs a tensor-level backward rule "
      "(`minigrad.graph_rules`), so gradients of any order flow through these ops: "

@@ -212,7 +212,7 @@ def test_apply_binds_keyword_arguments_to_forward_inputs(torch):
 
 def transformed(lib, jvp=False, rule=None):
     """sin in the setup_context style (which every transform needs), with a jvp and a vmap
-    rule (`rule`: "generate" or "own") as asked."""
+    rule (`rule`: "generate", "own" or, refused, "both") as asked."""
     class Sin(lib.autograd.Function):
         @staticmethod
         def forward(x):
@@ -230,9 +230,9 @@ def transformed(lib, jvp=False, rule=None):
 
     if jvp:
         Sin.jvp = staticmethod(lambda ctx, t: t * ctx.saved_tensors[0].cos())
-    if rule == "generate":
+    if rule in ("generate", "both"):
         Sin.generate_vmap_rule = True
-    elif rule == "own":
+    if rule in ("own", "both"):
         Sin.vmap = staticmethod(lambda info, in_dims, x: (Sin.apply(x), in_dims[0]))
     return Sin
 
@@ -257,13 +257,14 @@ def _outcome(lib, make, transform):
 
 @pytest.mark.parametrize("transform", sorted(TRANSFORMS))
 @pytest.mark.parametrize("kind", ["ctx style", "plain", "jvp", "generated rule",
-                                  "own rule", "jvp and rule"])
+                                  "own rule", "jvp and rule", "both rules"])
 def test_func_transforms_need_what_pytorch_needs(torch, transform, kind):
     make = {"ctx style": lambda lib: cube_ctx(lib), "plain": transformed,
             "jvp": lambda lib: transformed(lib, jvp=True),
             "generated rule": lambda lib: transformed(lib, rule="generate"),
             "own rule": lambda lib: transformed(lib, rule="own"),
-            "jvp and rule": lambda lib: transformed(lib, jvp=True, rule="generate")}[kind]
+            "jvp and rule": lambda lib: transformed(lib, jvp=True, rule="generate"),
+            "both rules": lambda lib: transformed(lib, rule="both")}[kind]
     want, got = _outcome(torch, make, transform), _outcome(mg, make, transform)
     assert got[0] == want[0]
     if want[0] == "ok":

@@ -153,10 +153,17 @@ def _check_transforms(cls, with_ctx, kinds):
         raise RuntimeError(f"In order to use an autograd.Function with functorch transforms "
                            f"(vmap, grad, jvp, jacrev, ...), it must override the setup_context "
                            f"staticmethod. {_EXTENDING}")
-    if "vmap" in kinds and not cls.generate_vmap_rule and cls.vmap is Function.vmap:
-        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap "
-                           f"support. Please override and implement the vmap staticmethod or "
-                           f"set generate_vmap_rule=True. {_EXTENDING}")
+    if "vmap" in kinds:
+        own = cls.vmap is not Function.vmap
+        if cls.generate_vmap_rule and own:
+            raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it has both "
+                               f"generate_vmap_rule=True and an overridden vmap staticmethod. "
+                               f"Please set generate_vmap_rule=False or delete the overridden "
+                               f"vmap staticmethod to avoid ambiguity. {_EXTENDING}")
+        if not cls.generate_vmap_rule and not own:
+            raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have "
+                               f"vmap support. Please override and implement the vmap "
+                               f"staticmethod or set generate_vmap_rule=True. {_EXTENDING}")
     if "jvp" in kinds and cls.jvp is Function.jvp:
         raise NotImplementedError(_NO_JVP)
 
