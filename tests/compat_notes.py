@@ -388,6 +388,19 @@ def _rule_coverage():
     return (ops & set(RULES), ops - set(RULES), ops & set(JVP_RULES), ops - set(JVP_RULES))
 
 
+def dirty_double(lib):
+    class Double_(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x.mul_(2))
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    return Double_
+
+
 def _custom_function_corners(torch, mg):
     def two(lib):
         class Two(lib.autograd.Function):
@@ -443,6 +456,11 @@ def _custom_function_corners(torch, mg):
         with fw.dual_level():  # forward_ad runs the jvp in both
             d = fw.make_dual(lib.ones(2), lib.ones(2))
             assert fw.unpack_dual(lying(lib).apply(d)).tangent.tolist() == [7.0, 7.0]
+    for lib in (torch, mg):  # a custom in-place op on a row of a non-leaf
+        x = lib.ones(2, 2, requires_grad=True) * 1
+        row = dirty_double(lib).apply(x[0])
+        assert x.grad_fn.name().endswith("CopySlices") and row._version == 2
+        assert row.grad_fn.name() == ("AsStridedBackward0" if lib is torch else "SelectBackward0")
     try:  # the base class has no jvp: forward mode names what is missing
         with mg.autograd.forward_ad.dual_level():
             sq = square_function(mg.autograd.Function)
@@ -1337,7 +1355,9 @@ DIFFERENCES = [
      "never calls a `vmap` staticmethod; `func.jvp` and `jacfwd`, computed by the double-vjp "
      "trick, differentiate through its backward, so a jvp that disagrees with the backward "
      "gives PyTorch's numbers only under `forward_ad`. `mark_dirty` on a view of another "
-     "tensor is not supported: it raises NotImplementedError naming the function.",
+     "tensor rebases the base and its views as a write through a view does (the base's node "
+     "is `CopySlices`; a view's is its own view op's, where PyTorch shows "
+     "`AsStridedBackward0`).",
      _custom_function_corners),
     ("Double backward: each op by a rule of its own.",
      "With `create_graph=True` every op runs a tensor-level backward rule "

@@ -35,7 +35,7 @@ from .function_nodes import (BackwardCFunction, DelayedError, FunctionCtx, Funct
                              SavedOutput)
 from .op import _node_of, _record_hooks, _sequence
 from .versions import bump_version
-from .views import note_plain_view
+from .views import adopt_node, multi_output_error, note_plain_view, rebase_views, view_chain
 
 __all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
 
@@ -214,6 +214,9 @@ def _wrap_outputs(ctx, args, out, wanted):
                              else None for o in outs)
     if differentiable:
         _attach(ctx, outs, differentiable)
+        for i in differentiable:
+            if id(outs[i]) in dirty and outs[i]._view is not None:
+                _rebase_dirty_view(outs[i])
     return outs[0] if single else tuple(outs)
 
 
@@ -222,12 +225,27 @@ def _ids(tensors):
 
 
 def _check_dirty(ctx, t, wanted):
-    if t.grad_fn is None and t._requires_grad and is_grad_enabled():
-        raise RuntimeError(f"{ctx.name()}: a leaf Variable that requires grad has been used in "
-                           f"an in-place operation.")
-    if t._view is not None and wanted:
-        raise NotImplementedError(f"{ctx.name()}: mark_dirty on a view of another tensor is "
-                                  f"not supported; clone the view before the call")
+    if not is_grad_enabled():
+        return
+    root = view_chain(t)[0]
+    if root.grad_fn is None and root._requires_grad:
+        what = "a leaf Variable" if root is t else "a view of a leaf Variable"
+        raise RuntimeError(f"{ctx.name()}: {what} that requires grad has been used in an "
+                           f"in-place operation." if root is t else
+                           f"{ctx.name()}: {what} that requires grad is being used in an "
+                           f"in-place operation.")
+    if wanted and t._split_output is not None:
+        multi_output_error(ctx.name(), t)
+
+
+def _rebase_dirty_view(view):
+    """A view that forward wrote in place (`mark_dirty`), now produced by ctx: as for any write
+    through a view, its root's graph becomes the old one with the view's region replaced by
+    ctx's output (`CopySlices`), and the root's views, this one too, read that (views.py)."""
+    from ..ops.assign import CopySlices  # (the ops import this package)
+    root, chain = view_chain(view)
+    adopt_node(root, CopySlices.apply(root, view, chain=chain).grad_fn)
+    rebase_views(root)
 
 
 def _alias(t):
