@@ -111,3 +111,33 @@ def test_refused_as_pytorch(torch):
             x = lib.ones(2, 2, requires_grad=True)
             scale_(lib).apply(x[0], lib.tensor(3.0))
             assert x.tolist() == [[3.0, 3.0], [1.0, 1.0]] and x.is_leaf
+
+
+def test_forward_mode_through_a_dirty_view(torch):
+    def double_(lib):
+        class Double_(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x.mul_(2))
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                return t.mul_(2)
+        return Double_
+
+    seen = []
+    for lib in (torch, mg):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(lib.ones(2, 3, dtype=lib.float64),
+                             lib.tensor([[0.5, 1.0, 1.5], [2.0, 2.5, 3.0]],
+                                        dtype=lib.float64)) * 1
+            out = double_(lib).apply(x[:, 1])
+            seen.append((fw.unpack_dual(out).tangent.tolist(), fw.unpack_dual(x).tangent.tolist(),
+                         x.tolist()))
+    assert seen[0] == seen[1]

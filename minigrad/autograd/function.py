@@ -122,6 +122,9 @@ class Function:
         out = _wrap_outputs(ctx, args, out, any(needs))
         if any(needs):  # (forward mode's tangents ride on recorded calls only: forward_ad.py)
             run_jvp(ctx, args, out if isinstance(out, tuple) else (out,))
+            for d in ctx.dirty_tensors:  # after jvp: the rebased nodes' tangents read ctx's
+                if d._view is not None and d.grad_fn is ctx:
+                    _rebase_dirty_view(d)
         return out
 
 
@@ -214,9 +217,6 @@ def _wrap_outputs(ctx, args, out, wanted):
                              else None for o in outs)
     if differentiable:
         _attach(ctx, outs, differentiable)
-        for i in differentiable:
-            if id(outs[i]) in dirty and outs[i]._view is not None:
-                _rebase_dirty_view(outs[i])
     return outs[0] if single else tuple(outs)
 
 
