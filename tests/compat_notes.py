@@ -421,6 +421,7 @@ def _custom_function_corners(torch, mg):
         x = lib.ones(2, requires_grad=True)
         a, b = two(lib).apply(x)
         assert a.grad_fn is b.grad_fn and (a.output_nr, b.output_nr) == (0, 1)
+        assert bool(a.grad_fn) == (lib is torch)  # minigrad: the shared node is falsy
         (a.sum() + b.sum()).backward()
         assert x.grad.tolist() == [5.0, 5.0]
         fw = lib.autograd.forward_ad
@@ -1342,7 +1343,8 @@ DIFFERENCES = [
     ("`DistributedSampler` needs `num_replicas` and `rank`.",
      "minigrad has no process group to read them from; given them, it splits and pads the "
      "indices as PyTorch does.", _distributed_sampler),
-    ("`func.jvp` and `jacfwd` run a custom Function's backward, not its jvp.",
+    ("`func.jvp` and `jacfwd` run a custom Function's backward, not its jvp; a node shared by "
+     "several outputs is falsy.",
      "Custom Functions run on tensors as PyTorch's (ctx, `saved_tensors`, `mark_dirty`, "
      "`mark_non_differentiable`, `set_materialize_grads`, `once_differentiable`, double "
      "backward, one node shared by several outputs with `output_nr`, `register_hook` and "
@@ -1357,7 +1359,9 @@ DIFFERENCES = [
      "gives PyTorch's numbers only under `forward_ad`. `mark_dirty` on a view of another "
      "tensor rebases the base and its views as a write through a view does (the base's node "
      "is `CopySlices`; a view's is its own view op's, where PyTorch shows "
-     "`AsStridedBackward0`).",
+     "`AsStridedBackward0`). The node several outputs share is falsy (`bool(a.grad_fn)` is "
+     "False): that is how the engine finds each output's own edge without a test on its hot "
+     "path; test a node with `is not None`.",
      _custom_function_corners),
     ("Double backward: each op by a rule of its own.",
      "With `create_graph=True` every op runs a tensor-level backward rule "

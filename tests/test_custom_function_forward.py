@@ -289,3 +289,20 @@ def cube_ctx(lib):
         def jvp(ctx, t):
             return t
     return Cube
+
+
+def test_save_for_forward_takes_tensors_only(torch):
+    for lib in (torch, mg):
+        class Saves(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_forward(x, 3.0)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        with pytest.raises(AssertionError, match="save_for_forward expects all arguments to be "
+                                                 "tensors; you should save non-tensors as "
+                                                 "attributes on ctx."):
+            Saves.apply(lib.ones(2))

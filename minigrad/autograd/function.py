@@ -228,12 +228,11 @@ def _check_dirty(ctx, t, wanted):
     if not is_grad_enabled():
         return
     root = view_chain(t)[0]
-    if root.grad_fn is None and root._requires_grad:
-        what = "a leaf Variable" if root is t else "a view of a leaf Variable"
-        raise RuntimeError(f"{ctx.name()}: {what} that requires grad has been used in an "
-                           f"in-place operation." if root is t else
-                           f"{ctx.name()}: {what} that requires grad is being used in an "
-                           f"in-place operation.")
+    if root.grad_fn is None and root._requires_grad:  # PyTorch's two wordings
+        raise RuntimeError(f"{ctx.name()}: a leaf Variable that requires grad has been used "
+                           f"in an in-place operation." if root is t else
+                           f"{ctx.name()}: a view of a leaf Variable that requires grad is "
+                           f"being used in an in-place operation.")
     if wanted and t._split_output is not None:
         multi_output_error(ctx.name(), t)
 

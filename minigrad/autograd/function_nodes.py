@@ -56,10 +56,10 @@ class FunctionCtx:
 
     def save_for_forward(self, *tensors):
         """Keep tensors for `jvp` (forward mode), where `saved_tensors` gives them."""
-        for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, autograd_op.Tensor):
-                raise TypeError(f"save_for_forward expects all arguments to be tensors; but "
-                                f"got {type(t).__name__} at position {i}")
+        for t in tensors:
+            if t is not None and not isinstance(t, autograd_op.Tensor):  # (PyTorch's type)
+                raise AssertionError("save_for_forward expects all arguments to be tensors; "
+                                     "you should save non-tensors as attributes on ctx.")
         self.saved_for_forward = tensors
 
     @property
