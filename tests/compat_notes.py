@@ -422,6 +422,8 @@ def _custom_function_corners(torch, mg):
         a, b = two(lib).apply(x)
         assert a.grad_fn is b.grad_fn and (a.output_nr, b.output_nr) == (0, 1)
         assert bool(a.grad_fn) == (lib is torch)  # minigrad: the shared node is falsy
+        pieces = (lib.ones(4, requires_grad=True) * 1).split(2)
+        assert [p.output_nr for p in pieces] == ([0, 1] if lib is torch else [0, 0])
         (a.sum() + b.sum()).backward()
         assert x.grad.tolist() == [5.0, 5.0]
         fw = lib.autograd.forward_ad
@@ -1361,7 +1363,9 @@ DIFFERENCES = [
      "is `CopySlices`; a view's is its own view op's, where PyTorch shows "
      "`AsStridedBackward0`). The node several outputs share is falsy (`bool(a.grad_fn)` is "
      "False): that is how the engine finds each output's own edge without a test on its hot "
-     "path; test a node with `is not None`.",
+     "path; test a node with `is not None`. `Tensor.output_nr` is nonzero only for a custom "
+     "Function's outputs: the pieces of `split`, `chunk` and `unbind` each have a node of "
+     "their own here, so 0 (PyTorch: their position).",
      _custom_function_corners),
     ("Double backward: each op by a rule of its own.",
      "With `create_graph=True` every op runs a tensor-level backward rule "
