@@ -77,8 +77,9 @@ def _(lib, a, v):
     return F.vjp(f, a, v), F.jvp(f, a, v), F.hvp(s, a, v), F.vhp(s, a, v, strict=True)
 
 
+# fixed values: a draw from compat_table's shared generator would shift later cases' inputs
 @add
-@case("Tensor.output_nr", inputs=(f64(3),))
+@case("Tensor.output_nr", inputs=(A(np.array([0.5, -1.0, 2.0]), grad=True),))
 def _(lib, a):
     class Two(lib.autograd.Function):
         @staticmethod
