@@ -100,6 +100,9 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
     ndim = property(lambda self: self._array.ndim)
     dtype = property(lambda self: self._array.dtype)
     is_leaf = property(lambda self: self.grad_fn is None)
+    # which output of its grad_fn this is: nonzero only for a node with several (op.py)
+    output_nr = property(lambda self: self._acc.position if self.grad_fn is not None
+                         and not self.grad_fn else 0)
 
     @property
     def requires_grad(self):
@@ -230,7 +233,8 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
     def detach_(self):
         """Cut this tensor itself off the graph: it becomes a leaf that does not require grad
         (what truncated backpropagation through time does to a carried hidden state)."""
-        self.grad_fn = None
+        if self.grad_fn is not None:  # (a non-leaf's `_acc` is an output's edge: op.py)
+            self.grad_fn = self._acc = None
         self.requires_grad = False
         return self
 
@@ -247,7 +251,7 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
     @property
     def retains_grad(self):
         return self.grad_fn is not None and any(
-            isinstance(h, RetainGrad) for h in self.grad_fn.pre_hooks)
+            isinstance(h, RetainGrad) for h in _node_of(self).pre_hooks)
 
     def retain_grad(self):
         """Keep `.grad` on this non-leaf tensor after backward (a leaf keeps it anyway)."""
@@ -255,7 +259,7 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
             raise RuntimeError("retain_grad: can't retain_grad on Tensor that has "
                                "requires_grad=False")
         if self.grad_fn is not None and not self.retains_grad:
-            self.grad_fn.pre_hooks += (RetainGrad(self),)
+            _node_of(self).pre_hooks += (RetainGrad(self),)
 
     def register_hook(self, hook):
         """Call `hook(grad)` when this tensor's gradient is computed; a returned tensor replaces

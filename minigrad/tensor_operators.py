@@ -197,5 +197,5 @@ def as_dtype(x, dtype):
         if x.grad_fn is None:
             c._acc = _node_of(x)  # x's AccumulateGrad
         else:
-            c.grad_fn = x.grad_fn
+            c.grad_fn, c._acc = x.grad_fn, x._acc  # (an output's edge, if x has one: op.py)
     return c

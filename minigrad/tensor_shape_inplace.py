@@ -38,6 +38,7 @@ def _change_shape(t, name, step, undo):
     cls, kwargs = step
     alias = _t.Tensor._wrap(t._array)  # t's values and graph, so the op records on them
     alias._vc, alias.grad_fn, alias._requires_grad = t._vc, t.grad_fn, t._requires_grad
+    alias._acc = t._acc  # (an output's edge, if t is one of several: op.py's `_node_of`)
     out = cls.apply(alias, **kwargs)
     t._array = out._array
     bump_version(t)

@@ -174,6 +174,7 @@ class WriteMethods:
         if record:  # a copy with the graph so far: an op of `compute` may save the old values
             old = _t.Tensor._wrap(self._array.copy())
             old.grad_fn, old._requires_grad = self.grad_fn, self._requires_grad
+            old._acc = self._acc  # (an output's edge, if self is one of several: op.py)
         out = compute(old)
         if record and self._split_output is not None and out._requires_grad:
             multi_output_error(name, self)

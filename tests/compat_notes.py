@@ -406,6 +406,19 @@ def _rule_coverage():
     return (ops & set(RULES), ops - set(RULES), ops & set(JVP_RULES), ops - set(JVP_RULES))
 
 
+def dirty_double(lib):
+    class Double_(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x.mul_(2))
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    return Double_
+
+
 def _custom_function_corners(torch, mg):
     def two(lib):
         class Two(lib.autograd.Function):
@@ -425,21 +438,57 @@ def _custom_function_corners(torch, mg):
     for lib in (torch, mg):
         x = lib.ones(2, requires_grad=True)
         a, b = two(lib).apply(x)
-        assert a.grad_fn.name() == b.grad_fn.name() == "TwoBackward"
-        assert (a.grad_fn is b.grad_fn) == (lib is torch)  # minigrad: one node per output
+        assert a.grad_fn is b.grad_fn and (a.output_nr, b.output_nr) == (0, 1)
+        assert bool(a.grad_fn) == (lib is torch)  # minigrad: the shared node is falsy
+        pieces = (lib.ones(4, requires_grad=True) * 1).split(2)
+        assert [p.output_nr for p in pieces] == ([0, 1] if lib is torch else [0, 0])
         (a.sum() + b.sum()).backward()
         assert x.grad.tolist() == [5.0, 5.0]
-    fw = mg.autograd.forward_ad
-    with fw.dual_level():
-        try:
-            two(mg).apply(fw.make_dual(mg.ones(2), mg.ones(2)))
-            raise AssertionError("minigrad ran a custom Function's jvp")
-        except NotImplementedError as e:
-            assert "Two" in str(e)
-    with torch.autograd.forward_ad.dual_level():
-        d = torch.autograd.forward_ad.make_dual(torch.ones(2), torch.ones(2))
-        assert torch.autograd.forward_ad.unpack_dual(two(torch).apply(d)[1]).tangent.tolist() \
-            == [3.0, 3.0]
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(lib.ones(2), lib.ones(2))
+            assert fw.unpack_dual(two(lib).apply(d)[1]).tangent.tolist() == [3.0, 3.0]
+
+    def lying(lib):  # its jvp says 7 t where its backward says 2 g
+        class Lying(lib.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x):
+                return x * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                return t * 7
+        return Lying
+
+    for lib in (torch, mg):
+        _, jv = lib.func.jvp(lying(lib).apply, (lib.ones(2),), (lib.ones(2),))
+        assert jv.tolist() == ([7.0, 7.0] if lib is torch else [2.0, 2.0])
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():  # forward_ad runs the jvp in both
+            d = fw.make_dual(lib.ones(2), lib.ones(2))
+            assert fw.unpack_dual(lying(lib).apply(d)).tangent.tolist() == [7.0, 7.0]
+    for lib in (torch, mg):  # a custom in-place op on a row of a non-leaf
+        x = lib.ones(2, 2, requires_grad=True) * 1
+        row = dirty_double(lib).apply(x[0])
+        assert x.grad_fn.name().endswith("CopySlices") and row._version == 2
+        assert row.grad_fn.name() == ("AsStridedBackward0" if lib is torch else "SelectBackward0")
+    try:  # the base class has no jvp: forward mode names what is missing
+        with mg.autograd.forward_ad.dual_level():
+            sq = square_function(mg.autograd.Function)
+            sq.apply(mg.autograd.forward_ad.make_dual(mg.ones(2), mg.ones(2)))
+        raise AssertionError("minigrad ran forward mode without a jvp")
+    except NotImplementedError as e:
+        assert "must implement the jvp" in str(e)
 
 
 def _create_graph_through_rules(torch, mg):
@@ -1329,15 +1378,28 @@ DIFFERENCES = [
     ("`DistributedSampler` needs `num_replicas` and `rank`.",
      "minigrad has no process group to read them from; given them, it splits and pads the "
      "indices as PyTorch does.", _distributed_sampler),
-    ("A custom `autograd.Function` with several outputs gives each its own node.",
+    ("`func.jvp` and `jacfwd` run a custom Function's backward, not its jvp; a node shared by "
+     "several outputs is falsy.",
      "Custom Functions run on tensors as PyTorch's (ctx, `saved_tensors`, `mark_dirty`, "
      "`mark_non_differentiable`, `set_materialize_grads`, `once_differentiable`, double "
-     "backward). With several differentiable outputs, each output's `grad_fn` is a node of "
-     "its own, named as the function's and forwarding its attributes, that hands its gradient "
-     "to the one shared node (PyTorch's outputs share one `grad_fn` object). Forward mode "
-     "(a `jvp`) and `mark_dirty` on a view of another tensor are not supported: they raise "
-     "NotImplementedError naming the function. `func.vmap`, a loop here, runs a custom "
-     "Function once per example and needs no vmap rule.", _custom_function_corners),
+     "backward, one node shared by several outputs with `output_nr`, `register_hook` and "
+     "`register_prehook` on that node, keyword arguments bound to forward's parameters, and "
+     "forward mode through `jvp` and `save_for_forward` inside `forward_ad.dual_level()`, "
+     "with PyTorch's errors). Inside the `torch.func` transforms it needs what PyTorch's "
+     "need (the `setup_context` style; `generate_vmap_rule` or a `vmap` staticmethod under "
+     "`vmap` and `jacfwd`; a `jvp` under `func.jvp` and `jacfwd`), with PyTorch's errors, but "
+     "runs as other code there: `func.vmap`, a loop here, runs forward once per example and "
+     "never calls a `vmap` staticmethod; `func.jvp` and `jacfwd`, computed by the double-vjp "
+     "trick, differentiate through its backward, so a jvp that disagrees with the backward "
+     "gives PyTorch's numbers only under `forward_ad`. `mark_dirty` on a view of another "
+     "tensor rebases the base and its views as a write through a view does (the base's node "
+     "is `CopySlices`; a view's is its own view op's, where PyTorch shows "
+     "`AsStridedBackward0`). The node several outputs share is falsy (`bool(a.grad_fn)` is "
+     "False): that is how the engine finds each output's own edge without a test on its hot "
+     "path; test a node with `is not None`. `Tensor.output_nr` is nonzero only for a custom "
+     "Function's outputs: the pieces of `split`, `chunk` and `unbind` each have a node of "
+     "their own here, so 0 (PyTorch: their position).",
+     _custom_function_corners),
     ("Double backward: each op by a rule of its own.",
      "With `create_graph=True` every op runs a tensor-level backward rule "
      "(`minigrad.graph_rules`), so gradients of any order flow through these ops: "

@@ -3,6 +3,7 @@
     op.py            graph nodes and `Op.apply`, which runs an op (on arrays) and records its node
     function.py      `Function`, PyTorch's custom function on tensors (forward, backward, ctx)
     function_nodes.py  its graph nodes: how the engine runs a custom Function's backward
+    function_jvp.py  its forward mode: the `jvp` staticmethod inside `forward_ad.dual_level()`
     engine.py        the first-order backward pass (`run_backward`)
     graph_engine.py  the engine's general form: several outputs, chosen inputs, and
                      `create_graph` (each node's tensor-level rule, `minigrad.graph_rules`)

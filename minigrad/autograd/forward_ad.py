@@ -48,14 +48,23 @@ class _Level:
         from ..jvp_rules import JVP_RULES  # the rules import the ops
         rule = JVP_RULES.get(node.__class__)
         if rule is None:
-            if node.tensor_level:  # a custom Function's node (function.py) says what is missing
-                raise node.forward_ad_error()
+            if node.tensor_level:  # a custom Function's node: Function.apply runs its jvp
+                error = node.forward_ad_error()  # (function_jvp.py); others say what is missing
+                if error is None:
+                    return
+                raise error
             raise RuntimeError(f"{type(node).__name__}: forward-mode "
                                f"AD has no rule for this op (see minigrad.jvp_rules); compute "
                                f"this derivative with reverse mode (autograd.functional.jvp)")
         t = rule(node, out._array, ts)
         if t is not None:
             tangents[node] = np.asarray(t, dtype=out.dtype).reshape(out.shape)
+
+
+def tangents_now():
+    """The open level's table (node of a dual tensor -> its tangent array), or None."""
+    level = _level
+    return None if level is None else level.tangents
 
 
 class dual_level:

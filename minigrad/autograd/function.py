@@ -20,18 +20,22 @@ output that needs a gradient the node `ctx` (function_nodes.py says how the engi
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
+import threading
 import warnings
 
 import numpy as np
 
 from ..grad_mode import is_grad_enabled, no_grad
 from . import op as autograd_op
+from .function_jvp import run_jvp
 from .function_nodes import (BackwardCFunction, DelayedError, FunctionCtx, FunctionOutput,
                              SavedOutput)
 from .op import _node_of, _record_hooks, _sequence
 from .versions import bump_version
-from .views import note_plain_view
+from .views import adopt_node, multi_output_error, note_plain_view, rebase_views, view_chain
 
 __all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
 
@@ -42,6 +46,7 @@ class Function:
     output)`) and `backward(ctx, *grads)`, and call `YourFunction.apply(*args)`."""
 
     _backward_cls = None
+    generate_vmap_rule = False  # True: vmap may run forward batched (minigrad: per example)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -79,11 +84,28 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError(_NO_JVP)
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either "
+                                  "override the vmap staticmethod or set "
+                                  "generate_vmap_rule=True.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward on `args` with recording off; give the outputs that need a gradient
-        this call's node as their grad_fn."""
+        this call's node as their grad_fn. Keyword arguments that name forward's parameters
+        are inputs like the positional ones, as in PyTorch."""
         Tensor = autograd_op.Tensor
+        with_ctx = cls.setup_context is Function.setup_context
+        if kwargs or not with_ctx:
+            args, kwargs = _bind(cls.forward, with_ctx, args, kwargs)
+        transforms = getattr(_transforms, "kinds", None)
+        if transforms:
+            _check_transforms(cls, with_ctx, transforms)
         ctx = cls._backward_cls()
         grad_enabled = is_grad_enabled()
         needs = tuple(grad_enabled and isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -92,12 +114,76 @@ class Function:
         ctx._input_meta = tuple((a._array.shape, a._array.dtype) if isinstance(a, Tensor)
                                 else None for a in args)
         with no_grad():
-            if cls.setup_context is Function.setup_context:
+            if with_ctx:
                 out = cls.forward(ctx, *args, **kwargs)
             else:  # PyTorch 2's style: forward without ctx, then setup_context
                 out = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, out)
-        return _wrap_outputs(ctx, args, out, any(needs))
+        out = _wrap_outputs(ctx, args, out, any(needs))
+        if any(needs):  # (forward mode's tangents ride on recorded calls only: forward_ad.py)
+            run_jvp(ctx, args, out if isinstance(out, tuple) else (out,))
+            for d in ctx.dirty_tensors:  # after jvp: the rebased nodes' tangents read ctx's
+                if d._view is not None and d.grad_fn is ctx:
+                    _rebase_dirty_view(d)
+        return out
+
+
+_NO_JVP = ("You must implement the jvp function for custom autograd.Function to use it with "
+           "forward mode AD.")
+_EXTENDING = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+_transforms = threading.local()  # per thread: the kinds of `torch.func` transform running
+
+
+@contextlib.contextmanager
+def running_transform(*kinds):
+    """Mark the `minigrad.func` transforms of `kinds` ("grad", "jvp", "vmap") as running in
+    this thread while the block calls the user's function: a custom Function applied there
+    must be what PyTorch's transforms need (`_check_transforms`)."""
+    before = getattr(_transforms, "kinds", frozenset())
+    _transforms.kinds = before | frozenset(kinds)
+    try:
+        yield
+    finally:
+        _transforms.kinds = before
+
+
+def _check_transforms(cls, with_ctx, kinds):
+    """PyTorch's errors for a Function inside transforms: any transform needs the
+    setup_context style, vmap a rule (generated or its own), forward mode a jvp. minigrad's
+    transforms would run any Function (vmap loops, func.jvp runs backward), but a program
+    must run on both libraries."""
+    if with_ctx:
+        raise RuntimeError(f"In order to use an autograd.Function with functorch transforms "
+                           f"(vmap, grad, jvp, jacrev, ...), it must override the setup_context "
+                           f"staticmethod. {_EXTENDING}")
+    if "vmap" in kinds:
+        own = cls.vmap is not Function.vmap
+        if cls.generate_vmap_rule and own:
+            raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it has both "
+                               f"generate_vmap_rule=True and an overridden vmap staticmethod. "
+                               f"Please set generate_vmap_rule=False or delete the overridden "
+                               f"vmap staticmethod to avoid ambiguity. {_EXTENDING}")
+        if not cls.generate_vmap_rule and not own:
+            raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have "
+                               f"vmap support. Please override and implement the vmap "
+                               f"staticmethod or set generate_vmap_rule=True. {_EXTENDING}")
+    if "jvp" in kinds and cls.jvp is Function.jvp:
+        raise NotImplementedError(_NO_JVP)
+
+
+def _bind(forward, with_ctx, args, kwargs):
+    """forward's inputs as PyTorch's `apply` finds them: the keywords naming positional
+    parameters placed among the positional arguments, any other keyword refused; in the
+    setup_context style, the defaults of parameters not given filled in as inputs too."""
+    bound = _signature(forward).bind(*((None,) if with_ctx else ()), *args, **kwargs)
+    if not with_ctx:
+        bound.apply_defaults()
+    for name in bound.kwargs:
+        raise TypeError(f"{forward.__name__}() got an unexpected keyword argument '{name}'")
+    return bound.args[1 if with_ctx else 0:], {}
+
+
+_signature = functools.lru_cache(maxsize=256)(inspect.signature)
 
 
 def _wrap_outputs(ctx, args, out, wanted):
@@ -139,12 +225,26 @@ def _ids(tensors):
 
 
 def _check_dirty(ctx, t, wanted):
-    if t.grad_fn is None and t._requires_grad and is_grad_enabled():
-        raise RuntimeError(f"{ctx.name()}: a leaf Variable that requires grad has been used in "
-                           f"an in-place operation.")
-    if t._view is not None and wanted:
-        raise NotImplementedError(f"{ctx.name()}: mark_dirty on a view of another tensor is "
-                                  f"not supported; clone the view before the call")
+    if not is_grad_enabled():
+        return
+    root = view_chain(t)[0]
+    if root.grad_fn is None and root._requires_grad:  # PyTorch's two wordings
+        raise RuntimeError(f"{ctx.name()}: a leaf Variable that requires grad has been used "
+                           f"in an in-place operation." if root is t else
+                           f"{ctx.name()}: a view of a leaf Variable that requires grad is "
+                           f"being used in an in-place operation.")
+    if wanted and t._split_output is not None:
+        multi_output_error(ctx.name(), t)
+
+
+def _rebase_dirty_view(view):
+    """A view that forward wrote in place (`mark_dirty`), now produced by ctx: as for any write
+    through a view, its root's graph becomes the old one with the view's region replaced by
+    ctx's output (`CopySlices`), and the root's views, this one too, read that (views.py)."""
+    from ..ops.assign import CopySlices  # (the ops import this package)
+    root, chain = view_chain(view)
+    adopt_node(root, CopySlices.apply(root, view, chain=chain).grad_fn)
+    rebase_views(root)
 
 
 def _alias(t):
@@ -155,15 +255,15 @@ def _alias(t):
 
 
 def _attach(ctx, outs, differentiable):
-    """Make ctx the node of the outputs at positions `differentiable`: the grad_fn of the one
-    there is, or the receiver of the `FunctionOutput` nodes of several."""
+    """Make ctx the grad_fn of the outputs at positions `differentiable`: the node the one
+    output 0 sends its gradient to, or, for outputs at other positions, the receiver of their
+    `FunctionOutput` edges (function_nodes.py)."""
     ctx.sequence_nr = next(_sequence)
     if ctx.saved:
         ctx.saved_versions = [(t._vc, t._vc[0], tuple(t._array.shape))
                               for t in ctx.saved if t is not None]
-    if len(differentiable) == 1:
-        (ctx._position,) = differentiable
-        o = outs[ctx._position]
+    if differentiable == [0]:
+        o = outs[0]
         ctx.out_shape, ctx.out_dtype = o._array.shape, o._array.dtype
         nodes = [(ctx, o)]
     else:
@@ -177,7 +277,9 @@ def _attach(ctx, outs, differentiable):
         if _record_hooks:  # anomaly mode, forward AD, the graph renderer
             for hook in _record_hooks:
                 hook(node, o)
-        o.grad_fn, o._requires_grad = node, True
+        o.grad_fn, o._requires_grad = ctx, True
+        if node is not ctx:
+            o._acc = node
     if ctx.saved:  # the outputs among the saved tensors are kept without their node
         own = {id(o): (i, node) for (node, o), i in zip(nodes, differentiable)}
         saved = []

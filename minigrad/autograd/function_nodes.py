@@ -7,10 +7,13 @@ hands the user's backward Tensors, runs it under `no_grad` in the first case and
 second (so its gradient can be differentiated again), and fits what it returns to each input as
 PyTorch's engine does (a broadcast shape summed, a dtype cast, an impossible shape refused).
 
-A Function with several differentiable outputs has one node, but the engine gives each node
-one gradient: so each output gets a small `FunctionOutput` node that stores its gradient in the
-shared node and sends it an empty token. The shared node was created before them, so it runs
-after all of them (the engine runs the newest node first) and sees every gradient at once.
+A Function with several differentiable outputs has one node, every output's `grad_fn`, as in
+PyTorch; but the engine gives each node one gradient. So each output also gets a small
+`FunctionOutput` node, the edge its consumers point to, which stores its gradient in the shared
+node and sends that an empty token. The shared node was created before them, so it runs after
+all of them (the engine runs the newest node first) and sees every gradient at once. The edge
+is kept in the output's `_acc`, and the shared node is falsy: the engine's `grad_fn or _acc`
+(op.py's `_node_of`, inlined in `Op.apply`) then finds the edge with no test added for it.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import numpy as np
 from ..grad_mode import enable_grad, no_grad
 from . import op as autograd_op
 from .engine import _broadcast_axes
-from .op import Node, _node_of, _sequence
+from .op import Node, RemovableHandle, _node_of, _sequence
 
 __all__ = ["BackwardCFunction", "DelayedError", "FunctionCtx", "FunctionOutput", "SavedOutput"]
 
@@ -39,6 +42,8 @@ class FunctionCtx:
     dirty_tensors = ()        # inputs forward changed in place (`mark_dirty`)
     non_differentiable = ()   # outputs that get no gradient (`mark_non_differentiable`)
     materialize_grads = True  # unused outputs' gradients: zeros (True) or None
+    saved_for_forward = ()    # the tensors jvp sees as `saved_tensors` (`save_for_forward`)
+    _jvp_running = False
 
     def save_for_backward(self, *tensors):
         """Keep tensors (or None) for backward; an in-place change to one before backward
@@ -50,12 +55,17 @@ class FunctionCtx:
         self.saved = tensors
 
     def save_for_forward(self, *tensors):
-        """Keep tensors for a `jvp` (forward mode, which minigrad does not run for a custom
-        Function: a Function written for both modes still runs backward)."""
+        """Keep tensors for `jvp` (forward mode), where `saved_tensors` gives them."""
+        for t in tensors:
+            if t is not None and not isinstance(t, autograd_op.Tensor):  # (PyTorch's type)
+                raise AssertionError("save_for_forward expects all arguments to be tensors; "
+                                     "you should save non-tensors as attributes on ctx.")
         self.saved_for_forward = tensors
 
     @property
     def saved_tensors(self):
+        if self._jvp_running:  # inside jvp: what save_for_forward kept
+            return self.saved_for_forward
         if self.saved is None:
             raise RuntimeError(_FREED)
         return tuple(s.unpack(self) if s.__class__ is SavedOutput else s for s in self.saved)
@@ -88,11 +98,9 @@ class SavedOutput:
 
     def unpack(self, ctx):
         t = autograd_op.Tensor._wrap(self.array)
-        t._vc, t._requires_grad = self.version_counter, True
-        if self.node is None:
-            t.grad_fn = ctx
-        else:
-            t.grad_fn = self.node() or FunctionOutput(ctx, self.position, t)
+        t._vc, t.grad_fn, t._requires_grad = self.version_counter, ctx, True
+        if self.node is not None:
+            t._acc = self.node() or FunctionOutput(ctx, self.position, t)
         return t
 
 
@@ -103,17 +111,37 @@ class BackwardCFunction(Node, FunctionCtx):
     tensor_level = True  # its backward also takes Tensors (graph_engine's create_graph)
     saved_versions = ()
     _pending = None      # with several outputs: output position -> its gradient (see above)
+    _prehooks = _hooks = ()  # `register_prehook`'s and `register_hook`'s functions
     _input_meta = _output_meta = ()  # per argument, per output: (shape, dtype), None if no tensor
     needs_input_grad = ()
 
     def name(self):
         return type(self).__name__
 
+    def __bool__(self):
+        """False for the node of several outputs, whose outputs' edges are elsewhere (above)."""
+        return self._pending is None
+
     @property
     def next_functions(self):
         """PyTorch's edges: one per tensor argument of forward (others have no place)."""
-        return tuple((n, 0) for n, meta in zip(self.next_nodes, self._input_meta)
-                     if meta is not None)
+        return tuple((None, 0) if n is None else n.edge
+                     for n, meta in zip(self.next_nodes, self._input_meta) if meta is not None)
+
+    def register_prehook(self, hook):
+        """Call `hook(grad_outputs)` before backward runs (None for an output no gradient
+        reached); a returned tuple replaces the gradients."""
+        return self._add_hook("_prehooks", hook)
+
+    def register_hook(self, hook):
+        """Call `hook(grad_inputs, grad_outputs)` after backward (one gradient per tensor
+        argument of forward); a returned tuple replaces grad_inputs."""
+        return self._add_hook("_hooks", hook)
+
+    def _add_hook(self, kind, hook):
+        setattr(self, kind, getattr(self, kind) + (hook,))
+        return RemovableHandle(lambda: setattr(self, kind, tuple(
+            h for h in getattr(self, kind) if h is not hook)))
 
     @staticmethod
     def backward(node, g):
@@ -122,33 +150,52 @@ class BackwardCFunction(Node, FunctionCtx):
         one gradient per input of forward, of the input's shape and dtype."""
         recorded = isinstance(g, autograd_op.Tensor)
         if node._pending is None:
-            got = {node._position: g if recorded else autograd_op.Tensor._wrap(g)}
+            got = {0: g if recorded else autograd_op.Tensor._wrap(g)}
         else:
             got, node._pending = node._pending, {}
             if not recorded:
                 got = {i: autograd_op.Tensor._wrap(a) for i, a in got.items()}
-        grads = []
+        grads = [got.get(i) for i in range(len(node._output_meta))]
+        for hook in node._prehooks:
+            grads = _replaced(hook(tuple(grads)), grads, node, "pre-hook")
+        given = tuple(grads)
         for i, meta in enumerate(node._output_meta):
-            if i in got:
-                grads.append(got[i])
-            elif meta is not None and node.materialize_grads:
-                grads.append(autograd_op.Tensor._wrap(np.zeros(*meta)))
-            else:
-                grads.append(None)
+            if grads[i] is None and meta is not None and node.materialize_grads:
+                grads[i] = autograd_op.Tensor._wrap(np.zeros(*meta))
         with enable_grad() if recorded else no_grad():
-            result = node._forward_cls.backward(node, *grads)
-        return tuple(r if r is None or recorded else r._array
-                     for r in _fit_gradients(node, result))
+            result = _fit_gradients(node, node._forward_cls.backward(node, *grads))
+        if node._hooks:
+            result = _run_hooks(node, result, given)
+        return tuple(r if r is None or recorded else r._array for r in result)
 
     def forward_ad_error(self):
-        """What forward-mode AD (forward_ad.py) raises on meeting this node."""
-        if hasattr(self._forward_cls, "jvp"):  # (the base class has none)
-            return NotImplementedError(f"{self._forward_cls.__name__}: minigrad does not run "
-                                       f"the jvp of a custom autograd.Function; forward-mode AD "
-                                       f"through it is not supported (use reverse mode)")
-        return NotImplementedError(f"{self._forward_cls.__name__}: You must implement the jvp "
-                                   f"function for custom autograd.Function to use it with "
-                                   f"forward mode AD.")
+        """None: forward-mode AD (forward_ad.py) leaves this node's tangents to its jvp,
+        which `Function.apply` runs (function_jvp.py)."""
+        return None
+
+
+def _run_hooks(node, result, given):
+    """`register_hook`'s functions, which see (and may replace) one gradient per tensor
+    argument of forward, as PyTorch's."""
+    tensors = [i for i, meta in enumerate(node._input_meta) if meta is not None]
+    grad_inputs = [result[i] for i in tensors]
+    for hook in node._hooks:
+        grad_inputs = _replaced(hook(tuple(grad_inputs), given), grad_inputs, node, "hook")
+    result = list(result)
+    for i, g in zip(tensors, grad_inputs):
+        result[i] = g if node.needs_input_grad[i] else None
+    return result
+
+
+def _replaced(new, old, node, kind):
+    """What a node hook returned: None (keep `old`) or as many gradients as it was given."""
+    if new is None:
+        return list(old)
+    new = list(new) if isinstance(new, (tuple, list)) else [new]
+    if len(new) != len(old):
+        raise RuntimeError(f"{node.name()}: a {kind} returned {len(new)} gradients where "
+                           f"{len(old)} were expected")
+    return new
 
 
 def _fit_gradients(node, result):
@@ -190,7 +237,7 @@ def _fit_gradients(node, result):
 
 
 class FunctionOutput(Node):
-    """The node of one output of a custom Function with several: hands its gradient to the
+    """The edge of one output of a custom Function with several: hands its gradient to the
     shared node, and shows that node's name and edges, as PyTorch's shared node would."""
 
     __slots__ = ("function", "position", "next_nodes", "pre_hooks", "sequence_nr",
@@ -213,6 +260,10 @@ class FunctionOutput(Node):
 
     def name(self):
         return self.function.name()
+
+    @property
+    def edge(self):
+        return (self.function, self.position)
 
     @property
     def next_functions(self):

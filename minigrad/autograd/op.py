@@ -120,8 +120,14 @@ class Node:
 
     @property
     def next_functions(self):
-        """PyTorch's view of `next_nodes`: (node, 0) pairs."""
-        return tuple((n, 0) for n in self.next_nodes)
+        """PyTorch's view of `next_nodes`: (node, output number) pairs."""
+        return tuple((None, 0) if n is None else n.edge for n in self.next_nodes)
+
+    @property
+    def edge(self):
+        """(node, output number) of the gradients this node receives: (self, 0), unless it
+        receives one output's gradient for a node with several (function_nodes.py)."""
+        return (self, 0)
 
     def name(self) -> str:
         return type(self).__name__
@@ -264,9 +270,10 @@ def complex_unsupported(cls, args):
 
 
 def _node_of(t):
-    """The node gradients flow into for tensor `t`: its grad_fn, or its leaf accumulator."""
-    if t.grad_fn is not None:
-        return t.grad_fn
-    if t._acc is None:
-        t._acc = AccumulateGrad(t)
-    return t._acc
+    """The node gradients flow into for tensor `t`: its grad_fn, or its leaf accumulator, or,
+    for an output of a node with several (which is falsy, see function_nodes.py), the node
+    in `_acc` that receives that output's gradient. `Op.apply` inlines this."""
+    node = t.grad_fn or t._acc
+    if node is None:
+        node = t._acc = AccumulateGrad(t)
+    return node

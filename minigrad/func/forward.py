@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import minigrad
 
+from minigrad.autograd.function import running_transform
+
 from .pytree import spec_repr, tree_flatten, tree_unflatten
 from .reverse import _output_leaves, _release_tensors, _track_args
 from .tracking import Level, split_aux
@@ -81,7 +83,7 @@ def _run(func, primals, has_aux, fn):
     """(level, flat tracked inputs, Linearization, output spec, aux) of func at primals."""
     level = Level()
     args, flat, _ = _track_args(level, primals, range(len(primals)))
-    with minigrad.enable_grad():
+    with minigrad.enable_grad(), running_transform("jvp"):
         output = func(*args)
     output, aux = split_aux(output, has_aux, fn)
     outs, out_spec = _output_leaves(output, fn)

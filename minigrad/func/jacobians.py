@@ -17,6 +17,8 @@ import functools
 
 import minigrad
 
+from minigrad.autograd.function import running_transform
+
 from .forward import Linearization
 from .pytree import tree_unflatten
 from .randomness import Draws, check_randomness
@@ -24,11 +26,11 @@ from .reverse import _output_leaves, _release_tensors, _track_args
 from .tracking import Level, check_argnums, gradients, split_aux
 
 
-def _setup(func, argnums, has_aux, args, kwargs, fn):
+def _setup(func, argnums, has_aux, args, kwargs, fn, kinds):
     nums = check_argnums(argnums, len(args))
     level = Level()
     args, flat, specs = _track_args(level, args, nums)
-    with minigrad.enable_grad():
+    with minigrad.enable_grad(), running_transform(*kinds):  # what PyTorch's would run
         output = func(*args, **kwargs)
     output, aux = split_aux(output, has_aux, fn)
     outs, out_spec = _output_leaves(output, fn)
@@ -63,7 +65,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         level, flat, specs, outs, out_spec, aux = _setup(func, argnums, has_aux, args, kwargs,
-                                                         "vjp(f, *primals)")
+                                                         "vjp(f, *primals)", ("grad",))
         inputs = [x for leaves in flat for x in leaves]
         table = []
         for o in outs:
@@ -88,7 +90,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         draws = Draws(randomness)
         fn = "jvp(f, primals, tangents)"
         level, flat, specs, outs, out_spec, aux = _setup(func, argnums, has_aux, args, kwargs,
-                                                         fn)
+                                                         fn, ("vmap", "jvp"))
         draws.after()
         inputs = [x for leaves in flat for x in leaves]
         lin = Linearization(level, inputs, outs)

@@ -15,6 +15,8 @@ import functools
 
 import minigrad
 
+from minigrad.autograd.function import running_transform
+
 from .pytree import spec_repr, tree_flatten, tree_map, tree_unflatten
 from .tracking import Level, check_argnums, gradients, split_aux
 
@@ -40,7 +42,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         nums = check_argnums(argnums, len(args))
         level = Level()
         args, flat, specs = _track_args(level, args, nums)
-        with minigrad.enable_grad():
+        with minigrad.enable_grad(), running_transform("grad"):
             output = func(*args, **kwargs)
         output, aux = split_aux(output, has_aux, "grad_and_value(f)(*args)")
         if not isinstance(output, minigrad.Tensor):
@@ -98,7 +100,7 @@ def vjp(func, *primals, has_aux=False):
     output, returns v^T J as a tuple with one entry per primal (each shaped like it)."""
     level = Level()
     args, flat, specs = _track_args(level, primals, range(len(primals)))
-    with minigrad.enable_grad():
+    with minigrad.enable_grad(), running_transform("grad"):
         output = func(*args)
     output, aux = split_aux(output, has_aux, "vjp(f, *primals)")
     outs, out_spec = _output_leaves(output, "vjp(f, *primals)")

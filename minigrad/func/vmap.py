@@ -25,6 +25,8 @@ import numpy as np
 
 import minigrad
 
+from minigrad.autograd.function import running_transform
+
 from .pytree import broadcast_prefix, spec_repr, tree_flatten, tree_unflatten
 from .randomness import Draws, check_randomness
 from .writes import Writes, unbatched_tensors
@@ -144,7 +146,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             sliced = [x if d is None else x.select(d, b) if size else _zero_slice(x, d)
                       for x, d in zip(leaves, dims)]
             draws.before()
-            out = func(*tree_unflatten(sliced, spec), **kwargs)
+            with running_transform("vmap"):
+                out = func(*tree_unflatten(sliced, spec), **kwargs)
             draws.after()
             writes.after_call()
             results.append(tree_flatten(out))
