@@ -130,8 +130,6 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
     def dim(self):
         return self._array.ndim
 
-    ndimension = dim   # (PyTorch's older name)
-
     def item(self):
         if self._array.size != 1:
             raise ShapeError(f"item: only a tensor with one element can be converted to a "

@@ -105,6 +105,9 @@ class ConversionMethods:
     def nelement(self):
         return self._array.size
 
+    def ndimension(self):   # (PyTorch's older name of dim())
+        return self._array.ndim
+
     def element_size(self):
         return self._array.itemsize
 
