@@ -57,6 +57,12 @@ from .functional_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive
                               avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d,
                               max_pool3d)
 from .functional_resample import interpolate, upsample
+from .functional_forms import (adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices,
+                               adaptive_max_pool3d_with_indices, celu_,
+                               fractional_max_pool2d_with_indices,
+                               fractional_max_pool3d_with_indices, hardtanh_,
+                               max_pool1d_with_indices, max_pool2d_with_indices,
+                               max_pool3d_with_indices, rrelu_, selu_, threshold_)
 from .local_response_norm import local_response_norm
 from .lp_pool import lp_pool1d, lp_pool2d, lp_pool3d
 from .max_unpool import max_unpool1d, max_unpool2d, max_unpool3d
@@ -99,6 +105,11 @@ def relu(input, inplace=False):
     return input.relu_() if inplace else input.relu()
 
 
+def relu_(input):
+    """max(x, 0), written into `input`."""
+    return input.relu_()
+
+
 def gelu(input, approximate="none"):
     return input.gelu(approximate)
 
@@ -115,6 +126,11 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x for x > 0, negative_slope * x otherwise (graph attention uses it for its scores)."""
     return _maybe_inplace(input, inplace, "leaky_relu_",
                           lambda x: ops.LeakyRelu.apply(x, negative_slope=negative_slope))
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """leaky_relu written into `input`."""
+    return leaky_relu(input, negative_slope, inplace=True)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -166,6 +182,11 @@ def elu(input, alpha=1.0, inplace=False):
         far = x.clamp(max=-1.0).exp() - 1.0
         return where(x > 0, x, where(x > -1.0, near, far) * alpha)
     return _maybe_inplace(input, inplace, "elu_", compute)
+
+
+def elu_(input, alpha=1.0):
+    """elu written into `input`."""
+    return elu(input, alpha, inplace=True)
 
 
 def _maybe_inplace(input, inplace, name, compute):

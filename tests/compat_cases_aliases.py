@@ -156,3 +156,28 @@ def _(lib, x, v):
             x.narrow_copy(0, 0, 1), v.broadcast_to(2, 3), v.broadcast_to((4, 3)),
             x.where(x > 0, v), x.where(x < 0, 0.5), x.cov(), x.cov(correction=0), x.corrcoef(),
             x.detach().histogram(4), x.detach().histogram(3, range=(-1.0, 1.0), density=True))
+
+
+@add
+@case("F.relu_", "F.elu_", "F.leaky_relu_", "F.hardtanh_", "F.threshold_", "F.selu_", "F.celu_",
+      "F.rrelu_", "F.max_pool1d_with_indices", "F.max_pool2d_with_indices",
+      "F.max_pool3d_with_indices", "F.adaptive_max_pool1d_with_indices",
+      "F.adaptive_max_pool2d_with_indices", "F.adaptive_max_pool3d_with_indices",
+      "F.fractional_max_pool2d_with_indices", "F.fractional_max_pool3d_with_indices",
+      inputs=(_f32(2, 3, 4, 4),))
+def _(lib, x):
+    F = lib.nn.functional
+    outs = []
+    for name, args in [("relu_", ()), ("elu_", (0.5,)), ("leaky_relu_", (0.2,)),
+                       ("hardtanh_", (-0.5, 0.5)), ("threshold_", (0.1, -3.0)), ("selu_", ()),
+                       ("celu_", (0.7,)), ("rrelu_", (0.1, 0.3, False))]:
+        y = x * 1
+        outs += [getattr(F, name)(y, *args) is y, y]
+    samples = lib.tensor(np.full((2, 3, 3), 0.5, np.float32))
+    return outs + [F.max_pool1d_with_indices(x[0], 2), F.max_pool2d_with_indices(x, 2, 1),
+                   F.max_pool3d_with_indices(x[None], 2), F.adaptive_max_pool1d_with_indices(x[0], 3),
+                   F.adaptive_max_pool2d_with_indices(x, 3), F.adaptive_max_pool3d_with_indices(x, 2),
+                   F.fractional_max_pool2d_with_indices(x, 2, output_size=3,
+                                                        _random_samples=samples[:, :, :2]),
+                   F.fractional_max_pool3d_with_indices(x[None], 2, output_size=(1, 2, 2),
+                                                        _random_samples=samples[:1, :2])]
