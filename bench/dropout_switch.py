@@ -1,9 +1,10 @@
-"""The cost of minigrad.random.use_pytorch_dropout() on the toy Transformer's training step
-(bench/step_worker.py's, minigrad only): one process, one thread, CPU time, rounds of steps
-alternating the switch off and on; prints each setting's median step with its spread and the
-ratio. The fused dropout ops run with the switch off; with it on, PyTorch's draws, each
-mask drawn in the pass that applies it, ReLU + dropout and attention fused, the residual
-connections' ops separate.
+"""The cost of PyTorch's dropout masks (minigrad.random.use_pytorch_dropout(), the default) on
+the toy Transformer's training step (bench/step_worker.py's, minigrad only), against the
+hash's (the opt-out): one process, one thread, CPU time, rounds of steps alternating the
+switch off and on; prints each setting's median step with its spread and the ratio. The
+fused dropout ops run either way: with the switch on, each PyTorch mask drawn in the fused
+op's pass that applies it (ReLU + dropout, attention, the residual connections, the
+embeddings' input); off, the hash's masks.
 
     NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python bench/dropout_switch.py [rounds]
 """
@@ -36,11 +37,11 @@ def main(rounds=6, steps=4):
                 t0 = time.process_time()
                 step()
                 times[setting].append((time.process_time() - t0) * 1e3)
-    mrandom.use_pytorch_dropout(False)
+    mrandom.use_pytorch_dropout(True)
     med = {k: statistics.median(v) for k, v in times.items()}
-    for k, name in ((False, "hash (default)"), (True, "PyTorch's draws")):
+    for k, name in ((False, "hash (opt-out)"), (True, "PyTorch's (default)")):
         v = sorted(times[k])
-        print(f"{name:16s} median {med[k]:7.2f} ms CPU  [min {v[0]:.2f}, max {v[-1]:.2f}; "
+        print(f"{name:19s} median {med[k]:7.2f} ms CPU  [min {v[0]:.2f}, max {v[-1]:.2f}; "
               f"{len(v)} steps]")
     print(f"ratio on/off {med[True] / med[False]:.3f}")
 
