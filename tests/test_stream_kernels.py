@@ -98,7 +98,9 @@ def test_normal_streams_are_the_word_loops(seed, skip, n, params):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=_seeds, skip=_skips, n=_sizes, p=st.sampled_from([0.1, 0.5, 0.9, 1e-9]),
+@given(seed=_seeds, skip=_skips, n=_sizes,
+       p=st.one_of(st.sampled_from([0.1, 0.5, 0.9, 1e-9, 0.0, 2.0 ** -53, 1 - 2.0 ** -53]),
+                   st.floats(0.0, 0.999)),
        dtype=st.sampled_from([np.float32, np.float64]), relu=st.booleans(),
        keep=st.booleans(), residual=st.booleans())
 def test_stream_dropout_is_the_mask_times_x(seed, skip, n, p, dtype, relu, keep, residual):
