@@ -9,7 +9,10 @@ embeddings' input); off, the hash's masks.
 A third arm, "separate", runs PyTorch's masks with the residual connections' ops and the
 embeddings' input unfused (what the fused ops' draws save).
 
-    NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python bench/dropout_switch.py [rounds]
+--gpt times the small GPT's step of bench/small_models.py instead (plain nn.Dropout modules).
+
+    NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python bench/dropout_switch.py
+        [rounds] [--steps 4] [--gpt]
 """
 import argparse
 import statistics
@@ -43,16 +46,28 @@ NAMES = {"hash": "hash (opt-out)", "drawn": "PyTorch's (default)",
          "separate": "PyTorch's, residual ops separate"}
 
 
-def main(rounds=6, steps=4):
-    import contextlib
-    import minigrad
-    from minigrad import random as mrandom
+def _toy_step():
     from step_worker import minigrad_stepper
     args = argparse.Namespace(vocab=2000, d_model=128, nhead=4, layers=2, ffn=512, dropout=0.1,
                               batch=64, len=20, cpu_time=True)
+    return minigrad_stepper(args)[0]
+
+
+def _gpt_step():
+    import minigrad
+    from small_models import GPT_CONFIG, generated_text, make_gpt
+    return make_gpt(minigrad, generated_text(100_000), **GPT_CONFIG)[0]
+
+
+def main(rounds=6, steps=4, gpt=False):
+    import contextlib
+    import minigrad
+    from minigrad import random as mrandom
     minigrad.tune_malloc()
-    step, _ = minigrad_stepper(args)
-    times = {k: [] for k in ARMS}
+    step = _gpt_step() if gpt else _toy_step()
+    # (the GPT's dropouts are plain nn.Dropout modules: no fused op to unfuse)
+    arms = [k for k in ARMS if not (gpt and k == "separate")]
+    times = {k: [] for k in arms}
 
     def run(arm, n, record):
         drawn, separate = ARMS[arm]
@@ -63,21 +78,28 @@ def main(rounds=6, steps=4):
                 step()
                 if record:
                     times[arm].append((time.process_time() - t0) * 1e3)
-    for arm in ARMS:  # warm up (and compile) every path
-        run(arm, 2, False)
-    order = list(ARMS)
+    for arm in arms:  # warm up (and compile) every path
+        run(arm, 3, False)
     for r in range(rounds):   # each round in another order: no arm always first
-        for arm in order[r % 3:] + order[:r % 3]:
+        k = r % len(arms)
+        for arm in arms[k:] + arms[:k]:
             run(arm, steps, True)
     med = {k: statistics.median(v) for k, v in times.items()}
-    for k in ARMS:
+    print("the small GPT's step (bench/small_models.py)" if gpt else "the toy Transformer's step")
+    for k in arms:
         v = sorted(times[k])
         q1, q3 = v[len(v) // 4], v[3 * len(v) // 4]
         print(f"{NAMES[k]:33s} median {med[k]:7.2f} ms CPU  [quartiles {q1:.2f}-{q3:.2f}, "
               f"min {v[0]:.2f}, max {v[-1]:.2f}; {len(v)} steps]")
-    print(f"ratio PyTorch's / hash {med['drawn'] / med['hash']:.3f}; separate / hash "
-          f"{med['separate'] / med['hash']:.3f}")
+    print(f"ratio PyTorch's / hash {med['drawn'] / med['hash']:.3f}" + (
+        "" if gpt else f"; separate / hash {med['separate'] / med['hash']:.3f}"))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 6)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rounds", type=int, nargs="?", default=6)
+    ap.add_argument("--steps", type=int, default=4, help="steps per arm and round")
+    ap.add_argument("--gpt", action="store_true",
+                    help="the small GPT's step (bench/small_models.py) instead of the toy's")
+    a = ap.parse_args()
+    main(a.rounds, a.steps, a.gpt)
