@@ -2,8 +2,10 @@
 
 A Transformer layer calls Dropout right after a ReLU, or right before a residual add (and,
 post-norm, a LayerNorm). Each pair or triple reads and writes whole activations several times;
-the functions here do it in one op, one pass each way, drawing the dropout seed exactly as
-`functional.dropout` would, so that the numbers are those of the separate calls bit for bit.
+the functions here do it in one op, one pass each way, drawing the dropout mask exactly as
+`functional.dropout` would (PyTorch's, in the op's pass, by default; under
+random.use_pytorch_dropout(False), the hash's seed), so that the numbers are those of the
+separate calls bit for bit.
 None is in PyTorch, which has fast paths of its own inside its Transformer layers. The
 helpers at the end are those fast paths for this package's layers: they use a fused op only
 when the modules it stands in for are the plain ones, training, and unwatched by hooks.
@@ -54,7 +56,9 @@ def relu_dropout(input, p=0.5, training=True):
 def _drawing(input, residual):
     """The generator to draw PyTorch's mask of dropout(input) from, inside a residual
     connection's fused op (random.use_pytorch_dropout), when the op's one pass takes input
-    and residual; None when the op uses the hash's mask (the setting off)."""
+    and residual; None when the op uses the hash's mask (the setting off); False when the
+    pass cannot take them (another dtype, a layout with gaps, no view of the generator's
+    state): the separate ops then draw the mask."""
     if not pytorch_dropout_enabled():
         return None
     gen = engine()
