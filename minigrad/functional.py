@@ -89,8 +89,11 @@ def matmul(input, other):
 def dropout(x, p=0.5, training=True, seed=None):
     """Zero elements with probability p and scale the survivors by 1/(1-p) (inverted dropout).
 
-    The mask is a counter-based hash of a seed drawn from `manual_seed`'s generator, so the
-    same seed always drops the same elements.
+    By default the mask is PyTorch's, drawn from `manual_seed`'s generator as its CPU dropout
+    draws it (`bernoulli_(1 - p)` over x's memory order), so after the same seed the same
+    elements as in PyTorch are dropped. With `seed`, or under
+    `random.use_pytorch_dropout(False)` (then with a seed drawn from that generator), it is a
+    counter-based hash of the seed: the same seed always drops the same elements.
     """
     if not 0.0 <= p < 1.0:
         raise ValueError(f"dropout: p must be in [0, 1), got {p}")

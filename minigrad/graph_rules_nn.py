@@ -93,7 +93,8 @@ def _dropout(ctx, g):
 @rule(ops.DropoutAdd)
 def _dropout_add(ctx, g):
     need = ctx.needs_input_grad
-    return g, (ops.Dropout.apply(g, p=ctx.p, seed=ctx.seed) if need[1] else None)
+    return g, (ops.Dropout.apply(g, p=ctx.p, seed=ctx.seed, mask=ctx.mask) if need[1]
+               else None)
 
 
 @rule(ops.ReluDropout)
@@ -141,11 +142,11 @@ def _dropout_add_layer_norm(ctx, g):
     shape = g.shape
     x = saved_input(ctx, 0, (xhat / rstd).reshape(shape))
     s = ops.Dropout.apply(saved_input(ctx, 1, np.zeros(shape, xhat.dtype)), p=ctx.p,
-                          seed=ctx.seed)
+                          seed=ctx.seed, mask=ctx.mask)
     dh, gw, gb = _layer_norm_grads(ctx, g, (x + s).reshape(xhat.shape), 2)
     dh = dh.reshape(shape)
     need = ctx.needs_input_grad
-    ds = ops.Dropout.apply(dh, p=ctx.p, seed=ctx.seed) if need[1] else None
+    ds = ops.Dropout.apply(dh, p=ctx.p, seed=ctx.seed, mask=ctx.mask) if need[1] else None
     return dh, ds, gw, gb
 
 

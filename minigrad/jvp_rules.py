@@ -197,11 +197,19 @@ def _dropout(ctx, out, tangents):
     return kernels.dropout(np.ascontiguousarray(tangents[0]), ctx.p, ctx.seed)
 
 
+def _dropped(ctx, t):
+    """The tangent t through a fused op's dropout: its kept mask (PyTorch's), or the hash's."""
+    if t is None:
+        return None
+    if ctx.mask is not None:
+        return t * ctx.mask
+    return kernels.dropout(np.ascontiguousarray(t), ctx.p, ctx.seed)
+
+
 @jvp_rule(ops.DropoutAdd)
 def _dropout_add(ctx, out, tangents):
     tx, ts = tangents
-    return _add_up([tx, None if ts is None else
-                    kernels.dropout(np.ascontiguousarray(ts), ctx.p, ctx.seed)])
+    return _add_up([tx, _dropped(ctx, ts)])
 
 
 @jvp_rule(ops.Norm)
@@ -280,8 +288,7 @@ def _layer_norm(ctx, out, tangents):
 @jvp_rule(ops.DropoutAddLayerNorm)
 def _dropout_add_layer_norm(ctx, out, tangents):
     tx, ts = tangents[0], tangents[1]
-    th = _add_up([tx, None if ts is None else
-                  kernels.dropout(np.ascontiguousarray(ts), ctx.p, ctx.seed)])
+    th = _add_up([tx, _dropped(ctx, ts)])
     total = _normalized(ctx, th, _at(tangents, 2), _at(tangents, 3))
     return None if total is None else total.reshape(out.shape)
 

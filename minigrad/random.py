@@ -155,28 +155,46 @@ def next_seed() -> int:
     return int(default_generator.random32(1)[0])
 
 
-_pytorch_dropout = False
+_pytorch_dropout = True
 
 
-def use_pytorch_dropout(enabled: bool = True) -> None:
-    """Make every dropout in minigrad draw PyTorch's masks (or, with False, the default again).
+class use_pytorch_dropout:
+    """Whether every dropout in minigrad draws PyTorch's masks (the default) or, with False,
+    the counter-based hash: a process-wide setting that takes effect when called, and used
+    as a context manager (`with use_pytorch_dropout(False): ...`) it is put back on exit, as
+    torch.set_grad_enabled.
 
-    By default a dropout mask is a counter-based hash of one seed word drawn from the default
-    generator: fast, fused into the Transformer's ops, the same for any thread count, but not
-    PyTorch's mask. Enabled, each dropout draws as PyTorch's CPU dropout does, from the
-    default generator: `torch.empty_like(x).bernoulli_(1 - p)` divided by 1 - p (a mask of
-    (N, C, 1, ...) for the channel dropouts, alpha dropout's affine map of it), nothing for
-    p == 0, evaluation or an empty input. The mask is drawn in the compiled pass that applies
-    it (kernels/stream_dropout.py); ReLU + dropout and multi-head attention stay fused, the
-    residual connections' fused ops run as their separate ops. After the same `manual_seed`, the same model
-    then drops the same elements as in PyTorch and leaves the generator in the same state. A
-    process-wide setting."""
-    global _pytorch_dropout
-    _pytorch_dropout = bool(enabled)
+    By default each dropout draws as PyTorch's CPU dropout does, from the default generator:
+    `torch.empty_like(x).bernoulli_(1 - p)` divided by 1 - p (a mask of (N, C, 1, ...) for
+    the channel dropouts, alpha dropout's affine map of it), nothing for p == 0, evaluation
+    or an empty input. The mask is drawn in the compiled pass that applies it
+    (kernels/stream_dropout.py), inside the Transformer's fused ops (ReLU + dropout,
+    multi-head attention, the residual connections, the embedding's input). After the same
+    `manual_seed`, the same model drops the same elements as in PyTorch and leaves the
+    generator in the same state.
+
+    The opt-out, False: a mask is a counter-based hash of one seed word drawn from the
+    default generator (kernels/dropout_kernels.py): faster (no generator to step, every
+    element independent, so the passes run on every thread), the same for any thread count,
+    and regenerated from the seed by the fused ops' backward passes; but not PyTorch's mask,
+    and the generator moves on by one word per dropout instead of PyTorch's count."""
+
+    def __init__(self, enabled: bool = True):
+        global _pytorch_dropout
+        self.prev = _pytorch_dropout
+        _pytorch_dropout = bool(enabled)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        global _pytorch_dropout
+        _pytorch_dropout = self.prev
+        return False
 
 
 def pytorch_dropout_enabled() -> bool:
-    """Whether dropout draws PyTorch's masks (`use_pytorch_dropout`)."""
+    """Whether dropout draws PyTorch's masks (`use_pytorch_dropout`; True by default)."""
     return _pytorch_dropout
 
 

@@ -301,20 +301,25 @@ def fused_dropout(gen, x):
 _FUSED = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def dropout_drawn(gen, x, p, relu=False, keep_mask=True):
+def dropout_drawn(gen, x, p, relu=False, keep_mask=True, residual=None):
     """(x * mask, mask) in one compiled pass (kernels/stream_dropout.py), the mask
     `dropout_mask(gen, x.shape, p, x.dtype, like=x)`, for an x that `fused_dropout` takes;
-    relu: max(x, 0) * mask; keep_mask False: the mask is not written, and None. Drawn in x's
-    memory order, the output and the mask are laid out as x (PyTorch's empty_like)."""
+    relu: max(x, 0) * mask; keep_mask False: the mask is not written, and None; residual (of
+    x's shape and dtype): residual + x * mask, a residual connection's sum in the same pass.
+    Drawn in x's memory order, the output and the mask are laid out as x (PyTorch's
+    empty_like)."""
     from .kernels import stream_dropout
     order = None if x.flags.c_contiguous else _dense_order(x)
     if order is not None:   # its memory order as C order
         x = x.transpose(order)
+        residual = None if residual is None else residual.transpose(order)
     scale = x.dtype.type(1.0) / x.dtype.type(1.0 - p)
     out = np.empty(x.shape, x.dtype)
     mask = np.empty(x.shape if keep_mask else 0, x.dtype)
+    res = (np.empty(0, x.dtype) if residual is None
+           else np.ascontiguousarray(residual, x.dtype).reshape(-1))
     stream_dropout.dropout(gen._state, x.reshape(-1), 1.0 - p, scale, bool(relu),
-                           out.reshape(-1), mask.reshape(-1))
+                           out.reshape(-1), mask.reshape(-1), res)
     if order is not None:
         back = np.argsort(order)
         out, mask = out.transpose(back), (mask.transpose(back) if keep_mask else mask)

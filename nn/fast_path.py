@@ -2,8 +2,10 @@
 
 A Transformer layer calls Dropout right after a ReLU, or right before a residual add (and,
 post-norm, a LayerNorm). Each pair or triple reads and writes whole activations several times;
-the functions here do it in one op, one pass each way, drawing the dropout seed exactly as
-`functional.dropout` would, so that the numbers are those of the separate calls bit for bit.
+the functions here do it in one op, one pass each way, drawing the dropout mask exactly as
+`functional.dropout` would (PyTorch's, in the op's pass, by default; under
+random.use_pytorch_dropout(False), the hash's seed), so that the numbers are those of the
+separate calls bit for bit.
 None is in PyTorch, which has fast paths of its own inside its Transformer layers. The
 helpers at the end are those fast paths for this package's layers: they use a fused op only
 when the modules it stands in for are the plain ones, training, and unwatched by hooks.
@@ -51,29 +53,55 @@ def relu_dropout(input, p=0.5, training=True):
     return ops.ReluDropout.apply(input, p=p, seed=next_seed())
 
 
+def _drawing(input, residual):
+    """The generator to draw PyTorch's mask of dropout(input) from, inside a residual
+    connection's fused op (random.use_pytorch_dropout), when the op's one pass takes input
+    and residual; None when the op uses the hash's mask (the setting off); False when the
+    pass cannot take them (another dtype, a layout with gaps, no view of the generator's
+    state): the separate ops then draw the mask."""
+    if not pytorch_dropout_enabled():
+        return None
+    gen = engine()
+    arr, res = np.asarray(array_of(input)), np.asarray(array_of(residual))
+    if not (fused_dropout(gen, arr) and res.shape == arr.shape and res.dtype == arr.dtype):
+        return False
+    return gen
+
+
 def dropout_add(input, residual, p, training=True):
     """residual + dropout(input, p) as one op (not in PyTorch): a pre-norm residual
-    connection, with the seed `dropout` would draw, so the very numbers of the two calls."""
+    connection, with the mask (PyTorch's, or the hash's seed) `dropout` would draw, so the
+    very numbers of the two calls."""
     if not 0.0 <= p < 1.0:
         raise ValueError(f"dropout_add: p must be in [0, 1), got {p}")
     if not training or p == 0.0:
         return residual + input
-    if pytorch_dropout_enabled():
+    gen = _drawing(input, residual)
+    if gen is False:
         return residual + F.dropout(input, p)
+    if gen is not None:   # PyTorch's mask, drawn in the pass that adds
+        return ops.DropoutAdd.apply(residual, input, p=p, seed=0, gen=gen)
     return ops.DropoutAdd.apply(residual, input, p=p, seed=next_seed())
 
 
 def dropout_add_layer_norm(input, residual, p, weight=None, bias=None, eps=1e-5, training=True):
     """layer_norm(residual + dropout(input, p), (D,), weight, bias, eps) as one op (not in
-    PyTorch): a post-norm residual connection. It draws its seed as `dropout` does, so it gives
-    the very numbers of the three calls. input and residual (..., D); weight, bias (D,)."""
+    PyTorch): a post-norm residual connection. It draws its mask (PyTorch's, or the hash's
+    seed) as `dropout` does, so it gives the very numbers of the three calls. input and
+    residual (..., D); weight, bias (D,)."""
     if not 0.0 <= p < 1.0:
         raise ValueError(f"dropout_add_layer_norm: p must be in [0, 1), got {p}")
     d = residual.shape[-1:]
-    if not training or p == 0.0 or pytorch_dropout_enabled():
+    if not training or p == 0.0:
         return F.layer_norm(residual + F.dropout(input, p, training), d, weight, bias, eps)
+    gen = _drawing(input, residual)
+    if gen is False:
+        return F.layer_norm(residual + F.dropout(input, p), d, weight, bias, eps)
     if bias is not None and weight is None:
         raise ValueError("dropout_add_layer_norm: a bias needs a weight")
+    if gen is not None:   # PyTorch's mask, drawn in the pass that makes the sum
+        return ops.DropoutAddLayerNorm.apply(residual, input, weight, bias, p=p, seed=0,
+                                             eps=eps, gen=gen)
     return ops.DropoutAddLayerNorm.apply(residual, input, weight, bias, p=p, seed=next_seed(),
                                          eps=eps)
 
@@ -91,12 +119,6 @@ def _plain(drop):
             and _unhooked(drop))
 
 
-def _fusable(drop):
-    """True when the Dropout module `drop` may run inside a fused op: plain, with the hash's
-    mask (PyTorch's masks, random.use_pytorch_dropout, need the separate ops)."""
-    return _plain(drop) and not pytorch_dropout_enabled()
-
-
 def activation_dropout(layer, h):
     """layer.dropout(layer.activation(h)); ReLU then dropout runs as one fused op when training
     (the same numbers, the same seed or PyTorch's mask), the hidden layer of every
@@ -108,14 +130,14 @@ def activation_dropout(layer, h):
 
 def add_residual(drop, x, sub):
     """x + drop(sub), a pre-norm residual connection; one fused op when training."""
-    if _fusable(drop) and x.shape == sub.shape and x.dtype == sub.dtype:
+    if _plain(drop) and x.shape == sub.shape and x.dtype == sub.dtype:
         return dropout_add(sub, x, drop.p)
     return x + drop(sub)
 
 
 def add_norm(norm, drop, x, sub):
     """norm(x + drop(sub)), a post-norm residual connection; one fused op when training."""
-    if (_fusable(drop) and type(norm) is LayerNorm and len(norm.normalized_shape) == 1
+    if (_plain(drop) and type(norm) is LayerNorm and len(norm.normalized_shape) == 1
             and _unhooked(norm) and x.shape == sub.shape and x.dtype == sub.dtype):
         return dropout_add_layer_norm(sub, x, drop.p, norm.weight, norm.bias, norm.eps)
     return norm(x + drop(sub))
@@ -130,33 +152,43 @@ class EmbedPositions(Op):
     weight (V, D); ids (B, T) integers (a keyword: index data); pe (T, D), a constant of
     weight's dtype; output (B, T, D). It computes what Embedding, Mul, Add and Dropout compute,
     in their order and with their roundings, so the numbers are theirs bit for bit; what it
-    saves is three nodes, two (B, T, D) arrays and the kept dropout mask forward, and one
-    array backward. Backward regenerates the mask from the seed (as the fused dropouts do) and
-    scatters dropout(g) * scale into the table, the padding row left untrained (as Embedding's
-    backward)."""
+    saves is three nodes and two (B, T, D) arrays. With `gen` (a Generator: the default,
+    random.use_pytorch_dropout) the mask is PyTorch's, drawn from it in the pass that applies
+    it (that of dropout of the (B, T, D) sum) and kept for backward as ctx.mask; without, it
+    is the hash's, regenerated from the seed backward (as the fused dropouts do). Backward
+    scatters dropout(g) * scale into the table, the padding row left untrained (as
+    Embedding's backward)."""
 
     takes_indices = True
 
     @staticmethod
-    def forward(ctx, weight, ids=None, pe=None, scale=1.0, p=0.0, seed=0, padding_idx=None):
+    def forward(ctx, weight, ids=None, pe=None, scale=1.0, p=0.0, seed=0, padding_idx=None,
+                gen=None):
         # Embedding's own checks and lookup; they leave on ctx what its backward reads
         x = ops.Embedding.forward(ctx, weight, ids=ids, padding_idx=padding_idx)
-        ctx.weight, ctx.pe, ctx.p, ctx.seed = weight, pe, p, seed
+        ctx.weight, ctx.pe, ctx.p, ctx.seed, ctx.mask = weight, pe, p, seed, None
         ctx.scale = scale = weight.dtype.type(scale)   # the 0-d operand Mul multiplies by
         np.multiply(x, scale, out=x)                   # (x is the lookup's own copy)
         np.add(x, pe, out=x)
+        if gen is not None:
+            out, ctx.mask = dropout_drawn(gen, x, p)
+            return out
         return kernels.dropout(x, p, seed)
 
     @staticmethod
     def backward(ctx, g):
-        g = kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
+        if ctx.mask is not None:
+            g = np.multiply(g, ctx.mask, order="C")
+        else:
+            g = kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
         return ops.Embedding.backward(ctx, np.multiply(g, ctx.scale, out=g))
 
 
-def _embed_positions_separately(weight, ids, pe, scale, p, seed, padding_idx):
-    """EmbedPositions by the separate differentiable ops (its rules use them)."""
+def _embed_positions_separately(weight, ids, pe, scale, p, seed, padding_idx, mask=None):
+    """EmbedPositions by the separate differentiable ops (its rules use them); `mask`: the
+    kept one (PyTorch's), instead of the seed's."""
     x = ops.Embedding.apply(weight, ids=ids, padding_idx=padding_idx) * float(scale)
-    return ops.Dropout.apply(x + pe, p=p, seed=seed)
+    return ops.Dropout.apply(x + pe, p=p, seed=seed, mask=mask)
 
 
 @rule(EmbedPositions)
@@ -168,7 +200,7 @@ def _embed_positions_rule(ctx, g):
     w = saved_input(ctx, 0, ctx.weight)
     with enable_grad():
         out = _embed_positions_separately(w, ctx.ids, ctx.pe, ctx.scale, ctx.p, ctx.seed,
-                                          ctx.padding_idx)
+                                          ctx.padding_idx, ctx.mask)
         (gw,) = grad(out, [w], g, create_graph=True)
     return gw
 
@@ -179,16 +211,19 @@ def _embed_positions_jvp(ctx, out, tangents):
     t = tangents[0]
     if t is None:
         return None
-    return kernels.dropout(np.multiply(t[ctx.ids], ctx.scale), ctx.p, ctx.seed)
+    t = np.multiply(t[ctx.ids], ctx.scale)
+    if ctx.mask is not None:
+        return np.multiply(t, ctx.mask, out=t)
+    return kernels.dropout(t, ctx.p, ctx.seed)
 
 
 def embed_positions(embedding, pos, ids, scale, offset=0):
     """pos(embedding(ids) * scale, offset=offset): the input of a Transformer with batch-first
     ids (B, T); one EmbedPositions op when training, with plain, unwatched modules (the same
-    numbers, the same dropout seed), the separate modules otherwise."""
+    numbers, the same dropout mask: PyTorch's, or the hash's seed), the separate modules
+    otherwise."""
     # (ids a plain array only: an ONNX export's traced ids take the modules, which trace)
     if (pos.training and pos.p > 0 and type(pos) is PositionalEncoding and pos.batch_first
-            and not pytorch_dropout_enabled()
             and type(embedding) is Embedding and embedding.max_norm is None
             and not embedding.scale_grad_by_freq and _unhooked(embedding) and _unhooked(pos)
             and type(ids) is np.ndarray and ids.ndim == 2 and ids.dtype.kind in "iu"
@@ -196,8 +231,13 @@ def embed_positions(embedding, pos, ids, scale, offset=0):
             and embedding.weight.shape[1] == pos.d_model):
         w = embedding.weight
         pe = pos.pe._array[offset:offset + ids.shape[1]].astype(w.dtype, copy=False)
-        return EmbedPositions.apply(w, ids=ids, pe=pe, scale=scale, p=pos.p, seed=next_seed(),
-                                    padding_idx=embedding.padding_idx)
+        if not pytorch_dropout_enabled():
+            return EmbedPositions.apply(w, ids=ids, pe=pe, scale=scale, p=pos.p,
+                                        seed=next_seed(), padding_idx=embedding.padding_idx)
+        gen = engine()
+        if fused_dropout(gen, pe):   # (pe: of the output's dtype, C-contiguous as it is)
+            return EmbedPositions.apply(w, ids=ids, pe=pe, scale=scale, p=pos.p, seed=0,
+                                        padding_idx=embedding.padding_idx, gen=gen)
     return pos(embedding(ids) * scale, offset=offset)
 
 

@@ -100,17 +100,14 @@ def _random_streams(torch, mg):
     torch.manual_seed(0)
     mg.manual_seed(0)
     assert np.array_equal(torch.rand(5).numpy(), mg.rand(5).numpy())  # the same stream
-    masks = [lib.nn.functional.dropout(lib.ones(64), 0.5) != 0 for lib in (torch, mg)]
-    assert not np.array_equal(masks[0].numpy(), masks[1].numpy())
-    mg.random.use_pytorch_dropout(True)
-    try:
-        masks = []
+    masks = [lib.nn.functional.dropout(lib.ones(64), 0.5).numpy() for lib in (torch, mg)]
+    assert np.array_equal(masks[0], masks[1])   # PyTorch's dropout masks by default
+    with mg.random.use_pytorch_dropout(False):  # the opt-out: the hash's masks
         for lib in (torch, mg):
             lib.manual_seed(0)
-            masks.append(lib.nn.functional.dropout(lib.ones(64), 0.5).numpy())
-        assert np.array_equal(masks[0], masks[1])
-    finally:
-        mg.random.use_pytorch_dropout(False)
+        masks = [lib.nn.functional.dropout(lib.ones(64), 0.5) != 0 for lib in (torch, mg)]
+        assert not np.array_equal(masks[0].numpy(), masks[1].numpy())
+    assert mg.random.pytorch_dropout_enabled()
     draws = [lib.distributions.Gamma(lib.tensor(2.0), lib.tensor(1.0)).sample((5,)).numpy()
              for lib in (torch, mg)]
     assert not np.allclose(draws[0], draws[1])
@@ -1124,24 +1121,23 @@ DIFFERENCES = [
     ("Legacy constructors with sizes give zeros.",
      "`FloatTensor(2, 3)` is zero-filled where PyTorch leaves memory uninitialised; "
      "`empty` is uninitialised in both.", _legacy_shape_constructor),
-    ("Dropout masks (by default) and some samplers draw other numbers from PyTorch's stream.",
+    ("Some samplers (and the opt-out dropout masks) draw other numbers from PyTorch's stream.",
      "The generator is PyTorch's (mt19937, its state bytes): after the same `manual_seed`, "
      "`rand`, `randn`, `randint`, `randperm`, `normal`, `bernoulli`, `multinomial`, the "
      "in-place `uniform_`, `normal_`, `random_`, `bernoulli_`, `exponential_`, the `nn.init` "
      "fills and so every layer's initial weights, and the DataLoader's shuffles are "
      "PyTorch's numbers, and the two libraries' `get_rng_state()` load into each other "
      "(`manual_seed` takes an int, where PyTorch also takes a float or a bool and truncates it). "
-     "Not so by default: dropout (its masks come from a counter-based kernel seeded by one "
-     "word of the stream, where PyTorch calls `bernoulli_(1 - p)`, so the masks and the "
-     "stream after them differ; fast, fused into the Transformer's ops, the same for any "
-     "thread count). `minigrad.random.use_pytorch_dropout(True)` makes every dropout draw "
-     "PyTorch's masks instead (`nn.Dropout`, `F.dropout` in place or not, the channel and "
-     "alpha dropouts, `MultiheadAttention`'s weights, the Transformer layers': the mask is "
-     "drawn in the pass that applies it, ReLU + dropout and multi-head attention stay fused, "
-     "the residual connections run as their separate ops; nothing drawn for p == 0, "
-     "evaluation or an empty input), so a model drops PyTorch's elements and leaves the "
-     "generator in PyTorch's state; a Transformer's training step then costs a few per cent "
-     "more. Also not so: `geometric_`, "
+     "So is dropout, by default: every dropout draws PyTorch's masks (`bernoulli_(1 - p)` "
+     "of the input's shape, divided by 1 - p: `nn.Dropout`, `F.dropout` in place or not, the "
+     "channel and alpha dropouts, `MultiheadAttention`'s weights, the Transformer layers' and "
+     "the recurrent layers' dropouts; nothing drawn for p == 0, evaluation or an empty input), "
+     "each mask drawn in the pass that applies it, inside the fused ops of the Transformer "
+     "layers, so a model drops PyTorch's elements and leaves the generator in PyTorch's "
+     "state. `minigrad.random.use_pytorch_dropout(False)` (also a context manager) is the "
+     "opt-out: masks from a counter-based hash seeded by one word of the stream, faster and "
+     "the same for any thread count, but other masks and another stream after them. "
+     "Not so: `geometric_`, "
      "`log_normal_`, `cauchy_`, `poisson` and the samples of "
      "Gamma, Beta, Dirichlet, Poisson, Binomial, StudentT and the other distributions without "
      "a plain fill behind them, and the noise of `F.gumbel_softmax`: they follow the same "

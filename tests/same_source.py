@@ -21,12 +21,9 @@ states the tolerance its arithmetic needs. A repr names its library (`torch.Size
 exactly: a program names them with `# same-source exact: REGEX`, and every float token on a
 line the regex finds must be the same text as PyTorch's.
 
-Dropout in training draws PyTorch's masks in the minigrad process: before the programs run, the
-minigrad worker calls `minigrad.random.use_pytorch_dropout(True)` (a preamble of the worker, not a
-line of any program), so that after the same `manual_seed` both libraries drop the same elements
-and leave the generator in the same state; minigrad's default masks (a counter-based hash, fused
-into the Transformer's ops) are other draws, and a program training with dropout could not be
-compared without it.
+Dropout in training draws PyTorch's masks by default (minigrad.random.use_pytorch_dropout), so
+after the same `manual_seed` both libraries drop the same elements and leave the generator in
+the same state: the minigrad worker runs the programs as they are, with no line of its own.
 
 Several programs run in one process per library (PyTorch's import costs a second or two): the
 worker runs each program as `__main__` in a fresh namespace and keeps its printed text.
@@ -116,9 +113,6 @@ import contextlib, io, json, os, sys, tempfile, traceback
 if sys.argv[1] == "torch":
     import torch
     torch.set_num_threads(1)  # one thread: the comparison, not the speed, is tested
-else:
-    import minigrad.random
-    minigrad.random.use_pytorch_dropout(True)  # PyTorch's dropout masks (module docstring)
 sources = json.loads(sys.stdin.read())
 outputs = []
 for name, source in sources:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -427,3 +428,23 @@ def test_op_profiler_books_a_products_time_apart_from_its_op():
     assert sum(prof.inner.values()) == pytest.approx(timer.seconds)
     assert set(op for op, _ in prof.inner) == {"MatMul"}
     assert prof.inner[("MatMul", True)] > 0 and prof.inner[("MatMul", False)] > 0
+
+
+def test_dropout_switch_separate_arm_runs_the_residual_ops_unfused_and_restores():
+    import minigrad as mg
+    from minigrad.nn import fast_path
+    sys.path.insert(0, str(BENCH))
+    import dropout_switch
+    saved = fast_path._drawing, fast_path.PositionalEncoding
+    x = mg.tensor(np.random.default_rng(0).standard_normal((2, 5, 16)).astype(np.float32))
+    emb, pos = mg.nn.Embedding(20, 16), mg.nn.PositionalEncoding(16, 32, 0.1)
+    ids = np.arange(10).reshape(2, 5)
+
+    def names():
+        layer = mg.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.1, batch_first=True)
+        return (type(layer(x).grad_fn).__name__,
+                type(fast_path.embed_positions(emb, pos, ids, 4.0).grad_fn).__name__)
+    assert names() == ("DropoutAddLayerNorm", "EmbedPositions")
+    with dropout_switch._Unfused():
+        assert names() == ("LayerNorm", "Dropout")
+    assert (fast_path._drawing, fast_path.PositionalEncoding) == saved

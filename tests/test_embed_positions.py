@@ -31,18 +31,38 @@ def _parts(w, scale=2.5, p=0.3, seed=5, pe=PE, ids=IDS, padding_idx=0):
     return mg.dropout(x + pe.astype(w.dtype), p=p, seed=seed)
 
 
+def _fused_drawn(w, scale=2.5, p=0.3, pe=PE, ids=IDS, padding_idx=0):
+    """_fused with PyTorch's mask, drawn from the default generator after manual_seed(5)."""
+    mg.manual_seed(5)
+    return NF.EmbedPositions.apply(w, ids=ids, pe=pe.astype(w.dtype), scale=scale, p=p,
+                                   padding_idx=padding_idx, gen=mg.random.default_generator)
+
+
+def _parts_drawn(w, scale=2.5, p=0.3, pe=PE, ids=IDS, padding_idx=0):
+    mg.manual_seed(5)
+    x = F.embedding(ids, w, padding_idx=padding_idx) * scale
+    return F.dropout(x + pe.astype(w.dtype), p=p)
+
+
 def _table(dtype=np.float64, rows=7, seed=0):
     return mg.tensor(np.random.default_rng(seed).standard_normal((rows, 6)).astype(dtype),
                      requires_grad=True)
 
 
+PAIRS = {"hash": (_fused, _parts), "drawn": (_fused_drawn, _parts_drawn)}
+
+
+@pytest.mark.parametrize("mask", sorted(PAIRS))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_the_numbers_of_the_separate_ops_bit_for_bit(dtype):
+def test_the_numbers_of_the_separate_ops_bit_for_bit(dtype, mask):
+    fused, parts = PAIRS[mask]
     g = np.random.default_rng(3).standard_normal((3, 4, 6)).astype(dtype)
     got, want = _table(dtype), _table(dtype)
-    y = _fused(got)
+    y = fused(got)
+    state = mg.get_rng_state().numpy()
     y.backward(mg.tensor(g))
-    z = _parts(want)
+    z = parts(want)
+    assert np.array_equal(state, mg.get_rng_state().numpy())   # as many words drawn
     z.backward(mg.tensor(g))
     assert y.dtype == z.dtype == dtype and y.shape == (3, 4, 6)
     np.testing.assert_array_equal(y.numpy(), z.numpy())
@@ -55,6 +75,7 @@ def test_gradcheck_float64():
     # checked with ids that never name it, and without a padding row)
     assert gradcheck(lambda w: _fused(w, ids=IDS + 1), [_table()])
     assert gradcheck(lambda w: _fused(w, padding_idx=None, p=0.6, seed=2), [_table()])
+    assert gradcheck(lambda w: _fused_drawn(w, padding_idx=None, p=0.6), [_table()])
 
 
 def test_equals_torch_given_the_mask(torch):
@@ -87,23 +108,27 @@ def test_bad_ids_are_refused_as_the_embedding_refuses_them():
         _fused(_table(), ids=np.ones((3, 4)), pe=PE)
 
 
-def test_differentiates_twice_as_its_parts():
+@pytest.mark.parametrize("mask", sorted(PAIRS))
+def test_differentiates_twice_as_its_parts(mask):
     """Through a table that is itself computed (w * w): the rule's second trace reaches w."""
+    fused, parts = PAIRS[mask]
+
     def second(program):
         w = _table()
         (g1,) = grad((program(w * w) ** 2).sum(), [w], create_graph=True)
         (g2,) = grad((g1 * g1).sum(), [w])
         return g1.detach().numpy(), g2.numpy()
-    for got, want in zip(second(_fused), second(_parts)):
+    for got, want in zip(second(fused), second(parts)):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-    assert gradgradcheck(lambda w: _fused(w * w), [_table()])
+    assert gradgradcheck(lambda w: fused(w * w), [_table()])
 
 
-def test_forward_mode_tangent_as_its_parts():
+@pytest.mark.parametrize("mask", sorted(PAIRS))
+def test_forward_mode_tangent_as_its_parts(mask):
     w = np.random.default_rng(4).standard_normal((7, 6))
     t = np.random.default_rng(5).standard_normal((7, 6))
     tangents = []
-    for program in (_fused, _parts):
+    for program in PAIRS[mask]:
         with fwAD.dual_level():
             out = program(fwAD.make_dual(mg.tensor(w), mg.tensor(t)))
             tangents.append(fwAD.unpack_dual(out).tangent.numpy().copy())

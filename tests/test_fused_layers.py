@@ -4,7 +4,8 @@ attention's mask + softmax + dropout.
 
 Each fused op has a float64 gradcheck, a comparison with PyTorch given the same dropout mask,
 and a check that a layer running it gives exactly the numbers (outputs and every gradient)
-of the same layer running the separate ops with the same seed. A forward hook on a layer's
+of the same layer running the separate ops with the same seed, under either dropout setting
+(PyTorch's masks, the default, and the hash's). A forward hook on a layer's
 dropout module makes it run the separate ops, as it must: a hook has to see its module run.
 """
 import numpy as np
@@ -133,14 +134,17 @@ def test_dropout_add_function_draws_the_seed_dropout_would():
 
 
 # ------------------------------------------------------- whole layers, fused or not ----
-FUSED_KERNELS = ("relu_dropout", "dropout_add_layer_norm", "dropout_add")
+FUSED_OPS = (ops.ReluDropout, ops.DropoutAddLayerNorm, ops.DropoutAdd)
 
 
-def _spy(fn, name, calls):
-    def wrapper(*args, **kwargs):
-        calls.append(name)
-        return fn(*args, **kwargs)
-    return wrapper
+def _spy(op, calls):
+    """op with its forward recorded in calls: (its name, whether it drew PyTorch's mask)."""
+    forward = op.forward
+
+    def wrapper(ctx, *args, **kwargs):
+        calls.append((op.__name__, kwargs.get("gen") is not None))
+        return forward(ctx, *args, **kwargs)
+    return staticmethod(wrapper)
 
 
 def _run(layer, inputs, seed, separate):
@@ -161,14 +165,21 @@ def _run(layer, inputs, seed, separate):
     return out.numpy(), [x.grad.numpy() for x in xs], grads
 
 
+@pytest.mark.parametrize("drawn", [True, False])   # PyTorch's masks (the default), the hash's
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("kind", ["encoder", "decoder"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fused_layers_give_exactly_the_numbers_of_the_separate_ops(kind, norm_first, dtype,
-                                                                  monkeypatch):
+                                                                  drawn, monkeypatch):
     ran = []
-    for name in FUSED_KERNELS:
-        monkeypatch.setattr(kernels, name, _spy(getattr(kernels, name), name, ran))
+    for op in FUSED_OPS:
+        monkeypatch.setattr(op, "forward", _spy(op, ran))
+    with mg.random.use_pytorch_dropout(drawn):
+        _fused_and_separate(kind, norm_first, dtype, ran)
+    assert {d for _, d in ran} == {drawn}
+
+
+def _fused_and_separate(kind, norm_first, dtype, ran):
     mg.manual_seed(0)
     cls = TransformerEncoderLayer if kind == "encoder" else TransformerDecoderLayer
     layer = cls(16, 4, 32, dropout=0.2, batch_first=True, norm_first=norm_first).to(dtype)
@@ -186,10 +197,11 @@ def test_fused_layers_give_exactly_the_numbers_of_the_separate_ops(kind, norm_fi
         np.testing.assert_array_equal(fused[2][name], separate[2][name], err_msg=name)
     # the fused kernels ran in the first run only: one feed-forward network per layer, and a
     # residual connection per sublayer when post-norm
-    assert ran.count("relu_dropout") == 1
+    names = [name for name, _ in ran]
+    assert names.count("ReluDropout") == 1
     residuals = 2 if kind == "encoder" else 3
-    assert ran.count("dropout_add_layer_norm") == (0 if norm_first else residuals)
-    assert ran.count("dropout_add") == (residuals if norm_first else 0)
+    assert names.count("DropoutAddLayerNorm") == (0 if norm_first else residuals)
+    assert names.count("DropoutAdd") == (residuals if norm_first else 0)
 
 
 # ------------------------------------------------ attention: mask, softmax, dropout ----

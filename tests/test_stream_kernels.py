@@ -98,18 +98,23 @@ def test_normal_streams_are_the_word_loops(seed, skip, n, params):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=_seeds, skip=_skips, n=_sizes, p=st.sampled_from([0.1, 0.5, 0.9, 1e-9]),
+@given(seed=_seeds, skip=_skips, n=_sizes,
+       p=st.one_of(st.sampled_from([0.1, 0.5, 0.9, 1e-9, 0.0, 2.0 ** -53, 1 - 2.0 ** -53]),
+                   st.floats(0.0, 0.999)),
        dtype=st.sampled_from([np.float32, np.float64]), relu=st.booleans(),
-       keep=st.booleans())
-def test_stream_dropout_is_the_mask_times_x(seed, skip, n, p, dtype, relu, keep):
+       keep=st.booleans(), residual=st.booleans())
+def test_stream_dropout_is_the_mask_times_x(seed, skip, n, p, dtype, relu, keep, residual):
     a, b = _pair(seed, skip)
     x = np.random.default_rng(seed).standard_normal(n).astype(dtype)
     x[::7] = 0.0
+    r = np.random.default_rng(seed + 1).standard_normal(n if residual else 0).astype(dtype)
     mask = draws.dropout_mask(b, (n,), p, dtype)   # the reference: Bernoulli draws, np.where
     want = (np.maximum(x, 0) if relu else x) * mask
+    if residual:   # the separate add after the multiply: two roundings
+        want = r + want
     out, got_mask = np.empty(n, dtype), np.empty(n if keep else 0, dtype)
     stream_dropout.dropout(a._state, x, 1.0 - p, dtype(1) / dtype(1.0 - p), relu, out,
-                           got_mask)
+                           got_mask, r)
     assert np.array_equal(out, want)
     if keep:
         assert np.array_equal(got_mask, mask)
@@ -123,7 +128,7 @@ def test_a_dropout_of_nan_and_infinities_is_the_multiply():
     for relu in (False, True):
         out = np.empty_like(x)
         stream_dropout.dropout(a._state, x, 0.5, np.float32(2), relu, out,
-                               np.empty(0, np.float32))
+                               np.empty(0, np.float32), np.empty(0, np.float32))
         with np.errstate(invalid="ignore"):   # inf * 0
             want = (np.maximum(x, 0) if relu else x) * mask
         assert np.array_equal(out, want, equal_nan=True)
@@ -146,11 +151,8 @@ def test_the_draws_without_a_state_view_are_the_same(n, seed, dtype):
 
 @pytest.fixture
 def pytorch_dropout():
-    mrandom.use_pytorch_dropout(True)
-    try:
+    with mrandom.use_pytorch_dropout(True):   # (the default: set for these tests' sake)
         yield
-    finally:
-        mrandom.use_pytorch_dropout(False)
 
 
 @pytest.mark.parametrize("transposed", [False, True])

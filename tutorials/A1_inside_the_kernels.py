@@ -366,6 +366,13 @@ savefig(fig, "A1_kernel_timings")
 # the seed and $i$. Every element can be computed independently, in any order, by any thread,
 # and the mask is the same whatever the number of threads. The NumPy reference computes the
 # same hash, so both backends give the same mask, bit for bit.
+#
+# It is not PyTorch's mask, though, so by default minigrad's dropouts draw PyTorch's instead:
+# `bernoulli_(1 - p)` from the mt19937 generator, one element after the other, in a compiled
+# pass that draws each chunk of words and applies it at once
+# (`minigrad/kernels/stream_dropout.py`), so a model drops the very elements PyTorch drops.
+# The hash is the opt-out, `minigrad.random.use_pytorch_dropout(False)`: faster, and on every
+# thread.
 
 # %%
 shape, p, seed = (256, 1000), 0.1, 1234

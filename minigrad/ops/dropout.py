@@ -1,11 +1,12 @@
 """Dropout, alone and fused with its neighbours in a Transformer layer (after a ReLU, before a
 residual add), each one op with one kernel each way.
 
-Every mask comes from a counter-based hash of (seed, element index), so a fused op's backward
+Without a generator, a mask comes from a counter-based hash of (seed, element index)
+(random.use_pytorch_dropout(False), the opt-out), so a fused op's backward
 regenerates it from the seed instead of storing it, and a fused op drops exactly the elements
-the separate ops would. Dropout alone keeps its mask for backward (see there). Under
-random.use_pytorch_dropout, Dropout and ReluDropout draw PyTorch's mask instead, from the
-generator they are given, in their forward pass.
+the separate ops would. Dropout alone keeps its mask for backward (see there). Given a
+generator (random.use_pytorch_dropout, the default), each draws PyTorch's mask instead, from
+it, in its forward pass (random_draws.dropout_drawn), and keeps the mask for backward.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ _MASKABLE = (np.dtype(np.float32), np.dtype(np.float64))  # the kernels' dtypes
 class Dropout(Op):
     """Zero each element with probability p and scale the rest by 1/(1-p) (inverted dropout).
 
-    The mask comes from a counter-based hash of (seed, element index). When a gradient is
+    The mask is PyTorch's, drawn from `gen` (see forward), or from a counter-based hash of
+    (seed, element index). With the hash, when a gradient is
     wanted, forward keeps the mask itself (0 or 1/(1-p) in a's dtype, as PyTorch keeps one)
     and backward multiplies by it: the hash of each element costs about ten times the multiply,
     and the kernel computes x * mask too, so the numbers are the same as hashing again. (The
@@ -57,18 +59,27 @@ class DropoutAdd(Op):
     """x + dropout(s, p, seed) as one op, x and s of one shape: a pre-norm residual connection.
 
     The same numbers as Dropout then Add. x's gradient is g; s's is dropout(g) (the mask
-    regenerated from the seed).
+    regenerated from the seed). With `gen` (a Generator; an s that random_draws.fused_dropout
+    takes) the mask is PyTorch's, drawn from it in the pass that adds (that of dropout(s)),
+    and kept for backward as ctx.mask.
     """
 
     @staticmethod
-    def forward(ctx, x, s, p=0.5, seed=0):
-        ctx.p, ctx.seed = p, seed
+    def forward(ctx, x, s, p=0.5, seed=0, gen=None):
+        ctx.p, ctx.seed, ctx.mask = p, seed, None
+        if gen is not None:
+            from ..random_draws import dropout_drawn
+            out, ctx.mask = dropout_drawn(gen, s, p, residual=x)
+            return out
         return kernels.dropout_add(x, s, p, seed)
 
     @staticmethod
     def backward(ctx, g):
-        ds = kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
-        return g, (ds if ctx.needs_input_grad[1] else None)
+        if not ctx.needs_input_grad[1]:
+            return g, None
+        if ctx.mask is not None:
+            return g, np.multiply(g, ctx.mask, order="C")
+        return g, kernels.dropout(np.ascontiguousarray(g), ctx.p, ctx.seed)
 
 
 class ReluDropout(Op):

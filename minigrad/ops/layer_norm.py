@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import kernels
 from ..autograd.op import Op
 
@@ -62,30 +64,41 @@ class DropoutAddLayerNorm(Op):
     gradient of the sum h is layer norm's; x receives it unchanged and s receives it through
     the same dropout mask, regenerated from the seed as each block of rows of the gradient is
     computed (kernels.dropout_add_layer_norm_backward).
+
+    With `gen` (a Generator; an s that random_draws.fused_dropout takes) the mask is
+    PyTorch's, drawn from it (that of dropout(s), in s's memory order) in the pass that makes
+    the sum h, which layer norm's kernel then normalises: two passes, the numbers of the three
+    ops bit for bit. The mask is kept for backward as ctx.mask, and s's gradient is layer
+    norm's input gradient times it.
     """
 
     @staticmethod
-    def forward(ctx, x, s, weight=None, bias=None, p=0.5, seed=0, eps=1e-5):
+    def forward(ctx, x, s, weight=None, bias=None, p=0.5, seed=0, eps=1e-5, gen=None):
         if s.shape != x.shape:
             raise ValueError(f"dropout_add_layer_norm: x of shape {x.shape} and s of shape "
                              f"{s.shape} differ")
         d = x.shape[-1]
-        y, xhat, rstd = kernels.dropout_add_layer_norm(x.reshape(-1, d), s.reshape(-1, d), p,
-                                                       seed, weight, bias, eps)
+        ctx.p, ctx.seed, ctx.mask = p, seed, None
+        if gen is not None:
+            from ..random_draws import dropout_drawn
+            h, ctx.mask = dropout_drawn(gen, s, p, residual=x)
+            y, xhat, rstd = kernels.layer_norm(h.reshape(-1, d), weight, bias, eps)
+        else:
+            y, xhat, rstd = kernels.dropout_add_layer_norm(x.reshape(-1, d), s.reshape(-1, d),
+                                                           p, seed, weight, bias, eps)
         ctx.save_for_backward(xhat, rstd, weight)
-        ctx.p, ctx.seed = p, seed
         return y.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, g):
         xhat, rstd, weight = ctx.saved
         need = ctx.needs_input_grad
-        if need[1]:   # s's gradient dropped in the same pass over the rows
+        if need[1] and ctx.mask is None:   # s's gradient dropped in the same pass over the rows
             dh, ds, dw, db = kernels.dropout_add_layer_norm_backward(
                 g.reshape(xhat.shape), xhat, rstd, weight, ctx.p, ctx.seed)
             ds = ds.reshape(g.shape)
         else:
             dh, dw, db = kernels.layer_norm_backward(g.reshape(xhat.shape), xhat, rstd, weight)
-            ds = None
+            ds = np.multiply(dh.reshape(g.shape), ctx.mask) if need[1] else None
         return (dh.reshape(g.shape), ds, dw if len(need) > 2 and need[2] else None,
                 db if len(need) > 3 and need[3] else None)
