@@ -23,6 +23,7 @@ from .local_response_norm import LocalResponseNorm
 from .lp_pool import LPPool1d, LPPool2d, LPPool3d
 from .max_unpool import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
 from .module import Module, Parameter
+from .parameter import Buffer
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm,
                             RMSNorm)
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,

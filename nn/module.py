@@ -80,6 +80,9 @@ class Module(TreeMethods, module_hooks.HookMethods, module_state.StateHookMethod
                                 f"expected)")
             (params if name in params else modules)[name] = None
             _tree_changed()
+        elif getattr(value, "_is_buffer", False) and isinstance(value, Tensor):
+            # an nn.Buffer (parameter.py): registered as register_buffer would
+            return self.register_buffer(name, value, getattr(value, "persistent", True))
         elif name in buffers:
             # a new value for a buffer stays a buffer (`self.ema = self.ema * 0.9 + x`), as in
             # PyTorch: dropping it would drop it from every checkpoint without a word

@@ -324,3 +324,37 @@ def _(lib, x):
     fill(lib, net)
     net.eval()
     return net(x), list(seen), net[1].running_var * 1
+
+
+@add
+@case("nn.Buffer")
+def _(lib):
+    nn = lib.nn
+
+    class Smoother(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mean = nn.Buffer(lib.zeros(3))
+            self.count = nn.Buffer(lib.tensor(0), persistent=False)
+            self.scale = nn.Parameter(lib.ones(3))
+
+        def forward(self, x):
+            with lib.no_grad():
+                self.mean.mul_(0.9).add_(x.mean(0) * 0.1)
+                self.count += 1
+            return (x - self.mean) * self.scale
+
+    m = Smoother()
+    x = lib.arange(12.0).reshape(4, 3)
+    y = m(x)
+    y.sum().backward()
+    marked = lib.nn.parameter.Buffer(lib.ones(2, requires_grad=True), persistent=False)
+    errors = []
+    try:
+        m.scale = nn.Buffer(lib.ones(3))
+    except TypeError:
+        errors.append("parameter name")
+    return (y, m.scale.grad, sorted(m.state_dict()), [n for n, _ in m.named_buffers()],
+            m.count, isinstance(m.mean, nn.Buffer), isinstance(x, nn.Buffer),
+            type(m.mean).__name__, marked.requires_grad, marked.persistent,
+            nn.Buffer().shape, lib.nn.parameter.Parameter is nn.Parameter, errors)

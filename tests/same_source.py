@@ -48,6 +48,7 @@ MODULES = {
     "torch.nn": "minigrad.nn",
     "torch.nn.functional": "minigrad.nn.functional",
     "torch.nn.init": "minigrad.nn.init",
+    "torch.nn.parameter": "minigrad.nn.parameter",
     "torch.nn.utils": "minigrad.nn.utils",
     "torch.nn.utils.parametrizations": "minigrad.nn.utils.parametrizations",
     "torch.nn.utils.rnn": "minigrad.nn.utils.rnn",
