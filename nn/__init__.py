@@ -19,6 +19,10 @@ from .layers import (GELU, Dropout, Embedding, Identity, LeakyReLU, Linear, ReLU
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .instance_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .lazy_linear import LazyLinear
+from .lazy_modules import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d,
+                           LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
+                           LazyConvTranspose3d, LazyInstanceNorm1d, LazyInstanceNorm2d,
+                           LazyInstanceNorm3d)
 from .local_response_norm import LocalResponseNorm
 from .lp_pool import LPPool1d, LPPool2d, LPPool3d
 from .max_unpool import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d

@@ -358,3 +358,42 @@ def _(lib):
             m.count, isinstance(m.mean, nn.Buffer), isinstance(x, nn.Buffer),
             type(m.mean).__name__, marked.requires_grad, marked.persistent,
             nn.Buffer().shape, lib.nn.parameter.Parameter is nn.Parameter, errors)
+
+
+@add
+@case("nn.LazyConv1d", "nn.LazyConv2d", "nn.LazyConv3d", "nn.LazyConvTranspose1d",
+      "nn.LazyConvTranspose2d", "nn.LazyConvTranspose3d", "nn.LazyBatchNorm1d",
+      "nn.LazyBatchNorm2d", "nn.LazyBatchNorm3d", "nn.LazyInstanceNorm1d",
+      "nn.LazyInstanceNorm2d", "nn.LazyInstanceNorm3d", rtol=1e-4, atol=1e-5)
+def _(lib):
+    nn = lib.nn
+    lib.manual_seed(0)   # (the lazy layers draw their weights at the first call, as PyTorch's)
+    image = nn.Sequential(nn.LazyConv2d(4, 3, padding=1), nn.LazyBatchNorm2d(), nn.ReLU(),
+                          nn.LazyConvTranspose2d(2, 2, stride=2, groups=2),
+                          nn.LazyInstanceNorm2d())
+    before = repr(image)
+    opt = lib.optim.SGD(image.parameters(), lr=0.1)
+    x = lib.tensor(np.linspace(-1, 1, 300).reshape(2, 6, 5, 5).astype(np.float32))
+    y = image(x)
+    y.square().mean().backward()
+    opt.step()
+    seq = nn.Sequential(nn.LazyConv1d(3, 2, bias=False), nn.LazyBatchNorm1d(momentum=None),
+                        nn.LazyConvTranspose1d(2, 3), nn.LazyInstanceNorm1d(affine=False))
+    vol = nn.Sequential(nn.LazyConv3d(2, 1), nn.LazyBatchNorm3d(), nn.LazyConvTranspose3d(1, 2),
+                        nn.LazyInstanceNorm3d())
+    out = [seq(x[:, :, 0]), nn.LazyConv1d(3, 2)(x[0, :, 0]), vol(x[:, :3, None, :2]), image(x)]
+    return (before, repr(image), [type(m).__name__ for m in (*image, *seq, *vol)], y,
+            image[0].weight, image[3].weight, image[1].running_var, sorted(image.state_dict()),
+            out)
+
+
+@add
+@case("nn.LazyConv2d", compare="raises", match="in_channels must be divisible by groups")
+def _(lib):
+    lib.nn.LazyConv2d(4, 3, groups=2)(lib.ones(1, 3, 5, 5))
+
+
+@add
+@case("nn.LazyConv1d", compare="raises", match=r"Expected 2D \(unbatched\) or 3D \(batched\)")
+def _(lib):
+    lib.nn.LazyConv1d(4, 3)(lib.ones(5))
