@@ -92,7 +92,7 @@ from .functional import (abs, add, all, allclose, amax, amin, any, argmax, argmi
                          bitwise_right_shift, bitwise_xor, bmm, broadcast_to, cat, ceil, chunk, clamp, clamp_max, clamp_min, clip,
                          concat, cos, cumsum, div, dot, dropout, einsum, equal, exp, flatten,
                          flip, floor, floor_divide, gather, gelu, index_add, index_fill,
-                         index_select, is_floating_point, is_tensor, isclose, isfinite, isinf,
+                         index_put, index_select, is_floating_point, is_tensor, isclose, isfinite, isinf,
                          isnan, log, log_softmax, logical_and, logical_not, logical_or,
                          logical_xor, logsumexp, masked_fill, masked_select, matmul, max,
                          maximum, mean, min, minimum, mm, movedim, mul, narrow, neg, nonzero,
@@ -131,7 +131,7 @@ from .storage import TypedStorage, UntypedStorage
 from . import testing
 
 from .out_names import OUT_NAMES as _OUT_NAMES
-from .version import __version__
+from .torch_version import __version__
 
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
@@ -171,7 +171,7 @@ __all__ = [
     "heaviside", "histc",
     "histogram", "hsplit", "hstack", "hypot", "i0", "iinfo", "imag",
     "index_add", "index_copy",
-    "index_fill", "index_reduce", "index_select", "inference_mode", "initial_seed", "inner", "int",
+    "index_fill", "index_put", "index_reduce", "index_select", "inference_mode", "initial_seed", "inner", "int",
     "int16", "int32", "int64", "int8", "inverse", "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled", "is_autocast_enabled", "is_complex", "is_conj",
     "is_deterministic_algorithms_warn_only_enabled",

@@ -289,6 +289,14 @@ def _(lib):
 
 
 @add
+@case("minigrad.__version__", "torch_version.TorchVersion")
+def _(lib):
+    v = lib.__version__
+    return (type(v) is lib.torch_version.TorchVersion, v >= "1.10", v >= "2.0", v > (1, 13),
+            v < "10.0", lib.torch_version.TorchVersion("parrot") < "z")
+
+
+@add
 @case("Tensor.detach_", inputs=(f32(3),))
 def _(lib, x):
     h = x * 2

@@ -58,6 +58,7 @@ MODULES = {
     "torch.optim": "minigrad.optim",
     "torch.optim.lr_scheduler": "minigrad.optim.lr_scheduler",
     "torch.optim.swa_utils": "minigrad.optim.swa_utils",
+    "torch.torch_version": "minigrad.torch_version",
     "torch.utils.checkpoint": "minigrad.utils.checkpoint",
     "torch.utils.data": "minigrad.utils.data",
     "torch.utils.tensorboard": "minigrad.utils.tensorboard",
