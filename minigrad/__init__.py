@@ -31,6 +31,7 @@ from .integration import cumulative_trapezoid, trapezoid, trapz
 from .covariance import corrcoef, cov
 from .broadcasting import broadcast_shapes, broadcast_tensors
 from .bessel import i0
+from .constants import e, inf, nan, newaxis, pi
 from .conversions import deg2rad, float_power, rad2deg
 from .float_parts import (copysign, frac, frexp, heaviside, isneginf, isposinf, ldexp, nextafter,
                           signbit)
@@ -159,7 +160,8 @@ __all__ = [
     "count_nonzero", "cov", "cross", "cummax", "cummin", "cumprod", "cumsum",
     "cumulative_trapezoid", "default_generator", "deg2rad", "det", "detect_anomaly", "device",
     "diag", "diag_embed", "diagonal", "diagonal_scatter", "diff", "digamma", "dist", "div",
-    "divide", "dot", "double", "dropout", "dsplit", "dstack", "einsum", "empty", "empty_like",
+    "divide", "dot", "double", "dropout", "dsplit", "dstack", "e", "einsum", "empty",
+    "empty_like",
     "enable_grad", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "finfo",
     "fix", "flatten", "flip", "fliplr", "flipud", "float", "float16", "float32", "float64",
     "float8_e4m3fn", "float8_e5m2", "float_power", "floor", "floor_divide", "fmax", "fmin", "fmod",
@@ -171,7 +173,8 @@ __all__ = [
     "heaviside", "histc",
     "histogram", "hsplit", "hstack", "hypot", "i0", "iinfo", "imag",
     "index_add", "index_copy",
-    "index_fill", "index_put", "index_reduce", "index_select", "inference_mode", "initial_seed", "inner", "int",
+    "index_fill", "index_put", "index_reduce", "index_select", "inf", "inference_mode",
+    "initial_seed", "inner", "int",
     "int16", "int32", "int64", "int8", "inverse", "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled", "is_autocast_enabled", "is_complex", "is_conj",
     "is_deterministic_algorithms_warn_only_enabled",
@@ -186,10 +189,11 @@ __all__ = [
     "lu_solve", "lu_unpack", "manual_seed", "masked_fill", "masked_scatter", "masked_select",
     "matmul", "matrix_exp", "matrix_power", "max", "maximum", "mean", "median", "memory_format",
     "meshgrid", "min", "minimum", "mm", "mode", "moveaxis", "movedim", "msort", "mul",
-    "multinomial", "multiply", "mv", "mvlgamma", "nan_to_num", "nanmean", "nanmedian",
-    "nanquantile", "nansum", "narrow", "ne", "neg", "negative", "nextafter", "no_grad", "nonzero",
+    "multinomial", "multiply", "mv", "mvlgamma", "nan", "nan_to_num", "nanmean", "nanmedian",
+    "nanquantile", "nansum", "narrow", "ne", "neg", "negative", "newaxis", "nextafter", "no_grad",
+    "nonzero",
     "norm", "normal", "not_equal", "numel", "one_hot", "ones", "ones_like", "orgqr", "ormqr",
-    "outer", "pdist", "permute", "pinverse", "poisson", "polar",
+    "outer", "pdist", "permute", "pi", "pinverse", "poisson", "polar",
     "polygamma", "positive", "pow", "preserve_format",
     "prod", "promote_types", "put", "qr", "quantile", "rad2deg", "rand", "rand_like", "randint",
     "randint_like", "randn", "randn_like", "randperm", "ravel", "real",

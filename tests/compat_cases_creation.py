@@ -289,6 +289,14 @@ def _(lib):
 
 
 @add
+@case("minigrad.pi", "minigrad.e", "minigrad.inf", "minigrad.nan", "minigrad.newaxis")
+def _(lib):
+    x = lib.arange(6.0).reshape(3, 2)
+    return (lib.tensor([lib.pi, lib.e, -lib.inf, lib.nan]), x[:, lib.newaxis] * lib.pi,
+            type(lib.pi) is float and lib.newaxis is None)
+
+
+@add
 @case("minigrad.__version__", "torch_version.TorchVersion")
 def _(lib):
     v = lib.__version__
