@@ -53,6 +53,8 @@ MODULES = {
     "torch.nn.init": "minigrad.nn.init",
     "torch.nn.utils": "minigrad.nn.utils",
     "torch.nn.utils.parametrizations": "minigrad.nn.utils.parametrizations",
+    "torch.nn.utils.parametrize": "minigrad.nn.utils.parametrize",
+    "torch.nn.utils.prune": "minigrad.nn.utils.prune",
     "torch.nn.utils.rnn": "minigrad.nn.utils.rnn",
     "torch.onnx": "minigrad.onnx",
     "torch.optim": "minigrad.optim",
