@@ -51,6 +51,13 @@ class ViT(nn.Module):
 
 model = ViT()
 print("parameters", sum(p.numel() for p in model.parameters()))
+# the same patch embedding by unfold: (B, 1*4*4, 16 patches) times the flattened kernels
+patches = F.unfold(x_train[:2], kernel_size=4, stride=4).transpose(1, 2)  # (B, N, 16)
+conv = model.patch_embed
+by_unfold = patches @ conv.weight.flatten(1).T + conv.bias
+by_conv = conv(x_train[:2]).flatten(2).transpose(1, 2)
+print("unfold", list(patches.shape), torch.allclose(by_unfold, by_conv, atol=1e-5),
+      [round(v, 5) for v in by_unfold[0, 3, :4].tolist()])
 decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "embed" not in n]
 no_decay = [p for n, p in model.named_parameters() if p.ndim < 2 or "embed" in n]
 opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05},
