@@ -59,7 +59,8 @@ affinity = torch.randn(users, 3) @ torch.randn(3, items)
 clicks = torch.nonzero(affinity > 1.0)  # (N, 2) user, item pairs
 print("data", clicks.shape[0], clicks[:5].tolist())
 item_ids, counts = torch.unique(clicks[:, 1], return_counts=True)
-print("popular", item_ids[counts.argsort(descending=True, stable=True)[:5]].tolist(), counts.max().item())
+popular = item_ids[counts.argsort(descending=True, stable=True)[:5]]
+print("popular", popular.tolist(), counts.max().item())
 activity = torch.bincount(clicks[:, 0], minlength=users)
 edges = torch.tensor([2, 5, 10])
 print("buckets", torch.bucketize(activity, edges).tolist()[:12],
