@@ -246,9 +246,15 @@ globals().update(out_arg.accept_out(globals(), _OUT_NAMES["torch"]))
 # they are programs built on minigrad, not parts of it.
 _LAZY_SUBMODULES = ("distributions", "fft", "func", "models", "nn", "onnx", "optim",
                     "profiler", "utils", "version", "viz")
+# functions of those layers that PyTorch also has at the top level, read from there on first
+# use (`torch.vmap` is `torch.func.vmap`)
+_LAZY_FUNCTIONS = {"vmap": "func"}
 
 
 def __getattr__(name):
+    if name in _LAZY_FUNCTIONS:
+        import importlib
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_FUNCTIONS[name]}"), name)
     if name in _LAZY_SUBMODULES:
         import importlib
         try:
@@ -262,4 +268,4 @@ def __getattr__(name):
 def __dir__():
     import importlib.util
     present = [n for n in _LAZY_SUBMODULES if importlib.util.find_spec(f"{__name__}.{n}")]
-    return sorted(set(globals()) | set(present))
+    return sorted(set(globals()) | set(present) | set(_LAZY_FUNCTIONS))

@@ -297,6 +297,15 @@ def _(lib):
 
 
 @add
+@case("minigrad.vmap", inputs=(f64(4, 3), f64(3)))
+def _(lib, x, w):
+    """torch.vmap is torch.func.vmap: per-row products, and with in_dims and two outputs."""
+    rows = lib.vmap(lambda r: (r * w).sum())(x)
+    both = lib.vmap(lambda r, v: (r @ v, r.max()), in_dims=(0, None))(x, w)
+    return rows, both[0], both[1], lib.vmap is lib.func.vmap
+
+
+@add
 @case("minigrad.__version__", "torch_version.TorchVersion")
 def _(lib):
     v = lib.__version__
