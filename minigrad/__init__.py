@@ -248,7 +248,8 @@ _LAZY_SUBMODULES = ("distributions", "fft", "func", "models", "nn", "onnx", "opt
                     "profiler", "utils", "version", "viz")
 # functions of those layers that PyTorch also has at the top level, read from there on first
 # use (`torch.vmap` is `torch.func.vmap`)
-_LAZY_FUNCTIONS = {"vmap": "func"}
+_LAZY_FUNCTIONS = {"cosine_similarity": "nn.functional", "pairwise_distance": "nn.functional",
+                   "vmap": "func"}
 
 
 def __getattr__(name):

@@ -297,12 +297,22 @@ def _(lib):
 
 
 @add
-@case("minigrad.vmap", inputs=(f64(4, 3), f64(3)))
+@case("minigrad.vmap", inputs=(A(np.linspace(-1, 2, 12).reshape(4, 3), True),
+                                A(np.array([0.5, -1.0, 2.0]), True)))
 def _(lib, x, w):
     """torch.vmap is torch.func.vmap: per-row products, and with in_dims and two outputs."""
     rows = lib.vmap(lambda r: (r * w).sum())(x)
     both = lib.vmap(lambda r, v: (r @ v, r.max()), in_dims=(0, None))(x, w)
     return rows, both[0], both[1], lib.vmap is lib.func.vmap
+
+
+@add
+@case("minigrad.cosine_similarity", "minigrad.pairwise_distance",
+      inputs=(A(np.sin(np.arange(12.0)).reshape(4, 3).astype(np.float32), True),
+              A(np.cos(np.arange(12.0)).reshape(4, 3).astype(np.float32), True)))
+def _(lib, a, b):
+    return (lib.cosine_similarity(a, b), lib.cosine_similarity(a, b, dim=0, eps=1e-6),
+            lib.pairwise_distance(a, b), lib.pairwise_distance(a, b, p=1.0, keepdim=True))
 
 
 @add
