@@ -16,8 +16,8 @@ import numpy as np
 from . import ops
 from . import tensor as _t
 from .autograd.versions import bump_version
-from .dtypes import torch_dtype_name
 from .autograd.views import adopt_node, multi_output_error, rebase_views, view_chain
+from .dtypes import torch_dtype_name
 from .errors import ShapeError
 from .grad_mode import is_grad_enabled
 from .ops.strided import element_offset, element_strides, memory_owner, strided_view
