@@ -80,8 +80,7 @@ from .tensor_assembly import (atleast_1d, atleast_2d, atleast_3d, block_diag, ca
 from .error_functions import erf, erfc, erfinv, exp2, log2, log10
 from . import special
 from .sinc import sinc
-from math import e, inf, nan, pi
-newaxis = None
+from .constants import e, inf, nan, newaxis, pi
 from .range_factories import range, scalar_tensor
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, logspace, ones, ones_like, rand, rand_like, randint,
@@ -97,7 +96,8 @@ from .functional import (abs, add, all, allclose, amax, amin, any, argmax, argmi
                          bitwise_right_shift, bitwise_xor, bmm, broadcast_to, cat, ceil, chunk, clamp, clamp_max, clamp_min, clip,
                          concat, cos, cumsum, div, dot, dropout, einsum, equal, exp, flatten,
                          flip, floor, floor_divide, gather, gelu, index_add, index_fill,
-                         index_select, is_floating_point, is_tensor, isclose, isfinite, isinf,
+                         index_put, index_select, is_floating_point, is_tensor, isclose,
+                         isfinite, isinf,
                          isnan, log, log_softmax, logical_and, logical_not, logical_or,
                          logical_xor, logsumexp, masked_fill, masked_select, matmul, max,
                          maximum, mean, min, minimum, mm, movedim, mul, narrow, neg, nonzero,
@@ -136,7 +136,7 @@ from .storage import TypedStorage, UntypedStorage
 from . import testing
 
 from .out_names import OUT_NAMES as _OUT_NAMES
-from .version import __version__
+from .torch_version import __version__
 
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "Generator",
@@ -167,40 +167,40 @@ __all__ = [
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "gradient", "greater",
     "greater_equal", "gt", "half", "hamming_window", "hann_window", "heaviside", "histc",
     "histogram", "hsplit", "hstack", "hypot", "i0", "iinfo", "imag", "index_add", "index_copy",
-    "index_fill", "index_reduce", "index_select", "inf", "inference_mode", "initial_seed", "inner",
-    "int", "int16", "int32", "int64", "int8", "inverse", "is_anomaly_check_nan_enabled",
-    "is_anomaly_enabled", "is_autocast_enabled", "is_complex", "is_conj",
-    "is_deterministic_algorithms_warn_only_enabled", "is_floating_point", "is_grad_enabled",
-    "is_inference_mode_enabled", "is_neg", "is_nonzero", "is_same_size", "is_signed", "is_tensor",
-    "isclose", "isfinite", "isin", "isinf", "isnan", "isneginf", "isposinf", "isreal", "istft",
-    "jagged", "kaiser_window", "kron", "kthvalue", "layout", "lcm", "ldexp", "le", "lerp", "less",
-    "less_equal", "lgamma", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax",
-    "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logical_and", "logical_not",
-    "logical_or", "logical_xor", "logit", "logspace", "logsumexp", "long", "lt", "lu_solve",
-    "lu_unpack", "manual_seed", "masked_fill", "masked_scatter", "masked_select", "matmul",
-    "matrix_exp", "matrix_power", "max", "maximum", "mean", "median", "memory_format", "meshgrid",
-    "min", "minimum", "mm", "mode", "moveaxis", "movedim", "msort", "mul", "multinomial",
-    "multiply", "mv", "mvlgamma", "nan", "nan_to_num", "nanmean", "nanmedian", "nanquantile",
-    "nansum", "narrow", "narrow_copy", "ne", "neg", "negative", "newaxis", "nextafter", "no_grad",
-    "nonzero", "norm", "normal", "not_equal", "numel", "one_hot", "ones", "ones_like", "orgqr",
-    "ormqr", "outer", "pdist", "permute", "pi", "pinverse", "poisson", "polar", "polygamma",
-    "positive", "pow", "preserve_format", "prod", "promote_types", "put", "qr", "quantile",
-    "rad2deg", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm",
-    "range", "ravel", "real", "reciprocal", "relu", "remainder", "renorm", "repeat_interleave",
-    "reshape", "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "row_stack",
-    "rsqrt", "rsub", "save", "scalar_tensor", "scatter", "scatter_add", "searchsorted", "seed",
-    "select", "select_scatter", "set_backend", "set_default_dtype", "set_float32_matmul_precision",
-    "set_grad_enabled", "set_num_threads", "set_printoptions", "set_rng_state", "sgn", "short",
-    "sigmoid", "sign", "signbit", "sin", "sinc", "sinh", "slice_scatter", "slogdet", "softmax",
-    "sort", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr", "split",
-    "split_with_sizes", "sqrt", "square", "squeeze", "stack", "std", "std_mean", "stft", "strided",
-    "sub", "subtract", "sum", "svd", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan",
-    "tanh", "tensor", "tensor_split", "tensordot", "tile", "topk", "trace", "transpose",
-    "trapezoid", "trapz", "triangular_solve", "tril", "tril_indices", "triu", "triu_indices",
-    "true_divide", "trunc", "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind",
-    "unflatten", "unique", "unique_consecutive", "unravel_index", "unsqueeze",
-    "use_deterministic_algorithms", "var", "var_mean", "vdot", "view_as_complex", "view_as_real",
-    "vsplit", "vstack", "where", "xlogy", "zeros", "zeros_like",
+    "index_fill", "index_put", "index_reduce", "index_select", "inf", "inference_mode",
+    "initial_seed", "inner", "int", "int16", "int32", "int64", "int8", "inverse",
+    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_autocast_enabled", "is_complex",
+    "is_conj", "is_deterministic_algorithms_warn_only_enabled", "is_floating_point",
+    "is_grad_enabled", "is_inference_mode_enabled", "is_neg", "is_nonzero", "is_same_size",
+    "is_signed", "is_tensor", "isclose", "isfinite", "isin", "isinf", "isnan", "isneginf",
+    "isposinf", "isreal", "istft", "jagged", "kaiser_window", "kron", "kthvalue", "layout", "lcm",
+    "ldexp", "le", "lerp", "less", "less_equal", "lgamma", "linspace", "load", "log", "log10",
+    "log1p", "log2", "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logdet",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "logspace", "logsumexp",
+    "long", "lt", "lu_solve", "lu_unpack", "manual_seed", "masked_fill", "masked_scatter",
+    "masked_select", "matmul", "matrix_exp", "matrix_power", "max", "maximum", "mean", "median",
+    "memory_format", "meshgrid", "min", "minimum", "mm", "mode", "moveaxis", "movedim", "msort",
+    "mul", "multinomial", "multiply", "mv", "mvlgamma", "nan", "nan_to_num", "nanmean",
+    "nanmedian", "nanquantile", "nansum", "narrow", "narrow_copy", "ne", "neg", "negative",
+    "newaxis", "nextafter", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel",
+    "one_hot", "ones", "ones_like", "orgqr", "ormqr", "outer", "pdist", "permute", "pi",
+    "pinverse", "poisson", "polar", "polygamma", "positive", "pow", "preserve_format", "prod",
+    "promote_types", "put", "qr", "quantile", "rad2deg", "rand", "rand_like", "randint",
+    "randint_like", "randn", "randn_like", "randperm", "range", "ravel", "real", "reciprocal",
+    "relu", "remainder", "renorm", "repeat_interleave", "reshape", "resolve_conj", "resolve_neg",
+    "result_type", "roll", "rot90", "round", "row_stack", "rsqrt", "rsub", "save", "scalar_tensor",
+    "scatter", "scatter_add", "searchsorted", "seed", "select", "select_scatter", "set_backend",
+    "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled", "set_num_threads",
+    "set_printoptions", "set_rng_state", "sgn", "short", "sigmoid", "sign", "signbit", "sin",
+    "sinc", "sinh", "slice_scatter", "slogdet", "softmax", "sort", "sparse_bsc", "sparse_bsr",
+    "sparse_coo", "sparse_csc", "sparse_csr", "split", "split_with_sizes", "sqrt", "square",
+    "squeeze", "stack", "std", "std_mean", "stft", "strided", "sub", "subtract", "sum", "svd",
+    "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh", "tensor", "tensor_split",
+    "tensordot", "tile", "topk", "trace", "transpose", "trapezoid", "trapz", "triangular_solve",
+    "tril", "tril_indices", "triu", "triu_indices", "true_divide", "trunc", "tune_malloc",
+    "uint16", "uint32", "uint64", "uint8", "unbind", "unflatten", "unique", "unique_consecutive",
+    "unravel_index", "unsqueeze", "use_deterministic_algorithms", "var", "var_mean", "vdot",
+    "view_as_complex", "view_as_real", "vsplit", "vstack", "where", "xlogy", "zeros", "zeros_like",
 ]
 
 # Modules of the core that PyTorch code reaches under these paths (`import minigrad.cuda`,

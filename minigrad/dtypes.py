@@ -252,3 +252,14 @@ def computation_dtype(operands, op, floats=False):
     division of integers gives floats)."""
     dtype = _result_type(operands, op)
     return _DEFAULT_FLOAT if floats and dtype.kind not in "fc" else dtype
+
+
+_TORCH_DTYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                      "uint8": "Byte", "bool": "Bool", "float16": "Half",
+                      "float32": "Float", "float64": "Double"}
+
+
+def torch_dtype_name(dtype) -> str:
+    """The name PyTorch's messages give a dtype (Long, Float, ...)."""
+    name = np.dtype(dtype).name
+    return _TORCH_DTYPE_NAMES.get(name, name)

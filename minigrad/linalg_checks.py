@@ -12,23 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import torch_dtype_name
+
 __all__ = ["LinAlgError", "batch_failure", "check_float", "check_matrix", "check_phase_free",
            "check_square",
            "with_zero_gradient"]
 
-_TORCH_DTYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                      "uint8": "Byte", "bool": "Bool", "float16": "Half",
-                      "float32": "Float", "float64": "Double"}
 
 
 class LinAlgError(RuntimeError):
     """A matrix the operation cannot handle: singular, or not positive-definite."""
 
-
-def torch_dtype_name(dtype) -> str:
-    """The name PyTorch's messages give a dtype (Long, Float, ...)."""
-    name = np.dtype(dtype).name
-    return _TORCH_DTYPE_NAMES.get(name, name)
 
 
 _COMPLEX = (np.complex64, np.complex128)

@@ -39,7 +39,8 @@ def _write(op, input, index, src):
     if src.shape != want:
         raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src "
                            f"size = {list(src.shape)}, slice size = {list(want)}")
-    return input.index_put(index, src)
+    # these scatters cast src as a view's copy_ would (index_put itself refuses another dtype)
+    return input.index_put(index, src if src.dtype == input.dtype else src.to(input.dtype))
 
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):

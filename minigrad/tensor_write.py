@@ -17,6 +17,7 @@ from . import ops
 from . import tensor as _t
 from .autograd.versions import bump_version
 from .autograd.views import adopt_node, multi_output_error, rebase_views, view_chain
+from .dtypes import torch_dtype_name
 from .errors import ShapeError
 from .grad_mode import is_grad_enabled
 from .ops.strided import element_offset, element_strides, memory_owner, strided_view
@@ -50,6 +51,33 @@ def _same_dtype(op, t, src):
     if isinstance(src, _t.Tensor) and src.dtype != t.dtype:
         raise RuntimeError(f"{op}: self ({t.dtype}) and source ({src.dtype}) must have the same "
                            f"dtype")
+
+
+def _is_mask(index):
+    """Whether one element of an index is a bool mask of at least one dim (a 0-d bool tensor
+    is not: PyTorch turns it into positions)."""
+    a = _t.array_of(index) if isinstance(index, _t.Tensor) else np.asarray(index)
+    return a.dtype == np.bool_ and a.ndim > 0
+
+
+def _check_put_dtype(t, index, values, accumulate, setitem):
+    """PyTorch's index_put takes values of the tensor's own dtype only: `t[idx] = v` with a
+    tensor index (a list, an array, a mask) and `index_put_` refuse another dtype, where a
+    write through ints and slices alone (a view's copy_) casts. The exception is PyTorch's
+    masked_fill path: one mask and a one-element value, not accumulated, casts too."""
+    if not isinstance(values, _t.Tensor) or values.dtype == t.dtype:
+        return
+    parts = index if isinstance(index, tuple) else (index,)
+    if setitem:  # ints, slices, None, Ellipsis and 0-d integer tensors index as ints do
+        parts = [p for p in parts if isinstance(p, (list, np.ndarray)) or (
+            isinstance(p, _t.Tensor) and (p.ndim > 0 or p.dtype == np.bool_))]
+        if not parts:
+            return
+    if len(parts) == 1 and _is_mask(parts[0]) and values.numel() == 1 and not accumulate:
+        return
+    raise RuntimeError(f"index_put_: Index put requires the source and destination dtypes "
+                       f"match, got {torch_dtype_name(t.dtype)} for the destination and "
+                       f"{torch_dtype_name(values.dtype)} for the source.")
 
 
 def _writable(name, t):
@@ -95,6 +123,7 @@ def _in_place(method):
 class WriteMethods:
     # --- out of place -----------------------------------------------------------------------
     def index_put(self, indices, values, accumulate=False):
+        _check_put_dtype(self, tuple(indices), values, accumulate, setitem=False)
         return ops.IndexPut.apply(self, values, index=_t._index(tuple(indices)),
                                   accumulate=accumulate)
 
@@ -130,6 +159,8 @@ class WriteMethods:
     def index_fill(self, dim, index, value):
         if not isinstance(value, _t.Tensor):
             value = checked_scalar(value, self._array.dtype)  # PyTorch's range check
+        elif value.dtype != self.dtype:  # a 0-d value of another dtype fills cast, as there
+            value = value.to(self.dtype)
         if self.ndim == 0:
             return self.reshape(1).index_fill(dim, index, value).reshape(())
         return self.index_put(_along(self, dim, index, "index_fill"), value)
@@ -216,6 +247,7 @@ class WriteMethods:
             raise ValueError("Overflow when unpacking long long")  # PyTorch's, for any dtype
         if isinstance(value, _NUMBERS):
             value = checked_written(value, self._array.dtype)  # PyTorch's range check
+        _check_put_dtype(self, index, value, False, setitem=True)
         self._assign("index_put_", lambda old: ops.IndexPut.apply(old, value,
                                                                   index=_t._index(index)))
 

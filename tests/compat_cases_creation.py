@@ -312,6 +312,41 @@ def _(lib):
 
 
 @add
+@case("minigrad.pi", "minigrad.e", "minigrad.inf", "minigrad.nan", "minigrad.newaxis")
+def _(lib):
+    x = lib.arange(6.0).reshape(3, 2)
+    return (lib.tensor([lib.pi, lib.e, -lib.inf, lib.nan]), x[:, lib.newaxis] * lib.pi,
+            type(lib.pi) is float and lib.newaxis is None)
+
+
+@add
+@case("minigrad.vmap", inputs=(A(np.linspace(-1, 2, 12).reshape(4, 3), True),
+                                A(np.array([0.5, -1.0, 2.0]), True)))
+def _(lib, x, w):
+    """torch.vmap is torch.func.vmap: per-row products, and with in_dims and two outputs."""
+    rows = lib.vmap(lambda r: (r * w).sum())(x)
+    both = lib.vmap(lambda r, v: (r @ v, r.max()), in_dims=(0, None))(x, w)
+    return rows, both[0], both[1], lib.vmap is lib.func.vmap
+
+
+@add
+@case("minigrad.cosine_similarity", "minigrad.pairwise_distance",
+      inputs=(A(np.sin(np.arange(12.0)).reshape(4, 3).astype(np.float32), True),
+              A(np.cos(np.arange(12.0)).reshape(4, 3).astype(np.float32), True)))
+def _(lib, a, b):
+    return (lib.cosine_similarity(a, b), lib.cosine_similarity(a, b, dim=0, eps=1e-6),
+            lib.pairwise_distance(a, b), lib.pairwise_distance(a, b, p=1.0, keepdim=True))
+
+
+@add
+@case("minigrad.__version__", "torch_version.TorchVersion")
+def _(lib):
+    v = lib.__version__
+    return (type(v) is lib.torch_version.TorchVersion, v >= "1.10", v >= "2.0", v > (1, 13),
+            v < "10.0", lib.torch_version.TorchVersion("parrot") < "z")
+
+
+@add
 @case("Tensor.detach_", inputs=(f32(3),))
 def _(lib, x):
     h = x * 2

@@ -85,7 +85,7 @@ def _(lib, x, m, row):
 # --- writing -----------------------------------------------------------------------------------
 
 @add
-@case("Tensor.__setitem__", "Tensor.index_put_", "Tensor.index_put",
+@case("Tensor.__setitem__", "Tensor.index_put_", "Tensor.index_put", "minigrad.index_put",
       inputs=(f32(3, 4), f32(4), f32(2)))
 def _(lib, x, v, w):
     y = x * 1  # a non-leaf copy: in-place writes on it are recorded by autograd
@@ -99,7 +99,7 @@ def _(lib, x, v, w):
     u = x.index_put((lib.tensor([0, 0]), lib.tensor([1, 1])), w, accumulate=True)
     t = lib.zeros(4)
     t.index_put_((lib.tensor([1, 3]),), w)
-    return y, z, u, t
+    return y, z, u, t, lib.index_put(x, (lib.tensor([2, 0]),), v.expand(2, 4), accumulate=True)
 
 
 @add

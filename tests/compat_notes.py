@@ -539,7 +539,7 @@ def _optimizer_and_scheduler_state(torch, mg):
         assert state["param_groups"][0]["maximize"] is False
         sched = lib.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 ** epoch)
         assert sched.state_dict()["lr_lambdas"] == [None]
-        assert ("_step_count" in sched.state_dict()) is (lib is torch)
+        assert sched.state_dict()["_step_count"] == 1
         nadam = lib.optim.NAdam([w])
         nadam.step()
         product = nadam.state_dict()["state"][0]["mu_product"]
@@ -945,6 +945,20 @@ def _bag_frequency_scaling(torch, mg):
     assert not np.allclose(grads[0], grads[1])
 
 
+def _version_names_the_pytorch_followed(torch, mg):
+    from packaging.version import Version
+    assert type(mg.__version__).__name__ == type(torch.__version__).__name__ == "TorchVersion"
+    assert mg.__version__.startswith(torch.__version__.split("+")[0] + "+minigrad.")
+    assert mg.__version__ >= "2.0" and mg.__version__ > (1, 13) and mg.version.release == "0.1.0"
+    assert mg.__version__ == Version(mg.__version__)
+    try:
+        torch.__version__ >= Version("2.0")
+    except TypeError:  # only torch's vendored copy of packaging's Version compares
+        pass
+    else:
+        raise AssertionError("PyTorch's TorchVersion now compares with packaging's Version")
+
+
 # bad inputs of tests/error_cases.py whose exception type is not PyTorch's, and why
 ERROR_TYPE_DIFFERENCES = {
     "mha-heads": "MultiheadAttention raises ValueError where PyTorch's `assert` raises "
@@ -958,8 +972,6 @@ ERROR_TYPE_DIFFERENCES = {
     "grad-assign-type": "`.grad` is a plain attribute: a non-tensor is accepted",
     "detach-inplace-view": "`detach_()` of a view works (the view becomes a leaf); PyTorch "
                            "refuses",
-    "index-put-dtype": "`index_put_` casts values of another dtype, as the other in-place "
-                       "writes do; PyTorch requires one dtype",
     "index-select-2d": "`index_select` with an index of more than one dim raises ValueError "
                        "(PyTorch: IndexError), as minigrad always has",
     "param-int": "`nn.Parameter` of integer data makes it float32 (PyTorch: RuntimeError)",
@@ -1420,9 +1432,8 @@ DIFFERENCES = [
     ("Optimizer and scheduler state dicts hold plain values.",
      "An optimizer's per-parameter `step` is a Python int (PyTorch keeps a float32 tensor, so "
      "`float(state['step'])` reads both) and NAdam's `mu_product` a Python float (the float32 "
-     "tensor's value), and a scheduler's `state_dict()` lacks PyTorch's "
-     "bookkeeping for its call-order warnings (`_step_count`, `_is_initial`, ...), which "
-     "minigrad does not give and ignores when loading PyTorch's. Each library loads the "
+     "tensor's value). A scheduler's `state_dict()` has PyTorch's keys, its bookkeeping "
+     "(`_step_count`, `_is_initial`, `_get_lr_called_within_step`) too. Each library loads the "
      "other's state dicts (PyTorch's files through `minigrad.load`) and a resumed run "
      "continues exactly as the uninterrupted one.",
      _optimizer_and_scheduler_state),
@@ -1617,6 +1628,15 @@ DIFFERENCES = [
      "Under `detect_anomaly()` (or `set_detect_anomaly(True)`) a backward that returns inf "
      "raises as one that returns NaN does, naming the op; PyTorch checks for NaN only. "
      "`check_nan=False` turns both checks off, as in PyTorch.", _anomaly_on_inf),
+    ("`__version__` is the PyTorch release minigrad follows, with minigrad's as its label.",
+     "`minigrad.__version__` is '2.13.0+minigrad.0.1.0', a `TorchVersion` as PyTorch's "
+     "(a str comparing as a PEP 440 version with strings, tuples and `Version`s): the API and "
+     "numbers of PyTorch 2.13, the one the tests compare against, where PyTorch's label names "
+     "its build ('+cpu'), so a script gating a feature on `torch.__version__ >= '2.0'` takes "
+     "the branch for the API minigrad has. minigrad's own release is `minigrad.version.release` "
+     "('0.1.0', the package's version). It also compares with `packaging.version.Version` "
+     "itself, where PyTorch's compares with its vendored copy only (TypeError).",
+     _version_names_the_pytorch_followed),
 ]
 
 # (names as PyTorch code writes them, what to do instead, the minigrad paths that must be
@@ -1699,6 +1719,8 @@ MINIGRAD_ONLY = [
     ("nn.Module.summary, num_parameters", "a table of parameters per module; their count"),
     ("nn.init.calculate_fans", "PyTorch's private _calculate_fan_in_and_fan_out"),
     ("bool_", "NumPy's name of minigrad.bool"),
+    ("version.release, version.pytorch", "minigrad's own release and the PyTorch release "
+     "whose API it follows (`__version__` joins them)"),
     ("autograd.gradcheck", "float64 central-difference gradient checks"),
     ("viz.recording, viz.draw_graph", "draw the autograd graph with Graphviz (modules and values "
      "as recorded inside viz.recording())"),

@@ -136,7 +136,7 @@ DTYPES = [
      None),
     ("index-put-dtype",
      "x = t.zeros(3, dtype=t.int64); x.index_put_((t.tensor([0]),), t.tensor([1.5]))",
-     None),
+     "Index put requires the source and destination dtypes match"),
     ("masked-fill-mask", "t.ones(3).masked_fill(t.ones(3), 0.0)", None),
     ("lerp-dtype", "t.lerp(t.ones(3), t.ones(3, dtype=t.float64), 0.5)", None),
     ("cat-float-out", "t.cat([t.ones(2), t.ones(2)], out=t.zeros(4, dtype=t.int64))", None),

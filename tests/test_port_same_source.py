@@ -3,7 +3,7 @@ PyTorch (seeded once at the top, its data generated, its weights PyTorch's defau
 as is with PyTorch and with only its import lines rewritten for minigrad, each in its own
 process, and the two printed outputs must agree (tests/same_source.py says how).
 
-The programs run in eight groups of about equal time, one process per library and group, so
+The programs run in ten groups of about equal time, one process per library and group, so
 that PyTorch's import is paid twice per group and the groups share the suite's two
 processes. The minigrad process draws PyTorch's dropout masks (same_source.py says why), so
 programs that train with dropout compare too."""
@@ -35,6 +35,11 @@ GROUPS = {
     "flows, kernels and second order": ["m_realnvp_flow", "m_gp_regression", "m_second_order"],
     "representation, distillation, graphs and vision": [
         "m_contrastive_ntxent", "m_distillation", "m_gcn_sampling", "m_resnet_unpool"],
+    "vision transformer, Q-learning, metric learning and boxes": [
+        "p_vit_onecycle", "p_dqn_replay", "p_metric_learning", "p_boxes_nms"],
+    "torch.func, optimizers, CTC, signals, mixtures and parametrizations": [
+        "p_func_ensembles", "p_optimizer_zoo", "p_ctc_bilstm", "p_stft_audio",
+        "p_mdn_recommender", "p_style_parametrize"],
 }
 
 

@@ -87,7 +87,7 @@ class LinearLR(LRScheduler):
     def get_lr(self):
         if self.last_epoch == 0:
             return [lr * self.start_factor for lr in _lrs(self)]
-        if getattr(self, "_constructing", False) or self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return _lrs(self)
         # factor(e) / factor(e - 1), with factor(e) = start + (end - start) * e / total
         change = self.end_factor - self.start_factor
@@ -109,7 +109,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        if getattr(self, "_constructing", False) or self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return _lrs(self)
         factor = ((1.0 - self.last_epoch / self.total_iters)
                   / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
@@ -132,7 +132,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        if getattr(self, "_constructing", False):
+        if self._is_initial:
             return _lrs(self)
         e, T, low = self.last_epoch, self.T_max, self.eta_min
         if (e - 1 - T) % (2 * T) == 0:  # at the bottom, where the ratio below would be 0/0

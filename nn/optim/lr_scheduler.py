@@ -100,7 +100,7 @@ class MultiplicativeLR(_Lambdas):
 
     def get_lr(self):
         lrs = [g["lr"] for g in self.optimizer.param_groups]
-        if getattr(self, "_constructing", False):
+        if self._is_initial:
             return lrs
         return [lr * fn(self.last_epoch) for lr, fn in zip(lrs, self.lr_lambdas)]
 
@@ -135,7 +135,7 @@ class ExponentialLR(LRScheduler):
 
     def get_lr(self):
         lrs = [g["lr"] for g in self.optimizer.param_groups]
-        return lrs if getattr(self, "_constructing", False) else [lr * self.gamma for lr in lrs]
+        return lrs if self._is_initial else [lr * self.gamma for lr in lrs]
 
     def _get_closed_form_lr(self):
         return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
@@ -189,7 +189,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
             self.T_i = self.T_0 * self.T_mult ** n
         self.last_epoch = math.floor(epoch)
-        self._set_lrs(self.get_lr())
+        self._set_lrs(self._rates_within_step(self.get_lr))
 
 
 def noam_lr(step, d_model, warmup_steps=4000, factor=1.0):

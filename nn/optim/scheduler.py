@@ -5,6 +5,11 @@ counts its `step()` calls, and the constructor makes the first one ("the initial
 *chained* schedule computes the next rate from the rate the optimizer holds now (so several
 can act on one optimizer), a *closed-form* one from `last_epoch` and the initial rates
 (`base_lrs`); `step(epoch)` uses the closed form where a schedule has one.
+
+The state dict has PyTorch's keys, its bookkeeping too: `_step_count` (the `step()` calls,
+the constructor's included), `_is_initial` (true during the constructor's step, when a chained
+schedule keeps the optimizer's rate) and `_get_lr_called_within_step` (true while `step()`
+computes the rates), so a state dict saved by either library loads into the other.
 """
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ class LRScheduler:
 
     _unbounded = ()  # state-dict numbers that may be infinite (a plateau's best value)
     _unsaved = ("optimizer", "lr_lambdas")  # attributes a subclass saves its own way, if at all
+    _is_initial = False
+    _get_lr_called_within_step = False
 
     def __init__(self, optimizer, last_epoch=-1):
         _check_optimizer(optimizer)
@@ -38,14 +45,15 @@ class LRScheduler:
         self._initial_step()
 
     def _initial_step(self):
-        """The constructor's step. A chained schedule keeps the optimizer's rate on it
-        (resuming must not decay it once more): `_constructing` tells it so, and is not an
-        attribute afterwards, so not in the state dict."""
-        self._constructing = True
+        """The constructor's step, the first that `_step_count` counts. A chained schedule
+        keeps the optimizer's rate on it (resuming must not decay it once more): `_is_initial`
+        tells it so."""
+        self._step_count = 0
+        self._is_initial = True
         try:
             self.step()
         finally:
-            del self._constructing
+            self._is_initial = False
 
     def get_lr(self):
         """The learning rate of every group at `self.last_epoch`."""
@@ -56,6 +64,7 @@ class LRScheduler:
         write the new rates into the optimizer's groups."""
         if epoch is not None:
             warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)
+        self._step_count += 1
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
@@ -63,11 +72,19 @@ class LRScheduler:
         written into the optimizer's groups."""
         if epoch is None:
             self.last_epoch += 1
-            lrs = list(self.get_lr())
+            self._set_lrs(self._rates_within_step(self.get_lr))
         else:
             self.last_epoch = epoch
-            lrs = list(getattr(self, "_get_closed_form_lr", self.get_lr)())
-        self._set_lrs(lrs)
+            self._set_lrs(self._rates_within_step(getattr(self, "_get_closed_form_lr",
+                                                          self.get_lr)))
+
+    def _rates_within_step(self, compute):
+        """compute(), the rates, with `_get_lr_called_within_step` true meanwhile."""
+        self._get_lr_called_within_step = True
+        try:
+            return list(compute())
+        finally:
+            self._get_lr_called_within_step = False
 
     def _set_lrs(self, lrs):
         for g, lr in zip(self.optimizer.param_groups, lrs):
@@ -94,10 +111,11 @@ class LRScheduler:
         if not isinstance(state_dict, dict):
             raise ValueError(f"{name}.load_state_dict: expected a dict, got "
                              f"{type(state_dict).__name__}")
-        # PyTorch's bookkeeping for its call-order warnings, which minigrad does not give
-        state_dict = {k: v for k, v in state_dict.items() if k not in _TORCH_BOOKKEEPING}
         problems = [f"unknown key {k!r}" for k in state_dict if k not in own]
-        problems += [f"missing key {k!r}" for k in own if k not in state_dict]
+        # the bookkeeping may be absent (a state dict saved before minigrad kept it): the
+        # schedule's own values stay
+        problems += [f"missing key {k!r}" for k in own
+                     if k not in state_dict and k not in _BOOKKEEPING]
         problems += [f"{k!r} should be like {own[k]!r}, got {state_dict[k]!r}"
                      for k in own if k in state_dict
                      and not _same_kind(own[k], state_dict[k], k in self._unbounded)]
@@ -114,7 +132,7 @@ class LRScheduler:
         return f"{type(self).__name__}(last_epoch={self.last_epoch}, lr={self._last_lr})"
 
 
-_TORCH_BOOKKEEPING = ("_step_count", "_is_initial", "_get_lr_called_within_step")
+_BOOKKEEPING = ("_step_count", "_is_initial", "_get_lr_called_within_step")
 _EPOCH_DEPRECATION = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
     "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "

@@ -185,10 +185,8 @@ class SWALR(LRScheduler):
     """Anneal each group's rate from its current value to `swa_lr` (a number or one per
     group) over `anneal_epochs` steps, along half a cosine or linearly, then keep it.
 
-    Like PyTorch's, it counts its own `step()` calls (`_step_count`, in its state dict),
-    which an epoch passed to `step(epoch)` does not change."""
-
-    _unsaved = ("optimizer", "lr_lambdas", "_step_count")  # saved, and checked, by SWALR
+    Like PyTorch's, it anneals by its count of `step()` calls (`_step_count`, which every
+    schedule keeps), which an epoch passed to `step(epoch)` does not change."""
 
     def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos",
                  last_epoch=-1):
@@ -203,14 +201,6 @@ class SWALR(LRScheduler):
                              f"{anneal_epochs}")
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
-
-    def _initial_step(self):
-        self._step_count = 0
-        super()._initial_step()
-
-    def step(self, epoch=None):
-        self._step_count += 1
-        super().step(epoch)
 
     @staticmethod
     def _linear_anneal(t):
@@ -242,10 +232,8 @@ class SWALR(LRScheduler):
         alpha = self.anneal_func(max(0, min(1, step / max(1, self.anneal_epochs))))
         return [g["swa_lr"] * alpha + lr * (1 - alpha) for g, lr in zip(groups, prev_lrs)]
 
-    def state_dict(self):
-        return {**super().state_dict(), "_step_count": self._step_count}
-
     def load_state_dict(self, state_dict):
+        # the annealing reads `_step_count`: it must be there, a count
         count = state_dict.get("_step_count") if isinstance(state_dict, dict) else None
         if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count < 0:
             raise ValueError(f"SWALR.load_state_dict (nothing was loaded): '_step_count' must "
