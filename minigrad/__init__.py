@@ -240,7 +240,7 @@ _LAZY_FUNCTIONS = {"vmap": "func"} | dict.fromkeys(
      "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
      "cosine_similarity", "group_norm", "hardshrink", "layer_norm", "max_pool1d", "max_pool2d",
      "max_pool3d", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "prelu",
-     "rms_norm", "selu", "threshold"), "nn.functional")
+     "rms_norm", "selu"), "nn.functional")
 
 
 def __getattr__(name):

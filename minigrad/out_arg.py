@@ -36,7 +36,7 @@ from .tensor import Tensor
 __all__ = ["accept_out", "with_out"]
 
 _SILENT_RESIZE = {"bernoulli", "empty", "eye", "full", "linspace", "logspace", "multinomial",
-                  "ones", "rand", "randint", "randn", "randperm", "zeros"}
+                  "ones", "rand", "randint", "randn", "randperm", "range", "zeros"}
 _COMPLEX_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 

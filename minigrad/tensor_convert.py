@@ -99,7 +99,7 @@ class ConversionMethods:
         """A clear error: NumPy, and so minigrad, has no bfloat16 (dtypes.bfloat16 says)."""
         return self.to(bfloat16)
 
-    def chalf(self):
+    def chalf(self, memory_format=None):
         return self.to(complex32)
 
     def nelement(self):

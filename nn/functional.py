@@ -184,9 +184,14 @@ def elu(input, alpha=1.0, inplace=False):
     return _maybe_inplace(input, inplace, "elu_", compute)
 
 
-def elu_(input, alpha=1.0):
-    """elu written into `input`."""
-    return elu(input, alpha, inplace=True)
+def elu_(input, alpha=1.0, scale=1.0, input_scale=1.0):
+    """elu written into `input`; PyTorch's kernel also takes `scale` (of the whole output)
+    and `input_scale` (of x inside the exponential), as SELU uses them."""
+    if scale == 1 and input_scale == 1:
+        return elu(input, alpha, inplace=True)
+    from minigrad.functional import where
+    return input._assign("elu_", lambda x: where(
+        x > 0, x * scale, (x * input_scale).expm1() * (alpha * scale)))
 
 
 def _maybe_inplace(input, inplace, name, compute):

@@ -37,8 +37,9 @@ def celu_(input, alpha=1.0):
     return _act.celu(input, alpha, inplace=True)
 
 
-def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
-    return rrelu(input, lower, upper, training, inplace=True)
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """rrelu written into `input`; with `generator`, training's slopes are drawn from it."""
+    return rrelu(input, lower, upper, training, inplace=True, generator=generator)
 
 
 def _with_indices(pool):

@@ -344,3 +344,22 @@ def test_forward_mode_matches_central_differences(name):
     ahead, behind = (fn(*[t64(x + s * eps * v, False) for x, v in zip(xs, vs)]).numpy()
                      for s in (1, -1))
     np.testing.assert_allclose(tangent.numpy(), (ahead - behind) / (2 * eps), atol=1e-6)
+
+
+def test_training_rrelu_draws_pytorchs_slopes(torch):
+    """One double of U(lower, upper) per element at or below zero, in order, from the default
+    generator or the one rrelu_ is given: PyTorch's slopes, and its stream after them."""
+    a = np.random.default_rng(7).standard_normal((3, 5)).astype(np.float32)
+    got = {}
+    for lib in (torch, mg):
+        lib.manual_seed(11)
+        x = lib.tensor(a, requires_grad=True)
+        y = lib.nn.RReLU(0.05, 0.4)(x)
+        y.sum().backward()
+        g = lib.Generator().manual_seed(4)
+        z = lib.tensor(a.astype(np.float64))
+        lib.nn.functional.rrelu_(z, 0.1, 0.3, True, generator=g)
+        got[lib] = (y.detach().numpy(), x.grad.numpy(), z.numpy(), lib.rand(3).numpy(),
+                    lib.rand(2, generator=g).numpy())
+    for ours, theirs in zip(got[mg], got[torch]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
