@@ -197,8 +197,11 @@ def test_dropout_add_layer_norm_backward_matches_the_separate_kernels(n, d, dtyp
             assert a.dtype == dtype and a.shape == c.shape
             np.testing.assert_array_equal(a, c)
     tol = 1e-4 if dtype == np.float32 else 1e-10
+    # dx is rstd times a difference of terms of g * w: its rounding grows with rstd, which
+    # eps alone sets where a row's values are all equal (d = 1: 1 / sqrt(1e-5) = 316)
+    scale = max(1.0, float(rstd.max())) if rstd.size else 1.0
     for a, c in zip(got, ref.dropout_add_layer_norm_backward(g, xhat, rstd, w, p, seed)):
-        np.testing.assert_allclose(a, c, rtol=tol, atol=tol)
+        np.testing.assert_allclose(a, c, rtol=tol, atol=tol * scale)
 
 
 def test_dropout_add_layer_norm_errors():
