@@ -41,7 +41,7 @@ from .index_functions import argwhere, take, unravel_index
 from .norm_functions import dist, renorm
 from .run_lengths import unique_consecutive
 from .scatter_functions import (diagonal_scatter, index_copy, index_reduce, masked_scatter, put,
-                                select_scatter, slice_scatter)
+                                scatter_reduce, select_scatter, slice_scatter)
 from .size import Size, is_same_size
 from .splits import dsplit, hsplit, split_with_sizes, vsplit
 from .integer_math import gcd, lcm
@@ -81,6 +81,8 @@ from .error_functions import erf, erfc, erfinv, exp2, log2, log10
 from . import special
 from .sinc import sinc
 from .constants import e, inf, nan, newaxis, pi
+from .aliasing_factories import asarray, empty_strided
+from .linalg_vander import torch_vander as vander
 from .range_factories import range, scalar_tensor
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, logspace, ones, ones_like, rand, rand_like, randint,
@@ -145,7 +147,7 @@ __all__ = [
     "addmm", "addmv", "addr", "adjoint", "all", "allclose", "amax", "amin", "aminmax", "angle",
     "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
     "are_deterministic_algorithms_enabled", "argmax", "argmin", "argsort", "argwhere",
-    "as_strided", "as_tensor", "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d",
+    "as_strided", "as_tensor", "asarray", "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d",
     "atleast_2d", "atleast_3d", "autocast", "baddbmm", "bartlett_window", "bernoulli", "bfloat16",
     "bincount", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
     "bitwise_right_shift", "bitwise_xor", "blackman_window", "block_diag", "bmm", "bool", "bool_",
@@ -159,11 +161,11 @@ __all__ = [
     "default_generator", "deg2rad", "det", "detach", "detect_anomaly", "device", "diag",
     "diag_embed", "diagflat", "diagonal", "diagonal_scatter", "diff", "digamma", "dist", "div",
     "divide", "dot", "double", "dropout", "dsplit", "dstack", "e", "einsum", "empty", "empty_like",
-    "enable_grad", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "finfo",
-    "fix", "flatten", "flip", "fliplr", "flipud", "float", "float16", "float32", "float64",
-    "float8_e4m3fn", "float8_e5m2", "float_power", "floor", "floor_divide", "fmax", "fmin", "fmod",
-    "frac", "frexp", "from_numpy", "full", "full_like", "gather", "gcd", "ge", "gelu", "geqrf",
-    "ger", "get_autocast_dtype", "get_backend", "get_default_dtype",
+    "empty_strided", "enable_grad", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1",
+    "eye", "finfo", "fix", "flatten", "flip", "fliplr", "flipud", "float", "float16", "float32",
+    "float64", "float8_e4m3fn", "float8_e5m2", "float_power", "floor", "floor_divide", "fmax",
+    "fmin", "fmod", "frac", "frexp", "from_numpy", "full", "full_like", "gather", "gcd", "ge",
+    "gelu", "geqrf", "ger", "get_autocast_dtype", "get_backend", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "gradient", "greater",
     "greater_equal", "gt", "half", "hamming_window", "hann_window", "heaviside", "histc",
     "histogram", "hsplit", "hstack", "hypot", "i0", "iinfo", "imag", "index_add", "index_copy",
@@ -189,18 +191,19 @@ __all__ = [
     "randint_like", "randn", "randn_like", "randperm", "range", "ravel", "real", "reciprocal",
     "relu", "remainder", "renorm", "repeat_interleave", "reshape", "resolve_conj", "resolve_neg",
     "result_type", "roll", "rot90", "round", "row_stack", "rsqrt", "rsub", "save", "scalar_tensor",
-    "scatter", "scatter_add", "searchsorted", "seed", "select", "select_scatter", "set_backend",
-    "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled", "set_num_threads",
-    "set_printoptions", "set_rng_state", "sgn", "short", "sigmoid", "sign", "signbit", "sin",
-    "sinc", "sinh", "slice_scatter", "slogdet", "softmax", "sort", "sparse_bsc", "sparse_bsr",
-    "sparse_coo", "sparse_csc", "sparse_csr", "split", "split_with_sizes", "sqrt", "square",
-    "squeeze", "stack", "std", "std_mean", "stft", "strided", "sub", "subtract", "sum", "svd",
-    "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh", "tensor", "tensor_split",
-    "tensordot", "tile", "topk", "trace", "transpose", "trapezoid", "trapz", "triangular_solve",
-    "tril", "tril_indices", "triu", "triu_indices", "true_divide", "trunc", "tune_malloc",
-    "uint16", "uint32", "uint64", "uint8", "unbind", "unflatten", "unique", "unique_consecutive",
-    "unravel_index", "unsqueeze", "use_deterministic_algorithms", "var", "var_mean", "vdot",
-    "view_as_complex", "view_as_real", "vsplit", "vstack", "where", "xlogy", "zeros", "zeros_like",
+    "scatter", "scatter_add", "scatter_reduce", "searchsorted", "seed", "select", "select_scatter",
+    "set_backend", "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled",
+    "set_num_threads", "set_printoptions", "set_rng_state", "sgn", "short", "sigmoid", "sign",
+    "signbit", "sin", "sinc", "sinh", "slice_scatter", "slogdet", "softmax", "sort", "sparse_bsc",
+    "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr", "split", "split_with_sizes", "sqrt",
+    "square", "squeeze", "stack", "std", "std_mean", "stft", "strided", "sub", "subtract", "sum",
+    "svd", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh", "tensor",
+    "tensor_split", "tensordot", "tile", "topk", "trace", "transpose", "trapezoid", "trapz",
+    "triangular_solve", "tril", "tril_indices", "triu", "triu_indices", "true_divide", "trunc",
+    "tune_malloc", "uint16", "uint32", "uint64", "uint8", "unbind", "unflatten", "unique",
+    "unique_consecutive", "unravel_index", "unsqueeze", "use_deterministic_algorithms", "vander",
+    "var", "var_mean", "vdot", "view_as_complex", "view_as_real", "vsplit", "vstack", "where",
+    "xlogy", "zeros", "zeros_like",
 ]
 
 # Modules of the core that PyTorch code reaches under these paths (`import minigrad.cuda`,

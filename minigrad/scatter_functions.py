@@ -19,7 +19,7 @@ from .ops.shape import normalize_dim
 from .tensor import Tensor, array_of
 
 __all__ = ["diagonal_scatter", "index_copy", "index_reduce", "masked_scatter", "put",
-           "select_scatter", "slice_scatter"]
+           "scatter_reduce", "select_scatter", "slice_scatter"]
 
 
 def _tensor(x):
@@ -175,3 +175,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     spread = np.where(idx < 0, idx + n, idx).reshape((1,) * d + (-1,) + (1,) * (input.ndim - d - 1))
     return input.scatter_reduce(d, np.broadcast_to(spread, want), source, reduce,
                                 include_self=include_self)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """`input.scatter_reduce(dim, index, src, reduce, include_self=...)`: src's values reduced
+    ("sum", "prod", "mean", "amax", "amin") into a copy of input at index along dim."""
+    return input.scatter_reduce(dim, index, src, reduce, include_self=include_self)

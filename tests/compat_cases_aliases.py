@@ -181,3 +181,29 @@ def _(lib, x):
                                                         _random_samples=samples[:, :, :2]),
                    F.fractional_max_pool3d_with_indices(x[None], 2, output_size=(1, 2, 2),
                                                         _random_samples=samples[:1, :2])]
+
+
+@add
+@case("minigrad.asarray", "minigrad.empty_strided", "minigrad.scatter_reduce", "minigrad.vander",
+      inputs=(_f32(2, 3),))
+def _(lib, x):
+    a = np.arange(4.0)
+    shared = lib.asarray(a)
+    copied = lib.asarray(a, copy=True)
+    a[0] = 9.0
+    errors = []
+    try:
+        lib.asarray(a, dtype=lib.float32, copy=False)
+    except ValueError:
+        errors.append("alias")
+    strided = lib.empty_strided((2, 3), (1, 2))
+    v = lib.tensor([1.0, 2.0, 3.0])
+    return (shared, copied, lib.asarray([1, 2]), lib.asarray([1.5]), lib.asarray(x) is x,
+            lib.asarray(x, dtype=lib.float64), lib.asarray(x.detach().numpy()).dtype == lib.float32,
+            errors,
+            strided.shape, strided.stride(),
+            lib.scatter_reduce(x, 1, lib.tensor([[0, 0, 2], [1, 1, 1]]), x * 2, "amax"),
+            lib.scatter_reduce(x, 0, lib.tensor([[1, 0, 1]]), x[:1], "sum", include_self=False),
+            lib.vander(v), lib.vander(v, 4, increasing=True),
+            lib.vander(lib.tensor([1, 2], dtype=lib.int32)),
+            lib.vander(v, 1), lib.vander(v, 0).shape)
