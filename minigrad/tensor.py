@@ -16,7 +16,7 @@ from . import dtypes, ops, return_types
 from .autograd import gradients
 from .autograd.engine import run_backward
 from .autograd.op import _node_of, register_tensor_class, share_attribute_layout
-from .autograd.hooks import RetainGrad, add_pre_hook
+from .autograd.hooks import RetainGrad, add_pre_hook, register_post_accumulate_grad_hook
 from .errors import DTypeError, ShapeError
 from .platform.device import check_device
 from .platform.memory_format import check_memory_format
@@ -265,6 +265,8 @@ class Tensor(OperatorMethods, ConversionMethods, MathMethods, LinalgMethods, Sha
         if not self.requires_grad:
             raise RuntimeError("register_hook: the tensor does not require grad")
         return add_pre_hook(_node_of(self), hook)
+
+    register_post_accumulate_grad_hook = register_post_accumulate_grad_hook   # (hooks.py)
 
     # --- elementwise (the operators, maximum and minimum are in tensor_operators.py) --------
     def exp(self): return ops.Exp.apply(_floating(self))

@@ -207,3 +207,16 @@ def _(lib, x):
             lib.vander(v), lib.vander(v, 4, increasing=True),
             lib.vander(lib.tensor([1, 2], dtype=lib.int32)),
             lib.vander(v, 1), lib.vander(v, 0).shape)
+
+
+@add
+@case("Tensor.register_post_accumulate_grad_hook")
+def _(lib):
+    w = lib.tensor([0.5, -1.0], requires_grad=True)
+    seen = []
+    handle = w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.clone()))
+    (w * lib.tensor([3.0, 4.0])).sum().backward()
+    (w.square()).sum().backward()
+    handle.remove()
+    w.sum().backward()
+    return seen, w.grad

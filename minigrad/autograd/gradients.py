@@ -159,6 +159,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             raise RuntimeError(f"backward: a gradient of shape {g.shape} reached an input of "
                                f"shape {x.shape}")
         x.grad = g if x.grad is None else x.grad + g
+        for hook in getattr(x._acc, "post_hooks", ()):   # (a leaf's: see hooks.py)
+            hook(x)
     return None
 
 

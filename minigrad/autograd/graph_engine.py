@@ -142,3 +142,5 @@ def _accumulate_tensor(node, g):
         t.grad = g.clone() if g.grad_fn is not None else g.detach().clone()
     else:
         t.grad = t.grad + g
+    for hook in node.post_hooks:
+        hook(t)

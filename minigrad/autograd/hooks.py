@@ -1,4 +1,6 @@
-"""Tensor hooks and `retain_grad`: pre-hooks of the node that receives a tensor's gradient."""
+"""Tensor hooks and `retain_grad`: pre-hooks of the node that receives a tensor's gradient; and
+a leaf's post-accumulate hooks, run after its `.grad` has taken the gradient (an optimizer
+step run during backward, one parameter at a time, is written with them)."""
 from __future__ import annotations
 
 import weakref
@@ -18,6 +20,22 @@ def add_pre_hook(node, hook):
 
     def remove():
         node.pre_hooks = tuple(h for h in node.pre_hooks if h is not hook)
+    return RemovableHandle(remove)
+
+
+def register_post_accumulate_grad_hook(tensor, hook):
+    """Call `hook(tensor)` each time a backward pass has added into leaf `tensor`'s `.grad`
+    (its return value is ignored). Returns a handle whose `remove()` unregisters it."""
+    if tensor.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                           "tensors")
+    if not tensor.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    node = autograd_op._node_of(tensor)
+    node.post_hooks = node.post_hooks + (hook,)
+
+    def remove():
+        node.post_hooks = tuple(h for h in node.post_hooks if h is not hook)
     return RemovableHandle(remove)
 
 

@@ -139,12 +139,13 @@ class Node:
 class AccumulateGrad(Node):
     """The graph's sink for a leaf tensor: adds incoming gradients into `variable.grad`."""
 
-    __slots__ = ("variable", "pre_hooks", "out_shape", "out_dtype", "sequence_nr",
+    __slots__ = ("variable", "pre_hooks", "post_hooks", "out_shape", "out_dtype", "sequence_nr",
                  "__weakref__")
 
     def __init__(self, variable):
         self.variable = variable
         self.pre_hooks = ()
+        self.post_hooks = ()   # register_post_accumulate_grad_hook's: hook(tensor), after
         self.sequence_nr = -1 - next(_sequence)  # below every op node's: leaves come last
         # the gradient's shape and dtype; `Tensor.data = ...` updates them
         self.out_shape, self.out_dtype = variable._array.shape, variable._array.dtype
@@ -159,6 +160,8 @@ class AccumulateGrad(Node):
             t.grad = Tensor._wrap(g if adoptable(g) else g.copy())
         else:
             t.grad._array = t.grad._array + g
+        for hook in self.post_hooks:
+            hook(t)
 
 
 class Op(Node):
